@@ -1,0 +1,167 @@
+// The `sim` command line.
+//
+//   sim                                   the bundled example (8-rank training step on a ring)
+//   sim --workload et/ --network ring8.yml [--system sys.yml] [--collective ...]
+//   sim collective gen ring --coll allreduce --npus 8 [--chunks k] -o algo/ring
+//   sim collective check algo/ring
+//
+// Exit codes: 0 success, 2 bad usage / config / input, 3 the simulation cannot complete.
+#include <sys/resource.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "core/error.h"
+#include "core/units.h"
+#include "network/topology.h"
+#include "system/collective_tools.h"
+#include "system/report.h"
+#include "system/simulation.h"
+#include "workload/example_workload.h"
+
+namespace {
+
+using namespace sim;
+
+std::map<std::string, std::vector<std::uint32_t>> load_comm_groups(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("cannot open communicator file '" + path + "'");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path + ": not valid JSON: " + e.what());
+  }
+  if (!j.is_object()) throw InputError(path + ": expected an object {\"<pg_name>\": [ranks...]}");
+  std::map<std::string, std::vector<std::uint32_t>> groups;
+  for (const auto& [name, ranks] : j.items()) {
+    if (!ranks.is_array() || ranks.empty()) throw InputError(path + ": key '" + name + "': expected a list of ranks");
+    std::vector<std::uint32_t> members;
+    for (const auto& r : ranks) {
+      if (!r.is_number_unsigned()) throw InputError(path + ": key '" + name + "': ranks must be non-negative integers");
+      members.push_back(r.get<std::uint32_t>());
+    }
+    groups[name == "0" ? "" : name] = std::move(members);
+  }
+  return groups;
+}
+
+struct RunOptions {
+  std::string workload, network, system, backend = "analytical", report, csv, comm_groups;
+  std::vector<std::string> collectives;
+  bool ctrl_deps = false, strict_deps = false, quiet = false;
+};
+
+int run_simulation(const RunOptions& o) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  SystemConfig config = o.system.empty() ? SystemConfig{} : load_system_config(o.system);
+  for (const std::string& c : o.collectives) apply_collective_option(config, c);
+
+  std::vector<EtTrace> traces;
+  std::string workload_name;
+  Topology topology = o.network.empty() ? parse_topology(kExampleTopologyYaml, "<bundled ring8>")
+                                        : load_topology(o.network);
+  if (o.workload.empty()) {
+    traces = example_workload();
+    workload_name = "bundled example: data-parallel step, 4 layers, ring all-reduce of gradients";
+  } else {
+    for (const std::string& path : resolve_rank_files(o.workload)) traces.push_back(read_et(path));
+    workload_name = o.workload;
+  }
+  SimulationOptions options;
+  options.backend = o.backend;
+  if (!o.comm_groups.empty()) options.comm_groups = load_comm_groups(o.comm_groups);
+  std::vector<RankGraph> graphs;
+  graphs.reserve(traces.size());
+  const GraphOptions gopt{o.ctrl_deps, o.strict_deps};
+  for (std::size_t r = 0; r < traces.size(); ++r) graphs.emplace_back(traces[r], static_cast<int>(r), gopt);
+  traces.clear();
+  traces.shrink_to_fit();
+
+  Simulation simulation(std::move(graphs), topology, config, options);
+  SimulationResult result = simulation.run();
+  for (const std::string& w : result.warnings) spdlog::warn("{}", w);
+
+  RunInfo info{workload_name, topology.description(), o.backend,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count()};
+  if (!o.report.empty()) write_json_report(o.report, result, info);
+  if (!o.csv.empty()) write_csv_report(o.csv, result);
+  if (!o.quiet) {
+    print_summary(std::cout, result, info);
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    std::cout << "peak memory: " << ru.ru_maxrss / 1024 << " MiB\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto logger = spdlog::stderr_color_st("sim");
+  logger->set_pattern("sim: %l: %v");
+  spdlog::set_default_logger(logger);
+
+  CLI::App app{"sim: a discrete-event simulator of distributed machine-learning systems.\n"
+               "With no options it runs a bundled example: one data-parallel training step on 8 ranks\n"
+               "on a 50 GB/s, 500 ns ring. Exit codes: 0 ok, 2 bad usage/config/input, 3 cannot complete."};
+  app.set_version_flag("--version", std::string("sim ") + SIM_VERSION);
+  app.require_subcommand(0, 1);
+
+  RunOptions o;
+  app.add_option("--workload", o.workload,
+                 "Chakra ETs: a folder of <prefix>.<rank>.et files, or the <prefix> itself (.et, .et.gz, .json)");
+  app.add_option("--network", o.network, "network topology YAML (see configs/ and docs/network.md)");
+  app.add_option("--system", o.system, "system config YAML: compute, memory and collective models (docs/system.md)");
+  app.add_option("--collective", o.collectives,
+                 "collective algorithm as Chakra ETs, <prefix> or <type>=<prefix> (e.g. allreduce=algos/ring); "
+                 "<type>=ring selects the native ring; repeatable")
+      ->take_all();
+  app.add_option("--backend", o.backend, "network backend: analytical (alpha-beta, no in-network contention)")
+      ->check(CLI::IsMember({"analytical"}));
+  app.add_option("--report", o.report, "write the JSON report here (docs/reports.md)");
+  app.add_option("--csv", o.csv, "write the per-collective table as CSV here");
+  app.add_option("--comm-group", o.comm_groups, "communicator JSON {\"<pg_name>\": [ranks...]}; pg_name \"\"/\"0\" is the world");
+  app.add_flag("--ctrl-deps", o.ctrl_deps, "also follow ctrl_deps (dangling ones are warned about and ignored)");
+  app.add_flag("--strict-deps", o.strict_deps, "with --ctrl-deps: a ctrl dep on an absent node is an error");
+  app.add_flag("-q,--quiet", o.quiet, "print nothing on success");
+
+  CLI::App* coll = app.add_subcommand("collective", "write or check collective algorithms as Chakra ETs");
+  coll->require_subcommand(1);
+  CLI::App* gen = coll->add_subcommand("gen", "write a native algorithm as per-rank Chakra ETs <prefix>.<rank>.et");
+  GenOptions g;
+  gen->add_option("algorithm", g.algorithm, "algorithm to write")->required()->check(CLI::IsMember({"ring"}));
+  gen->add_option("--coll", g.collective, "collective: allreduce, allgather, reducescatter, alltoall")->required();
+  gen->add_option("--npus", g.npus, "number of ranks")->required()->check(CLI::Range(1, 1 << 20));
+  gen->add_option("--chunks", g.chunks, "pipelined chunks (default 1)")->check(CLI::Range(1, 1 << 16));
+  gen->add_option("--size", g.size_text, "collective size the file is written for (default 1MiB); runs rescale it");
+  gen->add_option("-o,--output", g.prefix, "output prefix")->required();
+  CLI::App* check = coll->add_subcommand("check", "check an algorithm written as Chakra ETs");
+  CheckOptions c;
+  check->add_option("algorithm", c.prefix, "folder or <prefix> of <prefix>.<rank>.et files")->required();
+  check->add_option("--coll", c.collective, "collective it must implement (default: from its metadata)");
+  check->add_option("--size", c.size_text, "collective size to check message sizes at (default 1MiB)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kExitBadInput;
+  }
+  try {
+    if (*gen) return generate_algorithm(g, std::cout);
+    if (*check) return check_algorithm(c, std::cout);
+    return run_simulation(o);
+  } catch (const SimError& e) {
+    std::cerr << "sim: error: " << e.what() << "\n";
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::cerr << "sim: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

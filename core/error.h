@@ -1,0 +1,35 @@
+// Errors users see, each tied to a process exit code.
+//
+//   0 success, 2 bad usage / config / input, 3 the simulation cannot complete.
+// Messages name the file, YAML key, rank or node id at fault.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace sim {
+
+enum ExitCode : int { kExitOk = 0, kExitBadInput = 2, kExitIncomplete = 3 };
+
+class SimError : public std::runtime_error {
+ public:
+  SimError(int exit_code, const std::string& what) : std::runtime_error(what), exit_code_(exit_code) {}
+  int exit_code() const { return exit_code_; }
+
+ private:
+  int exit_code_;
+};
+
+// Bad usage, config or input file (exit 2).
+class InputError : public SimError {
+ public:
+  explicit InputError(const std::string& what) : SimError(kExitBadInput, what) {}
+};
+
+// The simulation cannot complete: deadlock, unmatched message, cycle (exit 3).
+class IncompleteError : public SimError {
+ public:
+  explicit IncompleteError(const std::string& what) : SimError(kExitIncomplete, what) {}
+};
+
+}  // namespace sim

@@ -1,0 +1,62 @@
+// The analytical backend: alpha-beta per message, no contention inside the
+// network, plus serialization at the sender's egress port.
+//
+// A message of `bytes` from src to dst, sent at time `now`, on a route whose
+// links have latencies l_i and bandwidths b_i:
+//
+//   beta     = transfer_time(bytes, min_i b_i)    cut-through: the bottleneck sets the rate
+//   start    = max(now, egress_free_at[first link])
+//   egress_free_at[first link] = start + beta
+//   delivery = start + sum_i l_i + beta
+//
+// The first link is the sender's egress port; it injects one message at a time,
+// in send() order. Without it, pipelined chunks sent back to back would all
+// arrive after one latency + one beta and a collective would beat the link rate
+// (ASTRA-sim's congestion-unaware backend reports busbw above link bandwidth).
+// Messages from different senders, or on different first links, never delay
+// each other, even where their routes share a link: use the flow backend for
+// contention.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "network/network.h"
+
+namespace sim {
+
+class AnalyticalNetwork final : public Network, public EventHandler {
+ public:
+  // What a route costs; the same for every message on it, so cached per pair.
+  struct PathCost {
+    Time latency_sum = 0;
+    BytesPerSecond min_bandwidth = 0;
+    LinkId first_link = 0;
+    std::uint32_t hops = 0;
+  };
+
+  AnalyticalNetwork(const Topology& topology, EventQueue& queue, MessageSink& sink);
+
+  std::string_view name() const override { return "analytical"; }
+  const Topology& topology() const override { return topology_; }
+  void send(NodeId src, NodeId dst, std::uint64_t bytes, std::uint64_t token) override;
+  std::uint64_t messages_sent() const override { return messages_sent_; }
+
+  // Cost of the route src -> dst (src != dst), computed once then cached.
+  PathCost path_cost(NodeId src, NodeId dst);
+
+  void on_event(const Event& event) override;
+
+ private:
+  const Topology& topology_;
+  EventQueue& queue_;
+  MessageSink& sink_;
+  std::uint64_t messages_sent_ = 0;
+  std::vector<Time> egress_free_at_;                    // per link; only first links are used
+  std::unordered_map<std::uint64_t, PathCost> costs_;  // key src * npus + dst
+  std::vector<LinkId> scratch_route_;
+};
+
+}  // namespace sim

@@ -1,0 +1,76 @@
+#include "network/topology.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/error.h"
+#include "core/units.h"
+#include "network/router.h"
+#include "network/topology_forms.h"
+
+namespace sim {
+
+Topology::Topology(std::string description, std::uint32_t npu_count, std::uint32_t switch_count,
+                   std::vector<Link> links, std::vector<std::uint32_t> dims, std::unique_ptr<Router> router)
+    : description_(std::move(description)),
+      npu_count_(npu_count),
+      switch_count_(switch_count),
+      links_(std::move(links)),
+      dims_(std::move(dims)),
+      router_(std::move(router)) {}
+
+Topology::Topology(Topology&&) noexcept = default;
+Topology& Topology::operator=(Topology&&) noexcept = default;
+Topology::~Topology() = default;
+
+void Topology::route(NodeId src, NodeId dst, std::vector<LinkId>& out) const {
+  if (src >= npu_count_ || dst >= npu_count_) {
+    throw std::out_of_range("route " + std::to_string(src) + " -> " + std::to_string(dst) + ": topology has " +
+                            std::to_string(npu_count_) + " NPUs");
+  }
+  if (src != dst) router_->route(src, dst, out);
+}
+
+std::string describe_topology(const std::string& label, std::uint32_t npus, std::uint32_t switches,
+                              const std::vector<Link>& links) {
+  std::string s = label + " (" + std::to_string(npus) + " NPUs, ";
+  if (switches > 0) s += std::to_string(switches) + (switches == 1 ? " switch, " : " switches, ");
+  s += std::to_string(links.size()) + " links";
+  if (!links.empty()) {
+    const auto [bw_lo, bw_hi] = std::minmax_element(
+        links.begin(), links.end(), [](const Link& a, const Link& b) { return a.bandwidth < b.bandwidth; });
+    const auto [lat_lo, lat_hi] = std::minmax_element(
+        links.begin(), links.end(), [](const Link& a, const Link& b) { return a.latency < b.latency; });
+    s += ", " + format_bandwidth(bw_lo->bandwidth);
+    if (bw_hi->bandwidth != bw_lo->bandwidth) s += " to " + format_bandwidth(bw_hi->bandwidth);
+    s += ", " + format_ns(lat_lo->latency) + " ns";
+    if (lat_hi->latency != lat_lo->latency) s += " to " + format_ns(lat_hi->latency) + " ns";
+  }
+  return s + ")";
+}
+
+Topology parse_topology(const std::string& yaml_text, const std::string& source) {
+  const ConfigReader config(source);
+  const YAML::Node root = config.load(yaml_text);
+  if (!root.IsMap()) {
+    config.fail(root, "a topology must be a map with 'topology' (ASTRA-sim form), 'shape' or 'links'");
+  }
+  // The form is told by its one characteristic key; each form then rejects
+  // the keys of the others as unknown.
+  if (root["topology"]) return parse_astrasim_form(config, root);
+  if (root["shape"]) return parse_shape_form(config, root);
+  if (root["links"]) return parse_graph_form(config, root);
+  config.fail(root, "cannot tell the topology form: expected key 'topology' (ASTRA-sim form), 'shape' or 'links'");
+}
+
+Topology load_topology(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open topology file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_topology(text.str(), path);
+}
+
+}  // namespace sim

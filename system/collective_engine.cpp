@@ -1,0 +1,252 @@
+#include "system/collective_engine.h"
+
+#include "core/error.h"
+
+namespace sim {
+
+namespace {
+constexpr std::uint32_t kComputeDone = 1;
+
+template <typename T>
+std::uint32_t pool_alloc(std::vector<T>& pool, std::uint32_t& free_head) {
+  if (free_head != 0xffffffffu) {
+    const std::uint32_t i = free_head;
+    free_head = pool[i].next;
+    return i;
+  }
+  pool.emplace_back();
+  return static_cast<std::uint32_t>(pool.size() - 1);
+}
+template <typename T>
+void pool_free(std::vector<T>& pool, std::uint32_t& free_head, std::uint32_t i) {
+  pool[i].next = free_head;
+  free_head = i;
+}
+}  // namespace
+
+std::size_t CollectiveEngine::MatchKeyHash::operator()(const MatchKey& k) const noexcept {
+  std::uint64_t h = k.tag * 0x9e3779b97f4a7c15ull;
+  h ^= (static_cast<std::uint64_t>(k.src) << 32 | k.dst) + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
+  h ^= k.instance * 0xc2b2ae3d27d4eb4full + (h << 6) + (h >> 2);
+  return static_cast<std::size_t>(h ^ (h >> 29));
+}
+
+CollectiveEngine::CollectiveEngine(EventQueue& queue, Network& network, const SystemConfig& config,
+                                   CollectiveListener& listener)
+    : queue_(queue), network_(network), config_(config), listener_(listener) {}
+
+void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const CollectiveProgram> program,
+                            std::shared_ptr<const std::vector<std::uint32_t>> members, std::uint32_t pos,
+                            std::uint64_t cookie) {
+  std::uint32_t idx;
+  auto it = by_key_.find(key);
+  if (it == by_key_.end()) {
+    if (!free_instances_.empty()) {
+      idx = free_instances_.back();
+      free_instances_.pop_back();
+    } else {
+      idx = static_cast<std::uint32_t>(instances_.size());
+      instances_.emplace_back();
+    }
+    Instance& in = instances_[idx];
+    in.key = key;
+    in.program = program;
+    in.members = members;
+    in.ranks.assign(program->group_size(), RankState{});
+    in.ranks_done = 0;
+    in.live = true;
+    ++live_instances_;
+    by_key_.emplace(key, idx);
+  } else {
+    idx = it->second;
+    const Instance& in = instances_[idx];
+    if (in.program != program && (in.program->group_size() != program->group_size() ||
+                                  in.program->name() != program->name())) {
+      throw InputError("collective #" + std::to_string(key.seq) + " of communicator " + std::to_string(key.group) +
+                       ": rank " + std::to_string((*members)[pos]) + " runs '" + program->name() + "' on " +
+                       std::to_string(program->group_size()) + " ranks but rank " +
+                       std::to_string((*in.members)[0]) + "'s group runs '" + in.program->name() + "' on " +
+                       std::to_string(in.program->group_size()) + " ranks");
+    }
+  }
+  Instance& in = instances_[idx];
+  RankState& rs = in.ranks[pos];
+  if (rs.joined) {
+    throw InputError("rank " + std::to_string((*members)[pos]) + " joined collective #" + std::to_string(key.seq) +
+                     " of communicator " + std::to_string(key.group) + " twice");
+  }
+  rs.joined = true;
+  rs.cookie = cookie;
+  rs.op_count = in.program->op_count(pos);
+  ready_scratch_.clear();
+  in.program->start(pos, rs.cursor, ready_scratch_);
+  // Pushed in reverse so the work stack issues them in the program's order.
+  for (auto r = ready_scratch_.rbegin(); r != ready_scratch_.rend(); ++r) work_.push_back(Work{idx, pos, *r, false});
+  if (rs.op_count == 0) {
+    rs.done = true;
+    ++in.ranks_done;
+    done_.emplace_back((*in.members)[pos], cookie);
+  }
+  run_work();
+}
+
+void CollectiveEngine::run_work() {
+  if (running_) return;  // the outer call drains the list
+  running_ = true;
+  while (!work_.empty()) {
+    const Work w = work_.back();
+    work_.pop_back();
+    if (w.finished) {
+      finished(w.instance, w.pos, w.ref);
+    } else {
+      issue(w.instance, w.pos, w.ref);
+    }
+  }
+  running_ = false;
+  notify_done();
+}
+
+void CollectiveEngine::notify_done() {
+  // Reported after the engine's own bookkeeping, so the listener may re-enter join().
+  while (!done_.empty()) {
+    auto batch = std::move(done_);
+    done_.clear();
+    for (const auto& [rank, cookie] : batch) listener_.on_collective_done(rank, cookie);
+  }
+}
+
+void CollectiveEngine::issue(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
+  Instance& in = instances_[inst];
+  const CollectiveOp op = in.program->op(pos, ref);
+  switch (op.kind) {
+    case OpKind::kSend: {
+      const std::uint32_t m = pool_alloc(messages_, free_message_);
+      messages_[m] = Message{inst, pos, op.peer, op.tag, op.bytes, ref, kNone};
+      network_.send((*in.members)[pos], (*in.members)[op.peer], op.bytes, kTokenBit | m);
+      break;
+    }
+    case OpKind::kRecv: {
+      MatchQueue& q = match_[MatchKey{inst, op.peer, pos, op.tag}];
+      if (q.arrived_head != kNone) {
+        const std::uint32_t m = q.arrived_head;
+        q.arrived_head = messages_[m].next;
+        if (q.arrived_head == kNone) q.arrived_tail = kNone;
+        check_sizes(in, op.peer, pos, op.tag, messages_[m].bytes, op.bytes);
+        pool_free(messages_, free_message_, m);
+        if (q.arrived_head == kNone && q.posted_head == kNone) match_.erase(MatchKey{inst, op.peer, pos, op.tag});
+        work_.push_back(Work{inst, pos, ref, true});
+      } else {
+        const std::uint32_t p = pool_alloc(posted_, free_posted_);
+        posted_[p] = PostedRecv{ref, op.bytes, kNone};
+        if (q.posted_tail == kNone) q.posted_head = p; else posted_[q.posted_tail].next = p;
+        q.posted_tail = p;
+      }
+      break;
+    }
+    case OpKind::kCompute: {
+      const Time t = op.duration >= 0 ? op.duration : config_.reduction_time(op.bytes);
+      if (t == 0) {
+        work_.push_back(Work{inst, pos, ref, true});
+      } else {
+        const std::uint32_t p = pool_alloc(pending_, free_pending_);
+        pending_[p] = Pending{inst, pos, ref, kNone};
+        queue_.schedule_in(t, this, kComputeDone, p);
+      }
+      break;
+    }
+  }
+}
+
+void CollectiveEngine::check_sizes(const Instance& in, std::uint32_t src, std::uint32_t dst, std::uint64_t tag,
+                                   std::uint64_t sent, std::uint64_t expected) const {
+  if (sent == expected) return;
+  throw InputError("collective '" + in.program->name() + "' #" + std::to_string(in.key.seq) + ": rank " +
+                   std::to_string((*in.members)[src]) + " sent " + std::to_string(sent) + " B with tag " +
+                   std::to_string(tag) + " but rank " + std::to_string((*in.members)[dst]) + " expected " +
+                   std::to_string(expected) + " B");
+}
+
+void CollectiveEngine::finished(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
+  Instance& in = instances_[inst];
+  RankState& rs = in.ranks[pos];
+  ++rs.ops_done;
+  ready_scratch_.clear();
+  in.program->finish(pos, ref, rs.cursor, ready_scratch_);
+  // Push in reverse so the work stack issues them in the program's order.
+  for (auto it = ready_scratch_.rbegin(); it != ready_scratch_.rend(); ++it) {
+    work_.push_back(Work{inst, pos, *it, false});
+  }
+  if (rs.ops_done == rs.op_count) {
+    rs.done = true;
+    done_.emplace_back((*in.members)[pos], rs.cookie);
+    if (++in.ranks_done == in.ranks.size()) {
+      by_key_.erase(in.key);
+      in.live = false;
+      in.program.reset();
+      in.members.reset();
+      in.ranks.clear();
+      in.ranks.shrink_to_fit();
+      free_instances_.push_back(inst);
+      --live_instances_;
+    }
+  }
+}
+
+void CollectiveEngine::on_delivered(std::uint64_t token) {
+  const std::uint32_t m = static_cast<std::uint32_t>(token & ~kTokenBit);
+  const Message msg = messages_[m];
+  work_.push_back(Work{msg.instance, msg.src, msg.send_ref, true});  // eager send: done on delivery
+  MatchQueue& q = match_[MatchKey{msg.instance, msg.src, msg.dst, msg.tag}];
+  if (q.posted_head != kNone) {
+    const std::uint32_t p = q.posted_head;
+    q.posted_head = posted_[p].next;
+    if (q.posted_head == kNone) q.posted_tail = kNone;
+    const PostedRecv recv = posted_[p];
+    pool_free(posted_, free_posted_, p);
+    pool_free(messages_, free_message_, m);
+    if (q.arrived_head == kNone && q.posted_head == kNone) match_.erase(MatchKey{msg.instance, msg.src, msg.dst, msg.tag});
+    check_sizes(instances_[msg.instance], msg.src, msg.dst, msg.tag, msg.bytes, recv.bytes);
+    work_.push_back(Work{msg.instance, msg.dst, recv.ref, true});
+  } else {
+    messages_[m].next = kNone;
+    if (q.arrived_tail == kNone) q.arrived_head = m; else messages_[q.arrived_tail].next = m;
+    q.arrived_tail = m;
+  }
+  run_work();
+}
+
+void CollectiveEngine::on_event(const Event& event) {
+  const Pending p = pending_[event.payload];
+  pool_free(pending_, free_pending_, static_cast<std::uint32_t>(event.payload));
+  work_.push_back(Work{p.instance, p.pos, p.ref, true});
+  run_work();
+}
+
+std::vector<std::string> CollectiveEngine::describe_pending(std::size_t max_lines) const {
+  std::vector<std::string> out;
+  for (const Instance& in : instances_) {
+    if (!in.live) continue;
+    std::string missing, waiting;
+    std::size_t n_missing = 0;
+    for (std::uint32_t p = 0; p < in.ranks.size(); ++p) {
+      const RankState& rs = in.ranks[p];
+      const std::string r = std::to_string((*in.members)[p]);
+      if (!rs.joined) {
+        if (n_missing++ < 16) missing += (missing.empty() ? "" : ", ") + r;
+      } else if (!rs.done) {
+        waiting += (waiting.empty() ? "" : ", ") + r + " (" + std::to_string(rs.ops_done) + "/" +
+                   std::to_string(rs.op_count) + " ops done)";
+      }
+    }
+    std::string line = "collective '" + in.program->name() + "' #" + std::to_string(in.key.seq) +
+                       " of communicator " + std::to_string(in.key.group) + " on " +
+                       std::to_string(in.ranks.size()) + " ranks:";
+    if (n_missing) line += " ranks " + missing + (n_missing > 16 ? ", ..." : "") + " never issued it;";
+    if (!waiting.empty()) line += " ranks waiting: " + waiting;
+    out.push_back(line);
+    if (out.size() >= max_lines) break;
+  }
+  return out;
+}
+
+}  // namespace sim

@@ -1,0 +1,157 @@
+// The one executor of collective programs.
+//
+// Each COMM_COLL node becomes (or joins) an instance of a program over its
+// group. The engine issues every op when the program says it is ready: sends
+// go through the Network, receives are matched first-in-first-out per
+// (instance, src, dst, tag) -- never across instances -- and compute ops
+// (reduce/copy) are charged with the system's reduction model or their own
+// duration. When a rank's ops are all done, its COMM_COLL node completes.
+//
+// Sends are eager: a send op is done when its message is delivered; a receive
+// is done when its message has arrived and it has been posted.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/event_queue.h"
+#include "network/network.h"
+#include "system/collective_program.h"
+#include "system/system_config.h"
+
+namespace sim {
+
+class CollectiveListener {
+ public:
+  // Rank `rank` finished its part of a collective it joined with `cookie`.
+  virtual void on_collective_done(std::uint32_t rank, std::uint64_t cookie) = 0;
+
+ protected:
+  ~CollectiveListener() = default;
+};
+
+// Identifies one collective across ranks: the communicator and the sequence
+// number of the collective on that communicator (ranks issue collectives of a
+// communicator in the same order, as NCCL requires).
+struct InstanceKey {
+  std::uint32_t group;
+  std::uint64_t seq;
+  bool operator==(const InstanceKey&) const = default;
+};
+
+class CollectiveEngine final : public EventHandler {
+ public:
+  CollectiveEngine(EventQueue& queue, Network& network, const SystemConfig& config, CollectiveListener& listener);
+
+  // Rank at group position `pos` (NPU members[pos]) joins instance `key`.
+  // Every rank of the instance must pass the same program and members.
+  // Throws InputError if they disagree (naming both ranks).
+  void join(const InstanceKey& key, std::shared_ptr<const CollectiveProgram> program,
+            std::shared_ptr<const std::vector<std::uint32_t>> members, std::uint32_t pos, std::uint64_t cookie);
+
+  // A message this engine sent was delivered (token as passed to Network::send).
+  void on_delivered(std::uint64_t token);
+  void on_event(const Event& event) override;
+
+  // Tokens of collective messages carry this bit, so a shared sink can route them.
+  static constexpr std::uint64_t kTokenBit = 1ull << 63;
+
+  std::size_t active_instances() const { return live_instances_; }
+  // What unfinished instances wait for (for deadlock reports), one line each.
+  std::vector<std::string> describe_pending(std::size_t max_lines) const;
+
+ private:
+  struct RankState {
+    RankCursor cursor;
+    std::uint64_t ops_done = 0;
+    std::uint64_t op_count = 0;
+    std::uint64_t cookie = 0;
+    bool joined = false;
+    bool done = false;
+  };
+  struct Instance {
+    InstanceKey key{};
+    std::shared_ptr<const CollectiveProgram> program;
+    std::shared_ptr<const std::vector<std::uint32_t>> members;
+    std::vector<RankState> ranks;
+    std::uint32_t ranks_done = 0;
+    bool live = false;
+  };
+  struct Message {
+    std::uint32_t instance;
+    std::uint32_t src;  // group positions
+    std::uint32_t dst;
+    std::uint64_t tag;
+    std::uint64_t bytes;
+    OpRef send_ref;
+    std::uint32_t next;  // free list / arrived queue link
+  };
+  struct PostedRecv {
+    OpRef ref;
+    std::uint64_t bytes;
+    std::uint32_t next;
+  };
+  struct MatchKey {
+    std::uint32_t instance, src, dst;
+    std::uint64_t tag;
+    bool operator==(const MatchKey&) const = default;
+  };
+  struct MatchKeyHash {
+    std::size_t operator()(const MatchKey& k) const noexcept;
+  };
+  struct MatchQueue {  // singly linked FIFOs threaded through the pools
+    std::uint32_t arrived_head = kNone, arrived_tail = kNone;
+    std::uint32_t posted_head = kNone, posted_tail = kNone;
+  };
+  struct Pending {  // a compute op in flight
+    std::uint32_t instance, pos;
+    OpRef ref;
+    std::uint32_t next;
+  };
+  struct Work {
+    std::uint32_t instance, pos;
+    OpRef ref;
+    bool finished;  // false: issue it; true: it has finished
+  };
+  struct InstanceKeyHash {
+    std::size_t operator()(const InstanceKey& k) const noexcept {
+      return std::hash<std::uint64_t>()(k.seq * 0x9e3779b97f4a7c15ull ^ k.group);
+    }
+  };
+  static constexpr std::uint32_t kNone = 0xffffffffu;
+
+  void run_work();
+  void issue(std::uint32_t inst, std::uint32_t pos, OpRef ref);
+  void finished(std::uint32_t inst, std::uint32_t pos, OpRef ref);
+  void check_sizes(const Instance& in, std::uint32_t src, std::uint32_t dst, std::uint64_t tag,
+                   std::uint64_t sent, std::uint64_t expected) const;
+  void notify_done();
+
+  EventQueue& queue_;
+  Network& network_;
+  const SystemConfig& config_;
+  CollectiveListener& listener_;
+
+  std::vector<Instance> instances_;
+  std::vector<std::uint32_t> free_instances_;
+  std::unordered_map<InstanceKey, std::uint32_t, InstanceKeyHash> by_key_;
+  std::size_t live_instances_ = 0;
+
+  std::vector<Message> messages_;
+  std::uint32_t free_message_ = kNone;
+  std::vector<PostedRecv> posted_;
+  std::uint32_t free_posted_ = kNone;
+  std::vector<Pending> pending_;
+  std::uint32_t free_pending_ = kNone;
+  std::unordered_map<MatchKey, MatchQueue, MatchKeyHash> match_;
+
+  std::vector<Work> work_;
+  std::vector<OpRef> ready_scratch_;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> done_;  // (rank, cookie) to report
+  bool running_ = false;
+};
+
+}  // namespace sim

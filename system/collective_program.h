@@ -1,0 +1,70 @@
+// A collective algorithm as a per-rank program of steps.
+//
+// Whatever its origin (a native generator such as the ring, or a Chakra ET
+// written by another tool), a collective is, on each rank of its group, a DAG
+// of operations: send k bytes to a peer, receive from a peer, reduce/copy.
+// One executor (CollectiveEngine) runs any program on any network backend.
+//
+// Programs are immutable and shared by all instances of the same shape. The
+// executor keeps per-instance, per-rank progress in a RankCursor that only the
+// program interprets; a generator can thus compute its steps on demand instead
+// of materializing them (a flat ring on 4,096 ranks has tens of millions).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/time.h"
+
+namespace sim {
+
+enum class OpKind : std::uint8_t { kSend, kRecv, kCompute };
+
+struct CollectiveOp {
+  OpKind kind = OpKind::kCompute;
+  std::uint32_t peer = 0;    // group position of the peer (send/recv)
+  std::uint64_t bytes = 0;   // message bytes, or bytes reduced/copied by a compute op
+  std::uint64_t tag = 0;     // send/recv match FIFO per (instance, src, dst, tag)
+  Time duration = -1;        // compute: fixed duration, or -1 for the reduction model
+};
+
+using OpRef = std::uint64_t;  // program-defined handle of one op on one rank
+
+// Per-instance, per-rank progress; its meaning belongs to the program.
+struct RankCursor {
+  std::vector<std::uint32_t> pending;  // e.g. unfinished-parent counts of a DAG
+};
+
+class CollectiveProgram {
+ public:
+  virtual ~CollectiveProgram() = default;
+  virtual std::uint32_t group_size() const = 0;
+  // Short description for reports, e.g. "ring" or "et:algos/ring".
+  virtual const std::string& name() const = 0;
+  // Number of ops rank `pos` runs; it is done when all have finished.
+  virtual std::uint64_t op_count(std::uint32_t pos) const = 0;
+  // Prepares `cursor` and appends the ops ready at the start, in issue order.
+  virtual void start(std::uint32_t pos, RankCursor& cursor, std::vector<OpRef>& ready) const = 0;
+  virtual CollectiveOp op(std::uint32_t pos, OpRef ref) const = 0;
+  // `ref` finished on rank `pos`: appends the ops that became ready, in issue order.
+  virtual void finish(std::uint32_t pos, OpRef ref, RankCursor& cursor, std::vector<OpRef>& ready) const = 0;
+};
+
+// Bytes of part `index` when `total` bytes are cut into `parts` near-equal
+// contiguous parts (sizes differ by at most one byte; they sum to `total`).
+inline std::uint64_t part_bytes(std::uint64_t total, std::uint64_t parts, std::uint64_t index) {
+  const auto cut = [&](std::uint64_t i) {
+    return static_cast<std::uint64_t>(static_cast<uint128>(total) * i / parts);
+  };
+  return cut(index + 1) - cut(index);
+}
+// Bytes of parts [first, first + count), no wrap.
+inline std::uint64_t parts_bytes(std::uint64_t total, std::uint64_t parts, std::uint64_t first, std::uint64_t count) {
+  const auto cut = [&](std::uint64_t i) {
+    return static_cast<std::uint64_t>(static_cast<uint128>(total) * i / parts);
+  };
+  return cut(first + count) - cut(first);
+}
+
+}  // namespace sim

@@ -1,0 +1,78 @@
+// Collective algorithms injected as Chakra ETs.
+//
+// `<prefix>.<position>.et`, one file per rank of the communicator, holds that
+// rank's program: COMM_SEND / COMM_RECV / COMP nodes linked by data_deps, with
+// peers (comm_dst / comm_src) given as positions in the communicator.
+//
+// Message sizes follow the workload's comm_size S, in this order:
+//   1. chunk attributes (msg_chunk_cnt, total_chunk_cnt, optional
+//      msg_chunk_idx, as MSCCL-derived tools write them): the message is that
+//      share of the collective buffer (S, or S*N for all-gather) -- exact parts
+//      when the index is given, otherwise cnt * buffer / total rounded up;
+//   2. else comm_size scaled by S / collective_size, where collective_size is
+//      recorded in the ET's GlobalMetadata (our writer does), rounded up;
+//   3. else comm_size as written (the algorithm is taken to be written for S).
+// COMP nodes take duration_micros when present, else the system's reduction
+// model on their tensor_size (or comm_size) bytes. comm_type on send/recv
+// nodes (MSCCL and TACOS tools write the node type 5/6 there) is ignored.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "system/collective_program.h"
+#include "workload/rank_graph.h"
+
+namespace sim {
+
+struct EtOpSpec {
+  OpKind kind = OpKind::kCompute;
+  std::uint32_t peer = 0;
+  std::uint64_t bytes = 0;  // as written (comm_size / tensor_size)
+  std::uint64_t tag = 0;
+  Time duration = -1;
+  std::int64_t chunk_idx = -1, chunk_cnt = -1, total_chunks = -1;
+  std::uint64_t node_id = 0;
+};
+
+struct EtRankProgram {
+  std::vector<EtOpSpec> ops;
+  std::vector<std::uint32_t> num_parents;
+  std::vector<std::uint32_t> child_begin;  // children of op i: children[child_begin[i] .. child_begin[i+1])
+  std::vector<std::uint32_t> children;     // ascending node id
+  std::vector<std::uint32_t> roots;        // ascending node id
+};
+
+struct EtAlgorithm {
+  std::string source;  // the prefix or folder it was loaded from
+  std::vector<std::string> files;
+  CollectiveType type = CollectiveType::kAllReduce;
+  bool type_recorded = false;  // the metadata named the collective
+  std::optional<std::uint64_t> written_size;
+  std::vector<EtRankProgram> ranks;
+};
+
+// Loads and validates (peers in range, deps present, no cycle) an algorithm.
+// Throws InputError (IncompleteError for a cycle) naming file and node id.
+EtAlgorithm load_et_algorithm(const std::string& source, std::optional<CollectiveType> expected);
+
+class EtProgram final : public CollectiveProgram {
+ public:
+  EtProgram(std::shared_ptr<const EtAlgorithm> algorithm, std::uint64_t bytes);
+
+  std::uint32_t group_size() const override { return static_cast<std::uint32_t>(algo_->ranks.size()); }
+  const std::string& name() const override { return name_; }
+  std::uint64_t op_count(std::uint32_t pos) const override { return algo_->ranks[pos].ops.size(); }
+  void start(std::uint32_t pos, RankCursor& cursor, std::vector<OpRef>& ready) const override;
+  CollectiveOp op(std::uint32_t pos, OpRef ref) const override;
+  void finish(std::uint32_t pos, OpRef ref, RankCursor& cursor, std::vector<OpRef>& ready) const override;
+
+ private:
+  std::shared_ptr<const EtAlgorithm> algo_;
+  std::uint64_t bytes_;
+  std::string name_;
+};
+
+}  // namespace sim

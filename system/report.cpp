@@ -1,0 +1,160 @@
+#include "system/report.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/units.h"
+
+namespace sim {
+
+namespace {
+
+double bus_factor(const CollectiveRecord& c) {
+  const double n = c.group_size;
+  if (n <= 1) return 0;
+  switch (c.type) {
+    case CollectiveType::kAllReduce: return 2 * (n - 1) / n;
+    case CollectiveType::kAllGather:
+    case CollectiveType::kReduceScatter:
+    case CollectiveType::kAllToAll: return (n - 1) / n;
+    default: return 1;
+  }
+}
+
+double algbw_bytes(const CollectiveRecord& c) {
+  const double s = static_cast<double>(c.bytes);
+  return c.type == CollectiveType::kAllGather ? s * c.group_size : s;
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+}  // namespace
+
+double algbw_gbps(const CollectiveRecord& c) {
+  if (c.duration <= 0) return 0;
+  return algbw_bytes(c) / (static_cast<double>(c.duration) / kSecond) / 1e9;
+}
+
+double busbw_gbps(const CollectiveRecord& c) { return algbw_gbps(c) * bus_factor(c); }
+
+void write_file_atomically(const std::string& path, const std::string& content) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError("cannot write '" + path + "'");
+    out << content;
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      throw InputError("cannot write '" + path + "'");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw InputError("cannot write '" + path + "': " + ec.message());
+  }
+}
+
+void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& info) {
+  out << "workload:  " << info.workload << " (" << r.ranks.size() << " ranks)\n";
+  out << "network:   " << info.topology << ", backend " << info.backend << "\n";
+  out << "simulated time: " << format_time(r.makespan) << " (" << format_ns(r.makespan) << " ns)\n";
+  if (!r.ranks.empty()) {
+    Time compute = 0, exposed = 0, idle = 0;
+    for (const RankStats& s : r.ranks) {
+      compute = std::max(compute, s.compute);
+      exposed = std::max(exposed, s.exposed_comm);
+      idle = std::max(idle, s.idle);
+    }
+    out << "per rank (max): compute " << format_time(compute) << ", exposed communication " << format_time(exposed)
+        << ", idle " << format_time(idle) << "\n";
+  }
+  // One line per (type, bytes, group, algorithm): count and the slowest instance.
+  std::map<std::tuple<int, std::uint64_t, std::uint32_t, std::string>, std::pair<std::size_t, const CollectiveRecord*>> groups;
+  for (const CollectiveRecord& c : r.collectives) {
+    auto& g = groups[{static_cast<int>(c.type), c.bytes, c.group_size, c.algorithm}];
+    ++g.first;
+    if (!g.second || c.duration > g.second->duration) g.second = &c;
+  }
+  if (!groups.empty()) out << "collectives (slowest rank of each kind):\n";
+  for (const auto& [key, g] : groups) {
+    const CollectiveRecord& c = *g.second;
+    out << "  " << collective_name(c.type) << " " << format_bytes(c.bytes) << " on " << c.group_size << " ranks ["
+        << c.algorithm << "] x" << g.first << ": " << format_time(c.duration) << ", algbw " << fixed(algbw_gbps(c), 2)
+        << " GB/s, busbw " << fixed(busbw_gbps(c), 2) << " GB/s\n";
+  }
+  out << "events: " << r.events << ", messages: " << r.messages;
+  if (info.wall_seconds > 0) {
+    out << ", wall time " << fixed(info.wall_seconds, 3) << " s ("
+        << fixed(static_cast<double>(r.events) / info.wall_seconds / 1e6, 2) << " M events/s)";
+  }
+  out << "\n";
+}
+
+void write_json_report(const std::string& path, const SimulationResult& r, const RunInfo& info) {
+  using nlohmann::ordered_json;
+  ordered_json j;
+  j["units"] = {{"time", "ns"}, {"bandwidth", "GB/s (1e9 B/s)"}, {"bytes", "B"}};
+  j["workload"] = info.workload;
+  j["topology"] = info.topology;
+  j["backend"] = info.backend;
+  j["sim_time_ns"] = to_ns(r.makespan);
+  j["events"] = r.events;
+  j["messages"] = r.messages;
+  ordered_json ranks = ordered_json::array();
+  for (std::size_t i = 0; i < r.ranks.size(); ++i) {
+    const RankStats& s = r.ranks[i];
+    ranks.push_back({{"rank", i},
+                     {"finish_ns", to_ns(s.finish)},
+                     {"compute_ns", to_ns(s.compute)},
+                     {"exposed_comm_ns", to_ns(s.exposed_comm)},
+                     {"comm_ns", to_ns(s.comm)},
+                     {"memory_ns", to_ns(s.memory)},
+                     {"idle_ns", to_ns(s.idle)},
+                     {"nodes", s.nodes}});
+  }
+  j["ranks"] = std::move(ranks);
+  ordered_json colls = ordered_json::array();
+  for (const CollectiveRecord& c : r.collectives) {
+    colls.push_back({{"rank", c.rank},
+                     {"node_id", c.node_id},
+                     {"type", collective_name(c.type)},
+                     {"bytes", c.bytes},
+                     {"group_size", c.group_size},
+                     {"algorithm", c.algorithm},
+                     {"start_ns", to_ns(c.start)},
+                     {"duration_ns", to_ns(c.duration)},
+                     {"algbw_gbps", algbw_gbps(c)},
+                     {"busbw_gbps", busbw_gbps(c)}});
+  }
+  j["collectives"] = std::move(colls);
+  j["warnings"] = r.warnings;
+  write_file_atomically(path, j.dump(2) + "\n");
+}
+
+void write_csv_report(const std::string& path, const SimulationResult& r) {
+  std::ostringstream out;
+  out << "rank,node_id,type,bytes,group_size,algorithm,start_ns,duration_ns,algbw_gbps,busbw_gbps\n";
+  for (const CollectiveRecord& c : r.collectives) {
+    out << c.rank << ',' << c.node_id << ',' << collective_name(c.type) << ',' << c.bytes << ',' << c.group_size << ','
+        << c.algorithm << ',' << format_ns(c.start) << ',' << format_ns(c.duration) << ','
+        << fixed(algbw_gbps(c), 6) << ',' << fixed(busbw_gbps(c), 6) << '\n';
+  }
+  write_file_atomically(path, out.str());
+}
+
+}  // namespace sim

@@ -1,0 +1,37 @@
+// Reports for people (stdout summary) and machines (JSON, CSV).
+//
+// Bandwidths follow nccl-tests: algbw = S / t in GB/s (1e9 B/s), where S is
+// the buffer for ALL_REDUCE / BROADCAST / REDUCE, and the total gathered or
+// scattered buffer (comm_size * group size for ALL_GATHER, whose comm_size is
+// the per-rank input; comm_size for REDUCE_SCATTER and ALL_TO_ALL);
+// busbw = algbw * factor: 2(n-1)/n for ALL_REDUCE, (n-1)/n for ALL_GATHER,
+// REDUCE_SCATTER and ALL_TO_ALL, 1 otherwise.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "system/simulation.h"
+
+namespace sim {
+
+struct RunInfo {
+  std::string workload;   // what ran, for the report header
+  std::string topology;   // Topology::description()
+  std::string backend;
+  double wall_seconds = 0;
+};
+
+double algbw_gbps(const CollectiveRecord& c);
+double busbw_gbps(const CollectiveRecord& c);
+
+void print_summary(std::ostream& out, const SimulationResult& result, const RunInfo& info);
+// Both write atomically (temporary file, then rename); throw InputError on I/O failure.
+void write_json_report(const std::string& path, const SimulationResult& result, const RunInfo& info);
+void write_csv_report(const std::string& path, const SimulationResult& result);
+
+// Writes `content` to `path` through a temporary file and a rename, so a
+// reader never sees half a file. Throws InputError naming the path.
+void write_file_atomically(const std::string& path, const std::string& content);
+
+}  // namespace sim

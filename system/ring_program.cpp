@@ -1,0 +1,112 @@
+#include "system/ring_program.h"
+
+#include <stdexcept>
+
+namespace sim {
+
+namespace {
+std::uint32_t mod(std::int64_t v, std::uint32_t n) {
+  const std::int64_t r = v % static_cast<std::int64_t>(n);
+  return static_cast<std::uint32_t>(r < 0 ? r + n : r);
+}
+}  // namespace
+
+bool RingProgram::supports(CollectiveType type) {
+  return type == CollectiveType::kAllReduce || type == CollectiveType::kReduceScatter ||
+         type == CollectiveType::kAllGather || type == CollectiveType::kAllToAll;
+}
+
+RingProgram::RingProgram(CollectiveType type, std::uint32_t group_size, std::uint64_t bytes, std::uint32_t chunks)
+    : type_(type), n_(group_size), bytes_(bytes), chunks_(chunks) {
+  if (!supports(type)) throw std::invalid_argument("ring: unsupported collective");
+  if (n_ == 0 || chunks_ == 0) throw std::invalid_argument("ring: empty group or zero chunks");
+  steps_ = n_ <= 1 ? 0 : (type == CollectiveType::kAllReduce ? 2 * (n_ - 1) : n_ - 1);
+}
+
+bool RingProgram::reduces(std::uint32_t s) const {
+  return type_ == CollectiveType::kReduceScatter || (type_ == CollectiveType::kAllReduce && s < n_ - 1);
+}
+
+std::uint64_t RingProgram::send_bytes(std::uint32_t pos, std::uint32_t chunk, std::uint32_t step) const {
+  const std::uint64_t parts = static_cast<std::uint64_t>(n_) * chunks_;
+  switch (type_) {
+    case CollectiveType::kAllGather:
+      // Every piece is one rank's whole input, cut into chunks.
+      return part_bytes(bytes_, chunks_, chunk);
+    case CollectiveType::kAllReduce:
+    case CollectiveType::kReduceScatter: {
+      // Piece j of chunk c is part c*N + j of the buffer. Reduce-scatter step s
+      // sends piece pos - s; all-gather step s' (= s - (N-1)) sends piece pos + 1 - s'.
+      const std::uint32_t piece =
+          step < n_ - 1 ? mod(static_cast<std::int64_t>(pos) - step, n_)
+                        : mod(static_cast<std::int64_t>(pos) + 1 - (step - (n_ - 1)), n_);
+      return part_bytes(bytes_, parts, static_cast<std::uint64_t>(chunk) * n_ + piece);
+    }
+    case CollectiveType::kAllToAll: {
+      // Step s forwards the blocks that origin o = pos - s sent towards
+      // destinations pos+1 .. o+N-1 (N-1-s of them). Block (o -> d) of chunk c
+      // is part c*N + d of o's buffer; the destinations are contiguous mod N.
+      const std::uint32_t first = mod(static_cast<std::int64_t>(pos) + 1, n_);
+      const std::uint64_t count = n_ - 1 - step;
+      const std::uint64_t base = static_cast<std::uint64_t>(chunk) * n_;
+      if (first + count <= n_) return parts_bytes(bytes_, parts, base + first, count);
+      const std::uint64_t head = n_ - first;
+      return parts_bytes(bytes_, parts, base + first, head) + parts_bytes(bytes_, parts, base, count - head);
+    }
+    default:
+      return 0;
+  }
+}
+
+std::uint64_t RingProgram::op_count(std::uint32_t) const {
+  std::uint64_t per_chunk = 2ull * steps_;
+  for (std::uint32_t s = 0; s < steps_; ++s) per_chunk += reduces(s) ? 1 : 0;
+  return per_chunk * chunks_;
+}
+
+void RingProgram::start(std::uint32_t, RankCursor&, std::vector<OpRef>& ready) const {
+  if (steps_ == 0) return;
+  for (std::uint32_t c = 0; c < chunks_; ++c) {
+    const std::uint64_t cs = static_cast<std::uint64_t>(c) * steps_;
+    ready.push_back(ref(cs, 0));
+    ready.push_back(ref(cs, 1));
+  }
+}
+
+CollectiveOp RingProgram::op(std::uint32_t pos, OpRef r) const {
+  const std::uint64_t cs = r / 3;
+  const std::uint32_t slot = static_cast<std::uint32_t>(r % 3);
+  const std::uint32_t chunk = static_cast<std::uint32_t>(cs / steps_);
+  const std::uint32_t step = static_cast<std::uint32_t>(cs % steps_);
+  CollectiveOp op;
+  if (slot == 0) {
+    op.kind = OpKind::kSend;
+    op.peer = (pos + 1) % n_;
+    op.bytes = send_bytes(pos, chunk, step);
+  } else {
+    const std::uint32_t left = (pos + n_ - 1) % n_;
+    op.kind = slot == 1 ? OpKind::kRecv : OpKind::kCompute;
+    op.peer = left;
+    op.bytes = send_bytes(left, chunk, step);
+  }
+  op.tag = cs;
+  return op;
+}
+
+void RingProgram::finish(std::uint32_t, OpRef r, RankCursor&, std::vector<OpRef>& ready) const {
+  const std::uint64_t cs = r / 3;
+  const std::uint32_t slot = static_cast<std::uint32_t>(r % 3);
+  const std::uint32_t step = static_cast<std::uint32_t>(cs % steps_);
+  if (slot == 0) return;  // a send enables nothing: the next step waits for data
+  if (slot == 1 && reduces(step)) {
+    ready.push_back(ref(cs, 2));
+    return;
+  }
+  if (step + 1 < steps_) {
+    ready.push_back(ref(cs + 1, 0));
+    ready.push_back(ref(cs + 1, 1));
+  }
+}
+
+}  // namespace sim
+

@@ -1,0 +1,60 @@
+// Native ring algorithms, generated on demand (nothing per step is stored).
+//
+// Sizes follow ASTRA-sim's meanings of comm_size S on a group of N ranks:
+//   ALL_REDUCE      S = buffer; reduce-scatter then all-gather, 2(N-1) steps of S/N
+//   REDUCE_SCATTER  S = input buffer; N-1 steps of S/N, each received piece reduced
+//   ALL_GATHER      S = per-rank input (output S*N); N-1 steps of S
+//   ALL_TO_ALL      S = buffer, S/N per destination; N-1 store-and-forward steps,
+//                   step k carries the N-1-k blocks still travelling (sizes shrink)
+// With k chunks every piece is cut into k parts, and each chunk runs its own
+// chain of steps; the network's egress serialization pipelines them.
+//
+// Per rank, chunk c and step s there are up to three ops: SEND to the right
+// neighbour, RECV from the left one, and (for reducing steps) a COMPUTE reduce
+// of the received bytes. Step s+1's send and receive wait for step s's
+// receive (and its reduce). The first step's send and receive are ready at
+// the start. This is exactly the DAG that `sim collective gen ring` writes.
+#pragma once
+
+#include "system/collective_program.h"
+#include "workload/rank_graph.h"
+
+namespace sim {
+
+class RingProgram final : public CollectiveProgram {
+ public:
+  RingProgram(CollectiveType type, std::uint32_t group_size, std::uint64_t bytes, std::uint32_t chunks);
+
+  static bool supports(CollectiveType type);
+
+  std::uint32_t group_size() const override { return n_; }
+  const std::string& name() const override { return name_; }
+  std::uint64_t op_count(std::uint32_t pos) const override;
+  void start(std::uint32_t pos, RankCursor& cursor, std::vector<OpRef>& ready) const override;
+  CollectiveOp op(std::uint32_t pos, OpRef ref) const override;
+  void finish(std::uint32_t pos, OpRef ref, RankCursor& cursor, std::vector<OpRef>& ready) const override;
+
+  std::uint32_t steps() const { return steps_; }
+  std::uint32_t chunks() const { return chunks_; }
+  // Whether step `s` reduces what it receives.
+  bool reduces(std::uint32_t s) const;
+  // Bytes a rank at `pos` sends at (chunk, step); the left neighbour's send is what it receives.
+  std::uint64_t send_bytes(std::uint32_t pos, std::uint32_t chunk, std::uint32_t step) const;
+  // Match tag of (chunk, step).
+  std::uint64_t tag(std::uint32_t chunk, std::uint32_t step) const {
+    return static_cast<std::uint64_t>(chunk) * steps_ + step;
+  }
+
+  // OpRef layout: ((chunk * steps + step) * 3 + slot), slot 0 send, 1 recv, 2 reduce.
+  static OpRef ref(std::uint64_t chunk_step, std::uint32_t slot) { return chunk_step * 3 + slot; }
+
+ private:
+  CollectiveType type_;
+  std::uint32_t n_;
+  std::uint64_t bytes_;
+  std::uint32_t chunks_;
+  std::uint32_t steps_;
+  std::string name_ = "ring";
+};
+
+}  // namespace sim

@@ -1,0 +1,447 @@
+#include "system/simulation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <functional>
+#include <queue>
+#include <unordered_map>
+
+#include "core/error.h"
+
+namespace sim {
+
+namespace {
+constexpr std::uint32_t kNodeDone = 1;
+
+std::uint64_t pack(std::uint32_t rank, std::uint32_t index) {
+  return static_cast<std::uint64_t>(rank) << 32 | index;
+}
+}  // namespace
+
+// Min-heap of (node id, node index): ready nodes in ascending id.
+using ReadyHeap = std::priority_queue<std::pair<std::uint64_t, std::uint32_t>,
+                                      std::vector<std::pair<std::uint64_t, std::uint32_t>>, std::greater<>>;
+
+struct Simulation::RankRun {
+  std::vector<std::uint32_t> pending;  // unfinished parents per node
+  std::vector<Time> started;           // issue time per node
+  ReadyHeap ready;
+  ReadyHeap waiting[kNumLimited];
+  bool busy[kNumLimited] = {false, false, false};
+  bool draining = false;
+  std::uint64_t done = 0;
+  std::vector<std::uint64_t> coll_seq;  // per communicator (global group id)
+  std::unordered_map<std::uint32_t, std::size_t> coll_record;  // COMM_COLL node index -> report row
+  // Activity counters for the time breakdown.
+  std::uint32_t active_compute = 0, active_comm = 0, active_mem = 0;
+  Time last = 0;
+  RankStats stats;
+};
+
+struct Simulation::P2PMessage {
+  std::uint32_t src_rank, src_index;  // the COMM_SEND node
+  std::int64_t recv_rank = -1;        // the matched COMM_RECV node, once paired
+  std::uint32_t recv_index = 0;
+  bool delivered = false;
+};
+
+struct Simulation::P2PQueues {
+  std::deque<std::uint32_t> sends;  // unpaired sends (message indices), issue order
+  std::deque<std::pair<std::uint32_t, std::uint32_t>> recvs;  // unpaired receives (rank, node index)
+};
+
+Simulation::Simulation(std::vector<RankGraph> graphs, const Topology& topology, const SystemConfig& config,
+                       SimulationOptions options)
+    : graphs_(std::move(graphs)),
+      topology_(topology),
+      config_(config),
+      options_(std::move(options)),
+      network_(make_network(options_.backend, topology_, queue_, *this)),
+      algorithms_(config_),
+      engine_(queue_, *network_, config_, *this) {
+  const auto ranks = static_cast<std::uint32_t>(graphs_.size());
+  if (ranks > topology_.npu_count()) {
+    throw InputError("the workload has " + std::to_string(ranks) + " ranks but the network has only " +
+                     std::to_string(topology_.npu_count()) + " NPUs");
+  }
+  if (ranks < topology_.npu_count()) {
+    result_.warnings.push_back("the workload has " + std::to_string(ranks) + " ranks and the network " +
+                               std::to_string(topology_.npu_count()) + " NPUs: ranks run on NPUs 0.." +
+                               std::to_string(ranks - 1));
+  }
+  // Communicators: the world plus every named group a rank refers to.
+  std::vector<std::uint32_t> world(ranks);
+  for (std::uint32_t r = 0; r < ranks; ++r) world[r] = r;
+  group_members_.push_back(std::make_shared<const std::vector<std::uint32_t>>(std::move(world)));
+  group_ids_[""] = 0;
+  for (const auto& [name, members] : options_.comm_groups) {
+    for (std::uint32_t m : members) {
+      if (m >= ranks) {
+        throw InputError("communicator '" + name + "' lists rank " + std::to_string(m) + " but the workload has " +
+                         std::to_string(ranks) + " ranks");
+      }
+    }
+    if (name.empty()) continue;
+    group_ids_[name] = static_cast<std::uint32_t>(group_members_.size());
+    group_members_.push_back(std::make_shared<const std::vector<std::uint32_t>>(members));
+  }
+  runs_.resize(ranks);
+  for (std::uint32_t r = 0; r < ranks; ++r) {
+    const RankGraph& g = graphs_[r];
+    for (const std::string& name : g.group_names()) {
+      if (!group_ids_.count(name)) {
+        throw InputError(g.path() + ": rank " + std::to_string(r) + " uses communicator pg_name '" + name +
+                         "', which no --comm-group file defines");
+      }
+    }
+    RankRun& run = runs_[r];
+    run.pending.resize(g.size());
+    run.started.assign(g.size(), 0);
+    for (std::uint32_t i = 0; i < g.size(); ++i) {
+      const TaskNode& n = g.node(i);
+      run.pending[i] = n.num_parents;
+      if (n.kind == NodeKind::kCommSend && (n.comm_dst < 0 || static_cast<std::uint32_t>(n.comm_dst) >= ranks)) {
+        throw InputError(g.path() + ": rank " + std::to_string(r) + ", node " + std::to_string(n.id) +
+                         ": comm_dst " + std::to_string(n.comm_dst) + " is not a rank (0.." + std::to_string(ranks - 1) + ")");
+      }
+      if (n.kind == NodeKind::kCommRecv && (n.comm_src < 0 || static_cast<std::uint32_t>(n.comm_src) >= ranks)) {
+        throw InputError(g.path() + ": rank " + std::to_string(r) + ", node " + std::to_string(n.id) +
+                         ": comm_src " + std::to_string(n.comm_src) + " is not a rank (0.." + std::to_string(ranks - 1) + ")");
+      }
+    }
+    run.coll_seq.assign(group_members_.size(), 0);
+    if (g.dangling_ctrl_deps() > 0) {
+      result_.warnings.push_back(g.path() + ": " + std::to_string(g.dangling_ctrl_deps()) +
+                                 " control dependencies point at absent nodes; ignored");
+    }
+  }
+}
+
+Simulation::~Simulation() = default;
+
+Simulation::Resource Simulation::resource_of(const TaskNode& n) const {
+  switch (n.kind) {
+    case NodeKind::kComp: return n.is_cpu_op ? kCpu : kGpu;
+    case NodeKind::kMemLoad:
+    case NodeKind::kMemStore: return kMem;
+    case NodeKind::kCommColl: return n.is_cpu_op ? kCpu : kComm;
+    case NodeKind::kCommSend:
+    case NodeKind::kCommRecv: return kComm;
+    default: return kNone;
+  }
+}
+
+Time Simulation::compute_time(const TaskNode& n) const {
+  if (n.kind == NodeKind::kComp && config_.roofline() && n.has_roofline && !n.is_cpu_op) {
+    // Roofline: limited by peak FLOP/s or by streaming tensor_size bytes.
+    const double flops_time = static_cast<double>(n.num_ops) / config_.peak_flops;
+    const double bytes_time = static_cast<double>(n.tensor_size) / static_cast<double>(config_.compute_memory_bandwidth);
+    return static_cast<Time>(std::ceil(std::max(flops_time, bytes_time) * 1e12));
+  }
+  if ((n.kind == NodeKind::kMemLoad || n.kind == NodeKind::kMemStore) && config_.has_memory_model) {
+    return config_.memory_latency + transfer_time(n.tensor_size, config_.memory_bandwidth);
+  }
+  return static_cast<Time>(n.duration_micros) * kMicrosecond;
+}
+
+void Simulation::account(RankRun& r) {
+  const Time now = queue_.now();
+  const Time dt = now - r.last;
+  if (dt > 0) {
+    if (r.active_compute > 0) r.stats.compute += dt;
+    else if (r.active_comm > 0) r.stats.exposed_comm += dt;
+    else if (r.active_mem > 0) r.stats.memory += dt;
+    else r.stats.idle += dt;
+    if (r.active_comm > 0) r.stats.comm += dt;
+  }
+  r.last = now;
+}
+
+SimulationResult Simulation::run() {
+  for (std::uint32_t r = 0; r < runs_.size(); ++r) {
+    for (std::uint32_t i : graphs_[r].roots()) runs_[r].ready.emplace(graphs_[r].node(i).id, i);
+  }
+  for (std::uint32_t r = 0; r < runs_.size(); ++r) drain(r);
+  queue_.run();
+  for (std::uint32_t r = 0; r < runs_.size(); ++r) {
+    if (runs_[r].done != graphs_[r].size()) report_stuck();
+  }
+  check_unreceived();
+  result_.ranks.reserve(runs_.size());
+  for (RankRun& r : runs_) {
+    result_.makespan = std::max(result_.makespan, r.stats.finish);
+    result_.ranks.push_back(r.stats);
+  }
+  result_.events = queue_.processed();
+  result_.messages = network_->messages_sent();
+  std::stable_sort(result_.collectives.begin(), result_.collectives.end(),
+                   [](const CollectiveRecord& a, const CollectiveRecord& b) {
+                     return a.rank != b.rank ? a.rank < b.rank : a.start != b.start ? a.start < b.start : a.node_id < b.node_id;
+                   });
+  return std::move(result_);
+}
+
+void Simulation::drain(std::uint32_t rank) {
+  RankRun& r = runs_[rank];
+  if (r.draining) return;  // an outer call on this rank picks up the new work
+  r.draining = true;
+  const RankGraph& g = graphs_[rank];
+  for (;;) {
+    bool progressed = false;
+    for (int res = 0; res < kNumLimited; ++res) {
+      if (!r.busy[res] && !r.waiting[res].empty()) {
+        const std::uint32_t i = r.waiting[res].top().second;
+        r.waiting[res].pop();
+        issue(rank, i);
+        progressed = true;
+      }
+    }
+    while (!r.ready.empty()) {
+      const auto [id, i] = r.ready.top();
+      r.ready.pop();
+      const Resource res = resource_of(g.node(i));
+      if (res < kNumLimited && r.busy[res]) {
+        r.waiting[res].emplace(id, i);
+      } else {
+        issue(rank, i);
+      }
+      progressed = true;
+    }
+    if (!progressed) break;
+  }
+  r.draining = false;
+}
+
+void Simulation::issue(std::uint32_t rank, std::uint32_t index) {
+  RankRun& r = runs_[rank];
+  const TaskNode& n = graphs_[rank].node(index);
+  const Resource res = resource_of(n);
+  account(r);
+  r.started[index] = queue_.now();
+  if (res < kNumLimited) r.busy[res] = true;
+  switch (n.kind) {
+    case NodeKind::kComp:
+    case NodeKind::kMemLoad:
+    case NodeKind::kMemStore:
+      if (n.kind == NodeKind::kComp) ++r.active_compute; else ++r.active_mem;
+      queue_.schedule_in(compute_time(n), this, kNodeDone, pack(rank, index));
+      return;
+    case NodeKind::kCommColl:
+      ++r.active_comm;
+      if (n.is_cpu_op) {  // a host-side collective call: replay its duration
+        queue_.schedule_in(compute_time(n), this, kNodeDone, pack(rank, index));
+      } else {
+        issue_collective(rank, index);
+      }
+      return;
+    case NodeKind::kCommSend:
+      ++r.active_comm;
+      issue_send(rank, index);
+      return;
+    case NodeKind::kCommRecv:
+      ++r.active_comm;
+      issue_recv(rank, index);
+      return;
+    default:
+      complete(rank, index);
+      return;
+  }
+}
+
+void Simulation::complete(std::uint32_t rank, std::uint32_t index) {
+  RankRun& r = runs_[rank];
+  const RankGraph& g = graphs_[rank];
+  const TaskNode& n = g.node(index);
+  account(r);
+  switch (n.kind) {
+    case NodeKind::kComp: --r.active_compute; break;
+    case NodeKind::kMemLoad:
+    case NodeKind::kMemStore: --r.active_mem; break;
+    case NodeKind::kCommColl:
+      if (const auto it = r.coll_record.find(index); it != r.coll_record.end()) {
+        CollectiveRecord& rec = result_.collectives[it->second];
+        rec.duration = queue_.now() - rec.start;
+        r.coll_record.erase(it);
+      }
+      --r.active_comm;
+      break;
+    case NodeKind::kCommSend:
+    case NodeKind::kCommRecv: --r.active_comm; break;
+    default: break;
+  }
+  const Resource res = resource_of(n);
+  if (res < kNumLimited) r.busy[res] = false;
+  ++r.done;
+  ++r.stats.nodes;
+  r.stats.finish = queue_.now();
+  for (std::uint32_t c : g.children(index)) {
+    if (--r.pending[c] == 0) r.ready.emplace(g.node(c).id, c);
+  }
+  drain(rank);
+}
+
+void Simulation::on_event(const Event& event) {
+  complete(static_cast<std::uint32_t>(event.payload >> 32), static_cast<std::uint32_t>(event.payload));
+}
+
+// --- collectives -------------------------------------------------------------
+
+void Simulation::issue_collective(std::uint32_t rank, std::uint32_t index) {
+  RankRun& r = runs_[rank];
+  const RankGraph& g = graphs_[rank];
+  const TaskNode& n = g.node(index);
+  const std::uint32_t gid = group_ids_.at(g.group_names()[n.group]);
+  const auto& members = group_members_[gid];
+  const auto it = std::find(members->begin(), members->end(), rank);
+  if (it == members->end()) {
+    throw InputError(g.path() + ": rank " + std::to_string(rank) + ", node " + std::to_string(n.id) +
+                     ": rank is not a member of communicator '" + g.group_names()[n.group] + "'");
+  }
+  const auto pos = static_cast<std::uint32_t>(it - members->begin());
+  auto program = algorithms_.program_for(n.coll, static_cast<std::uint32_t>(members->size()), n.comm_size);
+  CollectiveRecord rec;
+  rec.rank = rank;
+  rec.node_id = n.id;
+  rec.type = n.coll;
+  rec.bytes = n.comm_size;
+  rec.group_size = static_cast<std::uint32_t>(members->size());
+  rec.start = queue_.now();
+  if (!program) {
+    if (warned_[collective_name(n.coll)]++ == 0) {
+      result_.warnings.push_back(std::string("no algorithm simulates ") + collective_name(n.coll) +
+                                 ": such nodes replay their trace duration");
+    }
+    rec.algorithm = "replay";
+    r.coll_record[index] = result_.collectives.size();
+    result_.collectives.push_back(rec);
+    queue_.schedule_in(compute_time(n), this, kNodeDone, pack(rank, index));
+    return;
+  }
+  rec.algorithm = program->name();
+  r.coll_record[index] = result_.collectives.size();
+  result_.collectives.push_back(rec);
+  engine_.join(InstanceKey{gid, r.coll_seq[gid]++}, std::move(program), members, pos, pack(rank, index));
+}
+
+void Simulation::on_collective_done(std::uint32_t rank, std::uint64_t cookie) {
+  complete(rank, static_cast<std::uint32_t>(cookie));
+}
+
+// --- point-to-point ----------------------------------------------------------
+
+void Simulation::issue_send(std::uint32_t rank, std::uint32_t index) {
+  const TaskNode& n = graphs_[rank].node(index);
+  const auto m = static_cast<std::uint32_t>(p2p_.size());
+  p2p_.push_back(P2PMessage{rank, index});
+  P2PQueues& q = p2p_queues_[P2PKey{rank, static_cast<std::uint32_t>(n.comm_dst), n.comm_tag}];
+  if (!q.recvs.empty()) {
+    const auto [rr, ri] = q.recvs.front();
+    q.recvs.pop_front();
+    p2p_[m].recv_rank = rr;
+    p2p_[m].recv_index = ri;
+    const TaskNode& recv = graphs_[rr].node(ri);
+    if (recv.comm_size != n.comm_size) {
+      throw InputError("size mismatch: " + describe_node(rank, index) + " matched " + describe_node(rr, ri));
+    }
+  } else {
+    q.sends.push_back(m);
+  }
+  network_->send(rank, static_cast<NodeId>(n.comm_dst), n.comm_size, m);
+}
+
+void Simulation::issue_recv(std::uint32_t rank, std::uint32_t index) {
+  const TaskNode& n = graphs_[rank].node(index);
+  P2PQueues& q = p2p_queues_[P2PKey{static_cast<std::uint32_t>(n.comm_src), rank, n.comm_tag}];
+  if (q.sends.empty()) {
+    q.recvs.emplace_back(rank, index);
+    return;
+  }
+  const std::uint32_t m = q.sends.front();
+  q.sends.pop_front();
+  P2PMessage& msg = p2p_[m];
+  if (graphs_[msg.src_rank].node(msg.src_index).comm_size != n.comm_size) {
+    throw InputError("size mismatch: " + describe_node(rank, index) + " matched " +
+                     describe_node(msg.src_rank, msg.src_index));
+  }
+  msg.recv_rank = rank;
+  msg.recv_index = index;
+  if (msg.delivered) complete(rank, index);
+}
+
+void Simulation::on_delivered(std::uint64_t token) {
+  if (token & CollectiveEngine::kTokenBit) {
+    engine_.on_delivered(token);
+    return;
+  }
+  P2PMessage& msg = p2p_[token];
+  msg.delivered = true;
+  const std::int64_t rr = msg.recv_rank;
+  const std::uint32_t ri = msg.recv_index;
+  complete(msg.src_rank, msg.src_index);  // eager: a send is done when delivered
+  if (rr >= 0) complete(static_cast<std::uint32_t>(rr), ri);
+}
+
+// --- diagnostics -------------------------------------------------------------
+
+std::string Simulation::describe_node(std::uint32_t rank, std::uint32_t index) const {
+  const TaskNode& n = graphs_[rank].node(index);
+  std::string s = "rank " + std::to_string(rank) + " node " + std::to_string(n.id) + " (" + node_kind_name(n.kind);
+  if (n.kind == NodeKind::kCommSend) s += " to rank " + std::to_string(n.comm_dst);
+  if (n.kind == NodeKind::kCommRecv) s += " from rank " + std::to_string(n.comm_src);
+  if (n.kind == NodeKind::kCommSend || n.kind == NodeKind::kCommRecv) {
+    s += ", tag " + std::to_string(n.comm_tag) + ", " + std::to_string(n.comm_size) + " B";
+  }
+  if (n.kind == NodeKind::kCommColl) s += std::string(" ") + collective_name(n.coll) + ", " + std::to_string(n.comm_size) + " B";
+  return s + ")";
+}
+
+void Simulation::report_stuck() {
+  std::string msg = "simulation cannot complete: the event queue drained at " + format_time(queue_.now()) +
+                    " with unfinished nodes\n";
+  std::size_t lines = 0;
+  for (std::uint32_t rank = 0; rank < runs_.size() && lines < 40; ++rank) {
+    const RankRun& r = runs_[rank];
+    const RankGraph& g = graphs_[rank];
+    if (r.done == g.size()) continue;
+    std::vector<std::string> waiting;
+    std::size_t blocked = 0;
+    for (std::uint32_t i = 0; i < g.size(); ++i) {
+      if (r.pending[i] > 0) ++blocked;
+    }
+    // Posted receives nobody sent to; collectives are described by the engine below.
+    for (const auto& [key, q] : p2p_queues_) {
+      for (const auto& [rr, ri] : q.recvs) {
+        if (rr == rank) waiting.push_back(describe_node(rr, ri) + " waits for a message no send matched");
+      }
+    }
+    msg += "  rank " + std::to_string(rank) + ": " + std::to_string(g.size() - r.done) + " of " +
+           std::to_string(g.size()) + " nodes unfinished (" + std::to_string(blocked) + " waiting on dependencies)\n";
+    ++lines;
+    for (const std::string& w : waiting) {
+      msg += "    " + w + "\n";
+      if (++lines >= 40) break;
+    }
+  }
+  for (const std::string& line : engine_.describe_pending(16)) msg += "  " + line + "\n";
+  msg.pop_back();
+  throw IncompleteError(msg);
+}
+
+void Simulation::check_unreceived() {
+  std::string msg;
+  std::size_t count = 0;
+  for (const auto& [key, q] : p2p_queues_) {
+    for (std::uint32_t m : q.sends) {
+      if (count++ < 16) {
+        msg += "\n  " + describe_node(p2p_[m].src_rank, p2p_[m].src_index) + " was never received by rank " +
+               std::to_string(key.dst);
+      }
+    }
+  }
+  if (count) {
+    throw IncompleteError("simulation cannot complete: " + std::to_string(count) + " message(s) sent but never received:" + msg);
+  }
+}
+
+}  // namespace sim

@@ -1,0 +1,124 @@
+// One simulation: every rank's dependency graph run on one network.
+//
+// Per-rank resource rule (what may overlap with what):
+//   * GPU compute: COMP nodes (not CPU ops) run one at a time;
+//   * CPU: COMP and COMM_COLL nodes marked is_cpu_op run one at a time (replayed);
+//   * memory: MEM_LOAD / MEM_STORE run one at a time;
+//   * communication: COMM_SEND, COMM_RECV and COMM_COLL never wait for a
+//     resource; any number overlap with each other and with compute;
+//   * METADATA and INVALID nodes complete at once.
+// Ready nodes are issued in ascending node id; a node whose resource is busy
+// waits for it, and waiting nodes are taken in ascending id too.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/event_queue.h"
+#include "network/network.h"
+#include "system/algorithm_registry.h"
+#include "system/collective_engine.h"
+#include "system/system_config.h"
+#include "workload/rank_graph.h"
+
+namespace sim {
+
+struct RankStats {
+  Time finish = 0;
+  Time compute = 0;        // some COMP node running
+  Time exposed_comm = 0;   // communication running and no compute
+  Time memory = 0;         // only memory ops running
+  Time idle = 0;           // nothing running
+  Time comm = 0;           // some communication running (overlapped or not)
+  std::uint64_t nodes = 0;
+};
+
+struct CollectiveRecord {
+  std::uint32_t rank = 0;
+  std::uint64_t node_id = 0;
+  CollectiveType type = CollectiveType::kAllReduce;
+  std::uint64_t bytes = 0;
+  std::uint32_t group_size = 0;
+  Time start = 0;
+  Time duration = 0;
+  std::string algorithm;  // "ring", "et:<prefix>", or "replay" (trace duration)
+};
+
+struct SimulationResult {
+  Time makespan = 0;
+  std::vector<RankStats> ranks;
+  std::vector<CollectiveRecord> collectives;
+  std::uint64_t events = 0;
+  std::uint64_t messages = 0;
+  std::vector<std::string> warnings;
+};
+
+struct SimulationOptions {
+  std::string backend = "analytical";
+  // Communicator name (pg_name) -> global ranks; "" is the world.
+  std::map<std::string, std::vector<std::uint32_t>> comm_groups;
+};
+
+class Simulation final : public EventHandler, public MessageSink, public CollectiveListener {
+ public:
+  // Throws InputError if the workload does not fit the topology.
+  Simulation(std::vector<RankGraph> graphs, const Topology& topology, const SystemConfig& config,
+             SimulationOptions options);
+  ~Simulation();
+
+  // Runs to the end. Throws IncompleteError naming what each stuck rank waits
+  // for when the event queue drains with work left; InputError for
+  // inconsistent input found while running (e.g. send/recv size mismatch).
+  SimulationResult run();
+
+  void on_event(const Event& event) override;
+  void on_delivered(std::uint64_t token) override;
+  void on_collective_done(std::uint32_t rank, std::uint64_t cookie) override;
+
+ private:
+  struct RankRun;
+  struct P2PMessage;
+  enum Resource : std::uint8_t { kGpu = 0, kCpu = 1, kMem = 2, kNumLimited = 3, kComm = 3, kNone = 4 };
+
+  Resource resource_of(const TaskNode& node) const;
+  void drain(std::uint32_t rank);
+  void issue(std::uint32_t rank, std::uint32_t index);
+  void complete(std::uint32_t rank, std::uint32_t index);
+  void account(RankRun& r);
+  Time compute_time(const TaskNode& node) const;
+  void issue_send(std::uint32_t rank, std::uint32_t index);
+  void issue_recv(std::uint32_t rank, std::uint32_t index);
+  void issue_collective(std::uint32_t rank, std::uint32_t index);
+  std::string describe_node(std::uint32_t rank, std::uint32_t index) const;
+  [[noreturn]] void report_stuck();
+  void check_unreceived();
+
+  std::vector<RankGraph> graphs_;
+  const Topology& topology_;
+  const SystemConfig& config_;
+  SimulationOptions options_;
+  EventQueue queue_;
+  std::unique_ptr<Network> network_;
+  AlgorithmRegistry algorithms_;
+  CollectiveEngine engine_;
+  std::vector<RankRun> runs_;
+  std::vector<std::shared_ptr<const std::vector<std::uint32_t>>> group_members_;  // per global group id
+  std::map<std::string, std::uint32_t> group_ids_;
+  std::vector<P2PMessage> p2p_;
+  struct P2PKey {
+    std::uint32_t src, dst;
+    std::int64_t tag;
+    bool operator<(const P2PKey& o) const {
+      return src != o.src ? src < o.src : dst != o.dst ? dst < o.dst : tag < o.tag;
+    }
+  };
+  struct P2PQueues;
+  std::map<P2PKey, P2PQueues> p2p_queues_;
+  SimulationResult result_;
+  std::map<std::string, std::size_t> warned_;
+};
+
+}  // namespace sim

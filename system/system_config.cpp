@@ -1,0 +1,148 @@
+#include "system/system_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <set>
+
+#include "core/error.h"
+#include "core/units.h"
+
+namespace sim {
+
+namespace {
+
+std::string at(const std::string& source, const YAML::Node& node, const std::string& key) {
+  std::string s = source + ": key '" + key + "'";
+  if (node.Mark().line >= 0) s += " (line " + std::to_string(node.Mark().line + 1) + ")";
+  return s;
+}
+
+void check_keys(const std::string& source, const YAML::Node& map, const std::string& prefix,
+                const std::set<std::string>& allowed) {
+  if (!map.IsMap()) throw InputError(at(source, map, prefix) + ": expected a mapping");
+  for (const auto& kv : map) {
+    const std::string key = kv.first.as<std::string>();
+    if (!allowed.count(key)) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      throw InputError(at(source, kv.first, prefix.empty() ? key : prefix + "." + key) +
+                       ": unknown key (known: " + list + ")");
+    }
+  }
+}
+
+template <typename F>
+auto parse_value(const std::string& source, const YAML::Node& node, const std::string& key, F&& parse) {
+  if (!node.IsScalar()) throw InputError(at(source, node, key) + ": expected a scalar");
+  try {
+    return parse(node.as<std::string>());
+  } catch (const std::invalid_argument& e) {
+    throw InputError(at(source, node, key) + ": " + e.what());
+  }
+}
+
+BytesPerSecond positive_bandwidth(const std::string& source, const YAML::Node& node, const std::string& key) {
+  const BytesPerSecond bw = parse_value(source, node, key, [](const std::string& s) { return parse_bandwidth(s); });
+  if (bw == 0) throw InputError(at(source, node, key) + ": bandwidth must be > 0");
+  return bw;
+}
+
+}  // namespace
+
+SystemConfig parse_system_config(const std::string& yaml_text, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(source + ": not valid YAML: " + e.what());
+  }
+  SystemConfig cfg;
+  if (root.IsNull()) return cfg;
+  check_keys(source, root, "", {"compute", "memory", "collective"});
+  const std::string base = std::filesystem::path(source).parent_path().string();
+
+  if (const YAML::Node c = root["compute"]) {
+    check_keys(source, c, "compute", {"peak_tflops", "memory_bandwidth"});
+    if (c["peak_tflops"]) {
+      const double tf = parse_value(source, c["peak_tflops"], "compute.peak_tflops",
+                                    [](const std::string& s) { return std::stod(s); });
+      if (!(tf > 0)) throw InputError(at(source, c["peak_tflops"], "compute.peak_tflops") + ": must be > 0");
+      cfg.peak_flops = tf * 1e12;
+    }
+    if (c["memory_bandwidth"]) {
+      cfg.compute_memory_bandwidth = positive_bandwidth(source, c["memory_bandwidth"], "compute.memory_bandwidth");
+    }
+    if ((cfg.peak_flops > 0) != (cfg.compute_memory_bandwidth > 0)) {
+      throw InputError(at(source, c, "compute") + ": roofline needs both peak_tflops and memory_bandwidth");
+    }
+  }
+  if (const YAML::Node m = root["memory"]) {
+    check_keys(source, m, "memory", {"latency", "bandwidth"});
+    if (!m["bandwidth"]) throw InputError(at(source, m, "memory.bandwidth") + ": missing");
+    cfg.has_memory_model = true;
+    cfg.memory_bandwidth = positive_bandwidth(source, m["bandwidth"], "memory.bandwidth");
+    if (m["latency"]) {
+      cfg.memory_latency = parse_value(source, m["latency"], "memory.latency", [](const std::string& s) { return parse_time(s); });
+    }
+  }
+  if (const YAML::Node c = root["collective"]) {
+    check_keys(source, c, "collective", {"chunks", "reduction_bandwidth", "reduction_latency", "algorithms"});
+    if (c["chunks"]) {
+      const long long k = parse_value(source, c["chunks"], "collective.chunks",
+                                      [](const std::string& s) { return std::stoll(s); });
+      if (k < 1 || k > 1'000'000) throw InputError(at(source, c["chunks"], "collective.chunks") + ": must be 1..1000000");
+      cfg.collective_chunks = static_cast<std::uint32_t>(k);
+    }
+    if (c["reduction_bandwidth"]) {
+      const YAML::Node n = c["reduction_bandwidth"];
+      const std::string text = n.as<std::string>();
+      if (text != "0") cfg.reduction_bandwidth = positive_bandwidth(source, n, "collective.reduction_bandwidth");
+    }
+    if (c["reduction_latency"]) {
+      cfg.reduction_latency = parse_value(source, c["reduction_latency"], "collective.reduction_latency",
+                                          [](const std::string& s) { return parse_time(s); });
+    }
+    if (const YAML::Node a = c["algorithms"]) {
+      if (!a.IsMap()) throw InputError(at(source, a, "collective.algorithms") + ": expected a mapping");
+      for (const auto& kv : a) {
+        const std::string key = kv.first.as<std::string>();
+        CollectiveType type;
+        if (!parse_collective_name(key, type)) {
+          throw InputError(at(source, kv.first, "collective.algorithms." + key) + ": unknown collective type");
+        }
+        std::string value = kv.second.as<std::string>();
+        if (value != "ring" && !base.empty() && std::filesystem::path(value).is_relative()) {
+          value = (std::filesystem::path(base) / value).string();
+        }
+        cfg.algorithms[type] = value;
+      }
+    }
+  }
+  return cfg;
+}
+
+SystemConfig load_system_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("cannot open system config '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_system_config(ss.str(), path);
+}
+
+void apply_collective_option(SystemConfig& config, const std::string& option) {
+  const auto eq = option.find('=');
+  if (eq == std::string::npos) {
+    config.algorithms[CollectiveType::kAllReduce] = option;  // refined by the ET's metadata at load time
+    return;
+  }
+  CollectiveType type;
+  if (!parse_collective_name(option.substr(0, eq), type)) {
+    throw InputError("--collective " + option + ": unknown collective type '" + option.substr(0, eq) + "'");
+  }
+  config.algorithms[type] = option.substr(eq + 1);
+}
+
+}  // namespace sim

@@ -1,0 +1,61 @@
+// The system config (--system YAML): compute, memory and collective models.
+//
+//   compute:
+//     peak_tflops: 312            # with memory_bandwidth: roofline for COMP nodes
+//     memory_bandwidth: 2039GB/s  #   that carry num_ops and tensor_size
+//   memory:                       # MEM_LOAD / MEM_STORE: latency + bytes / bandwidth
+//     latency: 100ns
+//     bandwidth: 100GB/s
+//   collective:
+//     chunks: 1                   # pipelined chunks per collective
+//     reduction_bandwidth: 0      # reduce steps cost latency + bytes / bandwidth
+//     reduction_latency: 0ns      #   (0 = free, so closed forms hold exactly)
+//     algorithms:                 # per collective type: ring or a Chakra ET prefix
+//       all_reduce: ring
+//
+// Unknown keys, wrong types and non-positive rates are errors naming the key.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/time.h"
+#include "workload/rank_graph.h"
+
+namespace sim {
+
+struct SystemConfig {
+  // Roofline (both set, or neither).
+  double peak_flops = 0;  // FLOP/s
+  BytesPerSecond compute_memory_bandwidth = 0;
+
+  // MEM_LOAD / MEM_STORE model; without it those nodes replay their duration.
+  bool has_memory_model = false;
+  Time memory_latency = 0;
+  BytesPerSecond memory_bandwidth = 0;
+
+  std::uint32_t collective_chunks = 1;
+  BytesPerSecond reduction_bandwidth = 0;  // 0: reduction is free
+  Time reduction_latency = 0;
+
+  // Collective type -> "ring" or an ET prefix/folder (relative paths resolved
+  // against the config file's folder).
+  std::map<CollectiveType, std::string> algorithms;
+
+  bool roofline() const { return peak_flops > 0 && compute_memory_bandwidth > 0; }
+  // Cost of reducing `bytes` received from a peer into the local buffer.
+  Time reduction_time(std::uint64_t bytes) const {
+    if (reduction_bandwidth == 0) return reduction_latency;
+    return reduction_latency + transfer_time(bytes, reduction_bandwidth);
+  }
+};
+
+SystemConfig load_system_config(const std::string& path);
+SystemConfig parse_system_config(const std::string& yaml_text, const std::string& source);
+
+// Parses one --collective value: "prefix" (applies to the type recorded in the
+// ET metadata, else all-reduce) or "type=prefix" / "type=ring".
+void apply_collective_option(SystemConfig& config, const std::string& option);
+
+}  // namespace sim

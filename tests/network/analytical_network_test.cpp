@@ -1,0 +1,212 @@
+#include "network/analytical_network.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace sim {
+namespace {
+
+const std::string kConfigs = std::string(SIM_SOURCE_DIR) + "/configs/";
+constexpr std::uint64_t kMiB = 1'048'576;
+constexpr Time kOneMiBNeighbour = 21'471'520;  // 500 ns + 1048576 B / 50 GB/s
+constexpr Time kOneMiBAt50GBps = 20'971'520;
+
+struct Delivery {
+  std::uint64_t token;
+  Time at;
+  bool operator==(const Delivery&) const = default;
+};
+
+class Recorder : public MessageSink {
+ public:
+  explicit Recorder(const EventQueue& q) : queue_(q) {}
+  void on_delivered(std::uint64_t token) override { seen.push_back({token, queue_.now()}); }
+  std::vector<Delivery> seen;
+
+ private:
+  const EventQueue& queue_;
+};
+
+class AnalyticalTest : public testing::Test {
+ protected:
+  explicit AnalyticalTest(const std::string& config = "ring8.yml")
+      : topology(load_topology(kConfigs + config)), sink(queue), net(topology, queue, sink) {}
+  Topology topology;
+  EventQueue queue;
+  Recorder sink;
+  AnalyticalNetwork net;
+};
+
+using Ring8 = AnalyticalTest;
+
+TEST_F(Ring8, OneMiBBetweenNeighbours) {
+  net.send(0, 1, kMiB, 42);
+  queue.run();
+  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{42, kOneMiBNeighbour}}));
+  EXPECT_EQ(net.messages_sent(), 1u);
+  EXPECT_EQ(queue.processed(), 1u);  // one event per message
+}
+
+TEST_F(Ring8, SameEgressLinkSerializesInSendOrder) {
+  net.send(0, 1, kMiB, 1);
+  net.send(0, 1, kMiB, 2);
+  queue.run();
+  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, kOneMiBNeighbour}, {2, kOneMiBNeighbour + kOneMiBAt50GBps}}));
+}
+
+TEST_F(Ring8, DifferentEgressLinksDoNotWait) {
+  net.send(0, 1, kMiB, 1);
+  net.send(0, 7, kMiB, 2);
+  queue.run();
+  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, kOneMiBNeighbour}, {2, kOneMiBNeighbour}}));
+}
+
+TEST_F(Ring8, RoutesSharingTheFirstLinkShareThePort) {
+  // 0 -> 2 leaves on link 0 -> 1 as well: it waits for the first message's bytes.
+  net.send(0, 1, kMiB, 1);
+  net.send(0, 2, kMiB, 2);
+  queue.run();
+  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, kOneMiBNeighbour}, {2, 2 * kOneMiBAt50GBps + 1'000'000}}));
+}
+
+TEST_F(Ring8, NoContentionInsideTheNetwork) {
+  // 0 -> 2 and 1 -> 2 share link 1 -> 2 but start on different ports.
+  net.send(0, 2, kMiB, 1);
+  net.send(1, 2, kMiB, 2);
+  queue.run();
+  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{2, kOneMiBNeighbour}, {1, kOneMiBAt50GBps + 1'000'000}}));
+}
+
+TEST_F(Ring8, LaterSendQueuesBehindBusyPort) {
+  struct SendLater : EventHandler {
+    AnalyticalNetwork* net;
+    void on_event(const Event&) override { net->send(0, 1, 1000, 2); }
+  } later;
+  later.net = &net;
+  net.send(0, 1, kMiB, 1);
+  queue.schedule(10'000, &later, 0, 0);
+  queue.run();
+  // The port is busy until 20971520 ps; 1000 B then take 20000 ps, plus 500 ns.
+  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, kOneMiBNeighbour}, {2, kOneMiBAt50GBps + 20'000 + 500'000}}));
+}
+
+TEST_F(Ring8, IdlePortStartsAtNow) {
+  struct SendLater : EventHandler {
+    AnalyticalNetwork* net;
+    void on_event(const Event&) override { net->send(3, 4, kMiB, 2); }
+  } later;
+  later.net = &net;
+  net.send(3, 4, 1000, 1);
+  queue.schedule(1'000'000'000, &later, 0, 0);
+  queue.run();
+  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, 520'000}, {2, 1'000'000'000 + kOneMiBNeighbour}}));
+}
+
+TEST_F(Ring8, SelfMessageIsDeliveredNow) {
+  net.send(5, 5, kMiB, 9);
+  EXPECT_EQ(queue.pending(), 1u);  // delivered as an event, not inline
+  EXPECT_TRUE(sink.seen.empty());
+  queue.run();
+  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{9, 0}}));
+  EXPECT_EQ(net.messages_sent(), 1u);
+}
+
+TEST_F(Ring8, ZeroBytesCostOnlyLatency) {
+  net.send(0, 4, 0, 1);
+  queue.run();
+  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, 2'000'000}}));
+}
+
+TEST_F(Ring8, PathCost) {
+  const auto cost = net.path_cost(0, 5);
+  EXPECT_EQ(cost.latency_sum, 1'500'000);
+  EXPECT_EQ(cost.min_bandwidth, 50'000'000'000u);
+  EXPECT_EQ(cost.hops, 3u);
+  EXPECT_EQ(topology.links()[cost.first_link].from, 0u);
+  EXPECT_EQ(topology.links()[cost.first_link].to, 7u);
+}
+
+TEST_F(Ring8, OutOfRangeNodeIsInputError) { EXPECT_THROW(net.send(0, 8, 1, 1), InputError); }
+
+TEST(AnalyticalNetwork, BottleneckSetsTheRate) {
+  const Topology t = load_topology(kConfigs + "graph_2switch.yml");
+  EventQueue queue;
+  Recorder sink(queue);
+  AnalyticalNetwork net(t, queue, sink);
+  net.send(0, 7, kMiB, 1);  // 3 hops, 25 GB/s inter-switch link
+  queue.run();
+  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, 1'500'000 + 2 * kOneMiBAt50GBps}}));
+}
+
+TEST(AnalyticalNetwork, AstraSimGibibyteForm) {
+  // 1 MiB at ASTRA-sim's "50 GB/s" = 50 * 2^30 B/s takes 19531250 ps exactly.
+  const Topology ring = parse_topology(
+      "bandwidth_unit: GiB/s\ntopology: [Ring]\nnpus_count: [8]\nbandwidth: [50]\nlatency: [500]\n", "t.yml");
+  EventQueue queue;
+  Recorder sink(queue);
+  AnalyticalNetwork net(ring, queue, sink);
+  net.send(0, 1, kMiB, 1);
+  queue.run();
+  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, 500'000 + 19'531'250}}));
+
+  // The shipped switch example: 20531.25 ns (ASTRA-sim's unit test truncates to 20531 ns).
+  const Topology sw = load_topology(kConfigs + "astrasim/switch8_gib.yml");
+  EventQueue q2;
+  Recorder s2(q2);
+  AnalyticalNetwork n2(sw, q2, s2);
+  n2.send(0, 1, kMiB, 1);
+  q2.run();
+  EXPECT_EQ(s2.seen, (std::vector<Delivery>{{1, 20'531'250}}));
+}
+
+TEST(AnalyticalNetwork, GibibyteRoundsUpToPicoseconds) {
+  const Topology t = parse_topology(
+      "bandwidth_unit: GiB/s\ntopology: [Ring]\nnpus_count: [4]\nbandwidth: [50]\nlatency: [500]\n", "t.yml");
+  EventQueue queue;
+  Recorder sink(queue);
+  AnalyticalNetwork net(t, queue, sink);
+  net.send(0, 1, 1000, 1);  // 1000e12 / 53687091200 = 18626.45... ps
+  queue.run();
+  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, 500'000 + 18'627}}));
+}
+
+TEST(AnalyticalNetwork, MultiDimensionalRouteCrossesEveryDimension) {
+  const Topology t = load_topology(kConfigs + "astrasim/ring4x4.yml");
+  EventQueue queue;
+  Recorder sink(queue);
+  AnalyticalNetwork net(t, queue, sink);
+  net.send(0, 5, kMiB, 1);  // (0,0) -> (1,1): 500 ns + 700 ns, bottleneck 25 GB/s
+  queue.run();
+  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, 1'200'000 + 2 * kOneMiBAt50GBps}}));
+}
+
+TEST(MakeNetwork, KnowsAnalytical) {
+  const Topology t = load_topology(kConfigs + "switch8.yml");
+  EventQueue queue;
+  Recorder sink(queue);
+  const auto net = make_network("analytical", t, queue, sink);
+  EXPECT_EQ(net->name(), "analytical");
+  EXPECT_EQ(&net->topology(), &t);
+  net->send(0, 7, kMiB, 3);
+  queue.run();
+  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{3, 1'000'000 + kOneMiBAt50GBps}}));
+}
+
+TEST(MakeNetwork, UnknownBackendIsInputError) {
+  const Topology t = load_topology(kConfigs + "switch8.yml");
+  EventQueue queue;
+  Recorder sink(queue);
+  try {
+    make_network("garnet", t, queue, sink);
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "unknown network backend 'garnet' (known: analytical)");
+  }
+}
+
+}  // namespace
+}  // namespace sim

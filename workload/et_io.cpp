@@ -1,0 +1,628 @@
+#include "workload/et_io.h"
+
+#include <google/protobuf/util/json_util.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <system_error>
+
+#include "core/error.h"
+
+namespace sim {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// ---------------------------------------------------------------------------
+// Raw bytes and gzip
+
+std::string read_bytes(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw InputError("cannot open '" + path + "': is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError("cannot open '" + path + "': " + std::strerror(errno));
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) throw InputError("cannot read '" + path + "'");
+  return std::move(buf).str();
+}
+
+bool is_gzip(const std::string& data) {
+  return data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
+         static_cast<unsigned char>(data[1]) == 0x8b;
+}
+
+std::string gunzip(const std::string& data, const std::string& path) {
+  z_stream zs{};
+  if (inflateInit2(&zs, 15 + 16) != Z_OK) throw InputError(path + ": cannot initialise zlib");
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  zs.avail_in = static_cast<uInt>(data.size());  // ET files stay far below 4 GiB
+  std::string out;
+  char chunk[1 << 16];
+  int rc = Z_OK;
+  while (true) {
+    zs.next_out = reinterpret_cast<Bytef*>(chunk);
+    zs.avail_out = sizeof chunk;
+    rc = inflate(&zs, Z_NO_FLUSH);
+    out.append(chunk, sizeof chunk - zs.avail_out);
+    if (rc == Z_STREAM_END) {
+      // gzip allows several concatenated members (e.g. `cat a.gz b.gz`).
+      if (zs.avail_in == 0) break;
+      inflateReset(&zs);
+      continue;
+    }
+    if (rc == Z_BUF_ERROR && zs.avail_in == 0) break;  // input ended mid-stream
+    if (rc != Z_OK) break;
+  }
+  std::string msg = zs.msg ? zs.msg : "";
+  inflateEnd(&zs);
+  if (rc == Z_STREAM_END) return out;
+  if (rc == Z_BUF_ERROR) throw InputError(path + ": truncated gzip data");
+  throw InputError(path + ": corrupt gzip data" + (msg.empty() ? "" : " (" + msg + ")"));
+}
+
+std::string gzip(const std::string& data, const std::string& path) {
+  z_stream zs{};
+  // windowBits 15 + 16 asks zlib for a gzip header and trailer.
+  if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    throw InputError(path + ": cannot initialise zlib");
+  std::string out(deflateBound(&zs, data.size()), '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  zs.avail_in = static_cast<uInt>(data.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  int rc = deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  if (rc != Z_STREAM_END) throw InputError(path + ": gzip compression failed");
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Varint-delimited protobuf
+
+void append_varint(std::string& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+std::string frame_at(std::size_t k, std::size_t offset) {
+  return "frame " + std::to_string(k) + " (byte offset " + std::to_string(offset) + ")";
+}
+
+void parse_frames(const std::string& data, const std::string& path, bool inflated, EtTrace& trace) {
+  const std::string where = inflated ? " of the inflated data" : "";
+  std::size_t pos = 0;
+  std::size_t k = 0;
+  for (; pos < data.size(); ++k) {
+    const std::size_t start = pos;
+    // Writers use 32-bit varints, but a 64-bit one is still well formed.
+    std::uint64_t len = 0;
+    bool done = false;
+    for (int shift = 0; shift < 64 && pos < data.size(); shift += 7) {
+      const auto b = static_cast<unsigned char>(data[pos++]);
+      len |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) {
+        done = true;
+        break;
+      }
+    }
+    if (!done) {
+      if (pos < data.size())
+        throw InputError(path + ": frame " + std::to_string(k) + " at byte offset " + std::to_string(start) +
+                         where + ": length varint longer than 10 bytes");
+      throw InputError(path + ": truncated frame " + std::to_string(k) + " at byte offset " +
+                       std::to_string(start) + where + " (length varint cut off)");
+    }
+    const std::size_t left = data.size() - pos;
+    if (len > left)
+      throw InputError(path + ": truncated frame " + std::to_string(k) + " at byte offset " +
+                       std::to_string(start) + where + " (length " + std::to_string(len) + ", " +
+                       std::to_string(left) + " bytes left)");
+    if (len > static_cast<std::uint64_t>(INT_MAX))
+      throw InputError(path + ": " + frame_at(k, start) + where + ": frame larger than 2 GiB");
+    const char* bytes = data.data() + pos;
+    const int size = static_cast<int>(len);
+    pos += len;
+    if (k == 0) {
+      if (!trace.metadata.ParseFromArray(bytes, size))
+        throw InputError(path + ": " + frame_at(k, start) + where + ": not a valid Chakra GlobalMetadata");
+      continue;
+    }
+    // Empty frames are all-default nodes; the C++ readers accept them too.
+    et::Node& node = trace.nodes.emplace_back();
+    if (!node.ParseFromArray(bytes, size))
+      throw InputError(path + ": " + frame_at(k, start) + where + ": not a valid Chakra node");
+  }
+  if (k == 0) throw InputError(path + ": empty file, expected GlobalMetadata");
+}
+
+// ---------------------------------------------------------------------------
+// JSON
+
+const char* kind(const json& v) { return v.type_name(); }
+
+// Legacy feeder form: {"workload_graph": [{"Id": ..., ...}, ...], ...}.
+class LegacyReader {
+ public:
+  explicit LegacyReader(const std::string& path) : path_(path) {}
+
+  void read(const json& doc, EtTrace& trace) {
+    for (const auto& [key, value] : doc.items()) {
+      if (key != "workload_graph" && key != "workload_name" && key != "ngpus" && key != "soc")
+        throw InputError(path_ + ": unknown top-level key '" + key +
+                         "' (expected workload_graph, workload_name, ngpus, soc)");
+    }
+    const json& graph = doc.at("workload_graph");
+    if (!graph.is_array())
+      throw InputError(path_ + ": 'workload_graph' must be an array, not " + kind(graph));
+    trace.nodes.reserve(graph.size());
+    for (std::size_t i = 0; i < graph.size(); ++i) trace.nodes.push_back(node(graph[i], i));
+  }
+
+ private:
+  et::Node node(const json& j, std::size_t index) {
+    where_ = path_ + ": workload_graph[" + std::to_string(index) + "]";
+    if (!j.is_object()) throw InputError(where_ + ": expected an object, not " + kind(j));
+    if (!j.contains("Id")) throw InputError(where_ + ": missing 'Id'");
+    et::Node n;
+    n.set_id(to_uint(j["Id"], "Id"));
+    where_ += " (Id " + std::to_string(n.id()) + ")";
+    if (!j.contains("NodeType")) throw InputError(where_ + ": missing 'NodeType'");
+
+    for (const auto& [key, v] : j.items()) {
+      if (key == "Id") {
+      } else if (key == "Name") {
+        if (!v.is_string()) throw InputError(where_ + ": 'Name' must be a string, not " + kind(v));
+        n.set_name(v.get<std::string>());
+      } else if (key == "NodeType") {
+        const std::int64_t t = to_int(v, key, 0, INT_MAX);
+        if (!et::NodeType_IsValid(static_cast<int>(t)))
+          throw InputError(where_ + ": 'NodeType' " + std::to_string(t) + " is not a Chakra node type (0..7)");
+        n.set_type(static_cast<et::NodeType>(t));
+      } else if (key == "data_deps") {
+        for (const json& d : list(v, key)) n.add_data_deps(to_uint(d, key));
+      } else if (key == "ctrlDeps" || key == "ctrl_deps") {
+        for (const json& d : list(v, key)) n.add_ctrl_deps(to_uint(d, key));
+      } else if (key == "runtime") {
+        n.set_duration_micros(to_uint(v, key));
+      } else if (!is_attr_key(key)) {
+        throw InputError(where_ + ": unknown key '" + key + "'");
+      }
+    }
+    // A fixed attribute order keeps the result independent of JSON key order.
+    // Oneof members are the ones Chakra's own producers write.
+    constexpr std::int64_t i32min = std::numeric_limits<std::int32_t>::min();
+    constexpr std::int64_t i32max = std::numeric_limits<std::int32_t>::max();
+    constexpr std::int64_t i64min = std::numeric_limits<std::int64_t>::min();
+    constexpr std::int64_t i64max = std::numeric_limits<std::int64_t>::max();
+    for (const char* key : kAttrKeys) {
+      if (!j.contains(key)) continue;
+      const json& v = j[key];
+      const std::string k = key;
+      et::AttributeProto* a = n.add_attr();
+      a->set_name(k);
+      if (k == "is_cpu_op") {
+        if (!v.is_boolean()) throw InputError(where_ + ": 'is_cpu_op' must be a boolean, not " + kind(v));
+        a->set_bool_val(v.get<bool>());
+      } else if (k == "tensor_size") {
+        a->set_uint64_val(to_uint(v, k));
+      } else if (k == "comm_type" || k == "comm_size" || k == "num_ops") {
+        a->set_int64_val(to_int(v, k, i64min, i64max));
+      } else {  // comm_src, comm_dst, comm_tag, comm_priority
+        a->set_int32_val(static_cast<std::int32_t>(to_int(v, k, i32min, i32max)));
+      }
+    }
+    return n;
+  }
+
+  static constexpr const char* kAttrKeys[] = {"is_cpu_op", "num_ops",  "tensor_size", "comm_type", "comm_priority",
+                                              "comm_size", "comm_src", "comm_dst",    "comm_tag"};
+
+  static bool is_attr_key(const std::string& key) {
+    return std::any_of(std::begin(kAttrKeys), std::end(kAttrKeys), [&](const char* k) { return key == k; });
+  }
+
+  const json& list(const json& v, const std::string& key) {
+    if (!v.is_array()) throw InputError(where_ + ": '" + key + "' must be an array, not " + kind(v));
+    return v;
+  }
+
+  std::uint64_t to_uint(const json& v, const std::string& key) {
+    if (!v.is_number_unsigned())
+      throw InputError(where_ + ": '" + key + "' must be a non-negative integer, not " + v.dump());
+    return v.get<std::uint64_t>();
+  }
+
+  std::int64_t to_int(const json& v, const std::string& key, std::int64_t lo, std::int64_t hi) {
+    bool ok = v.is_number_integer();
+    std::int64_t x = 0;
+    if (ok && v.is_number_unsigned()) {
+      const auto u = v.get<std::uint64_t>();
+      ok = u <= static_cast<std::uint64_t>(hi);
+      x = static_cast<std::int64_t>(u);
+    } else if (ok) {
+      x = v.get<std::int64_t>();
+      ok = x >= lo && x <= hi;
+    }
+    if (!ok)
+      throw InputError(where_ + ": '" + key + "' must be an integer in [" + std::to_string(lo) + ", " +
+                       std::to_string(hi) + "], not " + v.dump());
+    return x;
+  }
+
+  const std::string& path_;
+  std::string where_;
+};
+
+void parse_message(const json& j, google::protobuf::Message& msg, const std::string& where) {
+  if (!j.is_object()) throw InputError(where + ": expected an object, not " + std::string(kind(j)));
+  // Accepts both the proto field names and lowerCamelCase; rejects unknown keys.
+  const auto status = google::protobuf::util::JsonStringToMessage(j.dump(), &msg);
+  if (!status.ok()) throw InputError(where + ": " + std::string(status.message()));
+}
+
+// Our form: {"metadata": {...}, "nodes": [{...}, ...]}.
+void read_our_json(const json& doc, const std::string& path, EtTrace& trace) {
+  for (const auto& [key, value] : doc.items()) {
+    if (key != "metadata" && key != "nodes")
+      throw InputError(path + ": unknown top-level key '" + key + "' (expected metadata, nodes)");
+  }
+  if (doc.contains("metadata")) parse_message(doc["metadata"], trace.metadata, path + ": metadata");
+  if (!doc.contains("nodes")) throw InputError(path + ": missing 'nodes'");
+  const json& nodes = doc["nodes"];
+  if (!nodes.is_array()) throw InputError(path + ": 'nodes' must be an array, not " + std::string(kind(nodes)));
+  trace.nodes.reserve(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    std::string where = path + ": nodes[" + std::to_string(i) + "]";
+    const json& j = nodes[i];
+    if (j.is_object() && j.contains("id")) {
+      const json& id = j["id"];  // canonical JSON quotes 64-bit integers
+      where += " (id " + (id.is_string() ? id.get<std::string>() : id.dump()) + ")";
+    }
+    parse_message(j, trace.nodes.emplace_back(), where);
+  }
+}
+
+bool looks_like_json(const std::string& data) {
+  const auto first = data.find_first_not_of(" \t\r\n");
+  return first != std::string::npos && data[first] == '{';
+}
+
+void read_json(const std::string& data, const std::string& path, EtTrace& trace) {
+  const json doc = json::parse(data);  // parse_error handled by the caller
+  if (doc.contains("workload_graph")) {
+    LegacyReader(path).read(doc, trace);
+  } else if (doc.contains("metadata") || doc.contains("nodes")) {
+    read_our_json(doc, path, trace);
+  } else {
+    throw InputError(path + ": JSON is neither Chakra's feeder form ('workload_graph') nor ours "
+                            "('metadata', 'nodes')");
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Writing
+
+void write_atomically(const std::string& path, const std::string& bytes) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  std::error_code ec;
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError("cannot write '" + path + "': " + std::strerror(errno));
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) {
+      fs::remove(tmp, ec);
+      throw InputError("cannot write '" + path + "'");
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw InputError("cannot write '" + path + "': " + ec.message());
+  }
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// ---------------------------------------------------------------------------
+// Attributes
+
+using AttrList = google::protobuf::RepeatedPtrField<et::AttributeProto>;
+
+const et::AttributeProto* find_in(const AttrList& attrs, std::string_view name) {
+  for (const auto& a : attrs)
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+std::string member_name(const et::AttributeProto& a) {
+  if (a.value_case() == et::AttributeProto::VALUE_NOT_SET) return "<none>";
+  // ValueCase values are the oneof field numbers.
+  return et::AttributeProto::descriptor()->FindFieldByNumber(a.value_case())->name();
+}
+
+[[noreturn]] void wrong_kind(const std::string& owner, const et::AttributeProto& a, const char* expected) {
+  throw InputError(owner + ": attribute '" + a.name() + "' has type " + member_name(a) + ", expected " + expected);
+}
+
+std::string node_owner(const et::Node& node) { return "node " + std::to_string(node.id()); }
+const std::string kMetadataOwner = "GlobalMetadata";
+
+// Any integer member; `is_signed` says whether `bits` holds an int64.
+struct IntValue {
+  std::uint64_t bits;
+  bool is_signed;
+};
+
+std::optional<IntValue> integer_member(const et::AttributeProto& a) {
+  using A = et::AttributeProto;
+  auto s = [](std::int64_t v) { return IntValue{static_cast<std::uint64_t>(v), true}; };
+  auto u = [](std::uint64_t v) { return IntValue{v, false}; };
+  switch (a.value_case()) {
+    case A::kInt32Val: return s(a.int32_val());
+    case A::kInt64Val: return s(a.int64_val());
+    case A::kSint32Val: return s(a.sint32_val());
+    case A::kSint64Val: return s(a.sint64_val());
+    case A::kSfixed32Val: return s(a.sfixed32_val());
+    case A::kSfixed64Val: return s(a.sfixed64_val());
+    case A::kUint32Val: return u(a.uint32_val());
+    case A::kUint64Val: return u(a.uint64_val());
+    case A::kFixed32Val: return u(a.fixed32_val());
+    case A::kFixed64Val: return u(a.fixed64_val());
+    default: return std::nullopt;
+  }
+}
+
+std::optional<std::int64_t> int_in(const AttrList& attrs, std::string_view name, const std::string& owner) {
+  const et::AttributeProto* a = find_in(attrs, name);
+  if (!a) return std::nullopt;
+  const auto v = integer_member(*a);
+  if (!v) wrong_kind(owner, *a, "integer");
+  if (!v->is_signed && v->bits > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+    throw InputError(owner + ": attribute '" + a->name() + "' value " + std::to_string(v->bits) +
+                     " exceeds the int64 range");
+  return static_cast<std::int64_t>(v->bits);
+}
+
+std::optional<std::string> string_in(const AttrList& attrs, std::string_view name, const std::string& owner) {
+  const et::AttributeProto* a = find_in(attrs, name);
+  if (!a) return std::nullopt;
+  if (a->value_case() != et::AttributeProto::kStringVal) wrong_kind(owner, *a, "string_val");
+  return a->string_val();
+}
+
+et::AttributeProto* attr_for_set(et::Node& node, std::string_view name) {
+  for (auto& a : *node.mutable_attr())
+    if (a.name() == name) return &a;
+  et::AttributeProto* a = node.add_attr();
+  a->set_name(std::string(name));
+  return a;
+}
+
+// "<prefix>.<rank>.et|.et.gz|.json" -> prefix and rank; ranks are plain
+// decimals without leading zeros, as producers print them.
+struct RankFile {
+  std::string prefix;
+  int rank;
+  std::string suffix;  // ".<rank><ext>"
+};
+
+std::optional<RankFile> parse_rank_file(const std::string& name) {
+  for (std::string_view ext : {".et.gz", ".et", ".json"}) {
+    if (!ends_with(name, ext)) continue;
+    const std::string stem = name.substr(0, name.size() - ext.size());
+    const auto dot = stem.rfind('.');
+    if (dot == std::string::npos || dot == 0) return std::nullopt;
+    const std::string digits = stem.substr(dot + 1);
+    if (digits.empty() || digits.size() > 9 || (digits.size() > 1 && digits[0] == '0') ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return std::nullopt;
+    return RankFile{stem.substr(0, dot), std::stoi(digits), name.substr(dot)};
+  }
+  return std::nullopt;
+}
+
+// Checks ranks 0..N-1 and returns the paths indexed by rank.
+std::vector<std::string> by_rank(const std::map<int, std::string>& files, const std::string& shown_prefix) {
+  std::vector<std::string> out;
+  for (const auto& [rank, path] : files) {
+    if (rank != static_cast<int>(out.size())) {
+      const int missing = static_cast<int>(out.size());
+      throw InputError("missing rank " + std::to_string(missing) + " (expected " + shown_prefix + "." +
+                       std::to_string(missing) + ".et)");
+    }
+    out.push_back(path);
+  }
+  return out;
+}
+
+void add_rank_file(std::map<int, std::string>& files, int rank, const std::string& path) {
+  auto [it, fresh] = files.emplace(rank, path);
+  if (!fresh) {
+    const auto& [a, b] = std::minmax(it->second, path);
+    throw InputError("rank " + std::to_string(rank) + " has two files: '" + a + "' and '" + b + "'");
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+
+EtTrace read_et(const std::string& path) {
+  EtTrace trace;
+  trace.path = path;
+  std::string data = read_bytes(path);
+  const bool inflated = is_gzip(data);
+  if (inflated) data = gunzip(data, path);
+  if (looks_like_json(data)) {
+    try {
+      read_json(data, path, trace);
+      return trace;
+    } catch (const json::parse_error& e) {
+      // A binary ET whose frame 0 is 123 bytes long also starts with '{'.
+      if (data[0] == '{') {
+        try {
+          EtTrace binary;
+          binary.path = path;
+          parse_frames(data, path, inflated, binary);
+          return binary;
+        } catch (const InputError&) {
+        }
+      }
+      throw InputError(path + ": invalid JSON: " + e.what());
+    }
+  }
+  parse_frames(data, path, inflated, trace);
+  return trace;
+}
+
+void write_et(const EtTrace& trace, const std::string& path) {
+  // Python's Chakra reader takes a zero length as end of stream, so an empty
+  // frame would silently cut the trace short for those tools.
+  if (trace.metadata.ByteSizeLong() == 0)
+    throw InputError(path + ": refusing to write an empty GlobalMetadata (Chakra's Python tools stop at a "
+                            "zero-length frame); set metadata.version, e.g. \"0.0.4\"");
+  for (std::size_t i = 0; i < trace.nodes.size(); ++i) {
+    if (trace.nodes[i].ByteSizeLong() == 0)
+      throw InputError(path + ": nodes[" + std::to_string(i) +
+                       "] (id 0): refusing to write an empty node (Chakra's Python tools stop at a "
+                       "zero-length frame)");
+  }
+  std::string bytes;
+  auto append = [&](const google::protobuf::MessageLite& m) {
+    append_varint(bytes, m.ByteSizeLong());
+    if (!m.AppendToString(&bytes)) throw InputError(path + ": cannot serialize (message over 2 GiB?)");
+  };
+  append(trace.metadata);
+  for (const et::Node& n : trace.nodes) append(n);
+  if (ends_with(path, ".gz")) bytes = gzip(bytes, path);
+  write_atomically(path, bytes);
+}
+
+void write_et_json(const EtTrace& trace, const std::string& path) {
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.preserve_proto_field_names = true;  // same spelling as the schema and attr names
+  auto to_json = [&](const google::protobuf::Message& m) {
+    std::string s;
+    const auto status = google::protobuf::util::MessageToJsonString(m, &s, opts);
+    if (!status.ok()) throw InputError(path + ": " + std::string(status.message()));
+    return s;
+  };
+  // One node per line: readable, diffable, and deterministic.
+  std::string out = "{\n  \"metadata\": " + to_json(trace.metadata) + ",\n  \"nodes\": [";
+  for (std::size_t i = 0; i < trace.nodes.size(); ++i) {
+    out += i ? ",\n    " : "\n    ";
+    out += to_json(trace.nodes[i]);
+  }
+  out += trace.nodes.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  write_atomically(path, out);
+}
+
+std::vector<std::string> resolve_rank_files(const std::string& folder_or_prefix) {
+  std::error_code ec;
+  if (fs::is_directory(folder_or_prefix, ec)) {
+    std::map<std::string, std::map<int, std::string>> by_prefix;
+    for (const auto& entry : fs::directory_iterator(folder_or_prefix, ec)) {
+      std::error_code fec;
+      if (!entry.is_regular_file(fec)) continue;
+      const std::string name = entry.path().filename().string();
+      if (auto rf = parse_rank_file(name)) add_rank_file(by_prefix[rf->prefix], rf->rank, entry.path().string());
+    }
+    if (ec) throw InputError("cannot list folder '" + folder_or_prefix + "': " + ec.message());
+    if (by_prefix.empty())
+      throw InputError("no files <prefix>.<rank>.et found in folder '" + folder_or_prefix + "'");
+    if (by_prefix.size() > 1) {
+      std::string names;
+      for (const auto& [prefix, files] : by_prefix) names += (names.empty() ? "" : ", ") + prefix;
+      throw InputError("folder '" + folder_or_prefix + "' holds rank files of several prefixes (" + names +
+                       "); expected one");
+    }
+    const auto& [prefix, files] = *by_prefix.begin();
+    return by_rank(files, (fs::path(folder_or_prefix) / prefix).string());
+  }
+
+  const fs::path p(folder_or_prefix);
+  const std::string base = p.filename().string();
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  std::map<int, std::string> files;
+  if (!base.empty() && fs::is_directory(dir, ec)) {
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      std::error_code fec;
+      if (!entry.is_regular_file(fec)) continue;
+      auto rf = parse_rank_file(entry.path().filename().string());
+      if (rf && rf->prefix == base) add_rank_file(files, rf->rank, folder_or_prefix + rf->suffix);
+    }
+  }
+  if (files.empty()) throw InputError("no files " + folder_or_prefix + ".<rank>.et found");
+  return by_rank(files, folder_or_prefix);
+}
+
+const et::AttributeProto* find_attr(const et::Node& node, std::string_view name) {
+  return find_in(node.attr(), name);
+}
+
+std::optional<std::int64_t> attr_int(const et::Node& node, std::string_view name) {
+  return int_in(node.attr(), name, node_owner(node));
+}
+
+std::optional<bool> attr_bool(const et::Node& node, std::string_view name) {
+  const et::AttributeProto* a = find_attr(node, name);
+  if (!a) return std::nullopt;
+  if (a->value_case() == et::AttributeProto::kBoolVal) return a->bool_val();
+  // STG and the TACOS writer store is_cpu_op as int32_val.
+  const auto v = integer_member(*a);
+  if (!v) wrong_kind(node_owner(node), *a, "bool or integer");
+  return v->bits != 0;
+}
+
+std::optional<std::string> attr_string(const et::Node& node, std::string_view name) {
+  return string_in(node.attr(), name, node_owner(node));
+}
+
+std::optional<std::vector<bool>> attr_bool_list(const et::Node& node, std::string_view name) {
+  const et::AttributeProto* a = find_attr(node, name);
+  if (!a) return std::nullopt;
+  if (a->value_case() != et::AttributeProto::kBoolList) wrong_kind(node_owner(node), *a, "bool_list");
+  return std::vector<bool>(a->bool_list().values().begin(), a->bool_list().values().end());
+}
+
+std::optional<std::int64_t> metadata_int(const et::GlobalMetadata& md, std::string_view name) {
+  return int_in(md.attr(), name, kMetadataOwner);
+}
+
+std::optional<std::string> metadata_string(const et::GlobalMetadata& md, std::string_view name) {
+  return string_in(md.attr(), name, kMetadataOwner);
+}
+
+void set_attr_int(et::Node& node, std::string_view name, std::int64_t value) {
+  attr_for_set(node, name)->set_int64_val(value);
+}
+
+void set_attr_bool(et::Node& node, std::string_view name, bool value) {
+  attr_for_set(node, name)->set_bool_val(value);
+}
+
+void set_attr_string(et::Node& node, std::string_view name, std::string_view value) {
+  attr_for_set(node, name)->set_string_val(std::string(value));
+}
+
+}  // namespace sim

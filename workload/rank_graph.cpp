@@ -1,0 +1,234 @@
+#include "workload/rank_graph.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/error.h"
+
+namespace sim {
+
+namespace {
+
+constexpr const char* kCollectiveNames[] = {
+    "ALL_REDUCE", "REDUCE", "ALL_GATHER", "GATHER", "SCATTER",
+    "BROADCAST", "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK", "BARRIER"};
+
+std::string where(const std::string& path, int rank, std::uint64_t id) {
+  return path + ": rank " + std::to_string(rank) + ", node " + std::to_string(id);
+}
+
+}  // namespace
+
+const char* node_kind_name(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::kInvalid: return "INVALID";
+    case NodeKind::kMetadata: return "METADATA";
+    case NodeKind::kMemLoad: return "MEM_LOAD";
+    case NodeKind::kMemStore: return "MEM_STORE";
+    case NodeKind::kComp: return "COMP";
+    case NodeKind::kCommSend: return "COMM_SEND";
+    case NodeKind::kCommRecv: return "COMM_RECV";
+    case NodeKind::kCommColl: return "COMM_COLL";
+  }
+  return "?";
+}
+
+const char* collective_name(CollectiveType type) {
+  return kCollectiveNames[static_cast<int>(type)];
+}
+
+bool parse_collective_name(std::string_view text, CollectiveType& out) {
+  std::string norm;
+  for (char c : text) {
+    if (c == '_' || c == '-') continue;
+    norm.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  }
+  for (int i = 0; i < 10; ++i) {
+    std::string name;
+    for (const char* p = kCollectiveNames[i]; *p; ++p) {
+      if (*p != '_') name.push_back(*p);
+    }
+    if (name == norm) {
+      out = static_cast<CollectiveType>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+RankGraph::RankGraph(const EtTrace& trace, int rank, const GraphOptions& options)
+    : rank_(rank), path_(trace.path) {
+  const std::size_t n = trace.nodes.size();
+  nodes_.resize(n);
+  names_.resize(n);
+  index_.reserve(n);
+  group_names_.push_back("");
+
+  for (std::size_t i = 0; i < n; ++i) {
+    const et::Node& src = trace.nodes[i];
+    if (!index_.emplace(src.id(), static_cast<std::uint32_t>(i)).second) {
+      throw InputError(where(path_, rank, src.id()) + ": duplicate node id");
+    }
+    TaskNode& t = nodes_[i];
+    t.id = src.id();
+    const int type = static_cast<int>(src.type());
+    if (type < 0 || type > 7) {
+      throw InputError(where(path_, rank, src.id()) + ": unknown node type " + std::to_string(type));
+    }
+    t.kind = static_cast<NodeKind>(type);
+    names_[i] = src.name();
+    t.duration_micros = src.duration_micros();
+    t.has_duration = src.duration_micros() != 0;
+    t.is_cpu_op = attr_bool(src, "is_cpu_op").value_or(false);
+    const auto num_ops = attr_int(src, "num_ops");
+    const auto tensor_size = attr_int(src, "tensor_size");
+    if (tensor_size) t.tensor_size = static_cast<std::uint64_t>(std::max<std::int64_t>(0, *tensor_size));
+    if (num_ops) t.num_ops = *num_ops;
+    t.has_roofline = num_ops.has_value() && tensor_size.has_value();
+
+    if (t.kind == NodeKind::kCommColl || t.kind == NodeKind::kCommSend || t.kind == NodeKind::kCommRecv) {
+      if (const auto size = attr_int(src, "comm_size")) {
+        if (*size < 0) throw InputError(where(path_, rank, t.id) + ": negative comm_size");
+        t.comm_size = static_cast<std::uint64_t>(*size);
+        t.has_comm_size = true;
+      }
+      if (const auto tag = attr_int(src, "comm_tag")) t.comm_tag = *tag;
+      if (const auto s = attr_int(src, "comm_src")) t.comm_src = static_cast<std::int32_t>(*s);
+      if (const auto d = attr_int(src, "comm_dst")) t.comm_dst = static_cast<std::int32_t>(*d);
+    }
+    if (t.kind == NodeKind::kCommColl && !t.is_cpu_op) {
+      const auto ct = attr_int(src, "comm_type");
+      if (!ct) throw InputError(where(path_, rank, t.id) + ": COMM_COLL node without comm_type");
+      if (*ct < 0 || *ct > 9) {
+        throw InputError(where(path_, rank, t.id) + ": comm_type " + std::to_string(*ct) +
+                         " is not a Chakra collective type (0..9)");
+      }
+      t.coll = static_cast<CollectiveType>(*ct);
+      if (!t.has_comm_size) throw InputError(where(path_, rank, t.id) + ": COMM_COLL node without comm_size");
+      std::string pg = attr_string(src, "pg_name").value_or("");
+      if (pg == "0") pg = "";  // "" and "0" both mean the world communicator
+      auto it = std::find(group_names_.begin(), group_names_.end(), pg);
+      t.group = static_cast<std::uint32_t>(it - group_names_.begin());
+      if (it == group_names_.end()) group_names_.push_back(pg);
+    }
+    if (t.kind == NodeKind::kCommSend || t.kind == NodeKind::kCommRecv) {
+      const bool send = t.kind == NodeKind::kCommSend;
+      if (!t.has_comm_size) throw InputError(where(path_, rank, t.id) + ": " + node_kind_name(t.kind) + " without comm_size");
+      if (send && t.comm_dst < 0) throw InputError(where(path_, rank, t.id) + ": COMM_SEND without comm_dst");
+      if (!send && t.comm_src < 0) throw InputError(where(path_, rank, t.id) + ": COMM_RECV without comm_src");
+    }
+  }
+
+  // Resolve edges once every id is known (data_deps may point forward).
+  std::vector<std::vector<std::uint32_t>> parents(n);
+  std::vector<std::uint32_t> child_count(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const et::Node& src = trace.nodes[i];
+    auto add = [&](std::uint64_t dep) {
+      const auto it = index_.find(dep);
+      const std::uint32_t p = it->second;
+      if (p == i) throw IncompleteError(where(path_, rank, src.id()) + ": node depends on itself (cycle)");
+      if (std::find(parents[i].begin(), parents[i].end(), p) == parents[i].end()) {
+        parents[i].push_back(p);
+        ++child_count[p];
+      }
+    };
+    for (std::uint64_t dep : src.data_deps()) {
+      if (!index_.count(dep)) {
+        throw InputError(where(path_, rank, src.id()) + ": data dependency on absent node " + std::to_string(dep));
+      }
+      add(dep);
+    }
+    if (options.ctrl_deps) {
+      for (std::uint64_t dep : src.ctrl_deps()) {
+        if (!index_.count(dep)) {
+          if (options.strict_deps) {
+            throw InputError(where(path_, rank, src.id()) + ": control dependency on absent node " +
+                             std::to_string(dep));
+          }
+          ++dangling_ctrl_deps_;
+          continue;
+        }
+        add(dep);
+      }
+    }
+  }
+  std::uint32_t offset = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    nodes_[i].first_child = offset;
+    nodes_[i].num_children = child_count[i];
+    offset += child_count[i];
+    nodes_[i].num_parents = static_cast<std::uint32_t>(parents[i].size());
+  }
+  children_.resize(offset);
+  std::vector<std::uint32_t> fill(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {  // child lists in file order of the children
+    for (std::uint32_t p : parents[i]) {
+      children_[nodes_[p].first_child + fill[p]++] = static_cast<std::uint32_t>(i);
+    }
+  }
+  check_acyclic();
+}
+
+std::vector<std::uint32_t> RankGraph::roots() const {
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i].num_parents == 0) out.push_back(i);
+  }
+  std::sort(out.begin(), out.end(), [&](std::uint32_t a, std::uint32_t b) { return nodes_[a].id < nodes_[b].id; });
+  return out;
+}
+
+std::int64_t RankGraph::index_of(std::uint64_t id) const {
+  const auto it = index_.find(id);
+  return it == index_.end() ? -1 : static_cast<std::int64_t>(it->second);
+}
+
+void RankGraph::check_acyclic() const {
+  // Kahn's algorithm; whatever is left over lies on or behind a cycle.
+  std::vector<std::uint32_t> pending(nodes_.size());
+  std::vector<std::uint32_t> stack;
+  for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
+    pending[i] = nodes_[i].num_parents;
+    if (pending[i] == 0) stack.push_back(i);
+  }
+  std::size_t seen = 0;
+  while (!stack.empty()) {
+    const std::uint32_t i = stack.back();
+    stack.pop_back();
+    ++seen;
+    for (std::uint32_t c : children(i)) {
+      if (--pending[c] == 0) stack.push_back(c);
+    }
+  }
+  if (seen == nodes_.size()) return;
+  // Walk parents-with-pending-deps backwards from a leftover node until a node repeats.
+  std::vector<std::vector<std::uint32_t>> parents(nodes_.size());
+  for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
+    for (std::uint32_t c : children(i)) parents[c].push_back(i);
+  }
+  std::uint32_t cur = 0;
+  while (pending[cur] == 0) ++cur;
+  std::vector<std::int64_t> pos(nodes_.size(), -1);
+  std::vector<std::uint32_t> walk;
+  while (pos[cur] < 0) {
+    pos[cur] = static_cast<std::int64_t>(walk.size());
+    walk.push_back(cur);
+    for (std::uint32_t p : parents[cur]) {
+      if (pending[p] > 0) {
+        cur = p;
+        break;
+      }
+    }
+  }
+  // walk[k + 1] is a parent of walk[k]; print the cycle in dependency order.
+  std::string cycle = std::to_string(nodes_[cur].id);
+  for (std::size_t k = walk.size() - 1; k > static_cast<std::size_t>(pos[cur]); --k) {
+    cycle += " -> " + std::to_string(nodes_[walk[k]].id);
+  }
+  cycle += " -> " + std::to_string(nodes_[cur].id);
+  throw IncompleteError(path_ + ": rank " + std::to_string(rank_) + ": dependency cycle: " + cycle + " (" +
+                        std::to_string(nodes_.size() - seen) + " nodes can never run)");
+}
+
+}  // namespace sim
