@@ -4,6 +4,7 @@
 //   sim --workload et/ --network ring8.yml [--system sys.yml] [--collective ...]
 //   sim collective gen ring --coll allreduce --npus 8 [--chunks k] -o algo/ring
 //   sim collective check algo/ring
+//   sim workload gen collectives --npus 1024 --coll allreduce --size 1GiB -o wl/ar
 //
 // Exit codes: 0 success, 2 bad usage / config / input, 3 the simulation cannot complete.
 #include <sys/resource.h>
@@ -23,6 +24,7 @@
 #include "system/report.h"
 #include "system/simulation.h"
 #include "workload/example_workload.h"
+#include "workload/workload_generator.h"
 
 namespace {
 
@@ -147,6 +149,20 @@ int main(int argc, char** argv) {
   check->add_option("--coll", c.collective, "collective it must implement (default: from its metadata)");
   check->add_option("--size", c.size_text, "collective size to check message sizes at (default 1MiB)");
 
+  CLI::App* wl = app.add_subcommand("workload", "write synthetic workloads as Chakra ETs");
+  wl->require_subcommand(1);
+  CLI::App* wgen = wl->add_subcommand("gen", "write a synthetic workload as per-rank Chakra ETs <prefix>.<rank>.et");
+  WorkloadGenOptions w;
+  wgen->add_option("kind", w.kind, "collectives | chain | p2p-ring")->required();
+  wgen->add_option("--npus", w.npus, "number of ranks")->required()->check(CLI::Range(1, 1 << 20));
+  wgen->add_option("--coll", w.collectives, "collectives: the chain of collectives, comma-separated (default allreduce)");
+  wgen->add_option("--size", w.size_text, "collectives, p2p-ring: bytes per collective / message (default 1MiB)");
+  wgen->add_option("--compute", w.compute_text, "collectives: a compute node of this duration before each");
+  wgen->add_option("--nodes", w.nodes, "chain: compute nodes per rank (default 1000)")->check(CLI::Range(1, 1 << 30));
+  wgen->add_option("--duration", w.duration_text, "chain: duration of each compute node (default 10us)");
+  wgen->add_option("--iterations", w.iterations, "p2p-ring: rounds (default 1)")->check(CLI::Range(1, 1 << 30));
+  wgen->add_option("-o,--output", w.prefix, "output prefix")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -156,6 +172,7 @@ int main(int argc, char** argv) {
   try {
     if (*gen) return generate_algorithm(g, std::cout);
     if (*check) return check_algorithm(c, std::cout);
+    if (*wgen) return generate_workload(w, std::cout);
     return run_simulation(o);
   } catch (const SimError& e) {
     std::cerr << "sim: error: " << e.what() << "\n";

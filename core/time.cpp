@@ -7,11 +7,13 @@ namespace sim {
 
 Time transfer_time(std::uint64_t bytes, BytesPerSecond bandwidth) {
   if (bandwidth == 0) throw std::invalid_argument("transfer_time: zero bandwidth");
+  constexpr std::uint64_t kPsPerSecond = 1'000'000'000'000ULL;
+  if (bytes <= (UINT64_MAX - bandwidth) / kPsPerSecond) {  // up to ~18 MB: 64-bit is exact and fast
+    return static_cast<Time>((bytes * kPsPerSecond + bandwidth - 1) / bandwidth);
+  }
   // 128-bit intermediate: 1 TiB * 1e12 overflows 64 bits.
-  __extension__ typedef uint128 u128;  // silences -Wpedantic for the GCC extension
-  const u128 num = static_cast<u128>(bytes) * 1'000'000'000'000ULL;
-  const u128 t = (num + bandwidth - 1) / bandwidth;
-  return static_cast<Time>(t);
+  const uint128 num = static_cast<uint128>(bytes) * kPsPerSecond;
+  return static_cast<Time>((num + bandwidth - 1) / bandwidth);
 }
 
 std::string format_ns(Time t) {

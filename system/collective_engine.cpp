@@ -25,10 +25,13 @@ void pool_free(std::vector<T>& pool, std::uint32_t& free_head, std::uint32_t i) 
 }  // namespace
 
 std::size_t CollectiveEngine::MatchKeyHash::operator()(const MatchKey& k) const noexcept {
-  std::uint64_t h = k.tag * 0x9e3779b97f4a7c15ull;
-  h ^= (static_cast<std::uint64_t>(k.src) << 32 | k.dst) + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
-  h ^= k.instance * 0xc2b2ae3d27d4eb4full + (h << 6) + (h >> 2);
-  return static_cast<std::size_t>(h ^ (h >> 29));
+  // splitmix64 finalizer over the combined key: low bits must be well mixed,
+  // the flat map indexes with them.
+  std::uint64_t h = k.tag ^ (static_cast<std::uint64_t>(k.src) << 40) ^ (static_cast<std::uint64_t>(k.dst) << 20) ^
+                    (static_cast<std::uint64_t>(k.instance) << 52) ^ (static_cast<std::uint64_t>(k.instance) >> 12);
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+  return static_cast<std::size_t>(h ^ (h >> 31));
 }
 
 CollectiveEngine::CollectiveEngine(EventQueue& queue, Network& network, const SystemConfig& config,
@@ -126,16 +129,19 @@ void CollectiveEngine::issue(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
       break;
     }
     case OpKind::kRecv: {
-      MatchQueue& q = match_[MatchKey{inst, op.peer, pos, op.tag}];
-      if (q.arrived_head != kNone) {
+      const MatchKey key{inst, op.peer, pos, op.tag};
+      MatchQueue* found = match_.find(key);
+      if (found && found->arrived_head != kNone) {
+        MatchQueue& q = *found;
         const std::uint32_t m = q.arrived_head;
         q.arrived_head = messages_[m].next;
         if (q.arrived_head == kNone) q.arrived_tail = kNone;
         check_sizes(in, op.peer, pos, op.tag, messages_[m].bytes, op.bytes);
         pool_free(messages_, free_message_, m);
-        if (q.arrived_head == kNone && q.posted_head == kNone) match_.erase(MatchKey{inst, op.peer, pos, op.tag});
+        if (q.arrived_head == kNone && q.posted_head == kNone) match_.erase(key);
         work_.push_back(Work{inst, pos, ref, true});
       } else {
+        MatchQueue& q = found ? *found : match_[key];
         const std::uint32_t p = pool_alloc(posted_, free_posted_);
         posted_[p] = PostedRecv{ref, op.bytes, kNone};
         if (q.posted_tail == kNone) q.posted_head = p; else posted_[q.posted_tail].next = p;
@@ -196,18 +202,21 @@ void CollectiveEngine::on_delivered(std::uint64_t token) {
   const std::uint32_t m = static_cast<std::uint32_t>(token & ~kTokenBit);
   const Message msg = messages_[m];
   work_.push_back(Work{msg.instance, msg.src, msg.send_ref, true});  // eager send: done on delivery
-  MatchQueue& q = match_[MatchKey{msg.instance, msg.src, msg.dst, msg.tag}];
-  if (q.posted_head != kNone) {
+  const MatchKey key{msg.instance, msg.src, msg.dst, msg.tag};
+  MatchQueue* found = match_.find(key);
+  if (found && found->posted_head != kNone) {
+    MatchQueue& q = *found;
     const std::uint32_t p = q.posted_head;
     q.posted_head = posted_[p].next;
     if (q.posted_head == kNone) q.posted_tail = kNone;
     const PostedRecv recv = posted_[p];
     pool_free(posted_, free_posted_, p);
     pool_free(messages_, free_message_, m);
-    if (q.arrived_head == kNone && q.posted_head == kNone) match_.erase(MatchKey{msg.instance, msg.src, msg.dst, msg.tag});
+    if (q.arrived_head == kNone && q.posted_head == kNone) match_.erase(key);
     check_sizes(instances_[msg.instance], msg.src, msg.dst, msg.tag, msg.bytes, recv.bytes);
     work_.push_back(Work{msg.instance, msg.dst, recv.ref, true});
   } else {
+    MatchQueue& q = found ? *found : match_[key];
     messages_[m].next = kNone;
     if (q.arrived_tail == kNone) q.arrived_head = m; else messages_[q.arrived_tail].next = m;
     q.arrived_tail = m;

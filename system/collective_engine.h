@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/event_queue.h"
+#include "core/flat_map.h"
 #include "network/network.h"
 #include "system/collective_program.h"
 #include "system/system_config.h"
@@ -146,7 +147,7 @@ class CollectiveEngine final : public EventHandler {
   std::uint32_t free_posted_ = kNone;
   std::vector<Pending> pending_;
   std::uint32_t free_pending_ = kNone;
-  std::unordered_map<MatchKey, MatchQueue, MatchKeyHash> match_;
+  FlatMap<MatchKey, MatchQueue, MatchKeyHash> match_;
 
   std::vector<Work> work_;
   std::vector<OpRef> ready_scratch_;

@@ -53,18 +53,17 @@ class CollectiveProgram {
 
 // Bytes of part `index` when `total` bytes are cut into `parts` near-equal
 // contiguous parts (sizes differ by at most one byte; they sum to `total`).
+inline std::uint64_t part_cut(std::uint64_t total, std::uint64_t parts, std::uint64_t i) {
+  // 64-bit arithmetic when the product fits (the common case); 128-bit otherwise.
+  if (i == 0 || total <= UINT64_MAX / i) return total * i / parts;
+  return static_cast<std::uint64_t>(static_cast<uint128>(total) * i / parts);
+}
 inline std::uint64_t part_bytes(std::uint64_t total, std::uint64_t parts, std::uint64_t index) {
-  const auto cut = [&](std::uint64_t i) {
-    return static_cast<std::uint64_t>(static_cast<uint128>(total) * i / parts);
-  };
-  return cut(index + 1) - cut(index);
+  return part_cut(total, parts, index + 1) - part_cut(total, parts, index);
 }
 // Bytes of parts [first, first + count), no wrap.
 inline std::uint64_t parts_bytes(std::uint64_t total, std::uint64_t parts, std::uint64_t first, std::uint64_t count) {
-  const auto cut = [&](std::uint64_t i) {
-    return static_cast<std::uint64_t>(static_cast<uint128>(total) * i / parts);
-  };
-  return cut(first + count) - cut(first);
+  return part_cut(total, parts, first + count) - part_cut(total, parts, first);
 }
 
 }  // namespace sim

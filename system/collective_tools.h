@@ -1,6 +1,7 @@
 // `sim collective gen` and `sim collective check`.
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 

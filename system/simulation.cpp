@@ -115,6 +115,10 @@ Simulation::Simulation(std::vector<RankGraph> graphs, const Topology& topology, 
       result_.warnings.push_back(g.path() + ": " + std::to_string(g.dangling_ctrl_deps()) +
                                  " control dependencies point at absent nodes; ignored");
     }
+    if (g.self_ctrl_deps() > 0) {
+      result_.warnings.push_back(g.path() + ": " + std::to_string(g.self_ctrl_deps()) +
+                                 " control dependencies of a node on itself; ignored");
+    }
   }
 }
 

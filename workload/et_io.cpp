@@ -560,6 +560,16 @@ std::vector<std::string> resolve_rank_files(const std::string& folder_or_prefix)
     return by_rank(files, (fs::path(folder_or_prefix) / prefix).string());
   }
 
+  if (fs::is_regular_file(folder_or_prefix, ec)) {
+    // A rank file given by name: <prefix>.<rank>.et stands for all of its
+    // prefix's ranks; any other single file is a one-rank workload.
+    const fs::path file(folder_or_prefix);
+    if (auto rf = parse_rank_file(file.filename().string())) {
+      return resolve_rank_files((file.parent_path() / rf->prefix).string());
+    }
+    return {folder_or_prefix};
+  }
+
   const fs::path p(folder_or_prefix);
   const std::string base = p.filename().string();
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");

@@ -141,6 +141,10 @@ RankGraph::RankGraph(const EtTrace& trace, int rank, const GraphOptions& options
     }
     if (options.ctrl_deps) {
       for (std::uint64_t dep : src.ctrl_deps()) {
+        if (dep == src.id()) {  // PyTorch-derived traces hold such self-references; they order nothing
+          ++self_ctrl_deps_;
+          continue;
+        }
         if (!index_.count(dep)) {
           if (options.strict_deps) {
             throw InputError(where(path_, rank, src.id()) + ": control dependency on absent node " +

@@ -94,6 +94,8 @@ class RankGraph {
   const std::vector<std::string>& group_names() const { return group_names_; }
   // Ctrl deps that pointed at absent nodes and were ignored.
   std::size_t dangling_ctrl_deps() const { return dangling_ctrl_deps_; }
+  // Ctrl deps of a node on itself, ignored.
+  std::size_t self_ctrl_deps() const { return self_ctrl_deps_; }
 
  private:
   void check_acyclic() const;
@@ -106,6 +108,7 @@ class RankGraph {
   std::unordered_map<std::uint64_t, std::uint32_t> index_;
   std::vector<std::string> group_names_;
   std::size_t dangling_ctrl_deps_ = 0;
+  std::size_t self_ctrl_deps_ = 0;
 };
 
 }  // namespace sim

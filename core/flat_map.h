@@ -1,0 +1,101 @@
+// An open-addressing hash map for hot paths (message matching).
+//
+// Linear probing over a power-of-two table of plain slots, with backward-shift
+// deletion (no tombstones), so inserts and erases allocate nothing once the
+// table has grown. Keys and values must be cheap to copy. Iteration order is
+// the table order: deterministic for a given sequence of operations.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace sim {
+
+template <typename Key, typename Value, typename Hash>
+class FlatMap {
+ public:
+  explicit FlatMap(std::size_t capacity = 64) { rehash(capacity < 8 ? 8 : capacity); }
+
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+  Value* find(const Key& key) {
+    std::size_t i = Hash()(key) & mask_;
+    while (slots_[i].used) {
+      if (slots_[i].key == key) return &slots_[i].value;
+      i = (i + 1) & mask_;
+    }
+    return nullptr;
+  }
+
+  // The value for `key`, default-constructed if absent.
+  Value& operator[](const Key& key) {
+    if ((size_ + 1) * 4 > slots_.size() * 3) rehash(slots_.size() * 2);
+    std::size_t i = Hash()(key) & mask_;
+    while (slots_[i].used) {
+      if (slots_[i].key == key) return slots_[i].value;
+      i = (i + 1) & mask_;
+    }
+    slots_[i].used = true;
+    slots_[i].key = key;
+    slots_[i].value = Value{};
+    ++size_;
+    return slots_[i].value;
+  }
+
+  bool erase(const Key& key) {
+    std::size_t i = Hash()(key) & mask_;
+    while (slots_[i].used) {
+      if (slots_[i].key == key) {
+        // Shift later members of the probe run back so no search stops early.
+        std::size_t hole = i;
+        for (std::size_t j = (i + 1) & mask_; slots_[j].used; j = (j + 1) & mask_) {
+          const std::size_t home = Hash()(slots_[j].key) & mask_;
+          if (((j - home) & mask_) >= ((j - hole) & mask_)) {
+            slots_[hole] = slots_[j];
+            hole = j;
+          }
+        }
+        slots_[hole].used = false;
+        --size_;
+        return true;
+      }
+      i = (i + 1) & mask_;
+    }
+    return false;
+  }
+
+  template <typename F>
+  void for_each(F&& f) const {
+    for (const Slot& s : slots_) {
+      if (s.used) f(s.key, s.value);
+    }
+  }
+
+ private:
+  struct Slot {
+    Key key{};
+    Value value{};
+    bool used = false;
+  };
+
+  void rehash(std::size_t capacity) {
+    std::size_t cap = 8;
+    while (cap < capacity) cap *= 2;
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(cap, Slot{});
+    mask_ = cap - 1;
+    size_ = 0;
+    for (const Slot& s : old) {
+      if (s.used) (*this)[s.key] = s.value;
+    }
+  }
+
+  std::vector<Slot> slots_;
+  std::size_t mask_ = 0;
+  std::size_t size_ = 0;
+};
+
+}  // namespace sim

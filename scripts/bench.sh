@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Simulator speed and memory on fixed cases (a benchmark, not a test).
+#
+#   SIM=build/sim scripts/bench.sh [case...]     cases: a b c d e (default: all)
+#
+# Builds nothing: point $SIM at a Release build. Workloads are generated into a
+# temporary folder first, so only the simulation itself is timed. Wall time and
+# peak RSS come from /usr/bin/time (Debian package `time`); without it, from
+# the figures `sim` prints at the end of its summary. See docs/benchmarks.md.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SIM=${SIM:-$ROOT/build/sim}
+[[ -x $SIM ]] || { echo "bench: no sim binary at $SIM (set SIM=...)" >&2; exit 2; }
+CASES=${*:-a b c d e}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+HAVE_TIME=0
+[[ -x /usr/bin/time ]] && HAVE_TIME=1
+
+row() { printf '%-44s %6s %16s %9s %11s %11s %9s\n' "$@"; }
+row case ranks "simulated time" "wall (s)" events "events/s" "RSS (MiB)"
+
+# run <label> <ranks> <sim args...>
+run() {
+  local label=$1 ranks=$2
+  shift 2
+  local out=$TMP/out.txt
+  if ((HAVE_TIME)); then
+    /usr/bin/time -f "%e %M" -o "$TMP/time.txt" "$SIM" "$@" >"$out" 2>"$TMP/err.txt" || {
+      echo "bench: $label failed:" >&2
+      cat "$TMP/err.txt" >&2
+      return 0
+    }
+  else
+    "$SIM" "$@" >"$out" 2>"$TMP/err.txt" || { echo "bench: $label failed:" >&2; cat "$TMP/err.txt" >&2; return 0; }
+  fi
+  # "simulated time: 4.27 ms (4270000 ns)", "events: N, messages: M, wall time X s (...)", "peak memory: Z MiB"
+  local simtime events wall rss
+  simtime=$(sed -n 's/^simulated time: \([^(]*\) (.*/\1/p' "$out")
+  events=$(sed -n 's/^events: \([0-9]*\),.*/\1/p' "$out")
+  if ((HAVE_TIME)); then
+    read -r wall rss <"$TMP/time.txt"
+    rss=$((rss / 1024))
+  else
+    wall=$(sed -n 's/.*wall time \([0-9.]*\) s.*/\1/p' "$out")
+    rss=$(sed -n 's/^peak memory: \([0-9]*\) MiB/\1/p' "$out")
+  fi
+  local rate
+  rate=$(awk -v e="$events" -v w="$wall" 'BEGIN { if (w > 0) printf "%.2fM", e / w / 1e6; else print "-" }')
+  row "$label" "$ranks" "$simtime" "$wall" "$events" "$rate" "$rss"
+}
+
+for c in $CASES; do
+  case $c in
+    a)
+      et=$ROOT/../shared/testdata/chakra/chakra.0.et
+      if [[ -f $et ]]; then
+        # One rank: pass the prefix, the folder also holds other traces.
+        run "(a) chakra.0.et, switch8" 1 --workload "${et%.0.et}" --network "$ROOT/configs/switch8.yml"
+      else
+        echo "(a) skipped: $et absent"
+      fi
+      ;;
+    b)
+      "$SIM" workload gen chain --npus 1024 --nodes 1000 --duration 10us -o "$TMP/chain/w" >/dev/null
+      run "(b) 1,000 dependent COMP nodes, switch1024" 1024 --workload "$TMP/chain/w" --network "$ROOT/bench/switch1024.yml"
+      rm -rf "$TMP/chain"
+      ;;
+    c | d)
+      n=1024
+      [[ $c == d ]] && n=4096
+      "$SIM" workload gen collectives --npus $n --coll allreduce --size 1GiB -o "$TMP/ar$n/w" >/dev/null
+      run "($c) 1 GiB all-reduce, native ring, switch$n" $n --workload "$TMP/ar$n/w" --network "$ROOT/bench/switch$n.yml"
+      ;;
+    e)
+      [[ -d $TMP/ar1024 ]] || "$SIM" workload gen collectives --npus 1024 --coll allreduce --size 1GiB -o "$TMP/ar1024/w" >/dev/null
+      if "$SIM" collective gen ring --coll allreduce --npus 1024 -o "$TMP/ring1024/ring" >/dev/null 2>"$TMP/err.txt"; then
+        run "(e) as (c), ring injected as Chakra ETs" 1024 --workload "$TMP/ar1024/w" \
+          --network "$ROOT/bench/switch1024.yml" --collective "allreduce=$TMP/ring1024/ring"
+      else
+        echo "(e) skipped: 'sim collective gen' failed: $(head -1 "$TMP/err.txt")"
+      fi
+      ;;
+    *) echo "bench: unknown case '$c' (a b c d e)" >&2; exit 2 ;;
+  esac
+done

@@ -1,0 +1,152 @@
+#!/usr/bin/python3
+"""Reproduce Fig. 4 of the seed paper: a 1D ring algorithm on 64-NPU topologies.
+
+Each rank runs one all-reduce then one all-gather of the same size; both are
+expanded with the ring algorithm written as Chakra ETs (`sim collective gen`).
+The workload is timed on a 1D ring, a 2D torus, a 2D mesh and a 3D torus, and
+each time is divided by the 1D ring's at the same size. See docs/fig4.md.
+
+Debian packages only (python3-matplotlib); run with /usr/bin/python3.
+
+  scripts/fig4.py [--sim build/sim] [--out out] [--sizes 1KiB,1MiB,1GiB] [--native]
+"""
+import argparse
+import concurrent.futures
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NPUS = 64
+# Config file stem -> legend label, in the paper's legend order.
+TOPOLOGIES = {
+    "ring64": "1D Ring",
+    "torus4x4x4": "3D Torus",
+    "torus8x8": "2D Torus",
+    "mesh8x8": "2D Mesh",
+}
+BASELINE = "ring64"
+UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+# Every power of 4 from 1 KiB to 1 GiB: 11 sizes keep the sweep to a few seconds per topology.
+DEFAULT_SIZES = [1 << e for e in range(10, 31, 2)]
+
+
+def parse_size(text):
+    text = text.strip()
+    for unit in sorted(UNITS, key=len, reverse=True):
+        if text.endswith(unit) and text[: -len(unit)].strip().isdigit():
+            return int(text[: -len(unit)]) * UNITS[unit]
+    if text.isdigit():
+        return int(text)
+    raise argparse.ArgumentTypeError(f"bad size '{text}' (e.g. 4096, 64KiB, 1MiB, 1GiB)")
+
+
+def size_label(n):
+    for unit in ("GiB", "MiB", "KiB"):
+        if n >= UNITS[unit] and n % UNITS[unit] == 0:
+            return f"{n // UNITS[unit]} {unit}"
+    return f"{n} B"
+
+
+def run(cmd):
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"fig4: failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr.strip()}")
+    return done.stdout
+
+
+def simulate(sim, workload, topology, collectives, report):
+    cmd = [sim, "--workload", workload, "--network", os.path.join(ROOT, "configs", topology + ".yml"), "-q",
+           "--report", report]
+    for c in collectives:
+        cmd += ["--collective", c]
+    run(cmd)
+    with open(report) as f:
+        return json.load(f)["sim_time_ns"]
+
+
+def plot(rows, sizes, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    styles = {"ring64": "--", "torus4x4x4": "-o", "torus8x8": "-v", "mesh8x8": "-s"}
+    for topo, label in TOPOLOGIES.items():
+        ys = [rows[(topo, s)][1] for s in sizes]
+        ax.plot(sizes, ys, styles[topo], label=label, markersize=4)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sizes)
+    ax.set_xticklabels([size_label(s).replace(" ", "") for s in sizes], rotation=45, ha="right")
+    ax.set_xlabel("collective size (all-reduce, then all-gather of the same size per rank)")
+    ax.set_ylabel("slowdown over 1D ring")
+    ax.set_title(f"1D ring algorithm on {NPUS} NPUs (analytical backend, no link contention)")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sim", default=os.path.join(ROOT, "build", "sim"), help="sim binary (default build/sim)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "out"), help="output folder (default out/)")
+    ap.add_argument("--sizes", type=lambda t: [parse_size(x) for x in t.split(",")],
+                    default=DEFAULT_SIZES, help="comma-separated sizes (default: powers of 4, 1KiB..1GiB)")
+    ap.add_argument("--native", action="store_true",
+                    help="use the simulator's native ring instead of the ring written as Chakra ETs")
+    ap.add_argument("--jobs", type=int, default=2, help="simulations run in parallel (default 2)")
+    args = ap.parse_args()
+    if not os.access(args.sim, os.X_OK):
+        sys.exit(f"fig4: no sim binary at {args.sim} (use --sim)")
+    sizes = sorted(set(args.sizes))
+    os.makedirs(args.out, exist_ok=True)
+
+    with tempfile.TemporaryDirectory(prefix="fig4.") as tmp:
+        if args.native:
+            collectives = ["allreduce=ring", "allgather=ring"]
+        else:
+            # Written once; runs rescale the ETs' messages to each collective's size.
+            collectives = []
+            for coll in ("allreduce", "allgather"):
+                prefix = os.path.join(tmp, "algo", coll)
+                run([args.sim, "collective", "gen", "ring", "--coll", coll, "--npus", str(NPUS), "-o", prefix])
+                collectives.append(f"{coll}={prefix}")
+        workloads = {}
+        for s in sizes:
+            workloads[s] = os.path.join(tmp, f"wl{s}", "w")
+            run([args.sim, "workload", "gen", "collectives", "--npus", str(NPUS), "--coll", "allreduce,allgather",
+                 "--size", str(s), "-o", workloads[s]])
+
+        jobs = {}
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            for topo in TOPOLOGIES:
+                for s in sizes:
+                    report = os.path.join(tmp, f"{topo}.{s}.json")
+                    jobs[(topo, s)] = pool.submit(simulate, args.sim, workloads[s], topo, collectives, report)
+        times = {key: job.result() for key, job in jobs.items()}
+
+    rows = {(topo, s): (times[(topo, s)], times[(topo, s)] / times[(BASELINE, s)]) for (topo, s) in times}
+    csv_path = os.path.join(args.out, "fig4.csv")
+    with open(csv_path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["topology", "size_bytes", "sim_time_ns", "slowdown_vs_ring"])
+        for topo in TOPOLOGIES:
+            for s in sizes:
+                t, slow = rows[(topo, s)]
+                w.writerow([topo, s, f"{t:.3f}", f"{slow:.4f}"])
+    png_path = os.path.join(args.out, "fig4.png")
+    plot(rows, sizes, png_path)
+
+    print(f"{'size':>8}  " + "  ".join(f"{TOPOLOGIES[t]:>9}" for t in TOPOLOGIES))
+    for s in sizes:
+        print(f"{size_label(s):>8}  " + "  ".join(f"{rows[(t, s)][1]:9.3f}" for t in TOPOLOGIES))
+    print(f"wrote {csv_path} and {png_path}")
+
+
+if __name__ == "__main__":
+    main()

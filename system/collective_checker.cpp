@@ -1,0 +1,523 @@
+#include "system/collective_checker.h"
+
+#include <algorithm>
+#include <bit>
+#include <deque>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "core/error.h"
+
+namespace sim {
+
+namespace {
+
+constexpr std::uint32_t kNone = 0xffffffffu;
+// The data model keeps ranks x chunks x ranks bits; beyond this it is skipped.
+constexpr std::uint64_t kMaxDataBytes = 1ull << 30;
+
+using Bits = std::vector<std::uint64_t>;
+
+std::string node_of(std::uint32_t rank, const EtOpSpec& op) {
+  return "rank " + std::to_string(rank) + " node " + std::to_string(op.node_id);
+}
+
+std::string chunk_word(std::uint64_t n) { return std::to_string(n) + (n == 1 ? " chunk" : " chunks"); }
+
+// Per rank and chunk, the set of ranks whose contributions that rank holds.
+class DataModel {
+ public:
+  DataModel(std::uint32_t ranks, std::uint64_t chunks)
+      : n_(ranks), words_((ranks + 63) / 64), chunks_(chunks), held_(ranks, Bits(chunks * words_, 0)) {}
+
+  std::uint32_t ranks() const { return n_; }
+  std::uint64_t chunks() const { return chunks_; }
+  std::uint64_t* at(std::uint32_t rank, std::uint64_t chunk) { return &held_[rank][chunk * words_]; }
+  const std::uint64_t* at(std::uint32_t rank, std::uint64_t chunk) const { return &held_[rank][chunk * words_]; }
+  void add(std::uint32_t rank, std::uint64_t chunk, std::uint32_t contributor) {
+    at(rank, chunk)[contributor / 64] |= 1ull << (contributor % 64);
+  }
+  std::uint32_t count(std::uint32_t rank, std::uint64_t chunk) const {
+    std::uint32_t c = 0;
+    for (std::uint32_t w = 0; w < words_; ++w) c += static_cast<std::uint32_t>(std::popcount(at(rank, chunk)[w]));
+    return c;
+  }
+  bool full(std::uint32_t rank, std::uint64_t chunk) const { return count(rank, chunk) == n_; }
+  // Lowest contributor missing from (rank, chunk), or kNone.
+  std::uint32_t first_missing(std::uint32_t rank, std::uint64_t chunk) const {
+    for (std::uint32_t w = 0; w < words_; ++w) {
+      const std::uint64_t missing = ~at(rank, chunk)[w];
+      if (missing == 0) continue;
+      const std::uint32_t r = w * 64 + static_cast<std::uint32_t>(std::countr_zero(missing));
+      return r < n_ ? r : kNone;
+    }
+    return kNone;
+  }
+  bool holds_only(std::uint32_t rank, std::uint64_t chunk, std::uint32_t who) const {
+    for (std::uint32_t w = 0; w < words_; ++w) {
+      const std::uint64_t want = w == who / 64 ? 1ull << (who % 64) : 0;
+      if (at(rank, chunk)[w] != want) return false;
+    }
+    return true;
+  }
+
+  // The chunks [idx, idx+cnt) (wrapping like EtProgram) as a message payload.
+  Bits snapshot(std::uint32_t rank, std::uint64_t idx, std::uint64_t cnt) const {
+    Bits out(cnt * words_);
+    for (std::uint64_t i = 0; i < cnt; ++i) {
+      std::copy_n(at(rank, (idx + i) % chunks_), words_, &out[i * words_]);
+    }
+    return out;
+  }
+  void replace(std::uint32_t rank, std::uint64_t idx, const Bits& payload) {
+    const std::uint64_t cnt = payload.size() / words_;
+    for (std::uint64_t i = 0; i < cnt; ++i) std::copy_n(&payload[i * words_], words_, at(rank, (idx + i) % chunks_));
+  }
+  // Merges; returns (chunk, contributor) of the first overlap instead of merging it.
+  std::optional<std::pair<std::uint64_t, std::uint32_t>> merge(std::uint32_t rank, std::uint64_t idx,
+                                                               const Bits& payload) {
+    const std::uint64_t cnt = payload.size() / words_;
+    for (std::uint64_t i = 0; i < cnt; ++i) {
+      const std::uint64_t chunk = (idx + i) % chunks_;
+      std::uint64_t* mine = at(rank, chunk);
+      for (std::uint32_t w = 0; w < words_; ++w) {
+        const std::uint64_t overlap = mine[w] & payload[i * words_ + w];
+        if (overlap != 0) return std::pair{chunk, w * 64 + static_cast<std::uint32_t>(std::countr_zero(overlap))};
+      }
+      for (std::uint32_t w = 0; w < words_; ++w) mine[w] |= payload[i * words_ + w];
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::uint32_t n_, words_;
+  std::uint64_t chunks_;
+  std::vector<Bits> held_;
+};
+
+struct Key {
+  std::uint32_t src, dst;
+  std::uint64_t tag;
+  auto operator<=>(const Key&) const = default;
+};
+
+struct Message {
+  std::uint32_t op;  // the send's index in its rank's program
+  std::uint64_t bytes;
+  Bits data;
+};
+
+struct Queue {
+  std::deque<Message> arrived;
+  std::deque<std::uint32_t> posted;  // receive op indices
+};
+
+struct RankRun {
+  std::vector<std::uint32_t> pending;
+  std::vector<char> issued;
+  std::vector<std::uint32_t> reduce_child;  // per receive: the COMP that reduces it, or kNone
+  std::unordered_map<std::uint32_t, std::pair<std::uint32_t, Bits>> to_reduce;  // reduce COMP -> (receive, payload)
+  std::uint64_t done = 0;
+  std::uint64_t sent_bytes = 0;
+};
+
+class Checker {
+ public:
+  Checker(std::shared_ptr<const EtAlgorithm> algo, bool type_known, std::uint64_t bytes)
+      : algo_(std::move(algo)), program_(algo_, bytes), type_known_(type_known), n_(program_.group_size()) {}
+
+  AlgorithmCheck run() {
+    setup_data();
+    runs_.resize(n_);
+    for (std::uint32_t r = 0; r < n_; ++r) {
+      const EtRankProgram& p = algo_->ranks[r];
+      RankRun& run = runs_[r];
+      run.pending = p.num_parents;
+      run.issued.assign(p.ops.size(), 0);
+      run.reduce_child.assign(p.ops.size(), kNone);
+      for (std::uint32_t k = 0; k < p.ops.size(); ++k) {
+        if (p.ops[k].kind != OpKind::kRecv) continue;
+        // A COMP that waits for this receive alone is its reduction.
+        for (std::uint32_t c = p.child_begin[k]; c < p.child_begin[k + 1]; ++c) {
+          const std::uint32_t child = p.children[c];
+          if (p.ops[child].kind == OpKind::kCompute && p.num_parents[child] == 1) {
+            run.reduce_child[k] = child;
+            break;
+          }
+        }
+      }
+      for (std::uint32_t k : p.roots) work_.emplace_back(r, k);
+    }
+    while (!work_.empty()) {
+      const auto [r, k] = work_.front();
+      work_.pop_front();
+      issue(r, k);
+    }
+    report_structure();
+    if (data_ && data_error_.empty()) final_data_check();
+    if (!data_error_.empty()) throw InputError(data_error_);
+
+    AlgorithmCheck out;
+    out.ranks = n_;
+    out.messages = messages_;
+    out.min_rank_bytes = n_ ? ~0ull : 0;
+    for (std::uint32_t r = 0; r < n_; ++r) {
+      out.ops += algo_->ranks[r].ops.size();
+      out.min_rank_bytes = std::min(out.min_rank_bytes, runs_[r].sent_bytes);
+      out.max_rank_bytes = std::max(out.max_rank_bytes, runs_[r].sent_bytes);
+    }
+    out.data_checked = data_.has_value();
+    out.data_note = data_note_;
+    return out;
+  }
+
+ private:
+  const EtOpSpec& spec(std::uint32_t r, std::uint32_t k) const { return algo_->ranks[r].ops[k]; }
+
+  // Decides whether the data check can run and sets its initial holdings.
+  void setup_data() {
+    const CollectiveType type = algo_->type;
+    if (!type_known_) {
+      data_note_ = "data check skipped: the ET does not record its collective (give --coll)";
+      return;
+    }
+    if (type != CollectiveType::kAllReduce && type != CollectiveType::kReduceScatter &&
+        type != CollectiveType::kAllGather) {
+      data_note_ = std::string("data check skipped: only all-reduce, reduce-scatter and all-gather are checked, not ") +
+                   collective_name(type);
+      return;
+    }
+    // Every message must name its chunks, all of one buffer cut into T.
+    std::int64_t total = -1;
+    std::string lacking;  // the first message without chunk attributes
+    bool some_have = false;
+    for (std::uint32_t r = 0; r < n_; ++r) {
+      for (const EtOpSpec& op : algo_->ranks[r].ops) {
+        if (op.kind == OpKind::kCompute) continue;
+        if (op.chunk_idx < 0 || op.chunk_cnt < 0 || op.total_chunks <= 0) {
+          if (lacking.empty()) lacking = node_of(r, op);
+          continue;
+        }
+        some_have = true;
+        if (total >= 0 && op.total_chunks != total) {
+          data_note_ = "data check skipped: messages disagree on total_chunk_cnt (" + std::to_string(total) + " and " +
+                       std::to_string(op.total_chunks) + ")";
+          return;
+        }
+        total = op.total_chunks;
+      }
+    }
+    if (!lacking.empty()) {
+      data_note_ = some_have ? "data check skipped: " + lacking + " carries no chunk indices "
+                               "(msg_chunk_idx/msg_chunk_cnt/total_chunk_cnt) though other messages do"
+                             : "data check skipped: the ET carries no chunk indices (msg_chunk_idx/msg_chunk_cnt)";
+      return;
+    }
+    // Without messages nothing moves; N chunks suffice to show what is missing.
+    const std::uint64_t t = total > 0 ? static_cast<std::uint64_t>(total) : n_;
+    if (type != CollectiveType::kAllReduce && t % n_ != 0) {
+      data_note_ = "data check skipped: total_chunk_cnt " + std::to_string(t) + " does not split into " +
+                   std::to_string(n_) + " equal blocks";
+      return;
+    }
+    if (static_cast<uint128>(n_) * t * ((n_ + 63) / 64) * 8 > kMaxDataBytes) {
+      data_note_ = "data check skipped: " + std::to_string(n_) + " ranks x " + chunk_word(t) + " is too large to track";
+      return;
+    }
+    data_.emplace(n_, t);
+    const std::uint64_t block = t / n_;
+    for (std::uint32_t r = 0; r < n_; ++r) {
+      if (type == CollectiveType::kAllGather) {
+        for (std::uint64_t c = r * block; c < (r + 1) * block; ++c) data_->add(r, c, r);
+      } else {
+        for (std::uint64_t c = 0; c < t; ++c) data_->add(r, c, r);
+      }
+    }
+  }
+
+  void issue(std::uint32_t r, std::uint32_t k) {
+    RankRun& run = runs_[r];
+    run.issued[k] = 1;
+    const EtOpSpec& op = spec(r, k);
+    switch (op.kind) {
+      case OpKind::kSend: {
+        Message m{k, program_.op(r, k).bytes, {}};
+        if (data_) m.data = data_->snapshot(r, static_cast<std::uint64_t>(op.chunk_idx), static_cast<std::uint64_t>(op.chunk_cnt));
+        ++messages_;
+        run.sent_bytes += m.bytes;
+        const auto it = queues_.try_emplace(Key{r, op.peer, op.tag}).first;
+        Queue& q = it->second;
+        if (!q.posted.empty()) {
+          const std::uint32_t recv = q.posted.front();
+          q.posted.pop_front();
+          if (q.posted.empty()) queues_.erase(it);  // keeps the map as small as the traffic in flight
+          finish(r, k);
+          deliver(op.peer, recv, r, m);
+        } else {
+          q.arrived.push_back(std::move(m));
+          finish(r, k);  // sends are eager
+        }
+        break;
+      }
+      case OpKind::kRecv: {
+        const auto it = queues_.try_emplace(Key{op.peer, r, op.tag}).first;
+        Queue& q = it->second;
+        if (q.arrived.empty()) {
+          q.posted.push_back(k);
+        } else {
+          Message m = std::move(q.arrived.front());
+          q.arrived.pop_front();
+          if (q.arrived.empty()) queues_.erase(it);
+          deliver(r, k, op.peer, m);
+        }
+        break;
+      }
+      case OpKind::kCompute: {
+        const auto it = run.to_reduce.find(k);
+        if (it != run.to_reduce.end()) {
+          // The reduce merges what its receive brought, into the chunks the receive names.
+          const EtOpSpec& in = spec(r, it->second.first);
+          if (const auto twice = data_->merge(r, static_cast<std::uint64_t>(in.chunk_idx), it->second.second);
+              twice && data_error_.empty()) {
+            data_error_ = node_of(r, op) + " reduces chunk " + std::to_string(twice->first) +
+                          " twice with the contribution of rank " + std::to_string(twice->second) +
+                          " (received by node " + std::to_string(in.node_id) + ")";
+          }
+          run.to_reduce.erase(it);
+        }
+        finish(r, k);
+        break;
+      }
+    }
+  }
+
+  void deliver(std::uint32_t dst, std::uint32_t recv, std::uint32_t src, Message& m) {
+    const EtOpSpec& in = spec(dst, recv);
+    const EtOpSpec& out = spec(src, m.op);
+    const std::uint64_t want = program_.op(dst, recv).bytes;
+    if (want != m.bytes) {
+      throw InputError(node_of(dst, in) + " receives " + std::to_string(want) + " B from rank " + std::to_string(src) +
+                       " (tag " + std::to_string(in.tag) + ") but the matching send (" + node_of(src, out) +
+                       ") carries " + std::to_string(m.bytes) + " B");
+    }
+    if (data_) {
+      if (in.chunk_cnt != out.chunk_cnt && data_error_.empty()) {
+        data_error_ = node_of(dst, in) + " receives " + chunk_word(in.chunk_cnt) + " from rank " + std::to_string(src) +
+                      " (tag " + std::to_string(in.tag) + ") but the matching send (" + node_of(src, out) +
+                      ") carries " + chunk_word(out.chunk_cnt);
+      } else if (const std::uint32_t reduce = runs_[dst].reduce_child[recv]; reduce != kNone) {
+        runs_[dst].to_reduce[reduce] = {recv, std::move(m.data)};
+      } else {
+        data_->replace(dst, static_cast<std::uint64_t>(in.chunk_idx), m.data);
+      }
+    }
+    finish(dst, recv);
+  }
+
+  void finish(std::uint32_t r, std::uint32_t k) {
+    RankRun& run = runs_[r];
+    ++run.done;
+    const EtRankProgram& p = algo_->ranks[r];
+    for (std::uint32_t c = p.child_begin[k]; c < p.child_begin[k + 1]; ++c) {
+      if (--run.pending[p.children[c]] == 0) work_.emplace_back(r, p.children[c]);
+    }
+  }
+
+  // Stuck ranks (each named by its first waiting receive), then sends never received.
+  void report_structure() const {
+    std::vector<std::string> lines;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> first_wait(n_, {kNone, kNone});  // (op, src)
+    for (const auto& [key, q] : queues_) {
+      for (std::uint32_t k : q.posted) {
+        if (first_wait[key.dst].first == kNone || k < first_wait[key.dst].first) first_wait[key.dst] = {k, key.src};
+      }
+    }
+    for (std::uint32_t r = 0; r < n_; ++r) {
+      if (runs_[r].done == algo_->ranks[r].ops.size()) continue;
+      const auto [k, src] = first_wait[r];
+      if (k == kNone) {  // cannot happen: a blocked rank always waits on a receive
+        lines.push_back("rank " + std::to_string(r) + " cannot finish its ops");
+        continue;
+      }
+      const EtOpSpec& op = spec(r, k);
+      std::string line = node_of(r, op) + " waits for a message from rank " + std::to_string(src) + " tag " +
+                         std::to_string(op.tag) + " that is never sent";
+      const EtRankProgram& from = algo_->ranks[src];
+      for (std::uint32_t s = 0; s < from.ops.size(); ++s) {
+        if (from.ops[s].kind == OpKind::kSend && from.ops[s].peer == r && from.ops[s].tag == op.tag &&
+            !runs_[src].issued[s]) {
+          line = node_of(r, op) + " waits for a message from rank " + std::to_string(src) + " tag " +
+                 std::to_string(op.tag) + " that its node " + std::to_string(from.ops[s].node_id) +
+                 " never gets to send (deadlock)";
+          break;
+        }
+      }
+      lines.push_back(line);
+    }
+    std::vector<std::tuple<std::uint32_t, std::uint32_t, std::string>> unreceived;  // by sender and node
+    for (const auto& [key, q] : queues_) {
+      for (const Message& m : q.arrived) {
+        unreceived.emplace_back(key.src, m.op,
+                                node_of(key.src, spec(key.src, m.op)) + " sends " + std::to_string(m.bytes) +
+                                    " B to rank " + std::to_string(key.dst) + " (tag " + std::to_string(key.tag) +
+                                    ") that is never received");
+      }
+    }
+    std::sort(unreceived.begin(), unreceived.end());
+    for (auto& u : unreceived) lines.push_back(std::move(std::get<2>(u)));
+    if (lines.empty()) return;
+    std::string what = lines.front();
+    constexpr std::size_t kShown = 8;
+    for (std::size_t i = 1; i < std::min(lines.size(), kShown); ++i) what += "\n  also: " + lines[i];
+    if (lines.size() > kShown) what += "\n  and " + std::to_string(lines.size() - kShown) + " more";
+    throw IncompleteError(what);
+  }
+
+  void final_data_check() {
+    const DataModel& d = *data_;
+    const std::uint64_t t = d.chunks(), block = t / n_;
+    switch (algo_->type) {
+      case CollectiveType::kAllReduce:
+        for (std::uint32_t r = 0; r < n_; ++r) {
+          for (std::uint64_t c = 0; c < t; ++c) {
+            if (d.full(r, c)) continue;
+            data_error_ = "all-reduce incomplete: rank " + std::to_string(r) + " chunk " + std::to_string(c) +
+                          " holds the contributions of " + std::to_string(d.count(r, c)) + " of " +
+                          std::to_string(n_) + " ranks (rank " + std::to_string(d.first_missing(r, c)) + "'s is missing)";
+            return;
+          }
+        }
+        data_note_ = "data check passed: every rank holds all " + std::to_string(n_) + " contributions in each chunk (" +
+                     chunk_word(t) + ")";
+        return;
+      case CollectiveType::kAllGather:
+        for (std::uint32_t r = 0; r < n_; ++r) {
+          for (std::uint64_t c = 0; c < t; ++c) {
+            const auto owner = static_cast<std::uint32_t>(c / block);
+            if (d.holds_only(r, c, owner)) continue;
+            data_error_ = "all-gather incomplete: rank " + std::to_string(r) + " chunk " + std::to_string(c) +
+                          (d.count(r, c) == 0 ? " never receives rank " + std::to_string(owner) + "'s data"
+                                              : " holds data of " + std::to_string(d.count(r, c)) +
+                                                    " ranks instead of rank " + std::to_string(owner) + "'s alone");
+            return;
+          }
+        }
+        data_note_ = "data check passed: every rank holds every chunk, each with its owner's data alone (" +
+                     chunk_word(t) + ")";
+        return;
+      default:
+        reduce_scatter_check();
+        return;
+    }
+  }
+
+  // Each rank must end with a distinct block of the buffer fully reduced. The
+  // block may be contiguous (T/N chunks) or strided (chunk c in piece c mod N,
+  // as the chunked native ring leaves it), and rank j may own any block (the
+  // ring leaves block j+1 at rank j).
+  void reduce_scatter_check() {
+    const DataModel& d = *data_;
+    const std::uint64_t t = d.chunks(), block = t / n_;
+    std::vector<std::vector<char>> full(n_, std::vector<char>(t));
+    for (std::uint32_t r = 0; r < n_; ++r) {
+      for (std::uint64_t c = 0; c < t; ++c) full[r][c] = d.full(r, c);
+    }
+    struct Layout {
+      const char* name;
+      bool strided;
+    };
+    const Layout layouts[] = {{"contiguous blocks", false}, {"strided blocks (chunk c in block c mod N)", true}};
+    const auto holds = [&](std::uint32_t r, std::uint32_t b, bool strided) {
+      for (std::uint64_t i = 0; i < block; ++i) {
+        if (!full[r][strided ? i * n_ + b : b * block + i]) return false;
+      }
+      return true;
+    };
+    for (const Layout& layout : layouts) {
+      std::vector<std::vector<std::uint32_t>> cand(n_);
+      for (std::uint32_t r = 0; r < n_; ++r) {
+        for (std::uint32_t b = 0; b < n_; ++b) {
+          if (holds(r, b, layout.strided)) cand[r].push_back(b);
+        }
+      }
+      const auto owns = [&](std::uint32_t shift) {
+        for (std::uint32_t r = 0; r < n_; ++r) {
+          if (!holds(r, (r + shift) % n_, layout.strided)) return false;
+        }
+        return true;
+      };
+      std::string how;
+      if (owns(0)) how = "rank j holds block j";
+      else if (owns(1)) how = "rank j holds block j+1, the ring's order";
+      else if (matching(cand)) how = "the ranks hold a permutation of the blocks";
+      if (!how.empty()) {
+        data_note_ = "data check passed: each rank holds a distinct fully reduced block of " + chunk_word(block) +
+                     " (" + layout.name + "; " + how + ")";
+        return;
+      }
+    }
+    for (std::uint32_t r = 0; r < n_; ++r) {
+      bool any = false;
+      for (std::uint32_t b = 0; b < n_ && !any; ++b) any = holds(r, b, false) || holds(r, b, true);
+      if (any) continue;
+      // Name the incomplete chunk closest to done, the likely victim of a missing step.
+      std::uint64_t worst = 0;
+      std::uint32_t best = 0;
+      for (std::uint64_t c = 0; c < t; ++c) {
+        const std::uint32_t have = d.count(r, c);
+        if (have < n_ && have > best) best = have, worst = c;
+      }
+      data_error_ = "reduce-scatter incomplete: rank " + std::to_string(r) +
+                    " holds no fully reduced block; its most reduced chunk " + std::to_string(worst) + " has " +
+                    std::to_string(best) + " of " + std::to_string(n_) + " contributions (rank " +
+                    std::to_string(d.first_missing(r, worst)) + "'s is missing)";
+      return;
+    }
+    data_error_ = "reduce-scatter incomplete: every rank holds a fully reduced block, but not a distinct one each "
+                  "(in neither the contiguous nor the strided layout)";
+  }
+
+  // Whether every rank can own a distinct block among its candidates (Kuhn's matching).
+  static bool matching(const std::vector<std::vector<std::uint32_t>>& cand) {
+    const auto n = static_cast<std::uint32_t>(cand.size());
+    std::vector<std::uint32_t> owner(n, kNone);
+    std::vector<std::uint32_t> seen(n, kNone);
+    const auto augment = [&](auto& self, std::uint32_t r, std::uint32_t stamp) -> bool {
+      for (std::uint32_t b : cand[r]) {
+        if (seen[b] == stamp) continue;
+        seen[b] = stamp;
+        if (owner[b] == kNone || self(self, owner[b], stamp)) {
+          owner[b] = r;
+          return true;
+        }
+      }
+      return false;
+    };
+    for (std::uint32_t r = 0; r < n; ++r) {
+      if (!augment(augment, r, r)) return false;
+    }
+    return true;
+  }
+
+  std::shared_ptr<const EtAlgorithm> algo_;
+  EtProgram program_;
+  bool type_known_;
+  std::uint32_t n_;
+  std::vector<RankRun> runs_;
+  std::deque<std::pair<std::uint32_t, std::uint32_t>> work_;
+  std::map<Key, Queue> queues_;
+  std::uint64_t messages_ = 0;
+  std::optional<DataModel> data_;
+  std::string data_note_, data_error_;
+};
+
+}  // namespace
+
+AlgorithmCheck check_et_algorithm(std::shared_ptr<const EtAlgorithm> algo, bool type_known, std::uint64_t bytes) {
+  return Checker(std::move(algo), type_known, bytes).run();
+}
+
+}  // namespace sim

@@ -1,0 +1,38 @@
+// Checks a collective algorithm written as Chakra ETs, by running all ranks
+// symbolically (zero time) at one collective size.
+//
+// Structure: every send is matched, FIFO per (src, dst, tag), by a receive of
+// the same size (sizes as EtProgram resolves them, i.e. as a run would), and
+// every rank finishes all its ops. Data (all-reduce, reduce-scatter,
+// all-gather, when every message names its chunks with msg_chunk_idx /
+// msg_chunk_cnt): each rank tracks, per chunk of the buffer, which ranks'
+// contributions it holds; a receive whose child is a reduce COMP merges, any
+// other receive overwrites; at the end every rank must hold what the
+// collective promises, and no contribution may be reduced twice.
+// docs/collectives.md describes the rules in full.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "system/et_algorithm.h"
+
+namespace sim {
+
+struct AlgorithmCheck {
+  std::uint32_t ranks = 0;
+  std::uint64_t ops = 0;
+  std::uint64_t messages = 0;
+  std::uint64_t min_rank_bytes = 0, max_rank_bytes = 0;  // bytes a rank sends, at the checked size
+  bool data_checked = false;
+  std::string data_note;  // what the data check established, or why it was skipped
+};
+
+// `type_known`: the collective type of `algo` was recorded or given (else the
+// data check is skipped). Throws InputError for a size mismatch or a data
+// violation, IncompleteError when ranks are stuck or messages unreceived;
+// each message names the rank, node id and (for data) the chunk at fault.
+AlgorithmCheck check_et_algorithm(std::shared_ptr<const EtAlgorithm> algo, bool type_known, std::uint64_t bytes);
+
+}  // namespace sim

@@ -1,0 +1,28 @@
+// Writes native collective algorithms as per-rank Chakra ETs.
+//
+// The ETs hold exactly the DAG the native program executes, with node ids in
+// the program's issue order, so running them through EtProgram reproduces the
+// native algorithm op for op. docs/collectives.md describes the layout.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "workload/et_io.h"
+#include "workload/rank_graph.h"
+
+namespace sim {
+
+// One trace per ring position, written for collective size `bytes`. Chunk
+// attributes make any other size split exactly as the native ring does
+// (all-to-all excepted: it rescales comm_size by the recorded collective_size).
+std::vector<EtTrace> ring_algorithm_ets(CollectiveType type, std::uint32_t npus, std::uint32_t chunks,
+                                        std::uint64_t bytes);
+
+// Writes `traces[r]` to <prefix>.<r>.et (creating the folder) and removes stale
+// <prefix>.<r>.et files of higher ranks, which would otherwise extend the
+// algorithm. Returns how many stale files it removed.
+std::size_t write_rank_ets(const std::vector<EtTrace>& traces, const std::string& prefix);
+
+}  // namespace sim

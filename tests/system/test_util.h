@@ -1,0 +1,85 @@
+// Helpers shared by system tests: build workloads in memory and run them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "network/topology.h"
+#include "system/simulation.h"
+#include "workload/et_io.h"
+
+namespace sim::testing {
+
+inline std::string source_dir() { return SIM_SOURCE_DIR; }
+inline std::string testdata(const std::string& rel) { return source_dir() + "/../shared/testdata/" + rel; }
+
+inline Topology shape(const std::string& name, std::uint32_t n, const std::string& bw = "50GB/s",
+                      const std::string& lat = "500ns") {
+  return parse_topology("shape: " + name + "\ndims: [" + std::to_string(n) + "]\nbandwidth: " + bw +
+                            "\nlatency: " + lat + "\n",
+                        "test-" + name);
+}
+
+inline et::Node coll_node(std::uint64_t id, CollectiveType type, std::uint64_t bytes) {
+  et::Node n;
+  n.set_id(id);
+  n.set_name("coll");
+  n.set_type(et::COMM_COLL_NODE);
+  set_attr_bool(n, "is_cpu_op", false);
+  set_attr_int(n, "comm_type", static_cast<int>(type));
+  set_attr_int(n, "comm_size", static_cast<std::int64_t>(bytes));
+  return n;
+}
+
+inline et::Node comp_node(std::uint64_t id, std::uint64_t micros, std::vector<std::uint64_t> deps = {}) {
+  et::Node n;
+  n.set_id(id);
+  n.set_name("comp");
+  n.set_type(et::COMP_NODE);
+  n.set_duration_micros(micros);
+  for (auto d : deps) n.add_data_deps(d);
+  return n;
+}
+
+inline et::Node p2p_node(std::uint64_t id, bool send, int peer, std::uint64_t bytes, int tag = 0,
+                         std::vector<std::uint64_t> deps = {}) {
+  et::Node n;
+  n.set_id(id);
+  n.set_name(send ? "send" : "recv");
+  n.set_type(send ? et::COMM_SEND_NODE : et::COMM_RECV_NODE);
+  set_attr_int(n, send ? "comm_dst" : "comm_src", peer);
+  set_attr_int(n, "comm_size", static_cast<std::int64_t>(bytes));
+  set_attr_int(n, "comm_tag", tag);
+  for (auto d : deps) n.add_data_deps(d);
+  return n;
+}
+
+// One trace per rank; `per_rank(r)` gives rank r's nodes.
+template <typename F>
+std::vector<EtTrace> make_traces(int ranks, F&& per_rank) {
+  std::vector<EtTrace> traces(ranks);
+  for (int r = 0; r < ranks; ++r) {
+    traces[r].path = "mem." + std::to_string(r) + ".et";
+    traces[r].metadata.set_version("0.0.4");
+    traces[r].nodes = per_rank(r);
+  }
+  return traces;
+}
+
+inline SimulationResult simulate(const std::vector<EtTrace>& traces, const Topology& topo,
+                                 const SystemConfig& config = {}, SimulationOptions options = {},
+                                 GraphOptions graph = {}) {
+  std::vector<RankGraph> graphs;
+  for (std::size_t r = 0; r < traces.size(); ++r) graphs.emplace_back(traces[r], static_cast<int>(r), graph);
+  Simulation s(std::move(graphs), topo, config, std::move(options));
+  return s.run();
+}
+
+inline SimulationResult simulate_collective(const Topology& topo, CollectiveType type, std::uint64_t bytes,
+                                            const SystemConfig& config = {}) {
+  const auto traces = make_traces(static_cast<int>(topo.npu_count()),
+                                  [&](int) { return std::vector<et::Node>{coll_node(1, type, bytes)}; });
+  return simulate(traces, topo, config);
+}
+
+}  // namespace sim::testing

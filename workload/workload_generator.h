@@ -1,0 +1,73 @@
+// Synthetic workloads as per-rank Chakra ETs, for benchmarks and sweeps.
+//
+//   collectives  every rank runs the same chain of collectives (optionally each
+//                preceded by a compute node): the shape of an nccl-tests run
+//   chain        every rank runs M dependent compute nodes and nothing else:
+//                measures the engine's per-node cost without a network
+//   p2p-ring     every rank sends to rank+1 and receives from rank-1, K rounds
+//
+// All node ids start at 1 and each node depends on its predecessor through
+// data_deps, so the graphs are plain chains a reader can check by eye.
+// Traces are built one rank at a time so a writer can stream 1,000s of ranks
+// without holding every rank's nodes in memory.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "workload/et_io.h"
+#include "workload/rank_graph.h"
+
+namespace sim {
+
+struct CollectivesSpec {
+  std::uint32_t npus = 0;
+  std::vector<CollectiveType> collectives;  // run in this order
+  std::uint64_t bytes = 0;                  // comm_size of each (ALL_GATHER: per-rank input)
+  std::uint64_t compute_micros = 0;         // 0: no compute node before each collective
+};
+
+struct ChainSpec {
+  std::uint32_t npus = 0;
+  std::uint32_t nodes = 0;
+  std::uint64_t duration_micros = 0;
+};
+
+struct P2PRingSpec {
+  std::uint32_t npus = 0;
+  std::uint64_t bytes = 0;
+  std::uint32_t iterations = 1;
+};
+
+// One rank's trace; `path` is only recorded in the trace for messages.
+EtTrace collectives_trace(const CollectivesSpec& spec, std::uint32_t rank, const std::string& path = "");
+EtTrace chain_trace(const ChainSpec& spec, std::uint32_t rank, const std::string& path = "");
+EtTrace p2p_ring_trace(const P2PRingSpec& spec, std::uint32_t rank, const std::string& path = "");
+
+// All ranks, indexed by rank.
+std::vector<EtTrace> collectives_workload(const CollectivesSpec& spec);
+std::vector<EtTrace> chain_workload(const ChainSpec& spec);
+std::vector<EtTrace> p2p_ring_workload(const P2PRingSpec& spec);
+
+// `sim workload gen <kind> ...`: options as typed, validated here so the
+// messages name the option. Sizes and times take units (core/units.h).
+struct WorkloadGenOptions {
+  std::string kind;
+  std::uint32_t npus = 0;
+  std::string collectives = "allreduce";  // comma-separated
+  std::string size_text = "1MiB";
+  std::string compute_text;  // empty: none
+  std::uint32_t nodes = 1000;
+  std::string duration_text = "10us";
+  std::uint32_t iterations = 1;
+  std::string prefix;
+};
+
+// Writes <prefix>.<rank>.et for every rank (creating the parent folder) and a
+// one-line summary to `out`. Returns the exit code; throws InputError for bad
+// options or an unwritable path.
+int generate_workload(const WorkloadGenOptions& options, std::ostream& out);
+
+}  // namespace sim
