@@ -1,0 +1,259 @@
+// The `sim` binary end to end: exit codes, messages, output files.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "workload/et_io.h"
+
+namespace sim {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SimRun {
+  int code;
+  std::string output;  // stdout and stderr
+};
+
+SimRun run_sim(const std::string& args) {
+  const std::string cmd = std::string(SIM_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string configs(const std::string& name) { return std::string(SIM_SOURCE_DIR) + "/configs/" + name; }
+std::string testdata(const std::string& rel) { return std::string(SIM_SOURCE_DIR) + "/../shared/testdata/" + rel; }
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) / ("sim_cli_" + std::to_string(::getpid()) + "_" +
+                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // Writes <prefix>.<rank>.et for each rank's nodes.
+  std::string workload(const std::string& prefix, const std::vector<std::vector<et::Node>>& ranks) const {
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      EtTrace t;
+      t.metadata.set_version("0.0.4");
+      t.nodes = ranks[r];
+      write_et(t, path(prefix + "." + std::to_string(r) + ".et"));
+    }
+    return path(prefix);
+  }
+  std::string text_file(const std::string& name, const std::string& content) const {
+    std::ofstream(path(name)) << content;
+    return path(name);
+  }
+
+  fs::path dir_;
+};
+
+et::Node comp(std::uint64_t id, std::vector<std::uint64_t> deps = {}) {
+  et::Node n;
+  n.set_id(id);
+  n.set_name("c" + std::to_string(id));
+  n.set_type(et::COMP_NODE);
+  n.set_duration_micros(3);
+  for (auto d : deps) n.add_data_deps(d);
+  return n;
+}
+
+et::Node p2p(std::uint64_t id, bool send, int peer, std::int64_t bytes) {
+  et::Node n;
+  n.set_id(id);
+  n.set_name(send ? "send" : "recv");
+  n.set_type(send ? et::COMM_SEND_NODE : et::COMM_RECV_NODE);
+  set_attr_int(n, send ? "comm_dst" : "comm_src", peer);
+  set_attr_int(n, "comm_size", bytes);
+  set_attr_int(n, "comm_tag", 5);
+  return n;
+}
+
+TEST_F(Cli, DefaultRunsTheBundledExample) {
+  const SimRun r = run_sim("");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("simulated time:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("GB/s"), std::string::npos);
+}
+
+TEST_F(Cli, HelpAndVersion) {
+  EXPECT_EQ(run_sim("--help").code, 0);
+  const SimRun v = run_sim("--version");
+  EXPECT_EQ(v.code, 0);
+  EXPECT_NE(v.output.find("sim "), std::string::npos);
+}
+
+TEST_F(Cli, UnknownOptionIsAUsageError) {
+  const SimRun r = run_sim("--workload x --netwrk y");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--netwrk"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, PointToPointReportAndCsv) {
+  const std::string w = workload("p2p", {{p2p(1, true, 1, 1 << 20)}, {p2p(1, false, 0, 1 << 20)}});
+  const SimRun r = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --report " + path("r.json") +
+                        " --csv " + path("c.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream in(path("r.json"));
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_DOUBLE_EQ(j["sim_time_ns"].get<double>(), 21471.52);
+  EXPECT_EQ(j["ranks"].size(), 2u);
+  EXPECT_TRUE(j["ranks"][0].contains("exposed_comm_ns"));
+  EXPECT_TRUE(fs::exists(path("c.csv")));
+}
+
+TEST_F(Cli, CollectiveReportHasNcclTestsBandwidths) {
+  const std::string dir = testdata("astrasim-microbenchmarks/all_reduce/8npus_1MB");
+  if (!fs::exists(dir)) GTEST_SKIP() << "testdata absent: " << dir;
+  const SimRun r = run_sim("--workload " + dir + " --network " + configs("switch8.yml") + " --report " + path("r.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream in(path("r.json"));
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_DOUBLE_EQ(j["sim_time_ns"].get<double>(), 50700.16);
+  ASSERT_EQ(j["collectives"].size(), 8u);
+  const auto& c = j["collectives"][0];
+  EXPECT_EQ(c["type"], "ALL_REDUCE");
+  EXPECT_EQ(c["bytes"], 1048576);
+  EXPECT_EQ(c["group_size"], 8);
+  const double algbw = 1048576 / 50700.16;  // B/ns = GB/s
+  EXPECT_NEAR(c["algbw_gbps"].get<double>(), algbw, 1e-9);
+  EXPECT_NEAR(c["busbw_gbps"].get<double>(), algbw * 2 * 7 / 8, 1e-9);
+}
+
+TEST_F(Cli, MissingWorkloadFile) {
+  const SimRun r = run_sim("--workload " + path("nothing") + " --network " + configs("ring8.yml"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("no files"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, MissingRank) {
+  workload("w", {{comp(1)}, {comp(1)}, {comp(1)}});
+  fs::remove(path("w.1.et"));
+  const SimRun r = run_sim("--workload " + path("w") + " --network " + configs("ring8.yml"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("missing rank 1"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, TruncatedEt) {
+  workload("w", {{comp(1), comp(2, {1}), comp(3, {2})}});
+  const auto size = fs::file_size(path("w.0.et"));
+  fs::resize_file(path("w.0.et"), size - 3);
+  const SimRun r = run_sim("--workload " + path("w") + " --network " + configs("ring8.yml"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("w.0.et"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("truncated"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, GarbledEt) {
+  text_file("g.0.et", std::string("\x05\x01\x02\x03\x04\x05\x07garbage!", 15));
+  const SimRun r = run_sim("--workload " + path("g") + " --network " + configs("ring8.yml"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("g.0.et"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, UnknownYamlKey) {
+  const std::string net = text_file("n.yml", "shape: Ring\ndims: [8]\nbandwdith: 50GB/s\nlatency: 500ns\n");
+  const SimRun r = run_sim("--workload " + workload("w", {{comp(1)}}) + " --network " + net);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("bandwdith"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("n.yml"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, UnknownSystemKey) {
+  const std::string sys = text_file("s.yml", "collective:\n  chunk: 4\n");
+  const SimRun r = run_sim("--workload " + workload("w", {{comp(1)}}) + " --network " + configs("ring8.yml") +
+                        " --system " + sys);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("collective.chunk"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, NonPositiveBandwidth) {
+  const std::string net = text_file("n.yml", "shape: Ring\ndims: [8]\nbandwidth: 0\nlatency: 500ns\n");
+  const SimRun r = run_sim("--workload " + workload("w", {{comp(1)}}) + " --network " + net);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("bandwidth"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, DependencyCycle) {
+  const SimRun r = run_sim("--workload " + workload("w", {{comp(1, {2}), comp(2, {1})}}) + " --network " +
+                        configs("ring8.yml"));
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.output.find("dependency cycle"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, DependencyOnAbsentNode) {
+  const SimRun data = run_sim("--workload " + workload("w", {{comp(1, {42})}}) + " --network " + configs("ring8.yml"));
+  EXPECT_EQ(data.code, 2);
+  EXPECT_NE(data.output.find("absent node 42"), std::string::npos) << data.output;
+  et::Node n = comp(1);
+  n.add_ctrl_deps(43);
+  const std::string w = workload("c", {{n}});
+  const SimRun lenient = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --ctrl-deps");
+  EXPECT_EQ(lenient.code, 0) << lenient.output;
+  EXPECT_NE(lenient.output.find("absent nodes; ignored"), std::string::npos) << lenient.output;
+  const SimRun strict = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --ctrl-deps --strict-deps");
+  EXPECT_EQ(strict.code, 2);
+  EXPECT_NE(strict.output.find("control dependency on absent node 43"), std::string::npos) << strict.output;
+}
+
+TEST_F(Cli, UnmatchedReceiveExitsThreeAndWritesNoReport) {
+  const std::string w = workload("w", {{comp(1)}, {p2p(1, false, 0, 100)}});
+  const SimRun r = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --report " + path("r.json"));
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.output.find("rank 1 node 1 (COMM_RECV from rank 0, tag 5, 100 B) waits"), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(path("r.json")));
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << "left behind: " << e.path();
+  }
+}
+
+TEST_F(Cli, UnmatchedSendExitsThree) {
+  const std::string w = workload("w", {{p2p(1, true, 1, 100)}, {comp(1)}});
+  const SimRun r = run_sim("--workload " + w + " --network " + configs("ring8.yml"));
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.output.find("never received by rank 1"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, MoreRanksThanNpus) {
+  std::vector<std::vector<et::Node>> ranks(9, {comp(1)});
+  const SimRun r = run_sim("--workload " + workload("w", ranks) + " --network " + configs("ring8.yml"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("9 ranks but the network has only 8 NPUs"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, ReportIntoMissingFolderFailsCleanly) {
+  const SimRun r = run_sim("--workload " + workload("w", {{comp(1)}}) + " --network " + configs("ring8.yml") +
+                        " --report " + path("no/such/dir/r.json"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("cannot write"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, ByteIdenticalReportsOnRerun) {
+  const std::string dir = testdata("astrasim-microbenchmarks/all_to_all/16npus_1MB");
+  if (!fs::exists(dir)) GTEST_SKIP() << "testdata absent: " << dir;
+  const std::string net = configs("torus4x4x4.yml");
+  ASSERT_EQ(run_sim("--workload " + dir + " --network " + net + " -q --report " + path("a.json")).code, 0);
+  ASSERT_EQ(run_sim("--workload " + dir + " --network " + net + " -q --report " + path("b.json")).code, 0);
+  std::ifstream a(path("a.json")), b(path("b.json"));
+  const std::string sa((std::istreambuf_iterator<char>(a)), {}), sb((std::istreambuf_iterator<char>(b)), {});
+  EXPECT_EQ(sa, sb);
+  EXPECT_FALSE(sa.empty());
+}
+
+}  // namespace
+}  // namespace sim
