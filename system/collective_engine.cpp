@@ -137,6 +137,7 @@ void CollectiveEngine::issue(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
         q.arrived_head = messages_[m].next;
         if (q.arrived_head == kNone) q.arrived_tail = kNone;
         check_sizes(in, op.peer, pos, op.tag, messages_[m].bytes, op.bytes);
+        --in.unreceived;
         pool_free(messages_, free_message_, m);
         if (q.arrived_head == kNone && q.posted_head == kNone) match_.erase(key);
         work_.push_back(Work{inst, pos, ref, true});
@@ -186,6 +187,7 @@ void CollectiveEngine::finished(std::uint32_t inst, std::uint32_t pos, OpRef ref
     rs.done = true;
     done_.emplace_back((*in.members)[pos], rs.cookie);
     if (++in.ranks_done == in.ranks.size()) {
+      if (in.unreceived > 0) report_unreceived(inst);
       by_key_.erase(in.key);
       in.live = false;
       in.program.reset();
@@ -217,6 +219,7 @@ void CollectiveEngine::on_delivered(std::uint64_t token) {
     work_.push_back(Work{msg.instance, msg.dst, recv.ref, true});
   } else {
     MatchQueue& q = found ? *found : match_[key];
+    ++instances_[msg.instance].unreceived;
     messages_[m].next = kNone;
     if (q.arrived_tail == kNone) q.arrived_head = m; else messages_[q.arrived_tail].next = m;
     q.arrived_tail = m;
@@ -229,6 +232,22 @@ void CollectiveEngine::on_event(const Event& event) {
   pool_free(pending_, free_pending_, static_cast<std::uint32_t>(event.payload));
   work_.push_back(Work{p.instance, p.pos, p.ref, true});
   run_work();
+}
+
+void CollectiveEngine::report_unreceived(std::uint32_t inst) const {
+  const Instance& in = instances_[inst];
+  std::string msg = "collective '" + in.program->name() + "' #" + std::to_string(in.key.seq) + " of communicator " +
+                    std::to_string(in.key.group) + " finished on every rank but " + std::to_string(in.unreceived) +
+                    " message(s) were never received:";
+  std::size_t shown = 0;
+  match_.for_each([&](const MatchKey& k, const MatchQueue& q) {
+    if (k.instance != inst) return;
+    for (std::uint32_t m = q.arrived_head; m != kNone && shown < 8; m = messages_[m].next, ++shown) {
+      msg += "\n  rank " + std::to_string((*in.members)[k.src]) + " -> rank " + std::to_string((*in.members)[k.dst]) +
+             ", tag " + std::to_string(k.tag) + ", " + std::to_string(messages_[m].bytes) + " B";
+    }
+  });
+  throw IncompleteError(msg);
 }
 
 std::vector<std::string> CollectiveEngine::describe_pending(std::size_t max_lines) const {

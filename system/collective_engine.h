@@ -79,6 +79,7 @@ class CollectiveEngine final : public EventHandler {
     std::shared_ptr<const std::vector<std::uint32_t>> members;
     std::vector<RankState> ranks;
     std::uint32_t ranks_done = 0;
+    std::uint64_t unreceived = 0;  // messages arrived that no receive has taken yet
     bool live = false;
   };
   struct Message {
@@ -130,6 +131,7 @@ class CollectiveEngine final : public EventHandler {
   void check_sizes(const Instance& in, std::uint32_t src, std::uint32_t dst, std::uint64_t tag,
                    std::uint64_t sent, std::uint64_t expected) const;
   void notify_done();
+  [[noreturn]] void report_unreceived(std::uint32_t inst) const;
 
   EventQueue& queue_;
   Network& network_;

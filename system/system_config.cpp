@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
+#include "workload/et_io.h"
 
 namespace sim {
 
@@ -135,7 +136,16 @@ SystemConfig load_system_config(const std::string& path) {
 void apply_collective_option(SystemConfig& config, const std::string& option) {
   const auto eq = option.find('=');
   if (eq == std::string::npos) {
-    config.algorithms[CollectiveType::kAllReduce] = option;  // refined by the ET's metadata at load time
+    // The collective it implements is recorded in the ET's metadata (our
+    // writer and MSCCL-derived converters record it); all-reduce otherwise.
+    CollectiveType type = CollectiveType::kAllReduce;
+    const EtTrace first = read_et(resolve_rank_files(option).front());
+    if (const auto name = metadata_string(first.metadata, "collective")) {
+      if (!parse_collective_name(*name, type)) {
+        throw InputError("--collective " + option + ": metadata 'collective' = '" + *name + "' is not a collective type");
+      }
+    }
+    config.algorithms[type] = option;
     return;
   }
   CollectiveType type;
