@@ -77,7 +77,8 @@ const std::map<std::string, ClosedForm>& closed_forms() {
 std::vector<std::string> shipped_configs() {
   std::vector<std::string> names;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(kConfigs)) {
-    if (entry.path().extension() == ".yml") {
+    // configs/system/ holds system configs, not topologies.
+    if (entry.path().extension() == ".yml" && entry.path().parent_path().filename() != "system") {
       names.push_back(std::filesystem::relative(entry.path(), kConfigs).generic_string());
     }
   }

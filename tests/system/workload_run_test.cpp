@@ -169,3 +169,33 @@ TEST(WorkloadRun, SameInputsSameResults) {
 
 }  // namespace
 }  // namespace sim
+
+namespace sim {
+namespace {
+
+TEST(SystemConfigFile, ShippedExampleParses) {
+  const SystemConfig cfg = load_system_config(testing::source_dir() + "/configs/system/h100_like.yml");
+  EXPECT_TRUE(cfg.roofline());
+  EXPECT_EQ(cfg.collective_chunks, 4u);
+  EXPECT_EQ(cfg.reduction_bandwidth, 1'000'000'000'000u);
+  EXPECT_EQ(cfg.algorithms.at(CollectiveType::kAllReduce), "ring");
+}
+
+TEST(SystemConfigFile, BadValuesNameTheirKey) {
+  const auto message = [](const std::string& yaml) {
+    try {
+      parse_system_config(yaml, "s.yml");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("collective: {chunks: 0}").find("collective.chunks"), std::string::npos);
+  EXPECT_NE(message("memory: {bandwidth: -5GB/s}").find("memory.bandwidth"), std::string::npos);
+  EXPECT_NE(message("compute: {peak_tflops: 10}").find("needs both"), std::string::npos);
+  EXPECT_NE(message("collective: {algorithms: {allreduse: ring}}").find("unknown collective type"), std::string::npos);
+  EXPECT_NE(message("network: 1").find("unknown key"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sim
