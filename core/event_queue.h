@@ -1,10 +1,13 @@
 // The simulation kernel: one global queue of plain events.
 //
-// Events are small structs kept by value in a 4-ary heap (a vector, so no
-// allocation per event once it has grown) and dispatched through one virtual
-// call to their handler. Ties in time are broken by scheduling order, so a run
-// is deterministic. There is no global state: several simulations may live in
-// one process.
+// Events are small structs kept by value and dispatched through one virtual
+// call to their handler. Simulated time never goes back, so the queue is a
+// radix heap: bucket i holds events whose time first differs from the current
+// time in bit i-1, pushes are O(1), and each event moves down a bucket at most
+// 64 times (usually once or twice). Buckets are vectors, so nothing is
+// allocated per event once they have grown. Events of equal time leave in
+// scheduling order, so a run is deterministic. There is no global state:
+// several simulations may live in one process.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +39,8 @@ struct Event {
 class EventQueue {
  public:
   Time now() const { return now_; }
-  bool empty() const { return heap_.empty(); }
-  std::size_t pending() const { return heap_.size(); }
+  bool empty() const { return size_ == 0; }
+  std::size_t pending() const { return size_; }
   std::uint64_t processed() const { return processed_; }
 
   // Schedules `handler->on_event` at absolute time `at` (>= now).
@@ -55,13 +58,17 @@ class EventQueue {
   }
 
  private:
-  static bool before(const Event& a, const Event& b) {
-    return a.time < b.time || (a.time == b.time && a.seq < b.seq);
+  static constexpr int kBuckets = 65;
+  static int bucket_of(Time at, Time base) {
+    const auto diff = static_cast<std::uint64_t>(at ^ base);
+    return diff == 0 ? 0 : 64 - __builtin_clzll(diff);
   }
-  void sift_up(std::size_t i);
-  void sift_down(std::size_t i);
+  // Moves the smallest non-empty bucket's events down so bucket 0 holds the next time.
+  void refill();
 
-  std::vector<Event> heap_;
+  std::vector<Event> buckets_[kBuckets];
+  std::size_t head_ = 0;  // bucket 0 is consumed front to back
+  std::size_t size_ = 0;
   Time now_ = 0;
   std::uint64_t next_seq_ = 0;
   std::uint64_t processed_ = 0;

@@ -22,9 +22,10 @@ class FlatMap {
   bool empty() const { return size_ == 0; }
 
   Value* find(const Key& key) {
-    std::size_t i = Hash()(key) & mask_;
+    const std::size_t h = Hash()(key);
+    std::size_t i = h & mask_;
     while (slots_[i].used) {
-      if (slots_[i].key == key) return &slots_[i].value;
+      if (slots_[i].hash == h && slots_[i].key == key) return &slots_[i].value;
       i = (i + 1) & mask_;
     }
     return nullptr;
@@ -32,13 +33,15 @@ class FlatMap {
 
   // The value for `key`, default-constructed if absent.
   Value& operator[](const Key& key) {
-    if ((size_ + 1) * 4 > slots_.size() * 3) rehash(slots_.size() * 2);
-    std::size_t i = Hash()(key) & mask_;
+    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.size() * 2);  // load <= 1/2: short probe runs
+    const std::size_t h = Hash()(key);
+    std::size_t i = h & mask_;
     while (slots_[i].used) {
-      if (slots_[i].key == key) return slots_[i].value;
+      if (slots_[i].hash == h && slots_[i].key == key) return slots_[i].value;
       i = (i + 1) & mask_;
     }
     slots_[i].used = true;
+    slots_[i].hash = h;
     slots_[i].key = key;
     slots_[i].value = Value{};
     ++size_;
@@ -46,13 +49,14 @@ class FlatMap {
   }
 
   bool erase(const Key& key) {
-    std::size_t i = Hash()(key) & mask_;
+    const std::size_t h = Hash()(key);
+    std::size_t i = h & mask_;
     while (slots_[i].used) {
-      if (slots_[i].key == key) {
+      if (slots_[i].hash == h && slots_[i].key == key) {
         // Shift later members of the probe run back so no search stops early.
         std::size_t hole = i;
         for (std::size_t j = (i + 1) & mask_; slots_[j].used; j = (j + 1) & mask_) {
-          const std::size_t home = Hash()(slots_[j].key) & mask_;
+          const std::size_t home = slots_[j].hash & mask_;
           if (((j - home) & mask_) >= ((j - hole) & mask_)) {
             slots_[hole] = slots_[j];
             hole = j;
@@ -78,6 +82,7 @@ class FlatMap {
   struct Slot {
     Key key{};
     Value value{};
+    std::size_t hash = 0;  // kept so probing and deletion never rehash a key
     bool used = false;
   };
 

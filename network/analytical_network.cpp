@@ -13,7 +13,7 @@ AnalyticalNetwork::AnalyticalNetwork(const Topology& topology, EventQueue& queue
 
 AnalyticalNetwork::PathCost AnalyticalNetwork::path_cost(NodeId src, NodeId dst) {
   const std::uint64_t key = std::uint64_t{src} * topology_.npu_count() + dst;
-  if (const auto it = costs_.find(key); it != costs_.end()) return it->second;
+  if (const PathCost* known = costs_.find(key)) return *known;
   scratch_route_.clear();
   topology_.route(src, dst, scratch_route_);
   PathCost cost;
@@ -25,7 +25,7 @@ AnalyticalNetwork::PathCost AnalyticalNetwork::path_cost(NodeId src, NodeId dst)
     cost.latency_sum += link.latency;
     cost.min_bandwidth = std::min(cost.min_bandwidth, link.bandwidth);
   }
-  costs_.emplace(key, cost);
+  costs_[key] = cost;
   return cost;
 }
 

@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/flat_map.h"
 #include "network/network.h"
 
 namespace sim {
@@ -55,7 +56,14 @@ class AnalyticalNetwork final : public Network, public EventHandler {
   MessageSink& sink_;
   std::uint64_t messages_sent_ = 0;
   std::vector<Time> egress_free_at_;                    // per link; only first links are used
-  std::unordered_map<std::uint64_t, PathCost> costs_;  // key src * npus + dst
+  struct KeyHash {
+    std::size_t operator()(std::uint64_t k) const noexcept {
+      k = (k ^ (k >> 30)) * 0xbf58476d1ce4e5b9ull;  // splitmix64 finalizer
+      k = (k ^ (k >> 27)) * 0x94d049bb133111ebull;
+      return static_cast<std::size_t>(k ^ (k >> 31));
+    }
+  };
+  FlatMap<std::uint64_t, PathCost, KeyHash> costs_;  // only the pairs actually used  // key src * npus + dst
   std::vector<LinkId> scratch_route_;
 };
 

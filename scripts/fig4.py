@@ -8,7 +8,7 @@ each time is divided by the 1D ring's at the same size. See docs/fig4.md.
 
 Debian packages only (python3-matplotlib); run with /usr/bin/python3.
 
-  scripts/fig4.py [--sim build/sim] [--out out] [--sizes 1KiB,1MiB,1GiB] [--native]
+  scripts/fig4.py [--sim build/sim] [--out out] [--sizes 1KiB,1MiB,1GiB] [--native] [--backend B] [--jobs 2]
 """
 import argparse
 import concurrent.futures
@@ -58,9 +58,9 @@ def run(cmd):
     return done.stdout
 
 
-def simulate(sim, workload, topology, collectives, report):
-    cmd = [sim, "--workload", workload, "--network", os.path.join(ROOT, "configs", topology + ".yml"), "-q",
-           "--report", report]
+def simulate(sim, backend, workload, topology, collectives, report):
+    cmd = [sim, "--workload", workload, "--network", os.path.join(ROOT, "configs", topology + ".yml"),
+           "--backend", backend, "-q", "--report", report]
     for c in collectives:
         cmd += ["--collective", c]
     run(cmd)
@@ -68,7 +68,7 @@ def simulate(sim, workload, topology, collectives, report):
         return json.load(f)["sim_time_ns"]
 
 
-def plot(rows, sizes, path):
+def plot(rows, sizes, backend, path):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -84,7 +84,7 @@ def plot(rows, sizes, path):
     ax.set_xticklabels([size_label(s).replace(" ", "") for s in sizes], rotation=45, ha="right")
     ax.set_xlabel("collective size (all-reduce, then all-gather of the same size per rank)")
     ax.set_ylabel("slowdown over 1D ring")
-    ax.set_title(f"1D ring algorithm on {NPUS} NPUs (analytical backend, no link contention)")
+    ax.set_title(f"1D ring algorithm on {NPUS} NPUs ({backend} backend)")
     ax.grid(True, alpha=0.3)
     ax.legend()
     fig.tight_layout()
@@ -99,6 +99,7 @@ def main():
                     default=DEFAULT_SIZES, help="comma-separated sizes (default: powers of 4, 1KiB..1GiB)")
     ap.add_argument("--native", action="store_true",
                     help="use the simulator's native ring instead of the ring written as Chakra ETs")
+    ap.add_argument("--backend", default="analytical", help="network backend passed to sim (default analytical)")
     ap.add_argument("--jobs", type=int, default=2, help="simulations run in parallel (default 2)")
     args = ap.parse_args()
     if not os.access(args.sim, os.X_OK):
@@ -127,7 +128,7 @@ def main():
             for topo in TOPOLOGIES:
                 for s in sizes:
                     report = os.path.join(tmp, f"{topo}.{s}.json")
-                    jobs[(topo, s)] = pool.submit(simulate, args.sim, workloads[s], topo, collectives, report)
+                    jobs[(topo, s)] = pool.submit(simulate, args.sim, args.backend, workloads[s], topo, collectives, report)
         times = {key: job.result() for key, job in jobs.items()}
 
     rows = {(topo, s): (times[(topo, s)], times[(topo, s)] / times[(BASELINE, s)]) for (topo, s) in times}
@@ -140,7 +141,7 @@ def main():
                 t, slow = rows[(topo, s)]
                 w.writerow([topo, s, f"{t:.3f}", f"{slow:.4f}"])
     png_path = os.path.join(args.out, "fig4.png")
-    plot(rows, sizes, png_path)
+    plot(rows, sizes, args.backend, png_path)
 
     print(f"{'size':>8}  " + "  ".join(f"{TOPOLOGIES[t]:>9}" for t in TOPOLOGIES))
     for s in sizes:

@@ -84,7 +84,7 @@ void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const Collec
   ready_scratch_.clear();
   in.program->start(pos, rs.cursor, ready_scratch_);
   // Pushed in reverse so the work stack issues them in the program's order.
-  for (auto r = ready_scratch_.rbegin(); r != ready_scratch_.rend(); ++r) work_.push_back(Work{idx, pos, *r, false});
+  for (auto r = ready_scratch_.rbegin(); r != ready_scratch_.rend(); ++r) work_.push_back(make_work(idx, pos, *r, false));
   if (rs.op_count == 0) {
     rs.done = true;
     ++in.ranks_done;
@@ -97,12 +97,15 @@ void CollectiveEngine::run_work() {
   if (running_) return;  // the outer call drains the list
   running_ = true;
   while (!work_.empty()) {
-    const Work w = work_.back();
+    const std::uint64_t packed = work_.back().packed;
+    const OpRef ref = work_.back().ref;
     work_.pop_back();
-    if (w.finished) {
-      finished(w.instance, w.pos, w.ref);
+    const auto inst = static_cast<std::uint32_t>(packed >> 33);
+    const auto pos = static_cast<std::uint32_t>(packed >> 1);
+    if (packed & 1) {
+      finished(inst, pos, ref);
     } else {
-      issue(w.instance, w.pos, w.ref);
+      issue(inst, pos, ref);
     }
   }
   running_ = false;
@@ -140,7 +143,7 @@ void CollectiveEngine::issue(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
         --in.unreceived;
         pool_free(messages_, free_message_, m);
         if (q.arrived_head == kNone && q.posted_head == kNone) match_.erase(key);
-        work_.push_back(Work{inst, pos, ref, true});
+        work_.push_back(make_work(inst, pos, ref, true));
       } else {
         MatchQueue& q = found ? *found : match_[key];
         const std::uint32_t p = pool_alloc(posted_, free_posted_);
@@ -153,7 +156,7 @@ void CollectiveEngine::issue(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
     case OpKind::kCompute: {
       const Time t = op.duration >= 0 ? op.duration : config_.reduction_time(op.bytes);
       if (t == 0) {
-        work_.push_back(Work{inst, pos, ref, true});
+        work_.push_back(make_work(inst, pos, ref, true));
       } else {
         const std::uint32_t p = pool_alloc(pending_, free_pending_);
         pending_[p] = Pending{inst, pos, ref, kNone};
@@ -181,7 +184,7 @@ void CollectiveEngine::finished(std::uint32_t inst, std::uint32_t pos, OpRef ref
   in.program->finish(pos, ref, rs.cursor, ready_scratch_);
   // Push in reverse so the work stack issues them in the program's order.
   for (auto it = ready_scratch_.rbegin(); it != ready_scratch_.rend(); ++it) {
-    work_.push_back(Work{inst, pos, *it, false});
+    work_.push_back(make_work(inst, pos, *it, false));
   }
   if (rs.ops_done == rs.op_count) {
     rs.done = true;
@@ -203,7 +206,7 @@ void CollectiveEngine::finished(std::uint32_t inst, std::uint32_t pos, OpRef ref
 void CollectiveEngine::on_delivered(std::uint64_t token) {
   const std::uint32_t m = static_cast<std::uint32_t>(token & ~kTokenBit);
   const Message msg = messages_[m];
-  work_.push_back(Work{msg.instance, msg.src, msg.send_ref, true});  // eager send: done on delivery
+  work_.push_back(make_work(msg.instance, msg.src, msg.send_ref, true));  // eager send: done on delivery
   const MatchKey key{msg.instance, msg.src, msg.dst, msg.tag};
   MatchQueue* found = match_.find(key);
   if (found && found->posted_head != kNone) {
@@ -216,7 +219,7 @@ void CollectiveEngine::on_delivered(std::uint64_t token) {
     pool_free(messages_, free_message_, m);
     if (q.arrived_head == kNone && q.posted_head == kNone) match_.erase(key);
     check_sizes(instances_[msg.instance], msg.src, msg.dst, msg.tag, msg.bytes, recv.bytes);
-    work_.push_back(Work{msg.instance, msg.dst, recv.ref, true});
+    work_.push_back(make_work(msg.instance, msg.dst, recv.ref, true));
   } else {
     MatchQueue& q = found ? *found : match_[key];
     ++instances_[msg.instance].unreceived;
@@ -230,7 +233,7 @@ void CollectiveEngine::on_delivered(std::uint64_t token) {
 void CollectiveEngine::on_event(const Event& event) {
   const Pending p = pending_[event.payload];
   pool_free(pending_, free_pending_, static_cast<std::uint32_t>(event.payload));
-  work_.push_back(Work{p.instance, p.pos, p.ref, true});
+  work_.push_back(make_work(p.instance, p.pos, p.ref, true));
   run_work();
 }
 

@@ -113,11 +113,17 @@ class CollectiveEngine final : public EventHandler {
     OpRef ref;
     std::uint32_t next;
   };
+  // Two plain words, written and read one word at a time: a work item is
+  // usually popped right after it was pushed, and a wider read of narrower
+  // writes would stall on store forwarding.
   struct Work {
-    std::uint32_t instance, pos;
+    std::uint64_t packed;  // instance << 33 | pos << 1 | finished
     OpRef ref;
-    bool finished;  // false: issue it; true: it has finished
   };
+  static Work make_work(std::uint32_t inst, std::uint32_t pos, OpRef ref, bool finished) {
+    return Work{static_cast<std::uint64_t>(inst) << 33 | static_cast<std::uint64_t>(pos) << 1 | (finished ? 1u : 0u),
+                ref};
+  }
   struct InstanceKeyHash {
     std::size_t operator()(const InstanceKey& k) const noexcept {
       return std::hash<std::uint64_t>()(k.seq * 0x9e3779b97f4a7c15ull ^ k.group);

@@ -21,6 +21,12 @@ RingProgram::RingProgram(CollectiveType type, std::uint32_t group_size, std::uin
   if (!supports(type)) throw std::invalid_argument("ring: unsupported collective");
   if (n_ == 0 || chunks_ == 0) throw std::invalid_argument("ring: empty group or zero chunks");
   steps_ = n_ <= 1 ? 0 : (type == CollectiveType::kAllReduce ? 2 * (n_ - 1) : n_ - 1);
+  // All-gather cuts each rank's input into chunks; the others cut the buffer into N * chunks parts.
+  parts_ = type == CollectiveType::kAllGather ? chunks_ : static_cast<std::uint64_t>(n_) * chunks_;
+  if (parts_ <= (1u << 22)) {
+    cuts_.resize(parts_ + 1);
+    for (std::uint64_t i = 0; i <= parts_; ++i) cuts_[i] = part_cut(bytes_, parts_, i);
+  }
 }
 
 bool RingProgram::reduces(std::uint32_t s) const {
@@ -28,11 +34,10 @@ bool RingProgram::reduces(std::uint32_t s) const {
 }
 
 std::uint64_t RingProgram::send_bytes(std::uint32_t pos, std::uint32_t chunk, std::uint32_t step) const {
-  const std::uint64_t parts = static_cast<std::uint64_t>(n_) * chunks_;
   switch (type_) {
     case CollectiveType::kAllGather:
       // Every piece is one rank's whole input, cut into chunks.
-      return part_bytes(bytes_, chunks_, chunk);
+      return range_bytes(chunk, 1);
     case CollectiveType::kAllReduce:
     case CollectiveType::kReduceScatter: {
       // Piece j of chunk c is part c*N + j of the buffer. Reduce-scatter step s
@@ -40,7 +45,7 @@ std::uint64_t RingProgram::send_bytes(std::uint32_t pos, std::uint32_t chunk, st
       const std::uint32_t piece =
           step < n_ - 1 ? mod(static_cast<std::int64_t>(pos) - step, n_)
                         : mod(static_cast<std::int64_t>(pos) + 1 - (step - (n_ - 1)), n_);
-      return part_bytes(bytes_, parts, static_cast<std::uint64_t>(chunk) * n_ + piece);
+      return range_bytes(static_cast<std::uint64_t>(chunk) * n_ + piece, 1);
     }
     case CollectiveType::kAllToAll: {
       // Step s forwards the blocks that origin o = pos - s sent towards
@@ -49,9 +54,9 @@ std::uint64_t RingProgram::send_bytes(std::uint32_t pos, std::uint32_t chunk, st
       const std::uint32_t first = mod(static_cast<std::int64_t>(pos) + 1, n_);
       const std::uint64_t count = n_ - 1 - step;
       const std::uint64_t base = static_cast<std::uint64_t>(chunk) * n_;
-      if (first + count <= n_) return parts_bytes(bytes_, parts, base + first, count);
+      if (first + count <= n_) return range_bytes(base + first, count);
       const std::uint64_t head = n_ - first;
-      return parts_bytes(bytes_, parts, base + first, head) + parts_bytes(bytes_, parts, base, count - head);
+      return range_bytes(base + first, head) + range_bytes(base, count - head);
     }
     default:
       return 0;

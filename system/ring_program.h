@@ -16,6 +16,8 @@
 // the start. This is exactly the DAG that `sim collective gen ring` writes.
 #pragma once
 
+#include <vector>
+
 #include "system/collective_program.h"
 #include "workload/rank_graph.h"
 
@@ -55,6 +57,13 @@ class RingProgram final : public CollectiveProgram {
   std::uint32_t chunks_;
   std::uint32_t steps_;
   std::string name_ = "ring";
+  // cuts_[i] = bytes before part i of the buffer, precomputed (when not huge)
+  // so the hot path divides nothing.
+  std::vector<std::uint64_t> cuts_;
+  std::uint64_t parts_ = 0;
+  std::uint64_t range_bytes(std::uint64_t first, std::uint64_t count) const {
+    return cuts_.empty() ? parts_bytes(bytes_, parts_, first, count) : cuts_[first + count] - cuts_[first];
+  }
 };
 
 }  // namespace sim
