@@ -64,26 +64,27 @@ int run_simulation(const RunOptions& o) {
   SystemConfig config = o.system.empty() ? SystemConfig{} : load_system_config(o.system);
   for (const std::string& c : o.collectives) apply_collective_option(config, c);
 
-  std::vector<EtTrace> traces;
-  std::string workload_name;
   Topology topology = o.network.empty() ? parse_topology(kExampleTopologyYaml, "<bundled ring8>")
                                         : load_topology(o.network);
-  if (o.workload.empty()) {
-    traces = example_workload();
-    workload_name = "bundled example: data-parallel step, 4 layers, ring all-reduce of gradients";
-  } else {
-    for (const std::string& path : resolve_rank_files(o.workload)) traces.push_back(read_et(path));
-    workload_name = o.workload;
-  }
   SimulationOptions options;
   options.backend = o.backend;
   if (!o.comm_groups.empty()) options.comm_groups = load_comm_groups(o.comm_groups);
-  std::vector<RankGraph> graphs;
-  graphs.reserve(traces.size());
+
+  // Each rank's trace is compacted into its graph as soon as it is read, so
+  // at most one decoded trace is in memory at a time.
   const GraphOptions gopt{o.ctrl_deps, o.strict_deps};
-  for (std::size_t r = 0; r < traces.size(); ++r) graphs.emplace_back(traces[r], static_cast<int>(r), gopt);
-  traces.clear();
-  traces.shrink_to_fit();
+  std::vector<RankGraph> graphs;
+  std::string workload_name;
+  if (o.workload.empty()) {
+    const std::vector<EtTrace> traces = example_workload();
+    for (std::size_t r = 0; r < traces.size(); ++r) graphs.emplace_back(traces[r], static_cast<int>(r), gopt);
+    workload_name = "bundled example: data-parallel step, 4 layers, ring all-reduce of gradients";
+  } else {
+    const std::vector<std::string> files = resolve_rank_files(o.workload);
+    graphs.reserve(files.size());
+    for (std::size_t r = 0; r < files.size(); ++r) graphs.emplace_back(read_et(files[r]), static_cast<int>(r), gopt);
+    workload_name = o.workload;
+  }
 
   Simulation simulation(std::move(graphs), topology, config, options);
   SimulationResult result = simulation.run();

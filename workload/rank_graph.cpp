@@ -61,12 +61,13 @@ RankGraph::RankGraph(const EtTrace& trace, int rank, const GraphOptions& options
   const std::size_t n = trace.nodes.size();
   nodes_.resize(n);
   names_.resize(n);
-  index_.reserve(n);
+  std::unordered_map<std::uint64_t, std::uint32_t> index;  // construction only; by_id_ afterwards
+  index.reserve(n);
   group_names_.push_back("");
 
   for (std::size_t i = 0; i < n; ++i) {
     const et::Node& src = trace.nodes[i];
-    if (!index_.emplace(src.id(), static_cast<std::uint32_t>(i)).second) {
+    if (!index.emplace(src.id(), static_cast<std::uint32_t>(i)).second) {
       throw InputError(where(path_, rank, src.id()) + ": duplicate node id");
     }
     TaskNode& t = nodes_[i];
@@ -125,7 +126,7 @@ RankGraph::RankGraph(const EtTrace& trace, int rank, const GraphOptions& options
   for (std::size_t i = 0; i < n; ++i) {
     const et::Node& src = trace.nodes[i];
     auto add = [&](std::uint64_t dep) {
-      const auto it = index_.find(dep);
+      const auto it = index.find(dep);
       const std::uint32_t p = it->second;
       if (p == i) throw IncompleteError(where(path_, rank, src.id()) + ": node depends on itself (cycle)");
       if (std::find(parents[i].begin(), parents[i].end(), p) == parents[i].end()) {
@@ -134,7 +135,7 @@ RankGraph::RankGraph(const EtTrace& trace, int rank, const GraphOptions& options
       }
     };
     for (std::uint64_t dep : src.data_deps()) {
-      if (!index_.count(dep)) {
+      if (!index.count(dep)) {
         throw InputError(where(path_, rank, src.id()) + ": data dependency on absent node " + std::to_string(dep));
       }
       add(dep);
@@ -145,7 +146,7 @@ RankGraph::RankGraph(const EtTrace& trace, int rank, const GraphOptions& options
           ++self_ctrl_deps_;
           continue;
         }
-        if (!index_.count(dep)) {
+        if (!index.count(dep)) {
           if (options.strict_deps) {
             throw InputError(where(path_, rank, src.id()) + ": control dependency on absent node " +
                              std::to_string(dep));
@@ -172,6 +173,9 @@ RankGraph::RankGraph(const EtTrace& trace, int rank, const GraphOptions& options
     }
   }
   check_acyclic();
+  by_id_.reserve(n);
+  for (std::uint32_t i = 0; i < n; ++i) by_id_.emplace_back(nodes_[i].id, i);
+  std::sort(by_id_.begin(), by_id_.end());
 }
 
 std::vector<std::uint32_t> RankGraph::roots() const {
@@ -184,8 +188,8 @@ std::vector<std::uint32_t> RankGraph::roots() const {
 }
 
 std::int64_t RankGraph::index_of(std::uint64_t id) const {
-  const auto it = index_.find(id);
-  return it == index_.end() ? -1 : static_cast<std::int64_t>(it->second);
+  const auto it = std::lower_bound(by_id_.begin(), by_id_.end(), std::make_pair(id, std::uint32_t{0}));
+  return it == by_id_.end() || it->first != id ? -1 : static_cast<std::int64_t>(it->second);
 }
 
 void RankGraph::check_acyclic() const {

@@ -105,7 +105,7 @@ class RankGraph {
   std::vector<TaskNode> nodes_;
   std::vector<std::string> names_;
   std::vector<std::uint32_t> children_;
-  std::unordered_map<std::uint64_t, std::uint32_t> index_;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> by_id_;  // sorted: id -> index
   std::vector<std::string> group_names_;
   std::size_t dangling_ctrl_deps_ = 0;
   std::size_t self_ctrl_deps_ = 0;

@@ -65,7 +65,7 @@ class Cli : public ::testing::Test {
 et::Node comp(std::uint64_t id, std::vector<std::uint64_t> deps = {}) {
   et::Node n;
   n.set_id(id);
-  n.set_name("c" + std::to_string(id));
+  n.set_name(std::string("c").append(std::to_string(id)));  // not "c" + ...: GCC 12 -Wrestrict false positive
   n.set_type(et::COMP_NODE);
   n.set_duration_micros(3);
   for (auto d : deps) n.add_data_deps(d);
