@@ -24,6 +24,7 @@
 #include "system/report.h"
 #include "system/simulation.h"
 #include "workload/example_workload.h"
+#include "workload/workload_loader.h"
 #include "workload/workload_generator.h"
 
 namespace {
@@ -71,7 +72,7 @@ int run_simulation(const RunOptions& o) {
   if (!o.comm_groups.empty()) options.comm_groups = load_comm_groups(o.comm_groups);
 
   // Each rank's trace is compacted into its graph as soon as it is read, so
-  // at most one decoded trace is in memory at a time.
+  // only a few decoded traces (one per loading thread) are in memory at a time.
   const GraphOptions gopt{o.ctrl_deps, o.strict_deps};
   std::vector<RankGraph> graphs;
   std::string workload_name;
@@ -80,18 +81,18 @@ int run_simulation(const RunOptions& o) {
     for (std::size_t r = 0; r < traces.size(); ++r) graphs.emplace_back(traces[r], static_cast<int>(r), gopt);
     workload_name = "bundled example: data-parallel step, 4 layers, ring all-reduce of gradients";
   } else {
-    const std::vector<std::string> files = resolve_rank_files(o.workload);
-    graphs.reserve(files.size());
-    for (std::size_t r = 0; r < files.size(); ++r) graphs.emplace_back(read_et(files[r]), static_cast<int>(r), gopt);
+    graphs = load_rank_graphs(resolve_rank_files(o.workload), gopt);
     workload_name = o.workload;
   }
 
   Simulation simulation(std::move(graphs), topology, config, options);
+  const auto run_start = std::chrono::steady_clock::now();
   SimulationResult result = simulation.run();
+  const double run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
   for (const std::string& w : result.warnings) spdlog::warn("{}", w);
 
   RunInfo info{workload_name, topology.description(), o.backend,
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count()};
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(), run_seconds};
   if (!o.report.empty()) write_json_report(o.report, result, info);
   if (!o.csv.empty()) write_csv_report(o.csv, result);
   if (!o.quiet) {

@@ -18,8 +18,8 @@ trap 'rm -rf "$TMP"' EXIT
 HAVE_TIME=0
 [[ -x /usr/bin/time ]] && HAVE_TIME=1
 
-row() { printf '%-44s %6s %16s %9s %11s %11s %9s\n' "$@"; }
-row case ranks "simulated time" "wall (s)" events "events/s" "RSS (MiB)"
+row() { printf '%-44s %6s %16s %9s %15s %11s %16s %9s\n' "$@"; }
+row case ranks "simulated time" "wall (s)" "event loop (s)" events "events/s (loop)" "RSS (MiB)"
 
 # run <label> <ranks> <sim args...>
 run() {
@@ -46,9 +46,11 @@ run() {
     wall=$(sed -n 's/.*wall time \([0-9.]*\) s.*/\1/p' "$out")
     rss=$(sed -n 's/^peak memory: \([0-9]*\) MiB/\1/p' "$out")
   fi
-  local rate
-  rate=$(awk -v e="$events" -v w="$wall" 'BEGIN { if (w > 0) printf "%.2fM", e / w / 1e6; else print "-" }')
-  row "$label" "$ranks" "$simtime" "$wall" "$events" "$rate" "$rss"
+  # The event loop alone, without loading the traces (printed by sim).
+  local loop rate
+  loop=$(sed -n 's/.*event loop \([0-9.]*\) s.*/\1/p' "$out")
+  rate=$(awk -v e="$events" -v w="$loop" 'BEGIN { if (w > 0) printf "%.2fM", e / w / 1e6; else print "-" }')
+  row "$label" "$ranks" "$simtime" "$wall" "${loop:--}" "$events" "$rate" "$rss"
 }
 
 for c in $CASES; do

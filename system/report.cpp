@@ -99,8 +99,12 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
   }
   out << "events: " << r.events << ", messages: " << r.messages;
   if (info.wall_seconds > 0) {
-    out << ", wall time " << fixed(info.wall_seconds, 3) << " s ("
-        << fixed(static_cast<double>(r.events) / info.wall_seconds / 1e6, 2) << " M events/s)";
+    out << ", wall time " << fixed(info.wall_seconds, 3) << " s";
+    if (info.simulate_seconds > 0) {
+      out << " (loading " << fixed(info.wall_seconds - info.simulate_seconds, 3) << " s, event loop "
+          << fixed(info.simulate_seconds, 3) << " s: "
+          << fixed(static_cast<double>(r.events) / info.simulate_seconds / 1e6, 2) << " M events/s)";
+    }
   }
   out << "\n";
 }

@@ -19,7 +19,8 @@ struct RunInfo {
   std::string workload;   // what ran, for the report header
   std::string topology;   // Topology::description()
   std::string backend;
-  double wall_seconds = 0;
+  double wall_seconds = 0;      // the whole run, loading included
+  double simulate_seconds = 0;  // the event loop alone
 };
 
 double algbw_gbps(const CollectiveRecord& c);

@@ -107,6 +107,24 @@ std::string frame_at(std::size_t k, std::size_t offset) {
 void parse_frames(const std::string& data, const std::string& path, bool inflated, EtTrace& trace) {
   const std::string where = inflated ? " of the inflated data" : "";
   std::size_t pos = 0;
+  {
+    // Count the frames first: growing a vector of protobuf messages copies
+    // them (their move constructor is not noexcept), which costs more than this pass.
+    std::size_t frames = 0;
+    for (std::size_t p = pos; p < data.size(); ++frames) {
+      std::uint64_t len = 0;
+      int shift = 0;
+      while (p < data.size() && shift < 64) {
+        const auto b = static_cast<unsigned char>(data[p++]);
+        len |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+        shift += 7;
+        if (!(b & 0x80)) break;
+      }
+      if (len > data.size() - p) break;  // the main loop reports it
+      p += len;
+    }
+    trace.nodes.reserve(frames);
+  }
   std::size_t k = 0;
   for (; pos < data.size(); ++k) {
     const std::size_t start = pos;
@@ -360,12 +378,19 @@ std::string member_name(const et::AttributeProto& a) {
   return et::AttributeProto::descriptor()->FindFieldByNumber(a.value_case())->name();
 }
 
-[[noreturn]] void wrong_kind(const std::string& owner, const et::AttributeProto& a, const char* expected) {
-  throw InputError(owner + ": attribute '" + a.name() + "' has type " + member_name(a) + ", expected " + expected);
+// Who holds an attribute, named only when an error needs it (building the
+// string on every lookup showed up in profiles of large traces).
+struct Owner {
+  const et::Node* node = nullptr;  // null: the GlobalMetadata
+  std::string str() const { return node ? "node " + std::to_string(node->id()) : "GlobalMetadata"; }
+};
+
+[[noreturn]] void wrong_kind(const Owner& owner, const et::AttributeProto& a, const char* expected) {
+  throw InputError(owner.str() + ": attribute '" + a.name() + "' has type " + member_name(a) + ", expected " + expected);
 }
 
-std::string node_owner(const et::Node& node) { return "node " + std::to_string(node.id()); }
-const std::string kMetadataOwner = "GlobalMetadata";
+Owner node_owner(const et::Node& node) { return Owner{&node}; }
+const Owner kMetadataOwner{};
 
 // Any integer member; `is_signed` says whether `bits` holds an int64.
 struct IntValue {
@@ -392,18 +417,18 @@ std::optional<IntValue> integer_member(const et::AttributeProto& a) {
   }
 }
 
-std::optional<std::int64_t> int_in(const AttrList& attrs, std::string_view name, const std::string& owner) {
+std::optional<std::int64_t> int_in(const AttrList& attrs, std::string_view name, const Owner& owner) {
   const et::AttributeProto* a = find_in(attrs, name);
   if (!a) return std::nullopt;
   const auto v = integer_member(*a);
   if (!v) wrong_kind(owner, *a, "integer");
   if (!v->is_signed && v->bits > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-    throw InputError(owner + ": attribute '" + a->name() + "' value " + std::to_string(v->bits) +
+    throw InputError(owner.str() + ": attribute '" + a->name() + "' value " + std::to_string(v->bits) +
                      " exceeds the int64 range");
   return static_cast<std::int64_t>(v->bits);
 }
 
-std::optional<std::string> string_in(const AttrList& attrs, std::string_view name, const std::string& owner) {
+std::optional<std::string> string_in(const AttrList& attrs, std::string_view name, const Owner& owner) {
   const et::AttributeProto* a = find_in(attrs, name);
   if (!a) return std::nullopt;
   if (a->value_case() != et::AttributeProto::kStringVal) wrong_kind(owner, *a, "string_val");

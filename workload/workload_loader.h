@@ -1,0 +1,18 @@
+// Loads a workload: every rank's ET read and compacted into its graph.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "workload/rank_graph.h"
+
+namespace sim {
+
+// Reads files[r] as rank r and builds its graph, on up to `threads` threads
+// (0: one per core). Ranks are independent, so the result does not depend on
+// the thread count; when several ranks fail, the lowest rank's error is thrown.
+// Each decoded trace is dropped once its graph is built.
+std::vector<RankGraph> load_rank_graphs(const std::vector<std::string>& files, const GraphOptions& options,
+                                        unsigned threads = 0);
+
+}  // namespace sim
