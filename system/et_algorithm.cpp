@@ -1,6 +1,9 @@
 #include "system/et_algorithm.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <thread>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -12,77 +15,97 @@ namespace {
 
 std::string at(const std::string& file, std::uint64_t id) { return file + ": node " + std::to_string(id); }
 
-EtRankProgram load_rank(const EtTrace& trace, std::uint32_t n) {
-  EtRankProgram prog;
-  const std::size_t count = trace.nodes.size();
-  std::unordered_map<std::uint64_t, std::uint32_t> index;
-  // Ops are kept in ascending node id, the issue order of ready ops.
+// Decodes one node into an op (peers checked against the n ranks).
+EtOpSpec decode_op(const et::Node& node, std::uint32_t n, const std::string& path) {
+  EtOpSpec op;
+  op.node_id = node.id();
+  const auto size = attr_int(node, "comm_size");
+  op.tag = static_cast<std::uint64_t>(attr_int(node, "comm_tag").value_or(0));
+  op.chunk_idx = attr_int(node, "msg_chunk_idx").value_or(-1);
+  op.chunk_cnt = attr_int(node, "msg_chunk_cnt").value_or(-1);
+  op.total_chunks = attr_int(node, "total_chunk_cnt").value_or(-1);
+  switch (node.type()) {
+    case et::COMM_SEND_NODE:
+    case et::COMM_RECV_NODE: {
+      const bool send = node.type() == et::COMM_SEND_NODE;
+      op.kind = send ? OpKind::kSend : OpKind::kRecv;
+      const char* key = send ? "comm_dst" : "comm_src";
+      const auto peer = attr_int(node, key);
+      if (!peer) throw InputError(at(path, node.id()) + ": " + (send ? "COMM_SEND" : "COMM_RECV") + " without " + key);
+      if (*peer < 0 || *peer >= n) {
+        throw InputError(at(path, node.id()) + ": " + key + " " + std::to_string(*peer) +
+                         " is outside the algorithm's " + std::to_string(n) + " ranks");
+      }
+      op.peer = static_cast<std::uint32_t>(*peer);
+      if (size) {
+        if (*size < 0) throw InputError(at(path, node.id()) + ": negative comm_size");
+        op.bytes = static_cast<std::uint64_t>(*size);
+      } else if (op.chunk_cnt < 0 || op.total_chunks <= 0) {
+        throw InputError(at(path, node.id()) + ": message without comm_size or chunk attributes "
+                         "(msg_chunk_cnt, total_chunk_cnt)");
+      }
+      break;
+    }
+    case et::COMP_NODE:
+    case et::METADATA_NODE:
+    case et::INVALID_NODE:
+      op.kind = OpKind::kCompute;
+      if (node.duration_micros() > 0) {
+        op.duration = static_cast<Time>(node.duration_micros()) * kMicrosecond;
+      } else if (node.type() != et::COMP_NODE) {
+        op.duration = 0;
+      }
+      if (const auto t = attr_int(node, "tensor_size")) op.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, *t));
+      else if (size) op.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, *size));
+      break;
+    default:
+      throw InputError(at(path, node.id()) + ": a collective algorithm may hold only COMM_SEND, "
+                       "COMM_RECV and COMP nodes, not " + et::NodeType_Name(node.type()));
+  }
+  return op;
+}
+
+// Streams one rank's file (read_et_nodes) into its program; ops end up in
+// ascending node id, the issue order of ready ops.
+EtRankProgram load_rank(const std::string& path, std::uint32_t n, et::GlobalMetadata& metadata) {
+  std::vector<EtOpSpec> raw;                   // file order
+  std::vector<std::uint64_t> deps;             // flat data deps, file order
+  std::vector<std::uint32_t> dep_begin{0};
+  read_et_nodes(path, metadata, [&](const et::Node& node) {
+    raw.push_back(decode_op(node, n, path));
+    deps.insert(deps.end(), node.data_deps().begin(), node.data_deps().end());
+    dep_begin.push_back(static_cast<std::uint32_t>(deps.size()));
+  });
+  const auto count = static_cast<std::uint32_t>(raw.size());
   std::vector<std::uint32_t> order(count);
   for (std::uint32_t i = 0; i < count; ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
-                   [&](std::uint32_t a, std::uint32_t b) { return trace.nodes[a].id() < trace.nodes[b].id(); });
+                   [&](std::uint32_t a, std::uint32_t b) { return raw[a].node_id < raw[b].node_id; });
+  EtRankProgram prog;
+  prog.ops.reserve(count);
   for (std::uint32_t k = 0; k < count; ++k) {
-    if (!index.emplace(trace.nodes[order[k]].id(), k).second) {
-      throw InputError(at(trace.path, trace.nodes[order[k]].id()) + ": duplicate node id");
+    if (k > 0 && raw[order[k]].node_id == raw[order[k - 1]].node_id) {
+      throw InputError(at(path, raw[order[k]].node_id) + ": duplicate node id");
     }
+    prog.ops.push_back(raw[order[k]]);
   }
-  prog.ops.resize(count);
+  const auto position = [&](std::uint64_t id) -> std::int64_t {  // binary search in the sorted ops
+    const auto it = std::lower_bound(prog.ops.begin(), prog.ops.end(), id,
+                                     [](const EtOpSpec& op, std::uint64_t v) { return op.node_id < v; });
+    return it == prog.ops.end() || it->node_id != id ? -1 : it - prog.ops.begin();
+  };
   std::vector<std::vector<std::uint32_t>> kids(count);
   prog.num_parents.assign(count, 0);
   for (std::uint32_t k = 0; k < count; ++k) {
-    const et::Node& node = trace.nodes[order[k]];
-    EtOpSpec& op = prog.ops[k];
-    op.node_id = node.id();
-    const auto size = attr_int(node, "comm_size");
-    op.tag = static_cast<std::uint64_t>(attr_int(node, "comm_tag").value_or(0));
-    op.chunk_idx = attr_int(node, "msg_chunk_idx").value_or(-1);
-    op.chunk_cnt = attr_int(node, "msg_chunk_cnt").value_or(-1);
-    op.total_chunks = attr_int(node, "total_chunk_cnt").value_or(-1);
-    switch (node.type()) {
-      case et::COMM_SEND_NODE:
-      case et::COMM_RECV_NODE: {
-        const bool send = node.type() == et::COMM_SEND_NODE;
-        op.kind = send ? OpKind::kSend : OpKind::kRecv;
-        const char* key = send ? "comm_dst" : "comm_src";
-        const auto peer = attr_int(node, key);
-        if (!peer) throw InputError(at(trace.path, node.id()) + ": " + (send ? "COMM_SEND" : "COMM_RECV") + " without " + key);
-        if (*peer < 0 || *peer >= n) {
-          throw InputError(at(trace.path, node.id()) + ": " + key + " " + std::to_string(*peer) +
-                           " is outside the algorithm's " + std::to_string(n) + " ranks");
-        }
-        op.peer = static_cast<std::uint32_t>(*peer);
-        if (size) {
-          if (*size < 0) throw InputError(at(trace.path, node.id()) + ": negative comm_size");
-          op.bytes = static_cast<std::uint64_t>(*size);
-        } else if (op.chunk_cnt < 0 || op.total_chunks <= 0) {
-          throw InputError(at(trace.path, node.id()) + ": message without comm_size or chunk attributes "
-                           "(msg_chunk_cnt, total_chunk_cnt)");
-        }
-        break;
+    const std::uint32_t f = order[k];
+    for (std::uint32_t d = dep_begin[f]; d < dep_begin[f + 1]; ++d) {
+      const std::int64_t parent = position(deps[d]);
+      if (parent < 0) {
+        throw InputError(at(path, prog.ops[k].node_id) + ": data dependency on absent node " + std::to_string(deps[d]));
       }
-      case et::COMP_NODE:
-      case et::METADATA_NODE:
-      case et::INVALID_NODE:
-        op.kind = OpKind::kCompute;
-        if (node.duration_micros() > 0) {
-          op.duration = static_cast<Time>(node.duration_micros()) * kMicrosecond;
-        } else if (node.type() != et::COMP_NODE) {
-          op.duration = 0;
-        }
-        if (const auto t = attr_int(node, "tensor_size")) op.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, *t));
-        else if (size) op.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, *size));
-        break;
-      default:
-        throw InputError(at(trace.path, node.id()) + ": a collective algorithm may hold only COMM_SEND, "
-                         "COMM_RECV and COMP nodes, not " + et::NodeType_Name(node.type()));
-    }
-    for (std::uint64_t dep : node.data_deps()) {
-      const auto it = index.find(dep);
-      if (it == index.end()) {
-        throw InputError(at(trace.path, node.id()) + ": data dependency on absent node " + std::to_string(dep));
-      }
-      if (std::find(kids[it->second].begin(), kids[it->second].end(), k) != kids[it->second].end()) continue;
-      kids[it->second].push_back(k);
+      auto& list = kids[parent];
+      if (std::find(list.begin(), list.end(), k) != list.end()) continue;
+      list.push_back(k);
       ++prog.num_parents[k];
     }
   }
@@ -108,7 +131,7 @@ EtRankProgram load_rank(const EtTrace& trace, std::uint32_t n) {
   if (seen != count) {
     for (std::uint32_t k = 0; k < count; ++k) {
       if (pending[k] > 0) {
-        throw IncompleteError(at(trace.path, prog.ops[k].node_id) + ": lies on or behind a dependency cycle (" +
+        throw IncompleteError(at(path, prog.ops[k].node_id) + ": lies on or behind a dependency cycle (" +
                               std::to_string(count - seen) + " nodes can never run)");
       }
     }
@@ -123,23 +146,39 @@ EtAlgorithm load_et_algorithm(const std::string& source, std::optional<Collectiv
   algo.source = source;
   algo.files = resolve_rank_files(source);
   const auto n = static_cast<std::uint32_t>(algo.files.size());
-  for (std::uint32_t pos = 0; pos < n; ++pos) {
-    const EtTrace trace = read_et(algo.files[pos]);
-    if (pos == 0) {
-      if (const auto name = metadata_string(trace.metadata, "collective")) {
-        CollectiveType t;
-        if (!parse_collective_name(*name, t)) {
-          throw InputError(trace.path + ": metadata 'collective' = '" + *name + "' is not a collective type");
-        }
-        algo.type = t;
-        algo.type_recorded = true;
-      }
-      if (const auto size = metadata_int(trace.metadata, "collective_size")) {
-        if (*size <= 0) throw InputError(trace.path + ": metadata 'collective_size' must be > 0");
-        algo.written_size = static_cast<std::uint64_t>(*size);
+  // Ranks are independent: load them on every core, keep the lowest rank's error.
+  algo.ranks.resize(n);
+  std::vector<et::GlobalMetadata> metadata(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<std::uint32_t> next{0};
+  const auto work = [&] {
+    for (std::uint32_t pos; (pos = next.fetch_add(1)) < n;) {
+      try {
+        algo.ranks[pos] = load_rank(algo.files[pos], n, metadata[pos]);
+      } catch (...) {
+        errors[pos] = std::current_exception();
       }
     }
-    algo.ranks.push_back(load_rank(trace, n));
+  };
+  std::vector<std::thread> pool;
+  const unsigned threads = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()), n);
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  if (const auto name = metadata_string(metadata[0], "collective")) {
+    CollectiveType t;
+    if (!parse_collective_name(*name, t)) {
+      throw InputError(algo.files[0] + ": metadata 'collective' = '" + *name + "' is not a collective type");
+    }
+    algo.type = t;
+    algo.type_recorded = true;
+  }
+  if (const auto size = metadata_int(metadata[0], "collective_size")) {
+    if (*size <= 0) throw InputError(algo.files[0] + ": metadata 'collective_size' must be > 0");
+    algo.written_size = static_cast<std::uint64_t>(*size);
   }
   if (expected) {
     if (algo.type_recorded && algo.type != *expected) {

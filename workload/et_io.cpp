@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -104,7 +105,10 @@ std::string frame_at(std::size_t k, std::size_t offset) {
   return "frame " + std::to_string(k) + " (byte offset " + std::to_string(offset) + ")";
 }
 
-void parse_frames(const std::string& data, const std::string& path, bool inflated, EtTrace& trace) {
+// Calls on_node(k, bytes, size) for every node frame k >= 1; frame 0 goes to `metadata`.
+template <typename OnNode>
+void scan_frames(const std::string& data, const std::string& path, bool inflated, et::GlobalMetadata& metadata,
+                 std::size_t* frame_count, OnNode&& on_node) {
   const std::string where = inflated ? " of the inflated data" : "";
   std::size_t pos = 0;
   {
@@ -123,7 +127,7 @@ void parse_frames(const std::string& data, const std::string& path, bool inflate
       if (len > data.size() - p) break;  // the main loop reports it
       p += len;
     }
-    trace.nodes.reserve(frames);
+    if (frame_count) *frame_count = frames;
   }
   std::size_t k = 0;
   for (; pos < data.size(); ++k) {
@@ -157,16 +161,29 @@ void parse_frames(const std::string& data, const std::string& path, bool inflate
     const int size = static_cast<int>(len);
     pos += len;
     if (k == 0) {
-      if (!trace.metadata.ParseFromArray(bytes, size))
+      if (!metadata.ParseFromArray(bytes, size))
         throw InputError(path + ": " + frame_at(k, start) + where + ": not a valid Chakra GlobalMetadata");
       continue;
     }
     // Empty frames are all-default nodes; the C++ readers accept them too.
-    et::Node& node = trace.nodes.emplace_back();
-    if (!node.ParseFromArray(bytes, size))
+    if (!on_node(bytes, size))
       throw InputError(path + ": " + frame_at(k, start) + where + ": not a valid Chakra node");
   }
   if (k == 0) throw InputError(path + ": empty file, expected GlobalMetadata");
+}
+
+void parse_frames(const std::string& data, const std::string& path, bool inflated, EtTrace& trace) {
+  std::size_t frames = 0;
+  bool reserved = false;
+  scan_frames(data, path, inflated, trace.metadata, &frames, [&](const char* bytes, int size) {
+    // Growing a vector of protobuf messages copies them (their move is not
+    // noexcept), so reserve from the frame count first.
+    if (!reserved) {
+      trace.nodes.reserve(frames);
+      reserved = true;
+    }
+    return trace.nodes.emplace_back().ParseFromArray(bytes, size);
+  });
 }
 
 // ---------------------------------------------------------------------------
@@ -518,6 +535,27 @@ EtTrace read_et(const std::string& path) {
   }
   parse_frames(data, path, inflated, trace);
   return trace;
+}
+
+void read_et_nodes(const std::string& path, et::GlobalMetadata& metadata,
+                   const std::function<void(const et::Node&)>& on_node) {
+  std::string data = read_bytes(path);
+  const bool inflated = is_gzip(data);
+  if (inflated) data = gunzip(data, path);
+  if (looks_like_json(data)) {
+    EtTrace trace = read_et(path);
+    metadata = std::move(trace.metadata);
+    for (const et::Node& n : trace.nodes) on_node(n);
+    return;
+  }
+  // One message, parsed into again and again: protobuf keeps the memory of
+  // its strings and repeated fields across parses.
+  et::Node node;
+  scan_frames(data, path, inflated, metadata, nullptr, [&](const char* bytes, int size) {
+    if (!node.ParseFromArray(bytes, size)) return false;
+    on_node(node);
+    return true;
+  });
 }
 
 void write_et(const EtTrace& trace, const std::string& path) {

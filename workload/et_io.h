@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +33,12 @@ struct EtTrace {
 // Throws InputError naming the file and, where known, the frame or node id:
 // missing file, truncated frame, garbled protobuf, bad JSON.
 EtTrace read_et(const std::string& path);
+
+// Streams an ET: `on_node` sees each node in file order, decoded into one
+// reused message, so a large trace costs almost no allocation per node. The
+// node is only valid during the call. Same formats and errors as read_et.
+void read_et_nodes(const std::string& path, et::GlobalMetadata& metadata,
+                   const std::function<void(const et::Node&)>& on_node);
 
 // Writes varint-delimited protobuf (gzip when the path ends in ".gz"),
 // atomically (temporary file + rename). Refuses to write a node or a

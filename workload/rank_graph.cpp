@@ -56,122 +56,144 @@ bool parse_collective_name(std::string_view text, CollectiveType& out) {
   return false;
 }
 
-RankGraph::RankGraph(const EtTrace& trace, int rank, const GraphOptions& options)
-    : rank_(rank), path_(trace.path) {
-  const std::size_t n = trace.nodes.size();
-  nodes_.resize(n);
-  names_.resize(n);
-  std::unordered_map<std::uint64_t, std::uint32_t> index;  // construction only; by_id_ afterwards
-  index.reserve(n);
+// What construction keeps between reading the nodes and linking them.
+struct RankGraph::Pending {
+  std::unordered_map<std::uint64_t, std::uint32_t> index;
+  std::vector<std::uint64_t> deps;       // per node: its data deps, then (if followed) its ctrl deps
+  std::vector<std::uint32_t> dep_begin;  // node i: deps[dep_begin[i] .. data_end[i]) data, .. dep_begin[i+1] ctrl
+  std::vector<std::uint32_t> data_end;
+};
+
+RankGraph::RankGraph(const EtTrace& trace, int rank, const GraphOptions& options) : rank_(rank), path_(trace.path) {
+  Pending p;
+  p.index.reserve(trace.nodes.size());
+  nodes_.reserve(trace.nodes.size());
+  names_.reserve(trace.nodes.size());
   group_names_.push_back("");
+  for (const et::Node& node : trace.nodes) add(node, options, p);
+  link(options, p);
+}
 
-  for (std::size_t i = 0; i < n; ++i) {
-    const et::Node& src = trace.nodes[i];
-    if (!index.emplace(src.id(), static_cast<std::uint32_t>(i)).second) {
-      throw InputError(where(path_, rank, src.id()) + ": duplicate node id");
-    }
-    TaskNode& t = nodes_[i];
-    t.id = src.id();
-    const int type = static_cast<int>(src.type());
-    if (type < 0 || type > 7) {
-      throw InputError(where(path_, rank, src.id()) + ": unknown node type " + std::to_string(type));
-    }
-    t.kind = static_cast<NodeKind>(type);
-    names_[i] = src.name();
-    t.duration_micros = src.duration_micros();
-    t.has_duration = src.duration_micros() != 0;
-    t.is_cpu_op = attr_bool(src, "is_cpu_op").value_or(false);
-    const auto num_ops = attr_int(src, "num_ops");
-    const auto tensor_size = attr_int(src, "tensor_size");
-    if (tensor_size) t.tensor_size = static_cast<std::uint64_t>(std::max<std::int64_t>(0, *tensor_size));
-    if (num_ops) t.num_ops = *num_ops;
-    t.has_roofline = num_ops.has_value() && tensor_size.has_value();
+RankGraph::RankGraph(const std::string& path, int rank, const GraphOptions& options) : rank_(rank), path_(path) {
+  Pending p;
+  group_names_.push_back("");
+  et::GlobalMetadata metadata;
+  read_et_nodes(path, metadata, [&](const et::Node& node) { add(node, options, p); });
+  link(options, p);
+}
 
-    if (t.kind == NodeKind::kCommColl || t.kind == NodeKind::kCommSend || t.kind == NodeKind::kCommRecv) {
-      if (const auto size = attr_int(src, "comm_size")) {
-        if (*size < 0) throw InputError(where(path_, rank, t.id) + ": negative comm_size");
-        t.comm_size = static_cast<std::uint64_t>(*size);
-        t.has_comm_size = true;
-      }
-      if (const auto tag = attr_int(src, "comm_tag")) t.comm_tag = *tag;
-      if (const auto s = attr_int(src, "comm_src")) t.comm_src = static_cast<std::int32_t>(*s);
-      if (const auto d = attr_int(src, "comm_dst")) t.comm_dst = static_cast<std::int32_t>(*d);
-    }
-    if (t.kind == NodeKind::kCommColl && !t.is_cpu_op) {
-      const auto ct = attr_int(src, "comm_type");
-      if (!ct) throw InputError(where(path_, rank, t.id) + ": COMM_COLL node without comm_type");
-      if (*ct < 0 || *ct > 9) {
-        throw InputError(where(path_, rank, t.id) + ": comm_type " + std::to_string(*ct) +
-                         " is not a Chakra collective type (0..9)");
-      }
-      t.coll = static_cast<CollectiveType>(*ct);
-      if (!t.has_comm_size) throw InputError(where(path_, rank, t.id) + ": COMM_COLL node without comm_size");
-      std::string pg = attr_string(src, "pg_name").value_or("");
-      if (pg == "0") pg = "";  // "" and "0" both mean the world communicator
-      auto it = std::find(group_names_.begin(), group_names_.end(), pg);
-      t.group = static_cast<std::uint32_t>(it - group_names_.begin());
-      if (it == group_names_.end()) group_names_.push_back(pg);
-    }
-    if (t.kind == NodeKind::kCommSend || t.kind == NodeKind::kCommRecv) {
-      const bool send = t.kind == NodeKind::kCommSend;
-      if (!t.has_comm_size) throw InputError(where(path_, rank, t.id) + ": " + node_kind_name(t.kind) + " without comm_size");
-      if (send && t.comm_dst < 0) throw InputError(where(path_, rank, t.id) + ": COMM_SEND without comm_dst");
-      if (!send && t.comm_src < 0) throw InputError(where(path_, rank, t.id) + ": COMM_RECV without comm_src");
-    }
+void RankGraph::add(const et::Node& src, const GraphOptions& options, Pending& p) {
+  const auto i = static_cast<std::uint32_t>(nodes_.size());
+  const int rank = rank_;
+  if (!p.index.emplace(src.id(), i).second) {
+    throw InputError(where(path_, rank, src.id()) + ": duplicate node id");
   }
+  TaskNode& t = nodes_.emplace_back();
+  t.id = src.id();
+  const int type = static_cast<int>(src.type());
+  if (type < 0 || type > 7) {
+    throw InputError(where(path_, rank, src.id()) + ": unknown node type " + std::to_string(type));
+  }
+  t.kind = static_cast<NodeKind>(type);
+  names_.push_back(src.name());
+  t.duration_micros = src.duration_micros();
+  t.has_duration = src.duration_micros() != 0;
+  t.is_cpu_op = attr_bool(src, "is_cpu_op").value_or(false);
+  const auto num_ops = attr_int(src, "num_ops");
+  const auto tensor_size = attr_int(src, "tensor_size");
+  if (tensor_size) t.tensor_size = static_cast<std::uint64_t>(std::max<std::int64_t>(0, *tensor_size));
+  if (num_ops) t.num_ops = *num_ops;
+  t.has_roofline = num_ops.has_value() && tensor_size.has_value();
 
-  // Resolve edges once every id is known (data_deps may point forward).
-  std::vector<std::vector<std::uint32_t>> parents(n);
+  if (t.kind == NodeKind::kCommColl || t.kind == NodeKind::kCommSend || t.kind == NodeKind::kCommRecv) {
+    if (const auto size = attr_int(src, "comm_size")) {
+      if (*size < 0) throw InputError(where(path_, rank, t.id) + ": negative comm_size");
+      t.comm_size = static_cast<std::uint64_t>(*size);
+      t.has_comm_size = true;
+    }
+    if (const auto tag = attr_int(src, "comm_tag")) t.comm_tag = *tag;
+    if (const auto s = attr_int(src, "comm_src")) t.comm_src = static_cast<std::int32_t>(*s);
+    if (const auto d = attr_int(src, "comm_dst")) t.comm_dst = static_cast<std::int32_t>(*d);
+  }
+  if (t.kind == NodeKind::kCommColl && !t.is_cpu_op) {
+    const auto ct = attr_int(src, "comm_type");
+    if (!ct) throw InputError(where(path_, rank, t.id) + ": COMM_COLL node without comm_type");
+    if (*ct < 0 || *ct > 9) {
+      throw InputError(where(path_, rank, t.id) + ": comm_type " + std::to_string(*ct) +
+                       " is not a Chakra collective type (0..9)");
+    }
+    t.coll = static_cast<CollectiveType>(*ct);
+    if (!t.has_comm_size) throw InputError(where(path_, rank, t.id) + ": COMM_COLL node without comm_size");
+    std::string pg = attr_string(src, "pg_name").value_or("");
+    if (pg == "0") pg = "";  // "" and "0" both mean the world communicator
+    auto it = std::find(group_names_.begin(), group_names_.end(), pg);
+    t.group = static_cast<std::uint32_t>(it - group_names_.begin());
+    if (it == group_names_.end()) group_names_.push_back(pg);
+  }
+  if (t.kind == NodeKind::kCommSend || t.kind == NodeKind::kCommRecv) {
+    const bool send = t.kind == NodeKind::kCommSend;
+    if (!t.has_comm_size) throw InputError(where(path_, rank, t.id) + ": " + node_kind_name(t.kind) + " without comm_size");
+    if (send && t.comm_dst < 0) throw InputError(where(path_, rank, t.id) + ": COMM_SEND without comm_dst");
+    if (!send && t.comm_src < 0) throw InputError(where(path_, rank, t.id) + ": COMM_RECV without comm_src");
+  }
+  p.dep_begin.push_back(static_cast<std::uint32_t>(p.deps.size()));
+  p.deps.insert(p.deps.end(), src.data_deps().begin(), src.data_deps().end());
+  p.data_end.push_back(static_cast<std::uint32_t>(p.deps.size()));
+  if (options.ctrl_deps) p.deps.insert(p.deps.end(), src.ctrl_deps().begin(), src.ctrl_deps().end());
+}
+
+void RankGraph::link(const GraphOptions& options, Pending& p) {
+  // Edges are resolved once every id is known (data_deps may point forward).
+  const std::size_t n = nodes_.size();
+  p.dep_begin.push_back(static_cast<std::uint32_t>(p.deps.size()));
+  std::vector<std::uint32_t> parents;  // resolved parent indices, flat, per node in order
+  std::vector<std::uint32_t> parent_begin(n + 1, 0);
   std::vector<std::uint32_t> child_count(n, 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    const et::Node& src = trace.nodes[i];
-    auto add = [&](std::uint64_t dep) {
-      const auto it = index.find(dep);
-      const std::uint32_t p = it->second;
-      if (p == i) throw IncompleteError(where(path_, rank, src.id()) + ": node depends on itself (cycle)");
-      if (std::find(parents[i].begin(), parents[i].end(), p) == parents[i].end()) {
-        parents[i].push_back(p);
-        ++child_count[p];
+  for (std::uint32_t i = 0; i < n; ++i) {
+    parent_begin[i] = static_cast<std::uint32_t>(parents.size());
+    const std::uint64_t id = nodes_[i].id;
+    for (std::uint32_t k = p.dep_begin[i]; k < p.dep_begin[i + 1]; ++k) {
+      const std::uint64_t dep = p.deps[k];
+      const bool ctrl = k >= p.data_end[i];
+      const auto it = p.index.find(dep);
+      if (ctrl && dep == id) {  // PyTorch-derived traces hold such self-references; they order nothing
+        ++self_ctrl_deps_;
+        continue;
       }
-    };
-    for (std::uint64_t dep : src.data_deps()) {
-      if (!index.count(dep)) {
-        throw InputError(where(path_, rank, src.id()) + ": data dependency on absent node " + std::to_string(dep));
-      }
-      add(dep);
-    }
-    if (options.ctrl_deps) {
-      for (std::uint64_t dep : src.ctrl_deps()) {
-        if (dep == src.id()) {  // PyTorch-derived traces hold such self-references; they order nothing
-          ++self_ctrl_deps_;
-          continue;
+      if (it == p.index.end()) {
+        if (!ctrl) {
+          throw InputError(where(path_, rank_, id) + ": data dependency on absent node " + std::to_string(dep));
         }
-        if (!index.count(dep)) {
-          if (options.strict_deps) {
-            throw InputError(where(path_, rank, src.id()) + ": control dependency on absent node " +
-                             std::to_string(dep));
-          }
-          ++dangling_ctrl_deps_;
-          continue;
+        if (options.strict_deps) {
+          throw InputError(where(path_, rank_, id) + ": control dependency on absent node " + std::to_string(dep));
         }
-        add(dep);
+        ++dangling_ctrl_deps_;
+        continue;
       }
+      const std::uint32_t parent = it->second;
+      if (parent == i) throw IncompleteError(where(path_, rank_, id) + ": node depends on itself (cycle)");
+      if (std::find(parents.begin() + parent_begin[i], parents.end(), parent) != parents.end()) continue;
+      parents.push_back(parent);
+      ++child_count[parent];
     }
   }
+  parent_begin[n] = static_cast<std::uint32_t>(parents.size());
   std::uint32_t offset = 0;
   for (std::size_t i = 0; i < n; ++i) {
     nodes_[i].first_child = offset;
     nodes_[i].num_children = child_count[i];
     offset += child_count[i];
-    nodes_[i].num_parents = static_cast<std::uint32_t>(parents[i].size());
+    nodes_[i].num_parents = parent_begin[i + 1] - parent_begin[i];
   }
   children_.resize(offset);
   std::vector<std::uint32_t> fill(n, 0);
-  for (std::size_t i = 0; i < n; ++i) {  // child lists in file order of the children
-    for (std::uint32_t p : parents[i]) {
-      children_[nodes_[p].first_child + fill[p]++] = static_cast<std::uint32_t>(i);
+  for (std::uint32_t i = 0; i < n; ++i) {  // child lists in file order of the children
+    for (std::uint32_t k = parent_begin[i]; k < parent_begin[i + 1]; ++k) {
+      const std::uint32_t parent = parents[k];
+      children_[nodes_[parent].first_child + fill[parent]++] = i;
     }
   }
+  p = Pending{};  // free the construction state before the cycle check allocates its own
   check_acyclic();
   by_id_.reserve(n);
   for (std::uint32_t i = 0; i < n; ++i) by_id_.emplace_back(nodes_[i].id, i);

@@ -76,6 +76,8 @@ class RankGraph {
   // Throws InputError (naming file, rank, node id) for duplicate ids, a data
   // dep on an absent node, bad attributes; IncompleteError for a cycle.
   RankGraph(const EtTrace& trace, int rank, const GraphOptions& options);
+  // Streams the file (read_et_nodes): no decoded trace is kept in memory.
+  RankGraph(const std::string& path, int rank, const GraphOptions& options);
 
   int rank() const { return rank_; }
   const std::string& path() const { return path_; }
@@ -98,6 +100,9 @@ class RankGraph {
   std::size_t self_ctrl_deps() const { return self_ctrl_deps_; }
 
  private:
+  struct Pending;
+  void add(const et::Node& node, const GraphOptions& options, Pending& pending);
+  void link(const GraphOptions& options, Pending& pending);
   void check_acyclic() const;
 
   int rank_;

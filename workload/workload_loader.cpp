@@ -18,7 +18,7 @@ std::vector<RankGraph> load_rank_graphs(const std::vector<std::string>& files, c
   auto work = [&] {
     for (std::size_t r; (r = next.fetch_add(1)) < n;) {
       try {
-        graphs[r].emplace(read_et(files[r]), static_cast<int>(r), options);
+        graphs[r].emplace(files[r], static_cast<int>(r), options);
       } catch (...) {
         errors[r] = std::current_exception();
       }
