@@ -1,5 +1,7 @@
 // The `sim` binary end to end: exit codes, messages, output files.
 #include <gtest/gtest.h>
+
+#include "../common/run_sim.h"
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -14,20 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct SimRun {
-  int code;
-  std::string output;  // stdout and stderr
-};
-
-SimRun run_sim(const std::string& args) {
-  const std::string cmd = std::string(SIM_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using testing::SimRun;
+using testing::run_sim;
 
 std::string configs(const std::string& name) { return std::string(SIM_SOURCE_DIR) + "/configs/" + name; }
 std::string testdata(const std::string& rel) { return std::string(SIM_SOURCE_DIR) + "/../shared/testdata/" + rel; }

@@ -2,6 +2,8 @@
 // symbolic checker, and the CLI around them.
 #include <gtest/gtest.h>
 
+#include "../common/run_sim.h"
+
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -453,21 +455,8 @@ TEST(CollectiveCheck, AstraSimCustomRing) {
 
 // --- CLI ----------------------------------------------------------------------
 
-struct SimRun {
-  int code;
-  std::string output;  // stdout and stderr
-};
-
-SimRun run_sim(const std::string& args) {
-  const std::string cmd = std::string(SIM_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return {-1, ""};
-  std::string out;
-  char buf[4096];
-  for (std::size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using testing::SimRun;
+using testing::run_sim;
 
 TEST(CollectiveCli, GenAndCheckExitCodes) {
   if (!fs::exists(SIM_BINARY)) GTEST_SKIP() << "sim is not built";

@@ -1,0 +1,27 @@
+// Runs the built `sim` binary (SIM_BINARY) and captures its exit code and output.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+
+namespace sim::testing {
+
+struct SimRun {
+  int code;
+  std::string output;  // stdout and stderr
+};
+
+inline SimRun run_sim(const std::string& args) {
+  const std::string cmd = std::string(SIM_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return {-1, ""};
+  std::string out;
+  char buf[4096];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+}  // namespace sim::testing
