@@ -13,6 +13,7 @@ PACKAGES=(
   libcli11-dev                        # command line
   nlohmann-json3-dev                  # JSON traces and reports
   zlib1g-dev                          # gzip-compressed ETs
+  libpugixml-dev                      # MSCCL-IR XML in converted collective ETs (collective check)
   libgtest-dev libgmock-dev           # tests
   python3 python3-matplotlib python3-yaml  # scripts/fig4.py
   time                                # /usr/bin/time in scripts/bench.sh

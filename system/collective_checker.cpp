@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <pugixml.hpp>
+
 #include "core/error.h"
 
 namespace sim {
@@ -98,6 +100,13 @@ class DataModel {
   std::vector<Bits> held_;
 };
 
+// A message's chunks [idx, idx+cnt), as recovered from the MSCCL-IR XML.
+struct Range {
+  std::uint64_t idx = 0, cnt = 0;
+};
+
+constexpr const char* kFromXml = "chunk indices recovered from the MSCCL-IR XML in the metadata (input_file)";
+
 struct Key {
   std::uint32_t src, dst;
   std::uint64_t tag;
@@ -130,7 +139,6 @@ class Checker {
       : algo_(std::move(algo)), program_(algo_, bytes), type_known_(type_known), n_(program_.group_size()) {}
 
   AlgorithmCheck run() {
-    setup_data();
     runs_.resize(n_);
     for (std::uint32_t r = 0; r < n_; ++r) {
       const EtRankProgram& p = algo_->ranks[r];
@@ -151,6 +159,7 @@ class Checker {
       }
       for (std::uint32_t k : p.roots) work_.emplace_back(r, k);
     }
+    setup_data();
     while (!work_.empty()) {
       const auto [r, k] = work_.front();
       work_.pop_front();
@@ -158,7 +167,8 @@ class Checker {
     }
     report_structure();
     if (data_ && data_error_.empty()) final_data_check();
-    if (!data_error_.empty()) throw InputError(data_error_);
+    if (!data_error_.empty()) throw InputError(from_xml_ ? data_error_ + "\n  note: " + kFromXml : data_error_);
+    if (from_xml_) data_note_ = std::string("data check: ") + kFromXml + "\n" + data_note_;
 
     AlgorithmCheck out;
     out.ranks = n_;
@@ -176,6 +186,18 @@ class Checker {
 
  private:
   const EtOpSpec& spec(std::uint32_t r, std::uint32_t k) const { return algo_->ranks[r].ops[k]; }
+  // The chunks a send or receive names: its attributes, or what the XML says.
+  std::uint64_t chunk_idx(std::uint32_t r, std::uint32_t k) const {
+    return from_xml_ ? xml_chunks_[r][k].idx : static_cast<std::uint64_t>(spec(r, k).chunk_idx);
+  }
+  std::uint64_t chunk_cnt(std::uint32_t r, std::uint32_t k) const {
+    return from_xml_ ? xml_chunks_[r][k].cnt : static_cast<std::uint64_t>(spec(r, k).chunk_cnt);
+  }
+  // node_of, plus the XML step when the chunks come from the XML.
+  std::string where(std::uint32_t r, const EtOpSpec& op) const {
+    if (!from_xml_ || op.xml_tb < 0) return node_of(r, op);
+    return node_of(r, op) + " (tb " + std::to_string(op.xml_tb) + " step " + std::to_string(op.xml_step) + ")";
+  }
 
   // Decides whether the data check can run and sets its initial holdings.
   void setup_data() {
@@ -211,10 +233,22 @@ class Checker {
       }
     }
     if (!lacking.empty()) {
-      data_note_ = some_have ? "data check skipped: " + lacking + " carries no chunk indices "
-                               "(msg_chunk_idx/msg_chunk_cnt/total_chunk_cnt) though other messages do"
-                             : "data check skipped: the ET carries no chunk indices (msg_chunk_idx/msg_chunk_cnt)";
-      return;
+      if (some_have) {
+        data_note_ = "data check skipped: " + lacking + " carries no chunk indices "
+                     "(msg_chunk_idx/msg_chunk_cnt/total_chunk_cnt) though other messages do";
+        return;
+      }
+      if (algo_->msccl_xml.empty()) {
+        data_note_ = "data check skipped: the ET carries no chunk indices (msg_chunk_idx/msg_chunk_cnt)";
+        return;
+      }
+      // An MSCCL-IR conversion: the source XML names every step's chunks.
+      if (std::string why = chunks_from_xml(total); !why.empty()) {
+        data_note_ = "data check skipped: the ET carries no chunk indices (msg_chunk_idx/msg_chunk_cnt) and " + why;
+        xml_chunks_.clear();
+        return;
+      }
+      from_xml_ = true;
     }
     // Without messages nothing moves; N chunks suffice to show what is missing.
     const std::uint64_t t = total > 0 ? static_cast<std::uint64_t>(total) : n_;
@@ -238,6 +272,111 @@ class Checker {
     }
   }
 
+  // Recovers every send's and receive's chunks from the MSCCL-IR XML that the
+  // collectiveapi converter stores in the metadata (input_file): a node named
+  // COMM_SEND_NODE_tb<t>_step<s> on rank g is <gpu id=g><tb id=t><step s=s>,
+  // whose srcoff (a send) or dstoff (a receive) and cnt name its chunks, out
+  // of nchunksperloop. Fills xml_chunks_ and `total`, or returns why not.
+  std::string chunks_from_xml(std::int64_t& total) {
+    const std::string mismatch = "the MSCCL-IR XML in the metadata (input_file) does not match it: ";
+    pugi::xml_document doc;
+    const pugi::xml_parse_result parsed = doc.load_buffer(algo_->msccl_xml.data(), algo_->msccl_xml.size());
+    if (!parsed) {
+      return std::string("the metadata's input_file is not MSCCL-IR XML (") + parsed.description() + " at offset " +
+             std::to_string(parsed.offset) + ")";
+    }
+    const pugi::xml_node root = doc.child("algo");
+    if (!root) return "the metadata's input_file is not MSCCL-IR XML (no <algo> element)";
+    const long long t = root.attribute("nchunksperloop").as_llong(-1);
+    if (t <= 0) return "the MSCCL-IR XML in the metadata (input_file) has no positive nchunksperloop";
+    if (const pugi::xml_attribute g = root.attribute("ngpus"); g && g.as_llong(-1) != n_) {
+      return mismatch + "the XML is for " + g.value() + " GPUs, the ET has " + std::to_string(n_) + " ranks";
+    }
+    if (CollectiveType c = algo_->type; parse_collective_name(root.attribute("coll").value(), c) && c != algo_->type) {
+      return mismatch + "the XML's coll '" + root.attribute("coll").value() + "' is not " +
+             collective_name(algo_->type);
+    }
+    std::vector<pugi::xml_node> gpus(n_);
+    for (const pugi::xml_node g : root.children("gpu")) {
+      const long long id = g.attribute("id").as_llong(-1);
+      if (id < 0 || id >= n_) return mismatch + "its gpu id '" + g.attribute("id").value() + "' is not a rank";
+      if (gpus[id]) return mismatch + "it lists gpu " + std::to_string(id) + " twice";
+      gpus[id] = g;
+    }
+    const auto buffer_chunks = [&](const pugi::xml_node& gpu, const std::string& buf) -> long long {
+      if (buf != "i" && buf != "o") return -1;  // the scratch buffer is not modelled
+      const pugi::xml_attribute a = gpu.attribute(buf == "i" ? "i_chunks" : "o_chunks");
+      return a ? a.as_llong(-1) : t;
+    };
+    xml_chunks_.assign(n_, {});
+    for (std::uint32_t r = 0; r < n_; ++r) {
+      const EtRankProgram& p = algo_->ranks[r];
+      xml_chunks_[r].resize(p.ops.size());
+      // (tb, step) -> step element, for this rank's gpu.
+      std::map<std::pair<long long, long long>, pugi::xml_node> steps;
+      std::map<long long, pugi::xml_node> tbs;
+      for (std::uint32_t k = 0; k < p.ops.size(); ++k) {
+        const EtOpSpec& op = p.ops[k];
+        if (op.kind == OpKind::kCompute) continue;
+        const bool send = op.kind == OpKind::kSend;
+        if (op.xml_tb < 0) {
+          return mismatch + node_of(r, op) + " is not named like the converter's nodes (" +
+                 (send ? "COMM_SEND_NODE" : "COMM_RECV_NODE") + "_tb<t>_step<s>)";
+        }
+        if (!gpus[r]) return mismatch + "it has no gpu " + std::to_string(r);
+        if (tbs.empty() && steps.empty()) {
+          for (const pugi::xml_node tb : gpus[r].children("tb")) {
+            const long long id = tb.attribute("id").as_llong(-1);
+            tbs.emplace(id, tb);
+            for (const pugi::xml_node st : tb.children("step")) {
+              steps.emplace(std::pair{id, st.attribute("s").as_llong(-1)}, st);
+            }
+          }
+        }
+        const std::string named = node_of(r, op) + " (tb " + std::to_string(op.xml_tb) + " step " +
+                                  std::to_string(op.xml_step) + ")";
+        const auto tb = tbs.find(op.xml_tb);
+        if (tb == tbs.end()) {
+          return mismatch + named + ": gpu " + std::to_string(r) + " has no tb " + std::to_string(op.xml_tb);
+        }
+        const auto st = steps.find({op.xml_tb, op.xml_step});
+        if (st == steps.end()) {
+          return mismatch + named + ": tb " + std::to_string(op.xml_tb) + " of gpu " + std::to_string(r) +
+                 " has no step " + std::to_string(op.xml_step);
+        }
+        const pugi::xml_node step = st->second;
+        const std::string type = step.attribute("type").value();
+        // The converter writes `s` as a send, `r` as a receive and `rrc` as a receive and its reduce.
+        if (send ? type != "s" : type != "r" && type != "rrc") {
+          return mismatch + named + " is a " + (send ? "send" : "receive") + " but the step's type is '" + type + "'";
+        }
+        const pugi::xml_attribute peer = tb->second.attribute(send ? "send" : "recv");
+        if (peer.as_llong(-1) != op.peer) {
+          return mismatch + named + (send ? " sends to rank " : " receives from rank ") + std::to_string(op.peer) +
+                 " but the tb's " + (send ? "send" : "recv") + " peer is '" + peer.value() + "'";
+        }
+        if (!send && (type == "rrc") != (runs_[r].reduce_child[k] != kNone)) {
+          return mismatch + named + (type == "rrc" ? " has no reduce COMP though the step is 'rrc'"
+                                                   : " is reduced by a COMP though the step is a plain 'r'");
+        }
+        const std::string buf = step.attribute(send ? "srcbuf" : "dstbuf").value();
+        if (buffer_chunks(gpus[r], buf) != t) {
+          return mismatch + named + " uses buffer '" + buf + "', not a buffer of the " + std::to_string(t) +
+                 " chunks (nchunksperloop) the data check models";
+        }
+        const long long off = step.attribute(send ? "srcoff" : "dstoff").as_llong(-1);
+        const long long cnt = step.attribute("cnt").as_llong(-1);
+        if (off < 0 || off >= t || cnt < 1 || cnt > t - off) {
+          return mismatch + named + " names chunks " + step.attribute(send ? "srcoff" : "dstoff").value() + " (cnt " +
+                 step.attribute("cnt").value() + ") outside the " + std::to_string(t) + " chunks";
+        }
+        xml_chunks_[r][k] = {static_cast<std::uint64_t>(off), static_cast<std::uint64_t>(cnt)};
+      }
+    }
+    total = t;
+    return {};
+  }
+
   void issue(std::uint32_t r, std::uint32_t k) {
     RankRun& run = runs_[r];
     run.issued[k] = 1;
@@ -245,7 +384,7 @@ class Checker {
     switch (op.kind) {
       case OpKind::kSend: {
         Message m{k, program_.op(r, k).bytes, {}};
-        if (data_) m.data = data_->snapshot(r, static_cast<std::uint64_t>(op.chunk_idx), static_cast<std::uint64_t>(op.chunk_cnt));
+        if (data_) m.data = data_->snapshot(r, chunk_idx(r, k), chunk_cnt(r, k));
         ++messages_;
         run.sent_bytes += m.bytes;
         const auto it = queues_.try_emplace(Key{r, op.peer, op.tag}).first;
@@ -279,12 +418,16 @@ class Checker {
         const auto it = run.to_reduce.find(k);
         if (it != run.to_reduce.end()) {
           // The reduce merges what its receive brought, into the chunks the receive names.
-          const EtOpSpec& in = spec(r, it->second.first);
-          if (const auto twice = data_->merge(r, static_cast<std::uint64_t>(in.chunk_idx), it->second.second);
-              twice && data_error_.empty()) {
+          const std::uint32_t recv = it->second.first;
+          const EtOpSpec& in = spec(r, recv);
+          if (const auto twice = data_->merge(r, chunk_idx(r, recv), it->second.second); twice && data_error_.empty()) {
             data_error_ = node_of(r, op) + " reduces chunk " + std::to_string(twice->first) +
                           " twice with the contribution of rank " + std::to_string(twice->second) +
-                          " (received by node " + std::to_string(in.node_id) + ")";
+                          " (received by node " + std::to_string(in.node_id) +
+                          (from_xml_ && in.xml_tb >= 0 ? ", tb " + std::to_string(in.xml_tb) + " step " +
+                                                             std::to_string(in.xml_step)
+                                                       : std::string()) +
+                          ")";
           }
           run.to_reduce.erase(it);
         }
@@ -304,14 +447,14 @@ class Checker {
                        ") carries " + std::to_string(m.bytes) + " B");
     }
     if (data_) {
-      if (in.chunk_cnt != out.chunk_cnt && data_error_.empty()) {
-        data_error_ = node_of(dst, in) + " receives " + chunk_word(in.chunk_cnt) + " from rank " + std::to_string(src) +
-                      " (tag " + std::to_string(in.tag) + ") but the matching send (" + node_of(src, out) +
-                      ") carries " + chunk_word(out.chunk_cnt);
+      if (chunk_cnt(dst, recv) != chunk_cnt(src, m.op) && data_error_.empty()) {
+        data_error_ = where(dst, in) + " receives " + chunk_word(chunk_cnt(dst, recv)) + " from rank " +
+                      std::to_string(src) + " (tag " + std::to_string(in.tag) + ") but the matching send (" +
+                      where(src, out) + ") carries " + chunk_word(chunk_cnt(src, m.op));
       } else if (const std::uint32_t reduce = runs_[dst].reduce_child[recv]; reduce != kNone) {
         runs_[dst].to_reduce[reduce] = {recv, std::move(m.data)};
       } else {
-        data_->replace(dst, static_cast<std::uint64_t>(in.chunk_idx), m.data);
+        data_->replace(dst, chunk_idx(dst, recv), m.data);
       }
     }
     finish(dst, recv);
@@ -512,6 +655,8 @@ class Checker {
   std::uint64_t messages_ = 0;
   std::optional<DataModel> data_;
   std::string data_note_, data_error_;
+  bool from_xml_ = false;                     // chunk indices come from the XML, not the attributes
+  std::vector<std::vector<Range>> xml_chunks_;  // per rank and op (sends and receives only)
 };
 
 }  // namespace

@@ -5,7 +5,9 @@
 // the same size (sizes as EtProgram resolves them, i.e. as a run would), and
 // every rank finishes all its ops. Data (all-reduce, reduce-scatter,
 // all-gather, when every message names its chunks with msg_chunk_idx /
-// msg_chunk_cnt): each rank tracks, per chunk of the buffer, which ranks'
+// msg_chunk_cnt, or, for an MSCCL-IR conversion without them, when the
+// source XML in the metadata (input_file) names them through the converter's
+// node names COMM_{SEND,RECV}_NODE_tb<t>_step<s>): each rank tracks, per chunk of the buffer, which ranks'
 // contributions it holds; a receive whose child is a reduce COMP merges, any
 // other receive overwrites; at the end every rank must hold what the
 // collective promises, and no contribution may be reduced twice.
@@ -26,7 +28,8 @@ struct AlgorithmCheck {
   std::uint64_t messages = 0;
   std::uint64_t min_rank_bytes = 0, max_rank_bytes = 0;  // bytes a rank sends, at the checked size
   bool data_checked = false;
-  std::string data_note;  // what the data check established, or why it was skipped
+  std::string data_note;  // what the data check established (where the chunk indices came from, when
+                          // not from attributes, on a line before), or why it was skipped
 };
 
 // `type_known`: the collective type of `algo` was recorded or given (else the

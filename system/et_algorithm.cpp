@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <exception>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 
@@ -14,6 +16,22 @@ namespace sim {
 namespace {
 
 std::string at(const std::string& file, std::uint64_t id) { return file + ": node " + std::to_string(id); }
+
+// Reads a converter name COMM_{SEND,RECV}_NODE_tb<t>_step<s> into xml_tb / xml_step.
+void parse_msccl_name(std::string_view name, EtOpSpec& op) {
+  constexpr std::string_view kSend = "COMM_SEND_NODE_tb", kRecv = "COMM_RECV_NODE_tb", kStep = "_step";
+  if (name.starts_with(kSend)) name.remove_prefix(kSend.size());
+  else if (name.starts_with(kRecv)) name.remove_prefix(kRecv.size());
+  else return;
+  const char* end = name.data() + name.size();
+  std::int32_t tb = -1, step = -1;
+  const auto [p, ec] = std::from_chars(name.data(), end, tb);
+  if (ec != std::errc() || tb < 0 || !std::string_view(p, static_cast<std::size_t>(end - p)).starts_with(kStep)) return;
+  const auto [q, ec2] = std::from_chars(p + kStep.size(), end, step);
+  if (ec2 != std::errc() || q != end || step < 0) return;
+  op.xml_tb = tb;
+  op.xml_step = step;
+}
 
 // Decodes one node into an op (peers checked against the n ranks).
 EtOpSpec decode_op(const et::Node& node, std::uint32_t n, const std::string& path) {
@@ -37,6 +55,7 @@ EtOpSpec decode_op(const et::Node& node, std::uint32_t n, const std::string& pat
                          " is outside the algorithm's " + std::to_string(n) + " ranks");
       }
       op.peer = static_cast<std::uint32_t>(*peer);
+      parse_msccl_name(node.name(), op);
       if (size) {
         if (*size < 0) throw InputError(at(path, node.id()) + ": negative comm_size");
         op.bytes = static_cast<std::uint64_t>(*size);
@@ -155,6 +174,7 @@ EtAlgorithm load_et_algorithm(const std::string& source, std::optional<Collectiv
     for (std::uint32_t pos; (pos = next.fetch_add(1)) < n;) {
       try {
         algo.ranks[pos] = load_rank(algo.files[pos], n, metadata[pos]);
+        if (pos != 0) metadata[pos].Clear();  // only rank 0's is used; an MSCCL XML in each can be large
       } catch (...) {
         errors[pos] = std::current_exception();
       }
@@ -179,6 +199,9 @@ EtAlgorithm load_et_algorithm(const std::string& source, std::optional<Collectiv
   if (const auto size = metadata_int(metadata[0], "collective_size")) {
     if (*size <= 0) throw InputError(algo.files[0] + ": metadata 'collective_size' must be > 0");
     algo.written_size = static_cast<std::uint64_t>(*size);
+  }
+  for (const et::AttributeProto& a : metadata[0].attr()) {
+    if (a.name() == "input_file" && a.value_case() == et::AttributeProto::kStringVal) algo.msccl_xml = a.string_val();
   }
   if (expected) {
     if (algo.type_recorded && algo.type != *expected) {

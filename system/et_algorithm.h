@@ -35,6 +35,11 @@ struct EtOpSpec {
   Time duration = -1;
   std::int64_t chunk_idx = -1, chunk_cnt = -1, total_chunks = -1;
   std::uint64_t node_id = 0;
+  // A send/recv named like the MSCCL-IR converter's nodes
+  // (COMM_SEND_NODE_tb<t>_step<s>, COMM_RECV_NODE_tb<t>_step<s>): its XML
+  // threadblock and step, else -1. Only the checker reads them (to recover
+  // chunk indices from `EtAlgorithm::msccl_xml`); sizing ignores them.
+  std::int32_t xml_tb = -1, xml_step = -1;
 };
 
 struct EtRankProgram {
@@ -51,6 +56,10 @@ struct EtAlgorithm {
   CollectiveType type = CollectiveType::kAllReduce;
   bool type_recorded = false;  // the metadata named the collective
   std::optional<std::uint64_t> written_size;
+  // Rank 0's GlobalMetadata `input_file` (string), where the MSCCL-IR
+  // converter stores its whole source XML; empty when absent. Only the
+  // checker reads it.
+  std::string msccl_xml;
   std::vector<EtRankProgram> ranks;
 };
 

@@ -438,19 +438,135 @@ TEST(CollectiveCheck, WithoutChunkIndicesOnlyTheStructureIsChecked) {
       << out;
 }
 
+std::string custom_ring() {
+  return std::string(SIM_SOURCE_DIR) + "/../shared/testdata/astrasim-custom-ring/custom_allreduce";
+}
+
 TEST(CollectiveCheck, AstraSimCustomRing) {
-  const std::string prefix = std::string(SIM_SOURCE_DIR) + "/../shared/testdata/astrasim-custom-ring/custom_allreduce";
+  const std::string prefix = custom_ring();
   if (!fs::exists(prefix + ".0.et")) GTEST_SKIP() << "no " << prefix << ".0.et";
-  // MSCCL-converted, older converter: comm_size but no chunk indices.
+  // MSCCL-converted, older converter: comm_size but no chunk indices; those
+  // come from the source XML the converter keeps in the metadata.
   EXPECT_EQ(check(prefix),
             prefix + ": ALL_REDUCE on 8 ranks, 280 ops, 112 messages\n"
             "at 1 MiB (1048576 B) each rank sends 1835008 B\n"
             "structure: ok (every send meets a receive of its size, FIFO per peer pair and tag; every rank finishes)\n"
-            "data check skipped: the ET carries no chunk indices (msg_chunk_idx/msg_chunk_cnt)\n"
+            "data check: chunk indices recovered from the MSCCL-IR XML in the metadata (input_file)\n"
+            "data check passed: every rank holds all 8 contributions in each chunk (8 chunks)\n"
             "verdict: ok\n");
   const auto [code, what] = check_fails(prefix, "allgather");
   EXPECT_EQ(code, 2);
   EXPECT_EQ(what, prefix + ": the algorithm is a ALL_REDUCE but it was given for ALL_GATHER");
+
+  // The recovered indices feed the checker only: sizes stay comm_size as written.
+  const auto algo = std::make_shared<const EtAlgorithm>(load_et_algorithm(prefix, std::nullopt));
+  EXPECT_NE(algo->msccl_xml.find("nchunksperloop=\"8\""), std::string::npos);
+  const EtOpSpec& send = algo->ranks[0].ops[0];  // COMM_SEND_NODE_tb0_step0
+  EXPECT_EQ(std::tie(send.xml_tb, send.xml_step, send.chunk_idx, send.chunk_cnt, send.total_chunks),
+            std::make_tuple(0, 0, std::int64_t{-1}, std::int64_t{-1}, std::int64_t{-1}));
+  EXPECT_EQ(EtProgram(algo, 1000).op(0, 0).bytes, 131072u);
+}
+
+// Copies the custom ring to a fresh folder, passing each rank's trace through
+// `edit` (rank, trace); returns the new prefix.
+template <typename F>
+std::string edited_custom_ring(const std::string& name, F edit) {
+  const std::string prefix = fresh_dir(name) + "/custom_allreduce";
+  fs::create_directories(fs::path(prefix).parent_path());
+  for (std::uint32_t r = 0; r < 8; ++r) {
+    EtTrace t = read_et(rank_file(custom_ring(), r));
+    edit(r, t);
+    write_et(t, rank_file(prefix, r));
+  }
+  return prefix;
+}
+
+// Replaces, in every rank's metadata XML, the first `from` after `after`.
+auto edit_xml(const std::string& after, const std::string& from, const std::string& to) {
+  return [=](std::uint32_t, EtTrace& t) {
+    for (et::AttributeProto& a : *t.metadata.mutable_attr()) {
+      if (a.name() != "input_file") continue;
+      std::string xml = a.string_val();
+      const std::size_t at = xml.find(from, xml.find(after));
+      ASSERT_NE(at, std::string::npos) << from;
+      xml.replace(at, from.size(), to);
+      a.set_string_val(xml);
+    }
+  };
+}
+
+std::string data_line(const std::string& summary) {
+  const std::size_t at = summary.find("\ndata check");
+  const std::size_t end = summary.find("\nverdict");
+  return at == std::string::npos || end == std::string::npos ? summary : summary.substr(at + 1, end - at - 1);
+}
+
+TEST(CollectiveCheck, CustomRingWithACorruptedXml) {
+  if (!fs::exists(custom_ring() + ".0.et")) GTEST_SKIP() << "no " << custom_ring() << ".0.et";
+  // Rank 1 reduces what rank 0 sends at step 0 into chunk 7 instead of chunk 0:
+  // chunk 7 later meets rank 0's contribution again.
+  std::string prefix = edited_custom_ring(
+      "xml_dstoff",
+      edit_xml("<gpu id=\"1\"", "<step s=\"1\" type=\"rrc\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\"",
+               "<step s=\"1\" type=\"rrc\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"7\""));
+  EXPECT_EQ(check_fails(prefix),
+            std::make_pair(2, std::string("rank 1 node 5 reduces chunk 7 twice with the contribution of rank 0 "
+                                          "(received by node 4, tb 0 step 3)\n"
+                                          "  note: chunk indices recovered from the MSCCL-IR XML in the metadata "
+                                          "(input_file)")));
+
+  // Rank 3's last send forwards its chunk 5, not yet complete there, instead
+  // of the complete chunk 6: rank 4's chunk 6 lacks rank 4's own contribution.
+  prefix = edited_custom_ring(
+      "xml_srcoff", edit_xml("<gpu id=\"3\"", "<step s=\"26\" type=\"s\" srcbuf=\"i\" srcoff=\"6\"",
+                             "<step s=\"26\" type=\"s\" srcbuf=\"i\" srcoff=\"5\""));
+  EXPECT_EQ(check_fails(prefix),
+            std::make_pair(2, std::string("all-reduce incomplete: rank 4 chunk 6 holds the contributions of 7 of 8 "
+                                          "ranks (rank 4's is missing)\n"
+                                          "  note: chunk indices recovered from the MSCCL-IR XML in the metadata "
+                                          "(input_file)")));
+}
+
+TEST(CollectiveCheck, CustomRingWhoseXmlDoesNotMatchSkipsTheDataCheck) {
+  if (!fs::exists(custom_ring() + ".0.et")) GTEST_SKIP() << "no " << custom_ring() << ".0.et";
+  const std::string skipped =
+      "data check skipped: the ET carries no chunk indices (msg_chunk_idx/msg_chunk_cnt) and the MSCCL-IR XML in "
+      "the metadata (input_file) does not match it: ";
+  const auto rename = [](std::uint32_t rank, const std::string& from, const std::string& to) {
+    return [=](std::uint32_t r, EtTrace& t) {
+      if (r == rank) node_named(t, from).set_name(to);
+    };
+  };
+  // A send named for a recv-reduce-copy step.
+  std::string prefix =
+      edited_custom_ring("xml_type", rename(2, "COMM_SEND_NODE_tb0_step0", "COMM_SEND_NODE_tb0_step1"));
+  EXPECT_EQ(data_line(check(prefix)),
+            skipped + "rank 2 node 0 (tb 0 step 1) is a send but the step's type is 'rrc'");
+  // A threadblock the XML lacks, and a step past the end of one.
+  prefix = edited_custom_ring("xml_tb", rename(5, "COMM_RECV_NODE_tb0_step27", "COMM_RECV_NODE_tb1_step27"));
+  EXPECT_EQ(data_line(check(prefix)), skipped + "rank 5 node 34 (tb 1 step 27): gpu 5 has no tb 1");
+  prefix = edited_custom_ring("xml_step", rename(5, "COMM_RECV_NODE_tb0_step27", "COMM_RECV_NODE_tb0_step28"));
+  EXPECT_EQ(data_line(check(prefix)), skipped + "rank 5 node 34 (tb 0 step 28): tb 0 of gpu 5 has no step 28");
+  // A recv-reduce-copy step whose reduce is gone.
+  prefix = edited_custom_ring("xml_rrc", [](std::uint32_t r, EtTrace& t) {
+    if (r == 6) remove_nodes(t, {"COMP_NODE_tb0_step5"});
+  });
+  EXPECT_EQ(data_line(check(prefix)),
+            skipped + "rank 6 node 7 (tb 0 step 5) has no reduce COMP though the step is 'rrc'");
+  // A receive the converter did not name.
+  prefix = edited_custom_ring("xml_name", rename(7, "COMM_RECV_NODE_tb0_step1", "recv"));
+  EXPECT_EQ(data_line(check(prefix)),
+            skipped + "rank 7 node 1 is not named like the converter's nodes (COMM_RECV_NODE_tb<t>_step<s>)");
+  // An XML for another ring, and one that is not XML.
+  prefix = edited_custom_ring("xml_gpus", edit_xml("<algo", "ngpus=\"8\"", "ngpus=\"16\""));
+  EXPECT_EQ(data_line(check(prefix)), skipped + "the XML is for 16 GPUs, the ET has 8 ranks");
+  prefix = edited_custom_ring("xml_garbled", edit_xml("<algo", "</algo>", "</alg>"));
+  const std::string line = data_line(check(prefix));
+  EXPECT_EQ(line.rfind("data check skipped: the ET carries no chunk indices (msg_chunk_idx/msg_chunk_cnt) and the "
+                       "metadata's input_file is not MSCCL-IR XML (",
+                       0),
+            0u)
+      << line;
 }
 
 // --- CLI ----------------------------------------------------------------------
