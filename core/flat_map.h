@@ -6,7 +6,7 @@
 // the table order: deterministic for a given sequence of operations.
 #pragma once
 
-#include <cstddef>
+#include <cstddef>  // offsetof
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -48,22 +48,23 @@ class FlatMap {
     return slots_[i].value;
   }
 
+  // The value for `key`, default-constructed if absent, in one probe.
+  Value& find_or_insert(const Key& key) { return (*this)[key]; }
+
+  // Erases the entry whose value `v` points at (from find or operator[]),
+  // without hashing or probing again.
+  void erase_at(Value* v) {
+    const std::size_t i = static_cast<std::size_t>(
+        reinterpret_cast<Slot*>(reinterpret_cast<char*>(v) - offsetof(Slot, value)) - slots_.data());
+    erase_slot(i);
+  }
+
   bool erase(const Key& key) {
     const std::size_t h = Hash()(key);
     std::size_t i = h & mask_;
     while (slots_[i].used) {
       if (slots_[i].hash == h && slots_[i].key == key) {
-        // Shift later members of the probe run back so no search stops early.
-        std::size_t hole = i;
-        for (std::size_t j = (i + 1) & mask_; slots_[j].used; j = (j + 1) & mask_) {
-          const std::size_t home = slots_[j].hash & mask_;
-          if (((j - home) & mask_) >= ((j - hole) & mask_)) {
-            slots_[hole] = slots_[j];
-            hole = j;
-          }
-        }
-        slots_[hole].used = false;
-        --size_;
+        erase_slot(i);
         return true;
       }
       i = (i + 1) & mask_;
@@ -85,6 +86,20 @@ class FlatMap {
     std::size_t hash = 0;  // kept so probing and deletion never rehash a key
     bool used = false;
   };
+
+  void erase_slot(std::size_t i) {
+    // Shift later members of the probe run back so no search stops early.
+    std::size_t hole = i;
+    for (std::size_t j = (i + 1) & mask_; slots_[j].used; j = (j + 1) & mask_) {
+      const std::size_t home = slots_[j].hash & mask_;
+      if (((j - home) & mask_) >= ((j - hole) & mask_)) {
+        slots_[hole] = slots_[j];
+        hole = j;
+      }
+    }
+    slots_[hole].used = false;
+    --size_;
+  }
 
   void rehash(std::size_t capacity) {
     std::size_t cap = 8;

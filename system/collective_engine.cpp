@@ -132,20 +132,17 @@ void CollectiveEngine::issue(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
       break;
     }
     case OpKind::kRecv: {
-      const MatchKey key{inst, op.peer, pos, op.tag};
-      MatchQueue* found = match_.find(key);
-      if (found && found->arrived_head != kNone) {
-        MatchQueue& q = *found;
+      MatchQueue& q = match_.find_or_insert(MatchKey{inst, op.peer, pos, op.tag});
+      if (q.arrived_head != kNone) {
         const std::uint32_t m = q.arrived_head;
         q.arrived_head = messages_[m].next;
         if (q.arrived_head == kNone) q.arrived_tail = kNone;
         check_sizes(in, op.peer, pos, op.tag, messages_[m].bytes, op.bytes);
         --in.unreceived;
         pool_free(messages_, free_message_, m);
-        if (q.arrived_head == kNone && q.posted_head == kNone) match_.erase(key);
+        if (q.arrived_head == kNone && q.posted_head == kNone) match_.erase_at(&q);
         work_.push_back(make_work(inst, pos, ref, true));
       } else {
-        MatchQueue& q = found ? *found : match_[key];
         const std::uint32_t p = pool_alloc(posted_, free_posted_);
         posted_[p] = PostedRecv{ref, op.bytes, kNone};
         if (q.posted_tail == kNone) q.posted_head = p; else posted_[q.posted_tail].next = p;
@@ -207,21 +204,18 @@ void CollectiveEngine::on_delivered(std::uint64_t token) {
   const std::uint32_t m = static_cast<std::uint32_t>(token & ~kTokenBit);
   const Message msg = messages_[m];
   work_.push_back(make_work(msg.instance, msg.src, msg.send_ref, true));  // eager send: done on delivery
-  const MatchKey key{msg.instance, msg.src, msg.dst, msg.tag};
-  MatchQueue* found = match_.find(key);
-  if (found && found->posted_head != kNone) {
-    MatchQueue& q = *found;
+  MatchQueue& q = match_.find_or_insert(MatchKey{msg.instance, msg.src, msg.dst, msg.tag});
+  if (q.posted_head != kNone) {
     const std::uint32_t p = q.posted_head;
     q.posted_head = posted_[p].next;
     if (q.posted_head == kNone) q.posted_tail = kNone;
     const PostedRecv recv = posted_[p];
     pool_free(posted_, free_posted_, p);
     pool_free(messages_, free_message_, m);
-    if (q.arrived_head == kNone && q.posted_head == kNone) match_.erase(key);
+    if (q.arrived_head == kNone && q.posted_head == kNone) match_.erase_at(&q);
     check_sizes(instances_[msg.instance], msg.src, msg.dst, msg.tag, msg.bytes, recv.bytes);
     work_.push_back(make_work(msg.instance, msg.dst, recv.ref, true));
   } else {
-    MatchQueue& q = found ? *found : match_[key];
     ++instances_[msg.instance].unreceived;
     messages_[m].next = kNone;
     if (q.arrived_tail == kNone) q.arrived_head = m; else messages_[q.arrived_tail].next = m;

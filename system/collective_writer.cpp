@@ -82,8 +82,9 @@ std::vector<EtTrace> ring_algorithm_ets(CollectiveType type, std::uint32_t npus,
     std::vector<OpRef> ready;
     ring.start(pos, cursor, ready);
     std::deque<OpRef> todo;
+    // Arrays are indexed by the ring's dense op numbering.
     for (OpRef r : ready) {
-      parent[r] = kRoot;
+      parent[ring.dense(r)] = kRoot;
       todo.push_back(r);
     }
     std::uint64_t seen = 0;
@@ -94,19 +95,19 @@ std::vector<EtTrace> ring_algorithm_ets(CollectiveType type, std::uint32_t npus,
       ready.clear();
       ring.finish(pos, r, cursor, ready);
       for (OpRef c : ready) {
-        if (parent[c] != kUnseen) throw std::logic_error("ring: op made ready twice");
-        parent[c] = static_cast<std::int64_t>(r);
+        if (parent[ring.dense(c)] != kUnseen) throw std::logic_error("ring: op made ready twice");
+        parent[ring.dense(c)] = static_cast<std::int64_t>(ring.dense(r));
         todo.push_back(c);
       }
     }
     if (seen != ring.op_count(pos)) throw std::logic_error("ring: walk does not reach every op");
 
-    // Node ids ascend with OpRef (chunk, step, slot), which is the order the
-    // ring lists ready ops in; the engine issues an ET's ready ops by id.
+    // Node ids ascend with (chunk, step, slot), which is the order the ring
+    // lists ready ops in; the engine issues an ET's ready ops by id.
     std::vector<std::uint64_t> id(refs, 0);
     std::uint64_t next = 0;
-    for (OpRef r = 0; r < refs; ++r) {
-      if (parent[r] != kUnseen) id[r] = next++;
+    for (std::uint64_t d = 0; d < refs; ++d) {
+      if (parent[d] != kUnseen) id[d] = next++;
     }
 
     EtTrace& t = traces[pos];
@@ -117,16 +118,18 @@ std::vector<EtTrace> ring_algorithm_ets(CollectiveType type, std::uint32_t npus,
     put_metadata(t.metadata, "npus", npus);
     put_metadata(t.metadata, "chunks", chunks);
     t.nodes.reserve(seen);
-    for (OpRef r = 0; r < refs; ++r) {
-      if (parent[r] == kUnseen) continue;
+    for (std::uint64_t d = 0; d < refs; ++d) {
+      if (parent[d] == kUnseen) continue;
+      const OpRef r = ring.from_dense(d);
       const CollectiveOp op = ring.op(pos, r);
-      const auto chunk = static_cast<std::uint32_t>(r / 3 / steps);
-      const auto step = static_cast<std::uint32_t>(r / 3 % steps);
+      const std::uint32_t chunk = RingProgram::chunk_of(r);
+      const std::uint32_t step = RingProgram::step_of(r);
       static const char* const kSlot[] = {"send", "recv", "reduce"};
       et::Node& node = t.nodes.emplace_back();
-      node.set_id(id[r]);
-      node.set_name("ring." + std::string(kSlot[r % 3]) + " c" + std::to_string(chunk) + " s" + std::to_string(step));
-      if (parent[r] >= 0) node.add_data_deps(id[static_cast<OpRef>(parent[r])]);
+      node.set_id(id[d]);
+      node.set_name("ring." + std::string(kSlot[RingProgram::slot_of(r)]) + " c" + std::to_string(chunk) + " s" +
+                    std::to_string(step));
+      if (parent[d] >= 0) node.add_data_deps(id[static_cast<std::uint64_t>(parent[d])]);
       et::AttributeProto* cpu = node.add_attr();
       cpu->set_name("is_cpu_op");
       cpu->set_bool_val(false);

@@ -5,9 +5,11 @@
 namespace sim {
 
 namespace {
+// v mod n for v in (-n, 2n): a compare instead of a division on the hot path.
 std::uint32_t mod(std::int64_t v, std::uint32_t n) {
-  const std::int64_t r = v % static_cast<std::int64_t>(n);
-  return static_cast<std::uint32_t>(r < 0 ? r + n : r);
+  if (v < 0) return static_cast<std::uint32_t>(v + n);
+  if (v >= n) return static_cast<std::uint32_t>(v - n);
+  return static_cast<std::uint32_t>(v);
 }
 }  // namespace
 
@@ -72,44 +74,42 @@ std::uint64_t RingProgram::op_count(std::uint32_t) const {
 void RingProgram::start(std::uint32_t, RankCursor&, std::vector<OpRef>& ready) const {
   if (steps_ == 0) return;
   for (std::uint32_t c = 0; c < chunks_; ++c) {
-    const std::uint64_t cs = static_cast<std::uint64_t>(c) * steps_;
-    ready.push_back(ref(cs, 0));
-    ready.push_back(ref(cs, 1));
+    ready.push_back(ref(c, 0, 0));
+    ready.push_back(ref(c, 0, 1));
   }
 }
 
 CollectiveOp RingProgram::op(std::uint32_t pos, OpRef r) const {
-  const std::uint64_t cs = r / 3;
-  const std::uint32_t slot = static_cast<std::uint32_t>(r % 3);
-  const std::uint32_t chunk = static_cast<std::uint32_t>(cs / steps_);
-  const std::uint32_t step = static_cast<std::uint32_t>(cs % steps_);
+  const std::uint32_t slot = slot_of(r);
+  const std::uint32_t chunk = chunk_of(r);
+  const std::uint32_t step = step_of(r);
   CollectiveOp op;
   if (slot == 0) {
     op.kind = OpKind::kSend;
-    op.peer = (pos + 1) % n_;
+    op.peer = mod(static_cast<std::int64_t>(pos) + 1, n_);
     op.bytes = send_bytes(pos, chunk, step);
   } else {
-    const std::uint32_t left = (pos + n_ - 1) % n_;
+    const std::uint32_t left = mod(static_cast<std::int64_t>(pos) - 1, n_);
     op.kind = slot == 1 ? OpKind::kRecv : OpKind::kCompute;
     op.peer = left;
     op.bytes = send_bytes(left, chunk, step);
   }
-  op.tag = cs;
+  op.tag = tag(chunk, step);
   return op;
 }
 
 void RingProgram::finish(std::uint32_t, OpRef r, RankCursor&, std::vector<OpRef>& ready) const {
-  const std::uint64_t cs = r / 3;
-  const std::uint32_t slot = static_cast<std::uint32_t>(r % 3);
-  const std::uint32_t step = static_cast<std::uint32_t>(cs % steps_);
+  const std::uint32_t slot = slot_of(r);
+  const std::uint32_t step = step_of(r);
   if (slot == 0) return;  // a send enables nothing: the next step waits for data
+  const std::uint32_t chunk = chunk_of(r);
   if (slot == 1 && reduces(step)) {
-    ready.push_back(ref(cs, 2));
+    ready.push_back(ref(chunk, step, 2));
     return;
   }
   if (step + 1 < steps_) {
-    ready.push_back(ref(cs + 1, 0));
-    ready.push_back(ref(cs + 1, 1));
+    ready.push_back(ref(chunk, step + 1, 0));
+    ready.push_back(ref(chunk, step + 1, 1));
   }
 }
 

@@ -47,8 +47,22 @@ class RingProgram final : public CollectiveProgram {
     return static_cast<std::uint64_t>(chunk) * steps_ + step;
   }
 
-  // OpRef layout: ((chunk * steps + step) * 3 + slot), slot 0 send, 1 recv, 2 reduce.
-  static OpRef ref(std::uint64_t chunk_step, std::uint32_t slot) { return chunk_step * 3 + slot; }
+  // OpRef layout: chunk << 34 | step << 2 | slot (slot 0 send, 1 recv, 2 reduce):
+  // bit fields, so the hot path decodes an op without a division.
+  static OpRef ref(std::uint32_t chunk, std::uint32_t step, std::uint32_t slot) {
+    return static_cast<OpRef>(chunk) << 34 | static_cast<OpRef>(step) << 2 | slot;
+  }
+  static std::uint32_t chunk_of(OpRef r) { return static_cast<std::uint32_t>(r >> 34); }
+  static std::uint32_t step_of(OpRef r) { return static_cast<std::uint32_t>(r >> 2) & 0xffffffffu; }
+  static std::uint32_t slot_of(OpRef r) { return static_cast<std::uint32_t>(r & 3); }
+  // Dense numbering (chunk * steps + step) * 3 + slot, for tools that index arrays by op.
+  std::uint64_t dense(OpRef r) const {
+    return (static_cast<std::uint64_t>(chunk_of(r)) * steps_ + step_of(r)) * 3 + slot_of(r);
+  }
+  OpRef from_dense(std::uint64_t d) const {
+    return ref(static_cast<std::uint32_t>(d / 3 / steps_), static_cast<std::uint32_t>(d / 3 % steps_),
+               static_cast<std::uint32_t>(d % 3));
+  }
 
  private:
   CollectiveType type_;
