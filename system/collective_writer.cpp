@@ -81,23 +81,23 @@ std::vector<EtTrace> ring_algorithm_ets(CollectiveType type, std::uint32_t npus,
     RankCursor cursor;
     std::vector<OpRef> ready;
     ring.start(pos, cursor, ready);
-    std::deque<OpRef> todo;
+    std::deque<OpRef> frontier;
     // Arrays are indexed by the ring's dense op numbering.
     for (OpRef r : ready) {
       parent[ring.dense(r)] = kRoot;
-      todo.push_back(r);
+      frontier.push_back(r);
     }
     std::uint64_t seen = 0;
-    while (!todo.empty()) {
-      const OpRef r = todo.front();
-      todo.pop_front();
+    while (!frontier.empty()) {
+      const OpRef r = frontier.front();
+      frontier.pop_front();
       ++seen;
       ready.clear();
       ring.finish(pos, r, cursor, ready);
       for (OpRef c : ready) {
         if (parent[ring.dense(c)] != kUnseen) throw std::logic_error("ring: op made ready twice");
         parent[ring.dense(c)] = static_cast<std::int64_t>(ring.dense(r));
-        todo.push_back(c);
+        frontier.push_back(c);
       }
     }
     if (seen != ring.op_count(pos)) throw std::logic_error("ring: walk does not reach every op");

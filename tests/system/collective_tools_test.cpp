@@ -218,13 +218,13 @@ void expect_same_program(const CollectiveProgram& ring, const CollectiveProgram&
   std::vector<OpRef> rr, er;
   ring.start(pos, rc, rr);
   et.start(pos, ec, er);
-  std::vector<std::pair<OpRef, OpRef>> todo;
+  std::vector<std::pair<OpRef, OpRef>> frontier;
   ASSERT_EQ(rr.size(), er.size());
-  for (std::size_t i = 0; i < rr.size(); ++i) todo.emplace_back(rr[i], er[i]);
+  for (std::size_t i = 0; i < rr.size(); ++i) frontier.emplace_back(rr[i], er[i]);
   std::size_t seen = 0;
-  while (!todo.empty()) {
-    const auto [r, e] = todo.back();
-    todo.pop_back();
+  while (!frontier.empty()) {
+    const auto [r, e] = frontier.back();
+    frontier.pop_back();
     ++seen;
     CollectiveOp a = ring.op(pos, r), b = et.op(pos, e);
     if (a.kind == OpKind::kCompute) a.peer = a.tag = 0;  // a reduce has no peer or tag of its own
@@ -236,7 +236,7 @@ void expect_same_program(const CollectiveProgram& ring, const CollectiveProgram&
     ring.finish(pos, r, rc, rr);
     et.finish(pos, e, ec, er);
     ASSERT_EQ(rr.size(), er.size());
-    for (std::size_t i = 0; i < rr.size(); ++i) todo.emplace_back(rr[i], er[i]);
+    for (std::size_t i = 0; i < rr.size(); ++i) frontier.emplace_back(rr[i], er[i]);
   }
   EXPECT_EQ(seen, ring.op_count(pos));
 }
