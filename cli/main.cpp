@@ -62,6 +62,9 @@ struct RunOptions {
 
 int run_simulation(const RunOptions& o) {
   const auto wall_start = std::chrono::steady_clock::now();
+  // The bundled topology only goes with the bundled workload: a user's
+  // workload silently run on an 8-NPU ring would answer the wrong question.
+  if (!o.workload.empty() && o.network.empty()) throw InputError("--workload needs --network <topology.yml>");
   SystemConfig config = o.system.empty() ? SystemConfig{} : load_system_config(o.system);
   for (const std::string& c : o.collectives) apply_collective_option(config, c);
 

@@ -93,6 +93,18 @@ TEST_F(Cli, UnknownOptionIsAUsageError) {
   EXPECT_NE(r.output.find("--netwrk"), std::string::npos) << r.output;
 }
 
+TEST_F(Cli, WorkloadWithoutNetworkIsAUsageError) {
+  const SimRun r = run_sim("--workload " + workload("w", {{comp(1)}}));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--workload needs --network"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, UnknownSubcommandOptionIsAUsageError) {
+  const SimRun r = run_sim("collective gen ring --coll allreduce --npus 4 -o " + path("x") + " --bogus");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--bogus"), std::string::npos) << r.output;
+}
+
 TEST_F(Cli, PointToPointReportAndCsv) {
   const std::string w = workload("p2p", {{p2p(1, true, 1, 1 << 20)}, {p2p(1, false, 0, 1 << 20)}});
   const SimRun r = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --report " + path("r.json") +
