@@ -303,6 +303,19 @@ void Simulation::issue_collective(std::uint32_t rank, std::uint32_t index) {
                      ": rank is not a member of communicator '" + g.group_names()[n.group] + "'");
   }
   const auto pos = static_cast<std::uint32_t>(it - members->begin());
+  const std::uint64_t seq = r.coll_seq[gid]++;
+  // Ranks meet in the k-th collective of a communicator; they must agree on what it is.
+  const auto [sig, first] = signatures_.try_emplace({gid, seq}, InstanceSignature{n.coll, n.comm_size, rank, n.id, 0});
+  if (!first && (sig->second.type != n.coll || sig->second.bytes != n.comm_size)) {
+    const std::string name = g.group_names()[n.group].empty() ? "the world" : "'" + g.group_names()[n.group] + "'";
+    throw InputError("collective #" + std::to_string(seq) + " of communicator " + name + ": rank " +
+                     std::to_string(rank) + " node " + std::to_string(n.id) + " issues " + collective_name(n.coll) +
+                     " of " + std::to_string(n.comm_size) + " B but rank " + std::to_string(sig->second.rank) +
+                     " node " + std::to_string(sig->second.node_id) + " issued " +
+                     collective_name(sig->second.type) + " of " + std::to_string(sig->second.bytes) +
+                     " B (ranks must issue a communicator's collectives in the same order)");
+  }
+  if (++sig->second.joined == members->size()) signatures_.erase(sig);  // everyone agreed: forget it
   auto program = algorithms_.program_for(n.coll, static_cast<std::uint32_t>(members->size()), n.comm_size);
   CollectiveRecord rec;
   rec.rank = rank;
@@ -325,7 +338,7 @@ void Simulation::issue_collective(std::uint32_t rank, std::uint32_t index) {
   rec.algorithm = program->name();
   r.coll_record[index] = result_.collectives.size();
   result_.collectives.push_back(rec);
-  engine_.join(InstanceKey{gid, r.coll_seq[gid]++}, std::move(program), members, pos, pack(rank, index));
+  engine_.join(InstanceKey{gid, seq}, std::move(program), members, pos, pack(rank, index));
 }
 
 void Simulation::on_collective_done(std::uint32_t rank, std::uint64_t cookie) {

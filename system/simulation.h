@@ -117,6 +117,16 @@ class Simulation final : public EventHandler, public MessageSink, public Collect
   };
   struct P2PQueues;
   std::map<P2PKey, P2PQueues> p2p_queues_;
+  // What the first rank to reach each collective instance asked for; every
+  // other rank must ask for the same (type, bytes).
+  struct InstanceSignature {
+    CollectiveType type;
+    std::uint64_t bytes;
+    std::uint32_t rank;
+    std::uint64_t node_id;
+    std::uint32_t joined;
+  };
+  std::map<std::pair<std::uint32_t, std::uint64_t>, InstanceSignature> signatures_;
   SimulationResult result_;
   std::map<std::string, std::size_t> warned_;
 };

@@ -98,6 +98,21 @@ TEST(WorkloadRun, CollectiveAMemberNeverIssuesIsReported) {
   }
 }
 
+TEST(WorkloadRun, RanksDisagreeingOnACollectiveIsAnInputError) {
+  const auto traces = make_traces(4, [](int r) {
+    return std::vector<et::Node>{coll_node(1, CollectiveType::kAllReduce, r == 2 ? 2048 : 1024)};
+  });
+  try {
+    simulate(traces, ring8());
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("collective #0 of communicator the world: rank 2 node 1 issues ALL_REDUCE "
+                                         "of 2048 B but rank 0 node 1 issued ALL_REDUCE of 1024 B"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(WorkloadRun, GpuComputeSerializesWhileCommunicationOverlaps) {
   // Two independent 10 us COMPs run back to back; a send overlaps them.
   const auto traces = make_traces(2, [](int r) {
