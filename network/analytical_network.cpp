@@ -9,7 +9,11 @@
 namespace sim {
 
 AnalyticalNetwork::AnalyticalNetwork(const Topology& topology, EventQueue& queue, MessageSink& sink)
-    : topology_(topology), queue_(queue), sink_(sink), egress_free_at_(topology.links().size(), 0) {}
+    : topology_(topology),
+      queue_(queue),
+      sink_(sink),
+      egress_free_at_(topology.links().size(), 0),
+      last_(topology.npu_count()) {}
 
 AnalyticalNetwork::PathCost AnalyticalNetwork::path_cost(NodeId src, NodeId dst) {
   const std::uint64_t key = std::uint64_t{src} * topology_.npu_count() + dst;
@@ -41,7 +45,9 @@ void AnalyticalNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, std::u
     queue_.schedule(now, this, 0, token);
     return;
   }
-  const PathCost cost = path_cost(src, dst);
+  LastPath& last = last_[src];
+  if (last.dst != dst) last = LastPath{dst, path_cost(src, dst)};
+  const PathCost& cost = last.cost;
   const Time beta = transfer_time(bytes, cost.min_bandwidth);
   Time& egress_free = egress_free_at_[cost.first_link];
   const Time start = std::max(now, egress_free);

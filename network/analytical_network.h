@@ -63,7 +63,14 @@ class AnalyticalNetwork final : public Network, public EventHandler {
       return static_cast<std::size_t>(k ^ (k >> 31));
     }
   };
-  FlatMap<std::uint64_t, PathCost, KeyHash> costs_;  // only the pairs actually used  // key src * npus + dst
+  FlatMap<std::uint64_t, PathCost, KeyHash> costs_;  // key src * npus + dst; only the pairs actually used
+  // Each source's last destination and its cost: collectives send to the same
+  // peer again and again, so most lookups end here without hashing.
+  struct LastPath {
+    NodeId dst = ~NodeId{0};
+    PathCost cost;
+  };
+  std::vector<LastPath> last_;
   std::vector<LinkId> scratch_route_;
 };
 

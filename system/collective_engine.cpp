@@ -164,9 +164,8 @@ void CollectiveEngine::issue(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
   }
 }
 
-void CollectiveEngine::check_sizes(const Instance& in, std::uint32_t src, std::uint32_t dst, std::uint64_t tag,
-                                   std::uint64_t sent, std::uint64_t expected) const {
-  if (sent == expected) return;
+void CollectiveEngine::size_mismatch(const Instance& in, std::uint32_t src, std::uint32_t dst, std::uint64_t tag,
+                                     std::uint64_t sent, std::uint64_t expected) const {
   throw InputError("collective '" + in.program->name() + "' #" + std::to_string(in.key.seq) + ": rank " +
                    std::to_string((*in.members)[src]) + " sent " + std::to_string(sent) + " B with tag " +
                    std::to_string(tag) + " but rank " + std::to_string((*in.members)[dst]) + " expected " +

@@ -135,7 +135,11 @@ class CollectiveEngine final : public EventHandler {
   void issue(std::uint32_t inst, std::uint32_t pos, OpRef ref);
   void finished(std::uint32_t inst, std::uint32_t pos, OpRef ref);
   void check_sizes(const Instance& in, std::uint32_t src, std::uint32_t dst, std::uint64_t tag,
-                   std::uint64_t sent, std::uint64_t expected) const;
+                   std::uint64_t sent, std::uint64_t expected) const {
+    if (sent != expected) [[unlikely]] size_mismatch(in, src, dst, tag, sent, expected);
+  }
+  [[noreturn]] void size_mismatch(const Instance& in, std::uint32_t src, std::uint32_t dst, std::uint64_t tag,
+                                  std::uint64_t sent, std::uint64_t expected) const;
   void notify_done();
   [[noreturn]] void report_unreceived(std::uint32_t inst) const;
 
