@@ -55,7 +55,7 @@ std::map<std::string, std::vector<std::uint32_t>> load_comm_groups(const std::st
 }
 
 struct RunOptions {
-  std::string workload, network, system, backend = "analytical", report, csv, comm_groups;
+  std::string workload, network, system, backend = "analytical", report, csv, timeline, comm_groups;
   std::vector<std::string> collectives;
   bool ctrl_deps = false, strict_deps = false, quiet = false;
 };
@@ -72,6 +72,7 @@ int run_simulation(const RunOptions& o) {
                                         : load_topology(o.network);
   SimulationOptions options;
   options.backend = o.backend;
+  options.timeline = !o.timeline.empty();
   if (!o.comm_groups.empty()) options.comm_groups = load_comm_groups(o.comm_groups);
 
   // Each rank's trace is compacted into its graph as soon as it is read, so
@@ -98,6 +99,7 @@ int run_simulation(const RunOptions& o) {
                std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(), run_seconds};
   if (!o.report.empty()) write_json_report(o.report, result, info);
   if (!o.csv.empty()) write_csv_report(o.csv, result);
+  if (!o.timeline.empty()) write_timeline(o.timeline, result);
   if (!o.quiet) {
     print_summary(std::cout, result, info);
     rusage ru{};
@@ -133,6 +135,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"analytical"}));
   app.add_option("--report", o.report, "write the JSON report here (docs/reports.md)");
   app.add_option("--csv", o.csv, "write the per-collective table as CSV here");
+  app.add_option("--timeline", o.timeline, "write a Chrome/Perfetto trace of every node's run here");
   app.add_option("--comm-group", o.comm_groups, "communicator JSON {\"<pg_name>\": [ranks...]}; pg_name \"\"/\"0\" is the world");
   app.add_flag("--ctrl-deps", o.ctrl_deps, "also follow ctrl_deps (dangling ones are warned about and ignored)");
   app.add_flag("--strict-deps", o.strict_deps, "with --ctrl-deps: a ctrl dep on an absent node is an error");

@@ -161,4 +161,29 @@ void write_csv_report(const std::string& path, const SimulationResult& r) {
   write_file_atomically(path, out.str());
 }
 
+void write_timeline(const std::string& path, const SimulationResult& r) {
+  using nlohmann::json;
+  static const char* const kLanes[] = {"GPU compute", "CPU", "memory", "communication", "instant"};
+  json events = json::array();
+  for (std::uint32_t rank = 0; rank < r.ranks.size(); ++rank) {
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", rank}, {"args", {{"name", "rank " + std::to_string(rank)}}}});
+    for (int lane = 0; lane < 5; ++lane) {
+      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", rank}, {"tid", lane}, {"args", {{"name", kLanes[lane]}}}});
+    }
+  }
+  for (const TimelineSlice& t : r.timeline) {
+    // Trace-event times are microseconds; ours are exact picoseconds.
+    events.push_back({{"ph", "X"},
+                      {"name", t.name.empty() ? std::string(node_kind_name(t.kind)) : t.name},
+                      {"cat", node_kind_name(t.kind)},
+                      {"pid", t.rank},
+                      {"tid", t.lane},
+                      {"ts", to_us(t.start)},
+                      {"dur", to_us(t.end - t.start)},
+                      {"args", {{"node_id", t.node_id}, {"start_ns", to_ns(t.start)}, {"end_ns", to_ns(t.end)}}}});
+  }
+  json doc = {{"displayTimeUnit", "ns"}, {"traceEvents", std::move(events)}};
+  write_file_atomically(path, doc.dump() + "\n");
+}
+
 }  // namespace sim

@@ -30,6 +30,9 @@ void print_summary(std::ostream& out, const SimulationResult& result, const RunI
 // Both write atomically (temporary file, then rename); throw InputError on I/O failure.
 void write_json_report(const std::string& path, const SimulationResult& result, const RunInfo& info);
 void write_csv_report(const std::string& path, const SimulationResult& result);
+// Chrome trace-event JSON (chrome://tracing, ui.perfetto.dev): one process per
+// rank, one thread per resource lane, one complete event per node.
+void write_timeline(const std::string& path, const SimulationResult& result);
 
 // Writes `content` to `path` through a temporary file and a rename, so a
 // reader never sees half a file. Throws InputError naming the path.

@@ -47,10 +47,22 @@ struct CollectiveRecord {
   std::string algorithm;  // "ring", "et:<prefix>", or "replay" (trace duration)
 };
 
+// One node's run, for the timeline (--timeline).
+struct TimelineSlice {
+  std::uint32_t rank = 0;
+  std::uint8_t lane = 0;  // 0 GPU compute, 1 CPU, 2 memory, 3 communication, 4 instant
+  Time start = 0;
+  Time end = 0;
+  std::uint64_t node_id = 0;
+  std::string name;
+  NodeKind kind = NodeKind::kInvalid;
+};
+
 struct SimulationResult {
   Time makespan = 0;
   std::vector<RankStats> ranks;
   std::vector<CollectiveRecord> collectives;
+  std::vector<TimelineSlice> timeline;  // only with SimulationOptions::timeline
   std::uint64_t events = 0;
   std::uint64_t messages = 0;
   std::vector<std::string> warnings;
@@ -60,6 +72,7 @@ struct SimulationOptions {
   std::string backend = "analytical";
   // Communicator name (pg_name) -> global ranks; "" is the world.
   std::map<std::string, std::vector<std::uint32_t>> comm_groups;
+  bool timeline = false;  // record every node's start and end
 };
 
 class Simulation final : public EventHandler, public MessageSink, public CollectiveListener {

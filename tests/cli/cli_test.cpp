@@ -118,6 +118,33 @@ TEST_F(Cli, PointToPointReportAndCsv) {
   EXPECT_TRUE(fs::exists(path("c.csv")));
 }
 
+TEST_F(Cli, TimelineHasOneSlicePerNodeInMicroseconds) {
+  et::Node send = p2p(2, true, 1, 1 << 20);
+  send.add_data_deps(1);
+  const std::string w = workload("p2p", {{comp(1), send}, {p2p(1, false, 0, 1 << 20)}});
+  const SimRun r = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " -q --timeline " + path("t.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream in(path("t.json"));
+  const auto j = nlohmann::json::parse(in);
+  std::vector<nlohmann::json> slices;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "X") slices.push_back(e);
+  }
+  ASSERT_EQ(slices.size(), 3u);
+  // Rank 0: 3 us of compute (lane 0), then the send (lane 3) for 21.47152 us.
+  const auto find = [&](int pid, int tid) {
+    for (const auto& e : slices) {
+      if (e["pid"] == pid && e["tid"] == tid) return e;
+    }
+    return nlohmann::json();
+  };
+  EXPECT_DOUBLE_EQ(find(0, 0)["dur"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(find(0, 3)["ts"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(find(0, 3)["dur"].get<double>(), 21.47152);
+  EXPECT_DOUBLE_EQ(find(1, 3)["dur"].get<double>(), 24.47152);
+  EXPECT_EQ(find(1, 3)["name"], "recv");
+}
+
 TEST_F(Cli, CollectiveReportHasNcclTestsBandwidths) {
   const std::string dir = testdata("astrasim-microbenchmarks/all_reduce/8npus_1MB");
   if (!fs::exists(dir)) GTEST_SKIP() << "testdata absent: " << dir;
