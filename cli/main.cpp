@@ -19,6 +19,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
+#include "network/backend_registry.h"
 #include "network/topology.h"
 #include "system/collective_tools.h"
 #include "system/report.h"
@@ -55,7 +56,7 @@ std::map<std::string, std::vector<std::uint32_t>> load_comm_groups(const std::st
 }
 
 struct RunOptions {
-  std::string workload, network, system, backend = "analytical", report, csv, timeline, comm_groups;
+  std::string workload, network, system, backend, report, csv, timeline, comm_groups;
   std::vector<std::string> collectives;
   bool ctrl_deps = false, strict_deps = false, quiet = false;
 };
@@ -71,7 +72,7 @@ int run_simulation(const RunOptions& o) {
   Topology topology = o.network.empty() ? parse_topology(kExampleTopologyYaml, "<bundled ring8>")
                                         : load_topology(o.network);
   SimulationOptions options;
-  options.backend = o.backend;
+  if (!o.backend.empty()) config.network.backend = o.backend;
   options.timeline = !o.timeline.empty();
   if (!o.comm_groups.empty()) options.comm_groups = load_comm_groups(o.comm_groups);
 
@@ -95,7 +96,7 @@ int run_simulation(const RunOptions& o) {
   const double run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
   for (const std::string& w : result.warnings) spdlog::warn("{}", w);
 
-  RunInfo info{workload_name, topology.description(), o.backend,
+  RunInfo info{workload_name, topology.description(), config.network.backend,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(), run_seconds};
   if (!o.report.empty()) write_json_report(o.report, result, info);
   if (!o.csv.empty()) write_csv_report(o.csv, result);
@@ -131,8 +132,12 @@ int main(int argc, char** argv) {
                  "collective algorithm as Chakra ETs, <prefix> or <type>=<prefix> (e.g. allreduce=algos/ring); "
                  "<type>=ring selects the native ring; repeatable")
       ->take_all();
-  app.add_option("--backend", o.backend, "network backend: analytical (alpha-beta, no in-network contention)")
-      ->check(CLI::IsMember({"analytical"}));
+  app.add_option("--backend", o.backend,
+                 "network backend (default analytical, or the system config's network.backend); its options go in "
+                 "the system config's network: section:\n" + describe_backends())
+      ->check([](const std::string& name) {
+        return find_backend(name) ? std::string() : "unknown network backend '" + name + "'";
+      });
   app.add_option("--report", o.report, "write the JSON report here (docs/reports.md)");
   app.add_option("--csv", o.csv, "write the per-collective table as CSV here");
   app.add_option("--timeline", o.timeline, "write a Chrome/Perfetto trace of every node's run here");

@@ -8,16 +8,16 @@
 
 namespace sim {
 
-AnalyticalNetwork::AnalyticalNetwork(const Topology& topology, EventQueue& queue, MessageSink& sink)
+AnalyticalNetwork::AnalyticalNetwork(const Topology& topology, EventQueue& queue, LinkModel model)
     : topology_(topology),
       queue_(queue),
-      sink_(sink),
+      model_(model),
       egress_free_at_(topology.links().size(), 0),
       last_(topology.npu_count()) {}
 
-AnalyticalNetwork::PathCost AnalyticalNetwork::path_cost(NodeId src, NodeId dst) {
+std::uint32_t AnalyticalNetwork::pair_index(NodeId src, NodeId dst) {
   const std::uint64_t key = std::uint64_t{src} * topology_.npu_count() + dst;
-  if (const PathCost* known = costs_.find(key)) return *known;
+  if (const std::uint32_t* known = pair_of_.find(key)) return *known;
   scratch_route_.clear();
   topology_.route(src, dst, scratch_route_);
   PathCost cost;
@@ -27,13 +27,16 @@ AnalyticalNetwork::PathCost AnalyticalNetwork::path_cost(NodeId src, NodeId dst)
   for (const LinkId id : scratch_route_) {
     const Link& link = topology_.links()[id];
     cost.latency_sum += link.latency;
-    cost.min_bandwidth = std::min(cost.min_bandwidth, link.bandwidth);
+    cost.min_bandwidth = std::min(cost.min_bandwidth, model_.effective(link.bandwidth));
   }
-  costs_[key] = cost;
-  return cost;
+  cost.latency_sum += model_.message_latency;
+  const auto index = static_cast<std::uint32_t>(pairs_.size());
+  pairs_.push_back(Pair{src, dst, cost, 0});
+  pair_of_[key] = index;
+  return index;
 }
 
-void AnalyticalNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, std::uint64_t token) {
+void AnalyticalNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) {
   const std::uint32_t npus = topology_.npu_count();
   if (src >= npus || dst >= npus) {
     throw InputError("message " + std::to_string(src) + " -> " + std::to_string(dst) + ": the topology has " +
@@ -42,19 +45,31 @@ void AnalyticalNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, std::u
   ++messages_sent_;
   const Time now = queue_.now();
   if (src == dst) {
-    queue_.schedule(now, this, 0, token);
+    queue_.schedule(now, to.handler, to.kind, to.payload);
     return;
   }
   LastPath& last = last_[src];
-  if (last.dst != dst) last = LastPath{dst, path_cost(src, dst)};
-  const PathCost& cost = last.cost;
+  if (last.dst != dst) last = LastPath{dst, pair_index(src, dst)};
+  Pair& pair = pairs_[last.pair];
+  pair.bytes += bytes;
+  const PathCost& cost = pair.cost;
   const Time beta = transfer_time(bytes, cost.min_bandwidth);
   Time& egress_free = egress_free_at_[cost.first_link];
   const Time start = std::max(now, egress_free);
   egress_free = start + beta;
-  queue_.schedule(start + cost.latency_sum + beta, this, 0, token);
+  queue_.schedule(start + cost.latency_sum + beta, to.handler, to.kind, to.payload);
 }
 
-void AnalyticalNetwork::on_event(const Event& event) { sink_.on_delivered(event.payload); }
+std::vector<LinkUsage> AnalyticalNetwork::link_usage() const {
+  std::vector<LinkUsage> usage(topology_.links().size());
+  std::vector<LinkId> route;
+  for (const Pair& p : pairs_) {
+    if (p.bytes == 0) continue;
+    route.clear();
+    topology_.route(p.src, p.dst, route);
+    for (const LinkId id : route) usage[id].bytes += p.bytes;
+  }
+  return usage;
+}
 
 }  // namespace sim

@@ -24,11 +24,12 @@
 #include <vector>
 
 #include "core/flat_map.h"
+#include "network/backend_registry.h"
 #include "network/network.h"
 
 namespace sim {
 
-class AnalyticalNetwork final : public Network, public EventHandler {
+class AnalyticalNetwork final : public Network {
  public:
   // What a route costs; the same for every message on it, so cached per pair.
   struct PathCost {
@@ -38,22 +39,31 @@ class AnalyticalNetwork final : public Network, public EventHandler {
     std::uint32_t hops = 0;
   };
 
-  AnalyticalNetwork(const Topology& topology, EventQueue& queue, MessageSink& sink);
+  AnalyticalNetwork(const Topology& topology, EventQueue& queue, LinkModel model = {});
 
   std::string_view name() const override { return "analytical"; }
   const Topology& topology() const override { return topology_; }
-  void send(NodeId src, NodeId dst, std::uint64_t bytes, std::uint64_t token) override;
+  void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) override;
   std::uint64_t messages_sent() const override { return messages_sent_; }
+  // Bytes per link (each pair's bytes spread over its route when asked).
+  std::vector<LinkUsage> link_usage() const override;
+  bool measures_link_time() const override { return false; }
 
   // Cost of the route src -> dst (src != dst), computed once then cached.
-  PathCost path_cost(NodeId src, NodeId dst);
-
-  void on_event(const Event& event) override;
+  PathCost path_cost(NodeId src, NodeId dst) { return pairs_[pair_index(src, dst)].cost; }
 
  private:
+  // One NPU pair that has sent: its cost and the bytes it has sent so far.
+  struct Pair {
+    NodeId src, dst;
+    PathCost cost;
+    std::uint64_t bytes = 0;
+  };
+  std::uint32_t pair_index(NodeId src, NodeId dst);
+
   const Topology& topology_;
   EventQueue& queue_;
-  MessageSink& sink_;
+  LinkModel model_;
   std::uint64_t messages_sent_ = 0;
   std::vector<Time> egress_free_at_;                    // per link; only first links are used
   struct KeyHash {
@@ -63,12 +73,13 @@ class AnalyticalNetwork final : public Network, public EventHandler {
       return static_cast<std::size_t>(k ^ (k >> 31));
     }
   };
-  FlatMap<std::uint64_t, PathCost, KeyHash> costs_;  // key src * npus + dst; only the pairs actually used
-  // Each source's last destination and its cost: collectives send to the same
-  // peer again and again, so most lookups end here without hashing.
+  FlatMap<std::uint64_t, std::uint32_t, KeyHash> pair_of_;  // src * npus + dst -> index in pairs_
+  std::vector<Pair> pairs_;                                 // only the pairs actually used
+  // Each source's last destination: collectives send to the same peer again
+  // and again, so most lookups end here without hashing.
   struct LastPath {
     NodeId dst = ~NodeId{0};
-    PathCost cost;
+    std::uint32_t pair = 0;
   };
   std::vector<LastPath> last_;
   std::vector<LinkId> scratch_route_;

@@ -1,23 +1,33 @@
-// The network interface every backend implements (analytical now; flow and
-// ns-3 later): send `bytes` from one NPU to another, be told when delivered.
+// The network interface every backend implements: send `bytes` from one NPU to
+// another, and be told (by an event) when the last byte has arrived.
 #pragma once
 
 #include <cstdint>
-#include <memory>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/event_queue.h"
 #include "network/topology.h"
 
 namespace sim {
 
-// Receives deliveries. The token is whatever the sender passed to send().
-class MessageSink {
- public:
-  virtual void on_delivered(std::uint64_t token) = 0;
+// Where a delivery is reported: the backend schedules `handler->on_event`
+// with this kind and payload at the delivery time. Each send names its own
+// target, so point-to-point traffic, collectives and tests need no shared
+// sink that sorts messages out again.
+struct Delivery {
+  EventHandler* handler = nullptr;
+  std::uint32_t kind = 0;
+  std::uint64_t payload = 0;
+};
 
- protected:
-  ~MessageSink() = default;
+// What one directed link saw over a run.
+struct LinkUsage {
+  std::uint64_t bytes = 0;       // payload bytes that crossed it
+  Time busy = 0;                 // time it carried at least one message (0 if the backend cannot tell)
+  std::uint32_t peak_flows = 0;  // most messages on it at once (0 if the backend cannot tell)
 };
 
 class Network {
@@ -25,16 +35,18 @@ class Network {
   virtual ~Network() = default;
   virtual std::string_view name() const = 0;
   virtual const Topology& topology() const = 0;
-  // Injects a message at the current simulated time. When its last byte has
-  // arrived at `dst`, the sink's on_delivered(token) runs (as an event).
-  // src == dst is delivered at once (zero time); bytes may be 0.
-  virtual void send(NodeId src, NodeId dst, std::uint64_t bytes, std::uint64_t token) = 0;
+  // Injects a message at the current simulated time; `to` is told when its
+  // last byte has arrived at `dst`. src == dst is delivered at once (zero
+  // time); bytes may be 0. Throws InputError for an NPU outside the topology.
+  virtual void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) = 0;
   // Messages sent so far (for reports and benchmarks).
   virtual std::uint64_t messages_sent() const = 0;
+  // Per link, indexed by LinkId.
+  virtual std::vector<LinkUsage> link_usage() const = 0;
+  // Whether link_usage() has busy time and peak flows (a contention model), or bytes only.
+  virtual bool measures_link_time() const = 0;
+  // Backend-specific counters for benchmarks and reports, e.g. {"rate recomputations", n}.
+  virtual std::vector<std::pair<std::string, std::uint64_t>> counters() const { return {}; }
 };
-
-// Backend by name ("analytical"). Throws InputError for an unknown name.
-std::unique_ptr<Network> make_network(std::string_view backend, const Topology& topology,
-                                      EventQueue& queue, MessageSink& sink);
 
 }  // namespace sim

@@ -6,6 +6,7 @@ namespace sim {
 
 namespace {
 constexpr std::uint32_t kComputeDone = 1;
+constexpr std::uint32_t kDelivered = 2;
 
 template <typename T>
 std::uint32_t pool_alloc(std::vector<T>& pool, std::uint32_t& free_head) {
@@ -128,7 +129,7 @@ void CollectiveEngine::issue(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
     case OpKind::kSend: {
       const std::uint32_t m = pool_alloc(messages_, free_message_);
       messages_[m] = Message{inst, pos, op.peer, op.tag, op.bytes, ref, kNone};
-      network_.send((*in.members)[pos], (*in.members)[op.peer], op.bytes, kTokenBit | m);
+      network_.send((*in.members)[pos], (*in.members)[op.peer], op.bytes, Delivery{this, kDelivered, m});
       break;
     }
     case OpKind::kRecv: {
@@ -199,8 +200,7 @@ void CollectiveEngine::finished(std::uint32_t inst, std::uint32_t pos, OpRef ref
   }
 }
 
-void CollectiveEngine::on_delivered(std::uint64_t token) {
-  const std::uint32_t m = static_cast<std::uint32_t>(token & ~kTokenBit);
+void CollectiveEngine::delivered(std::uint32_t m) {
   const Message msg = messages_[m];
   work_.push_back(make_work(msg.instance, msg.src, msg.send_ref, true));  // eager send: done on delivery
   MatchQueue& q = match_.find_or_insert(MatchKey{msg.instance, msg.src, msg.dst, msg.tag});
@@ -224,6 +224,10 @@ void CollectiveEngine::on_delivered(std::uint64_t token) {
 }
 
 void CollectiveEngine::on_event(const Event& event) {
+  if (event.kind == kDelivered) {
+    delivered(static_cast<std::uint32_t>(event.payload));
+    return;
+  }
   const Pending p = pending_[event.payload];
   pool_free(pending_, free_pending_, static_cast<std::uint32_t>(event.payload));
   work_.push_back(make_work(p.instance, p.pos, p.ref, true));

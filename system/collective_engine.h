@@ -53,12 +53,8 @@ class CollectiveEngine final : public EventHandler {
   void join(const InstanceKey& key, std::shared_ptr<const CollectiveProgram> program,
             std::shared_ptr<const std::vector<std::uint32_t>> members, std::uint32_t pos, std::uint64_t cookie);
 
-  // A message this engine sent was delivered (token as passed to Network::send).
-  void on_delivered(std::uint64_t token);
+  // Compute ops finishing and messages delivered (the engine is each of its sends' Delivery target).
   void on_event(const Event& event) override;
-
-  // Tokens of collective messages carry this bit, so a shared sink can route them.
-  static constexpr std::uint64_t kTokenBit = 1ull << 63;
 
   std::size_t active_instances() const { return live_instances_; }
   // What unfinished instances wait for (for deadlock reports), one line each.
@@ -131,6 +127,7 @@ class CollectiveEngine final : public EventHandler {
   };
   static constexpr std::uint32_t kNone = 0xffffffffu;
 
+  void delivered(std::uint32_t message);
   void run_work();
   void issue(std::uint32_t inst, std::uint32_t pos, OpRef ref);
   void finished(std::uint32_t inst, std::uint32_t pos, OpRef ref);

@@ -13,6 +13,7 @@ namespace sim {
 
 namespace {
 constexpr std::uint32_t kNodeDone = 1;
+constexpr std::uint32_t kP2PDelivered = 2;
 
 std::uint64_t pack(std::uint32_t rank, std::uint32_t index) {
   return static_cast<std::uint64_t>(rank) << 32 | index;
@@ -57,7 +58,7 @@ Simulation::Simulation(std::vector<RankGraph> graphs, const Topology& topology, 
       topology_(topology),
       config_(config),
       options_(std::move(options)),
-      network_(make_network(options_.backend, topology_, queue_, *this)),
+      network_(make_network(config_.network, topology_, queue_)),
       algorithms_(config_),
       engine_(queue_, *network_, config_, *this) {
   const auto ranks = static_cast<std::uint32_t>(graphs_.size());
@@ -290,6 +291,10 @@ void Simulation::complete(std::uint32_t rank, std::uint32_t index) {
 }
 
 void Simulation::on_event(const Event& event) {
+  if (event.kind == kP2PDelivered) {
+    p2p_delivered(static_cast<std::uint32_t>(event.payload));
+    return;
+  }
   complete(static_cast<std::uint32_t>(event.payload >> 32), static_cast<std::uint32_t>(event.payload));
 }
 
@@ -368,7 +373,7 @@ void Simulation::issue_send(std::uint32_t rank, std::uint32_t index) {
   } else {
     q.sends.push_back(m);
   }
-  network_->send(rank, static_cast<NodeId>(n.comm_dst), n.comm_size, m);
+  network_->send(rank, static_cast<NodeId>(n.comm_dst), n.comm_size, Delivery{this, kP2PDelivered, m});
 }
 
 void Simulation::issue_recv(std::uint32_t rank, std::uint32_t index) {
@@ -390,12 +395,8 @@ void Simulation::issue_recv(std::uint32_t rank, std::uint32_t index) {
   if (msg.delivered) complete(rank, index);
 }
 
-void Simulation::on_delivered(std::uint64_t token) {
-  if (token & CollectiveEngine::kTokenBit) {
-    engine_.on_delivered(token);
-    return;
-  }
-  P2PMessage& msg = p2p_[token];
+void Simulation::p2p_delivered(std::uint32_t message) {
+  P2PMessage& msg = p2p_[message];
   msg.delivered = true;
   const std::int64_t rr = msg.recv_rank;
   const std::uint32_t ri = msg.recv_index;

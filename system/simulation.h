@@ -69,13 +69,12 @@ struct SimulationResult {
 };
 
 struct SimulationOptions {
-  std::string backend = "analytical";
   // Communicator name (pg_name) -> global ranks; "" is the world.
   std::map<std::string, std::vector<std::uint32_t>> comm_groups;
   bool timeline = false;  // record every node's start and end
 };
 
-class Simulation final : public EventHandler, public MessageSink, public CollectiveListener {
+class Simulation final : public EventHandler, public CollectiveListener {
  public:
   // Throws InputError if the workload does not fit the topology.
   Simulation(std::vector<RankGraph> graphs, const Topology& topology, const SystemConfig& config,
@@ -88,7 +87,6 @@ class Simulation final : public EventHandler, public MessageSink, public Collect
   SimulationResult run();
 
   void on_event(const Event& event) override;
-  void on_delivered(std::uint64_t token) override;
   void on_collective_done(std::uint32_t rank, std::uint64_t cookie) override;
 
  private:
@@ -104,6 +102,7 @@ class Simulation final : public EventHandler, public MessageSink, public Collect
   Time compute_time(const TaskNode& node) const;
   void issue_send(std::uint32_t rank, std::uint32_t index);
   void issue_recv(std::uint32_t rank, std::uint32_t index);
+  void p2p_delivered(std::uint32_t message);
   void issue_collective(std::uint32_t rank, std::uint32_t index);
   std::string describe_node(std::uint32_t rank, std::uint32_t index) const;
   [[noreturn]] void report_stuck();

@@ -62,7 +62,7 @@ SystemConfig parse_system_config(const std::string& yaml_text, const std::string
   }
   SystemConfig cfg;
   if (root.IsNull()) return cfg;
-  check_keys(source, root, "", {"compute", "memory", "collective"});
+  check_keys(source, root, "", {"compute", "memory", "collective", "network"});
   const std::string base = std::filesystem::path(source).parent_path().string();
 
   if (const YAML::Node c = root["compute"]) {
@@ -119,6 +119,18 @@ SystemConfig parse_system_config(const std::string& yaml_text, const std::string
           value = (std::filesystem::path(base) / value).string();
         }
         cfg.algorithms[type] = value;
+      }
+    }
+  }
+  if (const YAML::Node n = root["network"]) {
+    if (!n.IsMap()) throw InputError(at(source, n, "network") + ": expected a mapping");
+    for (const auto& kv : n) {
+      const std::string key = kv.first.as<std::string>();
+      if (!kv.second.IsScalar()) throw InputError(at(source, kv.second, "network." + key) + ": expected a scalar");
+      if (key == "backend") {
+        cfg.network.backend = kv.second.as<std::string>();
+      } else if (!cfg.network.options.emplace(key, OptionValue{kv.second.as<std::string>(), at(source, kv.first, "network." + key)}).second) {
+        throw InputError(at(source, kv.first, "network." + key) + ": given twice");
       }
     }
   }

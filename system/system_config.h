@@ -12,6 +12,9 @@
 //     reduction_latency: 0ns      #   (0 = free, so closed forms hold exactly)
 //     algorithms:                 # per collective type: ring or a Chakra ET prefix
 //       all_reduce: ring
+//   network:
+//     backend: flow               # analytical (default) | flow
+//     nic_bandwidth: 400Gbps      # the backend's own options (sim --help lists them)
 //
 // Unknown keys, wrong types and non-positive rates are errors naming the key.
 #pragma once
@@ -21,6 +24,7 @@
 #include <string>
 
 #include "core/time.h"
+#include "network/backend_registry.h"
 #include "workload/rank_graph.h"
 
 namespace sim {
@@ -42,6 +46,9 @@ struct SystemConfig {
   // Collective type -> "ring" or an ET prefix/folder (relative paths resolved
   // against the config file's folder).
   std::map<CollectiveType, std::string> algorithms;
+
+  // The `network:` section: backend and its options (network/backend_registry.h).
+  NetworkConfig network;
 
   bool roofline() const { return peak_flops > 0 && compute_memory_bandwidth > 0; }
   // Cost of reducing `bytes` received from a peer into the local buffer.

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "core/error.h"
+#include "delivery_recorder.h"
+#include "network/backend_registry.h"
 
 namespace sim {
 namespace {
@@ -15,26 +17,13 @@ constexpr std::uint64_t kMiB = 1'048'576;
 constexpr Time kOneMiBNeighbour = 21'471'520;  // 500 ns + 1048576 B / 50 GB/s
 constexpr Time kOneMiBAt50GBps = 20'971'520;
 
-struct Delivery {
-  std::uint64_t token;
-  Time at;
-  bool operator==(const Delivery&) const = default;
-};
-
-class Recorder : public MessageSink {
- public:
-  explicit Recorder(const EventQueue& q) : queue_(q) {}
-  void on_delivered(std::uint64_t token) override { seen.push_back({token, queue_.now()}); }
-  std::vector<Delivery> seen;
-
- private:
-  const EventQueue& queue_;
-};
+using testing_support::Recorder;
+using Delivery = testing_support::Delivered;
 
 class AnalyticalTest : public testing::Test {
  protected:
   explicit AnalyticalTest(const std::string& config = "ring8.yml")
-      : topology(load_topology(kConfigs + config)), sink(queue), net(topology, queue, sink) {}
+      : topology(load_topology(kConfigs + config)), sink(queue), net(topology, queue) {}
   Topology topology;
   EventQueue queue;
   Recorder sink;
@@ -44,7 +33,7 @@ class AnalyticalTest : public testing::Test {
 using Ring8 = AnalyticalTest;
 
 TEST_F(Ring8, OneMiBBetweenNeighbours) {
-  net.send(0, 1, kMiB, 42);
+  net.send(0, 1, kMiB, sink.to(42));
   queue.run();
   EXPECT_EQ(sink.seen, (std::vector<Delivery>{{42, kOneMiBNeighbour}}));
   EXPECT_EQ(net.messages_sent(), 1u);
@@ -52,31 +41,31 @@ TEST_F(Ring8, OneMiBBetweenNeighbours) {
 }
 
 TEST_F(Ring8, SameEgressLinkSerializesInSendOrder) {
-  net.send(0, 1, kMiB, 1);
-  net.send(0, 1, kMiB, 2);
+  net.send(0, 1, kMiB, sink.to(1));
+  net.send(0, 1, kMiB, sink.to(2));
   queue.run();
   EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, kOneMiBNeighbour}, {2, kOneMiBNeighbour + kOneMiBAt50GBps}}));
 }
 
 TEST_F(Ring8, DifferentEgressLinksDoNotWait) {
-  net.send(0, 1, kMiB, 1);
-  net.send(0, 7, kMiB, 2);
+  net.send(0, 1, kMiB, sink.to(1));
+  net.send(0, 7, kMiB, sink.to(2));
   queue.run();
   EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, kOneMiBNeighbour}, {2, kOneMiBNeighbour}}));
 }
 
 TEST_F(Ring8, RoutesSharingTheFirstLinkShareThePort) {
   // 0 -> 2 leaves on link 0 -> 1 as well: it waits for the first message's bytes.
-  net.send(0, 1, kMiB, 1);
-  net.send(0, 2, kMiB, 2);
+  net.send(0, 1, kMiB, sink.to(1));
+  net.send(0, 2, kMiB, sink.to(2));
   queue.run();
   EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, kOneMiBNeighbour}, {2, 2 * kOneMiBAt50GBps + 1'000'000}}));
 }
 
 TEST_F(Ring8, NoContentionInsideTheNetwork) {
   // 0 -> 2 and 1 -> 2 share link 1 -> 2 but start on different ports.
-  net.send(0, 2, kMiB, 1);
-  net.send(1, 2, kMiB, 2);
+  net.send(0, 2, kMiB, sink.to(1));
+  net.send(1, 2, kMiB, sink.to(2));
   queue.run();
   EXPECT_EQ(sink.seen, (std::vector<Delivery>{{2, kOneMiBNeighbour}, {1, kOneMiBAt50GBps + 1'000'000}}));
 }
@@ -84,10 +73,12 @@ TEST_F(Ring8, NoContentionInsideTheNetwork) {
 TEST_F(Ring8, LaterSendQueuesBehindBusyPort) {
   struct SendLater : EventHandler {
     AnalyticalNetwork* net;
-    void on_event(const Event&) override { net->send(0, 1, 1000, 2); }
+    Recorder* sink;
+    void on_event(const Event&) override { net->send(0, 1, 1000, sink->to(2)); }
   } later;
   later.net = &net;
-  net.send(0, 1, kMiB, 1);
+  later.sink = &sink;
+  net.send(0, 1, kMiB, sink.to(1));
   queue.schedule(10'000, &later, 0, 0);
   queue.run();
   // The port is busy until 20971520 ps; 1000 B then take 20000 ps, plus 500 ns.
@@ -97,17 +88,19 @@ TEST_F(Ring8, LaterSendQueuesBehindBusyPort) {
 TEST_F(Ring8, IdlePortStartsAtNow) {
   struct SendLater : EventHandler {
     AnalyticalNetwork* net;
-    void on_event(const Event&) override { net->send(3, 4, kMiB, 2); }
+    Recorder* sink;
+    void on_event(const Event&) override { net->send(3, 4, kMiB, sink->to(2)); }
   } later;
   later.net = &net;
-  net.send(3, 4, 1000, 1);
+  later.sink = &sink;
+  net.send(3, 4, 1000, sink.to(1));
   queue.schedule(1'000'000'000, &later, 0, 0);
   queue.run();
   EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, 520'000}, {2, 1'000'000'000 + kOneMiBNeighbour}}));
 }
 
 TEST_F(Ring8, SelfMessageIsDeliveredNow) {
-  net.send(5, 5, kMiB, 9);
+  net.send(5, 5, kMiB, sink.to(9));
   EXPECT_EQ(queue.pending(), 1u);  // delivered as an event, not inline
   EXPECT_TRUE(sink.seen.empty());
   queue.run();
@@ -116,7 +109,7 @@ TEST_F(Ring8, SelfMessageIsDeliveredNow) {
 }
 
 TEST_F(Ring8, ZeroBytesCostOnlyLatency) {
-  net.send(0, 4, 0, 1);
+  net.send(0, 4, 0, sink.to(1));
   queue.run();
   EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, 2'000'000}}));
 }
@@ -130,14 +123,14 @@ TEST_F(Ring8, PathCost) {
   EXPECT_EQ(topology.links()[cost.first_link].to, 7u);
 }
 
-TEST_F(Ring8, OutOfRangeNodeIsInputError) { EXPECT_THROW(net.send(0, 8, 1, 1), InputError); }
+TEST_F(Ring8, OutOfRangeNodeIsInputError) { EXPECT_THROW(net.send(0, 8, 1, sink.to(1)), InputError); }
 
 TEST(AnalyticalNetwork, BottleneckSetsTheRate) {
   const Topology t = load_topology(kConfigs + "graph_2switch.yml");
   EventQueue queue;
   Recorder sink(queue);
-  AnalyticalNetwork net(t, queue, sink);
-  net.send(0, 7, kMiB, 1);  // 3 hops, 25 GB/s inter-switch link
+  AnalyticalNetwork net(t, queue);
+  net.send(0, 7, kMiB, sink.to(1));  // 3 hops, 25 GB/s inter-switch link
   queue.run();
   EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, 1'500'000 + 2 * kOneMiBAt50GBps}}));
 }
@@ -148,8 +141,8 @@ TEST(AnalyticalNetwork, AstraSimGibibyteForm) {
       "bandwidth_unit: GiB/s\ntopology: [Ring]\nnpus_count: [8]\nbandwidth: [50]\nlatency: [500]\n", "t.yml");
   EventQueue queue;
   Recorder sink(queue);
-  AnalyticalNetwork net(ring, queue, sink);
-  net.send(0, 1, kMiB, 1);
+  AnalyticalNetwork net(ring, queue);
+  net.send(0, 1, kMiB, sink.to(1));
   queue.run();
   EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, 500'000 + 19'531'250}}));
 
@@ -157,8 +150,8 @@ TEST(AnalyticalNetwork, AstraSimGibibyteForm) {
   const Topology sw = load_topology(kConfigs + "astrasim/switch8_gib.yml");
   EventQueue q2;
   Recorder s2(q2);
-  AnalyticalNetwork n2(sw, q2, s2);
-  n2.send(0, 1, kMiB, 1);
+  AnalyticalNetwork n2(sw, q2);
+  n2.send(0, 1, kMiB, s2.to(1));
   q2.run();
   EXPECT_EQ(s2.seen, (std::vector<Delivery>{{1, 20'531'250}}));
 }
@@ -168,8 +161,8 @@ TEST(AnalyticalNetwork, GibibyteRoundsUpToPicoseconds) {
       "bandwidth_unit: GiB/s\ntopology: [Ring]\nnpus_count: [4]\nbandwidth: [50]\nlatency: [500]\n", "t.yml");
   EventQueue queue;
   Recorder sink(queue);
-  AnalyticalNetwork net(t, queue, sink);
-  net.send(0, 1, 1000, 1);  // 1000e12 / 53687091200 = 18626.45... ps
+  AnalyticalNetwork net(t, queue);
+  net.send(0, 1, 1000, sink.to(1));  // 1000e12 / 53687091200 = 18626.45... ps
   queue.run();
   EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, 500'000 + 18'627}}));
 }
@@ -178,8 +171,8 @@ TEST(AnalyticalNetwork, MultiDimensionalRouteCrossesEveryDimension) {
   const Topology t = load_topology(kConfigs + "astrasim/ring4x4.yml");
   EventQueue queue;
   Recorder sink(queue);
-  AnalyticalNetwork net(t, queue, sink);
-  net.send(0, 5, kMiB, 1);  // (0,0) -> (1,1): 500 ns + 700 ns, bottleneck 25 GB/s
+  AnalyticalNetwork net(t, queue);
+  net.send(0, 5, kMiB, sink.to(1));  // (0,0) -> (1,1): 500 ns + 700 ns, bottleneck 25 GB/s
   queue.run();
   EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, 1'200'000 + 2 * kOneMiBAt50GBps}}));
 }
@@ -188,10 +181,10 @@ TEST(MakeNetwork, KnowsAnalytical) {
   const Topology t = load_topology(kConfigs + "switch8.yml");
   EventQueue queue;
   Recorder sink(queue);
-  const auto net = make_network("analytical", t, queue, sink);
+  const auto net = make_network(NetworkConfig{}, t, queue);
   EXPECT_EQ(net->name(), "analytical");
   EXPECT_EQ(&net->topology(), &t);
-  net->send(0, 7, kMiB, 3);
+  net->send(0, 7, kMiB, sink.to(3));
   queue.run();
   EXPECT_EQ(sink.seen, (std::vector<Delivery>{{3, 1'000'000 + kOneMiBAt50GBps}}));
 }
@@ -201,10 +194,10 @@ TEST(MakeNetwork, UnknownBackendIsInputError) {
   EventQueue queue;
   Recorder sink(queue);
   try {
-    make_network("garnet", t, queue, sink);
+    make_network(NetworkConfig{"garnet", {}}, t, queue);
     ADD_FAILURE();
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "unknown network backend 'garnet' (known: analytical)");
+    EXPECT_STREQ(e.what(), "unknown network backend 'garnet' (known: analytical, flow)");
   }
 }
 

@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "network/analytical_network.h"
+#include "delivery_recorder.h"
+#include "network/backend_registry.h"
 #include "network/topology.h"
 
 namespace sim {
@@ -86,16 +87,6 @@ std::vector<std::string> shipped_configs() {
   return names;
 }
 
-// Records when each token was delivered.
-class Deliveries : public MessageSink {
- public:
-  explicit Deliveries(const EventQueue& q) : queue_(q) {}
-  void on_delivered(std::uint64_t token) override { at[token] = queue_.now(); }
-  std::map<std::uint64_t, Time> at;
-
- private:
-  const EventQueue& queue_;
-};
 
 // bytes / bandwidth in ps, rounded up: written out here, not taken from core.
 Time expected_transfer(std::uint64_t bytes, BytesPerSecond bw) {
@@ -195,14 +186,18 @@ TEST(ShippedConfigs, SwitchIsTwoHopsThroughTheSwitch) {
 
 // The acceptance test of the analytical backend: for every shipped topology,
 // every pair and several sizes, delivery = closed form, to the picosecond.
-TEST(AnalyticalNetwork, EqualsClosedFormOnEveryShippedConfig) {
+// A message alone in the network costs the same on the flow backend.
+class AloneMessage : public testing::TestWithParam<std::string> {};
+
+TEST_P(AloneMessage, EqualsClosedFormOnEveryShippedConfig) {
   const std::uint64_t sizes[] = {0, 1, 3, 1000, 65'536, 1'048'576, 1'000'000'007, 1ull << 30};
   for (const auto& [name, form] : closed_forms()) {
     SCOPED_TRACE(name);
     const Topology topology = load_topology(kConfigs + name);
     EventQueue queue;
-    Deliveries sink(queue);
-    AnalyticalNetwork net(topology, queue, sink);
+    testing_support::Recorder sink(queue);
+    const auto owned = make_network(NetworkConfig{GetParam(), {}}, topology, queue);
+    Network& net = *owned;
     std::uint64_t token = 0;
     for (NodeId s = 0; s < topology.npu_count(); ++s) {
       for (NodeId d = 0; d < topology.npu_count(); ++d) {
@@ -211,7 +206,7 @@ TEST(AnalyticalNetwork, EqualsClosedFormOnEveryShippedConfig) {
         for (const std::uint64_t bytes : sizes) {
           // One message at a time: every port is idle when it is sent.
           const Time sent = queue.now();
-          net.send(s, d, bytes, ++token);
+          net.send(s, d, bytes, sink.to(++token));
           queue.run();
           ASSERT_EQ(sink.at.at(token) - sent, e.latency + expected_transfer(bytes, e.bottleneck))
               << s << " -> " << d << ", " << bytes << " B";
@@ -221,6 +216,8 @@ TEST(AnalyticalNetwork, EqualsClosedFormOnEveryShippedConfig) {
     EXPECT_EQ(net.messages_sent(), token);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, AloneMessage, testing::Values("analytical", "flow"));
 
 }  // namespace
 }  // namespace sim

@@ -209,7 +209,9 @@ TEST(SystemConfigFile, BadValuesNameTheirKey) {
   EXPECT_NE(message("memory: {bandwidth: -5GB/s}").find("memory.bandwidth"), std::string::npos);
   EXPECT_NE(message("compute: {peak_tflops: 10}").find("needs both"), std::string::npos);
   EXPECT_NE(message("collective: {algorithms: {allreduse: ring}}").find("unknown collective type"), std::string::npos);
-  EXPECT_NE(message("network: 1").find("unknown key"), std::string::npos);
+  EXPECT_NE(message("networks: 1").find("unknown key"), std::string::npos);
+  EXPECT_NE(message("network: 1").find("network"), std::string::npos);
+  EXPECT_NE(message("network: {nic_bandwidth: [1, 2]}").find("network.nic_bandwidth"), std::string::npos);
 }
 
 }  // namespace

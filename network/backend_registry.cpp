@@ -1,0 +1,135 @@
+#include "network/backend_registry.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "core/error.h"
+#include "core/units.h"
+#include "network/analytical_network.h"
+#include "network/flow_network.h"
+
+namespace sim {
+
+namespace {
+
+const std::vector<BackendOption> kLinkModelOptions = {
+    {"link_efficiency", "usable fraction of every link's bandwidth, 0 < e <= 1 (default 1)"},
+    {"message_latency", "added to every message's delivery, e.g. 2us: endpoint/NIC overhead (default 0)"},
+};
+
+std::vector<BackendOption> with_link_model(std::vector<BackendOption> own) {
+  own.insert(own.begin(), kLinkModelOptions.begin(), kLinkModelOptions.end());
+  return own;
+}
+
+}  // namespace
+
+BytesPerSecond LinkModel::effective(BytesPerSecond bandwidth) const {
+  if (link_efficiency >= 1.0) return bandwidth;
+  const auto bw = static_cast<BytesPerSecond>(std::floor(static_cast<double>(bandwidth) * link_efficiency));
+  return bw > 0 ? bw : 1;
+}
+
+BytesPerSecond BackendOptions::bandwidth(const std::string& key) const {
+  const OptionValue& v = values_.at(key);
+  try {
+    const BytesPerSecond bw = parse_bandwidth(v.text);
+    if (bw == 0) throw std::invalid_argument("bandwidth must be > 0");
+    return bw;
+  } catch (const std::invalid_argument& e) {
+    throw InputError(v.where + ": " + e.what());
+  }
+}
+
+Time BackendOptions::time(const std::string& key) const {
+  const OptionValue& v = values_.at(key);
+  try {
+    const Time t = parse_time(v.text);
+    if (t < 0) throw std::invalid_argument("must be >= 0");
+    return t;
+  } catch (const std::invalid_argument& e) {
+    throw InputError(v.where + ": " + e.what());
+  }
+}
+
+double BackendOptions::fraction(const std::string& key) const {
+  const OptionValue& v = values_.at(key);
+  std::size_t used = 0;
+  double x = 0;
+  try {
+    x = std::stod(v.text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != v.text.size() || !(x > 0 && x <= 1)) {
+    throw InputError(v.where + ": expected a number in (0, 1], got '" + v.text + "'");
+  }
+  return x;
+}
+
+LinkModel BackendOptions::link_model() const {
+  LinkModel m;
+  if (has("link_efficiency")) m.link_efficiency = fraction("link_efficiency");
+  if (has("message_latency")) m.message_latency = time("message_latency");
+  return m;
+}
+
+const std::vector<BackendInfo>& network_backends() {
+  static const std::vector<BackendInfo> backends = {
+      {"analytical",
+       "alpha-beta per message (latency sum + bytes / bottleneck bandwidth), serialized at the sender's "
+       "first link; no contention inside the network",
+       with_link_model({}),
+       [](const Topology& t, EventQueue& q, const BackendOptions& o) -> std::unique_ptr<Network> {
+         return std::make_unique<AnalyticalNetwork>(t, q, o.link_model());
+       }},
+      {"flow",
+       "congestion-aware: every message is a flow on its route, links shared max-min fairly, cut-through",
+       with_link_model({{"nic_bandwidth", "cap on all traffic out of one NPU, and on all into it (default: none)"}}),
+       [](const Topology& t, EventQueue& q, const BackendOptions& o) -> std::unique_ptr<Network> {
+         FlowNetwork::Options fo;
+         fo.links = o.link_model();
+         if (o.has("nic_bandwidth")) fo.nic_bandwidth = o.bandwidth("nic_bandwidth");
+         return std::make_unique<FlowNetwork>(t, q, fo);
+       }},
+  };
+  return backends;
+}
+
+const BackendInfo* find_backend(const std::string& name) {
+  for (const BackendInfo& b : network_backends()) {
+    if (b.name == name) return &b;
+  }
+  return nullptr;
+}
+
+std::string describe_backends() {
+  std::string s;
+  for (const BackendInfo& b : network_backends()) {
+    s += "  " + b.name + ": " + b.summary + "\n";
+    for (const BackendOption& o : b.options) s += "      " + o.key + ": " + o.help + "\n";
+  }
+  return s;
+}
+
+std::unique_ptr<Network> make_network(const NetworkConfig& config, const Topology& topology, EventQueue& queue) {
+  const BackendInfo* b = find_backend(config.backend);
+  if (!b) {
+    std::string known;
+    for (const BackendInfo& k : network_backends()) known += (known.empty() ? "" : ", ") + k.name;
+    throw InputError("unknown network backend '" + config.backend + "' (known: " + known + ")");
+  }
+  for (const auto& [key, value] : config.options) {
+    bool ok = false;
+    for (const BackendOption& o : b->options) ok = ok || o.key == key;
+    if (!ok) {
+      std::string list;
+      for (const BackendOption& o : b->options) list += (list.empty() ? "" : ", ") + o.key;
+      throw InputError(value.where + ": backend '" + b->name + "' has no option '" + key + "' (its options: " +
+                       list + ")");
+    }
+  }
+  return b->make(topology, queue, BackendOptions(config.options));
+}
+
+}  // namespace sim

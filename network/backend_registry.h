@@ -1,0 +1,77 @@
+// The network backends by name, each with the options it accepts.
+//
+// Options come from the system config's `network:` section (docs/network.md).
+// Every backend declares its keys here, so an unknown key is an error naming
+// the backend's real options, and `sim --help` lists them all.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/event_queue.h"
+#include "network/network.h"
+
+namespace sim {
+
+struct OptionValue {
+  std::string text;   // as written, e.g. "400Gbps"
+  std::string where;  // for messages, e.g. "sys.yml:7: network.nic_bandwidth"
+};
+
+// Which backend to build and its options as written.
+struct NetworkConfig {
+  std::string backend = "analytical";
+  std::map<std::string, OptionValue> options;
+};
+
+// The parsed options shared by every backend: what calibration against
+// measured curves needs (a per-message overhead, a usable fraction of each
+// link), kept in the network so every backend applies them the same way.
+struct LinkModel {
+  double link_efficiency = 1.0;  // usable fraction of every link's bandwidth, (0, 1]
+  Time message_latency = 0;      // added to every message's delivery (endpoint / NIC overhead)
+  // Bandwidth a backend uses for `link`: floor(bandwidth * link_efficiency), at least 1 B/s.
+  BytesPerSecond effective(BytesPerSecond bandwidth) const;
+};
+
+struct BackendOption {
+  std::string key;
+  std::string help;
+};
+
+// Reads typed option values; throws InputError naming the key's place.
+class BackendOptions {
+ public:
+  explicit BackendOptions(const std::map<std::string, OptionValue>& values) : values_(values) {}
+  bool has(const std::string& key) const { return values_.count(key) != 0; }
+  BytesPerSecond bandwidth(const std::string& key) const;  // > 0
+  Time time(const std::string& key) const;                 // >= 0
+  double fraction(const std::string& key) const;           // in (0, 1]
+  LinkModel link_model() const;
+
+ private:
+  const std::map<std::string, OptionValue>& values_;
+};
+
+struct BackendInfo {
+  std::string name;
+  std::string summary;
+  std::vector<BackendOption> options;
+  std::function<std::unique_ptr<Network>(const Topology&, EventQueue&, const BackendOptions&)> make;
+};
+
+// Every backend, in the order --help lists them.
+const std::vector<BackendInfo>& network_backends();
+const BackendInfo* find_backend(const std::string& name);
+// Names, one-line summaries and options of every backend, for --help.
+std::string describe_backends();
+
+// Builds the configured backend. Throws InputError for an unknown backend
+// (listing the known ones), an option the backend does not take (listing
+// its options), or a bad value.
+std::unique_ptr<Network> make_network(const NetworkConfig& config, const Topology& topology, EventQueue& queue);
+
+}  // namespace sim

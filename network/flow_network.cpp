@@ -1,0 +1,313 @@
+#include "network/flow_network.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <string>
+
+#include "core/error.h"
+
+namespace sim {
+
+namespace {
+constexpr std::uint32_t kNoFlow = 0xffffffffu;
+constexpr std::uint64_t kPsPerSecond = 1'000'000'000'000ULL;
+
+// ceil(remaining / rate) picoseconds, or -1 if it does not fit a Time.
+Time time_to_drain(uint128 remaining, BytesPerSecond rate) {
+  const uint128 t = (remaining + rate - 1) / rate;
+  if (t > static_cast<uint128>(std::numeric_limits<Time>::max() / 2)) return -1;
+  return static_cast<Time>(t);
+}
+}  // namespace
+
+FlowNetwork::FlowNetwork(const Topology& topology, EventQueue& queue, Options options)
+    : topology_(topology), queue_(queue), options_(options), last_(topology.npu_count()) {
+  const auto& links = topology.links();
+  const std::size_t nic = options_.nic_bandwidth ? 2 * std::size_t{topology.npu_count()} : 0;
+  links_.resize(links.size() + nic);
+  for (std::size_t i = 0; i < links.size(); ++i) links_[i].capacity = options_.links.effective(links[i].bandwidth);
+  for (std::size_t i = links.size(); i < links_.size(); ++i) links_[i].capacity = options_.nic_bandwidth;
+}
+
+std::uint32_t FlowNetwork::route_of(NodeId src, NodeId dst) {
+  LastRoute& last = last_[src];
+  if (last.dst == dst) return last.route;
+  const std::uint64_t key = std::uint64_t{src} * topology_.npu_count() + dst;
+  std::uint32_t index;
+  if (const std::uint32_t* known = route_of_.find(key)) {
+    index = *known;
+  } else {
+    scratch_route_.clear();
+    topology_.route(src, dst, scratch_route_);
+    Route r;
+    r.begin = static_cast<std::uint32_t>(route_links_.size());
+    const auto real = static_cast<LinkId>(topology_.links().size());
+    if (options_.nic_bandwidth) route_links_.push_back(real + src);
+    for (const LinkId id : scratch_route_) {
+      route_links_.push_back(id);
+      r.latency += topology_.links()[id].latency;
+    }
+    if (options_.nic_bandwidth) route_links_.push_back(real + topology_.npu_count() + dst);
+    r.hops = static_cast<std::uint32_t>(route_links_.size() - r.begin);
+    r.latency += options_.links.message_latency;
+    r.bottleneck = std::numeric_limits<BytesPerSecond>::max();
+    for (std::uint32_t h = 0; h < r.hops; ++h) r.bottleneck = std::min(r.bottleneck, links_[route_links_[r.begin + h]].capacity);
+    index = static_cast<std::uint32_t>(routes_.size());
+    routes_.push_back(r);
+    route_of_[key] = index;
+  }
+  last = LastRoute{dst, index};
+  return index;
+}
+
+std::uint32_t FlowNetwork::alloc_flow() {
+  if (free_flow_ != kNoFlow) {
+    const std::uint32_t f = free_flow_;
+    free_flow_ = flows_[f].next_free;
+    return f;
+  }
+  flows_.emplace_back();
+  return static_cast<std::uint32_t>(flows_.size() - 1);
+}
+
+void FlowNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) {
+  const std::uint32_t npus = topology_.npu_count();
+  if (src >= npus || dst >= npus) {
+    throw InputError("message " + std::to_string(src) + " -> " + std::to_string(dst) + ": the topology has " +
+                     std::to_string(npus) + " NPUs (0.." + std::to_string(npus - 1) + ")");
+  }
+  ++messages_sent_;
+  const Time now = queue_.now();
+  if (src == dst) {
+    queue_.schedule(now, to.handler, to.kind, to.payload);
+    return;
+  }
+  const std::uint32_t r = route_of(src, dst);
+  const Route& route = routes_[r];
+  if (bytes == 0) {  // nothing to share: only the latency
+    queue_.schedule(now + route.latency, to.handler, to.kind, to.payload);
+    return;
+  }
+  // Alone on every link of its route: the bottleneck rate, no recompute.
+  bool alone = true;
+  for (std::uint32_t h = 0; h < route.hops && alone; ++h) alone = links_[route_links_[route.begin + h]].flows.empty();
+
+  const std::uint32_t f = alloc_flow();
+  Flow& flow = flows_[f];
+  flow.remaining = static_cast<uint128>(bytes) * kPsPerSecond;
+  flow.updated = now;
+  flow.latency = route.latency;
+  flow.to = to;
+  flow.route = r;
+  flow.finish = -1;
+  flow.frozen = false;
+  attach(f);
+  for (std::uint32_t h = 0; h < route.hops; ++h) links_[route_links_[route.begin + h]].bytes += bytes;
+  ++in_flight_;
+  peak_in_flight_ = std::max(peak_in_flight_, in_flight_);
+  if (alone) {
+    flow.rate = route.bottleneck;
+    schedule_finish(f);
+    return;
+  }
+  flow.rate = 0;
+  for (std::uint32_t h = 0; h < route.hops; ++h) mark_dirty(route_links_[route.begin + h]);
+}
+
+void FlowNetwork::attach(std::uint32_t f) {
+  Flow& flow = flows_[f];
+  const Route& route = routes_[flow.route];
+  flow.slot.resize(route.hops);
+  const Time now = queue_.now();
+  for (std::uint32_t h = 0; h < route.hops; ++h) {
+    LinkState& link = links_[route_links_[route.begin + h]];
+    if (link.flows.empty()) link.busy_since = now;
+    flow.slot[h] = static_cast<std::uint32_t>(link.flows.size());
+    link.flows.push_back(FlowRef{f, h});
+    link.peak = std::max(link.peak, static_cast<std::uint32_t>(link.flows.size()));
+  }
+}
+
+void FlowNetwork::detach(std::uint32_t f) {
+  Flow& flow = flows_[f];
+  const Route& route = routes_[flow.route];
+  const Time now = queue_.now();
+  for (std::uint32_t h = 0; h < route.hops; ++h) {
+    const LinkId id = route_links_[route.begin + h];
+    LinkState& link = links_[id];
+    // Swap-remove, and tell the moved flow its new position.
+    const std::uint32_t pos = flow.slot[h];
+    const FlowRef moved = link.flows.back();
+    link.flows[pos] = moved;
+    flows_[moved.flow].slot[moved.hop] = pos;
+    link.flows.pop_back();
+    if (link.flows.empty()) {
+      link.busy += now - link.busy_since;
+    } else {
+      mark_dirty(id);
+    }
+  }
+}
+
+void FlowNetwork::mark_dirty(LinkId l) {
+  LinkState& link = links_[l];
+  if (!link.dirty) {
+    link.dirty = true;
+    dirty_.push_back(l);
+  }
+  if (!recompute_pending_) {
+    recompute_pending_ = true;
+    // Queued behind every event already due now: all starts and finishes of
+    // this instant are folded into one recompute.
+    queue_.schedule(queue_.now(), this, kRecompute, 0);
+  }
+}
+
+void FlowNetwork::schedule_finish(std::uint32_t f) {
+  Flow& flow = flows_[f];
+  const Time drain = time_to_drain(flow.remaining, flow.rate);
+  if (drain < 0 || drain > std::numeric_limits<Time>::max() / 2 - flow.updated) {
+    throw InputError("a message on the flow network would finish beyond the simulated-time limit (" +
+                     format_time(std::numeric_limits<Time>::max()) + ")");
+  }
+  const Time at = flow.updated + drain;
+  if (at == flow.finish) return;  // unchanged: the queued finish event stands
+  flow.finish = at;
+  ++flow.version;
+  ++reschedules_;
+  queue_.schedule(at, this, kFinish, static_cast<std::uint64_t>(flow.version) << 32 | f);
+}
+
+void FlowNetwork::finish(std::uint32_t f) {
+  Flow& flow = flows_[f];
+  detach(f);
+  queue_.schedule(queue_.now() + flow.latency, flow.to.handler, flow.to.kind, flow.to.payload);
+  flow.finish = -1;
+  flow.next_free = free_flow_;
+  free_flow_ = f;
+  --in_flight_;
+}
+
+void FlowNetwork::on_event(const Event& event) {
+  if (event.kind == kRecompute) {
+    recompute();
+    return;
+  }
+  const auto f = static_cast<std::uint32_t>(event.payload);
+  const auto version = static_cast<std::uint32_t>(event.payload >> 32);
+  if (flows_[f].version != version || flows_[f].finish != queue_.now()) return;  // rescheduled since
+  finish(f);
+}
+
+void FlowNetwork::recompute() {
+  recompute_pending_ = false;
+  ++recomputes_;
+  const Time now = queue_.now();
+  ++epoch_;
+  // The connected part of the flow-link graph around the changed links.
+  comp_flows_.clear();
+  comp_links_.clear();
+  for (const LinkId l : dirty_) {
+    links_[l].dirty = false;
+    if (links_[l].seen != epoch_ && !links_[l].flows.empty()) {
+      links_[l].seen = epoch_;
+      comp_links_.push_back(l);
+    }
+  }
+  dirty_.clear();
+  for (std::size_t i = 0; i < comp_links_.size(); ++i) {
+    for (const FlowRef ref : links_[comp_links_[i]].flows) {
+      Flow& flow = flows_[ref.flow];
+      if (flow.seen == epoch_) continue;
+      flow.seen = epoch_;
+      comp_flows_.push_back(ref.flow);
+      const Route& route = routes_[flow.route];
+      for (std::uint32_t h = 0; h < route.hops; ++h) {
+        LinkState& link = links_[route_links_[route.begin + h]];
+        if (link.seen != epoch_) {
+          link.seen = epoch_;
+          comp_links_.push_back(route_links_[route.begin + h]);
+        }
+      }
+    }
+  }
+  // Bring every affected flow up to now at its old rate.
+  for (const std::uint32_t f : comp_flows_) {
+    Flow& flow = flows_[f];
+    const uint128 sent = static_cast<uint128>(flow.rate) * static_cast<std::uint64_t>(now - flow.updated);
+    flow.remaining = sent >= flow.remaining ? 0 : flow.remaining - sent;
+    flow.updated = now;
+    flow.frozen = false;
+  }
+  // Progressive filling: the link with the smallest fair share fixes the rate
+  // of its unfrozen flows; take them out of every link they cross; repeat.
+  // A link's share only grows as others freeze flows, so a heap entry whose
+  // share is out of date is simply pushed again with its current value.
+  heap_.clear();
+  auto share = [](const LinkState& l) { return l.left / l.unfrozen; };
+  for (const LinkId l : comp_links_) {
+    LinkState& link = links_[l];
+    link.left = link.capacity;
+    link.unfrozen = static_cast<std::uint32_t>(link.flows.size());
+    heap_.emplace_back(share(link), l);
+  }
+  std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+    const auto [key, l] = heap_.back();
+    heap_.pop_back();
+    LinkState& link = links_[l];
+    if (link.unfrozen == 0) continue;
+    const std::uint64_t s = share(link);
+    if (s != key) {
+      heap_.emplace_back(s, l);
+      std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+      continue;
+    }
+    // A share below 1 B/s (more flows than bytes per second) still moves.
+    const BytesPerSecond rate = s > 0 ? s : 1;
+    for (const FlowRef ref : link.flows) {
+      Flow& flow = flows_[ref.flow];
+      if (flow.frozen) continue;
+      flow.frozen = true;
+      flow.rate = rate;
+      ++rates_set_;
+      const Route& route = routes_[flow.route];
+      for (std::uint32_t h = 0; h < route.hops; ++h) {
+        LinkState& other = links_[route_links_[route.begin + h]];
+        other.left = other.left >= rate ? other.left - rate : 0;
+        --other.unfrozen;
+      }
+    }
+  }
+  for (const std::uint32_t f : comp_flows_) schedule_finish(f);
+}
+
+std::vector<LinkUsage> FlowNetwork::link_usage() const {
+  const std::size_t n = topology_.links().size();
+  std::vector<LinkUsage> usage(n);
+  const Time now = queue_.now();
+  for (std::size_t i = 0; i < n; ++i) {
+    const LinkState& l = links_[i];
+    usage[i].bytes = l.bytes;
+    usage[i].busy = l.busy + (l.flows.empty() ? 0 : now - l.busy_since);
+    usage[i].peak_flows = l.peak;
+  }
+  return usage;
+}
+
+std::vector<BytesPerSecond> FlowNetwork::rates_on(LinkId link) const {
+  std::vector<BytesPerSecond> rates;
+  for (const FlowRef ref : links_.at(link).flows) rates.push_back(flows_[ref.flow].rate);
+  return rates;
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> FlowNetwork::counters() const {
+  return {{"rate recomputations", recomputes_},
+          {"flow rates set", rates_set_},
+          {"finish reschedules", reschedules_},
+          {"peak flows in flight", peak_in_flight_}};
+}
+
+}  // namespace sim

@@ -1,0 +1,152 @@
+// The flow backend: congestion-aware, max-min fair sharing of links.
+//
+// Every message is a flow on its routed path. At every moment each link's
+// bandwidth is divided max-min fairly among the flows crossing it
+// (progressive filling); rates change only when a flow starts or finishes.
+// Cut-through: a message is delivered when its last byte has left its
+// bottleneck plus the sum of its path's link latencies, so a message alone on
+// its path costs exactly what the analytical backend charges.
+//
+// Exactness. Rates are whole bytes per second: a link's fair share is rounded
+// down, so no link ever carries more than its bandwidth. What a flow still has
+// to send is kept exactly as bytes x 1e12 (a 128-bit integer), so that
+// `rate x elapsed picoseconds` is subtracted without rounding; a finish time is
+// rounded up to the next picosecond. Same inputs, same results, bit for bit.
+//
+// Incremental. A start or finish marks the links it touches; one recompute
+// per simulated instant (an event queued behind everything else at that time)
+// re-solves only the flows connected to those links through shared links,
+// and reschedules only the finishes that moved. A flow that starts on links
+// nobody else uses takes its rate at once, with no recompute.
+//
+// `nic_bandwidth` adds one virtual egress link per NPU at the head of every
+// route and one ingress link at its tail, so an NPU's total injection (and
+// ejection) is capped whatever the topology.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "core/flat_map.h"
+#include "network/backend_registry.h"
+#include "network/network.h"
+
+namespace sim {
+
+class FlowNetwork final : public Network, public EventHandler {
+ public:
+  struct Options {
+    LinkModel links;
+    BytesPerSecond nic_bandwidth = 0;  // 0: no per-NPU cap
+  };
+
+  FlowNetwork(const Topology& topology, EventQueue& queue, Options options);
+  FlowNetwork(const Topology& topology, EventQueue& queue) : FlowNetwork(topology, queue, Options()) {}
+
+  std::string_view name() const override { return "flow"; }
+  const Topology& topology() const override { return topology_; }
+  void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) override;
+  std::uint64_t messages_sent() const override { return messages_sent_; }
+  std::vector<LinkUsage> link_usage() const override;
+  bool measures_link_time() const override { return true; }
+  std::vector<std::pair<std::string, std::uint64_t>> counters() const override;
+
+  // Flows still sending (for tests).
+  std::size_t flows_in_flight() const { return in_flight_; }
+  // The current rate of every flow in flight on `link`, in B/s (for tests).
+  std::vector<BytesPerSecond> rates_on(LinkId link) const;
+
+  void on_event(const Event& event) override;
+
+ private:
+  // A message in flight on its route.
+  struct Flow {
+    uint128 remaining = 0;  // bytes still to leave the bottleneck, x 1e12
+    BytesPerSecond rate = 0;
+    Time updated = 0;  // when `remaining` was last brought up to date
+    Time finish = 0;   // when its last byte leaves the bottleneck at `rate`
+    Time latency = 0;  // route latency plus the per-message latency
+    Delivery to;
+    std::uint32_t route = 0;    // index into routes_
+    std::uint32_t version = 0;  // bumped when `finish` moves: older finish events are stale
+    std::uint32_t seen = 0;     // epoch of the last recompute that reached it
+    bool frozen = false;        // its rate is settled in the current recompute
+    std::vector<std::uint32_t> slot;  // per hop: its position in that link's flow list
+    std::uint32_t next_free = 0;
+  };
+  struct FlowRef {
+    std::uint32_t flow;
+    std::uint32_t hop;
+  };
+  struct LinkState {
+    BytesPerSecond capacity = 0;
+    std::vector<FlowRef> flows;
+    // Statistics.
+    std::uint64_t bytes = 0;
+    Time busy = 0;
+    Time busy_since = 0;
+    std::uint32_t peak = 0;
+    // Recompute scratch.
+    std::uint64_t left = 0;      // capacity not yet given to frozen flows
+    std::uint32_t unfrozen = 0;  // flows on it not yet frozen
+    std::uint32_t seen = 0;      // epoch
+    bool dirty = false;
+  };
+  struct Route {
+    std::uint32_t begin = 0, hops = 0;  // into route_links_
+    Time latency = 0;
+    BytesPerSecond bottleneck = 0;
+  };
+
+  enum Kind : std::uint32_t { kFinish = 0, kRecompute = 1 };
+
+  std::uint32_t route_of(NodeId src, NodeId dst);
+  std::uint32_t alloc_flow();
+  void attach(std::uint32_t f);
+  void detach(std::uint32_t f);
+  void mark_dirty(LinkId l);
+  void schedule_finish(std::uint32_t f);
+  void finish(std::uint32_t f);
+  void recompute();
+
+  const Topology& topology_;
+  EventQueue& queue_;
+  Options options_;
+  std::vector<LinkState> links_;  // topology links, then NIC egress and ingress links
+  std::vector<LinkId> route_links_;
+  std::vector<Route> routes_;
+  struct KeyHash {
+    std::size_t operator()(std::uint64_t k) const noexcept {
+      k = (k ^ (k >> 30)) * 0xbf58476d1ce4e5b9ull;
+      k = (k ^ (k >> 27)) * 0x94d049bb133111ebull;
+      return static_cast<std::size_t>(k ^ (k >> 31));
+    }
+  };
+  FlatMap<std::uint64_t, std::uint32_t, KeyHash> route_of_;  // src * npus + dst -> index in routes_
+  struct LastRoute {
+    NodeId dst = ~NodeId{0};
+    std::uint32_t route = 0;
+  };
+  std::vector<LastRoute> last_;  // per source: most lookups end here
+  std::vector<LinkId> scratch_route_;
+
+  std::vector<Flow> flows_;
+  std::uint32_t free_flow_ = 0xffffffffu;
+  std::size_t in_flight_ = 0;
+
+  std::vector<LinkId> dirty_;
+  bool recompute_pending_ = false;
+  std::uint32_t epoch_ = 0;
+  std::vector<std::uint32_t> comp_flows_;
+  std::vector<LinkId> comp_links_;
+  std::vector<std::pair<std::uint64_t, LinkId>> heap_;
+
+  std::uint64_t messages_sent_ = 0;
+  std::uint64_t recomputes_ = 0;
+  std::uint64_t rates_set_ = 0;
+  std::uint64_t reschedules_ = 0;
+  std::size_t peak_in_flight_ = 0;
+};
+
+}  // namespace sim

@@ -1,0 +1,260 @@
+// The flow backend against closed forms of max-min fair sharing, exactly in
+// picoseconds (50 GB/s divides every size used here evenly).
+#include "network/flow_network.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "delivery_recorder.h"
+#include "network/backend_registry.h"
+
+namespace sim {
+namespace {
+
+using testing_support::Recorder;
+using Delivered = testing_support::Delivered;
+
+const std::string kConfigs = std::string(SIM_SOURCE_DIR) + "/configs/";
+constexpr std::uint64_t kMiB = 1'048'576;
+constexpr BytesPerSecond kB = 50'000'000'000;
+constexpr Time kBeta = 20'971'520;  // 1 MiB at 50 GB/s
+constexpr Time kLat = 500'000;      // one 500 ns link
+
+LinkId link_between(const Topology& t, NodeId from, NodeId to) {
+  for (LinkId i = 0; i < t.links().size(); ++i) {
+    if (t.links()[i].from == from && t.links()[i].to == to) return i;
+  }
+  ADD_FAILURE() << "no link " << from << " -> " << to;
+  return 0;
+}
+
+// Sends `bytes` from `src` to `dst` when its time comes.
+struct SendAt : EventHandler {
+  Network* net;
+  Recorder* sink;
+  NodeId src, dst;
+  std::uint64_t bytes, token;
+  void on_event(const Event&) override { net->send(src, dst, bytes, sink->to(token)); }
+};
+
+class FlowTest : public testing::Test {
+ protected:
+  explicit FlowTest(const std::string& config = "ring8.yml", FlowNetwork::Options o = {})
+      : topology(load_topology(kConfigs + config)), sink(queue), net(topology, queue, o) {}
+  Topology topology;
+  EventQueue queue;
+  Recorder sink;
+  FlowNetwork net;
+};
+
+using FlowRing8 = FlowTest;
+
+TEST_F(FlowRing8, AloneCostsWhatTheAnalyticalBackendCharges) {
+  net.send(0, 1, kMiB, sink.to(1));
+  queue.run();
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kLat + kBeta}}));
+  EXPECT_EQ(net.counters()[0].second, 0u);  // no rate recomputation for a lone flow
+}
+
+TEST_F(FlowRing8, TwoFlowsStartingTogetherShareTheLinkEqually) {
+  net.send(0, 1, kMiB, sink.to(1));
+  net.send(0, 1, kMiB, sink.to(2));
+  queue.run();
+  // Both at B/2 for the whole time: latency + 2S/B.
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kLat + 2 * kBeta}, {2, kLat + 2 * kBeta}}));
+}
+
+TEST_F(FlowRing8, FlowJoiningHalfwayHalvesTheRestOfTheFirst) {
+  SendAt later{};
+  later.net = &net;
+  later.sink = &sink;
+  later.src = 0;
+  later.dst = 1;
+  later.bytes = kMiB;
+  later.token = 2;
+  net.send(0, 1, kMiB, sink.to(1));
+  queue.schedule(kBeta / 2, &later, 0, 0);
+  queue.run();
+  // Flow 1: S/2 alone, then S/2 at B/2 (takes S/B): done at 3S/2B.
+  // Flow 2: S/2 at B/2 alongside, then S/2 alone: done at 2S/B.
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kLat + kBeta / 2 + kBeta}, {2, kLat + 2 * kBeta}}));
+}
+
+TEST_F(FlowRing8, FlowsOnDisjointLinksDoNotAffectEachOther) {
+  net.send(0, 1, kMiB, sink.to(1));
+  net.send(1, 0, kMiB, sink.to(2));  // the other direction is another link
+  net.send(2, 3, kMiB, sink.to(3));
+  net.send(5, 7, kMiB, sink.to(4));
+  queue.run();
+  EXPECT_EQ(sink.at[1], kLat + kBeta);
+  EXPECT_EQ(sink.at[2], kLat + kBeta);
+  EXPECT_EQ(sink.at[3], kLat + kBeta);
+  EXPECT_EQ(sink.at[4], 2 * kLat + kBeta);
+  EXPECT_EQ(net.counters()[0].second, 0u);
+}
+
+TEST_F(FlowRing8, BottleneckElsewhereGivesTheMaxMinShareNotTheEqualShare) {
+  // Link 0->1 carries flows A (0->2) and B (0->1); link 1->2 carries A, C, D.
+  // Link 1->2 is the bottleneck: A, C, D get B/3 each; B then gets the rest of
+  // 0->1, 2B/3, not the equal share B/2.
+  net.send(0, 2, kMiB, sink.to(1));
+  net.send(0, 1, kMiB, sink.to(2));
+  net.send(1, 2, kMiB, sink.to(3));
+  net.send(1, 2, kMiB, sink.to(4));
+  ASSERT_TRUE(queue.step());  // the one recompute of this instant
+  const BytesPerSecond third = kB / 3;
+  std::vector<BytesPerSecond> r01 = net.rates_on(link_between(topology, 0, 1));
+  std::vector<BytesPerSecond> r12 = net.rates_on(link_between(topology, 1, 2));
+  std::sort(r01.begin(), r01.end());
+  EXPECT_EQ(r01, (std::vector<BytesPerSecond>{third, kB - third}));
+  EXPECT_EQ(r12, (std::vector<BytesPerSecond>{third, third, third}));
+  EXPECT_LE(std::accumulate(r12.begin(), r12.end(), BytesPerSecond{0}), kB);  // never above capacity
+  queue.run();
+  EXPECT_EQ(net.flows_in_flight(), 0u);
+}
+
+class FlowSwitch8 : public FlowTest {
+ protected:
+  FlowSwitch8() : FlowTest("switch8.yml") {}
+};
+
+TEST_F(FlowSwitch8, IncastIntoOneNpuFinishesAtNSOverB) {
+  for (NodeId s = 1; s <= 4; ++s) net.send(s, 0, kMiB, sink.to(s));
+  queue.run();
+  // Four flows share switch->NPU 0 at B/4 each: all done at 4S/B, plus two link latencies.
+  ASSERT_EQ(sink.seen.size(), 4u);
+  for (const Delivered& d : sink.seen) EXPECT_EQ(d.at, 2 * kLat + 4 * kBeta) << d.token;
+  const auto usage = net.link_usage();
+  const LinkUsage& down = usage[link_between(topology, 8, 0)];
+  EXPECT_EQ(down.bytes, 4 * kMiB);
+  EXPECT_EQ(down.busy, 4 * kBeta);
+  EXPECT_EQ(down.peak_flows, 4u);
+  EXPECT_EQ(usage[link_between(topology, 1, 8)].bytes, kMiB);
+  EXPECT_EQ(usage[link_between(topology, 1, 8)].busy, 4 * kBeta);  // held back by the shared downlink
+}
+
+TEST_F(FlowSwitch8, UnevenSharesRoundRatesDown) {
+  // B/7 is not a whole number of B/s: each flow gets floor(B/7), so the link
+  // never exceeds B, and the seven finish at most 1 ps after 7S/B.
+  for (NodeId s = 1; s < 8; ++s) net.send(s, 0, kMiB, sink.to(s));
+  queue.run();
+  ASSERT_EQ(sink.seen.size(), 7u);
+  for (const Delivered& d : sink.seen) {
+    EXPECT_GE(d.at, 2 * kLat + 7 * kBeta);
+    EXPECT_LE(d.at, 2 * kLat + 7 * kBeta + 1);
+  }
+}
+
+TEST_F(FlowSwitch8, NoLinkCarriesMoreThanItsBandwidth) {
+  // All-to-all: every link's bytes fit in its busy time at its bandwidth.
+  std::uint64_t token = 0;
+  for (NodeId s = 0; s < 8; ++s) {
+    for (NodeId d = 0; d < 8; ++d) {
+      if (s != d) net.send(s, d, kMiB + 17 * s + d, sink.to(++token));
+    }
+  }
+  queue.run();
+  const auto usage = net.link_usage();
+  for (LinkId i = 0; i < usage.size(); ++i) {
+    const auto max_bytes = static_cast<uint128>(topology.links()[i].bandwidth) * usage[i].busy / 1'000'000'000'000ull;
+    EXPECT_LE(usage[i].bytes, max_bytes) << "link " << i;
+    EXPECT_GT(usage[i].bytes, 0u);
+  }
+}
+
+TEST(FlowOptions, NicBandwidthCapsAllTrafficOutOfAnNpu) {
+  const Topology t = load_topology(kConfigs + "switch8.yml");
+  EventQueue queue;
+  Recorder sink(queue);
+  FlowNetwork::Options o;
+  o.nic_bandwidth = kB / 2;  // the NIC, not the 50 GB/s port, is the limit
+  FlowNetwork net(t, queue, o);
+  net.send(0, 1, kMiB, sink.to(1));
+  queue.run();
+  EXPECT_EQ(sink.at[1], 2 * kLat + 2 * kBeta);
+}
+
+TEST(FlowOptions, NicBandwidthIsSharedAcrossLinks) {
+  // Fully connected: 0->1 and 0->2 use different links, but one NIC.
+  const Topology t = parse_topology("shape: FullyConnected\nnpus: 4\nbandwidth: 50GB/s\nlatency: 500ns\n", "fc4");
+  EventQueue queue;
+  Recorder sink(queue);
+  FlowNetwork::Options o;
+  o.nic_bandwidth = kB;
+  FlowNetwork net(t, queue, o);
+  net.send(0, 1, kMiB, sink.to(1));
+  net.send(0, 2, kMiB, sink.to(2));
+  queue.run();
+  EXPECT_EQ(sink.at[1], kLat + 2 * kBeta);
+  EXPECT_EQ(sink.at[2], kLat + 2 * kBeta);
+}
+
+TEST(FlowOptions, LinkEfficiencyAndMessageLatency) {
+  const Topology t = load_topology(kConfigs + "ring8.yml");
+  EventQueue queue;
+  Recorder sink(queue);
+  FlowNetwork::Options o;
+  o.links.link_efficiency = 0.5;
+  o.links.message_latency = 2'000'000;
+  FlowNetwork net(t, queue, o);
+  net.send(0, 1, kMiB, sink.to(1));
+  queue.run();
+  EXPECT_EQ(sink.at[1], kLat + 2'000'000 + 2 * kBeta);
+}
+
+TEST(FlowOptions, FromTheRegistryWithWrittenUnits) {
+  const Topology t = load_topology(kConfigs + "switch8.yml");
+  EventQueue queue;
+  Recorder sink(queue);
+  NetworkConfig c{"flow", {{"nic_bandwidth", {"200Gbps", "sys.yml:3: network.nic_bandwidth"}}}};
+  const auto net = make_network(c, t, queue);
+  EXPECT_EQ(net->name(), "flow");
+  net->send(0, 1, kMiB, sink.to(1));
+  queue.run();
+  EXPECT_EQ(sink.at[1], 2 * kLat + 2 * kBeta);  // 200 Gb/s = 25 GB/s
+}
+
+TEST(FlowOptions, BadOptionsNameTheirPlace) {
+  const Topology t = load_topology(kConfigs + "switch8.yml");
+  EventQueue queue;
+  auto message = [&](NetworkConfig c) {
+    try {
+      make_network(c, t, queue);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message({"analytical", {{"nic_bandwidth", {"1", "s.yml:4: network.nic_bandwidth"}}}}),
+            "s.yml:4: network.nic_bandwidth: backend 'analytical' has no option 'nic_bandwidth' (its options: "
+            "link_efficiency, message_latency)");
+  EXPECT_NE(message({"flow", {{"nic_bandwidth", {"fast", "s.yml:4: network.nic_bandwidth"}}}}).find("s.yml:4"),
+            std::string::npos);
+  EXPECT_NE(message({"flow", {{"link_efficiency", {"1.5", "s.yml:5: x"}}}}).find("(0, 1]"), std::string::npos);
+  EXPECT_EQ(message({"ns2", {}}), "unknown network backend 'ns2' (known: analytical, flow)");
+}
+
+TEST(FlowDeterminism, SameInputsSameTimes) {
+  auto run = [] {
+    const Topology t = load_topology(kConfigs + "mesh8x8.yml");
+    EventQueue queue;
+    Recorder sink(queue);
+    FlowNetwork net(t, queue);
+    std::uint64_t token = 0;
+    for (NodeId s = 0; s < 64; s += 3) {
+      for (NodeId d = 0; d < 64; d += 5) {
+        if (s != d) net.send(s, d, 1000 * (s + 1) + d, sink.to(++token));
+      }
+    }
+    queue.run();
+    return sink.seen;
+  };
+  EXPECT_EQ(run(), run());
+}
+
+}  // namespace
+}  // namespace sim
