@@ -56,7 +56,7 @@ std::map<std::string, std::vector<std::uint32_t>> load_comm_groups(const std::st
 }
 
 struct RunOptions {
-  std::string workload, network, system, backend, report, csv, timeline, comm_groups;
+  std::string workload, network, system, backend, report, csv, timeline, link_stats, comm_groups;
   std::vector<std::string> collectives;
   bool ctrl_deps = false, strict_deps = false, quiet = false;
 };
@@ -101,6 +101,7 @@ int run_simulation(const RunOptions& o) {
   if (!o.report.empty()) write_json_report(o.report, result, info);
   if (!o.csv.empty()) write_csv_report(o.csv, result);
   if (!o.timeline.empty()) write_timeline(o.timeline, result);
+  if (!o.link_stats.empty()) write_link_stats(o.link_stats, result);
   if (!o.quiet) {
     print_summary(std::cout, result, info);
     rusage ru{};
@@ -140,6 +141,8 @@ int main(int argc, char** argv) {
       });
   app.add_option("--report", o.report, "write the JSON report here (docs/reports.md)");
   app.add_option("--csv", o.csv, "write the per-collective table as CSV here");
+  app.add_option("--link-stats", o.link_stats,
+                 "write every link's bytes, busy time, utilization and peak concurrent flows as CSV here");
   app.add_option("--timeline", o.timeline, "write a Chrome/Perfetto trace of every node's run here");
   app.add_option("--comm-group", o.comm_groups, "communicator JSON {\"<pg_name>\": [ranks...]}; pg_name \"\"/\"0\" is the world");
   app.add_flag("--ctrl-deps", o.ctrl_deps, "also follow ctrl_deps (dangling ones are warned about and ignored)");

@@ -39,7 +39,32 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
+// Links that carried traffic, hottest (highest utilisation) first; ties by link id.
+std::vector<std::size_t> hottest_links(const SimulationResult& r) {
+  std::vector<std::size_t> ids;
+  for (std::size_t i = 0; i < r.links.size(); ++i) {
+    if (r.links[i].usage.bytes > 0) ids.push_back(i);
+  }
+  std::stable_sort(ids.begin(), ids.end(), [&](std::size_t a, std::size_t b) {
+    return link_utilization(r.links[a], r.makespan) > link_utilization(r.links[b], r.makespan);
+  });
+  return ids;
+}
+
+double busy_fraction(const LinkRecord& l, Time makespan) {
+  return makespan > 0 ? static_cast<double>(l.usage.busy) / static_cast<double>(makespan) : 0;
+}
+
 }  // namespace
+
+double link_utilization(const LinkRecord& l, Time makespan) {
+  if (makespan <= 0 || l.bandwidth == 0) return 0;
+  return static_cast<double>(l.usage.bytes) / (static_cast<double>(l.bandwidth) * (static_cast<double>(makespan) / kSecond));
+}
+
+std::string node_label(NodeId node, std::uint32_t npu_count) {
+  return node < npu_count ? "npu" + std::to_string(node) : "sw" + std::to_string(node - npu_count);
+}
 
 double algbw_gbps(const CollectiveRecord& c) {
   if (c.duration <= 0) return 0;
@@ -97,6 +122,29 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
         << c.algorithm << "] x" << g.first << ": " << format_time(c.duration) << ", algbw " << fixed(algbw_gbps(c), 2)
         << " GB/s, busbw " << fixed(busbw_gbps(c), 2) << " GB/s\n";
   }
+  const std::vector<std::size_t> hot = hottest_links(r);
+  if (!hot.empty()) {
+    out << "hottest links (" << hot.size() << " of " << r.links.size() << " carried traffic"
+        << (r.link_time_known ? "" : "; this backend measures bytes only") << "):\n";
+    for (std::size_t k = 0; k < hot.size() && k < 3; ++k) {
+      const LinkRecord& l = r.links[hot[k]];
+      out << "  " << node_label(l.from, r.npu_count) << " -> " << node_label(l.to, r.npu_count) << " ("
+          << format_bandwidth(l.bandwidth) << "): " << format_bytes(l.usage.bytes) << ", utilization "
+          << fixed(100 * link_utilization(l, r.makespan), 1) << "%";
+      if (r.link_time_known) {
+        out << ", busy " << fixed(100 * busy_fraction(l, r.makespan), 1) << "%, peak " << l.usage.peak_flows
+            << (l.usage.peak_flows == 1 ? " flow" : " flows");
+      }
+      out << "\n";
+    }
+  }
+  if (!r.network_counters.empty()) {
+    out << "network:";
+    for (std::size_t i = 0; i < r.network_counters.size(); ++i) {
+      out << (i ? ", " : " ") << r.network_counters[i].second << " " << r.network_counters[i].first;
+    }
+    out << "\n";
+  }
   out << "events: " << r.events << ", messages: " << r.messages;
   if (info.wall_seconds > 0) {
     out << ", wall time " << fixed(info.wall_seconds, 3) << " s";
@@ -146,6 +194,28 @@ void write_json_report(const std::string& path, const SimulationResult& r, const
                      {"busbw_gbps", busbw_gbps(c)}});
   }
   j["collectives"] = std::move(colls);
+  // Links that carried traffic (all of them, with zeros, are in --link-stats).
+  ordered_json links = ordered_json::array();
+  for (std::size_t i = 0; i < r.links.size(); ++i) {
+    const LinkRecord& l = r.links[i];
+    if (l.usage.bytes == 0) continue;
+    ordered_json e = {{"link", i},
+                      {"src", node_label(l.from, r.npu_count)},
+                      {"dst", node_label(l.to, r.npu_count)},
+                      {"bandwidth_gbps", static_cast<double>(l.bandwidth) / 1e9},
+                      {"bytes", l.usage.bytes},
+                      {"utilization", link_utilization(l, r.makespan)}};
+    if (r.link_time_known) {
+      e["busy_ns"] = to_ns(l.usage.busy);
+      e["busy_fraction"] = busy_fraction(l, r.makespan);
+      e["peak_flows"] = l.usage.peak_flows;
+    }
+    links.push_back(std::move(e));
+  }
+  j["links"] = std::move(links);
+  ordered_json counters = ordered_json::object();
+  for (const auto& [name, value] : r.network_counters) counters[name] = value;
+  j["network_counters"] = std::move(counters);
   j["warnings"] = r.warnings;
   write_file_atomically(path, j.dump(2) + "\n");
 }
@@ -157,6 +227,23 @@ void write_csv_report(const std::string& path, const SimulationResult& r) {
     out << c.rank << ',' << c.node_id << ',' << collective_name(c.type) << ',' << c.bytes << ',' << c.group_size << ','
         << c.algorithm << ',' << format_ns(c.start) << ',' << format_ns(c.duration) << ','
         << fixed(algbw_gbps(c), 6) << ',' << fixed(busbw_gbps(c), 6) << '\n';
+  }
+  write_file_atomically(path, out.str());
+}
+
+void write_link_stats(const std::string& path, const SimulationResult& r) {
+  std::ostringstream out;
+  out << "link,src,dst,bandwidth_gbps,bytes,busy_ns,utilization,busy_fraction,peak_flows\n";
+  for (std::size_t i = 0; i < r.links.size(); ++i) {
+    const LinkRecord& l = r.links[i];
+    out << i << ',' << node_label(l.from, r.npu_count) << ',' << node_label(l.to, r.npu_count) << ','
+        << fixed(static_cast<double>(l.bandwidth) / 1e9, 6) << ',' << l.usage.bytes << ',';
+    if (r.link_time_known) {
+      out << format_ns(l.usage.busy) << ',' << fixed(link_utilization(l, r.makespan), 6) << ','
+          << fixed(busy_fraction(l, r.makespan), 6) << ',' << l.usage.peak_flows << '\n';
+    } else {  // bytes only: busy time and peak flows unknown
+      out << ',' << fixed(link_utilization(l, r.makespan), 6) << ",,\n";
+    }
   }
   write_file_atomically(path, out.str());
 }

@@ -26,10 +26,17 @@ struct RunInfo {
 double algbw_gbps(const CollectiveRecord& c);
 double busbw_gbps(const CollectiveRecord& c);
 
+// A link's average load over the run: bytes / (bandwidth x simulated time), in [0, 1].
+double link_utilization(const LinkRecord& link, Time makespan);
+// "npu3" or "sw0" (switch ids count from the first switch).
+std::string node_label(NodeId node, std::uint32_t npu_count);
+
 void print_summary(std::ostream& out, const SimulationResult& result, const RunInfo& info);
 // Both write atomically (temporary file, then rename); throw InputError on I/O failure.
 void write_json_report(const std::string& path, const SimulationResult& result, const RunInfo& info);
 void write_csv_report(const std::string& path, const SimulationResult& result);
+// Every link: endpoints, bandwidth, bytes, busy time, utilisation, peak flows.
+void write_link_stats(const std::string& path, const SimulationResult& result);
 // Chrome trace-event JSON (chrome://tracing, ui.perfetto.dev): one process per
 // rank, one thread per resource lane, one complete event per node.
 void write_timeline(const std::string& path, const SimulationResult& result);

@@ -180,6 +180,15 @@ SimulationResult Simulation::run() {
   }
   result_.events = queue_.processed();
   result_.messages = network_->messages_sent();
+  const std::vector<LinkUsage> usage = network_->link_usage();
+  result_.links.reserve(usage.size());
+  for (LinkId i = 0; i < usage.size(); ++i) {
+    const Link& l = topology_.links()[i];
+    result_.links.push_back(LinkRecord{l.from, l.to, l.bandwidth, usage[i]});
+  }
+  result_.link_time_known = network_->measures_link_time();
+  result_.npu_count = topology_.npu_count();
+  result_.network_counters = network_->counters();
   std::stable_sort(result_.collectives.begin(), result_.collectives.end(),
                    [](const CollectiveRecord& a, const CollectiveRecord& b) {
                      return a.rank != b.rank ? a.rank < b.rank : a.start != b.start ? a.start < b.start : a.node_id < b.node_id;

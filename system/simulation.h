@@ -58,6 +58,13 @@ struct TimelineSlice {
   NodeKind kind = NodeKind::kInvalid;
 };
 
+// One directed link of the topology and what it carried.
+struct LinkRecord {
+  NodeId from = 0, to = 0;
+  BytesPerSecond bandwidth = 0;
+  LinkUsage usage;
+};
+
 struct SimulationResult {
   Time makespan = 0;
   std::vector<RankStats> ranks;
@@ -66,6 +73,12 @@ struct SimulationResult {
   std::uint64_t events = 0;
   std::uint64_t messages = 0;
   std::vector<std::string> warnings;
+  // Per link of the topology (in link id order); busy time and peak flows
+  // only when `link_time_known` (a contention model measured them).
+  std::vector<LinkRecord> links;
+  bool link_time_known = false;
+  std::uint32_t npu_count = 0;  // node ids below it are NPUs, the rest switches
+  std::vector<std::pair<std::string, std::uint64_t>> network_counters;
 };
 
 struct SimulationOptions {
