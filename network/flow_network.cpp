@@ -91,7 +91,11 @@ void FlowNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delive
   }
   // Alone on every link of its route: the bottleneck rate, no recompute.
   bool alone = true;
-  for (std::uint32_t h = 0; h < route.hops && alone; ++h) alone = links_[route_links_[route.begin + h]].flows.empty();
+  for (std::uint32_t h = 0; h < route.hops; ++h) {
+    const LinkId l = route_links_[route.begin + h];
+    if (!links_[l].flows.empty() && flows_[links_[l].flows.front().flow].solo) end_solo_on(l);
+    alone = alone && links_[l].flows.empty();
+  }
 
   const std::uint32_t f = alloc_flow();
   Flow& flow = flows_[f];
@@ -102,13 +106,14 @@ void FlowNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delive
   flow.route = r;
   flow.finish = -1;
   flow.frozen = false;
+  flow.solo = alone;
   attach(f);
   for (std::uint32_t h = 0; h < route.hops; ++h) links_[route_links_[route.begin + h]].bytes += bytes;
   ++in_flight_;
   peak_in_flight_ = std::max(peak_in_flight_, in_flight_);
   if (alone) {
     flow.rate = route.bottleneck;
-    schedule_finish(f);
+    schedule_finish(f);  // as a solo flow: the delivery itself
     return;
   }
   flow.rate = 0;
@@ -117,6 +122,7 @@ void FlowNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delive
 
 void FlowNetwork::attach(std::uint32_t f) {
   Flow& flow = flows_[f];
+  flow.attached = true;
   const Route& route = routes_[flow.route];
   flow.slot.resize(route.hops);
   const Time now = queue_.now();
@@ -129,10 +135,11 @@ void FlowNetwork::attach(std::uint32_t f) {
   }
 }
 
-void FlowNetwork::detach(std::uint32_t f) {
+void FlowNetwork::detach(std::uint32_t f, Time until) {
   Flow& flow = flows_[f];
+  flow.attached = false;
+  --in_flight_;
   const Route& route = routes_[flow.route];
-  const Time now = queue_.now();
   for (std::uint32_t h = 0; h < route.hops; ++h) {
     const LinkId id = route_links_[route.begin + h];
     LinkState& link = links_[id];
@@ -143,11 +150,33 @@ void FlowNetwork::detach(std::uint32_t f) {
     flows_[moved.flow].slot[moved.hop] = pos;
     link.flows.pop_back();
     if (link.flows.empty()) {
-      link.busy += now - link.busy_since;
+      link.busy += until - link.busy_since;
     } else {
       mark_dirty(id);
     }
   }
+}
+
+void FlowNetwork::end_solo_on(LinkId l) {
+  const std::uint32_t f = links_[l].flows.front().flow;
+  Flow& flow = flows_[f];
+  if (flow.finish <= queue_.now()) {
+    detach(f, flow.finish);  // all sent; its delivery event frees it
+    return;
+  }
+  // Still sending: from now on an ordinary flow. Its delivery event is
+  // void; the recompute this join triggers gives it a rate and a finish.
+  flow.solo = false;
+  flow.finish = -1;
+  ++flow.version;
+}
+
+void FlowNetwork::free_flow(std::uint32_t f) {
+  Flow& flow = flows_[f];
+  flow.finish = -1;
+  flow.solo = false;
+  flow.next_free = free_flow_;
+  free_flow_ = f;
 }
 
 void FlowNetwork::mark_dirty(LinkId l) {
@@ -175,18 +204,20 @@ void FlowNetwork::schedule_finish(std::uint32_t f) {
   if (at == flow.finish) return;  // unchanged: the queued finish event stands
   flow.finish = at;
   ++flow.version;
+  const std::uint64_t payload = static_cast<std::uint64_t>(flow.version) << 32 | f;
+  if (flow.solo) {
+    queue_.schedule(at + flow.latency, this, kSoloDelivered, payload);
+    return;
+  }
   ++reschedules_;
-  queue_.schedule(at, this, kFinish, static_cast<std::uint64_t>(flow.version) << 32 | f);
+  queue_.schedule(at, this, kFinish, payload);
 }
 
 void FlowNetwork::finish(std::uint32_t f) {
   Flow& flow = flows_[f];
-  detach(f);
+  detach(f, queue_.now());
   queue_.schedule(queue_.now() + flow.latency, flow.to.handler, flow.to.kind, flow.to.payload);
-  flow.finish = -1;
-  flow.next_free = free_flow_;
-  free_flow_ = f;
-  --in_flight_;
+  free_flow(f);
 }
 
 void FlowNetwork::on_event(const Event& event) {
@@ -196,7 +227,16 @@ void FlowNetwork::on_event(const Event& event) {
   }
   const auto f = static_cast<std::uint32_t>(event.payload);
   const auto version = static_cast<std::uint32_t>(event.payload >> 32);
-  if (flows_[f].version != version || flows_[f].finish != queue_.now()) return;  // rescheduled since
+  Flow& flow = flows_[f];
+  if (flow.version != version) return;  // rescheduled since
+  if (event.kind == kSoloDelivered) {
+    if (flow.attached) detach(f, flow.finish);
+    const Delivery to = flow.to;
+    free_flow(f);
+    to.handler->on_event(Event{event.time, event.seq, to.handler, to.payload, to.kind});
+    return;
+  }
+  if (flow.finish != queue_.now()) return;
   finish(f);
 }
 

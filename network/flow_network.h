@@ -17,7 +17,10 @@
 // per simulated instant (an event queued behind everything else at that time)
 // re-solves only the flows connected to those links through shared links,
 // and reschedules only the finishes that moved. A flow that starts on links
-// nobody else uses takes its rate at once, with no recompute.
+// nobody else uses takes its rate at once, with no recompute, and costs one
+// event (its delivery): it stays "solo" until another flow joins one of its
+// links while it is still sending, which turns it into an ordinary shared flow.
+// A solo flow is always the only flow on each of its links.
 //
 // `nic_bandwidth` adds one virtual egress link per NPU at the head of every
 // route and one ingress link at its tail, so an NPU's total injection (and
@@ -72,6 +75,8 @@ class FlowNetwork final : public Network, public EventHandler {
     std::uint32_t version = 0;  // bumped when `finish` moves: older finish events are stale
     std::uint32_t seen = 0;     // epoch of the last recompute that reached it
     bool frozen = false;        // its rate is settled in the current recompute
+    bool solo = false;          // alone on its links: one delivery event, no finish event
+    bool attached = false;      // still on its links' flow lists
     std::vector<std::uint32_t> slot;  // per hop: its position in that link's flow list
     std::uint32_t next_free = 0;
   };
@@ -99,12 +104,16 @@ class FlowNetwork final : public Network, public EventHandler {
     BytesPerSecond bottleneck = 0;
   };
 
-  enum Kind : std::uint32_t { kFinish = 0, kRecompute = 1 };
+  enum Kind : std::uint32_t { kFinish = 0, kRecompute = 1, kSoloDelivered = 2 };
 
   std::uint32_t route_of(NodeId src, NodeId dst);
   std::uint32_t alloc_flow();
   void attach(std::uint32_t f);
-  void detach(std::uint32_t f);
+  // Takes the flow off its links; they were busy with it until `until`.
+  void detach(std::uint32_t f, Time until);
+  // A solo flow on `link` either finished sending (taken off) or now shares (made ordinary).
+  void end_solo_on(LinkId link);
+  void free_flow(std::uint32_t f);
   void mark_dirty(LinkId l);
   void schedule_finish(std::uint32_t f);
   void finish(std::uint32_t f);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Simulator speed and memory on fixed cases (a benchmark, not a test).
 #
-#   SIM=build/sim scripts/bench.sh [case...]     cases: a b c d e (default: all)
+#   SIM=build/sim scripts/bench.sh [case...]     cases: a b c d e f g h (default: all)
 #
 # Builds nothing: point $SIM at a Release build. Workloads are generated into a
 # temporary folder first, so only the simulation itself is timed. Wall time and
@@ -12,7 +12,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SIM=${SIM:-$ROOT/build/sim}
 [[ -x $SIM ]] || { echo "bench: no sim binary at $SIM (set SIM=...)" >&2; exit 2; }
-CASES=${*:-a b c d e}
+CASES=${*:-a b c d e f g h}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 HAVE_TIME=0
@@ -84,6 +84,21 @@ for c in $CASES; do
         echo "(e) skipped: 'sim collective gen' failed: $(head -1 "$TMP/err.txt")"
       fi
       ;;
-    *) echo "bench: unknown case '$c' (a b c d e)" >&2; exit 2 ;;
+    f)
+      [[ -d $TMP/ar1024 ]] || "$SIM" workload gen collectives --npus 1024 --coll allreduce --size 1GiB -o "$TMP/ar1024/w" >/dev/null
+      run "(f) as (c), flow backend" 1024 --workload "$TMP/ar1024/w" --network "$ROOT/bench/switch1024.yml" --backend flow
+      ;;
+    g)
+      "$SIM" workload gen collectives --npus 64 --coll alltoall --size 1MiB -o "$TMP/a2a64/w" >/dev/null
+      run "(g) 1 MiB direct all-to-all, mesh8x8, flow" 64 --workload "$TMP/a2a64/w" --network "$ROOT/configs/mesh8x8.yml" \
+        --backend flow --collective alltoall=direct
+      ;;
+    h)
+      "$SIM" workload gen collectives --npus 4096 --coll allreduce --size 1GiB -o "$TMP/ar4096t/w" >/dev/null
+      run "(h) 1 GiB all-reduce, ring, torus 16^3, flow" 4096 --workload "$TMP/ar4096t/w" \
+        --network "$ROOT/bench/torus16x16x16.yml" --backend flow
+      rm -rf "$TMP/ar4096t"
+      ;;
+    *) echo "bench: unknown case '$c' (a b c d e f g h)" >&2; exit 2 ;;
   esac
 done

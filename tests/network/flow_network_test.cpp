@@ -84,6 +84,26 @@ TEST_F(FlowRing8, FlowJoiningHalfwayHalvesTheRestOfTheFirst) {
   EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kLat + kBeta / 2 + kBeta}, {2, kLat + 2 * kBeta}}));
 }
 
+TEST_F(FlowRing8, AFlowThatHasSentEverythingNoLongerSharesItsLinks) {
+  // The first message's last byte left at kBeta; it is still in flight (latency)
+  // when the second starts, but the link is free: full rate for the second.
+  SendAt later{};
+  later.net = &net;
+  later.sink = &sink;
+  later.src = 0;
+  later.dst = 1;
+  later.bytes = kMiB;
+  later.token = 2;
+  net.send(0, 1, kMiB, sink.to(1));
+  queue.schedule(kBeta + kLat / 2, &later, 0, 0);
+  queue.run();
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kLat + kBeta}, {2, kBeta + kLat / 2 + kBeta + kLat}}));
+  const LinkUsage u = net.link_usage()[link_between(topology, 0, 1)];
+  EXPECT_EQ(u.busy, 2 * kBeta);
+  EXPECT_EQ(u.peak_flows, 1u);
+  EXPECT_EQ(queue.processed(), 3u);  // one event per lone message, plus the scheduled send
+}
+
 TEST_F(FlowRing8, FlowsOnDisjointLinksDoNotAffectEachOther) {
   net.send(0, 1, kMiB, sink.to(1));
   net.send(1, 0, kMiB, sink.to(2));  // the other direction is another link
