@@ -163,6 +163,61 @@ TEST_F(Cli, CollectiveReportHasNcclTestsBandwidths) {
   EXPECT_NEAR(c["busbw_gbps"].get<double>(), algbw * 2 * 7 / 8, 1e-9);
 }
 
+TEST_F(Cli, FlowBackendWritesLinkStatistics) {
+  // Two messages share link 0 -> 1 of ring8: each at half rate.
+  const std::string w = workload("p2p", {{p2p(1, true, 1, 1 << 20), p2p(2, true, 1, 1 << 20)},
+                                         {p2p(1, false, 0, 1 << 20), p2p(2, false, 0, 1 << 20)}});
+  const SimRun r = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --backend flow --report " +
+                           path("r.json") + " --link-stats " + path("links.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("backend flow"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("hottest links"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("npu0 -> npu1 (50 GB/s): 2 MiB"), std::string::npos) << r.output;
+  std::ifstream in(path("r.json"));
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_DOUBLE_EQ(j["sim_time_ns"].get<double>(), 500 + 2 * 20971.52);
+  ASSERT_EQ(j["links"].size(), 1u);
+  EXPECT_EQ(j["links"][0]["src"], "npu0");
+  EXPECT_EQ(j["links"][0]["peak_flows"], 2);
+  EXPECT_EQ(j["links"][0]["bytes"], 2 << 20);
+  std::ifstream csv(path("links.csv"));
+  std::string header, first;
+  std::getline(csv, header);
+  std::getline(csv, first);
+  EXPECT_EQ(header, "link,src,dst,bandwidth_gbps,bytes,busy_ns,utilization,busy_fraction,peak_flows");
+  EXPECT_EQ(first.substr(0, first.find(",0.")), "0,npu0,npu1,50.000000,2097152,41943.04");
+  std::size_t rows = 1;
+  for (std::string line; std::getline(csv, line);) ++rows;
+  EXPECT_EQ(rows, 16u);  // every link of ring8
+}
+
+TEST_F(Cli, BackendFromTheSystemConfigAndItsOptions) {
+  const std::string w = workload("p2p", {{p2p(1, true, 1, 1 << 20)}, {p2p(1, false, 0, 1 << 20)}});
+  const std::string sys = text_file("s.yml", "network:\n  backend: flow\n  message_latency: 1us\n");
+  const SimRun r = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --system " + sys +
+                           " --report " + path("r.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream in(path("r.json"));
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["backend"], "flow");
+  EXPECT_DOUBLE_EQ(j["sim_time_ns"].get<double>(), 1500 + 20971.52);
+}
+
+TEST_F(Cli, BadBackendChoicesAreUsageErrors) {
+  const std::string w = workload("w", {{comp(1)}});
+  const SimRun unknown = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --backend garnet");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.output.find("unknown network backend 'garnet'"), std::string::npos) << unknown.output;
+  const std::string sys = text_file("s.yml", "network:\n  backend: analytical\n  nic_bandwidth: 100GB/s\n");
+  const SimRun wrong = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --system " + sys);
+  EXPECT_EQ(wrong.code, 2);
+  EXPECT_NE(wrong.output.find("s.yml: key 'network.nic_bandwidth' (line 3): backend 'analytical' has no option"),
+            std::string::npos)
+      << wrong.output;
+  const SimRun help = run_sim("--help");
+  EXPECT_NE(help.output.find("nic_bandwidth"), std::string::npos);
+}
+
 TEST_F(Cli, MissingWorkloadFile) {
   const SimRun r = run_sim("--workload " + path("nothing") + " --network " + configs("ring8.yml"));
   EXPECT_EQ(r.code, 2);
