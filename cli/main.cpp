@@ -22,6 +22,7 @@
 #include "network/backend_registry.h"
 #include "network/topology.h"
 #include "system/collective_tools.h"
+#include "system/physical_bounds.h"
 #include "system/report.h"
 #include "system/simulation.h"
 #include "workload/example_workload.h"
@@ -94,6 +95,7 @@ int run_simulation(const RunOptions& o) {
   const auto run_start = std::chrono::steady_clock::now();
   SimulationResult result = simulation.run();
   const double run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+  for (const std::string& w : physical_bound_warnings(result, topology)) result.warnings.push_back(w);
   for (const std::string& w : result.warnings) spdlog::warn("{}", w);
 
   RunInfo info{workload_name, topology.description(), config.network.backend,
