@@ -1,4 +1,5 @@
-// Named shapes: every link has the same bandwidth and latency.
+// Named shapes: every link has the same bandwidth and latency. FatTree, which
+// has its own keys, is read by fat_tree_form.cpp.
 #include <string>
 #include <vector>
 
@@ -38,12 +39,34 @@ std::string join(const std::vector<std::uint32_t>& dims) {
   return s;
 }
 
+// Keys only FatTree takes get a message saying so rather than "unknown key".
+void reject_fat_tree_keys(const ConfigReader& config, const YAML::Node& root, const std::string& shape) {
+  if (const YAML::Node ecmp = root["ecmp"]) {
+    config.fail(ecmp, "'ecmp' does not apply to shape " + shape +
+                          ": it has a single path per NPU pair, so there is no equal-cost choice to make "
+                          "(only FatTree has several)");
+  }
+  for (const char* key : {"leaves", "npus_per_leaf", "spines", "k", "uplink_bandwidth", "uplink_latency",
+                          "oversubscription"}) {
+    if (const YAML::Node node = root[key]) {
+      config.fail(node, std::string("'") + key + "' applies only to shape FatTree, not " + shape);
+    }
+  }
+}
+
 }  // namespace
 
 Topology parse_shape_form(const ConfigReader& config, const YAML::Node& root) {
-  config.check_keys(root, "", {"name", "shape", "dims", "npus", "bandwidth", "latency"});
-  const YAML::Node shape_node = root["shape"];
+  const YAML::Node shape_node = config.require(root, "shape");
   const std::string shape = config.text(shape_node, "shape");
+  if (shape == "FatTree") return parse_fat_tree_shape(config, root);
+  if (shape != "Ring" && shape != "FullyConnected" && shape != "Switch" && shape != "Mesh" && shape != "Torus" &&
+      shape != "Hypercube") {
+    config.fail(shape_node, "unknown shape '" + shape +
+                                "' (known: Ring, FullyConnected, Switch, Mesh, Torus, Hypercube, FatTree)");
+  }
+  reject_fat_tree_keys(config, root, shape);
+  config.check_keys(root, "", {"name", "shape", "dims", "npus", "bandwidth", "latency"});
   const BytesPerSecond bandwidth = config.bandwidth(config.require(root, "bandwidth"), "bandwidth");
   const Time latency = config.latency(config.require(root, "latency"), "latency");
   const bool has_dims = static_cast<bool>(root["dims"]), has_npus = static_cast<bool>(root["npus"]);
@@ -74,8 +97,7 @@ Topology parse_shape_form(const ConfigReader& config, const YAML::Node& root) {
     if ((n & (n - 1)) != 0) config.fail(root["npus"], "Hypercube 'npus' must be a power of two, got " + std::to_string(n));
     for (std::uint32_t m = n; m > 1; m >>= 1) sizes.push_back(2);
   } else {
-    config.fail(shape_node, "unknown shape '" + shape +
-                                "' (known: Ring, FullyConnected, Switch, Mesh, Torus, Hypercube)");
+    config.fail(shape_node, "unknown shape '" + shape + "'");  // checked above
   }
 
   std::vector<Dimension> dims;

@@ -16,6 +16,9 @@ namespace sim {
 Topology parse_astrasim_form(const ConfigReader& config, const YAML::Node& root);
 // `shape: Torus`, `dims: [8, 8]` (or `npus: 64`), `bandwidth`, `latency`.
 Topology parse_shape_form(const ConfigReader& config, const YAML::Node& root);
+// `shape: FatTree`, `leaves`, `npus_per_leaf`, `spines` (or `k`), ...; called
+// by parse_shape_form.
+Topology parse_fat_tree_shape(const ConfigReader& config, const YAML::Node& root);
 // `npus`, `switches`, `links: [{src, dst, bandwidth, latency, bidirectional}]`.
 Topology parse_graph_form(const ConfigReader& config, const YAML::Node& root);
 

@@ -59,6 +59,8 @@ const std::map<std::string, ClosedForm>& closed_forms() {
       {"torus8x8.yml", [](NodeId s, NodeId d) { return uniform(grid_hops(s, d, {8, 8}, true)); }},
       {"torus4x4x4.yml", [](NodeId s, NodeId d) { return uniform(grid_hops(s, d, {4, 4, 4}, true)); }},
       {"hypercube64.yml", [](NodeId s, NodeId d) { return uniform(std::popcount(s ^ d)); }},
+      // Same leaf: 2 hops; across: 4 hops, the 2:1 uplinks 50 GB/s like the rest.
+      {"fattree64.yml", [](NodeId s, NodeId d) { return uniform(s / 8 == d / 8 ? 2 : 4); }},
       // Same switch: 2 hops; across: 3 hops through the 25 GB/s inter-switch link.
       {"graph_2switch.yml",
        [](NodeId s, NodeId d) { return s / 4 == d / 4 ? uniform(2) : Expected{3 * k500ns, 25'000'000'000}; }},
