@@ -9,10 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "system/collective_program.h"
 #include "workload/et_io.h"
 #include "workload/rank_graph.h"
 
 namespace sim {
+
+// One trace per group position, holding `program`'s DAG (written for
+// collective size `bytes`; `chunks` is recorded in the metadata). Node ids
+// ascend with OpRef; data_deps are parents(); chunk attributes are
+// chunk_range() over chunk_total() parts, when the program gives them.
+std::vector<EtTrace> program_ets(const CollectiveProgram& program, CollectiveType type, std::uint64_t bytes,
+                                 std::uint32_t chunks);
 
 // One trace per ring position, written for collective size `bytes`. Chunk
 // attributes make any other size split exactly as the native ring does

@@ -19,7 +19,7 @@
 #include "system/collective_checker.h"
 #include "system/collective_tools.h"
 #include "system/et_algorithm.h"
-#include "system/ring_program.h"
+#include "system/collectives/ring.h"
 #include "workload/et_io.h"
 
 namespace sim {
@@ -283,9 +283,15 @@ TEST(CollectiveGen, RejectsBadOptions) {
     generate_algorithm(o, out);
     ADD_FAILURE();
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "collective gen ring: no ring for BROADCAST (allreduce, allgather, reducescatter, alltoall)");
+    EXPECT_STREQ(e.what(), "collective algorithm 'ring' does not implement BROADCAST (it implements ALL_REDUCE, "
+                           "REDUCE_SCATTER, ALL_GATHER, ALL_TO_ALL)");
   }
+  o.algorithm = "nosuch";
   o.collective = "allreduce";
+  EXPECT_THROW(generate_algorithm(o, out), InputError);
+  o.algorithm = "direct:speed=2";
+  EXPECT_THROW(generate_algorithm(o, out), InputError);
+  o.algorithm = "ring";
   o.size_text = "0";
   EXPECT_THROW(generate_algorithm(o, out), InputError);
   o.size_text = "lots";
