@@ -36,15 +36,20 @@ CollectiveType collective_option(const std::string& text) {
 
 }  // namespace
 
-std::vector<EtTrace> native_algorithm_ets(const std::string& algorithm, CollectiveType type, std::uint32_t npus,
-                                          std::uint32_t chunks, std::uint64_t bytes) {
+std::shared_ptr<const CollectiveProgram> native_program(const std::string& algorithm, CollectiveType type,
+                                                        std::uint32_t npus, std::uint32_t& chunks, std::uint64_t bytes) {
   if (!names_native_algorithm(algorithm)) {
     throw InputError("collective gen: unknown algorithm '" + algorithm + "' (" + native_algorithm_names() + ")");
   }
   const AlgorithmChoice choice = parse_algorithm_choice(algorithm, type);
-  const auto program = make_native_program(*choice.native, choice.params, type, npus, bytes, chunks);
-  const auto it = choice.params.find("chunks");
-  return program_ets(*program, normalized(type), bytes, it == choice.params.end() ? chunks : static_cast<std::uint32_t>(it->second));
+  if (const auto it = choice.params.find("chunks"); it != choice.params.end()) chunks = static_cast<std::uint32_t>(it->second);
+  return make_native_program(*choice.native, choice.params, type, npus, bytes, chunks);
+}
+
+std::vector<EtTrace> native_algorithm_ets(const std::string& algorithm, CollectiveType type, std::uint32_t npus,
+                                          std::uint32_t chunks, std::uint64_t bytes) {
+  const auto program = native_program(algorithm, type, npus, chunks, bytes);
+  return program_ets(*program, normalized(type), bytes, chunks);
 }
 
 int generate_algorithm(const GenOptions& options, std::ostream& out) {

@@ -3,9 +3,11 @@
 
 #include <cstdint>
 #include <ostream>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "system/collective_program.h"
 #include "workload/et_io.h"
 #include "workload/rank_graph.h"
 
@@ -29,6 +31,9 @@ struct CheckOptions {
 // `algorithm` (a native name, optionally with parameters: "direct:window=2")
 // as per-rank ETs, written for `bytes` (throws InputError for an unknown
 // algorithm or a type it does not implement).
+// The program itself (`chunks` becomes the algorithm's chunks= parameter when given).
+std::shared_ptr<const CollectiveProgram> native_program(const std::string& algorithm, CollectiveType type,
+                                                        std::uint32_t npus, std::uint32_t& chunks, std::uint64_t bytes);
 std::vector<EtTrace> native_algorithm_ets(const std::string& algorithm, CollectiveType type, std::uint32_t npus,
                                           std::uint32_t chunks, std::uint64_t bytes);
 

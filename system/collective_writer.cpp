@@ -40,52 +40,110 @@ void put_metadata(et::GlobalMetadata& md, const char* name, const std::string& v
 
 }  // namespace
 
+std::vector<DagOp> program_dag(const CollectiveProgram& program, std::uint32_t pos) {
+  // Walk the program, finishing every op once it is ready; check on the way
+  // that parents() names every op that must finish first.
+  std::vector<OpRef> ready, parents, ops;
+  RankCursor cursor;
+  std::unordered_set<OpRef> done;
+  program.start(pos, cursor, ready);
+  std::deque<OpRef> frontier(ready.begin(), ready.end());
+  for (OpRef r : ready) {
+    parents.clear();
+    program.parents(pos, r, parents);
+    if (!parents.empty()) throw std::logic_error(program.name() + ": a ready op at the start has parents");
+  }
+  while (!frontier.empty()) {
+    const OpRef r = frontier.front();
+    frontier.pop_front();
+    ops.push_back(r);
+    done.insert(r);
+    ready.clear();
+    program.finish(pos, r, cursor, ready);
+    for (OpRef c : ready) {
+      parents.clear();
+      program.parents(pos, c, parents);
+      bool named = false;
+      for (OpRef p : parents) {
+        named = named || p == r;
+        if (!done.count(p)) throw std::logic_error(program.name() + ": op ready before one of its parents");
+      }
+      if (!named) throw std::logic_error(program.name() + ": op made ready by an op that is not its parent");
+      frontier.push_back(c);
+    }
+  }
+  if (ops.size() != program.op_count(pos)) throw std::logic_error(program.name() + ": walk does not reach every op");
+  // Node ids ascend with OpRef, the order native programs list ready ops in;
+  // the engine issues an ET's ready ops by id.
+  std::sort(ops.begin(), ops.end());
+  const bool ranged = program.chunk_total() > 0;
+  std::vector<DagOp> dag(ops.size());
+  for (std::size_t d = 0; d < ops.size(); ++d) {
+    DagOp& o = dag[d];
+    o.ref = ops[d];
+    o.op = program.op(pos, o.ref);
+    if (ranged) o.range = program.chunk_range(pos, o.ref);
+    parents.clear();
+    program.parents(pos, o.ref, parents);
+    for (OpRef p : parents) {
+      o.deps.push_back(static_cast<std::uint64_t>(std::lower_bound(ops.begin(), ops.end(), p) - ops.begin()));
+    }
+    std::sort(o.deps.begin(), o.deps.end());
+    o.deps.erase(std::unique(o.deps.begin(), o.deps.end()), o.deps.end());
+  }
+  return dag;
+}
+
+EtAlgorithm program_algorithm(const CollectiveProgram& program, CollectiveType type, std::uint64_t bytes) {
+  EtAlgorithm algo;
+  algo.source = program.name();
+  algo.type = type;
+  algo.type_recorded = true;
+  if (type != CollectiveType::kBarrier) algo.written_size = bytes;
+  algo.strided_blocks = program.strided_blocks();
+  const std::uint32_t n = program.group_size();
+  const std::uint64_t total = program.chunk_total();
+  algo.ranks.resize(n);
+  for (std::uint32_t pos = 0; pos < n; ++pos) {
+    algo.files.push_back(program.name() + "." + std::to_string(pos));
+    const std::vector<DagOp> dag = program_dag(program, pos);
+    EtRankProgram& p = algo.ranks[pos];
+    const auto count = static_cast<std::uint32_t>(dag.size());
+    p.ops.resize(count);
+    p.num_parents.assign(count, 0);
+    std::vector<std::vector<std::uint32_t>> kids(count);
+    for (std::uint32_t k = 0; k < count; ++k) {
+      EtOpSpec& s = p.ops[k];
+      s.kind = dag[k].op.kind;
+      s.peer = dag[k].op.peer;
+      s.bytes = dag[k].op.bytes;
+      s.tag = dag[k].op.tag;
+      s.node_id = k;
+      if (dag[k].range.count > 0) {
+        s.chunk_idx = static_cast<std::int64_t>(dag[k].range.first);
+        s.chunk_cnt = static_cast<std::int64_t>(dag[k].range.count);
+        s.total_chunks = static_cast<std::int64_t>(total);
+      }
+      for (std::uint64_t d : dag[k].deps) kids[d].push_back(k);
+      p.num_parents[k] = static_cast<std::uint32_t>(dag[k].deps.size());
+      if (dag[k].deps.empty()) p.roots.push_back(k);
+    }
+    for (std::uint32_t k = 0; k < count; ++k) {
+      p.child_begin.push_back(static_cast<std::uint32_t>(p.children.size()));
+      p.children.insert(p.children.end(), kids[k].begin(), kids[k].end());
+    }
+    p.child_begin.push_back(static_cast<std::uint32_t>(p.children.size()));
+  }
+  return algo;
+}
+
 std::vector<EtTrace> program_ets(const CollectiveProgram& program, CollectiveType type, std::uint64_t bytes,
                                  std::uint32_t chunks) {
   const std::uint32_t npus = program.group_size();
   const std::uint64_t total = program.chunk_total();
   std::vector<EtTrace> traces(npus);
-  std::vector<OpRef> ready, parents;
   for (std::uint32_t pos = 0; pos < npus; ++pos) {
-    // Walk the program, finishing every op once it is ready; check on the way
-    // that parents() names every op that must finish first.
-    RankCursor cursor;
-    std::vector<OpRef> ops;
-    std::unordered_set<OpRef> done;
-    program.start(pos, cursor, ready);
-    std::deque<OpRef> frontier(ready.begin(), ready.end());
-    for (OpRef r : ready) {
-      parents.clear();
-      program.parents(pos, r, parents);
-      if (!parents.empty()) throw std::logic_error(program.name() + ": a ready op at the start has parents");
-    }
-    while (!frontier.empty()) {
-      const OpRef r = frontier.front();
-      frontier.pop_front();
-      ops.push_back(r);
-      done.insert(r);
-      ready.clear();
-      program.finish(pos, r, cursor, ready);
-      for (OpRef c : ready) {
-        parents.clear();
-        program.parents(pos, c, parents);
-        bool named = false;
-        for (OpRef p : parents) {
-          named = named || p == r;
-          if (!done.count(p)) throw std::logic_error(program.name() + ": op ready before one of its parents");
-        }
-        if (!named) throw std::logic_error(program.name() + ": op made ready by an op that is not its parent");
-        frontier.push_back(c);
-      }
-    }
-    if (ops.size() != program.op_count(pos)) throw std::logic_error(program.name() + ": walk does not reach every op");
-    // Node ids ascend with OpRef, the order native programs list ready ops in;
-    // the engine issues an ET's ready ops by id.
-    std::sort(ops.begin(), ops.end());
-    const auto id_of = [&](OpRef r) {
-      return static_cast<std::uint64_t>(std::lower_bound(ops.begin(), ops.end(), r) - ops.begin());
-    };
-
+    const std::vector<DagOp> dag = program_dag(program, pos);
     EtTrace& t = traces[pos];
     t.metadata.set_version("0.0.4");
     put_metadata(t.metadata, "collective", collective_name(type));
@@ -98,20 +156,14 @@ std::vector<EtTrace> program_ets(const CollectiveProgram& program, CollectiveTyp
     put_metadata(t.metadata, "npus", npus);
     put_metadata(t.metadata, "chunks", chunks);
     if (program.strided_blocks()) put_metadata(t.metadata, "chunk_layout", std::string("strided"));
-    t.nodes.reserve(ops.size());
-    for (std::uint64_t d = 0; d < ops.size(); ++d) {
-      const OpRef r = ops[d];
-      const CollectiveOp op = program.op(pos, r);
+    t.nodes.reserve(dag.size());
+    for (std::uint64_t d = 0; d < dag.size(); ++d) {
+      const OpRef r = dag[d].ref;
+      const CollectiveOp& op = dag[d].op;
       et::Node& node = t.nodes.emplace_back();
       node.set_id(d);
       node.set_name(program.label(pos, r));
-      parents.clear();
-      program.parents(pos, r, parents);
-      std::vector<std::uint64_t> deps;
-      for (OpRef p : parents) deps.push_back(id_of(p));
-      std::sort(deps.begin(), deps.end());
-      deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-      for (std::uint64_t p : deps) node.add_data_deps(p);
+      for (std::uint64_t p : dag[d].deps) node.add_data_deps(p);
       et::AttributeProto* cpu = node.add_attr();
       cpu->set_name("is_cpu_op");
       cpu->set_bool_val(false);
@@ -140,7 +192,7 @@ std::vector<EtTrace> program_ets(const CollectiveProgram& program, CollectiveTyp
         size->set_int64_val(static_cast<std::int64_t>(op.bytes));
       }
       if (total > 0) {
-        const ChunkRange p = program.chunk_range(pos, r);
+        const ChunkRange p = dag[d].range;
         if (p.count > 0) {
           put_int(node, "msg_chunk_idx", p.first);
           put_int(node, "msg_chunk_cnt", p.count);
