@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "system/collectives/common.h"
 #include "workload/et_io.h"
 
 namespace sim {
@@ -257,7 +258,8 @@ CollectiveOp EtProgram::op(std::uint32_t pos, OpRef ref) const {
   op.duration = spec.duration;
   const auto ceil_div = [](uint128 a, uint128 b) { return static_cast<std::uint64_t>((a + b - 1) / b); };
   if (spec.chunk_cnt >= 0 && spec.total_chunks > 0) {
-    const std::uint64_t buffer = algo_->type == CollectiveType::kAllGather ? bytes_ * algo_->ranks.size() : bytes_;
+    // The S*N output for all-gather and gather, S otherwise.
+    const std::uint64_t buffer = collectives::buffer_bytes(algo_->type, bytes_, static_cast<std::uint32_t>(algo_->ranks.size()));
     const auto total = static_cast<std::uint64_t>(spec.total_chunks);
     const auto cnt = static_cast<std::uint64_t>(spec.chunk_cnt);
     if (spec.chunk_idx >= 0) {
