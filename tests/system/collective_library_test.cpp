@@ -12,6 +12,7 @@
 #include "system/collective_tools.h"
 #include "system/collective_writer.h"
 #include "system/et_algorithm.h"
+#include "system/system_config.h"
 
 namespace sim {
 namespace {
@@ -89,6 +90,57 @@ INSTANTIATE_TEST_SUITE_P(Native, CheckEveryAlgorithm,
                            }
                            return s;
                          });
+
+}  // namespace
+}  // namespace sim
+
+namespace sim {
+namespace {
+
+TEST(AlgorithmRegistry, ChoicesParseAndUnknownNamesListTheKnownOnes) {
+  const AlgorithmChoice c = parse_algorithm_choice("direct:window=4,chunks=2", CollectiveType::kAllToAll);
+  ASSERT_NE(c.native, nullptr);
+  EXPECT_EQ(c.native->name, "direct");
+  EXPECT_EQ(c.params.at("window"), 4u);
+  EXPECT_EQ(c.params.at("chunks"), 2u);
+  try {
+    parse_algorithm_choice("directt", CollectiveType::kAllReduce);
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a native algorithm (ring, direct, halvingDoubling, doubleBinaryTree, "
+                                         "binaryTree)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(parse_algorithm_choice("halvingDoubling", CollectiveType::kBroadcast), InputError);
+  EXPECT_THROW(parse_algorithm_choice("ring:window=2", CollectiveType::kAllReduce), InputError);
+  EXPECT_THROW(parse_algorithm_choice("direct:window=0", CollectiveType::kAllReduce), InputError);
+  SystemConfig cfg;
+  apply_collective_option(cfg, "allreduce=halvingDoubling");
+  EXPECT_EQ(cfg.algorithms.at(CollectiveType::kAllReduce), "halvingDoubling");
+  EXPECT_THROW(apply_collective_option(cfg, "allreduce=direct:speed=1"), InputError);
+  const SystemConfig y = parse_system_config("collective:\n  algorithms:\n    all_to_all: direct:window=2\n", "s.yml");
+  EXPECT_EQ(y.algorithms.at(CollectiveType::kAllToAll), "direct:window=2");
+  EXPECT_THROW(parse_system_config("collective:\n  algorithms:\n    all_reduce: nosuch\n", "s.yml"), InputError);
+}
+
+TEST(AlgorithmRegistry, EveryTypeHasADefaultAndGroupsDoNotShareAcrossMembers) {
+  SystemConfig cfg;
+  AlgorithmRegistry reg(cfg);
+  auto a = std::make_shared<const std::vector<std::uint32_t>>(std::vector<std::uint32_t>{0, 1, 2, 3});
+  auto b = std::make_shared<const std::vector<std::uint32_t>>(std::vector<std::uint32_t>{4, 5, 6, 7});
+  auto a2 = std::make_shared<const std::vector<std::uint32_t>>(*a);
+  for (int t = 0; t <= 9; ++t) {
+    const auto type = static_cast<CollectiveType>(t);
+    const auto p = reg.program_for(CollectiveRequest{type, 1 << 20, a, 1});
+    ASSERT_NE(p, nullptr) << collective_name(type);
+    EXPECT_EQ(p->name(), default_algorithm(type));
+  }
+  const auto pa = reg.program_for(CollectiveRequest{CollectiveType::kAllReduce, 1 << 20, a, 1});
+  EXPECT_NE(pa, reg.program_for(CollectiveRequest{CollectiveType::kAllReduce, 1 << 20, b, 1}));
+  EXPECT_EQ(pa, reg.program_for(CollectiveRequest{CollectiveType::kAllReduce, 1 << 20, a2, 1}));
+  EXPECT_NE(pa, reg.program_for(CollectiveRequest{CollectiveType::kAllReduce, 1 << 20, a, 2}));
+}
 
 }  // namespace
 }  // namespace sim
