@@ -133,7 +133,8 @@ int main(int argc, char** argv) {
   app.add_option("--system", o.system, "system config YAML: compute, memory and collective models (docs/system.md)");
   app.add_option("--collective", o.collectives,
                  "collective algorithm as Chakra ETs, <prefix> or <type>=<prefix> (e.g. allreduce=algos/ring); "
-                 "<type>=ring selects the native ring; repeatable")
+                 "<type>=<algorithm> a native one: ring, direct, halvingDoubling, doubleBinaryTree, binaryTree, "
+                 "with parameters as direct:window=4,chunks=2; repeatable")
       ->take_all();
   app.add_option("--backend", o.backend,
                  "network backend (default analytical, or the system config's network.backend); its options go in "
@@ -155,8 +156,14 @@ int main(int argc, char** argv) {
   coll->require_subcommand(1);
   CLI::App* gen = coll->add_subcommand("gen", "write a native algorithm as per-rank Chakra ETs <prefix>.<rank>.et");
   GenOptions g;
-  gen->add_option("algorithm", g.algorithm, "algorithm to write")->required()->check(CLI::IsMember({"ring"}));
-  gen->add_option("--coll", g.collective, "collective: allreduce, allgather, reducescatter, alltoall")->required();
+  gen->add_option("algorithm", g.algorithm,
+                  "algorithm to write: ring, direct, halvingDoubling, doubleBinaryTree, binaryTree "
+                  "(parameters as name:key=value, e.g. direct:window=2)")
+      ->required();
+  gen->add_option("--coll", g.collective,
+                  "collective: allreduce, allgather, reducescatter, alltoall, broadcast, reduce, gather, scatter, "
+                  "barrier")
+      ->required();
   gen->add_option("--npus", g.npus, "number of ranks")->required()->check(CLI::Range(1, 1 << 20));
   gen->add_option("--chunks", g.chunks, "pipelined chunks (default 1)")->check(CLI::Range(1, 1 << 16));
   gen->add_option("--size", g.size_text, "collective size the file is written for (default 1MiB); runs rescale it");

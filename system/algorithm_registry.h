@@ -1,11 +1,33 @@
-// Which collective program runs a COMM_COLL node: the native ring, or an
-// algorithm injected as Chakra ETs (--collective / system config), cached per
-// (type, group size, bytes) so all instances of one shape share one program.
+// Which collective program runs a COMM_COLL node.
+//
+// Native algorithms are a table of named generators, each declaring the
+// collective types it supports and the parameters it takes:
+//
+//   ring              ALL_REDUCE REDUCE_SCATTER ALL_GATHER ALL_TO_ALL   chunks
+//   direct            every type                                        chunks, window
+//   halvingDoubling   ALL_REDUCE REDUCE_SCATTER ALL_GATHER              chunks
+//   doubleBinaryTree  ALL_REDUCE                                        chunks
+//   binaryTree        ALL_REDUCE REDUCE BROADCAST                       chunks
+//
+// A choice is written `name` or `name:key=value[,key=value]`, e.g.
+// `direct:window=4` or `ring:chunks=4`, in the system config
+// (collective.algorithms.all_reduce: halvingDoubling) or on the command line
+// (--collective allreduce=direct:window=4). Anything else must be a Chakra ET
+// prefix or folder (an algorithm injected as ETs); a name that is neither is
+// an error listing the native names. Defaults (no choice): ring for
+// ALL_REDUCE, REDUCE_SCATTER, ALL_GATHER, ALL_TO_ALL; binaryTree for REDUCE
+// and BROADCAST; direct for GATHER, SCATTER and BARRIER. REDUCE_SCATTER_BLOCK
+// runs as REDUCE_SCATTER. Programs are cached on the whole request (type,
+// bytes, chunks and the group's members), so instances of one shape share one.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "system/collective_program.h"
 #include "system/et_algorithm.h"
@@ -13,21 +35,78 @@
 
 namespace sim {
 
+// One collective to run.
+struct CollectiveRequest {
+  CollectiveType type = CollectiveType::kAllReduce;
+  std::uint64_t bytes = 0;
+  // Global ranks of the group, in group-position order (never null).
+  std::shared_ptr<const std::vector<std::uint32_t>> members;
+  std::uint32_t chunks = 1;  // the config's default; an algorithm's chunks= parameter overrides it
+  std::uint32_t group_size() const { return static_cast<std::uint32_t>(members->size()); }
+};
+
+using AlgorithmParams = std::map<std::string, std::uint64_t>;
+
+struct NativeAlgorithm {
+  std::string name;
+  std::vector<CollectiveType> types;
+  std::vector<std::string> params;  // accepted parameter names
+  std::function<std::shared_ptr<const CollectiveProgram>(CollectiveType, std::uint32_t group_size,
+                                                         std::uint64_t bytes, std::uint32_t chunks,
+                                                         const AlgorithmParams&)>
+      make;
+  bool supports(CollectiveType type) const;
+};
+
+const std::vector<NativeAlgorithm>& native_algorithms();
+const NativeAlgorithm* find_native_algorithm(const std::string& name);
+std::string native_algorithm_names();  // "ring, direct, ..."
+const char* default_algorithm(CollectiveType type);
+// REDUCE_SCATTER_BLOCK runs as REDUCE_SCATTER; every other type as itself.
+CollectiveType normalized(CollectiveType type);
+
+// A parsed choice: a native algorithm with parameters, or ETs.
+struct AlgorithmChoice {
+  const NativeAlgorithm* native = nullptr;
+  AlgorithmParams params;
+  std::string et_source;  // when native is null
+};
+// Parses `text` for `type` (throws InputError: unknown parameter, a type the
+// algorithm does not support, or a name that is neither native nor an
+// existing ET prefix/folder, listing the native names).
+AlgorithmChoice parse_algorithm_choice(const std::string& text, CollectiveType type);
+// Whether `text` names a native algorithm (with or without parameters).
+bool names_native_algorithm(const std::string& text);
+
+// A native program (throws InputError when the algorithm lacks the type).
+std::shared_ptr<const CollectiveProgram> make_native_program(const NativeAlgorithm& algo, const AlgorithmParams& params,
+                                                             CollectiveType type, std::uint32_t group_size,
+                                                             std::uint64_t bytes, std::uint32_t chunks);
+
 class AlgorithmRegistry {
  public:
-  // Loads every injected algorithm named in the config (throws InputError).
+  // Parses every choice in the config and loads injected ETs (throws InputError).
   explicit AlgorithmRegistry(const SystemConfig& config);
 
-  // The program for a collective, or nullptr when no algorithm covers the type
-  // (the caller then replays the node's duration). Throws InputError when an
+  // The program for a collective; never null. Throws InputError when an
   // injected algorithm's rank count differs from the group size.
-  std::shared_ptr<const CollectiveProgram> program_for(CollectiveType type, std::uint32_t group_size,
-                                                       std::uint64_t bytes);
+  std::shared_ptr<const CollectiveProgram> program_for(const CollectiveRequest& request);
 
  private:
+  struct Chosen {
+    AlgorithmChoice choice;
+    std::shared_ptr<const EtAlgorithm> injected;
+  };
   const SystemConfig& config_;
-  std::map<CollectiveType, std::shared_ptr<const EtAlgorithm>> injected_;
-  std::map<std::tuple<int, std::uint32_t, std::uint64_t>, std::shared_ptr<const CollectiveProgram>> cache_;
+  std::map<CollectiveType, Chosen> chosen_;
+  // Fast path keyed on the members' identity (a communicator's vector lives
+  // as long as the simulation); the content key makes groups with equal
+  // members share a program.
+  std::map<std::tuple<int, std::uint64_t, std::uint32_t, const void*>, std::shared_ptr<const CollectiveProgram>> by_ptr_;
+  std::map<std::tuple<int, std::uint64_t, std::uint32_t, std::vector<std::uint32_t>>,
+           std::shared_ptr<const CollectiveProgram>>
+      cache_;
+  std::vector<std::shared_ptr<const std::vector<std::uint32_t>>> keep_;  // keeps by_ptr_ keys valid
 };
 
 }  // namespace sim

@@ -78,6 +78,14 @@ class DataModel {
     const std::uint64_t cnt = payload.size() / words_;
     for (std::uint64_t i = 0; i < cnt; ++i) std::copy_n(&payload[i * words_], words_, at(rank, (idx + i) % chunks_));
   }
+  // Union without the twice check (a barrier's "heard from" sets).
+  void unite(std::uint32_t rank, std::uint64_t idx, const Bits& payload) {
+    const std::uint64_t cnt = payload.size() / words_;
+    for (std::uint64_t i = 0; i < cnt; ++i) {
+      std::uint64_t* mine = at(rank, (idx + i) % chunks_);
+      for (std::uint32_t w = 0; w < words_; ++w) mine[w] |= payload[i * words_ + w];
+    }
+  }
   // Merges; returns (chunk, contributor) of the first overlap instead of merging it.
   std::optional<std::pair<std::uint64_t, std::uint32_t>> merge(std::uint32_t rank, std::uint64_t idx,
                                                                const Bits& payload) {
@@ -188,9 +196,11 @@ class Checker {
   const EtOpSpec& spec(std::uint32_t r, std::uint32_t k) const { return algo_->ranks[r].ops[k]; }
   // The chunks a send or receive names: its attributes, or what the XML says.
   std::uint64_t chunk_idx(std::uint32_t r, std::uint32_t k) const {
+    if (barrier_) return 0;
     return from_xml_ ? xml_chunks_[r][k].idx : static_cast<std::uint64_t>(spec(r, k).chunk_idx);
   }
   std::uint64_t chunk_cnt(std::uint32_t r, std::uint32_t k) const {
+    if (barrier_) return 1;
     return from_xml_ ? xml_chunks_[r][k].cnt : static_cast<std::uint64_t>(spec(r, k).chunk_cnt);
   }
   // node_of, plus the XML step when the chunks come from the XML.
@@ -206,10 +216,15 @@ class Checker {
       data_note_ = "data check skipped: the ET does not record its collective (give --coll)";
       return;
     }
-    if (type != CollectiveType::kAllReduce && type != CollectiveType::kReduceScatter &&
-        type != CollectiveType::kAllGather) {
-      data_note_ = std::string("data check skipped: only all-reduce, reduce-scatter and all-gather are checked, not ") +
-                   collective_name(type);
+    if (type == CollectiveType::kAllToAll || type == CollectiveType::kReduceScatterBlock) {
+      data_note_ = std::string("data check skipped: ") + collective_name(type) + " is not modelled";
+      return;
+    }
+    if (type == CollectiveType::kBarrier) {
+      // Every message carries what its sender has heard of; it needs no chunk indices.
+      barrier_ = true;
+      data_.emplace(n_, 1);
+      for (std::uint32_t r = 0; r < n_; ++r) data_->add(r, 0, r);
       return;
     }
     // Every message must name its chunks, all of one buffer cut into T.
@@ -252,7 +267,9 @@ class Checker {
     }
     // Without messages nothing moves; N chunks suffice to show what is missing.
     const std::uint64_t t = total > 0 ? static_cast<std::uint64_t>(total) : n_;
-    if (type != CollectiveType::kAllReduce && t % n_ != 0) {
+    const bool blocks = type == CollectiveType::kReduceScatter || type == CollectiveType::kAllGather ||
+                        type == CollectiveType::kGather || type == CollectiveType::kScatter;
+    if (blocks && t % n_ != 0) {
       data_note_ = "data check skipped: total_chunk_cnt " + std::to_string(t) + " does not split into " +
                    std::to_string(n_) + " equal blocks";
       return;
@@ -262,14 +279,29 @@ class Checker {
       return;
     }
     data_.emplace(n_, t);
-    const std::uint64_t block = t / n_;
     for (std::uint32_t r = 0; r < n_; ++r) {
-      if (type == CollectiveType::kAllGather) {
-        for (std::uint64_t c = r * block; c < (r + 1) * block; ++c) data_->add(r, c, r);
-      } else {
-        for (std::uint64_t c = 0; c < t; ++c) data_->add(r, c, r);
+      for (std::uint64_t c = 0; c < t; ++c) {
+        switch (type) {
+          case CollectiveType::kAllGather:
+          case CollectiveType::kGather:
+            if (owner(c) == r) data_->add(r, c, r);  // rank j's input is block j
+            break;
+          case CollectiveType::kBroadcast:
+          case CollectiveType::kScatter:
+            if (r == 0) data_->add(r, c, 0);  // the root's buffer
+            break;
+          default:
+            data_->add(r, c, r);
+        }
       }
     }
+  }
+
+  // The rank whose block chunk c is in: contiguous [j*T/N, (j+1)*T/N), or
+  // strided (c mod N) when the metadata says chunk_layout "strided".
+  std::uint32_t owner(std::uint64_t c) const {
+    const std::uint64_t t = data_->chunks();
+    return static_cast<std::uint32_t>(algo_->strided_blocks ? c % n_ : c / (t / n_));
   }
 
   // Recovers every send's and receive's chunks from the MSCCL-IR XML that the
@@ -451,6 +483,8 @@ class Checker {
         data_error_ = where(dst, in) + " receives " + chunk_word(chunk_cnt(dst, recv)) + " from rank " +
                       std::to_string(src) + " (tag " + std::to_string(in.tag) + ") but the matching send (" +
                       where(src, out) + ") carries " + chunk_word(chunk_cnt(src, m.op));
+      } else if (barrier_) {
+        data_->unite(dst, 0, m.data);
       } else if (const std::uint32_t reduce = runs_[dst].reduce_child[recv]; reduce != kNone) {
         runs_[dst].to_reduce[reduce] = {recv, std::move(m.data)};
       } else {
@@ -521,7 +555,7 @@ class Checker {
 
   void final_data_check() {
     const DataModel& d = *data_;
-    const std::uint64_t t = d.chunks(), block = t / n_;
+    const std::uint64_t t = d.chunks();
     switch (algo_->type) {
       case CollectiveType::kAllReduce:
         for (std::uint32_t r = 0; r < n_; ++r) {
@@ -536,20 +570,64 @@ class Checker {
         data_note_ = "data check passed: every rank holds all " + std::to_string(n_) + " contributions in each chunk (" +
                      chunk_word(t) + ")";
         return;
-      case CollectiveType::kAllGather:
+      case CollectiveType::kBarrier:
+        for (std::uint32_t r = 0; r < n_; ++r) {
+          if (d.full(r, 0)) continue;
+          data_error_ = "barrier incomplete: rank " + std::to_string(r) + " finishes without having heard, even "
+                        "transitively, from rank " + std::to_string(d.first_missing(r, 0));
+          return;
+        }
+        data_note_ = "data check passed: every rank heard (transitively) from all " + std::to_string(n_) +
+                     " ranks before finishing";
+        return;
+      case CollectiveType::kReduce:
+        for (std::uint64_t c = 0; c < t; ++c) {
+          if (d.full(0, c)) continue;
+          data_error_ = "reduce incomplete: the root (rank 0) chunk " + std::to_string(c) + " holds the contributions of " +
+                        std::to_string(d.count(0, c)) + " of " + std::to_string(n_) + " ranks (rank " +
+                        std::to_string(d.first_missing(0, c)) + "'s is missing)";
+          return;
+        }
+        data_note_ = "data check passed: the root (rank 0) holds all " + std::to_string(n_) +
+                     " contributions in each chunk (" + chunk_word(t) + ")";
+        return;
+      case CollectiveType::kBroadcast:
+      case CollectiveType::kScatter: {
+        const bool scatter = algo_->type == CollectiveType::kScatter;
         for (std::uint32_t r = 0; r < n_; ++r) {
           for (std::uint64_t c = 0; c < t; ++c) {
-            const auto owner = static_cast<std::uint32_t>(c / block);
+            if ((scatter && owner(c) != r) || d.holds_only(r, c, 0)) continue;
+            data_error_ = std::string(scatter ? "scatter" : "broadcast") + " incomplete: rank " + std::to_string(r) +
+                          " chunk " + std::to_string(c) +
+                          (d.count(r, c) == 0 ? " never receives the root's data"
+                                              : " holds data of other ranks than the root (rank 0)");
+            return;
+          }
+        }
+        data_note_ = scatter ? "data check passed: every rank holds its block of the root's buffer (" +
+                                   chunk_word(t) + ")"
+                             : "data check passed: every rank holds the root's data in every chunk (" +
+                                   chunk_word(t) + ")";
+        return;
+      }
+      case CollectiveType::kAllGather:
+      case CollectiveType::kGather:
+        for (std::uint32_t r = 0; r < n_; ++r) {
+          if (algo_->type == CollectiveType::kGather && r != 0) continue;  // only the root collects
+          for (std::uint64_t c = 0; c < t; ++c) {
+            const auto owner = this->owner(c);
             if (d.holds_only(r, c, owner)) continue;
-            data_error_ = "all-gather incomplete: rank " + std::to_string(r) + " chunk " + std::to_string(c) +
+            data_error_ = std::string(algo_->type == CollectiveType::kGather ? "gather" : "all-gather") +
+                          " incomplete: rank " + std::to_string(r) + " chunk " + std::to_string(c) +
                           (d.count(r, c) == 0 ? " never receives rank " + std::to_string(owner) + "'s data"
                                               : " holds data of " + std::to_string(d.count(r, c)) +
                                                     " ranks instead of rank " + std::to_string(owner) + "'s alone");
             return;
           }
         }
-        data_note_ = "data check passed: every rank holds every chunk, each with its owner's data alone (" +
-                     chunk_word(t) + ")";
+        data_note_ = std::string(algo_->type == CollectiveType::kGather ? "data check passed: the root holds"
+                                                                         : "data check passed: every rank holds") +
+                     " every chunk, each with its owner's data alone (" + chunk_word(t) + ")";
         return;
       default:
         reduce_scatter_check();
@@ -656,6 +734,7 @@ class Checker {
   std::optional<DataModel> data_;
   std::string data_note_, data_error_;
   bool from_xml_ = false;                     // chunk indices come from the XML, not the attributes
+  bool barrier_ = false;                      // messages carry "heard from" sets, merged on receipt
   std::vector<std::vector<Range>> xml_chunks_;  // per rank and op (sends and receives only)
 };
 

@@ -31,6 +31,16 @@ struct CollectiveOp {
 
 using OpRef = std::uint64_t;  // program-defined handle of one op on one rank
 
+// Which parts of the collective buffer a message carries: parts [first,
+// first + count) when the buffer is cut into CollectiveProgram::chunk_total()
+// near-equal parts (part_cut). The buffer is S, or S*N for ALL_GATHER and
+// GATHER (rank j's input is block j). count 0: not described. Only tools read
+// it (the ET writer turns it into msg_chunk_idx/msg_chunk_cnt/total_chunk_cnt,
+// which the checker's data model follows); the executor never asks.
+struct ChunkRange {
+  std::uint64_t first = 0, count = 0;
+};
+
 // Per-instance, per-rank progress; its meaning belongs to the program.
 struct RankCursor {
   std::vector<std::uint32_t> pending;  // e.g. unfinished-parent counts of a DAG
@@ -49,6 +59,23 @@ class CollectiveProgram {
   virtual CollectiveOp op(std::uint32_t pos, OpRef ref) const = 0;
   // `ref` finished on rank `pos`: appends the ops that became ready, in issue order.
   virtual void finish(std::uint32_t pos, OpRef ref, RankCursor& cursor, std::vector<OpRef>& ready) const = 0;
+
+  // --- for tools (sim collective gen), not the executor ---
+  // Native programs list ready ops in ascending OpRef order, so numbering a
+  // rank's ops by ascending OpRef gives ET node ids the engine issues in the
+  // same order. parents() is the op's full set of data dependencies (the
+  // executor only ever sees the last one finish).
+  virtual void parents(std::uint32_t pos, OpRef ref, std::vector<OpRef>& out) const = 0;
+  // Parts of the buffer each message cuts it into; 0 when messages carry no
+  // chunk range (they are then written with comm_size only).
+  virtual std::uint64_t chunk_total() const { return 0; }
+  // A send's range, or for a receive (and its reduce) the range of the send it matches.
+  virtual ChunkRange chunk_range(std::uint32_t /*pos*/, OpRef /*ref*/) const { return {}; }
+  // Whether rank j's block is chunks {c : c mod N == j} (strided) rather than
+  // [j*T/N, (j+1)*T/N) (contiguous); matters to ALL_GATHER, GATHER and SCATTER.
+  virtual bool strided_blocks() const { return false; }
+  // ET node name of an op, e.g. "ring.send c0 s3".
+  virtual std::string label(std::uint32_t pos, OpRef ref) const;
 };
 
 // Bytes of part `index` when `total` bytes are cut into `parts` near-equal

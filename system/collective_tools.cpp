@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
+#include "system/algorithm_registry.h"
 #include "system/collective_checker.h"
 #include "system/collective_writer.h"
 #include "system/et_algorithm.h"
@@ -35,19 +36,38 @@ CollectiveType collective_option(const std::string& text) {
 
 }  // namespace
 
+std::shared_ptr<const CollectiveProgram> native_program(const std::string& algorithm, CollectiveType type,
+                                                        std::uint32_t npus, std::uint32_t& chunks, std::uint64_t bytes) {
+  if (!names_native_algorithm(algorithm)) {
+    throw InputError("collective gen: unknown algorithm '" + algorithm + "' (" + native_algorithm_names() + ")");
+  }
+  const AlgorithmChoice choice = parse_algorithm_choice(algorithm, type);
+  if (const auto it = choice.params.find("chunks"); it != choice.params.end()) chunks = static_cast<std::uint32_t>(it->second);
+  return make_native_program(*choice.native, choice.params, type, npus, bytes, chunks);
+}
+
+std::vector<EtTrace> native_algorithm_ets(const std::string& algorithm, CollectiveType type, std::uint32_t npus,
+                                          std::uint32_t chunks, std::uint64_t bytes) {
+  const auto program = native_program(algorithm, type, npus, chunks, bytes);
+  return program_ets(*program, normalized(type), bytes, chunks);
+}
+
 int generate_algorithm(const GenOptions& options, std::ostream& out) {
-  if (options.algorithm != "ring") throw InputError("collective gen: unknown algorithm '" + options.algorithm + "' (ring)");
   if (options.npus == 0) throw InputError("collective gen: --npus must be >= 1");
   if (options.chunks == 0) throw InputError("collective gen: --chunks must be >= 1");
   if (options.prefix.empty()) throw InputError("collective gen: -o <prefix> is required");
   const CollectiveType type = collective_option(options.collective);
   const std::uint64_t bytes = size_option(options.size_text);
-  const std::vector<EtTrace> traces = ring_algorithm_ets(type, options.npus, options.chunks, bytes);
+  const std::vector<EtTrace> traces = native_algorithm_ets(options.algorithm, type, options.npus, options.chunks, bytes);
   const std::size_t removed = write_rank_ets(traces, options.prefix);
+  std::string name;
+  for (const auto& a : traces.front().metadata.attr()) {
+    if (a.name() == "algorithm_full") name = a.string_val();
+  }
   out << "wrote " << traces.size() << (traces.size() == 1 ? " file " : " files ") << options.prefix << ".{0.."
-      << traces.size() - 1 << "}.et: ring " << collective_name(type) << " on " << options.npus << " NPUs, "
-      << options.chunks << (options.chunks == 1 ? " chunk" : " chunks") << ", " << traces.front().nodes.size()
-      << " nodes per rank, sized for " << format_bytes(bytes);
+      << traces.size() - 1 << "}.et: " << name << " " << collective_name(normalized(type)) << " on " << options.npus
+      << " NPUs, " << options.chunks << (options.chunks == 1 ? " chunk" : " chunks") << ", "
+      << traces.front().nodes.size() << " nodes per rank, sized for " << format_bytes(bytes);
   if (removed > 0) out << "; removed " << removed << " stale rank file" << (removed == 1 ? "" : "s");
   out << "\n";
   return kExitOk;

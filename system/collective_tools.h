@@ -3,7 +3,13 @@
 
 #include <cstdint>
 #include <ostream>
+#include <memory>
 #include <string>
+#include <vector>
+
+#include "system/collective_program.h"
+#include "workload/et_io.h"
+#include "workload/rank_graph.h"
 
 namespace sim {
 
@@ -21,6 +27,15 @@ struct CheckOptions {
   std::string collective;  // empty: from the ET metadata
   std::string size_text = "1MiB";
 };
+
+// `algorithm` (a native name, optionally with parameters: "direct:window=2")
+// as per-rank ETs, written for `bytes` (throws InputError for an unknown
+// algorithm or a type it does not implement).
+// The program itself (`chunks` becomes the algorithm's chunks= parameter when given).
+std::shared_ptr<const CollectiveProgram> native_program(const std::string& algorithm, CollectiveType type,
+                                                        std::uint32_t npus, std::uint32_t& chunks, std::uint64_t bytes);
+std::vector<EtTrace> native_algorithm_ets(const std::string& algorithm, CollectiveType type, std::uint32_t npus,
+                                          std::uint32_t chunks, std::uint64_t bytes);
 
 // Each returns the exit code and throws SimError for bad input.
 int generate_algorithm(const GenOptions& options, std::ostream& out);

@@ -1,21 +1,18 @@
 #include "system/collective_writer.h"
 
+#include <algorithm>
 #include <deque>
+#include <unordered_set>
 #include <filesystem>
 #include <limits>
 #include <stdexcept>
 
 #include "core/error.h"
-#include "system/ring_program.h"
+#include "system/collectives/ring.h"
 
 namespace sim {
 
 namespace {
-
-std::uint32_t mod(std::int64_t v, std::uint32_t n) {
-  const std::int64_t r = v % static_cast<std::int64_t>(n);
-  return static_cast<std::uint32_t>(r < 0 ? r + n : r);
-}
 
 // ASTRA-sim's feeders read comm_src/comm_dst/comm_tag and the chunk trio as
 // int32, so small values go there; larger ones need int64 (our reader takes both).
@@ -41,95 +38,132 @@ void put_metadata(et::GlobalMetadata& md, const char* name, const std::string& v
   a->set_string_val(value);
 }
 
-// Which part of the collective buffer (EtProgram's chunk numbering) the ring
-// moves at (pos, chunk, step); it mirrors RingProgram::send_bytes.
-struct Parts {
-  std::uint64_t idx, cnt, total;
-};
-Parts ring_parts(CollectiveType type, std::uint32_t n, std::uint32_t chunks, std::uint32_t pos, std::uint32_t chunk,
-                 std::uint32_t step) {
-  const std::uint64_t total = static_cast<std::uint64_t>(n) * chunks;
-  if (type == CollectiveType::kAllGather) {
-    // The buffer is the S*N output; rank j's input is parts j*k .. j*k+k-1,
-    // and step s forwards the input of rank pos - s.
-    return {static_cast<std::uint64_t>(mod(static_cast<std::int64_t>(pos) - step, n)) * chunks + chunk, 1, total};
-  }
-  const std::uint32_t piece = step < n - 1 ? mod(static_cast<std::int64_t>(pos) - step, n)
-                                           : mod(static_cast<std::int64_t>(pos) + 1 - (step - (n - 1)), n);
-  return {static_cast<std::uint64_t>(chunk) * n + piece, 1, total};
-}
-
 }  // namespace
 
-std::vector<EtTrace> ring_algorithm_ets(CollectiveType type, std::uint32_t npus, std::uint32_t chunks,
-                                        std::uint64_t bytes) {
-  if (!RingProgram::supports(type)) {
-    throw InputError(std::string("collective gen ring: no ring for ") + collective_name(type) +
-                     " (allreduce, allgather, reducescatter, alltoall)");
+std::vector<DagOp> program_dag(const CollectiveProgram& program, std::uint32_t pos) {
+  // Walk the program, finishing every op once it is ready; check on the way
+  // that parents() names every op that must finish first.
+  std::vector<OpRef> ready, parents, ops;
+  RankCursor cursor;
+  std::unordered_set<OpRef> done;
+  program.start(pos, cursor, ready);
+  std::deque<OpRef> frontier(ready.begin(), ready.end());
+  for (OpRef r : ready) {
+    parents.clear();
+    program.parents(pos, r, parents);
+    if (!parents.empty()) throw std::logic_error(program.name() + ": a ready op at the start has parents");
   }
-  const RingProgram ring(type, npus, bytes, chunks);
-  const std::uint32_t steps = ring.steps();
-  const std::uint64_t refs = static_cast<std::uint64_t>(chunks) * steps * 3;
-  const bool chunk_attrs = type != CollectiveType::kAllToAll;
+  while (!frontier.empty()) {
+    const OpRef r = frontier.front();
+    frontier.pop_front();
+    ops.push_back(r);
+    done.insert(r);
+    ready.clear();
+    program.finish(pos, r, cursor, ready);
+    for (OpRef c : ready) {
+      parents.clear();
+      program.parents(pos, c, parents);
+      bool named = false;
+      for (OpRef p : parents) {
+        named = named || p == r;
+        if (!done.count(p)) throw std::logic_error(program.name() + ": op ready before one of its parents");
+      }
+      if (!named) throw std::logic_error(program.name() + ": op made ready by an op that is not its parent");
+      frontier.push_back(c);
+    }
+  }
+  if (ops.size() != program.op_count(pos)) throw std::logic_error(program.name() + ": walk does not reach every op");
+  // Node ids ascend with OpRef, the order native programs list ready ops in;
+  // the engine issues an ET's ready ops by id.
+  std::sort(ops.begin(), ops.end());
+  const bool ranged = program.chunk_total() > 0;
+  std::vector<DagOp> dag(ops.size());
+  for (std::size_t d = 0; d < ops.size(); ++d) {
+    DagOp& o = dag[d];
+    o.ref = ops[d];
+    o.op = program.op(pos, o.ref);
+    if (ranged) o.range = program.chunk_range(pos, o.ref);
+    parents.clear();
+    program.parents(pos, o.ref, parents);
+    for (OpRef p : parents) {
+      o.deps.push_back(static_cast<std::uint64_t>(std::lower_bound(ops.begin(), ops.end(), p) - ops.begin()));
+    }
+    std::sort(o.deps.begin(), o.deps.end());
+    o.deps.erase(std::unique(o.deps.begin(), o.deps.end()), o.deps.end());
+  }
+  return dag;
+}
 
+EtAlgorithm program_algorithm(const CollectiveProgram& program, CollectiveType type, std::uint64_t bytes) {
+  EtAlgorithm algo;
+  algo.source = program.name();
+  algo.type = type;
+  algo.type_recorded = true;
+  if (type != CollectiveType::kBarrier) algo.written_size = bytes;
+  algo.strided_blocks = program.strided_blocks();
+  const std::uint32_t n = program.group_size();
+  const std::uint64_t total = program.chunk_total();
+  algo.ranks.resize(n);
+  for (std::uint32_t pos = 0; pos < n; ++pos) {
+    algo.files.push_back(program.name() + "." + std::to_string(pos));
+    const std::vector<DagOp> dag = program_dag(program, pos);
+    EtRankProgram& p = algo.ranks[pos];
+    const auto count = static_cast<std::uint32_t>(dag.size());
+    p.ops.resize(count);
+    p.num_parents.assign(count, 0);
+    std::vector<std::vector<std::uint32_t>> kids(count);
+    for (std::uint32_t k = 0; k < count; ++k) {
+      EtOpSpec& s = p.ops[k];
+      s.kind = dag[k].op.kind;
+      s.peer = dag[k].op.peer;
+      s.bytes = dag[k].op.bytes;
+      s.tag = dag[k].op.tag;
+      s.node_id = k;
+      if (dag[k].range.count > 0) {
+        s.chunk_idx = static_cast<std::int64_t>(dag[k].range.first);
+        s.chunk_cnt = static_cast<std::int64_t>(dag[k].range.count);
+        s.total_chunks = static_cast<std::int64_t>(total);
+      }
+      for (std::uint64_t d : dag[k].deps) kids[d].push_back(k);
+      p.num_parents[k] = static_cast<std::uint32_t>(dag[k].deps.size());
+      if (dag[k].deps.empty()) p.roots.push_back(k);
+    }
+    for (std::uint32_t k = 0; k < count; ++k) {
+      p.child_begin.push_back(static_cast<std::uint32_t>(p.children.size()));
+      p.children.insert(p.children.end(), kids[k].begin(), kids[k].end());
+    }
+    p.child_begin.push_back(static_cast<std::uint32_t>(p.children.size()));
+  }
+  return algo;
+}
+
+std::vector<EtTrace> program_ets(const CollectiveProgram& program, CollectiveType type, std::uint64_t bytes,
+                                 std::uint32_t chunks) {
+  const std::uint32_t npus = program.group_size();
+  const std::uint64_t total = program.chunk_total();
   std::vector<EtTrace> traces(npus);
   for (std::uint32_t pos = 0; pos < npus; ++pos) {
-    // Walk the program: the op whose finish() makes an op ready is its one
-    // data dependency (every ring op waits for exactly one other).
-    constexpr std::int64_t kUnseen = -2, kRoot = -1;
-    std::vector<std::int64_t> parent(refs, kUnseen);
-    RankCursor cursor;
-    std::vector<OpRef> ready;
-    ring.start(pos, cursor, ready);
-    std::deque<OpRef> frontier;
-    // Arrays are indexed by the ring's dense op numbering.
-    for (OpRef r : ready) {
-      parent[ring.dense(r)] = kRoot;
-      frontier.push_back(r);
-    }
-    std::uint64_t seen = 0;
-    while (!frontier.empty()) {
-      const OpRef r = frontier.front();
-      frontier.pop_front();
-      ++seen;
-      ready.clear();
-      ring.finish(pos, r, cursor, ready);
-      for (OpRef c : ready) {
-        if (parent[ring.dense(c)] != kUnseen) throw std::logic_error("ring: op made ready twice");
-        parent[ring.dense(c)] = static_cast<std::int64_t>(ring.dense(r));
-        frontier.push_back(c);
-      }
-    }
-    if (seen != ring.op_count(pos)) throw std::logic_error("ring: walk does not reach every op");
-
-    // Node ids ascend with (chunk, step, slot), which is the order the ring
-    // lists ready ops in; the engine issues an ET's ready ops by id.
-    std::vector<std::uint64_t> id(refs, 0);
-    std::uint64_t next = 0;
-    for (std::uint64_t d = 0; d < refs; ++d) {
-      if (parent[d] != kUnseen) id[d] = next++;
-    }
-
+    const std::vector<DagOp> dag = program_dag(program, pos);
     EtTrace& t = traces[pos];
     t.metadata.set_version("0.0.4");
     put_metadata(t.metadata, "collective", collective_name(type));
-    put_metadata(t.metadata, "collective_size", static_cast<std::int64_t>(bytes));
-    put_metadata(t.metadata, "algorithm", std::string("ring"));
+    // A barrier's 1-byte messages do not scale with S: without collective_size
+    // they are read as written.
+    if (type != CollectiveType::kBarrier) put_metadata(t.metadata, "collective_size", static_cast<std::int64_t>(bytes));
+    const std::string& name = program.name();
+    put_metadata(t.metadata, "algorithm", name.substr(0, name.find('(')));
+    put_metadata(t.metadata, "algorithm_full", name);
     put_metadata(t.metadata, "npus", npus);
     put_metadata(t.metadata, "chunks", chunks);
-    t.nodes.reserve(seen);
-    for (std::uint64_t d = 0; d < refs; ++d) {
-      if (parent[d] == kUnseen) continue;
-      const OpRef r = ring.from_dense(d);
-      const CollectiveOp op = ring.op(pos, r);
-      const std::uint32_t chunk = RingProgram::chunk_of(r);
-      const std::uint32_t step = RingProgram::step_of(r);
-      static const char* const kSlot[] = {"send", "recv", "reduce"};
+    if (program.strided_blocks()) put_metadata(t.metadata, "chunk_layout", std::string("strided"));
+    t.nodes.reserve(dag.size());
+    for (std::uint64_t d = 0; d < dag.size(); ++d) {
+      const OpRef r = dag[d].ref;
+      const CollectiveOp& op = dag[d].op;
       et::Node& node = t.nodes.emplace_back();
-      node.set_id(id[d]);
-      node.set_name("ring." + std::string(kSlot[RingProgram::slot_of(r)]) + " c" + std::to_string(chunk) + " s" +
-                    std::to_string(step));
-      if (parent[d] >= 0) node.add_data_deps(id[static_cast<std::uint64_t>(parent[d])]);
+      node.set_id(d);
+      node.set_name(program.label(pos, r));
+      for (std::uint64_t p : dag[d].deps) node.add_data_deps(p);
       et::AttributeProto* cpu = node.add_attr();
       cpu->set_name("is_cpu_op");
       cpu->set_bool_val(false);
@@ -157,17 +191,26 @@ std::vector<EtTrace> ring_algorithm_ets(CollectiveType type, std::uint32_t npus,
         size->set_name("comm_size");
         size->set_int64_val(static_cast<std::int64_t>(op.bytes));
       }
-      if (chunk_attrs) {
-        // A receive (and its reduce) moves what the left neighbour sends.
-        const std::uint32_t from = op.kind == OpKind::kSend ? pos : op.peer;
-        const Parts p = ring_parts(type, npus, chunks, from, chunk, step);
-        put_int(node, "msg_chunk_idx", p.idx);
-        put_int(node, "msg_chunk_cnt", p.cnt);
-        put_int(node, "total_chunk_cnt", p.total);
+      if (total > 0) {
+        const ChunkRange p = dag[d].range;
+        if (p.count > 0) {
+          put_int(node, "msg_chunk_idx", p.first);
+          put_int(node, "msg_chunk_cnt", p.count);
+          put_int(node, "total_chunk_cnt", total);
+        }
       }
     }
   }
   return traces;
+}
+
+std::vector<EtTrace> ring_algorithm_ets(CollectiveType type, std::uint32_t npus, std::uint32_t chunks,
+                                        std::uint64_t bytes) {
+  if (!RingProgram::supports(type)) {
+    throw InputError(std::string("collective gen ring: no ring for ") + collective_name(type) +
+                     " (allreduce, allgather, reducescatter, alltoall)");
+  }
+  return program_ets(RingProgram(type, npus, bytes, chunks), type, bytes, chunks);
 }
 
 std::size_t write_rank_ets(const std::vector<EtTrace>& traces, const std::string& prefix) {

@@ -9,10 +9,35 @@
 #include <string>
 #include <vector>
 
+#include "system/collective_program.h"
+#include "system/et_algorithm.h"
 #include "workload/et_io.h"
 #include "workload/rank_graph.h"
 
 namespace sim {
+
+// One trace per group position, holding `program`'s DAG (written for
+// collective size `bytes`; `chunks` is recorded in the metadata). Node ids
+// ascend with OpRef; data_deps are parents(); chunk attributes are
+// chunk_range() over chunk_total() parts, when the program gives them.
+std::vector<EtTrace> program_ets(const CollectiveProgram& program, CollectiveType type, std::uint64_t bytes,
+                                 std::uint32_t chunks);
+
+// One rank's program as a DAG: ops in ascending OpRef order (node ids are the
+// indices), each with its data dependencies (indices) and chunk range.
+// Checks on the way that parents() agrees with start()/finish() (throws
+// std::logic_error otherwise).
+struct DagOp {
+  OpRef ref = 0;
+  CollectiveOp op;
+  ChunkRange range;
+  std::vector<std::uint64_t> deps;
+};
+std::vector<DagOp> program_dag(const CollectiveProgram& program, std::uint32_t pos);
+
+// The same DAGs as the checker and EtProgram read them, without going through
+// protobuf: what program_ets() writes, as load_et_algorithm() would load it.
+EtAlgorithm program_algorithm(const CollectiveProgram& program, CollectiveType type, std::uint64_t bytes);
 
 // One trace per ring position, written for collective size `bytes`. Chunk
 // attributes make any other size split exactly as the native ring does

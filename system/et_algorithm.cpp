@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "system/collectives/common.h"
 #include "workload/et_io.h"
 
 namespace sim {
@@ -86,11 +87,13 @@ EtOpSpec decode_op(const et::Node& node, std::uint32_t n, const std::string& pat
 
 // Streams one rank's file (read_et_nodes) into its program; ops end up in
 // ascending node id, the issue order of ready ops.
-EtRankProgram load_rank(const std::string& path, std::uint32_t n, et::GlobalMetadata& metadata) {
+// `feed(on_node)` calls on_node for every node of the rank, in file order.
+template <typename Feed>
+EtRankProgram load_rank(const std::string& path, std::uint32_t n, Feed&& feed) {
   std::vector<EtOpSpec> raw;                   // file order
   std::vector<std::uint64_t> deps;             // flat data deps, file order
   std::vector<std::uint32_t> dep_begin{0};
-  read_et_nodes(path, metadata, [&](const et::Node& node) {
+  feed([&](const et::Node& node) {
     raw.push_back(decode_op(node, n, path));
     deps.insert(deps.end(), node.data_deps().begin(), node.data_deps().end());
     dep_begin.push_back(static_cast<std::uint32_t>(deps.size()));
@@ -158,7 +161,50 @@ EtRankProgram load_rank(const std::string& path, std::uint32_t n, et::GlobalMeta
   return prog;
 }
 
+void apply_metadata(EtAlgorithm& algo, const et::GlobalMetadata& md, const std::string& source,
+                    std::optional<CollectiveType> expected) {
+  if (const auto name = metadata_string(md, "collective")) {
+    CollectiveType t;
+    if (!parse_collective_name(*name, t)) {
+      throw InputError(algo.files[0] + ": metadata 'collective' = '" + *name + "' is not a collective type");
+    }
+    algo.type = t;
+    algo.type_recorded = true;
+  }
+  if (const auto size = metadata_int(md, "collective_size")) {
+    if (*size <= 0) throw InputError(algo.files[0] + ": metadata 'collective_size' must be > 0");
+    algo.written_size = static_cast<std::uint64_t>(*size);
+  }
+  for (const et::AttributeProto& a : md.attr()) {
+    if (a.name() == "input_file" && a.value_case() == et::AttributeProto::kStringVal) algo.msccl_xml = a.string_val();
+  }
+  if (expected) {
+    if (algo.type_recorded && algo.type != *expected) {
+      throw InputError(source + ": the algorithm is a " + std::string(collective_name(algo.type)) +
+                       " but it was given for " + collective_name(*expected));
+    }
+    algo.type = *expected;
+  }
+  if (const auto layout = metadata_string(md, "chunk_layout")) algo.strided_blocks = *layout == "strided";
+}
+
 }  // namespace
+
+EtAlgorithm et_algorithm_from_traces(const std::vector<EtTrace>& traces, const std::string& source,
+                                     std::optional<CollectiveType> expected) {
+  EtAlgorithm algo;
+  algo.source = source;
+  const auto n = static_cast<std::uint32_t>(traces.size());
+  if (n == 0) throw InputError(source + ": no ranks");
+  for (std::uint32_t pos = 0; pos < n; ++pos) {
+    algo.files.push_back(source + "." + std::to_string(pos) + ".et");
+    algo.ranks.push_back(load_rank(algo.files.back(), n, [&](const auto& on_node) {
+      for (const et::Node& node : traces[pos].nodes) on_node(node);
+    }));
+  }
+  apply_metadata(algo, traces[0].metadata, source, expected);
+  return algo;
+}
 
 EtAlgorithm load_et_algorithm(const std::string& source, std::optional<CollectiveType> expected) {
   EtAlgorithm algo;
@@ -173,7 +219,9 @@ EtAlgorithm load_et_algorithm(const std::string& source, std::optional<Collectiv
   const auto work = [&] {
     for (std::uint32_t pos; (pos = next.fetch_add(1)) < n;) {
       try {
-        algo.ranks[pos] = load_rank(algo.files[pos], n, metadata[pos]);
+        algo.ranks[pos] = load_rank(algo.files[pos], n, [&](const auto& on_node) {
+          read_et_nodes(algo.files[pos], metadata[pos], on_node);
+        });
         if (pos != 0) metadata[pos].Clear();  // only rank 0's is used; an MSCCL XML in each can be large
       } catch (...) {
         errors[pos] = std::current_exception();
@@ -188,28 +236,7 @@ EtAlgorithm load_et_algorithm(const std::string& source, std::optional<Collectiv
   for (const std::exception_ptr& e : errors) {
     if (e) std::rethrow_exception(e);
   }
-  if (const auto name = metadata_string(metadata[0], "collective")) {
-    CollectiveType t;
-    if (!parse_collective_name(*name, t)) {
-      throw InputError(algo.files[0] + ": metadata 'collective' = '" + *name + "' is not a collective type");
-    }
-    algo.type = t;
-    algo.type_recorded = true;
-  }
-  if (const auto size = metadata_int(metadata[0], "collective_size")) {
-    if (*size <= 0) throw InputError(algo.files[0] + ": metadata 'collective_size' must be > 0");
-    algo.written_size = static_cast<std::uint64_t>(*size);
-  }
-  for (const et::AttributeProto& a : metadata[0].attr()) {
-    if (a.name() == "input_file" && a.value_case() == et::AttributeProto::kStringVal) algo.msccl_xml = a.string_val();
-  }
-  if (expected) {
-    if (algo.type_recorded && algo.type != *expected) {
-      throw InputError(source + ": the algorithm is a " + std::string(collective_name(algo.type)) +
-                       " but it was given for " + collective_name(*expected));
-    }
-    algo.type = *expected;
-  }
+  apply_metadata(algo, metadata[0], source, expected);
   return algo;
 }
 
@@ -231,7 +258,8 @@ CollectiveOp EtProgram::op(std::uint32_t pos, OpRef ref) const {
   op.duration = spec.duration;
   const auto ceil_div = [](uint128 a, uint128 b) { return static_cast<std::uint64_t>((a + b - 1) / b); };
   if (spec.chunk_cnt >= 0 && spec.total_chunks > 0) {
-    const std::uint64_t buffer = algo_->type == CollectiveType::kAllGather ? bytes_ * algo_->ranks.size() : bytes_;
+    // The S*N output for all-gather and gather, S otherwise.
+    const std::uint64_t buffer = collectives::buffer_bytes(algo_->type, bytes_, static_cast<std::uint32_t>(algo_->ranks.size()));
     const auto total = static_cast<std::uint64_t>(spec.total_chunks);
     const auto cnt = static_cast<std::uint64_t>(spec.chunk_cnt);
     if (spec.chunk_idx >= 0) {
@@ -248,6 +276,15 @@ CollectiveOp EtProgram::op(std::uint32_t pos, OpRef ref) const {
     op.bytes = spec.bytes;
   }
   return op;
+}
+
+void EtProgram::parents(std::uint32_t pos, OpRef ref, std::vector<OpRef>& out) const {
+  const EtRankProgram& p = algo_->ranks[pos];
+  for (std::uint32_t k = 0; k < p.ops.size(); ++k) {
+    for (std::uint32_t c = p.child_begin[k]; c < p.child_begin[k + 1]; ++c) {
+      if (p.children[c] == ref) out.push_back(k);
+    }
+  }
 }
 
 void EtProgram::finish(std::uint32_t pos, OpRef ref, RankCursor& cursor, std::vector<OpRef>& ready) const {

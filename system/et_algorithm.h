@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "system/collective_program.h"
+#include "workload/et_io.h"
 #include "workload/rank_graph.h"
 
 namespace sim {
@@ -60,12 +61,20 @@ struct EtAlgorithm {
   // converter stores its whole source XML; empty when absent. Only the
   // checker reads it.
   std::string msccl_xml;
+  // GlobalMetadata chunk_layout "strided": rank j's block is chunks c = j mod N
+  // (see CollectiveProgram::strided_blocks); only the checker reads it.
+  bool strided_blocks = false;
   std::vector<EtRankProgram> ranks;
 };
 
 // Loads and validates (peers in range, deps present, no cycle) an algorithm.
 // Throws InputError (IncompleteError for a cycle) naming file and node id.
 EtAlgorithm load_et_algorithm(const std::string& source, std::optional<CollectiveType> expected);
+
+// The same from traces in memory (`sim collective gen` output, for tests and
+// tools that check a native algorithm without writing files).
+EtAlgorithm et_algorithm_from_traces(const std::vector<EtTrace>& traces, const std::string& source,
+                                     std::optional<CollectiveType> expected);
 
 class EtProgram final : public CollectiveProgram {
  public:
@@ -77,6 +86,7 @@ class EtProgram final : public CollectiveProgram {
   void start(std::uint32_t pos, RankCursor& cursor, std::vector<OpRef>& ready) const override;
   CollectiveOp op(std::uint32_t pos, OpRef ref) const override;
   void finish(std::uint32_t pos, OpRef ref, RankCursor& cursor, std::vector<OpRef>& ready) const override;
+  void parents(std::uint32_t pos, OpRef ref, std::vector<OpRef>& out) const override;
 
  private:
   std::shared_ptr<const EtAlgorithm> algo_;

@@ -334,7 +334,7 @@ void Simulation::issue_collective(std::uint32_t rank, std::uint32_t index) {
                      " B (ranks must issue a communicator's collectives in the same order)");
   }
   if (++sig->second.joined == members->size()) signatures_.erase(sig);  // everyone agreed: forget it
-  auto program = algorithms_.program_for(n.coll, static_cast<std::uint32_t>(members->size()), n.comm_size);
+  auto program = algorithms_.program_for(CollectiveRequest{n.coll, n.comm_size, members, config_.collective_chunks});
   CollectiveRecord rec;
   rec.rank = rank;
   rec.node_id = n.id;

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
+#include "system/algorithm_registry.h"
 #include "workload/et_io.h"
 
 namespace sim {
@@ -115,8 +116,13 @@ SystemConfig parse_system_config(const std::string& yaml_text, const std::string
           throw InputError(at(source, kv.first, "collective.algorithms." + key) + ": unknown collective type");
         }
         std::string value = kv.second.as<std::string>();
-        if (value != "ring" && !base.empty() && std::filesystem::path(value).is_relative()) {
+        if (!names_native_algorithm(value) && !base.empty() && std::filesystem::path(value).is_relative()) {
           value = (std::filesystem::path(base) / value).string();
+        }
+        try {
+          parse_algorithm_choice(value, type);
+        } catch (const InputError& e) {
+          throw InputError(at(source, kv.second, "collective.algorithms." + key) + ": " + e.what());
         }
         cfg.algorithms[type] = value;
       }
@@ -164,7 +170,13 @@ void apply_collective_option(SystemConfig& config, const std::string& option) {
   if (!parse_collective_name(option.substr(0, eq), type)) {
     throw InputError("--collective " + option + ": unknown collective type '" + option.substr(0, eq) + "'");
   }
-  config.algorithms[type] = option.substr(eq + 1);
+  const std::string value = option.substr(eq + 1);
+  try {
+    parse_algorithm_choice(value, type);
+  } catch (const InputError& e) {
+    throw InputError("--collective " + option + ": " + e.what());
+  }
+  config.algorithms[type] = value;
 }
 
 }  // namespace sim

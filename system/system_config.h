@@ -10,8 +10,9 @@
 //     chunks: 1                   # pipelined chunks per collective
 //     reduction_bandwidth: 0      # reduce steps cost latency + bytes / bandwidth
 //     reduction_latency: 0ns      #   (0 = free, so closed forms hold exactly)
-//     algorithms:                 # per collective type: ring or a Chakra ET prefix
-//       all_reduce: ring
+//     algorithms:                 # per collective type: a native algorithm, optionally
+//       all_reduce: ring          #   with parameters (direct:window=4,chunks=2), or a
+//       all_to_all: direct        #   Chakra ET prefix (system/algorithm_registry.h)
 //   network:
 //     backend: flow               # analytical (default) | flow
 //     nic_bandwidth: 400Gbps      # the backend's own options (sim --help lists them)
@@ -43,8 +44,9 @@ struct SystemConfig {
   BytesPerSecond reduction_bandwidth = 0;  // 0: reduction is free
   Time reduction_latency = 0;
 
-  // Collective type -> "ring" or an ET prefix/folder (relative paths resolved
-  // against the config file's folder).
+  // Collective type -> a native algorithm choice ("ring", "direct:window=4")
+  // or an ET prefix/folder (relative paths resolved against the config
+  // file's folder); unlisted types take their default algorithm.
   std::map<CollectiveType, std::string> algorithms;
 
   // The `network:` section: backend and its options (network/backend_registry.h).
@@ -62,7 +64,8 @@ SystemConfig load_system_config(const std::string& path);
 SystemConfig parse_system_config(const std::string& yaml_text, const std::string& source);
 
 // Parses one --collective value: "prefix" (applies to the type recorded in the
-// ET metadata, else all-reduce) or "type=prefix" / "type=ring".
+// ET metadata, else all-reduce) or "type=prefix" / "type=<native algorithm>"
+// (e.g. allreduce=halvingDoubling, alltoall=direct:window=4).
 void apply_collective_option(SystemConfig& config, const std::string& option);
 
 }  // namespace sim

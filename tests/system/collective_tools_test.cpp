@@ -19,7 +19,7 @@
 #include "system/collective_checker.h"
 #include "system/collective_tools.h"
 #include "system/et_algorithm.h"
-#include "system/ring_program.h"
+#include "system/collectives/ring.h"
 #include "workload/et_io.h"
 
 namespace sim {
@@ -137,8 +137,7 @@ TEST(CollectiveGen, WritesOneFilePerRankWithTheRingsOps) {
         EXPECT_FALSE(fs::exists(rank_file(prefix, n)));
         const std::string summary = check(prefix);
         if (t == kA2A) {
-          EXPECT_NE(summary.find("data check skipped: only all-reduce, reduce-scatter and all-gather are checked, "
-                                 "not ALL_TO_ALL"),
+          EXPECT_NE(summary.find("data check skipped: ALL_TO_ALL is not modelled"),
                     std::string::npos)
               << summary;
         } else {
@@ -283,9 +282,15 @@ TEST(CollectiveGen, RejectsBadOptions) {
     generate_algorithm(o, out);
     ADD_FAILURE();
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "collective gen ring: no ring for BROADCAST (allreduce, allgather, reducescatter, alltoall)");
+    EXPECT_STREQ(e.what(), "collective algorithm 'ring' does not implement BROADCAST (it implements ALL_REDUCE, "
+                           "REDUCE_SCATTER, ALL_GATHER, ALL_TO_ALL)");
   }
+  o.algorithm = "nosuch";
   o.collective = "allreduce";
+  EXPECT_THROW(generate_algorithm(o, out), InputError);
+  o.algorithm = "direct:speed=2";
+  EXPECT_THROW(generate_algorithm(o, out), InputError);
+  o.algorithm = "ring";
   o.size_text = "0";
   EXPECT_THROW(generate_algorithm(o, out), InputError);
   o.size_text = "lots";

@@ -6,6 +6,8 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "system/algorithm_registry.h"
+#include "system/collective_tools.h"
 #include "system/collective_writer.h"
 #include "test_util.h"
 
@@ -34,6 +36,47 @@ class Injected : public ::testing::Test {
   }
   fs::path dir_;
 };
+
+// Every native algorithm, every type it implements: its ETs run exactly as
+// the native program (same makespan, same event count), at the written size
+// and at other sizes (uneven ones included where chunk ranges make them exact).
+TEST_F(Injected, EveryNativeAlgorithmWrittenAsEtsEqualsNative) {
+  const char* algorithms[] = {"direct", "direct:window=2", "halvingDoubling", "doubleBinaryTree", "binaryTree"};
+  for (const char* algorithm : algorithms) {
+    const NativeAlgorithm* a = find_native_algorithm(std::string(algorithm).substr(0, std::string(algorithm).find(':')));
+    ASSERT_NE(a, nullptr);
+    for (const char* topo_name : {"Switch", "FullyConnected"}) {
+      for (std::uint32_t n : {2u, 5u, 8u}) {
+        const Topology topo = shape(topo_name, n);
+        for (CollectiveType type : a->types) {
+          for (std::uint32_t chunks : {1u, 3u}) {
+            const bool exact_only = type == CollectiveType::kAllToAll || type == CollectiveType::kBarrier;
+            const std::uint64_t written = exact_only ? n * chunks * 65536 : 1 << 20;
+            const std::string prefix =
+                (dir_ / (std::string(a->name) + "_" + std::to_string(static_cast<int>(type)) + "_" +
+                         std::to_string(n) + "_" + std::to_string(chunks)))
+                    .string();
+            write_rank_ets(native_algorithm_ets(algorithm, type, n, chunks, written), prefix);
+            for (std::uint64_t bytes : {std::uint64_t{1} << 20, std::uint64_t{1'000'003}, std::uint64_t{n} * chunks * 3000}) {
+              if (exact_only && bytes % (n * chunks) != 0) continue;
+              SystemConfig native;
+              native.collective_chunks = chunks;
+              native.algorithms[type] = algorithm;
+              SystemConfig injected = native;
+              injected.algorithms[type] = prefix;
+              const auto x = simulate_collective(topo, type, bytes, native);
+              const auto y = simulate_collective(topo, type, bytes, injected);
+              ASSERT_EQ(y.collectives[0].algorithm, "et:" + prefix);
+              EXPECT_EQ(x.makespan, y.makespan) << algorithm << " " << topo_name << " n=" << n << " "
+                                                << collective_name(type) << " chunks=" << chunks << " bytes=" << bytes;
+              EXPECT_EQ(x.events, y.events);
+            }
+          }
+        }
+      }
+    }
+  }
+}
 
 TEST_F(Injected, GeneratedRingEqualsNativeRingExactly) {
   const char* topologies[] = {"Switch", "Ring", "FullyConnected"};

@@ -10,7 +10,7 @@
 #include <algorithm>
 
 #include "system/report.h"
-#include "system/ring_program.h"
+#include "system/collectives/ring.h"
 #include "test_util.h"
 
 namespace sim {

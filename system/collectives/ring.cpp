@@ -1,4 +1,4 @@
-#include "system/ring_program.h"
+#include "system/collectives/ring.h"
 
 #include <stdexcept>
 
@@ -111,6 +111,36 @@ void RingProgram::finish(std::uint32_t, OpRef r, RankCursor&, std::vector<OpRef>
     ready.push_back(ref(chunk, step + 1, 0));
     ready.push_back(ref(chunk, step + 1, 1));
   }
+}
+
+void RingProgram::parents(std::uint32_t, OpRef r, std::vector<OpRef>& out) const {
+  const std::uint32_t slot = slot_of(r), chunk = chunk_of(r), step = step_of(r);
+  if (slot == 2) {
+    out.push_back(ref(chunk, step, 1));
+  } else if (step > 0) {
+    out.push_back(ref(chunk, step - 1, reduces(step - 1) ? 2 : 1));
+  }
+}
+
+ChunkRange RingProgram::chunk_range(std::uint32_t pos, OpRef r) const {
+  if (chunk_total() == 0) return {};
+  // A receive (and its reduce) moves what the left neighbour sends.
+  const std::uint32_t from = slot_of(r) == 0 ? pos : mod(static_cast<std::int64_t>(pos) - 1, n_);
+  const std::uint32_t chunk = chunk_of(r), step = step_of(r);
+  if (type_ == CollectiveType::kAllGather) {
+    // The buffer is the S*N output; rank j's input is parts j*k .. j*k+k-1,
+    // and step s forwards the input of rank from - s.
+    return {static_cast<std::uint64_t>(mod(static_cast<std::int64_t>(from) - step, n_)) * chunks_ + chunk, 1};
+  }
+  const std::uint32_t piece = step < n_ - 1 ? mod(static_cast<std::int64_t>(from) - step, n_)
+                                            : mod(static_cast<std::int64_t>(from) + 1 - (step - (n_ - 1)), n_);
+  return {static_cast<std::uint64_t>(chunk) * n_ + piece, 1};
+}
+
+std::string RingProgram::label(std::uint32_t, OpRef r) const {
+  static const char* const kSlot[] = {"send", "recv", "reduce"};
+  return "ring." + std::string(kSlot[slot_of(r)]) + " c" + std::to_string(chunk_of(r)) + " s" +
+         std::to_string(step_of(r));
 }
 
 }  // namespace sim

@@ -35,6 +35,13 @@ class RingProgram final : public CollectiveProgram {
   void start(std::uint32_t pos, RankCursor& cursor, std::vector<OpRef>& ready) const override;
   CollectiveOp op(std::uint32_t pos, OpRef ref) const override;
   void finish(std::uint32_t pos, OpRef ref, RankCursor& cursor, std::vector<OpRef>& ready) const override;
+  void parents(std::uint32_t pos, OpRef ref, std::vector<OpRef>& out) const override;
+  // All-to-all blocks wrap modulo N within a chunk, which a chunk range cannot say: none.
+  std::uint64_t chunk_total() const override {
+    return type_ == CollectiveType::kAllToAll ? 0 : static_cast<std::uint64_t>(n_) * chunks_;
+  }
+  ChunkRange chunk_range(std::uint32_t pos, OpRef ref) const override;
+  std::string label(std::uint32_t pos, OpRef ref) const override;
 
   std::uint32_t steps() const { return steps_; }
   std::uint32_t chunks() const { return chunks_; }
