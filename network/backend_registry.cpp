@@ -67,6 +67,16 @@ double BackendOptions::fraction(const std::string& key) const {
   return x;
 }
 
+std::string BackendOptions::choice(const std::string& key, std::initializer_list<std::string> allowed) const {
+  const OptionValue& v = values_.at(key);
+  std::string list;
+  for (const std::string& a : allowed) {
+    if (v.text == a) return a;
+    list += (list.empty() ? "" : ", ") + a;
+  }
+  throw InputError(v.where + ": expected one of " + list + ", got '" + v.text + "'");
+}
+
 LinkModel BackendOptions::link_model() const {
   LinkModel m;
   if (has("link_efficiency")) m.link_efficiency = fraction("link_efficiency");
@@ -85,11 +95,14 @@ const std::vector<BackendInfo>& network_backends() {
        }},
       {"flow",
        "congestion-aware: every message is a flow on its route, links shared max-min fairly, cut-through",
-       with_link_model({{"nic_bandwidth", "cap on all traffic out of one NPU, and on all into it (default: none)"}}),
+       with_link_model({{"nic_bandwidth", "cap on all traffic out of one NPU, and on all into it (default: none)"},
+                        {"pair_order", "fifo (default): messages between the same two NPUs leave one after another; "
+                                       "shared: they share bandwidth like any flows"}}),
        [](const Topology& t, EventQueue& q, const BackendOptions& o) -> std::unique_ptr<Network> {
          FlowNetwork::Options fo;
          fo.links = o.link_model();
          if (o.has("nic_bandwidth")) fo.nic_bandwidth = o.bandwidth("nic_bandwidth");
+         if (o.has("pair_order")) fo.pair_fifo = o.choice("pair_order", {"fifo", "shared"}) == "fifo";
          return std::make_unique<FlowNetwork>(t, q, fo);
        }},
   };

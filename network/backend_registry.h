@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -50,6 +51,8 @@ class BackendOptions {
   BytesPerSecond bandwidth(const std::string& key) const;  // > 0
   Time time(const std::string& key) const;                 // >= 0
   double fraction(const std::string& key) const;           // in (0, 1]
+  // One of `allowed`, as written.
+  std::string choice(const std::string& key, std::initializer_list<std::string> allowed) const;
   LinkModel link_model() const;
 
  private:

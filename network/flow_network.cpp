@@ -84,6 +84,60 @@ void FlowNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delive
     return;
   }
   const std::uint32_t r = route_of(src, dst);
+  if (options_.pair_fifo && pair_busy(r)) {
+    std::uint32_t q;
+    if (free_queued_ != kNoFlow) {
+      q = free_queued_;
+      free_queued_ = queued_[q].next;
+    } else {
+      q = static_cast<std::uint32_t>(queued_.size());
+      queued_.emplace_back();
+    }
+    queued_[q] = Queued{bytes, to, kNoFlow};
+    Route& route = routes_[r];
+    if (route.queued_tail == kNoFlow) route.queued_head = q; else queued_[route.queued_tail].next = q;
+    route.queued_tail = q;
+    if (route.active != kNoFlow) watch(route.active);
+    return;
+  }
+  start_message(r, bytes, to);
+}
+
+bool FlowNetwork::pair_busy(std::uint32_t r) {
+  Route& route = routes_[r];
+  if (route.queued_head != kNoFlow) return true;
+  if (route.active == kNoFlow) return false;
+  const Flow& flow = flows_[route.active];
+  if (flow.solo && flow.finish <= queue_.now()) {  // sent everything; only its latency is left
+    route.active = kNoFlow;
+    return false;
+  }
+  return true;
+}
+
+void FlowNetwork::watch(std::uint32_t f) {
+  Flow& flow = flows_[f];
+  if (!flow.solo || flow.watched) return;  // an ordinary flow advances its pair when it finishes
+  flow.watched = true;
+  queue_.schedule(flow.finish, this, kPairNext, static_cast<std::uint64_t>(flow.version) << 32 | f);
+}
+
+void FlowNetwork::pair_advance(std::uint32_t r) {
+  routes_[r].active = kNoFlow;
+  while (routes_[r].queued_head != kNoFlow && routes_[r].active == kNoFlow) {
+    Route& route = routes_[r];
+    const std::uint32_t q = route.queued_head;
+    const Queued next = queued_[q];
+    route.queued_head = next.next;
+    if (route.queued_head == kNoFlow) route.queued_tail = kNoFlow;
+    queued_[q].next = free_queued_;
+    free_queued_ = q;
+    start_message(r, next.bytes, next.to);  // a zero-byte message leaves at once; the loop goes on
+  }
+}
+
+void FlowNetwork::start_message(std::uint32_t r, std::uint64_t bytes, const Delivery& to) {
+  const Time now = queue_.now();
   const Route& route = routes_[r];
   if (bytes == 0) {  // nothing to share: only the latency
     queue_.schedule(now + route.latency, to.handler, to.kind, to.payload);
@@ -107,6 +161,8 @@ void FlowNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delive
   flow.finish = -1;
   flow.frozen = false;
   flow.solo = alone;
+  flow.watched = false;
+  if (options_.pair_fifo) routes_[r].active = f;
   attach(f);
   for (std::uint32_t h = 0; h < route.hops; ++h) links_[route_links_[route.begin + h]].bytes += bytes;
   ++in_flight_;
@@ -114,6 +170,7 @@ void FlowNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delive
   if (alone) {
     flow.rate = route.bottleneck;
     schedule_finish(f);  // as a solo flow: the delivery itself
+    if (routes_[r].queued_head != kNoFlow) watch(f);
     return;
   }
   flow.rate = 0;
@@ -167,14 +224,18 @@ void FlowNetwork::end_solo_on(LinkId l) {
   // Still sending: from now on an ordinary flow. Its delivery event is
   // void; the recompute this join triggers gives it a rate and a finish.
   flow.solo = false;
+  flow.watched = false;
   flow.finish = -1;
   ++flow.version;
 }
 
 void FlowNetwork::free_flow(std::uint32_t f) {
   Flow& flow = flows_[f];
+  if (routes_[flow.route].active == f) routes_[flow.route].active = kNoFlow;
+  ++flow.version;  // whatever event still names it is stale
   flow.finish = -1;
   flow.solo = false;
+  flow.watched = false;
   flow.next_free = free_flow_;
   free_flow_ = f;
 }
@@ -217,7 +278,9 @@ void FlowNetwork::finish(std::uint32_t f) {
   Flow& flow = flows_[f];
   detach(f, queue_.now());
   queue_.schedule(queue_.now() + flow.latency, flow.to.handler, flow.to.kind, flow.to.payload);
+  const std::uint32_t r = flow.route;
   free_flow(f);
+  pair_advance(r);
 }
 
 void FlowNetwork::on_event(const Event& event) {
@@ -229,10 +292,17 @@ void FlowNetwork::on_event(const Event& event) {
   const auto version = static_cast<std::uint32_t>(event.payload >> 32);
   Flow& flow = flows_[f];
   if (flow.version != version) return;  // rescheduled since
+  if (event.kind == kPairNext) {  // a watched solo flow has sent everything
+    if (flow.solo && flow.finish == queue_.now()) pair_advance(flow.route);
+    return;
+  }
   if (event.kind == kSoloDelivered) {
     if (flow.attached) detach(f, flow.finish);
     const Delivery to = flow.to;
+    const std::uint32_t r = flow.route;
     free_flow(f);
+    // With zero latency the delivery can come before the watch event: advance here.
+    if (routes_[r].active == kNoFlow && routes_[r].queued_head != kNoFlow) pair_advance(r);
     to.handler->on_event(Event{event.time, event.seq, to.handler, to.payload, to.kind});
     return;
   }

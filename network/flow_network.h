@@ -22,6 +22,12 @@
 // links while it is still sending, which turns it into an ordinary shared flow.
 // A solo flow is always the only flow on each of its links.
 //
+// Messages between the same two NPUs leave one after another (`pair_order:
+// fifo`, the default), as on one connection or RDMA queue pair per peer: the
+// next starts when the previous one's last byte has left. So they also arrive
+// in the order sent, which point-to-point matching relies on. `pair_order:
+// shared` makes them share like any other flows instead.
+//
 // `nic_bandwidth` adds one virtual egress link per NPU at the head of every
 // route and one ingress link at its tail, so an NPU's total injection (and
 // ejection) is capped whatever the topology.
@@ -42,6 +48,7 @@ class FlowNetwork final : public Network, public EventHandler {
   struct Options {
     LinkModel links;
     BytesPerSecond nic_bandwidth = 0;  // 0: no per-NPU cap
+    bool pair_fifo = true;             // messages of one (src, dst) pair one after another
   };
 
   FlowNetwork(const Topology& topology, EventQueue& queue, Options options);
@@ -77,6 +84,7 @@ class FlowNetwork final : public Network, public EventHandler {
     bool frozen = false;        // its rate is settled in the current recompute
     bool solo = false;          // alone on its links: one delivery event, no finish event
     bool attached = false;      // still on its links' flow lists
+    bool watched = false;       // solo with messages queued behind it: an event at its finish
     std::vector<std::uint32_t> slot;  // per hop: its position in that link's flow list
     std::uint32_t next_free = 0;
   };
@@ -98,15 +106,30 @@ class FlowNetwork final : public Network, public EventHandler {
     std::uint32_t seen = 0;      // epoch
     bool dirty = false;
   };
+  // One (src, dst) pair: its route, and its messages when they go one at a time.
   struct Route {
     std::uint32_t begin = 0, hops = 0;  // into route_links_
     Time latency = 0;
     BytesPerSecond bottleneck = 0;
+    std::uint32_t active = 0xffffffffu;  // the flow now sending, if any
+    std::uint32_t queued_head = 0xffffffffu, queued_tail = 0xffffffffu;
+  };
+  struct Queued {  // a message waiting for its pair's previous one
+    std::uint64_t bytes;
+    Delivery to;
+    std::uint32_t next;
   };
 
-  enum Kind : std::uint32_t { kFinish = 0, kRecompute = 1, kSoloDelivered = 2 };
+  enum Kind : std::uint32_t { kFinish = 0, kRecompute = 1, kSoloDelivered = 2, kPairNext = 3 };
 
   std::uint32_t route_of(NodeId src, NodeId dst);
+  void start_message(std::uint32_t route, std::uint64_t bytes, const Delivery& to);
+  // Whether the pair has a message still sending (or waiting).
+  bool pair_busy(std::uint32_t route);
+  // The pair's sending message has sent everything: start the next ones.
+  void pair_advance(std::uint32_t route);
+  // A solo flow with messages queued behind it needs an event at its finish.
+  void watch(std::uint32_t f);
   std::uint32_t alloc_flow();
   void attach(std::uint32_t f);
   // Takes the flow off its links; they were busy with it until `until`.
@@ -140,6 +163,8 @@ class FlowNetwork final : public Network, public EventHandler {
   std::vector<LastRoute> last_;  // per source: most lookups end here
   std::vector<LinkId> scratch_route_;
 
+  std::vector<Queued> queued_;
+  std::uint32_t free_queued_ = 0xffffffffu;
   std::vector<Flow> flows_;
   std::uint32_t free_flow_ = 0xffffffffu;
   std::size_t in_flight_ = 0;

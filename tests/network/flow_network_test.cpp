@@ -62,10 +62,44 @@ TEST_F(FlowRing8, AloneCostsWhatTheAnalyticalBackendCharges) {
 
 TEST_F(FlowRing8, TwoFlowsStartingTogetherShareTheLinkEqually) {
   net.send(0, 1, kMiB, sink.to(1));
-  net.send(0, 1, kMiB, sink.to(2));
+  net.send(0, 2, kMiB, sink.to(2));  // over 0->1 and 1->2
   queue.run();
   // Both at B/2 for the whole time: latency + 2S/B.
-  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kLat + 2 * kBeta}, {2, kLat + 2 * kBeta}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kLat + 2 * kBeta}, {2, 2 * kLat + 2 * kBeta}}));
+}
+
+TEST_F(FlowRing8, MessagesOfOnePairLeaveOneAfterAnother) {
+  net.send(0, 1, kMiB, sink.to(1));
+  net.send(0, 1, kMiB / 2, sink.to(2));
+  net.send(0, 1, 0, sink.to(3));  // even an empty one keeps its place
+  net.send(0, 2, kMiB, sink.to(4));  // another pair shares 0->1 with whichever is sending
+  queue.run();
+  // 1 and 4 share 0->1 at B/2 and both finish at 2S/B; only then does 2 (S/2)
+  // leave, alone, done at 5S/2B; the empty message 3 leaves after it.
+  EXPECT_EQ(sink.at[1], kLat + 2 * kBeta);
+  EXPECT_EQ(sink.at[4], 2 * kLat + 2 * kBeta);
+  EXPECT_EQ(sink.at[2], kLat + 5 * kBeta / 2);
+  EXPECT_EQ(sink.at[3], kLat + 5 * kBeta / 2);
+  // Delivery order within the pair is send order.
+  std::vector<std::uint64_t> order;
+  for (const Delivered& d : sink.seen) {
+    if (d.token != 4) order.push_back(d.token);
+  }
+  EXPECT_EQ(order, (std::vector<std::uint64_t>{1, 2, 3}));
+}
+
+TEST(FlowPairOrder, SharedLetsOnePairsMessagesShare) {
+  const Topology t = load_topology(kConfigs + "ring8.yml");
+  EventQueue queue;
+  Recorder sink(queue);
+  FlowNetwork::Options o;
+  o.pair_fifo = false;
+  FlowNetwork net(t, queue, o);
+  net.send(0, 1, kMiB, sink.to(1));
+  net.send(0, 1, kMiB / 2, sink.to(2));
+  queue.run();
+  // Both at B/2: the smaller one arrives first.
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{2, kLat + kBeta}, {1, kLat + kBeta + kBeta / 2}}));
 }
 
 TEST_F(FlowRing8, FlowJoiningHalfwayHalvesTheRestOfTheFirst) {
@@ -73,7 +107,7 @@ TEST_F(FlowRing8, FlowJoiningHalfwayHalvesTheRestOfTheFirst) {
   later.net = &net;
   later.sink = &sink;
   later.src = 0;
-  later.dst = 1;
+  later.dst = 2;
   later.bytes = kMiB;
   later.token = 2;
   net.send(0, 1, kMiB, sink.to(1));
@@ -81,7 +115,7 @@ TEST_F(FlowRing8, FlowJoiningHalfwayHalvesTheRestOfTheFirst) {
   queue.run();
   // Flow 1: S/2 alone, then S/2 at B/2 (takes S/B): done at 3S/2B.
   // Flow 2: S/2 at B/2 alongside, then S/2 alone: done at 2S/B.
-  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kLat + kBeta / 2 + kBeta}, {2, kLat + 2 * kBeta}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kLat + kBeta / 2 + kBeta}, {2, 2 * kLat + 2 * kBeta}}));
 }
 
 TEST_F(FlowRing8, AFlowThatHasSentEverythingNoLongerSharesItsLinks) {
@@ -118,13 +152,13 @@ TEST_F(FlowRing8, FlowsOnDisjointLinksDoNotAffectEachOther) {
 }
 
 TEST_F(FlowRing8, BottleneckElsewhereGivesTheMaxMinShareNotTheEqualShare) {
-  // Link 0->1 carries flows A (0->2) and B (0->1); link 1->2 carries A, C, D.
-  // Link 1->2 is the bottleneck: A, C, D get B/3 each; B then gets the rest of
-  // 0->1, 2B/3, not the equal share B/2.
+  // Link 0->1 carries flows A (0->2) and B (0->1); link 1->2 carries A, C (1->2)
+  // and D (1->3). Link 1->2 is the bottleneck: A, C, D get B/3 each; B then gets
+  // the rest of 0->1, 2B/3, not the equal share B/2.
   net.send(0, 2, kMiB, sink.to(1));
   net.send(0, 1, kMiB, sink.to(2));
   net.send(1, 2, kMiB, sink.to(3));
-  net.send(1, 2, kMiB, sink.to(4));
+  net.send(1, 3, kMiB, sink.to(4));
   ASSERT_TRUE(queue.step());  // the one recompute of this instant
   const BytesPerSecond third = kB / 3;
   std::vector<BytesPerSecond> r01 = net.rates_on(link_between(topology, 0, 1));
