@@ -37,17 +37,7 @@ std::uint32_t AnalyticalNetwork::pair_index(NodeId src, NodeId dst) {
 }
 
 void AnalyticalNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) {
-  const std::uint32_t npus = topology_.npu_count();
-  if (src >= npus || dst >= npus) {
-    throw InputError("message " + std::to_string(src) + " -> " + std::to_string(dst) + ": the topology has " +
-                     std::to_string(npus) + " NPUs (0.." + std::to_string(npus - 1) + ")");
-  }
-  ++messages_sent_;
-  const Time now = queue_.now();
-  if (src == dst) {
-    queue_.schedule(now, to.handler, to.kind, to.payload);
-    return;
-  }
+  if (!admit(src, dst, to, queue_)) return;
   LastPath& last = last_[src];
   if (last.dst != dst) last = LastPath{dst, pair_index(src, dst)};
   Pair& pair = pairs_[last.pair];
@@ -55,7 +45,7 @@ void AnalyticalNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const 
   const PathCost& cost = pair.cost;
   const Time beta = transfer_time(bytes, cost.min_bandwidth);
   Time& egress_free = egress_free_at_[cost.first_link];
-  const Time start = std::max(now, egress_free);
+  const Time start = std::max(queue_.now(), egress_free);
   egress_free = start + beta;
   queue_.schedule(start + cost.latency_sum + beta, to.handler, to.kind, to.payload);
 }

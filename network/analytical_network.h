@@ -44,7 +44,6 @@ class AnalyticalNetwork final : public Network {
   std::string_view name() const override { return "analytical"; }
   const Topology& topology() const override { return topology_; }
   void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) override;
-  std::uint64_t messages_sent() const override { return messages_sent_; }
   // Bytes per link (each pair's bytes spread over its route when asked).
   std::vector<LinkUsage> link_usage() const override;
   bool measures_link_time() const override { return false; }
@@ -64,7 +63,6 @@ class AnalyticalNetwork final : public Network {
   const Topology& topology_;
   EventQueue& queue_;
   LinkModel model_;
-  std::uint64_t messages_sent_ = 0;
   std::vector<Time> egress_free_at_;                    // per link; only first links are used
   struct KeyHash {
     std::size_t operator()(std::uint64_t k) const noexcept {

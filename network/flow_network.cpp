@@ -72,17 +72,7 @@ std::uint32_t FlowNetwork::alloc_flow() {
 }
 
 void FlowNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) {
-  const std::uint32_t npus = topology_.npu_count();
-  if (src >= npus || dst >= npus) {
-    throw InputError("message " + std::to_string(src) + " -> " + std::to_string(dst) + ": the topology has " +
-                     std::to_string(npus) + " NPUs (0.." + std::to_string(npus - 1) + ")");
-  }
-  ++messages_sent_;
-  const Time now = queue_.now();
-  if (src == dst) {
-    queue_.schedule(now, to.handler, to.kind, to.payload);
-    return;
-  }
+  if (!admit(src, dst, to, queue_)) return;
   const std::uint32_t r = route_of(src, dst);
   if (options_.pair_fifo && pair_busy(r)) {
     std::uint32_t q;

@@ -57,7 +57,6 @@ class FlowNetwork final : public Network, public EventHandler {
   std::string_view name() const override { return "flow"; }
   const Topology& topology() const override { return topology_; }
   void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) override;
-  std::uint64_t messages_sent() const override { return messages_sent_; }
   std::vector<LinkUsage> link_usage() const override;
   bool measures_link_time() const override { return true; }
   std::vector<std::pair<std::string, std::uint64_t>> counters() const override;
@@ -176,7 +175,6 @@ class FlowNetwork final : public Network, public EventHandler {
   std::vector<LinkId> comp_links_;
   std::vector<std::pair<std::uint64_t, LinkId>> heap_;
 
-  std::uint64_t messages_sent_ = 0;
   std::uint64_t recomputes_ = 0;
   std::uint64_t rates_set_ = 0;
   std::uint64_t reschedules_ = 0;

@@ -40,13 +40,22 @@ class Network {
   // time); bytes may be 0. Throws InputError for an NPU outside the topology.
   virtual void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) = 0;
   // Messages sent so far (for reports and benchmarks).
-  virtual std::uint64_t messages_sent() const = 0;
+  std::uint64_t messages_sent() const { return messages_sent_; }
   // Per link, indexed by LinkId.
   virtual std::vector<LinkUsage> link_usage() const = 0;
   // Whether link_usage() has busy time and peak flows (a contention model), or bytes only.
   virtual bool measures_link_time() const = 0;
   // Backend-specific counters for benchmarks and reports, e.g. {"rate recomputations", n}.
   virtual std::vector<std::pair<std::string, std::uint64_t>> counters() const { return {}; }
+
+ protected:
+  // What every send() does first: checks the NPUs (InputError), counts the
+  // message, and delivers a message to itself at once. Returns whether the
+  // backend still has to carry it.
+  bool admit(NodeId src, NodeId dst, const Delivery& to, EventQueue& queue);
+
+ private:
+  std::uint64_t messages_sent_ = 0;
 };
 
 }  // namespace sim
