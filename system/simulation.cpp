@@ -25,7 +25,7 @@ using ReadyHeap = std::priority_queue<std::pair<std::uint64_t, std::uint32_t>,
 
 struct Simulation::RankRun {
   std::vector<std::uint32_t> pending;  // unfinished parents per node
-  std::vector<Time> started;           // issue time per node
+  std::vector<Time> started;           // issue time per node (only for the timeline)
   ReadyHeap ready;
   ReadyHeap waiting[kNumLimited];
   bool busy[kNumLimited] = {false, false, false};
@@ -94,7 +94,7 @@ Simulation::Simulation(std::vector<RankGraph> graphs, const Topology& topology, 
     }
     RankRun& run = runs_[r];
     run.pending.resize(g.size());
-    run.started.assign(g.size(), 0);
+    if (options_.timeline) run.started.assign(g.size(), 0);
     for (std::uint32_t i = 0; i < g.size(); ++i) {
       const TaskNode& n = g.node(i);
       run.pending[i] = n.num_parents;
@@ -219,7 +219,7 @@ void Simulation::issue(std::uint32_t rank, std::uint32_t index) {
   const TaskNode& n = graphs_[rank].node(index);
   const Resource res = resource_of(n);
   account(r);
-  r.started[index] = queue_.now();
+  if (options_.timeline) r.started[index] = queue_.now();
   if (res < kNumLimited) r.busy[res] = true;
   switch (n.kind) {
     case NodeKind::kComp:
@@ -275,7 +275,7 @@ void Simulation::complete(std::uint32_t rank, std::uint32_t index) {
   if (res < kNumLimited) r.busy[res] = false;
   if (options_.timeline) {
     result_.timeline.push_back(TimelineSlice{rank, static_cast<std::uint8_t>(res), r.started[index], queue_.now(), n.id,
-                                             g.name(index), n.kind});
+                                             std::string(g.name(index)), n.kind});
   }
   ++r.done;
   ++r.stats.nodes;
