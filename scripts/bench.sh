@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Simulator speed and memory on fixed cases (a benchmark, not a test).
 #
-#   SIM=build/sim scripts/bench.sh [case...]     cases: a b c d e (default: all)
+#   SIM=build/sim scripts/bench.sh [case...]     cases: a b c d e f f-flow (default: all but f-flow)
 #
 # Builds nothing: point $SIM at a Release build. Workloads are generated into a
 # temporary folder first, so only the simulation itself is timed. Wall time and
@@ -12,7 +12,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SIM=${SIM:-$ROOT/build/sim}
 [[ -x $SIM ]] || { echo "bench: no sim binary at $SIM (set SIM=...)" >&2; exit 2; }
-CASES=${*:-a b c d e}
+CASES=${*:-a b c d e f}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 HAVE_TIME=0
@@ -84,6 +84,17 @@ for c in $CASES; do
         echo "(e) skipped: 'sim collective gen' failed: $(head -1 "$TMP/err.txt")"
       fi
       ;;
-    *) echo "bench: unknown case '$c' (a b c d e)" >&2; exit 2 ;;
+    f | f-flow)
+      # 1,024 ranks x 2,000 rounds of send-to-next / receive-from-previous: 2.05 M
+      # point-to-point messages, 4.1 M nodes (388 MB of ETs, written once per script run).
+      [[ -d $TMP/p2p ]] || "$SIM" workload gen p2p-ring --npus 1024 --iterations 2000 --size 1MiB -o "$TMP/p2p/r" >/dev/null
+      if [[ $c == f ]]; then
+        run "(f) p2p ring, 2,000 rounds, switch1024" 1024 --workload "$TMP/p2p/r" --network "$ROOT/bench/switch1024.yml"
+      else
+        run "(f-flow) as (f), --backend flow" 1024 --workload "$TMP/p2p/r" --network "$ROOT/bench/switch1024.yml" \
+          --backend flow
+      fi
+      ;;
+    *) echo "bench: unknown case '$c' (a b c d e f f-flow)" >&2; exit 2 ;;
   esac
 done
