@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Simulator speed and memory on fixed cases (a benchmark, not a test).
 #
-#   SIM=build/sim scripts/bench.sh [case...]     cases: a b c d e f g h (default: all)
+#   SIM=build/sim scripts/bench.sh [case...]     cases: a b c d e f g h p p-flow (default: all)
 #
 # Builds nothing: point $SIM at a Release build. Workloads are generated into a
 # temporary folder first, so only the simulation itself is timed. Wall time and
@@ -12,7 +12,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SIM=${SIM:-$ROOT/build/sim}
 [[ -x $SIM ]] || { echo "bench: no sim binary at $SIM (set SIM=...)" >&2; exit 2; }
-CASES=${*:-a b c d e f g h}
+CASES=${*:-a b c d e f g h p p-flow}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 HAVE_TIME=0
@@ -99,6 +99,17 @@ for c in $CASES; do
         --network "$ROOT/bench/torus16x16x16.yml" --backend flow
       rm -rf "$TMP/ar4096t"
       ;;
-    *) echo "bench: unknown case '$c' (a b c d e f g h)" >&2; exit 2 ;;
+    p | p-flow)
+      # 1,024 ranks x 2,000 rounds of send-to-next / receive-from-previous: 2.05 M
+      # point-to-point messages, 4.1 M nodes (388 MB of ETs, written once per script run).
+      [[ -d $TMP/p2p ]] || "$SIM" workload gen p2p-ring --npus 1024 --iterations 2000 --size 1MiB -o "$TMP/p2p/r" >/dev/null
+      if [[ $c == p ]]; then
+        run "(p) p2p ring, 2,000 rounds, switch1024" 1024 --workload "$TMP/p2p/r" --network "$ROOT/bench/switch1024.yml"
+      else
+        run "(p-flow) as (p), --backend flow" 1024 --workload "$TMP/p2p/r" --network "$ROOT/bench/switch1024.yml" \
+          --backend flow
+      fi
+      ;;
+    *) echo "bench: unknown case '$c' (a b c d e f g h p p-flow)" >&2; exit 2 ;;
   esac
 done

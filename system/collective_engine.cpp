@@ -7,22 +7,6 @@ namespace sim {
 namespace {
 constexpr std::uint32_t kComputeDone = 1;
 constexpr std::uint32_t kDelivered = 2;
-
-template <typename T>
-std::uint32_t pool_alloc(std::vector<T>& pool, std::uint32_t& free_head) {
-  if (free_head != 0xffffffffu) {
-    const std::uint32_t i = free_head;
-    free_head = pool[i].next;
-    return i;
-  }
-  pool.emplace_back();
-  return static_cast<std::uint32_t>(pool.size() - 1);
-}
-template <typename T>
-void pool_free(std::vector<T>& pool, std::uint32_t& free_head, std::uint32_t i) {
-  pool[i].next = free_head;
-  free_head = i;
-}
 }  // namespace
 
 std::size_t CollectiveEngine::MatchKeyHash::operator()(const MatchKey& k) const noexcept {
@@ -127,27 +111,16 @@ void CollectiveEngine::issue(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
   const CollectiveOp op = in.program->op(pos, ref);
   switch (op.kind) {
     case OpKind::kSend: {
-      const std::uint32_t m = pool_alloc(messages_, free_message_);
-      messages_[m] = Message{inst, pos, op.peer, op.tag, op.bytes, ref, kNone};
+      const std::uint32_t m = in_flight_.alloc(InFlight{inst, pos, op.peer, op.tag, op.bytes, ref});
       network_.send((*in.members)[pos], (*in.members)[op.peer], op.bytes, Delivery{this, kDelivered, m});
       break;
     }
     case OpKind::kRecv: {
-      MatchQueue& q = match_.find_or_insert(MatchKey{inst, op.peer, pos, op.tag});
-      if (q.arrived_head != kNone) {
-        const std::uint32_t m = q.arrived_head;
-        q.arrived_head = messages_[m].next;
-        if (q.arrived_head == kNone) q.arrived_tail = kNone;
-        check_sizes(in, op.peer, pos, op.tag, messages_[m].bytes, op.bytes);
+      std::uint64_t sent = 0;
+      if (match_.post(MatchKey{inst, op.peer, pos, op.tag}, PostedRecv{ref, op.bytes}, sent)) {
+        check_sizes(in, op.peer, pos, op.tag, sent, op.bytes);
         --in.unreceived;
-        pool_free(messages_, free_message_, m);
-        if (q.arrived_head == kNone && q.posted_head == kNone) match_.erase_at(&q);
         work_.push_back(make_work(inst, pos, ref, true));
-      } else {
-        const std::uint32_t p = pool_alloc(posted_, free_posted_);
-        posted_[p] = PostedRecv{ref, op.bytes, kNone};
-        if (q.posted_tail == kNone) q.posted_head = p; else posted_[q.posted_tail].next = p;
-        q.posted_tail = p;
       }
       break;
     }
@@ -156,9 +129,7 @@ void CollectiveEngine::issue(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
       if (t == 0) {
         work_.push_back(make_work(inst, pos, ref, true));
       } else {
-        const std::uint32_t p = pool_alloc(pending_, free_pending_);
-        pending_[p] = Pending{inst, pos, ref, kNone};
-        queue_.schedule_in(t, this, kComputeDone, p);
+        queue_.schedule_in(t, this, kComputeDone, pending_.alloc(Pending{inst, pos, ref}));
       }
       break;
     }
@@ -201,24 +172,15 @@ void CollectiveEngine::finished(std::uint32_t inst, std::uint32_t pos, OpRef ref
 }
 
 void CollectiveEngine::delivered(std::uint32_t m) {
-  const Message msg = messages_[m];
+  const InFlight msg = in_flight_[m];
+  in_flight_.free(m);
   work_.push_back(make_work(msg.instance, msg.src, msg.send_ref, true));  // eager send: done on delivery
-  MatchQueue& q = match_.find_or_insert(MatchKey{msg.instance, msg.src, msg.dst, msg.tag});
-  if (q.posted_head != kNone) {
-    const std::uint32_t p = q.posted_head;
-    q.posted_head = posted_[p].next;
-    if (q.posted_head == kNone) q.posted_tail = kNone;
-    const PostedRecv recv = posted_[p];
-    pool_free(posted_, free_posted_, p);
-    pool_free(messages_, free_message_, m);
-    if (q.arrived_head == kNone && q.posted_head == kNone) match_.erase_at(&q);
+  PostedRecv recv;
+  if (match_.arrive(MatchKey{msg.instance, msg.src, msg.dst, msg.tag}, msg.bytes, recv)) {
     check_sizes(instances_[msg.instance], msg.src, msg.dst, msg.tag, msg.bytes, recv.bytes);
     work_.push_back(make_work(msg.instance, msg.dst, recv.ref, true));
   } else {
     ++instances_[msg.instance].unreceived;
-    messages_[m].next = kNone;
-    if (q.arrived_tail == kNone) q.arrived_head = m; else messages_[q.arrived_tail].next = m;
-    q.arrived_tail = m;
   }
   run_work();
 }
@@ -228,8 +190,8 @@ void CollectiveEngine::on_event(const Event& event) {
     delivered(static_cast<std::uint32_t>(event.payload));
     return;
   }
-  const Pending p = pending_[event.payload];
-  pool_free(pending_, free_pending_, static_cast<std::uint32_t>(event.payload));
+  const Pending p = pending_[static_cast<std::uint32_t>(event.payload)];
+  pending_.free(static_cast<std::uint32_t>(event.payload));
   work_.push_back(make_work(p.instance, p.pos, p.ref, true));
   run_work();
 }
@@ -240,12 +202,11 @@ void CollectiveEngine::report_unreceived(std::uint32_t inst) const {
                     std::to_string(in.key.group) + " finished on every rank but " + std::to_string(in.unreceived) +
                     " message(s) were never received:";
   std::size_t shown = 0;
-  match_.for_each([&](const MatchKey& k, const MatchQueue& q) {
-    if (k.instance != inst) return;
-    for (std::uint32_t m = q.arrived_head; m != kNone && shown < 8; m = messages_[m].next, ++shown) {
-      msg += "\n  rank " + std::to_string((*in.members)[k.src]) + " -> rank " + std::to_string((*in.members)[k.dst]) +
-             ", tag " + std::to_string(k.tag) + ", " + std::to_string(messages_[m].bytes) + " B";
-    }
+  match_.for_each_message([&](const MatchKey& k, std::uint64_t bytes) {
+    if (k.instance != inst || shown >= 8) return;
+    ++shown;
+    msg += "\n  rank " + std::to_string((*in.members)[k.src]) + " -> rank " + std::to_string((*in.members)[k.dst]) +
+           ", tag " + std::to_string(k.tag) + ", " + std::to_string(bytes) + " B";
   });
   throw IncompleteError(msg);
 }

@@ -3,9 +3,9 @@
 // Each COMM_COLL node becomes (or joins) an instance of a program over its
 // group. The engine issues every op when the program says it is ready: sends
 // go through the Network, receives are matched first-in-first-out per
-// (instance, src, dst, tag) -- never across instances -- and compute ops
-// (reduce/copy) are charged with the system's reduction model or their own
-// duration. When a rank's ops are all done, its COMM_COLL node completes.
+// (instance, src, dst, tag) -- never across instances -- by a MessageMatcher,
+// and compute ops (reduce/copy) are charged with the system's reduction model
+// or their own duration. When a rank's ops are all done, its COMM_COLL node completes.
 //
 // Sends are eager: a send op is done when its message is delivered; a receive
 // is done when its message has arrived and it has been posted.
@@ -18,9 +18,10 @@
 #include <vector>
 
 #include "core/event_queue.h"
-#include "core/flat_map.h"
+#include "core/index_pool.h"
 #include "network/network.h"
 #include "system/collective_program.h"
+#include "system/message_matcher.h"
 #include "system/system_config.h"
 
 namespace sim {
@@ -78,19 +79,17 @@ class CollectiveEngine final : public EventHandler {
     std::uint64_t unreceived = 0;  // messages arrived that no receive has taken yet
     bool live = false;
   };
-  struct Message {
+  struct InFlight {  // a message sent and not yet delivered
     std::uint32_t instance;
     std::uint32_t src;  // group positions
     std::uint32_t dst;
     std::uint64_t tag;
     std::uint64_t bytes;
     OpRef send_ref;
-    std::uint32_t next;  // free list / arrived queue link
   };
   struct PostedRecv {
     OpRef ref;
     std::uint64_t bytes;
-    std::uint32_t next;
   };
   struct MatchKey {
     std::uint32_t instance, src, dst;
@@ -100,14 +99,9 @@ class CollectiveEngine final : public EventHandler {
   struct MatchKeyHash {
     std::size_t operator()(const MatchKey& k) const noexcept;
   };
-  struct MatchQueue {  // singly linked FIFOs threaded through the pools
-    std::uint32_t arrived_head = kNone, arrived_tail = kNone;
-    std::uint32_t posted_head = kNone, posted_tail = kNone;
-  };
   struct Pending {  // a compute op in flight
     std::uint32_t instance, pos;
     OpRef ref;
-    std::uint32_t next;
   };
   // Two plain words, written and read one word at a time: a work item is
   // usually popped right after it was pushed, and a wider read of narrower
@@ -125,8 +119,6 @@ class CollectiveEngine final : public EventHandler {
       return std::hash<std::uint64_t>()(k.seq * 0x9e3779b97f4a7c15ull ^ k.group);
     }
   };
-  static constexpr std::uint32_t kNone = 0xffffffffu;
-
   void delivered(std::uint32_t message);
   void run_work();
   void issue(std::uint32_t inst, std::uint32_t pos, OpRef ref);
@@ -150,13 +142,10 @@ class CollectiveEngine final : public EventHandler {
   std::unordered_map<InstanceKey, std::uint32_t, InstanceKeyHash> by_key_;
   std::size_t live_instances_ = 0;
 
-  std::vector<Message> messages_;
-  std::uint32_t free_message_ = kNone;
-  std::vector<PostedRecv> posted_;
-  std::uint32_t free_posted_ = kNone;
-  std::vector<Pending> pending_;
-  std::uint32_t free_pending_ = kNone;
-  FlatMap<MatchKey, MatchQueue, MatchKeyHash> match_;
+  IndexPool<InFlight> in_flight_;  // a send's Delivery payload is its index here
+  IndexPool<Pending> pending_;
+  // Arrived messages (their sizes) and posted receives, FIFO per key.
+  MessageMatcher<MatchKey, std::uint64_t, PostedRecv, MatchKeyHash> match_;
 
   std::vector<Work> work_;
   std::vector<OpRef> ready_scratch_;

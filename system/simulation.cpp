@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <functional>
 #include <queue>
 #include <unordered_map>
@@ -26,7 +25,7 @@ using ReadyHeap = std::priority_queue<std::pair<std::uint64_t, std::uint32_t>,
 
 struct Simulation::RankRun {
   std::vector<std::uint32_t> pending;  // unfinished parents per node
-  std::vector<Time> started;           // issue time per node
+  std::vector<Time> started;           // issue time per node (only for the timeline)
   ReadyHeap ready;
   ReadyHeap waiting[kNumLimited];
   bool busy[kNumLimited] = {false, false, false};
@@ -40,17 +39,14 @@ struct Simulation::RankRun {
   RankStats stats;
 };
 
-struct Simulation::P2PMessage {
-  std::uint32_t src_rank, src_index;  // the COMM_SEND node
-  std::int64_t recv_rank = -1;        // the matched COMM_RECV node, once paired
-  std::uint32_t recv_index = 0;
-  bool delivered = false;
-};
-
-struct Simulation::P2PQueues {
-  std::deque<std::uint32_t> sends;  // unpaired sends (message indices), issue order
-  std::deque<std::pair<std::uint32_t, std::uint32_t>> recvs;  // unpaired receives (rank, node index)
-};
+std::size_t Simulation::P2PKeyHash::operator()(const P2PKey& k) const noexcept {
+  // splitmix64 finalizer: the flat map indexes with the low bits.
+  std::uint64_t h = static_cast<std::uint64_t>(k.tag) * 0x9e3779b97f4a7c15ull ^
+                    (static_cast<std::uint64_t>(k.src) << 32 | k.dst);
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+  return static_cast<std::size_t>(h ^ (h >> 31));
+}
 
 Simulation::Simulation(std::vector<RankGraph> graphs, const Topology& topology, const SystemConfig& config,
                        SimulationOptions options)
@@ -98,7 +94,7 @@ Simulation::Simulation(std::vector<RankGraph> graphs, const Topology& topology, 
     }
     RankRun& run = runs_[r];
     run.pending.resize(g.size());
-    run.started.assign(g.size(), 0);
+    if (options_.timeline) run.started.assign(g.size(), 0);
     for (std::uint32_t i = 0; i < g.size(); ++i) {
       const TaskNode& n = g.node(i);
       run.pending[i] = n.num_parents;
@@ -232,7 +228,7 @@ void Simulation::issue(std::uint32_t rank, std::uint32_t index) {
   const TaskNode& n = graphs_[rank].node(index);
   const Resource res = resource_of(n);
   account(r);
-  r.started[index] = queue_.now();
+  if (options_.timeline) r.started[index] = queue_.now();
   if (res < kNumLimited) r.busy[res] = true;
   switch (n.kind) {
     case NodeKind::kComp:
@@ -288,7 +284,7 @@ void Simulation::complete(std::uint32_t rank, std::uint32_t index) {
   if (res < kNumLimited) r.busy[res] = false;
   if (options_.timeline) {
     result_.timeline.push_back(TimelineSlice{rank, static_cast<std::uint8_t>(res), r.started[index], queue_.now(), n.id,
-                                             g.name(index), n.kind});
+                                             std::string(g.name(index)), n.kind});
   }
   ++r.done;
   ++r.stats.nodes;
@@ -367,50 +363,47 @@ void Simulation::on_collective_done(std::uint32_t rank, std::uint64_t cookie) {
 
 void Simulation::issue_send(std::uint32_t rank, std::uint32_t index) {
   const TaskNode& n = graphs_[rank].node(index);
-  const auto m = static_cast<std::uint32_t>(p2p_.size());
-  p2p_.push_back(P2PMessage{rank, index});
-  P2PQueues& q = p2p_queues_[P2PKey{rank, static_cast<std::uint32_t>(n.comm_dst), n.comm_tag}];
-  if (!q.recvs.empty()) {
-    const auto [rr, ri] = q.recvs.front();
-    q.recvs.pop_front();
-    p2p_[m].recv_rank = rr;
-    p2p_[m].recv_index = ri;
-    const TaskNode& recv = graphs_[rr].node(ri);
-    if (recv.comm_size != n.comm_size) {
-      throw InputError("size mismatch: " + describe_node(rank, index) + " matched " + describe_node(rr, ri));
+  const std::uint32_t m = p2p_.alloc(P2PMessage{rank, index, -1, 0, false});
+  P2PRecv recv;
+  if (p2p_match_.arrive(P2PKey{rank, static_cast<std::uint32_t>(n.comm_dst), n.comm_tag}, m, recv)) {
+    if (graphs_[recv.rank].node(recv.index).comm_size != n.comm_size) {
+      throw InputError("size mismatch: " + describe_node(rank, index) + " matched " + describe_node(recv.rank, recv.index));
     }
-  } else {
-    q.sends.push_back(m);
+    p2p_[m].recv_rank = recv.rank;
+    p2p_[m].recv_index = recv.index;
   }
   network_->send(rank, static_cast<NodeId>(n.comm_dst), n.comm_size, Delivery{this, kP2PDelivered, m});
 }
 
 void Simulation::issue_recv(std::uint32_t rank, std::uint32_t index) {
   const TaskNode& n = graphs_[rank].node(index);
-  P2PQueues& q = p2p_queues_[P2PKey{static_cast<std::uint32_t>(n.comm_src), rank, n.comm_tag}];
-  if (q.sends.empty()) {
-    q.recvs.emplace_back(rank, index);
-    return;
+  std::uint32_t m;
+  if (!p2p_match_.post(P2PKey{static_cast<std::uint32_t>(n.comm_src), rank, n.comm_tag}, P2PRecv{rank, index}, m)) {
+    return;  // no send yet: waits in the matcher
   }
-  const std::uint32_t m = q.sends.front();
-  q.sends.pop_front();
   P2PMessage& msg = p2p_[m];
   if (graphs_[msg.src_rank].node(msg.src_index).comm_size != n.comm_size) {
     throw InputError("size mismatch: " + describe_node(rank, index) + " matched " +
                      describe_node(msg.src_rank, msg.src_index));
   }
+  if (msg.delivered) {  // the message waited for this receive: it is done with
+    p2p_.free(m);
+    complete(rank, index);
+    return;
+  }
   msg.recv_rank = rank;
   msg.recv_index = index;
-  if (msg.delivered) complete(rank, index);
 }
 
 void Simulation::p2p_delivered(std::uint32_t message) {
-  P2PMessage& msg = p2p_[message];
-  msg.delivered = true;
-  const std::int64_t rr = msg.recv_rank;
-  const std::uint32_t ri = msg.recv_index;
+  const P2PMessage msg = p2p_[message];
+  if (msg.recv_rank >= 0) {
+    p2p_.free(message);  // delivered and received
+  } else {
+    p2p_[message].delivered = true;  // stays queued in the matcher until a receive takes it
+  }
   complete(msg.src_rank, msg.src_index);  // eager: a send is done when delivered
-  if (rr >= 0) complete(static_cast<std::uint32_t>(rr), ri);
+  if (msg.recv_rank >= 0) complete(static_cast<std::uint32_t>(msg.recv_rank), msg.recv_index);
 }
 
 // --- diagnostics -------------------------------------------------------------
@@ -430,6 +423,22 @@ std::string Simulation::describe_node(std::uint32_t rank, std::uint32_t index) c
 void Simulation::report_stuck() {
   std::string msg = "simulation cannot complete: the event queue drained at " + format_time(queue_.now()) +
                     " with unfinished nodes\n";
+  // Posted receives nobody sent to, by rank, then (src, tag), then posting order;
+  // collectives are described by the engine below.
+  struct Posted {
+    std::uint32_t rank, src;
+    std::int64_t tag;
+    std::size_t order;
+    std::uint32_t index;
+  };
+  std::vector<Posted> posted;
+  p2p_match_.for_each_receive([&](const P2PKey& k, const P2PRecv& r) {
+    posted.push_back(Posted{r.rank, k.src, k.tag, posted.size(), r.index});
+  });
+  std::sort(posted.begin(), posted.end(), [](const Posted& a, const Posted& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.src != b.src ? a.src < b.src : a.tag != b.tag ? a.tag < b.tag : a.order < b.order;
+  });
+  auto next_posted = posted.begin();
   std::size_t lines = 0;
   for (std::uint32_t rank = 0; rank < runs_.size() && lines < 40; ++rank) {
     const RankRun& r = runs_[rank];
@@ -440,11 +449,9 @@ void Simulation::report_stuck() {
     for (std::uint32_t i = 0; i < g.size(); ++i) {
       if (r.pending[i] > 0) ++blocked;
     }
-    // Posted receives nobody sent to; collectives are described by the engine below.
-    for (const auto& [key, q] : p2p_queues_) {
-      for (const auto& [rr, ri] : q.recvs) {
-        if (rr == rank) waiting.push_back(describe_node(rr, ri) + " waits for a message no send matched");
-      }
+    while (next_posted != posted.end() && next_posted->rank < rank) ++next_posted;
+    for (; next_posted != posted.end() && next_posted->rank == rank; ++next_posted) {
+      waiting.push_back(describe_node(rank, next_posted->index) + " waits for a message no send matched");
     }
     msg += "  rank " + std::to_string(rank) + ": " + std::to_string(g.size() - r.done) + " of " +
            std::to_string(g.size()) + " nodes unfinished (" + std::to_string(blocked) + " waiting on dependencies)\n";
@@ -460,19 +467,27 @@ void Simulation::report_stuck() {
 }
 
 void Simulation::check_unreceived() {
+  // Sends no receive took, in (src, dst, tag) order, then sending order.
+  struct Unreceived {
+    P2PKey key;
+    std::size_t order;
+    std::uint32_t message;
+  };
+  std::vector<Unreceived> left;
+  p2p_match_.for_each_message([&](const P2PKey& k, std::uint32_t m) { left.push_back(Unreceived{k, left.size(), m}); });
+  if (left.empty()) return;
+  std::sort(left.begin(), left.end(), [](const Unreceived& a, const Unreceived& b) {
+    if (a.key.src != b.key.src) return a.key.src < b.key.src;
+    if (a.key.dst != b.key.dst) return a.key.dst < b.key.dst;
+    return a.key.tag != b.key.tag ? a.key.tag < b.key.tag : a.order < b.order;
+  });
   std::string msg;
-  std::size_t count = 0;
-  for (const auto& [key, q] : p2p_queues_) {
-    for (std::uint32_t m : q.sends) {
-      if (count++ < 16) {
-        msg += "\n  " + describe_node(p2p_[m].src_rank, p2p_[m].src_index) + " was never received by rank " +
-               std::to_string(key.dst);
-      }
-    }
+  for (std::size_t i = 0; i < left.size() && i < 16; ++i) {
+    const P2PMessage& m = p2p_[left[i].message];
+    msg += "\n  " + describe_node(m.src_rank, m.src_index) + " was never received by rank " + std::to_string(left[i].key.dst);
   }
-  if (count) {
-    throw IncompleteError("simulation cannot complete: " + std::to_string(count) + " message(s) sent but never received:" + msg);
-  }
+  throw IncompleteError("simulation cannot complete: " + std::to_string(left.size()) +
+                        " message(s) sent but never received:" + msg);
 }
 
 }  // namespace sim

@@ -18,9 +18,11 @@
 #include <vector>
 
 #include "core/event_queue.h"
+#include "core/index_pool.h"
 #include "network/network.h"
 #include "system/algorithm_registry.h"
 #include "system/collective_engine.h"
+#include "system/message_matcher.h"
 #include "system/system_config.h"
 #include "workload/rank_graph.h"
 
@@ -104,7 +106,12 @@ class Simulation final : public EventHandler, public CollectiveListener {
 
  private:
   struct RankRun;
-  struct P2PMessage;
+  struct P2PMessage {
+    std::uint32_t src_rank, src_index;  // the COMM_SEND node
+    std::int64_t recv_rank;             // the matched COMM_RECV node, or -1
+    std::uint32_t recv_index;
+    bool delivered;
+  };
   enum Resource : std::uint8_t { kGpu = 0, kCpu = 1, kMem = 2, kNumLimited = 3, kComm = 3, kNone = 4 };
 
   Resource resource_of(const TaskNode& node) const;
@@ -132,16 +139,22 @@ class Simulation final : public EventHandler, public CollectiveListener {
   std::vector<RankRun> runs_;
   std::vector<std::shared_ptr<const std::vector<std::uint32_t>>> group_members_;  // per global group id
   std::map<std::string, std::uint32_t> group_ids_;
-  std::vector<P2PMessage> p2p_;
+  // Point-to-point: a message lives in p2p_ from its send until it is both
+  // delivered and received; the matcher pairs sends (their p2p_ index) with
+  // posted receives FIFO per (src, dst, tag), in issue order.
   struct P2PKey {
     std::uint32_t src, dst;
     std::int64_t tag;
-    bool operator<(const P2PKey& o) const {
-      return src != o.src ? src < o.src : dst != o.dst ? dst < o.dst : tag < o.tag;
-    }
+    bool operator==(const P2PKey&) const = default;
   };
-  struct P2PQueues;
-  std::map<P2PKey, P2PQueues> p2p_queues_;
+  struct P2PKeyHash {
+    std::size_t operator()(const P2PKey& k) const noexcept;
+  };
+  struct P2PRecv {
+    std::uint32_t rank, index;  // the COMM_RECV node
+  };
+  IndexPool<P2PMessage> p2p_;
+  MessageMatcher<P2PKey, std::uint32_t, P2PRecv, P2PKeyHash> p2p_match_;
   // What the first rank to reach each collective instance asked for; every
   // other rank must ask for the same (type, bytes).
   struct InstanceSignature {

@@ -33,10 +33,23 @@ std::string read_bytes(const std::string& path) {
   if (fs::is_directory(path, ec)) throw InputError("cannot open '" + path + "': is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError("cannot open '" + path + "': " + std::strerror(errno));
+  std::string data;
+  // A regular file is read in one piece into a buffer of its size; other files
+  // (pipes, devices) through a stream, whose buffer grows as it fills.
+  const auto size = fs::is_regular_file(path, ec) ? fs::file_size(path, ec) : static_cast<std::uintmax_t>(-1);
+  if (!ec && size != static_cast<std::uintmax_t>(-1)) {
+    data.resize(size);
+    in.read(data.data(), static_cast<std::streamsize>(size));
+    data.resize(static_cast<std::size_t>(in.gcount()));
+    if (in.bad()) throw InputError("cannot read '" + path + "'");
+    if (in.eof() || in.peek() == std::char_traits<char>::eof()) return data;
+    in.clear();  // the file grew while being read: take the rest below
+  }
   std::ostringstream buf;
   buf << in.rdbuf();
   if (in.bad()) throw InputError("cannot read '" + path + "'");
-  return std::move(buf).str();
+  data += std::move(buf).str();
+  return data;
 }
 
 bool is_gzip(const std::string& data) {
@@ -434,15 +447,19 @@ std::optional<IntValue> integer_member(const et::AttributeProto& a) {
   }
 }
 
+std::int64_t int_of(const et::AttributeProto& a, const Owner& owner) {
+  const auto v = integer_member(a);
+  if (!v) wrong_kind(owner, a, "integer");
+  if (!v->is_signed && v->bits > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+    throw InputError(owner.str() + ": attribute '" + a.name() + "' value " + std::to_string(v->bits) +
+                     " exceeds the int64 range");
+  return static_cast<std::int64_t>(v->bits);
+}
+
 std::optional<std::int64_t> int_in(const AttrList& attrs, std::string_view name, const Owner& owner) {
   const et::AttributeProto* a = find_in(attrs, name);
   if (!a) return std::nullopt;
-  const auto v = integer_member(*a);
-  if (!v) wrong_kind(owner, *a, "integer");
-  if (!v->is_signed && v->bits > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-    throw InputError(owner.str() + ": attribute '" + a->name() + "' value " + std::to_string(v->bits) +
-                     " exceeds the int64 range");
-  return static_cast<std::int64_t>(v->bits);
+  return int_of(*a, owner);
 }
 
 std::optional<std::string> string_in(const AttrList& attrs, std::string_view name, const Owner& owner) {
@@ -660,10 +677,16 @@ std::optional<std::int64_t> attr_int(const et::Node& node, std::string_view name
 std::optional<bool> attr_bool(const et::Node& node, std::string_view name) {
   const et::AttributeProto* a = find_attr(node, name);
   if (!a) return std::nullopt;
-  if (a->value_case() == et::AttributeProto::kBoolVal) return a->bool_val();
+  return attr_bool_of(node, *a);
+}
+
+std::int64_t attr_int_of(const et::Node& node, const et::AttributeProto& a) { return int_of(a, node_owner(node)); }
+
+bool attr_bool_of(const et::Node& node, const et::AttributeProto& a) {
+  if (a.value_case() == et::AttributeProto::kBoolVal) return a.bool_val();
   // STG and the TACOS writer store is_cpu_op as int32_val.
-  const auto v = integer_member(*a);
-  if (!v) wrong_kind(node_owner(node), *a, "bool or integer");
+  const auto v = integer_member(a);
+  if (!v) wrong_kind(node_owner(node), a, "bool or integer");
   return v->bits != 0;
 }
 

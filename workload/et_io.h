@@ -65,6 +65,10 @@ std::optional<std::int64_t> attr_int(const et::Node& node, std::string_view name
 std::optional<bool> attr_bool(const et::Node& node, std::string_view name);
 std::optional<std::string> attr_string(const et::Node& node, std::string_view name);
 std::optional<std::vector<bool>> attr_bool_list(const et::Node& node, std::string_view name);
+// Attribute `a` of `node`, read as attr_int / attr_bool read theirs (same
+// members accepted, same errors): for one pass over node.attr().
+std::int64_t attr_int_of(const et::Node& node, const et::AttributeProto& a);
+bool attr_bool_of(const et::Node& node, const et::AttributeProto& a);
 // Same lookups on GlobalMetadata attributes.
 std::optional<std::int64_t> metadata_int(const et::GlobalMetadata& md, std::string_view name);
 std::optional<std::string> metadata_string(const et::GlobalMetadata& md, std::string_view name);

@@ -58,7 +58,6 @@ bool parse_collective_name(std::string_view text, CollectiveType& out) {
 
 // What construction keeps between reading the nodes and linking them.
 struct RankGraph::Pending {
-  std::unordered_map<std::uint64_t, std::uint32_t> index;
   std::vector<std::uint64_t> deps;       // per node: its data deps, then (if followed) its ctrl deps
   std::vector<std::uint32_t> dep_begin;  // node i: deps[dep_begin[i] .. data_end[i]) data, .. dep_begin[i+1] ctrl
   std::vector<std::uint32_t> data_end;
@@ -66,9 +65,8 @@ struct RankGraph::Pending {
 
 RankGraph::RankGraph(const EtTrace& trace, int rank, const GraphOptions& options) : rank_(rank), path_(trace.path) {
   Pending p;
-  p.index.reserve(trace.nodes.size());
   nodes_.reserve(trace.nodes.size());
-  names_.reserve(trace.nodes.size());
+  name_end_.reserve(trace.nodes.size());
   group_names_.push_back("");
   for (const et::Node& node : trace.nodes) add(node, options, p);
   link(options, p);
@@ -83,11 +81,7 @@ RankGraph::RankGraph(const std::string& path, int rank, const GraphOptions& opti
 }
 
 void RankGraph::add(const et::Node& src, const GraphOptions& options, Pending& p) {
-  const auto i = static_cast<std::uint32_t>(nodes_.size());
   const int rank = rank_;
-  if (!p.index.emplace(src.id(), i).second) {
-    throw InputError(where(path_, rank, src.id()) + ": duplicate node id");
-  }
   TaskNode& t = nodes_.emplace_back();
   t.id = src.id();
   const int type = static_cast<int>(src.type());
@@ -95,25 +89,42 @@ void RankGraph::add(const et::Node& src, const GraphOptions& options, Pending& p
     throw InputError(where(path_, rank, src.id()) + ": unknown node type " + std::to_string(type));
   }
   t.kind = static_cast<NodeKind>(type);
-  names_.push_back(src.name());
+  names_ += src.name();
+  if (names_.size() > 0xffffffffu) throw InputError(path_ + ": rank " + std::to_string(rank) + ": node names exceed 4 GiB");
+  name_end_.push_back(static_cast<std::uint32_t>(names_.size()));
   t.duration_micros = src.duration_micros();
   t.has_duration = src.duration_micros() != 0;
-  t.is_cpu_op = attr_bool(src, "is_cpu_op").value_or(false);
-  const auto num_ops = attr_int(src, "num_ops");
-  const auto tensor_size = attr_int(src, "tensor_size");
-  if (tensor_size) t.tensor_size = static_cast<std::uint64_t>(std::max<std::int64_t>(0, *tensor_size));
-  if (num_ops) t.num_ops = *num_ops;
-  t.has_roofline = num_ops.has_value() && tensor_size.has_value();
+  // One pass over the attributes (the first of a repeated name wins, as in
+  // attr_int), then each read in a fixed order, so errors come in that order.
+  const et::AttributeProto *is_cpu_op = nullptr, *num_ops = nullptr, *tensor_size = nullptr, *comm_size = nullptr,
+                           *comm_tag = nullptr, *comm_src = nullptr, *comm_dst = nullptr;
+  for (const et::AttributeProto& a : src.attr()) {
+    const std::string_view name = a.name();
+    const et::AttributeProto** slot = name == "is_cpu_op"     ? &is_cpu_op
+                                      : name == "num_ops"     ? &num_ops
+                                      : name == "tensor_size" ? &tensor_size
+                                      : name == "comm_size"   ? &comm_size
+                                      : name == "comm_tag"    ? &comm_tag
+                                      : name == "comm_src"    ? &comm_src
+                                      : name == "comm_dst"    ? &comm_dst
+                                                              : nullptr;
+    if (slot && !*slot) *slot = &a;
+  }
+  t.is_cpu_op = is_cpu_op && attr_bool_of(src, *is_cpu_op);
+  if (num_ops) t.num_ops = attr_int_of(src, *num_ops);
+  if (tensor_size) t.tensor_size = static_cast<std::uint64_t>(std::max<std::int64_t>(0, attr_int_of(src, *tensor_size)));
+  t.has_roofline = num_ops && tensor_size;
 
   if (t.kind == NodeKind::kCommColl || t.kind == NodeKind::kCommSend || t.kind == NodeKind::kCommRecv) {
-    if (const auto size = attr_int(src, "comm_size")) {
-      if (*size < 0) throw InputError(where(path_, rank, t.id) + ": negative comm_size");
-      t.comm_size = static_cast<std::uint64_t>(*size);
+    if (comm_size) {
+      const std::int64_t size = attr_int_of(src, *comm_size);
+      if (size < 0) throw InputError(where(path_, rank, t.id) + ": negative comm_size");
+      t.comm_size = static_cast<std::uint64_t>(size);
       t.has_comm_size = true;
     }
-    if (const auto tag = attr_int(src, "comm_tag")) t.comm_tag = *tag;
-    if (const auto s = attr_int(src, "comm_src")) t.comm_src = static_cast<std::int32_t>(*s);
-    if (const auto d = attr_int(src, "comm_dst")) t.comm_dst = static_cast<std::int32_t>(*d);
+    if (comm_tag) t.comm_tag = attr_int_of(src, *comm_tag);
+    if (comm_src) t.comm_src = static_cast<std::int32_t>(attr_int_of(src, *comm_src));
+    if (comm_dst) t.comm_dst = static_cast<std::int32_t>(attr_int_of(src, *comm_dst));
   }
   if (t.kind == NodeKind::kCommColl && !t.is_cpu_op) {
     const auto ct = attr_int(src, "comm_type");
@@ -145,6 +156,7 @@ void RankGraph::add(const et::Node& src, const GraphOptions& options, Pending& p
 void RankGraph::link(const GraphOptions& options, Pending& p) {
   // Edges are resolved once every id is known (data_deps may point forward).
   const std::size_t n = nodes_.size();
+  index_ids();
   p.dep_begin.push_back(static_cast<std::uint32_t>(p.deps.size()));
   std::vector<std::uint32_t> parents;  // resolved parent indices, flat, per node in order
   std::vector<std::uint32_t> parent_begin(n + 1, 0);
@@ -155,12 +167,12 @@ void RankGraph::link(const GraphOptions& options, Pending& p) {
     for (std::uint32_t k = p.dep_begin[i]; k < p.dep_begin[i + 1]; ++k) {
       const std::uint64_t dep = p.deps[k];
       const bool ctrl = k >= p.data_end[i];
-      const auto it = p.index.find(dep);
+      const std::int64_t found = index_of(dep);
       if (ctrl && dep == id) {  // PyTorch-derived traces hold such self-references; they order nothing
         ++self_ctrl_deps_;
         continue;
       }
-      if (it == p.index.end()) {
+      if (found < 0) {
         if (!ctrl) {
           throw InputError(where(path_, rank_, id) + ": data dependency on absent node " + std::to_string(dep));
         }
@@ -170,7 +182,7 @@ void RankGraph::link(const GraphOptions& options, Pending& p) {
         ++dangling_ctrl_deps_;
         continue;
       }
-      const std::uint32_t parent = it->second;
+      const auto parent = static_cast<std::uint32_t>(found);
       if (parent == i) throw IncompleteError(where(path_, rank_, id) + ": node depends on itself (cycle)");
       if (std::find(parents.begin() + parent_begin[i], parents.end(), parent) != parents.end()) continue;
       parents.push_back(parent);
@@ -194,10 +206,29 @@ void RankGraph::link(const GraphOptions& options, Pending& p) {
     }
   }
   p = Pending{};  // free the construction state before the cycle check allocates its own
+  nodes_.shrink_to_fit();  // streamed in: up to twice the room needed
+  names_.shrink_to_fit();
+  name_end_.shrink_to_fit();
   check_acyclic();
+}
+
+void RankGraph::index_ids() {
+  // Duplicate ids, and the id -> index lookup: nodes_ itself when the file
+  // lists ids in ascending order, else a sorted copy of (id, index).
+  const std::size_t n = nodes_.size();
+  bool ascending = true;
+  for (std::size_t i = 1; i < n && ascending; ++i) ascending = nodes_[i - 1].id < nodes_[i].id;
+  dense_ids_ = ascending && n > 0 && nodes_.back().id - nodes_.front().id == n - 1;
+  if (ascending) return;
   by_id_.reserve(n);
   for (std::uint32_t i = 0; i < n; ++i) by_id_.emplace_back(nodes_[i].id, i);
   std::sort(by_id_.begin(), by_id_.end());
+  // The first node in file order that repeats an earlier node's id.
+  std::uint32_t dup = 0xffffffffu;
+  for (std::size_t k = 1; k < n; ++k) {
+    if (by_id_[k].first == by_id_[k - 1].first) dup = std::min(dup, by_id_[k].second);
+  }
+  if (dup != 0xffffffffu) throw InputError(where(path_, rank_, nodes_[dup].id) + ": duplicate node id");
 }
 
 std::vector<std::uint32_t> RankGraph::roots() const {
@@ -210,6 +241,15 @@ std::vector<std::uint32_t> RankGraph::roots() const {
 }
 
 std::int64_t RankGraph::index_of(std::uint64_t id) const {
+  if (dense_ids_) {  // ids first .. first + n - 1, in order
+    const std::uint64_t first = nodes_.front().id;
+    return id >= first && id - first < nodes_.size() ? static_cast<std::int64_t>(id - first) : -1;
+  }
+  if (by_id_.empty()) {  // nodes_ is sorted by id
+    const auto it = std::lower_bound(nodes_.begin(), nodes_.end(), id,
+                                     [](const TaskNode& n, std::uint64_t v) { return n.id < v; });
+    return it == nodes_.end() || it->id != id ? -1 : it - nodes_.begin();
+  }
   const auto it = std::lower_bound(by_id_.begin(), by_id_.end(), std::make_pair(id, std::uint32_t{0}));
   return it == by_id_.end() || it->first != id ? -1 : static_cast<std::int64_t>(it->second);
 }

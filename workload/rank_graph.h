@@ -8,7 +8,8 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include <unordered_map>
+#include <string_view>
+#include <unordered_map>  // not used here any more; kept for includers
 #include <vector>
 
 #include "workload/et_io.h"
@@ -83,7 +84,10 @@ class RankGraph {
   const std::string& path() const { return path_; }
   std::size_t size() const { return nodes_.size(); }
   const TaskNode& node(std::uint32_t index) const { return nodes_[index]; }
-  const std::string& name(std::uint32_t index) const { return names_[index]; }
+  std::string_view name(std::uint32_t index) const {
+    const std::uint32_t begin = index == 0 ? 0 : name_end_[index - 1];
+    return std::string_view(names_).substr(begin, name_end_[index] - begin);
+  }
   std::span<const std::uint32_t> children(std::uint32_t index) const {
     const TaskNode& n = nodes_[index];
     return {children_.data() + n.first_child, n.num_children};
@@ -103,14 +107,19 @@ class RankGraph {
   struct Pending;
   void add(const et::Node& node, const GraphOptions& options, Pending& pending);
   void link(const GraphOptions& options, Pending& pending);
+  void index_ids();
   void check_acyclic() const;
 
   int rank_;
   std::string path_;
   std::vector<TaskNode> nodes_;
-  std::vector<std::string> names_;
+  std::string names_;                   // every node's name, back to back
+  std::vector<std::uint32_t> name_end_;  // node i's name ends at names_[name_end_[i]]
   std::vector<std::uint32_t> children_;
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> by_id_;  // sorted: id -> index
+  // Sorted (id, index) pairs; left empty when the file lists ids in ascending
+  // order (the usual case), where nodes_ itself is sorted by id.
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> by_id_;
+  bool dense_ids_ = false;  // ascending and consecutive: index = id - first id
   std::vector<std::string> group_names_;
   std::size_t dangling_ctrl_deps_ = 0;
   std::size_t self_ctrl_deps_ = 0;

@@ -104,6 +104,36 @@ TEST(RankGraph, DanglingAndSelfCtrlDepsAreIgnoredUnlessStrict) {
 
 TEST(RankGraph, DuplicateIdsAreAnError) { EXPECT_THROW(RankGraph(tiny({{1, {}}, {1, {}}}), 0, {}), InputError); }
 
+TEST(RankGraph, IndexOfInEveryIdLayout) {
+  // Dense ascending ids, sparse ascending ids, and ids in no order: each kept differently.
+  for (const auto& ids : {std::vector<std::uint64_t>{10, 11, 12, 13}, std::vector<std::uint64_t>{3, 8, 40, 41},
+                          std::vector<std::uint64_t>{41, 3, 40, 8}}) {
+    std::vector<std::pair<std::uint64_t, std::vector<std::uint64_t>>> nodes;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      nodes.push_back({ids[i], i ? std::vector<std::uint64_t>{ids[i - 1]} : std::vector<std::uint64_t>{}});
+    }
+    EtTrace t = tiny(nodes);
+    auto name_of = [](std::uint64_t id) { return std::to_string(id) + "n"; };
+    for (std::size_t i = 0; i < ids.size(); ++i) t.nodes[i].set_name(name_of(ids[i]));
+    const RankGraph g(t, 0, GraphOptions{});
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      EXPECT_EQ(g.index_of(ids[i]), static_cast<std::int64_t>(i));
+      EXPECT_EQ(g.name(static_cast<std::uint32_t>(i)), name_of(ids[i]));
+      EXPECT_EQ(g.node(static_cast<std::uint32_t>(i)).num_parents, i ? 1u : 0u);
+    }
+    for (std::uint64_t absent : {0ull, 2ull, 9ull, 14ull, 42ull, ~0ull}) EXPECT_EQ(g.index_of(absent), -1) << absent;
+  }
+}
+
+TEST(RankGraph, DuplicateIdNamesTheFirstNodeThatRepeatsAnId) {
+  try {
+    RankGraph g(tiny({{7, {}}, {5, {}}, {9, {}}, {5, {}}, {7, {}}}), 1, GraphOptions{});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 1, node 5: duplicate node id"), std::string::npos) << e.what();
+  }
+}
+
 TEST(RankGraph, CollectiveNamesParseInEveryCommonSpelling) {
   CollectiveType t;
   for (const char* s : {"allreduce", "all_reduce", "ALL_REDUCE", "all-reduce"}) {
