@@ -15,6 +15,9 @@ constexpr std::uint64_t kPsPerSecond = 1'000'000'000'000ULL;
 
 // ceil(remaining / rate) picoseconds, or -1 if it does not fit a Time.
 Time time_to_drain(uint128 remaining, BytesPerSecond rate) {
+  if (remaining <= UINT64_MAX - rate) {  // up to ~18 MB left: a 64-bit division, much cheaper
+    return static_cast<Time>((static_cast<std::uint64_t>(remaining) + rate - 1) / rate);
+  }
   const uint128 t = (remaining + rate - 1) / rate;
   if (t > static_cast<uint128>(std::numeric_limits<Time>::max() / 2)) return -1;
   return static_cast<Time>(t);
@@ -153,8 +156,7 @@ void FlowNetwork::start_message(std::uint32_t r, std::uint64_t bytes, const Deli
   flow.solo = alone;
   flow.watched = false;
   if (options_.pair_fifo) routes_[r].active = f;
-  attach(f);
-  for (std::uint32_t h = 0; h < route.hops; ++h) links_[route_links_[route.begin + h]].bytes += bytes;
+  attach(f, bytes);
   ++in_flight_;
   peak_in_flight_ = std::max(peak_in_flight_, in_flight_);
   if (alone) {
@@ -167,18 +169,29 @@ void FlowNetwork::start_message(std::uint32_t r, std::uint64_t bytes, const Deli
   for (std::uint32_t h = 0; h < route.hops; ++h) mark_dirty(route_links_[route.begin + h]);
 }
 
-void FlowNetwork::attach(std::uint32_t f) {
+void FlowNetwork::attach(std::uint32_t f, std::uint64_t bytes) {
   Flow& flow = flows_[f];
   flow.attached = true;
   const Route& route = routes_[flow.route];
-  flow.slot.resize(route.hops);
   const Time now = queue_.now();
+  if (flow.solo) {  // every link is empty: position 0 everywhere, slots written only if it ever shares
+    for (std::uint32_t h = 0; h < route.hops; ++h) {
+      LinkState& link = links_[route_links_[route.begin + h]];
+      link.busy_since = now;
+      link.flows.push_back(FlowRef{f, h});
+      link.peak = std::max(link.peak, 1u);
+      link.bytes += bytes;
+    }
+    return;
+  }
+  flow.slot.resize(route.hops);
   for (std::uint32_t h = 0; h < route.hops; ++h) {
     LinkState& link = links_[route_links_[route.begin + h]];
     if (link.flows.empty()) link.busy_since = now;
     flow.slot[h] = static_cast<std::uint32_t>(link.flows.size());
     link.flows.push_back(FlowRef{f, h});
     link.peak = std::max(link.peak, static_cast<std::uint32_t>(link.flows.size()));
+    link.bytes += bytes;
   }
 }
 
@@ -187,6 +200,14 @@ void FlowNetwork::detach(std::uint32_t f, Time until) {
   flow.attached = false;
   --in_flight_;
   const Route& route = routes_[flow.route];
+  if (flow.solo) {  // the only flow on each of its links
+    for (std::uint32_t h = 0; h < route.hops; ++h) {
+      LinkState& link = links_[route_links_[route.begin + h]];
+      link.flows.clear();
+      link.busy += until - link.busy_since;
+    }
+    return;
+  }
   for (std::uint32_t h = 0; h < route.hops; ++h) {
     const LinkId id = route_links_[route.begin + h];
     LinkState& link = links_[id];
@@ -217,6 +238,7 @@ void FlowNetwork::end_solo_on(LinkId l) {
   flow.watched = false;
   flow.finish = -1;
   ++flow.version;
+  flow.slot.assign(routes_[flow.route].hops, 0);  // it was alone: first on every link
 }
 
 void FlowNetwork::free_flow(std::uint32_t f) {

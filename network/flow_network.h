@@ -130,7 +130,7 @@ class FlowNetwork final : public Network, public EventHandler {
   // A solo flow with messages queued behind it needs an event at its finish.
   void watch(std::uint32_t f);
   std::uint32_t alloc_flow();
-  void attach(std::uint32_t f);
+  void attach(std::uint32_t f, std::uint64_t bytes);
   // Takes the flow off its links; they were busy with it until `until`.
   void detach(std::uint32_t f, Time until);
   // A solo flow on `link` either finished sending (taken off) or now shares (made ordinary).
