@@ -7,6 +7,7 @@ namespace sim {
 namespace {
 constexpr std::uint32_t kComputeDone = 1;
 constexpr std::uint32_t kDelivered = 2;
+constexpr std::uint32_t kInject = 3;  // a send's endpoint delay is over
 
 template <typename T>
 std::uint32_t pool_alloc(std::vector<T>& pool, std::uint32_t& free_head) {
@@ -129,7 +130,11 @@ void CollectiveEngine::issue(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
     case OpKind::kSend: {
       const std::uint32_t m = pool_alloc(messages_, free_message_);
       messages_[m] = Message{inst, pos, op.peer, op.tag, op.bytes, ref, kNone};
-      network_.send((*in.members)[pos], (*in.members)[op.peer], op.bytes, Delivery{this, kDelivered, m});
+      if (config_.endpoint_delay > 0) {
+        queue_.schedule_in(config_.endpoint_delay, this, kInject, m);
+      } else {
+        network_.send((*in.members)[pos], (*in.members)[op.peer], op.bytes, Delivery{this, kDelivered, m});
+      }
       break;
     }
     case OpKind::kRecv: {
@@ -226,6 +231,13 @@ void CollectiveEngine::delivered(std::uint32_t m) {
 void CollectiveEngine::on_event(const Event& event) {
   if (event.kind == kDelivered) {
     delivered(static_cast<std::uint32_t>(event.payload));
+    return;
+  }
+  if (event.kind == kInject) {
+    const Message& msg = messages_[event.payload];
+    const auto& members = *instances_[msg.instance].members;
+    network_.send(members[msg.src], members[msg.dst], msg.bytes,
+                  Delivery{this, kDelivered, static_cast<std::uint32_t>(event.payload)});
     return;
   }
   const Pending p = pending_[event.payload];
