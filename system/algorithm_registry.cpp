@@ -64,7 +64,7 @@ std::string type_list(const NativeAlgorithm& a) {
 std::shared_ptr<const CollectiveProgram> with_dataset_splits(
     const SystemConfig& config, CollectiveType type, std::uint32_t group_size, std::uint64_t bytes,
     const std::function<std::shared_ptr<const CollectiveProgram>(std::uint64_t)>& make, bool& halving_doubling) {
-  const bool wrap = config.dataset_splits > 0 || config.endpoint_delay > 0 || config.astrasim_reduction_count;
+  const bool wrap = config.dataset_splits > 0 || config.endpoint_delay > 0 || config.astrasim_quirks;
   if (!wrap) return make(bytes);
   const std::uint32_t k = std::max<std::uint32_t>(config.dataset_splits, 1);
   // ASTRA-sim's size-enlargement rule: a chunk smaller than the group is
@@ -77,9 +77,15 @@ std::shared_ptr<const CollectiveProgram> with_dataset_splits(
   }
   std::vector<std::shared_ptr<const CollectiveProgram>> chunks(k);
   for (std::uint32_t c = 0; c < k; ++c) chunks[c] = c > 0 && sizes[c] == sizes[c - 1] ? chunks[c - 1] : make(sizes[c]);
-  const std::uint32_t free = config.astrasim_reduction_count && halving_doubling ? 1 : 0;
+  const std::uint32_t free = config.astrasim_quirks && halving_doubling ? 1 : 0;
   const std::uint32_t active = config.active_chunks == 0 ? k : config.active_chunks;
-  return std::make_shared<const ChunkedProgram>(std::move(chunks), active, config.endpoint_delay, free);
+  // ASTRA-sim's all-to-all moves one block (chunk / n) per message.
+  std::vector<std::uint64_t> block;
+  if (config.astrasim_quirks && normalized(type) == CollectiveType::kAllToAll) {
+    for (std::uint32_t c = 0; c < k; ++c) block.push_back(sizes[c] / group_size);
+  }
+  return std::make_shared<const ChunkedProgram>(std::move(chunks), active, config.endpoint_delay, free,
+                                                std::move(block));
 }
 
 bool NativeAlgorithm::supports(CollectiveType type) const {

@@ -87,7 +87,7 @@ std::shared_ptr<const CollectiveProgram> make_native_program(const NativeAlgorit
 // make(bytes) itself when none is set; otherwise a ChunkedProgram of
 // collective.dataset_splits chunks (each make(chunk bytes), with ASTRA-sim's
 // size-enlargement rule), collective.active_chunks in flight, the endpoint
-// delay closing each chunk, and with astrasim_reduction_count the first
+// delay closing each chunk, and with astrasim_quirks the first
 // reduction of each chunk free when `halving_doubling` (set by make()).
 std::shared_ptr<const CollectiveProgram> with_dataset_splits(
     const SystemConfig& config, CollectiveType type, std::uint32_t group_size, std::uint64_t bytes,

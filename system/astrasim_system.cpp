@@ -167,7 +167,7 @@ SystemConfig parse_astrasim_system(const std::string& json_text, const std::stri
   // ASTRA-sim's defaults for what a file may leave out (Sys::initialize_sys).
   cfg.dataset_splits = 1;
   cfg.active_chunks = 1;
-  cfg.astrasim_reduction_count = true;
+  cfg.astrasim_quirks = true;
   cfg.scheduling_policy = "LIFO";
   cfg.astrasim_lifo = true;
   for (const auto& [key, type] : implementation_keys()) {

@@ -11,9 +11,14 @@
 // each rank cost nothing (ASTRA-sim's halvingDoubling sends its first packet
 // unprocessed and charges log2(n) - 1 reductions per phase, not log2(n)).
 //
+// With `block` > 0 (ASTRA-sim's all-to-all, which moves one block of
+// chunk / n bytes per message), a message of j blocks becomes j messages of
+// one block, each sent (received) when the previous one is delivered
+// (received).
+//
 // The wrapper renumbers tags (tag * k + chunk) so chunks never match each
-// other's messages, and op refs (((inner + 1) * k + chunk) << 1 | free; the
-// chunk's tail op is chunk << 1).
+// other's messages, and op refs ((((inner + 1) * k + chunk) * n + segment) << 1
+// | free; the chunk's tail op is chunk << 1).
 #pragma once
 
 #include <memory>
@@ -28,7 +33,7 @@ class ChunkedProgram final : public CollectiveProgram {
  public:
   // `chunks[i]` runs chunk i (entries may share one program); all on the same group.
   ChunkedProgram(std::vector<std::shared_ptr<const CollectiveProgram>> chunks, std::uint32_t active, Time tail,
-                 std::uint32_t free_reductions);
+                 std::uint32_t free_reductions, std::vector<std::uint64_t> block = {});
 
   std::uint32_t group_size() const override { return chunks_.front()->group_size(); }
   const std::string& name() const override { return name_; }
@@ -45,12 +50,23 @@ class ChunkedProgram final : public CollectiveProgram {
   // cursor.pending: [2 words of remaining ops per chunk][freed reductions per chunk][next chunk to start]
   void start_chunk(std::uint32_t pos, std::uint32_t c, RankCursor& cursor, std::vector<OpRef>& ready) const;
   void map_ready(std::uint32_t pos, std::uint32_t c, RankCursor& cursor, std::vector<OpRef>& ready) const;
-  OpRef outer(std::uint32_t c, OpRef inner, bool free) const;
+  OpRef outer(std::uint32_t c, OpRef inner, bool free, std::uint64_t segment = 0) const;
+  struct Decoded {
+    bool tail;
+    std::uint32_t chunk;
+    OpRef inner;
+    std::uint64_t segment;
+  };
+  Decoded decode(OpRef ref) const;
+  std::uint64_t segments(std::uint32_t c, const CollectiveOp& op) const;
 
   std::vector<std::shared_ptr<const CollectiveProgram>> chunks_;
   std::uint32_t active_;
   Time tail_;
   std::uint32_t free_reductions_;
+  std::vector<std::uint64_t> block_;  // per chunk; empty: messages as the chunk program writes them
+  std::uint64_t n_;
+  mutable std::vector<std::int64_t> extra_ops_;  // per rank: segment ops beyond the programs' own (-1: not counted yet)
   std::string name_;
   mutable std::vector<OpRef> scratch_;  // inner ready lists (the engine is single-threaded)
 };

@@ -83,7 +83,7 @@ SystemConfig parse_system_config(const std::string& yaml_text, const std::string
     r.require_map(c, "collective");
     r.check_keys(c, "collective.",
                  {"chunks", "reduction_bandwidth", "reduction_latency", "algorithms", "endpoint_delay",
-                  "dataset_splits", "active_chunks", "local_reduction", "astrasim_reduction_count",
+                  "dataset_splits", "active_chunks", "local_reduction", "astrasim_quirks",
                   "scheduling_policy"});
     if (c["chunks"]) cfg.collective_chunks = bounded_count(r, c["chunks"], "collective.chunks", 1'000'000);
     if (const YAML::Node n = c["reduction_bandwidth"]) {
@@ -102,8 +102,8 @@ SystemConfig parse_system_config(const std::string& yaml_text, const std::string
                   "both price reductions: give one");
       }
     }
-    if (c["astrasim_reduction_count"]) {
-      cfg.astrasim_reduction_count = r.flag(c["astrasim_reduction_count"], "collective.astrasim_reduction_count");
+    if (c["astrasim_quirks"]) {
+      cfg.astrasim_quirks = r.flag(c["astrasim_quirks"], "collective.astrasim_quirks");
     }
     if (const YAML::Node n = c["scheduling_policy"]) {
       const std::string p = r.text(n, "collective.scheduling_policy");

@@ -17,7 +17,7 @@
 //     dataset_splits: 4           #   per-message sender delay, serial chunks,
 //     active_chunks: 1            #   chunks in flight per rank,
 //     local_reduction: 1600GB/s   #   3 x floor(m / bw) ns per reducing step,
-//     astrasim_reduction_count: true  # halvingDoubling: log2(n)-1 reductions per chunk
+//     astrasim_quirks: true  # halvingDoubling: log2(n)-1 reductions per chunk
 //     scheduling_policy: FIFO     #   (LIFO is rejected: docs/system.md)
 //   network:
 //     backend: flow               # analytical (default) | flow
@@ -59,7 +59,7 @@ struct SystemConfig {
   std::uint32_t dataset_splits = 0;  // 0: off; k: k chunks (ChunkedProgram), size-enlargement rule
   std::uint32_t active_chunks = 0;   // splits in flight per rank; 0: all
   BytesPerSecond local_reduction = 0;  // > 0: a reduce of m bytes costs 3 x floor(m / bw) whole ns
-  bool astrasim_reduction_count = false;  // halvingDoubling's first reduction per chunk is free
+  bool astrasim_quirks = false;  // halvingDoubling's first reduction per chunk is free
   std::string scheduling_policy = "FIFO";
   // Set by the ASTRA-sim JSON reader.
   bool astrasim_lifo = false;  // its file asked for LIFO (warned about when collectives of a rank overlap)
