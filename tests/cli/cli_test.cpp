@@ -211,7 +211,7 @@ TEST_F(Cli, BadBackendChoicesAreUsageErrors) {
   const std::string sys = text_file("s.yml", "network:\n  backend: analytical\n  nic_bandwidth: 100GB/s\n");
   const SimRun wrong = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --system " + sys);
   EXPECT_EQ(wrong.code, 2);
-  EXPECT_NE(wrong.output.find("s.yml: key 'network.nic_bandwidth' (line 3): backend 'analytical' has no option"),
+  EXPECT_NE(wrong.output.find("s.yml:3: network.nic_bandwidth: backend 'analytical' has no option"),
             std::string::npos)
       << wrong.output;
   const SimRun help = run_sim("--help");
