@@ -81,7 +81,8 @@ class AstraSimReference : public ::testing::Test {
   void SetUp() override {
     root_ = testdata("astrasim-reference");
     if (!fs::exists(root_ + "/results_sample.csv")) GTEST_SKIP() << "testdata absent: " << root_;
-    dir_ = fs::path(::testing::TempDir()) / "sim_astrasim_reference";
+    dir_ = fs::path(::testing::TempDir()) /
+           ("sim_astrasim_reference_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
