@@ -341,3 +341,35 @@ TEST_F(Cli, ByteIdenticalReportsOnRerun) {
 
 }  // namespace
 }  // namespace sim
+
+namespace sim {
+namespace {
+
+TEST(CliAstraSim, DropInCommandLinePrintsAstraSimPerRankLines) {
+  const std::string root = std::string(SIM_SOURCE_DIR) + "/../shared/testdata/astrasim-reference";
+  const std::string micro = std::string(SIM_SOURCE_DIR) + "/../shared/testdata/astrasim-microbenchmarks/all_reduce/8npus_1MB/all_reduce";
+  if (!std::filesystem::exists(root) || !std::filesystem::exists(micro + ".0.et")) GTEST_SKIP() << "testdata absent";
+  const testing::SimRun r = testing::run_sim("--workload-configuration=" + micro + " --system-configuration=" + root +
+                                             "/system/ring_1d.json --network-configuration=" + root +
+                                             "/network/Ring_8.yml --remote-memory-configuration=" + root +
+                                             "/remote_memory/no_memory_expansion.json");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("sys[0] finished, "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("sys[7] finished, "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("GiB/s"), std::string::npos) << r.output;
+  const testing::SimRun typo = testing::run_sim("--workload-configuration=" + micro + " --system-configuration=" +
+                                                root + "/system/ring_1d.json --network-configuration=" + root +
+                                                "/network/Ring_8.yml --num-queue-per-dim=2");
+  EXPECT_EQ(typo.code, 2) << typo.output;
+  EXPECT_NE(typo.output.find("unknown option --num-queue-per-dim"), std::string::npos) << typo.output;
+}
+
+TEST(CliAstraSim, DirectoryAsSystemConfigIsExit2) {
+  const testing::SimRun r = testing::run_sim("--workload x --network " + std::string(SIM_SOURCE_DIR) +
+                                             "/configs/ring8.yml --system " + std::string(SIM_SOURCE_DIR) + "/configs");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("not a regular file"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace sim
