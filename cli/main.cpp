@@ -5,6 +5,8 @@
 //   sim collective gen ring --coll allreduce --npus 8 [--chunks k] -o algo/ring
 //   sim collective check algo/ring
 //   sim workload gen collectives --npus 1024 --coll allreduce --size 1GiB -o wl/ar
+//   sim --workload-configuration=<prefix> --system-configuration=<json> ...   ASTRA-sim's
+//                                         command line, unchanged (cli/astrasim_cli.h)
 //
 // Exit codes: 0 success, 2 bad usage / config / input, 3 the simulation cannot complete.
 #include <sys/resource.h>
@@ -17,6 +19,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "astrasim_cli.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "network/backend_registry.h"
@@ -32,29 +35,6 @@
 namespace {
 
 using namespace sim;
-
-std::map<std::string, std::vector<std::uint32_t>> load_comm_groups(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError("cannot open communicator file '" + path + "'");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path + ": not valid JSON: " + e.what());
-  }
-  if (!j.is_object()) throw InputError(path + ": expected an object {\"<pg_name>\": [ranks...]}");
-  std::map<std::string, std::vector<std::uint32_t>> groups;
-  for (const auto& [name, ranks] : j.items()) {
-    if (!ranks.is_array() || ranks.empty()) throw InputError(path + ": key '" + name + "': expected a list of ranks");
-    std::vector<std::uint32_t> members;
-    for (const auto& r : ranks) {
-      if (!r.is_number_unsigned()) throw InputError(path + ": key '" + name + "': ranks must be non-negative integers");
-      members.push_back(r.get<std::uint32_t>());
-    }
-    groups[name == "0" ? "" : name] = std::move(members);
-  }
-  return groups;
-}
 
 struct RunOptions {
   std::string workload, network, system, backend, report, csv, timeline, link_stats, comm_groups;
@@ -119,6 +99,18 @@ int main(int argc, char** argv) {
   auto logger = spdlog::stderr_color_st("sim");
   logger->set_pattern("sim: %l: %v");
   spdlog::set_default_logger(logger);
+
+  if (is_astrasim_invocation(argc, argv)) {
+    try {
+      return run_astrasim_cli(argc, argv);
+    } catch (const SimError& e) {
+      std::cerr << "sim: error: " << e.what() << "\n";
+      return e.exit_code();
+    } catch (const std::exception& e) {
+      std::cerr << "sim: internal error: " << e.what() << "\n";
+      return 1;
+    }
+  }
 
   CLI::App app{"sim: a discrete-event simulator of distributed machine-learning systems.\n"
                "With no options it runs a bundled example: one data-parallel training step on 8 ranks\n"

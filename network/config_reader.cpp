@@ -1,5 +1,7 @@
 #include "network/config_reader.h"
 
+#include <charconv>
+#include <cmath>
 #include <set>
 #include <stdexcept>
 
@@ -87,6 +89,16 @@ bool ConfigReader::flag(const YAML::Node& node, std::string_view key) const {
   if (s == "true") return true;
   if (s == "false") return false;
   fail(node, quoted(key) + " must be true or false, got " + quoted(s));
+}
+
+double ConfigReader::real(const YAML::Node& node, std::string_view key) const {
+  const std::string s = text(node, key);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(value)) {
+    fail(node, quoted(key) + " must be a number, got " + quoted(s));
+  }
+  return value;
 }
 
 BytesPerSecond ConfigReader::bandwidth(const YAML::Node& node, std::string_view key, double bare_unit) const {

@@ -39,6 +39,8 @@ class ConfigReader {
   std::string text(const YAML::Node& node, std::string_view key) const;
   std::uint64_t count(const YAML::Node& node, std::string_view key) const;
   bool flag(const YAML::Node& node, std::string_view key) const;
+  // A finite decimal number written in full ("989", "1.5e3"; not "989abc").
+  double real(const YAML::Node& node, std::string_view key) const;
   // Bandwidth > 0; bare numbers are multiplied by `bare_unit` B/s.
   BytesPerSecond bandwidth(const YAML::Node& node, std::string_view key, double bare_unit = 1e9) const;
   // Latency >= 0; bare numbers are ns.

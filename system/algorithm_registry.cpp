@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "core/error.h"
+#include "system/chunked_program.h"
 #include "system/collectives/direct.h"
 #include "system/collectives/halving_doubling.h"
 #include "system/collectives/ring.h"
@@ -59,6 +60,33 @@ std::string type_list(const NativeAlgorithm& a) {
 }
 
 }  // namespace
+
+std::shared_ptr<const CollectiveProgram> with_dataset_splits(
+    const SystemConfig& config, CollectiveType type, std::uint32_t group_size, std::uint64_t bytes,
+    const std::function<std::shared_ptr<const CollectiveProgram>(std::uint64_t)>& make, bool& halving_doubling) {
+  const bool wrap = config.dataset_splits > 0 || config.endpoint_delay > 0 || config.astrasim_quirks;
+  if (!wrap) return make(bytes);
+  const std::uint32_t k = std::max<std::uint32_t>(config.dataset_splits, 1);
+  // ASTRA-sim's size-enlargement rule: a chunk smaller than the group is
+  // bumped to one byte per NPU (the total grows to k x n), except all-gather.
+  std::vector<std::uint64_t> sizes(k);
+  if (bytes / k < group_size && normalized(type) != CollectiveType::kAllGather) {
+    sizes.assign(k, group_size);
+  } else {
+    for (std::uint32_t c = 0; c < k; ++c) sizes[c] = part_bytes(bytes, k, c);
+  }
+  std::vector<std::shared_ptr<const CollectiveProgram>> chunks(k);
+  for (std::uint32_t c = 0; c < k; ++c) chunks[c] = c > 0 && sizes[c] == sizes[c - 1] ? chunks[c - 1] : make(sizes[c]);
+  const std::uint32_t free = config.astrasim_quirks && halving_doubling ? 1 : 0;
+  const std::uint32_t active = config.active_chunks == 0 ? k : config.active_chunks;
+  // ASTRA-sim's all-to-all moves one block (chunk / n) per message.
+  std::vector<std::uint64_t> block;
+  if (config.astrasim_quirks && normalized(type) == CollectiveType::kAllToAll) {
+    for (std::uint32_t c = 0; c < k; ++c) block.push_back(sizes[c] / group_size);
+  }
+  return std::make_shared<const ChunkedProgram>(std::move(chunks), active, config.endpoint_delay, free,
+                                                std::move(block));
+}
 
 bool NativeAlgorithm::supports(CollectiveType type) const {
   return std::find(types.begin(), types.end(), normalized(type)) != types.end();
@@ -183,22 +211,26 @@ std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const Co
     program = it->second;
   } else {
     const std::uint32_t n = req.group_size();
+    if (const auto no = config_.unavailable.find(req.type); no != config_.unavailable.end()) throw InputError(no->second);
     const auto chosen = chosen_.find(req.type);
-    if (chosen != chosen_.end() && chosen->second.injected) {
-      const EtAlgorithm& inj = *chosen->second.injected;
-      if (inj.ranks.size() != n) {
-        throw InputError("collective algorithm '" + inj.source + "' is written for " +
-                         std::to_string(inj.ranks.size()) + " ranks but a " + collective_name(req.type) +
-                         " runs on a group of " + std::to_string(n) + " ranks");
+    bool halving_doubling = false;
+    const auto make = [&](std::uint64_t bytes) -> std::shared_ptr<const CollectiveProgram> {
+      if (chosen != chosen_.end() && chosen->second.injected) {
+        const EtAlgorithm& inj = *chosen->second.injected;
+        if (inj.ranks.size() != n) {
+          throw InputError("collective algorithm '" + inj.source + "' is written for " +
+                           std::to_string(inj.ranks.size()) + " ranks but a " + collective_name(req.type) +
+                           " runs on a group of " + std::to_string(n) + " ranks");
+        }
+        return std::make_shared<const EtProgram>(chosen->second.injected, bytes);
       }
-      program = std::make_shared<const EtProgram>(chosen->second.injected, req.bytes);
-    } else if (chosen != chosen_.end()) {
-      program = make_native_program(*chosen->second.choice.native, chosen->second.choice.params, req.type, n,
-                                    req.bytes, req.chunks);
-    } else {
-      program = make_native_program(*find_native_algorithm(default_algorithm(req.type)), {}, req.type, n, req.bytes,
-                                    req.chunks);
-    }
+      const NativeAlgorithm& algo = chosen != chosen_.end() ? *chosen->second.choice.native
+                                                            : *find_native_algorithm(default_algorithm(req.type));
+      halving_doubling = algo.name == "halvingDoubling";
+      return make_native_program(algo, chosen != chosen_.end() ? chosen->second.choice.params : AlgorithmParams{},
+                                 req.type, n, bytes, req.chunks);
+    };
+    program = with_dataset_splits(config_, req.type, n, req.bytes, make, halving_doubling);
     cache_.emplace(key, program);
   }
   keep_.push_back(req.members);

@@ -83,6 +83,16 @@ std::shared_ptr<const CollectiveProgram> make_native_program(const NativeAlgorit
                                                              CollectiveType type, std::uint32_t group_size,
                                                              std::uint64_t bytes, std::uint32_t chunks);
 
+// The program for `bytes` as the config's ASTRA-sim options shape it:
+// make(bytes) itself when none is set; otherwise a ChunkedProgram of
+// collective.dataset_splits chunks (each make(chunk bytes), with ASTRA-sim's
+// size-enlargement rule), collective.active_chunks in flight, the endpoint
+// delay closing each chunk, and with astrasim_quirks the first
+// reduction of each chunk free when `halving_doubling` (set by make()).
+std::shared_ptr<const CollectiveProgram> with_dataset_splits(
+    const SystemConfig& config, CollectiveType type, std::uint32_t group_size, std::uint64_t bytes,
+    const std::function<std::shared_ptr<const CollectiveProgram>(std::uint64_t)>& make, bool& halving_doubling);
+
 class AlgorithmRegistry {
  public:
   // Parses every choice in the config and loads injected ETs (throws InputError).

@@ -7,6 +7,7 @@ namespace sim {
 namespace {
 constexpr std::uint32_t kComputeDone = 1;
 constexpr std::uint32_t kDelivered = 2;
+constexpr std::uint32_t kInject = 3;  // a send's endpoint delay is over
 }  // namespace
 
 std::size_t CollectiveEngine::MatchKeyHash::operator()(const MatchKey& k) const noexcept {
@@ -112,7 +113,11 @@ void CollectiveEngine::issue(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
   switch (op.kind) {
     case OpKind::kSend: {
       const std::uint32_t m = in_flight_.alloc(InFlight{inst, pos, op.peer, op.tag, op.bytes, ref});
-      network_.send((*in.members)[pos], (*in.members)[op.peer], op.bytes, Delivery{this, kDelivered, m});
+      if (config_.endpoint_delay > 0) {
+        queue_.schedule_in(config_.endpoint_delay, this, kInject, m);
+      } else {
+        network_.send((*in.members)[pos], (*in.members)[op.peer], op.bytes, Delivery{this, kDelivered, m});
+      }
       break;
     }
     case OpKind::kRecv: {
@@ -188,6 +193,13 @@ void CollectiveEngine::delivered(std::uint32_t m) {
 void CollectiveEngine::on_event(const Event& event) {
   if (event.kind == kDelivered) {
     delivered(static_cast<std::uint32_t>(event.payload));
+    return;
+  }
+  if (event.kind == kInject) {
+    const InFlight& msg = in_flight_[static_cast<std::uint32_t>(event.payload)];
+    const auto& members = *instances_[msg.instance].members;
+    network_.send(members[msg.src], members[msg.dst], msg.bytes,
+                  Delivery{this, kDelivered, static_cast<std::uint32_t>(event.payload)});
     return;
   }
   const Pending p = pending_[static_cast<std::uint32_t>(event.payload)];

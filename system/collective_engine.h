@@ -8,7 +8,9 @@
 // or their own duration. When a rank's ops are all done, its COMM_COLL node completes.
 //
 // Sends are eager: a send op is done when its message is delivered; a receive
-// is done when its message has arrived and it has been posted.
+// is done when its message has arrived and it has been posted. With
+// collective.endpoint_delay a send reaches the network that long after it is
+// issued (ASTRA-sim's endpoint-delay, paid at the sender before injection).
 #pragma once
 
 #include <cstdint>

@@ -44,6 +44,7 @@ struct ChunkRange {
 // Per-instance, per-rank progress; its meaning belongs to the program.
 struct RankCursor {
   std::vector<std::uint32_t> pending;  // e.g. unfinished-parent counts of a DAG
+  std::vector<RankCursor> children;    // cursors of wrapped programs (system/chunked_program.h)
 };
 
 class CollectiveProgram {

@@ -67,6 +67,20 @@ Simulation::Simulation(std::vector<RankGraph> graphs, const Topology& topology, 
                                std::to_string(topology_.npu_count()) + " NPUs: ranks run on NPUs 0.." +
                                std::to_string(ranks - 1));
   }
+  for (const std::string& w : config_.warnings) result_.warnings.push_back(w);
+  // ASTRA-sim's per-dimension algorithm lists must match the topology's dimensions.
+  for (const auto& [type, d] : config_.algorithm_dims) {
+    const std::size_t dims = topology_.dims().size();
+    if (d != dims) {
+      throw InputError(std::string("the system config gives ") + std::to_string(d) + " per-dimension algorithm(s) for " +
+                       collective_name(type) + " but the network has " + std::to_string(dims) + " dimension(s)");
+    }
+    if (d > 1) {
+      throw InputError(std::string("per-dimension algorithms for ") + collective_name(type) + " on a " +
+                       std::to_string(dims) + "-dimensional network need the hierarchical algorithm, which is not "
+                       "yet supported (use ASTRA-sim's flattened one* variants, e.g. oneRing, for one algorithm over all NPUs)");
+    }
+  }
   // Communicators: the world plus every named group a rank refers to.
   std::vector<std::uint32_t> world(ranks);
   for (std::uint32_t r = 0; r < ranks; ++r) world[r] = r;
@@ -330,6 +344,11 @@ void Simulation::issue_collective(std::uint32_t rank, std::uint32_t index) {
                      " B (ranks must issue a communicator's collectives in the same order)");
   }
   if (++sig->second.joined == members->size()) signatures_.erase(sig);  // everyone agreed: forget it
+  if (config_.astrasim_lifo && !r.coll_record.empty() && warned_["lifo"]++ == 0) {
+    result_.warnings.push_back("rank " + std::to_string(rank) + " runs collectives concurrently (node " +
+                               std::to_string(n.id) + " starts while another is running): ASTRA-sim would queue "
+                               "them and run the newest first (scheduling-policy LIFO); times may differ from ASTRA-sim's");
+  }
   auto program = algorithms_.program_for(CollectiveRequest{n.coll, n.comm_size, members, config_.collective_chunks});
   CollectiveRecord rec;
   rec.rank = rank;

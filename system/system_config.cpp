@@ -1,6 +1,5 @@
 #include "system/system_config.h"
 
-#include <yaml-cpp/yaml.h>
 
 #include <filesystem>
 #include <fstream>
@@ -9,6 +8,8 @@
 
 #include "core/error.h"
 #include "core/units.h"
+#include "network/config_reader.h"
+#include "system/astrasim_system.h"
 #include "system/algorithm_registry.h"
 #include "workload/et_io.h"
 
@@ -16,127 +17,143 @@ namespace sim {
 
 namespace {
 
-std::string at(const std::string& source, const YAML::Node& node, const std::string& key) {
-  std::string s = source + ": key '" + key + "'";
-  if (node.Mark().line >= 0) s += " (line " + std::to_string(node.Mark().line + 1) + ")";
-  return s;
-}
-
-void check_keys(const std::string& source, const YAML::Node& map, const std::string& prefix,
-                const std::set<std::string>& allowed) {
-  if (!map.IsMap()) throw InputError(at(source, map, prefix) + ": expected a mapping");
-  for (const auto& kv : map) {
-    const std::string key = kv.first.as<std::string>();
-    if (!allowed.count(key)) {
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      throw InputError(at(source, kv.first, prefix.empty() ? key : prefix + "." + key) +
-                       ": unknown key (known: " + list + ")");
+// The value of `algorithms.<type>`: a scalar, or a list (one entry per
+// dimension, as ASTRA-sim writes them). A one-entry list is that algorithm;
+// longer lists need the hierarchical algorithm (not merged yet).
+std::string algorithm_text(const ConfigReader& r, const YAML::Node& node, const std::string& key) {
+  if (node.IsSequence()) {
+    if (node.size() == 0) r.fail(node, "'" + key + "' must not be an empty list");
+    if (node.size() > 1) {
+      r.fail(node, "'" + key + "': a list of " + std::to_string(node.size()) +
+                       " per-dimension algorithms needs the hierarchical algorithm, which is not yet supported; "
+                       "write one algorithm");
     }
+    return r.text(node[0], key + "[0]");
   }
+  if (!node.IsScalar()) r.fail(node, "'" + key + "' must be an algorithm name or a Chakra ET prefix");
+  return r.text(node, key);
 }
 
-template <typename F>
-auto parse_value(const std::string& source, const YAML::Node& node, const std::string& key, F&& parse) {
-  if (!node.IsScalar()) throw InputError(at(source, node, key) + ": expected a scalar");
-  try {
-    return parse(node.as<std::string>());
-  } catch (const std::invalid_argument& e) {
-    throw InputError(at(source, node, key) + ": " + e.what());
-  }
+std::uint32_t bounded_count(const ConfigReader& r, const YAML::Node& node, const std::string& key,
+                            std::uint64_t max) {
+  const std::uint64_t k = r.count(node, key);
+  if (k < 1 || k > max) r.fail(node, "'" + key + "' must be 1.." + std::to_string(max) + ", got " + std::to_string(k));
+  return static_cast<std::uint32_t>(k);
 }
 
-BytesPerSecond positive_bandwidth(const std::string& source, const YAML::Node& node, const std::string& key) {
-  const BytesPerSecond bw = parse_value(source, node, key, [](const std::string& s) { return parse_bandwidth(s); });
-  if (bw == 0) throw InputError(at(source, node, key) + ": bandwidth must be > 0");
-  return bw;
+bool looks_like_json(const std::string& path, const std::string& text) {
+  if (std::filesystem::path(path).extension() == ".json") return true;
+  const auto first = text.find_first_not_of(" \t\r\n");
+  return first != std::string::npos && text[first] == '{';
 }
 
 }  // namespace
 
 SystemConfig parse_system_config(const std::string& yaml_text, const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::Exception& e) {
-    throw InputError(source + ": not valid YAML: " + e.what());
-  }
+  const ConfigReader r(source);
+  const YAML::Node root = r.load(yaml_text);
   SystemConfig cfg;
   if (root.IsNull()) return cfg;
-  check_keys(source, root, "", {"compute", "memory", "collective", "network"});
+  r.require_map(root, "system config");
+  r.check_keys(root, "", {"compute", "memory", "collective", "network"});
   const std::string base = std::filesystem::path(source).parent_path().string();
 
   if (const YAML::Node c = root["compute"]) {
-    check_keys(source, c, "compute", {"peak_tflops", "memory_bandwidth"});
+    r.require_map(c, "compute");
+    r.check_keys(c, "compute.", {"peak_tflops", "memory_bandwidth"});
     if (c["peak_tflops"]) {
-      const double tf = parse_value(source, c["peak_tflops"], "compute.peak_tflops",
-                                    [](const std::string& s) { return std::stod(s); });
-      if (!(tf > 0)) throw InputError(at(source, c["peak_tflops"], "compute.peak_tflops") + ": must be > 0");
+      const double tf = r.real(c["peak_tflops"], "compute.peak_tflops");
+      if (!(tf > 0)) r.fail(c["peak_tflops"], "'compute.peak_tflops' must be > 0");
       cfg.peak_flops = tf * 1e12;
     }
-    if (c["memory_bandwidth"]) {
-      cfg.compute_memory_bandwidth = positive_bandwidth(source, c["memory_bandwidth"], "compute.memory_bandwidth");
-    }
+    if (c["memory_bandwidth"]) cfg.compute_memory_bandwidth = r.bandwidth(c["memory_bandwidth"], "compute.memory_bandwidth");
     if ((cfg.peak_flops > 0) != (cfg.compute_memory_bandwidth > 0)) {
-      throw InputError(at(source, c, "compute") + ": roofline needs both peak_tflops and memory_bandwidth");
+      r.fail(c, "'compute': roofline needs both peak_tflops and memory_bandwidth");
     }
   }
   if (const YAML::Node m = root["memory"]) {
-    check_keys(source, m, "memory", {"latency", "bandwidth"});
-    if (!m["bandwidth"]) throw InputError(at(source, m, "memory.bandwidth") + ": missing");
+    r.require_map(m, "memory");
+    r.check_keys(m, "memory.", {"latency", "bandwidth"});
+    if (!m["bandwidth"]) r.fail(m, "missing key 'memory.bandwidth'");
     cfg.has_memory_model = true;
-    cfg.memory_bandwidth = positive_bandwidth(source, m["bandwidth"], "memory.bandwidth");
-    if (m["latency"]) {
-      cfg.memory_latency = parse_value(source, m["latency"], "memory.latency", [](const std::string& s) { return parse_time(s); });
-    }
+    cfg.memory_bandwidth = r.bandwidth(m["bandwidth"], "memory.bandwidth");
+    if (m["latency"]) cfg.memory_latency = r.latency(m["latency"], "memory.latency");
   }
   if (const YAML::Node c = root["collective"]) {
-    check_keys(source, c, "collective", {"chunks", "reduction_bandwidth", "reduction_latency", "algorithms"});
-    if (c["chunks"]) {
-      const long long k = parse_value(source, c["chunks"], "collective.chunks",
-                                      [](const std::string& s) { return std::stoll(s); });
-      if (k < 1 || k > 1'000'000) throw InputError(at(source, c["chunks"], "collective.chunks") + ": must be 1..1000000");
-      cfg.collective_chunks = static_cast<std::uint32_t>(k);
+    r.require_map(c, "collective");
+    r.check_keys(c, "collective.",
+                 {"chunks", "reduction_bandwidth", "reduction_latency", "algorithms", "endpoint_delay",
+                  "dataset_splits", "active_chunks", "local_reduction", "astrasim_quirks",
+                  "scheduling_policy"});
+    if (c["chunks"]) cfg.collective_chunks = bounded_count(r, c["chunks"], "collective.chunks", 1'000'000);
+    if (const YAML::Node n = c["reduction_bandwidth"]) {
+      if (r.text(n, "collective.reduction_bandwidth") != "0") {
+        cfg.reduction_bandwidth = r.bandwidth(n, "collective.reduction_bandwidth");
+      }
     }
-    if (c["reduction_bandwidth"]) {
-      const YAML::Node n = c["reduction_bandwidth"];
-      const std::string text = n.as<std::string>();
-      if (text != "0") cfg.reduction_bandwidth = positive_bandwidth(source, n, "collective.reduction_bandwidth");
+    if (c["reduction_latency"]) cfg.reduction_latency = r.latency(c["reduction_latency"], "collective.reduction_latency");
+    if (c["endpoint_delay"]) cfg.endpoint_delay = r.latency(c["endpoint_delay"], "collective.endpoint_delay");
+    if (c["dataset_splits"]) cfg.dataset_splits = bounded_count(r, c["dataset_splits"], "collective.dataset_splits", 1 << 20);
+    if (c["active_chunks"]) cfg.active_chunks = bounded_count(r, c["active_chunks"], "collective.active_chunks", 1 << 20);
+    if (const YAML::Node n = c["local_reduction"]) {
+      cfg.local_reduction = r.bandwidth(n, "collective.local_reduction");
+      if (cfg.reduction_bandwidth > 0) {
+        r.fail(n, "'collective.local_reduction' (ASTRA-sim's model) and 'collective.reduction_bandwidth' "
+                  "both price reductions: give one");
+      }
     }
-    if (c["reduction_latency"]) {
-      cfg.reduction_latency = parse_value(source, c["reduction_latency"], "collective.reduction_latency",
-                                          [](const std::string& s) { return parse_time(s); });
+    if (c["astrasim_quirks"]) {
+      cfg.astrasim_quirks = r.flag(c["astrasim_quirks"], "collective.astrasim_quirks");
+    }
+    if (const YAML::Node n = c["scheduling_policy"]) {
+      const std::string p = r.text(n, "collective.scheduling_policy");
+      if (p == "LIFO") {
+        r.fail(n, "'collective.scheduling_policy': LIFO is not supported: collectives of a rank are not queued "
+                  "here (they run concurrently, docs/system.md), so only FIFO (issue order) is meaningful");
+      }
+      if (p != "FIFO") r.fail(n, "'collective.scheduling_policy' must be FIFO, got '" + p + "'");
+      cfg.scheduling_policy = p;
     }
     if (const YAML::Node a = c["algorithms"]) {
-      if (!a.IsMap()) throw InputError(at(source, a, "collective.algorithms") + ": expected a mapping");
+      r.require_map(a, "collective.algorithms");
+      std::set<std::string> seen;
       for (const auto& kv : a) {
-        const std::string key = kv.first.as<std::string>();
+        if (!kv.first.IsScalar()) r.fail(kv.first, "keys must be plain names");
+        const std::string key = kv.first.Scalar();
+        const std::string where = "collective.algorithms." + key;
+        if (!seen.insert(key).second) r.fail(kv.first, "duplicate key '" + where + "'");
         CollectiveType type;
-        if (!parse_collective_name(key, type)) {
-          throw InputError(at(source, kv.first, "collective.algorithms." + key) + ": unknown collective type");
-        }
-        std::string value = kv.second.as<std::string>();
+        if (!parse_collective_name(key, type)) r.fail(kv.first, "'" + where + "': unknown collective type");
+        std::string value = algorithm_text(r, kv.second, where);
         if (!names_native_algorithm(value) && !base.empty() && std::filesystem::path(value).is_relative()) {
           value = (std::filesystem::path(base) / value).string();
         }
         try {
           parse_algorithm_choice(value, type);
         } catch (const InputError& e) {
-          throw InputError(at(source, kv.second, "collective.algorithms." + key) + ": " + e.what());
+          r.fail(kv.second, "'" + where + "': " + e.what());
         }
         cfg.algorithms[type] = value;
       }
     }
   }
   if (const YAML::Node n = root["network"]) {
-    if (!n.IsMap()) throw InputError(at(source, n, "network") + ": expected a mapping");
+    r.require_map(n, "network");
+    std::set<std::string> seen;
     for (const auto& kv : n) {
-      const std::string key = kv.first.as<std::string>();
-      if (!kv.second.IsScalar()) throw InputError(at(source, kv.second, "network." + key) + ": expected a scalar");
+      if (!kv.first.IsScalar()) r.fail(kv.first, "keys must be plain names");
+      const std::string key = kv.first.Scalar();
+      const std::string where = "network." + key;
+      if (!seen.insert(key).second) r.fail(kv.first, "duplicate key '" + where + "'");
+      const std::string value = r.text(kv.second, where);
+      const YAML::Mark mark = kv.first.Mark();
+      std::string at = source;
+      if (!mark.is_null()) at.append(":").append(std::to_string(mark.line + 1));
+      at.append(": ").append(where);
       if (key == "backend") {
-        cfg.network.backend = kv.second.as<std::string>();
-      } else if (!cfg.network.options.emplace(key, OptionValue{kv.second.as<std::string>(), at(source, kv.first, "network." + key)}).second) {
-        throw InputError(at(source, kv.first, "network." + key) + ": given twice");
+        cfg.network.backend = value;
+      } else {
+        cfg.network.options.emplace(key, OptionValue{value, at});
       }
     }
   }
@@ -144,10 +161,18 @@ SystemConfig parse_system_config(const std::string& yaml_text, const std::string
 }
 
 SystemConfig load_system_config(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) throw InputError("cannot open system config '" + path + "': no such file");
+  if (!std::filesystem::is_regular_file(status)) {
+    throw InputError("system config '" + path + "' is not a regular file" +
+                     (std::filesystem::is_directory(status) ? " (it is a directory)" : ""));
+  }
   std::ifstream in(path);
   if (!in) throw InputError("cannot open system config '" + path + "'");
   std::stringstream ss;
   ss << in.rdbuf();
+  if (looks_like_json(path, ss.str())) return parse_astrasim_system(ss.str(), path);
   return parse_system_config(ss.str(), path);
 }
 

@@ -13,16 +13,26 @@
 //     algorithms:                 # per collective type: a native algorithm, optionally
 //       all_reduce: ring          #   with parameters (direct:window=4,chunks=2), or a
 //       all_to_all: direct        #   Chakra ET prefix (system/algorithm_registry.h)
+//     endpoint_delay: 10ns        # ASTRA-sim semantics, all off by default:
+//     dataset_splits: 4           #   per-message sender delay, serial chunks,
+//     active_chunks: 1            #   chunks in flight per rank,
+//     local_reduction: 1600GB/s   #   3 x floor(m / bw) ns per reducing step,
+//     astrasim_quirks: true  # halvingDoubling: log2(n)-1 reductions per chunk
+//     scheduling_policy: FIFO     #   (LIFO is rejected: docs/system.md)
 //   network:
 //     backend: flow               # analytical (default) | flow
 //     nic_bandwidth: 400Gbps      # the backend's own options (sim --help lists them)
 //
-// Unknown keys, wrong types and non-positive rates are errors naming the key.
+// Unknown keys, duplicate keys, wrong types, lenient numbers and non-positive
+// rates are errors naming the file, line and key (network/config_reader.h).
+// A path ending in .json (or a file starting with '{') is read as ASTRA-sim's
+// system JSON instead (system/astrasim_system.h).
 #pragma once
 
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/time.h"
 #include "network/backend_registry.h"
@@ -44,6 +54,19 @@ struct SystemConfig {
   BytesPerSecond reduction_bandwidth = 0;  // 0: reduction is free
   Time reduction_latency = 0;
 
+  // ASTRA-sim's system semantics (docs/system.md); all off by default.
+  Time endpoint_delay = 0;           // per message, at the sender before injection; and once per split
+  std::uint32_t dataset_splits = 0;  // 0: off; k: k chunks (ChunkedProgram), size-enlargement rule
+  std::uint32_t active_chunks = 0;   // splits in flight per rank; 0: all
+  BytesPerSecond local_reduction = 0;  // > 0: a reduce of m bytes costs 3 x floor(m / bw) whole ns
+  bool astrasim_quirks = false;  // halvingDoubling's first reduction per chunk is free
+  std::string scheduling_policy = "FIFO";
+  // Set by the ASTRA-sim JSON reader.
+  bool astrasim_lifo = false;  // its file asked for LIFO (warned about when collectives of a rank overlap)
+  std::map<CollectiveType, std::string> unavailable;  // type -> why no algorithm runs it
+  std::map<CollectiveType, std::uint32_t> algorithm_dims;  // per-dimension list lengths
+  std::vector<std::string> warnings;  // about keys read but not modelled
+
   // Collective type -> a native algorithm choice ("ring", "direct:window=4")
   // or an ET prefix/folder (relative paths resolved against the config
   // file's folder); unlisted types take their default algorithm.
@@ -55,11 +78,17 @@ struct SystemConfig {
   bool roofline() const { return peak_flops > 0 && compute_memory_bandwidth > 0; }
   // Cost of reducing `bytes` received from a peer into the local buffer.
   Time reduction_time(std::uint64_t bytes) const {
+    if (local_reduction > 0) {  // ASTRA-sim: two reads and a write, each truncated to whole ns
+      const auto ns = static_cast<std::uint64_t>(static_cast<uint128>(bytes) * 1'000'000'000u / local_reduction);
+      return reduction_latency + static_cast<Time>(3 * ns) * kNanosecond;
+    }
     if (reduction_bandwidth == 0) return reduction_latency;
     return reduction_latency + transfer_time(bytes, reduction_bandwidth);
   }
 };
 
+// Reads a YAML system config, or ASTRA-sim's system JSON (by .json extension
+// or a leading '{'). The path must be a regular file.
 SystemConfig load_system_config(const std::string& path);
 SystemConfig parse_system_config(const std::string& yaml_text, const std::string& source);
 

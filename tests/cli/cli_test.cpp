@@ -211,7 +211,7 @@ TEST_F(Cli, BadBackendChoicesAreUsageErrors) {
   const std::string sys = text_file("s.yml", "network:\n  backend: analytical\n  nic_bandwidth: 100GB/s\n");
   const SimRun wrong = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --system " + sys);
   EXPECT_EQ(wrong.code, 2);
-  EXPECT_NE(wrong.output.find("s.yml: key 'network.nic_bandwidth' (line 3): backend 'analytical' has no option"),
+  EXPECT_NE(wrong.output.find("s.yml:3: network.nic_bandwidth: backend 'analytical' has no option"),
             std::string::npos)
       << wrong.output;
   const SimRun help = run_sim("--help");
@@ -337,6 +337,38 @@ TEST_F(Cli, ByteIdenticalReportsOnRerun) {
   const std::string sa((std::istreambuf_iterator<char>(a)), {}), sb((std::istreambuf_iterator<char>(b)), {});
   EXPECT_EQ(sa, sb);
   EXPECT_FALSE(sa.empty());
+}
+
+}  // namespace
+}  // namespace sim
+
+namespace sim {
+namespace {
+
+TEST(CliAstraSim, DropInCommandLinePrintsAstraSimPerRankLines) {
+  const std::string root = std::string(SIM_SOURCE_DIR) + "/../shared/testdata/astrasim-reference";
+  const std::string micro = std::string(SIM_SOURCE_DIR) + "/../shared/testdata/astrasim-microbenchmarks/all_reduce/8npus_1MB/all_reduce";
+  if (!std::filesystem::exists(root) || !std::filesystem::exists(micro + ".0.et")) GTEST_SKIP() << "testdata absent";
+  const testing::SimRun r = testing::run_sim("--workload-configuration=" + micro + " --system-configuration=" + root +
+                                             "/system/ring_1d.json --network-configuration=" + root +
+                                             "/network/Ring_8.yml --remote-memory-configuration=" + root +
+                                             "/remote_memory/no_memory_expansion.json");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("sys[0] finished, "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("sys[7] finished, "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("GiB/s"), std::string::npos) << r.output;
+  const testing::SimRun typo = testing::run_sim("--workload-configuration=" + micro + " --system-configuration=" +
+                                                root + "/system/ring_1d.json --network-configuration=" + root +
+                                                "/network/Ring_8.yml --num-queue-per-dim=2");
+  EXPECT_EQ(typo.code, 2) << typo.output;
+  EXPECT_NE(typo.output.find("unknown option --num-queue-per-dim"), std::string::npos) << typo.output;
+}
+
+TEST(CliAstraSim, DirectoryAsSystemConfigIsExit2) {
+  const testing::SimRun r = testing::run_sim("--workload x --network " + std::string(SIM_SOURCE_DIR) +
+                                             "/configs/ring8.yml --system " + std::string(SIM_SOURCE_DIR) + "/configs");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("not a regular file"), std::string::npos) << r.output;
 }
 
 }  // namespace

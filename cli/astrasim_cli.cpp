@@ -1,0 +1,194 @@
+#include "astrasim_cli.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <yaml-cpp/yaml.h>
+
+#include "core/error.h"
+#include "network/topology.h"
+#include "system/astrasim_system.h"
+#include "system/physical_bounds.h"
+#include "system/report.h"
+#include "system/simulation.h"
+#include "workload/workload_loader.h"
+
+namespace sim {
+
+namespace {
+
+constexpr const char* kPrefix = "--";
+
+std::string read_text(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(what + " '" + path + "' is not a regular file");
+  std::ifstream in(path);
+  if (!in) throw InputError("cannot open " + what + " '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// ASTRA-sim's network YAML with its "GB/s" read as 2^30 B/s, unless the file says otherwise.
+Topology load_astrasim_network(const std::string& path) {
+  std::string text = read_text(path, "network configuration");
+  bool astrasim_form = false, has_unit = false;
+  try {
+    const YAML::Node root = YAML::Load(text);
+    astrasim_form = root.IsMap() && root["topology"] && root["npus_count"];
+    has_unit = root.IsMap() && root["bandwidth_unit"];
+  } catch (const YAML::Exception&) {
+    // parse_topology reports it with the line.
+  }
+  if (astrasim_form && !has_unit) {
+    spdlog::info("{}: ASTRA-sim network file: bare bandwidths read as GiB/s (ASTRA-sim converts its \"GB/s\" with 2^30)",
+                 path);
+    text += "\nbandwidth_unit: GiB/s\n";
+  }
+  return parse_topology(text, path);
+}
+
+double number_value(const std::string& option, const std::string& value) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != value.size() || value.empty() || !std::isfinite(v)) {
+    throw InputError("--" + option + ": expected a number, got '" + value + "'");
+  }
+  return v;
+}
+
+}  // namespace
+
+std::map<std::string, std::vector<std::uint32_t>> load_comm_groups(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("cannot open communicator file '" + path + "'");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path + ": not valid JSON: " + e.what());
+  }
+  if (!j.is_object()) throw InputError(path + ": expected an object {\"<pg_name>\": [ranks...]}");
+  std::map<std::string, std::vector<std::uint32_t>> groups;
+  for (const auto& [name, ranks] : j.items()) {
+    if (!ranks.is_array() || ranks.empty()) throw InputError(path + ": key '" + name + "': expected a list of ranks");
+    std::vector<std::uint32_t> members;
+    for (const auto& r : ranks) {
+      if (!r.is_number_unsigned()) throw InputError(path + ": key '" + name + "': ranks must be non-negative integers");
+      members.push_back(r.get<std::uint32_t>());
+    }
+    groups[name == "0" ? "" : name] = std::move(members);
+  }
+  return groups;
+}
+
+bool is_astrasim_invocation(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    for (const char* o : {"--workload-configuration", "--system-configuration", "--network-configuration"}) {
+      if (a == o || a.rfind(std::string(o) + "=", 0) == 0) return true;
+    }
+  }
+  return false;
+}
+
+int run_astrasim_cli(int argc, char** argv) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  std::map<std::string, std::string> opt;
+  static const char* const kKnown[] = {
+      "workload-configuration", "system-configuration", "network-configuration", "remote-memory-configuration",
+      "comm-group-configuration", "logging-configuration", "logging-folder", "num-queues-per-dim", "compute-scale",
+      "comm-scale", "injection-scale", "rendezvous-protocol", "report", "csv"};
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind(kPrefix, 0) != 0) throw InputError("unexpected argument '" + a + "' (ASTRA-sim options are --name=value)");
+    a = a.substr(2);
+    std::string name = a, value;
+    if (const auto eq = a.find('='); eq != std::string::npos) {
+      name = a.substr(0, eq);
+      value = a.substr(eq + 1);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      throw InputError("--" + name + " needs a value");
+    }
+    bool known = false;
+    for (const char* k : kKnown) known = known || name == k;
+    if (!known) {
+      std::string list;
+      for (const char* k : kKnown) list += std::string(list.empty() ? "--" : ", --") + k;
+      throw InputError("unknown option --" + name + " in ASTRA-sim mode (ASTRA-sim would ignore it silently; known: " +
+                       list + ")");
+    }
+    if (!opt.emplace(name, value).second) throw InputError("--" + name + " given twice");
+  }
+  for (const char* required : {"workload-configuration", "system-configuration", "network-configuration"}) {
+    if (!opt.count(required)) throw InputError(std::string("ASTRA-sim mode needs --") + required);
+  }
+  const auto given = [&](const std::string& k) { return opt.count(k) && opt[k] != "empty"; };
+
+  // Options ASTRA-sim reads, one by one.
+  if (given("logging-configuration") || opt.count("logging-folder")) {
+    spdlog::warn("--logging-configuration / --logging-folder ignored: warnings and errors go to stderr");
+  }
+  if (opt.count("num-queues-per-dim") && number_value("num-queues-per-dim", opt["num-queues-per-dim"]) != 1) {
+    throw InputError("--num-queues-per-dim other than 1 is not supported (one queue per dimension)");
+  }
+  for (const char* k : {"compute-scale", "comm-scale"}) {
+    if (opt.count(k)) {
+      number_value(k, opt[k]);
+      spdlog::warn("--{} ignored (ASTRA-sim parses it but never uses it either)", k);
+    }
+  }
+  if (opt.count("rendezvous-protocol")) {
+    const std::string v = opt["rendezvous-protocol"];
+    if (v == "true" || v == "1") throw InputError("--rendezvous-protocol=true (an 8 KiB handshake before every message) is not supported");
+    if (v != "false" && v != "0") throw InputError("--rendezvous-protocol: expected true or false, got '" + v + "'");
+  }
+
+  SystemConfig config = load_system_config(opt["system-configuration"]);
+  if (opt.count("injection-scale")) {  // ASTRA-sim scales the endpoint delay only
+    const double s = number_value("injection-scale", opt["injection-scale"]);
+    if (!(s > 0)) throw InputError("--injection-scale must be > 0");
+    config.endpoint_delay = static_cast<Time>(std::llround(static_cast<double>(config.endpoint_delay) * s));
+  }
+  if (given("remote-memory-configuration")) check_astrasim_remote_memory(opt["remote-memory-configuration"]);
+  const Topology topology = load_astrasim_network(opt["network-configuration"]);
+  SimulationOptions options;
+  if (given("comm-group-configuration")) options.comm_groups = load_comm_groups(opt["comm-group-configuration"]);
+
+  const std::string workload = opt["workload-configuration"];
+  std::vector<RankGraph> graphs = load_rank_graphs(resolve_rank_files(workload), GraphOptions{});
+  Simulation simulation(std::move(graphs), topology, config, options);
+  const auto run_start = std::chrono::steady_clock::now();
+  SimulationResult result = simulation.run();
+  const double run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+  for (const std::string& w : physical_bound_warnings(result, topology)) result.warnings.push_back(w);
+  for (const std::string& w : result.warnings) spdlog::warn("{}", w);
+
+  RunInfo info{workload, topology.description(), config.network.backend,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(), run_seconds};
+  if (opt.count("report")) write_json_report(opt["report"], result, info);
+  if (opt.count("csv")) write_csv_report(opt["csv"], result);
+  print_summary(std::cout, result, info);
+  // ASTRA-sim's per-rank lines (cycles = ns, truncated to whole ns as ASTRA-sim counts them).
+  for (std::size_t r = 0; r < result.ranks.size(); ++r) {
+    const RankStats& s = result.ranks[r];
+    std::cout << "sys[" << r << "] finished, " << s.finish / kNanosecond << " cycles, exposed communication "
+              << (s.finish - s.compute) / kNanosecond << " cycles\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace sim

@@ -1,0 +1,199 @@
+// ASTRA-sim's own results, reproduced through the drop-in command line.
+//
+// Every congestion_unaware row of ../shared/testdata/astrasim-reference/
+// results_sample.csv on the 1-D topologies (Ring_8, Ring_64, Switch_8,
+// Switch_64, FullyConnected_8) is run by the `sim` binary exactly as ASTRA-sim
+// was run: --workload-configuration (one collective per rank, written here),
+// --system-configuration system/<algorithm>_1d.json,
+// --network-configuration network/<topology>.yml and
+// --remote-memory-configuration remote_memory/no_memory_expansion.json.
+//
+//   ring, halvingDoubling   within 0.5% of ASTRA-sim's sim_time_ns (asserted)
+//   direct                  bounded: ASTRA-sim's congestion-unaware backend lets
+//                           an NPU inject on one port faster than the port's
+//                           bandwidth; ours never reports busbw above the sum
+//                           of the NPU's egress links (asserted); equal on
+//                           FullyConnected_8 (one link per peer)
+//   doubleBinaryTree        skipped: ASTRA-sim's is a single binary tree per
+//                           chunk whose ranks leave a chunk when they have
+//                           issued their sends (docs/system.md)
+//   multi-dimensional rows  skipped: they need the hierarchical algorithm
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "../common/run_sim.h"
+#include "system/collective_writer.h"
+#include "system/report.h"
+#include "test_util.h"
+#include "workload/workload_generator.h"
+
+namespace sim {
+namespace {
+
+using namespace sim::testing;
+namespace fs = std::filesystem;
+
+struct Row {
+  std::string backend, topology, collective, algorithm;
+  std::uint32_t npus = 0;
+  std::uint64_t bytes = 0;
+  std::int64_t ns = 0;
+};
+
+std::vector<Row> read_rows(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<Row> rows;
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    std::stringstream ss(line);
+    Row r;
+    std::string npus, bytes, ns;
+    std::getline(ss, r.backend, ',');
+    std::getline(ss, r.topology, ',');
+    std::getline(ss, npus, ',');
+    std::getline(ss, r.collective, ',');
+    std::getline(ss, r.algorithm, ',');
+    std::getline(ss, bytes, ',');
+    std::getline(ss, ns, ',');
+    if (ns.empty()) continue;
+    r.npus = static_cast<std::uint32_t>(std::stoul(npus));
+    r.bytes = std::stoull(bytes);
+    r.ns = std::stoll(ns);
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+bool one_dimensional(const std::string& topology) {
+  return topology == "Ring_8" || topology == "Ring_64" || topology == "Switch_8" || topology == "Switch_64" ||
+         topology == "FullyConnected_8";
+}
+
+class AstraSimReference : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = testdata("astrasim-reference");
+    if (!fs::exists(root_ + "/results_sample.csv")) GTEST_SKIP() << "testdata absent: " << root_;
+    dir_ = fs::path(::testing::TempDir()) /
+           ("sim_astrasim_reference_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+
+  // One collective per rank, as ASTRA-sim's runs had.
+  std::string workload(const Row& r) {
+    const std::string prefix = (dir_ / (r.collective + "_" + std::to_string(r.npus) + "_" + std::to_string(r.bytes))).string();
+    if (!fs::exists(prefix + ".0.et")) {
+      CollectiveType type;
+      EXPECT_TRUE(parse_collective_name(r.collective, type));
+      CollectivesSpec spec;
+      spec.npus = r.npus;
+      spec.collectives = {type};
+      spec.bytes = r.bytes;
+      write_rank_ets(collectives_workload(spec), prefix);
+    }
+    return prefix;
+  }
+
+  // The drop-in command line on that row's ASTRA-sim files; the JSON report.
+  nlohmann::json run(const Row& r) {
+    const std::string report = (dir_ / "report.json").string();
+    const SimRun out = run_sim("--workload-configuration=" + workload(r) + " --system-configuration=" + root_ +
+                               "/system/" + r.algorithm + "_1d.json --network-configuration=" + root_ + "/network/" +
+                               r.topology + ".yml --remote-memory-configuration=" + root_ +
+                               "/remote_memory/no_memory_expansion.json --report=" + report);
+    EXPECT_EQ(out.code, 0) << out.output;
+    // ASTRA-sim's per-rank lines, for scripts that parse them.
+    EXPECT_NE(out.output.find("sys[" + std::to_string(r.npus - 1) + "] finished, "), std::string::npos) << out.output;
+    std::ifstream in(report);
+    return nlohmann::json::parse(in);
+  }
+
+  std::string root_;
+  fs::path dir_;
+};
+
+TEST_F(AstraSimReference, RingAndHalvingDoublingRowsWithinHalfAPercent) {
+  std::size_t matched = 0;
+  double worst = 0;
+  std::string worst_row;
+  for (const Row& r : read_rows(root_ + "/results_sample.csv")) {
+    if (r.backend != "congestion_unaware" || !one_dimensional(r.topology)) continue;
+    if (r.algorithm != "ring" && r.algorithm != "halvingDoubling") continue;
+    const double ours = run(r)["sim_time_ns"].get<double>();
+    const double err = (ours - static_cast<double>(r.ns)) / static_cast<double>(r.ns);
+    EXPECT_LT(std::abs(err), 0.005) << r.topology << " " << r.collective << " " << r.algorithm << " " << r.bytes
+                                    << ": ours " << ours << " ns, ASTRA-sim " << r.ns << " ns";
+    ++matched;
+    if (std::abs(err) > worst) {
+      worst = std::abs(err);
+      worst_row = r.topology + " " + r.collective + " " + r.algorithm + " " + std::to_string(r.bytes);
+    }
+  }
+  // 5 topologies x 2 sizes x (4 ring + 3 halvingDoubling collectives).
+  EXPECT_EQ(matched, 70u);
+  std::printf("%zu rows within 0.5%%; worst |error| %.4f%% (%s)\n", matched, 100 * worst, worst_row.c_str());
+}
+
+TEST_F(AstraSimReference, DirectIsBoundedByTheNpuInjectionBandwidth) {
+  // ASTRA-sim's congestion-unaware direct charges every message as if alone on
+  // the network, so an NPU sends n-1 messages at once at full bandwidth each.
+  // Ours serializes messages leaving by one port: busbw never exceeds what an
+  // NPU can inject (the sum of its egress links).
+  std::size_t rows = 0, theirs_above = 0;
+  for (const Row& r : read_rows(root_ + "/results_sample.csv")) {
+    if (r.backend != "congestion_unaware" || !one_dimensional(r.topology) || r.algorithm != "direct") continue;
+    const nlohmann::json report = run(r);
+    const Topology topo = [&] {
+      std::ifstream in(root_ + "/network/" + r.topology + ".yml");
+      std::stringstream text;
+      text << in.rdbuf();
+      return parse_topology(text.str() + "\nbandwidth_unit: GiB/s\n", r.topology);
+    }();
+    double egress = 0;  // GB/s out of NPU 0
+    for (const Link& l : topo.links()) {
+      if (l.from == 0) egress += static_cast<double>(l.bandwidth) / 1e9;
+    }
+    CollectiveRecord c;
+    ASSERT_TRUE(parse_collective_name(r.collective, c.type));
+    c.bytes = r.bytes;
+    c.group_size = r.npus;
+    c.duration = static_cast<Time>(report["sim_time_ns"].get<double>() * kNanosecond);
+    const double ours = busbw_gbps(c);
+    c.duration = r.ns * kNanosecond;
+    const double theirs = busbw_gbps(c);
+    EXPECT_LE(ours, egress * 1.0001) << r.topology << " " << r.collective << " " << r.bytes;
+    theirs_above += theirs > egress;
+    if (r.topology == "FullyConnected_8") {  // one link per peer: nothing to share, the same numbers
+      EXPECT_LT(std::abs(report["sim_time_ns"].get<double>() - r.ns) / r.ns, 0.005) << r.collective << " " << r.bytes;
+    }
+    ++rows;
+  }
+  EXPECT_EQ(rows, 40u);
+  EXPECT_GT(theirs_above, 0u) << "the reference's direct rows should include some above the NPU's bandwidth";
+  std::printf("direct: %zu rows, ASTRA-sim above the NPU's injection bandwidth in %zu\n", rows, theirs_above);
+}
+
+TEST_F(AstraSimReference, DoubleBinaryTreeRows) {
+  GTEST_SKIP() << "ASTRA-sim's doubleBinaryTree is one binary tree per chunk carrying the whole chunk, whose "
+                  "ranks leave a chunk once their sends are issued (not delivered); ours is NCCL's double binary "
+                  "tree (two trees, half each): a different algorithm (docs/system.md)";
+}
+
+TEST_F(AstraSimReference, MultiDimensionalRows) {
+  GTEST_SKIP() << "Ring_Ring_8x8 and Ring_Ring_Ring_4x4x4 rows need the hierarchical multi-dimensional "
+                  "algorithm (branch hier), not yet merged";
+}
+
+}  // namespace
+}  // namespace sim
