@@ -91,7 +91,23 @@ SystemConfig parse_system_config(const std::string& yaml_text, const std::string
     }
   }
   if (const YAML::Node c = root["collective"]) {
-    check_keys(source, c, "collective", {"chunks", "reduction_bandwidth", "reduction_latency", "algorithms"});
+    check_keys(source, c, "collective", {"chunks", "reduction_bandwidth", "reduction_latency", "algorithms",
+                                         "optimization", "active_chunks_per_dimension"});
+    if (const YAML::Node o = c["optimization"]) {
+      const std::string v = parse_value(source, o, "collective.optimization", [](const std::string& s) { return s; });
+      if (v != "baseline" && v != "localBWAware") {
+        throw InputError(at(source, o, "collective.optimization") + ": must be localBWAware or baseline, not '" + v + "'");
+      }
+      cfg.collective_optimization = v;
+    }
+    if (const YAML::Node a = c["active_chunks_per_dimension"]) {
+      const long long k = parse_value(source, a, "collective.active_chunks_per_dimension",
+                                      [](const std::string& s) { return std::stoll(s); });
+      if (k < 0 || k > 1'000'000) {
+        throw InputError(at(source, a, "collective.active_chunks_per_dimension") + ": must be 0..1000000 (0 = unlimited)");
+      }
+      cfg.active_chunks_per_dimension = static_cast<std::uint32_t>(k);
+    }
     if (c["chunks"]) {
       const long long k = parse_value(source, c["chunks"], "collective.chunks",
                                       [](const std::string& s) { return std::stoll(s); });
@@ -115,7 +131,18 @@ SystemConfig parse_system_config(const std::string& yaml_text, const std::string
         if (!parse_collective_name(key, type)) {
           throw InputError(at(source, kv.first, "collective.algorithms." + key) + ": unknown collective type");
         }
-        std::string value = kv.second.as<std::string>();
+        std::string value;
+        if (kv.second.IsSequence()) {
+          // A list: one algorithm per topology dimension (hierarchical).
+          for (const auto& item : kv.second) {
+            if (!item.IsScalar()) throw InputError(at(source, item, "collective.algorithms." + key) + ": expected algorithm names");
+            value += (value.empty() ? "" : ",") + item.as<std::string>();
+          }
+          if (value.empty()) throw InputError(at(source, kv.second, "collective.algorithms." + key) + ": empty list");
+          if (kv.second.size() == 1) value = "hierarchical," + value;  // a list of one is still hierarchical
+        } else {
+          value = kv.second.as<std::string>();
+        }
         if (!names_native_algorithm(value) && !base.empty() && std::filesystem::path(value).is_relative()) {
           value = (std::filesystem::path(base) / value).string();
         }
