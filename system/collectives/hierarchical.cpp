@@ -50,6 +50,7 @@ HierarchicalProgram::HierarchicalProgram(CollectiveType type, std::uint64_t byte
     pos_of_grid_[grid_[p]] = p;
   }
   small_ = part_bytes(bytes_, chunks_, 0);
+  uniform_ = bytes_ % chunks_ == 0;
 
   // The phases, with whether each shrinks the data (a reduce-scatter) or grows it back.
   const auto D = static_cast<std::uint32_t>(dims_.size());
@@ -129,8 +130,8 @@ HierarchicalProgram::HierarchicalProgram(CollectiveType type, std::uint64_t byte
       }
     }
   }
-  if (bits_ >= 64 || (bits_ > 0 && static_cast<unsigned>(std::bit_width(static_cast<std::uint64_t>(chunks_) * phases_)) >
-                                       64 - bits_)) {
+  pbits_ = phases_ <= 1 ? 1 : static_cast<unsigned>(std::bit_width(phases_ - 1));
+  if (bits_ + pbits_ >= 64 || static_cast<unsigned>(std::bit_width(chunks_)) > 64 - bits_ - pbits_) {
     throw InputError("hierarchical: " + std::to_string(chunks_) + " chunks of " + std::to_string(phases_) +
                      " phases do not fit an op reference; use fewer chunks");
   }
@@ -157,6 +158,11 @@ HierarchicalProgram::HierarchicalProgram(CollectiveType type, std::uint64_t byte
     }
     units_ = shrink * l;
     if (!ranged_ || units_ > (1ull << 40) / chunks_) ranged_ = false;
+    const std::uint64_t total = static_cast<std::uint64_t>(chunks_) * units_;
+    if (ranged_ && total <= (1u << 20)) {
+      cuts_.resize(total + 1);
+      for (std::uint64_t i = 0; i <= total; ++i) cuts_[i] = part_cut(bytes_, total, i);
+    }
   }
 
   // Per (position, phase): line position, line base, region base.
@@ -222,8 +228,8 @@ void HierarchicalProgram::begin(std::uint32_t pos, std::uint32_t chunk, std::uin
   cursor.pending[idx] = static_cast<std::uint32_t>(prog.op_count(l));
   const std::size_t at = ready.size();
   prog.start(l, cursor.sub[idx], ready);
-  const OpRef prefix = static_cast<OpRef>(idx) << bits_;
-  for (std::size_t i = at; i < ready.size(); ++i) ready[i] |= prefix;
+  const OpRef pre = prefix(chunk, phase);
+  for (std::size_t i = at; i < ready.size(); ++i) ready[i] |= pre;
 }
 
 void HierarchicalProgram::start(std::uint32_t pos, RankCursor& cursor, std::vector<OpRef>& ready) const {
@@ -235,8 +241,8 @@ void HierarchicalProgram::start(std::uint32_t pos, RankCursor& cursor, std::vect
 }
 
 CollectiveOp HierarchicalProgram::op(std::uint32_t pos, OpRef ref) const {
-  const auto idx = static_cast<std::uint32_t>(ref >> bits_);
-  const std::uint32_t chunk = idx / phases_, phase = idx % phases_;
+  const std::uint32_t chunk = chunk_of(ref), phase = phase_of(ref);
+  const std::uint32_t idx = chunk * phases_ + phase;
   const OpRef sub = ref & mask_;
   const Phase& ph = phase_[phase];
   const CollectiveProgram& prog = *ph.prog[klass(chunk)];
@@ -249,19 +255,19 @@ CollectiveOp HierarchicalProgram::op(std::uint32_t pos, OpRef ref) const {
     if (r.count > 0) {
       const std::uint64_t first = static_cast<std::uint64_t>(chunk) * units_ +
                                   base_[static_cast<std::size_t>(pos) * phases_ + phase] + r.first * ph.mult;
-      o.bytes = parts_bytes(bytes_, static_cast<std::uint64_t>(chunks_) * units_, first, r.count * ph.mult);
+      o.bytes = parts(first, r.count * ph.mult);
     }
   }
   return o;
 }
 
 void HierarchicalProgram::finish(std::uint32_t pos, OpRef ref, RankCursor& cursor, std::vector<OpRef>& ready) const {
-  const auto idx = static_cast<std::uint32_t>(ref >> bits_);
-  const std::uint32_t chunk = idx / phases_, phase = idx % phases_;
+  const std::uint32_t chunk = chunk_of(ref), phase = phase_of(ref);
+  const std::uint32_t idx = chunk * phases_ + phase;
   const std::size_t at = ready.size();
   phase_[phase].prog[klass(chunk)]->finish(line_pos(pos, phase), ref & mask_, cursor.sub[idx], ready);
-  const OpRef prefix = static_cast<OpRef>(idx) << bits_;
-  for (std::size_t i = at; i < ready.size(); ++i) ready[i] |= prefix;
+  const OpRef pre = prefix(chunk, phase);
+  for (std::size_t i = at; i < ready.size(); ++i) ready[i] |= pre;
   if (--cursor.pending[idx] != 0) return;
   cursor.sub[idx] = RankCursor{};  // the phase is over here: free its state
   // In ascending OpRef order: this chunk's next phase, then the chunk `active` later in this phase.
@@ -303,17 +309,16 @@ const std::vector<OpRef>& HierarchicalProgram::terminals(std::uint32_t phase, st
 }
 
 void HierarchicalProgram::parents(std::uint32_t pos, OpRef ref, std::vector<OpRef>& out) const {
-  const auto idx = static_cast<std::uint32_t>(ref >> bits_);
-  const std::uint32_t chunk = idx / phases_, phase = idx % phases_;
-  const OpRef prefix = static_cast<OpRef>(idx) << bits_;
+  const std::uint32_t chunk = chunk_of(ref), phase = phase_of(ref);
+  const OpRef own = prefix(chunk, phase);
   const std::size_t at = out.size();
   phase_[phase].prog[klass(chunk)]->parents(line_pos(pos, phase), ref & mask_, out);
-  for (std::size_t i = at; i < out.size(); ++i) out[i] |= prefix;
+  for (std::size_t i = at; i < out.size(); ++i) out[i] |= own;
   if (out.size() != at) return;
   // A first op of its phase: it waits for the chunk's previous phase and for
   // the chunk `active` earlier in this phase, all their ops (their terminal ones).
   const auto add = [&](std::uint32_t c, std::uint32_t p) {
-    const OpRef pre = static_cast<OpRef>(c * phases_ + p) << bits_;
+    const OpRef pre = prefix(c, p);
     for (OpRef r : terminals(p, klass(c), line_pos(pos, p))) out.push_back(pre | r);
   };
   if (phase > 0) add(chunk, phase - 1);
@@ -322,8 +327,7 @@ void HierarchicalProgram::parents(std::uint32_t pos, OpRef ref, std::vector<OpRe
 
 ChunkRange HierarchicalProgram::chunk_range(std::uint32_t pos, OpRef ref) const {
   if (!ranged_) return {};
-  const auto idx = static_cast<std::uint32_t>(ref >> bits_);
-  const std::uint32_t chunk = idx / phases_, phase = idx % phases_;
+  const std::uint32_t chunk = chunk_of(ref), phase = phase_of(ref);
   const Phase& ph = phase_[phase];
   const ChunkRange r = ph.prog[klass(chunk)]->chunk_range(line_pos(pos, phase), ref & mask_);
   if (r.count == 0) return {};
@@ -333,8 +337,7 @@ ChunkRange HierarchicalProgram::chunk_range(std::uint32_t pos, OpRef ref) const 
 }
 
 std::string HierarchicalProgram::label(std::uint32_t pos, OpRef ref) const {
-  const auto idx = static_cast<std::uint32_t>(ref >> bits_);
-  const std::uint32_t chunk = idx / phases_, phase = idx % phases_;
+  const std::uint32_t chunk = chunk_of(ref), phase = phase_of(ref);
   std::string s = "c";  // appended piecewise: GCC 12 -Wrestrict false positive on "x" + std::string
   s.append(std::to_string(chunk)).append(" p").append(std::to_string(phase)).append(" dim");
   s.append(std::to_string(phase_[phase].dim)).append(" ");

@@ -24,7 +24,7 @@
 // chunks in one phase of one dimension at a time, started in chunk order; a
 // = 1 is ASTRA-sim's active-chunks-per-dimension 1). a = 0: no limit.
 //
-// OpRef: (chunk * phases + phase) << bits | the phase program's OpRef.
+// OpRef: (chunk << phase bits | phase) << bits | the phase program's OpRef.
 // Tags: (chunk * phases + phase) << 32 | the phase program's tag.
 // Message sizes: when every piece is a whole part of a common grid (per-dim
 // programs with one inner chunk; all-reduce and reduce-scatter), every op's
@@ -97,8 +97,16 @@ class HierarchicalProgram final : public CollectiveProgram {
   };
   static constexpr std::uint32_t kNotStarted = 0xffffffffu;
 
-  std::uint32_t klass(std::uint32_t chunk) const {
-    return bytes_ % chunks_ == 0 || chunk_bytes(chunk) == small_ ? 0 : 1;
+  std::uint32_t klass(std::uint32_t chunk) const { return uniform_ || chunk_bytes(chunk) == small_ ? 0 : 1; }
+  // OpRef fields: chunk, phase, the phase program's ref.
+  std::uint32_t chunk_of(OpRef r) const { return static_cast<std::uint32_t>(r >> (bits_ + pbits_)); }
+  std::uint32_t phase_of(OpRef r) const { return static_cast<std::uint32_t>(r >> bits_) & ((1u << pbits_) - 1); }
+  OpRef prefix(std::uint32_t chunk, std::uint32_t phase) const {
+    return (static_cast<OpRef>(chunk) << pbits_ | phase) << bits_;
+  }
+  std::uint64_t parts(std::uint64_t first, std::uint64_t count) const {
+    return cuts_.empty() ? parts_bytes(bytes_, static_cast<std::uint64_t>(chunks_) * units_, first, count)
+                         : cuts_[first + count] - cuts_[first];
   }
   std::uint64_t chunk_bytes(std::uint32_t chunk) const { return part_bytes(bytes_, chunks_, chunk); }
   void begin(std::uint32_t pos, std::uint32_t chunk, std::uint32_t phase, RankCursor& cursor,
@@ -114,7 +122,9 @@ class HierarchicalProgram final : public CollectiveProgram {
   CollectiveType type_;
   std::uint64_t bytes_, small_ = 0;
   std::uint32_t chunks_, active_, n_ = 1, phases_ = 0;
-  unsigned bits_ = 0;
+  unsigned bits_ = 0, pbits_ = 0;
+  bool uniform_ = true;               // every chunk has the same size
+  std::vector<std::uint64_t> cuts_;   // bytes before each part (ranged, when not huge)
   OpRef mask_ = 0;
   HierarchicalOptimization optimization_;
   std::vector<HierarchicalDimension> dims_;
