@@ -126,7 +126,9 @@ int main(int argc, char** argv) {
   app.add_option("--collective", o.collectives,
                  "collective algorithm as Chakra ETs, <prefix> or <type>=<prefix> (e.g. allreduce=algos/ring); "
                  "<type>=<algorithm> a native one: ring, direct, halvingDoubling, doubleBinaryTree, binaryTree, "
-                 "with parameters as direct:window=4,chunks=2; repeatable")
+                 "with parameters as direct:window=4,chunks=2; a comma list is hierarchical, one per topology "
+                 "dimension (allreduce=ring,direct or hierarchical:optimization=baseline,active_chunks=1,ring,direct); "
+                 "repeatable")
       ->take_all();
   app.add_option("--backend", o.backend,
                  "network backend (default analytical, or the system config's network.backend); its options go in "

@@ -49,6 +49,7 @@ std::uint32_t links_per_group(DimensionKind kind, std::uint32_t size) {
     case DimensionKind::kLine: return 2 * (size - 1);
     case DimensionKind::kFullyConnected: return size * (size - 1);
     case DimensionKind::kSwitch: return 2 * size;
+    case DimensionKind::kOther: break;
   }
   return 0;
 }
@@ -82,6 +83,8 @@ class DimensionOrderRouter final : public Router {
           out.push_back(d.up(g, a));
           out.push_back(d.down(g, b));
           break;
+        case DimensionKind::kOther:
+          break;
       }
       at = at - a * d.stride + b * d.stride;
     }
@@ -98,6 +101,7 @@ Topology build_dimension_stack(const std::string& source, const std::string& lab
   // Sizes are checked in 64 bits before anything is allocated.
   std::uint64_t npus = 1, links = 0, switches = 0;
   for (const Dimension& d : dims) {
+    if (d.kind == DimensionKind::kOther) throw InputError(source + ": a dimension stack has no 'other' dimensions");
     npus *= d.size;
     if (npus > (1ULL << 30)) {
       throw InputError(source + ": topology too large (more than 2^30 NPUs)");
@@ -156,6 +160,8 @@ Topology build_dimension_stack(const std::string& source, const std::string& lab
           }
           break;
         }
+        case DimensionKind::kOther:
+          break;
       }
     }
     if (d.kind == DimensionKind::kSwitch) next_switch += groups;
@@ -163,8 +169,8 @@ Topology build_dimension_stack(const std::string& source, const std::string& lab
     layouts.push_back(d);
   }
 
-  std::vector<std::uint32_t> sizes;
-  for (const Dimension& d : dims) sizes.push_back(d.size);
+  std::vector<TopologyDimension> sizes;
+  for (const Dimension& d : dims) sizes.push_back(TopologyDimension{d.kind, d.size, d.bandwidth, d.latency});
   const auto npu_count = static_cast<std::uint32_t>(npus);
   const auto switch_count = static_cast<std::uint32_t>(switches);
   std::string description = describe_topology(label, npu_count, switch_count, all);

@@ -17,8 +17,7 @@
 
 namespace sim {
 
-enum class DimensionKind { kRing, kLine, kFullyConnected, kSwitch };
-
+// DimensionKind (topology.h): kRing, kLine, kFullyConnected or kSwitch here.
 struct Dimension {
   DimensionKind kind;
   std::uint32_t size;  // NPUs per group, >= 2

@@ -127,9 +127,13 @@ Topology build_fat_tree(const std::string& source, const std::string& label, con
 
   // Logical dimensions, fastest first: position under the leaf, leaf within
   // the pod, pod. A size of 1 says nothing and is left out.
-  std::vector<std::uint32_t> dims;
-  for (std::uint32_t size : {tree.npus_per_leaf, tree.leaves, tree.pods}) {
-    if (size > 1) dims.push_back(size);
+  // NPUs under one leaf meet in its switch; leaves and pods through the uplinks.
+  std::vector<TopologyDimension> dims;
+  if (tree.npus_per_leaf > 1) {
+    dims.push_back(TopologyDimension{DimensionKind::kSwitch, tree.npus_per_leaf, tree.bandwidth, tree.latency});
+  }
+  for (std::uint32_t size : {tree.leaves, tree.pods}) {
+    if (size > 1) dims.push_back(TopologyDimension{DimensionKind::kOther, size, tree.uplink_bandwidth, tree.uplink_latency});
   }
   const std::uint32_t switch_count = leaf_count + spine_count + core_count;
   std::string description = describe_topology(label, npu_count, switch_count, all);

@@ -93,7 +93,7 @@ Topology parse_graph_form(const ConfigReader& config, const YAML::Node& root) {
   std::string label = "Graph";
   if (const YAML::Node name = root["name"]) label = config.text(name, "name");
   std::string description = describe_topology(label, n, sw, links);
-  return Topology(std::move(description), n, sw, std::move(links), {n}, std::move(router));
+  return Topology(std::move(description), n, sw, std::move(links), std::vector<std::uint32_t>{n}, std::move(router));
 }
 
 }  // namespace sim

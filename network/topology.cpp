@@ -19,7 +19,31 @@ Topology::Topology(std::string description, std::uint32_t npu_count, std::uint32
       switch_count_(switch_count),
       links_(std::move(links)),
       dims_(std::move(dims)),
-      router_(std::move(router)) {}
+      router_(std::move(router)) {
+  for (std::uint32_t d : dims_) dimensions_.push_back(TopologyDimension{DimensionKind::kOther, d, 0, 0});
+}
+
+Topology::Topology(std::string description, std::uint32_t npu_count, std::uint32_t switch_count,
+                   std::vector<Link> links, std::vector<TopologyDimension> dimensions, std::unique_ptr<Router> router)
+    : description_(std::move(description)),
+      npu_count_(npu_count),
+      switch_count_(switch_count),
+      links_(std::move(links)),
+      dimensions_(std::move(dimensions)),
+      router_(std::move(router)) {
+  for (const TopologyDimension& d : dimensions_) dims_.push_back(d.size);
+}
+
+const char* dimension_kind_name(DimensionKind kind) {
+  switch (kind) {
+    case DimensionKind::kRing: return "Ring";
+    case DimensionKind::kLine: return "Line";
+    case DimensionKind::kFullyConnected: return "FullyConnected";
+    case DimensionKind::kSwitch: return "Switch";
+    case DimensionKind::kOther: break;
+  }
+  return "other";
+}
 
 Topology::Topology(Topology&&) noexcept = default;
 Topology& Topology::operator=(Topology&&) noexcept = default;

@@ -24,12 +24,29 @@ struct Link {
   Time latency;
 };
 
+// How one logical dimension joins the NPUs that differ only in its coordinate.
+// kOther: not a dimension-stack block (a fat tree's levels, an explicit graph).
+enum class DimensionKind { kRing, kLine, kFullyConnected, kSwitch, kOther };
+const char* dimension_kind_name(DimensionKind kind);  // "Ring", "Line", ...
+
+// One logical dimension of a topology. bandwidth and latency are its links'
+// (0 when the dimension has no one value, e.g. an explicit graph).
+struct TopologyDimension {
+  DimensionKind kind = DimensionKind::kOther;
+  std::uint32_t size = 1;
+  BytesPerSecond bandwidth = 0;
+  Time latency = 0;
+};
+
 class Router;  // routing rule of one topology form (dimension-order, shortest path, ...)
 
 class Topology {
  public:
   Topology(std::string description, std::uint32_t npu_count, std::uint32_t switch_count,
            std::vector<Link> links, std::vector<std::uint32_t> dims, std::unique_ptr<Router> router);
+  // The same with a full description of each dimension (dims() = their sizes).
+  Topology(std::string description, std::uint32_t npu_count, std::uint32_t switch_count,
+           std::vector<Link> links, std::vector<TopologyDimension> dimensions, std::unique_ptr<Router> router);
   Topology(Topology&&) noexcept;
   Topology& operator=(Topology&&) noexcept;
   ~Topology();
@@ -43,6 +60,12 @@ class Topology {
   // Logical dimension sizes, fastest-varying first (product = npu_count).
   // A flat or explicit topology has one dimension.
   const std::vector<std::uint32_t>& dims() const { return dims_; }
+  // The same dimensions with their kind, bandwidth and latency: a dimension
+  // stack's blocks (ASTRA-sim form, named shapes); a fat tree's levels
+  // (position under the leaf: kSwitch; leaf, pod: kOther); an explicit graph
+  // is one kOther dimension of all NPUs. NPU id = mixed-radix address over
+  // these sizes, dimension 0 fastest.
+  const std::vector<TopologyDimension>& dimensions() const { return dimensions_; }
 
   // Appends to `out` the links from NPU `src` to NPU `dst`, in order.
   // Nothing is appended when src == dst. Deterministic.
@@ -54,6 +77,7 @@ class Topology {
   std::uint32_t switch_count_;
   std::vector<Link> links_;
   std::vector<std::uint32_t> dims_;
+  std::vector<TopologyDimension> dimensions_;
   std::unique_ptr<Router> router_;
 };
 

@@ -7,6 +7,7 @@
 #include "system/chunked_program.h"
 #include "system/collectives/direct.h"
 #include "system/collectives/halving_doubling.h"
+#include "system/collectives/hierarchical.h"
 #include "system/collectives/ring.h"
 #include "system/collectives/tree.h"
 #include "workload/et_io.h"
@@ -128,56 +129,213 @@ const char* default_algorithm(CollectiveType type) {
   }
 }
 
+namespace {
+
+constexpr const char* kHierarchical = "hierarchical";
+
+// Top-level items of a choice: `name[:key=value]` starts an entry, a bare
+// `key=value` adds to the entry before it.
+struct Entry {
+  std::string name;
+  std::vector<std::string> items;  // key=value
+};
+std::vector<Entry> split_entries(const std::string& text) {
+  std::vector<Entry> out;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t end = std::min(text.find(',', at), text.size());
+    const std::string tok = text.substr(at, end - at);
+    const std::size_t colon = tok.find(':');
+    const std::string head = tok.substr(0, colon);
+    if (head.find('=') != std::string::npos && !out.empty()) {
+      out.back().items.push_back(tok);
+    } else {
+      out.push_back(Entry{head, {}});
+      if (colon != std::string::npos) {
+        const std::string rest = tok.substr(colon + 1);
+        // `hierarchical:ring,...`: the list may start right after the colon.
+        if (head == kHierarchical && rest.find('=') == std::string::npos) {
+          out.push_back(Entry{rest.substr(0, rest.find(':')), {}});
+          if (rest.find(':') != std::string::npos) out.back().items.push_back(rest.substr(rest.find(':') + 1));
+        } else {
+          out.back().items.push_back(rest);
+        }
+      }
+    }
+    at = end + 1;
+  }
+  return out;
+}
+
+AlgorithmParams parse_params(const std::string& text, const std::string& name, const std::vector<std::string>& known_keys,
+                             const std::vector<std::string>& items) {
+  AlgorithmParams params;
+  std::string known;
+  for (const std::string& p : known_keys) known += (known.empty() ? "" : ", ") + p;
+  for (const std::string& item : items) {
+    const std::size_t eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    if (eq == std::string::npos || std::find(known_keys.begin(), known_keys.end(), key) == known_keys.end()) {
+      throw InputError("collective algorithm '" + text + "': '" + item + "' is not a parameter of " + name +
+                       " (write " + name + ":key=value with key one of: " + known + ")");
+    }
+    const std::string value = item.substr(eq + 1);
+    if (key == "optimization") {
+      if (value != "baseline" && value != "localBWAware") {
+        throw InputError("collective algorithm '" + text + "': optimization must be baseline or localBWAware, not '" +
+                         value + "'");
+      }
+      params[key] = value == "baseline" ? 0 : 1;
+      continue;
+    }
+    std::uint64_t v = 0;
+    const std::uint64_t lowest = key == "active_chunks" ? 0 : 1;
+    const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || p != value.data() + value.size() || v < lowest || v > (1u << 20)) {
+      throw InputError("collective algorithm '" + text + "': " + key + " must be an integer " + std::to_string(lowest) +
+                       "..1048576, not '" + value + "'");
+    }
+    params[key] = v;
+  }
+  return params;
+}
+
+}  // namespace
+
 bool names_native_algorithm(const std::string& text) {
-  return find_native_algorithm(text.substr(0, text.find(':'))) != nullptr;
+  const std::vector<Entry> entries = split_entries(text);
+  return entries.front().name == kHierarchical || find_native_algorithm(entries.front().name) != nullptr;
 }
 
 AlgorithmChoice parse_algorithm_choice(const std::string& text, CollectiveType type) {
   AlgorithmChoice choice;
-  const std::string name = text.substr(0, text.find(':'));
-  choice.native = find_native_algorithm(name);
-  if (!choice.native) {
+  const std::vector<Entry> entries = split_entries(text);
+  const bool hier_head = entries.front().name == kHierarchical;
+  if (!hier_head && !find_native_algorithm(entries.front().name)) {
     try {
       resolve_rank_files(text);
     } catch (const InputError& e) {
       throw InputError("collective algorithm '" + text + "' for " + collective_name(type) +
-                       ": not a native algorithm (" + native_algorithm_names() + ") nor Chakra ETs (" + e.what() +
-                       ")");
+                       ": not a native algorithm (" + native_algorithm_names() + ") "
+                       "nor Chakra ETs (" + e.what() + ")");
     }
     choice.et_source = text;
     return choice;
   }
-  const NativeAlgorithm& a = *choice.native;
-  if (!a.supports(type)) {
-    throw InputError("collective algorithm '" + a.name + "' does not implement " + collective_name(type) +
-                     " (it implements " + type_list(a) + ")");
+  const auto check_native = [&](const Entry& e) -> DimensionChoice {
+    const NativeAlgorithm* a = find_native_algorithm(e.name);
+    if (!a) {
+      throw InputError("collective algorithm '" + text + "': '" + e.name + "' is not a native algorithm (" +
+                       native_algorithm_names() + ")");
+    }
+    if (!a->supports(type)) {
+      throw InputError("collective algorithm '" + a->name + "' does not implement " + collective_name(type) +
+                       " (it implements " + type_list(*a) + ")");
+    }
+    return DimensionChoice{a, parse_params(text, a->name, a->params, e.items)};
+  };
+  if (!hier_head && entries.size() == 1) {
+    const DimensionChoice d = check_native(entries.front());
+    choice.native = d.native;
+    choice.params = d.params;
+    return choice;
   }
-  if (name.size() == text.size()) return choice;
-  // key=value pairs after the colon, comma-separated.
-  std::string rest = text.substr(name.size() + 1);
-  std::size_t at = 0;
-  while (at <= rest.size()) {
-    const std::size_t end = std::min(rest.find(',', at), rest.size());
-    const std::string item = rest.substr(at, end - at);
-    const std::size_t eq = item.find('=');
-    const std::string key = item.substr(0, eq);
-    std::string known;
-    for (const std::string& p : a.params) known += (known.empty() ? "" : ", ") + p;
-    if (eq == std::string::npos || std::find(a.params.begin(), a.params.end(), key) == a.params.end()) {
-      throw InputError("collective algorithm '" + text + "': '" + item + "' is not a parameter of " + a.name +
-                       " (write " + a.name + ":key=value with key one of: " + known + ")");
+  choice.hierarchical = true;
+  if (!HierarchicalProgram::supports(normalized(type))) {
+    throw InputError("collective algorithm '" + text + "': hierarchical collectives implement ALL_REDUCE, "
+                     "REDUCE_SCATTER, ALL_GATHER and ALL_TO_ALL, not " + collective_name(type));
+  }
+  std::size_t first = 0;
+  if (hier_head) {
+    choice.params = parse_params(text, kHierarchical, {"optimization", "active_chunks", "chunks"}, entries.front().items);
+    first = 1;
+  }
+  for (std::size_t i = first; i < entries.size(); ++i) {
+    if (entries[i].name == kHierarchical) {
+      throw InputError("collective algorithm '" + text + "': 'hierarchical' can only head the list");
     }
-    std::uint64_t v = 0;
-    const std::string value = item.substr(eq + 1);
-    const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    if (ec != std::errc() || p != value.data() + value.size() || v < 1 || v > (1u << 20)) {
-      throw InputError("collective algorithm '" + text + "': " + key + " must be an integer 1..1048576, not '" +
-                       value + "'");
-    }
-    choice.params[key] = v;
-    at = end + 1;
+    choice.dims.push_back(check_native(entries[i]));
   }
   return choice;
+}
+
+std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
+    const AlgorithmChoice& choice, CollectiveType type, std::uint64_t bytes, std::uint32_t chunks,
+    const std::vector<std::uint32_t>& members, const std::vector<std::uint32_t>& topology_dims, bool baseline,
+    std::uint32_t active) {
+  type = normalized(type);
+  const auto n = static_cast<std::uint32_t>(members.size());
+  std::vector<std::uint32_t> sizes = topology_dims;
+  if (sizes.empty()) {
+    std::uint32_t top = 0;
+    for (std::uint32_t m : members) top = std::max(top, m);
+    sizes.push_back(top + 1);
+  }
+  const std::vector<DimensionChoice> all =
+      choice.dims.empty() ? std::vector<DimensionChoice>{{find_native_algorithm(default_algorithm(type)), {}}}
+                          : choice.dims;
+  if (all.size() != 1 && all.size() != sizes.size()) {
+    throw InputError("hierarchical " + std::string(collective_name(type)) + ": " + std::to_string(all.size()) +
+                     " per-dimension algorithms for a topology of " + std::to_string(sizes.size()) +
+                     (sizes.size() == 1 ? " dimension" : " dimensions") + " (give one per dimension, or one for all)");
+  }
+  const auto pick = [&](std::size_t dim) -> const DimensionChoice& { return all.size() == 1 ? all[0] : all[dim]; };
+  if (const auto it = choice.params.find("chunks"); it != choice.params.end()) chunks = static_cast<std::uint32_t>(it->second);
+  if (const auto it = choice.params.find("optimization"); it != choice.params.end()) baseline = it->second == 0;
+  if (const auto it = choice.params.find("active_chunks"); it != choice.params.end()) active = static_cast<std::uint32_t>(it->second);
+
+  // The group's coordinates: per topology dimension, the distinct values its members take.
+  std::vector<std::vector<std::uint32_t>> values(sizes.size());
+  std::vector<std::vector<std::uint32_t>> coord(sizes.size(), std::vector<std::uint32_t>(n));
+  for (std::uint32_t p = 0; p < n; ++p) {
+    std::uint64_t rest = members[p];
+    for (std::size_t d = 0; d < sizes.size(); ++d) {
+      coord[d][p] = static_cast<std::uint32_t>(rest % sizes[d]);
+      rest /= sizes[d];
+    }
+  }
+  std::vector<HierarchicalDimension> dims;
+  std::vector<std::uint32_t> grid(n, 0);
+  std::uint64_t stride = 1;
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    std::vector<std::uint32_t> v = coord[d];
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    if (v.size() < 2) continue;
+    const DimensionChoice& dc = pick(d);
+    HierarchicalDimension hd;
+    hd.size = static_cast<std::uint32_t>(v.size());
+    hd.name = dc.native->name;
+    hd.rs_shift = dc.native->name == "ring" ? 1 : 0;
+    const NativeAlgorithm* algo = dc.native;
+    const AlgorithmParams params = dc.params;
+    hd.supports = [algo](CollectiveType t) { return algo->supports(t); };
+    // One inner chunk unless the dimension's chunks= says otherwise: chunks pipeline across dimensions.
+    hd.make = [algo, params](CollectiveType t, std::uint32_t size, std::uint64_t b) {
+      return make_native_program(*algo, params, t, size, b, 1);
+    };
+    for (std::uint32_t p = 0; p < n; ++p) {
+      const auto local = static_cast<std::uint64_t>(std::lower_bound(v.begin(), v.end(), coord[d][p]) - v.begin());
+      grid[p] += static_cast<std::uint32_t>(local * stride);
+    }
+    stride *= v.size();
+    dims.push_back(std::move(hd));
+  }
+  bool is_grid = stride == n;
+  if (is_grid) {
+    std::vector<char> seen(n, 0);
+    for (std::uint32_t g : grid) {
+      if (seen[g]) is_grid = false;
+      seen[g] = 1;
+    }
+  }
+  if (!is_grid) {
+    // Not a grid of the topology's dimensions: the first algorithm, flat over the group.
+    return make_native_program(*all.front().native, all.front().params, type, n, bytes, chunks);
+  }
+  return std::make_shared<const HierarchicalProgram>(
+      type, bytes, chunks, active, baseline ? HierarchicalOptimization::kBaseline : HierarchicalOptimization::kLocalBWAware,
+      std::move(dims), std::move(grid));
 }
 
 std::shared_ptr<const CollectiveProgram> make_native_program(const NativeAlgorithm& algo, const AlgorithmParams& params,
@@ -190,11 +348,12 @@ std::shared_ptr<const CollectiveProgram> make_native_program(const NativeAlgorit
   return algo.make(normalized(type), group_size, bytes, chunks, params);
 }
 
-AlgorithmRegistry::AlgorithmRegistry(const SystemConfig& config) : config_(config) {
+AlgorithmRegistry::AlgorithmRegistry(const SystemConfig& config, std::vector<std::uint32_t> topology_dims)
+    : config_(config), topology_dims_(std::move(topology_dims)) {
   for (const auto& [type, text] : config.algorithms) {
     Chosen c;
     c.choice = parse_algorithm_choice(text, type);
-    if (!c.choice.native) {
+    if (!c.choice.native && !c.choice.hierarchical) {
       c.injected = std::make_shared<const EtAlgorithm>(load_et_algorithm(c.choice.et_source, type));
     }
     chosen_[type] = std::move(c);
@@ -223,6 +382,11 @@ std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const Co
                            " runs on a group of " + std::to_string(n) + " ranks");
         }
         return std::make_shared<const EtProgram>(chosen->second.injected, bytes);
+      }
+      if (chosen != chosen_.end() && chosen->second.choice.hierarchical) {
+        return make_hierarchical_program(chosen->second.choice, req.type, bytes, req.chunks, *req.members,
+                                         topology_dims_, config_.collective_optimization == "baseline",
+                                         config_.active_chunks_per_dimension);
       }
       const NativeAlgorithm& algo = chosen != chosen_.end() ? *chosen->second.choice.native
                                                             : *find_native_algorithm(default_algorithm(req.type));

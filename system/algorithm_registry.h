@@ -19,6 +19,15 @@
 // and BROADCAST; direct for GATHER, SCATTER and BARRIER. REDUCE_SCATTER_BLOCK
 // runs as REDUCE_SCATTER. Programs are cached on the whole request (type,
 // bytes, chunks and the group's members), so instances of one shape share one.
+//
+// Hierarchical (multi-dimensional) choices compose one native algorithm per
+// topology dimension (system/collectives/hierarchical.h): a comma list
+// `ring,direct:window=4,halvingDoubling` (an item `key=value` belongs to the
+// algorithm before it), optionally headed by `hierarchical[:key=value...]`
+// with optimization=baseline|localBWAware, active_chunks=n (0 = unlimited)
+// and chunks=k; `hierarchical` alone runs the type's default algorithm on
+// every dimension, and a list of one applies to every dimension. In the
+// system config a YAML list is the same choice. docs/collectives.md.
 #pragma once
 
 #include <cstdint>
@@ -65,11 +74,19 @@ const char* default_algorithm(CollectiveType type);
 // REDUCE_SCATTER_BLOCK runs as REDUCE_SCATTER; every other type as itself.
 CollectiveType normalized(CollectiveType type);
 
-// A parsed choice: a native algorithm with parameters, or ETs.
-struct AlgorithmChoice {
+// A parsed choice: a native algorithm with parameters, a hierarchical
+// composition of them, or ETs.
+struct DimensionChoice {
   const NativeAlgorithm* native = nullptr;
   AlgorithmParams params;
-  std::string et_source;  // when native is null
+};
+struct AlgorithmChoice {
+  const NativeAlgorithm* native = nullptr;
+  AlgorithmParams params;  // hierarchical: optimization (0 baseline, 1 localBWAware), active_chunks, chunks
+  std::string et_source;   // when neither native nor hierarchical
+  bool hierarchical = false;
+  // Hierarchical: one per topology dimension, or one for all; empty: the type's default on all.
+  std::vector<DimensionChoice> dims;
 };
 // Parses `text` for `type` (throws InputError: unknown parameter, a type the
 // algorithm does not support, or a name that is neither native nor an
@@ -77,6 +94,17 @@ struct AlgorithmChoice {
 AlgorithmChoice parse_algorithm_choice(const std::string& text, CollectiveType type);
 // Whether `text` names a native algorithm (with or without parameters).
 bool names_native_algorithm(const std::string& text);
+
+// A hierarchical program over the group `members` (global ranks) of a
+// topology whose dimensions have sizes `topology_dims` (NPU id = mixed-radix
+// address, dimension 0 fastest; empty: one dimension of all NPUs). The
+// group's dimensions are those along which its members vary; a group that is
+// not a full grid of them runs the first listed algorithm flat. `optimization`
+// and `active` are the defaults the choice's parameters override.
+std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
+    const AlgorithmChoice& choice, CollectiveType type, std::uint64_t bytes, std::uint32_t chunks,
+    const std::vector<std::uint32_t>& members, const std::vector<std::uint32_t>& topology_dims,
+    bool baseline, std::uint32_t active);
 
 // A native program (throws InputError when the algorithm lacks the type).
 std::shared_ptr<const CollectiveProgram> make_native_program(const NativeAlgorithm& algo, const AlgorithmParams& params,
@@ -96,7 +124,8 @@ std::shared_ptr<const CollectiveProgram> with_dataset_splits(
 class AlgorithmRegistry {
  public:
   // Parses every choice in the config and loads injected ETs (throws InputError).
-  explicit AlgorithmRegistry(const SystemConfig& config);
+  // Hierarchical choices place groups on `topology_dims` (Topology::dims()).
+  explicit AlgorithmRegistry(const SystemConfig& config, std::vector<std::uint32_t> topology_dims = {});
 
   // The program for a collective; never null. Throws InputError when an
   // injected algorithm's rank count differs from the group size.
@@ -108,6 +137,7 @@ class AlgorithmRegistry {
     std::shared_ptr<const EtAlgorithm> injected;
   };
   const SystemConfig& config_;
+  std::vector<std::uint32_t> topology_dims_;
   std::map<CollectiveType, Chosen> chosen_;
   // Fast path keyed on the members' identity (a communicator's vector lives
   // as long as the simulation); the content key makes groups with equal

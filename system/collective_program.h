@@ -45,6 +45,7 @@ struct ChunkRange {
 struct RankCursor {
   std::vector<std::uint32_t> pending;  // e.g. unfinished-parent counts of a DAG
   std::vector<RankCursor> children;    // cursors of wrapped programs (system/chunked_program.h)
+  std::vector<RankCursor> sub;         // cursors of composed programs (hierarchical: one per chunk and phase)
 };
 
 class CollectiveProgram {
@@ -60,6 +61,9 @@ class CollectiveProgram {
   virtual CollectiveOp op(std::uint32_t pos, OpRef ref) const = 0;
   // `ref` finished on rank `pos`: appends the ops that became ready, in issue order.
   virtual void finish(std::uint32_t pos, OpRef ref, RankCursor& cursor, std::vector<OpRef>& ready) const = 0;
+  // Every OpRef of this program is below 2^ref_bits(), so a composing program
+  // (hierarchical) can put its own fields above them.
+  virtual unsigned ref_bits() const { return 64; }
 
   // --- for tools (sim collective gen), not the executor ---
   // Native programs list ready ops in ascending OpRef order, so numbering a

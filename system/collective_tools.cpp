@@ -37,12 +37,18 @@ CollectiveType collective_option(const std::string& text) {
 }  // namespace
 
 std::shared_ptr<const CollectiveProgram> native_program(const std::string& algorithm, CollectiveType type,
-                                                        std::uint32_t npus, std::uint32_t& chunks, std::uint64_t bytes) {
+                                                        std::uint32_t npus, std::uint32_t& chunks, std::uint64_t bytes,
+                                                        const std::vector<std::uint32_t>& dims) {
   if (!names_native_algorithm(algorithm)) {
     throw InputError("collective gen: unknown algorithm '" + algorithm + "' (" + native_algorithm_names() + ")");
   }
   const AlgorithmChoice choice = parse_algorithm_choice(algorithm, type);
   if (const auto it = choice.params.find("chunks"); it != choice.params.end()) chunks = static_cast<std::uint32_t>(it->second);
+  if (choice.hierarchical) {
+    std::vector<std::uint32_t> members(npus);
+    for (std::uint32_t i = 0; i < npus; ++i) members[i] = i;
+    return make_hierarchical_program(choice, type, bytes, chunks, members, dims, false, 0);
+  }
   return make_native_program(*choice.native, choice.params, type, npus, bytes, chunks);
 }
 

@@ -32,8 +32,12 @@ struct CheckOptions {
 // as per-rank ETs, written for `bytes` (throws InputError for an unknown
 // algorithm or a type it does not implement).
 // The program itself (`chunks` becomes the algorithm's chunks= parameter when given).
+// A hierarchical choice runs on NPUs 0..npus-1 of a topology with dimension
+// sizes `dims` (empty: one dimension), localBWAware, no chunk limit unless
+// its parameters say otherwise.
 std::shared_ptr<const CollectiveProgram> native_program(const std::string& algorithm, CollectiveType type,
-                                                        std::uint32_t npus, std::uint32_t& chunks, std::uint64_t bytes);
+                                                        std::uint32_t npus, std::uint32_t& chunks, std::uint64_t bytes,
+                                                        const std::vector<std::uint32_t>& dims = {});
 std::vector<EtTrace> native_algorithm_ets(const std::string& algorithm, CollectiveType type, std::uint32_t npus,
                                           std::uint32_t chunks, std::uint64_t bytes);
 

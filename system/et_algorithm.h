@@ -86,6 +86,7 @@ class EtProgram final : public CollectiveProgram {
   void start(std::uint32_t pos, RankCursor& cursor, std::vector<OpRef>& ready) const override;
   CollectiveOp op(std::uint32_t pos, OpRef ref) const override;
   void finish(std::uint32_t pos, OpRef ref, RankCursor& cursor, std::vector<OpRef>& ready) const override;
+  unsigned ref_bits() const override { return 32; }  // an op index
   void parents(std::uint32_t pos, OpRef ref, std::vector<OpRef>& out) const override;
 
  private:

@@ -55,7 +55,7 @@ Simulation::Simulation(std::vector<RankGraph> graphs, const Topology& topology, 
       config_(config),
       options_(std::move(options)),
       network_(make_network(config_.network, topology_, queue_)),
-      algorithms_(config_),
+      algorithms_(config_, topology_.dims()),
       engine_(queue_, *network_, config_, *this) {
   const auto ranks = static_cast<std::uint32_t>(graphs_.size());
   if (ranks > topology_.npu_count()) {

@@ -20,15 +20,18 @@ namespace {
 // The value of `algorithms.<type>`: a scalar, or a list (one entry per
 // dimension, as ASTRA-sim writes them). A one-entry list is that algorithm;
 // longer lists need the hierarchical algorithm (not merged yet).
+// A name or ET prefix; a list is one algorithm per topology dimension
+// (hierarchical; a list of one applies to every dimension).
 std::string algorithm_text(const ConfigReader& r, const YAML::Node& node, const std::string& key) {
   if (node.IsSequence()) {
     if (node.size() == 0) r.fail(node, "'" + key + "' must not be an empty list");
-    if (node.size() > 1) {
-      r.fail(node, "'" + key + "': a list of " + std::to_string(node.size()) +
-                       " per-dimension algorithms needs the hierarchical algorithm, which is not yet supported; "
-                       "write one algorithm");
+    // Appended piece by piece: GCC 12's -Wrestrict misfires on string + string here.
+    std::string value = node.size() == 1 ? "hierarchical" : "";
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      if (!value.empty()) value.append(",");
+      value.append(r.text(node[i], key + "[" + std::to_string(i) + "]"));
     }
-    return r.text(node[0], key + "[0]");
+    return value;
   }
   if (!node.IsScalar()) r.fail(node, "'" + key + "' must be an algorithm name or a Chakra ET prefix");
   return r.text(node, key);
@@ -84,7 +87,19 @@ SystemConfig parse_system_config(const std::string& yaml_text, const std::string
     r.check_keys(c, "collective.",
                  {"chunks", "reduction_bandwidth", "reduction_latency", "algorithms", "endpoint_delay",
                   "dataset_splits", "active_chunks", "local_reduction", "astrasim_quirks",
-                  "scheduling_policy"});
+                  "scheduling_policy", "optimization", "active_chunks_per_dimension"});
+    if (const YAML::Node o = c["optimization"]) {
+      const std::string v = r.text(o, "collective.optimization");
+      if (v != "baseline" && v != "localBWAware") {
+        r.fail(o, "'collective.optimization' must be localBWAware or baseline, not '" + v + "'");
+      }
+      cfg.collective_optimization = v;
+    }
+    if (const YAML::Node a = c["active_chunks_per_dimension"]) {
+      const std::uint64_t k = r.count(a, "collective.active_chunks_per_dimension");
+      if (k > 1'000'000) r.fail(a, "'collective.active_chunks_per_dimension' must be 0..1000000 (0 = unlimited)");
+      cfg.active_chunks_per_dimension = static_cast<std::uint32_t>(k);
+    }
     if (c["chunks"]) cfg.collective_chunks = bounded_count(r, c["chunks"], "collective.chunks", 1'000'000);
     if (const YAML::Node n = c["reduction_bandwidth"]) {
       if (r.text(n, "collective.reduction_bandwidth") != "0") {

@@ -12,7 +12,10 @@
 //     reduction_latency: 0ns      #   (0 = free, so closed forms hold exactly)
 //     algorithms:                 # per collective type: a native algorithm, optionally
 //       all_reduce: ring          #   with parameters (direct:window=4,chunks=2), or a
-//       all_to_all: direct        #   Chakra ET prefix (system/algorithm_registry.h)
+//       all_to_all: direct        #   Chakra ET prefix (system/algorithm_registry.h),
+//       all_gather: [ring, direct] #  or a list: hierarchical, one per topology dimension
+//     optimization: localBWAware  # hierarchical all-reduce: localBWAware (default) | baseline
+//     active_chunks_per_dimension: 0  # hierarchical: chunks per phase at once (0 = unlimited)
 //     endpoint_delay: 10ns        # ASTRA-sim semantics, all off by default:
 //     dataset_splits: 4           #   per-message sender delay, serial chunks,
 //     active_chunks: 1            #   chunks in flight per rank,
@@ -71,6 +74,11 @@ struct SystemConfig {
   // or an ET prefix/folder (relative paths resolved against the config
   // file's folder); unlisted types take their default algorithm.
   std::map<CollectiveType, std::string> algorithms;
+  // Hierarchical collectives (system/collectives/hierarchical.h): the
+  // all-reduce scheme ("localBWAware" or "baseline") and how many chunks one
+  // phase of one dimension runs at once (0: unlimited).
+  std::string collective_optimization = "localBWAware";
+  std::uint32_t active_chunks_per_dimension = 0;
 
   // The `network:` section: backend and its options (network/backend_registry.h).
   NetworkConfig network;

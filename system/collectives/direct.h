@@ -18,6 +18,8 @@
 // delivered (per chunk and per phase). Receives are posted at the start.
 #pragma once
 
+#include <bit>
+
 #include "system/collective_program.h"
 #include "workload/rank_graph.h"
 
@@ -36,6 +38,7 @@ class DirectProgram final : public CollectiveProgram {
   void start(std::uint32_t pos, RankCursor& cursor, std::vector<OpRef>& ready) const override;
   CollectiveOp op(std::uint32_t pos, OpRef ref) const override;
   void finish(std::uint32_t pos, OpRef ref, RankCursor& cursor, std::vector<OpRef>& ready) const override;
+  unsigned ref_bits() const override { return 40 + static_cast<unsigned>(std::bit_width(chunks_)); }
   void parents(std::uint32_t pos, OpRef ref, std::vector<OpRef>& out) const override;
   std::uint64_t chunk_total() const override;
   ChunkRange chunk_range(std::uint32_t pos, OpRef ref) const override;

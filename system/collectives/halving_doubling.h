@@ -26,6 +26,8 @@
 // c*N + j of the S*N output (so a range of ranks is one contiguous range).
 #pragma once
 
+#include <bit>
+
 #include "system/collective_program.h"
 #include "workload/rank_graph.h"
 
@@ -42,6 +44,7 @@ class HalvingDoublingProgram final : public CollectiveProgram {
   void start(std::uint32_t pos, RankCursor& cursor, std::vector<OpRef>& ready) const override;
   CollectiveOp op(std::uint32_t pos, OpRef ref) const override;
   void finish(std::uint32_t pos, OpRef ref, RankCursor& cursor, std::vector<OpRef>& ready) const override;
+  unsigned ref_bits() const override { return 34 + static_cast<unsigned>(std::bit_width(chunks_)); }
   void parents(std::uint32_t pos, OpRef ref, std::vector<OpRef>& out) const override;
   std::uint64_t chunk_total() const override { return static_cast<std::uint64_t>(units_) * chunks_; }
   ChunkRange chunk_range(std::uint32_t pos, OpRef ref) const override;

@@ -16,6 +16,8 @@
 // the start. This is exactly the DAG that `sim collective gen ring` writes.
 #pragma once
 
+#include <bit>
+
 #include <vector>
 
 #include "system/collective_program.h"
@@ -35,6 +37,7 @@ class RingProgram final : public CollectiveProgram {
   void start(std::uint32_t pos, RankCursor& cursor, std::vector<OpRef>& ready) const override;
   CollectiveOp op(std::uint32_t pos, OpRef ref) const override;
   void finish(std::uint32_t pos, OpRef ref, RankCursor& cursor, std::vector<OpRef>& ready) const override;
+  unsigned ref_bits() const override { return 34 + static_cast<unsigned>(std::bit_width(chunks_)); }
   void parents(std::uint32_t pos, OpRef ref, std::vector<OpRef>& out) const override;
   // All-to-all blocks wrap modulo N within a chunk, which a chunk range cannot say: none.
   std::uint64_t chunk_total() const override {

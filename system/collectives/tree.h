@@ -18,6 +18,8 @@
 // Chunks pipeline: a rank forwards chunk c as soon as chunk c is complete.
 #pragma once
 
+#include <bit>
+
 #include "system/collective_program.h"
 #include "workload/rank_graph.h"
 
@@ -43,6 +45,7 @@ class TreeProgram final : public CollectiveProgram {
   void start(std::uint32_t pos, RankCursor& cursor, std::vector<OpRef>& ready) const override;
   CollectiveOp op(std::uint32_t pos, OpRef ref) const override;
   void finish(std::uint32_t pos, OpRef ref, RankCursor& cursor, std::vector<OpRef>& ready) const override;
+  unsigned ref_bits() const override { return 3 + static_cast<unsigned>(std::bit_width(static_cast<std::uint64_t>(chunks_) * trees_)); }
   void parents(std::uint32_t pos, OpRef ref, std::vector<OpRef>& out) const override;
   std::uint64_t chunk_total() const override { return static_cast<std::uint64_t>(trees_) * chunks_; }
   ChunkRange chunk_range(std::uint32_t pos, OpRef ref) const override;

@@ -1,5 +1,6 @@
 // Bad topology input is an InputError naming the file, the line and the key.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -127,7 +128,7 @@ TEST(TopologyErrors, UnreachableNode) {
 TEST(TopologyErrors, InvalidYamlSyntax) { expect_error("shape: [Ring\n", {"invalid YAML"}); }
 
 TEST(TopologyErrors, LoadNamesThePath) {
-  const std::string path = testing::TempDir() + "bad_topology.yml";
+  const std::string path = testing::TempDir() + "bad_topology_" + std::to_string(::getpid()) + ".yml";
   std::ofstream(path) << kShape << "colour: blue\n";
   try {
     load_topology(path);

@@ -31,6 +31,7 @@
 // k * steps * m/B, the second serialization of every message (docs/network.md,
 // "Against ASTRA-sim's congestion-aware backend").
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -173,7 +174,7 @@ class AstraSimCongestion : public ::testing::Test {
     csv_ = testdata("astrasim-reference/results_sample.csv");
     if (!fs::exists(csv_)) GTEST_SKIP() << "testdata absent: " << csv_;
     dir_ = fs::path(::testing::TempDir()) /
-           ("sim_astra_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("sim_astra_" + std::to_string(::getpid()) + "_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

@@ -19,6 +19,7 @@
 //                           issued their sends (docs/system.md)
 //   multi-dimensional rows  skipped: they need the hierarchical algorithm
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -82,7 +83,7 @@ class AstraSimReference : public ::testing::Test {
     root_ = testdata("astrasim-reference");
     if (!fs::exists(root_ + "/results_sample.csv")) GTEST_SKIP() << "testdata absent: " << root_;
     dir_ = fs::path(::testing::TempDir()) /
-           ("sim_astrasim_reference_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("sim_astrasim_reference_" + std::to_string(::getpid()) + "_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

@@ -1,6 +1,7 @@
 // The strict system config reader, ASTRA-sim's system semantics as options,
 // and ASTRA-sim's system JSON.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -42,7 +43,7 @@ TEST(StrictSystemConfig, DuplicateWrongTypedAndLenientValuesAreErrorsWithFileLin
   EXPECT_NE(error_of("collective:\n  algorithms:\n    all_reduce: []\n").find("s.yml:3:"), std::string::npos);
   EXPECT_NE(error_of("collective:\n  algorithms:\n    all_reduce: {a: 1}\n").find("collective.algorithms.all_reduce"),
             std::string::npos);
-  EXPECT_NE(error_of("collective:\n  algorithms:\n    all_reduce: [ring, direct]\n").find("not yet supported"),
+  EXPECT_NE(error_of("collective:\n  algorithms:\n    all_reduce: [ring, {a: 1}]\n").find("all_reduce[1]"),
             std::string::npos);
   EXPECT_NE(error_of("collective: {chunks: 2.9}").find("'collective.chunks' must be a whole number"), std::string::npos);
   EXPECT_NE(error_of("compute: {peak_tflops: 989abc, memory_bandwidth: 1GB/s}").find("'compute.peak_tflops' must be a number"),
@@ -50,14 +51,17 @@ TEST(StrictSystemConfig, DuplicateWrongTypedAndLenientValuesAreErrorsWithFileLin
   EXPECT_NE(error_of("network:\n  backend: flow\n  backend: analytical\n").find("s.yml:3: duplicate key 'network.backend'"),
             std::string::npos);
   EXPECT_NE(error_of("collective: {scheduling_policy: LIFO}").find("LIFO is not supported"), std::string::npos);
-  // A one-entry list is that algorithm.
+  // A list is hierarchical, one algorithm per dimension; a list of one applies to every dimension.
   EXPECT_EQ(parse_system_config("collective:\n  algorithms:\n    all_reduce: [direct]\n", "s.yml")
                 .algorithms.at(CollectiveType::kAllReduce),
-            "direct");
+            "hierarchical,direct");
+  EXPECT_EQ(parse_system_config("collective:\n  algorithms:\n    all_reduce: [ring, direct]\n", "s.yml")
+                .algorithms.at(CollectiveType::kAllReduce),
+            "ring,direct");
 }
 
 TEST(StrictSystemConfig, DirectoriesAndSpecialFilesAreNotConfigs) {
-  const fs::path dir = fs::path(::testing::TempDir()) / "sim_sysdir";
+  const fs::path dir = fs::path(::testing::TempDir()) / ("sim_sysdir_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   try {
     load_system_config(dir.string());
@@ -160,7 +164,7 @@ TEST(AstraSimJson, PerDimensionListsMustMatchTheTopology) {
 }
 
 TEST(AstraSimJson, RemoteMemory) {
-  const fs::path dir = fs::path(::testing::TempDir()) / "sim_remote_mem";
+  const fs::path dir = fs::path(::testing::TempDir()) / ("sim_remote_mem_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const auto write = [&](const std::string& name, const std::string& text) {
     std::ofstream(dir / name) << text;

@@ -1,6 +1,7 @@
 // `sim collective gen` / `sim collective check`: the ring writer, the
 // symbolic checker, and the CLI around them.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "../common/run_sim.h"
 
@@ -33,7 +34,7 @@ constexpr CollectiveType kAG = CollectiveType::kAllGather;
 constexpr CollectiveType kA2A = CollectiveType::kAllToAll;
 
 std::string fresh_dir(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("collective_tools_" + name);
+  const fs::path dir = fs::path(::testing::TempDir()) / ("collective_tools_" + std::to_string(::getpid()) + "_" + name);
   fs::remove_all(dir);
   return dir.string();
 }

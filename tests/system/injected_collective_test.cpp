@@ -2,6 +2,7 @@
 // as native ones: the ring written by `sim collective gen` must give exactly
 // the native ring's simulated time.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -21,7 +22,7 @@ class Injected : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::path(::testing::TempDir()) /
-           ("sim_inj_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("sim_inj_" + std::to_string(::getpid()) + "_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

@@ -1,6 +1,7 @@
 #include "workload/workload_loader.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -33,7 +34,7 @@ std::vector<std::string> write_ranks(const fs::path& dir, int ranks, int broken_
 }
 
 TEST(WorkloadLoader, SameGraphsWhateverTheThreadCount) {
-  const auto files = write_ranks(fs::path(::testing::TempDir()) / "loader_same", 9, 99);
+  const auto files = write_ranks(fs::path(::testing::TempDir()) / ("loader_same_" + std::to_string(::getpid())), 9, 99);
   const auto one = load_rank_graphs(files, {}, 1);
   const auto four = load_rank_graphs(files, {}, 4);
   ASSERT_EQ(one.size(), 9u);
@@ -48,7 +49,7 @@ TEST(WorkloadLoader, SameGraphsWhateverTheThreadCount) {
 }
 
 TEST(WorkloadLoader, LowestFailingRankIsReported) {
-  const auto files = write_ranks(fs::path(::testing::TempDir()) / "loader_err", 8, 3);
+  const auto files = write_ranks(fs::path(::testing::TempDir()) / ("loader_err_" + std::to_string(::getpid())), 8, 3);
   try {
     load_rank_graphs(files, {}, 4);
     FAIL();

@@ -1,0 +1,144 @@
+// Hierarchical (multi-dimensional) collectives, ASTRA-sim style, composed
+// lazily from one per-dimension program per phase (nothing per step stored).
+//
+// The group is a grid over the dimensions along which its members' topology
+// coordinates vary (its "dimensions", fastest first, sizes n_0..n_{D-1}).
+// The buffer is cut into k pipelined chunks; each chunk runs a list of
+// phases, each phase being a per-dimension algorithm (ring, direct, ...) run
+// by every line of the grid along that dimension (the ranks that differ only
+// in that coordinate, with their real group positions for messages):
+//
+//   ALL_REDUCE localBWAware  reduce-scatter on dims 0..D-2 (the data shrinks
+//       by n_i each time: x, x/n_0, x/(n_0 n_1), ...), all-reduce on dim D-1,
+//       then all-gather back down D-2..0. A dimension whose algorithm has no
+//       reduce-scatter/all-gather (doubleBinaryTree) all-reduces its current
+//       data in place instead (it does not shrink it).
+//   ALL_REDUCE baseline      an all-reduce of the whole chunk on each dim in turn.
+//   REDUCE_SCATTER           reduce-scatter on dims 0..D-1 (shrinking).
+//   ALL_GATHER               all-gather on dims D-1..0 (growing: the input x,
+//                            then x n_{D-1}, ...), ASTRA-sim's reverse walk.
+//   ALL_TO_ALL               a full all-to-all of the chunk on each dim 0..D-1.
+//
+// Chunk c's phase p starts on a rank once its phase p-1 finished there and,
+// with `active` = a > 0, once chunk c-a's phase p finished there (at most a
+// chunks in one phase of one dimension at a time, started in chunk order; a
+// = 1 is ASTRA-sim's active-chunks-per-dimension 1). a = 0: no limit.
+//
+// OpRef: (chunk << phase bits | phase) << bits | the phase program's OpRef.
+// Tags: (chunk * phases + phase) << 32 | the phase program's tag.
+// Message sizes: when every piece is a whole part of a common grid (per-dim
+// programs with one inner chunk; all-reduce and reduce-scatter), every op's
+// bytes are its exact share of the buffer cut into chunk_total() parts (so
+// the ETs written from it replay it exactly); otherwise the phase programs'
+// own sizes (of the chunk's first region; exact when sizes divide evenly).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "system/collective_program.h"
+#include "workload/rank_graph.h"
+
+namespace sim {
+
+enum class HierarchicalOptimization : std::uint8_t { kBaseline, kLocalBWAware };
+
+struct HierarchicalDimension {
+  std::uint32_t size = 2;  // n_i, ranks per line
+  // The per-dimension program for (type, size, bytes); throws InputError
+  // when the algorithm lacks the type.
+  std::function<std::shared_ptr<const CollectiveProgram>(CollectiveType, std::uint32_t, std::uint64_t)> make;
+  std::function<bool(CollectiveType)> supports;
+  // After its reduce-scatter, line position j holds piece (j + rs_shift) mod n
+  // (the ring: 1; direct, halvingDoubling: 0).
+  std::uint32_t rs_shift = 0;
+  std::string name;  // for name()
+};
+
+class HierarchicalProgram final : public CollectiveProgram {
+ public:
+  // `grid[pos]`: the grid index of group position pos (mixed radix over the
+  // dims' sizes, dim 0 fastest), a permutation of 0..N-1.
+  HierarchicalProgram(CollectiveType type, std::uint64_t bytes, std::uint32_t chunks, std::uint32_t active,
+                      HierarchicalOptimization optimization, std::vector<HierarchicalDimension> dims,
+                      std::vector<std::uint32_t> grid);
+  static bool supports(CollectiveType type);
+
+  std::uint32_t group_size() const override { return n_; }
+  const std::string& name() const override { return name_; }
+  std::uint64_t op_count(std::uint32_t pos) const override;
+  void start(std::uint32_t pos, RankCursor& cursor, std::vector<OpRef>& ready) const override;
+  CollectiveOp op(std::uint32_t pos, OpRef ref) const override;
+  void finish(std::uint32_t pos, OpRef ref, RankCursor& cursor, std::vector<OpRef>& ready) const override;
+  void parents(std::uint32_t pos, OpRef ref, std::vector<OpRef>& out) const override;
+  std::uint64_t chunk_total() const override { return ranged_ ? static_cast<std::uint64_t>(chunks_) * units_ : 0; }
+  ChunkRange chunk_range(std::uint32_t pos, OpRef ref) const override;
+  std::string label(std::uint32_t pos, OpRef ref) const override;
+
+  struct PhaseInfo {
+    std::uint32_t dim;
+    CollectiveType type;
+  };
+  std::vector<PhaseInfo> phase_list() const;
+  std::uint32_t chunks() const { return chunks_; }
+
+ private:
+  struct Phase {
+    std::uint32_t dim = 0;
+    CollectiveType type = CollectiveType::kAllReduce;
+    bool relabel = false;  // line position = (coordinate + rs_shift) mod n (an all-gather after a ring RS)
+    std::shared_ptr<const CollectiveProgram> prog[2];  // by chunk size class
+    std::uint64_t mult = 1;                            // global parts per phase-program part
+  };
+  static constexpr std::uint32_t kNotStarted = 0xffffffffu;
+
+  std::uint32_t klass(std::uint32_t chunk) const { return uniform_ || chunk_bytes(chunk) == small_ ? 0 : 1; }
+  // OpRef fields: chunk, phase, the phase program's ref.
+  std::uint32_t chunk_of(OpRef r) const { return static_cast<std::uint32_t>(r >> (bits_ + pbits_)); }
+  std::uint32_t phase_of(OpRef r) const { return static_cast<std::uint32_t>(r >> bits_) & ((1u << pbits_) - 1); }
+  OpRef prefix(std::uint32_t chunk, std::uint32_t phase) const {
+    return (static_cast<OpRef>(chunk) << pbits_ | phase) << bits_;
+  }
+  std::uint64_t parts(std::uint64_t first, std::uint64_t count) const {
+    return cuts_.empty() ? parts_bytes(bytes_, static_cast<std::uint64_t>(chunks_) * units_, first, count)
+                         : cuts_[first + count] - cuts_[first];
+  }
+  std::uint64_t chunk_bytes(std::uint32_t chunk) const { return part_bytes(bytes_, chunks_, chunk); }
+  void begin(std::uint32_t pos, std::uint32_t chunk, std::uint32_t phase, RankCursor& cursor,
+             std::vector<OpRef>& ready) const;
+  bool done(const RankCursor& cursor, std::uint32_t chunk, std::uint32_t phase) const {
+    return cursor.pending[chunk * phases_ + phase] == 0;
+  }
+  // The phase program's position of `pos` and the group position of its peer `q`.
+  std::uint32_t line_pos(std::uint32_t pos, std::uint32_t phase) const { return line_pos_[pos * phases_ + phase]; }
+  std::uint32_t peer_pos(std::uint32_t pos, std::uint32_t phase, std::uint32_t q) const;
+  const std::vector<OpRef>& terminals(std::uint32_t phase, std::uint32_t klass, std::uint32_t lpos) const;
+
+  CollectiveType type_;
+  std::uint64_t bytes_, small_ = 0;
+  std::uint32_t chunks_, active_, n_ = 1, phases_ = 0;
+  unsigned bits_ = 0, pbits_ = 0;
+  bool uniform_ = true;               // every chunk has the same size
+  std::vector<std::uint64_t> cuts_;   // bytes before each part (ranged, when not huge)
+  OpRef mask_ = 0;
+  HierarchicalOptimization optimization_;
+  std::vector<HierarchicalDimension> dims_;
+  std::vector<std::uint32_t> stride_;  // grid stride of each dim
+  std::vector<Phase> phase_;
+  std::vector<std::uint32_t> grid_, pos_of_grid_;
+  std::vector<std::uint32_t> line_pos_;   // per (pos, phase)
+  std::vector<std::uint32_t> line_base_;  // per (pos, phase): grid index of the line's coordinate-0 rank
+  std::vector<std::uint64_t> base_;       // per (pos, phase): first part of its region within a chunk
+  bool ranged_ = false;
+  std::uint64_t units_ = 0;  // parts per chunk when ranged
+  std::string name_;
+  // Tools only: the ops no other op of a phase program waits for, per (phase, class, line position).
+  mutable std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::vector<OpRef>> terminals_;
+};
+
+}  // namespace sim
