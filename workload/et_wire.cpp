@@ -148,11 +148,14 @@ class Decoder {
 
   // Up to 10 bytes; bits past 64 dropped, as protobuf does.
   bool varint(const u8*& p, const u8* end, std::uint64_t& v) {
-    const u8* const at = p;
-    if (p < end && *p < 0x80) {
+    if (p < end && *p < 0x80) [[likely]] {
       v = *p++;
       return true;
     }
+    return varint_slow(p, end, v);
+  }
+  [[gnu::noinline]] bool varint_slow(const u8*& p, const u8* end, std::uint64_t& v) {
+    const u8* const at = p;
     v = 0;
     for (int i = 0; i < 10; ++i) {
       if (p >= end) return fail(at, "truncated varint");
@@ -166,6 +169,13 @@ class Decoder {
   // Tags: up to 5 bytes, kept modulo 2^32. Field number 0, end-group tags
   // where no group is open and wire types 6-7 are errors.
   bool read_tag(const u8*& p, const u8* end, std::uint32_t& tag) {
+    if (p < end && *p < 0x80 && *p >= 8 && (*p & 7) <= 5) [[likely]] {
+      tag = *p++;
+      return true;
+    }
+    return read_tag_slow(p, end, tag);
+  }
+  [[gnu::noinline]] bool read_tag_slow(const u8*& p, const u8* end, std::uint32_t& tag) {
     const u8* const at = p;
     std::uint32_t v = 0;
     for (int i = 0; i < 5; ++i) {
@@ -184,6 +194,14 @@ class Decoder {
 
   // A length prefix; sub_end is where the value ends.
   bool length(const u8*& p, const u8* end, const u8*& sub_end) {
+    if (p < end && *p < 0x80 && *p < end - p) [[likely]] {
+      sub_end = p + 1 + *p;
+      ++p;
+      return true;
+    }
+    return length_slow(p, end, sub_end);
+  }
+  [[gnu::noinline]] bool length_slow(const u8*& p, const u8* end, const u8*& sub_end) {
     const u8* const at = p;
     std::uint64_t v = 0;
     for (int i = 0;; ++i) {

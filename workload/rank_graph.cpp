@@ -59,7 +59,6 @@ bool parse_collective_name(std::string_view text, CollectiveType& out) {
 
 namespace {
 
-constexpr std::uint8_t kCpuOp = 1, kDuration = 2, kRoofline = 4, kCommSize = 8;
 
 struct StemHash {
   using is_transparent = void;
@@ -104,6 +103,12 @@ struct RankGraph::Pending {
   std::vector<std::uint32_t> data_end;
   std::unordered_map<Shape, std::uint32_t, ShapeHash> shapes;
   std::unordered_map<std::string, std::uint32_t, StemHash, std::equal_to<>> stems;
+  // Small caches in front of the maps (the stems' text lives in the map's keys).
+  std::pair<std::string_view, std::uint32_t> recent_stems[4] = {
+      {{}, 0xffffffffu}, {{}, 0xffffffffu}, {{}, 0xffffffffu}, {{}, 0xffffffffu}};
+  std::size_t next_stem = 0;
+  std::uint32_t recent_shapes[4] = {0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu};
+  std::size_t next_shape = 0;
 };
 
 RankGraph::RankGraph(const EtTrace& trace, int rank, const GraphOptions& options) : rank_(rank), path_(trace.path) {
@@ -150,21 +155,30 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
   {
     std::string_view stem;
     const std::int64_t num = split_name(src.name, stem);
-    auto it = p.stems.find(stem);
-    if (it == p.stems.end()) {
-      stems_ += stem;
-      if (stems_.size() > 0xffffffffu) throw InputError(path_ + ": rank " + std::to_string(rank) + ": node names exceed 4 GiB");
-      stem_end_.push_back(static_cast<std::uint32_t>(stems_.size()));
-      it = p.stems.emplace(std::string(stem), static_cast<std::uint32_t>(stem_end_.size() - 1)).first;
+    // The last few stems first: traces repeat a handful of names.
+    std::uint32_t found = 0xffffffffu;
+    for (const auto& [text, index] : p.recent_stems) {
+      if (index != 0xffffffffu && text == stem) found = index;
     }
-    s.stem = it->second;
+    if (found == 0xffffffffu) {
+      auto it = p.stems.find(stem);
+      if (it == p.stems.end()) {
+        stems_ += stem;
+        if (stems_.size() > 0xffffffffu) throw InputError(path_ + ": rank " + std::to_string(rank) + ": node names exceed 4 GiB");
+        stem_end_.push_back(static_cast<std::uint32_t>(stems_.size()));
+        it = p.stems.emplace(std::string(stem), static_cast<std::uint32_t>(stem_end_.size() - 1)).first;
+      }
+      found = it->second;
+      p.recent_stems[p.next_stem++ % std::size(p.recent_stems)] = {it->first, found};
+    }
+    s.stem = found;
     if (num >= 0 || !name_num_.empty()) {  // allocated at the first numbered name
       name_num_.resize(index, 0);
       name_num_.push_back(static_cast<std::uint32_t>(num + 1));
     }
   }
   s.duration_micros = src.duration_micros;
-  if (src.duration_micros != 0) s.flags |= kDuration;
+  if (src.duration_micros != 0) s.flags |= Shape::kDuration;
   // One pass over the attributes (the first of a repeated name wins, as in
   // attr_int), then each read in a fixed order, so errors come in that order.
   const WireAttr *is_cpu_op = nullptr, *num_ops = nullptr, *tensor_size = nullptr, *comm_size = nullptr,
@@ -172,23 +186,28 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
                  *pg_name = nullptr;
   for (const WireAttr& a : src.attrs) {
     const std::string_view name = a.name;
-    const WireAttr** slot = name == "is_cpu_op"     ? &is_cpu_op
-                            : name == "num_ops"     ? &num_ops
-                            : name == "tensor_size" ? &tensor_size
-                            : name == "comm_size"   ? &comm_size
-                            : name == "comm_tag"    ? &comm_tag
-                            : name == "comm_src"    ? &comm_src
-                            : name == "comm_dst"    ? &comm_dst
-                            : name == "comm_type"   ? &comm_type
-                            : name == "pg_name"     ? &pg_name
-                                                    : nullptr;
+    const WireAttr** slot = nullptr;
+    switch (name.size()) {  // the names' lengths tell most apart
+      case 7: slot = name == "num_ops" ? &num_ops : name == "pg_name" ? &pg_name : nullptr; break;
+      case 8:
+        slot = name == "comm_tag" ? &comm_tag : name == "comm_src" ? &comm_src : name == "comm_dst" ? &comm_dst : nullptr;
+        break;
+      case 9:
+        slot = name == "comm_size"   ? &comm_size
+               : name == "is_cpu_op" ? &is_cpu_op
+               : name == "comm_type" ? &comm_type
+                                     : nullptr;
+        break;
+      case 11: slot = name == "tensor_size" ? &tensor_size : nullptr; break;
+      default: break;
+    }
     if (slot && !*slot) *slot = &a;
   }
   const bool cpu_op = is_cpu_op && wire_attr_bool(src, *is_cpu_op);
-  if (cpu_op) s.flags |= kCpuOp;
+  if (cpu_op) s.flags |= Shape::kCpuOp;
   if (num_ops) s.num_ops = wire_attr_int(src, *num_ops);
   if (tensor_size) s.tensor_size = static_cast<std::uint64_t>(std::max<std::int64_t>(0, wire_attr_int(src, *tensor_size)));
-  if (num_ops && tensor_size) s.flags |= kRoofline;
+  if (num_ops && tensor_size) s.flags |= Shape::kRoofline;
 
   std::int64_t tag = 0;
   if (s.kind == NodeKind::kCommColl || s.kind == NodeKind::kCommSend || s.kind == NodeKind::kCommRecv) {
@@ -196,13 +215,13 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
       const std::int64_t size = wire_attr_int(src, *comm_size);
       if (size < 0) throw InputError(where(path_, rank, id) + ": negative comm_size");
       s.comm_size = static_cast<std::uint64_t>(size);
-      s.flags |= kCommSize;
+      s.flags |= Shape::kCommSize;
     }
     if (comm_tag) tag = wire_attr_int(src, *comm_tag);
     if (comm_src) s.comm_src = static_cast<std::int32_t>(wire_attr_int(src, *comm_src));
     if (comm_dst) s.comm_dst = static_cast<std::int32_t>(wire_attr_int(src, *comm_dst));
   }
-  const bool has_comm_size = s.flags & kCommSize;
+  const bool has_comm_size = s.flags & Shape::kCommSize;
   if (s.kind == NodeKind::kCommColl && !cpu_op) {
     if (!comm_type) throw InputError(where(path_, rank, id) + ": COMM_COLL node without comm_type");
     const std::int64_t ct = wire_attr_int(src, *comm_type);
@@ -233,9 +252,17 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
       tags_big_.emplace_back(index, tag);
     }
   }
-  const auto [it, fresh] = p.shapes.try_emplace(s, static_cast<std::uint32_t>(shapes_.size()));
-  if (fresh) shapes_.push_back(s);
-  shape_of_.push_back(it->second);
+  std::uint32_t shape = 0xffffffffu;
+  for (const std::uint32_t k : p.recent_shapes) {
+    if (k != 0xffffffffu && shapes_[k] == s) shape = k;
+  }
+  if (shape == 0xffffffffu) {
+    const auto [it, fresh] = p.shapes.try_emplace(s, static_cast<std::uint32_t>(shapes_.size()));
+    if (fresh) shapes_.push_back(s);
+    shape = it->second;
+    p.recent_shapes[p.next_shape++ % std::size(p.recent_shapes)] = shape;
+  }
+  shape_of_.push_back(shape);
 
   p.dep_begin.push_back(static_cast<std::uint32_t>(p.deps.size()));
   p.deps.insert(p.deps.end(), src.data_deps.begin(), src.data_deps.end());
@@ -343,44 +370,15 @@ void RankGraph::index_ids(std::vector<std::uint64_t>& ids) {
   if (dup != 0xffffffffu) throw InputError(where(path_, rank_, ids_[dup]) + ": duplicate node id");
 }
 
-std::uint32_t RankGraph::num_parents(std::uint32_t index) const {
-  const std::uint16_t v = parents_[index];
-  if (v != 0xffffu) return v;
+std::uint32_t RankGraph::big_parents(std::uint32_t index) const {
   const auto it = std::lower_bound(parents_big_.begin(), parents_big_.end(), std::make_pair(index, std::uint32_t{0}));
   return it->second;
 }
 
-std::int64_t RankGraph::tag(std::uint32_t index) const {
-  if (tags_.empty()) return 0;
-  const std::uint32_t v = tags_[index];
-  if (v != 0xffffffffu) return v;
+std::int64_t RankGraph::big_tag(std::uint32_t index) const {
   const auto it = std::lower_bound(tags_big_.begin(), tags_big_.end(), std::make_pair(index, std::int64_t{0}),
-                                   [](const auto& a, const auto& b) { return a.first < b.first; });
+                                   [](const auto& x, const auto& y) { return x.first < y.first; });
   return it->second;
-}
-
-TaskNode RankGraph::node(std::uint32_t index) const {
-  const Shape& s = shapes_[shape_of_[index]];
-  TaskNode t;
-  t.id = id(index);
-  t.kind = s.kind;
-  t.is_cpu_op = s.flags & kCpuOp;
-  t.has_duration = s.flags & kDuration;
-  t.has_roofline = s.flags & kRoofline;
-  t.has_comm_size = s.flags & kCommSize;
-  t.coll = s.coll;
-  t.duration_micros = s.duration_micros;
-  t.num_ops = s.num_ops;
-  t.tensor_size = s.tensor_size;
-  t.comm_size = s.comm_size;
-  t.comm_src = s.comm_src;
-  t.comm_dst = s.comm_dst;
-  t.comm_tag = tag(index);
-  t.group = s.group;
-  t.first_child = child_begin_[index];
-  t.num_children = child_begin_[index + 1] - child_begin_[index];
-  t.num_parents = num_parents(index);
-  return t;
 }
 
 std::string RankGraph::name(std::uint32_t index) const {

@@ -89,6 +89,22 @@ struct GraphOptions {
 //    is stem "send" and 17, so numbered names cost no string per node;
 //  - the id (8 B; only when ids are not ascending and consecutive).
 class RankGraph {
+  struct Shape {
+    NodeKind kind = NodeKind::kInvalid;
+    static constexpr std::uint8_t kCpuOp = 1, kDuration = 2, kRoofline = 4, kCommSize = 8;
+    std::uint8_t flags = 0;  // kCpuOp | kDuration | kRoofline | kCommSize
+    CollectiveType coll = CollectiveType::kAllReduce;
+    std::int32_t comm_src = -1;
+    std::int32_t comm_dst = -1;
+    std::uint32_t group = 0;
+    std::uint32_t stem = 0;  // index into stem_end_
+    std::uint64_t duration_micros = 0;
+    std::int64_t num_ops = 0;
+    std::uint64_t tensor_size = 0;
+    std::uint64_t comm_size = 0;
+    bool operator==(const Shape&) const = default;
+  };
+
  public:
   // Throws InputError (naming file, rank, node id) for duplicate ids, a data
   // dep on an absent node, bad attributes; IncompleteError for a cycle.
@@ -100,14 +116,39 @@ class RankGraph {
   int rank() const { return rank_; }
   const std::string& path() const { return path_; }
   std::size_t size() const { return shape_of_.size(); }
-  TaskNode node(std::uint32_t index) const;
+  TaskNode node(std::uint32_t index) const {
+    const Shape& s = shapes_[shape_of_[index]];
+    TaskNode t;
+    t.id = id(index);
+    t.kind = s.kind;
+    t.is_cpu_op = s.flags & Shape::kCpuOp;
+    t.has_duration = s.flags & Shape::kDuration;
+    t.has_roofline = s.flags & Shape::kRoofline;
+    t.has_comm_size = s.flags & Shape::kCommSize;
+    t.coll = s.coll;
+    t.duration_micros = s.duration_micros;
+    t.num_ops = s.num_ops;
+    t.tensor_size = s.tensor_size;
+    t.comm_size = s.comm_size;
+    t.comm_src = s.comm_src;
+    t.comm_dst = s.comm_dst;
+    t.comm_tag = tag(index);
+    t.group = s.group;
+    t.first_child = child_begin_[index];
+    t.num_children = child_begin_[index + 1] - child_begin_[index];
+    t.num_parents = num_parents(index);
+    return t;
+  }
   std::uint64_t id(std::uint32_t index) const { return ids_.empty() ? first_id_ + index : ids_[index]; }
   NodeKind kind(std::uint32_t index) const { return shapes_[shape_of_[index]].kind; }
   std::string name(std::uint32_t index) const;
   std::span<const std::uint32_t> children(std::uint32_t index) const {
     return {children_.data() + child_begin_[index], child_begin_[index + 1] - child_begin_[index]};
   }
-  std::uint32_t num_parents(std::uint32_t index) const;
+  std::uint32_t num_parents(std::uint32_t index) const {
+    const std::uint16_t v = parents_[index];
+    return v != 0xffffu ? v : big_parents(index);
+  }
   // Node indices without parents, in ascending node id.
   std::vector<std::uint32_t> roots() const;
   // Index of a node id, or -1.
@@ -123,25 +164,17 @@ class RankGraph {
 
  private:
   struct Pending;
-  struct Shape {
-    NodeKind kind = NodeKind::kInvalid;
-    std::uint8_t flags = 0;  // kCpuOp | kDuration | kRoofline | kCommSize
-    CollectiveType coll = CollectiveType::kAllReduce;
-    std::int32_t comm_src = -1;
-    std::int32_t comm_dst = -1;
-    std::uint32_t group = 0;
-    std::uint32_t stem = 0;  // index into stem_end_
-    std::uint64_t duration_micros = 0;
-    std::int64_t num_ops = 0;
-    std::uint64_t tensor_size = 0;
-    std::uint64_t comm_size = 0;
-    bool operator==(const Shape&) const = default;
-  };
   void add(const WireNode& node, const GraphOptions& options, Pending& pending);
   void link(const GraphOptions& options, Pending& pending);
   void index_ids(std::vector<std::uint64_t>& ids);
   void check_acyclic() const;
-  std::int64_t tag(std::uint32_t index) const;
+  std::int64_t tag(std::uint32_t index) const {
+    if (tags_.empty()) return 0;
+    const std::uint32_t v = tags_[index];
+    return v != 0xffffffffu ? v : big_tag(index);
+  }
+  std::uint32_t big_parents(std::uint32_t index) const;
+  std::int64_t big_tag(std::uint32_t index) const;
 
   int rank_;
   std::string path_;
