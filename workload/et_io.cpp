@@ -618,7 +618,8 @@ void read_et_wire_nodes(const std::string& path, et::GlobalMetadata& metadata,
   scan_frames(
       data, path, inflated, metadata, nullptr,
       [&](const char* bytes, int size) {
-        if (!decode_wire_node(bytes, static_cast<std::size_t>(size), wire, error, error_at)) {
+        if (!decode_wire_node(bytes, static_cast<std::size_t>(size), wire, error, error_at,
+                              data.size() - static_cast<std::size_t>(bytes - data.data()))) {
           detail = error + " at byte offset " + std::to_string(static_cast<std::size_t>(bytes - data.data()) + error_at);
           return false;
         }

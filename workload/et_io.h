@@ -64,8 +64,10 @@ struct WireNode {
 // reject it (every field is checked, including the ones skipped: UTF-8 of
 // strings, packed lists, unknown fields of every wire type, nesting depth), but
 // keeps only the fields above. On failure returns false with `error` set and
-// `error_at` the byte offset within the frame.
-bool decode_wire_node(const char* bytes, std::size_t size, WireNode& out, std::string& error, std::size_t& error_at);
+// `error_at` the byte offset within the frame. `readable` (>= size) says how
+// many bytes from `bytes` may be read ahead (never decoded): the rest of the file.
+bool decode_wire_node(const char* bytes, std::size_t size, WireNode& out, std::string& error, std::size_t& error_at,
+                      std::size_t readable = 0);
 // The same view of a node protobuf decoded (for the JSON forms and tests).
 void wire_node_from(const et::Node& node, WireNode& out);
 // read_et_nodes on the fast path: binary (and gzip) ETs are decoded by

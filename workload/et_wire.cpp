@@ -12,6 +12,7 @@
 //  - proto3 strings must be valid UTF-8 (bytes fields need not);
 //  - messages and groups nest at most 100 deep; a submessage must end exactly
 //    at its length (no 0 or end-group tag inside).
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
@@ -68,8 +69,8 @@ enum Wire { kVarint = 0, kFixed64 = 1, kLen = 2, kStartGroup = 3, kEndGroup = 4,
 
 class Decoder {
  public:
-  Decoder(const char* bytes, std::string& error, std::size_t& error_at)
-      : base_(reinterpret_cast<const u8*>(bytes)), error_(error), error_at_(error_at) {}
+  Decoder(const char* bytes, std::size_t readable, std::string& error, std::size_t& error_at)
+      : base_(reinterpret_cast<const u8*>(bytes)), readable_end_(base_ + readable), error_(error), error_at_(error_at) {}
 
   bool node(const u8* p, const u8* end, WireNode& out) {
     constexpr int depth = 100;  // protobuf's default recursion limit
@@ -148,9 +149,18 @@ class Decoder {
 
   // Up to 10 bytes; bits past 64 dropped, as protobuf does.
   bool varint(const u8*& p, const u8* end, std::uint64_t& v) {
-    if (p < end && *p < 0x80) [[likely]] {
-      v = *p++;
-      return true;
+    if (readable_end_ - p >= 10) [[likely]] {  // no bounds checks while reading; `end` checked after
+      std::uint64_t r = 0;
+      for (int i = 0; i < 10; ++i) {
+        const u8 b = p[i];
+        r |= static_cast<std::uint64_t>(b & 0x7f) << (7 * i);
+        if (b < 0x80) {
+          if (i + 1 > end - p) break;  // ran past the field: the slow path says how
+          p += i + 1;
+          v = r;
+          return true;
+        }
+      }
     }
     return varint_slow(p, end, v);
   }
@@ -411,13 +421,15 @@ class Decoder {
   }
 
   const u8* base_;
+  const u8* readable_end_;  // bytes up to here may be read (never used past `end`)
   std::string& error_;
   std::size_t& error_at_;
 };
 
 }  // namespace
 
-bool decode_wire_node(const char* bytes, std::size_t size, WireNode& out, std::string& error, std::size_t& error_at) {
+bool decode_wire_node(const char* bytes, std::size_t size, WireNode& out, std::string& error, std::size_t& error_at,
+                      std::size_t readable) {
   out.id = 0;
   out.name = {};
   out.type = 0;
@@ -426,7 +438,7 @@ bool decode_wire_node(const char* bytes, std::size_t size, WireNode& out, std::s
   out.data_deps.clear();
   out.attrs.clear();
   const auto* p = reinterpret_cast<const u8*>(bytes);
-  return Decoder(bytes, error, error_at).node(p, p + size, out);
+  return Decoder(bytes, std::max(size, readable), error, error_at).node(p, p + size, out);
 }
 
 }  // namespace sim

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -77,6 +78,29 @@ std::int64_t split_name(std::string_view name, std::string_view& stem) {
   for (std::size_t i = k; i < name.size(); ++i) v = v * 10 + (name[i] - '0');
   stem = name.substr(0, k);
   return v;
+}
+
+// name == lit for short literals, as a few word compares instead of a memcmp call.
+template <std::size_t N>
+bool is(std::string_view name, const char (&lit)[N]) {
+  constexpr std::size_t n = N - 1;
+  static_assert(n >= 4 && n <= 16);
+  if (name.size() != n) return false;
+  if constexpr (n >= 8) {
+    std::uint64_t a0, a1, b0, b1;
+    std::memcpy(&a0, name.data(), 8);
+    std::memcpy(&a1, name.data() + n - 8, 8);
+    std::memcpy(&b0, lit, 8);
+    std::memcpy(&b1, lit + n - 8, 8);
+    return a0 == b0 && a1 == b1;
+  } else {
+    std::uint32_t a0, a1, b0, b1;
+    std::memcpy(&a0, name.data(), 4);
+    std::memcpy(&a1, name.data() + n - 4, 4);
+    std::memcpy(&b0, lit, 4);
+    std::memcpy(&b1, lit + n - 4, 4);
+    return a0 == b0 && a1 == b1;
+  }
 }
 
 }  // namespace
@@ -188,17 +212,17 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
     const std::string_view name = a.name;
     const WireAttr** slot = nullptr;
     switch (name.size()) {  // the names' lengths tell most apart
-      case 7: slot = name == "num_ops" ? &num_ops : name == "pg_name" ? &pg_name : nullptr; break;
+      case 7: slot = is(name, "num_ops") ? &num_ops : is(name, "pg_name") ? &pg_name : nullptr; break;
       case 8:
-        slot = name == "comm_tag" ? &comm_tag : name == "comm_src" ? &comm_src : name == "comm_dst" ? &comm_dst : nullptr;
+        slot = is(name, "comm_tag") ? &comm_tag : is(name, "comm_src") ? &comm_src : is(name, "comm_dst") ? &comm_dst : nullptr;
         break;
       case 9:
-        slot = name == "comm_size"   ? &comm_size
-               : name == "is_cpu_op" ? &is_cpu_op
-               : name == "comm_type" ? &comm_type
+        slot = is(name, "comm_size")   ? &comm_size
+               : is(name, "is_cpu_op") ? &is_cpu_op
+               : is(name, "comm_type") ? &comm_type
                                      : nullptr;
         break;
-      case 11: slot = name == "tensor_size" ? &tensor_size : nullptr; break;
+      case 11: slot = is(name, "tensor_size") ? &tensor_size : nullptr; break;
       default: break;
     }
     if (slot && !*slot) *slot = &a;

@@ -116,7 +116,8 @@ class RankGraph {
   int rank() const { return rank_; }
   const std::string& path() const { return path_; }
   std::size_t size() const { return shape_of_.size(); }
-  TaskNode node(std::uint32_t index) const {
+  // Inlined so that callers reading one field do not pay for the others.
+  [[gnu::always_inline]] TaskNode node(std::uint32_t index) const {
     const Shape& s = shapes_[shape_of_[index]];
     TaskNode t;
     t.id = id(index);
@@ -173,8 +174,8 @@ class RankGraph {
     const std::uint32_t v = tags_[index];
     return v != 0xffffffffu ? v : big_tag(index);
   }
-  std::uint32_t big_parents(std::uint32_t index) const;
-  std::int64_t big_tag(std::uint32_t index) const;
+  [[gnu::pure]] std::uint32_t big_parents(std::uint32_t index) const;
+  [[gnu::pure]] std::int64_t big_tag(std::uint32_t index) const;
 
   int rank_;
   std::string path_;
