@@ -562,3 +562,26 @@ TEST(EtWire, MutatedFilesNeverCrashAndAgreeWithTheLibraryPath) {
 
 }  // namespace
 }  // namespace sim
+
+namespace sim {
+namespace {
+
+TEST(RankGraphMemory, RingNodesCostUnder24BytesEach) {
+  // Per node: shape index 4, first child 4, parent count 2, tag 4, name number 4
+  // and about one child edge (4): 22 B, against about 100 B before the compaction.
+  P2PRingSpec ring;
+  ring.npus = 4;
+  ring.iterations = 2000;
+  ring.bytes = 1 << 20;
+  const RankGraph g(p2p_ring_trace(ring, 1, "r.1.et"), 1, GraphOptions{});
+  const double per_node = static_cast<double>(g.memory_bytes()) / static_cast<double>(g.size());
+  RecordProperty("bytes_per_node", std::to_string(per_node));
+  EXPECT_LT(per_node, 24.0) << per_node;
+  EXPECT_EQ(g.name(0), "send.0");
+  EXPECT_EQ(g.name(3999), "recv.1999");
+  EXPECT_EQ(g.node(3999).comm_tag, 1999);
+  std::printf("p2p ring graph: %.1f B per node\n", per_node);
+}
+
+}  // namespace
+}  // namespace sim
