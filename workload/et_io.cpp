@@ -121,7 +121,7 @@ std::string frame_at(std::size_t k, std::size_t offset) {
 // Calls on_node(k, bytes, size) for every node frame k >= 1; frame 0 goes to `metadata`.
 template <typename OnNode>
 void scan_frames(const std::string& data, const std::string& path, bool inflated, et::GlobalMetadata& metadata,
-                 std::size_t* frame_count, OnNode&& on_node) {
+                 std::size_t* frame_count, OnNode&& on_node, const std::string* detail = nullptr) {
   const std::string where = inflated ? " of the inflated data" : "";
   std::size_t pos = 0;
   {
@@ -180,7 +180,8 @@ void scan_frames(const std::string& data, const std::string& path, bool inflated
     }
     // Empty frames are all-default nodes; the C++ readers accept them too.
     if (!on_node(bytes, size))
-      throw InputError(path + ": " + frame_at(k, start) + where + ": not a valid Chakra node");
+      throw InputError(path + ": " + frame_at(k, start) + where + ": not a valid Chakra node" +
+                       (detail && !detail->empty() ? " (" + *detail + ")" : std::string()));
   }
   if (k == 0) throw InputError(path + ": empty file, expected GlobalMetadata");
 }
@@ -402,24 +403,31 @@ const et::AttributeProto* find_in(const AttrList& attrs, std::string_view name) 
   return nullptr;
 }
 
-std::string member_name(const et::AttributeProto& a) {
-  if (a.value_case() == et::AttributeProto::VALUE_NOT_SET) return "<none>";
+std::string member_name(int value_case) {
+  if (value_case == 0) return "<none>";
   // ValueCase values are the oneof field numbers.
-  return et::AttributeProto::descriptor()->FindFieldByNumber(a.value_case())->name();
+  const auto* field = et::AttributeProto::descriptor()->FindFieldByNumber(value_case);
+  return field ? field->name() : "<field " + std::to_string(value_case) + ">";
 }
 
 // Who holds an attribute, named only when an error needs it (building the
 // string on every lookup showed up in profiles of large traces).
 struct Owner {
-  const et::Node* node = nullptr;  // null: the GlobalMetadata
-  std::string str() const { return node ? "node " + std::to_string(node->id()) : "GlobalMetadata"; }
+  bool is_node = false;  // false: the GlobalMetadata
+  std::uint64_t id = 0;
+  std::string str() const { return is_node ? "node " + std::to_string(id) : "GlobalMetadata"; }
 };
 
+[[noreturn]] void wrong_kind(const Owner& owner, std::string_view name, int value_case, const char* expected) {
+  throw InputError(owner.str() + ": attribute '" + std::string(name) + "' has type " + member_name(value_case) +
+                   ", expected " + expected);
+}
 [[noreturn]] void wrong_kind(const Owner& owner, const et::AttributeProto& a, const char* expected) {
-  throw InputError(owner.str() + ": attribute '" + a.name() + "' has type " + member_name(a) + ", expected " + expected);
+  wrong_kind(owner, a.name(), static_cast<int>(a.value_case()), expected);
 }
 
-Owner node_owner(const et::Node& node) { return Owner{&node}; }
+Owner node_owner(const et::Node& node) { return Owner{true, node.id()}; }
+Owner node_owner(const WireNode& node) { return Owner{true, node.id}; }
 const Owner kMetadataOwner{};
 
 // Any integer member; `is_signed` says whether `bits` holds an int64.
@@ -427,6 +435,17 @@ struct IntValue {
   std::uint64_t bits;
   bool is_signed;
 };
+
+// The integer members of the oneof, by field number: 1 signed, 2 unsigned, 0 not an integer.
+int integer_kind(int value_case) {
+  using A = et::AttributeProto;
+  switch (value_case) {
+    case A::kInt32Val: case A::kInt64Val: case A::kSint32Val: case A::kSint64Val: case A::kSfixed32Val:
+    case A::kSfixed64Val: return 1;
+    case A::kUint32Val: case A::kUint64Val: case A::kFixed32Val: case A::kFixed64Val: return 2;
+    default: return 0;
+  }
+}
 
 std::optional<IntValue> integer_member(const et::AttributeProto& a) {
   using A = et::AttributeProto;
@@ -447,13 +466,17 @@ std::optional<IntValue> integer_member(const et::AttributeProto& a) {
   }
 }
 
+std::int64_t int_from(const IntValue& v, std::string_view name, const Owner& owner) {
+  if (!v.is_signed && v.bits > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+    throw InputError(owner.str() + ": attribute '" + std::string(name) + "' value " + std::to_string(v.bits) +
+                     " exceeds the int64 range");
+  return static_cast<std::int64_t>(v.bits);
+}
+
 std::int64_t int_of(const et::AttributeProto& a, const Owner& owner) {
   const auto v = integer_member(a);
   if (!v) wrong_kind(owner, a, "integer");
-  if (!v->is_signed && v->bits > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-    throw InputError(owner.str() + ": attribute '" + a.name() + "' value " + std::to_string(v->bits) +
-                     " exceeds the int64 range");
-  return static_cast<std::int64_t>(v->bits);
+  return int_from(*v, a.name(), owner);
 }
 
 std::optional<std::int64_t> int_in(const AttrList& attrs, std::string_view name, const Owner& owner) {
@@ -573,6 +596,55 @@ void read_et_nodes(const std::string& path, et::GlobalMetadata& metadata,
     on_node(node);
     return true;
   });
+}
+
+void read_et_wire_nodes(const std::string& path, et::GlobalMetadata& metadata,
+                        const std::function<void(const WireNode&)>& on_node) {
+  std::string data = read_bytes(path);
+  const bool inflated = is_gzip(data);
+  if (inflated) data = gunzip(data, path);
+  WireNode wire;
+  if (looks_like_json(data)) {
+    EtTrace trace = read_et(path);
+    metadata = std::move(trace.metadata);
+    for (const et::Node& n : trace.nodes) {
+      wire_node_from(n, wire);
+      on_node(wire);
+    }
+    return;
+  }
+  std::string error, detail;
+  std::size_t error_at = 0;
+  scan_frames(
+      data, path, inflated, metadata, nullptr,
+      [&](const char* bytes, int size) {
+        if (!decode_wire_node(bytes, static_cast<std::size_t>(size), wire, error, error_at,
+                              data.size() - static_cast<std::size_t>(bytes - data.data()))) {
+          detail = error + " at byte offset " + std::to_string(static_cast<std::size_t>(bytes - data.data()) + error_at);
+          return false;
+        }
+        on_node(wire);
+        return true;
+      },
+      &detail);
+}
+
+void wire_node_from(const et::Node& node, WireNode& out) {
+  out.id = node.id();
+  out.name = node.name();
+  out.type = static_cast<std::int32_t>(node.type());
+  out.duration_micros = node.duration_micros();
+  out.ctrl_deps.assign(node.ctrl_deps().begin(), node.ctrl_deps().end());
+  out.data_deps.assign(node.data_deps().begin(), node.data_deps().end());
+  out.attrs.clear();
+  for (const et::AttributeProto& a : node.attr()) {
+    WireAttr& w = out.attrs.emplace_back();
+    w.name = a.name();
+    w.value_case = static_cast<int>(a.value_case());
+    if (const auto v = integer_member(a)) w.bits = v->bits;
+    if (a.value_case() == et::AttributeProto::kBoolVal) w.bits = a.bool_val();
+    if (a.value_case() == et::AttributeProto::kStringVal) w.str = a.string_val();
+  }
 }
 
 void write_et(const EtTrace& trace, const std::string& path) {
@@ -719,6 +791,23 @@ void set_attr_bool(et::Node& node, std::string_view name, bool value) {
 
 void set_attr_string(et::Node& node, std::string_view name, std::string_view value) {
   attr_for_set(node, name)->set_string_val(std::string(value));
+}
+
+std::int64_t wire_attr_int(const WireNode& node, const WireAttr& a) {
+  const int kind = integer_kind(a.value_case);
+  if (kind == 0) wrong_kind(node_owner(node), a.name, a.value_case, "integer");
+  return int_from(IntValue{a.bits, kind == 1}, a.name, node_owner(node));
+}
+
+bool wire_attr_bool(const WireNode& node, const WireAttr& a) {
+  if (a.value_case == et::AttributeProto::kBoolVal) return a.bits != 0;
+  if (integer_kind(a.value_case) == 0) wrong_kind(node_owner(node), a.name, a.value_case, "bool or integer");
+  return a.bits != 0;
+}
+
+std::string_view wire_attr_string(const WireNode& node, const WireAttr& a) {
+  if (a.value_case != et::AttributeProto::kStringVal) wrong_kind(node_owner(node), a.name, a.value_case, "string_val");
+  return a.str;
 }
 
 }  // namespace sim

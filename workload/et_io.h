@@ -40,6 +40,47 @@ EtTrace read_et(const std::string& path);
 void read_et_nodes(const std::string& path, et::GlobalMetadata& metadata,
                    const std::function<void(const et::Node&)>& on_node);
 
+// --- fast path: the wire format decoded by hand (et_wire.cpp) -----------------
+// What the graph builder needs of a node, decoded straight from the frame's
+// bytes without protobuf's generic parser. Views point into the file's buffer
+// (or, from wire_node_from, into the et::Node) and live as long as it.
+struct WireAttr {
+  std::string_view name;
+  int value_case = 0;      // AttributeProto's oneof member: its field number (0: none set)
+  std::uint64_t bits = 0;  // integer members as int64/uint64 bits (signed ones sign-extended); bool_val 0/1
+  std::string_view str;    // string_val
+};
+struct WireNode {
+  std::uint64_t id = 0;
+  std::string_view name;
+  std::int32_t type = 0;  // NodeType as protobuf stores it (open enum: any int32)
+  std::uint64_t duration_micros = 0;
+  std::vector<std::uint64_t> ctrl_deps;
+  std::vector<std::uint64_t> data_deps;
+  std::vector<WireAttr> attrs;  // every attribute, in file order
+};
+
+// Decodes one Node frame exactly as et::Node::ParseFromArray would accept or
+// reject it (every field is checked, including the ones skipped: UTF-8 of
+// strings, packed lists, unknown fields of every wire type, nesting depth), but
+// keeps only the fields above. On failure returns false with `error` set and
+// `error_at` the byte offset within the frame. `readable` (>= size) says how
+// many bytes from `bytes` may be read ahead (never decoded): the rest of the file.
+bool decode_wire_node(const char* bytes, std::size_t size, WireNode& out, std::string& error, std::size_t& error_at,
+                      std::size_t readable = 0);
+// The same view of a node protobuf decoded (for the JSON forms and tests).
+void wire_node_from(const et::Node& node, WireNode& out);
+// read_et_nodes on the fast path: binary (and gzip) ETs are decoded by
+// decode_wire_node, the GlobalMetadata frame and JSON files by protobuf.
+// Malformed nodes throw InputError naming the file, frame and byte offset.
+void read_et_wire_nodes(const std::string& path, et::GlobalMetadata& metadata,
+                        const std::function<void(const WireNode&)>& on_node);
+// attr_int_of / attr_bool_of / attr_string for a WireAttr: same members
+// accepted, same errors, word for word.
+std::int64_t wire_attr_int(const WireNode& node, const WireAttr& a);
+bool wire_attr_bool(const WireNode& node, const WireAttr& a);
+std::string_view wire_attr_string(const WireNode& node, const WireAttr& a);
+
 // Writes varint-delimited protobuf (gzip when the path ends in ".gz"),
 // atomically (temporary file + rename). Refuses to write a node or a
 // GlobalMetadata that would serialize to zero bytes (Chakra's Python reader

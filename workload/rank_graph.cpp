@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
+#include <unordered_map>
 
 #include "core/error.h"
 
@@ -56,19 +58,93 @@ bool parse_collective_name(std::string_view text, CollectiveType& out) {
   return false;
 }
 
+namespace {
+
+
+struct StemHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+};
+
+// "send17" -> ("send", 17): a trailing run of 1..9 digits without a leading
+// zero (so printing the number gives the same text back). -1: no suffix.
+std::int64_t split_name(std::string_view name, std::string_view& stem) {
+  std::size_t k = name.size();
+  while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9') --k;
+  const std::size_t digits = name.size() - k;
+  stem = name;
+  if (digits == 0 || digits > 9 || (digits > 1 && name[k] == '0')) return -1;
+  std::int64_t v = 0;
+  for (std::size_t i = k; i < name.size(); ++i) v = v * 10 + (name[i] - '0');
+  stem = name.substr(0, k);
+  return v;
+}
+
+// name == lit for short literals, as a few word compares instead of a memcmp call.
+template <std::size_t N>
+bool is(std::string_view name, const char (&lit)[N]) {
+  constexpr std::size_t n = N - 1;
+  static_assert(n >= 4 && n <= 16);
+  if (name.size() != n) return false;
+  if constexpr (n >= 8) {
+    std::uint64_t a0, a1, b0, b1;
+    std::memcpy(&a0, name.data(), 8);
+    std::memcpy(&a1, name.data() + n - 8, 8);
+    std::memcpy(&b0, lit, 8);
+    std::memcpy(&b1, lit + n - 8, 8);
+    return a0 == b0 && a1 == b1;
+  } else {
+    std::uint32_t a0, a1, b0, b1;
+    std::memcpy(&a0, name.data(), 4);
+    std::memcpy(&a1, name.data() + n - 4, 4);
+    std::memcpy(&b0, lit, 4);
+    std::memcpy(&b1, lit + n - 4, 4);
+    return a0 == b0 && a1 == b1;
+  }
+}
+
+}  // namespace
+
 // What construction keeps between reading the nodes and linking them.
 struct RankGraph::Pending {
+  struct ShapeHash {
+    std::size_t operator()(const Shape& s) const {
+      std::uint64_t h = static_cast<std::uint64_t>(s.kind) | static_cast<std::uint64_t>(s.flags) << 8 |
+                        static_cast<std::uint64_t>(s.coll) << 16 | static_cast<std::uint64_t>(s.stem) << 32;
+      auto mix = [&](std::uint64_t v) { h = (h ^ v) * 0x9e3779b97f4a7c15ull; h ^= h >> 29; };
+      mix(static_cast<std::uint32_t>(s.comm_src) | static_cast<std::uint64_t>(static_cast<std::uint32_t>(s.comm_dst)) << 32);
+      mix(s.group);
+      mix(s.duration_micros);
+      mix(static_cast<std::uint64_t>(s.num_ops));
+      mix(s.tensor_size);
+      mix(s.comm_size);
+      return static_cast<std::size_t>(h);
+    }
+  };
+  std::vector<std::uint64_t> ids;        // per node
   std::vector<std::uint64_t> deps;       // per node: its data deps, then (if followed) its ctrl deps
   std::vector<std::uint32_t> dep_begin;  // node i: deps[dep_begin[i] .. data_end[i]) data, .. dep_begin[i+1] ctrl
   std::vector<std::uint32_t> data_end;
+  std::unordered_map<Shape, std::uint32_t, ShapeHash> shapes;
+  std::unordered_map<std::string, std::uint32_t, StemHash, std::equal_to<>> stems;
+  // Small caches in front of the maps (the stems' text lives in the map's keys).
+  std::pair<std::string_view, std::uint32_t> recent_stems[4] = {
+      {{}, 0xffffffffu}, {{}, 0xffffffffu}, {{}, 0xffffffffu}, {{}, 0xffffffffu}};
+  std::size_t next_stem = 0;
+  std::uint32_t recent_shapes[4] = {0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu};
+  std::size_t next_shape = 0;
 };
 
 RankGraph::RankGraph(const EtTrace& trace, int rank, const GraphOptions& options) : rank_(rank), path_(trace.path) {
   Pending p;
-  nodes_.reserve(trace.nodes.size());
-  name_end_.reserve(trace.nodes.size());
+  p.ids.reserve(trace.nodes.size());
+  shape_of_.reserve(trace.nodes.size());
   group_names_.push_back("");
-  for (const et::Node& node : trace.nodes) add(node, options, p);
+  WireNode wire;
+  for (const et::Node& node : trace.nodes) {
+    wire_node_from(node, wire);
+    add(wire, options, p);
+  }
   link(options, p);
 }
 
@@ -76,102 +152,169 @@ RankGraph::RankGraph(const std::string& path, int rank, const GraphOptions& opti
   Pending p;
   group_names_.push_back("");
   et::GlobalMetadata metadata;
-  read_et_nodes(path, metadata, [&](const et::Node& node) { add(node, options, p); });
+  if (options.protobuf_decoder) {
+    WireNode wire;
+    read_et_nodes(path, metadata, [&](const et::Node& node) {
+      wire_node_from(node, wire);
+      add(wire, options, p);
+    });
+  } else {
+    read_et_wire_nodes(path, metadata, [&](const WireNode& node) { add(node, options, p); });
+  }
   link(options, p);
 }
 
-void RankGraph::add(const et::Node& src, const GraphOptions& options, Pending& p) {
+void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p) {
   const int rank = rank_;
-  TaskNode& t = nodes_.emplace_back();
-  t.id = src.id();
-  const int type = static_cast<int>(src.type());
+  const auto index = static_cast<std::uint32_t>(shape_of_.size());
+  if (index == 0xffffffffu) throw InputError(path_ + ": rank " + std::to_string(rank) + ": more than 2^32 - 1 nodes");
+  const std::uint64_t id = src.id;
+  p.ids.push_back(id);
+  Shape s;
+  const int type = src.type;
   if (type < 0 || type > 7) {
-    throw InputError(where(path_, rank, src.id()) + ": unknown node type " + std::to_string(type));
+    throw InputError(where(path_, rank, id) + ": unknown node type " + std::to_string(type));
   }
-  t.kind = static_cast<NodeKind>(type);
-  names_ += src.name();
-  if (names_.size() > 0xffffffffu) throw InputError(path_ + ": rank " + std::to_string(rank) + ": node names exceed 4 GiB");
-  name_end_.push_back(static_cast<std::uint32_t>(names_.size()));
-  t.duration_micros = src.duration_micros();
-  t.has_duration = src.duration_micros() != 0;
+  s.kind = static_cast<NodeKind>(type);
+  {
+    std::string_view stem;
+    const std::int64_t num = split_name(src.name, stem);
+    // The last few stems first: traces repeat a handful of names.
+    std::uint32_t found = 0xffffffffu;
+    for (const auto& [text, index] : p.recent_stems) {
+      if (index != 0xffffffffu && text == stem) found = index;
+    }
+    if (found == 0xffffffffu) {
+      auto it = p.stems.find(stem);
+      if (it == p.stems.end()) {
+        stems_ += stem;
+        if (stems_.size() > 0xffffffffu) throw InputError(path_ + ": rank " + std::to_string(rank) + ": node names exceed 4 GiB");
+        stem_end_.push_back(static_cast<std::uint32_t>(stems_.size()));
+        it = p.stems.emplace(std::string(stem), static_cast<std::uint32_t>(stem_end_.size() - 1)).first;
+      }
+      found = it->second;
+      p.recent_stems[p.next_stem++ % std::size(p.recent_stems)] = {it->first, found};
+    }
+    s.stem = found;
+    if (num >= 0 || !name_num_.empty()) {  // allocated at the first numbered name
+      name_num_.resize(index, 0);
+      name_num_.push_back(static_cast<std::uint32_t>(num + 1));
+    }
+  }
+  s.duration_micros = src.duration_micros;
+  if (src.duration_micros != 0) s.flags |= Shape::kDuration;
   // One pass over the attributes (the first of a repeated name wins, as in
   // attr_int), then each read in a fixed order, so errors come in that order.
-  const et::AttributeProto *is_cpu_op = nullptr, *num_ops = nullptr, *tensor_size = nullptr, *comm_size = nullptr,
-                           *comm_tag = nullptr, *comm_src = nullptr, *comm_dst = nullptr;
-  for (const et::AttributeProto& a : src.attr()) {
-    const std::string_view name = a.name();
-    const et::AttributeProto** slot = name == "is_cpu_op"     ? &is_cpu_op
-                                      : name == "num_ops"     ? &num_ops
-                                      : name == "tensor_size" ? &tensor_size
-                                      : name == "comm_size"   ? &comm_size
-                                      : name == "comm_tag"    ? &comm_tag
-                                      : name == "comm_src"    ? &comm_src
-                                      : name == "comm_dst"    ? &comm_dst
-                                                              : nullptr;
+  const WireAttr *is_cpu_op = nullptr, *num_ops = nullptr, *tensor_size = nullptr, *comm_size = nullptr,
+                 *comm_tag = nullptr, *comm_src = nullptr, *comm_dst = nullptr, *comm_type = nullptr,
+                 *pg_name = nullptr;
+  for (const WireAttr& a : src.attrs) {
+    const std::string_view name = a.name;
+    const WireAttr** slot = nullptr;
+    switch (name.size()) {  // the names' lengths tell most apart
+      case 7: slot = is(name, "num_ops") ? &num_ops : is(name, "pg_name") ? &pg_name : nullptr; break;
+      case 8:
+        slot = is(name, "comm_tag") ? &comm_tag : is(name, "comm_src") ? &comm_src : is(name, "comm_dst") ? &comm_dst : nullptr;
+        break;
+      case 9:
+        slot = is(name, "comm_size")   ? &comm_size
+               : is(name, "is_cpu_op") ? &is_cpu_op
+               : is(name, "comm_type") ? &comm_type
+                                     : nullptr;
+        break;
+      case 11: slot = is(name, "tensor_size") ? &tensor_size : nullptr; break;
+      default: break;
+    }
     if (slot && !*slot) *slot = &a;
   }
-  t.is_cpu_op = is_cpu_op && attr_bool_of(src, *is_cpu_op);
-  if (num_ops) t.num_ops = attr_int_of(src, *num_ops);
-  if (tensor_size) t.tensor_size = static_cast<std::uint64_t>(std::max<std::int64_t>(0, attr_int_of(src, *tensor_size)));
-  t.has_roofline = num_ops && tensor_size;
+  const bool cpu_op = is_cpu_op && wire_attr_bool(src, *is_cpu_op);
+  if (cpu_op) s.flags |= Shape::kCpuOp;
+  if (num_ops) s.num_ops = wire_attr_int(src, *num_ops);
+  if (tensor_size) s.tensor_size = static_cast<std::uint64_t>(std::max<std::int64_t>(0, wire_attr_int(src, *tensor_size)));
+  if (num_ops && tensor_size) s.flags |= Shape::kRoofline;
 
-  if (t.kind == NodeKind::kCommColl || t.kind == NodeKind::kCommSend || t.kind == NodeKind::kCommRecv) {
+  std::int64_t tag = 0;
+  if (s.kind == NodeKind::kCommColl || s.kind == NodeKind::kCommSend || s.kind == NodeKind::kCommRecv) {
     if (comm_size) {
-      const std::int64_t size = attr_int_of(src, *comm_size);
-      if (size < 0) throw InputError(where(path_, rank, t.id) + ": negative comm_size");
-      t.comm_size = static_cast<std::uint64_t>(size);
-      t.has_comm_size = true;
+      const std::int64_t size = wire_attr_int(src, *comm_size);
+      if (size < 0) throw InputError(where(path_, rank, id) + ": negative comm_size");
+      s.comm_size = static_cast<std::uint64_t>(size);
+      s.flags |= Shape::kCommSize;
     }
-    if (comm_tag) t.comm_tag = attr_int_of(src, *comm_tag);
-    if (comm_src) t.comm_src = static_cast<std::int32_t>(attr_int_of(src, *comm_src));
-    if (comm_dst) t.comm_dst = static_cast<std::int32_t>(attr_int_of(src, *comm_dst));
+    if (comm_tag) tag = wire_attr_int(src, *comm_tag);
+    if (comm_src) s.comm_src = static_cast<std::int32_t>(wire_attr_int(src, *comm_src));
+    if (comm_dst) s.comm_dst = static_cast<std::int32_t>(wire_attr_int(src, *comm_dst));
   }
-  if (t.kind == NodeKind::kCommColl && !t.is_cpu_op) {
-    const auto ct = attr_int(src, "comm_type");
-    if (!ct) throw InputError(where(path_, rank, t.id) + ": COMM_COLL node without comm_type");
-    if (*ct < 0 || *ct > 9) {
-      throw InputError(where(path_, rank, t.id) + ": comm_type " + std::to_string(*ct) +
+  const bool has_comm_size = s.flags & Shape::kCommSize;
+  if (s.kind == NodeKind::kCommColl && !cpu_op) {
+    if (!comm_type) throw InputError(where(path_, rank, id) + ": COMM_COLL node without comm_type");
+    const std::int64_t ct = wire_attr_int(src, *comm_type);
+    if (ct < 0 || ct > 9) {
+      throw InputError(where(path_, rank, id) + ": comm_type " + std::to_string(ct) +
                        " is not a Chakra collective type (0..9)");
     }
-    t.coll = static_cast<CollectiveType>(*ct);
-    if (!t.has_comm_size) throw InputError(where(path_, rank, t.id) + ": COMM_COLL node without comm_size");
-    std::string pg = attr_string(src, "pg_name").value_or("");
+    s.coll = static_cast<CollectiveType>(ct);
+    if (!has_comm_size) throw InputError(where(path_, rank, id) + ": COMM_COLL node without comm_size");
+    std::string_view pg = pg_name ? wire_attr_string(src, *pg_name) : std::string_view();
     if (pg == "0") pg = "";  // "" and "0" both mean the world communicator
     auto it = std::find(group_names_.begin(), group_names_.end(), pg);
-    t.group = static_cast<std::uint32_t>(it - group_names_.begin());
-    if (it == group_names_.end()) group_names_.push_back(pg);
+    s.group = static_cast<std::uint32_t>(it - group_names_.begin());
+    if (it == group_names_.end()) group_names_.emplace_back(pg);
   }
-  if (t.kind == NodeKind::kCommSend || t.kind == NodeKind::kCommRecv) {
-    const bool send = t.kind == NodeKind::kCommSend;
-    if (!t.has_comm_size) throw InputError(where(path_, rank, t.id) + ": " + node_kind_name(t.kind) + " without comm_size");
-    if (send && t.comm_dst < 0) throw InputError(where(path_, rank, t.id) + ": COMM_SEND without comm_dst");
-    if (!send && t.comm_src < 0) throw InputError(where(path_, rank, t.id) + ": COMM_RECV without comm_src");
+  if (s.kind == NodeKind::kCommSend || s.kind == NodeKind::kCommRecv) {
+    const bool send = s.kind == NodeKind::kCommSend;
+    if (!has_comm_size) throw InputError(where(path_, rank, id) + ": " + node_kind_name(s.kind) + " without comm_size");
+    if (send && s.comm_dst < 0) throw InputError(where(path_, rank, id) + ": COMM_SEND without comm_dst");
+    if (!send && s.comm_src < 0) throw InputError(where(path_, rank, id) + ": COMM_RECV without comm_src");
   }
+  if (tag != 0 || !tags_.empty()) {  // allocated at the first nonzero tag
+    tags_.resize(index, 0);
+    if (tag >= 0 && tag < 0xffffffffll) {
+      tags_.push_back(static_cast<std::uint32_t>(tag));
+    } else {
+      tags_.push_back(0xffffffffu);
+      tags_big_.emplace_back(index, tag);
+    }
+  }
+  std::uint32_t shape = 0xffffffffu;
+  for (const std::uint32_t k : p.recent_shapes) {
+    if (k != 0xffffffffu && shapes_[k] == s) shape = k;
+  }
+  if (shape == 0xffffffffu) {
+    const auto [it, fresh] = p.shapes.try_emplace(s, static_cast<std::uint32_t>(shapes_.size()));
+    if (fresh) shapes_.push_back(s);
+    shape = it->second;
+    p.recent_shapes[p.next_shape++ % std::size(p.recent_shapes)] = shape;
+  }
+  shape_of_.push_back(shape);
+
   p.dep_begin.push_back(static_cast<std::uint32_t>(p.deps.size()));
-  p.deps.insert(p.deps.end(), src.data_deps().begin(), src.data_deps().end());
+  p.deps.insert(p.deps.end(), src.data_deps.begin(), src.data_deps.end());
   p.data_end.push_back(static_cast<std::uint32_t>(p.deps.size()));
-  if (options.ctrl_deps) p.deps.insert(p.deps.end(), src.ctrl_deps().begin(), src.ctrl_deps().end());
+  if (options.ctrl_deps) p.deps.insert(p.deps.end(), src.ctrl_deps.begin(), src.ctrl_deps.end());
 }
 
 void RankGraph::link(const GraphOptions& options, Pending& p) {
   // Edges are resolved once every id is known (data_deps may point forward).
-  const std::size_t n = nodes_.size();
-  index_ids();
+  const std::size_t n = shape_of_.size();
+  index_ids(p.ids);  // moves the ids into ids_ unless they are consecutive
+  p.shapes = {};
+  p.stems = {};
   p.dep_begin.push_back(static_cast<std::uint32_t>(p.deps.size()));
   std::vector<std::uint32_t> parents;  // resolved parent indices, flat, per node in order
   std::vector<std::uint32_t> parent_begin(n + 1, 0);
   std::vector<std::uint32_t> child_count(n, 0);
   for (std::uint32_t i = 0; i < n; ++i) {
     parent_begin[i] = static_cast<std::uint32_t>(parents.size());
-    const std::uint64_t id = nodes_[i].id;
+    const std::uint64_t id = this->id(i);
     for (std::uint32_t k = p.dep_begin[i]; k < p.dep_begin[i + 1]; ++k) {
       const std::uint64_t dep = p.deps[k];
       const bool ctrl = k >= p.data_end[i];
-      const std::int64_t found = index_of(dep);
       if (ctrl && dep == id) {  // PyTorch-derived traces hold such self-references; they order nothing
         ++self_ctrl_deps_;
         continue;
       }
+      const std::int64_t found = index_of(dep);
       if (found < 0) {
         if (!ctrl) {
           throw InputError(where(path_, rank_, id) + ": data dependency on absent node " + std::to_string(dep));
@@ -190,65 +333,113 @@ void RankGraph::link(const GraphOptions& options, Pending& p) {
     }
   }
   parent_begin[n] = static_cast<std::uint32_t>(parents.size());
+  p = Pending{};  // free the construction state
+  child_begin_.resize(n + 1);
+  parents_.resize(n);
   std::uint32_t offset = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    nodes_[i].first_child = offset;
-    nodes_[i].num_children = child_count[i];
+  for (std::uint32_t i = 0; i < n; ++i) {
+    child_begin_[i] = offset;
     offset += child_count[i];
-    nodes_[i].num_parents = parent_begin[i + 1] - parent_begin[i];
+    const std::uint32_t count = parent_begin[i + 1] - parent_begin[i];
+    if (count < 0xffffu) {
+      parents_[i] = static_cast<std::uint16_t>(count);
+    } else {
+      parents_[i] = 0xffffu;
+      parents_big_.emplace_back(i, count);
+    }
   }
+  child_begin_[n] = offset;
+  child_count = {};
   children_.resize(offset);
   std::vector<std::uint32_t> fill(n, 0);
   for (std::uint32_t i = 0; i < n; ++i) {  // child lists in file order of the children
     for (std::uint32_t k = parent_begin[i]; k < parent_begin[i + 1]; ++k) {
       const std::uint32_t parent = parents[k];
-      children_[nodes_[parent].first_child + fill[parent]++] = i;
+      children_[child_begin_[parent] + fill[parent]++] = i;
     }
   }
-  p = Pending{};  // free the construction state before the cycle check allocates its own
-  nodes_.shrink_to_fit();  // streamed in: up to twice the room needed
-  names_.shrink_to_fit();
-  name_end_.shrink_to_fit();
+  parents = {};
+  parent_begin = {};
+  fill = {};
+  // Streamed in: up to twice the room needed.
+  shapes_.shrink_to_fit();
+  shape_of_.shrink_to_fit();
+  tags_.shrink_to_fit();
+  tags_big_.shrink_to_fit();
+  name_num_.shrink_to_fit();
+  stems_.shrink_to_fit();
+  stem_end_.shrink_to_fit();
   check_acyclic();
 }
 
-void RankGraph::index_ids() {
-  // Duplicate ids, and the id -> index lookup: nodes_ itself when the file
-  // lists ids in ascending order, else a sorted copy of (id, index).
-  const std::size_t n = nodes_.size();
+void RankGraph::index_ids(std::vector<std::uint64_t>& ids) {
+  // Duplicate ids, and the id -> index lookup: nothing when ids are
+  // consecutive, ids_ itself when ascending, else a sorted copy of (id, index).
+  const std::size_t n = ids.size();
   bool ascending = true;
-  for (std::size_t i = 1; i < n && ascending; ++i) ascending = nodes_[i - 1].id < nodes_[i].id;
-  dense_ids_ = ascending && n > 0 && nodes_.back().id - nodes_.front().id == n - 1;
+  for (std::size_t i = 1; i < n && ascending; ++i) ascending = ids[i - 1] < ids[i];
+  const bool dense = ascending && n > 0 && ids.back() - ids.front() == n - 1;
+  first_id_ = n > 0 ? ids.front() : 0;
+  if (dense) return;
+  ids_ = std::move(ids);
   if (ascending) return;
   by_id_.reserve(n);
-  for (std::uint32_t i = 0; i < n; ++i) by_id_.emplace_back(nodes_[i].id, i);
+  for (std::uint32_t i = 0; i < n; ++i) by_id_.emplace_back(ids_[i], i);
   std::sort(by_id_.begin(), by_id_.end());
   // The first node in file order that repeats an earlier node's id.
   std::uint32_t dup = 0xffffffffu;
   for (std::size_t k = 1; k < n; ++k) {
     if (by_id_[k].first == by_id_[k - 1].first) dup = std::min(dup, by_id_[k].second);
   }
-  if (dup != 0xffffffffu) throw InputError(where(path_, rank_, nodes_[dup].id) + ": duplicate node id");
+  if (dup != 0xffffffffu) throw InputError(where(path_, rank_, ids_[dup]) + ": duplicate node id");
+}
+
+std::uint32_t RankGraph::big_parents(std::uint32_t index) const {
+  const auto it = std::lower_bound(parents_big_.begin(), parents_big_.end(), std::make_pair(index, std::uint32_t{0}));
+  return it->second;
+}
+
+std::int64_t RankGraph::big_tag(std::uint32_t index) const {
+  const auto it = std::lower_bound(tags_big_.begin(), tags_big_.end(), std::make_pair(index, std::int64_t{0}),
+                                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  return it->second;
+}
+
+std::string RankGraph::name(std::uint32_t index) const {
+  const std::uint32_t stem = shapes_[shape_of_[index]].stem;
+  const std::uint32_t begin = stem == 0 ? 0 : stem_end_[stem - 1];
+  std::string out = stems_.substr(begin, stem_end_[stem] - begin);
+  if (!name_num_.empty() && name_num_[index] != 0) out += std::to_string(name_num_[index] - 1);
+  return out;
+}
+
+std::size_t RankGraph::memory_bytes() const {
+  std::size_t b = sizeof(*this) + path_.capacity();
+  b += shapes_.capacity() * sizeof(Shape) + shape_of_.capacity() * 4 + child_begin_.capacity() * 4 +
+       children_.capacity() * 4 + parents_.capacity() * 2 + parents_big_.capacity() * 8 + tags_.capacity() * 4 +
+       tags_big_.capacity() * 16 + name_num_.capacity() * 4 + stems_.capacity() + stem_end_.capacity() * 4 +
+       ids_.capacity() * 8 + by_id_.capacity() * 16;
+  for (const std::string& g : group_names_) b += sizeof(g) + g.capacity();
+  return b;
 }
 
 std::vector<std::uint32_t> RankGraph::roots() const {
   std::vector<std::uint32_t> out;
-  for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
-    if (nodes_[i].num_parents == 0) out.push_back(i);
+  for (std::uint32_t i = 0; i < size(); ++i) {
+    if (parents_[i] == 0) out.push_back(i);
   }
-  std::sort(out.begin(), out.end(), [&](std::uint32_t a, std::uint32_t b) { return nodes_[a].id < nodes_[b].id; });
+  std::sort(out.begin(), out.end(), [&](std::uint32_t a, std::uint32_t b) { return id(a) < id(b); });
   return out;
 }
 
 std::int64_t RankGraph::index_of(std::uint64_t id) const {
-  if (dense_ids_) {  // ids first .. first + n - 1, in order
-    const std::uint64_t first = nodes_.front().id;
-    return id >= first && id - first < nodes_.size() ? static_cast<std::int64_t>(id - first) : -1;
+  const std::size_t n = size();
+  if (ids_.empty()) {  // ids first .. first + n - 1, in order
+    return id >= first_id_ && id - first_id_ < n ? static_cast<std::int64_t>(id - first_id_) : -1;
   }
-  if (by_id_.empty()) {  // nodes_ is sorted by id
-    const auto it = std::lower_bound(nodes_.begin(), nodes_.end(), id,
-                                     [](const TaskNode& n, std::uint64_t v) { return n.id < v; });
-    return it == nodes_.end() || it->id != id ? -1 : it - nodes_.begin();
+  if (by_id_.empty()) {  // ids_ is sorted
+    const auto it = std::lower_bound(ids_.begin(), ids_.end(), id);
+    return it == ids_.end() || *it != id ? -1 : it - ids_.begin();
   }
   const auto it = std::lower_bound(by_id_.begin(), by_id_.end(), std::make_pair(id, std::uint32_t{0}));
   return it == by_id_.end() || it->first != id ? -1 : static_cast<std::int64_t>(it->second);
@@ -256,10 +447,11 @@ std::int64_t RankGraph::index_of(std::uint64_t id) const {
 
 void RankGraph::check_acyclic() const {
   // Kahn's algorithm; whatever is left over lies on or behind a cycle.
-  std::vector<std::uint32_t> pending(nodes_.size());
+  const std::size_t n = size();
+  std::vector<std::uint32_t> pending(n);
   std::vector<std::uint32_t> stack;
-  for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
-    pending[i] = nodes_[i].num_parents;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    pending[i] = num_parents(i);
     if (pending[i] == 0) stack.push_back(i);
   }
   std::size_t seen = 0;
@@ -271,15 +463,15 @@ void RankGraph::check_acyclic() const {
       if (--pending[c] == 0) stack.push_back(c);
     }
   }
-  if (seen == nodes_.size()) return;
+  if (seen == n) return;
   // Walk parents-with-pending-deps backwards from a leftover node until a node repeats.
-  std::vector<std::vector<std::uint32_t>> parents(nodes_.size());
-  for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
+  std::vector<std::vector<std::uint32_t>> parents(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
     for (std::uint32_t c : children(i)) parents[c].push_back(i);
   }
   std::uint32_t cur = 0;
   while (pending[cur] == 0) ++cur;
-  std::vector<std::int64_t> pos(nodes_.size(), -1);
+  std::vector<std::int64_t> pos(n, -1);
   std::vector<std::uint32_t> walk;
   while (pos[cur] < 0) {
     pos[cur] = static_cast<std::int64_t>(walk.size());
@@ -292,13 +484,13 @@ void RankGraph::check_acyclic() const {
     }
   }
   // walk[k + 1] is a parent of walk[k]; print the cycle in dependency order.
-  std::string cycle = std::to_string(nodes_[cur].id);
+  std::string cycle = std::to_string(id(cur));
   for (std::size_t k = walk.size() - 1; k > static_cast<std::size_t>(pos[cur]); --k) {
-    cycle += " -> " + std::to_string(nodes_[walk[k]].id);
+    cycle += " -> " + std::to_string(id(walk[k]));
   }
-  cycle += " -> " + std::to_string(nodes_[cur].id);
+  cycle += " -> " + std::to_string(id(cur));
   throw IncompleteError(path_ + ": rank " + std::to_string(rank_) + ": dependency cycle: " + cycle + " (" +
-                        std::to_string(nodes_.size() - seen) + " nodes can never run)");
+                        std::to_string(n - seen) + " nodes can never run)");
 }
 
 }  // namespace sim

@@ -46,6 +46,8 @@ const char* collective_name(CollectiveType type);  // "ALL_REDUCE"
 bool parse_collective_name(std::string_view text, CollectiveType& out);
 
 // What the simulator needs of a node, decoded once from its attributes.
+// RankGraph::node() assembles it on demand from the graph's compact storage
+// (see RankGraph), so it is a value, not a reference into the graph.
 struct TaskNode {
   std::uint64_t id = 0;
   NodeKind kind = NodeKind::kInvalid;
@@ -70,27 +72,83 @@ struct TaskNode {
 struct GraphOptions {
   bool ctrl_deps = false;    // also follow ctrl_deps
   bool strict_deps = false;  // a dangling ctrl dep is an error, not a warning
+  // Decode binary ETs with protobuf's parser instead of the hand-written
+  // decoder (slower; the tests compare the two).
+  bool protobuf_decoder = false;
 };
 
+// Storage, per node (the rest is shared):
+//  - a shape index (4 B): kind, flags, collective, communicator, sizes, peers,
+//    durations and the name's stem live in a table of distinct shapes, so the
+//    2,000 sends of a ring share one entry;
+//  - the first child (4 B, CSR; children_ holds 4 B per edge);
+//  - the parent count (2 B; larger counts in a side table);
+//  - comm_tag (4 B; only once some node has a nonzero tag; tags outside
+//    0..2^32-2 in a side table);
+//  - the name's numeric suffix (4 B; only once some name has one): "send17"
+//    is stem "send" and 17, so numbered names cost no string per node;
+//  - the id (8 B; only when ids are not ascending and consecutive).
 class RankGraph {
+  struct Shape {
+    NodeKind kind = NodeKind::kInvalid;
+    static constexpr std::uint8_t kCpuOp = 1, kDuration = 2, kRoofline = 4, kCommSize = 8;
+    std::uint8_t flags = 0;  // kCpuOp | kDuration | kRoofline | kCommSize
+    CollectiveType coll = CollectiveType::kAllReduce;
+    std::int32_t comm_src = -1;
+    std::int32_t comm_dst = -1;
+    std::uint32_t group = 0;
+    std::uint32_t stem = 0;  // index into stem_end_
+    std::uint64_t duration_micros = 0;
+    std::int64_t num_ops = 0;
+    std::uint64_t tensor_size = 0;
+    std::uint64_t comm_size = 0;
+    bool operator==(const Shape&) const = default;
+  };
+
  public:
   // Throws InputError (naming file, rank, node id) for duplicate ids, a data
   // dep on an absent node, bad attributes; IncompleteError for a cycle.
   RankGraph(const EtTrace& trace, int rank, const GraphOptions& options);
-  // Streams the file (read_et_nodes): no decoded trace is kept in memory.
+  // Streams the file: binary ETs through the fast decoder (read_et_wire_nodes)
+  // unless options.protobuf_decoder; no decoded trace is kept in memory.
   RankGraph(const std::string& path, int rank, const GraphOptions& options);
 
   int rank() const { return rank_; }
   const std::string& path() const { return path_; }
-  std::size_t size() const { return nodes_.size(); }
-  const TaskNode& node(std::uint32_t index) const { return nodes_[index]; }
-  std::string_view name(std::uint32_t index) const {
-    const std::uint32_t begin = index == 0 ? 0 : name_end_[index - 1];
-    return std::string_view(names_).substr(begin, name_end_[index] - begin);
+  std::size_t size() const { return shape_of_.size(); }
+  // Inlined so that callers reading one field do not pay for the others.
+  [[gnu::always_inline]] TaskNode node(std::uint32_t index) const {
+    const Shape& s = shapes_[shape_of_[index]];
+    TaskNode t;
+    t.id = id(index);
+    t.kind = s.kind;
+    t.is_cpu_op = s.flags & Shape::kCpuOp;
+    t.has_duration = s.flags & Shape::kDuration;
+    t.has_roofline = s.flags & Shape::kRoofline;
+    t.has_comm_size = s.flags & Shape::kCommSize;
+    t.coll = s.coll;
+    t.duration_micros = s.duration_micros;
+    t.num_ops = s.num_ops;
+    t.tensor_size = s.tensor_size;
+    t.comm_size = s.comm_size;
+    t.comm_src = s.comm_src;
+    t.comm_dst = s.comm_dst;
+    t.comm_tag = tag(index);
+    t.group = s.group;
+    t.first_child = child_begin_[index];
+    t.num_children = child_begin_[index + 1] - child_begin_[index];
+    t.num_parents = num_parents(index);
+    return t;
   }
+  std::uint64_t id(std::uint32_t index) const { return ids_.empty() ? first_id_ + index : ids_[index]; }
+  NodeKind kind(std::uint32_t index) const { return shapes_[shape_of_[index]].kind; }
+  std::string name(std::uint32_t index) const;
   std::span<const std::uint32_t> children(std::uint32_t index) const {
-    const TaskNode& n = nodes_[index];
-    return {children_.data() + n.first_child, n.num_children};
+    return {children_.data() + child_begin_[index], child_begin_[index + 1] - child_begin_[index]};
+  }
+  std::uint32_t num_parents(std::uint32_t index) const {
+    const std::uint16_t v = parents_[index];
+    return v != 0xffffu ? v : big_parents(index);
   }
   // Node indices without parents, in ascending node id.
   std::vector<std::uint32_t> roots() const;
@@ -102,24 +160,41 @@ class RankGraph {
   std::size_t dangling_ctrl_deps() const { return dangling_ctrl_deps_; }
   // Ctrl deps of a node on itself, ignored.
   std::size_t self_ctrl_deps() const { return self_ctrl_deps_; }
+  // Bytes held by the graph (its vectors' capacities and tables).
+  std::size_t memory_bytes() const;
 
  private:
   struct Pending;
-  void add(const et::Node& node, const GraphOptions& options, Pending& pending);
+  void add(const WireNode& node, const GraphOptions& options, Pending& pending);
   void link(const GraphOptions& options, Pending& pending);
-  void index_ids();
+  void index_ids(std::vector<std::uint64_t>& ids);
   void check_acyclic() const;
+  std::int64_t tag(std::uint32_t index) const {
+    if (tags_.empty()) return 0;
+    const std::uint32_t v = tags_[index];
+    return v != 0xffffffffu ? v : big_tag(index);
+  }
+  [[gnu::pure]] std::uint32_t big_parents(std::uint32_t index) const;
+  [[gnu::pure]] std::int64_t big_tag(std::uint32_t index) const;
 
   int rank_;
   std::string path_;
-  std::vector<TaskNode> nodes_;
-  std::string names_;                   // every node's name, back to back
-  std::vector<std::uint32_t> name_end_;  // node i's name ends at names_[name_end_[i]]
+  std::vector<Shape> shapes_;
+  std::vector<std::uint32_t> shape_of_;     // per node
+  std::vector<std::uint32_t> child_begin_;  // per node + 1: children_[child_begin_[i] .. child_begin_[i + 1])
   std::vector<std::uint32_t> children_;
+  std::vector<std::uint16_t> parents_;      // per node; 0xffff: see parents_big_
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> parents_big_;  // (index, count), by index
+  std::vector<std::uint32_t> tags_;         // per node, or empty (all 0); 0xffffffff: see tags_big_
+  std::vector<std::pair<std::uint32_t, std::int64_t>> tags_big_;      // (index, tag), by index
+  std::vector<std::uint32_t> name_num_;     // per node, or empty (none): numeric suffix + 1, 0 = none
+  std::string stems_;                       // distinct name stems, back to back
+  std::vector<std::uint32_t> stem_end_;
+  std::vector<std::uint64_t> ids_;          // per node, or empty when ids are first_id_, first_id_ + 1, ...
+  std::uint64_t first_id_ = 0;
   // Sorted (id, index) pairs; left empty when the file lists ids in ascending
-  // order (the usual case), where nodes_ itself is sorted by id.
+  // order (the usual case), where ids_ itself is sorted.
   std::vector<std::pair<std::uint64_t, std::uint32_t>> by_id_;
-  bool dense_ids_ = false;  // ascending and consecutive: index = id - first id
   std::vector<std::string> group_names_;
   std::size_t dangling_ctrl_deps_ = 0;
   std::size_t self_ctrl_deps_ = 0;
