@@ -29,6 +29,7 @@ FlowNetwork::FlowNetwork(const Topology& topology, EventQueue& queue, Options op
   const auto& links = topology.links();
   const std::size_t nic = options_.nic_bandwidth ? 2 * std::size_t{topology.npu_count()} : 0;
   links_.resize(links.size() + nic);
+  occupant_.assign(links_.size(), kNoFlow);
   for (std::size_t i = 0; i < links.size(); ++i) links_[i].capacity = options_.links.effective(links[i].bandwidth);
   for (std::size_t i = links.size(); i < links_.size(); ++i) links_[i].capacity = options_.nic_bandwidth;
 }
@@ -140,8 +141,8 @@ void FlowNetwork::start_message(std::uint32_t r, std::uint64_t bytes, const Deli
   bool alone = true;
   for (std::uint32_t h = 0; h < route.hops; ++h) {
     const LinkId l = route_links_[route.begin + h];
-    if (!links_[l].flows.empty() && flows_[links_[l].flows.front().flow].solo) end_solo_on(l);
-    alone = alone && links_[l].flows.empty();
+    if (occupant_[l] < kShared) end_solo_on(l);
+    alone = alone && occupant_[l] == kNoFlow;
   }
 
   const std::uint32_t f = alloc_flow();
@@ -177,8 +178,8 @@ void FlowNetwork::attach(std::uint32_t f, std::uint64_t bytes) {
   if (flow.solo) {  // every link is empty: position 0 everywhere, slots written only if it ever shares
     for (std::uint32_t h = 0; h < route.hops; ++h) {
       LinkState& link = links_[route_links_[route.begin + h]];
+      occupant_[route_links_[route.begin + h]] = f;
       link.busy_since = now;
-      link.flows.push_back(FlowRef{f, h});
       link.peak = std::max(link.peak, 1u);
       link.bytes += bytes;
     }
@@ -188,6 +189,7 @@ void FlowNetwork::attach(std::uint32_t f, std::uint64_t bytes) {
   for (std::uint32_t h = 0; h < route.hops; ++h) {
     LinkState& link = links_[route_links_[route.begin + h]];
     if (link.flows.empty()) link.busy_since = now;
+    occupant_[route_links_[route.begin + h]] = kShared;
     flow.slot[h] = static_cast<std::uint32_t>(link.flows.size());
     link.flows.push_back(FlowRef{f, h});
     link.peak = std::max(link.peak, static_cast<std::uint32_t>(link.flows.size()));
@@ -202,8 +204,8 @@ void FlowNetwork::detach(std::uint32_t f, Time until) {
   const Route& route = routes_[flow.route];
   if (flow.solo) {  // the only flow on each of its links
     for (std::uint32_t h = 0; h < route.hops; ++h) {
+      occupant_[route_links_[route.begin + h]] = kNoFlow;
       LinkState& link = links_[route_links_[route.begin + h]];
-      link.flows.clear();
       link.busy += until - link.busy_since;
     }
     return;
@@ -218,6 +220,7 @@ void FlowNetwork::detach(std::uint32_t f, Time until) {
     flows_[moved.flow].slot[moved.hop] = pos;
     link.flows.pop_back();
     if (link.flows.empty()) {
+      occupant_[id] = kNoFlow;
       link.busy += until - link.busy_since;
     } else {
       mark_dirty(id);
@@ -226,7 +229,7 @@ void FlowNetwork::detach(std::uint32_t f, Time until) {
 }
 
 void FlowNetwork::end_solo_on(LinkId l) {
-  const std::uint32_t f = links_[l].flows.front().flow;
+  const std::uint32_t f = occupant_[l];
   Flow& flow = flows_[f];
   if (flow.finish <= queue_.now()) {
     detach(f, flow.finish);  // all sent; its delivery event frees it
@@ -238,7 +241,13 @@ void FlowNetwork::end_solo_on(LinkId l) {
   flow.watched = false;
   flow.finish = -1;
   ++flow.version;
-  flow.slot.assign(routes_[flow.route].hops, 0);  // it was alone: first on every link
+  // Into its links' lists, where it was alone: first on every one.
+  const Route& route = routes_[flow.route];
+  flow.slot.assign(route.hops, 0);
+  for (std::uint32_t h = 0; h < route.hops; ++h) {
+    occupant_[route_links_[route.begin + h]] = kShared;
+    links_[route_links_[route.begin + h]].flows.push_back(FlowRef{f, h});
+  }
 }
 
 void FlowNetwork::free_flow(std::uint32_t f) {
@@ -413,7 +422,7 @@ std::vector<LinkUsage> FlowNetwork::link_usage() const {
   for (std::size_t i = 0; i < n; ++i) {
     const LinkState& l = links_[i];
     usage[i].bytes = l.bytes;
-    usage[i].busy = l.busy + (l.flows.empty() ? 0 : now - l.busy_since);
+    usage[i].busy = l.busy + (occupant_[i] == kNoFlow ? 0 : now - l.busy_since);
     usage[i].peak_flows = l.peak;
   }
   return usage;
@@ -421,6 +430,7 @@ std::vector<LinkUsage> FlowNetwork::link_usage() const {
 
 std::vector<BytesPerSecond> FlowNetwork::rates_on(LinkId link) const {
   std::vector<BytesPerSecond> rates;
+  if (occupant_.at(link) < kShared) rates.push_back(flows_[occupant_[link]].rate);
   for (const FlowRef ref : links_.at(link).flows) rates.push_back(flows_[ref.flow].rate);
   return rates;
 }

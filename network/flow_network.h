@@ -20,7 +20,9 @@
 // nobody else uses takes its rate at once, with no recompute, and costs one
 // event (its delivery): it stays "solo" until another flow joins one of its
 // links while it is still sending, which turns it into an ordinary shared flow.
-// A solo flow is always the only flow on each of its links.
+// A solo flow is always the only flow on each of its links, and is kept out
+// of the links' flow lists: a compact per-link word says who occupies a link,
+// so the common case touches little memory.
 //
 // Messages between the same two NPUs leave one after another (`pair_order:
 // fifo`, the default), as on one connection or RDMA queue pair per peer: the
@@ -145,6 +147,9 @@ class FlowNetwork final : public Network, public EventHandler {
   EventQueue& queue_;
   Options options_;
   std::vector<LinkState> links_;  // topology links, then NIC egress and ingress links
+  // Per link: kNoFlow (free), kShared (ordinary flows, in its list) or the solo flow on it.
+  static constexpr std::uint32_t kShared = 0xfffffffeu;
+  std::vector<std::uint32_t> occupant_;
   std::vector<LinkId> route_links_;
   std::vector<Route> routes_;
   struct KeyHash {
