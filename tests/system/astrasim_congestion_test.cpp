@@ -31,6 +31,8 @@
 // k * steps * m/B, the second serialization of every message (docs/network.md,
 // "Against ASTRA-sim's congestion-aware backend").
 #include <gtest/gtest.h>
+
+#include "astrasim_results.h"
 #include <unistd.h>
 
 #include <cmath>
@@ -56,37 +58,9 @@ constexpr BytesPerSecond kLinkRate = 50ull << 30;            // 50 "GB/s" = 50 G
 constexpr BytesPerSecond kLocalMemRate = 1'600'000'000'000;  // local-mem-bw 1600 (GB/s)
 constexpr std::uint64_t kTrailingEdBytes = 16'000;           // 10 ns at kLocalMemRate
 
-struct Row {
-  std::string backend, topology, collective, algorithm;
-  std::uint32_t npus = 0;
-  std::uint64_t bytes = 0;
-  std::int64_t ns = 0;
-};
+using Row = AstraSimRow;
 
-std::vector<Row> read_rows(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<Row> rows;
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    std::stringstream ss(line);
-    Row r;
-    std::string npus, bytes, ns;
-    std::getline(ss, r.backend, ',');
-    std::getline(ss, r.topology, ',');
-    std::getline(ss, npus, ',');
-    std::getline(ss, r.collective, ',');
-    std::getline(ss, r.algorithm, ',');
-    std::getline(ss, bytes, ',');
-    std::getline(ss, ns, ',');
-    if (ns.empty()) continue;
-    r.npus = static_cast<std::uint32_t>(std::stoul(npus));
-    r.bytes = std::stoull(bytes);
-    r.ns = std::stoll(ns);
-    rows.push_back(r);
-  }
-  return rows;
-}
+std::vector<Row> read_rows(const std::string& path) { return read_astrasim_rows(path); }
 
 // One ring phase of ASTRA-sim on a chunk: steps, bytes per message, reducing steps.
 struct Phase {

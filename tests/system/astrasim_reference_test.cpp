@@ -19,6 +19,8 @@
 //                           issued their sends (docs/system.md)
 //   multi-dimensional rows  skipped: they need the hierarchical algorithm
 #include <gtest/gtest.h>
+
+#include "astrasim_results.h"
 #include <unistd.h>
 
 #include <cmath>
@@ -40,37 +42,9 @@ namespace {
 using namespace sim::testing;
 namespace fs = std::filesystem;
 
-struct Row {
-  std::string backend, topology, collective, algorithm;
-  std::uint32_t npus = 0;
-  std::uint64_t bytes = 0;
-  std::int64_t ns = 0;
-};
+using Row = AstraSimRow;
 
-std::vector<Row> read_rows(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<Row> rows;
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) {
-    std::stringstream ss(line);
-    Row r;
-    std::string npus, bytes, ns;
-    std::getline(ss, r.backend, ',');
-    std::getline(ss, r.topology, ',');
-    std::getline(ss, npus, ',');
-    std::getline(ss, r.collective, ',');
-    std::getline(ss, r.algorithm, ',');
-    std::getline(ss, bytes, ',');
-    std::getline(ss, ns, ',');
-    if (ns.empty()) continue;
-    r.npus = static_cast<std::uint32_t>(std::stoul(npus));
-    r.bytes = std::stoull(bytes);
-    r.ns = std::stoll(ns);
-    rows.push_back(r);
-  }
-  return rows;
-}
+std::vector<Row> read_rows(const std::string& path) { return read_astrasim_rows(path); }
 
 bool one_dimensional(const std::string& topology) {
   return topology == "Ring_8" || topology == "Ring_64" || topology == "Switch_8" || topology == "Switch_64" ||
