@@ -1,17 +1,17 @@
 #include "system/collective_checker.h"
 
 #include <algorithm>
-#include <bit>
 #include <deque>
-#include <map>
 #include <optional>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
-#include <pugixml.hpp>
-
 #include "core/error.h"
+#include "system/chunk_holdings.h"
+#include "system/message_matcher.h"
+#include "system/msccl_xml_chunks.h"
 
 namespace sim {
 
@@ -21,122 +21,38 @@ constexpr std::uint32_t kNone = 0xffffffffu;
 // The data model keeps ranks x chunks x ranks bits; beyond this it is skipped.
 constexpr std::uint64_t kMaxDataBytes = 1ull << 30;
 
-using Bits = std::vector<std::uint64_t>;
-
-std::string node_of(std::uint32_t rank, const EtOpSpec& op) {
-  return "rank " + std::to_string(rank) + " node " + std::to_string(op.node_id);
-}
-
 std::string chunk_word(std::uint64_t n) { return std::to_string(n) + (n == 1 ? " chunk" : " chunks"); }
-
-// Per rank and chunk, the set of ranks whose contributions that rank holds.
-class DataModel {
- public:
-  DataModel(std::uint32_t ranks, std::uint64_t chunks)
-      : n_(ranks), words_((ranks + 63) / 64), chunks_(chunks), held_(ranks, Bits(chunks * words_, 0)) {}
-
-  std::uint32_t ranks() const { return n_; }
-  std::uint64_t chunks() const { return chunks_; }
-  std::uint64_t* at(std::uint32_t rank, std::uint64_t chunk) { return &held_[rank][chunk * words_]; }
-  const std::uint64_t* at(std::uint32_t rank, std::uint64_t chunk) const { return &held_[rank][chunk * words_]; }
-  void add(std::uint32_t rank, std::uint64_t chunk, std::uint32_t contributor) {
-    at(rank, chunk)[contributor / 64] |= 1ull << (contributor % 64);
-  }
-  std::uint32_t count(std::uint32_t rank, std::uint64_t chunk) const {
-    std::uint32_t c = 0;
-    for (std::uint32_t w = 0; w < words_; ++w) c += static_cast<std::uint32_t>(std::popcount(at(rank, chunk)[w]));
-    return c;
-  }
-  bool full(std::uint32_t rank, std::uint64_t chunk) const { return count(rank, chunk) == n_; }
-  // Lowest contributor missing from (rank, chunk), or kNone.
-  std::uint32_t first_missing(std::uint32_t rank, std::uint64_t chunk) const {
-    for (std::uint32_t w = 0; w < words_; ++w) {
-      const std::uint64_t missing = ~at(rank, chunk)[w];
-      if (missing == 0) continue;
-      const std::uint32_t r = w * 64 + static_cast<std::uint32_t>(std::countr_zero(missing));
-      return r < n_ ? r : kNone;
-    }
-    return kNone;
-  }
-  bool holds_only(std::uint32_t rank, std::uint64_t chunk, std::uint32_t who) const {
-    for (std::uint32_t w = 0; w < words_; ++w) {
-      const std::uint64_t want = w == who / 64 ? 1ull << (who % 64) : 0;
-      if (at(rank, chunk)[w] != want) return false;
-    }
-    return true;
-  }
-
-  // The chunks [idx, idx+cnt) (wrapping like EtProgram) as a message payload.
-  Bits snapshot(std::uint32_t rank, std::uint64_t idx, std::uint64_t cnt) const {
-    Bits out(cnt * words_);
-    for (std::uint64_t i = 0; i < cnt; ++i) {
-      std::copy_n(at(rank, (idx + i) % chunks_), words_, &out[i * words_]);
-    }
-    return out;
-  }
-  void replace(std::uint32_t rank, std::uint64_t idx, const Bits& payload) {
-    const std::uint64_t cnt = payload.size() / words_;
-    for (std::uint64_t i = 0; i < cnt; ++i) std::copy_n(&payload[i * words_], words_, at(rank, (idx + i) % chunks_));
-  }
-  // Union without the twice check (a barrier's "heard from" sets).
-  void unite(std::uint32_t rank, std::uint64_t idx, const Bits& payload) {
-    const std::uint64_t cnt = payload.size() / words_;
-    for (std::uint64_t i = 0; i < cnt; ++i) {
-      std::uint64_t* mine = at(rank, (idx + i) % chunks_);
-      for (std::uint32_t w = 0; w < words_; ++w) mine[w] |= payload[i * words_ + w];
-    }
-  }
-  // Merges; returns (chunk, contributor) of the first overlap instead of merging it.
-  std::optional<std::pair<std::uint64_t, std::uint32_t>> merge(std::uint32_t rank, std::uint64_t idx,
-                                                               const Bits& payload) {
-    const std::uint64_t cnt = payload.size() / words_;
-    for (std::uint64_t i = 0; i < cnt; ++i) {
-      const std::uint64_t chunk = (idx + i) % chunks_;
-      std::uint64_t* mine = at(rank, chunk);
-      for (std::uint32_t w = 0; w < words_; ++w) {
-        const std::uint64_t overlap = mine[w] & payload[i * words_ + w];
-        if (overlap != 0) return std::pair{chunk, w * 64 + static_cast<std::uint32_t>(std::countr_zero(overlap))};
-      }
-      for (std::uint32_t w = 0; w < words_; ++w) mine[w] |= payload[i * words_ + w];
-    }
-    return std::nullopt;
-  }
-
- private:
-  std::uint32_t n_, words_;
-  std::uint64_t chunks_;
-  std::vector<Bits> held_;
-};
-
-// A message's chunks [idx, idx+cnt), as recovered from the MSCCL-IR XML.
-struct Range {
-  std::uint64_t idx = 0, cnt = 0;
-};
 
 constexpr const char* kFromXml = "chunk indices recovered from the MSCCL-IR XML in the metadata (input_file)";
 
+// Sends match receives FIFO per (src, dst, tag).
 struct Key {
   std::uint32_t src, dst;
   std::uint64_t tag;
-  auto operator<=>(const Key&) const = default;
+  bool operator==(const Key&) const = default;
+};
+struct KeyHash {
+  std::size_t operator()(const Key& k) const noexcept {
+    // splitmix64 finalizer: the flat map indexes with the low bits.
+    std::uint64_t h = k.tag * 0x9e3779b97f4a7c15ull ^ (static_cast<std::uint64_t>(k.src) << 32 | k.dst);
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    return static_cast<std::size_t>(h ^ (h >> 31));
+  }
 };
 
 struct Message {
   std::uint32_t op;  // the send's index in its rank's program
   std::uint64_t bytes;
-  Bits data;
-};
-
-struct Queue {
-  std::deque<Message> arrived;
-  std::deque<std::uint32_t> posted;  // receive op indices
+  std::uint32_t data;  // its payload in Checker::payloads_, or kNone without the data check
 };
 
 struct RankRun {
   std::vector<std::uint32_t> pending;
   std::vector<char> issued;
   std::vector<std::uint32_t> reduce_child;  // per receive: the COMP that reduces it, or kNone
-  std::unordered_map<std::uint32_t, std::pair<std::uint32_t, Bits>> to_reduce;  // reduce COMP -> (receive, payload)
+  // reduce COMP -> (receive, payload)
+  std::unordered_map<std::uint32_t, std::pair<std::uint32_t, ChunkBits>> to_reduce;
   std::uint64_t done = 0;
   std::uint64_t sent_bytes = 0;
 };
@@ -197,16 +113,16 @@ class Checker {
   // The chunks a send or receive names: its attributes, or what the XML says.
   std::uint64_t chunk_idx(std::uint32_t r, std::uint32_t k) const {
     if (barrier_) return 0;
-    return from_xml_ ? xml_chunks_[r][k].idx : static_cast<std::uint64_t>(spec(r, k).chunk_idx);
+    return from_xml_ ? xml_chunks_[r][k].first : static_cast<std::uint64_t>(spec(r, k).chunk_idx);
   }
   std::uint64_t chunk_cnt(std::uint32_t r, std::uint32_t k) const {
     if (barrier_) return 1;
-    return from_xml_ ? xml_chunks_[r][k].cnt : static_cast<std::uint64_t>(spec(r, k).chunk_cnt);
+    return from_xml_ ? xml_chunks_[r][k].count : static_cast<std::uint64_t>(spec(r, k).chunk_cnt);
   }
-  // node_of, plus the XML step when the chunks come from the XML.
+  // et_node_name, plus the XML step when the chunks come from the XML.
   std::string where(std::uint32_t r, const EtOpSpec& op) const {
-    if (!from_xml_ || op.xml_tb < 0) return node_of(r, op);
-    return node_of(r, op) + " (tb " + std::to_string(op.xml_tb) + " step " + std::to_string(op.xml_step) + ")";
+    if (!from_xml_ || op.xml_tb < 0) return et_node_name(r, op);
+    return et_node_name(r, op) + " (tb " + std::to_string(op.xml_tb) + " step " + std::to_string(op.xml_step) + ")";
   }
 
   // Decides whether the data check can run and sets its initial holdings.
@@ -235,7 +151,7 @@ class Checker {
       for (const EtOpSpec& op : algo_->ranks[r].ops) {
         if (op.kind == OpKind::kCompute) continue;
         if (op.chunk_idx < 0 || op.chunk_cnt < 0 || op.total_chunks <= 0) {
-          if (lacking.empty()) lacking = node_of(r, op);
+          if (lacking.empty()) lacking = et_node_name(r, op);
           continue;
         }
         some_have = true;
@@ -258,7 +174,8 @@ class Checker {
         return;
       }
       // An MSCCL-IR conversion: the source XML names every step's chunks.
-      if (std::string why = chunks_from_xml(total); !why.empty()) {
+      const auto reduced = [this](std::uint32_t r, std::uint32_t k) { return runs_[r].reduce_child[k] != kNone; };
+      if (std::string why = msccl_xml_chunks(*algo_, n_, reduced, xml_chunks_, total); !why.empty()) {
         data_note_ = "data check skipped: the ET carries no chunk indices (msg_chunk_idx/msg_chunk_cnt) and " + why;
         xml_chunks_.clear();
         return;
@@ -304,146 +221,25 @@ class Checker {
     return static_cast<std::uint32_t>(algo_->strided_blocks ? c % n_ : c / (t / n_));
   }
 
-  // Recovers every send's and receive's chunks from the MSCCL-IR XML that the
-  // collectiveapi converter stores in the metadata (input_file): a node named
-  // COMM_SEND_NODE_tb<t>_step<s> on rank g is <gpu id=g><tb id=t><step s=s>,
-  // whose srcoff (a send) or dstoff (a receive) and cnt name its chunks, out
-  // of nchunksperloop. Fills xml_chunks_ and `total`, or returns why not.
-  std::string chunks_from_xml(std::int64_t& total) {
-    const std::string mismatch = "the MSCCL-IR XML in the metadata (input_file) does not match it: ";
-    pugi::xml_document doc;
-    const pugi::xml_parse_result parsed = doc.load_buffer(algo_->msccl_xml.data(), algo_->msccl_xml.size());
-    if (!parsed) {
-      return std::string("the metadata's input_file is not MSCCL-IR XML (") + parsed.description() + " at offset " +
-             std::to_string(parsed.offset) + ")";
-    }
-    const pugi::xml_node root = doc.child("algo");
-    if (!root) return "the metadata's input_file is not MSCCL-IR XML (no <algo> element)";
-    const long long t = root.attribute("nchunksperloop").as_llong(-1);
-    if (t <= 0) return "the MSCCL-IR XML in the metadata (input_file) has no positive nchunksperloop";
-    if (const pugi::xml_attribute g = root.attribute("ngpus"); g && g.as_llong(-1) != n_) {
-      return mismatch + "the XML is for " + g.value() + " GPUs, the ET has " + std::to_string(n_) + " ranks";
-    }
-    if (CollectiveType c = algo_->type; parse_collective_name(root.attribute("coll").value(), c) && c != algo_->type) {
-      return mismatch + "the XML's coll '" + root.attribute("coll").value() + "' is not " +
-             collective_name(algo_->type);
-    }
-    std::vector<pugi::xml_node> gpus(n_);
-    for (const pugi::xml_node g : root.children("gpu")) {
-      const long long id = g.attribute("id").as_llong(-1);
-      if (id < 0 || id >= n_) return mismatch + "its gpu id '" + g.attribute("id").value() + "' is not a rank";
-      if (gpus[id]) return mismatch + "it lists gpu " + std::to_string(id) + " twice";
-      gpus[id] = g;
-    }
-    const auto buffer_chunks = [&](const pugi::xml_node& gpu, const std::string& buf) -> long long {
-      if (buf != "i" && buf != "o") return -1;  // the scratch buffer is not modelled
-      const pugi::xml_attribute a = gpu.attribute(buf == "i" ? "i_chunks" : "o_chunks");
-      return a ? a.as_llong(-1) : t;
-    };
-    xml_chunks_.assign(n_, {});
-    for (std::uint32_t r = 0; r < n_; ++r) {
-      const EtRankProgram& p = algo_->ranks[r];
-      xml_chunks_[r].resize(p.ops.size());
-      // (tb, step) -> step element, for this rank's gpu.
-      std::map<std::pair<long long, long long>, pugi::xml_node> steps;
-      std::map<long long, pugi::xml_node> tbs;
-      for (std::uint32_t k = 0; k < p.ops.size(); ++k) {
-        const EtOpSpec& op = p.ops[k];
-        if (op.kind == OpKind::kCompute) continue;
-        const bool send = op.kind == OpKind::kSend;
-        if (op.xml_tb < 0) {
-          return mismatch + node_of(r, op) + " is not named like the converter's nodes (" +
-                 (send ? "COMM_SEND_NODE" : "COMM_RECV_NODE") + "_tb<t>_step<s>)";
-        }
-        if (!gpus[r]) return mismatch + "it has no gpu " + std::to_string(r);
-        if (tbs.empty() && steps.empty()) {
-          for (const pugi::xml_node tb : gpus[r].children("tb")) {
-            const long long id = tb.attribute("id").as_llong(-1);
-            tbs.emplace(id, tb);
-            for (const pugi::xml_node st : tb.children("step")) {
-              steps.emplace(std::pair{id, st.attribute("s").as_llong(-1)}, st);
-            }
-          }
-        }
-        const std::string named = node_of(r, op) + " (tb " + std::to_string(op.xml_tb) + " step " +
-                                  std::to_string(op.xml_step) + ")";
-        const auto tb = tbs.find(op.xml_tb);
-        if (tb == tbs.end()) {
-          return mismatch + named + ": gpu " + std::to_string(r) + " has no tb " + std::to_string(op.xml_tb);
-        }
-        const auto st = steps.find({op.xml_tb, op.xml_step});
-        if (st == steps.end()) {
-          return mismatch + named + ": tb " + std::to_string(op.xml_tb) + " of gpu " + std::to_string(r) +
-                 " has no step " + std::to_string(op.xml_step);
-        }
-        const pugi::xml_node step = st->second;
-        const std::string type = step.attribute("type").value();
-        // The converter writes `s` as a send, `r` as a receive and `rrc` as a receive and its reduce.
-        if (send ? type != "s" : type != "r" && type != "rrc") {
-          return mismatch + named + " is a " + (send ? "send" : "receive") + " but the step's type is '" + type + "'";
-        }
-        const pugi::xml_attribute peer = tb->second.attribute(send ? "send" : "recv");
-        if (peer.as_llong(-1) != op.peer) {
-          return mismatch + named + (send ? " sends to rank " : " receives from rank ") + std::to_string(op.peer) +
-                 " but the tb's " + (send ? "send" : "recv") + " peer is '" + peer.value() + "'";
-        }
-        if (!send && (type == "rrc") != (runs_[r].reduce_child[k] != kNone)) {
-          return mismatch + named + (type == "rrc" ? " has no reduce COMP though the step is 'rrc'"
-                                                   : " is reduced by a COMP though the step is a plain 'r'");
-        }
-        const std::string buf = step.attribute(send ? "srcbuf" : "dstbuf").value();
-        if (buffer_chunks(gpus[r], buf) != t) {
-          return mismatch + named + " uses buffer '" + buf + "', not a buffer of the " + std::to_string(t) +
-                 " chunks (nchunksperloop) the data check models";
-        }
-        const long long off = step.attribute(send ? "srcoff" : "dstoff").as_llong(-1);
-        const long long cnt = step.attribute("cnt").as_llong(-1);
-        if (off < 0 || off >= t || cnt < 1 || cnt > t - off) {
-          return mismatch + named + " names chunks " + step.attribute(send ? "srcoff" : "dstoff").value() + " (cnt " +
-                 step.attribute("cnt").value() + ") outside the " + std::to_string(t) + " chunks";
-        }
-        xml_chunks_[r][k] = {static_cast<std::uint64_t>(off), static_cast<std::uint64_t>(cnt)};
-      }
-    }
-    total = t;
-    return {};
-  }
-
   void issue(std::uint32_t r, std::uint32_t k) {
     RankRun& run = runs_[r];
     run.issued[k] = 1;
     const EtOpSpec& op = spec(r, k);
     switch (op.kind) {
       case OpKind::kSend: {
-        Message m{k, program_.op(r, k).bytes, {}};
-        if (data_) m.data = data_->snapshot(r, chunk_idx(r, k), chunk_cnt(r, k));
+        Message m{k, program_.op(r, k).bytes, kNone};
+        if (data_) m.data = keep(data_->snapshot(r, chunk_idx(r, k), chunk_cnt(r, k)));
         ++messages_;
         run.sent_bytes += m.bytes;
-        const auto it = queues_.try_emplace(Key{r, op.peer, op.tag}).first;
-        Queue& q = it->second;
-        if (!q.posted.empty()) {
-          const std::uint32_t recv = q.posted.front();
-          q.posted.pop_front();
-          if (q.posted.empty()) queues_.erase(it);  // keeps the map as small as the traffic in flight
-          finish(r, k);
-          deliver(op.peer, recv, r, m);
-        } else {
-          q.arrived.push_back(std::move(m));
-          finish(r, k);  // sends are eager
-        }
+        std::uint32_t recv = kNone;
+        const bool matched = match_.arrive(Key{r, op.peer, op.tag}, m, recv);
+        finish(r, k);  // sends are eager
+        if (matched) deliver(op.peer, recv, r, m);
         break;
       }
       case OpKind::kRecv: {
-        const auto it = queues_.try_emplace(Key{op.peer, r, op.tag}).first;
-        Queue& q = it->second;
-        if (q.arrived.empty()) {
-          q.posted.push_back(k);
-        } else {
-          Message m = std::move(q.arrived.front());
-          q.arrived.pop_front();
-          if (q.arrived.empty()) queues_.erase(it);
-          deliver(r, k, op.peer, m);
-        }
+        Message m{};
+        if (match_.post(Key{op.peer, r, op.tag}, k, m)) deliver(r, k, op.peer, m);
         break;
       }
       case OpKind::kCompute: {
@@ -453,7 +249,7 @@ class Checker {
           const std::uint32_t recv = it->second.first;
           const EtOpSpec& in = spec(r, recv);
           if (const auto twice = data_->merge(r, chunk_idx(r, recv), it->second.second); twice && data_error_.empty()) {
-            data_error_ = node_of(r, op) + " reduces chunk " + std::to_string(twice->first) +
+            data_error_ = et_node_name(r, op) + " reduces chunk " + std::to_string(twice->first) +
                           " twice with the contribution of rank " + std::to_string(twice->second) +
                           " (received by node " + std::to_string(in.node_id) +
                           (from_xml_ && in.xml_tb >= 0 ? ", tb " + std::to_string(in.xml_tb) + " step " +
@@ -469,26 +265,44 @@ class Checker {
     }
   }
 
-  void deliver(std::uint32_t dst, std::uint32_t recv, std::uint32_t src, Message& m) {
+  // A payload is parked while its message waits in the matcher (which wants
+  // messages cheap to copy) and taken back on delivery; slots are reused.
+  std::uint32_t keep(ChunkBits&& data) {
+    if (free_payloads_.empty()) {
+      payloads_.push_back(std::move(data));
+      return static_cast<std::uint32_t>(payloads_.size() - 1);
+    }
+    const std::uint32_t i = free_payloads_.back();
+    free_payloads_.pop_back();
+    payloads_[i] = std::move(data);
+    return i;
+  }
+  ChunkBits take(std::uint32_t i) {
+    free_payloads_.push_back(i);
+    return std::move(payloads_[i]);
+  }
+
+  void deliver(std::uint32_t dst, std::uint32_t recv, std::uint32_t src, const Message& m) {
     const EtOpSpec& in = spec(dst, recv);
     const EtOpSpec& out = spec(src, m.op);
     const std::uint64_t want = program_.op(dst, recv).bytes;
     if (want != m.bytes) {
-      throw InputError(node_of(dst, in) + " receives " + std::to_string(want) + " B from rank " + std::to_string(src) +
-                       " (tag " + std::to_string(in.tag) + ") but the matching send (" + node_of(src, out) +
-                       ") carries " + std::to_string(m.bytes) + " B");
+      throw InputError(et_node_name(dst, in) + " receives " + std::to_string(want) + " B from rank " +
+                       std::to_string(src) + " (tag " + std::to_string(in.tag) + ") but the matching send (" +
+                       et_node_name(src, out) + ") carries " + std::to_string(m.bytes) + " B");
     }
     if (data_) {
+      ChunkBits data = take(m.data);
       if (chunk_cnt(dst, recv) != chunk_cnt(src, m.op) && data_error_.empty()) {
         data_error_ = where(dst, in) + " receives " + chunk_word(chunk_cnt(dst, recv)) + " from rank " +
                       std::to_string(src) + " (tag " + std::to_string(in.tag) + ") but the matching send (" +
                       where(src, out) + ") carries " + chunk_word(chunk_cnt(src, m.op));
       } else if (barrier_) {
-        data_->unite(dst, 0, m.data);
+        data_->unite(dst, 0, data);
       } else if (const std::uint32_t reduce = runs_[dst].reduce_child[recv]; reduce != kNone) {
-        runs_[dst].to_reduce[reduce] = {recv, std::move(m.data)};
+        runs_[dst].to_reduce[reduce] = {recv, std::move(data)};
       } else {
-        data_->replace(dst, chunk_idx(dst, recv), m.data);
+        data_->replace(dst, chunk_idx(dst, recv), data);
       }
     }
     finish(dst, recv);
@@ -507,11 +321,9 @@ class Checker {
   void report_structure() const {
     std::vector<std::string> lines;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> first_wait(n_, {kNone, kNone});  // (op, src)
-    for (const auto& [key, q] : queues_) {
-      for (std::uint32_t k : q.posted) {
-        if (first_wait[key.dst].first == kNone || k < first_wait[key.dst].first) first_wait[key.dst] = {k, key.src};
-      }
-    }
+    match_.for_each_receive([&](const Key& key, std::uint32_t k) {
+      if (first_wait[key.dst].first == kNone || k < first_wait[key.dst].first) first_wait[key.dst] = {k, key.src};
+    });
     for (std::uint32_t r = 0; r < n_; ++r) {
       if (runs_[r].done == algo_->ranks[r].ops.size()) continue;
       const auto [k, src] = first_wait[r];
@@ -520,13 +332,13 @@ class Checker {
         continue;
       }
       const EtOpSpec& op = spec(r, k);
-      std::string line = node_of(r, op) + " waits for a message from rank " + std::to_string(src) + " tag " +
+      std::string line = et_node_name(r, op) + " waits for a message from rank " + std::to_string(src) + " tag " +
                          std::to_string(op.tag) + " that is never sent";
       const EtRankProgram& from = algo_->ranks[src];
       for (std::uint32_t s = 0; s < from.ops.size(); ++s) {
         if (from.ops[s].kind == OpKind::kSend && from.ops[s].peer == r && from.ops[s].tag == op.tag &&
             !runs_[src].issued[s]) {
-          line = node_of(r, op) + " waits for a message from rank " + std::to_string(src) + " tag " +
+          line = et_node_name(r, op) + " waits for a message from rank " + std::to_string(src) + " tag " +
                  std::to_string(op.tag) + " that its node " + std::to_string(from.ops[s].node_id) +
                  " never gets to send (deadlock)";
           break;
@@ -534,15 +346,14 @@ class Checker {
       }
       lines.push_back(line);
     }
-    std::vector<std::tuple<std::uint32_t, std::uint32_t, std::string>> unreceived;  // by sender and node
-    for (const auto& [key, q] : queues_) {
-      for (const Message& m : q.arrived) {
-        unreceived.emplace_back(key.src, m.op,
-                                node_of(key.src, spec(key.src, m.op)) + " sends " + std::to_string(m.bytes) +
-                                    " B to rank " + std::to_string(key.dst) + " (tag " + std::to_string(key.tag) +
-                                    ") that is never received");
-      }
-    }
+    // The matcher lists in table order; sorting by sender and op makes the report deterministic.
+    std::vector<std::tuple<std::uint32_t, std::uint32_t, std::string>> unreceived;
+    match_.for_each_message([&](const Key& key, const Message& m) {
+      unreceived.emplace_back(key.src, m.op,
+                              et_node_name(key.src, spec(key.src, m.op)) + " sends " + std::to_string(m.bytes) +
+                                  " B to rank " + std::to_string(key.dst) + " (tag " + std::to_string(key.tag) +
+                                  ") that is never received");
+    });
     std::sort(unreceived.begin(), unreceived.end());
     for (auto& u : unreceived) lines.push_back(std::move(std::get<2>(u)));
     if (lines.empty()) return;
@@ -554,7 +365,7 @@ class Checker {
   }
 
   void final_data_check() {
-    const DataModel& d = *data_;
+    const ChunkHoldings& d = *data_;
     const std::uint64_t t = d.chunks();
     switch (algo_->type) {
       case CollectiveType::kAllReduce:
@@ -640,7 +451,7 @@ class Checker {
   // as the chunked native ring leaves it), and rank j may own any block (the
   // ring leaves block j+1 at rank j).
   void reduce_scatter_check() {
-    const DataModel& d = *data_;
+    const ChunkHoldings& d = *data_;
     const std::uint64_t t = d.chunks(), block = t / n_;
     std::vector<std::vector<char>> full(n_, std::vector<char>(t));
     for (std::uint32_t r = 0; r < n_; ++r) {
@@ -729,13 +540,15 @@ class Checker {
   std::uint32_t n_;
   std::vector<RankRun> runs_;
   std::deque<std::pair<std::uint32_t, std::uint32_t>> work_;
-  std::map<Key, Queue> queues_;
+  MessageMatcher<Key, Message, std::uint32_t, KeyHash> match_;  // receives: op indices
+  std::vector<ChunkBits> payloads_;      // messages' payloads (with the data check), by Message::data
+  std::vector<std::uint32_t> free_payloads_;
   std::uint64_t messages_ = 0;
-  std::optional<DataModel> data_;
+  std::optional<ChunkHoldings> data_;
   std::string data_note_, data_error_;
   bool from_xml_ = false;                     // chunk indices come from the XML, not the attributes
   bool barrier_ = false;                      // messages carry "heard from" sets, merged on receipt
-  std::vector<std::vector<Range>> xml_chunks_;  // per rank and op (sends and receives only)
+  std::vector<std::vector<ChunkRange>> xml_chunks_;  // per rank and op (sends and receives only)
 };
 
 }  // namespace

@@ -12,6 +12,10 @@
 // other receive overwrites; at the end every rank must hold what the
 // collective promises, and no contribution may be reduced twice.
 // docs/collectives.md describes the rules in full.
+//
+// Pieces: sends and receives match through MessageMatcher (message_matcher.h),
+// the holdings live in ChunkHoldings (chunk_holdings.h), and an MSCCL-IR
+// conversion's chunks come from msccl_xml_chunks (msccl_xml_chunks.h).
 #pragma once
 
 #include <cstdint>

@@ -43,6 +43,11 @@ struct EtOpSpec {
   std::int32_t xml_tb = -1, xml_step = -1;
 };
 
+// "rank <rank> node <node id>", as the checker's messages name an op.
+inline std::string et_node_name(std::uint32_t rank, const EtOpSpec& op) {
+  return "rank " + std::to_string(rank) + " node " + std::to_string(op.node_id);
+}
+
 struct EtRankProgram {
   std::vector<EtOpSpec> ops;
   std::vector<std::uint32_t> num_parents;

@@ -1,7 +1,8 @@
 // First-in-first-out matching of messages and receives, per match key.
 //
-// Used by the collective engine (key: instance, src, dst, tag) and by the
-// simulation's point-to-point path (key: src rank, dst rank, tag). For each
+// Used by the collective engine (key: instance, src, dst, tag), by the
+// simulation's point-to-point path (key: src rank, dst rank, tag) and by the
+// collective checker (key: src, dst, tag). For each
 // key the matcher keeps two FIFOs: messages that came with no receive to take
 // them, and receives posted with no message to take. A message is matched to
 // the oldest posted receive of its key, a receive to the oldest queued message;
