@@ -329,6 +329,20 @@ TEST(CollectiveCheck, DeletedReceiveLeavesASendUnreceived) {
             std::make_pair(3, std::string("rank 1 node 0 sends 262144 B to rank 2 (tag 0) that is never received")));
 }
 
+TEST(CollectiveCheck, UnreceivedSendsAreListedBySender) {
+  // Several unreceived messages on different (src, dst, tag) keys: the report
+  // lists them by sender and node, whatever order the matcher keeps them in.
+  const std::string prefix = fresh_dir("norecv3") + "/ring";
+  gen(kAR, 4, 1, prefix);
+  for (std::uint32_t r : {3u, 1u, 2u}) edit_rank(prefix, r, [](EtTrace& t) { remove_nodes(t, {"ring.recv c0 s0"}); });
+  EXPECT_EQ(check_fails(prefix),
+            std::make_pair(3, std::string("rank 0 node 0 sends 262144 B to rank 1 (tag 0) that is never received\n"
+                                          "  also: rank 1 node 0 sends 262144 B to rank 2 (tag 0) that is never "
+                                          "received\n"
+                                          "  also: rank 2 node 0 sends 262144 B to rank 3 (tag 0) that is never "
+                                          "received")));
+}
+
 TEST(CollectiveCheck, DeletedSendLeavesItsReceiverStuck) {
   const std::string prefix = fresh_dir("nosend") + "/ring";
   gen(kAG, 3, 1, prefix);
