@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
   app.add_option("--system", o.system, "system config YAML: compute, memory and collective models (docs/system.md)");
   app.add_option("--collective", o.collectives,
                  "collective algorithm as Chakra ETs, <prefix> or <type>=<prefix> (e.g. allreduce=algos/ring); "
-                 "<type>=<algorithm> a native one: ring, direct, halvingDoubling, doubleBinaryTree, binaryTree, "
+                 "<type>=<algorithm> a native one: ring, direct, halvingDoubling, doubleBinaryTree, binaryTree, astrasimTree, "
                  "with parameters as direct:window=4,chunks=2; a comma list is hierarchical, one per topology "
                  "dimension (allreduce=ring,direct or hierarchical:optimization=baseline,active_chunks=1,ring,direct); "
                  "repeatable")
@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
   CLI::App* gen = coll->add_subcommand("gen", "write a native algorithm as per-rank Chakra ETs <prefix>.<rank>.et");
   GenOptions g;
   gen->add_option("algorithm", g.algorithm,
-                  "algorithm to write: ring, direct, halvingDoubling, doubleBinaryTree, binaryTree "
+                  "algorithm to write: ring, direct, halvingDoubling, doubleBinaryTree, binaryTree, astrasimTree "
                   "(parameters as name:key=value, e.g. direct:window=2)")
       ->required();
   gen->add_option("--coll", g.collective,

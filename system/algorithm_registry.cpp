@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "system/chunked_program.h"
+#include "system/collectives/astrasim_tree.h"
 #include "system/collectives/direct.h"
 #include "system/collectives/halving_doubling.h"
 #include "system/collectives/hierarchical.h"
@@ -51,6 +52,10 @@ std::vector<NativeAlgorithm> build_table() {
                [](T type, std::uint32_t n, std::uint64_t bytes, std::uint32_t chunks, const AlgorithmParams& p) {
                  return std::make_shared<const TreeProgram>(type, n, bytes, chunks_param(p, chunks), false);
                }});
+  t.push_back({"astrasimTree", {T::kAllReduce}, {"chunks"},
+               [](T type, std::uint32_t n, std::uint64_t bytes, std::uint32_t chunks, const AlgorithmParams& p) {
+                 return std::make_shared<const AstraSimTreeProgram>(type, n, bytes, chunks_param(p, chunks));
+               }});
   return t;
 }
 
@@ -62,11 +67,8 @@ std::string type_list(const NativeAlgorithm& a) {
 
 }  // namespace
 
-std::shared_ptr<const CollectiveProgram> with_dataset_splits(
-    const SystemConfig& config, CollectiveType type, std::uint32_t group_size, std::uint64_t bytes,
-    const std::function<std::shared_ptr<const CollectiveProgram>(std::uint64_t)>& make, bool& halving_doubling) {
-  const bool wrap = config.dataset_splits > 0 || config.endpoint_delay > 0 || config.astrasim_quirks;
-  if (!wrap) return make(bytes);
+std::vector<std::uint64_t> dataset_split_sizes(const SystemConfig& config, CollectiveType type,
+                                               std::uint32_t group_size, std::uint64_t bytes) {
   const std::uint32_t k = std::max<std::uint32_t>(config.dataset_splits, 1);
   // ASTRA-sim's size-enlargement rule: a chunk smaller than the group is
   // bumped to one byte per NPU (the total grows to k x n), except all-gather.
@@ -76,6 +78,16 @@ std::shared_ptr<const CollectiveProgram> with_dataset_splits(
   } else {
     for (std::uint32_t c = 0; c < k; ++c) sizes[c] = part_bytes(bytes, k, c);
   }
+  return sizes;
+}
+
+std::shared_ptr<const CollectiveProgram> with_dataset_splits(
+    const SystemConfig& config, CollectiveType type, std::uint32_t group_size, std::uint64_t bytes,
+    const std::function<std::shared_ptr<const CollectiveProgram>(std::uint64_t)>& make, bool& halving_doubling) {
+  const bool wrap = config.dataset_splits > 0 || config.endpoint_delay > 0 || config.astrasim_quirks;
+  if (!wrap) return make(bytes);
+  const std::vector<std::uint64_t> sizes = dataset_split_sizes(config, type, group_size, bytes);
+  const auto k = static_cast<std::uint32_t>(sizes.size());
   std::vector<std::shared_ptr<const CollectiveProgram>> chunks(k);
   for (std::uint32_t c = 0; c < k; ++c) chunks[c] = c > 0 && sizes[c] == sizes[c - 1] ? chunks[c - 1] : make(sizes[c]);
   const std::uint32_t free = config.astrasim_quirks && halving_doubling ? 1 : 0;
@@ -394,7 +406,21 @@ std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const Co
       return make_native_program(algo, chosen != chosen_.end() ? chosen->second.choice.params : AlgorithmParams{},
                                  req.type, n, bytes, req.chunks);
     };
-    program = with_dataset_splits(config_, req.type, n, req.bytes, make, halving_doubling);
+    // ASTRA-sim's doubleBinaryTree (with astrasim_quirks) and astrasimTree
+    // chain their chunks themselves: a rank leaves a chunk once its sends are
+    // issued, which the ChunkedProgram (a chunk ends when all its ops have) cannot say.
+    const NativeAlgorithm* native = chosen == chosen_.end() ? nullptr : chosen->second.choice.native;
+    const bool astrasim_tree =
+        native && (native->name == "astrasimTree" || (config_.astrasim_quirks && native->name == "doubleBinaryTree"));
+    if (astrasim_tree && native->supports(req.type) &&
+        (config_.dataset_splits > 0 || config_.endpoint_delay > 0 || config_.astrasim_quirks)) {
+      const std::vector<std::uint64_t> sizes = dataset_split_sizes(config_, req.type, n, req.bytes);
+      const auto k = static_cast<std::uint32_t>(sizes.size());
+      program = std::make_shared<const AstraSimTreeProgram>(
+          normalized(req.type), n, sizes, config_.endpoint_delay, config_.active_chunks == 0 ? k : config_.active_chunks);
+    } else {
+      program = with_dataset_splits(config_, req.type, n, req.bytes, make, halving_doubling);
+    }
     cache_.emplace(key, program);
   }
   keep_.push_back(req.members);

@@ -8,6 +8,10 @@
 //   halvingDoubling   ALL_REDUCE REDUCE_SCATTER ALL_GATHER              chunks
 //   doubleBinaryTree  ALL_REDUCE                                        chunks
 //   binaryTree        ALL_REDUCE REDUCE BROADCAST                       chunks
+//   astrasimTree      ALL_REDUCE                                        chunks
+//     (ASTRA-sim's doubleBinaryTree: one whole-chunk tree per chunk, chunks
+//     alternating between two trees; with astrasim_quirks, `doubleBinaryTree`
+//     runs as this one. system/collectives/astrasim_tree.h)
 //
 // A choice is written `name` or `name:key=value[,key=value]`, e.g.
 // `direct:window=4` or `ring:chunks=4`, in the system config
@@ -110,6 +114,12 @@ std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
 std::shared_ptr<const CollectiveProgram> make_native_program(const NativeAlgorithm& algo, const AlgorithmParams& params,
                                                              CollectiveType type, std::uint32_t group_size,
                                                              std::uint64_t bytes, std::uint32_t chunks);
+
+// ASTRA-sim's chunk sizes of a collective of `bytes`: collective.dataset_splits
+// (at least 1) near-equal chunks, each bumped to `group_size` bytes when
+// smaller (ASTRA-sim's size-enlargement rule), except for all-gather.
+std::vector<std::uint64_t> dataset_split_sizes(const SystemConfig& config, CollectiveType type,
+                                               std::uint32_t group_size, std::uint64_t bytes);
 
 // The program for `bytes` as the config's ASTRA-sim options shape it:
 // make(bytes) itself when none is set; otherwise a ChunkedProgram of

@@ -82,7 +82,7 @@ TEST_P(CheckEveryAlgorithm, PassesStructureAndDataCheckOnSizes2To33) {
 INSTANTIATE_TEST_SUITE_P(Native, CheckEveryAlgorithm,
                          ::testing::Values(Param{"ring"}, Param{"direct"}, Param{"direct:window=2"},
                                            Param{"halvingDoubling"}, Param{"doubleBinaryTree"},
-                                           Param{"binaryTree"}),
+                                           Param{"binaryTree"}, Param{"astrasimTree"}),
                          [](const ::testing::TestParamInfo<Param>& info) {
                            std::string s = info.param.algorithm;
                            for (char& ch : s) {
@@ -108,7 +108,7 @@ TEST(AlgorithmRegistry, ChoicesParseAndUnknownNamesListTheKnownOnes) {
     ADD_FAILURE();
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("not a native algorithm (ring, direct, halvingDoubling, doubleBinaryTree, "
-                                         "binaryTree)"),
+                                         "binaryTree, astrasimTree)"),
               std::string::npos)
         << e.what();
   }
