@@ -266,7 +266,7 @@ AlgorithmChoice parse_algorithm_choice(const std::string& text, CollectiveType t
 std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
     const AlgorithmChoice& choice, CollectiveType type, std::uint64_t bytes, std::uint32_t chunks,
     const std::vector<std::uint32_t>& members, const std::vector<std::uint32_t>& topology_dims, bool baseline,
-    std::uint32_t active, bool dimension_queue, bool one_block_messages) {
+    std::uint32_t active, bool dimension_queue, bool astrasim_quirks, Time phase_tail) {
   type = normalized(type);
   const auto n = static_cast<std::uint32_t>(members.size());
   std::vector<std::uint32_t> sizes = topology_dims;
@@ -316,12 +316,17 @@ std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
     const AlgorithmParams params = dc.params;
     hd.supports = [algo](CollectiveType t) { return algo->supports(t); };
     // One inner chunk unless the dimension's chunks= says otherwise: chunks pipeline across dimensions.
-    hd.make = [algo, params, one_block_messages](CollectiveType t, std::uint32_t size,
+    hd.make = [algo, params, astrasim_quirks, phase_tail](CollectiveType t, std::uint32_t size,
                                                  std::uint64_t b) -> std::shared_ptr<const CollectiveProgram> {
       auto prog = make_native_program(*algo, params, t, size, b, 1);
-      if (one_block_messages && t == CollectiveType::kAllToAll) {  // ASTRA-sim: one block of b / size per message
-        return std::make_shared<const ChunkedProgram>(std::vector<std::shared_ptr<const CollectiveProgram>>{prog}, 1,
-                                                      0, 0, std::vector<std::uint64_t>{b / size});
+      // ASTRA-sim's quirks per phase: all-to-all moves one block of b / size
+      // per message; halvingDoubling's first reduction of a phase is free;
+      // each phase ends with an endpoint delay.
+      if (astrasim_quirks) {
+        const bool a2a = t == CollectiveType::kAllToAll;
+        return std::make_shared<const ChunkedProgram>(
+            std::vector<std::shared_ptr<const CollectiveProgram>>{prog}, 1, phase_tail,
+            algo->name == "halvingDoubling" ? 1 : 0, a2a ? std::vector<std::uint64_t>{b / size} : std::vector<std::uint64_t>{});
       }
       return prog;
     };
@@ -398,7 +403,7 @@ std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const Co
         return make_hierarchical_program(chosen->second.choice, req.type, bytes, req.chunks, *req.members,
                                          topology_dims_, config_.collective_optimization == "baseline",
                                          config_.active_chunks_per_dimension, config_.dimension_queue,
-                                         config_.astrasim_quirks);
+                                         config_.astrasim_quirks, config_.endpoint_delay);
       }
       const NativeAlgorithm& algo = chosen != chosen_.end() ? *chosen->second.choice.native
                                                             : *find_native_algorithm(default_algorithm(req.type));
@@ -413,6 +418,8 @@ std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const Co
       SystemConfig one = config_;
       one.dataset_splits = 1;
       one.active_chunks = 1;
+      one.astrasim_quirks = false;  // applied per phase (make_hierarchical_program), with
+      one.endpoint_delay = 0;       // the endpoint delay at the end of each phase
       program = with_dataset_splits(one, req.type, n, req.bytes, make, halving_doubling);
     } else {
       program = with_dataset_splits(config_, req.type, n, req.bytes, make, halving_doubling);

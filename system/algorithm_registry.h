@@ -102,10 +102,14 @@ bool names_native_algorithm(const std::string& text);
 // group's dimensions are those along which its members vary; a group that is
 // not a full grid of them runs the first listed algorithm flat. `optimization`
 // and `active` are the defaults the choice's parameters override.
+// `astrasim_quirks`: every phase program runs ASTRA-sim's way (all-to-all one
+// block per message, halvingDoubling's first reduction free, `phase_tail` at
+// the end of each phase: its endpoint delay).
 std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
     const AlgorithmChoice& choice, CollectiveType type, std::uint64_t bytes, std::uint32_t chunks,
     const std::vector<std::uint32_t>& members, const std::vector<std::uint32_t>& topology_dims,
-    bool baseline, std::uint32_t active, bool dimension_queue = false, bool one_block_messages = false);
+    bool baseline, std::uint32_t active, bool dimension_queue = false, bool astrasim_quirks = false,
+    Time phase_tail = 0);
 
 // A native program (throws InputError when the algorithm lacks the type).
 std::shared_ptr<const CollectiveProgram> make_native_program(const NativeAlgorithm& algo, const AlgorithmParams& params,
