@@ -201,7 +201,10 @@ AlgorithmParams parse_params(const std::string& text, const std::string& name, c
       continue;
     }
     std::uint64_t v = 0;
-    const std::uint64_t lowest = key == "active_chunks" ? 0 : 1;
+    const std::uint64_t lowest = key == "active_chunks" || key == "dimension_queue" ? 0 : 1;
+    if (key == "dimension_queue" && value != "0" && value != "1") {
+      throw InputError("collective algorithm '" + text + "': dimension_queue must be 0 or 1, not '" + value + "'");
+    }
     const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
     if (ec != std::errc() || p != value.data() + value.size() || v < lowest || v > (1u << 20)) {
       throw InputError("collective algorithm '" + text + "': " + key + " must be an integer " + std::to_string(lowest) +
@@ -259,7 +262,8 @@ AlgorithmChoice parse_algorithm_choice(const std::string& text, CollectiveType t
   }
   std::size_t first = 0;
   if (hier_head) {
-    choice.params = parse_params(text, kHierarchical, {"optimization", "active_chunks", "chunks"}, entries.front().items);
+    choice.params = parse_params(text, kHierarchical, {"optimization", "active_chunks", "chunks", "dimension_queue"},
+                                 entries.front().items);
     first = 1;
   }
   for (std::size_t i = first; i < entries.size(); ++i) {
@@ -274,7 +278,7 @@ AlgorithmChoice parse_algorithm_choice(const std::string& text, CollectiveType t
 std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
     const AlgorithmChoice& choice, CollectiveType type, std::uint64_t bytes, std::uint32_t chunks,
     const std::vector<std::uint32_t>& members, const std::vector<std::uint32_t>& topology_dims, bool baseline,
-    std::uint32_t active) {
+    std::uint32_t active, bool dimension_queue, bool astrasim_quirks, Time phase_tail) {
   type = normalized(type);
   const auto n = static_cast<std::uint32_t>(members.size());
   std::vector<std::uint32_t> sizes = topology_dims;
@@ -295,6 +299,7 @@ std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
   if (const auto it = choice.params.find("chunks"); it != choice.params.end()) chunks = static_cast<std::uint32_t>(it->second);
   if (const auto it = choice.params.find("optimization"); it != choice.params.end()) baseline = it->second == 0;
   if (const auto it = choice.params.find("active_chunks"); it != choice.params.end()) active = static_cast<std::uint32_t>(it->second);
+  if (const auto it = choice.params.find("dimension_queue"); it != choice.params.end()) dimension_queue = it->second != 0;
 
   // The group's coordinates: per topology dimension, the distinct values its members take.
   std::vector<std::vector<std::uint32_t>> values(sizes.size());
@@ -323,8 +328,19 @@ std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
     const AlgorithmParams params = dc.params;
     hd.supports = [algo](CollectiveType t) { return algo->supports(t); };
     // One inner chunk unless the dimension's chunks= says otherwise: chunks pipeline across dimensions.
-    hd.make = [algo, params](CollectiveType t, std::uint32_t size, std::uint64_t b) {
-      return make_native_program(*algo, params, t, size, b, 1);
+    hd.make = [algo, params, astrasim_quirks, phase_tail](CollectiveType t, std::uint32_t size,
+                                                 std::uint64_t b) -> std::shared_ptr<const CollectiveProgram> {
+      auto prog = make_native_program(*algo, params, t, size, b, 1);
+      // ASTRA-sim's quirks per phase: all-to-all moves one block of b / size
+      // per message; halvingDoubling's first reduction of a phase is free;
+      // each phase ends with an endpoint delay.
+      if (astrasim_quirks) {
+        const bool a2a = t == CollectiveType::kAllToAll;
+        return std::make_shared<const ChunkedProgram>(
+            std::vector<std::shared_ptr<const CollectiveProgram>>{prog}, 1, phase_tail,
+            algo->name == "halvingDoubling" ? 1 : 0, a2a ? std::vector<std::uint64_t>{b / size} : std::vector<std::uint64_t>{});
+      }
+      return prog;
     };
     for (std::uint32_t p = 0; p < n; ++p) {
       const auto local = static_cast<std::uint64_t>(std::lower_bound(v.begin(), v.end(), coord[d][p]) - v.begin());
@@ -347,7 +363,7 @@ std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
   }
   return std::make_shared<const HierarchicalProgram>(
       type, bytes, chunks, active, baseline ? HierarchicalOptimization::kBaseline : HierarchicalOptimization::kLocalBWAware,
-      std::move(dims), std::move(grid));
+      std::move(dims), std::move(grid), dimension_queue);
 }
 
 std::shared_ptr<const CollectiveProgram> make_native_program(const NativeAlgorithm& algo, const AlgorithmParams& params,
@@ -398,7 +414,8 @@ std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const Co
       if (chosen != chosen_.end() && chosen->second.choice.hierarchical) {
         return make_hierarchical_program(chosen->second.choice, req.type, bytes, req.chunks, *req.members,
                                          topology_dims_, config_.collective_optimization == "baseline",
-                                         config_.active_chunks_per_dimension);
+                                         config_.active_chunks_per_dimension, config_.dimension_queue,
+                                         config_.astrasim_quirks, config_.endpoint_delay);
       }
       const NativeAlgorithm& algo = chosen != chosen_.end() ? *chosen->second.choice.native
                                                             : *find_native_algorithm(default_algorithm(req.type));
@@ -418,6 +435,16 @@ std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const Co
       const auto k = static_cast<std::uint32_t>(sizes.size());
       program = std::make_shared<const AstraSimTreeProgram>(
           normalized(req.type), n, sizes, config_.endpoint_delay, config_.active_chunks == 0 ? k : config_.active_chunks);
+    } else if (chosen != chosen_.end() && chosen->second.choice.hierarchical && config_.astrasim_quirks &&
+        chosen->second.choice.params.count("chunks")) {
+      // ASTRA-sim's per-dimension lists (system/astrasim_system.cpp): its
+      // splits are the hierarchical program's chunks, not splits around it.
+      SystemConfig one = config_;
+      one.dataset_splits = 1;
+      one.active_chunks = 1;
+      one.astrasim_quirks = false;  // applied per phase (make_hierarchical_program), with
+      one.endpoint_delay = 0;       // the endpoint delay at the end of each phase
+      program = with_dataset_splits(one, req.type, n, req.bytes, make, halving_doubling);
     } else {
       program = with_dataset_splits(config_, req.type, n, req.bytes, make, halving_doubling);
     }

@@ -28,7 +28,8 @@
 // topology dimension (system/collectives/hierarchical.h): a comma list
 // `ring,direct:window=4,halvingDoubling` (an item `key=value` belongs to the
 // algorithm before it), optionally headed by `hierarchical[:key=value...]`
-// with optimization=baseline|localBWAware, active_chunks=n (0 = unlimited)
+// with optimization=baseline|localBWAware, active_chunks=n (0 = unlimited),
+// dimension_queue=0|1 (the active_chunks window per dimension, ASTRA-sim's)
 // and chunks=k; `hierarchical` alone runs the type's default algorithm on
 // every dimension, and a list of one applies to every dimension. In the
 // system config a YAML list is the same choice. docs/collectives.md.
@@ -105,10 +106,14 @@ bool names_native_algorithm(const std::string& text);
 // group's dimensions are those along which its members vary; a group that is
 // not a full grid of them runs the first listed algorithm flat. `optimization`
 // and `active` are the defaults the choice's parameters override.
+// `astrasim_quirks`: every phase program runs ASTRA-sim's way (all-to-all one
+// block per message, halvingDoubling's first reduction free, `phase_tail` at
+// the end of each phase: its endpoint delay).
 std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
     const AlgorithmChoice& choice, CollectiveType type, std::uint64_t bytes, std::uint32_t chunks,
     const std::vector<std::uint32_t>& members, const std::vector<std::uint32_t>& topology_dims,
-    bool baseline, std::uint32_t active);
+    bool baseline, std::uint32_t active, bool dimension_queue = false, bool astrasim_quirks = false,
+    Time phase_tail = 0);
 
 // A native program (throws InputError when the algorithm lacks the type).
 std::shared_ptr<const CollectiveProgram> make_native_program(const NativeAlgorithm& algo, const AlgorithmParams& params,

@@ -95,7 +95,16 @@ std::string native_entry(const JsonPlace& p, const std::string& key, const std::
                   "oneRing, oneDirect, oneDirectN, oneHalvingDoubling)");
 }
 
-void implementation(const JsonPlace& p, const std::string& key, const json& v, CollectiveType type, SystemConfig& cfg) {
+// A list of more than one algorithm (not one*): one per dimension, run by the
+// hierarchical algorithm; its string is made once the file is read (it needs
+// preferred-dataset-splits, active-chunks-per-dimension and collective-optimization).
+struct PerDimension {
+  std::string key;
+  std::vector<std::string> choices;
+};
+
+void implementation(const JsonPlace& p, const std::string& key, const json& v, CollectiveType type, SystemConfig& cfg,
+                    std::map<CollectiveType, PerDimension>& per_dimension) {
   if (!v.is_array() || v.empty()) p.fail(key, "must be a non-empty list of algorithms, one per dimension");
   std::vector<std::string> choices;
   std::set<bool> flats;
@@ -104,27 +113,37 @@ void implementation(const JsonPlace& p, const std::string& key, const json& v, C
     choices.push_back(native_entry(p, key, text(p, key, e), flat));
     flats.insert(flat);
   }
-  for (const std::string& c : choices) {
-    if (c != choices.front() || flats.size() > 1) {
-      p.fail(key, "different algorithms per dimension (" + v.dump() +
-                      ") need the hierarchical multi-dimensional algorithm, which is not yet supported");
+  per_dimension.erase(type);
+  if (flats.size() > 1) p.fail(key, "mixes flattened one* algorithms with per-dimension ones (" + v.dump() + ")");
+  const bool flat = *flats.begin();
+  bool same = true;
+  for (const std::string& c : choices) same = same && c == choices.front();
+  if (flat && !same) p.fail(key, "different flattened one* algorithms (" + v.dump() + ")");
+  if (!flat) cfg.algorithm_dims[type] = static_cast<std::uint32_t>(v.size());
+  if (!flat && choices.size() > 1) {
+    // ASTRA-sim fails only when such a collective runs; so do we.
+    for (const std::string& c : choices) {
+      const NativeAlgorithm* algo = find_native_algorithm(c.substr(0, c.find(':')));
+      if (!algo->supports(type)) {
+        cfg.unavailable[type] = p.at(key) + ": algorithm '" + algo->name + "' does not implement " + collective_name(type);
+        cfg.algorithms.erase(type);
+        return;
+      }
     }
+    per_dimension[type] = PerDimension{key, choices};
+    cfg.unavailable.erase(type);
+    return;
   }
   const std::string& choice = choices.front();
   const NativeAlgorithm* algo = find_native_algorithm(choice.substr(0, choice.find(':')));
   if (!algo->supports(type)) {
-    // ASTRA-sim fails only when such a collective runs; so do we.
     cfg.unavailable[type] = p.at(key) + ": algorithm '" + algo->name + "' does not implement " + collective_name(type);
     cfg.algorithms.erase(type);
     return;
   }
   cfg.algorithms[type] = choice;
   cfg.unavailable.erase(type);
-  if (*flats.begin()) {
-    cfg.algorithm_dims.erase(type);
-  } else {
-    cfg.algorithm_dims[type] = static_cast<std::uint32_t>(v.size());
-  }
+  if (flat) cfg.algorithm_dims.erase(type);
 }
 
 const std::map<std::string, CollectiveType>& implementation_keys() {
@@ -180,10 +199,17 @@ SystemConfig parse_astrasim_system(const std::string& json_text, const std::stri
   double peak_tflops = 0, local_mem_bw = 0;
   bool shared_bus = false;
   std::vector<std::string> loggp;
+  std::map<CollectiveType, PerDimension> per_dimension;
+  std::string optimization = "localBWAware";
   for (const auto& [key, v] : root.items()) {
     if (const auto it = implementation_keys().find(key); it != implementation_keys().end()) {
       SystemConfig scratch;
-      implementation(p, key, v, it->second, root.contains(key + "-custom") ? scratch : cfg);
+      std::map<CollectiveType, PerDimension> unused;
+      if (root.contains(key + "-custom")) {
+        implementation(p, key, v, it->second, scratch, unused);
+      } else {
+        implementation(p, key, v, it->second, cfg, per_dimension);
+      }
     } else if (key.size() > 7 && key.rfind("-custom") == key.size() - 7 &&
                implementation_keys().count(key.substr(0, key.size() - 7))) {
       const CollectiveType type = implementation_keys().at(key.substr(0, key.size() - 7));
@@ -214,7 +240,7 @@ SystemConfig parse_astrasim_system(const std::string& json_text, const std::stri
     } else if (key == "collective-optimization") {
       const std::string s = text(p, key, v);
       if (s != "baseline" && s != "localBWAware") p.fail(key, "must be baseline or localBWAware, got '" + s + "'");
-      // Both give the same schedule on one dimension; multi-dimensional lists are refused above.
+      optimization = s;  // the same schedule on one dimension
     } else if (key == "endpoint-delay") {
       cfg.endpoint_delay = static_cast<Time>(whole(p, key, v, 0, 1'000'000'000)) * kNanosecond;
     } else if (key == "preferred-dataset-splits") {
@@ -255,6 +281,21 @@ SystemConfig parse_astrasim_system(const std::string& json_text, const std::stri
     } else {
       p.fail(key, "unknown key (ASTRA-sim would ignore it silently; check the spelling)");
     }
+  }
+  // Per-dimension lists: the hierarchical algorithm with ASTRA-sim's chunking
+  // (its splits are the hierarchical chunks, not ChunkedProgram splits) and
+  // one window per dimension, served in one order on every rank.
+  for (const auto& [type, pd] : per_dimension) {
+    std::string list = "hierarchical:chunks=" + std::to_string(cfg.dataset_splits) +
+                       ",active_chunks=" + std::to_string(cfg.active_chunks) + ",dimension_queue=1,optimization=" +
+                       optimization;
+    for (const std::string& c : pd.choices) list += "," + c;
+    try {
+      parse_algorithm_choice(list, type);
+    } catch (const InputError& e) {
+      p.fail(pd.key, e.what());
+    }
+    cfg.algorithms[type] = list;
   }
   if (!loggp.empty()) {
     std::string list;

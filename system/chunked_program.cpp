@@ -1,6 +1,7 @@
 #include "system/chunked_program.h"
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 
 namespace sim {
@@ -51,6 +52,15 @@ std::uint64_t ChunkedProgram::op_count(std::uint32_t pos) const {
     n += static_cast<std::uint64_t>(extra_ops_[pos]);
   }
   return n;
+}
+
+unsigned ChunkedProgram::ref_bits() const {
+  // (((inner + 1) * k + chunk) * n + segment) << 1 | free, inner < 2^b.
+  unsigned b = 0;
+  for (const auto& c : chunks_) b = std::max(b, c->ref_bits());
+  const unsigned bits = b + 2 + static_cast<unsigned>(std::bit_width(chunks_.size())) +
+                        static_cast<unsigned>(std::bit_width(n_)) + 1;
+  return std::min(bits, 64u);
 }
 
 OpRef ChunkedProgram::outer(std::uint32_t c, OpRef inner, bool free, std::uint64_t segment) const {

@@ -45,6 +45,7 @@ class ChunkedProgram final : public CollectiveProgram {
   std::string label(std::uint32_t pos, OpRef ref) const override;
 
   std::uint32_t chunk_count() const { return static_cast<std::uint32_t>(chunks_.size()); }
+  unsigned ref_bits() const override;
 
  private:
   // cursor.pending: [2 words of remaining ops per chunk][freed reductions per chunk][next chunk to start]

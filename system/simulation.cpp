@@ -75,11 +75,6 @@ Simulation::Simulation(std::vector<RankGraph> graphs, const Topology& topology, 
       throw InputError(std::string("the system config gives ") + std::to_string(d) + " per-dimension algorithm(s) for " +
                        collective_name(type) + " but the network has " + std::to_string(dims) + " dimension(s)");
     }
-    if (d > 1) {
-      throw InputError(std::string("per-dimension algorithms for ") + collective_name(type) + " on a " +
-                       std::to_string(dims) + "-dimensional network need the hierarchical algorithm, which is not "
-                       "yet supported (use ASTRA-sim's flattened one* variants, e.g. oneRing, for one algorithm over all NPUs)");
-    }
   }
   // Communicators: the world plus every named group a rank refers to.
   std::vector<std::uint32_t> world(ranks);

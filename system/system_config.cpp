@@ -87,7 +87,8 @@ SystemConfig parse_system_config(const std::string& yaml_text, const std::string
     r.check_keys(c, "collective.",
                  {"chunks", "reduction_bandwidth", "reduction_latency", "algorithms", "endpoint_delay",
                   "dataset_splits", "active_chunks", "local_reduction", "astrasim_quirks",
-                  "scheduling_policy", "optimization", "active_chunks_per_dimension"});
+                  "scheduling_policy", "optimization", "active_chunks_per_dimension",
+                  "dimension_queue"});
     if (const YAML::Node o = c["optimization"]) {
       const std::string v = r.text(o, "collective.optimization");
       if (v != "baseline" && v != "localBWAware") {
@@ -117,6 +118,7 @@ SystemConfig parse_system_config(const std::string& yaml_text, const std::string
                   "both price reductions: give one");
       }
     }
+    if (c["dimension_queue"]) cfg.dimension_queue = r.flag(c["dimension_queue"], "collective.dimension_queue");
     if (c["astrasim_quirks"]) {
       cfg.astrasim_quirks = r.flag(c["astrasim_quirks"], "collective.astrasim_quirks");
     }

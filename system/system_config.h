@@ -16,6 +16,7 @@
 //       all_gather: [ring, direct] #  or a list: hierarchical, one per topology dimension
 //     optimization: localBWAware  # hierarchical all-reduce: localBWAware (default) | baseline
 //     active_chunks_per_dimension: 0  # hierarchical: chunks per phase at once (0 = unlimited)
+//     dimension_queue: false      # hierarchical: that window per dimension (ASTRA-sim's), not per phase
 //     endpoint_delay: 10ns        # ASTRA-sim semantics, all off by default:
 //     dataset_splits: 4           #   per-message sender delay, serial chunks,
 //     active_chunks: 1            #   chunks in flight per rank,
@@ -79,6 +80,9 @@ struct SystemConfig {
   // phase of one dimension runs at once (0: unlimited).
   std::string collective_optimization = "localBWAware";
   std::uint32_t active_chunks_per_dimension = 0;
+  // The window above per dimension (all its phases, both directions, in one
+  // fixed order, ASTRA-sim's) rather than per phase.
+  bool dimension_queue = false;
 
   // The `network:` section: backend and its options (network/backend_registry.h).
   NetworkConfig network;

@@ -23,7 +23,8 @@ std::vector<HierarchicalProgram::PhaseInfo> HierarchicalProgram::phase_list() co
 
 HierarchicalProgram::HierarchicalProgram(CollectiveType type, std::uint64_t bytes, std::uint32_t chunks,
                                          std::uint32_t active, HierarchicalOptimization optimization,
-                                         std::vector<HierarchicalDimension> dims, std::vector<std::uint32_t> grid)
+                                         std::vector<HierarchicalDimension> dims, std::vector<std::uint32_t> grid,
+                                         bool dimension_queue)
     : type_(type),
       bytes_(bytes),
       chunks_(chunks),
@@ -31,6 +32,7 @@ HierarchicalProgram::HierarchicalProgram(CollectiveType type, std::uint64_t byte
       optimization_(optimization),
       dims_(std::move(dims)),
       grid_(std::move(grid)) {
+  queue_ = dimension_queue && active_ != 0;
   using T = CollectiveType;
   if (!supports(type_)) throw std::invalid_argument("hierarchical: unsupported collective");
   if (chunks_ == 0) throw std::invalid_argument("hierarchical: zero chunks");
@@ -200,7 +202,73 @@ HierarchicalProgram::HierarchicalProgram(CollectiveType type, std::uint64_t byte
 
   std::string names;
   for (const HierarchicalDimension& d : dims_) names += (names.empty() ? "" : ",") + d.name;
-  name_ = "hierarchical(" + names + opt + ")";
+  name_ = "hierarchical(" + names + opt + (queue_ ? ";dimension_queue" : "") + ")";
+  if (queue_) build_sequences();
+}
+
+void HierarchicalProgram::build_sequences() {
+  // Estimated time of each phase (per size class): the sends of line position 0, one after another.
+  std::vector<double> est(static_cast<std::size_t>(phases_) * 2, 0);
+  for (std::uint32_t p = 0; p < phases_; ++p) {
+    const HierarchicalDimension& d = dims_[phase_[p].dim];
+    for (std::uint32_t k = 0; k < 2; ++k) {
+      const CollectiveProgram& prog = *phase_[p].prog[k];
+      RankCursor cursor;
+      std::vector<OpRef> ready;
+      prog.start(0, cursor, ready);
+      std::deque<OpRef> frontier(ready.begin(), ready.end());
+      double t = 0;
+      while (!frontier.empty()) {
+        const OpRef r = frontier.front();
+        frontier.pop_front();
+        const CollectiveOp o = prog.op(0, r);
+        if (o.kind == OpKind::kSend) t += d.latency_ns + static_cast<double>(o.bytes) * d.ns_per_byte;
+        ready.clear();
+        prog.finish(0, r, cursor, ready);
+        frontier.insert(frontier.end(), ready.begin(), ready.end());
+      }
+      est[p * 2 + k] = t;
+    }
+  }
+  // FIFO per dimension by estimated arrival (ties: chunk, then phase); item i
+  // of a dimension starts once it arrived and item i - a ended.
+  const auto D = static_cast<std::uint32_t>(dims_.size());
+  seq_.assign(D, {});
+  seq_index_.assign(static_cast<std::size_t>(chunks_) * phases_, 0);
+  std::vector<std::vector<double>> ends(D);
+  using Arrival = std::tuple<double, std::uint32_t, std::uint32_t>;
+  std::set<Arrival> arrivals;
+  for (std::uint32_t c = 0; c < chunks_; ++c) arrivals.emplace(0.0, c, 0);
+  while (!arrivals.empty()) {
+    const auto [t, c, p] = *arrivals.begin();
+    arrivals.erase(arrivals.begin());
+    const std::uint32_t d = phase_[p].dim;
+    const std::size_t i = seq_[d].size();
+    seq_index_[c * phases_ + p] = static_cast<std::uint32_t>(i);
+    seq_[d].push_back(c * phases_ + p);
+    const double start = i >= active_ ? std::max(t, ends[d][i - active_]) : t;
+    const double end = start + est[p * 2 + klass(c)];
+    ends[d].push_back(end);
+    if (p + 1 < phases_) arrivals.emplace(end, c, p + 1);
+  }
+}
+
+std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> HierarchicalProgram::dimension_sequences() const {
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> out(seq_.size());
+  for (std::size_t d = 0; d < seq_.size(); ++d) {
+    for (std::uint32_t idx : seq_[d]) out[d].emplace_back(idx / phases_, idx % phases_);
+  }
+  return out;
+}
+
+void HierarchicalProgram::try_begin(std::uint32_t pos, std::uint32_t chunk, std::uint32_t phase, RankCursor& cursor,
+                                    std::vector<OpRef>& ready) const {
+  const std::uint32_t idx = chunk * phases_ + phase;
+  if (cursor.pending[idx] != kNotStarted) return;
+  if (phase > 0 && !done(cursor, chunk, phase - 1)) return;
+  const std::uint32_t i = seq_index_[idx];
+  if (i >= active_ && cursor.pending[seq_[phase_[phase].dim][i - active_]] != 0) return;
+  begin(pos, chunk, phase, cursor, ready);
 }
 
 std::uint32_t HierarchicalProgram::peer_pos(std::uint32_t pos, std::uint32_t phase, std::uint32_t q) const {
@@ -236,6 +304,10 @@ void HierarchicalProgram::start(std::uint32_t pos, RankCursor& cursor, std::vect
   if (phases_ == 0) return;
   cursor.pending.assign(static_cast<std::size_t>(chunks_) * phases_, kNotStarted);
   cursor.sub.resize(static_cast<std::size_t>(chunks_) * phases_);
+  if (queue_) {
+    for (std::uint32_t c = 0; c < chunks_; ++c) try_begin(pos, c, 0, cursor, ready);
+    return;
+  }
   const std::uint32_t first = active_ == 0 ? chunks_ : std::min(active_, chunks_);
   for (std::uint32_t c = 0; c < first; ++c) begin(pos, c, 0, cursor, ready);
 }
@@ -270,6 +342,14 @@ void HierarchicalProgram::finish(std::uint32_t pos, OpRef ref, RankCursor& curso
   for (std::size_t i = at; i < ready.size(); ++i) ready[i] |= pre;
   if (--cursor.pending[idx] != 0) return;
   cursor.sub[idx] = RankCursor{};  // the phase is over here: free its state
+  if (queue_) {
+    // This chunk's next phase, then the item `active` later in this dimension's sequence.
+    if (phase + 1 < phases_) try_begin(pos, chunk, phase + 1, cursor, ready);
+    const std::vector<std::uint32_t>& seq = seq_[phase_[phase].dim];
+    const std::size_t later = static_cast<std::size_t>(seq_index_[idx]) + active_;
+    if (later < seq.size()) try_begin(pos, seq[later] / phases_, seq[later] % phases_, cursor, ready);
+    return;
+  }
   // In ascending OpRef order: this chunk's next phase, then the chunk `active` later in this phase.
   if (phase + 1 < phases_ && (active_ == 0 || chunk < active_ || done(cursor, chunk - active_, phase + 1))) {
     begin(pos, chunk, phase + 1, cursor, ready);
@@ -322,7 +402,15 @@ void HierarchicalProgram::parents(std::uint32_t pos, OpRef ref, std::vector<OpRe
     for (OpRef r : terminals(p, klass(c), line_pos(pos, p))) out.push_back(pre | r);
   };
   if (phase > 0) add(chunk, phase - 1);
-  if (active_ != 0 && chunk >= active_) add(chunk - active_, phase);
+  if (queue_) {
+    const std::uint32_t i = seq_index_[chunk * phases_ + phase];
+    if (i >= active_) {
+      const std::uint32_t other = seq_[phase_[phase].dim][i - active_];
+      add(other / phases_, other % phases_);
+    }
+  } else if (active_ != 0 && chunk >= active_) {
+    add(chunk - active_, phase);
+  }
 }
 
 ChunkRange HierarchicalProgram::chunk_range(std::uint32_t pos, OpRef ref) const {

@@ -23,6 +23,12 @@
 // with `active` = a > 0, once chunk c-a's phase p finished there (at most a
 // chunks in one phase of one dimension at a time, started in chunk order; a
 // = 1 is ASTRA-sim's active-chunks-per-dimension 1). a = 0: no limit.
+// With `dimension_queue`, the window is per dimension instead of per phase:
+// each dimension serves all its phases (a localBWAware reduce-scatter and
+// all-gather alike, of every chunk) in one fixed sequence, the same on every
+// rank (so it cannot deadlock): the arrival order of an estimated run of the
+// schedule (ASTRA-sim's FIFO per dimension on a symmetric run). The item at
+// index i of a dimension's sequence also waits for the item at i - a.
 //
 // OpRef: (chunk << phase bits | phase) << bits | the phase program's OpRef.
 // Tags: (chunk * phases + phase) << 32 | the phase program's tag.
@@ -58,6 +64,8 @@ struct HierarchicalDimension {
   // (the ring: 1; direct, halvingDoubling: 0).
   std::uint32_t rs_shift = 0;
   std::string name;  // for name()
+  // Estimates for the dimension_queue order only (per message): latency and time per byte.
+  double latency_ns = 500, ns_per_byte = 0.02;
 };
 
 class HierarchicalProgram final : public CollectiveProgram {
@@ -66,7 +74,7 @@ class HierarchicalProgram final : public CollectiveProgram {
   // dims' sizes, dim 0 fastest), a permutation of 0..N-1.
   HierarchicalProgram(CollectiveType type, std::uint64_t bytes, std::uint32_t chunks, std::uint32_t active,
                       HierarchicalOptimization optimization, std::vector<HierarchicalDimension> dims,
-                      std::vector<std::uint32_t> grid);
+                      std::vector<std::uint32_t> grid, bool dimension_queue = false);
   static bool supports(CollectiveType type);
 
   std::uint32_t group_size() const override { return n_; }
@@ -86,6 +94,8 @@ class HierarchicalProgram final : public CollectiveProgram {
   };
   std::vector<PhaseInfo> phase_list() const;
   std::uint32_t chunks() const { return chunks_; }
+  // dimension_queue: each dimension's sequence of (chunk, phase) pairs.
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> dimension_sequences() const;
 
  private:
   struct Phase {
@@ -117,6 +127,9 @@ class HierarchicalProgram final : public CollectiveProgram {
   // The phase program's position of `pos` and the group position of its peer `q`.
   std::uint32_t line_pos(std::uint32_t pos, std::uint32_t phase) const { return line_pos_[pos * phases_ + phase]; }
   std::uint32_t peer_pos(std::uint32_t pos, std::uint32_t phase, std::uint32_t q) const;
+  void try_begin(std::uint32_t pos, std::uint32_t chunk, std::uint32_t phase, RankCursor& cursor,
+                 std::vector<OpRef>& ready) const;
+  void build_sequences();
   const std::vector<OpRef>& terminals(std::uint32_t phase, std::uint32_t klass, std::uint32_t lpos) const;
 
   CollectiveType type_;
@@ -135,6 +148,9 @@ class HierarchicalProgram final : public CollectiveProgram {
   std::vector<std::uint32_t> line_base_;  // per (pos, phase): grid index of the line's coordinate-0 rank
   std::vector<std::uint64_t> base_;       // per (pos, phase): first part of its region within a chunk
   bool ranged_ = false;
+  bool queue_ = false;                                // dimension_queue
+  std::vector<std::vector<std::uint32_t>> seq_;       // per dim: chunk * phases + phase, in service order
+  std::vector<std::uint32_t> seq_index_;              // per chunk * phases + phase: its index in seq_[dim]
   std::uint64_t units_ = 0;  // parts per chunk when ranged
   std::string name_;
   // Tools only: the ops no other op of a phase program waits for, per (phase, class, line position).

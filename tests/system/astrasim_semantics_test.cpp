@@ -144,8 +144,16 @@ TEST(AstraSimJson, KeysAreHonouredRejectedOrWarned) {
             std::string::npos);
   EXPECT_NE(json_error(R"({"endpont-delay": 10})").find("unknown key"), std::string::npos);
   EXPECT_NE(json_error(R"({"preferred-dataset-splits": 2.5})").find("whole number"), std::string::npos);
-  EXPECT_NE(json_error(R"({"all-reduce-implementation": ["ring", "direct"]})").find("not yet supported"),
-            std::string::npos);
+  // Per-dimension lists: the hierarchical algorithm, ASTRA-sim's splits and window per dimension.
+  const SystemConfig two = parse_astrasim_system(
+      R"({"all-reduce-implementation": ["ring", "direct"], "preferred-dataset-splits": 4,
+          "collective-optimization": "baseline", "reduce-scatter-implementation": ["ring", "doubleBinaryTree"]})",
+      "sys.json");
+  EXPECT_EQ(two.algorithms.at(CollectiveType::kAllReduce),
+            "hierarchical:chunks=4,active_chunks=1,dimension_queue=1,optimization=baseline,ring,direct");
+  EXPECT_EQ(two.algorithm_dims.at(CollectiveType::kAllReduce), 2u);
+  EXPECT_EQ(two.unavailable.count(CollectiveType::kReduceScatter), 1u);  // doubleBinaryTree: all-reduce only
+  EXPECT_NE(json_error(R"({"all-reduce-implementation": ["ring", "oneRing"]})").find("mixes"), std::string::npos);
   EXPECT_NE(json_error(R"({"all-reduce-implementation": ["ringg"]})").find("unknown algorithm"), std::string::npos);
   EXPECT_NE(json_error(R"({"scheduling-policy": "EXPLICIT"})").find("not supported"), std::string::npos);
   EXPECT_NE(json_error(R"({"model-shared-bus": 1})").find("not supported"), std::string::npos);

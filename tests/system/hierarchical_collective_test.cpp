@@ -233,6 +233,57 @@ TEST(HierarchicalCollective, ChunksPipelineAcrossDimensions) {
   EXPECT_EQ(simulate_collective(topo, CollectiveType::kAllReduce, S, one).makespan, 131'329'120);
 }
 
+TEST(HierarchicalCollective, DimensionQueueServesEachDimensionInOneOrder) {
+  // ASTRA-sim's queue per dimension: dimension 0 of a 2-D all-reduce serves
+  // all chunks' reduce-scatters, then their all-gathers; the reduce-scatter of
+  // one chunk no longer overlaps the all-gather of another there.
+  const Topology topo = ring_ring(8, 8);
+  const std::uint64_t S = 1 << 24;
+  SystemConfig cfg;
+  cfg.collective_chunks = 4;
+  cfg.active_chunks_per_dimension = 1;
+  cfg.algorithms[CollectiveType::kAllReduce] = "ring,ring";
+  const Time per_phase = simulate_collective(topo, CollectiveType::kAllReduce, S, cfg).makespan;
+  cfg.dimension_queue = true;
+  const Time per_dim = simulate_collective(topo, CollectiveType::kAllReduce, S, cfg).makespan;
+  // Dimension 0 carries 4 reduce-scatters of S/4 and 4 all-gathers back to S/4, one at a time.
+  const Time dim0 = 4 * (ring_phase(7, S / 32) + ring_phase(7, S / 32));
+  EXPECT_GE(per_dim, dim0);
+  EXPECT_LT(per_dim, dim0 + ring_phase(14, S / 256) + ring_phase(7, S / 32));
+  EXPECT_GT(per_dim, per_phase);
+
+  const std::vector<HierarchicalDimension> dims = [] {
+    std::vector<HierarchicalDimension> d(3);
+    for (auto& x : d) {
+      x.size = 4;
+      x.name = "ring";
+      x.rs_shift = 1;
+      const NativeAlgorithm* ring = find_native_algorithm("ring");
+      x.supports = [ring](CollectiveType t) { return ring->supports(t); };
+      x.make = [ring](CollectiveType t, std::uint32_t n, std::uint64_t b) { return make_native_program(*ring, {}, t, n, b, 1); };
+    }
+    return d;
+  }();
+  std::vector<std::uint32_t> grid(64);
+  for (std::uint32_t i = 0; i < 64; ++i) grid[i] = i;
+  const HierarchicalProgram p(CollectiveType::kAllReduce, 1 << 24, 4, 1, HierarchicalOptimization::kLocalBWAware, dims,
+                              grid, true);
+  const auto seq = p.dimension_sequences();
+  ASSERT_EQ(seq.size(), 3u);
+  // Phases RS0 RS1 AR2 AG1 AG0: dimension 0 runs the 4 reduce-scatters, then the 4 all-gathers;
+  // dimension 1 interleaves (its all-gather of chunk c arrives before the reduce-scatter of c + 1).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> d0, d1;
+  for (std::uint32_t c = 0; c < 4; ++c) d0.emplace_back(c, 0);
+  for (std::uint32_t c = 0; c < 4; ++c) d0.emplace_back(c, 4);
+  for (std::uint32_t c = 0; c < 4; ++c) {
+    d1.emplace_back(c, 1);
+    d1.emplace_back(c, 3);
+  }
+  EXPECT_EQ(seq[0], d0);
+  EXPECT_EQ(seq[1], d1);
+  EXPECT_EQ(p.name(), "hierarchical(ring,ring,ring;localBWAware;dimension_queue)");
+}
+
 AlgorithmCheck check_program(const std::string& algorithm, CollectiveType type, std::uint32_t chunks,
                              std::uint64_t bytes, const std::vector<std::uint32_t>& dims) {
   std::uint32_t n = 1;
@@ -250,7 +301,9 @@ TEST(HierarchicalCollective, DataCheckPassesOnGrids) {
                          "direct",
                          "halvingDoubling",
                          "hierarchical:active_chunks=1",
-                         "hierarchical:active_chunks=2,halvingDoubling,direct:window=1"};
+                         "hierarchical:active_chunks=2,halvingDoubling,direct:window=1",
+                         "hierarchical:active_chunks=1,dimension_queue=1",
+                         "hierarchical:active_chunks=2,dimension_queue=1,optimization=baseline"};
   const std::uint64_t bytes = (1 << 20) + 7;  // uneven everywhere
   for (const auto& grid : grids) {
     for (const char* list : lists) {
