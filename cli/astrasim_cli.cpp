@@ -14,10 +14,10 @@
 #include "core/error.h"
 #include "network/topology.h"
 #include "system/astrasim_system.h"
-#include "system/physical_bounds.h"
 #include "system/report.h"
 #include "system/simulation.h"
 #include "workload/workload_loader.h"
+#include "timed_run.h"
 
 namespace sim {
 
@@ -171,14 +171,7 @@ int run_astrasim_cli(int argc, char** argv) {
   const std::string workload = opt["workload-configuration"];
   std::vector<RankGraph> graphs = load_rank_graphs(resolve_rank_files(workload), GraphOptions{});
   Simulation simulation(std::move(graphs), topology, config, options);
-  const auto run_start = std::chrono::steady_clock::now();
-  SimulationResult result = simulation.run();
-  const double run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
-  for (const std::string& w : physical_bound_warnings(result, topology)) result.warnings.push_back(w);
-  for (const std::string& w : result.warnings) spdlog::warn("{}", w);
-
-  RunInfo info{workload, topology.description(), config.network.backend,
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(), run_seconds};
+  const auto [result, info] = run_timed(simulation, topology, workload, config.network.backend, wall_start);
   if (opt.count("report")) write_json_report(opt["report"], result, info);
   if (opt.count("csv")) write_csv_report(opt["csv"], result);
   print_summary(std::cout, result, info);

@@ -25,7 +25,7 @@
 #include "network/backend_registry.h"
 #include "network/topology.h"
 #include "system/collective_tools.h"
-#include "system/physical_bounds.h"
+#include "timed_run.h"
 #include "system/report.h"
 #include "system/simulation.h"
 #include "workload/example_workload.h"
@@ -72,14 +72,7 @@ int run_simulation(const RunOptions& o) {
   }
 
   Simulation simulation(std::move(graphs), topology, config, options);
-  const auto run_start = std::chrono::steady_clock::now();
-  SimulationResult result = simulation.run();
-  const double run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
-  for (const std::string& w : physical_bound_warnings(result, topology)) result.warnings.push_back(w);
-  for (const std::string& w : result.warnings) spdlog::warn("{}", w);
-
-  RunInfo info{workload_name, topology.description(), config.network.backend,
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(), run_seconds};
+  const auto [result, info] = run_timed(simulation, topology, workload_name, config.network.backend, wall_start);
   if (!o.report.empty()) write_json_report(o.report, result, info);
   if (!o.csv.empty()) write_csv_report(o.csv, result);
   if (!o.timeline.empty()) write_timeline(o.timeline, result);
