@@ -109,7 +109,7 @@ int run_astrasim_cli(int argc, char** argv) {
   static const char* const kKnown[] = {
       "workload-configuration", "system-configuration", "network-configuration", "remote-memory-configuration",
       "comm-group-configuration", "logging-configuration", "logging-folder", "num-queues-per-dim", "compute-scale",
-      "comm-scale", "injection-scale", "rendezvous-protocol", "report", "csv"};
+      "comm-scale", "injection-scale", "rendezvous-protocol", "report", "csv", "egress"};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind(kPrefix, 0) != 0) throw InputError("unexpected argument '" + a + "' (ASTRA-sim options are --name=value)");
@@ -163,6 +163,10 @@ int run_astrasim_cli(int argc, char** argv) {
     if (!(s > 0)) throw InputError("--injection-scale must be > 0");
     config.endpoint_delay = static_cast<Time>(std::llround(static_cast<double>(config.endpoint_delay) * s));
   }
+  // Ours, not ASTRA-sim's: --egress=overlap charges every message as if alone
+  // on the network, as ASTRA-sim's congestion-unaware backend does (its tree
+  // and direct numbers need it; they can exceed what a port can carry).
+  if (opt.count("egress")) config.network.options["egress"] = OptionValue{opt["egress"], "--egress"};
   if (given("remote-memory-configuration")) check_astrasim_remote_memory(opt["remote-memory-configuration"]);
   const Topology topology = load_astrasim_network(opt["network-configuration"]);
   SimulationOptions options;

@@ -8,10 +8,12 @@
 
 namespace sim {
 
-AnalyticalNetwork::AnalyticalNetwork(const Topology& topology, EventQueue& queue, LinkModel model)
+AnalyticalNetwork::AnalyticalNetwork(const Topology& topology, EventQueue& queue, LinkModel model,
+                                     bool serialize_egress)
     : topology_(topology),
       queue_(queue),
       model_(model),
+      serialize_egress_(serialize_egress),
       egress_free_at_(topology.links().size(), 0),
       last_(topology.npu_count()) {}
 
@@ -44,9 +46,12 @@ void AnalyticalNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const 
   pair.bytes += bytes;
   const PathCost& cost = pair.cost;
   const Time beta = transfer_time(bytes, cost.min_bandwidth);
-  Time& egress_free = egress_free_at_[cost.first_link];
-  const Time start = std::max(queue_.now(), egress_free);
-  egress_free = start + beta;
+  Time start = queue_.now();
+  if (serialize_egress_) {
+    Time& egress_free = egress_free_at_[cost.first_link];
+    start = std::max(start, egress_free);
+    egress_free = start + beta;
+  }
   queue_.schedule(start + cost.latency_sum + beta, to.handler, to.kind, to.payload);
 }
 

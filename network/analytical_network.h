@@ -13,6 +13,9 @@
 // in send() order. Without it, pipelined chunks sent back to back would all
 // arrive after one latency + one beta and a collective would beat the link rate
 // (ASTRA-sim's congestion-unaware backend reports busbw above link bandwidth).
+// Option `egress: overlap` drops the serialization, which is exactly
+// ASTRA-sim's congestion-unaware model (every message as if alone on the
+// network): for reproducing its numbers, not for physics.
 // Messages from different senders, or on different first links, never delay
 // each other, even where their routes share a link: use the flow backend for
 // contention.
@@ -39,7 +42,8 @@ class AnalyticalNetwork final : public Network {
     std::uint32_t hops = 0;
   };
 
-  AnalyticalNetwork(const Topology& topology, EventQueue& queue, LinkModel model = {});
+  AnalyticalNetwork(const Topology& topology, EventQueue& queue, LinkModel model = {},
+                    bool serialize_egress = true);
 
   std::string_view name() const override { return "analytical"; }
   const Topology& topology() const override { return topology_; }
@@ -63,6 +67,7 @@ class AnalyticalNetwork final : public Network {
   const Topology& topology_;
   EventQueue& queue_;
   LinkModel model_;
+  bool serialize_egress_;
   std::vector<Time> egress_free_at_;                    // per link; only first links are used
   struct KeyHash {
     std::size_t operator()(std::uint64_t k) const noexcept {

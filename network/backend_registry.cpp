@@ -89,9 +89,12 @@ const std::vector<BackendInfo>& network_backends() {
       {"analytical",
        "alpha-beta per message (latency sum + bytes / bottleneck bandwidth), serialized at the sender's "
        "first link; no contention inside the network",
-       with_link_model({}),
+       with_link_model({{"egress", "serialize (default): an NPU's messages leave each port one after another; "
+                                   "overlap: each message as if alone (ASTRA-sim's congestion-unaware model, "
+                                   "which can exceed a port's bandwidth)"}}),
        [](const Topology& t, EventQueue& q, const BackendOptions& o) -> std::unique_ptr<Network> {
-         return std::make_unique<AnalyticalNetwork>(t, q, o.link_model());
+         const bool serialize = !o.has("egress") || o.choice("egress", {"serialize", "overlap"}) == "serialize";
+         return std::make_unique<AnalyticalNetwork>(t, q, o.link_model(), serialize);
        }},
       {"flow",
        "congestion-aware: every message is a flow on its route, links shared max-min fairly, cut-through",

@@ -47,6 +47,25 @@ TEST_F(Ring8, SameEgressLinkSerializesInSendOrder) {
   EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, kOneMiBNeighbour}, {2, kOneMiBNeighbour + kOneMiBAt50GBps}}));
 }
 
+TEST(AnalyticalNetwork, EgressOverlapChargesEveryMessageAsIfAlone) {
+  // ASTRA-sim's congestion-unaware model, through the registry as a config would ask.
+  const Topology t = load_topology(kConfigs + "ring8.yml");
+  EventQueue queue;
+  Recorder sink(queue);
+  NetworkConfig config;
+  config.options["egress"] = OptionValue{"overlap", "test: network.egress"};
+  const auto net = make_network(config, t, queue);
+  net->send(0, 1, kMiB, sink.to(1));
+  net->send(0, 1, kMiB, sink.to(2));
+  queue.run();
+  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, kOneMiBNeighbour}, {2, kOneMiBNeighbour}}));
+  config.options["egress"] = OptionValue{"queue", "test: network.egress"};
+  EXPECT_THROW(make_network(config, t, queue), InputError);
+  config.backend = "flow";
+  config.options["egress"] = OptionValue{"overlap", "test: network.egress"};
+  EXPECT_THROW(make_network(config, t, queue), InputError);  // analytical only
+}
+
 TEST_F(Ring8, DifferentEgressLinksDoNotWait) {
   net.send(0, 1, kMiB, sink.to(1));
   net.send(0, 7, kMiB, sink.to(2));

@@ -9,7 +9,8 @@
 // --remote-memory-configuration remote_memory/no_memory_expansion.json.
 //
 //   ring, halvingDoubling   within 0.5% of ASTRA-sim's sim_time_ns (asserted)
-//   direct (1-D, 2-D, 3-D)  bounded: ASTRA-sim's congestion-unaware backend lets
+//   direct (1-D, 2-D, 3-D)  bounded (and with --egress=overlap, ASTRA-sim's own
+//                           model, 39 of 40 1-D rows within 0.5%): ASTRA-sim's congestion-unaware backend lets
 //                           an NPU inject on one port faster than the port's
 //                           bandwidth; ours never reports busbw above the sum
 //                           of the NPU's egress links (asserted); equal on
@@ -87,12 +88,12 @@ class AstraSimReference : public ::testing::Test {
   }
 
   // The drop-in command line on that row's ASTRA-sim files; the JSON report.
-  nlohmann::json run(const Row& r, const std::string& dims = "1d") {
+  nlohmann::json run(const Row& r, const std::string& dims = "1d", const std::string& extra = "") {
     const std::string report = (dir_ / "report.json").string();
     const SimRun out = run_sim("--workload-configuration=" + workload(r) + " --system-configuration=" + root_ +
                                "/system/" + r.algorithm + "_" + dims + ".json --network-configuration=" + root_ + "/network/" +
                                r.topology + ".yml --remote-memory-configuration=" + root_ +
-                               "/remote_memory/no_memory_expansion.json --report=" + report);
+                               "/remote_memory/no_memory_expansion.json --report=" + report + extra);
     EXPECT_EQ(out.code, 0) << out.output;
     // ASTRA-sim's per-rank lines, for scripts that parse them.
     EXPECT_NE(out.output.find("sys[" + std::to_string(r.npus - 1) + "] finished, "), std::string::npos) << out.output;
@@ -132,6 +133,7 @@ TEST_F(AstraSimReference, DirectIsBoundedByTheNpuInjectionBandwidth) {
   // Ours serializes messages leaving by one port: busbw never exceeds what an
   // NPU can inject (the sum of its egress links).
   std::size_t rows = 0, theirs_above = 0;
+  double worst_overlap = 0;
   for (const Row& r : read_rows(root_ + "/results_sample.csv")) {
     if (r.backend != "congestion_unaware" || r.algorithm != "direct") continue;
     // Multi-dimensional rows too (per-dimension direct, hierarchical): the same bound.
@@ -164,11 +166,25 @@ TEST_F(AstraSimReference, DirectIsBoundedByTheNpuInjectionBandwidth) {
     if (r.topology == "FullyConnected_8") {  // one link per peer: nothing to share, the same numbers
       EXPECT_LT(std::abs(report["sim_time_ns"].get<double>() - r.ns) / r.ns, 0.005) << r.collective << " " << r.bytes;
     }
+    // With ASTRA-sim's own model (--egress=overlap: every message as if
+    // alone), its 1-D numbers come back, above the NPU's bandwidth included:
+    // 39 of 40 rows within 0.01%. The exception, Ring_8 all-reduce 16 MiB, is
+    // 2.1% slow (98,169 vs 96,164 ns) while its reduce-scatter and 64 KiB
+    // rows agree to the ns: where ASTRA-sim overlaps the all-gather phase's
+    // 4-hop messages with the last reductions is not modelled (docs/system.md).
+    const bool known_exception = r.topology == "Ring_8" && r.collective == "all_reduce" && r.bytes == 16777216;
+    if (dims == "1d" && !known_exception) {
+      const double overlap = run(r, dims, " --egress=overlap")["sim_time_ns"].get<double>();
+      EXPECT_LT(std::abs(overlap - r.ns) / r.ns, 0.005) << r.topology << " " << r.collective << " " << r.bytes
+                                                        << ": overlap " << overlap << " ns, ASTRA-sim " << r.ns;
+      worst_overlap = std::max(worst_overlap, std::abs(overlap - r.ns) / r.ns);
+    }
     ++rows;
   }
   EXPECT_EQ(rows, 56u);  // 40 on 1-D topologies, 16 on Ring_Ring_8x8 and Ring_Ring_Ring_4x4x4
   EXPECT_GT(theirs_above, 0u) << "the reference's direct rows should include some above the NPU's bandwidth";
-  std::printf("direct: %zu rows, ASTRA-sim above the NPU's injection bandwidth in %zu\n", rows, theirs_above);
+  std::printf("direct: %zu rows, ASTRA-sim above the NPU's injection bandwidth in %zu; 1-D rows with "
+              "--egress=overlap within %.4f%%\n", rows, theirs_above, 100 * worst_overlap);
 }
 
 TEST_F(AstraSimReference, DoubleBinaryTreeRows) {
@@ -190,7 +206,7 @@ TEST_F(AstraSimReference, DoubleBinaryTreeRows) {
   const double E = 10, lat = 500;
   const std::uint32_t k = 4;
   std::size_t rows = 0;
-  double worst_form = 0, worst_ours = 0;
+  double worst_form = 0, worst_ours = 0, worst_overlap = 0;
   for (const Row& r : read_rows(root_ + "/results_sample.csv")) {
     if (r.backend != "congestion_unaware" || !one_dimensional(r.topology) || r.algorithm != "doubleBinaryTree") continue;
     const std::string what = r.topology + " " + r.collective + " " + std::to_string(r.bytes);
@@ -217,11 +233,15 @@ TEST_F(AstraSimReference, DoubleBinaryTreeRows) {
         << what << ": ours " << ours << " ns, ASTRA-sim " << r.ns << " + egress serialization " << serialized;
     EXPECT_GE(ours, theirs) << what;
     worst_ours = std::max(worst_ours, (ours - theirs) / theirs);
+    //  3. With ASTRA-sim's model (--egress=overlap), our run is the row.
+    const double overlap = run(r, "1d", " --egress=overlap")["sim_time_ns"].get<double>();
+    EXPECT_LT(std::abs(overlap - theirs) / theirs, 0.005) << what << ": overlap " << overlap << " ns, ASTRA-sim " << r.ns;
+    worst_overlap = std::max(worst_overlap, std::abs(overlap - theirs) / theirs);
     ++rows;
   }
   EXPECT_EQ(rows, 10u);  // 5 topologies x 2 sizes, all-reduce only
-  std::printf("doubleBinaryTree: %zu rows; closed form within %.4f%%; ours up to +%.2f%% (egress serialization)\n",
-              rows, 100 * worst_form, 100 * worst_ours);
+  std::printf("doubleBinaryTree: %zu rows; closed form within %.4f%%; ours up to +%.2f%% (egress serialization); "
+              "--egress=overlap within %.4f%%\n", rows, 100 * worst_form, 100 * worst_ours, 100 * worst_overlap);
 }
 
 TEST_F(AstraSimReference, MultiDimensionalRows) {
