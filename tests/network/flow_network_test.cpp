@@ -285,7 +285,7 @@ TEST(FlowOptions, BadOptionsNameTheirPlace) {
   };
   EXPECT_EQ(message({"analytical", {{"nic_bandwidth", {"1", "s.yml:4: network.nic_bandwidth"}}}}),
             "s.yml:4: network.nic_bandwidth: backend 'analytical' has no option 'nic_bandwidth' (its options: "
-            "link_efficiency, message_latency)");
+            "link_efficiency, message_latency, egress)");
   EXPECT_NE(message({"flow", {{"nic_bandwidth", {"fast", "s.yml:4: network.nic_bandwidth"}}}}).find("s.yml:4"),
             std::string::npos);
   EXPECT_NE(message({"flow", {{"link_efficiency", {"1.5", "s.yml:5: x"}}}}).find("(0, 1]"), std::string::npos);
