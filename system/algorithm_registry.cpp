@@ -378,55 +378,78 @@ std::shared_ptr<const CollectiveProgram> make_native_program(const NativeAlgorit
 
 AlgorithmRegistry::AlgorithmRegistry(const SystemConfig& config, std::vector<std::uint32_t> topology_dims)
     : config_(config), topology_dims_(std::move(topology_dims)) {
-  for (const auto& [type, text] : config.algorithms) {
-    Chosen c;
-    c.choice = parse_algorithm_choice(text, type);
-    if (!c.choice.native && !c.choice.hierarchical) {
-      c.injected = std::make_shared<const EtAlgorithm>(load_et_algorithm(c.choice.et_source, type));
+  for (const auto& [type, text] : config.algorithms) chosen_[type] = choose(text, type);
+}
+
+std::pair<const AlgorithmRegistry::Chosen*, std::uint32_t> AlgorithmRegistry::chosen_for(const CollectiveRequest& req) {
+  if (req.node_id && !config_.per_node_algorithms.empty()) {
+    if (const auto text = config_.per_node_algorithms.find(*req.node_id); text != config_.per_node_algorithms.end()) {
+      // Parsed on first use: the node's collective type is known only now.
+      auto [it, fresh] = per_node_.try_emplace({*req.node_id, req.type});
+      if (fresh) {
+        try {
+          it->second.chosen = choose(text->second, req.type);
+        } catch (const InputError& e) {
+          per_node_.erase(it);
+          throw InputError("per-node algorithm for node " + std::to_string(*req.node_id) + " (" +
+                           collective_name(req.type) + "): " + e.what());
+        }
+        it->second.id = static_cast<std::uint32_t>(per_node_.size());
+      }
+      return {&it->second.chosen, it->second.id};
     }
-    chosen_[type] = std::move(c);
   }
+  const auto by_type = chosen_.find(req.type);
+  return {by_type == chosen_.end() ? nullptr : &by_type->second, 0};
+}
+
+AlgorithmRegistry::Chosen AlgorithmRegistry::choose(const std::string& text, CollectiveType type) {
+  Chosen c;
+  c.choice = parse_algorithm_choice(text, type);
+  if (!c.choice.native && !c.choice.hierarchical) {
+    c.injected = std::make_shared<const EtAlgorithm>(load_et_algorithm(c.choice.et_source, type));
+  }
+  return c;
 }
 
 std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const CollectiveRequest& req) {
-  const auto fast = std::make_tuple(static_cast<int>(req.type), req.bytes, req.chunks,
+  const auto [ch, choice_id] = chosen_for(req);
+  const auto fast = std::make_tuple(static_cast<int>(req.type), req.bytes, req.chunks, choice_id,
                                     static_cast<const void*>(req.members.get()));
   if (auto it = by_ptr_.find(fast); it != by_ptr_.end()) return it->second;
-  const auto key = std::make_tuple(static_cast<int>(req.type), req.bytes, req.chunks, *req.members);
+  const auto key = std::make_tuple(static_cast<int>(req.type), req.bytes, req.chunks, choice_id, *req.members);
   std::shared_ptr<const CollectiveProgram> program;
   if (auto it = cache_.find(key); it != cache_.end()) {
     program = it->second;
   } else {
     const std::uint32_t n = req.group_size();
     if (const auto no = config_.unavailable.find(req.type); no != config_.unavailable.end()) throw InputError(no->second);
-    const auto chosen = chosen_.find(req.type);
     bool halving_doubling = false;
     const auto make = [&](std::uint64_t bytes) -> std::shared_ptr<const CollectiveProgram> {
-      if (chosen != chosen_.end() && chosen->second.injected) {
-        const EtAlgorithm& inj = *chosen->second.injected;
+      if (ch && ch->injected) {
+        const EtAlgorithm& inj = *ch->injected;
         if (inj.ranks.size() != n) {
           throw InputError("collective algorithm '" + inj.source + "' is written for " +
                            std::to_string(inj.ranks.size()) + " ranks but a " + collective_name(req.type) +
                            " runs on a group of " + std::to_string(n) + " ranks");
         }
-        return std::make_shared<const EtProgram>(chosen->second.injected, bytes);
+        return std::make_shared<const EtProgram>(ch->injected, bytes);
       }
-      if (chosen != chosen_.end() && chosen->second.choice.hierarchical) {
-        return make_hierarchical_program(chosen->second.choice, req.type, bytes, req.chunks, *req.members,
+      if (ch && ch->choice.hierarchical) {
+        return make_hierarchical_program(ch->choice, req.type, bytes, req.chunks, *req.members,
                                          topology_dims_, config_.collective_optimization == "baseline",
                                          config_.active_chunks_per_dimension, config_.dimension_queue,
                                          config_.astrasim_quirks, config_.endpoint_delay);
       }
-      const NativeAlgorithm& algo = chosen != chosen_.end() ? *chosen->second.choice.native
-                                                            : *find_native_algorithm(default_algorithm(req.type));
+      const NativeAlgorithm& algo = ch ? *ch->choice.native : *find_native_algorithm(default_algorithm(req.type));
       halving_doubling = algo.name == "halvingDoubling";
-      return make_native_program(algo, chosen != chosen_.end() ? chosen->second.choice.params : AlgorithmParams{},
+      return make_native_program(algo, ch ? ch->choice.params : AlgorithmParams{},
                                  req.type, n, bytes, req.chunks);
     };
     // ASTRA-sim's doubleBinaryTree (with astrasim_quirks) and astrasimTree
     // chain their chunks themselves: a rank leaves a chunk once its sends are
     // issued, which the ChunkedProgram (a chunk ends when all its ops have) cannot say.
-    const NativeAlgorithm* native = chosen == chosen_.end() ? nullptr : chosen->second.choice.native;
+    const NativeAlgorithm* native = ch ? ch->choice.native : nullptr;
     const bool astrasim_tree =
         native && (native->name == "astrasimTree" || (config_.astrasim_quirks && native->name == "doubleBinaryTree"));
     if (astrasim_tree && native->supports(req.type) &&
@@ -435,8 +458,7 @@ std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const Co
       const auto k = static_cast<std::uint32_t>(sizes.size());
       program = std::make_shared<const AstraSimTreeProgram>(
           normalized(req.type), n, sizes, config_.endpoint_delay, config_.active_chunks == 0 ? k : config_.active_chunks);
-    } else if (chosen != chosen_.end() && chosen->second.choice.hierarchical && config_.astrasim_quirks &&
-        chosen->second.choice.params.count("chunks")) {
+    } else if (ch && ch->choice.hierarchical && config_.astrasim_quirks && ch->choice.params.count("chunks")) {
       // ASTRA-sim's per-dimension lists (system/astrasim_system.cpp): its
       // splits are the hierarchical program's chunks, not splits around it.
       SystemConfig one = config_;

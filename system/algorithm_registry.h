@@ -39,6 +39,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -56,6 +57,8 @@ struct CollectiveRequest {
   // Global ranks of the group, in group-position order (never null).
   std::shared_ptr<const std::vector<std::uint32_t>> members;
   std::uint32_t chunks = 1;  // the config's default; an algorithm's chunks= parameter overrides it
+  // The workload node that issued it: collective.per_node choices are keyed on it.
+  std::optional<std::uint64_t> node_id;
   std::uint32_t group_size() const { return static_cast<std::uint32_t>(members->size()); }
 };
 
@@ -151,14 +154,26 @@ class AlgorithmRegistry {
     AlgorithmChoice choice;
     std::shared_ptr<const EtAlgorithm> injected;
   };
+  static Chosen choose(const std::string& text, CollectiveType type);
+  // The request's choice (its node's, else its type's; null: the default)
+  // and an id for cache keys (0: by type; k > 0: the k-th per-node choice).
+  std::pair<const Chosen*, std::uint32_t> chosen_for(const CollectiveRequest& req);
+
   const SystemConfig& config_;
   std::vector<std::uint32_t> topology_dims_;
   std::map<CollectiveType, Chosen> chosen_;
+  struct PerNode {
+    Chosen chosen;
+    std::uint32_t id = 0;
+  };
+  std::map<std::pair<std::uint64_t, CollectiveType>, PerNode> per_node_;
   // Fast path keyed on the members' identity (a communicator's vector lives
   // as long as the simulation); the content key makes groups with equal
   // members share a program.
-  std::map<std::tuple<int, std::uint64_t, std::uint32_t, const void*>, std::shared_ptr<const CollectiveProgram>> by_ptr_;
-  std::map<std::tuple<int, std::uint64_t, std::uint32_t, std::vector<std::uint32_t>>,
+  std::map<std::tuple<int, std::uint64_t, std::uint32_t, std::uint32_t, const void*>,
+           std::shared_ptr<const CollectiveProgram>>
+      by_ptr_;
+  std::map<std::tuple<int, std::uint64_t, std::uint32_t, std::uint32_t, std::vector<std::uint32_t>>,
            std::shared_ptr<const CollectiveProgram>>
       cache_;
   std::vector<std::shared_ptr<const std::vector<std::uint32_t>>> keep_;  // keeps by_ptr_ keys valid

@@ -1,5 +1,7 @@
 #include "system/astrasim_system.h"
 
+#include "network/config_reader.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -275,7 +277,15 @@ SystemConfig parse_astrasim_system(const std::string& json_text, const std::stri
       text(p, key, v);
       cfg.warnings.push_back(p.at(key) + ": ignored (no local memory trace is written)");
     } else if (key == "per-node-custom-implementation") {
-      p.fail(key, "per-node custom collectives are not supported; use <type>-implementation-custom");
+      // A YAML file {<Chakra node id>: <ET prefix>}; paths relative to the
+      // working directory, as in ASTRA-sim. It wins over the type's choice.
+      const std::string path = text(p, key, v);
+      std::ifstream in(path);
+      if (!in || !std::filesystem::is_regular_file(path)) p.fail(key, "cannot read '" + path + "'");
+      std::stringstream yaml;
+      yaml << in.rdbuf();
+      const ConfigReader r(path);
+      read_per_node_choices(r, r.load(yaml.str()), "per-node-custom-implementation", "", cfg.per_node_algorithms);
     } else if (key == "boost-mode" || key == "intra-dimension-scheduling" || key == "inter-dimension-scheduling") {
       cfg.warnings.push_back(p.at(key) + ": ignored (ASTRA-sim 2.x does not read it either)");
     } else {

@@ -344,7 +344,8 @@ void Simulation::issue_collective(std::uint32_t rank, std::uint32_t index) {
                                std::to_string(n.id) + " starts while another is running): ASTRA-sim would queue "
                                "them and run the newest first (scheduling-policy LIFO); times may differ from ASTRA-sim's");
   }
-  auto program = algorithms_.program_for(CollectiveRequest{n.coll, n.comm_size, members, config_.collective_chunks});
+  auto program =
+      algorithms_.program_for(CollectiveRequest{n.coll, n.comm_size, members, config_.collective_chunks, n.id});
   CollectiveRecord rec;
   rec.rank = rank;
   rec.node_id = n.id;

@@ -1,5 +1,7 @@
 #include "system/system_config.h"
 
+#include <charconv>
+
 
 #include <filesystem>
 #include <fstream>
@@ -88,7 +90,7 @@ SystemConfig parse_system_config(const std::string& yaml_text, const std::string
                  {"chunks", "reduction_bandwidth", "reduction_latency", "algorithms", "endpoint_delay",
                   "dataset_splits", "active_chunks", "local_reduction", "astrasim_quirks",
                   "scheduling_policy", "optimization", "active_chunks_per_dimension",
-                  "dimension_queue"});
+                  "dimension_queue", "per_node"});
     if (const YAML::Node o = c["optimization"]) {
       const std::string v = r.text(o, "collective.optimization");
       if (v != "baseline" && v != "localBWAware") {
@@ -153,6 +155,7 @@ SystemConfig parse_system_config(const std::string& yaml_text, const std::string
         cfg.algorithms[type] = value;
       }
     }
+    if (const YAML::Node a = c["per_node"]) read_per_node_choices(r, a, "collective.per_node", base, cfg.per_node_algorithms);
   }
   if (const YAML::Node n = root["network"]) {
     r.require_map(n, "network");
@@ -175,6 +178,34 @@ SystemConfig parse_system_config(const std::string& yaml_text, const std::string
     }
   }
   return cfg;
+}
+
+void read_per_node_choices(const ConfigReader& r, const YAML::Node& map, const std::string& where,
+                           const std::string& base, std::map<std::uint64_t, std::string>& out) {
+  r.require_map(map, where);
+  for (const auto& kv : map) {
+    if (!kv.first.IsScalar()) r.fail(kv.first, "keys of '" + where + "' must be workload node ids");
+    const std::string key = kv.first.Scalar();
+    const std::string at = where + "." + key;
+    std::uint64_t id = 0;
+    const char* end = key.data() + key.size();
+    if (key.empty() || std::from_chars(key.data(), end, id).ptr != end) {
+      r.fail(kv.first, "'" + at + "': expected a workload node id (0..2^64-1), got '" + key + "'");
+    }
+    std::string value = algorithm_text(r, kv.second, at);
+    if (!names_native_algorithm(value) && !base.empty() && std::filesystem::path(value).is_relative()) {
+      value = (std::filesystem::path(base) / value).string();
+    }
+    // Native names are checked against the node's type when it runs; ETs must exist now.
+    if (!names_native_algorithm(value)) {
+      try {
+        parse_algorithm_choice(value, CollectiveType::kAllReduce);
+      } catch (const InputError& e) {
+        r.fail(kv.second, "'" + at + "': " + e.what());
+      }
+    }
+    if (!out.emplace(id, value).second) r.fail(kv.first, "'" + at + "': node id given twice");
+  }
 }
 
 SystemConfig load_system_config(const std::string& path) {

@@ -14,6 +14,8 @@
 //       all_reduce: ring          #   with parameters (direct:window=4,chunks=2), or a
 //       all_to_all: direct        #   Chakra ET prefix (system/algorithm_registry.h),
 //       all_gather: [ring, direct] #  or a list: hierarchical, one per topology dimension
+//     per_node:                   # a choice for one workload node id (every rank),
+//       "12": algos/tuned_ar      #   over `algorithms` (ASTRA-sim's per-node-custom-implementation)
 //     optimization: localBWAware  # hierarchical all-reduce: localBWAware (default) | baseline
 //     active_chunks_per_dimension: 0  # hierarchical: chunks per phase at once (0 = unlimited)
 //     dimension_queue: false      # hierarchical: that window per dimension (ASTRA-sim's), not per phase
@@ -37,6 +39,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <yaml-cpp/yaml.h>
 
 #include "core/time.h"
 #include "network/backend_registry.h"
@@ -75,6 +79,9 @@ struct SystemConfig {
   // or an ET prefix/folder (relative paths resolved against the config
   // file's folder); unlisted types take their default algorithm.
   std::map<CollectiveType, std::string> algorithms;
+  // Workload node id -> a choice as above, for that node on every rank
+  // (ASTRA-sim's per-node-custom-implementation); it overrides `algorithms`.
+  std::map<std::uint64_t, std::string> per_node_algorithms;
   // Hierarchical collectives (system/collectives/hierarchical.h): the
   // all-reduce scheme ("localBWAware" or "baseline") and how many chunks one
   // phase of one dimension runs at once (0: unlimited).
@@ -103,6 +110,13 @@ struct SystemConfig {
 // or a leading '{'). The path must be a regular file.
 SystemConfig load_system_config(const std::string& path);
 SystemConfig parse_system_config(const std::string& yaml_text, const std::string& source);
+
+// Reads a map {<node id>: <choice>} (collective.per_node, or ASTRA-sim's
+// per-node-custom-implementation file) into `out`; relative ET paths resolve
+// against `base` (empty: the working directory). Errors name file, line, key.
+class ConfigReader;
+void read_per_node_choices(const ConfigReader& r, const YAML::Node& map, const std::string& where,
+                           const std::string& base, std::map<std::uint64_t, std::string>& out);
 
 // Parses one --collective value: "prefix" (applies to the type recorded in the
 // ET metadata, else all-reduce) or "type=prefix" / "type=<native algorithm>"

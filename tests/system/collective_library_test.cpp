@@ -132,14 +132,14 @@ TEST(AlgorithmRegistry, EveryTypeHasADefaultAndGroupsDoNotShareAcrossMembers) {
   auto a2 = std::make_shared<const std::vector<std::uint32_t>>(*a);
   for (int t = 0; t <= 9; ++t) {
     const auto type = static_cast<CollectiveType>(t);
-    const auto p = reg.program_for(CollectiveRequest{type, 1 << 20, a, 1});
+    const auto p = reg.program_for(CollectiveRequest{type, 1 << 20, a, 1, std::nullopt});
     ASSERT_NE(p, nullptr) << collective_name(type);
     EXPECT_EQ(p->name(), default_algorithm(type));
   }
-  const auto pa = reg.program_for(CollectiveRequest{CollectiveType::kAllReduce, 1 << 20, a, 1});
-  EXPECT_NE(pa, reg.program_for(CollectiveRequest{CollectiveType::kAllReduce, 1 << 20, b, 1}));
-  EXPECT_EQ(pa, reg.program_for(CollectiveRequest{CollectiveType::kAllReduce, 1 << 20, a2, 1}));
-  EXPECT_NE(pa, reg.program_for(CollectiveRequest{CollectiveType::kAllReduce, 1 << 20, a, 2}));
+  const auto pa = reg.program_for(CollectiveRequest{CollectiveType::kAllReduce, 1 << 20, a, 1, std::nullopt});
+  EXPECT_NE(pa, reg.program_for(CollectiveRequest{CollectiveType::kAllReduce, 1 << 20, b, 1, std::nullopt}));
+  EXPECT_EQ(pa, reg.program_for(CollectiveRequest{CollectiveType::kAllReduce, 1 << 20, a2, 1, std::nullopt}));
+  EXPECT_NE(pa, reg.program_for(CollectiveRequest{CollectiveType::kAllReduce, 1 << 20, a, 2, std::nullopt}));
 }
 
 }  // namespace
