@@ -11,6 +11,7 @@
 #include "system/collectives/hierarchical.h"
 #include "system/collectives/ring.h"
 #include "system/collectives/tree.h"
+#include "system/producers/msccl_import.h"
 #include "workload/et_io.h"
 
 namespace sim {
@@ -228,7 +229,8 @@ AlgorithmChoice parse_algorithm_choice(const std::string& text, CollectiveType t
   const bool hier_head = entries.front().name == kHierarchical;
   if (!hier_head && !find_native_algorithm(entries.front().name)) {
     try {
-      resolve_rank_files(text);
+      if (is_msccl_xml_path(text)) load_msccl_ir(text);  // MSCCL-IR, imported when the registry loads it
+      else resolve_rank_files(text);
     } catch (const InputError& e) {
       throw InputError("collective algorithm '" + text + "' for " + collective_name(type) +
                        ": not a native algorithm (" + native_algorithm_names() + ") "
