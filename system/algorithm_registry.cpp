@@ -227,10 +227,14 @@ AlgorithmChoice parse_algorithm_choice(const std::string& text, CollectiveType t
   AlgorithmChoice choice;
   const std::vector<Entry> entries = split_entries(text);
   const bool hier_head = entries.front().name == kHierarchical;
+  if (!hier_head && !find_native_algorithm(entries.front().name) && is_msccl_xml_path(text)) {
+    load_msccl_ir(text);  // MSCCL-IR (errors name file and line), imported when the registry loads it
+    choice.et_source = text;
+    return choice;
+  }
   if (!hier_head && !find_native_algorithm(entries.front().name)) {
     try {
-      if (is_msccl_xml_path(text)) load_msccl_ir(text);  // MSCCL-IR, imported when the registry loads it
-      else resolve_rank_files(text);
+      resolve_rank_files(text);
     } catch (const InputError& e) {
       throw InputError("collective algorithm '" + text + "' for " + collective_name(type) +
                        ": not a native algorithm (" + native_algorithm_names() + ") "

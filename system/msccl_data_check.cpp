@@ -77,6 +77,12 @@ std::optional<MscclDataModel> MscclDataModel::make(const EtAlgorithm& algo, std:
   m.base_s_ = m.single_ ? u : i + o;
   m.base_t_ = m.base_s_ + static_cast<std::uint64_t>(s);
   m.slots_ = m.base_t_ + static_cast<std::uint64_t>(t);
+  // Every rank keeps a bitset of all contributions per slot.
+  if (static_cast<double>(n) * static_cast<double>(m.slots_) * ((m.ids() + 63) / 64) * 8 > double(1u << 30)) {
+    why = std::to_string(n) + " ranks x " + std::to_string(m.slots_) + " chunk slots x " + std::to_string(m.ids()) +
+          " contributions are too large to track (over 1 GiB)";
+    return std::nullopt;
+  }
   return m;
 }
 

@@ -104,6 +104,12 @@ TEST(MscclImport, GoldenPairGivesTheSameSimulatedTime) {
   const Time ours = simulate_collective(ring, CollectiveType::kAllReduce, 1 << 20, xml_cfg).makespan;
   EXPECT_EQ(golden, 14 * (500 * kNanosecond + 2'621'440) + 7 * 7 * kMicrosecond);
   EXPECT_EQ(ours, golden);
+  // With reductions free, the imported ring is the native ring, step for step.
+  SystemConfig native_cfg, free_cfg;
+  native_cfg.algorithms[CollectiveType::kAllReduce] = "ring";
+  free_cfg.algorithms[CollectiveType::kAllReduce] = kGoldenXml;
+  EXPECT_EQ(simulate_collective(ring, CollectiveType::kAllReduce, 1 << 20, free_cfg).makespan,
+            simulate_collective(ring, CollectiveType::kAllReduce, 1 << 20, native_cfg).makespan);
 }
 
 TEST(MscclImport, CliWritesEtsWithSymbolicAndResolvedSizes) {
@@ -174,7 +180,11 @@ TEST(MscclImport, EveryShippedXmlImportsPassesTheDataCheckAndRuns) {
     SystemConfig cfg;
     cfg.algorithms[algo->type] = file;
     const SimulationResult res = simulate_collective(shape("Switch", n), algo->type, 1 << 20, cfg);
-    EXPECT_GT(res.makespan, 0);
+    // Physics: the busiest rank pushes its bytes through its one 50 GB/s
+    // link (20 ps per byte) and every message crosses two 500 ns links.
+    const AlgorithmCheck c = check_et_algorithm(algo, true, 1 << 20);
+    EXPECT_GE(res.makespan, static_cast<Time>(c.max_rank_bytes) * 20 + 1000 * kNanosecond);
+    EXPECT_GT(c.max_rank_bytes, 0u);
   }
 }
 
@@ -384,6 +394,22 @@ TEST(MscclImport, ErrorsNameFileLineAndStep) {
   EXPECT_EQ(fails("range", "srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n      <step s=\"1\" type=\"r\" srcbuf=\"o\" srcoff=\"0\"",
                   "srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"2\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n      <step s=\"1\" type=\"r\" srcbuf=\"o\" srcoff=\"0\""),
             "F:13: gpu 1 tb 0 step 0: srcoff 1 with cnt 2 is outside buffer 'o' of 2 chunks");
+  // Run directly, a bad XML is reported the same way.
+  const std::string wl = dir + "/wl";
+  ASSERT_EQ(run_sim("workload gen collectives --npus 2 --coll allgather --size 1KiB -o " + wl).code, 0);
+  const std::string bad = write_file(dir + "/bad.xml", "<algo ngpus=\"2\">\n  <gpu>\n</algo>\n");
+  r = run_sim("--workload " + wl + " --network " + source_dir() + "/configs/switch8.yml --collective allgather=" + bad);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find(bad + ":3: malformed XML"), std::string::npos) << r.output;
+  // The good one runs: each GPU sends its S = 1 KiB once, 1024 B x 20 ps + 2 x 500 ns.
+  r = run_sim("--workload " + wl + " --network " + source_dir() + "/configs/switch8.yml --collective allgather=" + good);
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.output.find("simulated time: 1.02048 us"), std::string::npos) << r.output;
+  ASSERT_EQ(run_sim("workload gen collectives --npus 8 --coll allgather --size 1KiB -o " + wl + "8").code, 0);
+  r = run_sim("--workload " + wl + "8 --network " + source_dir() + "/configs/switch8.yml --collective allgather=" + good);
+  EXPECT_EQ(r.code, 2);  // a 2-GPU algorithm for 8 ranks
+  EXPECT_NE(r.output.find("is written for 2 ranks but a ALL_GATHER runs on a group of 8 ranks"), std::string::npos)
+      << r.output;
   EXPECT_EQ(fails("coll", "coll=\"allgather\"", "coll=\"custom\""),
             "F:1: <algo> coll 'custom' is not a collective the simulator knows (allreduce, allgather, reducescatter, "
             "alltoall, ...): give it (--coll, or --collective <type>=file.xml)");
