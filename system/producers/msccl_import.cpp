@@ -67,6 +67,7 @@ class Importer {
   }
 
   MscclImport run() {
+    index_gpus();
     for (std::uint32_t g = 0; g < n_; ++g) index_gpu(g);
     for (std::uint32_t g = 0; g < n_; ++g) check_steps(g);
     match_connections();
@@ -113,26 +114,29 @@ class Importer {
     return t == CollectiveType::kReduceScatterBlock ? CollectiveType::kReduceScatter : t;
   }
 
-  void index_gpu(std::uint32_t g) {
-    if (gpus_.empty()) {
-      gpus_.resize(n_);
-      for (const MscclGpu& x : xml_.gpus) {
-        if (x.id < 0 || x.id >= n_) {
-          fail(x.line, "<gpu> id " + std::to_string(x.id) + " is outside 0.." + std::to_string(n_ - 1) + " (ngpus " +
-                           std::to_string(n_) + ")");
-        }
-        if (gpus_[x.id].xml) fail(x.line, "gpu " + std::to_string(x.id) + " is listed twice");
-        if (x.i_chunks < 0 || x.o_chunks < 0 || x.s_chunks < 0) fail(x.line, "negative buffer size in chunks");
-        const MscclGpu& first = xml_.gpus.front();
-        if (x.i_chunks != first.i_chunks || x.o_chunks != first.o_chunks) {
-          fail(x.line, "gpu " + std::to_string(x.id) + " has i_chunks " + std::to_string(x.i_chunks) + ", o_chunks " +
-                           std::to_string(x.o_chunks) + " but gpu " + std::to_string(first.id) + " has " +
-                           std::to_string(first.i_chunks) + ", " + std::to_string(first.o_chunks) +
-                           " (input and output buffers are the collective's, the same on every GPU)");
-        }
-        gpus_[x.id].xml = &x;
+  // GPU ids must be exactly 0..ngpus-1; input and output buffers are the collective's.
+  void index_gpus() {
+    gpus_.resize(n_);
+    if (xml_.gpus.empty()) fail(xml_.line, "<algo> has no <gpu> elements");
+    const MscclGpu& first = xml_.gpus.front();
+    for (const MscclGpu& x : xml_.gpus) {
+      if (x.id < 0 || x.id >= n_) {
+        fail(x.line, "<gpu> id " + std::to_string(x.id) + " is outside 0.." + std::to_string(n_ - 1) + " (ngpus " +
+                         std::to_string(n_) + ")");
       }
+      if (gpus_[x.id].xml) fail(x.line, "gpu " + std::to_string(x.id) + " is listed twice");
+      if (x.i_chunks < 0 || x.o_chunks < 0 || x.s_chunks < 0) fail(x.line, "negative buffer size in chunks");
+      if (x.i_chunks != first.i_chunks || x.o_chunks != first.o_chunks) {
+        fail(x.line, "gpu " + std::to_string(x.id) + " has i_chunks " + std::to_string(x.i_chunks) + ", o_chunks " +
+                         std::to_string(x.o_chunks) + " but gpu " + std::to_string(first.id) + " has " +
+                         std::to_string(first.i_chunks) + ", " + std::to_string(first.o_chunks) +
+                         " (input and output buffers are the collective's, the same on every GPU)");
+      }
+      gpus_[x.id].xml = &x;
     }
+  }
+
+  void index_gpu(std::uint32_t g) {
     Gpu& gpu = gpus_[g];
     if (!gpu.xml) fail(xml_.line, "no <gpu id=\"" + std::to_string(g) + "\"> (ngpus " + std::to_string(n_) + ")");
     for (const MscclThreadblock& tb : gpu.xml->tbs) {
@@ -237,79 +241,88 @@ class Importer {
     }
   }
 
+  using ConnKey = std::tuple<std::uint32_t, std::uint32_t, std::int64_t>;  // (from gpu, to gpu, channel)
+  using End = std::pair<std::uint32_t, std::uint32_t>;                       // (gpu, tb position)
+
   // Sends and receives pair up FIFO per (sender, receiver, channel), one
   // threadblock at each end; a receive is sized by the index of its send.
   void match_connections() {
-    using Key = std::tuple<std::uint32_t, std::uint32_t, std::int64_t>;  // (from, to, chan)
-    std::map<Key, std::pair<std::uint32_t, std::uint32_t>> senders, receivers;  // -> (gpu, tb position)
+    std::map<ConnKey, End> senders, receivers;
     for (std::uint32_t g = 0; g < n_; ++g) {
       for (std::uint32_t t = 0; t < gpus_[g].tbs.size(); ++t) {
         const MscclThreadblock& tb = *gpus_[g].tbs[t];
-        const auto claim = [&](auto& table, const Key& key, const char* what) {
-          const auto [it, fresh] = table.emplace(key, std::pair{g, t});
+        const auto claim = [&](std::map<ConnKey, End>& table, const ConnKey& key, const char* what) {
+          const auto [it, fresh] = table.emplace(key, End{g, t});
           if (!fresh) {
             fail(tb.line, "gpu " + std::to_string(g) + " tb " + std::to_string(tb.id) + " and tb " +
                               std::to_string(gpus_[g].tbs[it->second.second]->id) + " both " + what + " on channel " +
                               std::to_string(tb.chan) + " (MSCCL has one connection per peer and channel)");
           }
         };
-        if (tb.send >= 0) claim(senders, Key{g, static_cast<std::uint32_t>(tb.send), tb.chan}, "send to the same peer");
-        if (tb.recv >= 0) claim(receivers, Key{static_cast<std::uint32_t>(tb.recv), g, tb.chan}, "receive from the same peer");
+        if (tb.send >= 0) claim(senders, ConnKey{g, static_cast<std::uint32_t>(tb.send), tb.chan}, "send to the same peer");
+        if (tb.recv >= 0) claim(receivers, ConnKey{static_cast<std::uint32_t>(tb.recv), g, tb.chan}, "receive from the same peer");
       }
     }
-    const auto side = [&](const std::pair<std::uint32_t, std::uint32_t>& at, bool send) {
-      std::vector<std::uint32_t> flat;
-      const Gpu& gpu = gpus_[at.first];
-      for (std::uint32_t j = 0; j < gpu.tbs[at.second]->steps.size(); ++j) {
-        const StepKind& k = *gpu.kinds[gpu.base[at.second] + j];
-        if (send ? k.send : k.recv) flat.push_back(j);
-      }
-      return flat;
-    };
     for (const auto& [key, from] : senders) {
-      const auto [src, dst, chan] = key;
-      const MscclThreadblock& stb = *gpus_[src].tbs[from.second];
-      const std::vector<std::uint32_t> sends = side(from, true);
       const auto to = receivers.find(key);
-      if (to == receivers.end()) {
-        if (sends.empty()) continue;
-        fail_step(src, stb, stb.steps[sends[0]], "sends to gpu " + std::to_string(dst) + " on channel " +
-                                                    std::to_string(chan) + " but no tb of gpu " + std::to_string(dst) +
-                                                    " receives from gpu " + std::to_string(src) + " on that channel");
-      }
-      const MscclThreadblock& rtb = *gpus_[dst].tbs[to->second.second];
-      const std::vector<std::uint32_t> recvs = side(to->second, false);
-      for (std::size_t m = 0; m < std::max(sends.size(), recvs.size()); ++m) {
-        if (m >= sends.size()) {
-          fail_step(dst, rtb, rtb.steps[recvs[m]], "receive number " + std::to_string(m + 1) + " from gpu " +
-                                                       std::to_string(src) + " on channel " + std::to_string(chan) +
-                                                       " is never sent (gpu " + std::to_string(src) + " tb " +
-                                                       std::to_string(stb.id) + " sends " + std::to_string(sends.size()) + ")");
-        }
-        const MscclStep& s = stb.steps[sends[m]];
-        if (m >= recvs.size()) {
-          fail_step(src, stb, s, "send number " + std::to_string(m + 1) + " to gpu " + std::to_string(dst) + " on channel " +
-                                     std::to_string(chan) + " is never received (gpu " + std::to_string(dst) + " tb " +
-                                     std::to_string(rtb.id) + " receives " + std::to_string(recvs.size()) + ")");
-        }
-        const MscclStep& r = rtb.steps[recvs[m]];
-        if (r.cnt != s.cnt) {
-          fail_step(dst, rtb, r, "receives cnt " + std::to_string(r.cnt) + " but the matching send (" +
-                                     step_name(src, stb, s) + ") sends cnt " + std::to_string(s.cnt));
-        }
-        gpus_[dst].recv_idx[gpus_[dst].base[to->second.second] + recvs[m]] =
-            gpus_[src].send_idx[gpus_[src].base[from.second] + sends[m]];
-      }
+      pair_connection(key, from, to == receivers.end() ? nullptr : &to->second);
     }
     for (const auto& [key, to] : receivers) {
       if (senders.count(key)) continue;
       const auto [src, dst, chan] = key;
-      const std::vector<std::uint32_t> recvs = side(to, false);
+      const std::vector<std::uint32_t> recvs = end_steps(to, false);
       if (recvs.empty()) continue;
       const MscclThreadblock& rtb = *gpus_[dst].tbs[to.second];
       fail_step(dst, rtb, rtb.steps[recvs[0]], "receives from gpu " + std::to_string(src) + " on channel " +
                                                    std::to_string(chan) + " but no tb of gpu " + std::to_string(src) +
                                                    " sends to gpu " + std::to_string(dst) + " on that channel");
+    }
+  }
+
+  // The steps of an end's threadblock that send (or receive), in order.
+  std::vector<std::uint32_t> end_steps(const End& at, bool send) const {
+    std::vector<std::uint32_t> out;
+    const Gpu& gpu = gpus_[at.first];
+    for (std::uint32_t j = 0; j < gpu.tbs[at.second]->steps.size(); ++j) {
+      const StepKind& k = *gpu.kinds[gpu.base[at.second] + j];
+      if (send ? k.send : k.recv) out.push_back(j);
+    }
+    return out;
+  }
+
+  // Zips one connection's sends with its receives (`to`: null when no
+  // threadblock receives); each receive takes its send's chunk index.
+  void pair_connection(const ConnKey& key, const End& from, const End* to) {
+    const auto [src, dst, chan] = key;
+    const MscclThreadblock& stb = *gpus_[src].tbs[from.second];
+    const std::vector<std::uint32_t> sends = end_steps(from, true);
+    if (!to) {
+      if (sends.empty()) return;
+      fail_step(src, stb, stb.steps[sends[0]], "sends to gpu " + std::to_string(dst) + " on channel " +
+                                                  std::to_string(chan) + " but no tb of gpu " + std::to_string(dst) +
+                                                  " receives from gpu " + std::to_string(src) + " on that channel");
+    }
+    const MscclThreadblock& rtb = *gpus_[dst].tbs[to->second];
+    const std::vector<std::uint32_t> recvs = end_steps(*to, false);
+    for (std::size_t m = 0; m < std::max(sends.size(), recvs.size()); ++m) {
+      if (m >= sends.size()) {
+        fail_step(dst, rtb, rtb.steps[recvs[m]], "receive number " + std::to_string(m + 1) + " from gpu " +
+                                                     std::to_string(src) + " on channel " + std::to_string(chan) +
+                                                     " is never sent (gpu " + std::to_string(src) + " tb " +
+                                                     std::to_string(stb.id) + " sends " + std::to_string(sends.size()) + ")");
+      }
+      const MscclStep& s = stb.steps[sends[m]];
+      if (m >= recvs.size()) {
+        fail_step(src, stb, s, "send number " + std::to_string(m + 1) + " to gpu " + std::to_string(dst) + " on channel " +
+                                   std::to_string(chan) + " is never received (gpu " + std::to_string(dst) + " tb " +
+                                   std::to_string(rtb.id) + " receives " + std::to_string(recvs.size()) + ")");
+      }
+      const MscclStep& r = rtb.steps[recvs[m]];
+      if (r.cnt != s.cnt) {
+        fail_step(dst, rtb, r, "receives cnt " + std::to_string(r.cnt) + " but the matching send (" +
+                                   step_name(src, stb, s) + ") sends cnt " + std::to_string(s.cnt));
+      }
+      gpus_[dst].recv_idx[gpus_[dst].base[to->second] + recvs[m]] = gpus_[src].send_idx[gpus_[src].base[from.second] + sends[m]];
     }
   }
 

@@ -394,6 +394,11 @@ TEST(MscclImport, ErrorsNameFileLineAndStep) {
   EXPECT_EQ(fails("range", "srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n      <step s=\"1\" type=\"r\" srcbuf=\"o\" srcoff=\"0\"",
                   "srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"2\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n      <step s=\"1\" type=\"r\" srcbuf=\"o\" srcoff=\"0\""),
             "F:13: gpu 1 tb 0 step 0: srcoff 1 with cnt 2 is outside buffer 'o' of 2 chunks");
+  EXPECT_EQ(fails("shared", "<tb id=\"1\" send=\"-1\"", "<tb id=\"1\" send=\"1\""),
+            "F:7: gpu 0 tb 1 and tb 0 both send to the same peer on channel 0 (MSCCL has one connection per peer and "
+            "channel)");
+  EXPECT_EQ(fails("cnt", "srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\"", "srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"2\""),
+            "F:14: gpu 1 tb 0 step 1: receives cnt 1 but the matching send (gpu 0 tb 0 step 0) sends cnt 2");
   // Run directly, a bad XML is reported the same way.
   const std::string wl = dir + "/wl";
   ASSERT_EQ(run_sim("workload gen collectives --npus 2 --coll allgather --size 1KiB -o " + wl).code, 0);
