@@ -41,9 +41,9 @@ EOF
 
 measure() {  # label xml
   if [ -x /usr/bin/time ]; then
-    /usr/bin/time -f "%e %M" -o "$TMP/time" "$SIM" collective import msccl "$2" -o "$TMP/out/a" >/dev/null
-    read -r wall rss <"$TMP/time"
-    printf '%-60s %8s s %8s MiB\n' "$1" "$wall" "$((rss / 1024))"
+    /usr/bin/time -f "%e %U %S %M" -o "$TMP/time" "$SIM" collective import msccl "$2" -o "$TMP/out/a" >/dev/null
+    read -r wall user sys rss <"$TMP/time"
+    printf '%-60s wall %6s s  cpu %5s s  peak %5s MiB\n' "$1" "$wall" "$(echo "$user + $sys" | bc)" "$((rss / 1024))"
   else
     start=$(date +%s.%N)
     "$SIM" collective import msccl "$2" -o "$TMP/out/a" >/dev/null
