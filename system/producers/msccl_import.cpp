@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <tuple>
 
 #include "core/error.h"
 #include "core/units.h"
 #include "system/collective_writer.h"
-#include "system/collectives/common.h"
 
 namespace sim {
 
@@ -77,7 +77,22 @@ class Importer {
       check_acyclic(g);
       out.traces.push_back(build(g, out));
     }
+    if (size_) write_sizes(out.traces);
     return out;
+  }
+
+  // comm_size (COMP: tensor_size) at S = size_, exactly as a run sizes the
+  // chunk attributes (EtProgram).
+  void write_sizes(std::vector<EtTrace>& traces) const {
+    const auto algo = std::make_shared<const EtAlgorithm>(et_algorithm_from_traces(traces, xml_.file, type_));
+    const EtProgram program(algo, *size_);
+    for (std::uint32_t g = 0; g < n_; ++g) {
+      for (et::Node& node : traces[g].nodes) {  // node id = index = op index (ops ascend by id)
+        const auto k = static_cast<OpRef>(node.id());
+        set_attr_int(node, node.type() == et::COMP_NODE ? "tensor_size" : "comm_size",
+                     static_cast<std::int64_t>(program.op(g, k).bytes));
+      }
+    }
   }
 
  private:
@@ -463,15 +478,6 @@ class Importer {
       put_int_attr(node, "total_chunk_cnt", static_cast<std::uint64_t>(xml_.nchunksperloop));
       put_int_attr(node, "tb_id", static_cast<std::uint64_t>(tb.id));
       put_int_attr(node, "local_time_step", j);
-      if (size_) {
-        const std::uint64_t buffer = collectives::buffer_bytes(type_, *size_, n_);
-        const auto total = static_cast<std::uint64_t>(xml_.nchunksperloop);
-        const std::uint64_t first = static_cast<std::uint64_t>(idx) % total;
-        const std::uint64_t cnt = static_cast<std::uint64_t>(st.cnt), head = std::min(cnt, total - first);
-        const std::uint64_t bytes = parts_bytes(buffer, total, first, head) +
-                                    (cnt > head ? parts_bytes(buffer, total, 0, cnt - head) : 0);
-        set_attr_int(node, type == et::COMP_NODE ? "tensor_size" : "comm_size", static_cast<std::int64_t>(bytes));
-      }
       return node;
     };
     const auto where = [](et::Node& node, const char* buf_key, const char* off_key, const std::string& buf, std::int64_t off) {
