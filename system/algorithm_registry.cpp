@@ -11,6 +11,7 @@
 #include "system/collectives/hierarchical.h"
 #include "system/collectives/ring.h"
 #include "system/collectives/tree.h"
+#include "system/producers/msccl_import.h"
 #include "workload/et_io.h"
 
 namespace sim {
@@ -226,6 +227,11 @@ AlgorithmChoice parse_algorithm_choice(const std::string& text, CollectiveType t
   AlgorithmChoice choice;
   const std::vector<Entry> entries = split_entries(text);
   const bool hier_head = entries.front().name == kHierarchical;
+  if (!hier_head && !find_native_algorithm(entries.front().name) && is_msccl_xml_path(text)) {
+    load_msccl_ir(text);  // MSCCL-IR (errors name file and line), imported when the registry loads it
+    choice.et_source = text;
+    return choice;
+  }
   if (!hier_head && !find_native_algorithm(entries.front().name)) {
     try {
       resolve_rank_files(text);

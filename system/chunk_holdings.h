@@ -17,15 +17,18 @@ namespace sim {
 
 using ChunkBits = std::vector<std::uint64_t>;
 
-// Per rank and chunk, the set of ranks whose contributions that rank holds.
+// Per rank and chunk, the set of ranks (contributions) whose data that rank holds.
 class ChunkHoldings {
  public:
   static constexpr std::uint32_t kNone = 0xffffffffu;
 
-  ChunkHoldings(std::uint32_t ranks, std::uint64_t chunks)
-      : n_(ranks), words_((ranks + 63) / 64), chunks_(chunks), held_(ranks, ChunkBits(chunks * words_, 0)) {}
+  // `ids`: how many contributions a chunk can hold (default: one per rank;
+  // an MSCCL-IR import's check tells every rank's input chunks apart).
+  ChunkHoldings(std::uint32_t ranks, std::uint64_t chunks, std::uint32_t ids = 0)
+      : n_(ids ? ids : ranks), words_((n_ + 63) / 64), chunks_(chunks), held_(ranks, ChunkBits(chunks * words_, 0)) {}
 
-  std::uint32_t ranks() const { return n_; }
+  std::uint32_t ranks() const { return static_cast<std::uint32_t>(held_.size()); }
+  std::uint32_t ids() const { return n_; }
   std::uint64_t chunks() const { return chunks_; }
   std::uint64_t* at(std::uint32_t rank, std::uint64_t chunk) { return &held_[rank][chunk * words_]; }
   const std::uint64_t* at(std::uint32_t rank, std::uint64_t chunk) const { return &held_[rank][chunk * words_]; }

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "system/chunk_holdings.h"
 #include "system/message_matcher.h"
+#include "system/msccl_data_check.h"
 #include "system/msccl_xml_chunks.h"
 
 namespace sim {
@@ -72,10 +73,13 @@ class Checker {
       run.reduce_child.assign(p.ops.size(), kNone);
       for (std::uint32_t k = 0; k < p.ops.size(); ++k) {
         if (p.ops[k].kind != OpKind::kRecv) continue;
-        // A COMP that waits for this receive alone is its reduction.
+        // A COMP that waits for this receive alone is its reduction (an
+        // MSCCL-IR import says so: msccl_op recv_reduce).
         for (std::uint32_t c = p.child_begin[k]; c < p.child_begin[k + 1]; ++c) {
           const std::uint32_t child = p.children[c];
-          if (p.ops[child].kind == OpKind::kCompute && p.num_parents[child] == 1) {
+          const EtOpSpec& comp = p.ops[child];
+          if (comp.kind == OpKind::kCompute &&
+              (algo_->msccl ? comp.comp == MscclComp::kRecvReduce : p.num_parents[child] == 1)) {
             run.reduce_child[k] = child;
             break;
           }
@@ -90,7 +94,10 @@ class Checker {
       issue(r, k);
     }
     report_structure();
-    if (data_ && data_error_.empty()) final_data_check();
+    if (data_ && data_error_.empty()) {
+      if (msccl_) data_error_ = msccl_->verify(*data_, data_note_);
+      else final_data_check();
+    }
     if (!data_error_.empty()) throw InputError(from_xml_ ? data_error_ + "\n  note: " + kFromXml : data_error_);
     if (from_xml_) data_note_ = std::string("data check: ") + kFromXml + "\n" + data_note_;
 
@@ -113,6 +120,10 @@ class Checker {
   // The chunks a send or receive names: its attributes, or what the XML says.
   std::uint64_t chunk_idx(std::uint32_t r, std::uint32_t k) const {
     if (barrier_) return 0;
+    if (msccl_) {  // a send reads its src, a receive writes its dst
+      const EtOpSpec& op = spec(r, k);
+      return op.kind == OpKind::kSend ? msccl_->slot(r, op.src_buf, op.src_off) : msccl_->slot(r, op.dst_buf, op.dst_off);
+    }
     return from_xml_ ? xml_chunks_[r][k].first : static_cast<std::uint64_t>(spec(r, k).chunk_idx);
   }
   std::uint64_t chunk_cnt(std::uint32_t r, std::uint32_t k) const {
@@ -130,6 +141,18 @@ class Checker {
     const CollectiveType type = algo_->type;
     if (!type_known_) {
       data_note_ = "data check skipped: the ET does not record its collective (give --coll)";
+      return;
+    }
+    if (algo_->msccl) {
+      // An MSCCL-IR import: ops name buffers and offsets (msccl_data_check.h).
+      std::string why;
+      msccl_ = MscclDataModel::make(*algo_, n_, why);
+      if (!msccl_) {
+        data_note_ = "data check skipped: " + why;
+        return;
+      }
+      data_.emplace(n_, msccl_->slots(), msccl_->ids());
+      msccl_->fill(*data_);
       return;
     }
     if (type == CollectiveType::kAllToAll || type == CollectiveType::kReduceScatterBlock) {
@@ -243,6 +266,11 @@ class Checker {
         break;
       }
       case OpKind::kCompute: {
+        if (msccl_ && op.comp != MscclComp::kNone) {
+          msccl_compute(r, k, op);
+          finish(r, k);
+          break;
+        }
         const auto it = run.to_reduce.find(k);
         if (it != run.to_reduce.end()) {
           // The reduce merges what its receive brought, into the chunks the receive names.
@@ -262,6 +290,32 @@ class Checker {
         finish(r, k);
         break;
       }
+    }
+  }
+
+  // An MSCCL-IR COMP: copy src to dst, reduce src into dst, or write its
+  // receive's message reduced with src to dst.
+  void msccl_compute(std::uint32_t r, std::uint32_t k, const EtOpSpec& op) {
+    if (!data_) return;
+    const std::uint64_t src = msccl_->slot(r, op.src_buf, op.src_off), dst = msccl_->slot(r, op.dst_buf, op.dst_off);
+    const auto cnt = static_cast<std::uint64_t>(op.chunk_cnt);
+    std::optional<std::pair<std::uint64_t, std::uint32_t>> twice;
+    if (op.comp == MscclComp::kCopy) {
+      data_->replace(r, dst, data_->snapshot(r, src, cnt));
+    } else if (op.comp == MscclComp::kReduce) {
+      twice = data_->merge(r, dst, data_->snapshot(r, src, cnt));
+    } else {
+      RankRun& run = runs_[r];
+      const auto it = run.to_reduce.find(k);
+      if (it == run.to_reduce.end()) return;  // its receive failed the size check already
+      if (src != dst) data_->replace(r, dst, data_->snapshot(r, src, cnt));
+      twice = data_->merge(r, dst, it->second.second);
+      run.to_reduce.erase(it);
+    }
+    if (twice && data_error_.empty()) {
+      data_error_ = et_node_name(r, op) + " (" + (op.comp == MscclComp::kReduce ? "re" : "recv-reduce") +
+                    ") reduces a contribution twice: slot " + std::to_string(twice->first) + " already holds id " +
+                    std::to_string(twice->second);
     }
   }
 
@@ -548,6 +602,7 @@ class Checker {
   std::string data_note_, data_error_;
   bool from_xml_ = false;                     // chunk indices come from the XML, not the attributes
   bool barrier_ = false;                      // messages carry "heard from" sets, merged on receipt
+  std::optional<MscclDataModel> msccl_;       // an MSCCL-IR import's buffers
   std::vector<std::vector<ChunkRange>> xml_chunks_;  // per rank and op (sends and receives only)
 };
 

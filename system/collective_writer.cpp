@@ -12,20 +12,6 @@
 
 namespace sim {
 
-namespace {
-
-// ASTRA-sim's feeders read comm_src/comm_dst/comm_tag and the chunk trio as
-// int32, so small values go there; larger ones need int64 (our reader takes both).
-void put_int(et::Node& node, const char* name, std::uint64_t value) {
-  et::AttributeProto* a = node.add_attr();
-  a->set_name(name);
-  if (value <= static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max())) {
-    a->set_int32_val(static_cast<std::int32_t>(value));
-  } else {
-    a->set_int64_val(static_cast<std::int64_t>(value));
-  }
-}
-
 void put_metadata(et::GlobalMetadata& md, const char* name, std::int64_t value) {
   et::AttributeProto* a = md.add_attr();
   a->set_name(name);
@@ -38,7 +24,17 @@ void put_metadata(et::GlobalMetadata& md, const char* name, const std::string& v
   a->set_string_val(value);
 }
 
-}  // namespace
+// ASTRA-sim's feeders read comm_src/comm_dst/comm_tag and the chunk trio as
+// int32, so small values go there; larger ones need int64 (our reader takes both).
+void put_int_attr(et::Node& node, const char* name, std::uint64_t value) {
+  et::AttributeProto* a = node.add_attr();
+  a->set_name(name);
+  if (value <= static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max())) {
+    a->set_int32_val(static_cast<std::int32_t>(value));
+  } else {
+    a->set_int64_val(static_cast<std::int64_t>(value));
+  }
+}
 
 std::vector<DagOp> program_dag(const CollectiveProgram& program, std::uint32_t pos) {
   // Walk the program, finishing every op once it is ready; check on the way
@@ -170,11 +166,11 @@ std::vector<EtTrace> program_ets(const CollectiveProgram& program, CollectiveTyp
       switch (op.kind) {
         case OpKind::kSend:
           node.set_type(et::COMM_SEND_NODE);
-          put_int(node, "comm_dst", op.peer);
+          put_int_attr(node, "comm_dst", op.peer);
           break;
         case OpKind::kRecv:
           node.set_type(et::COMM_RECV_NODE);
-          put_int(node, "comm_src", op.peer);
+          put_int_attr(node, "comm_src", op.peer);
           break;
         case OpKind::kCompute: {
           // No duration: the system's reduction model prices it.
@@ -186,7 +182,7 @@ std::vector<EtTrace> program_ets(const CollectiveProgram& program, CollectiveTyp
         }
       }
       if (op.kind != OpKind::kCompute) {
-        put_int(node, "comm_tag", op.tag);
+        put_int_attr(node, "comm_tag", op.tag);
         et::AttributeProto* size = node.add_attr();
         size->set_name("comm_size");
         size->set_int64_val(static_cast<std::int64_t>(op.bytes));
@@ -194,9 +190,9 @@ std::vector<EtTrace> program_ets(const CollectiveProgram& program, CollectiveTyp
       if (total > 0) {
         const ChunkRange p = dag[d].range;
         if (p.count > 0) {
-          put_int(node, "msg_chunk_idx", p.first);
-          put_int(node, "msg_chunk_cnt", p.count);
-          put_int(node, "total_chunk_cnt", total);
+          put_int_attr(node, "msg_chunk_idx", p.first);
+          put_int_attr(node, "msg_chunk_cnt", p.count);
+          put_int_attr(node, "total_chunk_cnt", total);
         }
       }
     }

@@ -45,6 +45,14 @@ EtAlgorithm program_algorithm(const CollectiveProgram& program, CollectiveType t
 std::vector<EtTrace> ring_algorithm_ets(CollectiveType type, std::uint32_t npus, std::uint32_t chunks,
                                         std::uint64_t bytes);
 
+// Sets an integer attribute as int32 when it fits (ASTRA-sim's feeders read
+// comm_src/comm_dst/comm_tag and the chunk trio as int32), else as int64 (our
+// reader takes both).
+void put_int_attr(et::Node& node, const char* name, std::uint64_t value);
+// Appends a GlobalMetadata attribute (int64 or string).
+void put_metadata(et::GlobalMetadata& md, const char* name, std::int64_t value);
+void put_metadata(et::GlobalMetadata& md, const char* name, const std::string& value);
+
 // Writes `traces[r]` to <prefix>.<r>.et (creating the folder) and removes stale
 // <prefix>.<r>.et files of higher ranks, which would otherwise extend the
 // algorithm. Returns how many stale files it removed.

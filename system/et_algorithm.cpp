@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "system/collectives/common.h"
+#include "system/producers/msccl_import.h"
 #include "workload/et_io.h"
 
 namespace sim {
@@ -34,6 +35,32 @@ void parse_msccl_name(std::string_view name, EtOpSpec& op) {
   op.xml_step = step;
 }
 
+// The msccl_* attributes of an MSCCL-IR import (one pass over the attributes).
+void decode_msccl(const et::Node& node, EtOpSpec& op, const std::string& path) {
+  for (const et::AttributeProto& a : node.attr()) {
+    const std::string& name = a.name();
+    if (!name.starts_with("msccl_")) continue;
+    const auto buffer = [&]() -> char {
+      const std::string& v = a.string_val();
+      if (a.value_case() != et::AttributeProto::kStringVal || v.size() != 1 || v.find_first_of("iost") != 0) {
+        throw InputError(at(path, node.id()) + ": " + name + " must be the string i, o, s or t");
+      }
+      return v[0];
+    };
+    if (name == "msccl_srcbuf") op.src_buf = buffer();
+    else if (name == "msccl_dstbuf") op.dst_buf = buffer();
+    else if (name == "msccl_srcoff") op.src_off = attr_int_of(node, a);
+    else if (name == "msccl_dstoff") op.dst_off = attr_int_of(node, a);
+    else if (name == "msccl_op") {
+      const std::string& v = a.string_val();
+      if (v == "copy") op.comp = MscclComp::kCopy;
+      else if (v == "reduce") op.comp = MscclComp::kReduce;
+      else if (v == "recv_reduce") op.comp = MscclComp::kRecvReduce;
+      else throw InputError(at(path, node.id()) + ": msccl_op '" + v + "' is not copy, reduce or recv_reduce");
+    }
+  }
+}
+
 // Decodes one node into an op (peers checked against the n ranks).
 EtOpSpec decode_op(const et::Node& node, std::uint32_t n, const std::string& path) {
   EtOpSpec op;
@@ -43,6 +70,7 @@ EtOpSpec decode_op(const et::Node& node, std::uint32_t n, const std::string& pat
   op.chunk_idx = attr_int(node, "msg_chunk_idx").value_or(-1);
   op.chunk_cnt = attr_int(node, "msg_chunk_cnt").value_or(-1);
   op.total_chunks = attr_int(node, "total_chunk_cnt").value_or(-1);
+  decode_msccl(node, op, path);
   switch (node.type()) {
     case et::COMM_SEND_NODE:
     case et::COMM_RECV_NODE: {
@@ -186,6 +214,10 @@ void apply_metadata(EtAlgorithm& algo, const et::GlobalMetadata& md, const std::
     algo.type = *expected;
   }
   if (const auto layout = metadata_string(md, "chunk_layout")) algo.strided_blocks = *layout == "strided";
+  if (const auto i = metadata_int(md, "msccl_i_chunks")) {
+    algo.msccl = MscclBuffers{*i, metadata_int(md, "msccl_o_chunks").value_or(0),
+                              metadata_int(md, "msccl_inplace").value_or(0) != 0};
+  }
 }
 
 }  // namespace
@@ -207,6 +239,7 @@ EtAlgorithm et_algorithm_from_traces(const std::vector<EtTrace>& traces, const s
 }
 
 EtAlgorithm load_et_algorithm(const std::string& source, std::optional<CollectiveType> expected) {
+  if (is_msccl_xml_path(source)) return load_msccl_algorithm(source, expected);  // imported on the fly
   EtAlgorithm algo;
   algo.source = source;
   algo.files = resolve_rank_files(source);

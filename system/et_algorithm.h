@@ -28,6 +28,18 @@
 
 namespace sim {
 
+// What an imported MSCCL-IR COMP does (EtOpSpec::comp): copy src to dst
+// (`cpy`), reduce src into dst (`re`), or write the reduction of its parent
+// receive's message and src to dst (`rrc`, `rrs`, `rrcs`).
+enum class MscclComp : std::uint8_t { kNone, kCopy, kReduce, kRecvReduce };
+
+// An MSCCL-IR import's buffers (GlobalMetadata msccl_i_chunks,
+// msccl_o_chunks, msccl_inplace): the layout the checker's data check needs.
+struct MscclBuffers {
+  std::int64_t i_chunks = 0, o_chunks = 0;
+  bool inplace = false;
+};
+
 struct EtOpSpec {
   OpKind kind = OpKind::kCompute;
   std::uint32_t peer = 0;
@@ -41,6 +53,15 @@ struct EtOpSpec {
   // threadblock and step, else -1. Only the checker reads them (to recover
   // chunk indices from `EtAlgorithm::msccl_xml`); sizing ignores them.
   std::int32_t xml_tb = -1, xml_step = -1;
+  // Where an MSCCL-IR import's op moves data on its rank (attributes
+  // msccl_srcbuf/msccl_srcoff/msccl_dstbuf/msccl_dstoff/msccl_op, written by
+  // system/producers/msccl_import.h): a send reads src, a receive writes dst
+  // (none: its recv_reduce COMP consumes it), a COMP combines src into dst.
+  // Buffers 'i', 'o', 's' (scratch), 't' (a fused step's transient); 0: none.
+  // Only the checker reads them.
+  char src_buf = 0, dst_buf = 0;
+  std::int64_t src_off = -1, dst_off = -1;
+  MscclComp comp = MscclComp::kNone;
 };
 
 // "rank <rank> node <node id>", as the checker's messages name an op.
@@ -69,10 +90,12 @@ struct EtAlgorithm {
   // GlobalMetadata chunk_layout "strided": rank j's block is chunks c = j mod N
   // (see CollectiveProgram::strided_blocks); only the checker reads it.
   bool strided_blocks = false;
+  std::optional<MscclBuffers> msccl;  // an MSCCL-IR import (rank 0's metadata)
   std::vector<EtRankProgram> ranks;
 };
 
 // Loads and validates (peers in range, deps present, no cycle) an algorithm.
+// A source ending in .xml is MSCCL-IR, imported (system/producers/msccl_import.h).
 // Throws InputError (IncompleteError for a cycle) naming file and node id.
 EtAlgorithm load_et_algorithm(const std::string& source, std::optional<CollectiveType> expected);
 

@@ -13,6 +13,7 @@
 #include "network/config_reader.h"
 #include "system/astrasim_system.h"
 #include "system/algorithm_registry.h"
+#include "system/producers/msccl_import.h"
 #include "workload/et_io.h"
 
 namespace sim {
@@ -230,6 +231,10 @@ void apply_collective_option(SystemConfig& config, const std::string& option) {
     // The collective it implements is recorded in the ET's metadata (our
     // writer and MSCCL-derived converters record it); all-reduce otherwise.
     CollectiveType type = CollectiveType::kAllReduce;
+    if (is_msccl_xml_path(option)) {  // MSCCL-IR names its collective (coll)
+      config.algorithms[msccl_xml_collective(option)] = option;
+      return;
+    }
     const EtTrace first = read_et(resolve_rank_files(option).front());
     if (const auto name = metadata_string(first.metadata, "collective")) {
       if (!parse_collective_name(*name, type)) {
