@@ -4,6 +4,7 @@
 //   sim --workload et/ --network ring8.yml [--system sys.yml] [--collective ...]
 //   sim collective gen ring --coll allreduce --npus 8 [--chunks k] -o algo/ring
 //   sim collective check algo/ring
+//   sim collective synth --coll allgather --network mesh8x8.yml [--chunks k] -o algo/ag
 //   sim workload gen collectives --npus 1024 --coll allreduce --size 1GiB -o wl/ar
 //   sim --workload-configuration=<prefix> --system-configuration=<json> ...   ASTRA-sim's
 //                                         command line, unchanged (cli/astrasim_cli.h)
@@ -25,6 +26,7 @@
 #include "network/backend_registry.h"
 #include "network/topology.h"
 #include "system/collective_tools.h"
+#include "synth_command.h"
 #include "timed_run.h"
 #include "system/report.h"
 #include "system/simulation.h"
@@ -160,6 +162,8 @@ int main(int argc, char** argv) {
   check->add_option("algorithm", c.prefix, "folder or <prefix> of <prefix>.<rank>.et files")->required();
   check->add_option("--coll", c.collective, "collective it must implement (default: from its metadata)");
   check->add_option("--size", c.size_text, "collective size to check message sizes at (default 1MiB)");
+  SynthCommand synth;
+  add_synth_command(*coll, synth);
 
   CLI::App* wl = app.add_subcommand("workload", "write synthetic workloads as Chakra ETs");
   wl->require_subcommand(1);
@@ -184,6 +188,7 @@ int main(int argc, char** argv) {
   try {
     if (*gen) return generate_algorithm(g, std::cout);
     if (*check) return check_algorithm(c, std::cout);
+    if (*synth.app) return run_synth_command(synth, std::cout);
     if (*wgen) return generate_workload(w, std::cout);
     return run_simulation(o);
   } catch (const SimError& e) {
