@@ -27,9 +27,10 @@ import csv
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
+
+from sim_script import POWERS_OF_4, parse_size, run as run_checked, size_label
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NPUS = 64
@@ -41,35 +42,14 @@ TOPOLOGIES = {
 }
 ALGORITHMS = ("synth", "ring", "direct")
 LABELS = {"synth": "synthesized (TACOS-style)", "ring": "ring", "direct": "direct"}
-# The seed's plateaus (GB/s), read off its figures: synthesized / ring / direct.
+# The plateaus the seed reports (GB/s): synthesized / ring / direct.
 SEED = {"mesh8x8": (100, 20, 5), "3-D": (150, 40, 5)}
-UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
-DEFAULT_SIZES = [1 << e for e in range(10, 31, 2)]  # powers of 4, 1 KiB .. 1 GiB
+DEFAULT_SIZES = POWERS_OF_4  # 1 KiB .. 1 GiB
 QUICK_SIZES = [1 << 10, 1 << 20, 1 << 24]
 
 
-def parse_size(text):
-    text = text.strip()
-    for unit in sorted(UNITS, key=len, reverse=True):
-        if text.endswith(unit) and text[: -len(unit)].strip().isdigit():
-            return int(text[: -len(unit)]) * UNITS[unit]
-    if text.isdigit():
-        return int(text)
-    raise argparse.ArgumentTypeError(f"bad size '{text}' (e.g. 4096, 64KiB, 1MiB, 1GiB)")
-
-
-def size_label(n):
-    for unit in ("GiB", "MiB", "KiB"):
-        if n >= UNITS[unit] and n % UNITS[unit] == 0:
-            return f"{n // UNITS[unit]}{unit}"
-    return f"{n}B"
-
-
 def run(cmd):
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"seed_curves: failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr.strip()}")
-    return done.stdout
+    return run_checked(cmd, "seed_curves")
 
 
 def check_links(topology):
@@ -116,7 +96,7 @@ def plot(results, sizes, backends, topologies, path):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xticks(sizes)
-        ax.set_xticklabels([size_label(s) for s in sizes], rotation=60, ha="right", fontsize=7)
+        ax.set_xticklabels([size_label(s).replace(" ", "") for s in sizes], rotation=60, ha="right", fontsize=7)
         ax.set_title(TOPOLOGIES[topo], fontsize=10)
         ax.set_xlabel("all-gather size per rank", fontsize=8)
         ax.set_ylabel("bus bandwidth (GB/s = 1e9 B/s)", fontsize=8)
@@ -182,7 +162,7 @@ def main():
 
     csv_path = os.path.join(args.out, "seed_curves.csv")
     with open(csv_path, "w", newline="") as f:
-        w = csv.writer(f)
+        w = csv.writer(f, lineterminator="\n")
         w.writerow(["backend", "topology", "algorithm", "size_bytes_per_rank", "time_ns", "busbw_GBps"])
         for b in backends:
             for t in topologies:

@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <cstdlib>
 #include <fstream>
+#include <map>
+#include <vector>
 
 #include "../common/run_sim.h"
 
@@ -61,6 +64,37 @@ TEST_F(SynthCli, BadInputExitsTwo) {
   EXPECT_NE(r.output.find("--size"), std::string::npos) << r.output;
   r = run_sim("collective synth --coll allgather --network " + config("mesh8x8.yml") + " --chunkz 2" + out);
   EXPECT_EQ(r.code, 2);
+}
+
+// The seed-curves script end to end on one topology and one size: its CSV has
+// every algorithm on the flow backend, and the synthesized one is fastest.
+TEST_F(SynthCli, SeedCurvesScriptQuickRun) {
+  if (::access("/usr/bin/python3", X_OK) != 0 || std::system("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null") != 0) {
+    GTEST_SKIP() << "needs /usr/bin/python3 with python3-matplotlib";
+  }
+  const std::string cmd = std::string("/usr/bin/python3 ") + SIM_SOURCE_DIR + "/scripts/seed_curves.py --quick --sim " +
+                          SIM_BINARY + " --topologies mesh8x8 --sizes 1MiB --out " + dir_.string() + " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  EXPECT_TRUE(fs::exists(dir_ / "seed_curves.png"));
+  std::ifstream csv(dir_ / "seed_curves.csv");
+  std::string line;
+  std::getline(csv, line);
+  EXPECT_EQ(line, "backend,topology,algorithm,size_bytes_per_rank,time_ns,busbw_GBps");
+  std::map<std::string, double> busbw;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> f;
+    for (std::size_t a = 0, b; a <= line.size(); a = b + 1) {
+      b = line.find(',', a);
+      if (b == std::string::npos) b = line.size();
+      f.push_back(line.substr(a, b - a));
+    }
+    ASSERT_EQ(f.size(), 6u) << line;
+    EXPECT_EQ(f[0], "flow");
+    busbw[f[2]] = std::stod(f[5]);
+  }
+  ASSERT_EQ(busbw.size(), 3u);
+  EXPECT_GT(busbw["synth"], busbw["ring"]);
+  EXPECT_GT(busbw["synth"], busbw["direct"]);
 }
 
 }  // namespace
