@@ -46,6 +46,18 @@ void DagProgram::finish(std::uint32_t pos, OpRef ref, RankCursor& cursor, std::v
   }
 }
 
+std::string DagProgram::label(std::uint32_t pos, OpRef ref) const {
+  const DagProgramOp& o = ranks_[pos].ops[ref];
+  const std::string prefix = name_.substr(0, name_.find('('));
+  const std::string chunk = o.range.count > 0 ? " c" + std::to_string(o.range.first) : std::string();
+  switch (o.op.kind) {
+    case OpKind::kSend: return prefix + ".send" + chunk + " to " + std::to_string(o.op.peer);
+    case OpKind::kRecv: return prefix + ".recv" + chunk + " from " + std::to_string(o.op.peer);
+    case OpKind::kCompute: break;
+  }
+  return prefix + ".reduce" + chunk;
+}
+
 void DagProgram::parents(std::uint32_t pos, OpRef ref, std::vector<OpRef>& out) const {
   for (std::uint32_t p : ranks_[pos].ops[ref].parents) out.push_back(p);
 }

@@ -17,7 +17,6 @@ struct DagProgramOp {
   CollectiveOp op;
   ChunkRange range;                   // parts of the buffer the message (or reduce) covers
   std::vector<std::uint32_t> parents;  // indices of earlier or later ops of the same rank
-  std::string label;                  // ET node name
 };
 
 class DagProgram final : public CollectiveProgram {
@@ -36,7 +35,9 @@ class DagProgram final : public CollectiveProgram {
   void parents(std::uint32_t pos, OpRef ref, std::vector<OpRef>& out) const override;
   std::uint64_t chunk_total() const override { return chunk_total_; }
   ChunkRange chunk_range(std::uint32_t pos, OpRef ref) const override { return ranks_[pos].ops[ref].range; }
-  std::string label(std::uint32_t pos, OpRef ref) const override { return ranks_[pos].ops[ref].label; }
+  // ET node name from the op itself ("synth.send c5 to 3", "synth.reduce c5 from 2"):
+  // not stored, a large synthesis has millions of ops.
+  std::string label(std::uint32_t pos, OpRef ref) const override;
 
  private:
   struct Rank {

@@ -149,23 +149,19 @@ class DagBuilder {
     for (const Slot& s : order_[r]) {
       const Move& m = moves_[s.move];
       const TenChannel& c = channels_[m.channel];
-      const std::string chunk = " c" + std::to_string(m.chunk);
       if (s.order == 0) {
         DagProgramOp& op = ops_[r][recv_[s.move]];
         op.op = CollectiveOp{OpKind::kRecv, c.src, bytes(m.chunk), tag(m), -1};
         op.range = ChunkRange{m.chunk, 1};
-        op.label = "synth.recv" + chunk + " from " + std::to_string(c.src);
       } else if (s.order == 1) {
         DagProgramOp& op = ops_[r][comp_[s.move]];
         op.op = CollectiveOp{OpKind::kCompute, 0, bytes(m.chunk), 0, -1};
         op.range = ChunkRange{m.chunk, 1};
         op.parents.push_back(recv_[s.move]);
-        op.label = "synth.reduce" + chunk + " from " + std::to_string(c.src);
       } else {
         DagProgramOp& op = ops_[r][send_[s.move]];
         op.op = CollectiveOp{OpKind::kSend, c.dst, bytes(m.chunk), tag(m), -1};
         op.range = ChunkRange{m.chunk, 1};
-        op.label = "synth.send" + chunk + " to " + std::to_string(c.dst);
         send_parents(r, s.move, op.parents, touched);
       }
     }

@@ -31,8 +31,17 @@ class Matcher {
       for (std::uint32_t c = j * k_; c < (j + 1) * k_; ++c) set(held_, j, c), set(claimed_, j, c);
     }
     remaining_ = static_cast<std::uint64_t>(n_) * (t_ - k_);
-    idle_.reserve(channels_.size());
-    for (std::uint32_t i = 0; i < channels_.size(); ++i) idle_.push_back(i);
+    // Channels grouped by destination (CSR), so an offer round walks each
+    // destination's channels from a random one instead of shuffling them all.
+    in_begin_.assign(n_ + 1, 0);
+    for (const TenChannel& c : channels_) ++in_begin_[c.dst + 1];
+    for (std::uint32_t v = 0; v < n_; ++v) in_begin_[v + 1] += in_begin_[v];
+    in_.resize(channels_.size());
+    std::vector<std::uint32_t> next(in_begin_.begin(), in_begin_.end() - 1);
+    for (std::uint32_t i = 0; i < channels_.size(); ++i) in_[next[channels_[i].dst]++] = i;
+    carrying_.assign(channels_.size(), 0);
+    order_.resize(n_);
+    for (std::uint32_t v = 0; v < n_; ++v) order_[v] = v;
   }
 
   TenSchedule run() {
@@ -55,16 +64,19 @@ class Matcher {
     bits[std::size_t{npu} * w_ + c / 64] |= Word{1} << (c % 64);
   }
 
-  // Offers every idle channel whose links are free a chunk, in a random order.
+  // Offers every idle channel whose links are free a chunk: destinations in a
+  // random order, each destination's channels from a random one on.
   void offer(Time now) {
-    std::shuffle(idle_.begin(), idle_.end(), rng_);
-    std::size_t kept = 0;
-    for (const std::uint32_t ch : idle_) {
-      const TenChannel& c = channels_[ch];
-      if (missing_[c.dst] == 0) continue;  // its destination will never need another chunk
-      if (!free(c) || !start(ch, now)) idle_[kept++] = ch;
+    std::shuffle(order_.begin(), order_.end(), rng_);
+    for (const std::uint32_t v : order_) {
+      const std::uint32_t begin = in_begin_[v], count = in_begin_[v + 1] - begin;
+      if (missing_[v] == 0 || count == 0) continue;  // v will never need another chunk
+      const std::uint32_t first = static_cast<std::uint32_t>(rng_() % count);
+      for (std::uint32_t i = 0; i < count && missing_[v] > 0; ++i) {
+        const std::uint32_t ch = in_[begin + (first + i < count ? first + i : first + i - count)];
+        if (!carrying_[ch] && free(channels_[ch])) start(ch, now);
+      }
     }
-    idle_.resize(kept);
   }
 
   bool free(const TenChannel& c) const {
@@ -83,6 +95,7 @@ class Matcher {
     ++claimers_[chunk];
     --missing_[c.dst];
     for (LinkId l : c.links) busy_[l] = 1;
+    carrying_[ch] = 1;
     const auto index = static_cast<std::uint32_t>(schedule_.transfers.size());
     schedule_.transfers.push_back(TenTransfer{ch, chunk, now, now + c.cost});
     events_.emplace(now + c.cost, index);
@@ -110,7 +123,7 @@ class Matcher {
     set(held_, c.dst, t.chunk);
     --remaining_;
     for (LinkId l : c.links) busy_[l] = 0;
-    idle_.push_back(t.channel);
+    carrying_[t.channel] = 0;
   }
 
   [[noreturn]] void unreachable() const {
@@ -132,7 +145,9 @@ class Matcher {
   std::vector<std::uint32_t> claimers_;  // per chunk: NPUs that hold or expect it
   std::vector<std::uint32_t> missing_;   // per NPU: chunks neither held nor expected
   std::vector<char> busy_;               // per physical link
-  std::vector<std::uint32_t> idle_;      // channels carrying nothing
+  std::vector<std::uint32_t> in_begin_, in_;  // channels by destination: in_[in_begin_[v] ..)
+  std::vector<char> carrying_;                 // per channel
+  std::vector<std::uint32_t> order_;           // destinations, shuffled each round
   std::uint64_t remaining_ = 0;          // (NPU, chunk) pairs not landed yet
   std::priority_queue<std::pair<Time, std::uint32_t>, std::vector<std::pair<Time, std::uint32_t>>,
                       std::greater<>>

@@ -8,8 +8,9 @@
 // link for latency + chunk time; the chunk is at the destination at the end.
 //
 // Event-driven: at t = 0 and whenever transfers end, the chunks they carried
-// land, then every idle channel whose resources are all free is offered, in a
-// random order, the chunk its source holds and its destination neither holds
+// land, then every idle channel whose resources are all free is offered
+// (destinations in a random order, each one's channels from a random one on)
+// the chunk its source holds and its destination neither holds
 // nor expects that the fewest NPUs hold or expect yet (rarest first: a chunk
 // few NPUs have is the one that can spread least otherwise; ties: random).
 // A destination never expects a chunk twice, so no transfer is wasted. The
