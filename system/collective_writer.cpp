@@ -137,75 +137,82 @@ EtAlgorithm program_algorithm(const CollectiveProgram& program, CollectiveType t
   return algo;
 }
 
+// The traces of group positions [first, first + count).
+static std::vector<EtTrace> position_ets(const CollectiveProgram& program, CollectiveType type, std::uint64_t bytes,
+                                         std::uint32_t chunks, std::uint32_t first, std::uint32_t count) {
+  const std::uint32_t npus = program.group_size();
+  const std::uint64_t total = program.chunk_total();
+  std::vector<EtTrace> traces(count);
+  for (std::uint32_t pos = first; pos < first + count; ++pos) {
+    const std::vector<DagOp> dag = program_dag(program, pos);
+    EtTrace& t = traces[pos - first];
+    t.metadata.set_version("0.0.4");
+    put_metadata(t.metadata, "collective", collective_name(type));
+    // A barrier's 1-byte messages do not scale with S: without collective_size
+    // they are read as written.
+    if (type != CollectiveType::kBarrier) put_metadata(t.metadata, "collective_size", static_cast<std::int64_t>(bytes));
+    const std::string& name = program.name();
+    put_metadata(t.metadata, "algorithm", name.substr(0, name.find('(')));
+    put_metadata(t.metadata, "algorithm_full", name);
+    put_metadata(t.metadata, "npus", npus);
+    put_metadata(t.metadata, "chunks", chunks);
+    if (program.strided_blocks()) put_metadata(t.metadata, "chunk_layout", std::string("strided"));
+    t.nodes.reserve(dag.size());
+    for (std::uint64_t d = 0; d < dag.size(); ++d) {
+      const OpRef r = dag[d].ref;
+      const CollectiveOp& op = dag[d].op;
+      et::Node& node = t.nodes.emplace_back();
+      node.set_id(d);
+      node.set_name(program.label(pos, r));
+      for (std::uint64_t p : dag[d].deps) node.add_data_deps(p);
+      et::AttributeProto* cpu = node.add_attr();
+      cpu->set_name("is_cpu_op");
+      cpu->set_bool_val(false);
+      switch (op.kind) {
+        case OpKind::kSend:
+          node.set_type(et::COMM_SEND_NODE);
+          put_int(node, "comm_dst", op.peer);
+          break;
+        case OpKind::kRecv:
+          node.set_type(et::COMM_RECV_NODE);
+          put_int(node, "comm_src", op.peer);
+          break;
+        case OpKind::kCompute: {
+          // No duration: the system's reduction model prices it.
+          node.set_type(et::COMP_NODE);
+          et::AttributeProto* ts = node.add_attr();
+          ts->set_name("tensor_size");
+          ts->set_uint64_val(op.bytes);
+          break;
+        }
+      }
+      if (op.kind != OpKind::kCompute) {
+        put_int(node, "comm_tag", op.tag);
+        et::AttributeProto* size = node.add_attr();
+        size->set_name("comm_size");
+        size->set_int64_val(static_cast<std::int64_t>(op.bytes));
+      }
+      if (total > 0) {
+        const ChunkRange p = dag[d].range;
+        if (p.count > 0) {
+          put_int(node, "msg_chunk_idx", p.first);
+          put_int(node, "msg_chunk_cnt", p.count);
+          put_int(node, "total_chunk_cnt", total);
+        }
+      }
+    }
+  }
+  return traces;
+}
+
 std::vector<EtTrace> program_ets(const CollectiveProgram& program, CollectiveType type, std::uint64_t bytes,
                                  std::uint32_t chunks) {
-  std::vector<EtTrace> traces(program.group_size());
-  for (std::uint32_t pos = 0; pos < traces.size(); ++pos) traces[pos] = program_et(program, type, bytes, chunks, pos);
-  return traces;
+  return position_ets(program, type, bytes, chunks, 0, program.group_size());
 }
 
 EtTrace program_et(const CollectiveProgram& program, CollectiveType type, std::uint64_t bytes, std::uint32_t chunks,
                    std::uint32_t pos) {
-  const std::uint32_t npus = program.group_size();
-  const std::uint64_t total = program.chunk_total();
-  const std::vector<DagOp> dag = program_dag(program, pos);
-  EtTrace t;
-  t.metadata.set_version("0.0.4");
-  put_metadata(t.metadata, "collective", collective_name(type));
-  // A barrier's 1-byte messages do not scale with S: without collective_size
-  // they are read as written.
-  if (type != CollectiveType::kBarrier) put_metadata(t.metadata, "collective_size", static_cast<std::int64_t>(bytes));
-  const std::string& name = program.name();
-  put_metadata(t.metadata, "algorithm", name.substr(0, name.find('(')));
-  put_metadata(t.metadata, "algorithm_full", name);
-  put_metadata(t.metadata, "npus", npus);
-  put_metadata(t.metadata, "chunks", chunks);
-  if (program.strided_blocks()) put_metadata(t.metadata, "chunk_layout", std::string("strided"));
-  t.nodes.reserve(dag.size());
-  for (std::uint64_t d = 0; d < dag.size(); ++d) {
-    const OpRef r = dag[d].ref;
-    const CollectiveOp& op = dag[d].op;
-    et::Node& node = t.nodes.emplace_back();
-    node.set_id(d);
-    node.set_name(program.label(pos, r));
-    for (std::uint64_t p : dag[d].deps) node.add_data_deps(p);
-    et::AttributeProto* cpu = node.add_attr();
-    cpu->set_name("is_cpu_op");
-    cpu->set_bool_val(false);
-    switch (op.kind) {
-      case OpKind::kSend:
-        node.set_type(et::COMM_SEND_NODE);
-        put_int(node, "comm_dst", op.peer);
-        break;
-      case OpKind::kRecv:
-        node.set_type(et::COMM_RECV_NODE);
-        put_int(node, "comm_src", op.peer);
-        break;
-      case OpKind::kCompute: {
-        // No duration: the system's reduction model prices it.
-        node.set_type(et::COMP_NODE);
-        et::AttributeProto* ts = node.add_attr();
-        ts->set_name("tensor_size");
-        ts->set_uint64_val(op.bytes);
-        break;
-      }
-    }
-    if (op.kind != OpKind::kCompute) {
-      put_int(node, "comm_tag", op.tag);
-      et::AttributeProto* size = node.add_attr();
-      size->set_name("comm_size");
-      size->set_int64_val(static_cast<std::int64_t>(op.bytes));
-    }
-    if (total > 0) {
-      const ChunkRange p = dag[d].range;
-      if (p.count > 0) {
-        put_int(node, "msg_chunk_idx", p.first);
-        put_int(node, "msg_chunk_cnt", p.count);
-        put_int(node, "total_chunk_cnt", total);
-      }
-    }
-  }
-  return t;
+  return std::move(position_ets(program, type, bytes, chunks, pos, 1).front());
 }
 
 std::vector<EtTrace> ring_algorithm_ets(CollectiveType type, std::uint32_t npus, std::uint32_t chunks,
@@ -217,12 +224,10 @@ std::vector<EtTrace> ring_algorithm_ets(CollectiveType type, std::uint32_t npus,
   return program_ets(RingProgram(type, npus, bytes, chunks), type, bytes, chunks);
 }
 
-namespace {
-
-// Writes rank r's trace (from `trace(r)`) to <prefix>.<r>.et for r < ranks,
-// then removes stale files of higher ranks; returns how many it removed.
+// Writes trace_of(r) to <prefix>.<r>.et for r < ranks, then removes stale
+// files of higher ranks; returns how many it removed.
 template <typename TraceOf>
-std::size_t write_ranks(std::size_t ranks, const std::string& prefix, TraceOf&& trace) {
+static std::size_t write_ranks(std::size_t ranks, const std::string& prefix, TraceOf&& trace_of) {
   namespace fs = std::filesystem;
   const fs::path parent = fs::path(prefix).parent_path();
   std::error_code ec;
@@ -230,7 +235,7 @@ std::size_t write_ranks(std::size_t ranks, const std::string& prefix, TraceOf&& 
     fs::create_directories(parent, ec);
     if (ec) throw InputError("cannot create folder '" + parent.string() + "': " + ec.message());
   }
-  for (std::size_t r = 0; r < ranks; ++r) write_et(trace(r), prefix + "." + std::to_string(r) + ".et");
+  for (std::size_t r = 0; r < ranks; ++r) write_et(trace_of(r), prefix + "." + std::to_string(r) + ".et");
   std::size_t removed = 0;
   for (std::size_t r = ranks;; ++r) {
     const std::string stale = prefix + "." + std::to_string(r) + ".et";
@@ -239,8 +244,6 @@ std::size_t write_ranks(std::size_t ranks, const std::string& prefix, TraceOf&& 
   }
   return removed;
 }
-
-}  // namespace
 
 std::size_t write_rank_ets(const std::vector<EtTrace>& traces, const std::string& prefix) {
   return write_ranks(traces.size(), prefix, [&](std::size_t r) -> const EtTrace& { return traces[r]; });
