@@ -5,6 +5,7 @@
 //   sim collective gen ring --coll allreduce --npus 8 [--chunks k] -o algo/ring
 //   sim collective check algo/ring
 //   sim collective import msccl algo.xml -o algo/msccl [--size 1MiB]
+//   sim collective synth --coll allgather --network mesh8x8.yml [--chunks k] -o algo/ag
 //   sim workload gen collectives --npus 1024 --coll allreduce --size 1GiB -o wl/ar
 //   sim --workload-configuration=<prefix> --system-configuration=<json> ...   ASTRA-sim's
 //                                         command line, unchanged (cli/astrasim_cli.h)
@@ -27,6 +28,7 @@
 #include "network/backend_registry.h"
 #include "network/topology.h"
 #include "system/collective_tools.h"
+#include "synth_command.h"
 #include "timed_run.h"
 #include "system/report.h"
 #include "system/simulation.h"
@@ -164,6 +166,8 @@ int main(int argc, char** argv) {
   check->add_option("--size", c.size_text, "collective size to check message sizes at (default 1MiB)");
   MscclImportOptions mi;
   CLI::App* msccl_import = add_collective_import(*coll, mi);
+  SynthCommand synth;
+  add_synth_command(*coll, synth);
 
   CLI::App* wl = app.add_subcommand("workload", "write synthetic workloads as Chakra ETs");
   wl->require_subcommand(1);
@@ -189,6 +193,7 @@ int main(int argc, char** argv) {
     if (*gen) return generate_algorithm(g, std::cout);
     if (*check) return check_algorithm(c, std::cout);
     if (*msccl_import) return run_msccl_import(mi, std::cout);
+    if (*synth.app) return run_synth_command(synth, std::cout);
     if (*wgen) return generate_workload(w, std::cout);
     return run_simulation(o);
   } catch (const SimError& e) {

@@ -23,9 +23,10 @@ import concurrent.futures
 import csv
 import json
 import os
-import subprocess
 import sys
 import tempfile
+
+from sim_script import POWERS_OF_4, parse_size, run as run_checked, size_label
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NPUS = 64
@@ -37,33 +38,12 @@ TOPOLOGIES = {
     "mesh8x8": "2D Mesh",
 }
 BASELINE = "ring64"
-UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
 # Every power of 4 from 1 KiB to 1 GiB: 11 sizes keep the sweep to a few seconds per topology.
-DEFAULT_SIZES = [1 << e for e in range(10, 31, 2)]
-
-
-def parse_size(text):
-    text = text.strip()
-    for unit in sorted(UNITS, key=len, reverse=True):
-        if text.endswith(unit) and text[: -len(unit)].strip().isdigit():
-            return int(text[: -len(unit)]) * UNITS[unit]
-    if text.isdigit():
-        return int(text)
-    raise argparse.ArgumentTypeError(f"bad size '{text}' (e.g. 4096, 64KiB, 1MiB, 1GiB)")
-
-
-def size_label(n):
-    for unit in ("GiB", "MiB", "KiB"):
-        if n >= UNITS[unit] and n % UNITS[unit] == 0:
-            return f"{n // UNITS[unit]} {unit}"
-    return f"{n} B"
+DEFAULT_SIZES = POWERS_OF_4
 
 
 def run(cmd):
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"fig4: failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr.strip()}")
-    return done.stdout
+    return run_checked(cmd, "fig4")
 
 
 def simulate(sim, backend, workload, topology, collectives, report):

@@ -133,14 +133,15 @@ EtAlgorithm program_algorithm(const CollectiveProgram& program, CollectiveType t
   return algo;
 }
 
-std::vector<EtTrace> program_ets(const CollectiveProgram& program, CollectiveType type, std::uint64_t bytes,
-                                 std::uint32_t chunks) {
+// The traces of group positions [first, first + count).
+static std::vector<EtTrace> position_ets(const CollectiveProgram& program, CollectiveType type, std::uint64_t bytes,
+                                         std::uint32_t chunks, std::uint32_t first, std::uint32_t count) {
   const std::uint32_t npus = program.group_size();
   const std::uint64_t total = program.chunk_total();
-  std::vector<EtTrace> traces(npus);
-  for (std::uint32_t pos = 0; pos < npus; ++pos) {
+  std::vector<EtTrace> traces(count);
+  for (std::uint32_t pos = first; pos < first + count; ++pos) {
     const std::vector<DagOp> dag = program_dag(program, pos);
-    EtTrace& t = traces[pos];
+    EtTrace& t = traces[pos - first];
     t.metadata.set_version("0.0.4");
     put_metadata(t.metadata, "collective", collective_name(type));
     // A barrier's 1-byte messages do not scale with S: without collective_size
@@ -200,6 +201,16 @@ std::vector<EtTrace> program_ets(const CollectiveProgram& program, CollectiveTyp
   return traces;
 }
 
+std::vector<EtTrace> program_ets(const CollectiveProgram& program, CollectiveType type, std::uint64_t bytes,
+                                 std::uint32_t chunks) {
+  return position_ets(program, type, bytes, chunks, 0, program.group_size());
+}
+
+EtTrace program_et(const CollectiveProgram& program, CollectiveType type, std::uint64_t bytes, std::uint32_t chunks,
+                   std::uint32_t pos) {
+  return std::move(position_ets(program, type, bytes, chunks, pos, 1).front());
+}
+
 std::vector<EtTrace> ring_algorithm_ets(CollectiveType type, std::uint32_t npus, std::uint32_t chunks,
                                         std::uint64_t bytes) {
   if (!RingProgram::supports(type)) {
@@ -209,7 +220,10 @@ std::vector<EtTrace> ring_algorithm_ets(CollectiveType type, std::uint32_t npus,
   return program_ets(RingProgram(type, npus, bytes, chunks), type, bytes, chunks);
 }
 
-std::size_t write_rank_ets(const std::vector<EtTrace>& traces, const std::string& prefix) {
+// Writes trace_of(r) to <prefix>.<r>.et for r < ranks, then removes stale
+// files of higher ranks; returns how many it removed.
+template <typename TraceOf>
+static std::size_t write_ranks(std::size_t ranks, const std::string& prefix, TraceOf&& trace_of) {
   namespace fs = std::filesystem;
   const fs::path parent = fs::path(prefix).parent_path();
   std::error_code ec;
@@ -217,14 +231,25 @@ std::size_t write_rank_ets(const std::vector<EtTrace>& traces, const std::string
     fs::create_directories(parent, ec);
     if (ec) throw InputError("cannot create folder '" + parent.string() + "': " + ec.message());
   }
-  for (std::size_t r = 0; r < traces.size(); ++r) write_et(traces[r], prefix + "." + std::to_string(r) + ".et");
+  for (std::size_t r = 0; r < ranks; ++r) write_et(trace_of(r), prefix + "." + std::to_string(r) + ".et");
   std::size_t removed = 0;
-  for (std::size_t r = traces.size();; ++r) {
+  for (std::size_t r = ranks;; ++r) {
     const std::string stale = prefix + "." + std::to_string(r) + ".et";
     if (!fs::remove(stale, ec)) break;
     ++removed;
   }
   return removed;
+}
+
+std::size_t write_rank_ets(const std::vector<EtTrace>& traces, const std::string& prefix) {
+  return write_ranks(traces.size(), prefix, [&](std::size_t r) -> const EtTrace& { return traces[r]; });
+}
+
+std::size_t write_program_ets(const CollectiveProgram& program, CollectiveType type, std::uint64_t bytes,
+                              std::uint32_t chunks, const std::string& prefix) {
+  return write_ranks(program.group_size(), prefix, [&](std::size_t r) {
+    return program_et(program, type, bytes, chunks, static_cast<std::uint32_t>(r));
+  });
 }
 
 }  // namespace sim

@@ -22,6 +22,9 @@ namespace sim {
 // chunk_range() over chunk_total() parts, when the program gives them.
 std::vector<EtTrace> program_ets(const CollectiveProgram& program, CollectiveType type, std::uint64_t bytes,
                                  std::uint32_t chunks);
+// The same for one group position (what program_ets() writes for it).
+EtTrace program_et(const CollectiveProgram& program, CollectiveType type, std::uint64_t bytes, std::uint32_t chunks,
+                   std::uint32_t pos);
 
 // One rank's program as a DAG: ops in ascending OpRef order (node ids are the
 // indices), each with its data dependencies (indices) and chunk range.
@@ -57,5 +60,9 @@ void put_metadata(et::GlobalMetadata& md, const char* name, const std::string& v
 // <prefix>.<r>.et files of higher ranks, which would otherwise extend the
 // algorithm. Returns how many stale files it removed.
 std::size_t write_rank_ets(const std::vector<EtTrace>& traces, const std::string& prefix);
+// The same for program_ets(program, ...), one rank in memory at a time (large
+// synthesized algorithms: 1,024 ranks x 2,000 nodes would hold gigabytes).
+std::size_t write_program_ets(const CollectiveProgram& program, CollectiveType type, std::uint64_t bytes,
+                              std::uint32_t chunks, const std::string& prefix);
 
 }  // namespace sim

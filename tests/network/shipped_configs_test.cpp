@@ -58,6 +58,7 @@ const std::map<std::string, ClosedForm>& closed_forms() {
       {"mesh8x8.yml", [](NodeId s, NodeId d) { return uniform(grid_hops(s, d, {8, 8}, false)); }},
       {"torus8x8.yml", [](NodeId s, NodeId d) { return uniform(grid_hops(s, d, {8, 8}, true)); }},
       {"torus4x4x4.yml", [](NodeId s, NodeId d) { return uniform(grid_hops(s, d, {4, 4, 4}, true)); }},
+      {"mesh4x4x4.yml", [](NodeId s, NodeId d) { return uniform(grid_hops(s, d, {4, 4, 4}, false)); }},
       {"hypercube64.yml", [](NodeId s, NodeId d) { return uniform(std::popcount(s ^ d)); }},
       // Same leaf: 2 hops; across: 4 hops, the 2:1 uplinks 50 GB/s like the rest.
       {"fattree64.yml", [](NodeId s, NodeId d) { return uniform(s / 8 == d / 8 ? 2 : 4); }},

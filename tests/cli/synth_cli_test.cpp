@@ -1,0 +1,101 @@
+// `sim collective synth`: writes ETs that `sim collective check` accepts;
+// bad input exits 2 with a message naming what is wrong.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <vector>
+
+#include "../common/run_sim.h"
+
+namespace sim {
+namespace {
+
+using sim::testing::run_sim;
+namespace fs = std::filesystem;
+
+class SynthCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) / ("sim_synth_cli_" + std::to_string(::getpid()) + "_" +
+                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string config(const std::string& name) const { return std::string(SIM_SOURCE_DIR) + "/configs/" + name; }
+  fs::path dir_;
+};
+
+TEST_F(SynthCli, WritesCheckableAllReduce) {
+  const std::string prefix = (dir_ / "ar").string();
+  const auto w = run_sim("collective synth --coll allreduce --network " + config("torus4x4x4.yml") +
+                         " --chunks 2 -o " + prefix);
+  ASSERT_EQ(w.code, 0) << w.output;
+  EXPECT_NE(w.output.find("wrote 64 files"), std::string::npos) << w.output;
+  EXPECT_NE(w.output.find("GB/s an NPU can receive"), std::string::npos) << w.output;
+  EXPECT_TRUE(fs::exists(prefix + ".63.et"));
+  const auto c = run_sim("collective check " + prefix + " --size 3MiB");
+  ASSERT_EQ(c.code, 0) << c.output;
+  EXPECT_NE(c.output.find("data check passed: every rank holds all 64 contributions"), std::string::npos) << c.output;
+}
+
+TEST_F(SynthCli, BadInputExitsTwo) {
+  const std::string out = " -o " + (dir_ / "x").string();
+  auto r = run_sim("collective synth --coll alltoall --network " + config("mesh8x8.yml") + out);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--coll 'alltoall' is not a collective the synthesizer writes"), std::string::npos) << r.output;
+  r = run_sim("collective synth --coll allgathr --network " + config("mesh8x8.yml") + out);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("allgathr"), std::string::npos) << r.output;
+  r = run_sim("collective synth --coll allgather --network " + (dir_ / "absent.yml").string() + out);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("absent.yml"), std::string::npos) << r.output;
+  const std::string bad = (dir_ / "bad.yml").string();
+  std::ofstream(bad) << "shape: Mesh\ndims: [4, 4]\nbandwith: 50GB/s\n";
+  r = run_sim("collective synth --coll allgather --network " + bad + out);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("bandwith"), std::string::npos) << r.output;
+  r = run_sim("collective synth --coll allgather --network " + config("mesh8x8.yml") + " --size 0" + out);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--size"), std::string::npos) << r.output;
+  r = run_sim("collective synth --coll allgather --network " + config("mesh8x8.yml") + " --chunkz 2" + out);
+  EXPECT_EQ(r.code, 2);
+}
+
+// The seed-curves script end to end on one topology and one size: its CSV has
+// every algorithm on the flow backend, and the synthesized one is fastest.
+TEST_F(SynthCli, SeedCurvesScriptQuickRun) {
+  if (::access("/usr/bin/python3", X_OK) != 0 || std::system("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null") != 0) {
+    GTEST_SKIP() << "needs /usr/bin/python3 with python3-matplotlib";
+  }
+  const std::string cmd = std::string("/usr/bin/python3 ") + SIM_SOURCE_DIR + "/scripts/seed_curves.py --quick --sim " +
+                          SIM_BINARY + " --topologies mesh8x8 --sizes 1MiB --out " + dir_.string() + " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  EXPECT_TRUE(fs::exists(dir_ / "seed_curves.png"));
+  std::ifstream csv(dir_ / "seed_curves.csv");
+  std::string line;
+  std::getline(csv, line);
+  EXPECT_EQ(line, "backend,topology,algorithm,size_bytes_per_rank,time_ns,busbw_GBps");
+  std::map<std::string, double> busbw;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> f;
+    for (std::size_t a = 0, b; a <= line.size(); a = b + 1) {
+      b = line.find(',', a);
+      if (b == std::string::npos) b = line.size();
+      f.push_back(line.substr(a, b - a));
+    }
+    ASSERT_EQ(f.size(), 6u) << line;
+    EXPECT_EQ(f[0], "flow");
+    busbw[f[2]] = std::stod(f[5]);
+  }
+  ASSERT_EQ(busbw.size(), 3u);
+  EXPECT_GT(busbw["synth"], busbw["ring"]);
+  EXPECT_GT(busbw["synth"], busbw["direct"]);
+}
+
+}  // namespace
+}  // namespace sim
