@@ -28,6 +28,7 @@
 #include "timed_run.h"
 #include "system/report.h"
 #include "system/simulation.h"
+#include "system/timeline_writer.h"
 #include "workload/example_workload.h"
 #include "workload/workload_loader.h"
 #include "workload/workload_generator.h"
@@ -38,8 +39,50 @@ using namespace sim;
 
 struct RunOptions {
   std::string workload, network, system, backend, report, csv, timeline, link_stats, comm_groups;
+  std::string timeline_ranks, timeline_window, timeline_format = "auto";
   std::vector<std::string> collectives;
   bool ctrl_deps = false, strict_deps = false, quiet = false;
+};
+
+// The run's output files, open from before the run until written.
+struct Outputs {
+  std::unique_ptr<OutputFile> report, csv, link_stats;
+  std::unique_ptr<TimelineWriter> timeline;
+  bool stdout_used = false;
+
+  explicit Outputs(const RunOptions& o) {
+    report = open(o.report);
+    csv = open(o.csv);
+    link_stats = open(o.link_stats);
+    if (!o.timeline.empty()) {
+      TimelineFilter filter;
+      filter.set_ranks(o.timeline_ranks);
+      if (!o.timeline_window.empty()) filter.set_window(o.timeline_window);
+      timeline = std::make_unique<TimelineWriter>(o.timeline, parse_timeline_format(o.timeline_format), filter);
+      stdout_used |= o.timeline == "-";
+    }
+  }
+  std::unique_ptr<OutputFile> open(const std::string& path) {
+    if (path.empty()) return nullptr;
+    stdout_used |= path == "-";
+    return std::make_unique<OutputFile>(path);
+  }
+  bool uses_stdout() const { return stdout_used; }
+  void write(const SimulationResult& result, const RunInfo& info) {
+    if (timeline) timeline->finish();
+    if (report) {
+      write_json_report(report->stream(), result, info);
+      report->commit();
+    }
+    if (csv) {
+      write_csv_report(csv->stream(), result);
+      csv->commit();
+    }
+    if (link_stats) {
+      write_link_stats(link_stats->stream(), result);
+      link_stats->commit();
+    }
+  }
 };
 
 int run_simulation(const RunOptions& o) {
@@ -54,7 +97,9 @@ int run_simulation(const RunOptions& o) {
                                         : load_topology(o.network);
   SimulationOptions options;
   if (!o.backend.empty()) config.network.backend = o.backend;
-  options.timeline = !o.timeline.empty();
+  // Outputs are opened before the run, so a bad path fails at once, not after it.
+  Outputs outputs(o);
+  options.timeline = outputs.timeline.get();
   if (!o.comm_groups.empty()) options.comm_groups = load_comm_groups(o.comm_groups);
 
   // Each rank's trace is compacted into its graph as soon as it is read, so
@@ -73,15 +118,14 @@ int run_simulation(const RunOptions& o) {
 
   Simulation simulation(std::move(graphs), topology, config, options);
   const auto [result, info] = run_timed(simulation, topology, workload_name, config.network.backend, wall_start);
-  if (!o.report.empty()) write_json_report(o.report, result, info);
-  if (!o.csv.empty()) write_csv_report(o.csv, result);
-  if (!o.timeline.empty()) write_timeline(o.timeline, result);
-  if (!o.link_stats.empty()) write_link_stats(o.link_stats, result);
+  outputs.write(result, info);
   if (!o.quiet) {
-    print_summary(std::cout, result, info);
+    // With an output on stdout ("-") the summary goes to stderr, out of its way.
+    std::ostream& out = outputs.uses_stdout() ? std::cerr : std::cout;
+    print_summary(out, result, info);
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
-    std::cout << "peak memory: " << ru.ru_maxrss / 1024 << " MiB\n";
+    out << "peak memory: " << ru.ru_maxrss / 1024 << " MiB\n";
   }
   return kExitOk;
 }
@@ -129,11 +173,19 @@ int main(int argc, char** argv) {
       ->check([](const std::string& name) {
         return find_backend(name) ? std::string() : "unknown network backend '" + name + "'";
       });
-  app.add_option("--report", o.report, "write the JSON report here (docs/reports.md)");
+  app.add_option("--report", o.report,
+                 "write the JSON report here (docs/reports.md; \"-\" is stdout; a symlink, device or FIFO is "
+                 "written through, a regular file replaced atomically keeping its mode)");
   app.add_option("--csv", o.csv, "write the per-collective table as CSV here");
   app.add_option("--link-stats", o.link_stats,
                  "write every link's bytes, busy time, utilization and peak concurrent flows as CSV here");
-  app.add_option("--timeline", o.timeline, "write a Chrome/Perfetto trace of every node's run here");
+  app.add_option("--timeline", o.timeline,
+                 "write every node's run here as the simulation goes: Perfetto protobuf (ui.perfetto.dev), or "
+                 "Chrome trace-event JSON for a *.json name");
+  app.add_option("--timeline-format", o.timeline_format, "auto (by the file name), perfetto or json");
+  app.add_option("--timeline-ranks", o.timeline_ranks, "only these ranks in the timeline, e.g. 0-3,7");
+  app.add_option("--timeline-window", o.timeline_window,
+                 "only node runs overlapping this simulated-time window in the timeline, e.g. 1ms:2ms, 1ms:, :2ms");
   app.add_option("--comm-group", o.comm_groups, "communicator JSON {\"<pg_name>\": [ranks...]}; pg_name \"\"/\"0\" is the world");
   app.add_flag("--ctrl-deps", o.ctrl_deps, "also follow ctrl_deps (dangling ones are warned about and ignored)");
   app.add_flag("--strict-deps", o.strict_deps, "with --ctrl-deps: a ctrl dep on an absent node is an error");
