@@ -25,10 +25,10 @@
 #include "network/backend_registry.h"
 #include "network/topology.h"
 #include "system/collective_tools.h"
+#include "run_outputs.h"
 #include "timed_run.h"
 #include "system/report.h"
 #include "system/simulation.h"
-#include "system/timeline_writer.h"
 #include "workload/example_workload.h"
 #include "workload/workload_loader.h"
 #include "workload/workload_generator.h"
@@ -44,47 +44,6 @@ struct RunOptions {
   bool ctrl_deps = false, strict_deps = false, quiet = false;
 };
 
-// The run's output files, open from before the run until written.
-struct Outputs {
-  std::unique_ptr<OutputFile> report, csv, link_stats;
-  std::unique_ptr<TimelineWriter> timeline;
-  bool stdout_used = false;
-
-  explicit Outputs(const RunOptions& o) {
-    report = open(o.report);
-    csv = open(o.csv);
-    link_stats = open(o.link_stats);
-    if (!o.timeline.empty()) {
-      TimelineFilter filter;
-      filter.set_ranks(o.timeline_ranks);
-      if (!o.timeline_window.empty()) filter.set_window(o.timeline_window);
-      timeline = std::make_unique<TimelineWriter>(o.timeline, parse_timeline_format(o.timeline_format), filter);
-      stdout_used |= o.timeline == "-";
-    }
-  }
-  std::unique_ptr<OutputFile> open(const std::string& path) {
-    if (path.empty()) return nullptr;
-    stdout_used |= path == "-";
-    return std::make_unique<OutputFile>(path);
-  }
-  bool uses_stdout() const { return stdout_used; }
-  void write(const SimulationResult& result, const RunInfo& info) {
-    if (timeline) timeline->finish();
-    if (report) {
-      write_json_report(report->stream(), result, info);
-      report->commit();
-    }
-    if (csv) {
-      write_csv_report(csv->stream(), result);
-      csv->commit();
-    }
-    if (link_stats) {
-      write_link_stats(link_stats->stream(), result);
-      link_stats->commit();
-    }
-  }
-};
-
 int run_simulation(const RunOptions& o) {
   const auto wall_start = std::chrono::steady_clock::now();
   // The bundled topology only goes with the bundled workload: a user's
@@ -97,9 +56,9 @@ int run_simulation(const RunOptions& o) {
                                         : load_topology(o.network);
   SimulationOptions options;
   if (!o.backend.empty()) config.network.backend = o.backend;
-  // Outputs are opened before the run, so a bad path fails at once, not after it.
-  Outputs outputs(o);
-  options.timeline = outputs.timeline.get();
+  RunOutputs outputs({o.report, o.csv, o.link_stats, o.timeline, o.timeline_ranks, o.timeline_window,
+                      o.timeline_format});
+  options.timeline = outputs.timeline();
   if (!o.comm_groups.empty()) options.comm_groups = load_comm_groups(o.comm_groups);
 
   // Each rank's trace is compacted into its graph as soon as it is read, so

@@ -140,6 +140,46 @@ struct OutputFile::State {
   }
 };
 
+namespace {
+
+// A device or FIFO: opened as it is (a FIFO blocks here until a reader opens it).
+void open_direct(const std::string& path, OutputFile::State& s) {
+  s.fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (s.fd < 0) fail(path, errno_text(errno));
+  s.direct = true;
+}
+
+// An exclusive temporary file next to s.target, registered before it exists
+// so that a signal arriving just after its creation still finds it.
+void create_temp(const std::string& path, OutputFile::State& s) {
+  const std::string folder = parent_folder(s.target);
+  for (int attempt = 0;; ++attempt) {
+    s.temp = folder + "/." + base_name(s.target) + ".tmp-" + std::to_string(::getpid()) + "-" +
+             std::to_string(g_temp_counter.fetch_add(1));
+    s.slot = register_temp_file(s.temp);
+    s.fd = ::open(s.temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (s.fd >= 0) return;
+    const int err = errno;
+    unregister_temp_file(s.slot);
+    s.slot = -1;
+    s.temp.clear();
+    if (err == EEXIST && attempt < 100) continue;
+    if (err == ENOENT) fail(path, "folder '" + folder + "' does not exist");
+    fail(path, "cannot create a file in folder '" + folder + "' (" + errno_text(err) +
+                   "); sim writes a temporary file there and renames it over the output");
+  }
+}
+
+// The replaced file's mode and owner go to its successor. Only root may give
+// a file to someone else: an unprivileged user's copy becomes theirs (as
+// with any editor that saves by renaming), keeping the group if it can.
+void keep_mode_and_owner(int fd, const struct stat& st) {
+  ::fchmod(fd, st.st_mode & 07777);
+  if (::fchown(fd, st.st_uid, st.st_gid) != 0) (void)::fchown(fd, static_cast<uid_t>(-1), st.st_gid);
+}
+
+}  // namespace
+
 OutputFile::OutputFile(const std::string& path) : path_(path), state_(std::make_unique<State>()) {
   State& s = *state_;
   if (path.empty()) fail(path, "empty path");
@@ -152,38 +192,15 @@ OutputFile::OutputFile(const std::string& path) : path_(path), state_(std::make_
     bool exists = false;
     s.target = final_target(path, st, exists);
     if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
-      s.fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);  // a FIFO blocks here until a reader opens it
-      if (s.fd < 0) fail(path, errno_text(errno));
-      s.direct = true;
+      open_direct(path, s);
     } else if (exists && S_ISDIR(st.st_mode)) {
       fail(path, "it is a folder; give a file name");
     } else if (exists && !S_ISREG(st.st_mode)) {
       fail(path, S_ISBLK(st.st_mode) ? "it is a block device; sim writes only to files, character devices and FIFOs"
                                      : "it is a socket; sim writes only to files, character devices and FIFOs");
     } else {
-      const std::string folder = parent_folder(s.target);
-      for (int attempt = 0; s.fd < 0; ++attempt) {
-        s.temp = folder + "/." + base_name(s.target) + ".tmp-" + std::to_string(::getpid()) + "-" +
-                 std::to_string(g_temp_counter.fetch_add(1));
-        s.slot = register_temp_file(s.temp);  // before creation: a signal right after must find it
-        s.fd = ::open(s.temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (s.fd >= 0) break;
-        const int err = errno;
-        unregister_temp_file(s.slot);
-        s.slot = -1;
-        s.temp.clear();
-        if (err == EEXIST && attempt < 100) continue;
-        if (err == ENOENT) fail(path, "folder '" + folder + "' does not exist");
-        fail(path, "cannot create a file in folder '" + folder + "' (" + errno_text(err) +
-                       "); sim writes a temporary file there and renames it over the output");
-      }
-      if (exists) {
-        // Keep the replaced file's mode and owner. Only root may give a file
-        // to someone else: an unprivileged user's copy becomes theirs (as
-        // with any editor that saves by renaming).
-        ::fchmod(s.fd, st.st_mode & 07777);
-        if (::fchown(s.fd, st.st_uid, st.st_gid) != 0) (void)::fchown(s.fd, static_cast<uid_t>(-1), st.st_gid);
-      }
+      create_temp(path, s);
+      if (exists) keep_mode_and_owner(s.fd, st);
     }
   }
   s.buffer = std::make_unique<FdBuffer>(s.fd);

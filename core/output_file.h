@@ -46,8 +46,9 @@ class OutputFile {
   // True when the output goes straight to a device, FIFO or stdout.
   bool direct() const;
 
+  struct State;  // defined in output_file.cpp
+
  private:
-  struct State;
   std::string path_;
   std::unique_ptr<State> state_;
 };

@@ -25,7 +25,9 @@ struct Slot {
 };
 
 Slot g_slots[kSlots];
-constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+// SIGABRT covers std::terminate and failed assertions. Faults (SIGSEGV...)
+// are left to the default action and to sanitizers, which handle them.
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGABRT};
 
 void unlink_all_and_reraise(int sig) {
   const int saved_errno = errno;

@@ -1,5 +1,5 @@
 // Temporary output files the process must not leave behind, even when a
-// signal (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE) ends it.
+// signal (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGABRT) ends it.
 //
 // Registering the first file installs handlers for those signals. A handler
 // unlinks every registered file using only async-signal-safe calls, restores

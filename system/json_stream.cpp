@@ -102,7 +102,8 @@ JsonStream& JsonStream::value(bool v) {
   return *this;
 }
 
-JsonStream& JsonStream::value(std::uint64_t v) {
+template <class Int>
+JsonStream& JsonStream::integer(Int v) {
   before_value();
   char buf[24];
   const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
@@ -110,12 +111,7 @@ JsonStream& JsonStream::value(std::uint64_t v) {
   return *this;
 }
 
-JsonStream& JsonStream::value(std::int64_t v) {
-  before_value();
-  char buf[24];
-  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
-  raw(std::string_view(buf, static_cast<std::size_t>(end - buf)));
-  return *this;
-}
+JsonStream& JsonStream::value(std::uint64_t v) { return integer(v); }
+JsonStream& JsonStream::value(std::int64_t v) { return integer(v); }
 
 }  // namespace sim

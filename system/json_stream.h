@@ -49,6 +49,8 @@ class JsonStream {
   JsonStream& open(char bracket);
   JsonStream& close(char bracket);
   void before_value();
+  template <class Int>
+  JsonStream& integer(Int v);
   void newline_indent(std::size_t depth);
   void raw(std::string_view s) { out_.write(s.data(), static_cast<std::streamsize>(s.size())); }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 #include <thread>
 
 #include "../common/run_sim.h"
+#include "../common/temp_folder.h"
 #include "perfetto_trace.pb.h"
 
 namespace sim {
@@ -28,28 +30,13 @@ using testing::run_sim;
 
 std::string configs(const std::string& name) { return std::string(SIM_SOURCE_DIR) + "/configs/" + name; }
 
-class OutputsCli : public ::testing::Test {
+class OutputsCli : public testing::TempFolderTest {
  protected:
   void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / ("sim_outputs_" + std::to_string(::getpid()) + "_" +
-                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    TempFolderTest::SetUp();
     fs::create_directories(dir_ / "out");
   }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  static std::string read(const std::string& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
-  std::vector<std::string> outputs() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(dir_ / "out")) names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
+  std::vector<std::string> outputs() const { return entries(dir_ / "out"); }
   // 2 ranks x `nodes` chained COMP nodes.
   std::string chain(int nodes) const {
     const SimRun g = run_sim("workload gen chain --npus 2 --nodes " + std::to_string(nodes) + " -o " + path("wl/w"));
@@ -95,24 +82,21 @@ class OutputsCli : public ::testing::Test {
     return status;
   }
 
-  fs::path dir_;
 };
 
-TEST_F(OutputsCli, SigtermLeavesNoTemporaryFileAndEarlierReportsIntact) {
-  const int status = interrupted_run(SIGTERM);
-  ASSERT_TRUE(WIFSIGNALED(status)) << "status " << status;
-  EXPECT_EQ(WTERMSIG(status), SIGTERM);  // a shell reports 143
-  EXPECT_EQ(outputs(), (std::vector<std::string>{"earlier.csv", "r.json", "t.json"}));
-  EXPECT_EQ(read(path("out/r.json")), "earlier report");
-  EXPECT_EQ(read(path("out/earlier.csv")), "earlier csv");
-}
-
-TEST_F(OutputsCli, CtrlCLeavesNoTemporaryFile) {
-  const int status = interrupted_run(SIGINT);
-  ASSERT_TRUE(WIFSIGNALED(status)) << "status " << status;
-  EXPECT_EQ(WTERMSIG(status), SIGINT);  // a shell reports 130
-  EXPECT_EQ(outputs(), (std::vector<std::string>{"earlier.csv", "r.json", "t.json"}));
-  EXPECT_EQ(read(path("out/r.json")), "earlier report");
+// A shell reports 143 after SIGTERM, 130 after Ctrl-C (SIGINT).
+TEST_F(OutputsCli, SignalsLeaveNoTemporaryFileAndEarlierReportsIntact) {
+  for (const int sig : {SIGTERM, SIGINT}) {
+    SCOPED_TRACE(strsignal(sig));
+    TearDown();
+    SetUp();
+    const int status = interrupted_run(sig);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "status " << status;
+    EXPECT_EQ(WTERMSIG(status), sig);
+    EXPECT_EQ(outputs(), (std::vector<std::string>{"earlier.csv", "r.json", "t.json"}));
+    EXPECT_EQ(read(path("out/r.json")), "earlier report");
+    EXPECT_EQ(read(path("out/earlier.csv")), "earlier csv");
+  }
 }
 
 TEST_F(OutputsCli, FailedRunLeavesNoTemporaryFile) {

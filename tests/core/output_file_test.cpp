@@ -20,45 +20,22 @@
 
 #include "core/error.h"
 #include "core/temp_file_registry.h"
+#include "../common/temp_folder.h"
 
 namespace sim {
 namespace {
 
 namespace fs = std::filesystem;
 
-class OutputFileTest : public ::testing::Test {
+class OutputFileTest : public testing::TempFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / ("sim_output_" + std::to_string(::getpid()) + "_" +
-                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    fs::permissions(dir_, fs::perms::owner_all);
-    fs::remove_all(dir_);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  static std::string read(const std::string& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
-  // Every entry of the folder, hidden ones (temporary files) included.
-  std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
+  std::vector<std::string> entries() const { return TempFolderTest::entries(dir_); }
   static mode_t mode_of(const std::string& p) {
     struct stat st {};
     EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
     return st.st_mode & 07777;
   }
 
-  fs::path dir_;
 };
 
 TEST_F(OutputFileTest, NewRegularFileGetsTheUmaskModeAndNoTemporaryStays) {

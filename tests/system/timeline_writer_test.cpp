@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "../common/temp_folder.h"
 #include "perfetto_trace.pb.h"
 
 namespace sim {
@@ -86,21 +87,8 @@ std::vector<Decoded> decode(const std::string& bytes) {
   return out;
 }
 
-class TimelineWriterTest : public ::testing::Test {
+class TimelineWriterTest : public testing::TempFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / ("sim_timeline_" + std::to_string(::getpid()) + "_" +
-                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  static std::string read(const std::string& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
 
   // Two ranks; rank 0's two communication slices overlap without nesting
   // properly in completion order, so they need two tracks. Given in
@@ -117,7 +105,6 @@ class TimelineWriterTest : public ::testing::Test {
     slice(1, 0, 1 * kMicrosecond, 8'500'500, 7, "fwd", NodeKind::kComp);  // 8.5005 us: ns truncate
   }
 
-  fs::path dir_;
 };
 
 TEST_F(TimelineWriterTest, PerfettoTraceDecodesToEverySlice) {
