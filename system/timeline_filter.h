@@ -21,9 +21,10 @@ class TimelineFilter {
   // A slice is kept when it overlaps the window, ends included.
   void set_window(const std::string& text);
 
-  bool keeps(const TimelineSlice& s) const {
-    return s.end >= from_ && s.start <= to_ && (ranks_.empty() || keeps_rank(s.rank));
+  bool keeps(std::uint32_t rank, Time start, Time end) const {
+    return end >= from_ && start <= to_ && (ranks_.empty() || keeps_rank(rank));
   }
+  bool keeps(const TimelineSlice& s) const { return keeps(s.rank, s.start, s.end); }
   bool keeps_rank(std::uint32_t rank) const;
 
  private:

@@ -40,6 +40,7 @@ class TimelineWriter final : public TimelineSink {
  public:
   // Opens `path` at once (core/output_file.h), so a bad path fails before the run.
   TimelineWriter(const std::string& path, TimelineFormat format, TimelineFilter filter = {});
+  bool wants(std::uint32_t rank, Time start, Time end) const override { return filter_.keeps(rank, start, end); }
   void slice(const TimelineSlice& s) override;
   // Ends the encoding and puts the file in place; throws InputError on I/O failure.
   void finish();

@@ -25,10 +25,9 @@ namespace sim {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::SimRun;
 using testing::run_sim;
-
-std::string configs(const std::string& name) { return std::string(SIM_SOURCE_DIR) + "/configs/" + name; }
+using testing::SimRun;
+const auto configs = testing::shipped_config;
 
 class OutputsCli : public testing::TempFolderTest {
  protected:
