@@ -91,12 +91,28 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// The descriptor N when `p` is /dev/fd/N, /proc/self/fd/N or /proc/<our pid>/fd/N
+// (where /dev/stdout and /dev/stderr lead), else -1.
+int descriptor_alias(const std::string& p) {
+  for (const std::string& prefix :
+       {std::string("/dev/fd/"), std::string("/proc/self/fd/"), "/proc/" + std::to_string(::getpid()) + "/fd/"}) {
+    if (p.size() <= prefix.size() || p.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string digits = p.substr(prefix.size());
+    if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) return -1;
+    return std::stoi(digits);
+  }
+  return -1;
+}
+
 // Follows symlinks (relative targets resolve against the link's folder) to
 // the path that will really be written; `st` gets its status, `exists`
-// whether it exists.
-std::string final_target(const std::string& path, struct stat& st, bool& exists) {
+// whether it exists. A chain through one of our descriptors (/dev/stdout)
+// stops there, `fd` set: that descriptor is written, whatever it points at,
+// so a shell's redirection (even to a file, even appending) is honoured.
+std::string final_target(const std::string& path, struct stat& st, bool& exists, int& fd) {
   std::string p = path;
   for (int hops = 0; hops < 40; ++hops) {
+    if ((fd = descriptor_alias(p)) >= 0) return p;
     if (::lstat(p.c_str(), &st) != 0) {
       if (errno != ENOENT) fail(path, errno_text(errno));
       exists = false;
@@ -190,8 +206,14 @@ OutputFile::OutputFile(const std::string& path) : path_(path), state_(std::make_
   } else {
     struct stat st {};
     bool exists = false;
-    s.target = final_target(path, st, exists);
-    if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+    int alias = -1;
+    s.target = final_target(path, st, exists, alias);
+    if (alias >= 0) {
+      std::cout.flush();
+      s.fd = ::dup(alias);
+      if (s.fd < 0) fail(path, "descriptor " + std::to_string(alias) + ": " + errno_text(errno));
+      s.direct = true;
+    } else if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
       open_direct(path, s);
     } else if (exists && S_ISDIR(st.st_mode)) {
       fail(path, "it is a folder; give a file name");

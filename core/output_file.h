@@ -9,6 +9,8 @@
 //   character device, FIFO   written directly (/dev/null, /dev/stdout, a FIFO
 //                            some reader holds open); never replaced
 //   "-"                      standard output, written directly
+//   /dev/stdout, /dev/fd/N   the process's descriptor, written directly, whatever
+//                            it is (a file the shell opened, even for appending)
 //   folder, block device,    refused: InputError (exit 2) naming the path
 //   socket
 //

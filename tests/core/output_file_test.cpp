@@ -168,6 +168,28 @@ TEST_F(OutputFileTest, DashIsStandardOutput) {
   EXPECT_FALSE(fs::exists("-"));
 }
 
+// `sim --report /dev/stdout >> log`: the shell's file gets the report
+// appended through descriptor 1; it is not replaced by a new file.
+TEST_F(OutputFileTest, DevStdoutIsTheDescriptorEvenWhenItIsAFile) {
+  std::ofstream(path("log")) << "earlier line\n";
+  struct stat before {};
+  ASSERT_EQ(::stat(path("log").c_str(), &before), 0);
+  const int saved = ::dup(STDOUT_FILENO);
+  const int fd = ::open(path("log").c_str(), O_WRONLY | O_APPEND);
+  ASSERT_GE(fd, 0);
+  fflush(stdout);
+  ::dup2(fd, STDOUT_FILENO);
+  ::close(fd);
+  write_output_file("/dev/stdout", "report\n");
+  ::dup2(saved, STDOUT_FILENO);
+  ::close(saved);
+  struct stat after {};
+  ASSERT_EQ(::stat(path("log").c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino);
+  EXPECT_EQ(read(path("log")), "earlier line\nreport\n");
+  EXPECT_EQ(entries(), std::vector<std::string>{"log"});
+}
+
 TEST_F(OutputFileTest, FolderAndMissingFolderAreRefusedWithTheirPath) {
   try {
     OutputFile out(dir_.string());
