@@ -1,4 +1,5 @@
 #include "astrasim_cli.h"
+#include "run_outputs.h"
 
 #include <spdlog/spdlog.h>
 
@@ -172,12 +173,16 @@ int run_astrasim_cli(int argc, char** argv) {
   SimulationOptions options;
   if (given("comm-group-configuration")) options.comm_groups = load_comm_groups(opt["comm-group-configuration"]);
 
+  OutputPaths paths;  // opened before loading: a bad path fails at once (docs/reports.md)
+  if (opt.count("report")) paths.report = opt["report"];
+  if (opt.count("csv")) paths.csv = opt["csv"];
+  RunOutputs outputs(paths);
+
   const std::string workload = opt["workload-configuration"];
   std::vector<RankGraph> graphs = load_rank_graphs(resolve_rank_files(workload), GraphOptions{});
   Simulation simulation(std::move(graphs), topology, config, options);
   const auto [result, info] = run_timed(simulation, topology, workload, config.network.backend, wall_start);
-  if (opt.count("report")) write_json_report(opt["report"], result, info);
-  if (opt.count("csv")) write_csv_report(opt["csv"], result);
+  outputs.write(result, info);
   print_summary(std::cout, result, info);
   // ASTRA-sim's per-rank lines (cycles = ns, truncated to whole ns as ASTRA-sim counts them).
   for (std::size_t r = 0; r < result.ranks.size(); ++r) {

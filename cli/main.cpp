@@ -29,6 +29,7 @@
 #include "network/topology.h"
 #include "system/collective_tools.h"
 #include "synth_command.h"
+#include "run_outputs.h"
 #include "timed_run.h"
 #include "system/report.h"
 #include "system/simulation.h"
@@ -42,6 +43,7 @@ using namespace sim;
 
 struct RunOptions {
   std::string workload, network, system, backend, report, csv, timeline, link_stats, comm_groups;
+  std::string timeline_ranks, timeline_window, timeline_format = "auto";
   std::vector<std::string> collectives;
   bool ctrl_deps = false, strict_deps = false, quiet = false;
 };
@@ -58,7 +60,9 @@ int run_simulation(const RunOptions& o) {
                                         : load_topology(o.network);
   SimulationOptions options;
   if (!o.backend.empty()) config.network.backend = o.backend;
-  options.timeline = !o.timeline.empty();
+  RunOutputs outputs({o.report, o.csv, o.link_stats, o.timeline, o.timeline_ranks, o.timeline_window,
+                      o.timeline_format});
+  options.timeline = outputs.timeline();
   if (!o.comm_groups.empty()) options.comm_groups = load_comm_groups(o.comm_groups);
 
   // Each rank's trace is compacted into its graph as soon as it is read, so
@@ -77,15 +81,14 @@ int run_simulation(const RunOptions& o) {
 
   Simulation simulation(std::move(graphs), topology, config, options);
   const auto [result, info] = run_timed(simulation, topology, workload_name, config.network.backend, wall_start);
-  if (!o.report.empty()) write_json_report(o.report, result, info);
-  if (!o.csv.empty()) write_csv_report(o.csv, result);
-  if (!o.timeline.empty()) write_timeline(o.timeline, result);
-  if (!o.link_stats.empty()) write_link_stats(o.link_stats, result);
+  outputs.write(result, info);
   if (!o.quiet) {
-    print_summary(std::cout, result, info);
+    // With an output on stdout ("-") the summary goes to stderr, out of its way.
+    std::ostream& out = outputs.uses_stdout() ? std::cerr : std::cout;
+    print_summary(out, result, info);
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
-    std::cout << "peak memory: " << ru.ru_maxrss / 1024 << " MiB\n";
+    out << "peak memory: " << ru.ru_maxrss / 1024 << " MiB\n";
   }
   return kExitOk;
 }
@@ -133,11 +136,19 @@ int main(int argc, char** argv) {
       ->check([](const std::string& name) {
         return find_backend(name) ? std::string() : "unknown network backend '" + name + "'";
       });
-  app.add_option("--report", o.report, "write the JSON report here (docs/reports.md)");
+  app.add_option("--report", o.report,
+                 "write the JSON report here (docs/reports.md; \"-\" is stdout; a symlink, device or FIFO is "
+                 "written through, a regular file replaced atomically keeping its mode)");
   app.add_option("--csv", o.csv, "write the per-collective table as CSV here");
   app.add_option("--link-stats", o.link_stats,
                  "write every link's bytes, busy time, utilization and peak concurrent flows as CSV here");
-  app.add_option("--timeline", o.timeline, "write a Chrome/Perfetto trace of every node's run here");
+  app.add_option("--timeline", o.timeline,
+                 "write every node's run here as the simulation goes: Perfetto protobuf (ui.perfetto.dev), or "
+                 "Chrome trace-event JSON for a *.json name");
+  app.add_option("--timeline-format", o.timeline_format, "auto (by the file name), perfetto or json");
+  app.add_option("--timeline-ranks", o.timeline_ranks, "only these ranks in the timeline, e.g. 0-3,7");
+  app.add_option("--timeline-window", o.timeline_window,
+                 "only node runs overlapping this simulated-time window in the timeline, e.g. 1ms:2ms, 1ms:, :2ms");
   app.add_option("--comm-group", o.comm_groups, "communicator JSON {\"<pg_name>\": [ranks...]}; pg_name \"\"/\"0\" is the world");
   app.add_flag("--ctrl-deps", o.ctrl_deps, "also follow ctrl_deps (dangling ones are warned about and ignored)");
   app.add_flag("--strict-deps", o.strict_deps, "with --ctrl-deps: a ctrl dep on an absent node is an error");

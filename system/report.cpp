@@ -1,16 +1,12 @@
 #include "system/report.h"
 
-#include <unistd.h>
-
+#include <algorithm>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/error.h"
 #include "core/units.h"
+#include "system/json_stream.h"
 
 namespace sim {
 
@@ -72,27 +68,6 @@ double algbw_gbps(const CollectiveRecord& c) {
 }
 
 double busbw_gbps(const CollectiveRecord& c) { return algbw_gbps(c) * bus_factor(c); }
-
-void write_file_atomically(const std::string& path, const std::string& content) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError("cannot write '" + path + "'");
-    out << content;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw InputError("cannot write '" + path + "'");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw InputError("cannot write '" + path + "': " + ec.message());
-  }
-}
 
 void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& info) {
   out << "workload:  " << info.workload << " (" << r.ranks.size() << " ranks)\n";
@@ -157,82 +132,128 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
   out << "\n";
 }
 
-void write_json_report(const std::string& path, const SimulationResult& r, const RunInfo& info) {
-  using nlohmann::ordered_json;
-  ordered_json j;
-  j["units"] = {{"time", "ns"}, {"bandwidth", "GB/s (1e9 B/s)"}, {"bytes", "B"}};
-  j["workload"] = info.workload;
-  j["topology"] = info.topology;
-  j["backend"] = info.backend;
-  j["sim_time_ns"] = to_ns(r.makespan);
-  j["events"] = r.events;
-  j["messages"] = r.messages;
-  ordered_json ranks = ordered_json::array();
+// The JSON report, section by section: a new field is one more field() call
+// in the section it belongs to (keys and their order are the documented
+// format, docs/reports.md).
+namespace {
+
+void json_header(JsonStream& j, const SimulationResult& r, const RunInfo& info) {
+  j.key("units").begin_object();
+  j.field("time", "ns").field("bandwidth", "GB/s (1e9 B/s)").field("bytes", "B");
+  j.end_object();
+  j.field("workload", info.workload).field("topology", info.topology).field("backend", info.backend);
+  j.field("sim_time_ns", to_ns(r.makespan)).field("events", r.events).field("messages", r.messages);
+}
+
+void json_ranks(JsonStream& j, const SimulationResult& r) {
+  j.key("ranks").begin_array();
   for (std::size_t i = 0; i < r.ranks.size(); ++i) {
     const RankStats& s = r.ranks[i];
-    ranks.push_back({{"rank", i},
-                     {"finish_ns", to_ns(s.finish)},
-                     {"compute_ns", to_ns(s.compute)},
-                     {"exposed_comm_ns", to_ns(s.exposed_comm)},
-                     {"comm_ns", to_ns(s.comm)},
-                     {"memory_ns", to_ns(s.memory)},
-                     {"idle_ns", to_ns(s.idle)},
-                     {"nodes", s.nodes}});
+    j.begin_object()
+        .field("rank", i)
+        .field("finish_ns", to_ns(s.finish))
+        .field("compute_ns", to_ns(s.compute))
+        .field("exposed_comm_ns", to_ns(s.exposed_comm))
+        .field("comm_ns", to_ns(s.comm))
+        .field("memory_ns", to_ns(s.memory))
+        .field("idle_ns", to_ns(s.idle))
+        .field("nodes", s.nodes)
+        .end_object();
   }
-  j["ranks"] = std::move(ranks);
-  ordered_json colls = ordered_json::array();
+  j.end_array();
+}
+
+void json_collectives(JsonStream& j, const SimulationResult& r) {
+  j.key("collectives").begin_array();
   for (const CollectiveRecord& c : r.collectives) {
-    colls.push_back({{"rank", c.rank},
-                     {"node_id", c.node_id},
-                     {"type", collective_name(c.type)},
-                     {"bytes", c.bytes},
-                     {"group_size", c.group_size},
-                     {"algorithm", c.algorithm},
-                     {"start_ns", to_ns(c.start)},
-                     {"duration_ns", to_ns(c.duration)},
-                     {"algbw_gbps", algbw_gbps(c)},
-                     {"busbw_gbps", busbw_gbps(c)}});
+    j.begin_object()
+        .field("rank", c.rank)
+        .field("node_id", c.node_id)
+        .field("type", collective_name(c.type))
+        .field("bytes", c.bytes)
+        .field("group_size", c.group_size)
+        .field("algorithm", c.algorithm)
+        .field("start_ns", to_ns(c.start))
+        .field("duration_ns", to_ns(c.duration))
+        .field("algbw_gbps", algbw_gbps(c))
+        .field("busbw_gbps", busbw_gbps(c))
+        .end_object();
   }
-  j["collectives"] = std::move(colls);
-  // Links that carried traffic (all of them, with zeros, are in --link-stats).
-  ordered_json links = ordered_json::array();
+  j.end_array();
+}
+
+// Links that carried traffic (all of them, with zeros, are in --link-stats).
+void json_links(JsonStream& j, const SimulationResult& r) {
+  j.key("links").begin_array();
   for (std::size_t i = 0; i < r.links.size(); ++i) {
     const LinkRecord& l = r.links[i];
     if (l.usage.bytes == 0) continue;
-    ordered_json e = {{"link", i},
-                      {"src", node_label(l.from, r.npu_count)},
-                      {"dst", node_label(l.to, r.npu_count)},
-                      {"bandwidth_gbps", static_cast<double>(l.bandwidth) / 1e9},
-                      {"bytes", l.usage.bytes},
-                      {"utilization", link_utilization(l, r.makespan)}};
+    j.begin_object()
+        .field("link", i)
+        .field("src", node_label(l.from, r.npu_count))
+        .field("dst", node_label(l.to, r.npu_count))
+        .field("bandwidth_gbps", static_cast<double>(l.bandwidth) / 1e9)
+        .field("bytes", l.usage.bytes)
+        .field("utilization", link_utilization(l, r.makespan));
     if (r.link_time_known) {
-      e["busy_ns"] = to_ns(l.usage.busy);
-      e["busy_fraction"] = busy_fraction(l, r.makespan);
-      e["peak_flows"] = l.usage.peak_flows;
+      j.field("busy_ns", to_ns(l.usage.busy))
+          .field("busy_fraction", busy_fraction(l, r.makespan))
+          .field("peak_flows", l.usage.peak_flows);
     }
-    links.push_back(std::move(e));
+    j.end_object();
   }
-  j["links"] = std::move(links);
-  ordered_json counters = ordered_json::object();
-  for (const auto& [name, value] : r.network_counters) counters[name] = value;
-  j["network_counters"] = std::move(counters);
-  j["warnings"] = r.warnings;
-  write_file_atomically(path, j.dump(2) + "\n");
+  j.end_array();
 }
 
-void write_csv_report(const std::string& path, const SimulationResult& r) {
-  std::ostringstream out;
+void json_tail(JsonStream& j, const SimulationResult& r) {
+  j.key("network_counters").begin_object();
+  for (const auto& [name, value] : r.network_counters) j.field(name, value);
+  j.end_object();
+  j.key("warnings").begin_array();
+  for (const std::string& w : r.warnings) j.value(w);
+  j.end_array();
+}
+
+// Opens `path`, lets `write` fill it, and puts it in place.
+template <class Write>
+void write_to_path(const std::string& path, Write write) {
+  OutputFile file(path);
+  write(file.stream());
+  file.commit();
+}
+
+}  // namespace
+
+void write_json_report(std::ostream& out, const SimulationResult& r, const RunInfo& info) {
+  JsonStream j(out);
+  j.begin_object();
+  json_header(j, r, info);
+  json_ranks(j, r);
+  json_collectives(j, r);
+  json_links(j, r);
+  json_tail(j, r);
+  j.end_object();
+  out << '\n';
+}
+
+void write_json_report(const std::string& path, const SimulationResult& r, const RunInfo& info) {
+  write_to_path(path, [&](std::ostream& out) { write_json_report(out, r, info); });
+}
+
+void write_csv_report(std::ostream& out, const SimulationResult& r) {
   out << "rank,node_id,type,bytes,group_size,algorithm,start_ns,duration_ns,algbw_gbps,busbw_gbps\n";
   for (const CollectiveRecord& c : r.collectives) {
     out << c.rank << ',' << c.node_id << ',' << collective_name(c.type) << ',' << c.bytes << ',' << c.group_size << ','
         << c.algorithm << ',' << format_ns(c.start) << ',' << format_ns(c.duration) << ','
         << fixed(algbw_gbps(c), 6) << ',' << fixed(busbw_gbps(c), 6) << '\n';
   }
-  write_file_atomically(path, out.str());
 }
 
-void write_link_stats(const std::string& path, const SimulationResult& r) {
-  std::ostringstream out;
+void write_csv_report(const std::string& path, const SimulationResult& r) {
+  write_to_path(path, [&](std::ostream& out) { write_csv_report(out, r); });
+}
+
+void write_link_stats(std::ostream& out, const SimulationResult& r) {
   out << "link,src,dst,bandwidth_gbps,bytes,busy_ns,utilization,busy_fraction,peak_flows\n";
   for (std::size_t i = 0; i < r.links.size(); ++i) {
     const LinkRecord& l = r.links[i];
@@ -245,32 +266,10 @@ void write_link_stats(const std::string& path, const SimulationResult& r) {
       out << ',' << fixed(link_utilization(l, r.makespan), 6) << ",,\n";
     }
   }
-  write_file_atomically(path, out.str());
 }
 
-void write_timeline(const std::string& path, const SimulationResult& r) {
-  using nlohmann::json;
-  static const char* const kLanes[] = {"GPU compute", "CPU", "memory", "communication", "instant"};
-  json events = json::array();
-  for (std::uint32_t rank = 0; rank < r.ranks.size(); ++rank) {
-    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", rank}, {"args", {{"name", "rank " + std::to_string(rank)}}}});
-    for (int lane = 0; lane < 5; ++lane) {
-      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", rank}, {"tid", lane}, {"args", {{"name", kLanes[lane]}}}});
-    }
-  }
-  for (const TimelineSlice& t : r.timeline) {
-    // Trace-event times are microseconds; ours are exact picoseconds.
-    events.push_back({{"ph", "X"},
-                      {"name", t.name.empty() ? std::string(node_kind_name(t.kind)) : t.name},
-                      {"cat", node_kind_name(t.kind)},
-                      {"pid", t.rank},
-                      {"tid", t.lane},
-                      {"ts", to_us(t.start)},
-                      {"dur", to_us(t.end - t.start)},
-                      {"args", {{"node_id", t.node_id}, {"start_ns", to_ns(t.start)}, {"end_ns", to_ns(t.end)}}}});
-  }
-  json doc = {{"displayTimeUnit", "ns"}, {"traceEvents", std::move(events)}};
-  write_file_atomically(path, doc.dump() + "\n");
+void write_link_stats(const std::string& path, const SimulationResult& r) {
+  write_to_path(path, [&](std::ostream& out) { write_link_stats(out, r); });
 }
 
 }  // namespace sim

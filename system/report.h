@@ -11,6 +11,7 @@
 #include <ostream>
 #include <string>
 
+#include "core/output_file.h"
 #include "system/simulation.h"
 
 namespace sim {
@@ -32,17 +33,23 @@ double link_utilization(const LinkRecord& link, Time makespan);
 std::string node_label(NodeId node, std::uint32_t npu_count);
 
 void print_summary(std::ostream& out, const SimulationResult& result, const RunInfo& info);
-// Both write atomically (temporary file, then rename); throw InputError on I/O failure.
+
+// Each output is streamed record by record from the result (never built as
+// one document in memory). The stream forms write to an open output; the
+// path forms open `path` by the rules of core/output_file.h (atomic for a
+// regular file, "-" for stdout) and throw InputError on I/O failure.
+void write_json_report(std::ostream& out, const SimulationResult& result, const RunInfo& info);
 void write_json_report(const std::string& path, const SimulationResult& result, const RunInfo& info);
+void write_csv_report(std::ostream& out, const SimulationResult& result);
 void write_csv_report(const std::string& path, const SimulationResult& result);
 // Every link: endpoints, bandwidth, bytes, busy time, utilisation, peak flows.
+void write_link_stats(std::ostream& out, const SimulationResult& result);
 void write_link_stats(const std::string& path, const SimulationResult& result);
-// Chrome trace-event JSON (chrome://tracing, ui.perfetto.dev): one process per
-// rank, one thread per resource lane, one complete event per node.
-void write_timeline(const std::string& path, const SimulationResult& result);
+// The timeline is written while the run goes: system/timeline_writer.h.
 
-// Writes `content` to `path` through a temporary file and a rename, so a
-// reader never sees half a file. Throws InputError naming the path.
-void write_file_atomically(const std::string& path, const std::string& content);
+// Writes `content` to `path` by the rules of core/output_file.h.
+inline void write_file_atomically(const std::string& path, const std::string& content) {
+  write_output_file(path, content);
+}
 
 }  // namespace sim

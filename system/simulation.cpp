@@ -291,9 +291,10 @@ void Simulation::complete(std::uint32_t rank, std::uint32_t index) {
   }
   const Resource res = resource_of(n);
   if (res < kNumLimited) r.busy[res] = false;
-  if (options_.timeline) {
-    result_.timeline.push_back(TimelineSlice{rank, static_cast<std::uint8_t>(res), r.started[index], queue_.now(), n.id,
-                                             std::string(g.name(index)), n.kind});
+  if (options_.timeline && options_.timeline->wants(rank, r.started[index], queue_.now())) {
+    const std::string name = g.name(index);
+    options_.timeline->slice(
+        TimelineSlice{rank, static_cast<std::uint8_t>(res), r.started[index], queue_.now(), n.id, name, n.kind});
   }
   ++r.done;
   ++r.stats.nodes;

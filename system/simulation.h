@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/event_queue.h"
@@ -56,8 +57,19 @@ struct TimelineSlice {
   Time start = 0;
   Time end = 0;
   std::uint64_t node_id = 0;
-  std::string name;
+  std::string_view name;  // valid during the call only
   NodeKind kind = NodeKind::kInvalid;
+};
+
+// Receives each node's run as it completes (in completion order, so `end`
+// never decreases), so a timeline is written as the run goes instead of
+// being held in memory (system/timeline_writer.h).
+class TimelineSink {
+ public:
+  virtual ~TimelineSink() = default;
+  // Asked first, so a filtered-out node costs no name lookup.
+  virtual bool wants(std::uint32_t /*rank*/, Time /*start*/, Time /*end*/) const { return true; }
+  virtual void slice(const TimelineSlice& slice) = 0;
 };
 
 // One directed link of the topology and what it carried.
@@ -71,7 +83,6 @@ struct SimulationResult {
   Time makespan = 0;
   std::vector<RankStats> ranks;
   std::vector<CollectiveRecord> collectives;
-  std::vector<TimelineSlice> timeline;  // only with SimulationOptions::timeline
   std::uint64_t events = 0;
   std::uint64_t messages = 0;
   std::vector<std::string> warnings;
@@ -86,7 +97,7 @@ struct SimulationResult {
 struct SimulationOptions {
   // Communicator name (pg_name) -> global ranks; "" is the world.
   std::map<std::string, std::vector<std::uint32_t>> comm_groups;
-  bool timeline = false;  // record every node's start and end
+  TimelineSink* timeline = nullptr;  // given every node's start and end, if set
 };
 
 class Simulation final : public EventHandler, public CollectiveListener {

@@ -18,6 +18,7 @@
 #include <system_error>
 
 #include "core/error.h"
+#include "core/output_file.h"
 
 namespace sim {
 namespace {
@@ -367,26 +368,7 @@ void read_json(const std::string& data, const std::string& path, EtTrace& trace)
 // ---------------------------------------------------------------------------
 // Writing
 
-void write_atomically(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  std::error_code ec;
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError("cannot write '" + path + "': " + std::strerror(errno));
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      fs::remove(tmp, ec);
-      throw InputError("cannot write '" + path + "'");
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw InputError("cannot write '" + path + "': " + ec.message());
-  }
-}
+void write_atomically(const std::string& path, const std::string& bytes) { write_output_file(path, bytes); }
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;

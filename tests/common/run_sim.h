@@ -13,6 +13,11 @@ struct SimRun {
   std::string output;  // stdout and stderr
 };
 
+// A config shipped in configs/.
+inline std::string shipped_config(const std::string& name) {
+  return std::string(SIM_SOURCE_DIR) + "/configs/" + name;
+}
+
 inline SimRun run_sim(const std::string& args) {
   const std::string cmd = std::string(SIM_BINARY) + " " + args + " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
