@@ -109,7 +109,7 @@ class PairRoutingHelper : public ns3::Ipv4RoutingHelper {
 
 // What one directed link saw: traced from its transmitting device and queue.
 struct LinkProbe {
-  Time tx_ps_per_byte_x1000 = 0;  // serialization time of 1000 bytes, in ps
+  BytesPerSecond rate = 0;  // the device's data rate
   std::uint64_t payload = 0, wire = 0, packets = 0;
   std::uint32_t peak_queue = 0;
   Time busy = 0;
@@ -117,11 +117,12 @@ struct LinkProbe {
   void on_tx_begin(ns3::Ptr<const ns3::Packet> p) {
     ++packets;
     wire += p->GetSize();
-    busy += static_cast<Time>((static_cast<uint128>(p->GetSize()) * static_cast<std::uint64_t>(tx_ps_per_byte_x1000)) / 1000);
+    busy += transfer_time(p->GetSize(), rate);
     payload += tcp_payload(p);
   }
   void on_queue_bytes(std::uint32_t, std::uint32_t now) { peak_queue = now > peak_queue ? now : peak_queue; }
 
+  // A frame's TCP payload: what is left after its PPP, IPv4 and TCP headers.
   static std::uint32_t tcp_payload(ns3::Ptr<const ns3::Packet> p) {
     ns3::Ptr<ns3::Packet> c = p->Copy();
     ns3::PppHeader ppp;
@@ -204,16 +205,25 @@ Ns3Network::Ns3Network(const Topology& topology, EventQueue& queue, const Ns3Opt
     : topology_(topology), queue_(queue), options_(options) {
   if (g_alive) throw std::logic_error("only one ns3 network may exist at a time (ns-3's simulator is global)");
   g_alive = true;
+  // Our clock counts picoseconds; so does ns-3's from here on (settable once per process).
   static const bool resolution_set = [] {
     if (ns3::Time::GetResolution() != ns3::Time::PS) ns3::Time::SetResolution(ns3::Time::PS);
     return true;
   }();
   (void)resolution_set;
-  ns3::RngSeedManager::SetSeed(options_.seed);
-  ns3::RngSeedManager::SetRun(1);
-  build_nodes();
-  build_links();
-  if (options_.connect_before_start) warm_up();
+  try {
+    ns3::RngSeedManager::SetSeed(options_.seed);
+    ns3::RngSeedManager::SetRun(1);
+    build_nodes();
+    build_links();
+    if (options_.connect_before_start) warm_up();
+  } catch (...) {
+    pairs_.clear();
+    listeners_.clear();
+    ns3::Simulator::Destroy();
+    g_alive = false;
+    throw;
+  }
   events_at_start_ = ns3::Simulator::GetEventCount();
   queue_.set_peer(this);
 }
@@ -265,7 +275,7 @@ void Ns3Network::build_links() {
     }
     tx_[l] = ns3::DynamicCast<ns3::PointToPointNetDevice>(d.Get(0));
     LinkProbe& probe = probes_[l];
-    probe.tx_ps_per_byte_x1000 = static_cast<Time>((uint128{8000} * kSecond) / (bw * 8));
+    probe.rate = bw;
     tx_[l]->TraceConnectWithoutContext("PhyTxBegin", ns3::MakeCallback(&LinkProbe::on_tx_begin, &probe));
     tx_[l]->GetQueue()->TraceConnectWithoutContext("BytesInQueue", ns3::MakeCallback(&LinkProbe::on_queue_bytes, &probe));
   }
@@ -341,7 +351,7 @@ void Ns3Network::warm_up() {
 
 void Ns3Network::reset_probes() {
   for (LinkId l = 0; l < probes_.size(); ++l) {
-    probes_[l] = LinkProbe{probes_[l].tx_ps_per_byte_x1000, 0, 0, 0, 0, 0};
+    probes_[l] = LinkProbe{probes_[l].rate, 0, 0, 0, 0, 0};
     drops_at_start_[l] = tx_[l]->GetQueue()->GetTotalDroppedPackets();
   }
 }

@@ -34,6 +34,11 @@ std::unique_ptr<Network> backend(const std::string& name, const Topology& t, Eve
   return make_network(c, t, q);
 }
 
+Topology one_link() {
+  return parse_topology("npus: 2\nbandwidth: 50GB/s\nlatency: 500ns\nlinks:\n  - {src: npu0, dst: npu1}\n",
+                        "one_link.yml");
+}
+
 // One message at time 0 from `src` to `dst` on `backend`; its delivery time.
 Time one_message(const std::string& name, const Topology& t, NodeId src, NodeId dst, std::uint64_t bytes,
                  std::map<std::string, OptionValue> options = {}) {
@@ -46,9 +51,22 @@ Time one_message(const std::string& name, const Topology& t, NodeId src, NodeId 
   return r.at[1];
 }
 
-Topology one_link() {
-  return parse_topology("npus: 2\nbandwidth: 50GB/s\nlatency: 500ns\nlinks:\n  - {src: npu0, dst: npu1}\n",
-                        "one_link.yml");
+// Built or not, the backend is listed; without ns-3 choosing it is an error saying what to install.
+TEST(Ns3Backend, HelpSaysWhetherItIsBuilt) {
+  const std::string help = describe_backends();
+  ASSERT_NE(help.find("  ns3: packet-level"), std::string::npos);
+#ifdef SIM_HAVE_NS3
+  EXPECT_EQ(help.find("NOT BUILT"), std::string::npos);
+#else
+  EXPECT_NE(help.find("ns3: packet-level on ns-3 (NOT BUILT: install libns3-dev"), std::string::npos);
+  EventQueue q;
+  try {
+    backend("ns3", one_link(), q);
+    ADD_FAILURE() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'ns3' is not built in this binary: install libns3-dev"), std::string::npos);
+  }
+#endif
 }
 
 TEST(Ns3Backend, PointToPointMatchesTheClosedFormWithHeaders) {
@@ -88,6 +106,32 @@ TEST(Ns3Backend, LinkStatisticsCountPayloadHeadersAndQueues) {
   EXPECT_GT(u[0].peak_queue_bytes, 0u);  // the window outruns the link
   EXPECT_GT(u[1].packets, 0u);           // ACKs
   EXPECT_EQ(u[1].bytes, 0u);
+}
+
+TEST(Ns3Backend, PacketsTakeOurRoutesOnEveryForm) {
+  SKIP_WITHOUT_NS3();
+  // Payload crosses exactly the links our router picks (ACKs carry none):
+  // ECMP on the fat tree, dimension order on the torus, fewest hops on a graph.
+  for (const std::string name : {"fattree64.yml", "torus4x4x4.yml", "graph_2switch.yml"}) {
+    SCOPED_TRACE(name);
+    const Topology t = load_topology(kConfigs + name);
+    EventQueue q;
+    Recorder r(q);
+    auto net = backend("ns3", t, q, {{"connect", {"on_first_send", "test"}}});
+    const std::vector<std::pair<NodeId, NodeId>> pairs = {{0, t.npu_count() - 1}, {5, 2}, {t.npu_count() - 2, 1}};
+    for (std::size_t i = 0; i < pairs.size(); ++i) net->send(pairs[i].first, pairs[i].second, 20'000 + i, r.to(i));
+    q.run();
+    ASSERT_EQ(r.seen.size(), pairs.size());
+    std::vector<std::uint64_t> expected(t.links().size(), 0);
+    std::vector<LinkId> route;
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      route.clear();
+      t.route(pairs[i].first, pairs[i].second, route);
+      for (LinkId l : route) expected[l] += 20'000 + i;
+    }
+    const std::vector<LinkUsage> u = net->link_usage();
+    for (LinkId l = 0; l < u.size(); ++l) EXPECT_EQ(u[l].bytes, expected[l]) << "link " << l;
+  }
 }
 
 TEST(Ns3Backend, MessagesOfOnePairArriveInOrderAndZeroBytesStillArrive) {
