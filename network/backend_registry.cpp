@@ -44,6 +44,7 @@ std::unique_ptr<Network> make_ns3(const Topology& t, EventQueue& q, const Backen
   if (o.has("tcp_buffer")) n.tcp_buffer = o.integer("tcp_buffer", 1 << 12, std::uint64_t{1} << 30);
   if (o.has("min_rto")) n.min_rto = o.time("min_rto");
   if (o.has("delayed_ack")) n.delayed_ack = o.time("delayed_ack");
+  if (o.has("initial_cwnd")) n.initial_cwnd = static_cast<std::uint32_t>(o.integer("initial_cwnd", 1, 1 << 16));
   if (o.has("congestion")) n.congestion = o.choice("congestion", {"newreno", "cubic"});
   if (o.has("connect")) n.connect_before_start = o.choice("connect", {"before_start", "on_first_send"}) == "before_start";
   if (o.has("seed")) n.seed = static_cast<std::uint32_t>(o.integer("seed", 1, 0xffffffffu));
@@ -162,6 +163,7 @@ const std::vector<BackendInfo>& network_backends() {
             {"tcp_buffer", "send and receive buffer of every TCP connection (default 2MiB)"},
             {"min_rto", "TCP minimum retransmission timeout (default 1ms)"},
             {"delayed_ack", "TCP delayed-ACK timeout (default 10us; an ACK every 2 segments)"},
+            {"initial_cwnd", "TCP initial congestion window in segments (default 10, as Linux)"},
             {"congestion", "TCP congestion control: newreno (default) or cubic"},
             {"connect", "before_start (default): every NPU pair's handshake done before time 0; "
                         "on_first_send: a pair's first message waits for its handshake"},

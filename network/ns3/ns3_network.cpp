@@ -176,6 +176,7 @@ class Ns3Network final : public Network, public ClockPeer {
   Pair& pair(NodeId src, NodeId dst);
   void connect(Pair& p);
   void warm_up();
+  bool all_acknowledged() const;
   void reset_probes();
   // ns-3 events and callbacks.
   void inject(Pair* p, std::uint64_t bytes);
@@ -300,6 +301,7 @@ ns3::Ptr<ns3::Socket> Ns3Network::tcp_socket(NodeId npu) {
   s->SetAttribute("MinRto", ns3::TimeValue(ns3::PicoSeconds(options_.min_rto)));
   s->SetAttribute("ClockGranularity", ns3::TimeValue(ns3::NanoSeconds(1)));
   s->SetAttribute("TcpNoDelay", ns3::BooleanValue(true));
+  s->SetAttribute("InitialCwnd", ns3::UintegerValue(options_.initial_cwnd));
   return s;
 }
 
@@ -330,7 +332,10 @@ void Ns3Network::connect(Pair& p) {
 }
 
 // Every pair's handshake before our time 0, so a first message costs what
-// later ones do: our clock starts where the last handshake ended.
+// later ones do: our clock starts where the warm-up ended. A handshake leaves
+// the sender believing the receiver's window is 64 KiB (a SYN's window is not
+// scaled) until the receiver sends it an ordinary segment, so each pair also
+// sends one byte and waits for its ACK, which carries the real window.
 void Ns3Network::warm_up() {
   const NodeId n = topology_.npu_count();
   for (NodeId s = 0; s < n; ++s) {
@@ -345,8 +350,25 @@ void Ns3Network::warm_up() {
     throw std::logic_error("ns3 backend: only " + std::to_string(accepted_) + " of " + std::to_string(awaited_) +
                            " TCP connections were established");
   }
+  for (auto& [key, p] : pairs_) {
+    p.tx->Send(ns3::Create<ns3::Packet>(1));
+    p.offered = 1;  // the byte is the stream's first: messages start after it
+  }
+  const ns3::Time step = ns3::PicoSeconds(options_.delayed_ack + options_.min_rto);
+  for (int i = 0; i < 100 && !all_acknowledged(); ++i) {
+    ns3::Simulator::Stop(step);
+    ns3::Simulator::Run();
+  }
+  if (!all_acknowledged()) throw std::logic_error("ns3 backend: the warm-up bytes were not all acknowledged");
   offset_ = ns3::Simulator::Now().GetPicoSeconds();
   reset_probes();
+}
+
+bool Ns3Network::all_acknowledged() const {
+  for (const auto& [key, p] : pairs_) {
+    if (p.received != p.offered || p.tx->GetTxAvailable() != options_.tcp_buffer) return false;
+  }
+  return true;
 }
 
 void Ns3Network::reset_probes() {

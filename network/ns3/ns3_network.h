@@ -23,6 +23,7 @@ struct Ns3Options {
   std::uint64_t tcp_buffer = 2ull << 20;     // send and receive buffer of every connection
   Time min_rto = 1'000'000'000;             // TCP minimum retransmission timeout (1 ms)
   Time delayed_ack = 10'000'000;            // TCP delayed-ACK timeout (10 us)
+  std::uint32_t initial_cwnd = 10;          // TCP initial window in segments (Linux, RFC 6928)
   std::string congestion = "newreno";       // newreno or cubic
   bool connect_before_start = true;         // handshakes of every NPU pair done before time 0
   std::uint32_t seed = 1;                   // ns-3 random streams

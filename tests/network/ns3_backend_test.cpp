@@ -88,6 +88,32 @@ TEST(Ns3Backend, PointToPointMatchesTheClosedFormWithHeaders) {
               to_ns(t), closed_form_ps / 1e3, to_ns(analytical));
 }
 
+TEST(Ns3Backend, ThroughASwitchOneFullPacketMoreIsSerialized) {
+  SKIP_WITHOUT_NS3();
+  // Store-and-forward per packet on two equal links: the switch is busy with
+  // one full packet after the sender's last byte, so the closed form gains one
+  // full packet's serialization (9,002 B: 180.04 ns at 50 GB/s).
+  const Topology t = load_topology(kConfigs + "switch8.yml");
+  auto closed_form_ps = [](std::uint64_t bytes) {
+    const std::uint64_t segments = (bytes + 8947) / 8948;
+    return static_cast<double>(bytes + segments * 54 + 9002) / 50e9 * 1e12 + 1000e3;
+  };
+  // 64 KiB is 8 segments, inside the initial window: nothing else can differ.
+  const std::uint64_t small = 64 << 10;
+  EXPECT_NEAR(static_cast<double>(one_message("ns3", t, 3, 6, small)), closed_form_ps(small), 2.0);
+  // 1 MiB: with the default initial window (10 segments) slow start stalls the
+  // sender for part of the first round trips; with a window above the
+  // bandwidth-delay product it does not.
+  const Time slow_start = one_message("ns3", t, 3, 6, kMiB);
+  const Time line_rate = one_message("ns3", t, 3, 6, kMiB, {{"initial_cwnd", {"64", "test"}}});
+  EXPECT_NEAR(static_cast<double>(line_rate), closed_form_ps(kMiB), 0.001 * closed_form_ps(kMiB));
+  EXPECT_GT(slow_start, line_rate);
+  EXPECT_NEAR(static_cast<double>(slow_start), closed_form_ps(kMiB), 0.05 * closed_form_ps(kMiB));
+  std::printf("[ns3] through a switch: 64 KiB %.1f ns (closed form %.1f); 1 MiB %.1f ns, initial window 64: %.1f ns "
+              "(closed form %.1f)\n", to_ns(one_message("ns3", t, 3, 6, small)), closed_form_ps(small) / 1e3,
+              to_ns(slow_start), to_ns(line_rate), closed_form_ps(kMiB) / 1e3);
+}
+
 TEST(Ns3Backend, LinkStatisticsCountPayloadHeadersAndQueues) {
   SKIP_WITHOUT_NS3();
   EventQueue q;

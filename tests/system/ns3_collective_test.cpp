@@ -44,6 +44,42 @@ TEST(Ns3Collective, RingAllReduceWithinTenPercentOfFlow) {
   }
 }
 
+// Ping-pong between ranks 0 and 1 with compute in between: deliveries reach
+// point-to-point matching, and compute and network events interleave on one
+// clock, so the run is four one-way message times plus the compute.
+TEST(Ns3Collective, PingPongWithComputeIsMessagesPlusCompute) {
+#ifndef SIM_HAVE_NS3
+  GTEST_SKIP() << "ns-3 not found at configure time: the ns3 backend is not built";
+#endif
+  const Topology t = load_topology(source_dir() + "/configs/switch8.yml");
+  const std::uint64_t bytes = 64 << 10;  // 8 segments: inside the initial window, so every message costs the same
+  const auto one_way = make_traces(8, [&](int r) {
+    if (r == 0) return std::vector<et::Node>{p2p_node(1, true, 1, bytes)};
+    if (r == 1) return std::vector<et::Node>{p2p_node(1, false, 0, bytes)};
+    return std::vector<et::Node>{};
+  });
+  const auto ping_pong = make_traces(8, [&](int r) {
+    if (r == 0) {
+      return std::vector<et::Node>{p2p_node(1, true, 1, bytes, 0), p2p_node(2, false, 1, bytes, 1, {1}),
+                                   comp_node(3, 3, {2}), p2p_node(4, true, 1, bytes, 2, {3}),
+                                   p2p_node(5, false, 1, bytes, 3, {4})};
+    }
+    if (r == 1) {
+      return std::vector<et::Node>{p2p_node(1, false, 0, bytes, 0), comp_node(2, 3, {1}),
+                                   p2p_node(3, true, 0, bytes, 1, {2}), p2p_node(4, false, 0, bytes, 2, {3}),
+                                   p2p_node(5, true, 0, bytes, 3, {4})};
+    }
+    return std::vector<et::Node>{};
+  });
+  const Time message = simulate(one_way, t, on("ns3")).makespan;
+  const Time total = simulate(ping_pong, t, on("ns3")).makespan;
+  const Time expected = 4 * message + 6 * kMicrosecond;
+  // Up to a few ns: an ACK leaving at the instant a reply starts goes first.
+  EXPECT_NEAR(static_cast<double>(total), static_cast<double>(expected), 5.0 * kNanosecond);
+  std::printf("[ns3] ping-pong: one message %.3f ns, total %.3f ns, 4 x message + 6 us = %.3f ns\n", to_ns(message),
+              to_ns(total), to_ns(expected));
+}
+
 // docs/network.md's table (seconds per 64 MiB run, so not part of ctest):
 //   build/tests/system_tests --gtest_also_run_disabled_tests --gtest_filter='Ns3Collective.DISABLED_*'
 TEST(Ns3Collective, DISABLED_ComparisonTable) {
