@@ -47,6 +47,14 @@ std::unique_ptr<Network> make_ns3(const Topology& t, EventQueue& q, const Backen
   if (o.has("initial_cwnd")) n.initial_cwnd = static_cast<std::uint32_t>(o.integer("initial_cwnd", 1, 1 << 16));
   if (o.has("congestion")) n.congestion = o.choice("congestion", {"newreno", "cubic"});
   if (o.has("connect")) n.connect_before_start = o.choice("connect", {"before_start", "on_first_send"}) == "before_start";
+  // Every ordered pair's connection up front is quadratic (and ns-3 finds sockets by a linear scan).
+  constexpr std::uint32_t kMostNpusConnectedBeforeStart = 128;
+  if (n.connect_before_start && t.npu_count() > kMostNpusConnectedBeforeStart) {
+    throw InputError("network backend 'ns3': connect: before_start (the default) would open " +
+                     std::to_string(std::uint64_t{t.npu_count()} * (t.npu_count() - 1)) + " TCP connections for " +
+                     std::to_string(t.npu_count()) + " NPUs (at most " + std::to_string(kMostNpusConnectedBeforeStart) +
+                     " NPUs); set network.connect: on_first_send");
+  }
   if (o.has("seed")) n.seed = static_cast<std::uint32_t>(o.integer("seed", 1, 0xffffffffu));
   return make_ns3_network(t, q, n);
 #else

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -192,7 +193,7 @@ class Ns3Network final : public Network, public ClockPeer {
   std::vector<ns3::Ptr<ns3::PointToPointNetDevice>> tx_;  // per link: its sending device
   std::vector<LinkProbe> probes_;                         // per link
   std::vector<std::uint64_t> drops_at_start_;             // per link: drops during warm-up
-  std::unordered_map<std::uint64_t, Pair> pairs_;
+  std::map<std::uint64_t, Pair> pairs_;  // ordered: the warm-up visits pairs in a fixed order
   std::vector<ns3::Ptr<ns3::Socket>> listeners_;
   std::uint64_t accepted_ = 0, awaited_ = 0;
   bool warming_up_ = false;

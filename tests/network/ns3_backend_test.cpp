@@ -239,6 +239,17 @@ TEST(Ns3Backend, OnlyOneAtATimeAndBadOptionsAreErrors) {
   EXPECT_THROW(backend("ns3", t, q2), std::logic_error);
   EXPECT_THROW(backend("ns3", t, q2, {{"mtu", {"100", "sys.yml:3: network.mtu"}}}), InputError);
   EXPECT_THROW(backend("ns3", t, q2, {{"congestion", {"bbr", "sys.yml:3: network.congestion"}}}), InputError);
+  net.reset();
+  // Connecting every pair up front is for small topologies only.
+  const Topology shape256 = parse_topology("shape: Switch\nnpus: 256\nbandwidth: 50GB/s\nlatency: 500ns\n", "s256.yml");
+  try {
+    backend("ns3", shape256, q2);
+    ADD_FAILURE() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("65280 TCP connections for 256 NPUs"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("connect: on_first_send"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(backend("ns3", shape256, q2, {{"connect", {"on_first_send", "test"}}}));
 }
 
 }  // namespace
