@@ -29,7 +29,20 @@ void EventQueue::refill() {
   from.clear();
 }
 
+Time EventQueue::next_time() const {
+  if (size_ == 0) return ClockPeer::kNoLimit;
+  if (head_ < buckets_[0].size()) return now_;  // bucket 0 holds events at now_
+  int i = 1;
+  while (buckets_[i].empty()) ++i;
+  Time least = buckets_[i].front().time;
+  for (const Event& e : buckets_[i]) least = e.time < least ? e.time : least;
+  return least;
+}
+
 bool EventQueue::step() {
+  // The peer first: its events at our next event's time run before ours, and
+  // it stops early when one of its events scheduled something here.
+  if (peer_) peer_->run_until(next_time());
   if (size_ == 0) return false;
   if (head_ == buckets_[0].size()) refill();
   const Event ev = buckets_[0][head_++];

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <climits>
 #include <vector>
 
 #include "core/time.h"
@@ -26,6 +27,21 @@ class EventHandler {
 
  protected:
   ~EventHandler() = default;
+};
+
+// Another simulator whose clock advances with this queue (the ns-3 backend's
+// packet simulator). Before each of our events, the queue lets the peer run
+// its own events up to that event's time, so the two interleave exactly.
+class ClockPeer {
+ public:
+  static constexpr Time kNoLimit = INT64_MAX;
+  // Runs the peer's events at times <= `limit`. Must return early, right after
+  // an event of the peer that scheduled one of ours, and may return when it
+  // has nothing left. With kNoLimit (our queue is empty) it runs until either.
+  virtual void run_until(Time limit) = 0;
+
+ protected:
+  ~ClockPeer() = default;
 };
 
 struct Event {
@@ -49,7 +65,13 @@ class EventQueue {
     schedule(now_ + delay, handler, kind, payload);
   }
 
-  // Pops and dispatches the earliest event; false when the queue is empty.
+  // Time of the earliest pending event; ClockPeer::kNoLimit when empty.
+  Time next_time() const;
+  // Keeps `peer` in step with this queue (nullptr: none). One peer at a time.
+  void set_peer(ClockPeer* peer) { peer_ = peer; }
+
+  // Pops and dispatches the earliest event (after letting the peer catch up
+  // to it); false when neither has anything left.
   bool step();
   // Runs until no event is left.
   void run() {
@@ -72,6 +94,7 @@ class EventQueue {
   Time now_ = 0;
   std::uint64_t next_seq_ = 0;
   std::uint64_t processed_ = 0;
+  ClockPeer* peer_ = nullptr;
 };
 
 }  // namespace sim

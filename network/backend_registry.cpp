@@ -7,6 +7,9 @@
 #include "core/units.h"
 #include "network/analytical_network.h"
 #include "network/flow_network.h"
+#ifdef SIM_HAVE_NS3
+#include "network/ns3/ns3_network.h"
+#endif
 
 namespace sim {
 
@@ -20,6 +23,48 @@ const std::vector<BackendOption> kLinkModelOptions = {
 std::vector<BackendOption> with_link_model(std::vector<BackendOption> own) {
   own.insert(own.begin(), kLinkModelOptions.begin(), kLinkModelOptions.end());
   return own;
+}
+
+#ifdef SIM_HAVE_NS3
+const char* const kNs3Summary =
+    "packet-level on ns-3 3.37: every link a point-to-point channel, one TCP connection per NPU pair, "
+    "routes as ours";
+#else
+const char* const kNs3Summary =
+    "packet-level on ns-3 (NOT BUILT: install libns3-dev libgsl-dev libsqlite3-dev, e.g. scripts/setup.sh, "
+    "and re-run cmake)";
+#endif
+
+std::unique_ptr<Network> make_ns3(const Topology& t, EventQueue& q, const BackendOptions& o) {
+#ifdef SIM_HAVE_NS3
+  Ns3Options n;
+  n.links = o.link_model();
+  if (o.has("mtu")) n.mtu = static_cast<std::uint32_t>(o.integer("mtu", 576, 65535));
+  if (o.has("queue_size")) n.queue_bytes = o.integer("queue_size", 1, std::uint64_t{1} << 32);
+  if (o.has("tcp_buffer")) n.tcp_buffer = o.integer("tcp_buffer", 1 << 12, std::uint64_t{1} << 30);
+  if (o.has("min_rto")) n.min_rto = o.time("min_rto");
+  if (o.has("delayed_ack")) n.delayed_ack = o.time("delayed_ack");
+  if (o.has("initial_cwnd")) n.initial_cwnd = static_cast<std::uint32_t>(o.integer("initial_cwnd", 1, 1 << 16));
+  if (o.has("congestion")) n.congestion = o.choice("congestion", {"newreno", "cubic"});
+  if (o.has("connect")) n.connect_before_start = o.choice("connect", {"before_start", "on_first_send"}) == "before_start";
+  // Every ordered pair's connection up front is quadratic (and ns-3 finds sockets by a linear scan).
+  constexpr std::uint32_t kMostNpusConnectedBeforeStart = 128;
+  if (n.connect_before_start && t.npu_count() > kMostNpusConnectedBeforeStart) {
+    throw InputError("network backend 'ns3': connect: before_start (the default) would open " +
+                     std::to_string(std::uint64_t{t.npu_count()} * (t.npu_count() - 1)) + " TCP connections for " +
+                     std::to_string(t.npu_count()) + " NPUs (at most " + std::to_string(kMostNpusConnectedBeforeStart) +
+                     " NPUs); set network.connect: on_first_send");
+  }
+  if (o.has("seed")) n.seed = static_cast<std::uint32_t>(o.integer("seed", 1, 0xffffffffu));
+  return make_ns3_network(t, q, n);
+#else
+  (void)t;
+  (void)q;
+  (void)o;
+  throw InputError(
+      "network backend 'ns3' is not built in this binary: install libns3-dev libgsl-dev libsqlite3-dev "
+      "(scripts/setup.sh) and re-run cmake");
+#endif
 }
 
 }  // namespace
@@ -77,6 +122,20 @@ std::string BackendOptions::choice(const std::string& key, std::initializer_list
   throw InputError(v.where + ": expected one of " + list + ", got '" + v.text + "'");
 }
 
+std::uint64_t BackendOptions::integer(const std::string& key, std::uint64_t min, std::uint64_t max) const {
+  const OptionValue& v = values_.at(key);
+  std::uint64_t x = 0;
+  try {
+    x = parse_size(v.text);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(v.where + ": " + e.what());
+  }
+  if (x < min || x > max) {
+    throw InputError(v.where + ": expected " + std::to_string(min) + ".." + std::to_string(max) + ", got '" + v.text + "'");
+  }
+  return x;
+}
+
 LinkModel BackendOptions::link_model() const {
   LinkModel m;
   if (has("link_efficiency")) m.link_efficiency = fraction("link_efficiency");
@@ -108,6 +167,19 @@ const std::vector<BackendInfo>& network_backends() {
          if (o.has("pair_order")) fo.pair_fifo = o.choice("pair_order", {"fifo", "shared"}) == "fifo";
          return std::make_unique<FlowNetwork>(t, q, fo);
        }},
+      {"ns3", kNs3Summary,
+       with_link_model(
+           {{"mtu", "IP packet size of every link in bytes (default 9000: jumbo frames; TCP segments carry mtu - 52)"},
+            {"queue_size", "drop-tail transmit queue of every link, e.g. 1MiB (default 4MiB)"},
+            {"tcp_buffer", "send and receive buffer of every TCP connection (default 2MiB)"},
+            {"min_rto", "TCP minimum retransmission timeout (default 1ms)"},
+            {"delayed_ack", "TCP delayed-ACK timeout (default 10us; an ACK every 2 segments)"},
+            {"initial_cwnd", "TCP initial congestion window in segments (default 10, as Linux)"},
+            {"congestion", "TCP congestion control: newreno (default) or cubic"},
+            {"connect", "before_start (default): every NPU pair's handshake done before time 0; "
+                        "on_first_send: a pair's first message waits for its handshake"},
+            {"seed", "ns-3 random seed (default 1)"}}),
+       make_ns3},
   };
   return backends;
 }

@@ -51,6 +51,8 @@ class BackendOptions {
   BytesPerSecond bandwidth(const std::string& key) const;  // > 0
   Time time(const std::string& key) const;                 // >= 0
   double fraction(const std::string& key) const;           // in (0, 1]
+  // A count or size ("9000", "4MiB"), in [min, max].
+  std::uint64_t integer(const std::string& key, std::uint64_t min, std::uint64_t max) const;
   // One of `allowed`, as written.
   std::string choice(const std::string& key, std::initializer_list<std::string> allowed) const;
   LinkModel link_model() const;

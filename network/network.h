@@ -28,6 +28,11 @@ struct LinkUsage {
   std::uint64_t bytes = 0;       // payload bytes that crossed it
   Time busy = 0;                 // time it carried at least one message (0 if the backend cannot tell)
   std::uint32_t peak_flows = 0;  // most messages on it at once (0 if the backend cannot tell)
+  // Packet-level backends only (Network::carries_packets()):
+  std::uint64_t wire_bytes = 0;        // frames as sent: headers, ACKs and retransmissions included
+  std::uint64_t packets = 0;           // frames sent
+  std::uint64_t drops = 0;             // frames dropped at its full transmit queue
+  std::uint64_t peak_queue_bytes = 0;  // most bytes waiting in its transmit queue
 };
 
 class Network {
@@ -45,6 +50,8 @@ class Network {
   virtual std::vector<LinkUsage> link_usage() const = 0;
   // Whether link_usage() has busy time and peak flows (a contention model), or bytes only.
   virtual bool measures_link_time() const = 0;
+  // Whether link_usage() has the packet-level fields (packets, drops, queues).
+  virtual bool carries_packets() const { return false; }
   // Backend-specific counters for benchmarks and reports, e.g. {"rate recomputations", n}.
   virtual std::vector<std::pair<std::string, std::uint64_t>> counters() const { return {}; }
 

@@ -17,6 +17,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev           # tests
   python3 python3-matplotlib python3-yaml  # scripts/fig4.py
   time                                # /usr/bin/time in scripts/bench.sh
+  libns3-dev libgsl-dev libsqlite3-dev  # optional ns3 packet-level backend (its pkg-config link line names GSL and SQLite)
 )
 
 missing=()

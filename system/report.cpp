@@ -106,7 +106,11 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
       out << "  " << node_label(l.from, r.npu_count) << " -> " << node_label(l.to, r.npu_count) << " ("
           << format_bandwidth(l.bandwidth) << "): " << format_bytes(l.usage.bytes) << ", utilization "
           << fixed(100 * link_utilization(l, r.makespan), 1) << "%";
-      if (r.link_time_known) {
+      if (r.packet_level) {
+        out << ", busy " << fixed(100 * busy_fraction(l, r.makespan), 1) << "%, " << l.usage.packets << " packets ("
+            << l.usage.wire_bytes << " B on the wire), " << l.usage.drops << " dropped, peak queue "
+            << l.usage.peak_queue_bytes << " B";
+      } else if (r.link_time_known) {
         out << ", busy " << fixed(100 * busy_fraction(l, r.makespan), 1) << "%, peak " << l.usage.peak_flows
             << (l.usage.peak_flows == 1 ? " flow" : " flows");
       }
@@ -196,9 +200,14 @@ void json_links(JsonStream& j, const SimulationResult& r) {
         .field("bytes", l.usage.bytes)
         .field("utilization", link_utilization(l, r.makespan));
     if (r.link_time_known) {
-      j.field("busy_ns", to_ns(l.usage.busy))
-          .field("busy_fraction", busy_fraction(l, r.makespan))
-          .field("peak_flows", l.usage.peak_flows);
+      j.field("busy_ns", to_ns(l.usage.busy)).field("busy_fraction", busy_fraction(l, r.makespan));
+      if (!r.packet_level) j.field("peak_flows", l.usage.peak_flows);
+    }
+    if (r.packet_level) {
+      j.field("wire_bytes", l.usage.wire_bytes)
+          .field("packets", l.usage.packets)
+          .field("drops", l.usage.drops)
+          .field("peak_queue_bytes", l.usage.peak_queue_bytes);
     }
     j.end_object();
   }
@@ -254,14 +263,22 @@ void write_csv_report(const std::string& path, const SimulationResult& r) {
 }
 
 void write_link_stats(std::ostream& out, const SimulationResult& r) {
-  out << "link,src,dst,bandwidth_gbps,bytes,busy_ns,utilization,busy_fraction,peak_flows\n";
+  // A packet-level backend adds four columns; the first nine are the same for every backend.
+  out << "link,src,dst,bandwidth_gbps,bytes,busy_ns,utilization,busy_fraction,peak_flows"
+      << (r.packet_level ? ",wire_bytes,packets,drops,peak_queue_bytes\n" : "\n");
   for (std::size_t i = 0; i < r.links.size(); ++i) {
     const LinkRecord& l = r.links[i];
     out << i << ',' << node_label(l.from, r.npu_count) << ',' << node_label(l.to, r.npu_count) << ','
         << fixed(static_cast<double>(l.bandwidth) / 1e9, 6) << ',' << l.usage.bytes << ',';
     if (r.link_time_known) {
       out << format_ns(l.usage.busy) << ',' << fixed(link_utilization(l, r.makespan), 6) << ','
-          << fixed(busy_fraction(l, r.makespan), 6) << ',' << l.usage.peak_flows << '\n';
+          << fixed(busy_fraction(l, r.makespan), 6) << ',';
+      if (r.packet_level) {  // peak flows unknown; packets, drops and queues known
+        out << ',' << l.usage.wire_bytes << ',' << l.usage.packets << ',' << l.usage.drops << ','
+            << l.usage.peak_queue_bytes << '\n';
+      } else {
+        out << l.usage.peak_flows << '\n';
+      }
     } else {  // bytes only: busy time and peak flows unknown
       out << ',' << fixed(link_utilization(l, r.makespan), 6) << ",,\n";
     }

@@ -192,6 +192,7 @@ SimulationResult Simulation::run() {
     result_.links.push_back(LinkRecord{l.from, l.to, l.bandwidth, usage[i]});
   }
   result_.link_time_known = network_->measures_link_time();
+  result_.packet_level = network_->carries_packets();
   result_.npu_count = topology_.npu_count();
   result_.network_counters = network_->counters();
   std::stable_sort(result_.collectives.begin(), result_.collectives.end(),

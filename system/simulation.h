@@ -90,6 +90,8 @@ struct SimulationResult {
   // only when `link_time_known` (a contention model measured them).
   std::vector<LinkRecord> links;
   bool link_time_known = false;
+  // Whether the links also have packets, drops and peak queues (a packet-level backend).
+  bool packet_level = false;
   std::uint32_t npu_count = 0;  // node ids below it are NPUs, the rest switches
   std::vector<std::pair<std::string, std::uint64_t>> network_counters;
 };

@@ -108,5 +108,54 @@ TEST(EventQueue, HandlersMayScheduleMore) {
   EXPECT_EQ(q.processed(), 4u);
 }
 
+TEST(EventQueue, NextTimeIsTheEarliestPendingWithoutAdvancing) {
+  EventQueue q;
+  Recorder r(q);
+  EXPECT_EQ(q.next_time(), ClockPeer::kNoLimit);
+  q.schedule(70, &r, 0, 1);
+  q.schedule(30, &r, 0, 2);
+  EXPECT_EQ(q.next_time(), 30);
+  EXPECT_EQ(q.now(), 0);
+  q.step();
+  EXPECT_EQ(q.next_time(), 70);
+}
+
+// A peer with its own timetable: at each of its times it schedules an event
+// in our queue (at that same time), as a packet simulator delivers a message.
+class FakePeer : public ClockPeer {
+ public:
+  FakePeer(EventQueue& q, Recorder& r, std::vector<Time> times) : queue_(q), recorder_(r), times_(std::move(times)) {}
+  void run_until(Time limit) override {
+    limits.push_back(limit);
+    while (next_ < times_.size() && times_[next_] <= limit) {
+      queue_.schedule(times_[next_], &recorder_, 0, 100 + next_);
+      ++next_;
+      return;  // one of ours was scheduled: hand the clock back
+    }
+  }
+  std::vector<Time> limits;
+
+ private:
+  EventQueue& queue_;
+  Recorder& recorder_;
+  std::vector<Time> times_;
+  std::size_t next_ = 0;
+};
+
+TEST(EventQueue, PeerEventsInterleaveWithOursAndRunAfterOurQueueEmpties) {
+  EventQueue q;
+  Recorder r(q);
+  FakePeer peer(q, r, {5, 20, 20, 90});
+  q.set_peer(&peer);
+  q.schedule(10, &r, 0, 1);
+  q.schedule(20, &r, 0, 2);
+  q.run();
+  // What the peer schedules at 20 joins our queue behind the event already
+  // there (scheduling order), as a delivery from any backend would.
+  EXPECT_EQ(r.seen, (Seen{{5, 100}, {10, 1}, {20, 2}, {20, 101}, {20, 102}, {90, 103}}));
+  EXPECT_EQ(peer.limits.front(), 10);
+  EXPECT_EQ(peer.limits.back(), ClockPeer::kNoLimit);
+}
+
 }  // namespace
 }  // namespace sim

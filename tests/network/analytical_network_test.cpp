@@ -216,7 +216,7 @@ TEST(MakeNetwork, UnknownBackendIsInputError) {
     make_network(NetworkConfig{"garnet", {}}, t, queue);
     ADD_FAILURE();
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "unknown network backend 'garnet' (known: analytical, flow)");
+    EXPECT_STREQ(e.what(), "unknown network backend 'garnet' (known: analytical, flow, ns3)");
   }
 }
 

@@ -289,7 +289,7 @@ TEST(FlowOptions, BadOptionsNameTheirPlace) {
   EXPECT_NE(message({"flow", {{"nic_bandwidth", {"fast", "s.yml:4: network.nic_bandwidth"}}}}).find("s.yml:4"),
             std::string::npos);
   EXPECT_NE(message({"flow", {{"link_efficiency", {"1.5", "s.yml:5: x"}}}}).find("(0, 1]"), std::string::npos);
-  EXPECT_EQ(message({"ns2", {}}), "unknown network backend 'ns2' (known: analytical, flow)");
+  EXPECT_EQ(message({"ns2", {}}), "unknown network backend 'ns2' (known: analytical, flow, ns3)");
 }
 
 TEST(FlowDeterminism, SameInputsSameTimes) {

@@ -167,14 +167,14 @@ class AstraSimCongestion : public ::testing::Test {
   }
 
   // Runs one row's collective with ASTRA-sim's ring schedule on the flow backend.
-  Time run_ours(const Row& row) {
+  Time run_ours(const Row& row, const std::string& backend = "flow") {
     const CollectiveType type = type_of(row.collective);
     const std::string prefix = (dir_ / (row.topology + "_" + row.collective + "_" + std::to_string(row.bytes))).string();
     write_rank_ets(astrasim_ring_ets(type, row.npus, row.bytes), prefix);
     SystemConfig cfg;
     cfg.algorithms[type] = prefix;
     cfg.reduction_bandwidth = kLocalMemRate;
-    cfg.network.backend = "flow";
+    cfg.network.backend = backend;
     cfg.network.options["message_latency"] = OptionValue{"10ns", "astrasim_congestion_test"};
     const Topology topo = astrasim_topology(row.topology);
     EXPECT_EQ(topo.npu_count(), row.npus);
@@ -250,6 +250,27 @@ TEST_F(AstraSimCongestion, SwitchRowsDifferByStoreAndForwardExactly) {
     const double gap = static_cast<double>(r.ns) - static_cast<double>(ours) / kNanosecond;
     const double predicted = kSplits * p.steps * (static_cast<double>(p.message) * 1e9 / kLinkRate);
     EXPECT_LT(std::abs(gap - predicted) / r.ns, 0.01) << r.topology << " " << r.collective << " " << r.bytes;
+  }
+}
+
+// The 8-NPU rows on the packet-level backend, for docs/network.md's table (a
+// few seconds per 16 MiB row, so not part of ctest): run with
+//   build/tests/system_tests --gtest_also_run_disabled_tests --gtest_filter='*Ns3OnEightNpuRows'
+TEST_F(AstraSimCongestion, DISABLED_Ns3OnEightNpuRows) {
+#ifndef SIM_HAVE_NS3
+  GTEST_SKIP() << "ns-3 not found at configure time: the ns3 backend is not built";
+#endif
+  std::printf("| topology | collective | S (B) | ASTRA-sim (ns) | flow (ns) | ns3 (ns) | ns3 vs ASTRA-sim | ns3 vs flow |\n");
+  for (const bool switches : {false, true}) {
+    for (const Row& r : ring_rows(switches)) {
+      if (r.npus != 8) continue;
+      const double flow = static_cast<double>(run_ours(r, "flow")) / kNanosecond;
+      const double ns3 = static_cast<double>(run_ours(r, "ns3")) / kNanosecond;
+      const double theirs = static_cast<double>(r.ns);
+      std::printf("| %s | %s | %llu | %lld | %.1f | %.1f | %+.2f%% | %+.2f%% |\n", r.topology.c_str(),
+                  r.collective.c_str(), static_cast<unsigned long long>(r.bytes), static_cast<long long>(r.ns), flow,
+                  ns3, 100 * (ns3 / theirs - 1), 100 * (ns3 / flow - 1));
+    }
   }
 }
 

@@ -1,0 +1,36 @@
+// The packet-level backend on Debian's stock ns-3 (3.37): real packets, real TCP.
+//
+// This header is all the rest of the project sees of it: plain options and a
+// factory, no ns-3 type, so only network/ns3/ns3_network.cpp is compiled as
+// C++17 against ns-3's headers (which do not compile as C++20) and ns-3 (GPLv2)
+// stays in its own library target. docs/network.md describes the model.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/event_queue.h"
+#include "network/backend_registry.h"
+#include "network/network.h"
+
+namespace sim {
+
+struct Ns3Options {
+  LinkModel links;
+  std::uint32_t mtu = 9000;                 // IP packet size on every link (jumbo frames)
+  std::uint64_t queue_bytes = 4ull << 20;   // drop-tail transmit queue of every link
+  std::uint64_t tcp_buffer = 2ull << 20;     // send and receive buffer of every connection
+  Time min_rto = 1'000'000'000;             // TCP minimum retransmission timeout (1 ms)
+  Time delayed_ack = 10'000'000;            // TCP delayed-ACK timeout (10 us)
+  std::uint32_t initial_cwnd = 10;          // TCP initial window in segments (Linux, RFC 6928)
+  std::string congestion = "newreno";       // newreno or cubic
+  bool connect_before_start = true;         // handshakes of every NPU pair done before time 0
+  std::uint32_t seed = 1;                   // ns-3 random streams
+};
+
+// Builds the backend. Only one may exist at a time in a process (ns-3's
+// simulator is global); a second throws std::logic_error.
+std::unique_ptr<Network> make_ns3_network(const Topology& topology, EventQueue& queue, const Ns3Options& options);
+
+}  // namespace sim
