@@ -94,10 +94,22 @@ void write_file_atomically(const std::string& path, const std::string& content) 
   }
 }
 
+namespace {
+std::string dims_text(const std::vector<std::uint32_t>& dims) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+}  // namespace
+
 void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& info) {
   out << "workload:  " << info.workload << " (" << r.ranks.size() << " ranks)\n";
   out << "network:   " << info.topology << ", backend " << info.backend << "\n";
   out << "simulated time: " << format_time(r.makespan) << " (" << format_ns(r.makespan) << " ns)\n";
+  for (const JobResult& job : r.jobs) {
+    out << "  job " << job.name << " (" << job.ranks << " ranks): " << format_time(job.makespan) << " ("
+        << format_ns(job.makespan) << " ns)\n";
+  }
   if (!r.ranks.empty()) {
     Time compute = 0, exposed = 0, idle = 0;
     for (const RankStats& s : r.ranks) {
@@ -109,17 +121,18 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
         << ", idle " << format_time(idle) << "\n";
   }
   // One line per (type, bytes, group, algorithm): count and the slowest instance.
-  std::map<std::tuple<int, std::uint64_t, std::uint32_t, std::string>, std::pair<std::size_t, const CollectiveRecord*>> groups;
+  std::map<std::tuple<int, std::uint64_t, std::uint32_t, std::string, std::string>, std::pair<std::size_t, const CollectiveRecord*>> groups;
   for (const CollectiveRecord& c : r.collectives) {
-    auto& g = groups[{static_cast<int>(c.type), c.bytes, c.group_size, c.algorithm}];
+    auto& g = groups[{static_cast<int>(c.type), c.bytes, c.group_size, c.algorithm, c.group}];
     ++g.first;
     if (!g.second || c.duration > g.second->duration) g.second = &c;
   }
   if (!groups.empty()) out << "collectives (slowest rank of each kind):\n";
   for (const auto& [key, g] : groups) {
     const CollectiveRecord& c = *g.second;
-    out << "  " << collective_name(c.type) << " " << format_bytes(c.bytes) << " on " << c.group_size << " ranks ["
-        << c.algorithm << "] x" << g.first << ": " << format_time(c.duration) << ", algbw " << fixed(algbw_gbps(c), 2)
+    out << "  " << collective_name(c.type) << " " << format_bytes(c.bytes) << " on " << c.group_size << " ranks";
+    if (!c.group.empty() && c.group != "all ranks") out << " (" << c.group << ", dims " << dims_text(c.dims) << ")";
+    out << " [" << c.algorithm << "] x" << g.first << ": " << format_time(c.duration) << ", algbw " << fixed(algbw_gbps(c), 2)
         << " GB/s, busbw " << fixed(busbw_gbps(c), 2) << " GB/s\n";
   }
   const std::vector<std::size_t> hot = hottest_links(r);
@@ -165,6 +178,14 @@ void write_json_report(const std::string& path, const SimulationResult& r, const
   j["topology"] = info.topology;
   j["backend"] = info.backend;
   j["sim_time_ns"] = to_ns(r.makespan);
+  if (!r.jobs.empty()) {
+    ordered_json jobs = ordered_json::array();
+    for (const JobResult& job : r.jobs) {
+      jobs.push_back({{"name", job.name}, {"sim_time_ns", to_ns(job.makespan)}, {"first_rank", job.first_rank},
+                      {"ranks", job.ranks}});
+    }
+    j["jobs"] = std::move(jobs);
+  }
   j["events"] = r.events;
   j["messages"] = r.messages;
   ordered_json ranks = ordered_json::array();
@@ -187,6 +208,9 @@ void write_json_report(const std::string& path, const SimulationResult& r, const
                      {"type", collective_name(c.type)},
                      {"bytes", c.bytes},
                      {"group_size", c.group_size},
+                     {"group", c.group},
+                     {"dims", c.dims},
+                     {"npu", c.npu},
                      {"algorithm", c.algorithm},
                      {"start_ns", to_ns(c.start)},
                      {"duration_ns", to_ns(c.duration)},
