@@ -1,6 +1,5 @@
 #include "system/job_placement.h"
 
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -64,15 +63,7 @@ std::vector<JobInput> parse_job_args(const std::vector<std::string>& workloads,
 
 std::vector<std::uint32_t> load_placement(const std::string& path, const std::vector<JobSpec>& jobs,
                                           std::uint32_t npu_count) {
-  std::ifstream in(path);
-  if (!in) throw InputError("cannot open placement file '" + path + "'");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path + ": not valid JSON: " + e.what());
-  }
-  if (!j.is_object()) throw InputError(path + ": expected an object {\"<job>-<rank>\": <npu>, ...}");
+  const nlohmann::json j = read_json_object(path, "placement file", "{\"<job>-<rank>\": <npu>, ...}");
   std::map<std::string, std::uint32_t> first;  // job name -> its first rank
   std::uint32_t total = 0;
   for (const JobSpec& job : jobs) {

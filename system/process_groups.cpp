@@ -38,16 +38,21 @@ std::vector<std::uint32_t> ranks_of(const nlohmann::json& list, const std::strin
 
 }  // namespace
 
-std::map<std::string, std::vector<std::uint32_t>> load_comm_groups(const std::string& path) {
+nlohmann::json read_json_object(const std::string& path, const std::string& what, const std::string& form) {
   std::ifstream in(path);
-  if (!in) throw InputError("cannot open communicator file '" + path + "'");
+  if (!in) throw InputError("cannot open " + what + " '" + path + "'");
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path + ": not valid JSON: " + e.what());
   }
-  if (!j.is_object()) throw InputError(path + ": expected an object {\"<pg_name>\": [ranks...]}");
+  if (!j.is_object()) throw InputError(path + ": expected an object " + form);
+  return j;
+}
+
+std::map<std::string, std::vector<std::uint32_t>> load_comm_groups(const std::string& path) {
+  const nlohmann::json j = read_json_object(path, "communicator file", "{\"<pg_name>\": [ranks...]}");
   std::map<std::string, std::vector<std::uint32_t>> groups;
   for (const auto& [name, ranks] : j.items()) {
     const std::string what = path + ": key '" + name + "'";

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +32,10 @@ struct ProcessGroup {
   std::vector<std::uint32_t> ranks;  // in the order defined (group positions); empty in a definition: all ranks
   std::string source;                // "groups.json" or "t.0.et: rank 0, node 3 'pg_init' (METADATA)"
 };
+
+// A JSON file whose top level is an object (`form` says which, for the
+// message); throws InputError naming the file.
+nlohmann::json read_json_object(const std::string& path, const std::string& what, const std::string& form);
 
 // A comm-group JSON file {"<name>": [ranks...]}: every name kept as written.
 // Throws InputError naming the file and key.

@@ -95,6 +95,11 @@ void write_file_atomically(const std::string& path, const std::string& content) 
 }
 
 namespace {
+const GroupRecord& group_of(const SimulationResult& r, const CollectiveRecord& c) {
+  static const GroupRecord kUnknown;
+  return c.group < r.groups.size() ? r.groups[c.group] : kUnknown;
+}
+
 std::string dims_text(const std::vector<std::uint32_t>& dims) {
   std::string s = "[";
   for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
@@ -123,7 +128,7 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
   // One line per (type, bytes, group, algorithm): count and the slowest instance.
   std::map<std::tuple<int, std::uint64_t, std::uint32_t, std::string, std::string>, std::pair<std::size_t, const CollectiveRecord*>> groups;
   for (const CollectiveRecord& c : r.collectives) {
-    auto& g = groups[{static_cast<int>(c.type), c.bytes, c.group_size, c.algorithm, c.group}];
+    auto& g = groups[{static_cast<int>(c.type), c.bytes, c.group_size, c.algorithm, group_of(r, c).label}];
     ++g.first;
     if (!g.second || c.duration > g.second->duration) g.second = &c;
   }
@@ -131,7 +136,8 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
   for (const auto& [key, g] : groups) {
     const CollectiveRecord& c = *g.second;
     out << "  " << collective_name(c.type) << " " << format_bytes(c.bytes) << " on " << c.group_size << " ranks";
-    if (!c.group.empty() && c.group != "all ranks") out << " (" << c.group << ", dims " << dims_text(c.dims) << ")";
+    const GroupRecord& group = group_of(r, c);
+    if (!group.label.empty() && group.label != "all ranks") out << " (" << group.label << ", dims " << dims_text(group.dims) << ")";
     out << " [" << c.algorithm << "] x" << g.first << ": " << format_time(c.duration) << ", algbw " << fixed(algbw_gbps(c), 2)
         << " GB/s, busbw " << fixed(busbw_gbps(c), 2) << " GB/s\n";
   }
@@ -208,8 +214,8 @@ void write_json_report(const std::string& path, const SimulationResult& r, const
                      {"type", collective_name(c.type)},
                      {"bytes", c.bytes},
                      {"group_size", c.group_size},
-                     {"group", c.group},
-                     {"dims", c.dims},
+                     {"group", group_of(r, c).label},
+                     {"dims", group_of(r, c).dims},
                      {"npu", c.npu},
                      {"algorithm", c.algorithm},
                      {"start_ns", to_ns(c.start)},

@@ -180,6 +180,9 @@ SimulationResult Simulation::run() {
     result_.makespan = std::max(result_.makespan, r.stats.finish);
     result_.ranks.push_back(r.stats);
   }
+  for (std::uint32_t g = 0; g < groups_->size(); ++g) {
+    result_.groups.push_back(GroupRecord{groups_->group(g).label, groups_->group(g).dims});
+  }
   for (const JobSpec& j : options_.jobs) {
     JobResult job{j.name, result_.jobs.empty() ? 0 : result_.jobs.back().first_rank + result_.jobs.back().ranks, j.ranks, 0};
     for (std::uint32_t k = 0; k < j.ranks; ++k) job.makespan = std::max(job.makespan, runs_[job.first_rank + k].stats.finish);
@@ -354,8 +357,7 @@ void Simulation::issue_collective(std::uint32_t rank, std::uint32_t index) {
   rec.bytes = n.comm_size;
   rec.group_size = static_cast<std::uint32_t>(members->size());
   rec.npu = npu_of_[rank];
-  rec.group = group.label;
-  rec.dims = group.dims;
+  rec.group = gid;
   rec.start = queue_.now();
   if (!program) {
     if (warned_[collective_name(n.coll)]++ == 0) {

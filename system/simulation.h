@@ -46,8 +46,7 @@ struct CollectiveRecord {
   std::uint64_t bytes = 0;
   std::uint32_t group_size = 0;
   std::uint32_t npu = 0;     // where the rank runs
-  std::string group;         // "all ranks", "pg_name '4'", "involved_dim [true, false]"
-  std::vector<std::uint32_t> dims;  // topology dimensions the group spans
+  std::uint32_t group = 0;   // its group: SimulationResult::groups[group]
   Time start = 0;
   Time duration = 0;
   std::string algorithm;  // "ring", "et:<prefix>", or "replay" (trace duration)
@@ -78,8 +77,15 @@ struct JobResult {
   Time makespan = 0;
 };
 
+// A group collectives ran on, as reports name it.
+struct GroupRecord {
+  std::string label;                // "all ranks", "pg_name '4'", "involved_dim [true, false]"
+  std::vector<std::uint32_t> dims;  // topology dimensions its NPUs span
+};
+
 struct SimulationResult {
   Time makespan = 0;
+  std::vector<GroupRecord> groups;  // indexed by CollectiveRecord::group
   std::vector<JobResult> jobs;  // empty for a run of one job
   std::vector<RankStats> ranks;
   std::vector<CollectiveRecord> collectives;

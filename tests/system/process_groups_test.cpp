@@ -134,8 +134,8 @@ TEST(ProcessGroups, RowAndColumnGroupsNamedAsFloatsRunOnTheirDimension) {
   for (const CollectiveRecord& c : res.collectives) {
     EXPECT_EQ(c.group_size, 4u);
     const bool row = c.node_id == 1;
-    EXPECT_EQ(c.group, row ? "pg_name '" + std::to_string(c.rank / 4) + "'" : "pg_name '" + std::to_string(4 + c.rank % 4) + "'");
-    EXPECT_EQ(c.dims, (std::vector<std::uint32_t>{row ? 0u : 1u}));
+    EXPECT_EQ(res.groups[c.group].label, row ? "pg_name '" + std::to_string(c.rank / 4) + "'" : "pg_name '" + std::to_string(4 + c.rank % 4) + "'");
+    EXPECT_EQ(res.groups[c.group].dims, (std::vector<std::uint32_t>{row ? 0u : 1u}));
     EXPECT_EQ(c.duration, ring_phase(6, S / 4)) << c.rank << " node " << c.node_id;
   }
 }
@@ -179,7 +179,7 @@ TEST(ProcessGroups, MetadataNodesDefineGroups) {
     ASSERT_EQ(res.collectives.size(), 8u);
     for (const CollectiveRecord& c : res.collectives) {
       EXPECT_EQ(c.group_size, c.node_id == 2 ? 2u : 4u);
-      EXPECT_EQ(c.group, c.node_id == 2 ? (c.rank % 2 ? "pg_name '2'" : "pg_name '1'") : "pg_name '0'");
+      EXPECT_EQ(res.groups[c.group].label, c.node_id == 2 ? (c.rank % 2 ? "pg_name '2'" : "pg_name '1'") : "pg_name '0'");
     }
   }
   // Ranks whose METADATA nodes disagree.
@@ -229,22 +229,22 @@ TEST(InvolvedDim, TwoDimensionsGroupsAlongTheMarkedDimension) {
     switch (c.node_id) {
       case 1:
         EXPECT_EQ(c.group_size, 4u);
-        EXPECT_EQ(c.dims, (std::vector<std::uint32_t>{0}));
+        EXPECT_EQ(res.groups[c.group].dims, (std::vector<std::uint32_t>{0}));
         EXPECT_EQ(c.duration, ring_phase(6, S / 4));
         break;
       case 2:
       case 4:
         EXPECT_EQ(c.group_size, 2u);
-        EXPECT_EQ(c.dims, (std::vector<std::uint32_t>{1}));
+        EXPECT_EQ(res.groups[c.group].dims, (std::vector<std::uint32_t>{1}));
         EXPECT_EQ(c.duration, ring_phase(2, S / 2));
         break;
       default:
         EXPECT_EQ(c.group_size, 8u);
-        EXPECT_EQ(c.group, "all ranks");
-        EXPECT_EQ(c.dims, (std::vector<std::uint32_t>{0, 1}));
+        EXPECT_EQ(res.groups[c.group].label, "all ranks");
+        EXPECT_EQ(res.groups[c.group].dims, (std::vector<std::uint32_t>{0, 1}));
     }
   }
-  EXPECT_EQ(res.collectives[1].group, "involved_dim [false, true]");
+  EXPECT_EQ(res.groups[res.collectives[1].group].label, "involved_dim [false, true]");
 }
 
 TEST(InvolvedDim, ThreeUnequalDimensionsEachGroupAtItsClosedForm) {
@@ -263,7 +263,7 @@ TEST(InvolvedDim, ThreeUnequalDimensionsEachGroupAtItsClosedForm) {
     const std::uint32_t d = static_cast<std::uint32_t>(c.node_id - 1);
     const std::uint32_t n = sizes[d];
     EXPECT_EQ(c.group_size, n);
-    EXPECT_EQ(c.dims, (std::vector<std::uint32_t>{d}));
+    EXPECT_EQ(res.groups[c.group].dims, (std::vector<std::uint32_t>{d}));
     EXPECT_EQ(c.duration, ring_phase(2 * (n - 1), S / n)) << "rank " << c.rank << " dim " << d;
   }
 }
@@ -280,7 +280,7 @@ TEST(InvolvedDim, HierarchicalAlgorithmRunsOnTheInvolvedDimensionsOnly) {
   const SimulationResult res = simulate(traces, topo, cfg);
   for (const CollectiveRecord& c : res.collectives) {
     EXPECT_EQ(c.group_size, 12u);
-    EXPECT_EQ(c.dims, (std::vector<std::uint32_t>{0, 2}));
+    EXPECT_EQ(res.groups[c.group].dims, (std::vector<std::uint32_t>{0, 2}));
   }
   // No byte crosses dimension 1 (NPU ids differing in the coordinate (id / 4) % 2).
   for (const LinkRecord& l : res.links) {
@@ -322,7 +322,8 @@ TEST(InvolvedDim, BadListsAndConflictsWithPgNameAreErrors) {
     set_involved(n, {false, true});
     return std::vector<et::Node>{n};
   });
-  EXPECT_EQ(simulate(agree, topo, {}, opts).collectives[0].group, "pg_name '10'");
+  const SimulationResult agreed = simulate(agree, topo, {}, opts);
+  EXPECT_EQ(agreed.groups[agreed.collectives[0].group].label, "pg_name '10'");
   // involved_dim must be a bool_list.
   auto wrong = make_traces(1, [](int) {
     et::Node n = coll(5, 4096, "", {}, "ar_dp");
