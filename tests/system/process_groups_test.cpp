@@ -370,6 +370,35 @@ TEST(StuckRun, DeadlockInASubGroupIsDescribedInTheTracesTerms) {
   }
 }
 
+// Two jobs on one network: each has its own ranks (p2p peers are job ranks)
+// and groups; diagnoses name the job.
+TEST(MultiJob, EachJobKeepsItsRanksAndDiagnosesNameTheJob) {
+  const Topology topo = testing::shape("Ring", 4);
+  const auto job_a = make_traces(2, [](int) { return std::vector<et::Node>{coll(1, 4096, "0")}; });
+  auto job_b = make_traces(2, [](int r) { return std::vector<et::Node>{testing::p2p_node(1, r == 0, 1 - r, 64, 1)}; });
+  SimulationOptions opts;
+  opts.jobs = {JobSpec{"a", 2, {{"0", {0, 1}}}, "a.json"}, JobSpec{"b", 2, {}, ""}};
+  opts.npu_of = {3, 2, 1, 0};
+  std::vector<EtTrace> all = job_a;
+  all.insert(all.end(), job_b.begin(), job_b.end());
+  const SimulationResult res = simulate(all, topo, {}, opts);
+  ASSERT_EQ(res.jobs.size(), 2u);
+  EXPECT_EQ(res.jobs[1].name, "b");
+  EXPECT_EQ(res.jobs[1].makespan, kLat + transfer_time(64, kBw));  // NPU 1 -> NPU 0: one hop
+  EXPECT_EQ(res.groups[res.collectives[0].group].label, "pg_name '0'");
+  EXPECT_EQ(res.collectives[0].npu, 3u);
+  all[3].nodes[0] = testing::p2p_node(1, false, 0, 64, 2);  // job b's rank 1 waits on tag 2
+  try {
+    simulate(all, topo, {}, opts);
+    FAIL();
+  } catch (const IncompleteError& e) {
+    EXPECT_NE(std::string(e.what()).find("  job 'b' rank 1 node 1 'recv' (COMM_RECV from rank 0, tag 2, 64 B) waits for "
+                                         "a message no send matched; the sender job 'b' rank 0 has finished all its nodes"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // An injected algorithm written for 1 MiB that records no size: refused for
 // 16 MiB; run with `@1MiB` it scales.
 TEST(InjectedSize, UnrecordedSizeThatCannotFitIsRefusedAndAtSizeScales) {
