@@ -1,6 +1,8 @@
 #include "astrasim_cli.h"
 #include "run_outputs.h"
 
+#include "system/process_groups.h"
+
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -70,29 +72,6 @@ double number_value(const std::string& option, const std::string& value) {
 }
 
 }  // namespace
-
-std::map<std::string, std::vector<std::uint32_t>> load_comm_groups(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError("cannot open communicator file '" + path + "'");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path + ": not valid JSON: " + e.what());
-  }
-  if (!j.is_object()) throw InputError(path + ": expected an object {\"<pg_name>\": [ranks...]}");
-  std::map<std::string, std::vector<std::uint32_t>> groups;
-  for (const auto& [name, ranks] : j.items()) {
-    if (!ranks.is_array() || ranks.empty()) throw InputError(path + ": key '" + name + "': expected a list of ranks");
-    std::vector<std::uint32_t> members;
-    for (const auto& r : ranks) {
-      if (!r.is_number_unsigned()) throw InputError(path + ": key '" + name + "': ranks must be non-negative integers");
-      members.push_back(r.get<std::uint32_t>());
-    }
-    groups[name == "0" ? "" : name] = std::move(members);
-  }
-  return groups;
-}
 
 bool is_astrasim_invocation(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
@@ -171,7 +150,10 @@ int run_astrasim_cli(int argc, char** argv) {
   if (given("remote-memory-configuration")) check_astrasim_remote_memory(opt["remote-memory-configuration"]);
   const Topology topology = load_astrasim_network(opt["network-configuration"]);
   SimulationOptions options;
-  if (given("comm-group-configuration")) options.comm_groups = load_comm_groups(opt["comm-group-configuration"]);
+  if (given("comm-group-configuration")) {
+    options.comm_groups = load_comm_groups(opt["comm-group-configuration"]);
+    options.comm_group_file = opt["comm-group-configuration"];
+  }
 
   OutputPaths paths;  // opened before loading: a bad path fails at once (docs/reports.md)
   if (opt.count("report")) paths.report = opt["report"];
@@ -181,7 +163,7 @@ int run_astrasim_cli(int argc, char** argv) {
   const std::string workload = opt["workload-configuration"];
   std::vector<RankGraph> graphs = load_rank_graphs(resolve_rank_files(workload), GraphOptions{});
   Simulation simulation(std::move(graphs), topology, config, options);
-  const auto [result, info] = run_timed(simulation, topology, workload, config.network.backend, wall_start);
+  const auto [result, info, implausible] = run_timed(simulation, topology, workload, config.network.backend, wall_start);
   outputs.write(result, info);
   print_summary(std::cout, result, info);
   // ASTRA-sim's per-rank lines (cycles = ns, truncated to whole ns as ASTRA-sim counts them).

@@ -24,7 +24,5 @@ bool is_astrasim_invocation(int argc, char** argv);
 // Runs it; returns the exit code (throws SimError like the rest of the CLI).
 int run_astrasim_cli(int argc, char** argv);
 
-// The communicator JSON {"<pg_name>": [ranks...]} ("0" is the world).
-std::map<std::string, std::vector<std::uint32_t>> load_comm_groups(const std::string& path);
 
 }  // namespace sim

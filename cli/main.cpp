@@ -30,6 +30,8 @@
 #include "system/collective_tools.h"
 #include "synth_command.h"
 #include "run_outputs.h"
+#include "system/job_placement.h"
+#include "system/process_groups.h"
 #include "timed_run.h"
 #include "system/report.h"
 #include "system/simulation.h"
@@ -42,17 +44,20 @@ namespace {
 using namespace sim;
 
 struct RunOptions {
-  std::string workload, network, system, backend, report, csv, timeline, link_stats, comm_groups;
+  std::string network, system, backend, report, csv, timeline, link_stats, placement;
   std::string timeline_ranks, timeline_window, timeline_format = "auto";
-  std::vector<std::string> collectives;
-  bool ctrl_deps = false, strict_deps = false, quiet = false;
+  std::vector<std::string> workloads, comm_groups, collectives;
+  bool ctrl_deps = false, strict_deps = false, quiet = false, strict = false;
 };
 
 int run_simulation(const RunOptions& o) {
   const auto wall_start = std::chrono::steady_clock::now();
   // The bundled topology only goes with the bundled workload: a user's
   // workload silently run on an 8-NPU ring would answer the wrong question.
-  if (!o.workload.empty() && o.network.empty()) throw InputError("--workload needs --network <topology.yml>");
+  if (!o.workloads.empty() && o.network.empty()) throw InputError("--workload needs --network <topology.yml>");
+  if (o.workloads.empty() && (!o.comm_groups.empty() || !o.placement.empty())) {
+    throw InputError("--comm-group and --placement need --workload");
+  }
   SystemConfig config = o.system.empty() ? SystemConfig{} : load_system_config(o.system);
   for (const std::string& c : o.collectives) apply_collective_option(config, c);
 
@@ -63,24 +68,37 @@ int run_simulation(const RunOptions& o) {
   RunOutputs outputs({o.report, o.csv, o.link_stats, o.timeline, o.timeline_ranks, o.timeline_window,
                       o.timeline_format});
   options.timeline = outputs.timeline();
-  if (!o.comm_groups.empty()) options.comm_groups = load_comm_groups(o.comm_groups);
 
   // Each rank's trace is compacted into its graph as soon as it is read, so
   // only a few decoded traces (one per loading thread) are in memory at a time.
   const GraphOptions gopt{o.ctrl_deps, o.strict_deps};
   std::vector<RankGraph> graphs;
   std::string workload_name;
-  if (o.workload.empty()) {
+  if (o.workloads.empty()) {
     const std::vector<EtTrace> traces = example_workload();
     for (std::size_t r = 0; r < traces.size(); ++r) graphs.emplace_back(traces[r], static_cast<int>(r), gopt);
     workload_name = "bundled example: data-parallel step, 4 layers, ring all-reduce of gradients";
   } else {
-    graphs = load_rank_graphs(resolve_rank_files(o.workload), gopt);
-    workload_name = o.workload;
+    // One job, or several sharing the network (system/job_placement.h).
+    const std::vector<JobInput> jobs = parse_job_args(o.workloads, o.comm_groups);
+    for (const JobInput& job : jobs) {
+      std::vector<RankGraph> g = load_rank_graphs(resolve_rank_files(job.workload), gopt);
+      JobSpec spec{job.name, static_cast<std::uint32_t>(g.size()), {}, job.comm_group_file};
+      if (!job.comm_group_file.empty()) spec.comm_groups = load_comm_groups(job.comm_group_file);
+      for (RankGraph& rg : g) graphs.push_back(std::move(rg));
+      options.jobs.push_back(std::move(spec));
+      workload_name += (workload_name.empty() ? "" : ", ") + (job.name.empty() ? job.workload : job.name + "=" + job.workload);
+    }
+    if (!o.placement.empty()) options.npu_of = load_placement(o.placement, options.jobs, topology.npu_count());
+    if (jobs.size() == 1 && jobs[0].name.empty()) {  // one unnamed job: no jobs list in the report
+      options.comm_groups = options.jobs[0].comm_groups;
+      options.comm_group_file = options.jobs[0].comm_group_file;
+      options.jobs.clear();
+    }
   }
 
   Simulation simulation(std::move(graphs), topology, config, options);
-  const auto [result, info] = run_timed(simulation, topology, workload_name, config.network.backend, wall_start);
+  const auto [result, info, implausible] = run_timed(simulation, topology, workload_name, config.network.backend, wall_start);
   outputs.write(result, info);
   if (!o.quiet) {
     // With an output on stdout ("-") the summary goes to stderr, out of its way.
@@ -89,6 +107,10 @@ int run_simulation(const RunOptions& o) {
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
     out << "peak memory: " << ru.ru_maxrss / 1024 << " MiB\n";
+  }
+  if (o.strict && implausible > 0) {
+    throw InputError("--strict: " + std::to_string(implausible) +
+                     " collective result(s) exceed what their ranks can inject (see the warnings above)");
   }
   return kExitOk;
 }
@@ -119,8 +141,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
 
   RunOptions o;
-  app.add_option("--workload", o.workload,
-                 "Chakra ETs: a folder of <prefix>.<rank>.et files, or the <prefix> itself (.et, .et.gz, .json)");
+  app.add_option("--workload", o.workloads,
+                 "Chakra ETs: a folder of <prefix>.<rank>.et files, or the <prefix> itself (.et, .et.gz, .json); "
+                 "several jobs on one cluster: NAME=PATH, repeated");
   app.add_option("--network", o.network, "network topology YAML (see configs/ and docs/network.md)");
   app.add_option("--system", o.system, "system config YAML: compute, memory and collective models (docs/system.md)");
   app.add_option("--collective", o.collectives,
@@ -149,7 +172,14 @@ int main(int argc, char** argv) {
   app.add_option("--timeline-ranks", o.timeline_ranks, "only these ranks in the timeline, e.g. 0-3,7");
   app.add_option("--timeline-window", o.timeline_window,
                  "only node runs overlapping this simulated-time window in the timeline, e.g. 1ms:2ms, 1ms:, :2ms");
-  app.add_option("--comm-group", o.comm_groups, "communicator JSON {\"<pg_name>\": [ranks...]}; pg_name \"\"/\"0\" is the world");
+  app.add_option("--comm-group", o.comm_groups,
+                 "process groups JSON {\"<pg_name>\": [ranks...]} (NAME=FILE per job); a group it (or a trace's "
+                 "METADATA node) defines is that group, \"0\" included; \"4.0\" finds \"4\"; absent/empty pg_name "
+                 "means all ranks (docs/traces.md)");
+  app.add_option("--placement", o.placement,
+                 "several jobs: JSON {\"<job>-<rank>\": <npu>, ...} (default: jobs packed in the order given)");
+  app.add_flag("--strict", o.strict,
+               "exit 2 when a collective's bus bandwidth exceeds what its ranks can inject (otherwise a warning)");
   app.add_flag("--ctrl-deps", o.ctrl_deps, "also follow ctrl_deps (dangling ones are warned about and ignored)");
   app.add_flag("--strict-deps", o.strict_deps, "with --ctrl-deps: a ctrl dep on an absent node is an error");
   app.add_flag("-q,--quiet", o.quiet, "print nothing on success");

@@ -12,7 +12,10 @@ TimedRun run_timed(Simulation& simulation, const Topology& topology, const std::
   const auto run_start = clock::now();
   TimedRun t{simulation.run(), {}};
   const double run_seconds = std::chrono::duration<double>(clock::now() - run_start).count();
-  for (const std::string& w : physical_bound_warnings(t.result, topology)) t.result.warnings.push_back(w);
+  for (const std::string& w : physical_bound_warnings(t.result, topology)) {
+    t.result.warnings.push_back(w);
+    ++t.implausible;
+  }
   for (const std::string& w : t.result.warnings) spdlog::warn("{}", w);
   t.info = RunInfo{workload, topology.description(), backend,
                    std::chrono::duration<double>(clock::now() - wall_start).count(), run_seconds};

@@ -15,6 +15,7 @@ namespace sim {
 struct TimedRun {
   SimulationResult result;
   RunInfo info;
+  std::size_t implausible = 0;  // physical-bound warnings among result.warnings
 };
 
 // `wall_start` is when the command began (loading included).

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "core/error.h"
+#include "core/units.h"
 #include "system/chunked_program.h"
 #include "system/collectives/astrasim_tree.h"
 #include "system/collectives/direct.h"
@@ -233,14 +234,27 @@ AlgorithmChoice parse_algorithm_choice(const std::string& text, CollectiveType t
     return choice;
   }
   if (!hier_head && !find_native_algorithm(entries.front().name)) {
+    // `<prefix>@<size>`: ETs written for a collective of <size>.
+    std::string source = text;
+    if (const std::size_t at = text.rfind('@'); at != std::string::npos && at + 1 < text.size() &&
+                                                text.find('/', at) == std::string::npos) {
+      try {
+        choice.et_written_size = parse_size(std::string_view(text).substr(at + 1));
+      } catch (const InputError& e) {
+        throw InputError("collective algorithm '" + text + "': the size after '@' (what the ETs were written for): " +
+                         e.what());
+      }
+      if (*choice.et_written_size == 0) throw InputError("collective algorithm '" + text + "': the size after '@' must be > 0");
+      source = text.substr(0, at);
+    }
     try {
-      resolve_rank_files(text);
+      resolve_rank_files(source);
     } catch (const InputError& e) {
       throw InputError("collective algorithm '" + text + "' for " + collective_name(type) +
                        ": not a native algorithm (" + native_algorithm_names() + ") "
                        "nor Chakra ETs (" + e.what() + ")");
     }
-    choice.et_source = text;
+    choice.et_source = source;
     return choice;
   }
   const auto check_native = [&](const Entry& e) -> DimensionChoice {
@@ -382,6 +396,47 @@ std::shared_ptr<const CollectiveProgram> make_native_program(const NativeAlgorit
   return algo.make(normalized(type), group_size, bytes, chunks, params);
 }
 
+namespace {
+
+// Bytes the ranks of a collective of `bytes` must send in all, whatever the
+// algorithm (no in-network reduction): every rank needs every other rank's
+// contribution. 0 where no simple bound is checked.
+std::uint64_t least_total_sent(CollectiveType type, std::uint32_t n, std::uint64_t bytes) {
+  const std::uint64_t m = n > 0 ? n - 1 : 0;
+  switch (normalized(type)) {
+    case CollectiveType::kAllReduce: return 2 * m * bytes;         // N x 2(N-1)/N x S
+    case CollectiveType::kAllGather: return static_cast<std::uint64_t>(n) * m * bytes;  // each receives (N-1) inputs of S
+    case CollectiveType::kReduceScatter:
+    case CollectiveType::kAllToAll: return m * bytes;              // N x (N-1)/N x S
+    case CollectiveType::kBroadcast:
+    case CollectiveType::kReduce: return m * bytes;                // each non-root receives (sends) S
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+void check_injected_fits(const EtAlgorithm& algo, CollectiveType type, std::uint64_t bytes) {
+  if (algo.written_size) return;  // scaled by S / written size
+  std::uint64_t sent = 0;
+  for (const EtRankProgram& r : algo.ranks) {
+    for (const EtOpSpec& op : r.ops) {
+      if (op.kind != OpKind::kSend) continue;
+      if (op.chunk_cnt >= 0 && op.total_chunks > 0) return;  // sized by its chunk attributes
+      sent += op.bytes;
+    }
+  }
+  const auto n = static_cast<std::uint32_t>(algo.ranks.size());
+  const std::uint64_t need = least_total_sent(type, n, bytes);
+  if (sent >= need) return;
+  throw InputError("collective algorithm '" + algo.source + "' records no size it was written for and its messages " +
+                   "total " + std::to_string(sent) + " B, less than any " + collective_name(type) + " of " +
+                   std::to_string(bytes) + " B on " + std::to_string(n) + " ranks must send (" + std::to_string(need) +
+                   " B): it was written for a smaller collective. Say which: --collective " +
+                   "<type>=" + algo.source + "@<size> (e.g. @1MiB; messages then scale by " + std::to_string(bytes) +
+                   " B / size), or record collective_size in its GlobalMetadata");
+}
+
 AlgorithmRegistry::AlgorithmRegistry(const SystemConfig& config, std::vector<std::uint32_t> topology_dims)
     : config_(config), topology_dims_(std::move(topology_dims)) {
   for (const auto& [type, text] : config.algorithms) chosen_[type] = choose(text, type);
@@ -413,7 +468,9 @@ AlgorithmRegistry::Chosen AlgorithmRegistry::choose(const std::string& text, Col
   Chosen c;
   c.choice = parse_algorithm_choice(text, type);
   if (!c.choice.native && !c.choice.hierarchical) {
-    c.injected = std::make_shared<const EtAlgorithm>(load_et_algorithm(c.choice.et_source, type));
+    EtAlgorithm algo = load_et_algorithm(c.choice.et_source, type);
+    if (c.choice.et_written_size) algo.written_size = c.choice.et_written_size;
+    c.injected = std::make_shared<const EtAlgorithm>(std::move(algo));
   }
   return c;
 }
@@ -439,6 +496,7 @@ std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const Co
                            std::to_string(inj.ranks.size()) + " ranks but a " + collective_name(req.type) +
                            " runs on a group of " + std::to_string(n) + " ranks");
         }
+        check_injected_fits(inj, req.type, bytes);
         return std::make_shared<const EtProgram>(ch->injected, bytes);
       }
       if (ch && ch->choice.hierarchical) {

@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -92,6 +93,9 @@ struct AlgorithmChoice {
   const NativeAlgorithm* native = nullptr;
   AlgorithmParams params;  // hierarchical: optimization (0 baseline, 1 localBWAware), active_chunks, chunks
   std::string et_source;   // when neither native nor hierarchical
+  // `<prefix>@<size>`: the collective size the ETs were written for (their
+  // message sizes scale by S / size); overrides the size the ETs record.
+  std::optional<std::uint64_t> et_written_size;
   bool hierarchical = false;
   // Hierarchical: one per topology dimension, or one for all; empty: the type's default on all.
   std::vector<DimensionChoice> dims;
@@ -138,6 +142,14 @@ std::vector<std::uint64_t> dataset_split_sizes(const SystemConfig& config, Colle
 std::shared_ptr<const CollectiveProgram> with_dataset_splits(
     const SystemConfig& config, CollectiveType type, std::uint32_t group_size, std::uint64_t bytes,
     const std::function<std::shared_ptr<const CollectiveProgram>(std::uint64_t)>& make, bool& halving_doubling);
+
+// An injected algorithm whose ETs record no size (GlobalMetadata
+// collective_size or `<prefix>@<size>`) and no chunk attributes runs its
+// messages as written; it must then fit: its sends must total at least what
+// any algorithm of `type` on its ranks must send for `bytes` (2(N-1)S for an
+// all-reduce, N(N-1)S all-gather, (N-1)S reduce-scatter, all-to-all,
+// broadcast, reduce). Throws InputError otherwise, saying how to give the size.
+void check_injected_fits(const EtAlgorithm& algo, CollectiveType type, std::uint64_t bytes);
 
 class AlgorithmRegistry {
  public:

@@ -223,31 +223,4 @@ void CollectiveEngine::report_unreceived(std::uint32_t inst) const {
   throw IncompleteError(msg);
 }
 
-std::vector<std::string> CollectiveEngine::describe_pending(std::size_t max_lines) const {
-  std::vector<std::string> out;
-  for (const Instance& in : instances_) {
-    if (!in.live) continue;
-    std::string missing, waiting;
-    std::size_t n_missing = 0;
-    for (std::uint32_t p = 0; p < in.ranks.size(); ++p) {
-      const RankState& rs = in.ranks[p];
-      const std::string r = std::to_string((*in.members)[p]);
-      if (!rs.joined) {
-        if (n_missing++ < 16) missing += (missing.empty() ? "" : ", ") + r;
-      } else if (!rs.done) {
-        waiting += (waiting.empty() ? "" : ", ") + r + " (" + std::to_string(rs.ops_done) + "/" +
-                   std::to_string(rs.op_count) + " ops done)";
-      }
-    }
-    std::string line = "collective '" + in.program->name() + "' #" + std::to_string(in.key.seq) +
-                       " of communicator " + std::to_string(in.key.group) + " on " +
-                       std::to_string(in.ranks.size()) + " ranks:";
-    if (n_missing) line += " ranks " + missing + (n_missing > 16 ? ", ..." : "") + " never issued it;";
-    if (!waiting.empty()) line += " ranks waiting: " + waiting;
-    out.push_back(line);
-    if (out.size() >= max_lines) break;
-  }
-  return out;
-}
-
 }  // namespace sim

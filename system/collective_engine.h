@@ -60,8 +60,6 @@ class CollectiveEngine final : public EventHandler {
   void on_event(const Event& event) override;
 
   std::size_t active_instances() const { return live_instances_; }
-  // What unfinished instances wait for (for deadlock reports), one line each.
-  std::vector<std::string> describe_pending(std::size_t max_lines) const;
 
  private:
   struct RankState {

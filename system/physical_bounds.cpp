@@ -20,8 +20,8 @@ std::vector<std::string> physical_bound_warnings(const SimulationResult& result,
   using Kind = std::tuple<int, std::uint64_t, std::uint32_t, std::string>;
   std::map<Kind, std::pair<double, const CollectiveRecord*>> worst;
   for (const CollectiveRecord& c : result.collectives) {
-    if (c.rank >= topology.npu_count() || c.duration <= 0 || c.group_size <= 1) continue;
-    const double port_gbps = std::min(out[c.rank], in[c.rank]) / 1e9;
+    if (c.npu >= topology.npu_count() || c.duration <= 0 || c.group_size <= 1) continue;
+    const double port_gbps = std::min(out[c.npu], in[c.npu]) / 1e9;
     const double ratio = busbw_gbps(c) / port_gbps;
     if (ratio <= 1 + 1e-9) continue;
     auto& w = worst[{static_cast<int>(c.type), c.bytes, c.group_size, c.algorithm}];
@@ -35,7 +35,7 @@ std::vector<std::string> physical_bound_warnings(const SimulationResult& result,
     warnings.push_back(std::string(collective_name(c.type)) + " of " + format_bytes(c.bytes) + " on " +
                        std::to_string(c.group_size) + " ranks [" + c.algorithm + "]: busbw " + buf + " on rank " +
                        std::to_string(c.rank) + " exceeds what its NPU can send or receive (" +
-                       format_bandwidth(static_cast<BytesPerSecond>(std::min(out[c.rank], in[c.rank]))) +
+                       format_bandwidth(static_cast<BytesPerSecond>(std::min(out[c.npu], in[c.npu]))) +
                        " over all its links): the result is not physical; check the algorithm and its sizes");
   }
   return warnings;

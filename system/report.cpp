@@ -69,10 +69,27 @@ double algbw_gbps(const CollectiveRecord& c) {
 
 double busbw_gbps(const CollectiveRecord& c) { return algbw_gbps(c) * bus_factor(c); }
 
+namespace {
+const GroupRecord& group_of(const SimulationResult& r, const CollectiveRecord& c) {
+  static const GroupRecord kUnknown;
+  return c.group < r.groups.size() ? r.groups[c.group] : kUnknown;
+}
+
+std::string dims_text(const std::vector<std::uint32_t>& dims) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+}  // namespace
+
 void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& info) {
   out << "workload:  " << info.workload << " (" << r.ranks.size() << " ranks)\n";
   out << "network:   " << info.topology << ", backend " << info.backend << "\n";
   out << "simulated time: " << format_time(r.makespan) << " (" << format_ns(r.makespan) << " ns)\n";
+  for (const JobResult& job : r.jobs) {
+    out << "  job " << job.name << " (" << job.ranks << " ranks): " << format_time(job.makespan) << " ("
+        << format_ns(job.makespan) << " ns)\n";
+  }
   if (!r.ranks.empty()) {
     Time compute = 0, exposed = 0, idle = 0;
     for (const RankStats& s : r.ranks) {
@@ -84,17 +101,19 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
         << ", idle " << format_time(idle) << "\n";
   }
   // One line per (type, bytes, group, algorithm): count and the slowest instance.
-  std::map<std::tuple<int, std::uint64_t, std::uint32_t, std::string>, std::pair<std::size_t, const CollectiveRecord*>> groups;
+  std::map<std::tuple<int, std::uint64_t, std::uint32_t, std::string, std::string>, std::pair<std::size_t, const CollectiveRecord*>> groups;
   for (const CollectiveRecord& c : r.collectives) {
-    auto& g = groups[{static_cast<int>(c.type), c.bytes, c.group_size, c.algorithm}];
+    auto& g = groups[{static_cast<int>(c.type), c.bytes, c.group_size, c.algorithm, group_of(r, c).label}];
     ++g.first;
     if (!g.second || c.duration > g.second->duration) g.second = &c;
   }
   if (!groups.empty()) out << "collectives (slowest rank of each kind):\n";
   for (const auto& [key, g] : groups) {
     const CollectiveRecord& c = *g.second;
-    out << "  " << collective_name(c.type) << " " << format_bytes(c.bytes) << " on " << c.group_size << " ranks ["
-        << c.algorithm << "] x" << g.first << ": " << format_time(c.duration) << ", algbw " << fixed(algbw_gbps(c), 2)
+    out << "  " << collective_name(c.type) << " " << format_bytes(c.bytes) << " on " << c.group_size << " ranks";
+    const GroupRecord& group = group_of(r, c);
+    if (!group.label.empty() && group.label != "all ranks") out << " (" << group.label << ", dims " << dims_text(group.dims) << ")";
+    out << " [" << c.algorithm << "] x" << g.first << ": " << format_time(c.duration) << ", algbw " << fixed(algbw_gbps(c), 2)
         << " GB/s, busbw " << fixed(busbw_gbps(c), 2) << " GB/s\n";
   }
   const std::vector<std::size_t> hot = hottest_links(r);
@@ -146,7 +165,20 @@ void json_header(JsonStream& j, const SimulationResult& r, const RunInfo& info) 
   j.field("time", "ns").field("bandwidth", "GB/s (1e9 B/s)").field("bytes", "B");
   j.end_object();
   j.field("workload", info.workload).field("topology", info.topology).field("backend", info.backend);
-  j.field("sim_time_ns", to_ns(r.makespan)).field("events", r.events).field("messages", r.messages);
+  j.field("sim_time_ns", to_ns(r.makespan));
+  if (!r.jobs.empty()) {
+    j.key("jobs").begin_array();
+    for (const JobResult& job : r.jobs) {
+      j.begin_object()
+          .field("name", job.name)
+          .field("sim_time_ns", to_ns(job.makespan))
+          .field("first_rank", job.first_rank)
+          .field("ranks", job.ranks)
+          .end_object();
+    }
+    j.end_array();
+  }
+  j.field("events", r.events).field("messages", r.messages);
 }
 
 void json_ranks(JsonStream& j, const SimulationResult& r) {
@@ -176,6 +208,11 @@ void json_collectives(JsonStream& j, const SimulationResult& r) {
         .field("type", collective_name(c.type))
         .field("bytes", c.bytes)
         .field("group_size", c.group_size)
+        .field("group", group_of(r, c).label);
+    j.key("dims").begin_array();
+    for (const std::uint32_t d : group_of(r, c).dims) j.value(d);
+    j.end_array();
+    j.field("npu", c.npu)
         .field("algorithm", c.algorithm)
         .field("start_ns", to_ns(c.start))
         .field("duration_ns", to_ns(c.duration))

@@ -1,4 +1,5 @@
 #include "system/simulation.h"
+#include "system/simulation_run.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,26 +19,6 @@ std::uint64_t pack(std::uint32_t rank, std::uint32_t index) {
   return static_cast<std::uint64_t>(rank) << 32 | index;
 }
 }  // namespace
-
-// Min-heap of (node id, node index): ready nodes in ascending id.
-using ReadyHeap = std::priority_queue<std::pair<std::uint64_t, std::uint32_t>,
-                                      std::vector<std::pair<std::uint64_t, std::uint32_t>>, std::greater<>>;
-
-struct Simulation::RankRun {
-  std::vector<std::uint32_t> pending;  // unfinished parents per node
-  std::vector<Time> started;           // issue time per node (only for the timeline)
-  ReadyHeap ready;
-  ReadyHeap waiting[kNumLimited];
-  bool busy[kNumLimited] = {false, false, false};
-  bool draining = false;
-  std::uint64_t done = 0;
-  std::vector<std::uint64_t> coll_seq;  // per communicator (global group id)
-  std::unordered_map<std::uint32_t, std::size_t> coll_record;  // COMM_COLL node index -> report row
-  // Activity counters for the time breakdown.
-  std::uint32_t active_compute = 0, active_comm = 0, active_mem = 0;
-  Time last = 0;
-  RankStats stats;
-};
 
 std::size_t Simulation::P2PKeyHash::operator()(const P2PKey& k) const noexcept {
   // splitmix64 finalizer: the flat map indexes with the low bits.
@@ -62,7 +43,7 @@ Simulation::Simulation(std::vector<RankGraph> graphs, const Topology& topology, 
     throw InputError("the workload has " + std::to_string(ranks) + " ranks but the network has only " +
                      std::to_string(topology_.npu_count()) + " NPUs");
   }
-  if (ranks < topology_.npu_count()) {
+  if (ranks < topology_.npu_count() && options_.npu_of.empty()) {
     result_.warnings.push_back("the workload has " + std::to_string(ranks) + " ranks and the network " +
                                std::to_string(topology_.npu_count()) + " NPUs: ranks run on NPUs 0.." +
                                std::to_string(ranks - 1));
@@ -76,47 +57,63 @@ Simulation::Simulation(std::vector<RankGraph> graphs, const Topology& topology, 
                        collective_name(type) + " but the network has " + std::to_string(dims) + " dimension(s)");
     }
   }
-  // Communicators: the world plus every named group a rank refers to.
-  std::vector<std::uint32_t> world(ranks);
-  for (std::uint32_t r = 0; r < ranks; ++r) world[r] = r;
-  group_members_.push_back(std::make_shared<const std::vector<std::uint32_t>>(std::move(world)));
-  group_ids_[""] = 0;
-  for (const auto& [name, members] : options_.comm_groups) {
-    for (std::uint32_t m : members) {
-      if (m >= ranks) {
-        throw InputError("communicator '" + name + "' lists rank " + std::to_string(m) + " but the workload has " +
-                         std::to_string(ranks) + " ranks");
-      }
-    }
-    if (name.empty()) continue;
-    group_ids_[name] = static_cast<std::uint32_t>(group_members_.size());
-    group_members_.push_back(std::make_shared<const std::vector<std::uint32_t>>(members));
+  // Jobs and where their ranks run.
+  std::vector<JobSpec> jobs = options_.jobs;
+  if (jobs.empty()) jobs.push_back(JobSpec{"", ranks, options_.comm_groups, options_.comm_group_file});
+  std::uint32_t total = 0;
+  for (const JobSpec& j : jobs) {
+    job_first_.insert(job_first_.end(), j.ranks, total);
+    job_size_.insert(job_size_.end(), j.ranks, j.ranks);
+    total += j.ranks;
   }
+  if (total != ranks) {
+    throw InputError("the jobs have " + std::to_string(total) + " ranks in all but " + std::to_string(ranks) +
+                     " rank graphs were given");
+  }
+  npu_of_ = options_.npu_of;
+  if (npu_of_.empty()) {
+    for (std::uint32_t r = 0; r < ranks; ++r) npu_of_.push_back(r);
+  }
+  if (npu_of_.size() != ranks) throw InputError("the placement gives NPUs for " + std::to_string(npu_of_.size()) +
+                                                " ranks but the workload has " + std::to_string(ranks));
+  {
+    std::vector<std::int64_t> at(topology_.npu_count(), -1);
+    for (std::uint32_t r = 0; r < ranks; ++r) {
+      if (npu_of_[r] >= topology_.npu_count()) {
+        throw InputError(rank_label(r) + " is placed on NPU " + std::to_string(npu_of_[r]) + " but the network has " +
+                         std::to_string(topology_.npu_count()) + " NPUs");
+      }
+      if (at[npu_of_[r]] >= 0) {
+        throw InputError(rank_label(r) + " and " + rank_label(static_cast<std::uint32_t>(at[npu_of_[r]])) +
+                         " are both placed on NPU " + std::to_string(npu_of_[r]));
+      }
+      at[npu_of_[r]] = r;
+    }
+  }
+  // Communicators: every group a rank's collectives name (system/group_table.h).
+  groups_ = std::make_unique<GroupTable>(graphs_, jobs, npu_of_, topology_.dims(), topology_.npu_count());
   runs_.resize(ranks);
   for (std::uint32_t r = 0; r < ranks; ++r) {
     const RankGraph& g = graphs_[r];
-    for (const std::string& name : g.group_names()) {
-      if (!group_ids_.count(name)) {
-        throw InputError(g.path() + ": rank " + std::to_string(r) + " uses communicator pg_name '" + name +
-                         "', which no --comm-group file defines");
-      }
-    }
+    const std::uint32_t job_ranks = job_size_[r];
     RankRun& run = runs_[r];
     run.pending.resize(g.size());
     if (options_.timeline) run.started.assign(g.size(), 0);
     for (std::uint32_t i = 0; i < g.size(); ++i) {
       const TaskNode& n = g.node(i);
       run.pending[i] = n.num_parents;
-      if (n.kind == NodeKind::kCommSend && (n.comm_dst < 0 || static_cast<std::uint32_t>(n.comm_dst) >= ranks)) {
-        throw InputError(g.path() + ": rank " + std::to_string(r) + ", node " + std::to_string(n.id) +
-                         ": comm_dst " + std::to_string(n.comm_dst) + " is not a rank (0.." + std::to_string(ranks - 1) + ")");
+      if (n.kind == NodeKind::kCommSend && (n.comm_dst < 0 || static_cast<std::uint32_t>(n.comm_dst) >= job_ranks)) {
+        throw InputError(g.path() + ": rank " + std::to_string(g.rank()) + ", node " + std::to_string(n.id) + " '" +
+                         g.name(i) + "': comm_dst " + std::to_string(n.comm_dst) + " is not a rank (0.." +
+                         std::to_string(job_ranks - 1) + ")");
       }
-      if (n.kind == NodeKind::kCommRecv && (n.comm_src < 0 || static_cast<std::uint32_t>(n.comm_src) >= ranks)) {
-        throw InputError(g.path() + ": rank " + std::to_string(r) + ", node " + std::to_string(n.id) +
-                         ": comm_src " + std::to_string(n.comm_src) + " is not a rank (0.." + std::to_string(ranks - 1) + ")");
+      if (n.kind == NodeKind::kCommRecv && (n.comm_src < 0 || static_cast<std::uint32_t>(n.comm_src) >= job_ranks)) {
+        throw InputError(g.path() + ": rank " + std::to_string(g.rank()) + ", node " + std::to_string(n.id) + " '" +
+                         g.name(i) + "': comm_src " + std::to_string(n.comm_src) + " is not a rank (0.." +
+                         std::to_string(job_ranks - 1) + ")");
       }
     }
-    run.coll_seq.assign(group_members_.size(), 0);
+    run.coll_seq.assign(groups_->size(), 0);
     if (g.dangling_ctrl_deps() > 0) {
       result_.warnings.push_back(g.path() + ": " + std::to_string(g.dangling_ctrl_deps()) +
                                  " control dependencies point at absent nodes; ignored");
@@ -182,6 +179,14 @@ SimulationResult Simulation::run() {
   for (RankRun& r : runs_) {
     result_.makespan = std::max(result_.makespan, r.stats.finish);
     result_.ranks.push_back(r.stats);
+  }
+  for (std::uint32_t g = 0; g < groups_->size(); ++g) {
+    result_.groups.push_back(GroupRecord{groups_->group(g).label, groups_->group(g).dims});
+  }
+  for (const JobSpec& j : options_.jobs) {
+    JobResult job{j.name, result_.jobs.empty() ? 0 : result_.jobs.back().first_rank + result_.jobs.back().ranks, j.ranks, 0};
+    for (std::uint32_t k = 0; k < j.ranks; ++k) job.makespan = std::max(job.makespan, runs_[job.first_rank + k].stats.finish);
+    result_.jobs.push_back(std::move(job));
   }
   result_.events = queue_.processed();
   result_.messages = network_->messages_sent();
@@ -284,6 +289,7 @@ void Simulation::complete(std::uint32_t rank, std::uint32_t index) {
         rec.duration = queue_.now() - rec.start;
         r.coll_record.erase(it);
       }
+      r.coll_running.erase(index);
       --r.active_comm;
       break;
     case NodeKind::kCommSend:
@@ -320,25 +326,24 @@ void Simulation::issue_collective(std::uint32_t rank, std::uint32_t index) {
   RankRun& r = runs_[rank];
   const RankGraph& g = graphs_[rank];
   const TaskNode& n = g.node(index);
-  const std::uint32_t gid = group_ids_.at(g.group_names()[n.group]);
-  const auto& members = group_members_[gid];
-  const auto it = std::find(members->begin(), members->end(), rank);
-  if (it == members->end()) {
-    throw InputError(g.path() + ": rank " + std::to_string(rank) + ", node " + std::to_string(n.id) +
-                     ": rank is not a member of communicator '" + g.group_names()[n.group] + "'");
-  }
-  const auto pos = static_cast<std::uint32_t>(it - members->begin());
+  const std::uint32_t gid = groups_->group_of(rank, n.group);
+  const CommGroup& group = groups_->group(gid);
+  const auto& members = group.npus;
+  const auto pos = static_cast<std::uint32_t>(std::find(group.ranks.begin(), group.ranks.end(), rank) - group.ranks.begin());
   const std::uint64_t seq = r.coll_seq[gid]++;
+  r.coll_running[index] = seq;
   // Ranks meet in the k-th collective of a communicator; they must agree on what it is.
   const auto [sig, first] = signatures_.try_emplace({gid, seq}, InstanceSignature{n.coll, n.comm_size, rank, n.id, 0});
   if (!first && (sig->second.type != n.coll || sig->second.bytes != n.comm_size)) {
-    const std::string name = g.group_names()[n.group].empty() ? "the world" : "'" + g.group_names()[n.group] + "'";
-    throw InputError("collective #" + std::to_string(seq) + " of communicator " + name + ": rank " +
-                     std::to_string(rank) + " node " + std::to_string(n.id) + " issues " + collective_name(n.coll) +
-                     " of " + std::to_string(n.comm_size) + " B but rank " + std::to_string(sig->second.rank) +
-                     " node " + std::to_string(sig->second.node_id) + " issued " +
-                     collective_name(sig->second.type) + " of " + std::to_string(sig->second.bytes) +
-                     " B (ranks must issue a communicator's collectives in the same order)");
+    const RankGraph& first_graph = graphs_[sig->second.rank];
+    const auto first_index = static_cast<std::uint32_t>(first_graph.index_of(sig->second.node_id));
+    throw InputError("collective number " + std::to_string(seq + 1) + " of " + group.label + ": " + g.path() + ": " +
+                     rank_label(rank) + " node " + std::to_string(n.id) + " '" + g.name(index) + "' issues " +
+                     collective_name(n.coll) + " of " + std::to_string(n.comm_size) + " B but " + first_graph.path() +
+                     ": " + rank_label(sig->second.rank) + " node " + std::to_string(sig->second.node_id) + " '" +
+                     first_graph.name(first_index) + "' issued " + collective_name(sig->second.type) + " of " +
+                     std::to_string(sig->second.bytes) +
+                     " B (ranks must issue a group's collectives in the same order)");
   }
   if (++sig->second.joined == members->size()) signatures_.erase(sig);  // everyone agreed: forget it
   if (config_.astrasim_lifo && !r.coll_record.empty() && warned_["lifo"]++ == 0) {
@@ -354,6 +359,8 @@ void Simulation::issue_collective(std::uint32_t rank, std::uint32_t index) {
   rec.type = n.coll;
   rec.bytes = n.comm_size;
   rec.group_size = static_cast<std::uint32_t>(members->size());
+  rec.npu = npu_of_[rank];
+  rec.group = gid;
   rec.start = queue_.now();
   if (!program) {
     if (warned_[collective_name(n.coll)]++ == 0) {
@@ -372,8 +379,8 @@ void Simulation::issue_collective(std::uint32_t rank, std::uint32_t index) {
   engine_.join(InstanceKey{gid, seq}, std::move(program), members, pos, pack(rank, index));
 }
 
-void Simulation::on_collective_done(std::uint32_t rank, std::uint64_t cookie) {
-  complete(rank, static_cast<std::uint32_t>(cookie));
+void Simulation::on_collective_done(std::uint32_t /*npu*/, std::uint64_t cookie) {
+  complete(static_cast<std::uint32_t>(cookie >> 32), static_cast<std::uint32_t>(cookie));
 }
 
 // --- point-to-point ----------------------------------------------------------
@@ -381,21 +388,23 @@ void Simulation::on_collective_done(std::uint32_t rank, std::uint64_t cookie) {
 void Simulation::issue_send(std::uint32_t rank, std::uint32_t index) {
   const TaskNode& n = graphs_[rank].node(index);
   const std::uint32_t m = p2p_.alloc(P2PMessage{rank, index, -1, 0, false});
+  const std::uint32_t dst = job_first_[rank] + static_cast<std::uint32_t>(n.comm_dst);
   P2PRecv recv;
-  if (p2p_match_.arrive(P2PKey{rank, static_cast<std::uint32_t>(n.comm_dst), n.comm_tag}, m, recv)) {
+  if (p2p_match_.arrive(P2PKey{rank, dst, n.comm_tag}, m, recv)) {
     if (graphs_[recv.rank].node(recv.index).comm_size != n.comm_size) {
       throw InputError("size mismatch: " + describe_node(rank, index) + " matched " + describe_node(recv.rank, recv.index));
     }
     p2p_[m].recv_rank = recv.rank;
     p2p_[m].recv_index = recv.index;
   }
-  network_->send(rank, static_cast<NodeId>(n.comm_dst), n.comm_size, Delivery{this, kP2PDelivered, m});
+  network_->send(npu_of_[rank], npu_of_[dst], n.comm_size, Delivery{this, kP2PDelivered, m});
 }
 
 void Simulation::issue_recv(std::uint32_t rank, std::uint32_t index) {
   const TaskNode& n = graphs_[rank].node(index);
   std::uint32_t m;
-  if (!p2p_match_.post(P2PKey{static_cast<std::uint32_t>(n.comm_src), rank, n.comm_tag}, P2PRecv{rank, index}, m)) {
+  const std::uint32_t src = job_first_[rank] + static_cast<std::uint32_t>(n.comm_src);
+  if (!p2p_match_.post(P2PKey{src, rank, n.comm_tag}, P2PRecv{rank, index}, m)) {
     return;  // no send yet: waits in the matcher
   }
   P2PMessage& msg = p2p_[m];
@@ -421,90 +430,6 @@ void Simulation::p2p_delivered(std::uint32_t message) {
   }
   complete(msg.src_rank, msg.src_index);  // eager: a send is done when delivered
   if (msg.recv_rank >= 0) complete(static_cast<std::uint32_t>(msg.recv_rank), msg.recv_index);
-}
-
-// --- diagnostics -------------------------------------------------------------
-
-std::string Simulation::describe_node(std::uint32_t rank, std::uint32_t index) const {
-  const TaskNode& n = graphs_[rank].node(index);
-  std::string s = "rank " + std::to_string(rank) + " node " + std::to_string(n.id) + " (" + node_kind_name(n.kind);
-  if (n.kind == NodeKind::kCommSend) s += " to rank " + std::to_string(n.comm_dst);
-  if (n.kind == NodeKind::kCommRecv) s += " from rank " + std::to_string(n.comm_src);
-  if (n.kind == NodeKind::kCommSend || n.kind == NodeKind::kCommRecv) {
-    s += ", tag " + std::to_string(n.comm_tag) + ", " + std::to_string(n.comm_size) + " B";
-  }
-  if (n.kind == NodeKind::kCommColl) s += std::string(" ") + collective_name(n.coll) + ", " + std::to_string(n.comm_size) + " B";
-  return s + ")";
-}
-
-void Simulation::report_stuck() {
-  std::string msg = "simulation cannot complete: the event queue drained at " + format_time(queue_.now()) +
-                    " with unfinished nodes\n";
-  // Posted receives nobody sent to, by rank, then (src, tag), then posting order;
-  // collectives are described by the engine below.
-  struct Posted {
-    std::uint32_t rank, src;
-    std::int64_t tag;
-    std::size_t order;
-    std::uint32_t index;
-  };
-  std::vector<Posted> posted;
-  p2p_match_.for_each_receive([&](const P2PKey& k, const P2PRecv& r) {
-    posted.push_back(Posted{r.rank, k.src, k.tag, posted.size(), r.index});
-  });
-  std::sort(posted.begin(), posted.end(), [](const Posted& a, const Posted& b) {
-    return a.rank != b.rank ? a.rank < b.rank : a.src != b.src ? a.src < b.src : a.tag != b.tag ? a.tag < b.tag : a.order < b.order;
-  });
-  auto next_posted = posted.begin();
-  std::size_t lines = 0;
-  for (std::uint32_t rank = 0; rank < runs_.size() && lines < 40; ++rank) {
-    const RankRun& r = runs_[rank];
-    const RankGraph& g = graphs_[rank];
-    if (r.done == g.size()) continue;
-    std::vector<std::string> waiting;
-    std::size_t blocked = 0;
-    for (std::uint32_t i = 0; i < g.size(); ++i) {
-      if (r.pending[i] > 0) ++blocked;
-    }
-    while (next_posted != posted.end() && next_posted->rank < rank) ++next_posted;
-    for (; next_posted != posted.end() && next_posted->rank == rank; ++next_posted) {
-      waiting.push_back(describe_node(rank, next_posted->index) + " waits for a message no send matched");
-    }
-    msg += "  rank " + std::to_string(rank) + ": " + std::to_string(g.size() - r.done) + " of " +
-           std::to_string(g.size()) + " nodes unfinished (" + std::to_string(blocked) + " waiting on dependencies)\n";
-    ++lines;
-    for (const std::string& w : waiting) {
-      msg += "    " + w + "\n";
-      if (++lines >= 40) break;
-    }
-  }
-  for (const std::string& line : engine_.describe_pending(16)) msg += "  " + line + "\n";
-  msg.pop_back();
-  throw IncompleteError(msg);
-}
-
-void Simulation::check_unreceived() {
-  // Sends no receive took, in (src, dst, tag) order, then sending order.
-  struct Unreceived {
-    P2PKey key;
-    std::size_t order;
-    std::uint32_t message;
-  };
-  std::vector<Unreceived> left;
-  p2p_match_.for_each_message([&](const P2PKey& k, std::uint32_t m) { left.push_back(Unreceived{k, left.size(), m}); });
-  if (left.empty()) return;
-  std::sort(left.begin(), left.end(), [](const Unreceived& a, const Unreceived& b) {
-    if (a.key.src != b.key.src) return a.key.src < b.key.src;
-    if (a.key.dst != b.key.dst) return a.key.dst < b.key.dst;
-    return a.key.tag != b.key.tag ? a.key.tag < b.key.tag : a.order < b.order;
-  });
-  std::string msg;
-  for (std::size_t i = 0; i < left.size() && i < 16; ++i) {
-    const P2PMessage& m = p2p_[left[i].message];
-    msg += "\n  " + describe_node(m.src_rank, m.src_index) + " was never received by rank " + std::to_string(left[i].key.dst);
-  }
-  throw IncompleteError("simulation cannot complete: " + std::to_string(left.size()) +
-                        " message(s) sent but never received:" + msg);
 }
 
 }  // namespace sim

@@ -23,6 +23,7 @@
 #include "network/network.h"
 #include "system/algorithm_registry.h"
 #include "system/collective_engine.h"
+#include "system/group_table.h"
 #include "system/message_matcher.h"
 #include "system/system_config.h"
 #include "workload/rank_graph.h"
@@ -45,6 +46,8 @@ struct CollectiveRecord {
   CollectiveType type = CollectiveType::kAllReduce;
   std::uint64_t bytes = 0;
   std::uint32_t group_size = 0;
+  std::uint32_t npu = 0;     // where the rank runs
+  std::uint32_t group = 0;   // its group: SimulationResult::groups[group]
   Time start = 0;
   Time duration = 0;
   std::string algorithm;  // "ring", "et:<prefix>", or "replay" (trace duration)
@@ -79,8 +82,23 @@ struct LinkRecord {
   LinkUsage usage;
 };
 
+// One job of a run of several (--workload NAME=PATH ...).
+struct JobResult {
+  std::string name;
+  std::uint32_t first_rank = 0, ranks = 0;  // its ranks in SimulationResult::ranks
+  Time makespan = 0;
+};
+
+// A group collectives ran on, as reports name it.
+struct GroupRecord {
+  std::string label;                // "all ranks", "pg_name '4'", "involved_dim [true, false]"
+  std::vector<std::uint32_t> dims;  // topology dimensions its NPUs span
+};
+
 struct SimulationResult {
   Time makespan = 0;
+  std::vector<GroupRecord> groups;  // indexed by CollectiveRecord::group
+  std::vector<JobResult> jobs;  // empty for a run of one job
   std::vector<RankStats> ranks;
   std::vector<CollectiveRecord> collectives;
   std::uint64_t events = 0;
@@ -97,8 +115,15 @@ struct SimulationResult {
 };
 
 struct SimulationOptions {
-  // Communicator name (pg_name) -> global ranks; "" is the world.
+  // One job: process-group name -> ranks (the --comm-group file; see
+  // system/process_groups.h for how pg_name finds them).
   std::map<std::string, std::vector<std::uint32_t>> comm_groups;
+  std::string comm_group_file;  // where they came from, for messages
+  // Several jobs: the graphs are the jobs' ranks in job order; each job has
+  // its own ranks (comm_src/comm_dst, process groups, tags). Empty: one job.
+  std::vector<JobSpec> jobs;
+  // The NPU each graph runs on (distinct); empty: graph r on NPU r.
+  std::vector<std::uint32_t> npu_of;
   TimelineSink* timeline = nullptr;  // given every node's start and end, if set
 };
 
@@ -138,6 +163,9 @@ class Simulation final : public EventHandler, public CollectiveListener {
   void p2p_delivered(std::uint32_t message);
   void issue_collective(std::uint32_t rank, std::uint32_t index);
   std::string describe_node(std::uint32_t rank, std::uint32_t index) const;
+  std::string rank_label(std::uint32_t rank) const;  // "rank 3" or "job 'b' rank 3"
+  std::string doing_instead(std::uint32_t rank) const;
+  std::string describe_stuck_collectives() const;
   [[noreturn]] void report_stuck();
   void check_unreceived();
 
@@ -150,8 +178,10 @@ class Simulation final : public EventHandler, public CollectiveListener {
   AlgorithmRegistry algorithms_;
   CollectiveEngine engine_;
   std::vector<RankRun> runs_;
-  std::vector<std::shared_ptr<const std::vector<std::uint32_t>>> group_members_;  // per global group id
-  std::map<std::string, std::uint32_t> group_ids_;
+  std::vector<std::uint32_t> npu_of_;     // per rank (graph index)
+  std::vector<std::uint32_t> job_first_;  // per rank: the first rank of its job
+  std::vector<std::uint32_t> job_size_;   // per rank: its job's rank count
+  std::unique_ptr<GroupTable> groups_;
   // Point-to-point: a message lives in p2p_ from its send until it is both
   // delivered and received; the matcher pairs sends (their p2p_ index) with
   // posted receives FIFO per (src, dst, tag), in issue order.

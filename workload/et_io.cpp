@@ -626,7 +626,14 @@ void wire_node_from(const et::Node& node, WireNode& out) {
     if (const auto v = integer_member(a)) w.bits = v->bits;
     if (a.value_case() == et::AttributeProto::kBoolVal) w.bits = a.bool_val();
     if (a.value_case() == et::AttributeProto::kStringVal) w.str = a.string_val();
+    if (a.value_case() == et::AttributeProto::kBoolList) {
+      w.count = static_cast<std::uint32_t>(a.bool_list().values_size());
+      for (int i = 0; i < a.bool_list().values_size() && i < 64; ++i) {
+        if (a.bool_list().values(i)) w.bits |= 1ull << i;
+      }
+    }
   }
+  out.inputs_values = node.inputs().values();
 }
 
 void write_et(const EtTrace& trace, const std::string& path) {

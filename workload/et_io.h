@@ -49,6 +49,8 @@ struct WireAttr {
   int value_case = 0;      // AttributeProto's oneof member: its field number (0: none set)
   std::uint64_t bits = 0;  // integer members as int64/uint64 bits (signed ones sign-extended); bool_val 0/1
   std::string_view str;    // string_val
+  // bool_list: bits holds the first 64 values (value i at bit i), count all of them.
+  std::uint32_t count = 0;
 };
 struct WireNode {
   std::uint64_t id = 0;
@@ -58,6 +60,7 @@ struct WireNode {
   std::vector<std::uint64_t> ctrl_deps;
   std::vector<std::uint64_t> data_deps;
   std::vector<WireAttr> attrs;  // every attribute, in file order
+  std::string_view inputs_values;  // inputs.values (METADATA nodes carry process groups there)
 };
 
 // Decodes one Node frame exactly as et::Node::ParseFromArray would accept or

@@ -122,6 +122,7 @@ class Decoder {
         case (9 << 3) | kLen: {
           const u8* sub_end;
           if (!length(p, end, sub_end) || !io_info(p, sub_end, depth - 1)) return false;
+          if (tag >> 3 == 8) io_values(p, sub_end, out.inputs_values);
           p = sub_end;
           continue;
         }
@@ -299,6 +300,49 @@ class Decoder {
     return checked_message(p, end, depth, (1u << 1) | (1u << 2) | (1u << 3));
   }
 
+  // IOInfo.values (field 1) of a message io_info accepted; the last one wins, as in protobuf.
+  void io_values(const u8* p, const u8* end, std::string_view& out) {
+    while (p < end) {
+      const u8* const at = p;
+      std::uint32_t tag;
+      read_tag(p, end, tag);
+      if (tag == ((1u << 3) | kLen)) {
+        string(p, end, out);
+      } else {
+        unknown(tag, at, p, end, 100);
+      }
+    }
+  }
+
+  // The values of a BoolList message `list` accepted (packed or not).
+  void bool_values(const u8* p, const u8* end, WireAttr& a) {
+    a.bits = 0;
+    a.count = 0;
+    auto add = [&](std::uint64_t v) {
+      if (a.count < 64 && v != 0) a.bits |= 1ull << a.count;
+      ++a.count;
+    };
+    while (p < end) {
+      const u8* const at = p;
+      std::uint32_t tag;
+      read_tag(p, end, tag);
+      std::uint64_t v;
+      if (tag == ((1u << 3) | kLen)) {
+        const u8* sub_end;
+        length(p, end, sub_end);
+        while (p < sub_end) {
+          varint(p, sub_end, v);
+          add(v);
+        }
+      } else if (tag == ((1u << 3) | kVarint)) {
+        varint(p, end, v);
+        add(v);
+      } else {
+        unknown(tag, at, p, end, 100);
+      }
+    }
+  }
+
   // A *List message: field 1 repeated, packed (wire type 2) or not (`wire`).
   // width 0: varints; 4 or 8: fixed; -1: strings (UTF-8); -2: bytes.
   bool list(const u8* p, const u8* end, int depth, int width, int wire) {
@@ -360,9 +404,11 @@ class Decoder {
             const int k = static_cast<int>(field / 2) - 2;
             const u8* sub_end;
             if (!length(p, end, sub_end) || !list(p, sub_end, depth - 1, kWidth[k], kWire[k])) return false;
-            p = sub_end;
             a.value_case = static_cast<int>(field);
             a.bits = 0;
+            a.count = 0;
+            if (field == 28) bool_values(p, sub_end, a);
+            p = sub_end;
             continue;
           }
         } else {
@@ -411,6 +457,7 @@ class Decoder {
             }
             a.value_case = static_cast<int>(field);
             a.bits = v;
+            a.count = 0;
             continue;
           }
         }
@@ -437,6 +484,7 @@ bool decode_wire_node(const char* bytes, std::size_t size, WireNode& out, std::s
   out.ctrl_deps.clear();
   out.data_deps.clear();
   out.attrs.clear();
+  out.inputs_values = {};
   const auto* p = reinterpret_cast<const u8*>(bytes);
   return Decoder(bytes, std::max(size, readable), error, error_at).node(p, p + size, out);
 }

@@ -139,7 +139,7 @@ RankGraph::RankGraph(const EtTrace& trace, int rank, const GraphOptions& options
   Pending p;
   p.ids.reserve(trace.nodes.size());
   shape_of_.reserve(trace.nodes.size());
-  group_names_.push_back("");
+  communicators_.emplace_back();
   WireNode wire;
   for (const et::Node& node : trace.nodes) {
     wire_node_from(node, wire);
@@ -150,7 +150,7 @@ RankGraph::RankGraph(const EtTrace& trace, int rank, const GraphOptions& options
 
 RankGraph::RankGraph(const std::string& path, int rank, const GraphOptions& options) : rank_(rank), path_(path) {
   Pending p;
-  group_names_.push_back("");
+  communicators_.emplace_back();
   et::GlobalMetadata metadata;
   if (options.protobuf_decoder) {
     WireNode wire;
@@ -207,7 +207,7 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
   // attr_int), then each read in a fixed order, so errors come in that order.
   const WireAttr *is_cpu_op = nullptr, *num_ops = nullptr, *tensor_size = nullptr, *comm_size = nullptr,
                  *comm_tag = nullptr, *comm_src = nullptr, *comm_dst = nullptr, *comm_type = nullptr,
-                 *pg_name = nullptr;
+                 *pg_name = nullptr, *involved_dim = nullptr;
   for (const WireAttr& a : src.attrs) {
     const std::string_view name = a.name;
     const WireAttr** slot = nullptr;
@@ -223,6 +223,7 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
                                      : nullptr;
         break;
       case 11: slot = is(name, "tensor_size") ? &tensor_size : nullptr; break;
+      case 12: slot = is(name, "involved_dim") ? &involved_dim : nullptr; break;
       default: break;
     }
     if (slot && !*slot) *slot = &a;
@@ -255,11 +256,29 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
     }
     s.coll = static_cast<CollectiveType>(ct);
     if (!has_comm_size) throw InputError(where(path_, rank, id) + ": COMM_COLL node without comm_size");
-    std::string_view pg = pg_name ? wire_attr_string(src, *pg_name) : std::string_view();
-    if (pg == "0") pg = "";  // "" and "0" both mean the world communicator
-    auto it = std::find(group_names_.begin(), group_names_.end(), pg);
-    s.group = static_cast<std::uint32_t>(it - group_names_.begin());
-    if (it == group_names_.end()) group_names_.emplace_back(pg);
+    CommunicatorSpec spec;
+    if (pg_name) spec.pg_name = wire_attr_string(src, *pg_name);
+    if (involved_dim) {
+      if (involved_dim->value_case != 28) {  // AttributeProto.bool_list
+        throw InputError(where(path_, rank, id) + " '" + std::string(src.name) +
+                         "': attribute 'involved_dim' must be a bool_list (one entry per network dimension)");
+      }
+      if (involved_dim->count > 64) {
+        throw InputError(where(path_, rank, id) + " '" + std::string(src.name) + "': involved_dim has " +
+                         std::to_string(involved_dim->count) + " entries; at most 64 are supported");
+      }
+      spec.involved_count = involved_dim->count;
+      spec.involved_mask = involved_dim->bits;
+    }
+    auto it = std::find(communicators_.begin(), communicators_.end(), spec);
+    s.group = static_cast<std::uint32_t>(it - communicators_.begin());
+    if (it == communicators_.end()) {
+      spec.first_use = index;
+      communicators_.push_back(std::move(spec));
+    }
+  }
+  if (s.kind == NodeKind::kMetadata && !src.inputs_values.empty()) {
+    metadata_texts_.push_back(MetadataText{index, std::string(src.inputs_values)});
   }
   if (s.kind == NodeKind::kCommSend || s.kind == NodeKind::kCommRecv) {
     const bool send = s.kind == NodeKind::kCommSend;
@@ -419,7 +438,8 @@ std::size_t RankGraph::memory_bytes() const {
        children_.capacity() * 4 + parents_.capacity() * 2 + parents_big_.capacity() * 8 + tags_.capacity() * 4 +
        tags_big_.capacity() * 16 + name_num_.capacity() * 4 + stems_.capacity() + stem_end_.capacity() * 4 +
        ids_.capacity() * 8 + by_id_.capacity() * 16;
-  for (const std::string& g : group_names_) b += sizeof(g) + g.capacity();
+  for (const CommunicatorSpec& g : communicators_) b += sizeof(g) + g.pg_name.capacity();
+  for (const MetadataText& m : metadata_texts_) b += sizeof(m) + m.values.capacity();
   return b;
 }
 

@@ -63,10 +63,28 @@ struct TaskNode {
   std::int32_t comm_src = -1;
   std::int32_t comm_dst = -1;
   std::int64_t comm_tag = 0;
-  std::uint32_t group = 0;  // index into the graph's pg_names (0 = world)
+  std::uint32_t group = 0;  // index into the graph's communicators() (0: no pg_name, no involved_dim)
   std::uint32_t first_child = 0;  // children are children_[first_child, first_child + num_children)
   std::uint32_t num_children = 0;
   std::uint32_t num_parents = 0;
+};
+
+// What a COMM_COLL node says about its group: pg_name and involved_dim as
+// written (system/process_groups.h resolves them to ranks).
+struct CommunicatorSpec {
+  std::string pg_name;             // "" when absent
+  std::uint32_t involved_count = 0;  // entries in involved_dim; 0 when absent
+  std::uint64_t involved_mask = 0;   // bit i: dimension i involved
+  std::uint32_t first_use = 0;       // index of the first node naming it (for messages)
+  bool operator==(const CommunicatorSpec& o) const {
+    return pg_name == o.pg_name && involved_count == o.involved_count && involved_mask == o.involved_mask;
+  }
+};
+
+// A METADATA node's inputs.values (PyTorch process-group definitions).
+struct MetadataText {
+  std::uint32_t index = 0;  // the node
+  std::string values;
 };
 
 struct GraphOptions {
@@ -154,8 +172,11 @@ class RankGraph {
   std::vector<std::uint32_t> roots() const;
   // Index of a node id, or -1.
   std::int64_t index_of(std::uint64_t id) const;
-  // Communicator names referenced by pg_name; entry 0 is the world ("").
-  const std::vector<std::string>& group_names() const { return group_names_; }
+  // Communicators COMM_COLL nodes name (pg_name, involved_dim); entry 0 is
+  // "neither given" (all ranks).
+  const std::vector<CommunicatorSpec>& communicators() const { return communicators_; }
+  // METADATA nodes with a nonempty inputs.values, in file order.
+  const std::vector<MetadataText>& metadata_texts() const { return metadata_texts_; }
   // Ctrl deps that pointed at absent nodes and were ignored.
   std::size_t dangling_ctrl_deps() const { return dangling_ctrl_deps_; }
   // Ctrl deps of a node on itself, ignored.
@@ -195,7 +216,8 @@ class RankGraph {
   // Sorted (id, index) pairs; left empty when the file lists ids in ascending
   // order (the usual case), where ids_ itself is sorted.
   std::vector<std::pair<std::uint64_t, std::uint32_t>> by_id_;
-  std::vector<std::string> group_names_;
+  std::vector<CommunicatorSpec> communicators_;
+  std::vector<MetadataText> metadata_texts_;
   std::size_t dangling_ctrl_deps_ = 0;
   std::size_t self_ctrl_deps_ = 0;
 };

@@ -298,7 +298,7 @@ TEST_F(Cli, UnmatchedReceiveExitsThreeAndWritesNoReport) {
   const std::string w = workload("w", {{comp(1)}, {p2p(1, false, 0, 100)}});
   const SimRun r = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --report " + path("r.json"));
   EXPECT_EQ(r.code, 3);
-  EXPECT_NE(r.output.find("rank 1 node 1 (COMM_RECV from rank 0, tag 5, 100 B) waits"), std::string::npos)
+  EXPECT_NE(r.output.find("rank 1 node 1 'recv' (COMM_RECV from rank 0, tag 5, 100 B) waits"), std::string::npos)
       << r.output;
   EXPECT_FALSE(fs::exists(path("r.json")));
   for (const auto& e : fs::directory_iterator(dir_)) {

@@ -68,10 +68,10 @@ TEST(P2PMatching, UnmatchedReceivesAreListedPerRankInKeyAndPostingOrder) {
     FAIL();
   } catch (const IncompleteError& e) {
     const std::string msg = e.what();
-    const std::size_t a = msg.find("rank 1 node 3 (COMM_RECV from rank 0, tag 1, 64 B) waits");
-    const std::size_t b = msg.find("rank 1 node 4 (COMM_RECV from rank 0, tag 1, 128 B) waits");
-    const std::size_t c = msg.find("rank 1 node 2 (COMM_RECV from rank 0, tag 3, 64 B) waits");
-    const std::size_t d = msg.find("rank 1 node 1 (COMM_RECV from rank 2, tag 1, 64 B) waits");
+    const std::size_t a = msg.find("rank 1 node 3 'recv' (COMM_RECV from rank 0, tag 1, 64 B) waits");
+    const std::size_t b = msg.find("rank 1 node 4 'recv' (COMM_RECV from rank 0, tag 1, 128 B) waits");
+    const std::size_t c = msg.find("rank 1 node 2 'recv' (COMM_RECV from rank 0, tag 3, 64 B) waits");
+    const std::size_t d = msg.find("rank 1 node 1 'recv' (COMM_RECV from rank 2, tag 1, 64 B) waits");
     ASSERT_NE(a, std::string::npos) << msg;
     ASSERT_NE(b, std::string::npos) << msg;
     ASSERT_NE(c, std::string::npos) << msg;
@@ -97,9 +97,9 @@ TEST(P2PMatching, UnreceivedSendsAreCountedAndListedInKeyOrder) {
   } catch (const IncompleteError& e) {
     const std::string msg = e.what();
     EXPECT_NE(msg.find("3 message(s) sent but never received:\n"
-                       "  rank 0 node 4 (COMM_SEND to rank 1, tag 2, 40 B) was never received by rank 1\n"
-                       "  rank 0 node 2 (COMM_SEND to rank 1, tag 4, 20 B) was never received by rank 1\n"
-                       "  rank 0 node 3 (COMM_SEND to rank 1, tag 4, 30 B) was never received by rank 1"),
+                       "  rank 0 node 4 'send' (COMM_SEND to rank 1, tag 2, 40 B) was never received by rank 1\n"
+                       "  rank 0 node 2 'send' (COMM_SEND to rank 1, tag 4, 20 B) was never received by rank 1\n"
+                       "  rank 0 node 3 'send' (COMM_SEND to rank 1, tag 4, 30 B) was never received by rank 1"),
               std::string::npos)
         << msg;
   }
@@ -114,8 +114,8 @@ TEST(P2PMatching, SizeMismatchNamesBothNodes) {
     simulate(traces, ring8());
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("size mismatch: rank 0 node 2 (COMM_SEND to rank 1, tag 3, 1024 B) matched "
-                                         "rank 1 node 7 (COMM_RECV from rank 0, tag 3, 2048 B)"),
+    EXPECT_NE(std::string(e.what()).find("size mismatch: rank 0 node 2 'send' (COMM_SEND to rank 1, tag 3, 1024 B) matched "
+                                         "rank 1 node 7 'recv' (COMM_RECV from rank 0, tag 3, 2048 B)"),
               std::string::npos)
         << e.what();
   }

@@ -67,8 +67,8 @@ TEST(WorkloadRun, UnmatchedReceiveSaysWhoWaitsOnWhat) {
     FAIL();
   } catch (const IncompleteError& e) {
     const std::string msg = e.what();
-    EXPECT_NE(msg.find("rank 1: 2 of 2 nodes unfinished"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("rank 1 node 4 (COMM_RECV from rank 0, tag 2, 4096 B) waits"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("rank 1 (mem.1.et): 2 of 2 nodes unfinished"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("rank 1 node 4 'recv' (COMM_RECV from rank 0, tag 2, 4096 B) waits"), std::string::npos) << msg;
   }
 }
 
@@ -94,7 +94,12 @@ TEST(WorkloadRun, CollectiveAMemberNeverIssuesIsReported) {
     simulate(traces, ring8());
     FAIL();
   } catch (const IncompleteError& e) {
-    EXPECT_NE(std::string(e.what()).find("ranks 3 never issued it"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ALL_REDUCE of 1048576 B on all ranks (ranks 0, 1, 2, 3; network dimensions "
+                                         "[0]), collective number 1 of that group:\n    issued by: rank 0 node 1 'coll', "
+                                         "rank 1 node 1 'coll', rank 2 node 1 'coll'\n    not issued by rank 3, which has "
+                                         "finished all its nodes"),
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -106,8 +111,9 @@ TEST(WorkloadRun, RanksDisagreeingOnACollectiveIsAnInputError) {
     simulate(traces, ring8());
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("collective #0 of communicator the world: rank 2 node 1 issues ALL_REDUCE "
-                                         "of 2048 B but rank 0 node 1 issued ALL_REDUCE of 1024 B"),
+    EXPECT_NE(std::string(e.what()).find("collective number 1 of all ranks: mem.2.et: rank 2 node 1 'coll' issues "
+                                         "ALL_REDUCE of 2048 B but mem.0.et: rank 0 node 1 'coll' issued ALL_REDUCE of "
+                                         "1024 B"),
               std::string::npos)
         << e.what();
   }

@@ -287,7 +287,11 @@ TEST(EtWire, MutatedNodesNeverCrashAndAgreeWithProtobuf) {
 std::string describe(const RankGraph& g) {
   std::string s = "size " + std::to_string(g.size()) + " dangling " + std::to_string(g.dangling_ctrl_deps()) + " self " +
                   std::to_string(g.self_ctrl_deps()) + " groups";
-  for (const auto& n : g.group_names()) s += " '" + n + "'";
+  for (const auto& n : g.communicators()) {
+    s += " '" + n.pg_name + "'/" + std::to_string(n.involved_count) + ":" + std::to_string(n.involved_mask) + "@" +
+         std::to_string(n.first_use);
+  }
+  for (const auto& m : g.metadata_texts()) s += " meta " + std::to_string(m.index) + " '" + m.values + "'";
   s += " roots";
   for (auto r : g.roots()) s += " " + std::to_string(r);
   s += "\n";
@@ -434,6 +438,13 @@ EtTrace attribute_trace() {
   host.set_duration_micros(3);
   et::Node& meta = node(7, et::METADATA_NODE, "9");
   attr(meta, "comm_size")->set_string_val("not read on a METADATA node");
+  meta.mutable_inputs()->set_values("['[{\"pg_name\": \"7\", \"ranks\": [0, 1]}]']");
+  meta.mutable_inputs()->set_shapes("[[]]");
+  et::Node& dims = node(8, et::COMM_COLL_NODE, "ar_dims");
+  attr(dims, "comm_type")->set_int64_val(0);
+  attr(dims, "comm_size")->set_int64_val(64);
+  et::AttributeProto* involved = attr(dims, "involved_dim");
+  for (bool b : {true, false, true}) involved->mutable_bool_list()->add_values(b);
   return t;
 }
 
@@ -449,7 +460,15 @@ TEST(EtWire, AttributesAndAttributeErrorsMatchTheLibraryPath) {
   EXPECT_EQ(g.node(3).comm_tag, -5);
   EXPECT_EQ(g.node(4).comm_tag, 1ll << 40);
   EXPECT_EQ(g.node(1).coll, CollectiveType::kReduceScatter);
-  EXPECT_EQ(g.group_names(), (std::vector<std::string>{"", "tp"}));
+  // pg_name is kept as written ("0" too: system/process_groups.h resolves it).
+  ASSERT_EQ(g.communicators().size(), 4u);
+  EXPECT_EQ(g.communicators()[3].involved_count, 3u);
+  EXPECT_EQ(g.communicators()[3].involved_mask, 5u);
+  EXPECT_EQ(g.communicators()[1].pg_name, "0");
+  EXPECT_EQ(g.communicators()[2].pg_name, "tp");
+  EXPECT_EQ(g.communicators()[2].first_use, 2u);
+  ASSERT_EQ(g.metadata_texts().size(), 1u);
+  EXPECT_EQ(g.metadata_texts()[0].values, "['[{\"pg_name\": \"7\", \"ranks\": [0, 1]}]']");
 
   // Each broken variant fails the same way on both paths, word for word.
   using Edit = std::function<void(EtTrace&)>;

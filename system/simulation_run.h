@@ -1,0 +1,35 @@
+// Simulation's per-rank run state, shared by simulation.cpp and
+// simulation_diagnosis.cpp (not part of the interface).
+#pragma once
+
+#include <functional>
+#include <queue>
+#include <unordered_map>
+#include <vector>
+
+#include "system/simulation.h"
+
+namespace sim {
+
+// Min-heap of (node id, node index): ready nodes in ascending id.
+using ReadyHeap = std::priority_queue<std::pair<std::uint64_t, std::uint32_t>,
+                                      std::vector<std::pair<std::uint64_t, std::uint32_t>>, std::greater<>>;
+
+struct Simulation::RankRun {
+  std::vector<std::uint32_t> pending;  // unfinished parents per node
+  std::vector<Time> started;           // issue time per node (only for the timeline)
+  ReadyHeap ready;
+  ReadyHeap waiting[kNumLimited];
+  bool busy[kNumLimited] = {false, false, false};
+  bool draining = false;
+  std::uint64_t done = 0;
+  std::vector<std::uint64_t> coll_seq;  // per communicator (global group id)
+  std::unordered_map<std::uint32_t, std::size_t> coll_record;  // COMM_COLL node index -> report row
+  std::unordered_map<std::uint32_t, std::uint64_t> coll_running;  // COMM_COLL node index -> its sequence number
+  // Activity counters for the time breakdown.
+  std::uint32_t active_compute = 0, active_comm = 0, active_mem = 0;
+  Time last = 0;
+  RankStats stats;
+};
+
+}  // namespace sim
