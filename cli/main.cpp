@@ -5,6 +5,7 @@
 //   sim collective gen ring --coll allreduce --npus 8 [--chunks k] -o algo/ring
 //   sim collective check algo/ring
 //   sim workload gen collectives --npus 1024 --coll allreduce --size 1GiB -o wl/ar
+//   sim sweep SPEC.yml -o OUT, sim compare RESULTS REFERENCE, sim plot   (cli/workflow_commands.h)
 //   sim --workload-configuration=<prefix> --system-configuration=<json> ...   ASTRA-sim's
 //                                         command line, unchanged (cli/astrasim_cli.h)
 //
@@ -26,6 +27,8 @@
 #include "network/topology.h"
 #include "system/collective_tools.h"
 #include "timed_run.h"
+#include "workflow_commands.h"
+#include "workflows/progress.h"
 #include "system/report.h"
 #include "system/simulation.h"
 #include "workload/example_workload.h"
@@ -55,6 +58,7 @@ int run_simulation(const RunOptions& o) {
   SimulationOptions options;
   if (!o.backend.empty()) config.network.backend = o.backend;
   options.timeline = !o.timeline.empty();
+  if (!o.quiet) options.progress = workflows::long_run_progress(std::cerr);
   if (!o.comm_groups.empty()) options.comm_groups = load_comm_groups(o.comm_groups);
 
   // Each rank's trace is compacted into its graph as soon as it is read, so
@@ -175,6 +179,8 @@ int main(int argc, char** argv) {
   wgen->add_option("--iterations", w.iterations, "p2p-ring: rounds (default 1)")->check(CLI::Range(1, 1 << 30));
   wgen->add_option("-o,--output", w.prefix, "output prefix")->required();
 
+  const auto workflows = add_workflow_commands(app);  // sweep, sweep merge, compare, plot
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -185,6 +191,7 @@ int main(int argc, char** argv) {
     if (*gen) return generate_algorithm(g, std::cout);
     if (*check) return check_algorithm(c, std::cout);
     if (*wgen) return generate_workload(w, std::cout);
+    if (const auto code = run_workflow_commands(*workflows)) return *code;
     return run_simulation(o);
   } catch (const SimError& e) {
     std::cerr << "sim: error: " << e.what() << "\n";

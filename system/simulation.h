@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -83,10 +84,19 @@ struct SimulationResult {
   std::vector<std::pair<std::string, std::uint64_t>> network_counters;
 };
 
+// Where a running simulation is, for progress lines on long runs.
+struct SimulationProgress {
+  Time now = 0;
+  std::uint64_t events = 0;
+  std::uint64_t nodes_done = 0, nodes_total = 0;
+};
+
 struct SimulationOptions {
   // Communicator name (pg_name) -> global ranks; "" is the world.
   std::map<std::string, std::vector<std::uint32_t>> comm_groups;
   bool timeline = false;  // record every node's start and end
+  // Called every 2^20 events when set (the caller decides when to print).
+  std::function<void(const SimulationProgress&)> progress;
 };
 
 class Simulation final : public EventHandler, public CollectiveListener {
@@ -94,6 +104,10 @@ class Simulation final : public EventHandler, public CollectiveListener {
   // Throws InputError if the workload does not fit the topology.
   Simulation(std::vector<RankGraph> graphs, const Topology& topology, const SystemConfig& config,
              SimulationOptions options);
+  // The same on graphs shared read-only with other simulations (a sweep's
+  // points that run one workload on threads load it once).
+  Simulation(std::shared_ptr<const std::vector<RankGraph>> graphs, const Topology& topology,
+             const SystemConfig& config, SimulationOptions options);
   ~Simulation();
 
   // Runs to the end. Throws IncompleteError naming what each stuck rank waits
@@ -127,8 +141,10 @@ class Simulation final : public EventHandler, public CollectiveListener {
   std::string describe_node(std::uint32_t rank, std::uint32_t index) const;
   [[noreturn]] void report_stuck();
   void check_unreceived();
+  void run_events();
 
-  std::vector<RankGraph> graphs_;
+  std::shared_ptr<const std::vector<RankGraph>> shared_graphs_;
+  const std::vector<RankGraph>& graphs_;  // *shared_graphs_
   const Topology& topology_;
   const SystemConfig& config_;
   SimulationOptions options_;
