@@ -7,7 +7,8 @@ A series is every row sharing the values of the axis columns other than `size`
 `sim compare --plot` (--overlay).
 
   scripts/plot_results.py out/results.csv [more.csv | OUTDIR ...] -o fig.png [--metric busbw|time]
-                          [--baseline AXIS=VALUE]   # time divided by that series' time (e.g. Fig. 4's slowdown)
+                          [--baseline AXIS=VALUE]   # time divided by that series' time (Fig. 4's slowdown:
+                                                    #   --metric makespan --baseline network=../ring64.yml)
   scripts/plot_results.py --overlay pairs.csv --metric time -o fig.png
 """
 import argparse
@@ -17,7 +18,8 @@ import sys
 
 RESULT_COLUMNS = ["status", "exit_code", "npus", "sim_time_ns", "collective", "bytes", "group_size", "algorithm",
                   "ranks", "time_ns", "algbw_gbps", "busbw_gbps", "message"]
-AXES_LABEL = {"busbw": "bus bandwidth (GB/s, 1 GB/s = 1e9 B/s)", "time": "time (us)"}
+AXES_LABEL = {"busbw": "bus bandwidth (GB/s, 1 GB/s = 1e9 B/s)", "time": "collective time (us)",
+              "makespan": "simulated time of the whole workload (us)"}
 
 
 def size_label(n):
@@ -41,7 +43,9 @@ def read_rows(path):
 
 
 def value(row, metric):
-    return float(row["busbw_gbps"]) if metric == "busbw" else float(row["time_ns"]) / 1e3
+    if metric == "busbw":
+        return float(row["busbw_gbps"])
+    return float(row["time_ns" if metric == "time" else "sim_time_ns"]) / 1e3
 
 
 def plot_results(args, plt):
@@ -50,14 +54,17 @@ def plot_results(args, plt):
         axes, rows = read_rows(path)
         keys = [a for a in axes if a != "size"]
         for r in rows:
-            label = " ".join([r["collective"]] + [f"{k}={r[k]}" for k in keys if len(args.results) > 0] +
-                             ([f"[{r['algorithm']}]"] if "algorithm" not in keys else []))
+            # makespan: one value per point, so the collective is not part of the series
+            what = [] if args.metric == "makespan" else [r["collective"]]
+            tail = [] if args.metric == "makespan" else [f"[{r['algorithm']}]"]
+            label = " ".join(what + [f"{k}={r[k]}" for k in keys] + tail)
             series.setdefault(label, {})[int(r["bytes"])] = r
     baseline = None
     if args.baseline:
         key, _, want = args.baseline.partition("=")
         baseline = (key, want)
     fig, ax = plt.subplots(figsize=(8, 4.8))
+    ax.set_prop_cycle(color=[plt.get_cmap("tab20")(i % 20) for i in range(max(1, len(series)))])
     for label, points in sorted(series.items()):
         xs = sorted(points)
         if baseline:
@@ -65,7 +72,8 @@ def plot_results(args, plt):
             base_label = " ".join(p if not p.startswith(key + "=") else f"{key}={want}" for p in label.split(" "))
             if base_label not in series:
                 sys.exit(f"plot_results: --baseline {args.baseline}: no series '{base_label}'")
-            ys = [float(points[x]["time_ns"]) / float(series[base_label][x]["time_ns"]) for x in xs]
+            metric = "time" if args.metric == "busbw" else args.metric
+            ys = [value(points[x], metric) / value(series[base_label][x], metric) for x in xs]
         else:
             ys = [value(points[x], args.metric) for x in xs]
         ax.plot(xs, ys, "-o", markersize=3, label=label)
@@ -75,10 +83,11 @@ def plot_results(args, plt):
     ax.set_xticklabels([size_label(x) for x in xs], rotation=45, ha="right")
     ax.set_xlabel("collective size per rank (bytes)")
     if baseline:
-        ax.set_ylabel(f"time / time at {baseline[0]}={baseline[1]}")
+        what = "collective time" if args.metric != "makespan" else "simulated time"
+        ax.set_ylabel(f"{what} / the same at {baseline[0]}={baseline[1]}")
     else:
         ax.set_ylabel(AXES_LABEL[args.metric])
-        if args.metric == "time":
+        if args.metric != "busbw":
             ax.set_yscale("log")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
@@ -110,7 +119,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", nargs="*", help="results.csv files or sweep output folders")
     ap.add_argument("-o", "--output", required=True, help="PNG to write")
-    ap.add_argument("--metric", choices=["busbw", "time"], default="busbw")
+    ap.add_argument("--metric", choices=["busbw", "time", "makespan"], default="busbw",
+                    help="busbw (GB/s), time (each collective, us) or makespan (the point's simulated time, us)")
     ap.add_argument("--baseline", help="AXIS=VALUE: plot time relative to that series")
     ap.add_argument("--overlay", help="compare overlay CSV (series,collective,bytes,results,reference)")
     args = ap.parse_args()

@@ -376,13 +376,15 @@ std::shared_ptr<const CollectiveProgram> make_native_program(const NativeAlgorit
   return algo.make(normalized(type), group_size, bytes, chunks, params);
 }
 
-AlgorithmRegistry::AlgorithmRegistry(const SystemConfig& config, std::vector<std::uint32_t> topology_dims)
+AlgorithmRegistry::AlgorithmRegistry(const SystemConfig& config, std::vector<std::uint32_t> topology_dims,
+                                     const EtLoader& load)
     : config_(config), topology_dims_(std::move(topology_dims)) {
   for (const auto& [type, text] : config.algorithms) {
     Chosen c;
     c.choice = parse_algorithm_choice(text, type);
     if (!c.choice.native && !c.choice.hierarchical) {
-      c.injected = std::make_shared<const EtAlgorithm>(load_et_algorithm(c.choice.et_source, type));
+      c.injected = load ? load(c.choice.et_source, type)
+                        : std::make_shared<const EtAlgorithm>(load_et_algorithm(c.choice.et_source, type));
     }
     chosen_[type] = std::move(c);
   }

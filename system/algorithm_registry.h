@@ -138,9 +138,14 @@ std::shared_ptr<const CollectiveProgram> with_dataset_splits(
 
 class AlgorithmRegistry {
  public:
+  // Loads an injected algorithm (load_et_algorithm); a sweep passes one that
+  // shares each algorithm, read once, among the simulations that use it.
+  using EtLoader = std::function<std::shared_ptr<const EtAlgorithm>(const std::string& source, CollectiveType type)>;
+
   // Parses every choice in the config and loads injected ETs (throws InputError).
   // Hierarchical choices place groups on `topology_dims` (Topology::dims()).
-  explicit AlgorithmRegistry(const SystemConfig& config, std::vector<std::uint32_t> topology_dims = {});
+  explicit AlgorithmRegistry(const SystemConfig& config, std::vector<std::uint32_t> topology_dims = {},
+                             const EtLoader& load = nullptr);
 
   // The program for a collective; never null. Throws InputError when an
   // injected algorithm's rank count differs from the group size.

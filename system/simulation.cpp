@@ -61,7 +61,7 @@ Simulation::Simulation(std::shared_ptr<const std::vector<RankGraph>> graphs, con
       config_(config),
       options_(std::move(options)),
       network_(make_network(config_.network, topology_, queue_)),
-      algorithms_(config_, topology_.dims()),
+      algorithms_(config_, topology_.dims(), options_.load_algorithm),
       engine_(queue_, *network_, config_, *this) {
   const auto ranks = static_cast<std::uint32_t>(graphs_.size());
   if (ranks > topology_.npu_count()) {

@@ -97,6 +97,8 @@ struct SimulationOptions {
   bool timeline = false;  // record every node's start and end
   // Called every 2^20 events when set (the caller decides when to print).
   std::function<void(const SimulationProgress&)> progress;
+  // Loads injected collective algorithms (default: from disk, per simulation).
+  AlgorithmRegistry::EtLoader load_algorithm;
 };
 
 class Simulation final : public EventHandler, public CollectiveListener {

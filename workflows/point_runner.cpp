@@ -31,7 +31,12 @@ void simulate(const PointInputs& in, SharedInputs& shared, PointResult& out) {
   const auto topology = shared.topologies.get(
       in.network_digest, [&] { return parse_topology(in.network_text, in.network_source); });
   const auto graphs = shared.workloads.get(in.workload_key, [&] { return load_workload(in); });
-  Simulation simulation(graphs, *topology, config, SimulationOptions{});
+  SimulationOptions options;
+  options.load_algorithm = [&shared](const std::string& source, CollectiveType type) {
+    return shared.algorithms.get(source + "\n" + collective_name(type),
+                                 [&] { return load_et_algorithm(source, type); });
+  };
+  Simulation simulation(graphs, *topology, config, std::move(options));
   SimulationResult result = simulation.run();
   for (const std::string& w : physical_bound_warnings(result, *topology)) result.warnings.push_back(w);
   out.sim_time = result.makespan;

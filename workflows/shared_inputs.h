@@ -1,6 +1,7 @@
 // Inputs loaded once and shared read-only by the points of a sweep that run
 // on threads: topologies (by the digest of their text) and workloads (by
-// their files' digests, or a microbenchmark's parameters).
+// their files' digests, or a microbenchmark's parameters) and injected
+// collective algorithms (by path and type: files do not change during a sweep).
 #pragma once
 
 #include <functional>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "network/topology.h"
+#include "system/et_algorithm.h"
 #include "workload/rank_graph.h"
 
 namespace sim::workflows {
@@ -54,6 +56,7 @@ class LoadOnce {
 struct SharedInputs {
   LoadOnce<Topology> topologies;
   LoadOnce<std::vector<RankGraph>> workloads;
+  LoadOnce<EtAlgorithm> algorithms;  // injected collective algorithms, by source and type
 };
 
 }  // namespace sim::workflows

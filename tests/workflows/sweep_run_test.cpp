@@ -117,6 +117,65 @@ TEST(SweepRun, ShardsMergeIntoTheLocalCsvByteForByte) {
   EXPECT_EQ(slurp(tmp / "merged/results.csv"), slurp(tmp / "local/results.csv"));
 }
 
+TEST(SweepRun, AnAlgorithmInjectedAsEtsEqualsTheNativeOneAndIsKeyedByItsFiles) {
+  TempDir tmp("sweep_et");
+  ASSERT_EQ(run_sim("collective gen ring --coll allreduce --npus 8 -o " + (tmp / "algo/ring")).code, 0);
+  spit(tmp / "spec.yml", "base:\n  microbenchmark: {npus: 8}\n  network: " + source_path("configs/switch8.yml") +
+                             "\naxes:\n  collective: [allreduce=ring, allreduce=algo/ring]\n  size: [64KiB, 1MiB, 16MiB]\n"
+                             "  backend: [analytical, flow]\n");
+  ASSERT_EQ(run_sim("sweep " + (tmp / "spec.yml") + " -q -o " + (tmp / "out")).code, 0);
+  const auto rows = csv_rows(tmp / "out/results.csv");
+  ASSERT_EQ(rows.size(), 12u);
+  for (std::size_t r = 0; r < 6; ++r) {
+    EXPECT_EQ(rows[r].at("algorithm"), "ring");
+    EXPECT_EQ(rows[r + 6].at("algorithm").rfind("et:", 0), 0u) << rows[r + 6].at("algorithm");
+    EXPECT_EQ(rows[r].at("time_ns"), rows[r + 6].at("time_ns")) << "point " << r;  // bit-identical
+  }
+  // Rewritten with 2 chunks: only the 6 points that read those files rerun.
+  ASSERT_EQ(run_sim("collective gen ring --coll allreduce --npus 8 --chunks 2 -o " + (tmp / "algo/ring")).code, 0);
+  ASSERT_EQ(run_sim("sweep " + (tmp / "spec.yml") + " -q -o " + (tmp / "out")).code, 0);
+  EXPECT_EQ(summary_of(tmp / "out").at("simulated"), 6);
+}
+
+TEST(SweepRun, InterruptedSweepKeepsFinishedPointsAndTheRerunFinishesIt) {
+  TempDir tmp("sweep_int");
+  std::string sizes;
+  for (int k = 0; k < 40; ++k) sizes += (k ? ", " : "") + std::to_string(1000 + k) + "KiB";
+  spit(tmp / "spec.yml", "base:\n  microbenchmark: {npus: 64}\n  network: " + source_path("configs/torus8x8.yml") +
+                             "\naxes:\n  size: [" + sizes + "]\n  collective: [allreduce=ring, allreduce=direct]\n"
+                             "  backend: [analytical, flow]\n");
+  // SIGINT 0.5 s in: running points finish, the rest are left for the rerun.
+  const std::string cmd = "sh -c '" + std::string(SIM_BINARY) + " sweep " + (tmp / "spec.yml") + " -j 1 -o " +
+                          (tmp / "out") + " & pid=$!; sleep 0.5; kill -INT $pid; wait $pid; echo exit=$?'";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  char buf[4096];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
+  pclose(pipe);
+  if (out.find("exit=0") != std::string::npos) GTEST_SKIP() << "the sweep finished before the signal";
+  ASSERT_NE(out.find("exit=130"), std::string::npos) << out;
+  const nlohmann::json j = nlohmann::json::parse(slurp(tmp / "out/results.json"));
+  EXPECT_TRUE(j.at("interrupted").get<bool>());
+  const std::size_t saved = j.at("points").size();
+  EXPECT_LT(saved, 160u);
+  EXPECT_EQ(csv_rows(tmp / "out/results.csv").size(), saved);  // a whole file, its finished points
+  for (const auto& entry : std::filesystem::directory_iterator(tmp / "out/cache")) {
+    EXPECT_EQ(entry.path().extension(), ".json") << entry.path();  // no temporary file left
+  }
+  ASSERT_EQ(run_sim("sweep " + (tmp / "spec.yml") + " -q -o " + (tmp / "out")).code, 0);
+  EXPECT_EQ(summary_of(tmp / "out").at("simulated"), 160 - static_cast<int>(saved));
+  EXPECT_EQ(csv_rows(tmp / "out/results.csv").size(), 160u);
+}
+
+TEST(SweepRun, ProgressLinesWhenNotATerminal) {
+  TempDir tmp("sweep_progress");
+  const SimRun run = run_sim("sweep " + kBandwidthSpec + " --progress-interval 0.001 -j 1 -o " + (tmp / "out"));
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("sweep: 48/48 points, 0 failed"), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find("\r["), std::string::npos);  // no bar in a log
+}
+
 TEST(SweepRun, ZippedAxesAdvanceTogether) {
   TempDir tmp("sweep_zip");
   spit(tmp / "spec.yml",
