@@ -28,15 +28,17 @@ run() {  # label, extra args
   local wall rss
   wall=$(grep "Elapsed (wall clock)" "$tmp/time.txt" | awk '{print $NF}')
   rss=$(grep "Maximum resident" "$tmp/time.txt" | awk '{print $NF}')
-  local simulated
-  simulated=$(python3 -c "import json;print(json.load(open('$tmp/out/results.json'))['summary']['simulated'])")
-  python3 - "$label" "$wall" "$rss" "$simulated" <<'PY'
-import sys
-label, wall, rss, simulated = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+  python3 - "$label" "$wall" "$rss" "$tmp/out/results.json" <<'PY'
+import json, sys
+label, wall, rss, path = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 parts = [float(p) for p in wall.split(":")]
 secs = parts[-1] + 60 * parts[-2] + (3600 * parts[-3] if len(parts) > 2 else 0)
-print(f"{label:>5}: 1000 points ({simulated} simulated) in {secs:.2f} s wall, "
-      f"{1000 / secs:,.0f} points/s, peak memory {rss / 1024:.0f} MiB")
+j = json.load(open(path))
+simulated = j["summary"]["simulated"]
+# Time inside the points (load + simulate), summed over threads.
+inside = sum(p["wall_seconds"] for p in j["points"] if not p["from_cache"])
+print(f"{label:>5}: 1000 points ({simulated} simulated) in {secs:.2f} s wall, {1000 / secs:,.0f} points/s, "
+      f"{inside:.2f} s inside points (all threads), peak memory {rss / 1024:.0f} MiB")
 PY
 }
 

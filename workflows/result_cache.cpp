@@ -12,11 +12,15 @@ ResultCache::ResultCache(const std::string& out_dir) : folder_(out_dir + "/cache
   std::error_code ec;
   std::filesystem::create_directories(folder_, ec);
   if (ec) throw InputError(folder_ + ": cannot create the result cache folder: " + ec.message());
+  for (const auto& entry : std::filesystem::directory_iterator(folder_, ec)) {
+    if (entry.path().extension() == ".json") present_.insert(entry.path().stem().string());
+  }
 }
 
 std::string ResultCache::path_of(const std::string& key) const { return folder_ + "/" + key + ".json"; }
 
 std::optional<PointResult> ResultCache::find(const std::string& key) const {
+  if (!present_.count(key)) return std::nullopt;
   std::ifstream in(path_of(key));
   if (!in) return std::nullopt;
   try {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 
 #include "workflows/point_result.h"
@@ -22,6 +23,9 @@ class ResultCache {
  private:
   std::string path_of(const std::string& key) const;
   std::string folder_;
+  // Keys present when the sweep started: one directory listing instead of
+  // one failed open per new point (file opens dominate a sweep of small points).
+  std::set<std::string> present_;
 };
 
 }  // namespace sim::workflows
