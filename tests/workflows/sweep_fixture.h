@@ -63,6 +63,12 @@ inline nlohmann::json summary_of(const std::string& out_dir) {
   return nlohmann::json::parse(slurp(out_dir + "/results.json")).at("summary");
 }
 
+// An 8-NPU topology of a named shape; `bandwidth_key` lets a test misspell the key.
+inline std::string shape8(const std::string& shape, const std::string& bandwidth = "50GB/s",
+                          const std::string& bandwidth_key = "bandwidth") {
+  return "shape: " + shape + "\nnpus: 8\n" + bandwidth_key + ": " + bandwidth + "\nlatency: 500ns\n";
+}
+
 inline std::string source_path(const std::string& relative) { return std::string(SIM_SOURCE_DIR) + "/" + relative; }
 
 }  // namespace sim::testing

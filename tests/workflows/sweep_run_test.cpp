@@ -23,7 +23,7 @@ TEST(SweepRun, FortyEightPointsEqualFortyEightSingleRuns) {
     const std::string size = row.at("size"), bw = row.at("network.bandwidth");
     const std::string wl = tmp / ("wl_" + size + "/w"), net = tmp / ("ring_" + bw.substr(0, bw.find('G')) + ".yml");
     if (!std::filesystem::exists(net)) {
-      spit(net, "shape: Ring\nnpus: 8\nbandwidth: " + bw + "\nlatency: 500ns\n");
+      spit(net, shape8("Ring", bw));
     }
     if (!std::filesystem::exists(tmp / ("wl_" + size))) {
       ASSERT_EQ(run_sim("workload gen collectives --npus 8 --coll allreduce --size " + size + " -o " + wl).code, 0);
@@ -54,8 +54,8 @@ TEST(SweepRun, RerunSimulatesNothingAndWritesTheSameCsv) {
 
 TEST(SweepRun, ChangingOneInputFileRerunsExactlyThePointsThatReadIt) {
   TempDir tmp("sweep_change");
-  spit(tmp / "a.yml", "shape: Ring\nnpus: 8\nbandwidth: 50GB/s\nlatency: 500ns\n");
-  spit(tmp / "b.yml", "shape: Switch\nnpus: 8\nbandwidth: 50GB/s\nlatency: 500ns\n");
+  spit(tmp / "a.yml", shape8("Ring"));
+  spit(tmp / "b.yml", shape8("Switch"));
   spit(tmp / "spec.yml",
        "base:\n  microbenchmark: {npus: 8, collectives: [allreduce, allgather]}\n  network: a.yml\n"
        "axes:\n  network: [a.yml, b.yml]\n  size: [4KiB, 1MiB, 64MiB]\n");
@@ -63,7 +63,7 @@ TEST(SweepRun, ChangingOneInputFileRerunsExactlyThePointsThatReadIt) {
   EXPECT_EQ(summary_of(tmp / "out").at("simulated"), 6);
   const auto before = csv_rows(tmp / "out/results.csv");
 
-  spit(tmp / "b.yml", "shape: Switch\nnpus: 8\nbandwidth: 100GB/s\nlatency: 500ns\n");
+  spit(tmp / "b.yml", shape8("Switch", "100GB/s"));
   ASSERT_EQ(run_sim("sweep " + (tmp / "spec.yml") + " -q -o " + (tmp / "out")).code, 0);
   const nlohmann::json j = nlohmann::json::parse(slurp(tmp / "out/results.json"));
   EXPECT_EQ(j.at("summary").at("simulated"), 3);
@@ -80,8 +80,8 @@ TEST(SweepRun, ChangingOneInputFileRerunsExactlyThePointsThatReadIt) {
 
 TEST(SweepRun, APointWithBadInputIsReportedAndTheOthersComplete) {
   TempDir tmp("sweep_bad");
-  spit(tmp / "good.yml", "shape: Ring\nnpus: 8\nbandwidth: 50GB/s\nlatency: 500ns\n");
-  spit(tmp / "typo.yml", "shape: Ring\nnpus: 8\nbandwidht: 50GB/s\nlatency: 500ns\n");
+  spit(tmp / "good.yml", shape8("Ring"));
+  spit(tmp / "typo.yml", shape8("Ring", "50GB/s", "bandwidht"));
   spit(tmp / "spec.yml",
        "base:\n  microbenchmark: {npus: 8}\n  network: good.yml\n"
        "axes:\n  network: [good.yml, typo.yml, missing.yml]\n  size: [1KiB, 1MiB]\n");
@@ -199,7 +199,7 @@ class SweepSpecErrors : public ::testing::TestWithParam<SpecError> {};
 
 TEST_P(SweepSpecErrors, ExitTwoNamingTheLine) {
   TempDir tmp("sweep_spec_err");
-  spit(tmp / "ring.yml", "shape: Ring\nnpus: 8\nbandwidth: 50GB/s\nlatency: 500ns\n");
+  spit(tmp / "ring.yml", shape8("Ring"));
   spit(tmp / "spec.yml", GetParam().spec);
   const SimRun run = run_sim("sweep " + (tmp / "spec.yml") + " -o " + (tmp / "out"));
   EXPECT_EQ(run.code, 2) << run.output;
