@@ -90,8 +90,14 @@ def plot_results(args, plt):
         if args.metric != "busbw":
             ax.set_yscale("log")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
+    place_legend(fig, ax)
     return fig
+
+
+def place_legend(fig, ax):
+    """Beside the axes, so it never hides a curve."""
+    fig.set_size_inches(12, 5)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
 
 
 def plot_overlay(args, plt):
@@ -102,16 +108,26 @@ def plot_overlay(args, plt):
         series.setdefault(r["series"], []).append((int(r["bytes"]), float(r["results"]), float(r["reference"])))
     unit = "ns" if args.metric == "time" else "GB/s"
     fig, ax = plt.subplots(figsize=(8, 4.8))
+    ax.set_prop_cycle(color=[plt.get_cmap("tab20")(i % 20) for i in range(max(1, len(series)))])
+    many = len(series) > 12  # then one legend entry per style, not per series
     for label, pts in sorted(series.items()):
         pts.sort()
-        line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], "-o", markersize=3, label=f"{label} (results)")
-        ax.plot([p[0] for p in pts], [p[2] for p in pts], "--x", color=line.get_color(), label=f"{label} (reference)")
+        line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], "-o", markersize=3,
+                        label=None if many else f"{label} (results)")
+        ax.plot([p[0] for p in pts], [p[2] for p in pts], "--x", color=line.get_color(),
+                label=None if many else f"{label} (reference)")
+    if many:
+        ax.plot([], [], "-o", color="gray", label=f"results ({len(series)} series)")
+        ax.plot([], [], "--x", color="gray", label="reference")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    xs = sorted({p[0] for pts in series.values() for p in pts})
+    ax.set_xticks(xs)
+    ax.set_xticklabels([size_label(x) for x in xs], rotation=45, ha="right")
     ax.set_xlabel("collective size per rank (bytes)")
     ax.set_ylabel(f"{args.metric} ({unit})")
     ax.grid(True, alpha=0.3, which="both")
-    ax.legend(fontsize=7)
+    place_legend(fig, ax)
     return fig
 
 

@@ -76,7 +76,9 @@ void write_overlay(const std::string& path, const std::vector<Match>& matches, c
   std::string csv = "series,collective,bytes,results,reference\n";
   for (const Match& m : matches) {
     std::string series = m.ours->collective;
-    for (const std::string& k : shared) series += " " + k + "=" + m.ours->labels.at(k);
+    for (const std::string& k : shared) {
+      if (k != "size") series.append(" ").append(k).append("=").append(m.ours->labels.at(k));  // size is the x axis
+    }
     char buf[128];
     std::snprintf(buf, sizeof buf, ",%.9g,%.9g\n", m.a, m.b);
     csv += "\"" + series + "\"," + m.ours->collective + "," + std::to_string(m.ours->bytes) + buf;

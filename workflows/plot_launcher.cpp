@@ -29,7 +29,10 @@ int run_plot_script(const std::vector<std::string>& args) {
   if (!std::filesystem::is_regular_file(script)) {
     throw InputError("cannot find the plotting script " + script + " (set SIM_PLOT_SCRIPT)");
   }
-  std::vector<std::string> argv_text{"python3", script};
+  // Debian's interpreter, which has python3-matplotlib; a python3 earlier on
+  // PATH (pyenv, a venv) usually does not.
+  const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  std::vector<std::string> argv_text{python, script};
   argv_text.insert(argv_text.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& a : argv_text) argv.push_back(a.data());
@@ -37,7 +40,7 @@ int run_plot_script(const std::vector<std::string>& args) {
   const pid_t pid = ::fork();
   if (pid < 0) throw InputError("cannot start python3 for plotting");
   if (pid == 0) {
-    ::execvp("python3", argv.data());
+    ::execvp(argv[0], argv.data());
     _exit(127);
   }
   int status = 0;

@@ -10,7 +10,7 @@
 namespace sim::workflows {
 
 std::string plot_script_path();
-// Runs `python3 <script> args...`; returns its exit code (throws InputError
+// Runs `/usr/bin/python3 <script> args...` (else python3 on PATH); returns its exit code (throws InputError
 // when the script or python3 cannot be found).
 int run_plot_script(const std::vector<std::string>& args);
 
