@@ -8,7 +8,19 @@
 
 namespace sim::workflows {
 
-const char* sim_version() { return SIM_VERSION; }
+const std::string& sim_version() {
+  // The release number alone would let a rebuilt simulator with changed
+  // models reuse old results; the digest of the running binary changes with
+  // any change to the code (and costs one read of the file per sweep).
+  static const std::string version = [] {
+    try {
+      return std::string(SIM_VERSION) + "+" + sha256_hex(read_file_text("/proc/self/exe")).substr(0, 16);
+    } catch (const InputError&) {
+      return std::string(SIM_VERSION);
+    }
+  }();
+  return version;
+}
 
 namespace {
 
@@ -122,7 +134,7 @@ void InputReader::read_collectives(const PointSettings& s, PointInputs& in, std:
 PointInputs InputReader::read(const PointSettings& s) {
   PointInputs in;
   in.backend = s.backend;
-  std::string key = std::string("sim ") + sim_version() + "\nbackend " + s.backend + "\n";
+  std::string key = std::string("sim ").append(sim_version()).append("\nbackend ").append(s.backend).append("\n");
   try {
     read_network(s, in, key);
     read_system(s, in, key);

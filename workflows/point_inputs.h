@@ -57,7 +57,8 @@ class InputReader {
   std::map<std::string, std::pair<std::vector<std::string>, std::string>> rank_files_;  // prefix -> files, digest
 };
 
-// The sim version that keys results ("0.1.0"); a new version recomputes every point.
-const char* sim_version();
+// What keys results to the simulator: "0.1.0+<digest of this executable>",
+// so a rebuilt simulator with other code recomputes every point.
+const std::string& sim_version();
 
 }  // namespace sim::workflows

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "system/report.h"
+#include "workflows/point_inputs.h"
 
 namespace sim::workflows {
 
@@ -72,7 +73,7 @@ nlohmann::json results_json(const SweepOutput& out) {
   }
   return {{"units", {{"time", "ps in *_ps fields, ns in the CSV"}, {"bandwidth", "GB/s (1e9 B/s)"}, {"bytes", "B"},
                      {"wall_seconds", "s"}}},
-          {"sim_version", SIM_VERSION},
+          {"sim_version", sim_version()},
           {"spec", out.spec_path},
           {"spec_digest", out.spec_digest},
           {"axes", out.axes},
