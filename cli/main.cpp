@@ -7,6 +7,7 @@
 //   sim collective import msccl algo.xml -o algo/msccl [--size 1MiB]
 //   sim collective synth --coll allgather --network mesh8x8.yml [--chunks k] -o algo/ag
 //   sim workload gen collectives --npus 1024 --coll allreduce --size 1GiB -o wl/ar
+//   sim sweep SPEC.yml -o OUT, sim compare RESULTS REFERENCE, sim plot   (cli/workflow_commands.h)
 //   sim --workload-configuration=<prefix> --system-configuration=<json> ...   ASTRA-sim's
 //                                         command line, unchanged (cli/astrasim_cli.h)
 //
@@ -33,6 +34,8 @@
 #include "system/job_placement.h"
 #include "system/process_groups.h"
 #include "timed_run.h"
+#include "workflow_commands.h"
+#include "workflows/progress.h"
 #include "system/report.h"
 #include "system/simulation.h"
 #include "workload/example_workload.h"
@@ -68,6 +71,7 @@ int run_simulation(const RunOptions& o) {
   RunOutputs outputs({o.report, o.csv, o.link_stats, o.timeline, o.timeline_ranks, o.timeline_window,
                       o.timeline_format});
   options.timeline = outputs.timeline();
+  if (!o.quiet) options.progress = workflows::long_run_progress(std::cerr);
 
   // Each rank's trace is compacted into its graph as soon as it is read, so
   // only a few decoded traces (one per loading thread) are in memory at a time.
@@ -224,6 +228,8 @@ int main(int argc, char** argv) {
   wgen->add_option("--iterations", w.iterations, "p2p-ring: rounds (default 1)")->check(CLI::Range(1, 1 << 30));
   wgen->add_option("-o,--output", w.prefix, "output prefix")->required();
 
+  const auto workflows = add_workflow_commands(app);  // sweep, sweep merge, compare, plot
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -236,6 +242,7 @@ int main(int argc, char** argv) {
     if (*msccl_import) return run_msccl_import(mi, std::cout);
     if (*synth.app) return run_synth_command(synth, std::cout);
     if (*wgen) return generate_workload(w, std::cout);
+    if (const auto code = run_workflow_commands(*workflows)) return *code;
     return run_simulation(o);
   } catch (const SimError& e) {
     std::cerr << "sim: error: " << e.what() << "\n";

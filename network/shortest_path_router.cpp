@@ -16,7 +16,8 @@ ShortestPathRouter::ShortestPathRouter(std::uint32_t node_count, std::uint32_t n
       in_start_(node_count + 1, 0),
       out_(links.size()),
       in_(links.size()),
-      next_hop_(npu_count) {
+      next_hop_(npu_count),
+      built_(std::make_unique<std::once_flag[]>(npu_count)) {
   for (const Link& l : links) {
     from_.push_back(l.from);
     to_.push_back(l.to);
@@ -56,8 +57,12 @@ std::vector<std::uint32_t> ShortestPathRouter::distances(NodeId start, bool back
 }
 
 const std::vector<LinkId>& ShortestPathRouter::next_hops_to(NodeId dst) const {
+  std::call_once(built_[dst], [&] { build_next_hops(dst); });
+  return next_hop_[dst];
+}
+
+void ShortestPathRouter::build_next_hops(NodeId dst) const {
   std::vector<LinkId>& table = next_hop_[dst];
-  if (!table.empty()) return table;
   const std::vector<std::uint32_t> dist = distances(dst, /*backward=*/true);
   table.assign(node_count_, kNone);
   for (NodeId v = 0; v < node_count_; ++v) {
@@ -68,7 +73,6 @@ const std::vector<LinkId>& ShortestPathRouter::next_hops_to(NodeId dst) const {
       if (table[v] == kNone || to_[l] < to_[table[v]]) table[v] = l;
     }
   }
-  return table;
 }
 
 void ShortestPathRouter::route(NodeId src, NodeId dst, std::vector<LinkId>& out) const {

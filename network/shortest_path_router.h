@@ -2,11 +2,15 @@
 // next-hop node id (then lowest link id), so routes are deterministic.
 //
 // One next-hop table per destination, built by a backward BFS the first time a
-// destination is routed to and kept (not thread-safe). Memory grows with the
-// destinations actually used, never with all N^2 pairs up front.
+// destination is routed to and kept. Memory grows with the destinations
+// actually used, never with all N^2 pairs up front. Routing is thread-safe:
+// one topology is shared read-only by the points of a sweep run on threads,
+// so each table is published once (std::call_once per destination).
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -32,6 +36,7 @@ class ShortestPathRouter final : public Router {
   // Hop distance of every node from `start` along (backward = against) links.
   std::vector<std::uint32_t> distances(NodeId start, bool backward) const;
   const std::vector<LinkId>& next_hops_to(NodeId dst) const;
+  void build_next_hops(NodeId dst) const;  // fills next_hop_[dst]; once per dst
 
   std::uint32_t node_count_;
   std::uint32_t npu_count_;
@@ -41,6 +46,7 @@ class ShortestPathRouter final : public Router {
   std::vector<std::uint32_t> out_start_, in_start_;
   std::vector<LinkId> out_, in_;
   mutable std::vector<std::vector<LinkId>> next_hop_;  // [dst][node] -> link, built lazily
+  mutable std::unique_ptr<std::once_flag[]> built_;    // [dst]: next_hop_[dst] is complete
 };
 
 }  // namespace sim

@@ -15,7 +15,9 @@ PACKAGES=(
   zlib1g-dev                          # gzip-compressed ETs
   libpugixml-dev                      # MSCCL-IR XML in converted collective ETs (collective check)
   libgtest-dev libgmock-dev           # tests
-  python3 python3-matplotlib python3-yaml  # scripts/fig4.py
+  libssl-dev                          # SHA-256 keys of sweep points (workflows/content_hash.h)
+  libopenmpi-dev openmpi-bin          # optional: `mpirun -n K sim sweep` (built only when found)
+  python3 python3-matplotlib python3-yaml  # scripts/fig4.py, scripts/plot_results.py (sim plot)
   time                                # /usr/bin/time in scripts/bench.sh
   libns3-dev libgsl-dev libsqlite3-dev  # optional ns3 packet-level backend (its pkg-config link line names GSL and SQLite)
 )

@@ -437,8 +437,9 @@ void check_injected_fits(const EtAlgorithm& algo, CollectiveType type, std::uint
                    " B / size), or record collective_size in its GlobalMetadata");
 }
 
-AlgorithmRegistry::AlgorithmRegistry(const SystemConfig& config, std::vector<std::uint32_t> topology_dims)
-    : config_(config), topology_dims_(std::move(topology_dims)) {
+AlgorithmRegistry::AlgorithmRegistry(const SystemConfig& config, std::vector<std::uint32_t> topology_dims,
+                                     EtLoader load)
+    : config_(config), topology_dims_(std::move(topology_dims)), load_(std::move(load)) {
   for (const auto& [type, text] : config.algorithms) chosen_[type] = choose(text, type);
 }
 
@@ -464,13 +465,20 @@ std::pair<const AlgorithmRegistry::Chosen*, std::uint32_t> AlgorithmRegistry::ch
   return {by_type == chosen_.end() ? nullptr : &by_type->second, 0};
 }
 
-AlgorithmRegistry::Chosen AlgorithmRegistry::choose(const std::string& text, CollectiveType type) {
+AlgorithmRegistry::Chosen AlgorithmRegistry::choose(const std::string& text, CollectiveType type) const {
   Chosen c;
   c.choice = parse_algorithm_choice(text, type);
   if (!c.choice.native && !c.choice.hierarchical) {
-    EtAlgorithm algo = load_et_algorithm(c.choice.et_source, type);
-    if (c.choice.et_written_size) algo.written_size = c.choice.et_written_size;
-    c.injected = std::make_shared<const EtAlgorithm>(std::move(algo));
+    std::shared_ptr<const EtAlgorithm> algo = load_ ? load_(c.choice.et_source, type)
+                                                    : std::make_shared<const EtAlgorithm>(
+                                                          load_et_algorithm(c.choice.et_source, type));
+    if (c.choice.et_written_size && algo->written_size != c.choice.et_written_size) {
+      // `prefix@1MiB`: this choice's size, on a copy (a sweep shares the loaded one).
+      auto sized = std::make_shared<EtAlgorithm>(*algo);
+      sized->written_size = c.choice.et_written_size;
+      algo = std::move(sized);
+    }
+    c.injected = std::move(algo);
   }
   return c;
 }

@@ -153,9 +153,14 @@ void check_injected_fits(const EtAlgorithm& algo, CollectiveType type, std::uint
 
 class AlgorithmRegistry {
  public:
+  // Loads an injected algorithm (load_et_algorithm); a sweep passes one that
+  // shares each algorithm, read once, among the simulations that use it.
+  using EtLoader = std::function<std::shared_ptr<const EtAlgorithm>(const std::string& source, CollectiveType type)>;
+
   // Parses every choice in the config and loads injected ETs (throws InputError).
   // Hierarchical choices place groups on `topology_dims` (Topology::dims()).
-  explicit AlgorithmRegistry(const SystemConfig& config, std::vector<std::uint32_t> topology_dims = {});
+  explicit AlgorithmRegistry(const SystemConfig& config, std::vector<std::uint32_t> topology_dims = {},
+                             EtLoader load = nullptr);
 
   // The program for a collective; never null. Throws InputError when an
   // injected algorithm's rank count differs from the group size.
@@ -166,13 +171,14 @@ class AlgorithmRegistry {
     AlgorithmChoice choice;
     std::shared_ptr<const EtAlgorithm> injected;
   };
-  static Chosen choose(const std::string& text, CollectiveType type);
+  Chosen choose(const std::string& text, CollectiveType type) const;
   // The request's choice (its node's, else its type's; null: the default)
   // and an id for cache keys (0: by type; k > 0: the k-th per-node choice).
   std::pair<const Chosen*, std::uint32_t> chosen_for(const CollectiveRequest& req);
 
   const SystemConfig& config_;
   std::vector<std::uint32_t> topology_dims_;
+  EtLoader load_;  // null: load_et_algorithm
   std::map<CollectiveType, Chosen> chosen_;
   struct PerNode {
     Chosen chosen;

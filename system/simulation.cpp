@@ -31,12 +31,18 @@ std::size_t Simulation::P2PKeyHash::operator()(const P2PKey& k) const noexcept {
 
 Simulation::Simulation(std::vector<RankGraph> graphs, const Topology& topology, const SystemConfig& config,
                        SimulationOptions options)
-    : graphs_(std::move(graphs)),
+    : Simulation(std::make_shared<const std::vector<RankGraph>>(std::move(graphs)), topology, config,
+                 std::move(options)) {}
+
+Simulation::Simulation(std::shared_ptr<const std::vector<RankGraph>> graphs, const Topology& topology,
+                       const SystemConfig& config, SimulationOptions options)
+    : shared_graphs_(std::move(graphs)),
+      graphs_(*shared_graphs_),
       topology_(topology),
       config_(config),
       options_(std::move(options)),
       network_(make_network(config_.network, topology_, queue_)),
-      algorithms_(config_, topology_.dims()),
+      algorithms_(config_, topology_.dims(), options_.load_algorithm),
       engine_(queue_, *network_, config_, *this) {
   const auto ranks = static_cast<std::uint32_t>(graphs_.size());
   if (ranks > topology_.npu_count()) {
@@ -165,12 +171,27 @@ void Simulation::account(RankRun& r) {
   r.last = now;
 }
 
+void Simulation::run_events() {
+  if (!options_.progress) return queue_.run();
+  constexpr std::uint64_t kEvery = std::uint64_t{1} << 20;
+  SimulationProgress p;
+  for (const RankGraph& g : graphs_) p.nodes_total += g.size();
+  while (queue_.step()) {
+    if (queue_.processed() % kEvery != 0) continue;
+    p.now = queue_.now();
+    p.events = queue_.processed();
+    p.nodes_done = 0;
+    for (const RankRun& r : runs_) p.nodes_done += r.done;
+    options_.progress(p);
+  }
+}
+
 SimulationResult Simulation::run() {
   for (std::uint32_t r = 0; r < runs_.size(); ++r) {
     for (std::uint32_t i : graphs_[r].roots()) runs_[r].ready.emplace(graphs_[r].node(i).id, i);
   }
   for (std::uint32_t r = 0; r < runs_.size(); ++r) drain(r);
-  queue_.run();
+  run_events();
   for (std::uint32_t r = 0; r < runs_.size(); ++r) {
     if (runs_[r].done != graphs_[r].size()) report_stuck();
   }

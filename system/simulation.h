@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -114,6 +115,13 @@ struct SimulationResult {
   std::vector<std::pair<std::string, std::uint64_t>> network_counters;
 };
 
+// Where a running simulation is, for progress lines on long runs.
+struct SimulationProgress {
+  Time now = 0;
+  std::uint64_t events = 0;
+  std::uint64_t nodes_done = 0, nodes_total = 0;
+};
+
 struct SimulationOptions {
   // One job: process-group name -> ranks (the --comm-group file; see
   // system/process_groups.h for how pg_name finds them).
@@ -125,6 +133,10 @@ struct SimulationOptions {
   // The NPU each graph runs on (distinct); empty: graph r on NPU r.
   std::vector<std::uint32_t> npu_of;
   TimelineSink* timeline = nullptr;  // given every node's start and end, if set
+  // Called every 2^20 events when set (the caller decides when to print).
+  std::function<void(const SimulationProgress&)> progress;
+  // Loads injected collective algorithms (default: from disk, per simulation).
+  AlgorithmRegistry::EtLoader load_algorithm;
 };
 
 class Simulation final : public EventHandler, public CollectiveListener {
@@ -132,6 +144,10 @@ class Simulation final : public EventHandler, public CollectiveListener {
   // Throws InputError if the workload does not fit the topology.
   Simulation(std::vector<RankGraph> graphs, const Topology& topology, const SystemConfig& config,
              SimulationOptions options);
+  // The same on graphs shared read-only with other simulations (a sweep's
+  // points that run one workload on threads load it once).
+  Simulation(std::shared_ptr<const std::vector<RankGraph>> graphs, const Topology& topology,
+             const SystemConfig& config, SimulationOptions options);
   ~Simulation();
 
   // Runs to the end. Throws IncompleteError naming what each stuck rank waits
@@ -168,8 +184,10 @@ class Simulation final : public EventHandler, public CollectiveListener {
   std::string describe_stuck_collectives() const;
   [[noreturn]] void report_stuck();
   void check_unreceived();
+  void run_events();
 
-  std::vector<RankGraph> graphs_;
+  std::shared_ptr<const std::vector<RankGraph>> shared_graphs_;
+  const std::vector<RankGraph>& graphs_;  // *shared_graphs_
   const Topology& topology_;
   const SystemConfig& config_;
   SimulationOptions options_;

@@ -81,8 +81,9 @@ const std::map<std::string, ClosedForm>& closed_forms() {
 std::vector<std::string> shipped_configs() {
   std::vector<std::string> names;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(kConfigs)) {
-    // configs/system/ holds system configs, not topologies.
-    if (entry.path().extension() == ".yml" && entry.path().parent_path().filename() != "system") {
+    // configs/system/ holds system configs and configs/sweeps/ sweep specs, not topologies.
+    const auto folder = entry.path().parent_path().filename();
+    if (entry.path().extension() == ".yml" && folder != "system" && folder != "sweeps") {
       names.push_back(std::filesystem::relative(entry.path(), kConfigs).generic_string());
     }
   }

@@ -1,0 +1,113 @@
+#include "workflow_commands.h"
+
+#include <iostream>
+
+#include "core/error.h"
+
+#include "workflows/compare.h"
+#include "workflows/plot_launcher.h"
+#include "workflows/sweep_merge.h"
+#include "workflows/sweep_runner.h"
+#ifdef SIM_HAVE_MPI
+#include "workflows/mpi_sweep.h"
+#endif
+
+namespace sim {
+
+struct WorkflowCommands {
+  CLI::App* sweep = nullptr;
+  CLI::App* merge = nullptr;
+  CLI::App* compare = nullptr;
+  CLI::App* plot = nullptr;
+  workflows::SweepOptions sweep_options;
+  std::string shard, tolerance = "5%";
+  bool no_cache = false;
+  std::vector<std::string> merge_dirs;
+  std::string merge_out;
+  workflows::CompareOptions compare_options;
+  std::vector<std::string> plot_inputs;
+  std::string plot_out, plot_metric = "busbw";
+};
+
+namespace {
+
+void add_sweep(CLI::App& app, WorkflowCommands& c) {
+  c.sweep = app.add_subcommand("sweep", "run a sweep spec: many simulations, cached, in parallel (docs/workflows.md)");
+  c.sweep->require_subcommand(0, 1);
+  auto& o = c.sweep_options;
+  c.sweep->add_option("spec", o.spec, "sweep spec YAML (configs/sweeps/)");
+  c.sweep->add_option("-o,--output", o.out_dir, "output folder: results.csv, results.json, cache/");
+  c.sweep->add_option("-j,--jobs", o.jobs, "points run at once on threads (default: one per core)")
+      ->check(CLI::Range(1, 4096));
+  c.sweep->add_option("--shard", c.shard, "run one share I/K of the points (merge the shares with `sim sweep merge`)");
+  c.sweep->add_flag("--no-cache", c.no_cache, "recompute every point, even those already in OUTDIR/cache");
+  c.sweep->add_flag("-q,--quiet", o.quiet, "no progress and no summary");
+  c.sweep->add_option("--progress-interval", o.progress_interval,
+                      "seconds between progress lines when stderr is not a terminal (default 10)")
+      ->check(CLI::PositiveNumber);
+  c.merge = c.sweep->add_subcommand("merge", "join the output folders of a sweep's shards into one");
+  c.merge->add_option("dirs", c.merge_dirs, "the shards' output folders")->required();
+  c.merge->add_option("-o,--output", c.merge_out, "merged output folder")->required();
+}
+
+void add_compare(CLI::App& app, WorkflowCommands& c) {
+  auto& o = c.compare_options;
+  c.compare = app.add_subcommand("compare", "compare results with a reference curve; exit 0 within tolerance, 1 outside");
+  c.compare->add_option("results", o.results, "a sim sweep results.csv")->required();
+  c.compare->add_option("reference", o.reference,
+                        "sim results.csv, ASTRA-sim results CSV, reference curve CSV, or nccl-tests output")
+      ->required();
+  c.compare->add_option("--tolerance", c.tolerance, "largest relative deviation allowed (default 5%)");
+  c.compare->add_option("--metric", o.metric, "time (default) or busbw");
+  c.compare->add_option("--plot", o.plot, "write an overlay of both curves as PNG here (python3-matplotlib)");
+  c.compare->add_option("--filter", o.filters, "keep reference rows with column=value (repeatable)");
+  c.compare->add_option("--reference-collective", o.reference_collective,
+                        "the collective of nccl-tests output whose file name does not say (allreduce, allgather, ...)");
+}
+
+void add_plot(CLI::App& app, WorkflowCommands& c) {
+  c.plot = app.add_subcommand("plot", "plot sweep results: busbw or time vs size, one line per series (python3-matplotlib)");
+  c.plot->add_option("results", c.plot_inputs, "results.csv files (or sweep output folders)")->required();
+  c.plot->add_option("-o,--output", c.plot_out, "PNG to write")->required();
+  c.plot->add_option("--metric", c.plot_metric, "busbw (default) or time");
+}
+
+int run_sweep_command(WorkflowCommands& c) {
+  auto& o = c.sweep_options;
+  if (o.spec.empty()) throw InputError("sim sweep: give a sweep spec (sim sweep SPEC.yml -o OUTDIR)");
+  if (!c.shard.empty()) workflows::parse_shard(c.shard, o.shard_index, o.shard_count);
+  o.reuse = !c.no_cache;
+#ifdef SIM_HAVE_MPI
+  const std::unique_ptr<workflows::Communicator> mpi = workflows::mpi_communicator_if_launched();
+  o.communicator = mpi.get();
+#endif
+  return workflows::run_sweep(o, std::cout);
+}
+
+}  // namespace
+
+std::shared_ptr<WorkflowCommands> add_workflow_commands(CLI::App& app) {
+  auto c = std::make_shared<WorkflowCommands>();
+  add_sweep(app, *c);
+  add_compare(app, *c);
+  add_plot(app, *c);
+  return c;
+}
+
+std::optional<int> run_workflow_commands(WorkflowCommands& c) {
+  if (*c.merge) return workflows::merge_sweeps(c.merge_dirs, c.merge_out, std::cout);
+  if (*c.sweep) return run_sweep_command(c);
+  if (*c.compare) {
+    c.compare_options.tolerance = workflows::parse_tolerance(c.tolerance);
+    return workflows::compare_curves(c.compare_options, std::cout);
+  }
+  if (*c.plot) {
+    std::vector<std::string> args{"--metric", c.plot_metric, "-o", c.plot_out};
+    args.insert(args.end(), c.plot_inputs.begin(), c.plot_inputs.end());
+    const int code = workflows::run_plot_script(args);
+    return code == 0 ? 0 : kExitBadInput;
+  }
+  return std::nullopt;
+}
+
+}  // namespace sim

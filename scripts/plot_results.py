@@ -1,0 +1,159 @@
+#!/usr/bin/python3
+"""Plot `sim sweep` results: bus bandwidth (or time) vs collective size, one line per series.
+
+A series is every row sharing the values of the axis columns other than `size`
+(plus the collective type and algorithm). Debian packages only
+(python3-matplotlib); run with /usr/bin/python3. Used by `sim plot` and by
+`sim compare --plot` (--overlay).
+
+  scripts/plot_results.py out/results.csv [more.csv | OUTDIR ...] -o fig.png [--metric busbw|time]
+                          [--baseline AXIS=VALUE]   # time divided by that series' time (Fig. 4's slowdown:
+                                                    #   --metric makespan --baseline network=../ring64.yml)
+  scripts/plot_results.py --overlay pairs.csv --metric time -o fig.png
+"""
+import argparse
+import csv
+import os
+import sys
+
+RESULT_COLUMNS = ["status", "exit_code", "npus", "sim_time_ns", "collective", "bytes", "group_size", "algorithm",
+                  "ranks", "time_ns", "algbw_gbps", "busbw_gbps", "message"]
+AXES_LABEL = {"busbw": "bus bandwidth (GB/s, 1 GB/s = 1e9 B/s)", "time": "collective time (us)",
+              "makespan": "simulated time of the whole workload (us)"}
+
+
+def size_label(n):
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale}{unit}"
+    return f"{n}B"
+
+
+def read_rows(path):
+    if os.path.isdir(path):
+        path = os.path.join(path, "results.csv")
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        header = reader.fieldnames or []
+        if not header or header[0] != "point" or "busbw_gbps" not in header:
+            sys.exit(f"plot_results: {path}: not a sim sweep results.csv")
+        axes = header[1:header.index("status")]
+        rows = [r for r in reader if r["status"] == "ok" and r["collective"]]
+    return axes, rows
+
+
+def value(row, metric):
+    if metric == "busbw":
+        return float(row["busbw_gbps"])
+    return float(row["time_ns" if metric == "time" else "sim_time_ns"]) / 1e3
+
+
+def plot_results(args, plt):
+    series = {}
+    for path in args.results:
+        axes, rows = read_rows(path)
+        keys = [a for a in axes if a != "size"]
+        for r in rows:
+            # makespan: one value per point, so the collective is not part of the series
+            what = [] if args.metric == "makespan" else [r["collective"]]
+            tail = [] if args.metric == "makespan" else [f"[{r['algorithm']}]"]
+            label = " ".join(what + [f"{k}={r[k]}" for k in keys] + tail)
+            series.setdefault(label, {})[int(r["bytes"])] = r
+    baseline = None
+    if args.baseline:
+        key, _, want = args.baseline.partition("=")
+        baseline = (key, want)
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    ax.set_prop_cycle(color=[plt.get_cmap("tab20")(i % 20) for i in range(max(1, len(series)))])
+    for label, points in sorted(series.items()):
+        xs = sorted(points)
+        if baseline:
+            key, want = baseline
+            base_label = " ".join(p if not p.startswith(key + "=") else f"{key}={want}" for p in label.split(" "))
+            if base_label not in series:
+                sys.exit(f"plot_results: --baseline {args.baseline}: no series '{base_label}'")
+            metric = "time" if args.metric == "busbw" else args.metric
+            ys = [value(points[x], metric) / value(series[base_label][x], metric) for x in xs]
+        else:
+            ys = [value(points[x], args.metric) for x in xs]
+        ax.plot(xs, ys, "-o", markersize=3, label=label)
+    ax.set_xscale("log", base=2)
+    xs = sorted({x for p in series.values() for x in p})
+    ax.set_xticks(xs)
+    ax.set_xticklabels([size_label(x) for x in xs], rotation=45, ha="right")
+    ax.set_xlabel("collective size per rank (bytes)")
+    if baseline:
+        what = "collective time" if args.metric != "makespan" else "simulated time"
+        ax.set_ylabel(f"{what} / the same at {baseline[0]}={baseline[1]}")
+    else:
+        ax.set_ylabel(AXES_LABEL[args.metric])
+        if args.metric != "busbw":
+            ax.set_yscale("log")
+    ax.grid(True, alpha=0.3)
+    place_legend(fig, ax)
+    return fig
+
+
+def place_legend(fig, ax):
+    """Beside the axes, so it never hides a curve."""
+    fig.set_size_inches(12, 5)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+
+
+def plot_overlay(args, plt):
+    with open(args.overlay, newline="") as f:
+        rows = list(csv.DictReader(f))
+    series = {}
+    for r in rows:
+        series.setdefault(r["series"], []).append((int(r["bytes"]), float(r["results"]), float(r["reference"])))
+    unit = "ns" if args.metric == "time" else "GB/s"
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    ax.set_prop_cycle(color=[plt.get_cmap("tab20")(i % 20) for i in range(max(1, len(series)))])
+    many = len(series) > 12  # then one legend entry per style, not per series
+    for label, pts in sorted(series.items()):
+        pts.sort()
+        line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], "-o", markersize=3,
+                        label=None if many else f"{label} (results)")
+        ax.plot([p[0] for p in pts], [p[2] for p in pts], "--x", color=line.get_color(),
+                label=None if many else f"{label} (reference)")
+    if many:
+        ax.plot([], [], "-o", color="gray", label=f"results ({len(series)} series)")
+        ax.plot([], [], "--x", color="gray", label="reference")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    xs = sorted({p[0] for pts in series.values() for p in pts})
+    ax.set_xticks(xs)
+    ax.set_xticklabels([size_label(x) for x in xs], rotation=45, ha="right")
+    ax.set_xlabel("collective size per rank (bytes)")
+    ax.set_ylabel(f"{args.metric} ({unit})")
+    ax.grid(True, alpha=0.3, which="both")
+    place_legend(fig, ax)
+    return fig
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("results", nargs="*", help="results.csv files or sweep output folders")
+    ap.add_argument("-o", "--output", required=True, help="PNG to write")
+    ap.add_argument("--metric", choices=["busbw", "time", "makespan"], default="busbw",
+                    help="busbw (GB/s), time (each collective, us) or makespan (the point's simulated time, us)")
+    ap.add_argument("--baseline", help="AXIS=VALUE: plot time relative to that series")
+    ap.add_argument("--overlay", help="compare overlay CSV (series,collective,bytes,results,reference)")
+    args = ap.parse_args()
+    if not args.results and not args.overlay:
+        sys.exit("plot_results: give results.csv files or --overlay")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = plot_overlay(args, plt) if args.overlay else plot_results(args, plt)
+    fig.tight_layout()
+    tmp = args.output + f".tmp.{os.getpid()}.png"
+    fig.savefig(tmp, dpi=120)
+    os.replace(tmp, args.output)  # atomic: a reader never sees half a PNG
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+// `sim plot` and `sim compare --plot` write PNGs through scripts/plot_results.py.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "sweep_fixture.h"
+
+namespace sim::testing {
+namespace {
+
+bool have_matplotlib() { return std::system("/usr/bin/python3 -c 'import matplotlib' > /dev/null 2>&1") == 0; }
+
+bool is_png(const std::string& path) { return slurp(path).rfind("\x89PNG\r\n", 0) == 0; }
+
+TEST(Plot, SweepResultsAndCompareOverlayArePngs) {
+  if (!have_matplotlib()) GTEST_SKIP() << "python3-matplotlib not installed";
+  TempDir tmp("sweep_plot");
+  const std::string spec = source_path("configs/sweeps/bandwidth_size.yml");
+  ASSERT_EQ(run_sim("sweep " + spec + " -q -o " + (tmp / "out")).code, 0);
+  const SimRun plot = run_sim("plot " + (tmp / "out") + " -o " + (tmp / "busbw.png"));
+  ASSERT_EQ(plot.code, 0) << plot.output;
+  EXPECT_TRUE(is_png(tmp / "busbw.png"));
+  const std::string csv = tmp / "out/results.csv";
+  const SimRun compare = run_sim("compare " + csv + " " + csv + " --plot " + (tmp / "overlay.png"));
+  ASSERT_EQ(compare.code, 0) << compare.output;
+  EXPECT_TRUE(is_png(tmp / "overlay.png"));
+  // Only the PNGs are left: no overlay CSV, no temporary image.
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(tmp.path())) files += e.is_regular_file();
+  EXPECT_EQ(files, 2u);
+  EXPECT_EQ(run_sim("plot " + (tmp / "absent.csv") + " -o " + (tmp / "x.png")).code, 2);
+}
+
+}  // namespace
+}  // namespace sim::testing

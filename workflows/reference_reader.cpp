@@ -1,0 +1,128 @@
+#include "workflows/reference_reader.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "workflows/content_hash.h"
+#include "workflows/nccl_tests_parser.h"
+
+namespace sim::workflows {
+
+namespace {
+
+std::size_t find_column(const std::vector<std::string>& header, const std::string& name) {
+  return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+}
+
+double number(const std::string& text, const std::string& where, const std::string& column) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size()) return v;
+  } catch (const std::exception&) {
+  }
+  throw InputError(where + ": column '" + column + "': '" + text + "' is not a number");
+}
+
+std::uint64_t count(const std::string& text, const std::string& where, const std::string& column) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+    throw InputError(where + ": column '" + column + "': '" + text + "' is not a byte count");
+  }
+  return std::stoull(text);
+}
+
+// Reads rows of `csv` into points: `collective`, `bytes` and the value
+// columns by name; every column in `labels` becomes a label.
+struct CsvLayout {
+  std::string collective, bytes, time, busbw;
+  double time_scale = 1;  // to ns
+  std::vector<std::string> labels;
+  std::string skip_unless_column, skip_unless_value;  // e.g. status == ok
+};
+
+Curve read_csv_curve(const std::vector<CsvRow>& rows, const std::string& path, const std::string& format,
+                     const CsvLayout& layout) {
+  Curve curve{path, format, {}};
+  const std::vector<std::string>& header = rows.front().fields;
+  auto col = [&](const std::string& name) {
+    const std::size_t k = find_column(header, name);
+    if (k == header.size()) throw InputError(path + ":1: no column '" + name + "' in the " + format + " header");
+    return k;
+  };
+  const std::size_t c_coll = col(layout.collective), c_bytes = col(layout.bytes);
+  const std::size_t c_time = layout.time.empty() ? header.size() : col(layout.time);
+  const std::size_t c_busbw = layout.busbw.empty() ? header.size() : col(layout.busbw);
+  const std::size_t c_skip = layout.skip_unless_column.empty() ? header.size() : col(layout.skip_unless_column);
+  const std::size_t c_point = find_column(header, "point");
+  std::vector<std::pair<std::string, std::size_t>> labels;
+  for (const std::string& l : layout.labels) labels.emplace_back(l, col(l));
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    const auto& f = rows[r].fields;
+    const std::string where = path + ":" + std::to_string(rows[r].line);
+    if (f.size() != header.size()) {
+      throw InputError(where + ": " + std::to_string(f.size()) + " fields, the header has " + std::to_string(header.size()));
+    }
+    if (c_skip < header.size() && f[c_skip] != layout.skip_unless_value) continue;
+    if (f[c_coll].empty()) continue;  // a point without collectives
+    CurvePoint p;
+    p.where = where;
+    if (c_point < header.size()) p.id = "point " + f[c_point];
+    p.collective = canonical_collective(f[c_coll]);
+    if (p.collective.empty()) throw InputError(where + ": unknown collective '" + f[c_coll] + "'");
+    p.bytes = count(f[c_bytes], where, layout.bytes);
+    if (c_time < header.size()) p.time_ns = number(f[c_time], where, layout.time) * layout.time_scale;
+    if (c_busbw < header.size()) p.busbw_gbps = number(f[c_busbw], where, layout.busbw);
+    for (const auto& [name, k] : labels) p.labels[name] = f[k];
+    curve.points.push_back(std::move(p));
+  }
+  return curve;
+}
+
+Curve read_sim_results(const std::vector<CsvRow>& rows, const std::string& path) {
+  const auto& header = rows.front().fields;
+  CsvLayout layout{"collective", "bytes", "time_ns", "busbw_gbps", 1, {}, "status", "ok"};
+  const std::size_t status = find_column(header, "status");
+  for (std::size_t k = 1; k < status && k < header.size(); ++k) layout.labels.push_back(header[k]);  // the axes
+  layout.labels.push_back("algorithm");
+  layout.labels.push_back("npus");
+  return read_csv_curve(rows, path, "sim", layout);
+}
+
+Curve read_astrasim_results(const std::vector<CsvRow>& rows, const std::string& path) {
+  CsvLayout layout{"collective", "size_bytes", "sim_time_ns", "", 1, {"backend", "topology", "npus", "algorithm"}, "", ""};
+  Curve curve = read_csv_curve(rows, path, "astra-sim", layout);
+  for (CurvePoint& p : curve.points) {
+    std::string& b = p.labels["backend"];
+    if (b == "congestion_unaware") b = "analytical";
+    else if (b == "congestion_aware") b = "flow";
+  }
+  return curve;
+}
+
+Curve read_reference_curve(const std::vector<CsvRow>& rows, const std::string& path) {
+  CsvLayout layout{"collective", "size_bytes", "time_us", "busbw_GBps", 1e3, {"ranks"}, "", ""};
+  Curve curve = read_csv_curve(rows, path, "reference-curve", layout);
+  for (CurvePoint& p : curve.points) {
+    p.labels["npus"] = p.labels["ranks"];
+    p.labels.erase("ranks");
+  }
+  return curve;
+}
+
+}  // namespace
+
+Curve read_curve(const std::string& path, const std::string& nccl_collective) {
+  const std::string text = read_file_text(path);
+  if (looks_like_nccl_tests(text)) return parse_nccl_tests(text, path, nccl_collective).curve;
+  const std::vector<CsvRow> rows = parse_csv(text, path);
+  if (rows.empty()) throw InputError(path + ": empty file");
+  const auto& header = rows.front().fields;
+  auto has = [&](const char* name) { return find_column(header, name) < header.size(); };
+  if (!header.empty() && header[0] == "point" && has("status") && has("busbw_gbps")) return read_sim_results(rows, path);
+  if (has("backend") && has("size_bytes") && has("sim_time_ns")) return read_astrasim_results(rows, path);
+  if (has("size_bytes") && has("time_us") && has("busbw_GBps")) return read_reference_curve(rows, path);
+  throw InputError(path + ":1: not a sim results CSV, an ASTRA-sim results CSV, a reference curve CSV "
+                   "(size_bytes,time_us,busbw_GBps) or nccl-tests output");
+}
+
+}  // namespace sim::workflows
