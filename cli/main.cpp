@@ -25,6 +25,7 @@
 #include "astrasim_cli.h"
 #include "collective_import_cli.h"
 #include "core/error.h"
+#include "core/temp_file_registry.h"
 #include "core/units.h"
 #include "network/backend_registry.h"
 #include "network/topology.h"
@@ -122,6 +123,7 @@ int run_simulation(const RunOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  sim::install_temp_file_cleanup();
   auto logger = spdlog::stderr_color_st("sim");
   logger->set_pattern("sim: %l: %v");
   spdlog::set_default_logger(logger);

@@ -55,9 +55,13 @@ void install_handlers() {
 
 }  // namespace
 
-int register_temp_file(const std::string& path) {
+void install_temp_file_cleanup() {
   static std::once_flag installed;
   std::call_once(installed, install_handlers);
+}
+
+int register_temp_file(const std::string& path) {
+  install_temp_file_cleanup();
   if (path.size() >= PATH_MAX) throw InputError("output path too long: '" + path + "'");
   for (int i = 0; i < kSlots; ++i) {
     int expected = kFree;
