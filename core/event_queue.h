@@ -45,8 +45,9 @@ class EventQueue {
 
   // Schedules `handler->on_event` at absolute time `at` (>= now).
   void schedule(Time at, EventHandler* handler, std::uint32_t kind, std::uint64_t payload);
+  // Throws TimeLimitError when now + delay would pass kMaxTime.
   void schedule_in(Time delay, EventHandler* handler, std::uint32_t kind, std::uint64_t payload) {
-    schedule(now_ + delay, handler, kind, payload);
+    schedule(add_time(now_, delay, "its end time"), handler, kind, payload);
   }
 
   // Pops and dispatches the earliest event; false when the queue is empty.

@@ -17,6 +17,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev           # tests
   python3 python3-matplotlib python3-yaml  # scripts/fig4.py
   time                                # /usr/bin/time in scripts/bench.sh
+  clang libclang-rt-14-dev            # libFuzzer harnesses (fuzz/, scripts/fuzz.sh in .ci/run)
 )
 
 missing=()
