@@ -36,15 +36,7 @@ et::Node allreduce(std::uint64_t id, std::int64_t bytes) {
   return n;
 }
 
-et::Node p2p(std::uint64_t id, bool send, int peer, std::int64_t bytes) {
-  et::Node n;
-  n.set_id(id);
-  n.set_name(send ? "send" : "recv");
-  n.set_type(send ? et::COMM_SEND_NODE : et::COMM_RECV_NODE);
-  set_attr_int(n, send ? "comm_dst" : "comm_src", peer);
-  set_attr_int(n, "comm_size", bytes);
-  return n;
-}
+using testing::p2p;
 
 void expect_limit(const SimRun& r, int code, const std::string& culprit) {
   EXPECT_EQ(r.code, code) << r.output;

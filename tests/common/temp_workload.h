@@ -46,4 +46,16 @@ class TempWorkload : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
+// A COMM_SEND (to `peer`) or COMM_RECV (from `peer`) of `bytes`, tag 5.
+inline et::Node p2p(std::uint64_t id, bool send, int peer, std::int64_t bytes) {
+  et::Node n;
+  n.set_id(id);
+  n.set_name(send ? "send" : "recv");
+  n.set_type(send ? et::COMM_SEND_NODE : et::COMM_RECV_NODE);
+  set_attr_int(n, send ? "comm_dst" : "comm_src", peer);
+  set_attr_int(n, "comm_size", bytes);
+  set_attr_int(n, "comm_tag", 5);
+  return n;
+}
+
 }  // namespace sim::testing
