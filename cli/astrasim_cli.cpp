@@ -15,8 +15,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/error.h"
+#include "core/input_file.h"
+#include "network/config_reader.h"
 #include "network/topology.h"
 #include "system/astrasim_system.h"
+#include "system/comm_group_file.h"
 #include "system/report.h"
 #include "system/simulation.h"
 #include "workload/workload_loader.h"
@@ -28,25 +31,15 @@ namespace {
 
 constexpr const char* kPrefix = "--";
 
-std::string read_text(const std::string& path, const std::string& what) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(what + " '" + path + "' is not a regular file");
-  std::ifstream in(path);
-  if (!in) throw InputError("cannot open " + what + " '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // ASTRA-sim's network YAML with its "GB/s" read as 2^30 B/s, unless the file says otherwise.
 Topology load_astrasim_network(const std::string& path) {
-  std::string text = read_text(path, "network configuration");
+  std::string text = read_input_file(path, "network configuration");
   bool astrasim_form = false, has_unit = false;
   try {
-    const YAML::Node root = YAML::Load(text);
+    const YAML::Node root = ConfigReader(path).load(text);
     astrasim_form = root.IsMap() && root["topology"] && root["npus_count"];
     has_unit = root.IsMap() && root["bandwidth_unit"];
-  } catch (const YAML::Exception&) {
+  } catch (const InputError&) {
     // parse_topology reports it with the line.
   }
   if (astrasim_form && !has_unit) {

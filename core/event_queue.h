@@ -61,8 +61,9 @@ class EventQueue {
 
   // Schedules `handler->on_event` at absolute time `at` (>= now).
   void schedule(Time at, EventHandler* handler, std::uint32_t kind, std::uint64_t payload);
+  // Throws TimeLimitError when now + delay would pass kMaxTime.
   void schedule_in(Time delay, EventHandler* handler, std::uint32_t kind, std::uint64_t payload) {
-    schedule(now_ + delay, handler, kind, payload);
+    schedule(add_time(now_, delay, "its end time"), handler, kind, payload);
   }
 
   // Time of the earliest pending event; ClockPeer::kNoLimit when empty.

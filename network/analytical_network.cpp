@@ -28,10 +28,10 @@ std::uint32_t AnalyticalNetwork::pair_index(NodeId src, NodeId dst) {
   cost.hops = static_cast<std::uint32_t>(scratch_route_.size());
   for (const LinkId id : scratch_route_) {
     const Link& link = topology_.links()[id];
-    cost.latency_sum += link.latency;
+    cost.latency_sum = add_time(cost.latency_sum, link.latency, "a route's latency");
     cost.min_bandwidth = std::min(cost.min_bandwidth, model_.effective(link.bandwidth));
   }
-  cost.latency_sum += model_.message_latency;
+  cost.latency_sum = add_time(cost.latency_sum, model_.message_latency, "a route's latency");
   const auto index = static_cast<std::uint32_t>(pairs_.size());
   pairs_.push_back(Pair{src, dst, cost, 0});
   pair_of_[key] = index;
@@ -43,16 +43,17 @@ void AnalyticalNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const 
   LastPath& last = last_[src];
   if (last.dst != dst) last = LastPath{dst, pair_index(src, dst)};
   Pair& pair = pairs_[last.pair];
-  pair.bytes += bytes;
   const PathCost& cost = pair.cost;
+  // Every sum checked: 1e14 B at 1 B/s, or a long queue at the egress port,
+  // must stop the run with the limit named, never wrap into the past.
   const Time beta = transfer_time(bytes, cost.min_bandwidth);
   Time start = queue_.now();
-  if (serialize_egress_) {
-    Time& egress_free = egress_free_at_[cost.first_link];
-    start = std::max(start, egress_free);
-    egress_free = start + beta;
-  }
-  queue_.schedule(start + cost.latency_sum + beta, to.handler, to.kind, to.payload);
+  if (serialize_egress_) start = std::max(start, egress_free_at_[cost.first_link]);
+  const Time sent = add_time(start, beta, "the end of a message's injection");
+  const Time delivery = add_time(sent, cost.latency_sum, "a message's delivery");
+  pair.bytes = add_bytes(pair.bytes, bytes, "the bytes an NPU pair sent");
+  if (serialize_egress_) egress_free_at_[cost.first_link] = sent;
+  queue_.schedule(delivery, to.handler, to.kind, to.payload);
 }
 
 std::vector<LinkUsage> AnalyticalNetwork::link_usage() const {
@@ -62,7 +63,7 @@ std::vector<LinkUsage> AnalyticalNetwork::link_usage() const {
     if (p.bytes == 0) continue;
     route.clear();
     topology_.route(p.src, p.dst, route);
-    for (const LinkId id : route) usage[id].bytes += p.bytes;
+    for (const LinkId id : route) usage[id].bytes = add_bytes(usage[id].bytes, p.bytes, "the bytes a link carried");
   }
   return usage;
 }

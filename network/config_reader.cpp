@@ -17,7 +17,60 @@ std::string quoted(std::string_view s) {
 }
 }  // namespace
 
+namespace {
+// yaml-cpp parses nested collections recursively: a hostile file of 100,000
+// '[' (or "- - - ..." on one line) exhausts the stack. Bound the nesting
+// before parsing: flow brackets outside quotes, and block nesting by how far
+// a line's indentation and "- " markers reach.
+void check_nesting(const std::string& text, const std::string& source) {
+  constexpr int kMaxDepth = 256;
+  int flow = 0, line = 1;
+  char quote = 0;
+  bool line_start = true;
+  int block = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      line_start = true;
+      block = 0;
+      if (quote == '\'') continue;
+      quote = quote == '"' ? quote : 0;
+      continue;
+    }
+    if (line_start) {
+      if (c == ' ' || c == '-' || c == '\t' || c == '?' || c == ':') {
+        if (++block > 4 * kMaxDepth) {
+          throw InputError(source + ":" + std::to_string(line) + ": YAML nested too deeply (indentation or '- ' markers "
+                                    "beyond " + std::to_string(4 * kMaxDepth) + " columns)");
+        }
+        continue;
+      }
+      line_start = false;
+    }
+    if (quote) {
+      if (c == '\\' && quote == '"') ++i;
+      else if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '#') {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '[' || c == '{') {
+      if (++flow > kMaxDepth) {
+        throw InputError(source + ":" + std::to_string(line) + ": YAML nested deeper than " +
+                         std::to_string(kMaxDepth) + " levels");
+      }
+    } else if ((c == ']' || c == '}') && flow > 0) {
+      --flow;
+    }
+  }
+}
+}  // namespace
+
 YAML::Node ConfigReader::load(const std::string& text) const {
+  check_nesting(text, source_);
   try {
     return YAML::Load(text);
   } catch (const YAML::Exception& e) {

@@ -134,7 +134,7 @@ void FlowNetwork::start_message(std::uint32_t r, std::uint64_t bytes, const Deli
   const Time now = queue_.now();
   const Route& route = routes_[r];
   if (bytes == 0) {  // nothing to share: only the latency
-    queue_.schedule(now + route.latency, to.handler, to.kind, to.payload);
+    queue_.schedule(add_time(now, route.latency, "a message's delivery"), to.handler, to.kind, to.payload);
     return;
   }
   // Alone on every link of its route: the bottleneck rate, no recompute.
@@ -181,7 +181,7 @@ void FlowNetwork::attach(std::uint32_t f, std::uint64_t bytes) {
       occupant_[route_links_[route.begin + h]] = f;
       link.busy_since = now;
       link.peak = std::max(link.peak, 1u);
-      link.bytes += bytes;
+      link.bytes = add_bytes(link.bytes, bytes, "the bytes a link carried");
     }
     return;
   }
@@ -193,7 +193,7 @@ void FlowNetwork::attach(std::uint32_t f, std::uint64_t bytes) {
     flow.slot[h] = static_cast<std::uint32_t>(link.flows.size());
     link.flows.push_back(FlowRef{f, h});
     link.peak = std::max(link.peak, static_cast<std::uint32_t>(link.flows.size()));
-    link.bytes += bytes;
+    link.bytes = add_bytes(link.bytes, bytes, "the bytes a link carried");
   }
 }
 
@@ -278,11 +278,13 @@ void FlowNetwork::mark_dirty(LinkId l) {
 void FlowNetwork::schedule_finish(std::uint32_t f) {
   Flow& flow = flows_[f];
   const Time drain = time_to_drain(flow.remaining, flow.rate);
-  if (drain < 0 || drain > std::numeric_limits<Time>::max() / 2 - flow.updated) {
-    throw InputError("a message on the flow network would finish beyond the simulated-time limit (" +
-                     format_time(std::numeric_limits<Time>::max()) + ")");
+  if (drain < 0) {
+    throw TimeLimitError("a message on the flow network (" + std::to_string(static_cast<std::uint64_t>(
+                             flow.remaining / kPsPerSecond)) + " B left at " + std::to_string(flow.rate) +
+                         " B/s) would finish after the largest representable time, " + describe_time_limit());
   }
-  const Time at = flow.updated + drain;
+  const Time at = add_time(flow.updated, drain, "a message's finish on the flow network");
+  add_time(at, flow.latency, "a message's delivery");  // checked here so the event below cannot wrap
   if (at == flow.finish) return;  // unchanged: the queued finish event stands
   flow.finish = at;
   ++flow.version;
@@ -298,7 +300,7 @@ void FlowNetwork::schedule_finish(std::uint32_t f) {
 void FlowNetwork::finish(std::uint32_t f) {
   Flow& flow = flows_[f];
   detach(f, queue_.now());
-  queue_.schedule(queue_.now() + flow.latency, flow.to.handler, flow.to.kind, flow.to.payload);
+  queue_.schedule(add_time(queue_.now(), flow.latency, "a message's delivery"), flow.to.handler, flow.to.kind, flow.to.payload);
   const std::uint32_t r = flow.route;
   free_flow(f);
   pair_advance(r);

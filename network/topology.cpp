@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/error.h"
+#include "core/input_file.h"
 #include "core/units.h"
 #include "network/router.h"
 #include "network/topology_forms.h"
@@ -90,11 +91,7 @@ Topology parse_topology(const std::string& yaml_text, const std::string& source)
 }
 
 Topology load_topology(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open topology file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_topology(text.str(), path);
+  return parse_topology(read_input_file(path, "topology file"), path);
 }
 
 }  // namespace sim

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/input_file.h"
+#include "core/strict_json.h"
 #include "system/algorithm_registry.h"
 
 namespace sim {
@@ -28,12 +30,7 @@ class JsonPlace {
   JsonPlace(std::string source, const std::string& text) : source_(std::move(source)), text_(text) {}
   // "<file>:<line>: key '<key>'" for the n-th occurrence (0-based) of the key.
   std::string at(const std::string& key, std::size_t occurrence = 0) const {
-    const std::string quoted = "\"" + key + "\"";
-    std::size_t pos = text_.find(quoted);
-    for (std::size_t i = 0; i < occurrence && pos != std::string::npos; ++i) pos = text_.find(quoted, pos + 1);
-    std::string s = source_;
-    if (pos != std::string::npos) s += ":" + std::to_string(1 + std::count(text_.begin(), text_.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
-    return s + ": key '" + key + "'";
+    return json_key_place(text_, source_, key, occurrence) + ": key '" + key + "'";
   }
   [[noreturn]] void fail(const std::string& key, const std::string& message) const {
     throw InputError(at(key) + ": " + message);
@@ -161,27 +158,7 @@ const std::map<std::string, CollectiveType>& implementation_keys() {
 
 SystemConfig parse_astrasim_system(const std::string& json_text, const std::string& source) {
   const JsonPlace p(source, json_text);
-  // Duplicate keys: nlohmann keeps the last silently; find them with the parser callback.
-  std::vector<std::set<std::string>> open;
-  std::map<std::string, std::size_t> seen_top;
-  json root;
-  try {
-    root = json::parse(json_text, [&](int depth, json::parse_event_t event, json& parsed) {
-      if (event == json::parse_event_t::object_start) open.emplace_back();
-      if (event == json::parse_event_t::object_end && !open.empty()) open.pop_back();
-      if (event == json::parse_event_t::key && !open.empty()) {
-        const std::string key = parsed.get<std::string>();
-        if (!open.back().insert(key).second) {
-          const std::size_t n = depth == 1 ? seen_top[key] : 1;
-          throw InputError(p.at(key, n) + ": duplicate key");
-        }
-        if (depth == 1) ++seen_top[key];
-      }
-      return true;
-    });
-  } catch (const json::parse_error& e) {
-    throw InputError(source + ": not valid JSON: " + e.what());
-  }
+  json root = parse_json_strict(json_text, source);
   if (!root.is_object()) throw InputError(source + ": an ASTRA-sim system file must be a JSON object");
 
   SystemConfig cfg;
@@ -324,19 +301,9 @@ SystemConfig parse_astrasim_system(const std::string& json_text, const std::stri
 }
 
 void check_astrasim_remote_memory(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw InputError("remote-memory file '" + path + "' is not a regular file");
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text_ = ss.str();
+  const std::string text_ = read_input_file(path, "remote-memory file");
   const JsonPlace p(path, text_);
-  json root;
-  try {
-    root = json::parse(text_);
-  } catch (const json::parse_error& e) {
-    throw InputError(path + ": not valid JSON: " + e.what());
-  }
+  json root = parse_json_strict(text_, path);
   if (!root.is_object() || !root.contains("memory-type")) throw InputError(path + ": expected {\"memory-type\": ...}");
   for (const auto& [key, v] : root.items()) {
     if (key == "memory-type") {

@@ -108,6 +108,16 @@ void CollectiveEngine::notify_done() {
 }
 
 void CollectiveEngine::issue(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
+  try {
+    issue_op(inst, pos, ref);
+  } catch (const TimeLimitError& e) {  // name the collective and the rank whose step passed the limit
+    const Instance& in = instances_[inst];
+    e.rethrow_with("collective '" + in.program->name() + "' #" + std::to_string(in.key.seq) + " of communicator " +
+                   std::to_string(in.key.group) + ", rank " + std::to_string((*in.members)[pos]), false);
+  }
+}
+
+void CollectiveEngine::issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
   Instance& in = instances_[inst];
   const CollectiveOp op = in.program->op(pos, ref);
   switch (op.kind) {
@@ -197,9 +207,14 @@ void CollectiveEngine::on_event(const Event& event) {
   }
   if (event.kind == kInject) {
     const InFlight& msg = in_flight_[static_cast<std::uint32_t>(event.payload)];
-    const auto& members = *instances_[msg.instance].members;
-    network_.send(members[msg.src], members[msg.dst], msg.bytes,
-                  Delivery{this, kDelivered, static_cast<std::uint32_t>(event.payload)});
+    const Instance& in = instances_[msg.instance];
+    try {
+      network_.send((*in.members)[msg.src], (*in.members)[msg.dst], msg.bytes,
+                    Delivery{this, kDelivered, static_cast<std::uint32_t>(event.payload)});
+    } catch (const TimeLimitError& e) {
+      e.rethrow_with("collective '" + in.program->name() + "' #" + std::to_string(in.key.seq) + " of communicator " +
+                     std::to_string(in.key.group) + ", rank " + std::to_string((*in.members)[msg.src]), false);
+    }
     return;
   }
   const Pending p = pending_[static_cast<std::uint32_t>(event.payload)];

@@ -122,6 +122,7 @@ class CollectiveEngine final : public EventHandler {
   void delivered(std::uint32_t message);
   void run_work();
   void issue(std::uint32_t inst, std::uint32_t pos, OpRef ref);
+  void issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref);
   void finished(std::uint32_t inst, std::uint32_t pos, OpRef ref);
   void check_sizes(const Instance& in, std::uint32_t src, std::uint32_t dst, std::uint64_t tag,
                    std::uint64_t sent, std::uint64_t expected) const {

@@ -99,6 +99,10 @@ EtOpSpec decode_op(const et::Node& node, std::uint32_t n, const std::string& pat
     case et::INVALID_NODE:
       op.kind = OpKind::kCompute;
       if (node.duration_micros() > 0) {
+        if (node.duration_micros() > static_cast<std::uint64_t>(kMaxTime / kMicrosecond)) {
+          throw InputError(at(path, node.id()) + ": duration_micros " + std::to_string(node.duration_micros()) +
+                           " is longer than the largest representable time, " + describe_time_limit());
+        }
         op.duration = static_cast<Time>(node.duration_micros()) * kMicrosecond;
       } else if (node.type() != et::COMP_NODE) {
         op.duration = 0;

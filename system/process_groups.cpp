@@ -7,6 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/input_file.h"
+#include "core/strict_json.h"
+#include "system/comm_group_file.h"
 
 namespace sim {
 
@@ -39,27 +42,14 @@ std::vector<std::uint32_t> ranks_of(const nlohmann::json& list, const std::strin
 }  // namespace
 
 nlohmann::json read_json_object(const std::string& path, const std::string& what, const std::string& form) {
-  std::ifstream in(path);
-  if (!in) throw InputError("cannot open " + what + " '" + path + "'");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path + ": not valid JSON: " + e.what());
-  }
+  // One strict reader for every input file: regular files only, duplicate keys refused.
+  const nlohmann::json j = parse_json_strict(read_input_file(path, what), path);
   if (!j.is_object()) throw InputError(path + ": expected an object " + form);
   return j;
 }
 
 std::map<std::string, std::vector<std::uint32_t>> load_comm_groups(const std::string& path) {
-  const nlohmann::json j = read_json_object(path, "communicator file", "{\"<pg_name>\": [ranks...]}");
-  std::map<std::string, std::vector<std::uint32_t>> groups;
-  for (const auto& [name, ranks] : j.items()) {
-    const std::string what = path + ": key '" + name + "'";
-    groups[name] = ranks_of(ranks, what);
-    if (groups[name].empty()) throw InputError(what + ": expected a non-empty list of ranks");
-  }
-  return groups;
+  return parse_comm_groups(read_input_file(path, "communicator file"), path);
 }
 
 std::vector<ProcessGroup> parse_pg_metadata(std::string_view values, const std::string& where) {

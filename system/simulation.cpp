@@ -150,12 +150,19 @@ Time Simulation::compute_time(const TaskNode& n) const {
     // Roofline: limited by peak FLOP/s or by streaming tensor_size bytes.
     const double flops_time = static_cast<double>(n.num_ops) / config_.peak_flops;
     const double bytes_time = static_cast<double>(n.tensor_size) / static_cast<double>(config_.compute_memory_bandwidth);
-    return static_cast<Time>(std::ceil(std::max(flops_time, bytes_time) * 1e12));
+    const double ps = std::ceil(std::max(flops_time, bytes_time) * 1e12);
+    // 2^63 as a double: anything at or above it does not fit a Time.
+    if (!(ps < 9223372036854775808.0)) {
+      throw TimeLimitError("its roofline time (" + std::to_string(n.num_ops) + " ops, " +
+                           std::to_string(n.tensor_size) + " B) is longer than the largest representable time, " +
+                           describe_time_limit());
+    }
+    return static_cast<Time>(ps);
   }
   if ((n.kind == NodeKind::kMemLoad || n.kind == NodeKind::kMemStore) && config_.has_memory_model) {
-    return config_.memory_latency + transfer_time(n.tensor_size, config_.memory_bandwidth);
+    return add_time(config_.memory_latency, transfer_time(n.tensor_size, config_.memory_bandwidth), "its duration");
   }
-  return static_cast<Time>(n.duration_micros) * kMicrosecond;
+  return scale_time(n.duration_micros, kMicrosecond, "its duration_micros");
 }
 
 void Simulation::account(RankRun& r) {
@@ -190,8 +197,12 @@ SimulationResult Simulation::run() {
   for (std::uint32_t r = 0; r < runs_.size(); ++r) {
     for (std::uint32_t i : graphs_[r].roots()) runs_[r].ready.emplace(graphs_[r].node(i).id, i);
   }
-  for (std::uint32_t r = 0; r < runs_.size(); ++r) drain(r);
-  run_events();
+  try {
+    for (std::uint32_t r = 0; r < runs_.size(); ++r) drain(r);
+    run_events();
+  } catch (const TimeLimitError& e) {  // raised inside the network, between node issues
+    e.rethrow_with("at simulated time " + format_time(queue_.now()), true);
+  }
   for (std::uint32_t r = 0; r < runs_.size(); ++r) {
     if (runs_[r].done != graphs_[r].size()) report_stuck();
   }
@@ -260,6 +271,14 @@ void Simulation::drain(std::uint32_t rank) {
 }
 
 void Simulation::issue(std::uint32_t rank, std::uint32_t index) {
+  try {
+    start(rank, index);
+  } catch (const TimeLimitError& e) {  // the node whose time passed the limit, named once
+    e.rethrow_with(graphs_[rank].path() + ": " + describe_node(rank, index) + " '" + graphs_[rank].name(index) + "'", true);
+  }
+}
+
+void Simulation::start(std::uint32_t rank, std::uint32_t index) {
   RankRun& r = runs_[rank];
   const TaskNode& n = graphs_[rank].node(index);
   const Resource res = resource_of(n);

@@ -171,6 +171,7 @@ class Simulation final : public EventHandler, public CollectiveListener {
   Resource resource_of(const TaskNode& node) const;
   void drain(std::uint32_t rank);
   void issue(std::uint32_t rank, std::uint32_t index);
+  void start(std::uint32_t rank, std::uint32_t index);  // issue() without the error context
   void complete(std::uint32_t rank, std::uint32_t index);
   void account(RankRun& r);
   Time compute_time(const TaskNode& node) const;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/input_file.h"
 #include "core/units.h"
 #include "network/config_reader.h"
 #include "system/astrasim_system.h"
@@ -210,19 +211,9 @@ void read_per_node_choices(const ConfigReader& r, const YAML::Node& map, const s
 }
 
 SystemConfig load_system_config(const std::string& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) throw InputError("cannot open system config '" + path + "': no such file");
-  if (!std::filesystem::is_regular_file(status)) {
-    throw InputError("system config '" + path + "' is not a regular file" +
-                     (std::filesystem::is_directory(status) ? " (it is a directory)" : ""));
-  }
-  std::ifstream in(path);
-  if (!in) throw InputError("cannot open system config '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (looks_like_json(path, ss.str())) return parse_astrasim_system(ss.str(), path);
-  return parse_system_config(ss.str(), path);
+  const std::string text = read_input_file(path, "system config");
+  if (looks_like_json(path, text)) return parse_astrasim_system(text, path);
+  return parse_system_config(text, path);
 }
 
 void apply_collective_option(SystemConfig& config, const std::string& option) {

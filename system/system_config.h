@@ -98,11 +98,15 @@ struct SystemConfig {
   // Cost of reducing `bytes` received from a peer into the local buffer.
   Time reduction_time(std::uint64_t bytes) const {
     if (local_reduction > 0) {  // ASTRA-sim: two reads and a write, each truncated to whole ns
-      const auto ns = static_cast<std::uint64_t>(static_cast<uint128>(bytes) * 1'000'000'000u / local_reduction);
-      return reduction_latency + static_cast<Time>(3 * ns) * kNanosecond;
+      const uint128 ns = static_cast<uint128>(bytes) * 1'000'000'000u / local_reduction;
+      if (ns > static_cast<uint128>(kMaxTime / kNanosecond / 3)) {
+        throw TimeLimitError("a reduction of " + std::to_string(bytes) + " B takes longer than the largest "
+                             "representable time, " + describe_time_limit());
+      }
+      return add_time(reduction_latency, static_cast<Time>(3 * ns) * kNanosecond, "a reduction's end");
     }
     if (reduction_bandwidth == 0) return reduction_latency;
-    return reduction_latency + transfer_time(bytes, reduction_bandwidth);
+    return add_time(reduction_latency, transfer_time(bytes, reduction_bandwidth), "a reduction's end");
   }
 };
 

@@ -19,6 +19,8 @@
 
 #include "core/error.h"
 #include "core/output_file.h"
+#include "core/input_file.h"
+#include "core/strict_json.h"
 
 namespace sim {
 namespace {
@@ -30,27 +32,8 @@ using nlohmann::json;
 // Raw bytes and gzip
 
 std::string read_bytes(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) throw InputError("cannot open '" + path + "': is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("cannot open '" + path + "': " + std::strerror(errno));
-  std::string data;
-  // A regular file is read in one piece into a buffer of its size; other files
-  // (pipes, devices) through a stream, whose buffer grows as it fills.
-  const auto size = fs::is_regular_file(path, ec) ? fs::file_size(path, ec) : static_cast<std::uintmax_t>(-1);
-  if (!ec && size != static_cast<std::uintmax_t>(-1)) {
-    data.resize(size);
-    in.read(data.data(), static_cast<std::streamsize>(size));
-    data.resize(static_cast<std::size_t>(in.gcount()));
-    if (in.bad()) throw InputError("cannot read '" + path + "'");
-    if (in.eof() || in.peek() == std::char_traits<char>::eof()) return data;
-    in.clear();  // the file grew while being read: take the rest below
-  }
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) throw InputError("cannot read '" + path + "'");
-  data += std::move(buf).str();
-  return data;
+  // Regular files only: a directory, /dev/zero or a FIFO is refused by name.
+  return read_input_file(path, "trace", std::numeric_limits<std::uint64_t>::max());
 }
 
 bool is_gzip(const std::string& data) {
@@ -354,7 +337,9 @@ bool looks_like_json(const std::string& data) {
 }
 
 void read_json(const std::string& data, const std::string& path, EtTrace& trace) {
-  const json doc = json::parse(data);  // parse_error handled by the caller
+  // Strict: duplicate keys and nesting deeper than kMaxJsonDepth are errors
+  // (InputError; the caller may still try the bytes as a binary ET).
+  const json doc = parse_json_strict(data, path);
   if (doc.contains("workload_graph")) {
     LegacyReader(path).read(doc, trace);
   } else if (doc.contains("metadata") || doc.contains("nodes")) {
@@ -401,8 +386,8 @@ struct Owner {
 };
 
 [[noreturn]] void wrong_kind(const Owner& owner, std::string_view name, int value_case, const char* expected) {
-  throw InputError(owner.str() + ": attribute '" + std::string(name) + "' has type " + member_name(value_case) +
-                   ", expected " + expected);
+  throw AttrError(owner.str(), "attribute '" + std::string(name) + "' has type " + member_name(value_case) +
+                                  ", expected " + expected);
 }
 [[noreturn]] void wrong_kind(const Owner& owner, const et::AttributeProto& a, const char* expected) {
   wrong_kind(owner, a.name(), static_cast<int>(a.value_case()), expected);
@@ -450,8 +435,8 @@ std::optional<IntValue> integer_member(const et::AttributeProto& a) {
 
 std::int64_t int_from(const IntValue& v, std::string_view name, const Owner& owner) {
   if (!v.is_signed && v.bits > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-    throw InputError(owner.str() + ": attribute '" + std::string(name) + "' value " + std::to_string(v.bits) +
-                     " exceeds the int64 range");
+    throw AttrError(owner.str(), "attribute '" + std::string(name) + "' value " + std::to_string(v.bits) +
+                                    " exceeds the int64 range");
   return static_cast<std::int64_t>(v.bits);
 }
 
@@ -531,17 +516,18 @@ void add_rank_file(std::map<int, std::string>& files, int rank, const std::strin
 
 // ---------------------------------------------------------------------------
 
-EtTrace read_et(const std::string& path) {
+EtTrace read_et(const std::string& path) { return parse_et(read_bytes(path), path); }
+
+EtTrace parse_et(std::string data, const std::string& path) {
   EtTrace trace;
   trace.path = path;
-  std::string data = read_bytes(path);
   const bool inflated = is_gzip(data);
   if (inflated) data = gunzip(data, path);
   if (looks_like_json(data)) {
     try {
       read_json(data, path, trace);
       return trace;
-    } catch (const json::parse_error& e) {
+    } catch (const InputError&) {
       // A binary ET whose frame 0 is 123 bytes long also starts with '{'.
       if (data[0] == '{') {
         try {
@@ -552,7 +538,7 @@ EtTrace read_et(const std::string& path) {
         } catch (const InputError&) {
         }
       }
-      throw InputError(path + ": invalid JSON: " + e.what());
+      throw;
     }
   }
   parse_frames(data, path, inflated, trace);
@@ -582,12 +568,16 @@ void read_et_nodes(const std::string& path, et::GlobalMetadata& metadata,
 
 void read_et_wire_nodes(const std::string& path, et::GlobalMetadata& metadata,
                         const std::function<void(const WireNode&)>& on_node) {
-  std::string data = read_bytes(path);
+  scan_et_wire_nodes(read_bytes(path), path, metadata, on_node);
+}
+
+void scan_et_wire_nodes(std::string data, const std::string& path, et::GlobalMetadata& metadata,
+                        const std::function<void(const WireNode&)>& on_node) {
   const bool inflated = is_gzip(data);
   if (inflated) data = gunzip(data, path);
   WireNode wire;
   if (looks_like_json(data)) {
-    EtTrace trace = read_et(path);
+    EtTrace trace = parse_et(std::move(data), path);
     metadata = std::move(trace.metadata);
     for (const et::Node& n : trace.nodes) {
       wire_node_from(n, wire);

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/error.h"
 #include "et_def.pb.h"
 
 namespace sim {
@@ -33,6 +34,8 @@ struct EtTrace {
 // Throws InputError naming the file and, where known, the frame or node id:
 // missing file, truncated frame, garbled protobuf, bad JSON.
 EtTrace read_et(const std::string& path);
+// The same from a file's bytes (`path` only names it in messages).
+EtTrace parse_et(std::string data, const std::string& path);
 
 // Streams an ET: `on_node` sees each node in file order, decoded into one
 // reused message, so a large trace costs almost no allocation per node. The
@@ -78,6 +81,9 @@ void wire_node_from(const et::Node& node, WireNode& out);
 // Malformed nodes throw InputError naming the file, frame and byte offset.
 void read_et_wire_nodes(const std::string& path, et::GlobalMetadata& metadata,
                         const std::function<void(const WireNode&)>& on_node);
+// The same from a file's bytes (`path` only names it in messages).
+void scan_et_wire_nodes(std::string data, const std::string& path, et::GlobalMetadata& metadata,
+                        const std::function<void(const WireNode&)>& on_node);
 // attr_int_of / attr_bool_of / attr_string for a WireAttr: same members
 // accepted, same errors, word for word.
 std::int64_t wire_attr_int(const WireNode& node, const WireAttr& a);
@@ -100,6 +106,18 @@ void write_et_json(const EtTrace& trace, const std::string& path);
 std::vector<std::string> resolve_rank_files(const std::string& folder_or_prefix);
 
 // --- attributes (Node.attr) -------------------------------------------------
+// An attribute of the wrong kind or range. what() names the node id;
+// detail() only the attribute and the problem, for callers that name the
+// file, rank and node themselves.
+class AttrError : public InputError {
+ public:
+  AttrError(const std::string& owner, const std::string& detail) : InputError(owner + ": " + detail), detail_(detail) {}
+  const std::string& detail() const { return detail_; }
+
+ private:
+  std::string detail_;
+};
+
 // Producers disagree on oneof members (is_cpu_op as bool or int32, comm_size as
 // int32/int64/uint64, ...): integer getters accept every integer member,
 // boolean getters accept bool or any integer. A present attribute of the wrong

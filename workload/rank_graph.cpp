@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <limits>
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/time.h"
 
 namespace sim {
 
@@ -173,7 +175,7 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
   Shape s;
   const int type = src.type;
   if (type < 0 || type > 7) {
-    throw InputError(where(path_, rank, id) + ": unknown node type " + std::to_string(type));
+    throw InputError(where(path_, rank, id) + " '" + std::string(src.name) + "': unknown node type " + std::to_string(type));
   }
   s.kind = static_cast<NodeKind>(type);
   {
@@ -202,6 +204,12 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
     }
   }
   s.duration_micros = src.duration_micros;
+  // Checked where it enters: a duration that alone passes the time limit is bad input.
+  if (src.duration_micros > static_cast<std::uint64_t>(kMaxTime / kMicrosecond)) {
+    throw InputError(where(path_, rank, id) + " '" + std::string(src.name) + "': duration_micros " +
+                     std::to_string(src.duration_micros) + " is longer than the largest representable time, " +
+                     describe_time_limit());
+  }
   if (src.duration_micros != 0) s.flags |= Shape::kDuration;
   // One pass over the attributes (the first of a repeated name wins, as in
   // attr_int), then each read in a fixed order, so errors come in that order.
@@ -228,44 +236,61 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
     }
     if (slot && !*slot) *slot = &a;
   }
-  const bool cpu_op = is_cpu_op && wire_attr_bool(src, *is_cpu_op);
+  // Every error about this node names the file, rank, node id and name, and
+  // the attribute; every integer is range-checked against where it is kept.
+  const auto here = [&] { return where(path_, rank, id) + " '" + std::string(src.name) + "'"; };
+  const auto int_attr = [&](const WireAttr& a, std::int64_t lo, std::int64_t hi) {
+    std::int64_t v = 0;
+    try {
+      v = wire_attr_int(src, a);
+    } catch (const AttrError& e) {
+      throw InputError(here() + ": " + e.detail());
+    }
+    if (v < lo || v > hi) {
+      throw InputError(here() + ": attribute '" + std::string(a.name) + "' value " + std::to_string(v) +
+                       " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
+    }
+    return v;
+  };
+  constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kMaxRank = std::numeric_limits<std::int32_t>::max();
+  bool cpu_op = false;
+  std::string_view pg;
+  try {
+    cpu_op = is_cpu_op && wire_attr_bool(src, *is_cpu_op);
+    if (pg_name) pg = wire_attr_string(src, *pg_name);
+  } catch (const AttrError& e) {
+    throw InputError(here() + ": " + e.detail());
+  }
   if (cpu_op) s.flags |= Shape::kCpuOp;
-  if (num_ops) s.num_ops = wire_attr_int(src, *num_ops);
-  if (tensor_size) s.tensor_size = static_cast<std::uint64_t>(std::max<std::int64_t>(0, wire_attr_int(src, *tensor_size)));
+  if (num_ops) s.num_ops = int_attr(*num_ops, 0, kMaxInt64);
+  if (tensor_size) s.tensor_size = static_cast<std::uint64_t>(int_attr(*tensor_size, 0, kMaxInt64));
   if (num_ops && tensor_size) s.flags |= Shape::kRoofline;
 
   std::int64_t tag = 0;
   if (s.kind == NodeKind::kCommColl || s.kind == NodeKind::kCommSend || s.kind == NodeKind::kCommRecv) {
     if (comm_size) {
-      const std::int64_t size = wire_attr_int(src, *comm_size);
-      if (size < 0) throw InputError(where(path_, rank, id) + ": negative comm_size");
-      s.comm_size = static_cast<std::uint64_t>(size);
+      s.comm_size = static_cast<std::uint64_t>(int_attr(*comm_size, 0, kMaxInt64));
       s.flags |= Shape::kCommSize;
     }
-    if (comm_tag) tag = wire_attr_int(src, *comm_tag);
-    if (comm_src) s.comm_src = static_cast<std::int32_t>(wire_attr_int(src, *comm_src));
-    if (comm_dst) s.comm_dst = static_cast<std::int32_t>(wire_attr_int(src, *comm_dst));
+    if (comm_tag) tag = int_attr(*comm_tag, std::numeric_limits<std::int64_t>::min(), kMaxInt64);  // any int64
+    if (comm_src) s.comm_src = static_cast<std::int32_t>(int_attr(*comm_src, 0, kMaxRank));
+    if (comm_dst) s.comm_dst = static_cast<std::int32_t>(int_attr(*comm_dst, 0, kMaxRank));
   }
   const bool has_comm_size = s.flags & Shape::kCommSize;
   if (s.kind == NodeKind::kCommColl && !cpu_op) {
-    if (!comm_type) throw InputError(where(path_, rank, id) + ": COMM_COLL node without comm_type");
-    const std::int64_t ct = wire_attr_int(src, *comm_type);
-    if (ct < 0 || ct > 9) {
-      throw InputError(where(path_, rank, id) + ": comm_type " + std::to_string(ct) +
-                       " is not a Chakra collective type (0..9)");
-    }
-    s.coll = static_cast<CollectiveType>(ct);
-    if (!has_comm_size) throw InputError(where(path_, rank, id) + ": COMM_COLL node without comm_size");
+    if (!comm_type) throw InputError(here() + ": COMM_COLL node without comm_type");
+    s.coll = static_cast<CollectiveType>(int_attr(*comm_type, 0, 9));
+    if (!has_comm_size) throw InputError(here() + ": COMM_COLL node without comm_size");
     CommunicatorSpec spec;
-    if (pg_name) spec.pg_name = wire_attr_string(src, *pg_name);
+    spec.pg_name = pg;  // resolved against the run's process groups (system/process_groups.h)
     if (involved_dim) {
       if (involved_dim->value_case != 28) {  // AttributeProto.bool_list
-        throw InputError(where(path_, rank, id) + " '" + std::string(src.name) +
-                         "': attribute 'involved_dim' must be a bool_list (one entry per network dimension)");
+        throw InputError(here() + ": attribute 'involved_dim' must be a bool_list (one entry per network dimension)");
       }
       if (involved_dim->count > 64) {
-        throw InputError(where(path_, rank, id) + " '" + std::string(src.name) + "': involved_dim has " +
-                         std::to_string(involved_dim->count) + " entries; at most 64 are supported");
+        throw InputError(here() + ": involved_dim has " + std::to_string(involved_dim->count) +
+                         " entries; at most 64 are supported");
       }
       spec.involved_count = involved_dim->count;
       spec.involved_mask = involved_dim->bits;
@@ -282,9 +307,9 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
   }
   if (s.kind == NodeKind::kCommSend || s.kind == NodeKind::kCommRecv) {
     const bool send = s.kind == NodeKind::kCommSend;
-    if (!has_comm_size) throw InputError(where(path_, rank, id) + ": " + node_kind_name(s.kind) + " without comm_size");
-    if (send && s.comm_dst < 0) throw InputError(where(path_, rank, id) + ": COMM_SEND without comm_dst");
-    if (!send && s.comm_src < 0) throw InputError(where(path_, rank, id) + ": COMM_RECV without comm_src");
+    if (!has_comm_size) throw InputError(here() + ": " + node_kind_name(s.kind) + " without comm_size");
+    if (send && s.comm_dst < 0) throw InputError(here() + ": COMM_SEND without comm_dst");
+    if (!send && s.comm_src < 0) throw InputError(here() + ": COMM_RECV without comm_src");
   }
   if (tag != 0 || !tags_.empty()) {  // allocated at the first nonzero tag
     tags_.resize(index, 0);
@@ -307,6 +332,9 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
   }
   shape_of_.push_back(shape);
 
+  if (p.deps.size() + src.data_deps.size() + src.ctrl_deps.size() > 0xffffffffu) {
+    throw InputError(path_ + ": rank " + std::to_string(rank) + ": more than 2^32 - 1 dependencies");
+  }
   p.dep_begin.push_back(static_cast<std::uint32_t>(p.deps.size()));
   p.deps.insert(p.deps.end(), src.data_deps.begin(), src.data_deps.end());
   p.data_end.push_back(static_cast<std::uint32_t>(p.deps.size()));
@@ -323,6 +351,9 @@ void RankGraph::link(const GraphOptions& options, Pending& p) {
   std::vector<std::uint32_t> parents;  // resolved parent indices, flat, per node in order
   std::vector<std::uint32_t> parent_begin(n + 1, 0);
   std::vector<std::uint32_t> child_count(n, 0);
+  // last_child[p] == i + 1: p is already a parent of i. Repeated deps are
+  // dropped in O(1), so a node with 200,000 deps costs 200,000 steps, not 2e10.
+  std::vector<std::uint32_t> last_child(n, 0);
   for (std::uint32_t i = 0; i < n; ++i) {
     parent_begin[i] = static_cast<std::uint32_t>(parents.size());
     const std::uint64_t id = this->id(i);
@@ -346,12 +377,14 @@ void RankGraph::link(const GraphOptions& options, Pending& p) {
       }
       const auto parent = static_cast<std::uint32_t>(found);
       if (parent == i) throw IncompleteError(where(path_, rank_, id) + ": node depends on itself (cycle)");
-      if (std::find(parents.begin() + parent_begin[i], parents.end(), parent) != parents.end()) continue;
+      if (last_child[parent] == i + 1) continue;
+      last_child[parent] = i + 1;
       parents.push_back(parent);
       ++child_count[parent];
     }
   }
   parent_begin[n] = static_cast<std::uint32_t>(parents.size());
+  last_child = {};
   p = Pending{};  // free the construction state
   child_begin_.resize(n + 1);
   parents_.resize(n);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "../common/run_sim.h"
+#include "../common/temp_workload.h"
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -22,35 +23,7 @@ using testing::run_sim;
 std::string configs(const std::string& name) { return std::string(SIM_SOURCE_DIR) + "/configs/" + name; }
 std::string testdata(const std::string& rel) { return std::string(SIM_SOURCE_DIR) + "/../shared/testdata/" + rel; }
 
-class Cli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / ("sim_cli_" + std::to_string(::getpid()) + "_" +
-                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  // Writes <prefix>.<rank>.et for each rank's nodes.
-  std::string workload(const std::string& prefix, const std::vector<std::vector<et::Node>>& ranks) const {
-    for (std::size_t r = 0; r < ranks.size(); ++r) {
-      EtTrace t;
-      t.metadata.set_version("0.0.4");
-      t.nodes = ranks[r];
-      write_et(t, path(prefix + "." + std::to_string(r) + ".et"));
-    }
-    return path(prefix);
-  }
-  std::string text_file(const std::string& name, const std::string& content) const {
-    std::ofstream(path(name)) << content;
-    return path(name);
-  }
-
-  fs::path dir_;
-};
+class Cli : public testing::TempWorkload {};
 
 et::Node comp(std::uint64_t id, std::vector<std::uint64_t> deps = {}) {
   et::Node n;
@@ -62,16 +35,7 @@ et::Node comp(std::uint64_t id, std::vector<std::uint64_t> deps = {}) {
   return n;
 }
 
-et::Node p2p(std::uint64_t id, bool send, int peer, std::int64_t bytes) {
-  et::Node n;
-  n.set_id(id);
-  n.set_name(send ? "send" : "recv");
-  n.set_type(send ? et::COMM_SEND_NODE : et::COMM_RECV_NODE);
-  set_attr_int(n, send ? "comm_dst" : "comm_src", peer);
-  set_attr_int(n, "comm_size", bytes);
-  set_attr_int(n, "comm_tag", 5);
-  return n;
-}
+using testing::p2p;
 
 TEST_F(Cli, DefaultRunsTheBundledExample) {
   const SimRun r = run_sim("");

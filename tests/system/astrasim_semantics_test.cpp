@@ -140,7 +140,7 @@ TEST(AstraSimJson, KeysAreHonouredRejectedOrWarned) {
   EXPECT_NE(cfg.warnings[0].find("boost-mode"), std::string::npos);
 
   EXPECT_NE(json_error(R"({"endpoint-delay": 10,
-  "endpoint-delay": 20})").find("sys.json:2: key 'endpoint-delay': duplicate key"),
+  "endpoint-delay": 20})").find("sys.json:2: duplicate key 'endpoint-delay'"),
             std::string::npos);
   EXPECT_NE(json_error(R"({"endpont-delay": 10})").find("unknown key"), std::string::npos);
   EXPECT_NE(json_error(R"({"preferred-dataset-splits": 2.5})").find("whole number"), std::string::npos);

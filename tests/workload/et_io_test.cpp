@@ -286,7 +286,7 @@ TEST_F(EtIoTest, LegacyJsonErrors) {
 
   spit(tmp("f.json"), "{\"workload_graph\": [");
   msg = input_error([&] { read_et(tmp("f.json")); });
-  EXPECT_THAT(msg, HasSubstr(tmp("f.json") + ": invalid JSON"));
+  EXPECT_THAT(msg, HasSubstr(tmp("f.json") + ":1: invalid JSON"));
 }
 
 TEST_F(EtIoTest, OurJsonRoundTripsRealTrace) {
@@ -417,7 +417,7 @@ TEST(EtAttr, FirstMatchWinsAndSettersReplace) {
 
 TEST_F(EtIoTest, MissingFile) {
   const std::string msg = input_error([&] { read_et(tmp("nope.et")); });
-  EXPECT_THAT(msg, HasSubstr("cannot open '" + tmp("nope.et") + "'"));
+  EXPECT_THAT(msg, HasSubstr("cannot open trace '" + tmp("nope.et") + "'"));
 }
 
 TEST_F(EtIoTest, TruncatedFile) {

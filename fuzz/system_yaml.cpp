@@ -1,0 +1,9 @@
+// Our system config YAML.
+#include "fuzz/harness.h"
+#include "system/system_config.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace sim;
+  fuzz::expect_clean("system_yaml", [&] { parse_system_config(fuzz::text_of(data, size), "fuzz.yml"); });
+  return 0;
+}

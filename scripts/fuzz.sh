@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses (fuzz/, clang + address and undefined-
+# behaviour sanitizers) in build-fuzz/, seeds each corpus from
+# ../shared/testdata and configs/ (copied at fuzz time into
+# build-fuzz/corpus/<harness>, never into the repo), and runs each harness in
+# turn, one at a time, at the lowest priority.
+#
+#   scripts/fuzz.sh [seconds per harness (default 25)] [harness ...]
+#   FUZZ_NO_BUILD=1 scripts/fuzz.sh ...    use the harnesses already built
+#
+# Prints each harness's executions and time; exits 1 if any harness found a
+# crash, leak, timeout or out-of-memory (the input is kept in
+# build-fuzz/artifacts/<harness>/: replay it with build-fuzz/fuzz/fuzz_<harness> <file>,
+# then add it to fuzz/regressions/<harness>/ with the fix).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-25}
+shift || true
+
+if ! command -v clang++ >/dev/null; then
+  echo "fuzz.sh: clang++ not found (scripts/setup.sh installs clang and libclang-rt-14-dev)" >&2
+  exit 2
+fi
+if [ ! -f build-fuzz/CMakeCache.txt ]; then
+  cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DSIM_FUZZ=ON \
+        ${CCACHE:+-DCMAKE_CXX_COMPILER_LAUNCHER=ccache} >/dev/null
+fi
+[ -n "${FUZZ_NO_BUILD:-}" ] || nice -n 19 cmake --build build-fuzz -j"${JOBS:-2}" >/dev/null
+
+harnesses=("$@")
+if ((${#harnesses[@]} == 0)); then
+  mapfile -t harnesses < <(cut -d' ' -f1 build-fuzz/fuzz_seeds.txt)
+fi
+
+# Seeds: the files below each seed folder, shaped for the harness.
+seed() {
+  local name=$1; shift
+  local dir=build-fuzz/corpus/$name
+  mkdir -p "$dir"
+  local f i=0
+  for src in "$@"; do
+    [ -e "$src" ] || continue
+    while IFS= read -r -d '' f; do
+      i=$((i + 1))
+      case $name in
+        et_gzip) gzip -c "$f" > "$dir/seed$i.gz" ;;
+        msccl_xml) { printf '\003'; cat "$f"; } > "$dir/seed$i" ;;  # 4 ranks, then the XML
+        *) cp "$f" "$dir/seed$i" ;;
+      esac
+    done < <(find "$src" -type f -size -1024k -print0)
+  done
+  if [ "$name" = comm_groups ]; then
+    printf '{"": [0, 1, 2, 3], "tp0": [0, 1], "tp1": [2, 3]}' > "$dir/seed_groups"
+    printf '{"0": [0, 1]}' > "$dir/seed_world"
+  fi
+  cp fuzz/regressions/"$name"/* "$dir"/ 2>/dev/null || true
+}
+
+failed=0
+printf '%-14s %12s %8s %10s  %s\n' harness executions seconds exec/s result
+for name in "${harnesses[@]}"; do
+  read -r -a seeds < <(grep "^$name " build-fuzz/fuzz_seeds.txt | cut -d' ' -f2-)
+  seed "$name" "${seeds[@]}"
+  mkdir -p "build-fuzz/artifacts/$name"
+  log=build-fuzz/fuzz_$name.log
+  set +e
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    nice -n 19 "build-fuzz/fuzz/fuzz_$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+      -max_len=65536 -print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/$name/" \
+      "build-fuzz/corpus/$name" >"$log" 2>&1
+  rc=$?
+  set -e
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+  took=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | grep -o 'in [0-9]*' | grep -o '[0-9]*' || echo "$seconds")
+  if ((rc == 0)); then result=ok; else result="FAILED (exit $rc, see $log)"; failed=1; fi
+  printf '%-14s %12s %8s %10s  %s\n' "$name" "${runs:-0}" "$took" "$(( ${runs:-0} / (took > 0 ? took : 1) ))" "$result"
+done
+exit $failed

@@ -1,0 +1,128 @@
+// Nothing truncates and every message says where: integers from traces and
+// configs are range-checked against where they are kept, numbers parse
+// completely, duplicate keys and special files are refused, and each error
+// names the file, line and key (configs) or file, rank, node id and name, and
+// attribute (traces). Exit 2 for all of them.
+#include <gtest/gtest.h>
+
+#include "../common/run_sim.h"
+#include "../common/temp_workload.h"
+
+namespace sim {
+namespace {
+
+using testing::run_sim;
+using testing::SimRun;
+
+class StrictInput : public testing::TempWorkload {
+ protected:
+  // Runs the bundled example with `--system <file of yaml>`.
+  SimRun with_system(const std::string& yaml) { return run_sim("-q --system " + text_file("sys.yml", yaml)); }
+};
+
+std::string configs(const std::string& name) { return std::string(SIM_SOURCE_DIR) + "/configs/" + name; }
+
+void expect_error(const SimRun& r, const std::vector<std::string>& parts) {
+  EXPECT_EQ(r.code, 2) << r.output;
+  for (const std::string& p : parts) EXPECT_NE(r.output.find(p), std::string::npos) << p << "\n" << r.output;
+}
+
+et::Node send(std::int64_t dst) {
+  et::Node n;
+  n.set_id(7);
+  n.set_name("halo_send");
+  n.set_type(et::COMM_SEND_NODE);
+  set_attr_int(n, "comm_dst", dst);
+  set_attr_int(n, "comm_size", 64);
+  return n;
+}
+
+et::Node recv() {
+  et::Node n;
+  n.set_id(7);
+  n.set_name("halo_recv");
+  n.set_type(et::COMM_RECV_NODE);
+  set_attr_int(n, "comm_src", 0);
+  set_attr_int(n, "comm_size", 64);
+  return n;
+}
+
+TEST_F(StrictInput, RankBeyondInt32IsNotTruncated) {
+  // 2^32 + 1 used to be taken as rank 1 and run.
+  const std::string w = workload("w", {{send((std::int64_t{1} << 32) + 1)}, {recv()}});
+  expect_error(run_sim("--workload " + w + " --network " + configs("ring8.yml")),
+               {"w.0.et: rank 0, node 7 'halo_send': attribute 'comm_dst' value 4294967297 is outside 0..2147483647"});
+}
+
+TEST_F(StrictInput, NegativeSizesAreErrors) {
+  et::Node load;
+  load.set_id(3);
+  load.set_name("weights");
+  load.set_type(et::MEM_LOAD_NODE);
+  set_attr_int(load, "tensor_size", -5);
+  const std::string w = workload("w", {{load}});
+  expect_error(run_sim("--workload " + w + " --network " + configs("ring8.yml")),
+               {"w.0.et: rank 0, node 3 'weights': attribute 'tensor_size' value -5"});
+}
+
+TEST_F(StrictInput, WrongTypedAttributeNamesFileRankNodeAndAttribute) {
+  et::Node n = send(1);
+  n.mutable_attr(1)->set_string_val("64");  // comm_size as a string
+  const std::string w = workload("w", {{n}, {recv()}});
+  expect_error(run_sim("--workload " + w + " --network " + configs("ring8.yml")),
+               {"w.0.et: rank 0, node 7 'halo_send': attribute 'comm_size' has type string_val, expected integer"});
+}
+
+TEST_F(StrictInput, SystemConfigNumbersParseCompletely) {
+  expect_error(with_system("collective:\n  chunks: 2.9\n"), {"sys.yml:2: 'collective.chunks' must be a whole number"});
+  expect_error(with_system("compute:\n  peak_tflops: 989abc\n  memory_bandwidth: 1TB/s\n"),
+               {"sys.yml:2: 'compute.peak_tflops' must be a number, got '989abc'"});
+  expect_error(with_system("compute:\n  peak_tflops: 1e400\n  memory_bandwidth: 1TB/s\n"),
+               {"sys.yml:2: 'compute.peak_tflops'"});
+  expect_error(with_system("collective:\n  chunks: 99999999999999999999\n"), {"sys.yml:2: 'collective.chunks'"});
+  expect_error(with_system("memory:\n  bandwidth: 1e400\n"), {"sys.yml:2: 'memory.bandwidth'", "out of range"});
+}
+
+TEST_F(StrictInput, SystemConfigDuplicateAndWrongTypedKeys) {
+  expect_error(with_system("collective:\n  chunks: 2\ncollective:\n  chunks: 3\n"), {"sys.yml:3: duplicate key 'collective'"});
+  expect_error(with_system("collective:\n  chunks: 2\n  chunks: 3\n"), {"sys.yml:3: duplicate key 'collective.chunks'"});
+  expect_error(with_system("collective:\n  reduction_bandwidth: [1, 2]\n"),
+               {"sys.yml:2: 'collective.reduction_bandwidth' must be a single value"});
+  expect_error(with_system("collective:\n  algorithms:\n    all_reduce: []\n"),
+               {"sys.yml:3: 'collective.algorithms.all_reduce' must not be an empty list"});
+}
+
+TEST_F(StrictInput, SpecialFilesAreRefused) {
+  expect_error(run_sim("-q --system " + dir_.string()), {"system config '" + dir_.string() + "' is not a regular file (it is a directory)"});
+  expect_error(run_sim("-q --system /dev/zero"), {"'/dev/zero' is not a regular file (it is a character device)"});
+  expect_error(run_sim("-q --comm-group " + dir_.string()), {"communicator file", "is not a regular file"});
+  // /proc files claim to be regular and empty: read as such, an error naming the file.
+  expect_error(run_sim("-q --comm-group /proc/self/mem"), {"/proc/self/mem"});
+  expect_error(run_sim("--workload " + workload("w", {{recv()}}) + " --network /dev/zero"),
+               {"topology file '/dev/zero' is not a regular file"});
+}
+
+TEST_F(StrictInput, CommGroupRanksAreRangeChecked) {
+  const std::string w = workload("w", {{recv()}});
+  const std::string big = text_file("g.json", "{\n  \"tp\": [0, 4294967297]\n}\n");
+  expect_error(run_sim("-q --comm-group " + big), {"g.json:2: key 'tp': ranks must be integers 0..2147483647, got 4294967297"});
+  const std::string dup = text_file("d.json", "{\n  \"tp\": [0],\n  \"tp\": [1]\n}\n");
+  expect_error(run_sim("-q --comm-group " + dup), {"d.json:3: duplicate key 'tp'"});
+}
+
+TEST_F(StrictInput, DeepNestingIsAnErrorNotACrash) {
+  const std::string deep_json = std::string(100'000, '[') + std::string(100'000, ']');
+  expect_error(run_sim("-q --comm-group " + text_file("deep.json", "{\"a\": " + deep_json + "}")),
+               {"deep.json: JSON nested deeper than 512 levels"});
+  const std::string w = text_file("deep.0.json", "{\"metadata\": {\"x\": " + deep_json + "}, \"nodes\": []}");
+  expect_error(run_sim("--workload " + path("deep") + " --network " + configs("ring8.yml")), {"nested deeper than 512"});
+  expect_error(run_sim("-q --system " + text_file("deep.yml", "compute: " + std::string(50'000, '[') + "\n")),
+               {"deep.yml:1: YAML nested deeper than 256 levels"});
+  std::string dashes;  // "- - - ... 1": a sequence nested 10,000 deep on one line
+  for (int i = 0; i < 10'000; ++i) dashes += "- ";
+  expect_error(run_sim("-q --system " + text_file("dash.yml", "compute:\n" + dashes + "1\n")),
+               {"dash.yml:2: YAML nested too deeply"});
+}
+
+}  // namespace
+}  // namespace sim
