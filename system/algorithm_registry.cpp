@@ -402,16 +402,19 @@ namespace {
 // algorithm (no in-network reduction): every rank needs every other rank's
 // contribution. 0 where no simple bound is checked.
 std::uint64_t least_total_sent(CollectiveType type, std::uint32_t n, std::uint64_t bytes) {
-  const std::uint64_t m = n > 0 ? n - 1 : 0;
+  const uint128 m = n > 0 ? n - 1 : 0, s = bytes;
+  uint128 need = 0;
   switch (normalized(type)) {
-    case CollectiveType::kAllReduce: return 2 * m * bytes;         // N x 2(N-1)/N x S
-    case CollectiveType::kAllGather: return static_cast<std::uint64_t>(n) * m * bytes;  // each receives (N-1) inputs of S
+    case CollectiveType::kAllReduce: need = 2 * m * s; break;  // N x 2(N-1)/N x S
+    case CollectiveType::kAllGather: need = uint128{n} * m * s; break;  // each receives (N-1) inputs of S
     case CollectiveType::kReduceScatter:
-    case CollectiveType::kAllToAll: return m * bytes;              // N x (N-1)/N x S
+    case CollectiveType::kAllToAll: need = m * s; break;  // N x (N-1)/N x S
     case CollectiveType::kBroadcast:
-    case CollectiveType::kReduce: return m * bytes;                // each non-root receives (sends) S
+    case CollectiveType::kReduce: need = m * s; break;  // each non-root receives (sends) S
     default: return 0;
   }
+  // Saturated: no trace can send more than 2^64 - 1 bytes in all anyway.
+  return need > ~std::uint64_t{0} ? ~std::uint64_t{0} : static_cast<std::uint64_t>(need);
 }
 
 }  // namespace

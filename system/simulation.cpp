@@ -274,7 +274,7 @@ void Simulation::issue(std::uint32_t rank, std::uint32_t index) {
   try {
     start(rank, index);
   } catch (const TimeLimitError& e) {  // the node whose time passed the limit, named once
-    e.rethrow_with(graphs_[rank].path() + ": " + describe_node(rank, index) + " '" + graphs_[rank].name(index) + "'", true);
+    e.rethrow_with(graphs_[rank].path() + ": " + describe_node(rank, index), true);
   }
 }
 

@@ -55,7 +55,7 @@ TEST_F(Overflow, DurationBeyondTheLimitIsAnInputError) {
 TEST_F(Overflow, TwoChainedLongComputesStopAtTheLimit) {
   // 5e12 us = 58 days each: either fits, their sum does not.
   const std::string w = workload("w", {{comp(1, 5'000'000'000'000), comp(2, 5'000'000'000'000, {1})}});
-  expect_limit(run_sim("--workload " + w + " --network " + configs("ring8.yml")), 3, "rank 0 node 2 (COMP) 'layer2'");
+  expect_limit(run_sim("--workload " + w + " --network " + configs("ring8.yml")), 3, "rank 0 node 2 'layer2' (COMP");
 }
 
 TEST_F(Overflow, HugeCollectiveStopsNamingTheNode) {
@@ -88,7 +88,7 @@ TEST_F(Overflow, MemoryOpBeyondTheLimitStops) {
   const std::string sys = text_file("sys.yml", "memory:\n  bandwidth: 100GB/s\n");
   const std::string w = workload("w", {{load}});
   expect_limit(run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --system " + sys), 3,
-               "node 1 (MEM_LOAD) 'load'");
+               "node 1 'load' (MEM_LOAD");
 }
 
 }  // namespace

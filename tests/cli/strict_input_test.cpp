@@ -18,6 +18,15 @@ class StrictInput : public testing::TempWorkload {
  protected:
   // Runs the bundled example with `--system <file of yaml>`.
   SimRun with_system(const std::string& yaml) { return run_sim("-q --system " + text_file("sys.yml", yaml)); }
+  // A one-rank workload on ring8, for options that need --workload (--comm-group).
+  std::string with_workload() {
+    et::Node c;
+    c.set_id(1);
+    c.set_name("step");
+    c.set_type(et::COMP_NODE);
+    c.set_duration_micros(1);
+    return "-q --workload " + workload("cg", {{c}}) + " --network " + std::string(SIM_SOURCE_DIR) + "/configs/ring8.yml";
+  }
 };
 
 std::string configs(const std::string& name) { return std::string(SIM_SOURCE_DIR) + "/configs/" + name; }
@@ -95,9 +104,9 @@ TEST_F(StrictInput, SystemConfigDuplicateAndWrongTypedKeys) {
 TEST_F(StrictInput, SpecialFilesAreRefused) {
   expect_error(run_sim("-q --system " + dir_.string()), {"system config '" + dir_.string() + "' is not a regular file (it is a directory)"});
   expect_error(run_sim("-q --system /dev/zero"), {"'/dev/zero' is not a regular file (it is a character device)"});
-  expect_error(run_sim("-q --comm-group " + dir_.string()), {"communicator file", "is not a regular file"});
+  expect_error(run_sim(with_workload() + " --comm-group " + dir_.string()), {"communicator file", "is not a regular file"});
   // /proc files claim to be regular and empty: read as such, an error naming the file.
-  expect_error(run_sim("-q --comm-group /proc/self/mem"), {"/proc/self/mem"});
+  expect_error(run_sim(with_workload() + " --comm-group /proc/self/mem"), {"/proc/self/mem"});
   expect_error(run_sim("--workload " + workload("w", {{recv()}}) + " --network /dev/zero"),
                {"topology file '/dev/zero' is not a regular file"});
 }
@@ -105,14 +114,14 @@ TEST_F(StrictInput, SpecialFilesAreRefused) {
 TEST_F(StrictInput, CommGroupRanksAreRangeChecked) {
   const std::string w = workload("w", {{recv()}});
   const std::string big = text_file("g.json", "{\n  \"tp\": [0, 4294967297]\n}\n");
-  expect_error(run_sim("-q --comm-group " + big), {"g.json:2: key 'tp': ranks must be integers 0..2147483647, got 4294967297"});
+  expect_error(run_sim(with_workload() + " --comm-group " + big), {"g.json:2: key 'tp': ranks must be integers 0..2147483647, got 4294967297"});
   const std::string dup = text_file("d.json", "{\n  \"tp\": [0],\n  \"tp\": [1]\n}\n");
-  expect_error(run_sim("-q --comm-group " + dup), {"d.json:3: duplicate key 'tp'"});
+  expect_error(run_sim(with_workload() + " --comm-group " + dup), {"d.json:3: duplicate key 'tp'"});
 }
 
 TEST_F(StrictInput, DeepNestingIsAnErrorNotACrash) {
   const std::string deep_json = std::string(100'000, '[') + std::string(100'000, ']');
-  expect_error(run_sim("-q --comm-group " + text_file("deep.json", "{\"a\": " + deep_json + "}")),
+  expect_error(run_sim(with_workload() + " --comm-group " + text_file("deep.json", "{\"a\": " + deep_json + "}")),
                {"deep.json: JSON nested deeper than 512 levels"});
   const std::string w = text_file("deep.0.json", "{\"metadata\": {\"x\": " + deep_json + "}, \"nodes\": []}");
   expect_error(run_sim("--workload " + path("deep") + " --network " + configs("ring8.yml")), {"nested deeper than 512"});
