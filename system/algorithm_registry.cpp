@@ -487,7 +487,10 @@ AlgorithmRegistry::Chosen AlgorithmRegistry::choose(const std::string& text, Col
 }
 
 std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const CollectiveRequest& req) {
-  const auto [ch, choice_id] = chosen_for(req);
+  // Not a structured binding: the lambdas below capture it (clang 14 cannot).
+  const std::pair<const Chosen*, std::uint32_t> chosen = chosen_for(req);
+  const Chosen* const ch = chosen.first;
+  const std::uint32_t choice_id = chosen.second;
   const auto fast = std::make_tuple(static_cast<int>(req.type), req.bytes, req.chunks, choice_id,
                                     static_cast<const void*>(req.members.get()));
   if (auto it = by_ptr_.find(fast); it != by_ptr_.end()) return it->second;
