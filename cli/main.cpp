@@ -122,23 +122,28 @@ int run_simulation(const RunOptions& o) {
 
 }  // namespace
 
+// Runs `command`; a SimError becomes its message and exit code (2 bad input,
+// 3 cannot finish), anything else an internal error (exit 1).
+template <typename F>
+int reporting_errors(F&& command) {
+  try {
+    return command();
+  } catch (const SimError& e) {
+    std::cerr << "sim: error: " << e.what() << "\n";
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::cerr << "sim: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
 int main(int argc, char** argv) {
   sim::install_temp_file_cleanup();
   auto logger = spdlog::stderr_color_st("sim");
   logger->set_pattern("sim: %l: %v");
   spdlog::set_default_logger(logger);
 
-  if (is_astrasim_invocation(argc, argv)) {
-    try {
-      return run_astrasim_cli(argc, argv);
-    } catch (const SimError& e) {
-      std::cerr << "sim: error: " << e.what() << "\n";
-      return e.exit_code();
-    } catch (const std::exception& e) {
-      std::cerr << "sim: internal error: " << e.what() << "\n";
-      return 1;
-    }
-  }
+  if (is_astrasim_invocation(argc, argv)) return reporting_errors([&] { return run_astrasim_cli(argc, argv); });
 
   CLI::App app{"sim: a discrete-event simulator of distributed machine-learning systems.\n"
                "With no options it runs a bundled example: one data-parallel training step on 8 ranks\n"
@@ -238,7 +243,7 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : kExitBadInput;
   }
-  try {
+  return reporting_errors([&] {
     if (*gen) return generate_algorithm(g, std::cout);
     if (*check) return check_algorithm(c, std::cout);
     if (*msccl_import) return run_msccl_import(mi, std::cout);
@@ -246,11 +251,5 @@ int main(int argc, char** argv) {
     if (*wgen) return generate_workload(w, std::cout);
     if (const auto code = run_workflow_commands(*workflows)) return *code;
     return run_simulation(o);
-  } catch (const SimError& e) {
-    std::cerr << "sim: error: " << e.what() << "\n";
-    return e.exit_code();
-  } catch (const std::exception& e) {
-    std::cerr << "sim: internal error: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }
