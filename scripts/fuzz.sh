@@ -7,6 +7,11 @@
 #
 #   scripts/fuzz.sh [seconds per harness (default 25)] [harness ...]
 #   FUZZ_NO_BUILD=1 scripts/fuzz.sh ...    use the harnesses already built
+#   FUZZ_RUNS=N FUZZ_SEED=S scripts/fuzz.sh SECONDS ...
+#       a reproducible run: N inputs per harness from random seed S (SECONDS
+#       stays an upper bound). CI uses this so that a landing is never decided
+#       by luck; open-ended random campaigns are for developers (a finding
+#       there gets fixed and its input added to fuzz/regressions/).
 #
 # Prints each harness's executions and time; exits 1 if any harness found a
 # crash, leak, timeout or out-of-memory (the input is kept in
@@ -65,7 +70,8 @@ for name in "${harnesses[@]}"; do
   log=build-fuzz/fuzz_$name.log
   set +e
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    nice -n 19 "build-fuzz/fuzz/fuzz_$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    nice -n 19 "build-fuzz/fuzz/fuzz_$name" -max_total_time="$seconds" ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} \
+      ${FUZZ_SEED:+-seed=$FUZZ_SEED} -timeout=10 -rss_limit_mb=2048 \
       -max_len=65536 -print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/$name/" \
       "build-fuzz/corpus/$name" >"$log" 2>&1
   rc=$?

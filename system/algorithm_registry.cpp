@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <stdexcept>
 
 #include "core/error.h"
 #include "core/units.h"
@@ -240,7 +241,7 @@ AlgorithmChoice parse_algorithm_choice(const std::string& text, CollectiveType t
                                                 text.find('/', at) == std::string::npos) {
       try {
         choice.et_written_size = parse_size(std::string_view(text).substr(at + 1));
-      } catch (const InputError& e) {
+      } catch (const std::invalid_argument& e) {  // what parse_size throws (a fuzz finding)
         throw InputError("collective algorithm '" + text + "': the size after '@' (what the ETs were written for): " +
                          e.what());
       }
