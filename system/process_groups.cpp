@@ -134,7 +134,9 @@ const ProcessGroup* ProcessGroups::find(std::string_view name) const {
 const ProcessGroup* ProcessGroups::resolve(std::string_view pg_name, const std::string& where) const {
   if (pg_name.empty()) return nullptr;
   if (const ProcessGroup* g = find(pg_name)) return g;
-  if (numeric_key(pg_name) == "0") return nullptr;
+  // PyTorch's default group: a trace whose job never defined a group names it "0". Only when no
+  // source defines any group; once groups exist, an undefined "0" is as wrong as any other name.
+  if (numeric_key(pg_name) == "0" && groups_.empty()) return nullptr;
   throw InputError(where + ": pg_name '" + std::string(pg_name) + "' names no process group; defined: " + describe() +
                    " (groups come from --comm-group files and the trace's process-group METADATA nodes)");
 }

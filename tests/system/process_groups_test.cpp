@@ -90,7 +90,12 @@ TEST(ProcessGroups, NumericNamesFindTheirGroupAndZeroIsWhatTheFileSays) {
   EXPECT_EQ(g.resolve("04", "w")->name, "4");
   EXPECT_EQ(g.resolve("tp", "w")->ranks, (std::vector<std::uint32_t>{2, 3}));
   EXPECT_EQ(g.resolve("", "w"), nullptr);  // all ranks
-  EXPECT_EQ(ProcessGroups(8).resolve("0", "w"), nullptr);  // nothing defines 0: the default group
+  EXPECT_EQ(ProcessGroups(8).resolve("0", "w"), nullptr);  // no group defined at all: the default group
+  ProcessGroups no_zero(8);
+  no_zero.define_all({{"1", {0, 1}}}, "groups.json");
+  EXPECT_EQ(input_error([&] { no_zero.resolve("0.0", "t.0.et: rank 0, node 3 'ar'"); }),
+            "t.0.et: rank 0, node 3 'ar': pg_name '0.0' names no process group; defined: '1' [0, 1] (groups come "
+            "from --comm-group files and the trace's process-group METADATA nodes)");
   EXPECT_EQ(input_error([&] { g.resolve("4.5", "t.0.et: rank 0, node 3 'ar'"); }),
             "t.0.et: rank 0, node 3 'ar': pg_name '4.5' names no process group; defined: '0' [0, 1], '4' [0, 4], "
             "'tp' [2, 3] (groups come from --comm-group files and the trace's process-group METADATA nodes)");
