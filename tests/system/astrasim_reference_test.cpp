@@ -176,8 +176,8 @@ TEST_F(AstraSimReference, DirectIsBoundedByTheNpuInjectionBandwidth) {
     // alone), its 1-D numbers come back, above the NPU's bandwidth included:
     // 39 of 40 rows within 0.01%. The exception, Ring_8 all-reduce 16 MiB, is
     // 2.1% slow (98,169 vs 96,164 ns) while its reduce-scatter and 64 KiB
-    // rows agree to the ns: where ASTRA-sim overlaps the all-gather phase's
-    // 4-hop messages with the last reductions is not modelled (docs/system.md).
+    // rows agree to the ns: ASTRA-sim sends all-gather blocks before they are
+    // fully reduced (DirectAllReduceRing8ExceptionIsAstraSimSendingUnreducedData).
     const bool known_exception = r.topology == "Ring_8" && r.collective == "all_reduce" && r.bytes == 16777216;
     if (dims == "1d" && !known_exception) {
       const double overlap = run(r, dims, " --egress=overlap")["sim_time_ns"].get<double>();
