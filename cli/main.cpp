@@ -211,6 +211,8 @@ int main(int argc, char** argv) {
   gen->add_option("--chunks", g.chunks, "pipelined chunks (default 1)")->check(CLI::Range(1, 1 << 16));
   gen->add_option("--size", g.size_text, "collective size the file is written for (default 1MiB); runs rescale it");
   gen->add_option("-o,--output", g.prefix, "output prefix")->required();
+  gen->add_option("--network", g.network,
+                  "topology YAML: a hierarchical algorithm (a comma list, e.g. ring,direct) runs on its dimensions");
   CLI::App* check = coll->add_subcommand("check", "check an algorithm written as Chakra ETs");
   CheckOptions c;
   check->add_option("algorithm", c.prefix, "folder or <prefix> of <prefix>.<rank>.et files")->required();

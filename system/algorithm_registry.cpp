@@ -348,9 +348,26 @@ std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
     const NativeAlgorithm* algo = dc.native;
     const AlgorithmParams params = dc.params;
     hd.supports = [algo](CollectiveType t) { return algo->supports(t); };
+    // ASTRA-sim's tree on a dimension (astrasimTree, or doubleBinaryTree from
+    // an ASTRA-sim system file): each phase is one whole-chunk tree, the
+    // dimension's phases alternating RootMax / RootMin in the order ASTRA-sim
+    // creates them, the rank leaving a phase once its last sends are issued
+    // (`phase_tail` later); its phase object ignores the phase's type, so a
+    // localBWAware all-gather on that dimension is a second all-reduce.
+    const bool astrasim_tree = algo->name == "astrasimTree" || (astrasim_quirks && algo->name == "doubleBinaryTree");
+    if (astrasim_tree) {
+      hd.name = "astrasimTree";
+      hd.variants = 2;
+      hd.gather_by_allreduce = true;
+    }
     // One inner chunk unless the dimension's chunks= says otherwise: chunks pipeline across dimensions.
-    hd.make = [algo, params, astrasim_quirks, phase_tail](CollectiveType t, std::uint32_t size,
-                                                 std::uint64_t b) -> std::shared_ptr<const CollectiveProgram> {
+    hd.make = [algo, params, astrasim_quirks, phase_tail, astrasim_tree](
+                  CollectiveType t, std::uint32_t size, std::uint64_t b,
+                  std::uint32_t variant) -> std::shared_ptr<const CollectiveProgram> {
+      if (astrasim_tree && algo->supports(t)) {
+        return std::make_shared<const AstraSimTreeProgram>(t, size, std::vector<std::uint64_t>{b}, phase_tail, 1,
+                                                           variant == 1);
+      }
       auto prog = make_native_program(*algo, params, t, size, b, 1);
       // ASTRA-sim's quirks per phase: all-to-all moves one block of b / size
       // per message; halvingDoubling's first reduction of a phase is free;

@@ -64,6 +64,12 @@ class CollectiveProgram {
   // Every OpRef of this program is below 2^ref_bits(), so a composing program
   // (hierarchical) can put its own fields above them.
   virtual unsigned ref_bits() const { return 64; }
+  // Whether rank `pos` is through with the program once `ref` has finished,
+  // though other ops of it (sends still in flight) may not be: what follows
+  // the program on that rank may start then. ASTRA-sim's tree calls exit()
+  // right after issuing its last sends. A composing program (hierarchical)
+  // honours it; the engine completes a rank only when all its ops have.
+  virtual bool leaves(std::uint32_t /*pos*/, OpRef /*ref*/) const { return false; }
 
   // --- for tools (sim collective gen), not the executor ---
   // Native programs list ready ops in ascending OpRef order, so numbering a

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
+#include "network/topology.h"
 #include "system/algorithm_registry.h"
 #include "system/collective_checker.h"
 #include "system/collective_writer.h"
@@ -53,8 +54,9 @@ std::shared_ptr<const CollectiveProgram> native_program(const std::string& algor
 }
 
 std::vector<EtTrace> native_algorithm_ets(const std::string& algorithm, CollectiveType type, std::uint32_t npus,
-                                          std::uint32_t chunks, std::uint64_t bytes) {
-  const auto program = native_program(algorithm, type, npus, chunks, bytes);
+                                          std::uint32_t chunks, std::uint64_t bytes,
+                                          const std::vector<std::uint32_t>& dims) {
+  const auto program = native_program(algorithm, type, npus, chunks, bytes, dims);
   return program_ets(*program, normalized(type), bytes, chunks);
 }
 
@@ -64,7 +66,18 @@ int generate_algorithm(const GenOptions& options, std::ostream& out) {
   if (options.prefix.empty()) throw InputError("collective gen: -o <prefix> is required");
   const CollectiveType type = collective_option(options.collective);
   const std::uint64_t bytes = size_option(options.size_text);
-  const std::vector<EtTrace> traces = native_algorithm_ets(options.algorithm, type, options.npus, options.chunks, bytes);
+  std::vector<std::uint32_t> dims;
+  if (!options.network.empty()) {
+    // The hierarchical algorithm needs the topology's dimensions.
+    const Topology topo = load_topology(options.network);
+    if (topo.npu_count() != options.npus) {
+      throw InputError("collective gen: --npus " + std::to_string(options.npus) + " but " + options.network + " has " +
+                       std::to_string(topo.npu_count()) + " NPUs");
+    }
+    dims = topo.dims();
+  }
+  const std::vector<EtTrace> traces =
+      native_algorithm_ets(options.algorithm, type, options.npus, options.chunks, bytes, dims);
   const std::size_t removed = write_rank_ets(traces, options.prefix);
   std::string name;
   for (const auto& a : traces.front().metadata.attr()) {

@@ -20,6 +20,9 @@ struct GenOptions {
   std::uint32_t chunks = 1;
   std::string size_text = "1MiB";
   std::string prefix;
+  // A topology YAML: a hierarchical algorithm runs on its dimensions (--npus
+  // must equal its NPU count). Empty: one dimension of --npus ranks.
+  std::string network;
 };
 
 struct CheckOptions {
@@ -39,7 +42,8 @@ std::shared_ptr<const CollectiveProgram> native_program(const std::string& algor
                                                         std::uint32_t npus, std::uint32_t& chunks, std::uint64_t bytes,
                                                         const std::vector<std::uint32_t>& dims = {});
 std::vector<EtTrace> native_algorithm_ets(const std::string& algorithm, CollectiveType type, std::uint32_t npus,
-                                          std::uint32_t chunks, std::uint64_t bytes);
+                                          std::uint32_t chunks, std::uint64_t bytes,
+                                          const std::vector<std::uint32_t>& dims = {});
 
 // Each returns the exit code and throws SimError for bad input.
 int generate_algorithm(const GenOptions& options, std::ostream& out);

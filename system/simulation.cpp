@@ -388,8 +388,9 @@ void Simulation::issue_collective(std::uint32_t rank, std::uint32_t index) {
   if (++sig->second.joined == members->size()) signatures_.erase(sig);  // everyone agreed: forget it
   if (config_.astrasim_lifo && !r.coll_record.empty() && warned_["lifo"]++ == 0) {
     result_.warnings.push_back("rank " + std::to_string(rank) + " runs collectives concurrently (node " +
-                               std::to_string(n.id) + " starts while another is running): ASTRA-sim would queue "
-                               "them and run the newest first (scheduling-policy LIFO); times may differ from ASTRA-sim's");
+                               std::to_string(n.id) + " starts while another is running): ASTRA-sim 2.x would start "
+                               "it only when the other ends (one communication node per rank at a time, whatever its "
+                               "scheduling-policy); times may differ from ASTRA-sim's");
   }
   auto program =
       algorithms_.program_for(CollectiveRequest{n.coll, n.comm_size, members, config_.collective_chunks, n.id});

@@ -6,8 +6,13 @@
 namespace sim {
 
 AstraSimTreeProgram::AstraSimTreeProgram(CollectiveType type, std::uint32_t group_size,
-                                         std::vector<std::uint64_t> chunk_bytes, Time gate, std::uint32_t active)
-    : n_(group_size), bytes_(std::move(chunk_bytes)), gate_(gate), active_(std::max<std::uint32_t>(active, 1)) {
+                                         std::vector<std::uint64_t> chunk_bytes, Time gate, std::uint32_t active,
+                                         bool first_root_min)
+    : n_(group_size),
+      bytes_(std::move(chunk_bytes)),
+      gate_(gate),
+      active_(std::max<std::uint32_t>(active, 1)),
+      first_(first_root_min ? 1 : 0) {
   if (type != CollectiveType::kAllReduce) throw std::invalid_argument("astrasimTree: all-reduce only");
   if (n_ == 0 || bytes_.empty()) throw std::invalid_argument("astrasimTree: empty group or zero chunks");
   if (gate_ < 0) throw std::invalid_argument("astrasimTree: negative gate");
@@ -184,6 +189,11 @@ void AstraSimTreeProgram::parents(std::uint32_t pos, OpRef r, std::vector<OpRef>
       }
       return;
   }
+}
+
+bool AstraSimTreeProgram::leaves(std::uint32_t, OpRef r) const {
+  // With several chunks in flight the last chunk's leave need not be the last one.
+  return (r & 15) == 9 && (r >> 4) + 1 == bytes_.size() && (active_ == 1 || bytes_.size() == 1);
 }
 
 ChunkRange AstraSimTreeProgram::chunk_range(std::uint32_t, OpRef r) const { return {r >> 4, 1}; }

@@ -38,9 +38,12 @@ class AstraSimTreeProgram final : public CollectiveProgram {
  public:
   // `chunk_bytes[c]`: bytes of chunk c (each message of chunk c carries all of
   // it); `gate`: the time a rank takes to leave a chunk after issuing its last
-  // sends (ASTRA-sim: the endpoint delay); `active`: chunks in flight per rank.
+  // sends (ASTRA-sim: the endpoint delay); `active`: chunks in flight per rank;
+  // `first_root_min`: chunk 0 runs on RootMin (then RootMax, ...) instead of
+  // RootMax (ASTRA-sim hands the trees out in turn per dimension, so a phase
+  // of a multi-dimensional collective may start on either).
   AstraSimTreeProgram(CollectiveType type, std::uint32_t group_size, std::vector<std::uint64_t> chunk_bytes,
-                      Time gate, std::uint32_t active);
+                      Time gate, std::uint32_t active, bool first_root_min = false);
   // k chunks of S cut evenly, no gate delay, one chunk at a time.
   AstraSimTreeProgram(CollectiveType type, std::uint32_t group_size, std::uint64_t bytes, std::uint32_t chunks);
 
@@ -61,6 +64,9 @@ class AstraSimTreeProgram final : public CollectiveProgram {
   std::uint64_t chunk_total() const override { return bytes_.size(); }
   ChunkRange chunk_range(std::uint32_t pos, OpRef ref) const override;
   std::string label(std::uint32_t pos, OpRef ref) const override;
+  // The last chunk's `leave` op (one chunk in flight): the rank is through
+  // once its last sends are issued.
+  bool leaves(std::uint32_t pos, OpRef ref) const override;
 
   // Slots per chunk: 0/2 receive from child 0/1 (up), 1/3 its reduce, 4 send
   // to the parent, 5 receive from the parent (down), 6 process it (interior
@@ -68,7 +74,7 @@ class AstraSimTreeProgram final : public CollectiveProgram {
   static OpRef ref(std::uint32_t chunk, std::uint32_t slot) { return static_cast<OpRef>(chunk) << 4 | slot; }
 
  private:
-  Node node(std::uint32_t pos, std::uint32_t chunk) const { return tree_node(n_, pos, chunk % 2 == 1); }
+  Node node(std::uint32_t pos, std::uint32_t chunk) const { return tree_node(n_, pos, (chunk + first_) % 2 == 1); }
   static std::uint32_t children(const Node& nd) { return (nd.child[0] >= 0) + (nd.child[1] >= 0); }
   void begin(std::uint32_t pos, std::uint32_t chunk, RankCursor& cursor, std::vector<OpRef>& ready) const;
   void downs(const Node& nd, std::uint32_t chunk, std::vector<OpRef>& out) const;
@@ -78,6 +84,7 @@ class AstraSimTreeProgram final : public CollectiveProgram {
   std::vector<std::uint64_t> bytes_;  // per chunk
   Time gate_;
   std::uint32_t active_;
+  std::uint32_t first_;  // 1: chunk 0 on RootMin
   std::string name_ = "astrasimTree";
 };
 

@@ -40,6 +40,7 @@ HierarchicalProgram::HierarchicalProgram(CollectiveType type, std::uint64_t byte
   std::uint64_t product = 1;
   for (const HierarchicalDimension& d : dims_) {
     if (d.size < 2) throw std::invalid_argument("hierarchical: a dimension of fewer than 2 ranks");
+    if (d.variants < 1 || d.variants > 2) throw std::invalid_argument("hierarchical: 1 or 2 variants per dimension");
     stride_.push_back(static_cast<std::uint32_t>(product));
     product *= d.size;
   }
@@ -67,14 +68,15 @@ HierarchicalProgram::HierarchicalProgram(CollectiveType type, std::uint64_t byte
     if (optimization_ == HierarchicalOptimization::kBaseline || D <= 1) {
       for (std::uint32_t i = 0; i < D; ++i) plan.push_back({i, T::kAllReduce, false});
     } else {
-      std::vector<std::uint32_t> shrunk;
-      for (std::uint32_t i = 0; i + 1 < D; ++i) {
-        const bool rs = dims_[i].supports(T::kReduceScatter) && dims_[i].supports(T::kAllGather);
-        plan.push_back({i, rs ? T::kReduceScatter : T::kAllReduce, false});
-        if (rs) shrunk.push_back(i);
-      }
+      const auto shrinks = [&](std::uint32_t i) {
+        return dims_[i].supports(T::kReduceScatter) && dims_[i].supports(T::kAllGather);
+      };
+      for (std::uint32_t i = 0; i + 1 < D; ++i) plan.push_back({i, shrinks(i) ? T::kReduceScatter : T::kAllReduce, false});
       plan.push_back({D - 1, T::kAllReduce, false});
-      for (auto it = shrunk.rbegin(); it != shrunk.rend(); ++it) plan.push_back({*it, T::kAllGather, true});
+      for (std::uint32_t i = D - 1; i-- > 0;) {
+        if (shrinks(i)) plan.push_back({i, T::kAllGather, true});
+        else if (dims_[i].gather_by_allreduce) plan.push_back({i, T::kAllReduce, false});
+      }
     }
     opt = optimization_ == HierarchicalOptimization::kBaseline ? ";baseline" : ";localBWAware";
   } else if (type_ == T::kAllGather) {
@@ -83,18 +85,19 @@ HierarchicalProgram::HierarchicalProgram(CollectiveType type, std::uint64_t byte
     for (std::uint32_t i = 0; i < D; ++i) plan.push_back({i, type_, false});
   }
   phases_ = static_cast<std::uint32_t>(plan.size());
+  per_chunk_.assign(D, 0);
 
   // Phase programs, per chunk size class, sized for the chunk's first region.
-  std::map<std::tuple<std::uint32_t, int, std::uint64_t>, std::shared_ptr<const CollectiveProgram>> made;
-  const auto make = [&](std::uint32_t dim, T t, std::uint64_t b) {
-    auto& slot = made[{dim, static_cast<int>(t), b}];
+  std::map<std::tuple<std::uint32_t, int, std::uint64_t, std::uint32_t>, std::shared_ptr<const CollectiveProgram>> made;
+  const auto make = [&](std::uint32_t dim, T t, std::uint64_t b, std::uint32_t v) {
+    auto& slot = made[{dim, static_cast<int>(t), b, v}];
     if (!slot) {
       if (!dims_[dim].supports(t)) {
         throw InputError("hierarchical " + std::string(collective_name(type_)) + ": '" + dims_[dim].name +
                          "' (dimension of " + std::to_string(dims_[dim].size) + " ranks) does not implement " +
                          collective_name(t));
       }
-      slot = dims_[dim].make(t, dims_[dim].size, b);
+      slot = dims_[dim].make(t, dims_[dim].size, b, v);
     }
     return slot;
   };
@@ -110,6 +113,7 @@ HierarchicalProgram::HierarchicalProgram(CollectiveType type, std::uint64_t byte
       ph.dim = pl.dim;
       ph.type = pl.type;
       ph.relabel = pl.relabel;
+      if (k == 0) ph.ordinal = per_chunk_[pl.dim]++;
       std::uint64_t b = cur;
       if (type_ == T::kAllGather) {
         cur *= n;  // the input, then the growing gathered data
@@ -121,14 +125,16 @@ HierarchicalProgram::HierarchicalProgram(CollectiveType type, std::uint64_t byte
         cur = before.back();
         before.pop_back();
       }
-      ph.prog[k] = make(pl.dim, pl.type, b);
+      for (std::uint32_t v = 0; v < 2; ++v) ph.prog[k][v] = make(pl.dim, pl.type, b, v < dims_[pl.dim].variants ? v : 0);
     }
   }
   for (std::uint32_t p = 0; p < phases_; ++p) {
-    for (const auto& prog : phase_[p].prog) {
-      bits_ = std::max(bits_, prog->ref_bits());
-      for (std::uint32_t l = 0; l < prog->group_size(); ++l) {
-        if (prog->op_count(l) == 0) throw std::logic_error("hierarchical: a phase program with a rank without ops");
+    for (const auto& by_variant : phase_[p].prog) {
+      for (const auto& pr : by_variant) {
+        bits_ = std::max(bits_, pr->ref_bits());
+        for (std::uint32_t l = 0; l < pr->group_size(); ++l) {
+          if (pr->op_count(l) == 0) throw std::logic_error("hierarchical: a phase program with a rank without ops");
+        }
       }
     }
   }
@@ -147,8 +153,8 @@ HierarchicalProgram::HierarchicalProgram(CollectiveType type, std::uint64_t byte
     std::uint64_t shrink = 1, l = 1;
     for (std::uint32_t p = 0; p < phases_ && ranged_; ++p) {
       const Phase& ph = phase_[p];
-      for (const auto& prog : ph.prog) {
-        const std::uint64_t t = prog->chunk_total();
+      for (const auto& by_variant : ph.prog) {
+        const std::uint64_t t = by_variant[0]->chunk_total();
         if (ph.type == T::kAllReduce) {
           ranged_ = ranged_ && t > 0;
           if (t > 0) l = std::lcm(l, t);
@@ -195,7 +201,7 @@ HierarchicalProgram::HierarchicalProgram(CollectiveType type, std::uint64_t byte
         ph.mult = region / d.size;
       } else {
         base_[at] = base;
-        ph.mult = region / ph.prog[0]->chunk_total();
+        ph.mult = region / ph.prog[0][0]->chunk_total();
       }
     }
   }
@@ -212,19 +218,19 @@ void HierarchicalProgram::build_sequences() {
   for (std::uint32_t p = 0; p < phases_; ++p) {
     const HierarchicalDimension& d = dims_[phase_[p].dim];
     for (std::uint32_t k = 0; k < 2; ++k) {
-      const CollectiveProgram& prog = *phase_[p].prog[k];
+      const CollectiveProgram& pr = *phase_[p].prog[k][0];
       RankCursor cursor;
       std::vector<OpRef> ready;
-      prog.start(0, cursor, ready);
+      pr.start(0, cursor, ready);
       std::deque<OpRef> frontier(ready.begin(), ready.end());
       double t = 0;
       while (!frontier.empty()) {
         const OpRef r = frontier.front();
         frontier.pop_front();
-        const CollectiveOp o = prog.op(0, r);
+        const CollectiveOp o = pr.op(0, r);
         if (o.kind == OpKind::kSend) t += d.latency_ns + static_cast<double>(o.bytes) * d.ns_per_byte;
         ready.clear();
-        prog.finish(0, r, cursor, ready);
+        pr.finish(0, r, cursor, ready);
         frontier.insert(frontier.end(), ready.begin(), ready.end());
       }
       est[p * 2 + k] = t;
@@ -267,7 +273,7 @@ void HierarchicalProgram::try_begin(std::uint32_t pos, std::uint32_t chunk, std:
   if (cursor.pending[idx] != kNotStarted) return;
   if (phase > 0 && !done(cursor, chunk, phase - 1)) return;
   const std::uint32_t i = seq_index_[idx];
-  if (i >= active_ && cursor.pending[seq_[phase_[phase].dim][i - active_]] != 0) return;
+  if (i >= active_ && !released(cursor, seq_[phase_[phase].dim][i - active_])) return;
   begin(pos, chunk, phase, cursor, ready);
 }
 
@@ -283,7 +289,11 @@ std::uint64_t HierarchicalProgram::op_count(std::uint32_t pos) const {
   std::uint64_t total = 0;
   for (std::uint32_t p = 0; p < phases_; ++p) {
     const std::uint32_t l = line_pos(pos, p);
-    total += (chunks_ - big) * phase_[p].prog[0]->op_count(l) + big * phase_[p].prog[1]->op_count(l);
+    if (dims_[phase_[p].dim].variants == 1) {
+      total += (chunks_ - big) * phase_[p].prog[0][0]->op_count(l) + big * phase_[p].prog[1][0]->op_count(l);
+    } else {
+      for (std::uint32_t c = 0; c < chunks_; ++c) total += prog(c, p).op_count(l);
+    }
   }
   return total;
 }
@@ -291,18 +301,20 @@ std::uint64_t HierarchicalProgram::op_count(std::uint32_t pos) const {
 void HierarchicalProgram::begin(std::uint32_t pos, std::uint32_t chunk, std::uint32_t phase, RankCursor& cursor,
                                 std::vector<OpRef>& ready) const {
   const std::uint32_t idx = chunk * phases_ + phase;
-  const CollectiveProgram& prog = *phase_[phase].prog[klass(chunk)];
+  const CollectiveProgram& pr = prog(chunk, phase);
   const std::uint32_t l = line_pos(pos, phase);
-  cursor.pending[idx] = static_cast<std::uint32_t>(prog.op_count(l));
+  cursor.pending[idx] = static_cast<std::uint32_t>(pr.op_count(l));
   const std::size_t at = ready.size();
-  prog.start(l, cursor.sub[idx], ready);
+  pr.start(l, cursor.sub[idx], ready);
   const OpRef pre = prefix(chunk, phase);
   for (std::size_t i = at; i < ready.size(); ++i) ready[i] |= pre;
 }
 
 void HierarchicalProgram::start(std::uint32_t pos, RankCursor& cursor, std::vector<OpRef>& ready) const {
   if (phases_ == 0) return;
+  // Ops left per (chunk, phase), then whether the phase is over (released) on this rank.
   cursor.pending.assign(static_cast<std::size_t>(chunks_) * phases_, kNotStarted);
+  cursor.pending.resize(static_cast<std::size_t>(chunks_) * phases_ * 2, 0);
   cursor.sub.resize(static_cast<std::size_t>(chunks_) * phases_);
   if (queue_) {
     for (std::uint32_t c = 0; c < chunks_; ++c) try_begin(pos, c, 0, cursor, ready);
@@ -317,13 +329,13 @@ CollectiveOp HierarchicalProgram::op(std::uint32_t pos, OpRef ref) const {
   const std::uint32_t idx = chunk * phases_ + phase;
   const OpRef sub = ref & mask_;
   const Phase& ph = phase_[phase];
-  const CollectiveProgram& prog = *ph.prog[klass(chunk)];
+  const CollectiveProgram& pr = prog(chunk, phase);
   const std::uint32_t l = line_pos(pos, phase);
-  CollectiveOp o = prog.op(l, sub);
+  CollectiveOp o = pr.op(l, sub);
   o.peer = peer_pos(pos, phase, o.peer);
   o.tag = static_cast<std::uint64_t>(idx) << 32 | (o.tag & 0xffffffffu);
   if (ranged_) {
-    const ChunkRange r = prog.chunk_range(l, sub);
+    const ChunkRange r = pr.chunk_range(l, sub);
     if (r.count > 0) {
       const std::uint64_t first = static_cast<std::uint64_t>(chunk) * units_ +
                                   base_[static_cast<std::size_t>(pos) * phases_ + phase] + r.first * ph.mult;
@@ -337,11 +349,21 @@ void HierarchicalProgram::finish(std::uint32_t pos, OpRef ref, RankCursor& curso
   const std::uint32_t chunk = chunk_of(ref), phase = phase_of(ref);
   const std::uint32_t idx = chunk * phases_ + phase;
   const std::size_t at = ready.size();
-  phase_[phase].prog[klass(chunk)]->finish(line_pos(pos, phase), ref & mask_, cursor.sub[idx], ready);
+  const CollectiveProgram& pr = prog(chunk, phase);
+  const std::uint32_t l = line_pos(pos, phase);
+  pr.finish(l, ref & mask_, cursor.sub[idx], ready);
   const OpRef pre = prefix(chunk, phase);
   for (std::size_t i = at; i < ready.size(); ++i) ready[i] |= pre;
+  if (pr.leaves(l, ref & mask_)) release(pos, chunk, phase, cursor, ready);
   if (--cursor.pending[idx] != 0) return;
   cursor.sub[idx] = RankCursor{};  // the phase is over here: free its state
+  if (!released(cursor, idx)) release(pos, chunk, phase, cursor, ready);
+}
+
+void HierarchicalProgram::release(std::uint32_t pos, std::uint32_t chunk, std::uint32_t phase, RankCursor& cursor,
+                                  std::vector<OpRef>& ready) const {
+  const std::uint32_t idx = chunk * phases_ + phase;
+  cursor.pending[static_cast<std::size_t>(chunks_) * phases_ + idx] = 1;
   if (queue_) {
     // This chunk's next phase, then the item `active` later in this dimension's sequence.
     if (phase + 1 < phases_) try_begin(pos, chunk, phase + 1, cursor, ready);
@@ -359,14 +381,14 @@ void HierarchicalProgram::finish(std::uint32_t pos, OpRef ref, RankCursor& curso
   }
 }
 
-const std::vector<OpRef>& HierarchicalProgram::terminals(std::uint32_t phase, std::uint32_t k,
+const std::vector<OpRef>& HierarchicalProgram::terminals(std::uint32_t chunk, std::uint32_t phase,
                                                          std::uint32_t lpos) const {
-  const auto key = std::make_tuple(phase, k, lpos);
+  const auto key = std::make_tuple(phase, klass(chunk), variant(chunk, phase), lpos);
   if (auto it = terminals_.find(key); it != terminals_.end()) return it->second;
-  const CollectiveProgram& prog = *phase_[phase].prog[k];
+  const CollectiveProgram& pr = prog(chunk, phase);
   RankCursor cursor;
   std::vector<OpRef> ready, parents, all;
-  prog.start(lpos, cursor, ready);
+  pr.start(lpos, cursor, ready);
   std::deque<OpRef> frontier(ready.begin(), ready.end());
   std::set<OpRef> waited_on;
   while (!frontier.empty()) {
@@ -374,14 +396,18 @@ const std::vector<OpRef>& HierarchicalProgram::terminals(std::uint32_t phase, st
     frontier.pop_front();
     all.push_back(r);
     parents.clear();
-    prog.parents(lpos, r, parents);
+    pr.parents(lpos, r, parents);
     waited_on.insert(parents.begin(), parents.end());
     ready.clear();
-    prog.finish(lpos, r, cursor, ready);
+    pr.finish(lpos, r, cursor, ready);
     frontier.insert(frontier.end(), ready.begin(), ready.end());
   }
   std::vector<OpRef> out;
   for (OpRef r : all) {
+    if (pr.leaves(lpos, r)) {  // what follows waits for this op only (sends may still be in flight)
+      out.assign(1, r);
+      break;
+    }
     if (!waited_on.count(r)) out.push_back(r);
   }
   std::sort(out.begin(), out.end());
@@ -392,14 +418,14 @@ void HierarchicalProgram::parents(std::uint32_t pos, OpRef ref, std::vector<OpRe
   const std::uint32_t chunk = chunk_of(ref), phase = phase_of(ref);
   const OpRef own = prefix(chunk, phase);
   const std::size_t at = out.size();
-  phase_[phase].prog[klass(chunk)]->parents(line_pos(pos, phase), ref & mask_, out);
+  prog(chunk, phase).parents(line_pos(pos, phase), ref & mask_, out);
   for (std::size_t i = at; i < out.size(); ++i) out[i] |= own;
   if (out.size() != at) return;
   // A first op of its phase: it waits for the chunk's previous phase and for
   // the chunk `active` earlier in this phase, all their ops (their terminal ones).
   const auto add = [&](std::uint32_t c, std::uint32_t p) {
     const OpRef pre = prefix(c, p);
-    for (OpRef r : terminals(p, klass(c), line_pos(pos, p))) out.push_back(pre | r);
+    for (OpRef r : terminals(c, p, line_pos(pos, p))) out.push_back(pre | r);
   };
   if (phase > 0) add(chunk, phase - 1);
   if (queue_) {
@@ -417,7 +443,7 @@ ChunkRange HierarchicalProgram::chunk_range(std::uint32_t pos, OpRef ref) const 
   if (!ranged_) return {};
   const std::uint32_t chunk = chunk_of(ref), phase = phase_of(ref);
   const Phase& ph = phase_[phase];
-  const ChunkRange r = ph.prog[klass(chunk)]->chunk_range(line_pos(pos, phase), ref & mask_);
+  const ChunkRange r = prog(chunk, phase).chunk_range(line_pos(pos, phase), ref & mask_);
   if (r.count == 0) return {};
   return {static_cast<std::uint64_t>(chunk) * units_ + base_[static_cast<std::size_t>(pos) * phases_ + phase] +
               r.first * ph.mult,
@@ -429,7 +455,7 @@ std::string HierarchicalProgram::label(std::uint32_t pos, OpRef ref) const {
   std::string s = "c";  // appended piecewise: GCC 12 -Wrestrict false positive on "x" + std::string
   s.append(std::to_string(chunk)).append(" p").append(std::to_string(phase)).append(" dim");
   s.append(std::to_string(phase_[phase].dim)).append(" ");
-  return s.append(phase_[phase].prog[klass(chunk)]->label(line_pos(pos, phase), ref & mask_));
+  return s.append(prog(chunk, phase).label(line_pos(pos, phase), ref & mask_));
 }
 
 }  // namespace sim

@@ -12,14 +12,19 @@
 //       by n_i each time: x, x/n_0, x/(n_0 n_1), ...), all-reduce on dim D-1,
 //       then all-gather back down D-2..0. A dimension whose algorithm has no
 //       reduce-scatter/all-gather (doubleBinaryTree) all-reduces its current
-//       data in place instead (it does not shrink it).
+//       data in place instead (it does not shrink it); with
+//       `gather_by_allreduce` (ASTRA-sim's tree, which ignores the phase's
+//       type) it all-reduces it again in the all-gather phase.
 //   ALL_REDUCE baseline      an all-reduce of the whole chunk on each dim in turn.
 //   REDUCE_SCATTER           reduce-scatter on dims 0..D-1 (shrinking).
 //   ALL_GATHER               all-gather on dims D-1..0 (growing: the input x,
 //                            then x n_{D-1}, ...), ASTRA-sim's reverse walk.
 //   ALL_TO_ALL               a full all-to-all of the chunk on each dim 0..D-1.
 //
-// Chunk c's phase p starts on a rank once its phase p-1 finished there and,
+// A phase is over on a rank when all its ops have finished there, or when an
+// op the phase program says the rank `leaves()` at has (ASTRA-sim's tree
+// leaves once its last sends are issued): what follows may start then.
+// Chunk c's phase p starts on a rank once its phase p-1 is over there and,
 // with `active` = a > 0, once chunk c-a's phase p finished there (at most a
 // chunks in one phase of one dimension at a time, started in chunk order; a
 // = 1 is ASTRA-sim's active-chunks-per-dimension 1). a = 0: no limit.
@@ -56,9 +61,17 @@ enum class HierarchicalOptimization : std::uint8_t { kBaseline, kLocalBWAware };
 
 struct HierarchicalDimension {
   std::uint32_t size = 2;  // n_i, ranks per line
-  // The per-dimension program for (type, size, bytes); throws InputError
-  // when the algorithm lacks the type.
-  std::function<std::shared_ptr<const CollectiveProgram>(CollectiveType, std::uint32_t, std::uint64_t)> make;
+  // The per-dimension program for (type, size, bytes, variant); throws
+  // InputError when the algorithm lacks the type.
+  std::function<std::shared_ptr<const CollectiveProgram>(CollectiveType, std::uint32_t, std::uint64_t, std::uint32_t)>
+      make;
+  // Programs a phase of this dimension can take, in turn: the dimension's
+  // phases, in the order ASTRA-sim creates them (chunk by chunk, phase by
+  // phase), take variants 0, 1, .., variants-1, 0, ... (ASTRA-sim's tree
+  // alternates RootMax and RootMin per dimension: 2).
+  std::uint32_t variants = 1;
+  // localBWAware, no reduce-scatter: the all-gather phase all-reduces again.
+  bool gather_by_allreduce = false;
   std::function<bool(CollectiveType)> supports;
   // After its reduce-scatter, line position j holds piece (j + rs_shift) mod n
   // (the ring: 1; direct, halvingDoubling: 0).
@@ -102,12 +115,21 @@ class HierarchicalProgram final : public CollectiveProgram {
     std::uint32_t dim = 0;
     CollectiveType type = CollectiveType::kAllReduce;
     bool relabel = false;  // line position = (coordinate + rs_shift) mod n (an all-gather after a ring RS)
-    std::shared_ptr<const CollectiveProgram> prog[2];  // by chunk size class
-    std::uint64_t mult = 1;                            // global parts per phase-program part
+    std::shared_ptr<const CollectiveProgram> prog[2][2];  // by chunk size class, variant
+    std::uint64_t mult = 1;                               // global parts per phase-program part
+    std::uint32_t ordinal = 0;                            // index among its dimension's phases of a chunk
   };
   static constexpr std::uint32_t kNotStarted = 0xffffffffu;
 
   std::uint32_t klass(std::uint32_t chunk) const { return uniform_ || chunk_bytes(chunk) == small_ ? 0 : 1; }
+  std::uint32_t variant(std::uint32_t chunk, std::uint32_t phase) const {
+    const Phase& ph = phase_[phase];
+    const std::uint32_t v = dims_[ph.dim].variants;
+    return v <= 1 ? 0 : static_cast<std::uint32_t>((static_cast<std::uint64_t>(chunk) * per_chunk_[ph.dim] + ph.ordinal) % v);
+  }
+  const CollectiveProgram& prog(std::uint32_t chunk, std::uint32_t phase) const {
+    return *phase_[phase].prog[klass(chunk)][variant(chunk, phase)];
+  }
   // OpRef fields: chunk, phase, the phase program's ref.
   std::uint32_t chunk_of(OpRef r) const { return static_cast<std::uint32_t>(r >> (bits_ + pbits_)); }
   std::uint32_t phase_of(OpRef r) const { return static_cast<std::uint32_t>(r >> bits_) & ((1u << pbits_) - 1); }
@@ -121,16 +143,22 @@ class HierarchicalProgram final : public CollectiveProgram {
   std::uint64_t chunk_bytes(std::uint32_t chunk) const { return part_bytes(bytes_, chunks_, chunk); }
   void begin(std::uint32_t pos, std::uint32_t chunk, std::uint32_t phase, RankCursor& cursor,
              std::vector<OpRef>& ready) const;
+  // The phase is over on this rank (all its ops finished, or it left): cursor.pending's second half.
   bool done(const RankCursor& cursor, std::uint32_t chunk, std::uint32_t phase) const {
-    return cursor.pending[chunk * phases_ + phase] == 0;
+    return released(cursor, chunk * phases_ + phase);
   }
+  bool released(const RankCursor& cursor, std::uint32_t idx) const {
+    return cursor.pending[static_cast<std::size_t>(chunks_) * phases_ + idx] != 0;
+  }
+  void release(std::uint32_t pos, std::uint32_t chunk, std::uint32_t phase, RankCursor& cursor,
+               std::vector<OpRef>& ready) const;
   // The phase program's position of `pos` and the group position of its peer `q`.
   std::uint32_t line_pos(std::uint32_t pos, std::uint32_t phase) const { return line_pos_[pos * phases_ + phase]; }
   std::uint32_t peer_pos(std::uint32_t pos, std::uint32_t phase, std::uint32_t q) const;
   void try_begin(std::uint32_t pos, std::uint32_t chunk, std::uint32_t phase, RankCursor& cursor,
                  std::vector<OpRef>& ready) const;
   void build_sequences();
-  const std::vector<OpRef>& terminals(std::uint32_t phase, std::uint32_t klass, std::uint32_t lpos) const;
+  const std::vector<OpRef>& terminals(std::uint32_t chunk, std::uint32_t phase, std::uint32_t lpos) const;
 
   CollectiveType type_;
   std::uint64_t bytes_, small_ = 0;
@@ -142,6 +170,7 @@ class HierarchicalProgram final : public CollectiveProgram {
   HierarchicalOptimization optimization_;
   std::vector<HierarchicalDimension> dims_;
   std::vector<std::uint32_t> stride_;  // grid stride of each dim
+  std::vector<std::uint32_t> per_chunk_;  // phases of a chunk on each dim
   std::vector<Phase> phase_;
   std::vector<std::uint32_t> grid_, pos_of_grid_;
   std::vector<std::uint32_t> line_pos_;   // per (pos, phase)
@@ -153,8 +182,9 @@ class HierarchicalProgram final : public CollectiveProgram {
   std::vector<std::uint32_t> seq_index_;              // per chunk * phases + phase: its index in seq_[dim]
   std::uint64_t units_ = 0;  // parts per chunk when ranged
   std::string name_;
-  // Tools only: the ops no other op of a phase program waits for, per (phase, class, line position).
-  mutable std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::vector<OpRef>> terminals_;
+  // Tools only: the ops no other op of a phase program waits for (or the one
+  // it leaves at), per (phase, class, variant, line position).
+  mutable std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::vector<OpRef>> terminals_;
 };
 
 }  // namespace sim

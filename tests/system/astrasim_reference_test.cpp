@@ -21,6 +21,11 @@
 //                           closed form within 0.5% of every row (asserted); our
 //                           run slower by exactly the egress serialization
 //                           ASTRA-sim's congestion-unaware backend skips (asserted)
+//   Ring_Ring_8x8 doubleBinaryTree: ASTRA-sim's rule (three whole-chunk tree phases per
+//                           chunk, trees handed out per dimension): its form and our
+//                           --egress=overlap run within 0.5%
+//   Ring_8 direct all-reduce 16 MiB: ASTRA-sim's early all-gather sends (its rule
+//                           reproduces the row; ours waits for the reductions)
 //   Ring_Ring_8x8, Ring_Ring_Ring_4x4x4 (system/<algorithm>_2d.json, _3d.json):
 //                           ring, halvingDoubling within 0.5% (the hierarchical
 //                           algorithm, one window per dimension)
@@ -29,6 +34,7 @@
 #include "astrasim_results.h"
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -170,8 +176,8 @@ TEST_F(AstraSimReference, DirectIsBoundedByTheNpuInjectionBandwidth) {
     // alone), its 1-D numbers come back, above the NPU's bandwidth included:
     // 39 of 40 rows within 0.01%. The exception, Ring_8 all-reduce 16 MiB, is
     // 2.1% slow (98,169 vs 96,164 ns) while its reduce-scatter and 64 KiB
-    // rows agree to the ns: where ASTRA-sim overlaps the all-gather phase's
-    // 4-hop messages with the last reductions is not modelled (docs/system.md).
+    // rows agree to the ns: ASTRA-sim sends all-gather blocks before they are
+    // fully reduced (DirectAllReduceRing8ExceptionIsAstraSimSendingUnreducedData).
     const bool known_exception = r.topology == "Ring_8" && r.collective == "all_reduce" && r.bytes == 16777216;
     if (dims == "1d" && !known_exception) {
       const double overlap = run(r, dims, " --egress=overlap")["sim_time_ns"].get<double>();
@@ -185,6 +191,65 @@ TEST_F(AstraSimReference, DirectIsBoundedByTheNpuInjectionBandwidth) {
   EXPECT_GT(theirs_above, 0u) << "the reference's direct rows should include some above the NPU's bandwidth";
   std::printf("direct: %zu rows, ASTRA-sim above the NPU's injection bandwidth in %zu; 1-D rows with "
               "--egress=overlap within %.4f%%\n", rows, theirs_above, 100 * worst_overlap);
+}
+
+TEST_F(AstraSimReference, DirectAllReduceRing8ExceptionIsAstraSimSendingUnreducedData) {
+  // The one direct row --egress=overlap does not reproduce: Ring_8 all-reduce
+  // 16 MiB (ours +2.1%). Cause, from ASTRA-sim's AllToAll (direct) all-reduce:
+  // its all-gather sends start at the first local reduction that completes
+  // after the last reduce-scatter message has ARRIVED, and then one per later
+  // completion, not after the last reduction. Per chunk (m = S/4/8 bytes, t =
+  // floor(m/B), red = 3 floor(m/R), d_j = ring hops to peer j): a block from
+  // peer j arrives at E + d_j L + t and is reduced by done_j = that + E +
+  // red; block sends go at max(go, j-th completion), go = the first done_j
+  // at or after the last arrival; the phase ends E after the last all-gather
+  // message arrives. At 16 MiB the 3-hop reductions (t + 2.5 us) finish after
+  // the 4-hop block arrives (t + 2.0 us), so ASTRA-sim sends 6 of 7 blocks,
+  // the 4-hop peer's included, before that peer's contribution is reduced
+  // (done at t + 3.0 us): 500 ns per chunk earlier, and not a correct
+  // all-reduce. Ours sends after the reductions its data needs (the data
+  // check holds), which is ASTRA-sim's rule with go = the last done_j. At
+  // 64 KiB the reductions take 3 ns and both rules agree.
+  const double B = 50.0 * (1u << 30) / 1e9, R = 1600, E = 10, L = 500;
+  const auto chunk = [&](std::uint64_t m, bool astrasim) {
+    const double t = std::floor(static_cast<double>(m) / B), red = 3 * std::floor(static_cast<double>(m) / R);
+    std::vector<double> done, hops;
+    double last = 0;
+    for (std::uint32_t j = 1; j < 8; ++j) {
+      hops.push_back(std::min(j, 8 - j));
+      last = std::max(last, E + hops.back() * L + t);
+      done.push_back(E + hops.back() * L + t + E + red);
+    }
+    std::vector<double> sorted = done;
+    std::sort(sorted.begin(), sorted.end());
+    double go = sorted.back();
+    if (astrasim) go = *std::find_if(sorted.begin(), sorted.end(), [&](double d) { return d >= last; });
+    double end = 0;
+    for (std::size_t j = 0; j < 7; ++j) end = std::max(end, std::max(go, sorted[j]) + hops[j] * L + t);
+    return end + E;
+  };
+  std::size_t rows = 0;
+  for (const Row& r : read_rows(root_ + "/results_sample.csv")) {
+    if (r.backend != "congestion_unaware" || r.topology != "Ring_8" || r.algorithm != "direct" ||
+        r.collective != "all_reduce") {
+      continue;
+    }
+    const std::uint64_t m = r.bytes / 4 / 8;
+    const double theirs = static_cast<double>(r.ns), astrasim_form = 4 * chunk(m, true), ours_form = 4 * chunk(m, false);
+    const double overlap = run(r, "1d", " --egress=overlap")["sim_time_ns"].get<double>();
+    EXPECT_LT(std::abs(astrasim_form - theirs) / theirs, 0.0005) << r.bytes << ": " << astrasim_form;
+    EXPECT_LT(std::abs(overlap - ours_form) / ours_form, 0.0005) << r.bytes << ": " << overlap << " vs " << ours_form;
+    if (r.bytes == 16777216) {
+      EXPECT_DOUBLE_EQ(ours_form - astrasim_form, 4 * 500.0);  // 500 ns per chunk
+    } else {
+      EXPECT_DOUBLE_EQ(ours_form, astrasim_form);
+    }
+    std::printf("Ring_8 direct all_reduce %llu: ASTRA-sim %llu ns, its rule %.0f; ours --egress=overlap %.0f, "
+                "reduce-before-send rule %.0f\n", static_cast<unsigned long long>(r.bytes),
+                static_cast<unsigned long long>(r.ns), astrasim_form, overlap, ours_form);
+    ++rows;
+  }
+  EXPECT_EQ(rows, 2u);
 }
 
 TEST_F(AstraSimReference, DoubleBinaryTreeRows) {
@@ -242,6 +307,53 @@ TEST_F(AstraSimReference, DoubleBinaryTreeRows) {
   EXPECT_EQ(rows, 10u);  // 5 topologies x 2 sizes, all-reduce only
   std::printf("doubleBinaryTree: %zu rows; closed form within %.4f%%; ours up to +%.2f%% (egress serialization); "
               "--egress=overlap within %.4f%%\n", rows, 100 * worst_form, 100 * worst_ours, 100 * worst_overlap);
+}
+
+TEST_F(AstraSimReference, TwoDimensionalDoubleBinaryTreeRows) {
+  // Ring_Ring_8x8 with system/doubleBinaryTree_2d.json ([doubleBinaryTree,
+  // doubleBinaryTree], localBWAware). ASTRA-sim's tree phase ignores the
+  // phase's type and size rule: each chunk runs three whole-chunk tree
+  // all-reduces (dimension 0 as "reduce-scatter", dimension 1, dimension 0
+  // again as "all-gather"), and each dimension hands out RootMax / RootMin in
+  // turn as phases are created, so dimension 0's first phases are all RootMax
+  // and its third all RootMin (astrasim_tree_2d_form, docs/collectives.md).
+  //  1. That form is within 0.5% of both rows; the obvious alternatives are
+  //     not (trees alternating per chunk in every phase; no third phase).
+  //  2. Our run with ASTRA-sim's link model (--egress=overlap) is within 0.5%;
+  //     our default run is slower (egress serialization), never faster.
+  const BytesPerSecond B = static_cast<BytesPerSecond>(50.0 * (1u << 30)), R = 1'600'000'000'000;
+  const Time E = 10 * kNanosecond;
+  const auto a = [](std::uint32_t p, std::uint32_t q) -> Time {
+    const bool same_row = p / 8 == q / 8;
+    const std::uint32_t x = same_row ? p % 8 : p / 8, y = same_row ? q % 8 : q / 8;
+    const std::uint32_t d = x > y ? x - y : y - x;
+    return static_cast<Time>(std::min(d, 8 - d)) * 500 * kNanosecond;
+  };
+  std::size_t rows = 0;
+  for (const Row& r : read_rows(root_ + "/results_sample.csv")) {
+    if (r.backend != "congestion_unaware" || r.topology != "Ring_Ring_8x8" || r.algorithm != "doubleBinaryTree") continue;
+    const double theirs = static_cast<double>(r.ns);
+    const std::vector<std::uint64_t> sizes(4, r.bytes / 4);
+    const auto err = [&](Time form) { return (static_cast<double>(form) / kNanosecond - theirs) / theirs; };
+    const double form = err(testing::astrasim_tree_2d_form(8, 8, sizes, E, R, B, a));
+    const double per_chunk = err(testing::astrasim_tree_2d_form(
+        8, 8, sizes, E, R, B, a, [](std::uint32_t, std::uint32_t c) { return c % 2 == 1; }));
+    const double two_phases = err(testing::astrasim_tree_2d_form(8, 8, sizes, E, R, B, a, nullptr, 2));
+    EXPECT_LT(std::abs(form), 0.005) << r.bytes;
+    EXPECT_GT(std::abs(per_chunk), 0.005) << r.bytes;
+    EXPECT_GT(std::abs(two_phases), 0.005) << r.bytes;
+    const double overlap = run(r, "2d", " --egress=overlap")["sim_time_ns"].get<double>();
+    const double ours = run(r, "2d")["sim_time_ns"].get<double>();
+    EXPECT_LT(std::abs(overlap - theirs) / theirs, 0.005) << r.bytes << ": overlap " << overlap << ", ASTRA-sim " << r.ns;
+    EXPECT_GE(ours, theirs * 0.9995) << r.bytes;
+    std::printf("Ring_Ring_8x8 all_reduce doubleBinaryTree %llu: ASTRA-sim %llu ns; form %+.3f%% (trees per chunk "
+                "%+.2f%%, two phases %+.2f%%); ours --egress=overlap %.0f (%+.3f%%), default %.0f (%+.2f%%)\n",
+                static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(r.ns), 100 * form,
+                100 * per_chunk, 100 * two_phases, overlap, 100 * (overlap - theirs) / theirs, ours,
+                100 * (ours - theirs) / theirs);
+    ++rows;
+  }
+  EXPECT_EQ(rows, 2u);
 }
 
 TEST_F(AstraSimReference, MultiDimensionalRows) {

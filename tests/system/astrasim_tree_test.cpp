@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "network/backend_registry.h"
+#include "network/topology.h"
 #include "system/algorithm_registry.h"
 #include "system/collectives/astrasim_tree.h"
 #include "astrasim_tree_form.h"
@@ -97,6 +99,49 @@ TEST(AstraSimTree, MatchesClosedFormWithAstraSimSettings) {
               << topo_name << " n=" << n << " k=" << k << " bytes=" << bytes;
           EXPECT_EQ(res.collectives[0].algorithm, "astrasimTree");
         }
+      }
+    }
+  }
+}
+
+TEST(AstraSimTree, TwoDimensionalMatchesComposedClosedForm) {
+  // ASTRA-sim's doubleBinaryTree on a 2-D grid (a per-dimension list in its
+  // system JSON, localBWAware): three whole-chunk tree all-reduces per chunk
+  // (dimension 0, 1, 0), the trees handed out in turn per dimension, one
+  // phase per dimension at a time in arrival order (astrasim_tree_2d_form).
+  // With ASTRA-sim's link model (egress: overlap, every message as if alone)
+  // our run is that form exactly (ps), at every size, chunk count and shape.
+  const BytesPerSecond R = 1'600'000'000'000;
+  const Time E = 10 * kNanosecond, lat = 500 * kNanosecond;
+  for (const auto& [n0, n1] : std::vector<std::pair<std::uint32_t, std::uint32_t>>{{8, 8}, {4, 8}, {8, 4}, {3, 5}}) {
+    const Topology topo = parse_topology("topology: [Ring, Ring]\nnpus_count: [" + std::to_string(n0) + ", " +
+                                             std::to_string(n1) + "]\nbandwidth: [50, 50]\nlatency: [500, 500]\n",
+                                         "test-ring-ring");
+    const BytesPerSecond B = 50'000'000'000;
+    const auto a = [&](std::uint32_t p, std::uint32_t q) -> Time {
+      // Within a line of one dimension: ring distance x latency.
+      const bool same_row = p / n0 == q / n0;
+      const std::uint32_t n = same_row ? n0 : n1;
+      const std::uint32_t x = same_row ? p % n0 : p / n0, y = same_row ? q % n0 : q / n0;
+      const std::uint32_t d = x > y ? x - y : y - x;
+      return static_cast<Time>(std::min(d, n - d)) * lat;
+    };
+    for (std::uint32_t k : {1u, 4u}) {
+      for (std::uint64_t bytes : {std::uint64_t{4096}, std::uint64_t{65536}, std::uint64_t{1} << 20,
+                                  std::uint64_t{1} << 24, std::uint64_t{1} << 26}) {
+        SystemConfig cfg;
+        cfg.algorithms[CollectiveType::kAllReduce] = "hierarchical:chunks=" + std::to_string(k) +
+                                                     ",active_chunks=1,dimension_queue=1,doubleBinaryTree,"
+                                                     "doubleBinaryTree";
+        cfg.astrasim_quirks = true;
+        cfg.endpoint_delay = E;
+        cfg.local_reduction = R;
+        cfg.network.options["egress"] = OptionValue{"overlap", "test"};
+        const auto res = simulate_collective(topo, CollectiveType::kAllReduce, bytes, cfg);
+        const std::vector<std::uint64_t> sizes(k, bytes / k);
+        EXPECT_EQ(res.makespan, testing::astrasim_tree_2d_form(n0, n1, sizes, E, R, B, a))
+            << n0 << "x" << n1 << " k=" << k << " bytes=" << bytes;
+        EXPECT_EQ(res.collectives[0].algorithm, "hierarchical(astrasimTree,astrasimTree;localBWAware;dimension_queue)");
       }
     }
   }

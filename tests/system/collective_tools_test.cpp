@@ -1,6 +1,8 @@
 // `sim collective gen` / `sim collective check`: the ring writer, the
 // symbolic checker, and the CLI around them.
 #include <gtest/gtest.h>
+
+#include <fstream>
 #include <unistd.h>
 
 #include "../common/run_sim.h"
@@ -270,6 +272,60 @@ TEST(CollectiveGen, AllToAllRescalesExactlyWhenSizesDivide) {
     const EtProgram et(algo, s);
     for (std::uint32_t pos = 0; pos < 4; ++pos) expect_same_program(ring, et, pos);
   }
+}
+
+TEST(CollectiveGen, HierarchicalOnATopologysDimensions) {
+  // `collective gen ring,direct --network TOPO.yml`: the hierarchical
+  // algorithm on the topology's dimensions, one ET per rank, which passes the
+  // checker with its data check (all-reduce, both schemes' default
+  // localBWAware; reduce-scatter), on 2-D and 3-D grids.
+  const std::string dir = fresh_dir("hier");
+  fs::create_directories(dir);
+  struct Case {
+    std::string dims, algorithm;
+    std::uint32_t npus;
+    CollectiveType type;
+  };
+  const std::vector<Case> cases = {
+      {"[2, 4]", "ring,direct", 8, kAR},
+      {"[4, 4]", "halvingDoubling,ring", 16, kAR},
+      {"[2, 2, 2]", "ring,halvingDoubling,direct", 8, kAR},
+      {"[3, 2, 2]", "hierarchical", 12, kRS},  // the type's default (ring) on every dimension
+      {"[4, 2]", "hierarchical:optimization=baseline,chunks=2,ring,direct", 8, kAR},
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const std::string topo = dir + "/topo" + std::to_string(i) + ".yml";
+    std::string ranks = c.dims, lat, kinds;
+    const auto count = static_cast<std::size_t>(std::count(c.dims.begin(), c.dims.end(), ',')) + 1;
+    for (std::size_t d = 0; d < count; ++d) kinds += std::string(d ? ", " : "") + "Ring";
+    std::ofstream(topo) << "topology: [" << kinds << "]\nnpus_count: " << c.dims << "\nbandwidth: [" << [&] {
+      std::string b;
+      for (std::size_t d = 0; d < count; ++d) b += std::string(d ? ", " : "") + "50";
+      return b;
+    }() << "]\nlatency: [" << [&] {
+      std::string b;
+      for (std::size_t d = 0; d < count; ++d) b += std::string(d ? ", " : "") + "500";
+      return b;
+    }() << "]\n";
+    GenOptions o;
+    o.algorithm = c.algorithm;
+    o.collective = coll_arg(c.type);
+    o.npus = c.npus;
+    o.prefix = dir + "/alg" + std::to_string(i);
+    o.network = topo;
+    std::ostringstream out;
+    EXPECT_EQ(generate_algorithm(o, out), 0) << c.algorithm << " on " << c.dims;
+    EXPECT_NE(out.str().find("hierarchical("), std::string::npos) << out.str();
+    EXPECT_TRUE(fs::exists(rank_file(o.prefix, c.npus - 1)));
+    const std::string report = check(o.prefix, coll_arg(c.type));
+    EXPECT_NE(report.find("data check passed"), std::string::npos) << report;
+    EXPECT_NE(report.find("verdict: ok"), std::string::npos) << report;
+    // --npus must be the topology's NPU count.
+    o.npus = c.npus + 1;
+    EXPECT_THROW(generate_algorithm(o, out), InputError);
+  }
+  fs::remove_all(dir);
 }
 
 TEST(CollectiveGen, RejectsBadOptions) {

@@ -260,7 +260,7 @@ TEST(HierarchicalCollective, DimensionQueueServesEachDimensionInOneOrder) {
       x.rs_shift = 1;
       const NativeAlgorithm* ring = find_native_algorithm("ring");
       x.supports = [ring](CollectiveType t) { return ring->supports(t); };
-      x.make = [ring](CollectiveType t, std::uint32_t n, std::uint64_t b) { return make_native_program(*ring, {}, t, n, b, 1); };
+      x.make = [ring](CollectiveType t, std::uint32_t n, std::uint64_t b, std::uint32_t) { return make_native_program(*ring, {}, t, n, b, 1); };
     }
     return d;
   }();
