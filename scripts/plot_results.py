@@ -10,6 +10,7 @@ A series is every row sharing the values of the axis columns other than `size`
                           [--baseline AXIS=VALUE]   # time divided by that series' time (Fig. 4's slowdown:
                                                     #   --metric makespan --baseline network=../ring64.yml)
                           [--facet AXIS] [--log]    # one panel per value of AXIS; log y for busbw too
+                          [--style AXIS]            # one color per series, one line style per value of AXIS
   scripts/plot_results.py --overlay pairs.csv --metric time -o fig.png
 """
 import argparse
@@ -54,8 +55,9 @@ def read_series(args):
     facets = {}
     for path in args.results:
         axes, rows = read_rows(path)
-        if args.facet and args.facet not in axes:
-            sys.exit(f"plot_results: --facet {args.facet}: not an axis of {path} ({', '.join(axes)})")
+        for option, axis in (("--facet", args.facet), ("--style", args.style)):
+            if axis and axis not in axes:
+                sys.exit(f"plot_results: {option} {axis}: not an axis of {path} ({', '.join(axes)})")
         keys = [a for a in axes if a not in ("size", args.facet)]
         for r in rows:
             # makespan: one value per point, so the collective is not part of the series
@@ -67,7 +69,20 @@ def read_series(args):
     return facets
 
 
-def draw(ax, series, args, baseline, colors):
+def split_style(label, axis):
+    """(the label without the --style axis's part, that axis's value): series
+    differing only in that axis share a color and differ in line style."""
+    if not axis:
+        return label, None
+    parts = label.split(" ")
+    mine = [p for p in parts if p.startswith(axis + "=")]
+    return " ".join(p for p in parts if not p.startswith(axis + "=")), (mine[0] if mine else None)
+
+
+LINE_STYLES = ["-o", "--x", ":s", "-.^", "-v", "--D"]
+
+
+def draw(ax, series, args, baseline, colors, styles):
     for label, points in sorted(series.items()):
         xs = sorted(points)
         if baseline:
@@ -79,7 +94,8 @@ def draw(ax, series, args, baseline, colors):
             ys = [value(points[x], metric) / value(series[base_label][x], metric) for x in xs]
         else:
             ys = [value(points[x], args.metric) for x in xs]
-        ax.plot(xs, ys, "-o", markersize=3, label=label, color=colors[label])
+        color_key, style = split_style(label, args.style)
+        ax.plot(xs, ys, styles.get(style, "-o"), markersize=3, label=label, color=colors[color_key])
     ax.set_xscale("log", base=2)
     xs = sorted({x for p in series.values() for x in p})
     ax.set_xticks(xs)
@@ -102,8 +118,15 @@ def plot_results(args, plt):
         key, _, want = args.baseline.partition("=")
         baseline = (key, want)
     labels = sorted({label for series in facets.values() for label in series})
-    cmap = plt.get_cmap("tab20" if len(labels) > 10 else "tab10")
-    colors = {label: cmap(i % cmap.N) for i, label in enumerate(labels)}  # one color per series in every panel
+    keys = sorted({split_style(label, args.style)[0] for label in labels})
+    values = []
+    for label in labels:
+        v = split_style(label, args.style)[1]
+        if v is not None and v not in values:
+            values.append(v)
+    styles = {v: LINE_STYLES[i % len(LINE_STYLES)] for i, v in enumerate(values)}
+    cmap = plt.get_cmap("tab20" if len(keys) > 10 else "tab10")
+    colors = {key: cmap(i % cmap.N) for i, key in enumerate(keys)}  # one color per series in every panel
     names = list(facets)  # in the order of the results (the spec's order)
     cols = 2 if len(names) > 1 else 1
     rows = (len(names) + cols - 1) // cols
@@ -112,7 +135,7 @@ def plot_results(args, plt):
     for ax in panels[len(names):]:
         ax.set_visible(False)
     for ax, name in zip(panels, names):
-        draw(ax, facets[name], args, baseline, colors)
+        draw(ax, facets[name], args, baseline, colors, styles)
         if args.facet:
             ax.set_title(f"{args.facet}={name}", fontsize=10)
     if args.facet:
@@ -177,6 +200,7 @@ def main():
     ap.add_argument("--overlay", help="compare overlay CSV (series,collective,bytes,results,reference)")
     ap.add_argument("--facet", help="AXIS: one panel per value of this axis (e.g. network)")
     ap.add_argument("--log", action="store_true", help="logarithmic y axis for busbw too")
+    ap.add_argument("--style", help="AXIS: series differing only in this axis share a color, one line style per value")
     args = ap.parse_args()
     if not args.results and not args.overlay:
         sys.exit("plot_results: give results.csv files or --overlay")

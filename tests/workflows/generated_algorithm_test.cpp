@@ -89,6 +89,12 @@ TEST(GeneratedAlgorithm, GenAndSynthEqualTheFilesTheCommandsWrite) {
     ++folders;
   }
   EXPECT_EQ(folders, 3u);
+  // Shards write their algorithms in their own folders, yet merge into the same CSV.
+  for (const char* shard : {"0", "1"}) {
+    ASSERT_EQ(run_sim("sweep " + (tmp / "spec.yml") + " -q --shard " + shard + "/2 -o " + (tmp / "s") + shard).code, 0);
+  }
+  ASSERT_EQ(run_sim("sweep merge " + (tmp / "s0") + " " + (tmp / "s1") + " -o " + (tmp / "merged")).code, 0);
+  EXPECT_EQ(slurp(tmp / "merged/results.csv"), slurp(tmp / "out/results.csv"));
   // A rerun is all from the cache and generates nothing.
   std::filesystem::remove_all(tmp / "out/generated");
   ASSERT_EQ(run_sim("sweep " + (tmp / "spec.yml") + " -q -o " + (tmp / "out")).code, 0);

@@ -30,7 +30,7 @@ TEST(Plot, SweepResultsAndCompareOverlayArePngs) {
   EXPECT_EQ(files, 2u);
   EXPECT_EQ(run_sim("plot " + (tmp / "absent.csv") + " -o " + (tmp / "x.png")).code, 2);
   // One panel per bandwidth, log busbw, and time relative to the analytical backend.
-  const SimRun facet = run_sim("plot " + (tmp / "out") + " --facet network.bandwidth --log -o " + (tmp / "facet.png"));
+  const SimRun facet = run_sim("plot " + (tmp / "out") + " --facet network.bandwidth --style backend --log -o " + (tmp / "facet.png"));
   ASSERT_EQ(facet.code, 0) << facet.output;
   EXPECT_TRUE(is_png(tmp / "facet.png"));
   const SimRun ratio =
