@@ -47,7 +47,9 @@ void parse_synth_params(const std::string& option, const std::string& params, Ge
     const auto eq = item.find('=');
     const std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
     if (key == "chunks") {
-      g.chunks = static_cast<std::uint32_t>(std::min<std::uint64_t>(positive(option, key, value), 1u << 16));
+      const std::uint64_t chunks = positive(option, key, value);
+      if (chunks > (1u << 16)) throw InputError("collective '" + option + "': synth parameter chunks must be at most 65536");
+      g.chunks = static_cast<std::uint32_t>(chunks);
     } else if (key == "seed") {
       g.seed = positive(option, key, value);
     } else if (key == "size") {

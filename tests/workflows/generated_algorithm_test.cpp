@@ -44,7 +44,7 @@ TEST(GeneratedAlgorithm, ParsesGenAndSynthAndLeavesOtherChoicesAlone) {
   EXPECT_FALSE(parse_generated_algorithm("allreduce=synthetic/prefix"));  // a folder named synth...
   for (const char* bad : {"gen:ring", "allreduce=gen:nosuch", "allreduce=gen:", "allreduce=gen:ring:window=2",
                           "alltoall=synth", "allgather=synth:chunk=2", "allgather=synth:seed=0",
-                          "allgather=synth:size=lots", "frob=gen:ring"}) {
+                          "allgather=synth:size=lots", "allgather=synth:chunks=100000", "frob=gen:ring"}) {
     EXPECT_THROW(parse_generated_algorithm(bad), InputError) << bad;
   }
 }
