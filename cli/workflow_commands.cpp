@@ -26,7 +26,8 @@ struct WorkflowCommands {
   std::string merge_out;
   workflows::CompareOptions compare_options;
   std::vector<std::string> plot_inputs;
-  std::string plot_out, plot_metric = "busbw";
+  std::string plot_out, plot_metric = "busbw", plot_baseline, plot_facet, plot_style;
+  bool plot_log = false;
 };
 
 namespace {
@@ -69,7 +70,11 @@ void add_plot(CLI::App& app, WorkflowCommands& c) {
   c.plot = app.add_subcommand("plot", "plot sweep results: busbw or time vs size, one line per series (python3-matplotlib)");
   c.plot->add_option("results", c.plot_inputs, "results.csv files (or sweep output folders)")->required();
   c.plot->add_option("-o,--output", c.plot_out, "PNG to write")->required();
-  c.plot->add_option("--metric", c.plot_metric, "busbw (default) or time");
+  c.plot->add_option("--metric", c.plot_metric, "busbw (default), time (each collective) or makespan (each point)");
+  c.plot->add_option("--baseline", c.plot_baseline, "AXIS=VALUE: time relative to that series (Fig. 4's slowdown)");
+  c.plot->add_option("--facet", c.plot_facet, "AXIS: one panel per value of this axis (e.g. network)");
+  c.plot->add_flag("--log", c.plot_log, "logarithmic y axis for busbw too");
+  c.plot->add_option("--style", c.plot_style, "AXIS: one line style per value of this axis (e.g. backend), one color per rest");
 }
 
 int run_sweep_command(WorkflowCommands& c) {
@@ -103,6 +108,10 @@ std::optional<int> run_workflow_commands(WorkflowCommands& c) {
   }
   if (*c.plot) {
     std::vector<std::string> args{"--metric", c.plot_metric, "-o", c.plot_out};
+    if (!c.plot_baseline.empty()) args.insert(args.end(), {"--baseline", c.plot_baseline});
+    if (!c.plot_facet.empty()) args.insert(args.end(), {"--facet", c.plot_facet});
+    if (c.plot_log) args.emplace_back("--log");
+    if (!c.plot_style.empty()) args.insert(args.end(), {"--style", c.plot_style});
     args.insert(args.end(), c.plot_inputs.begin(), c.plot_inputs.end());
     const int code = workflows::run_plot_script(args);
     return code == 0 ? 0 : kExitBadInput;

@@ -9,6 +9,8 @@ A series is every row sharing the values of the axis columns other than `size`
   scripts/plot_results.py out/results.csv [more.csv | OUTDIR ...] -o fig.png [--metric busbw|time]
                           [--baseline AXIS=VALUE]   # time divided by that series' time (Fig. 4's slowdown:
                                                     #   --metric makespan --baseline network=../ring64.yml)
+                          [--facet AXIS] [--log]    # one panel per value of AXIS; log y for busbw too
+                          [--style AXIS]            # one color per series, one line style per value of AXIS
   scripts/plot_results.py --overlay pairs.csv --metric time -o fig.png
 """
 import argparse
@@ -48,23 +50,39 @@ def value(row, metric):
     return float(row["time_ns" if metric == "time" else "sim_time_ns"]) / 1e3
 
 
-def plot_results(args, plt):
-    series = {}
+def read_series(args):
+    """{facet value: {series label: {bytes: row}}}; one facet (None) without --facet."""
+    facets = {}
     for path in args.results:
         axes, rows = read_rows(path)
-        keys = [a for a in axes if a != "size"]
+        for option, axis in (("--facet", args.facet), ("--style", args.style)):
+            if axis and axis not in axes:
+                sys.exit(f"plot_results: {option} {axis}: not an axis of {path} ({', '.join(axes)})")
+        keys = [a for a in axes if a not in ("size", args.facet)]
         for r in rows:
             # makespan: one value per point, so the collective is not part of the series
             what = [] if args.metric == "makespan" else [r["collective"]]
             tail = [] if args.metric == "makespan" else [f"[{r['algorithm']}]"]
             label = " ".join(what + [f"{k}={r[k]}" for k in keys] + tail)
-            series.setdefault(label, {})[int(r["bytes"])] = r
-    baseline = None
-    if args.baseline:
-        key, _, want = args.baseline.partition("=")
-        baseline = (key, want)
-    fig, ax = plt.subplots(figsize=(8, 4.8))
-    ax.set_prop_cycle(color=[plt.get_cmap("tab20")(i % 20) for i in range(max(1, len(series)))])
+            facet = r[args.facet] if args.facet else None
+            facets.setdefault(facet, {}).setdefault(label, {})[int(r["bytes"])] = r
+    return facets
+
+
+def split_style(label, axis):
+    """(the label without the --style axis's part, that axis's value): series
+    differing only in that axis share a color and differ in line style."""
+    if not axis:
+        return label, None
+    parts = label.split(" ")
+    mine = [p for p in parts if p.startswith(axis + "=")]
+    return " ".join(p for p in parts if not p.startswith(axis + "=")), (mine[0] if mine else None)
+
+
+LINE_STYLES = ["-o", "--x", ":s", "-.^", "-v", "--D"]
+
+
+def draw(ax, series, args, baseline, colors, styles):
     for label, points in sorted(series.items()):
         xs = sorted(points)
         if baseline:
@@ -76,21 +94,62 @@ def plot_results(args, plt):
             ys = [value(points[x], metric) / value(series[base_label][x], metric) for x in xs]
         else:
             ys = [value(points[x], args.metric) for x in xs]
-        ax.plot(xs, ys, "-o", markersize=3, label=label)
+        color_key, style = split_style(label, args.style)
+        ax.plot(xs, ys, styles.get(style, "-o"), markersize=3, label=label, color=colors[color_key])
     ax.set_xscale("log", base=2)
     xs = sorted({x for p in series.values() for x in p})
     ax.set_xticks(xs)
-    ax.set_xticklabels([size_label(x) for x in xs], rotation=45, ha="right")
+    ax.set_xticklabels([size_label(x) for x in xs], rotation=45, ha="right", fontsize=7)
     ax.set_xlabel("collective size per rank (bytes)")
     if baseline:
         what = "collective time" if args.metric != "makespan" else "simulated time"
         ax.set_ylabel(f"{what} / the same at {baseline[0]}={baseline[1]}")
     else:
         ax.set_ylabel(AXES_LABEL[args.metric])
-        if args.metric != "busbw":
+        if args.metric != "busbw" or args.log:
             ax.set_yscale("log")
-    ax.grid(True, alpha=0.3)
-    place_legend(fig, ax)
+    ax.grid(True, alpha=0.3, which="both")
+
+
+def plot_results(args, plt):
+    facets = read_series(args)
+    baseline = None
+    if args.baseline:
+        key, _, want = args.baseline.partition("=")
+        baseline = (key, want)
+    labels = sorted({label for series in facets.values() for label in series})
+    keys = sorted({split_style(label, args.style)[0] for label in labels})
+    values = []
+    for label in labels:
+        v = split_style(label, args.style)[1]
+        if v is not None and v not in values:
+            values.append(v)
+    styles = {v: LINE_STYLES[i % len(LINE_STYLES)] for i, v in enumerate(values)}
+    cmap = plt.get_cmap("tab20" if len(keys) > 10 else "tab10")
+    colors = {key: cmap(i % cmap.N) for i, key in enumerate(keys)}  # one color per series in every panel
+    names = list(facets)  # in the order of the results (the spec's order)
+    cols = 2 if len(names) > 1 else 1
+    rows = (len(names) + cols - 1) // cols
+    fig, grid = plt.subplots(rows, cols, figsize=(6 * cols, 4 * rows), squeeze=False, sharey=bool(args.facet))
+    panels = [ax for row in grid for ax in row]
+    for ax in panels[len(names):]:
+        ax.set_visible(False)
+    for ax, name in zip(panels, names):
+        draw(ax, facets[name], args, baseline, colors, styles)
+        if args.facet:
+            ax.set_title(f"{args.facet}={name}", fontsize=10)
+    if args.facet:
+        handles, texts = [], []
+        for ax in panels[:len(names)]:
+            for h, t in zip(*ax.get_legend_handles_labels()):
+                if t not in texts:
+                    handles.append(h)
+                    texts.append(t)
+        fig.set_size_inches(6 * cols + 4, 4 * rows)
+        fig.legend(handles, texts, fontsize=7, loc="center right")
+        fig.tight_layout(rect=(0, 0, 6 * cols / (6 * cols + 4), 1))
+        return fig
+    place_legend(fig, panels[0])
     return fig
 
 
@@ -139,6 +198,9 @@ def main():
                     help="busbw (GB/s), time (each collective, us) or makespan (the point's simulated time, us)")
     ap.add_argument("--baseline", help="AXIS=VALUE: plot time relative to that series")
     ap.add_argument("--overlay", help="compare overlay CSV (series,collective,bytes,results,reference)")
+    ap.add_argument("--facet", help="AXIS: one panel per value of this axis (e.g. network)")
+    ap.add_argument("--log", action="store_true", help="logarithmic y axis for busbw too")
+    ap.add_argument("--style", help="AXIS: series differing only in this axis share a color, one line style per value")
     args = ap.parse_args()
     if not args.results and not args.overlay:
         sys.exit("plot_results: give results.csv files or --overlay")
@@ -148,7 +210,8 @@ def main():
     import matplotlib.pyplot as plt
 
     fig = plot_overlay(args, plt) if args.overlay else plot_results(args, plt)
-    fig.tight_layout()
+    if not args.facet:
+        fig.tight_layout()
     tmp = args.output + f".tmp.{os.getpid()}.png"
     fig.savefig(tmp, dpi=120)
     os.replace(tmp, args.output)  # atomic: a reader never sees half a PNG

@@ -3,6 +3,10 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "system/algorithm_registry.h"
+#include "system/producers/msccl_import.h"
+#include "system/astrasim_system.h"
+#include "workflows/generated_algorithm.h"
+#include "workflows/json_override.h"
 #include "workflows/yaml_override.h"
 #include "workload/et_io.h"
 
@@ -24,13 +28,18 @@ const std::string& sim_version() {
 
 namespace {
 
-// A --collective value or system-config choice that names ET files (not a
-// native or hierarchical algorithm): its prefix, else empty.
+// A --collective value or system-config choice that names files (ETs or an
+// MSCCL-IR XML; not a native, hierarchical or generated algorithm): the
+// prefix or file, without a `@<size>` suffix; else empty.
 std::string et_prefix_of(const std::string& choice) {
   const auto eq = choice.find('=');
   const std::string value = eq == std::string::npos ? choice : choice.substr(eq + 1);
-  if (names_native_algorithm(value) || value.find(',') != std::string::npos || value.rfind("hierarchical", 0) == 0) {
+  if (names_native_algorithm(value) || value.find(',') != std::string::npos || value.rfind("hierarchical", 0) == 0 ||
+      parse_generated_algorithm(choice)) {
     return "";
+  }
+  if (const std::size_t at = value.rfind('@'); at != std::string::npos && value.find('/', at) == std::string::npos) {
+    return value.substr(0, at);  // `<prefix>@<size>`: the size is part of the value, hashed with it
   }
   return value;
 }
@@ -50,6 +59,7 @@ const std::string& InputReader::text_of(const std::string& path) {
 }
 
 std::string InputReader::rank_files_digest(const std::string& prefix) {
+  if (is_msccl_xml_path(prefix)) return digests_.of(prefix);  // one file holds every rank
   auto it = rank_files_.find(prefix);
   if (it == rank_files_.end()) {
     std::vector<std::string> files = resolve_rank_files(prefix);
@@ -77,18 +87,16 @@ void InputReader::read_system(const PointSettings& s, PointInputs& in, std::stri
     return;
   }
   const bool json = s.system.size() > 5 && s.system.compare(s.system.size() - 5, 5, ".json") == 0;
-  if (json && !s.system_overrides.empty()) {
-    throw InputError(spec_.path + ":" + std::to_string(s.system_overrides.front().line) + ": axis '" +
-                     s.system_overrides.front().axis + "': key paths apply to YAML system files, not " + s.system);
-  }
   std::string source = s.system;
   for (const auto& o : s.system_overrides) source += " [" + summary(o) + "]";
-  const std::string text = apply_overrides(text_of(s.system), s.system, s.system_overrides, spec_.path);
+  // ASTRA-sim's system JSON takes key paths as JSON; our system YAML as YAML.
+  const std::string text = json ? apply_json_overrides(text_of(s.system), s.system, s.system_overrides, spec_.path)
+                                : apply_overrides(text_of(s.system), s.system, s.system_overrides, spec_.path);
   const std::string digest = sha256_hex(text);
   auto it = systems_.find(source + "\n" + digest);
   if (it == systems_.end()) {
     // parse_system_config resolves relative ET paths against the file's folder.
-    SystemConfig config = json ? load_system_config(s.system) : parse_system_config(text, s.system);
+    SystemConfig config = json ? parse_astrasim_system(text, s.system) : parse_system_config(text, s.system);
     it = systems_.emplace(source + "\n" + digest, std::make_shared<const SystemConfig>(std::move(config))).first;
   }
   in.system = it->second;

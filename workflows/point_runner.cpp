@@ -1,9 +1,11 @@
 #include "workflows/point_runner.h"
 
 #include <chrono>
+#include <map>
 
 #include "core/error.h"
 #include "system/physical_bounds.h"
+#include "workflows/generated_algorithm.h"
 #include "workload/workload_loader.h"
 
 namespace sim::workflows {
@@ -21,16 +23,35 @@ std::vector<RankGraph> load_workload(const PointInputs& in) {
   return load_rank_graphs(in.workload_files, options, /*threads=*/1);  // points already run in parallel
 }
 
+// The --collective value that runs: a generated algorithm (gen:, synth)
+// becomes the prefix of its ETs, written once per sweep. `labels` maps the
+// algorithm name the simulator reports ("et:<prefix>") to one without the
+// output folder ("et:gen:ring"), so every shard and rerun writes the same CSV.
+std::string runnable_collective(const std::string& value, const PointInputs& in, const Topology& topology,
+                                std::uint32_t npus, SharedInputs& shared, std::map<std::string, std::string>& labels) {
+  const std::optional<GeneratedAlgorithm> g = parse_generated_algorithm(value);
+  if (!g) return value;
+  const auto prefix = shared.generated.get(generated_algorithm_id(*g, npus, in.network_digest), [&] {
+    return write_generated_algorithm(*g, npus, topology, in.network_digest, shared.generated_folder);
+  });
+  labels["et:" + *prefix] = "et:" + value.substr(value.find('=') + 1);
+  return g->type_text + "=" + *prefix;
+}
+
 void simulate(const PointInputs& in, SharedInputs& shared, PointResult& out) {
+  const auto topology = shared.topologies.get(
+      in.network_digest, [&] { return parse_topology(in.network_text, in.network_source); });
+  const auto graphs = shared.workloads.get(in.workload_key, [&] { return load_workload(in); });
   SystemConfig config = *in.system;
-  for (const std::string& c : in.collectives) apply_collective_option(config, c);
+  const auto npus = static_cast<std::uint32_t>(graphs->size());
+  std::map<std::string, std::string> labels;
+  for (const std::string& c : in.collectives) {
+    apply_collective_option(config, runnable_collective(c, in, *topology, npus, shared, labels));
+  }
   if (!in.backend.empty()) {
     if (!find_backend(in.backend)) throw InputError("unknown network backend '" + in.backend + "'");
     config.network.backend = in.backend;
   }
-  const auto topology = shared.topologies.get(
-      in.network_digest, [&] { return parse_topology(in.network_text, in.network_source); });
-  const auto graphs = shared.workloads.get(in.workload_key, [&] { return load_workload(in); });
   SimulationOptions options;
   options.load_algorithm = [&shared](const std::string& source, CollectiveType type) {
     return shared.algorithms.get(source + "\n" + collective_name(type),
@@ -43,6 +64,9 @@ void simulate(const PointInputs& in, SharedInputs& shared, PointResult& out) {
   out.events = result.events;
   out.npus = static_cast<std::uint32_t>(result.ranks.size());
   out.collectives = collective_rows(result);
+  for (CollectiveRow& row : out.collectives) {
+    if (const auto it = labels.find(row.algorithm); it != labels.end()) row.algorithm = it->second;
+  }
   out.warnings = std::move(result.warnings);
 }
 

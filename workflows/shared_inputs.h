@@ -57,6 +57,10 @@ struct SharedInputs {
   LoadOnce<Topology> topologies;
   LoadOnce<std::vector<RankGraph>> workloads;
   LoadOnce<EtAlgorithm> algorithms;  // injected collective algorithms, by source and type
+  // Algorithms points make (gen:, synth; workflows/generated_algorithm.h):
+  // their ET prefix under `generated_folder`, by generated_algorithm_id().
+  std::string generated_folder;
+  LoadOnce<std::string> generated;
 };
 
 }  // namespace sim::workflows

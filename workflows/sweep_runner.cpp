@@ -57,8 +57,9 @@ struct Work {
 
 // Runs `work` on `jobs` threads; results land in `done` by point index.
 void run_points(const std::vector<Work>& work, unsigned jobs, const ResultCache& cache, SweepProgress& progress,
-                std::map<std::size_t, PointResult>& done) {
+                const std::string& out_dir, std::map<std::size_t, PointResult>& done) {
   SharedInputs shared;
+  shared.generated_folder = out_dir + "/generated";
   std::vector<PointResult> results(work.size());
   std::vector<char> finished(work.size(), 0);
   std::atomic<std::size_t> next{0};
@@ -156,7 +157,7 @@ int run_sweep(const SweepOptions& o, std::ostream& out) {
                          work.size(), done.size(), o.progress_interval);
   {
     const InterruptGuard guard;
-    run_points(work, jobs, cache, progress, done);
+    run_points(work, jobs, cache, progress, o.out_dir, done);
     progress.finish();
   }
   for (const auto& [index, same] : copies) {

@@ -9,6 +9,7 @@
 #include "network/config_reader.h"
 #include "system/algorithm_registry.h"
 #include "workflows/content_hash.h"
+#include "workflows/generated_algorithm.h"
 
 namespace sim::workflows {
 
@@ -21,9 +22,12 @@ std::string resolve(const std::string& folder, const std::string& path) {
   return (fs::path(folder) / path).lexically_normal().string();
 }
 
-// A --collective value with its ET prefix (if it names one) resolved against
-// the spec's folder; native and hierarchical choices are kept as written.
+// A --collective value with its ET prefix or MSCCL-IR file (if it names one)
+// resolved against the spec's folder; native, hierarchical and generated
+// (gen:, synth) choices are kept as written. Throws InputError for a bad
+// generated choice.
 std::string resolve_collective(const std::string& folder, const std::string& option) {
+  if (parse_generated_algorithm(option)) return option;
   const auto eq = option.find('=');
   const std::string type = eq == std::string::npos ? "" : option.substr(0, eq + 1);
   const std::string value = eq == std::string::npos ? option : option.substr(eq + 1);
@@ -53,13 +57,22 @@ struct SpecReader {
   const ConfigReader& r;
   const std::string& folder;
 
+  std::string collective(const YAML::Node& node, const std::string& key) const {
+    const std::string value = r.text(node, key);
+    try {
+      return resolve_collective(folder, value);
+    } catch (const InputError& e) {  // a bad gen:/synth choice
+      r.fail(node, key + ": " + e.what());
+    }
+  }
+
   std::vector<std::string> collectives(const YAML::Node& node, std::string_view key) const {
     std::vector<std::string> out;
     if (node.IsScalar()) {
-      out.push_back(resolve_collective(folder, r.text(node, key)));
+      out.push_back(collective(node, std::string(key)));
     } else if (node.IsSequence()) {
       for (std::size_t i = 0; i < node.size(); ++i) {
-        out.push_back(resolve_collective(folder, r.text(node[i], std::string(key) + "[" + std::to_string(i) + "]")));
+        out.push_back(collective(node[i], std::string(key) + "[" + std::to_string(i) + "]"));
       }
     } else {
       r.fail(node, std::string(key) + ": expected a --collective value or a list of them");

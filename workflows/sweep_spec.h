@@ -10,8 +10,11 @@
 //   axes:                            # each a non-empty list of values
 //     network.bandwidth: [25GB/s, 50GB/s, 100GB/s]   # any key of the network
 //     system.collective.chunks: [1, 4]               #   or system file by path
+//     system.active-chunks-per-dimension: [1, 2]     #   (ASTRA-sim's JSON too)
 //     size: [64KiB, 1MiB]            # microbenchmark size (and npus)
-//     collective: [allreduce=ring, allreduce=direct]  # a value may be a list
+//     collective: [allreduce=ring, allreduce=direct]  # a value may be a list;
+//       # ET prefixes, MSCCL-IR .xml files, and algorithms each point makes:
+//       # allreduce=gen:ring, allgather=synth (workflows/generated_algorithm.h)
 //     backend: [analytical, flow]
 //     network: [../ring8.yml, ../switch8.yml]         # whole files (workload, system too)
 //   zip: [[network.bandwidth, size]] # optional: these advance together

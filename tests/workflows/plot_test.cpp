@@ -29,6 +29,17 @@ TEST(Plot, SweepResultsAndCompareOverlayArePngs) {
   for (const auto& e : std::filesystem::directory_iterator(tmp.path())) files += e.is_regular_file();
   EXPECT_EQ(files, 2u);
   EXPECT_EQ(run_sim("plot " + (tmp / "absent.csv") + " -o " + (tmp / "x.png")).code, 2);
+  // One panel per bandwidth, log busbw, and time relative to the analytical backend.
+  const SimRun facet = run_sim("plot " + (tmp / "out") + " --facet network.bandwidth --style backend --log -o " + (tmp / "facet.png"));
+  ASSERT_EQ(facet.code, 0) << facet.output;
+  EXPECT_TRUE(is_png(tmp / "facet.png"));
+  const SimRun ratio =
+      run_sim("plot " + (tmp / "out") + " --metric time --baseline backend=analytical -o " + (tmp / "ratio.png"));
+  ASSERT_EQ(ratio.code, 0) << ratio.output;
+  EXPECT_TRUE(is_png(tmp / "ratio.png"));
+  const SimRun bad = run_sim("plot " + (tmp / "out") + " --facet nosuch -o " + (tmp / "bad.png"));
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.output.find("--facet nosuch: not an axis"), std::string::npos) << bad.output;
 }
 
 }  // namespace
