@@ -270,6 +270,11 @@ void Ns3Network::build_links() {
     p2p.SetChannelAttribute("Delay", ns3::TimeValue(ns3::PicoSeconds(links[l].latency)));
     p2p.SetQueue("ns3::DropTailQueue",
                  "MaxSize", ns3::QueueSizeValue(ns3::QueueSize(ns3::QueueSizeUnit::BYTES, options_.queue_bytes)));
+    // Without a queue discipline, a device with flow control stops its queue one
+    // packet short of full and the traffic-control layer drops the packet where
+    // no link counter sees it; without flow control every drop happens in this
+    // drop-tail queue, the one the link statistics count.
+    p2p.DisableFlowControl();
     ns3::NetDeviceContainer d = p2p.Install(nodes_.Get(links[l].from), nodes_.Get(links[l].to));
     for (std::uint32_t i = 0; i < 2; ++i) {
       ns3::Ptr<ns3::Ipv4> ipv4 = d.Get(i)->GetNode()->GetObject<ns3::Ipv4>();

@@ -214,6 +214,38 @@ TEST(Ns3Backend, IncastSharesTheSwitchPortFairlyLikeFlow) {
               to_ns(flow_finish), to_ns(*lo), to_ns(*hi), static_cast<unsigned long long>(drops));
 }
 
+TEST(Ns3Backend, EveryLossIsACountedDrop) {
+  // Every NPU sends 2 MiB to each of the 7 others at once through 256 KiB
+  // queues: seven windows per uplink overflow it, packets are lost and resent.
+  // Each uplink that resent payload must show drops (with ns-3's flow control
+  // on, the traffic-control layer dropped them where no counter saw them).
+  SKIP_WITHOUT_NS3();
+  const Topology t = load_topology(kConfigs + "switch8.yml");
+  const std::uint64_t bytes = 2 * kMiB;
+  EventQueue q;
+  Recorder r(q);
+  auto net = backend("ns3", t, q, {{"queue_size", {"256KiB", "test"}}});
+  for (NodeId s = 0; s < 8; ++s) {
+    for (NodeId d = 0; d < 8; ++d) {
+      if (s != d) net->send(s, d, bytes, r.to(s * 8 + d));
+    }
+  }
+  q.run();
+  ASSERT_EQ(r.seen.size(), 56u);
+  const std::vector<LinkUsage> u = net->link_usage();
+  std::size_t resent = 0;
+  for (LinkId l = 0; l < u.size(); ++l) {
+    if (t.links()[l].from >= 8) continue;  // NPU uplinks only
+    EXPECT_GE(u[l].bytes, 7 * bytes);
+    EXPECT_LE(u[l].peak_queue_bytes, 256u * 1024);
+    if (u[l].bytes > 7 * bytes) {
+      ++resent;
+      EXPECT_GT(u[l].drops, 0u) << "link " << l << " resent " << u[l].bytes - 7 * bytes << " B but counted no drop";
+    }
+  }
+  EXPECT_GT(resent, 0u) << "the case should lose packets; make the queue smaller";
+}
+
 TEST(Ns3Backend, SameSeedSameTimes) {
   SKIP_WITHOUT_NS3();
   const Topology t = load_topology(kConfigs + "fattree64.yml");

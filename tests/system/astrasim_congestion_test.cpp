@@ -1,5 +1,6 @@
 // The flow backend against ASTRA-sim's congestion-aware analytical backend
-// (../shared/testdata/astrasim-reference/results_sample.csv, ring rows).
+// (../shared/testdata/astrasim-reference/results_sample.csv, ring rows; every
+// 8-NPU row, all algorithms, is in astrasim_congestion_rows_test.cpp).
 //
 // ASTRA-sim's native ring (../shared/reference/astra-sim.md, section 8) is
 // written here as Chakra ETs, exactly as it schedules a collective of S bytes
