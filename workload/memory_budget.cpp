@@ -122,10 +122,12 @@ void check_memory_for_load(const std::vector<std::string>& files, const std::str
   if (avail.bytes == UINT64_MAX) return;
   const std::uint64_t need = estimate_load_bytes(files);
   if (need <= avail.bytes) return;
+  char per_byte[32];
+  std::snprintf(per_byte, sizeof per_byte, "%g", kGraphBytesPerTraceByte);
   throw InputError(what + ": the workload is too large for the memory available: loading its " +
                    std::to_string(files.size()) + " trace(s) needs at least " + mib(need) + " (" +
                    std::to_string(need) + " B: the largest trace read whole plus " +
-                   std::to_string(kGraphBytesPerTraceByte) + " B of graph per trace byte) but only " +
+                   per_byte + " B of graph per trace byte) but only " +
                    mib(avail.bytes) + " (" + std::to_string(avail.bytes) + " B) is available (" + avail.source +
                    "); run it on a machine with more memory or split the workload");
 }
