@@ -18,6 +18,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -123,7 +124,8 @@ int run_simulation(const RunOptions& o) {
 }  // namespace
 
 // Runs `command`; a SimError becomes its message and exit code (2 bad input,
-// 3 cannot finish), anything else an internal error (exit 1).
+// 3 cannot finish), running out of memory exit 2, anything else an internal
+// error (exit 1).
 template <typename F>
 int reporting_errors(F&& command) {
   try {
@@ -131,6 +133,10 @@ int reporting_errors(F&& command) {
   } catch (const SimError& e) {
     std::cerr << "sim: error: " << e.what() << "\n";
     return e.exit_code();
+  } catch (const std::bad_alloc&) {  // e.g. under ulimit -v: a clear message, not a crash (docs/reliability.md)
+    std::cerr << "sim: error: out of memory: the workload does not fit in the memory this process may use "
+                 "(RAM, ulimit -v or the cgroup's memory.max); run it on a machine with more memory\n";
+    return kExitBadInput;
   } catch (const std::exception& e) {
     std::cerr << "sim: internal error: " << e.what() << "\n";
     return 1;

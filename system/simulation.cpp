@@ -107,7 +107,12 @@ Simulation::Simulation(std::shared_ptr<const std::vector<RankGraph>> graphs, con
     if (options_.timeline) run.started.assign(g.size(), 0);
     for (std::uint32_t i = 0; i < g.size(); ++i) {
       const TaskNode& n = g.node(i);
-      run.pending[i] = n.num_parents;
+      if (n.num_parents < 0xffffu) {
+        run.pending[i] = static_cast<std::uint16_t>(n.num_parents);
+      } else {
+        run.pending[i] = 0xffffu;
+        run.big_pending.emplace(i, n.num_parents);
+      }
       if (n.kind == NodeKind::kCommSend && (n.comm_dst < 0 || static_cast<std::uint32_t>(n.comm_dst) >= job_ranks)) {
         throw InputError(g.path() + ": rank " + std::to_string(g.rank()) + ", node " + std::to_string(n.id) + " '" +
                          g.name(i) + "': comm_dst " + std::to_string(n.comm_dst) + " is not a rank (0.." +
@@ -347,7 +352,14 @@ void Simulation::complete(std::uint32_t rank, std::uint32_t index) {
   ++r.stats.nodes;
   r.stats.finish = queue_.now();
   for (std::uint32_t c : g.children(index)) {
-    if (--r.pending[c] == 0) r.ready.emplace(g.node(c).id, c);
+    std::uint16_t& p = r.pending[c];
+    if (p != 0xffffu) [[likely]] {
+      if (--p == 0) r.ready.emplace(g.id(c), c);
+    } else if (const auto it = r.big_pending.find(c); --it->second == 0) {
+      p = 0;
+      r.big_pending.erase(it);
+      r.ready.emplace(g.id(c), c);
+    }
   }
   drain(rank);
 }

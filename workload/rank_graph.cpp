@@ -140,7 +140,6 @@ struct RankGraph::Pending {
 RankGraph::RankGraph(const EtTrace& trace, int rank, const GraphOptions& options) : rank_(rank), path_(trace.path) {
   Pending p;
   p.ids.reserve(trace.nodes.size());
-  shape_of_.reserve(trace.nodes.size());
   communicators_.emplace_back();
   WireNode wire;
   for (const et::Node& node : trace.nodes) {
@@ -178,6 +177,7 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
     throw InputError(where(path_, rank, id) + " '" + std::string(src.name) + "': unknown node type " + std::to_string(type));
   }
   s.kind = static_cast<NodeKind>(type);
+  std::int64_t name_num = -1;
   {
     std::string_view stem;
     const std::int64_t num = split_name(src.name, stem);
@@ -198,10 +198,7 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
       p.recent_stems[p.next_stem++ % std::size(p.recent_stems)] = {it->first, found};
     }
     s.stem = found;
-    if (num >= 0 || !name_num_.empty()) {  // allocated at the first numbered name
-      name_num_.resize(index, 0);
-      name_num_.push_back(static_cast<std::uint32_t>(num + 1));
-    }
+    name_num = num;
   }
   s.duration_micros = src.duration_micros;
   // Checked where it enters: a duration that alone passes the time limit is bad input.
@@ -320,6 +317,7 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
       tags_big_.emplace_back(index, tag);
     }
   }
+  add_name_number(index, name_num, tag);
   std::uint32_t shape = 0xffffffffu;
   for (const std::uint32_t k : p.recent_shapes) {
     if (k != 0xffffffffu && shapes_[k] == s) shape = k;
@@ -461,15 +459,32 @@ std::string RankGraph::name(std::uint32_t index) const {
   const std::uint32_t stem = shapes_[shape_of_[index]].stem;
   const std::uint32_t begin = stem == 0 ? 0 : stem_end_[stem - 1];
   std::string out = stems_.substr(begin, stem_end_[stem] - begin);
-  if (!name_num_.empty() && name_num_[index] != 0) out += std::to_string(name_num_[index] - 1);
+  if (names_follow_tags_) {
+    out += std::to_string(tag(index));
+  } else if (!name_num_.empty() && name_num_[index] != 0) {
+    out += std::to_string(name_num_[index] - 1);
+  }
   return out;
+}
+
+void RankGraph::add_name_number(std::uint32_t index, std::int64_t num, std::int64_t tag) {
+  if (names_follow_tags_) {
+    if (num >= 0 && num == tag) return;  // name() rebuilds it from the tag
+    // The first node whose suffix is not its tag: keep every suffix from now on.
+    names_follow_tags_ = false;
+    for (std::uint32_t k = 0; k < index; ++k) name_num_.push_back(static_cast<std::uint32_t>(this->tag(k) + 1));
+  }
+  if (num >= 0 || !name_num_.empty()) {  // allocated at the first numbered name
+    name_num_.resize(index, 0);
+    name_num_.push_back(static_cast<std::uint32_t>(num + 1));
+  }
 }
 
 std::size_t RankGraph::memory_bytes() const {
   std::size_t b = sizeof(*this) + path_.capacity();
-  b += shapes_.capacity() * sizeof(Shape) + shape_of_.capacity() * 4 + child_begin_.capacity() * 4 +
-       children_.capacity() * 4 + parents_.capacity() * 2 + parents_big_.capacity() * 8 + tags_.capacity() * 4 +
-       tags_big_.capacity() * 16 + name_num_.capacity() * 4 + stems_.capacity() + stem_end_.capacity() * 4 +
+  b += shapes_.capacity() * sizeof(Shape) + shape_of_.memory_bytes() + child_begin_.capacity() * 4 +
+       children_.capacity() * 4 + parents_.capacity() * 2 + parents_big_.capacity() * 8 + tags_.memory_bytes() +
+       tags_big_.capacity() * 16 + name_num_.memory_bytes() + stems_.capacity() + stem_end_.capacity() * 4 +
        ids_.capacity() * 8 + by_id_.capacity() * 16;
   for (const CommunicatorSpec& g : communicators_) b += sizeof(g) + g.pg_name.capacity();
   for (const MetadataText& m : metadata_texts_) b += sizeof(m) + m.values.capacity();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "workload/et_io.h"
+#include "workload/narrow_column.h"
 
 namespace sim {
 
@@ -96,15 +97,17 @@ struct GraphOptions {
 };
 
 // Storage, per node (the rest is shared):
-//  - a shape index (4 B): kind, flags, collective, communicator, sizes, peers,
+//  - a shape index (2 B while a rank has fewer than 2^16 shapes, else 4 B): kind, flags, collective, communicator, sizes, peers,
 //    durations and the name's stem live in a table of distinct shapes, so the
 //    2,000 sends of a ring share one entry;
 //  - the first child (4 B, CSR; children_ holds 4 B per edge);
 //  - the parent count (2 B; larger counts in a side table);
-//  - comm_tag (4 B; only once some node has a nonzero tag; tags outside
-//    0..2^32-2 in a side table);
-//  - the name's numeric suffix (4 B; only once some name has one): "send17"
-//    is stem "send" and 17, so numbered names cost no string per node;
+//  - comm_tag (2 B while every tag is below 2^16, else 4 B; only once some
+//    node has a nonzero tag; tags outside 0..2^32-2 in a side table);
+//  - the name's numeric suffix (2 B while below 2^16, else 4 B; only once
+//    some name has one): "send17" is stem "send" and 17, so numbered names
+//    cost no string per node; while every node's suffix is its comm_tag
+//    (round k's "send.k" has tag k) the suffix is not stored at all;
 //  - the id (8 B; only when ids are not ascending and consecutive).
 class RankGraph {
   struct Shape {
@@ -189,6 +192,7 @@ class RankGraph {
   void add(const WireNode& node, const GraphOptions& options, Pending& pending);
   void link(const GraphOptions& options, Pending& pending);
   void index_ids(std::vector<std::uint64_t>& ids);
+  void add_name_number(std::uint32_t index, std::int64_t num, std::int64_t tag);
   void check_acyclic() const;
   std::int64_t tag(std::uint32_t index) const {
     if (tags_.empty()) return 0;
@@ -201,14 +205,15 @@ class RankGraph {
   int rank_;
   std::string path_;
   std::vector<Shape> shapes_;
-  std::vector<std::uint32_t> shape_of_;     // per node
+  NarrowColumn shape_of_;                   // per node (2 B while there are under 2^16 shapes)
   std::vector<std::uint32_t> child_begin_;  // per node + 1: children_[child_begin_[i] .. child_begin_[i + 1])
   std::vector<std::uint32_t> children_;
   std::vector<std::uint16_t> parents_;      // per node; 0xffff: see parents_big_
   std::vector<std::pair<std::uint32_t, std::uint32_t>> parents_big_;  // (index, count), by index
-  std::vector<std::uint32_t> tags_;         // per node, or empty (all 0); 0xffffffff: see tags_big_
+  NarrowColumn tags_;                       // per node (2 B while tags < 2^16), or empty (all 0); 0xffffffff: see tags_big_
   std::vector<std::pair<std::uint32_t, std::int64_t>> tags_big_;      // (index, tag), by index
-  std::vector<std::uint32_t> name_num_;     // per node, or empty (none): numeric suffix + 1, 0 = none
+  NarrowColumn name_num_;                   // per node (2 B while < 2^16), or empty (none): numeric suffix + 1, 0 = none
+  bool names_follow_tags_ = true;           // so far every name's suffix is its node's tag: name_num_ not kept
   std::string stems_;                       // distinct name stems, back to back
   std::vector<std::uint32_t> stem_end_;
   std::vector<std::uint64_t> ids_;          // per node, or empty when ids are first_id_, first_id_ + 1, ...

@@ -1,15 +1,23 @@
 #include "workload/workload_loader.h"
 
+#include <malloc.h>
+
 #include <atomic>
 #include <exception>
 #include <optional>
 #include <thread>
+
+#include "workload/memory_budget.h"
 
 namespace sim {
 
 std::vector<RankGraph> load_rank_graphs(const std::vector<std::string>& files, const GraphOptions& options,
                                         unsigned threads) {
   const std::size_t n = files.size();
+  if (n > 0) {  // refuse a workload that clearly cannot fit before reading it (workload/memory_budget.h)
+    const std::size_t slash = files[0].rfind('/');
+    check_memory_for_load(files, n == 1 || slash == std::string::npos ? files[0] : files[0].substr(0, slash));
+  }
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, n));
   std::vector<std::optional<RankGraph>> graphs(n);
@@ -34,6 +42,10 @@ std::vector<RankGraph> load_rank_graphs(const std::vector<std::string>& files, c
   std::vector<RankGraph> out;
   out.reserve(n);
   for (auto& g : graphs) out.push_back(std::move(*g));
+  // Give back the pages the decoding left free (file buffers, construction
+  // state, growth slack): without this they stay resident and count in the
+  // run's peak (9 MiB of benchmark (p)'s, docs/benchmarks.md).
+  malloc_trim(0);
   return out;
 }
 

@@ -11,7 +11,9 @@ namespace sim {
 // Reads files[r] as rank r and builds its graph, on up to `threads` threads
 // (0: one per core). Ranks are independent, so the result does not depend on
 // the thread count; when several ranks fail, the lowest rank's error is thrown.
-// Each decoded trace is dropped once its graph is built.
+// Each decoded trace is dropped once its graph is built. First, a workload
+// whose graphs clearly do not fit in the memory available is refused with an
+// InputError naming its folder (workload/memory_budget.h).
 std::vector<RankGraph> load_rank_graphs(const std::vector<std::string>& files, const GraphOptions& options,
                                         unsigned threads = 0);
 

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Memory per workload node on huge traces (a benchmark, not a test; issue 11 section 4).
+#
+#   SIM=build/sim scripts/bench_memory.sh [one wide]
+#
+# one:  1 rank x 10,000,000 chained COMP nodes
+# wide: 1,024 ranks x 10,000 chained COMP nodes
+# Each workload is written with `sim workload gen chain` into a temporary folder
+# (removed at the end; ~0.4 GB each), then run on the analytical backend under
+# /usr/bin/time -v. Printed: peak RSS, the traces' size on disk, and bytes per
+# node in all and beyond the traces' protobuf size ((peak RSS - trace bytes) /
+# nodes; the target is <= 100). See docs/benchmarks.md.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SIM=${SIM:-$ROOT/build/sim}
+[[ -x $SIM ]] || { echo "bench_memory: no sim binary at $SIM (set SIM=...)" >&2; exit 2; }
+[[ -x /usr/bin/time ]] || { echo "bench_memory: needs /usr/bin/time (Debian package 'time')" >&2; exit 2; }
+CASES=${*:-one wide}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+row() { printf '%-30s %6s %11s %12s %9s %10s %11s %9s %10s\n' "$@"; }
+row case ranks nodes "trace (MB)" "wall (s)" "loading(s)" "RSS (MiB)" "B/node" "B/node>pb"
+
+# measure <label> <ranks> <nodes per rank>
+measure() {
+  local label=$1 ranks=$2 per=$3
+  local nodes=$((ranks * per))
+  "$SIM" workload gen chain --npus "$ranks" --nodes "$per" --duration 1us -o "$TMP/w/w" >/dev/null
+  local bytes
+  bytes=$(du -cb "$TMP"/w/w.*.et | tail -1 | cut -f1)
+  local net=$ROOT/bench/switch1024.yml
+  /usr/bin/time -v -o "$TMP/time.txt" "$SIM" --workload "$TMP/w" --network "$net" >"$TMP/out.txt" 2>"$TMP/err.txt" || {
+    echo "bench_memory: $label failed:" >&2
+    cat "$TMP/err.txt" >&2
+    rm -rf "$TMP/w"
+    return 0
+  }
+  local rss_kb wall loading
+  rss_kb=$(sed -n 's/.*Maximum resident set size (kbytes): \([0-9]*\)/\1/p' "$TMP/time.txt")
+  wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): \(.*\)/\1/p' "$TMP/time.txt")
+  loading=$(sed -n 's/.*(loading \([0-9.]*\) s.*/\1/p' "$TMP/out.txt")
+  awk -v l="$label" -v r="$ranks" -v n="$nodes" -v b="$bytes" -v w="$wall" -v ld="${loading:--}" -v k="$rss_kb" \
+    'BEGIN {
+       split(w, t, ":"); s = (length(t) == 3) ? t[1] * 3600 + t[2] * 60 + t[3] : t[1] * 60 + t[2];
+       rss = k * 1024;
+       printf "%-30s %6d %11d %12.1f %9.2f %10s %11.1f %9.1f %10.1f\n", l, r, n, b / 1e6, s, ld, rss / 1048576, rss / n, (rss - b) / n
+     }'
+  rm -rf "$TMP/w"
+}
+
+for c in $CASES; do
+  case $c in
+    one) measure "(m1) 1 rank x 10 M nodes" 1 10000000 ;;
+    wide) measure "(m2) 1,024 ranks x 10,000 nodes" 1024 10000 ;;
+    *) echo "bench_memory: unknown case '$c' (one wide)" >&2; exit 2 ;;
+  esac
+done
