@@ -5,6 +5,8 @@
 // attribute (traces). Exit 2 for all of them.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "../common/run_sim.h"
 #include "../common/temp_workload.h"
 
@@ -156,6 +158,18 @@ TEST_F(StrictInput, SweepSpecNpusAndPointCountAreBounded) {
                {"npus_2_32_plus_1.yml:2:", "base.microbenchmark.npus: expected 1..1048576 NPUs, got 4294967297"});
   expect_error(run_sim("sweep -q " + dir + "product_1e7_points.yml -o " + out + "_b"),
                {"product_1e7_points.yml: the axes make 10 x 10 x 10 x 10 x 10 x 10 x 10 points, more than 1000000"});
+}
+
+// A mutation-campaign finding: --injection-scale=1e308 rounded the scaled
+// endpoint delay past 2^63 into a negative time ("internal error", exit 1).
+TEST_F(StrictInput, AstrasimInjectionScalePastTheTimeLimit) {
+  const std::string td = std::string(SIM_SOURCE_DIR) + "/../shared/testdata/";
+  const std::string system = td + "astrasim-reference/system/ring_1d.json";
+  const std::string wl = td + "astrasim-microbenchmarks/all_reduce/8npus_1MB/all_reduce";
+  if (!std::ifstream(system) || !std::ifstream(wl + ".0.et")) GTEST_SKIP() << "../shared/testdata is absent";
+  expect_error(run_sim("--workload-configuration=" + wl + " --system-configuration=" + system +
+                       " --network-configuration=" + configs("astrasim/ring8.yml") + " --injection-scale=1e308"),
+               {"--injection-scale 1e308: the endpoint delay scaled by it would pass the largest representable time"});
 }
 
 }  // namespace
