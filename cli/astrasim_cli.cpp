@@ -16,6 +16,7 @@
 
 #include "core/error.h"
 #include "core/input_file.h"
+#include "core/time.h"
 #include "network/config_reader.h"
 #include "network/topology.h"
 #include "system/astrasim_system.h"
@@ -134,7 +135,15 @@ int run_astrasim_cli(int argc, char** argv) {
   if (opt.count("injection-scale")) {  // ASTRA-sim scales the endpoint delay only
     const double s = number_value("injection-scale", opt["injection-scale"]);
     if (!(s > 0)) throw InputError("--injection-scale must be > 0");
-    config.endpoint_delay = static_cast<Time>(std::llround(static_cast<double>(config.endpoint_delay) * s));
+    // Checked before rounding: llround of a product past 2^63 is negative (a mutation-campaign finding).
+    const double scaled = static_cast<double>(config.endpoint_delay) * s;
+    if (!(scaled < static_cast<double>(kMaxTime))) {
+      throw InputError(std::string("--injection-scale ")
+                           .append(opt["injection-scale"])
+                           .append(": the endpoint delay scaled by it would pass the largest representable time, ")
+                           .append(describe_time_limit()));
+    }
+    config.endpoint_delay = static_cast<Time>(std::llround(scaled));
   }
   // Ours, not ASTRA-sim's: --egress=overlap charges every message as if alone
   // on the network, as ASTRA-sim's congestion-unaware backend does (its tree

@@ -15,17 +15,32 @@ Mutations (chosen at random with --seed, so a campaign is reproducible):
              ids, dependency cycles, mismatched collectives across ranks, sends
              to self or to absent ranks, huge durations and sizes, wrong-typed
              attributes, dangling deps
+  msccl      MSCCL-IR XML (../shared/testdata/msccl, astrasim-custom-ring): byte
+             mutations and semantic ones (peers out of range or self, absent
+             dependency targets, cycles, cnt mismatches, duplicate or missing
+             GPUs, steps dropped or renumbered, huge ngpus / nchunksperloop /
+             offsets / cnt, unknown step types, non-integers), each through
+             `sim collective import msccl`, `sim collective check` or a run with
+             `--collective <coll>=ALGO.xml`
+  astrasim   ASTRA-sim's command line (--workload-configuration=... ): bytes
+             of the system JSON, network YAML and remote-memory JSON, semantic
+             JSON edits (keys dropped, unknown, repeated, wrong-typed, huge),
+             and command-line edits (options dropped, unknown, repeated, without
+             a value, bad numbers, absent files, folders, /dev/null)
 Debian's python3 only. Counts go to docs/reliability.md.
 """
 import argparse
 import collections
 import copy
+import glob
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ElementTree
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTDATA = os.path.join(ROOT, "..", "shared", "testdata")
@@ -111,6 +126,235 @@ def semantic(rng, ranks):
     return f"tag: rank {r}", w
 
 
+# --- MSCCL-IR XML ----------------------------------------------------------
+
+MSCCL_HUGE = [2**31, 2**32, 2**32 + 1, 2**62, 2**63 - 1, 10**18, -2, -(2**63)]
+
+
+def msccl_semantic(rng, text):
+    """One semantic mutation of an MSCCL-IR XML; returns (description, text)."""
+    root = ElementTree.fromstring(text)
+    gpus = root.findall("gpu")
+    gpu = rng.choice(gpus)
+    tbs = gpu.findall("tb") or [ElementTree.SubElement(gpu, "tb", {"id": "0", "send": "-1", "recv": "-1", "chan": "0"})]
+    tb = rng.choice(tbs)
+    steps = tb.findall("step")
+    step = rng.choice(steps) if steps else None
+    g = gpu.get("id")
+    kind = rng.choice(["peer", "self_peer", "depid", "deps", "cycle", "cnt_mismatch", "dup_gpu", "drop_gpu",
+                       "drop_step", "renumber", "ngpus", "nchunks", "offset", "buffers", "type", "chan", "coll",
+                       "not_int", "huge_cnt", "swap_peers"])
+    if kind in ("peer", "self_peer"):
+        which = rng.choice(["send", "recv"])
+        tb.set(which, g if kind == "self_peer" else str(rng.choice([len(gpus), len(gpus) + 3] + MSCCL_HUGE)))
+        return f"{kind}: gpu {g} tb {tb.get('id')} {which}={tb.get(which)}", ElementTree.tostring(root, "unicode")
+    if kind == "swap_peers":
+        tb.set("send", tb.get("recv", "-1"))
+        return f"swap_peers: gpu {g} tb {tb.get('id')}", ElementTree.tostring(root, "unicode")
+    if kind == "dup_gpu" and len(gpus) > 1:
+        gpus[1].set("id", gpus[0].get("id"))
+        return "dup_gpu", ElementTree.tostring(root, "unicode")
+    if kind == "drop_gpu":
+        root.remove(gpu)
+        return f"drop_gpu {g}", ElementTree.tostring(root, "unicode")
+    if kind == "ngpus":
+        root.set("ngpus", str(rng.choice([0, -1, len(gpus) + 1, 4 * 10**9] + MSCCL_HUGE)))
+        return f"ngpus={root.get('ngpus')}", ElementTree.tostring(root, "unicode")
+    if kind == "nchunks":
+        root.set("nchunksperloop", str(rng.choice([0, -1, 3, 7] + MSCCL_HUGE)))
+        return f"nchunksperloop={root.get('nchunksperloop')}", ElementTree.tostring(root, "unicode")
+    if kind == "buffers":
+        key = rng.choice(["i_chunks", "o_chunks", "s_chunks"])
+        gpu.set(key, str(rng.choice([0, -1, 1] + MSCCL_HUGE)))
+        return f"buffers: gpu {g} {key}={gpu.get(key)}", ElementTree.tostring(root, "unicode")
+    if kind == "chan":
+        tb.set("chan", str(rng.choice([-1, 1, 99] + MSCCL_HUGE)))
+        return f"chan: gpu {g} tb {tb.get('id')} chan={tb.get('chan')}", ElementTree.tostring(root, "unicode")
+    if kind == "coll":
+        root.set("coll", rng.choice(["", "broadcast", "allgather", "allreduce", "alltoall", "reducescatter", "nope"]))
+        return f"coll={root.get('coll')}", ElementTree.tostring(root, "unicode")
+    if step is None:
+        return "no step to mutate", text
+    where = f"gpu {g} tb {tb.get('id')} step {step.get('s')}"
+    if kind == "depid":
+        step.set("depid", str(rng.choice([len(tbs) + 5, -2, 2**31] + MSCCL_HUGE)))
+        step.set("deps", "0")
+    elif kind == "deps":
+        other = rng.choice(tbs)
+        step.set("depid", other.get("id"))
+        step.set("deps", str(rng.choice([len(other.findall("step")), -1, -5, 2**40])))
+    elif kind == "cycle":  # the first step waits for the last: each step waits for the one before
+        steps[0].set("depid", tb.get("id"))
+        steps[0].set("deps", str(len(steps) - 1))
+        steps[0].set("hasdep", "1")
+        where = f"gpu {g} tb {tb.get('id')} step 0"
+    elif kind == "cnt_mismatch":
+        step.set("cnt", str(int(step.get("cnt", "1")) + rng.choice([1, -1, 1000])))
+    elif kind == "huge_cnt":
+        step.set("cnt", str(rng.choice(MSCCL_HUGE)))
+    elif kind == "drop_step":
+        tb.remove(step)
+    elif kind == "renumber":
+        tb.remove(step)
+        for i, st in enumerate(tb.findall("step")):
+            st.set("s", str(i))
+    elif kind == "offset":
+        key = rng.choice(["srcoff", "dstoff"])
+        step.set(key, str(rng.choice([-1, 1, 8, 4096] + MSCCL_HUGE)))
+        where += f" {key}={step.get(key)}"
+    elif kind == "type":
+        step.set("type", rng.choice(["x", "", "s", "r", "rrc", "rcs", "rrs", "rrcs", "cpy", "re", "nop"]))
+        where += f" type={step.get('type')}"
+    else:  # not_int
+        key = rng.choice(["s", "cnt", "srcoff", "depid", "deps"])
+        step.set(key, rng.choice(["1.5", "abc", "", "0x10", " 1", "99999999999999999999"]))
+        where += f" {key}={step.get(key)!r}"
+    return f"{kind}: {where}", ElementTree.tostring(root, "unicode")
+
+
+class MscclRunner:
+    """Runs a (mutated) XML through the import, the checker or a simulation."""
+
+    def __init__(self, sim, out):
+        self.sim, self.out, self.workloads = sim, out, {}
+        self.sources = sorted(glob.glob(os.path.join(TESTDATA, "msccl", "*.xml")) +
+                              glob.glob(os.path.join(TESTDATA, "astrasim-custom-ring", "*.xml")))
+
+    def workload(self, ngpus, coll):
+        """A generated one-collective workload and a ring for `ngpus` (made once)."""
+        key = (ngpus, coll)
+        if key not in self.workloads:
+            d = os.path.join(self.out, "msccl_wl", f"{coll}_{ngpus}")
+            os.makedirs(d, exist_ok=True)
+            net = os.path.join(d, "ring.yml")
+            with open(net, "w") as f:
+                f.write(f"shape: Ring\nnpus: {ngpus}\nbandwidth: 50GB/s\nlatency: 500ns\n")
+            subprocess.run([self.sim, "workload", "gen", "collectives", "--npus", str(ngpus), "--coll", coll,
+                            "--size", "1MiB", "-o", os.path.join(d, "wl")], capture_output=True, check=True)
+            self.workloads[key] = (os.path.join(d, "wl"), net)
+        return self.workloads[key]
+
+    def case(self, rng, case):
+        src = rng.choice(self.sources)
+        text = open(src, encoding="utf-8").read()
+        if rng.random() < 0.5:
+            what, text = msccl_semantic(rng, text)
+            data = text.encode()
+        else:
+            data, what = mutate_bytes(rng, text.encode())
+        what = f"{what} in {os.path.relpath(src, TESTDATA)}"
+        xml = os.path.join(case, "algo.xml")
+        open(xml, "wb").write(data)
+        mode = rng.choice(["import", "import_size", "check", "run"])
+        if mode == "import":
+            return what, [self.sim, "collective", "import", "msccl", xml, "-o", os.path.join(case, "imp")]
+        if mode == "import_size":
+            return what, [self.sim, "collective", "import", "msccl", xml, "-o", os.path.join(case, "imp"),
+                          "--size", rng.choice(["1MiB", "1", "3000000007", "1TiB"])]
+        if mode == "check":
+            return what, [self.sim, "collective", "check", xml, "--size", rng.choice(["1MiB", "1000", "1"])]
+        head = open(src, encoding="utf-8").read(2000)
+        ngpus = int(re.search(r'ngpus="(\d+)"', head).group(1))
+        coll = re.search(r'coll="(\w+)"', head).group(1)
+        wl, net = self.workload(ngpus, coll)
+        return what, [self.sim, "-q", "--workload", wl, "--network", net, "--collective", f"{coll}={xml}"]
+
+
+# --- ASTRA-sim's command line ----------------------------------------------
+
+def json_semantic(rng, text):
+    """One edit of a JSON object's keys or values (kept as text where JSON cannot say it)."""
+    doc = json.loads(text)
+    key = rng.choice(sorted(doc))
+    kind = rng.choice(["drop", "unknown", "repeat", "wrong_type", "huge", "impl"])
+    if kind == "drop":
+        del doc[key]
+    elif kind == "unknown":
+        doc[key + "x"] = doc[key]
+    elif kind == "repeat":  # a key given twice: only text can say it
+        body = json.dumps(doc)
+        return f"repeat {key}", body[:-1] + f', "{key}": {json.dumps(doc[key])}}}'
+    elif kind == "wrong_type":
+        doc[key] = rng.choice(["ring", [], {}, None, True, [1, 2], 1.5])
+    elif kind == "huge":
+        doc[key] = rng.choice([2**64, 2**63, -1, 0, 1e308, -1e308, 10**30])
+    else:
+        impls = [k for k in doc if k.endswith("-implementation")] or [key]
+        key = rng.choice(impls)
+        doc[key] = rng.choice([[], ["bogus"], ["ring"] * 5, ["direct", "ring", "halvingDoubling", "doubleBinaryTree"],
+                               "ring", [["ring"]]])
+    return f"{kind} {key}", json.dumps(doc)
+
+
+class AstrasimRunner:
+    """ASTRA-sim's drop-in command line with one of its inputs or options mutated."""
+
+    def __init__(self):
+        # 1-D systems: the network is one ring of 8, and a 2-D system would fail for that alone.
+        self.systems = sorted(glob.glob(os.path.join(TESTDATA, "astrasim-reference", "system", "*_1d.json")))
+        self.memory = os.path.join(TESTDATA, "astrasim-reference", "remote_memory", "no_memory_expansion.json")
+        self.network = os.path.join(ROOT, "configs", "astrasim", "ring8.yml")
+        self.workload = os.path.join(TESTDATA, "astrasim-microbenchmarks", "all_reduce", "8npus_1MB", "all_reduce")
+
+    def available(self):
+        return bool(self.systems) and os.path.exists(self.memory) and os.path.exists(self.workload + ".0.et")
+
+    def case(self, rng, sim, case):
+        files = {"system-configuration": rng.choice(self.systems), "network-configuration": self.network,
+                 "remote-memory-configuration": self.memory}
+        kind = rng.choice(["system_bytes", "network_bytes", "memory_bytes", "system_json", "memory_json", "cli", "cli"])
+        what = kind
+        if kind.endswith("_bytes") or kind.endswith("_json"):
+            name = {"system": "system-configuration", "network": "network-configuration",
+                    "memory": "remote-memory-configuration"}[kind.split("_")[0]]
+            src = files[name]
+            data = open(src, "rb").read()
+            if kind.endswith("_bytes"):
+                data, how = mutate_bytes(rng, data)
+            else:
+                how, text = json_semantic(rng, data.decode())
+                data = text.encode()
+            dst = os.path.join(case, os.path.basename(src))
+            open(dst, "wb").write(data)
+            files[name] = dst
+            what = f"{kind}: {how} in {os.path.basename(src)}"
+        opts = [f"--workload-configuration={self.workload}"] + [f"--{k}={v}" for k, v in files.items()]
+        if kind == "cli":
+            edit = rng.choice(["drop", "unknown", "repeat", "no_value", "bad_number", "absent", "folder", "devnull",
+                               "value", "report"])
+            i = rng.randrange(len(opts))
+            name = opts[i].split("=")[0]
+            if edit == "drop":
+                del opts[i]
+            elif edit == "unknown":
+                opts.insert(i, rng.choice(["--network-config=x", "--workload=x", "--system-configuration2=x", "-x",
+                                           "positional"]))
+            elif edit == "repeat":
+                opts.append(opts[i])
+            elif edit == "no_value":
+                opts[i] = name
+                if i != len(opts) - 1:
+                    opts.append(opts.pop(i))
+            elif edit in ("absent", "folder", "devnull"):
+                opts[i] = name + "=" + {"absent": os.path.join(case, "absent"), "folder": case,
+                                        "devnull": "/dev/null"}[edit]
+            elif edit == "value":
+                opts.append(rng.choice(["--num-queues-per-dim=", "--num-queues-per-dim=abc", "--num-queues-per-dim=2",
+                                        "--num-queues-per-dim=1e999", "--injection-scale=nan", "--injection-scale=-1",
+                                        "--injection-scale=0", "--injection-scale=inf", "--rendezvous-protocol=maybe",
+                                        "--rendezvous-protocol=true", "--egress=bogus", "--compute-scale=x",
+                                        "--comm-group-configuration=" + os.path.join(case, "absent.json"),
+                                        "--comm-group-configuration=empty", "--logging-folder="]))
+            elif edit == "bad_number":
+                opts.append(rng.choice(["--num-queues-per-dim=1", "--injection-scale=1e308", "--injection-scale=1e-308",
+                                        "--comm-scale=1", "--compute-scale=-0"]))
+            else:
+                opts.append(rng.choice(["--report=" + case, "--report=" + os.path.join(case, "no", "such", "r.json"),
+                                        "--csv=/dev/null", "--report=" + os.path.join(case, "r.json")]))
+            what = f"cli: {edit} {name}"
+        return what, [sim] + opts
+
+
 def mutate_bytes(rng, data):
     data = bytearray(data)
     how = rng.choice(["flip", "truncate", "insert", "delete", "flip"])
@@ -164,16 +408,25 @@ def main():
     configs = [os.path.join(ROOT, "configs", f) for f in sorted(os.listdir(os.path.join(ROOT, "configs")))
                if f.endswith(".yml")]
     system_cfg = os.path.join(ROOT, "configs", "system", "h100_like.yml")
+    msccl = MscclRunner(args.sim, args.out)
+    astrasim = AstrasimRunner()
+    families = ["semantic", "semantic", "et_bytes", "topology_bytes", "system_bytes"] if et_dirs else [
+        "semantic", "topology_bytes", "system_bytes"]
+    families += ["msccl", "msccl"] if msccl.sources else []
+    families += ["astrasim"] if astrasim.available() else []
     counts = collections.Counter()
     by_family = collections.defaultdict(collections.Counter)
     for i in range(args.runs):
         case = os.path.join(args.out, "case")
         shutil.rmtree(case, ignore_errors=True)
         os.makedirs(case)
-        family = rng.choice(["semantic", "semantic", "et_bytes", "topology_bytes", "system_bytes"]
-                            if et_dirs else ["semantic", "topology_bytes", "system_bytes"])
+        family = rng.choice(families)
         cmd = [args.sim, "-q"]
-        if family == "semantic":
+        if family == "msccl":
+            what, cmd = msccl.case(rng, case)
+        elif family == "astrasim":
+            what, cmd = astrasim.case(rng, args.sim, case)
+        elif family == "semantic":
             what, ranks = semantic(rng, base_workload())
             for r, doc in enumerate(ranks):
                 with open(os.path.join(case, f"w.{r}.json"), "w") as f:

@@ -293,7 +293,17 @@ CollectiveOp EtProgram::op(std::uint32_t pos, OpRef ref) const {
   op.peer = spec.peer;
   op.tag = spec.tag;
   op.duration = spec.duration;
-  const auto ceil_div = [](uint128 a, uint128 b) { return static_cast<std::uint64_t>((a + b - 1) / b); };
+  // Sizes are worked out in 128 bits and must fit 64: a chunk count far past
+  // its buffer used to wrap silently (found writing fuzz/msccl_import.cpp).
+  const auto fits = [&](uint128 b) {
+    if (b > UINT64_MAX) {
+      throw InputError(algo_->source + ": " + et_node_name(pos, spec) + ": its message would be more than 2^64-1 bytes "
+                       "at a collective of " + std::to_string(bytes_) + " B (msg_chunk_cnt " + std::to_string(spec.chunk_cnt) +
+                       " of total_chunk_cnt " + std::to_string(spec.total_chunks) + ", comm_size " + std::to_string(spec.bytes) + ")");
+    }
+    return static_cast<std::uint64_t>(b);
+  };
+  const auto ceil_div = [&](uint128 a, uint128 b) { return fits((a + b - 1) / b); };
   if (spec.chunk_cnt >= 0 && spec.total_chunks > 0) {
     // The S*N output for all-gather and gather, S otherwise.
     const std::uint64_t buffer = collectives::buffer_bytes(algo_->type, bytes_, static_cast<std::uint32_t>(algo_->ranks.size()));
@@ -303,7 +313,8 @@ CollectiveOp EtProgram::op(std::uint32_t pos, OpRef ref) const {
       // Parts [idx, idx+cnt) of the buffer, wrapping around its end.
       const auto first = static_cast<std::uint64_t>(spec.chunk_idx) % total;
       const std::uint64_t head = std::min(cnt, total - first);
-      op.bytes = parts_bytes(buffer, total, first, head) + (cnt > head ? parts_bytes(buffer, total, 0, cnt - head) : 0);
+      op.bytes = fits(static_cast<uint128>(parts_bytes(buffer, total, first, head)) +
+                      (cnt > head ? static_cast<uint128>(buffer) * (cnt - head) / total : 0));
     } else {
       op.bytes = ceil_div(static_cast<uint128>(buffer) * cnt, total);
     }

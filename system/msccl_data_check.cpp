@@ -78,7 +78,9 @@ std::optional<MscclDataModel> MscclDataModel::make(const EtAlgorithm& algo, std:
   m.base_t_ = m.base_s_ + static_cast<std::uint64_t>(s);
   m.slots_ = m.base_t_ + static_cast<std::uint64_t>(t);
   // Every rank keeps a bitset of all contributions per slot.
-  if (static_cast<double>(n) * static_cast<double>(m.slots_) * ((m.ids() + 63) / 64) * 8 > double(1u << 30)) {
+  // Summed again in double: the 64-bit sum of huge scratch and transient reaches can wrap.
+  const double slots = static_cast<double>(m.base_s_) + static_cast<double>(s) + static_cast<double>(t);
+  if (static_cast<double>(n) * slots * ((m.ids() + 63) / 64) * 8 > double(1u << 30)) {
     why = std::to_string(n) + " ranks x " + std::to_string(m.slots_) + " chunk slots x " + std::to_string(m.ids()) +
           " contributions are too large to track (over 1 GiB)";
     return std::nullopt;

@@ -90,12 +90,19 @@ struct SpecReader {
     return text;
   }
 
+  // 1..2^20 NPUs, as `sim workload gen --npus`: a bigger count must not wrap
+  // into a small one (4294967297 is not 1 NPU).
+  std::uint32_t npus(const YAML::Node& node, const std::string& key) const {
+    const std::uint64_t n = r.count(node, key);
+    if (n == 0 || n > (1u << 20)) r.fail(node, key + ": expected 1..1048576 NPUs, got " + std::to_string(n));
+    return static_cast<std::uint32_t>(n);
+  }
+
   Microbenchmark microbenchmark(const YAML::Node& node) const {
     r.require_map(node, "base.microbenchmark");
     r.check_keys(node, "base.microbenchmark.", {"npus", "collectives", "size"});
     Microbenchmark m;
-    m.npus = static_cast<std::uint32_t>(r.count(r.require(node, "npus"), "npus"));
-    if (m.npus == 0) r.fail(node["npus"], "base.microbenchmark.npus: expected at least 1");
+    m.npus = npus(r.require(node, "npus"), "base.microbenchmark.npus");
     const YAML::Node colls = node["collectives"];
     if (!colls) {
       m.collectives = {"allreduce"};
@@ -162,7 +169,7 @@ struct SpecReader {
       const std::string where = "axes." + a.name + "[" + std::to_string(i) + "]";
       if (!v.IsScalar() && !v.IsSequence()) r.fail(v, where + ": expected a value or a list");
       if (a.name == "size") size(v, where);
-      if (a.name == "npus" && r.count(v, where) == 0) r.fail(v, where + ": expected at least 1");
+      if (a.name == "npus") npus(v, where);
       if (a.name == "collective") collectives(v, where);
       a.values.push_back(v);
       a.labels.push_back(label_of(v));
@@ -190,7 +197,7 @@ void apply_axis(const Axis& axis, const YAML::Node& value, const std::string& fo
   } else if (name == "size") {
     s.microbenchmark->size = value.Scalar();
   } else if (name == "npus") {
-    s.microbenchmark->npus = static_cast<std::uint32_t>(r.count(value, "axes.npus"));
+    s.microbenchmark->npus = reader.npus(value, "axes.npus");
   } else {
     std::vector<std::string> path = split_path(name);
     const bool network = path.front() == "network";
@@ -272,8 +279,20 @@ std::vector<SweepPoint> expand_points(const SweepSpec& spec) {
     for (std::size_t m : dim) placed[m] = true;
     dims.push_back(dim);
   }
+  // A product past any sweep one would run is a mistake in the spec, and
+  // allocating it would take the machine's memory (or wrap): say so instead.
+  constexpr std::size_t kMaxPoints = 1'000'000;
   std::size_t total = 1;
-  for (const auto& d : dims) total *= spec.axes[d.front()].values.size();
+  std::string sizes;
+  for (const auto& d : dims) {
+    const std::size_t n = spec.axes[d.front()].values.size();
+    sizes.append(sizes.empty() ? "" : " x ").append(std::to_string(n));
+    total = total > kMaxPoints / n ? kMaxPoints + 1 : total * n;
+  }
+  if (total > kMaxPoints) {
+    throw InputError(spec.path + ": the axes make " + sizes + " points, more than " + std::to_string(kMaxPoints) +
+                     " (a sweep that large is a mistake; split it, or zip axes that advance together)");
+  }
 
   const ConfigReader r(spec.path);
   std::vector<SweepPoint> points(total);

@@ -1,6 +1,7 @@
 #include "system/producers/msccl_import.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -109,6 +110,11 @@ class Importer {
     if (xml_.nchunksperloop < 1) fail(xml_.line, "<algo> needs nchunksperloop >= 1");
     const std::int64_t n = xml_.ngpus >= 0 ? xml_.ngpus : static_cast<std::int64_t>(xml_.gpus.size());
     if (n < 1) fail(xml_.line, "<algo> needs ngpus >= 1 (and its <gpu> elements)");
+    // Before sizing anything by it: a huge ngpus is a bad file, not an allocation (found writing fuzz/msccl_import.cpp).
+    if (n > static_cast<std::int64_t>(xml_.gpus.size())) {
+      fail(xml_.line, "<algo> ngpus " + std::to_string(n) + " but the file has " + std::to_string(xml_.gpus.size()) +
+                          " <gpu> elements (one per id 0..ngpus-1)");
+    }
     n_ = static_cast<std::uint32_t>(n);
     const std::string& p = xml_.proto;
     if (!p.empty() && p != "Simple" && p != "LL" && p != "LL128") {
@@ -187,7 +193,7 @@ class Importer {
                      const std::string& buf, std::int64_t off) const {
     const std::int64_t size = buffer_chunks(*gpus_[g].xml, buf);
     if (size < 0) fail_step(g, tb, st, std::string(which) + "buf '" + buf + "' is not a buffer (i, o or s)");
-    if (off < 0 || off + st.cnt > size) {
+    if (off < 0 || st.cnt > size || off > size - st.cnt) {  // not off + cnt > size: that can wrap
       fail_step(g, tb, st, std::string(which) + "off " + std::to_string(off) + " with cnt " + std::to_string(st.cnt) +
                                " is outside buffer '" + buf + "' of " + std::to_string(size) + " chunks");
     }
@@ -249,6 +255,9 @@ class Importer {
         const std::uint32_t f = gpu.base[t] + j;
         if (kind->send) gpu.send_idx[f] = kind->writes_dst ? st.dstoff : st.srcoff;
         if (kind->send && !kind->writes_dst && kind->comp != MscclComp::kNone) {
+          if (st.cnt > std::numeric_limits<std::int64_t>::max() - transient) {
+            fail_step(g, tb, st, "the rrs steps' transient chunks add up past 2^63-1");
+          }
           gpu.transient[f] = transient;
           transient += st.cnt;
         }

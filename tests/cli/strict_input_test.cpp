@@ -5,6 +5,8 @@
 // attribute (traces). Exit 2 for all of them.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "../common/run_sim.h"
 #include "../common/temp_workload.h"
 
@@ -131,6 +133,43 @@ TEST_F(StrictInput, DeepNestingIsAnErrorNotACrash) {
   for (int i = 0; i < 10'000; ++i) dashes += "- ";
   expect_error(run_sim("-q --system " + text_file("dash.yml", "compute:\n" + dashes + "1\n")),
                {"dash.yml:2: YAML nested too deeply"});
+}
+
+// Fuzz findings in the MSCCL-IR importer (fuzz/regressions/msccl_import/): each
+// used to end in "internal error" (exit 1), a misleading data verdict, or a
+// wrapped size that checked "ok" at 0 B.
+TEST_F(StrictInput, MscclHugeValuesAreErrorsNotWraps) {
+  const std::string dir = std::string(SIM_SOURCE_DIR) + "/fuzz/regressions/msccl_import/";
+  const auto check = [&](const std::string& file) { return run_sim("collective check " + dir + file); };
+  expect_error(check("ngpus_huge.xml"), {"ngpus_huge.xml:1: <algo> ngpus 4000000000 but the file has 2 <gpu> elements"});
+  expect_error(check("off_plus_cnt_wraps.xml"),
+               {"off_plus_cnt_wraps.xml:4: gpu 0 tb 0 step 0: srcoff 9223372036854775807 with cnt 1 is outside buffer 'i' of 2 chunks"});
+  expect_error(check("transient_sum_wraps.xml"),
+               {"transient_sum_wraps.xml:14: gpu 1 tb 0 step 1: the rrs steps' transient chunks add up past 2^63-1"});
+  expect_error(check("slots_wrap.xml"), {"slots_wrap.xml: rank ", "its message would be more than 2^64-1 bytes"});
+}
+
+// A sweep spec's npus must not wrap (4294967297 ran as 1 NPU) and its points
+// must not outgrow memory (10^7 points used to be allocated, not refused).
+TEST_F(StrictInput, SweepSpecNpusAndPointCountAreBounded) {
+  const std::string dir = std::string(SIM_SOURCE_DIR) + "/fuzz/regressions/sweep_spec/";
+  const std::string out = text_file("out", "");
+  expect_error(run_sim("sweep -q " + dir + "npus_2_32_plus_1.yml -o " + out + "_a"),
+               {"npus_2_32_plus_1.yml:2:", "base.microbenchmark.npus: expected 1..1048576 NPUs, got 4294967297"});
+  expect_error(run_sim("sweep -q " + dir + "product_1e7_points.yml -o " + out + "_b"),
+               {"product_1e7_points.yml: the axes make 10 x 10 x 10 x 10 x 10 x 10 x 10 points, more than 1000000"});
+}
+
+// A mutation-campaign finding: --injection-scale=1e308 rounded the scaled
+// endpoint delay past 2^63 into a negative time ("internal error", exit 1).
+TEST_F(StrictInput, AstrasimInjectionScalePastTheTimeLimit) {
+  const std::string td = std::string(SIM_SOURCE_DIR) + "/../shared/testdata/";
+  const std::string system = td + "astrasim-reference/system/ring_1d.json";
+  const std::string wl = td + "astrasim-microbenchmarks/all_reduce/8npus_1MB/all_reduce";
+  if (!std::ifstream(system) || !std::ifstream(wl + ".0.et")) GTEST_SKIP() << "../shared/testdata is absent";
+  expect_error(run_sim("--workload-configuration=" + wl + " --system-configuration=" + system +
+                       " --network-configuration=" + configs("astrasim/ring8.yml") + " --injection-scale=1e308"),
+               {"--injection-scale 1e308: the endpoint delay scaled by it would pass the largest representable time"});
 }
 
 }  // namespace
