@@ -43,9 +43,16 @@ std::vector<NativeAlgorithm> build_table() {
                  return std::make_shared<const DirectProgram>(type, n, bytes, chunks_param(p, chunks),
                                                               w == p.end() ? 0 : static_cast<std::uint32_t>(w->second));
                }});
-  t.push_back({"halvingDoubling", {T::kAllReduce, T::kReduceScatter, T::kAllGather}, {"chunks"},
+  t.push_back({"halvingDoubling", {T::kAllReduce, T::kReduceScatter, T::kAllGather}, {"chunks", "order"},
                [](T type, std::uint32_t n, std::uint64_t bytes, std::uint32_t chunks, const AlgorithmParams& p) {
-                 return std::make_shared<const HalvingDoublingProgram>(type, n, bytes, chunks_param(p, chunks));
+                 const auto o = p.find("order");
+                 const bool nearest = o != p.end() && o->second == 1;
+                 if (nearest && type != T::kAllReduce) {
+                   throw InputError(std::string("halvingDoubling:order=nearest implements ALL_REDUCE only, not ")
+                                        .append(collective_name(type))
+                                        .append(" (its pieces would not be contiguous; use order=farthest)"));
+                 }
+                 return std::make_shared<const HalvingDoublingProgram>(type, n, bytes, chunks_param(p, chunks), nearest);
                }});
   t.push_back({"doubleBinaryTree", {T::kAllReduce}, {"chunks"},
                [](T type, std::uint32_t n, std::uint64_t bytes, std::uint32_t chunks, const AlgorithmParams& p) {
@@ -201,6 +208,13 @@ AlgorithmParams parse_params(const std::string& text, const std::string& name, c
                          value + "'");
       }
       params[key] = value == "baseline" ? 0 : 1;
+      continue;
+    }
+    if (key == "order") {  // halvingDoubling's step order: 0 farthest first (Rabenseifner), 1 nearest (ASTRA-sim)
+      if (value != "farthest" && value != "nearest") {
+        throw InputError("collective algorithm '" + text + "': order must be farthest or nearest, not '" + value + "'");
+      }
+      params[key] = value == "farthest" ? 0 : 1;
       continue;
     }
     std::uint64_t v = 0;

@@ -133,7 +133,11 @@ void implementation(const JsonPlace& p, const std::string& key, const json& v, C
     cfg.unavailable.erase(type);
     return;
   }
-  const std::string& choice = choices.front();
+  std::string choice = choices.front();
+  // ASTRA-sim's flat halving-doubling all-reduce exchanges with the nearest
+  // partner first (docs/collectives.md); reduce-scatter and all-gather, and
+  // the per-dimension phases above, keep our order (contiguous pieces).
+  if (choice == "halvingDoubling" && type == CollectiveType::kAllReduce) choice += ":order=nearest";
   const NativeAlgorithm* algo = find_native_algorithm(choice.substr(0, choice.find(':')));
   if (!algo->supports(type)) {
     cfg.unavailable[type] = p.at(key) + ": algorithm '" + algo->name + "' does not implement " + collective_name(type);

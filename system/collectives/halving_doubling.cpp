@@ -18,9 +18,13 @@ bool HalvingDoublingProgram::supports(CollectiveType type) {
 }
 
 HalvingDoublingProgram::HalvingDoublingProgram(CollectiveType type, std::uint32_t group_size, std::uint64_t bytes,
-                                               std::uint32_t chunks)
-    : type_(type), n_(group_size), chunks_(chunks), bytes_(bytes) {
+                                               std::uint32_t chunks, bool nearest_first)
+    : type_(type), n_(group_size), chunks_(chunks), bytes_(bytes), nearest_(nearest_first) {
   if (!supports(type)) throw std::invalid_argument("halvingDoubling: unsupported collective");
+  if (nearest_ && type_ != CollectiveType::kAllReduce) {
+    throw std::invalid_argument("halvingDoubling: order=nearest is for all-reduce only");
+  }
+  if (nearest_) name_ = "halvingDoubling:order=nearest";
   if (n_ == 0 || chunks_ == 0) throw std::invalid_argument("halvingDoubling: empty group or zero chunks");
   while (core_ * 2 <= n_) core_ *= 2, ++m_;
   r_ = n_ - core_;
@@ -73,7 +77,7 @@ HalvingDoublingProgram::Step HalvingDoublingProgram::step(std::uint32_t pos, std
   } else {
     const std::uint32_t ci = core_index(pos);
     const bool halving = g <= halving_;
-    const std::uint32_t d = halving ? core_ >> g : 1u << (g - 1 - halving_);
+    const std::uint32_t d = distance(g);
     s.send = s.recv = true;
     s.reduce = halving;
     s.peer = core_rank(ci ^ d);
@@ -85,6 +89,12 @@ HalvingDoublingProgram::Units HalvingDoublingProgram::sent(std::uint32_t pos, st
   if (g == 0) return type_ == CollectiveType::kAllGather ? Units{pos, 1} : Units{0, units_};
   if (g == steps_ - 1) return type_ == CollectiveType::kReduceScatter ? Units{pos + 1, 1} : Units{0, units_};
   const std::uint32_t ci = core_index(pos);
+  if (nearest_) {
+    // Halving step g: the partner's range after g halvings; doubling: all
+    // held, i.e. the range after the halvings not yet undone.
+    if (g <= halving_) return held_nearest(ci ^ distance(g), g);
+    return held_nearest(ci, m_ - (g - 1 - halving_));
+  }
   std::uint32_t first, d;
   if (g <= halving_) {
     d = core_ >> g;  // send the half the partner keeps
@@ -94,6 +104,19 @@ HalvingDoublingProgram::Units HalvingDoublingProgram::sent(std::uint32_t pos, st
     first = ci & ~(d - 1);
   }
   return {unit_of(first), unit_of(first + d) - unit_of(first)};
+}
+
+std::uint32_t HalvingDoublingProgram::distance(std::uint32_t g) const {
+  if (g <= halving_) return nearest_ ? 1u << (g - 1) : core_ >> g;
+  const std::uint32_t h = g - 1 - halving_;  // doubling step index
+  return nearest_ ? core_ >> (h + 1) : 1u << h;
+}
+
+HalvingDoublingProgram::Units HalvingDoublingProgram::held_nearest(std::uint32_t ci, std::uint32_t level) const {
+  std::uint32_t rev = 0;  // the low `level` bits of ci, reversed
+  for (std::uint32_t b = 0; b < level; ++b) rev |= ((ci >> b) & 1u) << (level - 1 - b);
+  const std::uint32_t size = core_ >> level;
+  return {rev * size, size};  // all-reduce: unit_of is the identity
 }
 
 std::uint64_t HalvingDoublingProgram::op_count(std::uint32_t pos) const {

@@ -20,6 +20,14 @@
 // all-gather keep N pieces (S/N each) and every rank ends with its own.
 // All-reduce cuts the buffer into 2^m pieces instead (exact S/2^(s+1) steps).
 //
+// Order (`order=nearest`, ALL_REDUCE only; ASTRA-sim's HalvingDoubling):
+// the halving steps go nearest partner first (distance 1, 2, ..., N/2, the
+// largest piece over the shortest path) and the doubling steps farthest
+// first. Ranges stay contiguous: after halving steps with distances 1..2^(g-1)
+// core rank i holds piece bitreverse_g(i mod 2^g) of 2^g. Reduce-scatter and
+// all-gather cannot take this order: the first split must separate ranks i
+// and i^1, which one contiguous range per message cannot describe.
+//
 // Each chunk runs its own chain of steps, like the ring: step g+1's ops wait
 // for step g's last op (its reduce, else its receive, else its send).
 // ALL_GATHER uses the strided layout: chunk c of rank j's input is part
@@ -35,7 +43,8 @@ namespace sim {
 
 class HalvingDoublingProgram final : public CollectiveProgram {
  public:
-  HalvingDoublingProgram(CollectiveType type, std::uint32_t group_size, std::uint64_t bytes, std::uint32_t chunks);
+  HalvingDoublingProgram(CollectiveType type, std::uint32_t group_size, std::uint64_t bytes, std::uint32_t chunks,
+                         bool nearest_first = false);
   static bool supports(CollectiveType type);
 
   std::uint32_t group_size() const override { return n_; }
@@ -77,6 +86,8 @@ class HalvingDoublingProgram final : public CollectiveProgram {
   std::uint32_t prev_step(std::uint32_t pos, std::uint32_t g) const;
   Step step(std::uint32_t pos, std::uint32_t g) const;
   Units sent(std::uint32_t pos, std::uint32_t g) const;  // units pos sends at g
+  std::uint32_t distance(std::uint32_t g) const;         // core distance of exchange step g
+  Units held_nearest(std::uint32_t ci, std::uint32_t level) const;  // after `level` nearest-first halvings
   std::uint32_t terminal_slot(const Step& s) const { return s.reduce ? 2 : s.recv ? 1 : 0; }
   void push_step(std::uint32_t pos, std::uint32_t chunk, std::uint32_t g, std::vector<OpRef>& ready) const;
   ChunkRange range(std::uint32_t chunk, Units u) const { return {static_cast<std::uint64_t>(chunk) * units_ + u.first, u.count}; }
@@ -88,6 +99,7 @@ class HalvingDoublingProgram final : public CollectiveProgram {
   std::uint32_t m_ = 0, core_ = 1, r_ = 0;
   std::uint32_t halving_ = 0, doubling_ = 0, steps_ = 0;  // global steps = 2 + halving + doubling
   std::uint32_t units_ = 1;                                // pieces per chunk
+  bool nearest_ = false;
   std::string name_ = "halvingDoubling";
 };
 

@@ -15,8 +15,11 @@
 //       at the switch, we cut through; the gap is one more m/B per message on
 //       the critical path, k x sum(m/B), asserted within 0.1% of the row.
 //   Ring_8 halvingDoubling: ASTRA-sim's rows are exactly the store-and-forward
-//       form of ITS step order (reduce-scatter nearest partner first); ours
-//       equals the same form with our order (farthest first), within 0.01%.
+//       form of ITS step order (reduce-scatter nearest partner first). Its
+//       system JSON gives our all-reduce the same order (order=nearest): that
+//       row equals the form within 0.01%, the stored row within 0.05%; our
+//       reduce-scatter and all-gather keep Rabenseifner's order (farthest
+//       first; pieces stay contiguous) and equal that order's form within 0.01%.
 //   Ring_8 doubleBinaryTree: ASTRA-sim's rows are the tree's closed form with
 //       every tree edge stored and forwarded at each hop, plus exactly what its
 //       FullyConnected_8 row adds to the contention-free form (the sender's
@@ -235,11 +238,19 @@ TEST_F(AstraSimCongestionRows, HalvingDoublingOnTheRingPaysForItsStepOrder) {
   // congestion-unaware network both cost sum(d L) + sum(m/B); on a ring with
   // congestion the distance multiplies the bytes, so ours pays 5.25 c/2 per
   // phase where ASTRA-sim pays 3 c/2 (all-gather: 21 c against 12 c).
+  // The system JSON's all-reduce runs halvingDoubling:order=nearest, ASTRA-sim's order.
   std::size_t n = 0;
   for (const Row& r : rows("Ring_8", "halvingDoubling")) {
     EXPECT_EQ(hd_form(r.collective, r.bytes, true, true), static_cast<double>(r.ns)) << what(r) << " (exact)";
-    const double ours = flow_ns(r), form = hd_form(r.collective, r.bytes, false, false);
+    const bool nearest = r.collective == "all_reduce";
+    const double ours = flow_ns(r), form = hd_form(r.collective, r.bytes, nearest, false);
     EXPECT_LT(std::abs(ours - form) / form, 1e-4) << what(r) << ": flow " << ours << " ns, our-order form " << form;
+    const double err = std::abs(ours - static_cast<double>(r.ns)) / static_cast<double>(r.ns);
+    if (nearest) {
+      EXPECT_LT(err, 5e-4) << what(r) << ": flow " << ours << " ns, ASTRA-sim " << r.ns;
+    }
+    std::printf("%s: flow %.0f ns, ASTRA-sim %llu ns, %+.3f%%\n", what(r).c_str(), ours,
+                static_cast<unsigned long long>(r.ns), 100 * (ours - static_cast<double>(r.ns)) / static_cast<double>(r.ns));
     ++n;
   }
   EXPECT_EQ(n, 6u);

@@ -19,6 +19,7 @@ namespace {
 
 struct Param {
   const char* algorithm;  // with parameters
+  bool all_reduce_only = false;  // e.g. halvingDoubling:order=nearest
 };
 
 class CheckEveryAlgorithm : public ::testing::TestWithParam<Param> {};
@@ -29,6 +30,7 @@ TEST_P(CheckEveryAlgorithm, PassesStructureAndDataCheckOnSizes2To33) {
   ASSERT_NE(a, nullptr);
   const std::uint64_t bytes = (1 << 20) + 7;  // uneven everywhere
   for (CollectiveType type : a->types) {
+    if (GetParam().all_reduce_only && type != CollectiveType::kAllReduce) continue;
     for (std::uint32_t n = 2; n <= 33; ++n) {
       for (std::uint32_t k = 1; k <= 3; ++k) {
         SCOPED_TRACE(algorithm + " " + collective_name(type) + " n=" + std::to_string(n) + " k=" + std::to_string(k));
@@ -81,7 +83,8 @@ TEST_P(CheckEveryAlgorithm, PassesStructureAndDataCheckOnSizes2To33) {
 
 INSTANTIATE_TEST_SUITE_P(Native, CheckEveryAlgorithm,
                          ::testing::Values(Param{"ring"}, Param{"direct"}, Param{"direct:window=2"},
-                                           Param{"halvingDoubling"}, Param{"doubleBinaryTree"},
+                                           Param{"halvingDoubling"}, Param{"halvingDoubling:order=farthest"},
+                                           Param{"halvingDoubling:order=nearest", true}, Param{"doubleBinaryTree"},
                                            Param{"binaryTree"}, Param{"astrasimTree"}),
                          [](const ::testing::TestParamInfo<Param>& info) {
                            std::string s = info.param.algorithm;
@@ -113,6 +116,12 @@ TEST(AlgorithmRegistry, ChoicesParseAndUnknownNamesListTheKnownOnes) {
         << e.what();
   }
   EXPECT_THROW(parse_algorithm_choice("halvingDoubling", CollectiveType::kBroadcast), InputError);
+  EXPECT_THROW(parse_algorithm_choice("halvingDoubling:order=sideways", CollectiveType::kAllReduce), InputError);
+  // Nearest-first pieces are not contiguous for reduce-scatter / all-gather: refused when built.
+  std::uint32_t chunks = 1;
+  EXPECT_THROW(native_program("halvingDoubling:order=nearest", CollectiveType::kReduceScatter, 8, chunks, 1024),
+               InputError);
+  EXPECT_NO_THROW(native_program("halvingDoubling:order=nearest", CollectiveType::kAllReduce, 8, chunks, 1024));
   EXPECT_THROW(parse_algorithm_choice("ring:window=2", CollectiveType::kAllReduce), InputError);
   EXPECT_THROW(parse_algorithm_choice("direct:window=0", CollectiveType::kAllReduce), InputError);
   SystemConfig cfg;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 
+#include "system/collectives/halving_doubling.h"
 #include "test_util.h"
 
 namespace sim {
@@ -50,6 +51,31 @@ TEST(HalvingDoublingCollective, RingTopologyPaysHopsPerDistance) {
   const std::uint64_t s = 1 << 20;
   const Time expected = 2 * ((1000 * kNanosecond + tt(s / 2)) + (500 * kNanosecond + tt(s / 4)));
   EXPECT_EQ(run(shape("Ring", 4), CollectiveType::kAllReduce, s).makespan, expected);
+}
+
+TEST(HalvingDoublingCollective, NearestOrderSwapsTheDistancesNotTheBytes) {
+  // 8 ranks, one chunk: rank 5's six exchanges. farthest (Rabenseifner):
+  // distances 4, 2, 1 | 1, 2, 4; nearest (ASTRA-sim): 1, 2, 4 | 4, 2, 1; both
+  // send S/2, S/4, S/8 | S/8, S/4, S/2.
+  const std::uint64_t s = 8192;
+  const HalvingDoublingProgram far(CollectiveType::kAllReduce, 8, s, 1), near(CollectiveType::kAllReduce, 8, s, 1, true);
+  const std::uint32_t far_d[] = {4, 2, 1, 1, 2, 4}, near_d[] = {1, 2, 4, 4, 2, 1};
+  const std::uint64_t bytes[] = {s / 2, s / 4, s / 8, s / 8, s / 4, s / 2};
+  for (std::uint32_t g = 1; g <= 6; ++g) {
+    const CollectiveOp f = far.op(5, HalvingDoublingProgram::ref(0, g, 0));
+    const CollectiveOp n = near.op(5, HalvingDoublingProgram::ref(0, g, 0));
+    EXPECT_EQ(f.peer, 5u ^ far_d[g - 1]) << "step " << g;
+    EXPECT_EQ(n.peer, 5u ^ near_d[g - 1]) << "step " << g;
+    EXPECT_EQ(f.bytes, bytes[g - 1]) << "step " << g;
+    EXPECT_EQ(n.bytes, bytes[g - 1]) << "step " << g;
+  }
+  EXPECT_EQ(near.name(), "halvingDoubling:order=nearest");
+  EXPECT_THROW(HalvingDoublingProgram(CollectiveType::kAllGather, 8, s, 1, true), std::invalid_argument);
+  // Selected from the command line's spelling; reports name the order.
+  SystemConfig cfg;
+  cfg.algorithms[CollectiveType::kAllReduce] = "halvingDoubling:order=nearest";
+  EXPECT_EQ(simulate_collective(shape("Ring", 8), CollectiveType::kAllReduce, s, cfg).collectives[0].algorithm,
+            "halvingDoubling:order=nearest");
 }
 
 TEST(HalvingDoublingCollective, SixRanksAddPreAndPostSteps) {
