@@ -18,15 +18,8 @@ class MemoryLimit : public testing::TempWorkload {
  protected:
   // `sim args` under an address-space limit of `kib` KiB.
   static SimRun run_limited(std::uint64_t kib, const std::string& args) {
-    const std::string cmd = "ulimit -v " + std::to_string(kib) + "; ulimit -c 0; exec " + std::string(SIM_BINARY) +
-                            " " + args + " 2>&1";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (!pipe) return {-1, ""};
-    std::string out;
-    char buf[4096];
-    for (std::size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
-    const int status = pclose(pipe);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+    return testing::run_shell("ulimit -v " + std::to_string(kib) + "; ulimit -c 0; exec " + std::string(SIM_BINARY) +
+                              " " + args + " 2>&1");
   }
   static std::string ring8() { return std::string(SIM_SOURCE_DIR) + "/configs/ring8.yml"; }
 };

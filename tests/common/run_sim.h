@@ -18,8 +18,8 @@ inline std::string shipped_config(const std::string& name) {
   return std::string(SIM_SOURCE_DIR) + "/configs/" + name;
 }
 
-inline SimRun run_sim(const std::string& args) {
-  const std::string cmd = std::string(SIM_BINARY) + " " + args + " 2>&1";
+// Runs a shell command line (stderr is the caller's to redirect).
+inline SimRun run_shell(const std::string& cmd) {
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return {-1, ""};
   std::string out;
@@ -28,5 +28,7 @@ inline SimRun run_sim(const std::string& args) {
   const int status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
+
+inline SimRun run_sim(const std::string& args) { return run_shell(std::string(SIM_BINARY) + " " + args + " 2>&1"); }
 
 }  // namespace sim::testing
