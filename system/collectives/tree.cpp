@@ -11,7 +11,7 @@ bool TreeProgram::supports(CollectiveType type, bool double_tree) {
 
 TreeProgram::TreeProgram(CollectiveType type, std::uint32_t group_size, std::uint64_t bytes, std::uint32_t chunks,
                          bool double_tree)
-    : type_(type), n_(group_size), chunks_(chunks), trees_(double_tree ? 2 : 1), bytes_(bytes) {
+    : n_(group_size), chunks_(chunks), trees_(double_tree ? 2 : 1), bytes_(bytes) {
   if (!supports(type, double_tree)) throw std::invalid_argument("tree: unsupported collective");
   if (n_ == 0 || chunks_ == 0) throw std::invalid_argument("tree: empty group or zero chunks");
   up_ = type != CollectiveType::kBroadcast;

@@ -64,7 +64,6 @@ class TreeProgram final : public CollectiveProgram {
   void push_down(const Node& nd, std::uint32_t chunk, std::uint32_t tree, std::vector<OpRef>& ready) const;
   void reduces_of(const Node& nd, std::uint32_t chunk, std::uint32_t tree, std::vector<OpRef>& out) const;
 
-  CollectiveType type_;
   std::uint32_t n_, chunks_, trees_;
   bool up_, down_;
   std::uint64_t bytes_;
