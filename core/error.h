@@ -32,4 +32,12 @@ class IncompleteError : public SimError {
   explicit IncompleteError(const std::string& what) : SimError(kExitIncomplete, what) {}
 };
 
+// Memory ran out while reading an input (exit 2): the message names the file.
+// Not an InputError: a reader that tries another format on an InputError
+// must not retry this one.
+class OutOfMemoryError : public SimError {
+ public:
+  explicit OutOfMemoryError(const std::string& what) : SimError(kExitBadInput, what) {}
+};
+
 }  // namespace sim

@@ -1,7 +1,9 @@
 #include "core/strict_json.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
+#include <new>
 #include <set>
 #include <vector>
 
@@ -93,9 +95,80 @@ class StrictSax final : public nlohmann::json_sax<json> {
 
 nlohmann::json parse_json_strict(const std::string& text, const std::string& source, int max_depth) {
   json root;
-  StrictSax sax(root, text, source, max_depth);
-  json::sax_parse(text, &sax);  // every error is thrown by `sax` as an InputError
+  try {
+    StrictSax sax(root, text, source, max_depth);
+    json::sax_parse(text, &sax);  // every error is thrown by `sax` as an InputError
+  } catch (const std::bad_alloc&) {
+    release_json(root);  // the partial tree, before anything else allocates
+    throw_out_of_memory(source);
+  } catch (...) {
+    release_json(root);
+    throw;
+  }
   return root;
+}
+
+void throw_out_of_memory(const std::string& source) {
+  throw OutOfMemoryError("out of memory while reading " + source +
+                         ": it does not fit in the memory this process may use (RAM, ulimit -v or the cgroup's "
+                         "memory.max); run it on a machine with more memory");
+}
+
+namespace {
+
+// The last element of a non-empty array or object, else null.
+json* last_child(json& j) {
+  if (j.is_array()) {
+    auto& a = j.get_ref<json::array_t&>();
+    return a.empty() ? nullptr : &a.back();
+  }
+  if (j.is_object()) {
+    auto& o = j.get_ref<json::object_t&>();
+    return o.empty() ? nullptr : &std::prev(o.end())->second;
+  }
+  return nullptr;
+}
+
+// Removes the last element; it is a scalar or an empty container, whose
+// destruction frees without allocating.
+void drop_last_child(json& j) {
+  if (j.is_array()) {
+    j.get_ref<json::array_t&>().pop_back();
+  } else {
+    auto& o = j.get_ref<json::object_t&>();
+    o.erase(std::prev(o.end()));
+  }
+}
+
+}  // namespace
+
+void release_json(json& root) noexcept {
+  // Post-order, always from the back, with the path to the current container
+  // in a fixed ring of ancestors (no heap). Past kRing levels the oldest
+  // ancestors are forgotten and found again by walking down from the root.
+  constexpr std::size_t kRing = 1024;
+  json* ring[kRing];
+  std::size_t top = 0, held = 0;
+  json* cur = &root;
+  for (;;) {
+    json* child = last_child(*cur);
+    if (child && last_child(*child)) {  // a non-empty container: go down
+      ring[top] = cur;
+      top = (top + 1) % kRing;
+      held = std::min(held + 1, kRing);
+      cur = child;
+    } else if (child) {
+      drop_last_child(*cur);
+    } else if (held > 0) {  // `cur` is empty now; its parent drops it next
+      top = (top + kRing - 1) % kRing;
+      --held;
+      cur = ring[top];
+    } else if (cur != &root) {
+      cur = &root;
+    } else {
+      break;
+    }
+  }
 }
 
 }  // namespace sim

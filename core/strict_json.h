@@ -15,8 +15,30 @@ inline constexpr int kMaxJsonDepth = 512;
 
 // Parses `text` (read from `source`). InputError "<source>:<line>: ..." for a
 // syntax error, a key repeated within one object, or nesting deeper than
-// `max_depth` levels.
+// `max_depth` levels; OutOfMemoryError "out of memory while reading <source>"
+// when the document does not fit in memory.
 nlohmann::json parse_json_strict(const std::string& text, const std::string& source, int max_depth = kMaxJsonDepth);
+
+// Frees a document without allocating. nlohmann's destructor moves a tree's
+// children onto a heap-allocated stack first: out of memory, that throws from
+// a noexcept destructor and the process aborts (std::terminate).
+void release_json(nlohmann::json& j) noexcept;
+
+// Releases `j` by release_json when it goes out of scope: for a document that
+// may be large, held while memory can run out.
+class JsonRelease {
+ public:
+  explicit JsonRelease(nlohmann::json& j) : j_(j) {}
+  ~JsonRelease() { release_json(j_); }
+  JsonRelease(const JsonRelease&) = delete;
+  JsonRelease& operator=(const JsonRelease&) = delete;
+
+ private:
+  nlohmann::json& j_;
+};
+
+// "out of memory while reading <source>: ..." (exit 2).
+[[noreturn]] void throw_out_of_memory(const std::string& source);
 
 // "<source>:<line>" of the n-th (0-based) occurrence of "key" in `text`, or
 // "<source>" when it is not found: messages name the line of a key.

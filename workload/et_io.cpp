@@ -339,14 +339,21 @@ bool looks_like_json(const std::string& data) {
 void read_json(const std::string& data, const std::string& path, EtTrace& trace) {
   // Strict: duplicate keys and nesting deeper than kMaxJsonDepth are errors
   // (InputError; the caller may still try the bytes as a binary ET).
-  const json doc = parse_json_strict(data, path);
-  if (doc.contains("workload_graph")) {
-    LegacyReader(path).read(doc, trace);
-  } else if (doc.contains("metadata") || doc.contains("nodes")) {
-    read_our_json(doc, path, trace);
-  } else {
-    throw InputError(path + ": JSON is neither Chakra's feeder form ('workload_graph') nor ours "
-                            "('metadata', 'nodes')");
+  json doc = parse_json_strict(data, path);
+  const JsonRelease release(doc);  // several times the file's size: freed without allocating
+  try {
+    if (doc.contains("workload_graph")) {
+      LegacyReader(path).read(doc, trace);
+    } else if (doc.contains("metadata") || doc.contains("nodes")) {
+      read_our_json(doc, path, trace);
+    } else {
+      throw InputError(path + ": JSON is neither Chakra's feeder form ('workload_graph') nor ours "
+                              "('metadata', 'nodes')");
+    }
+  } catch (const std::bad_alloc&) {
+    release_json(doc);
+    decltype(trace.nodes)().swap(trace.nodes);
+    throw_out_of_memory(path);
   }
 }
 
