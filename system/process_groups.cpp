@@ -59,10 +59,12 @@ std::vector<ProcessGroup> parse_pg_metadata(std::string_view values, const std::
   const std::size_t open = values.find("[{");
   const std::size_t close = values.rfind("}]");
   if (open == std::string_view::npos || close == std::string_view::npos || close < open) return out;
+  // The strict reader: a hostile trace can nest this list deep enough to
+  // overflow the stack of nlohmann's recursive dump and copy.
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(values.substr(open, close + 2 - open));
-  } catch (const nlohmann::json::exception& e) {
+    j = parse_json_strict(std::string(values.substr(open, close + 2 - open)), "inputs.values");
+  } catch (const InputError& e) {
     throw InputError(where + ": process-group metadata (inputs.values) is not a JSON list: " + e.what());
   }
   for (const auto& item : j) {

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/strict_json.h"
 
 namespace sim::workflows {
 
@@ -111,12 +112,8 @@ json& find(json& root, const Where& w) {
 std::string apply_json_overrides(const std::string& text, const std::string& source,
                                  const std::vector<PointSettings::Override>& overrides, const std::string& spec_path) {
   if (overrides.empty()) return text;
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError(source + ": not valid JSON: " + e.what());
-  }
+  // The strict reader bounds the nesting that dump() and copies recurse through.
+  json root = parse_json_strict(text, source);
   for (const PointSettings::Override& o : overrides) {
     const Where w{o, source, spec_path};
     json& target = find(root, w);
