@@ -391,9 +391,12 @@ class Importer {
       }
     }
   }
+  // Names the cycle's first steps and its length, not every step: a cycle
+  // through 100,000 nop steps is one line.
   [[noreturn]] void report_cycle(std::uint32_t g,
                                  const std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>>& path,
                                  std::uint32_t back) const {
+    constexpr std::size_t kShown = 6;
     const Gpu& gpu = gpus_[g];
     const auto named = [&](std::uint32_t f) {
       const auto [t, j] = locate(gpu, f);
@@ -401,34 +404,71 @@ class Importer {
     };
     std::size_t from = 0;
     while (path[from].first != back) ++from;
+    const std::size_t length = path.size() - from;
     std::string chain;
-    for (std::size_t i = from; i < path.size(); ++i) chain += named(path[i].first) + " waits for ";
+    for (std::size_t i = from; i < path.size() && i < from + kShown; ++i) chain += named(path[i].first) + " waits for ";
+    if (length > kShown) chain += "... (" + std::to_string(length) + " steps in all), which waits for ";
     chain += named(back);
     const auto [t, j] = locate(gpu, back);
     fail_step(g, *gpu.tbs[t], gpu.tbs[t]->steps[j], "dependency cycle: " + chain);
   }
 
-  // Node ids of the steps' first and last nodes; what "step done" means for
-  // a nop (everything it waits for, transitively through nops).
-  std::vector<std::uint64_t> done_nodes(const Gpu& gpu, std::uint32_t f, const std::vector<std::uint64_t>& last,
-                                        std::vector<std::vector<std::uint64_t>>& memo,
-                                        std::vector<char>& known) const {
-    if (known[f]) return memo[f];
-    std::vector<std::uint64_t> out;
+  // Every node id a step's dependants wait for, summed over all steps and
+  // nop sets of the import: a chain of nops that each add a dependency grows
+  // quadratically.
+  static constexpr std::uint64_t kMaxExpansion = std::uint64_t{1} << 24;
+  void count_expansion(std::uint32_t g, std::uint32_t f, std::size_t n, std::uint64_t& expanded) const {
+    expanded += n;
+    if (expanded <= kMaxExpansion) return;
+    const auto [t, j] = locate(gpus_[g], f);
+    fail_step(g, *gpus_[g].tbs[t], gpus_[g].tbs[t]->steps[j],
+              "the dependencies through nop steps expand to more than " + std::to_string(kMaxExpansion) +
+                  " (2^24) node dependencies; the import stops there (shorten the chains of nops or "
+                  "let fewer steps wait for them)");
+  }
+
+  // The node ids that "step f done" means: its last node, or for a nop
+  // everything it waits for, transitively through nops (memoized per nop).
+  // Iterative: a chain of 100,000 nops must not recurse 100,000 deep. The
+  // graph is acyclic (check_acyclic ran first).
+  void done_nodes(std::uint32_t g, std::uint32_t f, const std::vector<std::uint64_t>& last,
+                  std::vector<std::vector<std::uint64_t>>& memo, std::vector<char>& known,
+                  std::vector<std::uint64_t>& out, std::uint64_t& expanded) const {
+    const Gpu& gpu = gpus_[g];
     if (!is_nop(*gpu.kinds[f])) {
       out.push_back(last[f]);
-    } else {
-      const auto [t, j] = locate(gpu, f);
-      for (std::uint32_t w : waits_for(gpu, t, j)) {
-        const std::vector<std::uint64_t> sub = done_nodes(gpu, w, last, memo, known);
-        out.insert(out.end(), sub.begin(), sub.end());
-      }
-      std::sort(out.begin(), out.end());
-      out.erase(std::unique(out.begin(), out.end()), out.end());
+      return;
     }
-    known[f] = 1;
-    memo[f] = out;
-    return out;
+    std::vector<std::uint32_t> stack{f};
+    while (!stack.empty()) {
+      const std::uint32_t x = stack.back();
+      if (known[x]) {
+        stack.pop_back();
+        continue;
+      }
+      const auto [t, j] = locate(gpu, x);
+      const std::vector<std::uint32_t> waits = waits_for(gpu, t, j);
+      bool ready = true;
+      for (std::uint32_t w : waits) {
+        if (is_nop(*gpu.kinds[w]) && !known[w]) {
+          stack.push_back(w);
+          ready = false;
+        }
+      }
+      if (!ready) continue;
+      stack.pop_back();
+      std::vector<std::uint64_t> set;
+      for (std::uint32_t w : waits) {
+        if (is_nop(*gpu.kinds[w])) set.insert(set.end(), memo[w].begin(), memo[w].end());
+        else set.push_back(last[w]);
+      }
+      std::sort(set.begin(), set.end());
+      set.erase(std::unique(set.begin(), set.end()), set.end());
+      count_expansion(g, x, set.size(), expanded);
+      memo[x] = std::move(set);
+      known[x] = 1;
+    }
+    out.insert(out.end(), memo[f].begin(), memo[f].end());
   }
 
   EtTrace build(std::uint32_t g, MscclImport& stats) const {
@@ -456,12 +496,10 @@ class Importer {
         ++stats.steps;
         if (is_nop(k)) continue;
         std::vector<std::uint64_t> deps;
-        for (std::uint32_t w : waits_for(gpu, t, j)) {
-          const std::vector<std::uint64_t> d = done_nodes(gpu, w, last, memo, known);
-          deps.insert(deps.end(), d.begin(), d.end());
-        }
+        for (std::uint32_t w : waits_for(gpu, t, j)) done_nodes(g, w, last, memo, known, deps, expanded_);
         std::sort(deps.begin(), deps.end());
         deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+        count_expansion(g, f, deps.size(), expanded_);
         emit_step(gpu, t, j, k, deps, trace.nodes, stats);
       }
     }
@@ -555,6 +593,7 @@ class Importer {
   std::uint32_t n_ = 0;
   CollectiveType type_ = CollectiveType::kAllReduce;
   std::vector<Gpu> gpus_;
+  mutable std::uint64_t expanded_ = 0;  // see count_expansion
 };
 
 }  // namespace
