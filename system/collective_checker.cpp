@@ -151,6 +151,16 @@ class Checker {
         data_note_ = "data check skipped: " + why;
         return;
       }
+      // A receive writes its dst, unless its recv_reduce COMP does.
+      for (std::uint32_t r = 0; r < n_; ++r) {
+        for (std::uint32_t k = 0; k < algo_->ranks[r].ops.size(); ++k) {
+          const EtOpSpec& op = spec(r, k);
+          if (op.kind == OpKind::kRecv && op.dst_buf == 0 && runs_[r].reduce_child[k] == kNone) {
+            throw InputError(algo_->source + ": " + et_node_name(r, op) + ": a receive without msccl_dstbuf that no "
+                             "recv_reduce COMP consumes: where its chunks go is unknown");
+          }
+        }
+      }
       data_.emplace(n_, msccl_->slots(), msccl_->ids());
       msccl_->fill(*data_);
       return;

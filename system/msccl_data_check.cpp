@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
+#include <tuple>
+
+#include "core/error.h"
 
 namespace sim {
 
@@ -63,14 +67,32 @@ std::optional<MscclDataModel> MscclDataModel::make(const EtAlgorithm& algo, std:
   }
   m.in_ = static_cast<std::uint32_t>(in);
   m.out_ = out;
-  // Scratch and transient buffers: as far as any op reaches.
+  // Every operand inside its buffer, checked before any slot is computed:
+  // a hand-edited ET's range past its buffer would otherwise land in the
+  // next buffer's slots (and the check blame an unrelated chunk) or past
+  // them all. Scratch and transient buffers reach as far as any op does.
   std::int64_t s = 0, t = 0;
-  for (const EtRankProgram& p : algo.ranks) {
-    for (const EtOpSpec& op : p.ops) {
-      const std::int64_t cnt = std::max<std::int64_t>(op.chunk_cnt, 1);
-      for (const auto& [buf, off] : {std::pair{op.src_buf, op.src_off}, std::pair{op.dst_buf, op.dst_off}}) {
-        if (buf == 's') s = std::max(s, off + cnt);
-        if (buf == 't') t = std::max(t, off + cnt);
+  for (std::uint32_t r = 0; r < algo.ranks.size(); ++r) {
+    for (const EtOpSpec& op : algo.ranks[r].ops) {
+      const bool moves = op.kind != OpKind::kCompute || op.comp != MscclComp::kNone;
+      if (!moves) continue;
+      const bool reads = op.kind == OpKind::kSend || op.kind == OpKind::kCompute;
+      const bool writes = op.kind != OpKind::kSend;
+      const std::string node = algo.source + ": " + et_node_name(r, op);
+      if (op.chunk_cnt < 1) {
+        throw InputError(node + ": msg_chunk_cnt " + std::to_string(op.chunk_cnt) + " must be >= 1 (an MSCCL-IR "
+                         "import's op moves at least one chunk)");
+      }
+      for (const auto& [use, buf, off, name] : {std::tuple{reads, op.src_buf, op.src_off, "src"},
+                                                std::tuple{writes, op.dst_buf, op.dst_off, "dst"}}) {
+        if (!use || (buf == 0 && op.kind == OpKind::kRecv)) continue;  // a receive its recv_reduce consumes
+        if (const std::string why = m.outside(buf, off, op.chunk_cnt); !why.empty()) {
+          throw InputError(node + ": msccl_" + name + "buf '" + (buf ? std::string(1, buf) : std::string()) +
+                           "' msccl_" + name + "off " + std::to_string(off) + " with msg_chunk_cnt " +
+                           std::to_string(op.chunk_cnt) + " " + why);
+        }
+        if (buf == 's') s = std::max(s, off + op.chunk_cnt);
+        if (buf == 't') t = std::max(t, off + op.chunk_cnt);
       }
     }
   }
@@ -86,6 +108,17 @@ std::optional<MscclDataModel> MscclDataModel::make(const EtAlgorithm& algo, std:
     return std::nullopt;
   }
   return m;
+}
+
+std::string MscclDataModel::outside(char buf, std::int64_t off, std::int64_t cnt) const {
+  if (buf != 'i' && buf != 'o' && buf != 's' && buf != 't') return "names no buffer (i, o, s or t)";
+  if (off < 0) return "starts before its buffer";
+  if (cnt > std::numeric_limits<std::int64_t>::max() - off) return "reaches past 2^63-1 chunks";
+  if (buf == 's' || buf == 't') return {};  // as large as the ops reach
+  const std::int64_t size = buf == 'i' ? i_ : o_;
+  if (off + cnt <= size) return {};
+  return "is outside buffer '" + std::string(1, buf) + "' of " + std::to_string(size) + " chunks (i_chunks " +
+         std::to_string(i_) + ", o_chunks " + std::to_string(o_) + " in the metadata)";
 }
 
 std::uint64_t MscclDataModel::slot(std::uint32_t rank, char buf, std::int64_t off) const {

@@ -30,11 +30,16 @@ class MscclDataModel {
  public:
   // The model of `algo` on its n ranks, or nullopt with `why` (the layout
   // does not fit the collective, or the collective is not modelled).
+  // InputError naming the file, rank and node for an op whose chunk range
+  // lies outside its buffer (a hand-edited ET).
   static std::optional<MscclDataModel> make(const EtAlgorithm& algo, std::uint32_t n, std::string& why);
 
   std::uint64_t slots() const { return slots_; }
   std::uint32_t ids() const { return n_ * in_; }
-  // The slot of chunk `off` of buffer `buf` ('i', 'o', 's', 't') on `rank`.
+  // "" when chunks [off, off + cnt) lie inside buffer `buf`, else why not.
+  std::string outside(char buf, std::int64_t off, std::int64_t cnt) const;
+  // The slot of chunk `off` of buffer `buf` ('i', 'o', 's', 't') on `rank`
+  // (make() has checked every op's operands).
   std::uint64_t slot(std::uint32_t rank, char buf, std::int64_t off) const;
 
   // Every rank's input, each chunk its own contribution.
