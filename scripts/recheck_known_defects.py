@@ -1,0 +1,346 @@
+#!/usr/bin/env python3
+"""Recheck ../shared/reference/known-defects.md against a `sim` binary.
+
+For each class of bad input listed there, writes one generated instance into a
+temporary folder, runs `sim` on it and checks that the run ends as promised:
+exit 0, 2 or 3 (never a signal, exit 1 or a hang), the exit code the class
+calls for, and a message that names the culprit (file, node, key, value).
+Prints a table; exits 1 when any case fails.
+
+    scripts/recheck_known_defects.py                  # build/sim
+    scripts/recheck_known_defects.py --sim build-asan/sim --timeout 120
+
+The classes about memory and speed of outputs (match queues, --report and
+--timeline built in memory) are measured by scripts/bench_*.sh, not here.
+Debian's python3 only.
+"""
+import argparse
+import json
+import os
+import resource
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RING8 = os.path.join(ROOT, "configs", "ring8.yml")
+TORUS = os.path.join(ROOT, "configs", "torus8x8.yml")
+LIMIT = "9223372036854775807 ps"
+
+
+def attr(name, value, member="int64Val"):
+    return {"name": name, member: str(value) if member == "int64Val" else value}
+
+
+def comp(i, micros, deps=(), name=None):
+    return {"id": str(i), "name": name or f"layer{i}", "type": "COMP_NODE", "durationMicros": str(micros),
+            "dataDeps": [str(d) for d in deps]}
+
+
+def coll(i, size, pg=None, comm_type=0, deps=(), name="grad_sync", extra=()):
+    a = [attr("comm_type", comm_type), attr("comm_size", size)]
+    if pg is not None:
+        a.append(attr("pg_name", pg, "stringVal"))
+    return {"id": str(i), "name": name, "type": "COMM_COLL_NODE", "dataDeps": [str(d) for d in deps],
+            "attr": a + list(extra)}
+
+
+def p2p(i, send, peer, size=4096, tag=5, name=None):
+    return {"id": str(i), "name": name or ("send" if send else "recv"),
+            "type": "COMM_SEND_NODE" if send else "COMM_RECV_NODE",
+            "attr": [attr("comm_dst" if send else "comm_src", peer), attr("comm_size", size), attr("comm_tag", tag)]}
+
+
+class Case:
+    """One generated instance: files in `d`, a command, what must come out."""
+
+    def __init__(self, d):
+        self.d = d
+        self.cmd = []
+        self.codes = {2}
+        self.needles = []      # substrings of stderr that name the culprit
+        self.max_cpu = None    # CPU seconds (user + system): wall time is noisy on a shared machine
+        self.after = None      # extra check: returns "" or what is wrong
+
+    def path(self, name):
+        return os.path.join(self.d, name)
+
+    def text(self, name, body):
+        with open(self.path(name), "w") as f:
+            f.write(body)
+        return self.path(name)
+
+    def workload(self, ranks, prefix="w"):
+        """Our JSON form, one file per rank; returns the prefix."""
+        for r, nodes in enumerate(ranks):
+            with open(self.path(f"{prefix}.{r}.json"), "w") as f:
+                json.dump({"metadata": {"version": "0.0.4"}, "nodes": nodes}, f)
+        return self.path(prefix)
+
+    def run_on(self, workload, network=RING8, *extra):
+        self.cmd = ["--workload", workload, "--network", network] + list(extra)
+
+
+# --- one function per class of known-defects.md, each a list of (name, builder) ---
+
+def time_wraps(c):
+    w = c.workload([[comp(1, 5 * 10**12), comp(2, 5 * 10**12, [1])]])
+    c.run_on(w)
+    c.codes, c.needles = {3}, ["w.0.json: rank 0 node 2 'layer2'", LIMIT]
+
+
+def duration_2_62(c):
+    w = c.workload([[comp(1, 2**62)]])
+    c.run_on(w)
+    c.needles = ["w.0.json", "node 1 'layer1'", LIMIT]
+
+
+def coll_size_2_62(c):
+    w = c.workload([[coll(1, 2**62)] for _ in range(8)])
+    c.run_on(w)
+    c.codes, c.needles = {3}, ["node 1", "grad_sync", LIMIT]
+
+
+def mem_op_wraps(c):
+    w = c.workload([[{"id": "1", "name": "ld", "type": "MEM_LOAD_NODE", "attr": [attr("tensor_size", 10**18)]}]])
+    sys_yml = c.text("mem.yml", "memory:\n  bandwidth: 1B/s\n")
+    c.run_on(w, RING8, "--system", sys_yml)
+    c.codes, c.needles = {3}, ["w.0.json: rank 0 node 1 'ld' (MEM_LOAD)", LIMIT]
+
+
+def injected_duration_wraps(c):
+    # An "algorithm" whose every rank runs one COMP of 2^62 us.
+    algo = c.workload([[comp(1, 2**62, name="slow")] for _ in range(8)], prefix="algo")
+    w = c.workload([[coll(1, 1 << 20)] for _ in range(8)])
+    c.run_on(w, RING8, "--collective", "allreduce=" + algo)
+    c.codes, c.needles = {2, 3}, ["algo.", "node 1", LIMIT]
+
+
+def deep_json_et(c):
+    with open(c.path("w.0.json"), "w") as f:
+        f.write('{"metadata": {"version": "0.0.4", "attr": ' + "[" * 100000 + "]" * 100000 + '}, "nodes": []}')
+    c.run_on(c.path("w"))
+    c.needles = ["w.0.json", "nested deeper than 512 levels"]
+
+
+def deep_comm_group(c):
+    w = c.workload([[coll(1, 4096, pg="1")] for _ in range(8)])
+    groups = c.text("groups.json", '{"1": ' + "[" * 100000 + "]" * 100000 + "}")
+    c.run_on(w, RING8, "--comm-group", groups)
+    c.needles = ["groups.json", "nested deeper than 512 levels"]
+
+
+def deep_pg_metadata(c):
+    pg = {"id": "1", "name": "[pytorch|profiler|execution_trace|process_group:init]", "type": "METADATA_NODE",
+          "inputs": {"values": "['[{\"pg_name\": " + "[" * 100000 + "]" * 100000 + ", \"ranks\": []}]']"}}
+    w = c.workload([[pg, comp(2, 1, [1])]])
+    c.run_on(w)
+    c.needles = ["w.0.json: rank 0, node 1", "nested deeper than 512 levels"]
+
+
+def system_wrong_type(c):
+    sys_yml = c.text("sys.yml", "collective:\n  reduction_bandwidth: [1, 2]\n")
+    c.cmd = ["--system", sys_yml]
+    c.needles = ["sys.yml:2", "reduction_bandwidth"]
+
+
+def system_duplicate_key(c):
+    sys_yml = c.text("sys.yml", "collective:\n  chunks: 2\ncollective:\n  chunks: 4\n")
+    c.cmd = ["--system", sys_yml]
+    c.needles = ["sys.yml:3", "collective"]
+
+
+def comm_group_directory(c):
+    os.makedirs(c.path("groups"))
+    w = c.workload([[coll(1, 4096, pg="1")] for _ in range(8)])
+    c.run_on(w, RING8, "--comm-group", c.path("groups"))
+    c.needles = ["groups", "not a regular file"]
+
+
+def system_dev_zero(c):
+    c.cmd = ["--system", "/dev/zero"]
+    c.needles = ["/dev/zero", "not a regular file"]
+    c.max_cpu = 10
+
+
+def wide_fan_in(c):
+    n = 60000
+    nodes = [comp(i, 1) for i in range(1, n + 1)] + [comp(n + 1, 1, range(1, n + 1), name="join")]
+    c.run_on(c.workload([nodes]))
+    c.codes, c.max_cpu = {0}, 10
+
+
+def long_chain(c):
+    n = 300000
+    c.run_on(c.workload([[comp(i, 1, [i - 1] if i > 1 else []) for i in range(1, n + 1)]]))
+    c.codes, c.max_cpu = {0}, 20
+
+
+def report_symlink(c):
+    target = c.text("old.json", "old\n")
+    os.symlink(target, c.path("link.json"))
+    c.run_on(c.workload([[comp(1, 1)]]), RING8, "--report", c.path("link.json"))
+    c.codes = {0}
+
+    def check():
+        if not os.path.islink(c.path("link.json")):
+            return "the symlink was replaced by a file"
+        body = open(target).read()
+        return "" if body.startswith("{") else "the link's target kept its old content"
+    c.after = check
+
+
+def report_mode_kept(c):
+    report = c.text("r.json", "{}\n")
+    os.chmod(report, 0o600)
+    c.run_on(c.workload([[comp(1, 1)]]), RING8, "--report", report)
+    c.codes = {0}
+
+    def check():
+        mode = stat.S_IMODE(os.stat(report).st_mode)
+        return "" if mode == 0o600 else f"mode {oct(mode)}, not 0o600"
+    c.after = check
+
+
+def comm_dst_2_32_plus_1(c):
+    ranks = [[p2p(1, True, 2**32 + 1, name="halo_send")], [p2p(1, False, 0)]]
+    c.run_on(c.workload(ranks))
+    c.needles = ["w.0.json", "node 1 'halo_send'", "comm_dst", "4294967297"]
+
+
+def lenient_number(c):
+    sys_yml = c.text("sys.yml", "collective:\n  chunks: 2.9\n")
+    c.cmd = ["--system", sys_yml]
+    c.needles = ["sys.yml:2", "chunks", "2.9"]
+
+
+def lenient_suffix(c):
+    sys_yml = c.text("sys.yml", "compute:\n  peak_tflops: 989abc\n")
+    c.cmd = ["--system", sys_yml]
+    c.needles = ["sys.yml:2", "peak_tflops", "989abc"]
+
+
+def wrong_typed_attribute(c):
+    node = coll(7, 4096, name="ar")
+    node["attr"][1] = attr("comm_size", "4096", "stringVal")
+    c.run_on(c.workload([[node] for _ in range(8)]))
+    c.needles = ["w.0.json", "rank 0", "node 7 'ar'", "comm_size"]
+
+
+def deadlock_names_group(c):
+    groups = c.text("groups.json", '{"tp": [0, 1]}')
+    ranks = [[coll(1, 4096, pg="tp", name="tp_sync")], [comp(1, 1, name="busy")]] + [[] for _ in range(6)]
+    c.run_on(c.workload(ranks), RING8, "--comm-group", groups)
+    c.codes, c.needles = {3}, ["tp", "rank 1"]
+
+
+def pg_float_name(c):
+    # "0.0" finds "0"; the file's "0" is a subset and is that group.
+    groups = c.text("groups.json", '{"0": [0, 1]}')
+    ranks = [[coll(1, 4096, pg="0.0")], [coll(1, 4096, pg="0.0")]] + [[comp(1, 1)] for _ in range(6)]
+    c.run_on(c.workload(ranks), RING8, "--comm-group", groups)
+    c.codes = {0}
+
+
+def involved_dim(c):
+    dims = [attr("involved_dim", None, "boolList")]
+    dims[0]["boolList"] = {"values": [True, False]}
+    ranks = [[coll(1, 1 << 20, extra=dims)] for _ in range(64)]
+    c.run_on(c.workload(ranks), TORUS, "--report", c.path("r.json"))
+    c.codes = {0}
+
+    def check():
+        sizes = {x.get("group_size") for x in json.load(open(c.path("r.json"))).get("collectives", [])}
+        return "" if sizes == {8} else f"group sizes {sorted(s for s in sizes if s is not None)}, not 8"
+    c.after = check
+
+
+CASES = [
+    ("simulated time wraps", "two chained COMPs of 5e12 us", time_wraps),
+    ("simulated time wraps", "duration_micros 2^62", duration_2_62),
+    ("simulated time wraps", "all-reduce comm_size 2^62", coll_size_2_62),
+    ("memory-op time wraps", "MEM_LOAD 1e18 B at 1 B/s", mem_op_wraps),
+    ("injected-algorithm durations wrap", "algorithm COMP of 2^62 us", injected_duration_wraps),
+    ("deep JSON nesting", "JSON ET nested 100,000 levels", deep_json_et),
+    ("deep JSON nesting", "comm-group file nested 100,000 levels", deep_comm_group),
+    ("deep JSON nesting", "process-group METADATA nested 100,000 levels", deep_pg_metadata),
+    ("wrong-typed system config values", "reduction_bandwidth: [1, 2]", system_wrong_type),
+    ("wrong-typed system config values", "collective key twice", system_duplicate_key),
+    ("special files as inputs", "--comm-group a directory", comm_group_directory),
+    ("special files as inputs", "--system /dev/zero", system_dev_zero),
+    ("slow dependency handling", "one node with 60,000 deps", wide_fan_in),
+    ("slow dependency handling", "300,000 chained COMPs", long_chain),
+    ("output path replaced", "--report through a symlink", report_symlink),
+    ("output mode lost", "--report onto a 0600 file", report_mode_kept),
+    ("ids truncated", "comm_dst 2^32+1", comm_dst_2_32_plus_1),
+    ("lenient numbers in the system config", "chunks: 2.9", lenient_number),
+    ("lenient numbers in the system config", "peak_tflops: 989abc", lenient_suffix),
+    ("errors without a place", "comm_size as a string", wrong_typed_attribute),
+    ("deadlock told in internal terms", "a sub-group member never issues", deadlock_names_group),
+    ("process groups misread", "pg_name \"0.0\", file defines \"0\" as a subset", pg_float_name),
+    ("involved_dim ignored", "[true, false] on an 8x8 torus", involved_dim),
+]
+
+
+def run_case(sim, timeout, build):
+    d = tempfile.mkdtemp(prefix="sim_known_defects_")
+    try:
+        c = Case(d)
+        build(c)
+        start = time.monotonic()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        try:
+            proc = subprocess.run([sim, "-q"] + c.cmd, capture_output=True, text=True, errors="replace",
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return "hang", f"no exit within {timeout} s"
+        seconds = time.monotonic() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+        err = proc.stderr
+        first = err.strip().splitlines()[0][:150] if err.strip() else ""
+        if proc.returncode < 0:
+            return "FAIL", f"signal {-proc.returncode}: {first}"
+        if proc.returncode not in (0, 2, 3):
+            return "FAIL", f"exit {proc.returncode}: {first}"
+        if proc.returncode not in c.codes:
+            return "FAIL", f"exit {proc.returncode}, expected {'/'.join(map(str, sorted(c.codes)))}: {first}"
+        if proc.returncode != 0 and "sim: error:" not in err:
+            return "FAIL", f"exit {proc.returncode} without 'sim: error:'"
+        missing = [n for n in c.needles if n not in err]
+        if missing:
+            return "FAIL", f"message lacks {missing!r}: {first}"
+        if c.max_cpu and cpu > c.max_cpu:
+            return "FAIL", f"took {cpu:.1f} CPU s, more than {c.max_cpu}"
+        if c.after:
+            why = c.after()
+            if why:
+                return "FAIL", why
+        return "ok", f"exit {proc.returncode}, {seconds:.1f} s ({cpu:.1f} CPU s)" + (f": {first}" if first else "")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sim", default=os.path.join(ROOT, "build", "sim"))
+    ap.add_argument("--timeout", type=float, default=60)
+    args = ap.parse_args()
+    if not os.access(args.sim, os.X_OK):
+        print(f"no sim binary at {args.sim} (build first, or give --sim)", file=sys.stderr)
+        return 2
+    failures = 0
+    print(f"{'class':36} {'instance':46} result")
+    for klass, instance, build in CASES:
+        verdict, detail = run_case(args.sim, args.timeout, build)
+        failures += verdict != "ok"
+        print(f"{klass[:36]:36} {instance[:46]:46} {verdict}: {detail}")
+    print(f"{len(CASES) - failures} of {len(CASES)} ok")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
