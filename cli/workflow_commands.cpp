@@ -8,9 +8,7 @@
 #include "workflows/plot_launcher.h"
 #include "workflows/sweep_merge.h"
 #include "workflows/sweep_runner.h"
-#ifdef SIM_HAVE_MPI
 #include "workflows/mpi_sweep.h"
-#endif
 
 namespace sim {
 
@@ -82,10 +80,8 @@ int run_sweep_command(WorkflowCommands& c) {
   if (o.spec.empty()) throw InputError("sim sweep: give a sweep spec (sim sweep SPEC.yml -o OUTDIR)");
   if (!c.shard.empty()) workflows::parse_shard(c.shard, o.shard_index, o.shard_count);
   o.reuse = !c.no_cache;
-#ifdef SIM_HAVE_MPI
   const std::unique_ptr<workflows::Communicator> mpi = workflows::mpi_communicator_if_launched();
   o.communicator = mpi.get();
-#endif
   return workflows::run_sweep(o, std::cout);
 }
 
