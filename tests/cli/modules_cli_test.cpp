@@ -80,5 +80,17 @@ TEST_F(Modules, BrokenMpiModuleUnderMpirunIsAnInputError) {
       << r.output;
 }
 
+// `sim sweep --help` names the MPI module and says when it is not found.
+TEST_F(Modules, SweepHelpSaysWhetherTheMpiModuleIsFound) {
+  const SimRun h = run_sim("sweep --help");
+  ASSERT_EQ(h.code, 0) << h.output;
+  EXPECT_NE(h.output.find("MPI is the module libsim_mpi.so"), std::string::npos) << h.output;
+#ifdef SIM_HAVE_MPI
+  EXPECT_EQ(h.output.find("module not found"), std::string::npos) << h.output;
+#endif
+  const SimRun elsewhere = run_shell("SIM_MODULE_DIR=" + path("") + " " + SIM_BINARY + " sweep --help 2>&1");
+  EXPECT_EQ(elsewhere.output, h.output);  // an empty $SIM_MODULE_DIR: the later folders are still searched
+}
+
 }  // namespace
 }  // namespace sim
