@@ -3,14 +3,13 @@
 #include <iostream>
 
 #include "core/error.h"
+#include "core/plugin.h"
 
 #include "workflows/compare.h"
 #include "workflows/plot_launcher.h"
 #include "workflows/sweep_merge.h"
 #include "workflows/sweep_runner.h"
-#ifdef SIM_HAVE_MPI
 #include "workflows/mpi_sweep.h"
-#endif
 
 namespace sim {
 
@@ -46,6 +45,14 @@ void add_sweep(CLI::App& app, WorkflowCommands& c) {
   c.sweep->add_option("--progress-interval", o.progress_interval,
                       "seconds between progress lines when stderr is not a terminal (default 10)")
       ->check(CLI::PositiveNumber);
+  // A look for the file, not a load: only `mpirun ... sim sweep` loads it.
+  c.sweep->footer(std::string("Under mpirun (mpirun -n K sim sweep SPEC -o OUTDIR) each rank runs every K-th point and "
+                              "rank 0 writes the output; MPI is the module ") +
+                  workflows::kMpiModuleFile +
+                  (find_module(workflows::kMpiModuleFile).empty()
+                       ? " (module not found: install libopenmpi-dev, scripts/setup.sh, and rebuild)"
+                       : "") +
+                  ", loaded only under mpirun (docs/workflows.md).");
   c.merge = c.sweep->add_subcommand("merge", "join the output folders of a sweep's shards into one");
   c.merge->add_option("dirs", c.merge_dirs, "the shards' output folders")->required();
   c.merge->add_option("-o,--output", c.merge_out, "merged output folder")->required();
@@ -82,10 +89,8 @@ int run_sweep_command(WorkflowCommands& c) {
   if (o.spec.empty()) throw InputError("sim sweep: give a sweep spec (sim sweep SPEC.yml -o OUTDIR)");
   if (!c.shard.empty()) workflows::parse_shard(c.shard, o.shard_index, o.shard_count);
   o.reuse = !c.no_cache;
-#ifdef SIM_HAVE_MPI
   const std::unique_ptr<workflows::Communicator> mpi = workflows::mpi_communicator_if_launched();
   o.communicator = mpi.get();
-#endif
   return workflows::run_sweep(o, std::cout);
 }
 

@@ -6,10 +6,9 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "network/analytical_network.h"
+#include "core/plugin.h"
 #include "network/flow_network.h"
-#ifdef SIM_HAVE_NS3
 #include "network/ns3/ns3_network.h"
-#endif
 
 namespace sim {
 
@@ -25,18 +24,13 @@ std::vector<BackendOption> with_link_model(std::vector<BackendOption> own) {
   return own;
 }
 
-#ifdef SIM_HAVE_NS3
 const char* const kNs3Summary =
     "packet-level on ns-3 3.37: every link a point-to-point channel, one TCP connection per NPU pair, "
     "routes as ours";
-#else
-const char* const kNs3Summary =
-    "packet-level on ns-3 (NOT BUILT: install libns3-dev libgsl-dev libsqlite3-dev, e.g. scripts/setup.sh, "
-    "and re-run cmake)";
-#endif
+// What to do when build/libsim_ns3.so or its ns-3 libraries are missing.
+const char* const kNs3Install = "install libns3-dev libgsl-dev libsqlite3-dev (scripts/setup.sh) and rebuild";
 
 std::unique_ptr<Network> make_ns3(const Topology& t, EventQueue& q, const BackendOptions& o) {
-#ifdef SIM_HAVE_NS3
   Ns3Options n;
   n.links = o.link_model();
   if (o.has("mtu")) n.mtu = static_cast<std::uint32_t>(o.integer("mtu", 576, 65535));
@@ -56,15 +50,13 @@ std::unique_ptr<Network> make_ns3(const Topology& t, EventQueue& q, const Backen
                      " NPUs); set network.connect: on_first_send");
   }
   if (o.has("seed")) n.seed = static_cast<std::uint32_t>(o.integer("seed", 1, 0xffffffffu));
-  return make_ns3_network(t, q, n);
-#else
-  (void)t;
-  (void)q;
-  (void)o;
-  throw InputError(
-      "network backend 'ns3' is not built in this binary: install libns3-dev libgsl-dev libsqlite3-dev "
-      "(scripts/setup.sh) and re-run cmake");
-#endif
+  Ns3MakeNetwork* make = nullptr;
+  try {
+    make = module_function<Ns3MakeNetwork>(kNs3ModuleFile, kNs3EntryPoint);
+  } catch (const ModuleError& e) {
+    throw ModuleError("network backend 'ns3': " + std::string(e.what()) + "; " + kNs3Install);
+  }
+  return std::unique_ptr<Network>(make(t, q, n));
 }
 
 }  // namespace
@@ -154,7 +146,8 @@ const std::vector<BackendInfo>& network_backends() {
        [](const Topology& t, EventQueue& q, const BackendOptions& o) -> std::unique_ptr<Network> {
          const bool serialize = !o.has("egress") || o.choice("egress", {"serialize", "overlap"}) == "serialize";
          return std::make_unique<AnalyticalNetwork>(t, q, o.link_model(), serialize);
-       }},
+       },
+       ""},
       {"flow",
        "congestion-aware: every message is a flow on its route, links shared max-min fairly, cut-through",
        with_link_model({{"nic_bandwidth", "cap on all traffic out of one NPU, and on all into it (default: none)"},
@@ -166,7 +159,8 @@ const std::vector<BackendInfo>& network_backends() {
          if (o.has("nic_bandwidth")) fo.nic_bandwidth = o.bandwidth("nic_bandwidth");
          if (o.has("pair_order")) fo.pair_fifo = o.choice("pair_order", {"fifo", "shared"}) == "fifo";
          return std::make_unique<FlowNetwork>(t, q, fo);
-       }},
+       },
+       ""},
       {"ns3", kNs3Summary,
        with_link_model(
            {{"mtu", "IP packet size of every link in bytes (default 9000: jumbo frames; TCP segments carry mtu - 52)"},
@@ -179,7 +173,7 @@ const std::vector<BackendInfo>& network_backends() {
             {"connect", "before_start (default): every NPU pair's handshake done before time 0; "
                         "on_first_send: a pair's first message waits for its handshake"},
             {"seed", "ns-3 random seed (default 1)"}}),
-       make_ns3},
+       make_ns3, kNs3ModuleFile},
   };
   return backends;
 }
@@ -194,10 +188,18 @@ const BackendInfo* find_backend(const std::string& name) {
 std::string describe_backends() {
   std::string s;
   for (const BackendInfo& b : network_backends()) {
-    s += "  " + b.name + ": " + b.summary + "\n";
+    s += "  " + b.name + ": " + b.summary;
+    // A look for the file, not a load: --help must not pay for ns-3.
+    if (!b.module.empty() && find_module(b.module).empty()) s += " (module not found: " + b.module + "; see docs/network.md)";
+    s += "\n";
     for (const BackendOption& o : b.options) s += "      " + o.key + ": " + o.help + "\n";
   }
   return s;
+}
+
+std::string backend_module_path(const std::string& backend) {
+  const BackendInfo* b = find_backend(backend);
+  return b && !b->module.empty() ? find_module(b->module) : std::string();
 }
 
 std::unique_ptr<Network> make_network(const NetworkConfig& config, const Topology& topology, EventQueue& queue) {

@@ -66,13 +66,21 @@ struct BackendInfo {
   std::string summary;
   std::vector<BackendOption> options;
   std::function<std::unique_ptr<Network>(const Topology&, EventQueue&, const BackendOptions&)> make;
+  // The shared module holding its code ("libsim_ns3.so", core/plugin.h), or
+  // "" when it is built into the executable.
+  std::string module;
 };
 
 // Every backend, in the order --help lists them.
 const std::vector<BackendInfo>& network_backends();
 const BackendInfo* find_backend(const std::string& name);
-// Names, one-line summaries and options of every backend, for --help.
+// Names, one-line summaries and options of every backend, for --help; a
+// backend whose module is not found says "module not found".
 std::string describe_backends();
+
+// The file holding `backend`'s code when it lives in a module: its path, or
+// "" when the module is not found; "" for built-in backends and unknown names.
+std::string backend_module_path(const std::string& backend);
 
 // Builds the configured backend. Throws InputError for an unknown backend
 // (listing the known ones), an option the backend does not take (listing

@@ -1,8 +1,9 @@
+// The libsim_mpi.so module: the only file that includes <mpi.h>.
 #include "workflows/mpi_sweep.h"
 
 #include <mpi.h>
 
-#include <cstdlib>
+#include <cstdint>
 #include <stdexcept>
 
 namespace sim::workflows {
@@ -49,9 +50,6 @@ class MpiCommunicator final : public Communicator {
 
 }  // namespace
 
-std::unique_ptr<Communicator> mpi_communicator_if_launched() {
-  if (!std::getenv("OMPI_COMM_WORLD_SIZE") && !std::getenv("PMI_SIZE") && !std::getenv("PMIX_RANK")) return nullptr;
-  return std::make_unique<MpiCommunicator>();
-}
-
 }  // namespace sim::workflows
+
+extern "C" sim::workflows::Communicator* sim_mpi_communicator() { return new sim::workflows::MpiCommunicator(); }

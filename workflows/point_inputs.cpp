@@ -1,7 +1,9 @@
 #include "workflows/point_inputs.h"
 
 #include "core/error.h"
+#include "core/plugin.h"
 #include "core/units.h"
+#include "network/backend_registry.h"
 #include "system/algorithm_registry.h"
 #include "system/producers/msccl_import.h"
 #include "system/astrasim_system.h"
@@ -108,6 +110,16 @@ void InputReader::read_system(const PointSettings& s, PointInputs& in, std::stri
   }
 }
 
+void InputReader::read_backend_module(PointInputs& in, std::string& key) {
+  // A backend built as a module (ns3: libsim_ns3.so) is not in sim_version's
+  // digest of the executable: its own file keys the point, so a rebuilt
+  // module recomputes the points that used it, and only those.
+  const BackendInfo* b = find_backend(in.backend.empty() ? in.system->network.backend : in.backend);
+  if (!b || b->module.empty()) return;
+  const std::string path = find_module(b->module);
+  key += "module " + b->module + " " + (path.empty() ? std::string("absent") : digests_.of(path)) + "\n";
+}
+
 void InputReader::read_workload(const PointSettings& s, PointInputs& in, std::string& key) {
   if (s.microbenchmark) {
     CollectivesSpec mb;
@@ -146,6 +158,7 @@ PointInputs InputReader::read(const PointSettings& s) {
   try {
     read_network(s, in, key);
     read_system(s, in, key);
+    read_backend_module(in, key);
     read_workload(s, in, key);
     read_collectives(s, in, key);
   } catch (const SimError& e) {

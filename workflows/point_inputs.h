@@ -1,6 +1,7 @@
 // What one sweep point reads, gathered before it runs: the network text with
 // its overrides, the parsed system config, the workload's files, and the
-// point's key (SHA-256 over the sim version and the content of every input).
+// point's key (SHA-256 over the sim version, the module file of a backend
+// built as one (ns3), and the content of every input).
 #pragma once
 
 #include <map>
@@ -46,6 +47,7 @@ class InputReader {
   const std::string& text_of(const std::string& path);
   void read_network(const PointSettings& s, PointInputs& in, std::string& key);
   void read_system(const PointSettings& s, PointInputs& in, std::string& key);
+  void read_backend_module(PointInputs& in, std::string& key);
   void read_workload(const PointSettings& s, PointInputs& in, std::string& key);
   void read_collectives(const PointSettings& s, PointInputs& in, std::string& key);
   std::string rank_files_digest(const std::string& prefix);

@@ -479,8 +479,9 @@ std::vector<std::pair<std::string, std::uint64_t>> Ns3Network::counters() const 
 
 }  // namespace
 
-std::unique_ptr<Network> make_ns3_network(const Topology& topology, EventQueue& queue, const Ns3Options& options) {
-  return std::make_unique<Ns3Network>(topology, queue, options);
-}
-
 }  // namespace sim
+
+extern "C" sim::Network* sim_ns3_make_network(const sim::Topology& topology, sim::EventQueue& queue,
+                                              const sim::Ns3Options& options) {
+  return new sim::Ns3Network(topology, queue, options);
+}

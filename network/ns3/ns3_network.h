@@ -3,7 +3,10 @@
 // This header is all the rest of the project sees of it: plain options and a
 // factory, no ns-3 type, so only network/ns3/ns3_network.cpp is compiled as
 // C++17 against ns-3's headers (which do not compile as C++20) and ns-3 (GPLv2)
-// stays in its own library target. docs/network.md describes the model.
+// stays in its own module, build/libsim_ns3.so, which the backend registry
+// loads (core/plugin.h) only when a run picks the ns3 backend: other runs
+// neither map ns-3's libraries nor run its static initialisers.
+// docs/network.md describes the model and how the module is found.
 #pragma once
 
 #include <cstdint>
@@ -29,8 +32,16 @@ struct Ns3Options {
   std::uint32_t seed = 1;                   // ns-3 random streams
 };
 
-// Builds the backend. Only one may exist at a time in a process (ns-3's
-// simulator is global); a second throws std::logic_error.
-std::unique_ptr<Network> make_ns3_network(const Topology& topology, EventQueue& queue, const Ns3Options& options);
+// The module's file and its one entry point, looked up by name.
+inline constexpr const char* kNs3ModuleFile = "libsim_ns3.so";
+inline constexpr const char* kNs3EntryPoint = "sim_ns3_make_network";
+
+// Builds the backend; the caller owns the result. Only one may exist at a time
+// in a process (ns-3's simulator is global); a second throws std::logic_error.
+// Bad options throw InputError; exceptions cross the module boundary as usual
+// (one C++ runtime in the process).
+using Ns3MakeNetwork = Network*(const Topology& topology, EventQueue& queue, const Ns3Options& options);
 
 }  // namespace sim
+
+extern "C" sim::Ns3MakeNetwork sim_ns3_make_network;

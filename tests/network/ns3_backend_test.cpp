@@ -51,22 +51,30 @@ Time one_message(const std::string& name, const Topology& t, NodeId src, NodeId 
   return r.at[1];
 }
 
-// Built or not, the backend is listed; without ns-3 choosing it is an error saying what to install.
-TEST(Ns3Backend, HelpSaysWhetherItIsBuilt) {
+// Built or not, the backend is listed; its module is found (as sim finds it,
+// core/plugin.h) when built, else --help says so and choosing it is an error
+// saying what to install.
+TEST(Ns3Backend, HelpSaysWhetherItsModuleIsFound) {
   const std::string help = describe_backends();
   ASSERT_NE(help.find("  ns3: packet-level"), std::string::npos);
 #ifdef SIM_HAVE_NS3
-  EXPECT_EQ(help.find("NOT BUILT"), std::string::npos);
+  EXPECT_EQ(help.find("module not found"), std::string::npos) << help;
+  EXPECT_NE(backend_module_path("ns3"), "");
 #else
-  EXPECT_NE(help.find("ns3: packet-level on ns-3 (NOT BUILT: install libns3-dev"), std::string::npos);
+  EXPECT_NE(help.find("routes as ours (module not found: libsim_ns3.so"), std::string::npos) << help;
+  EXPECT_EQ(backend_module_path("ns3"), "");
   EventQueue q;
   try {
     backend("ns3", one_link(), q);
     ADD_FAILURE() << "expected InputError";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("'ns3' is not built in this binary: install libns3-dev"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("network backend 'ns3': module libsim_ns3.so not found (looked in "),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("install libns3-dev"), std::string::npos) << e.what();
   }
 #endif
+  EXPECT_EQ(backend_module_path("flow"), "");  // built in
 }
 
 TEST(Ns3Backend, PointToPointMatchesTheClosedFormWithHeaders) {

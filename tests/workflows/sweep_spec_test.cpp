@@ -2,7 +2,10 @@
 // product and zip orders.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <set>
+#include <utility>
 
 #include "sweep_fixture.h"
 #include "workflows/point_inputs.h"
@@ -50,6 +53,30 @@ TEST(SweepSpec, FirstAxisVariesSlowestAndOverridesReachTheFile) {
   EXPECT_EQ(in.microbenchmark->bytes, 2048u);
   EXPECT_NE(reader.read(points[0].settings).key, reader.read(points[3].settings).key);
   EXPECT_EQ(reader.read(points[0].settings).key, reader.read(points[0].settings).key);  // stable
+}
+
+// The ns3 backend's code is in libsim_ns3.so, outside the executable that
+// sim_version digests: the module file keys the points that use it, only those.
+TEST(SweepSpec, PointsOfAModuleBackendAreKeyedByTheModuleFile) {
+  const testing::TempDir dir("module_key");
+  const std::string ring = std::string(SIM_SOURCE_DIR) + "/configs/ring8.yml";
+  const SweepSpec spec = parse_sweep_spec("base:\n  microbenchmark: {npus: 8}\n  network: " + ring +
+                                              "\naxes:\n  backend: [analytical, ns3]\n",
+                                          "/tmp/spec.yml");
+  const auto points = expand_points(spec);
+  ASSERT_EQ(points.size(), 2u);
+  const auto keys = [&spec, &points] {
+    InputReader reader(spec);
+    return std::pair{reader.read(points[0].settings).key, reader.read(points[1].settings).key};
+  };
+  ::setenv("SIM_MODULE_DIR", dir.path().c_str(), 1);  // searched first: only keyed here, never loaded
+  std::ofstream(dir / "libsim_ns3.so") << "one build of the module";
+  const auto one = keys();
+  std::ofstream(dir / "libsim_ns3.so") << "another build of the module";
+  const auto another = keys();
+  ::unsetenv("SIM_MODULE_DIR");
+  EXPECT_EQ(one.first, another.first);    // analytical
+  EXPECT_NE(one.second, another.second);  // ns3
 }
 
 }  // namespace
