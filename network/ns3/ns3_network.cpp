@@ -13,11 +13,14 @@
 // before our time 0); both count picoseconds.
 #include "network/ns3/ns3_network.h"
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -139,7 +142,12 @@ struct LinkProbe {
 
 void stop_ns3() { ns3::Simulator::Stop(); }
 
-bool g_alive = false;  // ns-3's simulator is a process-wide singleton
+// ns-3's simulator is a process-wide singleton, so one ns3 network lives at a
+// time: a sweep running ns3 points on several threads takes turns here (the
+// other backends still run in parallel). A second network on the thread that
+// holds the turn could never get it: that is a programming error.
+std::mutex g_turn;
+std::atomic<std::thread::id> g_owner{};
 
 class Ns3Network final : public Network, public ClockPeer {
  public:
@@ -205,8 +213,11 @@ class Ns3Network final : public Network, public ClockPeer {
 
 Ns3Network::Ns3Network(const Topology& topology, EventQueue& queue, const Ns3Options& options)
     : topology_(topology), queue_(queue), options_(options) {
-  if (g_alive) throw std::logic_error("only one ns3 network may exist at a time (ns-3's simulator is global)");
-  g_alive = true;
+  if (g_owner.load() == std::this_thread::get_id()) {
+    throw std::logic_error("only one ns3 network may exist at a time per thread (ns-3's simulator is global)");
+  }
+  g_turn.lock();
+  g_owner.store(std::this_thread::get_id());
   // Our clock counts picoseconds; so does ns-3's from here on (settable once per process).
   static const bool resolution_set = [] {
     if (ns3::Time::GetResolution() != ns3::Time::PS) ns3::Time::SetResolution(ns3::Time::PS);
@@ -223,7 +234,8 @@ Ns3Network::Ns3Network(const Topology& topology, EventQueue& queue, const Ns3Opt
     pairs_.clear();
     listeners_.clear();
     ns3::Simulator::Destroy();
-    g_alive = false;
+    g_owner.store(std::thread::id{});
+    g_turn.unlock();
     throw;
   }
   events_at_start_ = ns3::Simulator::GetEventCount();
@@ -235,7 +247,8 @@ Ns3Network::~Ns3Network() {
   pairs_.clear();
   listeners_.clear();
   ns3::Simulator::Destroy();
-  g_alive = false;
+  g_owner.store(std::thread::id{});
+  g_turn.unlock();
 }
 
 void Ns3Network::build_nodes() {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/error.h"
@@ -290,6 +291,19 @@ TEST(Ns3Backend, OnlyOneAtATimeAndBadOptionsAreErrors) {
     EXPECT_NE(std::string(e.what()).find("connect: on_first_send"), std::string::npos) << e.what();
   }
   EXPECT_NO_THROW(backend("ns3", shape256, q2, {{"connect", {"on_first_send", "test"}}}));
+}
+
+// A sweep runs points on threads: ns3 networks on two threads take turns
+// (ns-3's simulator is one per process) and each gets the time it gets alone.
+TEST(Ns3Backend, NetworksOnTwoThreadsTakeTurns) {
+  SKIP_WITHOUT_NS3();
+  const Topology t = one_link();
+  const Time alone = one_message("ns3", t, 0, 1, kMiB);
+  Time at[4] = {0, 0, 0, 0};
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 4; ++k) threads.emplace_back([&t, &at, k] { at[k] = one_message("ns3", t, 0, 1, kMiB); });
+  for (std::thread& th : threads) th.join();
+  for (const Time a : at) EXPECT_EQ(a, alone);
 }
 
 }  // namespace
