@@ -20,15 +20,6 @@ std::uint64_t pack(std::uint32_t rank, std::uint32_t index) {
 }
 }  // namespace
 
-std::size_t Simulation::P2PKeyHash::operator()(const P2PKey& k) const noexcept {
-  // splitmix64 finalizer: the flat map indexes with the low bits.
-  std::uint64_t h = static_cast<std::uint64_t>(k.tag) * 0x9e3779b97f4a7c15ull ^
-                    (static_cast<std::uint64_t>(k.src) << 32 | k.dst);
-  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
-  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
-  return static_cast<std::size_t>(h ^ (h >> 31));
-}
-
 Simulation::Simulation(std::vector<RankGraph> graphs, const Topology& topology, const SystemConfig& config,
                        SimulationOptions options)
     : Simulation(std::make_shared<const std::vector<RankGraph>>(std::move(graphs)), topology, config,
@@ -43,7 +34,8 @@ Simulation::Simulation(std::shared_ptr<const std::vector<RankGraph>> graphs, con
       options_(std::move(options)),
       network_(make_network(config_.network, topology_, queue_)),
       algorithms_(config_, topology_.dims(), options_.load_algorithm),
-      engine_(queue_, *network_, config_, *this) {
+      engine_(queue_, *network_, config_, *this),
+      p2p_match_(static_cast<std::uint32_t>(graphs_.size())) {
   const auto ranks = static_cast<std::uint32_t>(graphs_.size());
   if (ranks > topology_.npu_count()) {
     throw InputError("the workload has " + std::to_string(ranks) + " ranks but the network has only " +
@@ -442,13 +434,13 @@ void Simulation::issue_send(std::uint32_t rank, std::uint32_t index) {
   const TaskNode& n = graphs_[rank].node(index);
   const std::uint32_t m = p2p_.alloc(P2PMessage{rank, index, -1, 0, false});
   const std::uint32_t dst = job_first_[rank] + static_cast<std::uint32_t>(n.comm_dst);
-  P2PRecv recv;
-  if (p2p_match_.arrive(P2PKey{rank, dst, n.comm_tag}, m, recv)) {
-    if (graphs_[recv.rank].node(recv.index).comm_size != n.comm_size) {
-      throw InputError("size mismatch: " + describe_node(rank, index) + " matched " + describe_node(recv.rank, recv.index));
+  std::uint32_t recv_index;
+  if (p2p_match_.arrive(rank, dst, n.comm_tag, m, recv_index)) {
+    if (graphs_[dst].node(recv_index).comm_size != n.comm_size) {
+      throw InputError("size mismatch: " + describe_node(rank, index) + " matched " + describe_node(dst, recv_index));
     }
-    p2p_[m].recv_rank = recv.rank;
-    p2p_[m].recv_index = recv.index;
+    p2p_[m].recv_rank = dst;
+    p2p_[m].recv_index = recv_index;
   }
   network_->send(npu_of_[rank], npu_of_[dst], n.comm_size, Delivery{this, kP2PDelivered, m});
 }
@@ -457,7 +449,7 @@ void Simulation::issue_recv(std::uint32_t rank, std::uint32_t index) {
   const TaskNode& n = graphs_[rank].node(index);
   std::uint32_t m;
   const std::uint32_t src = job_first_[rank] + static_cast<std::uint32_t>(n.comm_src);
-  if (!p2p_match_.post(P2PKey{src, rank, n.comm_tag}, P2PRecv{rank, index}, m)) {
+  if (!p2p_match_.post(src, rank, n.comm_tag, index, m)) {
     return;  // no send yet: waits in the matcher
   }
   P2PMessage& msg = p2p_[m];
