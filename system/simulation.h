@@ -168,8 +168,12 @@ class Simulation final : public EventHandler, public CollectiveListener {
   };
   enum Resource : std::uint8_t { kGpu = 0, kCpu = 1, kMem = 2, kNumLimited = 3, kComm = 3, kNone = 4 };
 
-  Resource resource_of(const TaskNode& node) const;
+  static Resource resource_of(NodeKind kind, bool is_cpu_op);
   void drain(std::uint32_t rank);
+  // drain()'s loop, with r.draining set; `ready_first`: the caller has just
+  // issued ready nodes, so the loop goes on with the ready ones before it
+  // looks at the waiting ones again (as drain() itself does).
+  void drain_loop(std::uint32_t rank, RankRun& r, bool ready_first);
   void issue(std::uint32_t rank, std::uint32_t index);
   void start(std::uint32_t rank, std::uint32_t index);  // issue() without the error context
   void complete(std::uint32_t rank, std::uint32_t index);
