@@ -22,6 +22,19 @@ Time time_to_drain(uint128 remaining, BytesPerSecond rate) {
   if (t > static_cast<uint128>(std::numeric_limits<Time>::max() / 2)) return -1;
   return static_cast<Time>(t);
 }
+
+// add_time / add_bytes with the check inline: they are called on every
+// message, and the out-of-line versions (which build the error) cost a call each.
+inline Time add_time_inline(Time a, Time b, const char* what) {
+  Time sum;
+  if (a < 0 || b < 0 || __builtin_add_overflow(a, b, &sum)) [[unlikely]] return add_time(a, b, what);
+  return sum;
+}
+inline std::uint64_t add_bytes_inline(std::uint64_t a, std::uint64_t b, const char* what) {
+  std::uint64_t sum;
+  if (__builtin_add_overflow(a, b, &sum)) [[unlikely]] return add_bytes(a, b, what);
+  return sum;
+}
 }  // namespace
 
 FlowNetwork::FlowNetwork(const Topology& topology, EventQueue& queue, Options options)
@@ -35,8 +48,6 @@ FlowNetwork::FlowNetwork(const Topology& topology, EventQueue& queue, Options op
 }
 
 std::uint32_t FlowNetwork::route_of(NodeId src, NodeId dst) {
-  LastRoute& last = last_[src];
-  if (last.dst == dst) return last.route;
   const std::uint64_t key = std::uint64_t{src} * topology_.npu_count() + dst;
   std::uint32_t index;
   if (const std::uint32_t* known = route_of_.find(key)) {
@@ -61,7 +72,7 @@ std::uint32_t FlowNetwork::route_of(NodeId src, NodeId dst) {
     routes_.push_back(r);
     route_of_[key] = index;
   }
-  last = LastRoute{dst, index};
+  last_[src] = LastRoute{dst, index};
   return index;
 }
 
@@ -77,7 +88,8 @@ std::uint32_t FlowNetwork::alloc_flow() {
 
 void FlowNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) {
   if (!admit(src, dst, to, queue_)) return;
-  const std::uint32_t r = route_of(src, dst);
+  const LastRoute last = last_[src];  // most lookups end here, without a call
+  const std::uint32_t r = last.dst == dst ? last.route : route_of(src, dst);
   if (options_.pair_fifo && pair_busy(r)) {
     std::uint32_t q;
     if (free_queued_ != kNoFlow) {
@@ -132,16 +144,23 @@ void FlowNetwork::pair_advance(std::uint32_t r) {
 
 void FlowNetwork::start_message(std::uint32_t r, std::uint64_t bytes, const Delivery& to) {
   const Time now = queue_.now();
-  const Route& route = routes_[r];
+  Route& route = routes_[r];
   if (bytes == 0) {  // nothing to share: only the latency
     queue_.schedule(add_time(now, route.latency, "a message's delivery"), to.handler, to.kind, to.payload);
     return;
   }
+  const LinkId* const hop = route_links_.data() + route.begin;
   // Alone on every link of its route: the bottleneck rate, no recompute.
   bool alone = true;
   for (std::uint32_t h = 0; h < route.hops; ++h) {
-    const LinkId l = route_links_[route.begin + h];
-    if (occupant_[l] < kShared) end_solo_on(l);
+    const LinkId l = hop[h];
+    if (const std::uint32_t other = occupant_[l]; other < kShared) {
+      if (flows_[other].finish <= now) {
+        detach_solo(flows_[other]);  // all sent; its delivery event frees it
+      } else {
+        make_ordinary(other);
+      }
+    }
     alone = alone && occupant_[l] == kNoFlow;
   }
 
@@ -156,18 +175,42 @@ void FlowNetwork::start_message(std::uint32_t r, std::uint64_t bytes, const Deli
   flow.frozen = false;
   flow.solo = alone;
   flow.watched = false;
-  if (options_.pair_fifo) routes_[r].active = f;
-  attach(f, bytes);
+  if (options_.pair_fifo) route.active = f;
   ++in_flight_;
   peak_in_flight_ = std::max(peak_in_flight_, in_flight_);
-  if (alone) {
-    flow.rate = route.bottleneck;
-    schedule_finish(f);  // as a solo flow: the delivery itself
-    if (routes_[r].queued_head != kNoFlow) watch(f);
+  if (!alone) {
+    attach(f, bytes);
+    flow.rate = 0;
+    for (std::uint32_t h = 0; h < route.hops; ++h) mark_dirty(hop[h]);
     return;
   }
-  flow.rate = 0;
-  for (std::uint32_t h = 0; h < route.hops; ++h) mark_dirty(route_links_[route.begin + h]);
+  // Solo: its finish is known now, so it costs one event (its delivery), and
+  // its links' busy time is counted at once (make_ordinary takes back what it
+  // does not use). Every link is empty: position 0 everywhere, slots written
+  // only if it ever shares.
+  flow.attached = true;
+  flow.rate = route.bottleneck;
+  // The drain time of the route's last message size, kept: a pair mostly
+  // sends one size again and again, and the division is the slow part.
+  if (route.drain_bytes != bytes) {
+    const Time drain = time_to_drain(flow.remaining, flow.rate);
+    if (drain < 0) drain_limit(flow);
+    route.drain_bytes = bytes;
+    route.drain = drain;
+  }
+  const Time at = add_time_inline(now, route.drain, "a message's finish on the flow network");
+  const Time delivered = add_time_inline(at, flow.latency, "a message's delivery");
+  for (std::uint32_t h = 0; h < route.hops; ++h) {
+    occupant_[hop[h]] = f;
+    LinkState& link = links_[hop[h]];
+    link.busy += route.drain;
+    link.peak = std::max(link.peak, 1u);
+    link.bytes = add_bytes_inline(link.bytes, bytes, "the bytes a link carried");
+  }
+  flow.finish = at;
+  ++flow.version;
+  queue_.schedule(delivered, this, kSoloDelivered, static_cast<std::uint64_t>(flow.version) << 32 | f);
+  if (route.queued_head != kNoFlow) watch(f);
 }
 
 void FlowNetwork::attach(std::uint32_t f, std::uint64_t bytes) {
@@ -175,16 +218,6 @@ void FlowNetwork::attach(std::uint32_t f, std::uint64_t bytes) {
   flow.attached = true;
   const Route& route = routes_[flow.route];
   const Time now = queue_.now();
-  if (flow.solo) {  // every link is empty: position 0 everywhere, slots written only if it ever shares
-    for (std::uint32_t h = 0; h < route.hops; ++h) {
-      LinkState& link = links_[route_links_[route.begin + h]];
-      occupant_[route_links_[route.begin + h]] = f;
-      link.busy_since = now;
-      link.peak = std::max(link.peak, 1u);
-      link.bytes = add_bytes(link.bytes, bytes, "the bytes a link carried");
-    }
-    return;
-  }
   flow.slot.resize(route.hops);
   for (std::uint32_t h = 0; h < route.hops; ++h) {
     LinkState& link = links_[route_links_[route.begin + h]];
@@ -197,19 +230,23 @@ void FlowNetwork::attach(std::uint32_t f, std::uint64_t bytes) {
   }
 }
 
-void FlowNetwork::detach(std::uint32_t f, Time until) {
-  Flow& flow = flows_[f];
+inline void FlowNetwork::detach_solo(Flow& flow) {
   flow.attached = false;
   --in_flight_;
   const Route& route = routes_[flow.route];
-  if (flow.solo) {  // the only flow on each of its links
-    for (std::uint32_t h = 0; h < route.hops; ++h) {
-      occupant_[route_links_[route.begin + h]] = kNoFlow;
-      LinkState& link = links_[route_links_[route.begin + h]];
-      link.busy += until - link.busy_since;
-    }
+  const LinkId* const hop = route_links_.data() + route.begin;
+  for (std::uint32_t h = 0; h < route.hops; ++h) occupant_[hop[h]] = kNoFlow;
+}
+
+void FlowNetwork::detach(std::uint32_t f, Time until) {
+  Flow& flow = flows_[f];
+  if (flow.solo) {  // the only flow on each of its links, busy until its finish (counted at its start)
+    detach_solo(flow);
     return;
   }
+  flow.attached = false;
+  --in_flight_;
+  const Route& route = routes_[flow.route];
   for (std::uint32_t h = 0; h < route.hops; ++h) {
     const LinkId id = route_links_[route.begin + h];
     LinkState& link = links_[id];
@@ -228,26 +265,27 @@ void FlowNetwork::detach(std::uint32_t f, Time until) {
   }
 }
 
-void FlowNetwork::end_solo_on(LinkId l) {
-  const std::uint32_t f = occupant_[l];
+void FlowNetwork::make_ordinary(std::uint32_t f) {
   Flow& flow = flows_[f];
-  if (flow.finish <= queue_.now()) {
-    detach(f, flow.finish);  // all sent; its delivery event frees it
-    return;
+  // Its delivery event becomes void; the recompute this join triggers gives
+  // it a rate and a finish. Its links were counted busy until its solo
+  // finish: from now on they count as shared links do, busy since now.
+  const Time now = queue_.now();
+  const Route& route = routes_[flow.route];
+  // Into its links' lists, where it was alone: first on every one.
+  flow.slot.assign(route.hops, 0);
+  for (std::uint32_t h = 0; h < route.hops; ++h) {
+    const LinkId id = route_links_[route.begin + h];
+    LinkState& link = links_[id];
+    link.busy -= flow.finish - now;
+    link.busy_since = now;
+    occupant_[id] = kShared;
+    link.flows.push_back(FlowRef{f, h});
   }
-  // Still sending: from now on an ordinary flow. Its delivery event is
-  // void; the recompute this join triggers gives it a rate and a finish.
   flow.solo = false;
   flow.watched = false;
   flow.finish = -1;
   ++flow.version;
-  // Into its links' lists, where it was alone: first on every one.
-  const Route& route = routes_[flow.route];
-  flow.slot.assign(route.hops, 0);
-  for (std::uint32_t h = 0; h < route.hops; ++h) {
-    occupant_[route_links_[route.begin + h]] = kShared;
-    links_[route_links_[route.begin + h]].flows.push_back(FlowRef{f, h});
-  }
 }
 
 void FlowNetwork::free_flow(std::uint32_t f) {
@@ -275,14 +313,16 @@ void FlowNetwork::mark_dirty(LinkId l) {
   }
 }
 
+void FlowNetwork::drain_limit(const Flow& flow) {
+  throw TimeLimitError("a message on the flow network (" + std::to_string(static_cast<std::uint64_t>(
+                           flow.remaining / kPsPerSecond)) + " B left at " + std::to_string(flow.rate) +
+                       " B/s) would finish after the largest representable time, " + describe_time_limit());
+}
+
 void FlowNetwork::schedule_finish(std::uint32_t f) {
   Flow& flow = flows_[f];
   const Time drain = time_to_drain(flow.remaining, flow.rate);
-  if (drain < 0) {
-    throw TimeLimitError("a message on the flow network (" + std::to_string(static_cast<std::uint64_t>(
-                             flow.remaining / kPsPerSecond)) + " B left at " + std::to_string(flow.rate) +
-                         " B/s) would finish after the largest representable time, " + describe_time_limit());
-  }
+  if (drain < 0) drain_limit(flow);
   const Time at = add_time(flow.updated, drain, "a message's finish on the flow network");
   add_time(at, flow.latency, "a message's delivery");  // checked here so the event below cannot wrap
   if (at == flow.finish) return;  // unchanged: the queued finish event stands
@@ -320,7 +360,7 @@ void FlowNetwork::on_event(const Event& event) {
     return;
   }
   if (event.kind == kSoloDelivered) {
-    if (flow.attached) detach(f, flow.finish);
+    if (flow.attached) detach_solo(flow);  // the version matched: still solo
     const Delivery to = flow.to;
     const std::uint32_t r = flow.route;
     free_flow(f);
@@ -424,7 +464,12 @@ std::vector<LinkUsage> FlowNetwork::link_usage() const {
   for (std::size_t i = 0; i < n; ++i) {
     const LinkState& l = links_[i];
     usage[i].bytes = l.bytes;
-    usage[i].busy = l.busy + (occupant_[i] == kNoFlow ? 0 : now - l.busy_since);
+    usage[i].busy = l.busy;
+    if (occupant_[i] == kShared) {
+      usage[i].busy += now - l.busy_since;
+    } else if (occupant_[i] != kNoFlow) {  // solo: counted until its finish, which may be still ahead
+      usage[i].busy -= std::max<Time>(flows_[occupant_[i]].finish - now, 0);
+    }
     usage[i].peak_flows = l.peak;
   }
   return usage;

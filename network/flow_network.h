@@ -98,8 +98,8 @@ class FlowNetwork final : public Network, public EventHandler {
     std::vector<FlowRef> flows;
     // Statistics.
     std::uint64_t bytes = 0;
-    Time busy = 0;
-    Time busy_since = 0;
+    Time busy = 0;        // a solo flow's whole sending time is counted at its start
+    Time busy_since = 0;  // when its flow list last became non-empty
     std::uint32_t peak = 0;
     // Recompute scratch.
     std::uint64_t left = 0;      // capacity not yet given to frozen flows
@@ -112,6 +112,8 @@ class FlowNetwork final : public Network, public EventHandler {
     std::uint32_t begin = 0, hops = 0;  // into route_links_
     Time latency = 0;
     BytesPerSecond bottleneck = 0;
+    std::uint64_t drain_bytes = 0;  // the last solo message's size (0: none yet) ...
+    Time drain = 0;                 // ... and its time to leave at `bottleneck`
     std::uint32_t active = 0xffffffffu;  // the flow now sending, if any
     std::uint32_t queued_head = 0xffffffffu, queued_tail = 0xffffffffu;
   };
@@ -123,6 +125,7 @@ class FlowNetwork final : public Network, public EventHandler {
 
   enum Kind : std::uint32_t { kFinish = 0, kRecompute = 1, kSoloDelivered = 2, kPairNext = 3 };
 
+  // Finds or builds the pair's route, and makes it the source's last one.
   std::uint32_t route_of(NodeId src, NodeId dst);
   void start_message(std::uint32_t route, std::uint64_t bytes, const Delivery& to);
   // Whether the pair has a message still sending (or waiting).
@@ -132,14 +135,17 @@ class FlowNetwork final : public Network, public EventHandler {
   // A solo flow with messages queued behind it needs an event at its finish.
   void watch(std::uint32_t f);
   std::uint32_t alloc_flow();
+  // Puts an ordinary (not solo) flow on its links' lists.
   void attach(std::uint32_t f, std::uint64_t bytes);
   // Takes the flow off its links; they were busy with it until `until`.
   void detach(std::uint32_t f, Time until);
-  // A solo flow on `link` either finished sending (taken off) or now shares (made ordinary).
-  void end_solo_on(LinkId link);
+  void detach_solo(Flow& flow);
+  // A solo flow still sending now shares a link: into its links' lists, a rate from the recompute.
+  void make_ordinary(std::uint32_t f);
   void free_flow(std::uint32_t f);
   void mark_dirty(LinkId l);
   void schedule_finish(std::uint32_t f);
+  [[noreturn]] void drain_limit(const Flow& flow);
   void finish(std::uint32_t f);
   void recompute();
 

@@ -55,6 +55,12 @@ class MessageMatcher {
     return false;
   }
 
+  // Takes the oldest queued message of `key` into `out` if there is one;
+  // never queues anything.
+  bool take_message(const Key& key, Message& out) { return take_oldest(messages_, key, true, out); }
+  // The same for the oldest posted receive.
+  bool take_receive(const Key& key, Receive& out) { return take_oldest(receives_, key, false, out); }
+
   // Keys with a queued message or receive.
   std::size_t size() const { return queues_.size(); }
   bool empty() const { return queues_.empty(); }
@@ -105,6 +111,18 @@ class MessageMatcher {
     head = pool[i].next;
     if (head == kNone) tail = kNone;
     pool.free(i);
+  }
+
+  template <typename T>
+  bool take_oldest(IndexPool<Node<T>>& pool, const Key& key, bool messages, T& out) {
+    Queues* q = queues_.find(key);
+    if (q == nullptr) return false;
+    std::uint32_t& head = messages ? q->arrived_head : q->posted_head;
+    std::uint32_t& tail = messages ? q->arrived_tail : q->posted_tail;
+    if (head == kNone) return false;
+    take(pool, head, tail, out);
+    if (q->arrived_head == kNone && q->posted_head == kNone) queues_.erase_at(q);
+    return true;
   }
 
   FlatMap<Key, Queues, Hash> queues_;

@@ -20,15 +20,6 @@ std::uint64_t pack(std::uint32_t rank, std::uint32_t index) {
 }
 }  // namespace
 
-std::size_t Simulation::P2PKeyHash::operator()(const P2PKey& k) const noexcept {
-  // splitmix64 finalizer: the flat map indexes with the low bits.
-  std::uint64_t h = static_cast<std::uint64_t>(k.tag) * 0x9e3779b97f4a7c15ull ^
-                    (static_cast<std::uint64_t>(k.src) << 32 | k.dst);
-  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
-  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
-  return static_cast<std::size_t>(h ^ (h >> 31));
-}
-
 Simulation::Simulation(std::vector<RankGraph> graphs, const Topology& topology, const SystemConfig& config,
                        SimulationOptions options)
     : Simulation(std::make_shared<const std::vector<RankGraph>>(std::move(graphs)), topology, config,
@@ -43,7 +34,8 @@ Simulation::Simulation(std::shared_ptr<const std::vector<RankGraph>> graphs, con
       options_(std::move(options)),
       network_(make_network(config_.network, topology_, queue_)),
       algorithms_(config_, topology_.dims(), options_.load_algorithm),
-      engine_(queue_, *network_, config_, *this) {
+      engine_(queue_, *network_, config_, *this),
+      p2p_match_(static_cast<std::uint32_t>(graphs_.size())) {
   const auto ranks = static_cast<std::uint32_t>(graphs_.size());
   if (ranks > topology_.npu_count()) {
     throw InputError("the workload has " + std::to_string(ranks) + " ranks but the network has only " +
@@ -138,12 +130,12 @@ Simulation::Simulation(std::shared_ptr<const std::vector<RankGraph>> graphs, con
 
 Simulation::~Simulation() = default;
 
-Simulation::Resource Simulation::resource_of(const TaskNode& n) const {
-  switch (n.kind) {
-    case NodeKind::kComp: return n.is_cpu_op ? kCpu : kGpu;
+Simulation::Resource Simulation::resource_of(NodeKind kind, bool is_cpu_op) {
+  switch (kind) {
+    case NodeKind::kComp: return is_cpu_op ? kCpu : kGpu;
     case NodeKind::kMemLoad:
     case NodeKind::kMemStore: return kMem;
-    case NodeKind::kCommColl: return n.is_cpu_op ? kCpu : kComm;
+    case NodeKind::kCommColl: return is_cpu_op ? kCpu : kComm;
     case NodeKind::kCommSend:
     case NodeKind::kCommRecv: return kComm;
     default: return kNone;
@@ -248,23 +240,33 @@ void Simulation::drain(std::uint32_t rank) {
   RankRun& r = runs_[rank];
   if (r.draining) return;  // an outer call on this rank picks up the new work
   r.draining = true;
+  drain_loop(rank, r, false);
+  r.draining = false;
+}
+
+void Simulation::drain_loop(std::uint32_t rank, RankRun& r, bool ready_first) {
   const RankGraph& g = graphs_[rank];
   for (;;) {
-    bool progressed = false;
-    for (int res = 0; res < kNumLimited; ++res) {
-      if (!r.busy[res] && !r.waiting[res].empty()) {
-        const std::uint32_t i = r.waiting[res].top().second;
-        r.waiting[res].pop();
-        issue(rank, i);
-        progressed = true;
+    bool progressed = ready_first;
+    if (!ready_first && r.waiting_nodes > 0) {
+      for (int res = 0; res < kNumLimited; ++res) {
+        if (!r.busy[res] && !r.waiting[res].empty()) {
+          const std::uint32_t i = r.waiting[res].top().second;
+          r.waiting[res].pop();
+          --r.waiting_nodes;
+          issue(rank, i);
+          progressed = true;
+        }
       }
     }
+    ready_first = false;
     while (!r.ready.empty()) {
       const auto [id, i] = r.ready.top();
       r.ready.pop();
-      const Resource res = resource_of(g.node(i));
+      const Resource res = resource_of(g.kind(i), g.is_cpu_op(i));
       if (res < kNumLimited && r.busy[res]) {
         r.waiting[res].emplace(id, i);
+        ++r.waiting_nodes;
       } else {
         issue(rank, i);
       }
@@ -272,7 +274,6 @@ void Simulation::drain(std::uint32_t rank) {
     }
     if (!progressed) break;
   }
-  r.draining = false;
 }
 
 void Simulation::issue(std::uint32_t rank, std::uint32_t index) {
@@ -285,22 +286,23 @@ void Simulation::issue(std::uint32_t rank, std::uint32_t index) {
 
 void Simulation::start(std::uint32_t rank, std::uint32_t index) {
   RankRun& r = runs_[rank];
-  const TaskNode& n = graphs_[rank].node(index);
-  const Resource res = resource_of(n);
+  const RankGraph& g = graphs_[rank];
+  const NodeKind kind = g.kind(index);
+  const Resource res = resource_of(kind, g.is_cpu_op(index));
   account(r);
   if (options_.timeline) r.started[index] = queue_.now();
   if (res < kNumLimited) r.busy[res] = true;
-  switch (n.kind) {
+  switch (kind) {
     case NodeKind::kComp:
     case NodeKind::kMemLoad:
     case NodeKind::kMemStore:
-      if (n.kind == NodeKind::kComp) ++r.active_compute; else ++r.active_mem;
-      queue_.schedule_in(compute_time(n), this, kNodeDone, pack(rank, index));
+      if (kind == NodeKind::kComp) ++r.active_compute; else ++r.active_mem;
+      queue_.schedule_in(compute_time(g.node(index)), this, kNodeDone, pack(rank, index));
       return;
     case NodeKind::kCommColl:
       ++r.active_comm;
-      if (n.is_cpu_op) {  // a host-side collective call: replay its duration
-        queue_.schedule_in(compute_time(n), this, kNodeDone, pack(rank, index));
+      if (g.is_cpu_op(index)) {  // a host-side collective call: replay its duration
+        queue_.schedule_in(compute_time(g.node(index)), this, kNodeDone, pack(rank, index));
       } else {
         issue_collective(rank, index);
       }
@@ -322,9 +324,9 @@ void Simulation::start(std::uint32_t rank, std::uint32_t index) {
 void Simulation::complete(std::uint32_t rank, std::uint32_t index) {
   RankRun& r = runs_[rank];
   const RankGraph& g = graphs_[rank];
-  const TaskNode& n = g.node(index);
+  const NodeKind kind = g.kind(index);
   account(r);
-  switch (n.kind) {
+  switch (kind) {
     case NodeKind::kComp: --r.active_compute; break;
     case NodeKind::kMemLoad:
     case NodeKind::kMemStore: --r.active_mem; break;
@@ -341,27 +343,69 @@ void Simulation::complete(std::uint32_t rank, std::uint32_t index) {
     case NodeKind::kCommRecv: --r.active_comm; break;
     default: break;
   }
-  const Resource res = resource_of(n);
+  const Resource res = resource_of(kind, g.is_cpu_op(index));
   if (res < kNumLimited) r.busy[res] = false;
   if (options_.timeline && options_.timeline->wants(rank, r.started[index], queue_.now())) {
     const std::string name = g.name(index);
     options_.timeline->slice(
-        TimelineSlice{rank, static_cast<std::uint8_t>(res), r.started[index], queue_.now(), n.id, name, n.kind});
+        TimelineSlice{rank, static_cast<std::uint8_t>(res), r.started[index], queue_.now(), g.id(index), name, kind});
   }
   ++r.done;
   ++r.stats.nodes;
   r.stats.finish = queue_.now();
+  // Children made ready: the first few kept here, so that the usual case
+  // (nothing else ready or waiting on this rank) issues them without the heap.
+  constexpr unsigned kFew = 4;
+  std::uint32_t few[kFew];
+  unsigned count = 0;
+  bool many = false;
   for (std::uint32_t c : g.children(index)) {
     std::uint16_t& p = r.pending[c];
     if (p != 0xffffu) [[likely]] {
-      if (--p == 0) r.ready.emplace(g.id(c), c);
+      if (--p != 0) continue;
     } else if (const auto it = r.big_pending.find(c); --it->second == 0) {
       p = 0;
       r.big_pending.erase(it);
+    } else {
+      continue;
+    }
+    if (count < kFew) {
+      few[count++] = c;
+    } else {
+      many = true;
       r.ready.emplace(g.id(c), c);
     }
   }
-  drain(rank);
+  if (many || r.draining || !r.ready.empty() || r.waiting_nodes > 0) {
+    for (unsigned k = 0; k < count; ++k) r.ready.emplace(g.id(few[k]), few[k]);
+    drain(rank);
+    return;
+  }
+  if (count == 0) return;  // drain() would find nothing to do
+  // Ascending id, as the heap would give them (children are usually in id order already).
+  for (unsigned k = 1; k < count; ++k) {
+    const std::uint32_t c = few[k];
+    unsigned j = k;
+    for (; j > 0 && g.id(few[j - 1]) > g.id(c); --j) few[j] = few[j - 1];
+    few[j] = c;
+  }
+  r.draining = true;
+  for (unsigned k = 0; k < count; ++k) {
+    if (!r.ready.empty()) {  // an issue completed nodes that readied others: the heap orders them all
+      for (; k < count; ++k) r.ready.emplace(g.id(few[k]), few[k]);
+      break;
+    }
+    const std::uint32_t i = few[k];
+    const Resource child_res = resource_of(g.kind(i), g.is_cpu_op(i));
+    if (child_res < kNumLimited && r.busy[child_res]) {
+      r.waiting[child_res].emplace(g.id(i), i);
+      ++r.waiting_nodes;
+    } else {
+      issue(rank, i);
+    }
+  }
+  drain_loop(rank, r, true);
+  r.draining = false;
 }
 
 void Simulation::on_event(const Event& event) {
@@ -439,29 +483,30 @@ void Simulation::on_collective_done(std::uint32_t /*npu*/, std::uint64_t cookie)
 // --- point-to-point ----------------------------------------------------------
 
 void Simulation::issue_send(std::uint32_t rank, std::uint32_t index) {
-  const TaskNode& n = graphs_[rank].node(index);
+  const RankGraph& g = graphs_[rank];
+  const std::uint64_t size = g.comm_size(index);
   const std::uint32_t m = p2p_.alloc(P2PMessage{rank, index, -1, 0, false});
-  const std::uint32_t dst = job_first_[rank] + static_cast<std::uint32_t>(n.comm_dst);
-  P2PRecv recv;
-  if (p2p_match_.arrive(P2PKey{rank, dst, n.comm_tag}, m, recv)) {
-    if (graphs_[recv.rank].node(recv.index).comm_size != n.comm_size) {
-      throw InputError("size mismatch: " + describe_node(rank, index) + " matched " + describe_node(recv.rank, recv.index));
+  const std::uint32_t dst = job_first_[rank] + static_cast<std::uint32_t>(g.comm_dst(index));
+  std::uint32_t recv_index;
+  if (p2p_match_.arrive(rank, dst, g.comm_tag(index), m, recv_index)) {
+    if (graphs_[dst].comm_size(recv_index) != size) {
+      throw InputError("size mismatch: " + describe_node(rank, index) + " matched " + describe_node(dst, recv_index));
     }
-    p2p_[m].recv_rank = recv.rank;
-    p2p_[m].recv_index = recv.index;
+    p2p_[m].recv_rank = dst;
+    p2p_[m].recv_index = recv_index;
   }
-  network_->send(npu_of_[rank], npu_of_[dst], n.comm_size, Delivery{this, kP2PDelivered, m});
+  network_->send(npu_of_[rank], npu_of_[dst], size, Delivery{this, kP2PDelivered, m});
 }
 
 void Simulation::issue_recv(std::uint32_t rank, std::uint32_t index) {
-  const TaskNode& n = graphs_[rank].node(index);
+  const RankGraph& g = graphs_[rank];
   std::uint32_t m;
-  const std::uint32_t src = job_first_[rank] + static_cast<std::uint32_t>(n.comm_src);
-  if (!p2p_match_.post(P2PKey{src, rank, n.comm_tag}, P2PRecv{rank, index}, m)) {
+  const std::uint32_t src = job_first_[rank] + static_cast<std::uint32_t>(g.comm_src(index));
+  if (!p2p_match_.post(src, rank, g.comm_tag(index), index, m)) {
     return;  // no send yet: waits in the matcher
   }
   P2PMessage& msg = p2p_[m];
-  if (graphs_[msg.src_rank].node(msg.src_index).comm_size != n.comm_size) {
+  if (graphs_[msg.src_rank].comm_size(msg.src_index) != g.comm_size(index)) {
     throw InputError("size mismatch: " + describe_node(rank, index) + " matched " +
                      describe_node(msg.src_rank, msg.src_index));
   }

@@ -25,7 +25,7 @@
 #include "system/algorithm_registry.h"
 #include "system/collective_engine.h"
 #include "system/group_table.h"
-#include "system/message_matcher.h"
+#include "system/rank_pair_matcher.h"
 #include "system/system_config.h"
 #include "workload/rank_graph.h"
 
@@ -168,8 +168,12 @@ class Simulation final : public EventHandler, public CollectiveListener {
   };
   enum Resource : std::uint8_t { kGpu = 0, kCpu = 1, kMem = 2, kNumLimited = 3, kComm = 3, kNone = 4 };
 
-  Resource resource_of(const TaskNode& node) const;
+  static Resource resource_of(NodeKind kind, bool is_cpu_op);
   void drain(std::uint32_t rank);
+  // drain()'s loop, with r.draining set; `ready_first`: the caller has just
+  // issued ready nodes, so the loop goes on with the ready ones before it
+  // looks at the waiting ones again (as drain() itself does).
+  void drain_loop(std::uint32_t rank, RankRun& r, bool ready_first);
   void issue(std::uint32_t rank, std::uint32_t index);
   void start(std::uint32_t rank, std::uint32_t index);  // issue() without the error context
   void complete(std::uint32_t rank, std::uint32_t index);
@@ -203,20 +207,14 @@ class Simulation final : public EventHandler, public CollectiveListener {
   std::unique_ptr<GroupTable> groups_;
   // Point-to-point: a message lives in p2p_ from its send until it is both
   // delivered and received; the matcher pairs sends (their p2p_ index) with
-  // posted receives FIFO per (src, dst, tag), in issue order.
-  struct P2PKey {
+  // posted receives (their node index at the receiving rank) FIFO per
+  // (src, dst, tag), in issue order.
+  struct P2PKey {  // for diagnostics
     std::uint32_t src, dst;
     std::int64_t tag;
-    bool operator==(const P2PKey&) const = default;
-  };
-  struct P2PKeyHash {
-    std::size_t operator()(const P2PKey& k) const noexcept;
-  };
-  struct P2PRecv {
-    std::uint32_t rank, index;  // the COMM_RECV node
   };
   IndexPool<P2PMessage> p2p_;
-  MessageMatcher<P2PKey, std::uint32_t, P2PRecv, P2PKeyHash> p2p_match_;
+  RankPairMatcher p2p_match_;
   // What the first rank to reach each collective instance asked for; every
   // other rank must ask for the same (type, bytes).
   struct InstanceSignature {

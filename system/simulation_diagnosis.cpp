@@ -49,8 +49,8 @@ std::string Simulation::doing_instead(std::uint32_t rank) const {
     if (best < 0 || g.id(index) < g.id(static_cast<std::uint32_t>(best))) best = index;
   }
   if (best >= 0) return "is in " + describe_node(rank, static_cast<std::uint32_t>(best));
-  p2p_match_.for_each_receive([&](const P2PKey&, const P2PRecv& recv) {
-    if (recv.rank == rank && (best < 0 || g.id(recv.index) < g.id(static_cast<std::uint32_t>(best)))) best = recv.index;
+  p2p_match_.for_each_receive([&](std::uint32_t, std::uint32_t dst, std::int64_t, std::uint32_t index) {
+    if (dst == rank && (best < 0 || g.id(index) < g.id(static_cast<std::uint32_t>(best)))) best = index;
   });
   if (best >= 0) return "is in " + describe_node(rank, static_cast<std::uint32_t>(best)) + ", which no send matched";
   for (std::uint32_t i = 0; i < g.size(); ++i) {
@@ -129,8 +129,8 @@ void Simulation::report_stuck() {
     std::uint32_t index;
   };
   std::vector<Posted> posted;
-  p2p_match_.for_each_receive([&](const P2PKey& k, const P2PRecv& r) {
-    posted.push_back(Posted{r.rank, k.src, k.tag, posted.size(), r.index});
+  p2p_match_.for_each_receive([&](std::uint32_t src, std::uint32_t dst, std::int64_t tag, std::uint32_t index) {
+    posted.push_back(Posted{dst, src, tag, posted.size(), index});
   });
   std::sort(posted.begin(), posted.end(), [](const Posted& a, const Posted& b) {
     return a.rank != b.rank ? a.rank < b.rank : a.src != b.src ? a.src < b.src : a.tag != b.tag ? a.tag < b.tag : a.order < b.order;
@@ -166,7 +166,9 @@ void Simulation::check_unreceived() {
     std::uint32_t message;
   };
   std::vector<Unreceived> left;
-  p2p_match_.for_each_message([&](const P2PKey& k, std::uint32_t m) { left.push_back(Unreceived{k, left.size(), m}); });
+  p2p_match_.for_each_message([&](std::uint32_t src, std::uint32_t dst, std::int64_t tag, std::uint32_t m) {
+    left.push_back(Unreceived{P2PKey{src, dst, tag}, left.size(), m});
+  });
   if (left.empty()) return;
   std::sort(left.begin(), left.end(), [](const Unreceived& a, const Unreceived& b) {
     if (a.key.src != b.key.src) return a.key.src < b.key.src;

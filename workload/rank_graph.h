@@ -163,6 +163,12 @@ class RankGraph {
   }
   std::uint64_t id(std::uint32_t index) const { return ids_.empty() ? first_id_ + index : ids_[index]; }
   NodeKind kind(std::uint32_t index) const { return shapes_[shape_of_[index]].kind; }
+  // Single fields of node(index), for hot paths that need only these.
+  bool is_cpu_op(std::uint32_t index) const { return shapes_[shape_of_[index]].flags & Shape::kCpuOp; }
+  std::uint64_t comm_size(std::uint32_t index) const { return shapes_[shape_of_[index]].comm_size; }
+  std::int32_t comm_src(std::uint32_t index) const { return shapes_[shape_of_[index]].comm_src; }
+  std::int32_t comm_dst(std::uint32_t index) const { return shapes_[shape_of_[index]].comm_dst; }
+  std::int64_t comm_tag(std::uint32_t index) const { return tag(index); }
   std::string name(std::uint32_t index) const;
   std::span<const std::uint32_t> children(std::uint32_t index) const {
     return {children_.data() + child_begin_[index], child_begin_[index + 1] - child_begin_[index]};

@@ -138,6 +138,40 @@ TEST_F(FlowRing8, AFlowThatHasSentEverythingNoLongerSharesItsLinks) {
   EXPECT_EQ(queue.processed(), 3u);  // one event per lone message, plus the scheduled send
 }
 
+// Records a link's busy time when its time comes.
+struct BusyProbe : EventHandler {
+  const FlowNetwork* net;
+  LinkId link;
+  std::vector<Time> seen;
+  void on_event(const Event&) override { seen.push_back(net->link_usage()[link].busy); }
+};
+
+TEST_F(FlowRing8, LinkBusyTimeIsExactWhileASoloFlowSendsAndAfterItSharesALink) {
+  // A alone on 0->1 from 0; B (0->2) joins 0->1 at kBeta/2, making A an
+  // ordinary flow. 0->1 carries 2 MiB at full rate without a gap: busy 2 kBeta.
+  // Probes: while A is solo, once it shares, and during the last latency.
+  const LinkId l01 = link_between(topology, 0, 1);
+  BusyProbe probe{};
+  probe.net = &net;
+  probe.link = l01;
+  SendAt join{};
+  join.net = &net;
+  join.sink = &sink;
+  join.src = 0;
+  join.dst = 2;
+  join.bytes = kMiB;
+  join.token = 2;
+  net.send(0, 1, kMiB, sink.to(1));
+  queue.schedule(kBeta / 4, &probe, 0, 0);
+  queue.schedule(kBeta / 2, &join, 0, 0);
+  queue.schedule(kBeta, &probe, 0, 0);
+  queue.schedule(2 * kBeta + kLat / 2, &probe, 0, 0);
+  queue.run();
+  EXPECT_EQ(probe.seen, (std::vector<Time>{kBeta / 4, kBeta, 2 * kBeta}));
+  EXPECT_EQ(net.link_usage()[l01].busy, 2 * kBeta);
+  EXPECT_EQ(net.link_usage()[link_between(topology, 1, 2)].busy, 2 * kBeta - kBeta / 2);  // B alone: kBeta / 2 to 2 kBeta
+}
+
 TEST_F(FlowRing8, FlowsOnDisjointLinksDoNotAffectEachOther) {
   net.send(0, 1, kMiB, sink.to(1));
   net.send(1, 0, kMiB, sink.to(2));  // the other direction is another link
