@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/input_file.h"
 #include "et_def.pb.h"
 
 namespace sim {
@@ -81,6 +82,12 @@ void wire_node_from(const et::Node& node, WireNode& out);
 // Malformed nodes throw InputError naming the file, frame and byte offset.
 void read_et_wire_nodes(const std::string& path, et::GlobalMetadata& metadata,
                         const std::function<void(const WireNode&)>& on_node);
+// The same, reading into `buffer` (kept for the next file). `frame_count`, if
+// given, holds the number of frames (metadata included) before the first node
+// is passed on, so the caller can size its columns once.
+void read_et_wire_nodes(const std::string& path, et::GlobalMetadata& metadata,
+                        const std::function<void(const WireNode&)>& on_node, FileBuffer& buffer,
+                        std::size_t* frame_count);
 // The same from a file's bytes (`path` only names it in messages).
 void scan_et_wire_nodes(std::string data, const std::string& path, et::GlobalMetadata& metadata,
                         const std::function<void(const WireNode&)>& on_node);

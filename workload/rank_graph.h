@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -110,6 +111,7 @@ struct GraphOptions {
 //    (round k's "send.k" has tag k) the suffix is not stored at all;
 //  - the id (8 B; only when ids are not ascending and consecutive).
 class RankGraph {
+  struct Pending;
   struct Shape {
     NodeKind kind = NodeKind::kInvalid;
     static constexpr std::uint8_t kCpuOp = 1, kDuration = 2, kRoofline = 4, kCommSize = 8;
@@ -127,12 +129,31 @@ class RankGraph {
   };
 
  public:
+  // What building a graph needs only while it builds: the file's bytes, the
+  // ids and dependency lists, lookup tables, linking's temporaries. A loading
+  // thread keeps one across the graphs it builds, so these are allocated a few
+  // times instead of once per graph and leave no freed holes between the
+  // graphs' columns (holes that stay resident: docs/benchmarks.md, "Case (p):
+  // loading"). A graph of over a million nodes still frees them as it goes.
+  class Scratch {
+   public:
+    Scratch();
+    ~Scratch();
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+
+   private:
+    friend class RankGraph;
+    std::unique_ptr<Pending> pending_;
+    FileBuffer file_;
+  };
+
   // Throws InputError (naming file, rank, node id) for duplicate ids, a data
   // dep on an absent node, bad attributes; IncompleteError for a cycle.
   RankGraph(const EtTrace& trace, int rank, const GraphOptions& options);
   // Streams the file: binary ETs through the fast decoder (read_et_wire_nodes)
   // unless options.protobuf_decoder; no decoded trace is kept in memory.
-  RankGraph(const std::string& path, int rank, const GraphOptions& options);
+  RankGraph(const std::string& path, int rank, const GraphOptions& options, Scratch* scratch = nullptr);
 
   int rank() const { return rank_; }
   const std::string& path() const { return path_; }
@@ -188,7 +209,6 @@ class RankGraph {
   std::size_t memory_bytes() const;
 
  private:
-  struct Pending;
   void add(const WireNode& node, const GraphOptions& options, Pending& pending);
   void link(const GraphOptions& options, Pending& pending);
   void index_ids(std::vector<std::uint64_t>& ids);
