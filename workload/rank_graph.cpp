@@ -452,11 +452,11 @@ void RankGraph::link(const GraphOptions& options, Pending& p) {
   p.done(last_child);
   for (auto* v : {&p.deps}) p.done(*v);
   for (auto* v : {&p.dep_begin, &p.data_end}) p.done(*v);
-  child_begin_.resize(n + 1);
+  child_begin_.reserve(n + 1);
   parents_.resize(n);
   std::uint32_t offset = 0;
   for (std::uint32_t i = 0; i < n; ++i) {
-    child_begin_[i] = offset;
+    child_begin_.push_back(offset);
     offset += child_count[i];
     const std::uint32_t count = parent_begin[i + 1] - parent_begin[i];
     if (count < 0xffffu) {
@@ -466,7 +466,7 @@ void RankGraph::link(const GraphOptions& options, Pending& p) {
       parents_big_.emplace_back(i, count);
     }
   }
-  child_begin_[n] = offset;
+  child_begin_.push_back(offset);
   p.done(child_count);
   children_.resize(offset);
   auto& fill = p.fill;
@@ -551,7 +551,7 @@ void RankGraph::add_name_number(std::uint32_t index, std::int64_t num, std::int6
 
 std::size_t RankGraph::memory_bytes() const {
   std::size_t b = sizeof(*this) + path_.capacity();
-  b += shapes_.capacity() * sizeof(Shape) + shape_of_.memory_bytes() + child_begin_.capacity() * 4 +
+  b += shapes_.capacity() * sizeof(Shape) + shape_of_.memory_bytes() + child_begin_.memory_bytes() +
        children_.capacity() * 4 + parents_.capacity() * 2 + parents_big_.capacity() * 8 + tags_.memory_bytes() +
        tags_big_.capacity() * 16 + name_num_.memory_bytes() + stems_.capacity() + stem_end_.capacity() * 4 +
        ids_.capacity() * 8 + by_id_.capacity() * 16;

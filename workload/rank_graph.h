@@ -101,7 +101,8 @@ struct GraphOptions {
 //  - a shape index (2 B while a rank has fewer than 2^16 shapes, else 4 B): kind, flags, collective, communicator, sizes, peers,
 //    durations and the name's stem live in a table of distinct shapes, so the
 //    2,000 sends of a ring share one entry;
-//  - the first child (4 B, CSR; children_ holds 4 B per edge);
+//  - the first child (CSR; 2 B while the rank has fewer than 2^16 edges, else
+//    4 B; children_ holds 4 B per edge);
 //  - the parent count (2 B; larger counts in a side table);
 //  - comm_tag (2 B while every tag is below 2^16, else 4 B; only once some
 //    node has a nonzero tag; tags outside 0..2^32-2 in a side table);
@@ -226,7 +227,7 @@ class RankGraph {
   std::string path_;
   std::vector<Shape> shapes_;
   NarrowColumn shape_of_;                   // per node (2 B while there are under 2^16 shapes)
-  std::vector<std::uint32_t> child_begin_;  // per node + 1: children_[child_begin_[i] .. child_begin_[i + 1])
+  NarrowColumn child_begin_;                // per node + 1: children_[child_begin_[i] .. child_begin_[i + 1]) (2 B while a rank has < 2^16 edges)
   std::vector<std::uint32_t> children_;
   std::vector<std::uint16_t> parents_;      // per node; 0xffff: see parents_big_
   std::vector<std::pair<std::uint32_t, std::uint32_t>> parents_big_;  // (index, count), by index
