@@ -13,6 +13,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <system_error>
@@ -534,11 +535,12 @@ void scan_wire(std::string_view data, const std::string& path, et::GlobalMetadat
   }
   std::string error, detail;
   std::size_t error_at = 0;
+  auto memo = std::make_unique<WireAttrMemo>();  // points into `data`: one per buffer
   scan_frames(
       data, path, inflated, metadata, frame_count,
       [&](const char* bytes, int size) {
         if (!decode_wire_node(bytes, static_cast<std::size_t>(size), wire, error, error_at,
-                              data.size() - static_cast<std::size_t>(bytes - data.data()))) {
+                              data.size() - static_cast<std::size_t>(bytes - data.data()), memo.get())) {
           detail = error + " at byte offset " + std::to_string(static_cast<std::size_t>(bytes - data.data()) + error_at);
           return false;
         }
