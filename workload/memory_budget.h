@@ -33,7 +33,7 @@ std::uint64_t parse_cgroup_limit(const std::string& text);
 // file (read whole while it is decoded, inflated if gzipped) plus the graphs,
 // at least kGraphBytesPerTraceByte per byte of binary trace.
 std::uint64_t estimate_load_bytes(const std::vector<std::string>& files);
-// Measured graph bytes per trace byte: 0.23 for the point-to-point ring,
+// Measured graph bytes per trace byte: 0.13 for the point-to-point ring (2026-11-25),
 // 0.3 for a COMP chain, 0.2 for a PyTorch trace (docs/benchmarks.md); a low bound.
 inline constexpr double kGraphBytesPerTraceByte = 0.15;
 
