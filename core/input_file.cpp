@@ -1,6 +1,8 @@
 #include "core/input_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -19,7 +21,48 @@ const char* kind_of(mode_t mode) {
   if (S_ISSOCK(mode)) return "a socket";
   return "a special file";
 }
+
+[[noreturn]] void refuse(const std::string& path, const std::string& what, const struct stat& st, std::uint64_t max_bytes) {
+  if (!S_ISREG(st.st_mode)) {
+    throw InputError(what + " '" + path + "' is not a regular file (it is " + kind_of(st.st_mode) + ")");
+  }
+  throw InputError(what + " '" + path + "' is " + std::to_string(st.st_size) + " B, more than the limit of " +
+                   std::to_string(max_bytes) + " B");
+}
 }  // namespace
+
+std::string_view FileBuffer::read(const std::string& path, const std::string& what, std::uint64_t max_bytes) {
+  // O_NONBLOCK: a FIFO opens at once (and is refused below) instead of waiting for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  struct stat st {};
+  if (fd < 0) {
+    const int err = errno;
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) refuse(path, what, st, max_bytes);  // a socket
+    throw InputError("cannot open " + what + " '" + path + "': " + std::strerror(err));
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  if (::fstat(fd, &st) != 0) throw InputError("cannot open " + what + " '" + path + "': " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > max_bytes) refuse(path, what, st, max_bytes);
+  const auto size = static_cast<std::size_t>(st.st_size);
+  if (size > capacity_) {
+    bytes_.reset();  // before allocating the larger one: never both at once
+    bytes_.reset(new char[size]);
+    capacity_ = size;
+  }
+  std::size_t got = 0;
+  while (got < size) {
+    const ssize_t n = ::read(fd, bytes_.get() + got, size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw InputError("cannot read " + what + " '" + path + "'");
+    if (n == 0) break;  // the file shrank since fstat
+    got += static_cast<std::size_t>(n);
+  }
+  return {bytes_.get(), got};
+}
+
 
 std::string read_input_file(const std::string& path, const std::string& what, std::uint64_t max_bytes) {
   struct stat st {};

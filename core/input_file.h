@@ -5,8 +5,11 @@
 // larger than memory into a clear error instead of the OOM killer.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 
 namespace sim {
 
@@ -17,5 +20,24 @@ inline constexpr std::uint64_t kMaxConfigBytes = std::uint64_t{64} << 20;  // 64
 // `max_bytes`, or cannot be read.
 std::string read_input_file(const std::string& path, const std::string& what,
                             std::uint64_t max_bytes = kMaxConfigBytes);
+
+// Whole files read one after another into one buffer: it is kept between
+// files and grown only when a file is larger, and never zero-filled first, so
+// a loading thread reading 1,024 traces allocates a few times, not 1,024 times,
+// and leaves no freed file-sized holes between the graphs it builds.
+class FileBuffer {
+ public:
+  // Same checks and messages as read_input_file; the view lives until the next read or release.
+  std::string_view read(const std::string& path, const std::string& what, std::uint64_t max_bytes);
+  void release() {
+    bytes_.reset();
+    capacity_ = 0;
+  }
+  std::size_t capacity() const { return capacity_; }
+
+ private:
+  std::unique_ptr<char[]> bytes_;
+  std::size_t capacity_ = 0;
+};
 
 }  // namespace sim

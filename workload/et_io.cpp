@@ -13,6 +13,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <system_error>
@@ -36,12 +37,12 @@ std::string read_bytes(const std::string& path) {
   return read_input_file(path, "trace", std::numeric_limits<std::uint64_t>::max());
 }
 
-bool is_gzip(const std::string& data) {
+bool is_gzip(std::string_view data) {
   return data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
          static_cast<unsigned char>(data[1]) == 0x8b;
 }
 
-std::string gunzip(const std::string& data, const std::string& path) {
+std::string gunzip(std::string_view data, const std::string& path) {
   z_stream zs{};
   if (inflateInit2(&zs, 15 + 16) != Z_OK) throw InputError(path + ": cannot initialise zlib");
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
@@ -104,7 +105,7 @@ std::string frame_at(std::size_t k, std::size_t offset) {
 
 // Calls on_node(k, bytes, size) for every node frame k >= 1; frame 0 goes to `metadata`.
 template <typename OnNode>
-void scan_frames(const std::string& data, const std::string& path, bool inflated, et::GlobalMetadata& metadata,
+void scan_frames(std::string_view data, const std::string& path, bool inflated, et::GlobalMetadata& metadata,
                  std::size_t* frame_count, OnNode&& on_node, const std::string* detail = nullptr) {
   const std::string where = inflated ? " of the inflated data" : "";
   std::size_t pos = 0;
@@ -331,7 +332,7 @@ void read_our_json(const json& doc, const std::string& path, EtTrace& trace) {
   }
 }
 
-bool looks_like_json(const std::string& data) {
+bool looks_like_json(std::string_view data) {
   const auto first = data.find_first_not_of(" \t\r\n");
   return first != std::string::npos && data[first] == '{';
 }
@@ -519,6 +520,43 @@ void add_rank_file(std::map<int, std::string>& files, int rank, const std::strin
   }
 }
 
+// read_et_wire_nodes on bytes held elsewhere (a FileBuffer, a string).
+void scan_wire(std::string_view data, const std::string& path, et::GlobalMetadata& metadata,
+               const std::function<void(const WireNode&)>& on_node, std::size_t* frame_count) {
+  const bool inflated = is_gzip(data);
+  std::string inflated_bytes;
+  if (inflated) {
+    inflated_bytes = gunzip(data, path);
+    data = inflated_bytes;
+  }
+  WireNode wire;
+  if (looks_like_json(data)) {
+    EtTrace trace = parse_et(std::string(data), path);
+    metadata = std::move(trace.metadata);
+    if (frame_count) *frame_count = trace.nodes.size() + 1;
+    for (const et::Node& n : trace.nodes) {
+      wire_node_from(n, wire);
+      on_node(wire);
+    }
+    return;
+  }
+  std::string error, detail;
+  std::size_t error_at = 0;
+  auto memo = std::make_unique<WireAttrMemo>();  // points into `data`: one per buffer
+  scan_frames(
+      data, path, inflated, metadata, frame_count,
+      [&](const char* bytes, int size) {
+        if (!decode_wire_node(bytes, static_cast<std::size_t>(size), wire, error, error_at,
+                              data.size() - static_cast<std::size_t>(bytes - data.data()), memo.get())) {
+          detail = error + " at byte offset " + std::to_string(static_cast<std::size_t>(bytes - data.data()) + error_at);
+          return false;
+        }
+        on_node(wire);
+        return true;
+      },
+      &detail);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -575,37 +613,20 @@ void read_et_nodes(const std::string& path, et::GlobalMetadata& metadata,
 
 void read_et_wire_nodes(const std::string& path, et::GlobalMetadata& metadata,
                         const std::function<void(const WireNode&)>& on_node) {
-  scan_et_wire_nodes(read_bytes(path), path, metadata, on_node);
+  FileBuffer buffer;
+  read_et_wire_nodes(path, metadata, on_node, buffer, nullptr);
+}
+
+void read_et_wire_nodes(const std::string& path, et::GlobalMetadata& metadata,
+                        const std::function<void(const WireNode&)>& on_node, FileBuffer& buffer,
+                        std::size_t* frame_count) {
+  scan_wire(buffer.read(path, "trace", std::numeric_limits<std::uint64_t>::max()), path, metadata, on_node,
+            frame_count);
 }
 
 void scan_et_wire_nodes(std::string data, const std::string& path, et::GlobalMetadata& metadata,
                         const std::function<void(const WireNode&)>& on_node) {
-  const bool inflated = is_gzip(data);
-  if (inflated) data = gunzip(data, path);
-  WireNode wire;
-  if (looks_like_json(data)) {
-    EtTrace trace = parse_et(std::move(data), path);
-    metadata = std::move(trace.metadata);
-    for (const et::Node& n : trace.nodes) {
-      wire_node_from(n, wire);
-      on_node(wire);
-    }
-    return;
-  }
-  std::string error, detail;
-  std::size_t error_at = 0;
-  scan_frames(
-      data, path, inflated, metadata, nullptr,
-      [&](const char* bytes, int size) {
-        if (!decode_wire_node(bytes, static_cast<std::size_t>(size), wire, error, error_at,
-                              data.size() - static_cast<std::size_t>(bytes - data.data()))) {
-          detail = error + " at byte offset " + std::to_string(static_cast<std::size_t>(bytes - data.data()) + error_at);
-          return false;
-        }
-        on_node(wire);
-        return true;
-      },
-      &detail);
+  scan_wire(data, path, metadata, on_node, nullptr);
 }
 
 void wire_node_from(const et::Node& node, WireNode& out) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/input_file.h"
 #include "et_def.pb.h"
 
 namespace sim {
@@ -66,14 +67,35 @@ struct WireNode {
   std::string_view inputs_values;  // inputs.values (METADATA nodes carry process groups there)
 };
 
+// Attributes decoded recently, keyed by their raw bytes (name and value):
+// consecutive nodes repeat most attributes byte for byte (is_cpu_op,
+// comm_src, comm_size, ...), and comparing bytes costs less than decoding and
+// checking them again. An attribute is taken from here only when every one of
+// its bytes equals a remembered one's; at a fixed nesting depth the same bytes
+// always decode to the same value, so the result cannot differ from decoding.
+// The views it holds point into the bytes decoded: use one memo per buffer.
+struct WireAttrMemo {
+  static constexpr std::size_t kSets = 64;
+  static constexpr std::size_t kMaxBytes = 64;  // longer attributes are always decoded
+  struct Entry {
+    const char* bytes = nullptr;
+    std::uint32_t size = 0;
+    WireAttr value;
+  };
+  Entry ways[kSets][2];
+  std::uint8_t older[kSets] = {};  // the way to replace next
+  std::size_t hits = 0, misses = 0;  // for tests and benchmarks
+};
+
 // Decodes one Node frame exactly as et::Node::ParseFromArray would accept or
 // reject it (every field is checked, including the ones skipped: UTF-8 of
 // strings, packed lists, unknown fields of every wire type, nesting depth), but
 // keeps only the fields above. On failure returns false with `error` set and
 // `error_at` the byte offset within the frame. `readable` (>= size) says how
 // many bytes from `bytes` may be read ahead (never decoded): the rest of the file.
+// `memo`, if given, must only ever see frames of one buffer that outlives it.
 bool decode_wire_node(const char* bytes, std::size_t size, WireNode& out, std::string& error, std::size_t& error_at,
-                      std::size_t readable = 0);
+                      std::size_t readable = 0, WireAttrMemo* memo = nullptr);
 // The same view of a node protobuf decoded (for the JSON forms and tests).
 void wire_node_from(const et::Node& node, WireNode& out);
 // read_et_nodes on the fast path: binary (and gzip) ETs are decoded by
@@ -81,6 +103,12 @@ void wire_node_from(const et::Node& node, WireNode& out);
 // Malformed nodes throw InputError naming the file, frame and byte offset.
 void read_et_wire_nodes(const std::string& path, et::GlobalMetadata& metadata,
                         const std::function<void(const WireNode&)>& on_node);
+// The same, reading into `buffer` (kept for the next file). `frame_count`, if
+// given, holds the number of frames (metadata included) before the first node
+// is passed on, so the caller can size its columns once.
+void read_et_wire_nodes(const std::string& path, et::GlobalMetadata& metadata,
+                        const std::function<void(const WireNode&)>& on_node, FileBuffer& buffer,
+                        std::size_t* frame_count);
 // The same from a file's bytes (`path` only names it in messages).
 void scan_et_wire_nodes(std::string data, const std::string& path, et::GlobalMetadata& metadata,
                         const std::function<void(const WireNode&)>& on_node);

@@ -69,8 +69,12 @@ enum Wire { kVarint = 0, kFixed64 = 1, kLen = 2, kStartGroup = 3, kEndGroup = 4,
 
 class Decoder {
  public:
-  Decoder(const char* bytes, std::size_t readable, std::string& error, std::size_t& error_at)
-      : base_(reinterpret_cast<const u8*>(bytes)), readable_end_(base_ + readable), error_(error), error_at_(error_at) {}
+  Decoder(const char* bytes, std::size_t readable, std::string& error, std::size_t& error_at, WireAttrMemo* memo)
+      : base_(reinterpret_cast<const u8*>(bytes)),
+        readable_end_(base_ + readable),
+        error_(error),
+        error_at_(error_at),
+        memo_(memo) {}
 
   bool node(const u8* p, const u8* end, WireNode& out) {
     constexpr int depth = 100;  // protobuf's default recursion limit
@@ -129,6 +133,31 @@ class Decoder {
         case (10 << 3) | kLen: {
           const u8* sub_end;
           if (!length(p, end, sub_end)) return false;
+          const auto size = static_cast<std::size_t>(sub_end - p);
+          if (memo_ && size <= WireAttrMemo::kMaxBytes) {
+            const std::size_t set = memo_set(p, size);
+            WireAttrMemo::Entry* ways = memo_->ways[set];
+            const WireAttrMemo::Entry* hit = nullptr;
+            for (int w = 0; w < 2; ++w) {
+              if (ways[w].bytes && ways[w].size == size && std::memcmp(ways[w].bytes, p, size) == 0) hit = &ways[w];
+            }
+            if (hit) {
+              ++memo_->hits;
+              out.attrs.push_back(hit->value);
+              p = sub_end;
+              continue;
+            }
+            ++memo_->misses;
+            WireAttr& a = out.attrs.emplace_back();
+            if (!attribute(p, sub_end, depth - 1, a)) return false;
+            WireAttrMemo::Entry& e = ways[memo_->older[set]];
+            memo_->older[set] ^= 1;
+            e.bytes = reinterpret_cast<const char*>(p);
+            e.size = static_cast<std::uint32_t>(size);
+            e.value = a;
+            p = sub_end;
+            continue;
+          }
           if (!attribute(p, sub_end, depth - 1, out.attrs.emplace_back())) return false;
           p = sub_end;
           continue;
@@ -142,6 +171,20 @@ class Decoder {
   }
 
  private:
+  // The memo set of an attribute's bytes: a hash of their length and first and
+  // last 8 bytes (all of them are compared on a hit).
+  static std::size_t memo_set(const u8* p, std::size_t size) {
+    std::uint64_t a = 0, b = 0;
+    if (size >= 8) {
+      std::memcpy(&a, p, 8);
+      std::memcpy(&b, p + size - 8, 8);
+    } else {
+      std::memcpy(&a, p, size);
+    }
+    const std::uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ ((b + size) * 0xc2b2ae3d27d4eb4full);
+    return static_cast<std::size_t>((h ^ (h >> 29)) >> 58) % WireAttrMemo::kSets;
+  }
+
   bool fail(const u8* at, const char* what) {
     error_ = what;
     error_at_ = static_cast<std::size_t>(at - base_);
@@ -471,12 +514,13 @@ class Decoder {
   const u8* readable_end_;  // bytes up to here may be read (never used past `end`)
   std::string& error_;
   std::size_t& error_at_;
+  WireAttrMemo* memo_;
 };
 
 }  // namespace
 
 bool decode_wire_node(const char* bytes, std::size_t size, WireNode& out, std::string& error, std::size_t& error_at,
-                      std::size_t readable) {
+                      std::size_t readable, WireAttrMemo* memo) {
   out.id = 0;
   out.name = {};
   out.type = 0;
@@ -486,7 +530,7 @@ bool decode_wire_node(const char* bytes, std::size_t size, WireNode& out, std::s
   out.attrs.clear();
   out.inputs_values = {};
   const auto* p = reinterpret_cast<const u8*>(bytes);
-  return Decoder(bytes, std::max(size, readable), error, error_at).node(p, p + size, out);
+  return Decoder(bytes, std::max(size, readable), error, error_at, memo).node(p, p + size, out);
 }
 
 }  // namespace sim

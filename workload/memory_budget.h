@@ -33,8 +33,10 @@ std::uint64_t parse_cgroup_limit(const std::string& text);
 // file (read whole while it is decoded, inflated if gzipped) plus the graphs,
 // at least kGraphBytesPerTraceByte per byte of binary trace.
 std::uint64_t estimate_load_bytes(const std::vector<std::string>& files);
-// Measured graph bytes per trace byte: 0.23 for the point-to-point ring,
-// 0.3 for a COMP chain, 0.2 for a PyTorch trace (docs/benchmarks.md); a low bound.
+// Measured graph bytes per trace byte: 0.13 for the point-to-point ring (2026-11-25),
+// 0.3 for a COMP chain, 0.2 for a PyTorch trace (docs/benchmarks.md); a low bound
+// of the process (below the ring's graphs alone, but the ring's run also holds the
+// process base and pending counters: 88 MB for case (p) against an estimate of 58 MB).
 inline constexpr double kGraphBytesPerTraceByte = 0.15;
 
 // Throws InputError (exit 2) naming `what` (the trace folder or prefix), the

@@ -37,6 +37,14 @@ class NarrowColumn {
       narrow_.resize(n, static_cast<std::uint16_t>(v));
     }
   }
+  // Room for n entries (kept when the column widens).
+  void reserve(std::size_t n) {
+    if (wide_mode_) {
+      wide_.reserve(n);
+    } else {
+      narrow_.reserve(n);
+    }
+  }
   void shrink_to_fit() {
     narrow_.shrink_to_fit();
     wide_.shrink_to_fit();
@@ -45,6 +53,7 @@ class NarrowColumn {
 
  private:
   void widen() {
+    wide_.reserve(narrow_.capacity());
     wide_.assign(narrow_.begin(), narrow_.end());
     narrow_ = {};
     wide_mode_ = true;

@@ -135,7 +135,44 @@ struct RankGraph::Pending {
   std::size_t next_stem = 0;
   std::uint32_t recent_shapes[4] = {0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu};
   std::size_t next_shape = 0;
+  std::size_t expected_nodes = 0;  // from the file's frame count (0: unknown)
+  // link()'s temporaries.
+  std::vector<std::uint32_t> parents;       // resolved parent indices, flat, per node in order
+  std::vector<std::uint32_t> parent_begin;  // per node + 1
+  std::vector<std::uint32_t> child_count;
+  std::vector<std::uint32_t> last_child;
+  std::vector<std::uint32_t> fill;
+  // Graphs up to this many nodes keep the vectors' room for the next graph;
+  // larger ones free each vector as soon as it is done with (the peak of a
+  // single huge trace matters more than reuse).
+  static constexpr std::size_t kKeepNodes = std::size_t{1} << 20;
+  bool keep = true;
+
+  // Done with `v` for this graph.
+  template <typename V>
+  void done(V& v) {
+    if (keep) {
+      v.clear();
+    } else {
+      v = V{};
+    }
+  }
+  // Ready for the next graph.
+  void reset() {
+    for (auto* v : {&ids, &deps}) done(*v);
+    for (auto* v : {&dep_begin, &data_end, &parents, &parent_begin, &child_count, &last_child, &fill}) done(*v);
+    shapes.clear();
+    stems.clear();
+    for (auto& r : recent_stems) r = {{}, 0xffffffffu};
+    for (auto& r : recent_shapes) r = 0xffffffffu;
+    next_stem = next_shape = 0;
+    expected_nodes = 0;
+    keep = true;
+  }
 };
+
+RankGraph::Scratch::Scratch() : pending_(std::make_unique<Pending>()) {}
+RankGraph::Scratch::~Scratch() = default;
 
 RankGraph::RankGraph(const EtTrace& trace, int rank, const GraphOptions& options) : rank_(rank), path_(trace.path) {
   Pending p;
@@ -149,8 +186,12 @@ RankGraph::RankGraph(const EtTrace& trace, int rank, const GraphOptions& options
   link(options, p);
 }
 
-RankGraph::RankGraph(const std::string& path, int rank, const GraphOptions& options) : rank_(rank), path_(path) {
-  Pending p;
+RankGraph::RankGraph(const std::string& path, int rank, const GraphOptions& options, Scratch* scratch)
+    : rank_(rank), path_(path) {
+  Scratch local;
+  if (!scratch) scratch = &local;
+  Pending& p = *scratch->pending_;
+  p.reset();
   communicators_.emplace_back();
   et::GlobalMetadata metadata;
   if (options.protobuf_decoder) {
@@ -160,7 +201,22 @@ RankGraph::RankGraph(const std::string& path, int rank, const GraphOptions& opti
       add(wire, options, p);
     });
   } else {
-    read_et_wire_nodes(path, metadata, [&](const WireNode& node) { add(node, options, p); });
+    std::size_t frames = 0;
+    read_et_wire_nodes(
+        path, metadata,
+        [&](const WireNode& node) {
+          if (shape_of_.empty() && frames > 1) {  // the first node: size the columns once
+            p.expected_nodes = frames - 1;
+            shape_of_.reserve(p.expected_nodes);
+            p.ids.reserve(p.expected_nodes);
+            p.dep_begin.reserve(p.expected_nodes + 1);
+            p.data_end.reserve(p.expected_nodes);
+          }
+          add(node, options, p);
+        },
+        scratch->file_, &frames);
+    // A file's bytes are not kept past a file of 64 MiB (one huge trace).
+    if (scratch->file_.capacity() > (std::size_t{64} << 20)) scratch->file_.release();
   }
   link(options, p);
 }
@@ -309,6 +365,7 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
     if (!send && s.comm_src < 0) throw InputError(here() + ": COMM_RECV without comm_src");
   }
   if (tag != 0 || !tags_.empty()) {  // allocated at the first nonzero tag
+    if (tags_.empty()) tags_.reserve(std::max<std::size_t>(p.expected_nodes, index + 1));
     tags_.resize(index, 0);
     if (tag >= 0 && tag < 0xffffffffll) {
       tags_.push_back(static_cast<std::uint32_t>(tag));
@@ -342,16 +399,25 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
 void RankGraph::link(const GraphOptions& options, Pending& p) {
   // Edges are resolved once every id is known (data_deps may point forward).
   const std::size_t n = shape_of_.size();
-  index_ids(p.ids);  // moves the ids into ids_ unless they are consecutive
-  p.shapes = {};
-  p.stems = {};
+  p.keep = n <= Pending::kKeepNodes;
+  index_ids(p.ids);  // copies the ids into ids_ unless they are consecutive
+  p.done(p.ids);
+  p.shapes.clear();
+  p.stems.clear();
   p.dep_begin.push_back(static_cast<std::uint32_t>(p.deps.size()));
-  std::vector<std::uint32_t> parents;  // resolved parent indices, flat, per node in order
-  std::vector<std::uint32_t> parent_begin(n + 1, 0);
-  std::vector<std::uint32_t> child_count(n, 0);
+  auto& parents = p.parents;  // resolved parent indices, flat, per node in order
+  auto& parent_begin = p.parent_begin;
+  auto& child_count = p.child_count;
+  auto& last_child = p.last_child;
+  parents.reserve(p.deps.size());
+  parent_begin.assign(n + 1, 0);
+  child_count.assign(n, 0);
   // last_child[p] == i + 1: p is already a parent of i. Repeated deps are
   // dropped in O(1), so a node with 200,000 deps costs 200,000 steps, not 2e10.
-  std::vector<std::uint32_t> last_child(n, 0);
+  last_child.assign(n, 0);
+  // Every parent earlier in file order than its child: no cycle is possible,
+  // so check_acyclic (a pass over the whole graph) is not needed.
+  bool backward = true;
   for (std::uint32_t i = 0; i < n; ++i) {
     parent_begin[i] = static_cast<std::uint32_t>(parents.size());
     const std::uint64_t id = this->id(i);
@@ -375,6 +441,7 @@ void RankGraph::link(const GraphOptions& options, Pending& p) {
       }
       const auto parent = static_cast<std::uint32_t>(found);
       if (parent == i) throw IncompleteError(where(path_, rank_, id) + ": node depends on itself (cycle)");
+      backward &= parent < i;
       if (last_child[parent] == i + 1) continue;
       last_child[parent] = i + 1;
       parents.push_back(parent);
@@ -382,13 +449,14 @@ void RankGraph::link(const GraphOptions& options, Pending& p) {
     }
   }
   parent_begin[n] = static_cast<std::uint32_t>(parents.size());
-  last_child = {};
-  p = Pending{};  // free the construction state
-  child_begin_.resize(n + 1);
+  p.done(last_child);
+  for (auto* v : {&p.deps}) p.done(*v);
+  for (auto* v : {&p.dep_begin, &p.data_end}) p.done(*v);
+  child_begin_.reserve(n + 1);
   parents_.resize(n);
   std::uint32_t offset = 0;
   for (std::uint32_t i = 0; i < n; ++i) {
-    child_begin_[i] = offset;
+    child_begin_.push_back(offset);
     offset += child_count[i];
     const std::uint32_t count = parent_begin[i + 1] - parent_begin[i];
     if (count < 0xffffu) {
@@ -398,20 +466,21 @@ void RankGraph::link(const GraphOptions& options, Pending& p) {
       parents_big_.emplace_back(i, count);
     }
   }
-  child_begin_[n] = offset;
-  child_count = {};
+  child_begin_.push_back(offset);
+  p.done(child_count);
   children_.resize(offset);
-  std::vector<std::uint32_t> fill(n, 0);
+  auto& fill = p.fill;
+  fill.assign(n, 0);
   for (std::uint32_t i = 0; i < n; ++i) {  // child lists in file order of the children
     for (std::uint32_t k = parent_begin[i]; k < parent_begin[i + 1]; ++k) {
       const std::uint32_t parent = parents[k];
       children_[child_begin_[parent] + fill[parent]++] = i;
     }
   }
-  parents = {};
-  parent_begin = {};
-  fill = {};
-  // Streamed in: up to twice the room needed.
+  p.done(parents);
+  p.done(parent_begin);
+  p.done(fill);
+  // Streamed in without a frame count (JSON, protobuf path): up to twice the room needed.
   shapes_.shrink_to_fit();
   shape_of_.shrink_to_fit();
   tags_.shrink_to_fit();
@@ -419,7 +488,7 @@ void RankGraph::link(const GraphOptions& options, Pending& p) {
   name_num_.shrink_to_fit();
   stems_.shrink_to_fit();
   stem_end_.shrink_to_fit();
-  check_acyclic();
+  if (!backward) check_acyclic();
 }
 
 void RankGraph::index_ids(std::vector<std::uint64_t>& ids) {
@@ -431,7 +500,7 @@ void RankGraph::index_ids(std::vector<std::uint64_t>& ids) {
   const bool dense = ascending && n > 0 && ids.back() - ids.front() == n - 1;
   first_id_ = n > 0 ? ids.front() : 0;
   if (dense) return;
-  ids_ = std::move(ids);
+  ids_.assign(ids.begin(), ids.end());  // `ids` is construction state, reused for the next graph
   if (ascending) return;
   by_id_.reserve(n);
   for (std::uint32_t i = 0; i < n; ++i) by_id_.emplace_back(ids_[i], i);
@@ -482,7 +551,7 @@ void RankGraph::add_name_number(std::uint32_t index, std::int64_t num, std::int6
 
 std::size_t RankGraph::memory_bytes() const {
   std::size_t b = sizeof(*this) + path_.capacity();
-  b += shapes_.capacity() * sizeof(Shape) + shape_of_.memory_bytes() + child_begin_.capacity() * 4 +
+  b += shapes_.capacity() * sizeof(Shape) + shape_of_.memory_bytes() + child_begin_.memory_bytes() +
        children_.capacity() * 4 + parents_.capacity() * 2 + parents_big_.capacity() * 8 + tags_.memory_bytes() +
        tags_big_.capacity() * 16 + name_num_.memory_bytes() + stems_.capacity() + stem_end_.capacity() * 4 +
        ids_.capacity() * 8 + by_id_.capacity() * 16;

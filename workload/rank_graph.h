@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -100,7 +101,8 @@ struct GraphOptions {
 //  - a shape index (2 B while a rank has fewer than 2^16 shapes, else 4 B): kind, flags, collective, communicator, sizes, peers,
 //    durations and the name's stem live in a table of distinct shapes, so the
 //    2,000 sends of a ring share one entry;
-//  - the first child (4 B, CSR; children_ holds 4 B per edge);
+//  - the first child (CSR; 2 B while the rank has fewer than 2^16 edges, else
+//    4 B; children_ holds 4 B per edge);
 //  - the parent count (2 B; larger counts in a side table);
 //  - comm_tag (2 B while every tag is below 2^16, else 4 B; only once some
 //    node has a nonzero tag; tags outside 0..2^32-2 in a side table);
@@ -110,6 +112,7 @@ struct GraphOptions {
 //    (round k's "send.k" has tag k) the suffix is not stored at all;
 //  - the id (8 B; only when ids are not ascending and consecutive).
 class RankGraph {
+  struct Pending;
   struct Shape {
     NodeKind kind = NodeKind::kInvalid;
     static constexpr std::uint8_t kCpuOp = 1, kDuration = 2, kRoofline = 4, kCommSize = 8;
@@ -127,12 +130,31 @@ class RankGraph {
   };
 
  public:
+  // What building a graph needs only while it builds: the file's bytes, the
+  // ids and dependency lists, lookup tables, linking's temporaries. A loading
+  // thread keeps one across the graphs it builds, so these are allocated a few
+  // times instead of once per graph and leave no freed holes between the
+  // graphs' columns (holes that stay resident: docs/benchmarks.md, "Case (p):
+  // loading"). A graph of over a million nodes still frees them as it goes.
+  class Scratch {
+   public:
+    Scratch();
+    ~Scratch();
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+
+   private:
+    friend class RankGraph;
+    std::unique_ptr<Pending> pending_;
+    FileBuffer file_;
+  };
+
   // Throws InputError (naming file, rank, node id) for duplicate ids, a data
   // dep on an absent node, bad attributes; IncompleteError for a cycle.
   RankGraph(const EtTrace& trace, int rank, const GraphOptions& options);
   // Streams the file: binary ETs through the fast decoder (read_et_wire_nodes)
   // unless options.protobuf_decoder; no decoded trace is kept in memory.
-  RankGraph(const std::string& path, int rank, const GraphOptions& options);
+  RankGraph(const std::string& path, int rank, const GraphOptions& options, Scratch* scratch = nullptr);
 
   int rank() const { return rank_; }
   const std::string& path() const { return path_; }
@@ -194,7 +216,6 @@ class RankGraph {
   std::size_t memory_bytes() const;
 
  private:
-  struct Pending;
   void add(const WireNode& node, const GraphOptions& options, Pending& pending);
   void link(const GraphOptions& options, Pending& pending);
   void index_ids(std::vector<std::uint64_t>& ids);
@@ -212,7 +233,7 @@ class RankGraph {
   std::string path_;
   std::vector<Shape> shapes_;
   NarrowColumn shape_of_;                   // per node (2 B while there are under 2^16 shapes)
-  std::vector<std::uint32_t> child_begin_;  // per node + 1: children_[child_begin_[i] .. child_begin_[i + 1])
+  NarrowColumn child_begin_;                // per node + 1: children_[child_begin_[i] .. child_begin_[i + 1]) (2 B while a rank has < 2^16 edges)
   std::vector<std::uint32_t> children_;
   std::vector<std::uint16_t> parents_;      // per node; 0xffff: see parents_big_
   std::vector<std::pair<std::uint32_t, std::uint32_t>> parents_big_;  // (index, count), by index

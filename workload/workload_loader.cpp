@@ -24,9 +24,10 @@ std::vector<RankGraph> load_rank_graphs(const std::vector<std::string>& files, c
   std::vector<std::exception_ptr> errors(n);
   std::atomic<std::size_t> next{0};
   auto work = [&] {
+    RankGraph::Scratch scratch;  // one per thread, freed when its graphs are built
     for (std::size_t r; (r = next.fetch_add(1)) < n;) {
       try {
-        graphs[r].emplace(files[r], static_cast<int>(r), options);
+        graphs[r].emplace(files[r], static_cast<int>(r), options, &scratch);
       } catch (...) {
         errors[r] = std::current_exception();
       }

@@ -183,6 +183,97 @@ TEST(EtWire, RichNodeDecodesAsProtobufDoes) {
   EXPECT_NE(b.text.find("ctrl 1 300 7"), std::string::npos) << b.text;
 }
 
+// The attribute memo takes an attribute from an earlier node only when every
+// byte is the same: nearly equal attributes must still decode as protobuf does.
+TEST(EtWire, AttributeMemoNeverConfusesNearlyEqualAttributes) {
+  auto attr = [](const std::string& name, std::uint32_t field, int wire, const std::string& value) {
+    std::string a;
+    put_len(a, 1, name);
+    put_tag(a, field, wire);
+    a += value;
+    return a;
+  };
+  auto varint = [](std::uint64_t v) {
+    std::string s;
+    put_varint(s, v);
+    return s;
+  };
+  auto len = [](const std::string& v) {
+    std::string s;
+    put_varint(s, v.size());
+    return s + v;
+  };
+  const std::vector<std::string> attrs = {
+      attr("comm_tag", 9, 0, varint(1)),        // int64_val 1
+      attr("comm_tag", 9, 0, varint(2)),        // same name, value one byte apart
+      attr("comm_tag", 9, 0, varint(129)),      // a longer varint
+      attr("comm_tag", 9, 0, varint(1ull << 62)),
+      attr("comm_tah", 9, 0, varint(1)),        // name one byte apart
+      attr("comm_tagx", 9, 0, varint(1)),       // name one byte longer
+      attr("comm_tag", 13, 0, varint(1)),       // uint64_val 1: another member
+      attr("comm_tag", 7, 0, varint(0xffffffffull)),   // int32_val: sign-extended
+      attr("comm_tag", 11, 0, varint(0xffffffffull)),  // uint32_val: not
+      attr("comm_tag", 27, 0, varint(1)),       // bool_val
+      attr("comm_tag", 27, 0, varint(2)),       // bool_val, another encoding of true
+      attr("pg_name", 29, 2, len("dp")),
+      attr("pg_name", 29, 2, len("dq")),
+      attr("pg_name", 29, 2, len("d\xc3\xa9")),  // UTF-8
+      attr("pg_name", 29, 2, len("d\xc3\x28")),  // one byte off: not UTF-8, the node is rejected
+      attr("involved_dim", 28, 2, len(std::string("\x0a\x02\x01\x00", 4))),
+      attr("involved_dim", 28, 2, len(std::string("\x0a\x02\x01\x01", 4))),
+      attr("is_cpu_op", 27, 0, varint(0)),
+      attr("is_cpu_op", 27, 0, varint(0)) + std::string("\x30\x05", 2),  // an unknown field after it
+  };
+  // Every attribute after every other one (and itself), in one buffer, through one memo.
+  std::string buffer;
+  std::vector<std::pair<std::size_t, std::size_t>> frames;  // (offset, size)
+  for (std::size_t i = 0; i < attrs.size(); ++i) {
+    for (std::size_t j = 0; j < attrs.size(); ++j) {
+      std::string n;
+      put_tag(n, 1, 0);
+      put_varint(n, i * attrs.size() + j);
+      put_len(n, 10, attrs[i]);
+      put_len(n, 10, attrs[j]);
+      put_len(n, 10, attrs[i]);
+      frames.emplace_back(buffer.size(), n.size());
+      buffer += n;
+    }
+  }
+  WireAttrMemo memo;
+  WireNode w;
+  for (const auto& [offset, size] : frames) {
+    const std::string bytes = buffer.substr(offset, size);
+    std::string err;
+    std::size_t at = 0;
+    const bool ok = decode_wire_node(buffer.data() + offset, size, w, err, at, buffer.size() - offset, &memo);
+    const Outcome expected = by_protobuf(bytes);
+    ASSERT_EQ(ok, expected.ok) << "frame at " << offset << ": " << err;
+    if (ok) {
+      ASSERT_EQ(print(w), expected.text) << "frame at " << offset;
+    }
+  }
+  EXPECT_GT(memo.hits, attrs.size() * attrs.size());  // the memo was used, not bypassed
+  // Hundreds of attributes of one length, differing in one byte, so that many
+  // share a memo set: each must still come out with its own value.
+  std::string many;
+  frames.clear();
+  for (std::uint64_t v = 128; v < 1200; ++v) {
+    std::string n;
+    put_tag(n, 1, 0);
+    put_varint(n, v);
+    put_len(n, 10, attr("comm_tag", 9, 0, varint(v)));
+    put_len(n, 10, attr(std::string("tag_") + static_cast<char>('a' + v % 26), 9, 0, varint(v % 7)));
+    frames.emplace_back(many.size(), n.size());
+    many += n;
+  }
+  for (const auto& [offset, size] : frames) {
+    std::string err;
+    std::size_t at = 0;
+    ASSERT_TRUE(decode_wire_node(many.data() + offset, size, w, err, at, many.size() - offset, &memo)) << err;
+    ASSERT_EQ(print(w), by_protobuf(many.substr(offset, size)).text) << "frame at " << offset;
+  }
+}
+
 TEST(EtWire, MalformedNodesAreRejectedWithTheirOffset) {
   QuietProtobuf quiet;
   struct Case {
