@@ -13,6 +13,18 @@
 
 namespace sim {
 
+// splitmix64's finalizer: every input bit reaches the low bits, which FlatMap
+// indexes with (keys of message matching differ mostly in their high bits).
+inline std::size_t mix64(std::uint64_t h) {
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+  return static_cast<std::size_t>(h ^ (h >> 31));
+}
+// FlatMap's Hash for 64-bit integer keys.
+struct Mix64Hash {
+  std::size_t operator()(std::uint64_t k) const noexcept { return mix64(k); }
+};
+
 template <typename Key, typename Value, typename Hash>
 class FlatMap {
  public:

@@ -69,14 +69,7 @@ class AnalyticalNetwork final : public Network {
   LinkModel model_;
   bool serialize_egress_;
   std::vector<Time> egress_free_at_;                    // per link; only first links are used
-  struct KeyHash {
-    std::size_t operator()(std::uint64_t k) const noexcept {
-      k = (k ^ (k >> 30)) * 0xbf58476d1ce4e5b9ull;  // splitmix64 finalizer
-      k = (k ^ (k >> 27)) * 0x94d049bb133111ebull;
-      return static_cast<std::size_t>(k ^ (k >> 31));
-    }
-  };
-  FlatMap<std::uint64_t, std::uint32_t, KeyHash> pair_of_;  // src * npus + dst -> index in pairs_
+  FlatMap<std::uint64_t, std::uint32_t, Mix64Hash> pair_of_;  // src * npus + dst -> index in pairs_
   std::vector<Pair> pairs_;                                 // only the pairs actually used
   // Each source's last destination: collectives send to the same peer again
   // and again, so most lookups end here without hashing.

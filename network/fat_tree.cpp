@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "core/error.h"
+#include "core/flat_map.h"  // mix64
 #include "network/router.h"
 #include "network/topology_forms.h"
 
@@ -36,10 +37,7 @@ struct Layout {
 // splitmix64 (Steele, Lea, Flood 2014): a fixed, well-mixed 64-bit hash, so
 // consecutive pairs land on unrelated paths and every build routes alike.
 std::uint64_t splitmix64(std::uint64_t x) {
-  std::uint64_t z = x + 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  return mix64(x + 0x9e3779b97f4a7c15ULL);
 }
 
 class FatTreeRouter final : public Router {

@@ -158,14 +158,7 @@ class FlowNetwork final : public Network, public EventHandler {
   std::vector<std::uint32_t> occupant_;
   std::vector<LinkId> route_links_;
   std::vector<Route> routes_;
-  struct KeyHash {
-    std::size_t operator()(std::uint64_t k) const noexcept {
-      k = (k ^ (k >> 30)) * 0xbf58476d1ce4e5b9ull;
-      k = (k ^ (k >> 27)) * 0x94d049bb133111ebull;
-      return static_cast<std::size_t>(k ^ (k >> 31));
-    }
-  };
-  FlatMap<std::uint64_t, std::uint32_t, KeyHash> route_of_;  // src * npus + dst -> index in routes_
+  FlatMap<std::uint64_t, std::uint32_t, Mix64Hash> route_of_;  // src * npus + dst -> index in routes_
   struct LastRoute {
     NodeId dst = ~NodeId{0};
     std::uint32_t route = 0;

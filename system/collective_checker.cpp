@@ -27,20 +27,8 @@ std::string chunk_word(std::uint64_t n) { return std::to_string(n) + (n == 1 ? "
 constexpr const char* kFromXml = "chunk indices recovered from the MSCCL-IR XML in the metadata (input_file)";
 
 // Sends match receives FIFO per (src, dst, tag).
-struct Key {
-  std::uint32_t src, dst;
-  std::uint64_t tag;
-  bool operator==(const Key&) const = default;
-};
-struct KeyHash {
-  std::size_t operator()(const Key& k) const noexcept {
-    // splitmix64 finalizer: the flat map indexes with the low bits.
-    std::uint64_t h = k.tag * 0x9e3779b97f4a7c15ull ^ (static_cast<std::uint64_t>(k.src) << 32 | k.dst);
-    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
-    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
-    return static_cast<std::size_t>(h ^ (h >> 31));
-  }
-};
+using Key = PeerTagKey<std::uint64_t>;
+using KeyHash = PeerTagKeyHash;
 
 struct Message {
   std::uint32_t op;  // the send's index in its rank's program

@@ -11,13 +11,9 @@ constexpr std::uint32_t kInject = 3;  // a send's endpoint delay is over
 }  // namespace
 
 std::size_t CollectiveEngine::MatchKeyHash::operator()(const MatchKey& k) const noexcept {
-  // splitmix64 finalizer over the combined key: low bits must be well mixed,
-  // the flat map indexes with them.
-  std::uint64_t h = k.tag ^ (static_cast<std::uint64_t>(k.src) << 40) ^ (static_cast<std::uint64_t>(k.dst) << 20) ^
+  const std::uint64_t h = k.tag ^ (static_cast<std::uint64_t>(k.src) << 40) ^ (static_cast<std::uint64_t>(k.dst) << 20) ^
                     (static_cast<std::uint64_t>(k.instance) << 52) ^ (static_cast<std::uint64_t>(k.instance) >> 12);
-  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
-  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
-  return static_cast<std::size_t>(h ^ (h >> 31));
+  return mix64(h);
 }
 
 CollectiveEngine::CollectiveEngine(EventQueue& queue, Network& network, const SystemConfig& config,

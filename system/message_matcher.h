@@ -24,6 +24,21 @@
 
 namespace sim {
 
+// The usual match key: source, destination and tag (the tag's type is the
+// caller's: signed for traces, unsigned for injected programs).
+template <typename Tag>
+struct PeerTagKey {
+  std::uint32_t src, dst;
+  Tag tag;
+  bool operator==(const PeerTagKey&) const = default;
+};
+struct PeerTagKeyHash {
+  template <typename Tag>
+  std::size_t operator()(const PeerTagKey<Tag>& k) const noexcept {
+    return mix64(static_cast<std::uint64_t>(k.tag) * 0x9e3779b97f4a7c15ull ^ (std::uint64_t{k.src} << 32 | k.dst));
+  }
+};
+
 template <typename Key, typename Message, typename Receive, typename Hash>
 class MessageMatcher {
  public:

@@ -12,19 +12,8 @@
 namespace sim {
 namespace {
 
-struct Key {
-  std::uint32_t src, dst;
-  std::int64_t tag;
-  bool operator==(const Key&) const = default;
-};
-struct KeyHash {
-  std::size_t operator()(const Key& k) const noexcept {
-    std::uint64_t h = static_cast<std::uint64_t>(k.tag) * 0x9e3779b97f4a7c15ull ^ (std::uint64_t{k.src} << 32 | k.dst);
-    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
-    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
-    return static_cast<std::size_t>(h ^ (h >> 31));
-  }
-};
+using Key = PeerTagKey<std::int64_t>;
+using KeyHash = PeerTagKeyHash;
 // Messages and receives are plain numbers here; the matcher never looks inside them.
 using Matcher = MessageMatcher<Key, int, int, KeyHash>;
 

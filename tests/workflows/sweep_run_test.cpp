@@ -144,9 +144,14 @@ TEST(SweepRun, InterruptedSweepKeepsFinishedPointsAndTheRerunFinishesIt) {
   spit(tmp / "spec.yml", "base:\n  microbenchmark: {npus: 64}\n  network: " + source_path("configs/torus8x8.yml") +
                              "\naxes:\n  size: [" + sizes + "]\n  collective: [allreduce=ring, allreduce=direct]\n"
                              "  backend: [analytical, flow]\n");
-  // SIGINT 0.5 s in: running points finish, the rest are left for the rerun.
+  // SIGINT once the first point is saved (not after a fixed delay: on a loaded
+  // machine the signal could come before sim has even started): running
+  // points finish, the rest are left for the rerun.
+  const std::string cache = tmp / "out/cache";
   const std::string cmd = "sh -c '" + std::string(SIM_BINARY) + " sweep " + (tmp / "spec.yml") + " -j 1 -o " +
-                          (tmp / "out") + " & pid=$!; sleep 0.5; kill -INT $pid; wait $pid; echo exit=$?'";
+                          (tmp / "out") + " & pid=$!; i=0; while [ $i -lt 600 ] && ! ls " + cache +
+                          " 2>/dev/null | grep -q json; do sleep 0.05; i=$((i+1)); done; kill -INT $pid; wait $pid; "
+                          "echo exit=$?'";
   FILE* pipe = popen(cmd.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
   std::string out;
