@@ -305,9 +305,12 @@ SystemConfig parse_astrasim_system(const std::string& json_text, const std::stri
 }
 
 void check_astrasim_remote_memory(const std::string& path) {
-  const std::string text_ = read_input_file(path, "remote-memory file");
-  const JsonPlace p(path, text_);
-  json root = parse_json_strict(text_, path);
+  check_astrasim_remote_memory_text(read_input_file(path, "remote-memory file"), path);
+}
+
+void check_astrasim_remote_memory_text(const std::string& json_text, const std::string& path) {
+  const JsonPlace p(path, json_text);
+  json root = parse_json_strict(json_text, path);
   if (!root.is_object() || !root.contains("memory-type")) throw InputError(path + ": expected {\"memory-type\": ...}");
   for (const auto& [key, v] : root.items()) {
     if (key == "memory-type") {

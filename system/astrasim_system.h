@@ -18,5 +18,7 @@ SystemConfig parse_astrasim_system(const std::string& json_text, const std::stri
 // is accepted (the other types model remote memory pools this simulator does
 // not have); throws InputError with the reason otherwise.
 void check_astrasim_remote_memory(const std::string& path);
+// The same on text already read; `path` names it in messages.
+void check_astrasim_remote_memory_text(const std::string& json_text, const std::string& path);
 
 }  // namespace sim
