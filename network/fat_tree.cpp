@@ -81,11 +81,7 @@ Topology build_fat_tree(const std::string& source, const std::string& label, con
   if (npus > (1ULL << 30)) throw InputError(source + ": topology too large (more than 2^30 NPUs)");
   const uint128 spines = uint128{tree.pods} * tree.spines;
   const uint128 links = 2 * npus + 2 * leaves * tree.spines + 2 * spines * cores;
-  // As for dimension stacks: 2^28 links is already 6 GiB of link table.
-  if (links > (1ULL << 28)) {
-    throw InputError(source + ": topology too large (" + std::to_string(static_cast<std::uint64_t>(links)) +
-                     " links, limit 2^28)");
-  }
+  check_link_count(source, links > UINT64_MAX ? UINT64_MAX : static_cast<std::uint64_t>(links));
   const auto npu_count = static_cast<std::uint32_t>(npus);
   const auto leaf_count = static_cast<std::uint32_t>(leaves);
   const auto spine_count = static_cast<std::uint32_t>(spines);

@@ -58,6 +58,12 @@ void Topology::route(NodeId src, NodeId dst, std::vector<LinkId>& out) const {
   if (src != dst) router_->route(src, dst, out);
 }
 
+void check_link_count(const std::string& source, std::uint64_t links) {
+  if (links > kMaxLinks) {
+    throw InputError(source + ": topology too large (" + std::to_string(links) + " links, limit 2^24)");
+  }
+}
+
 std::string describe_topology(const std::string& label, std::uint32_t npus, std::uint32_t switches,
                               const std::vector<Link>& links) {
   std::string s = label + " (" + std::to_string(npus) + " NPUs, ";

@@ -24,6 +24,14 @@ struct Link {
   Time latency;
 };
 
+// Most links a generated topology (dimension stack, fat tree) may have:
+// 2^24 links are 400 MB of link table before any run state, and a stack of
+// sizes that reaches it is likelier a typo (or a fuzzer) than a design.
+inline constexpr std::uint64_t kMaxLinks = 1ULL << 24;
+// Throws InputError "<source>: topology too large (N links, limit 2^24)"
+// when `links` (counted in 64 bits or more by the caller) passes kMaxLinks.
+void check_link_count(const std::string& source, std::uint64_t links);
+
 // How one logical dimension joins the NPUs that differ only in its coordinate.
 // kOther: not a dimension-stack block (a fat tree's levels, an explicit graph).
 enum class DimensionKind { kRing, kLine, kFullyConnected, kSwitch, kOther };

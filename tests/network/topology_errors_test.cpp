@@ -89,6 +89,21 @@ TEST(TopologyErrors, SizesAndDimensions) {
   expect_error("shape: Torus\ndims: 8\nbandwidth: 50\nlatency: 500\n", {"'dims' must be a list"});
 }
 
+// Link counts are summed in 64 bits and capped at 2^24 before anything is
+// allocated: a fully connected block of 355,684,854 NPUs has 1.27e17 links,
+// which 32-bit arithmetic wrapped to a count that passed (the fuzzer's find,
+// fuzz/regressions/topology_yaml/fully_connected_links_wrap_32_bits.yml).
+TEST(TopologyErrors, LinkCountsDoNotWrap) {
+  expect_error("topology: [FullyConnected]\nnpus_count: [355684854]\nbandwidth: [50]\nlatency: [500]\n",
+               {"configs/x.yml: topology too large (126511715009316462 links, limit 2^24)"});
+  expect_error("shape: FullyConnected\nnpus: 65536\nbandwidth: 50\nlatency: 500\n",
+               {"topology too large (4294901760 links, limit 2^24)"});
+  expect_error("shape: Ring\nnpus: 8388609\nbandwidth: 50\nlatency: 500\n", {"(16777218 links, limit 2^24)"});
+  // The largest still allowed: 2^24 links exactly.
+  EXPECT_EQ(parse_topology("shape: Ring\nnpus: 8388608\nbandwidth: 50\nlatency: 500\n", "configs/x.yml").links().size(),
+            std::size_t{1} << 24);
+}
+
 TEST(TopologyErrors, WrongTypes) {
   expect_error("topology: Ring\nnpus_count: [8]\nbandwidth: [50]\nlatency: [500]\n", {"'topology' must be a list"});
   expect_error("shape: Ring\nnpus: 8\nbandwidth: [50]\nlatency: 500\n", {"'bandwidth' must be a single value"});
