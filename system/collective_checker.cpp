@@ -19,8 +19,6 @@ namespace sim {
 namespace {
 
 constexpr std::uint32_t kNone = 0xffffffffu;
-// The data model keeps ranks x chunks x ranks bits; beyond this it is skipped.
-constexpr std::uint64_t kMaxDataBytes = 1ull << 30;
 
 std::string chunk_word(std::uint64_t n) { return std::to_string(n) + (n == 1 ? " chunk" : " chunks"); }
 
@@ -48,8 +46,12 @@ struct RankRun {
 
 class Checker {
  public:
-  Checker(std::shared_ptr<const EtAlgorithm> algo, bool type_known, std::uint64_t bytes)
-      : algo_(std::move(algo)), program_(algo_, bytes), type_known_(type_known), n_(program_.group_size()) {}
+  Checker(std::shared_ptr<const EtAlgorithm> algo, bool type_known, std::uint64_t bytes, std::uint64_t max_data_bytes)
+      : algo_(std::move(algo)),
+        program_(algo_, bytes),
+        type_known_(type_known),
+        max_data_bytes_(max_data_bytes),
+        n_(program_.group_size()) {}
 
   AlgorithmCheck run() {
     runs_.resize(n_);
@@ -134,7 +136,7 @@ class Checker {
     if (algo_->msccl) {
       // An MSCCL-IR import: ops name buffers and offsets (msccl_data_check.h).
       std::string why;
-      msccl_ = MscclDataModel::make(*algo_, n_, why);
+      msccl_ = MscclDataModel::make(*algo_, n_, max_data_bytes_, why);
       if (!msccl_) {
         data_note_ = "data check skipped: " + why;
         return;
@@ -212,7 +214,8 @@ class Checker {
                    std::to_string(n_) + " equal blocks";
       return;
     }
-    if (static_cast<uint128>(n_) * t * ((n_ + 63) / 64) * 8 > kMaxDataBytes) {
+    // The data model keeps ranks x chunks x ranks bits.
+    if (static_cast<uint128>(n_) * t * ((n_ + 63) / 64) * 8 > max_data_bytes_) {
       data_note_ = "data check skipped: " + std::to_string(n_) + " ranks x " + chunk_word(t) + " is too large to track";
       return;
     }
@@ -589,6 +592,7 @@ class Checker {
   std::shared_ptr<const EtAlgorithm> algo_;
   EtProgram program_;
   bool type_known_;
+  std::uint64_t max_data_bytes_;  // the data check's bitsets may take this much, else it is skipped
   std::uint32_t n_;
   std::vector<RankRun> runs_;
   std::deque<std::pair<std::uint32_t, std::uint32_t>> work_;
@@ -606,8 +610,9 @@ class Checker {
 
 }  // namespace
 
-AlgorithmCheck check_et_algorithm(std::shared_ptr<const EtAlgorithm> algo, bool type_known, std::uint64_t bytes) {
-  return Checker(std::move(algo), type_known, bytes).run();
+AlgorithmCheck check_et_algorithm(std::shared_ptr<const EtAlgorithm> algo, bool type_known, std::uint64_t bytes,
+                                  std::uint64_t max_data_bytes) {
+  return Checker(std::move(algo), type_known, bytes, max_data_bytes).run();
 }
 
 }  // namespace sim

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "core/units.h"
 
 namespace sim {
 
@@ -22,7 +23,8 @@ const char* collective_label(CollectiveType t) {
 
 }  // namespace
 
-std::optional<MscclDataModel> MscclDataModel::make(const EtAlgorithm& algo, std::uint32_t n, std::string& why) {
+std::optional<MscclDataModel> MscclDataModel::make(const EtAlgorithm& algo, std::uint32_t n, std::uint64_t max_bytes,
+                                                   std::string& why) {
   MscclDataModel m;
   m.type_ = algo.type == CollectiveType::kReduceScatterBlock ? CollectiveType::kReduceScatter : algo.type;
   m.n_ = n;
@@ -102,9 +104,9 @@ std::optional<MscclDataModel> MscclDataModel::make(const EtAlgorithm& algo, std:
   // Every rank keeps a bitset of all contributions per slot.
   // Summed again in double: the 64-bit sum of huge scratch and transient reaches can wrap.
   const double slots = static_cast<double>(m.base_s_) + static_cast<double>(s) + static_cast<double>(t);
-  if (static_cast<double>(n) * slots * ((m.ids() + 63) / 64) * 8 > double(1u << 30)) {
+  if (static_cast<double>(n) * slots * ((m.ids() + 63) / 64) * 8 > static_cast<double>(max_bytes)) {
     why = std::to_string(n) + " ranks x " + std::to_string(m.slots_) + " chunk slots x " + std::to_string(m.ids()) +
-          " contributions are too large to track (over 1 GiB)";
+          " contributions are too large to track (over " + format_bytes(max_bytes) + ")";
     return std::nullopt;
   }
   return m;

@@ -31,8 +31,10 @@ class MscclDataModel {
   // The model of `algo` on its n ranks, or nullopt with `why` (the layout
   // does not fit the collective, or the collective is not modelled).
   // InputError naming the file, rank and node for an op whose chunk range
-  // lies outside its buffer (a hand-edited ET).
-  static std::optional<MscclDataModel> make(const EtAlgorithm& algo, std::uint32_t n, std::string& why);
+  // lies outside its buffer (a hand-edited ET). nullopt too when the ranks'
+  // bitsets would pass `max_bytes`.
+  static std::optional<MscclDataModel> make(const EtAlgorithm& algo, std::uint32_t n, std::uint64_t max_bytes,
+                                            std::string& why);
 
   std::uint64_t slots() const { return slots_; }
   std::uint32_t ids() const { return n_ * in_; }

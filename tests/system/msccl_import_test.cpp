@@ -188,6 +188,24 @@ TEST(MscclImport, EveryShippedXmlImportsPassesTheDataCheckAndRuns) {
   }
 }
 
+// The data check's memory bound: one byte below what the model needs, the
+// check is skipped with the reason (and the structure is still checked).
+TEST(MscclImport, DataCheckSkippedPastItsMemoryBound) {
+  const std::string file = testdata("msccl/rccl__allgather-allpairs-8n-ll.xml");
+  if (!std::filesystem::exists(file)) GTEST_SKIP() << "testdata absent: " << file;
+  const auto algo = std::make_shared<const EtAlgorithm>(load_msccl_algorithm(file, std::nullopt));
+  EXPECT_TRUE(check_et_algorithm(algo, true, 1 << 20).data_checked);
+  // In place: 8 ranks x 8 slots (one buffer of 8 chunks) x 8 contributions
+  // (one 64-bit word): 8 x 8 x 8 B = 512 B.
+  EXPECT_TRUE(check_et_algorithm(algo, true, 1 << 20, 512).data_checked);
+  const AlgorithmCheck c = check_et_algorithm(algo, true, 1 << 20, 511);
+  EXPECT_FALSE(c.data_checked);
+  EXPECT_NE(c.data_note.find("8 ranks x 8 chunk slots x 8 contributions are too large to track (over 511 B"),
+            std::string::npos)
+      << c.data_note;
+  EXPECT_EQ(c.messages, check_et_algorithm(algo, true, 1 << 20).messages);
+}
+
 TEST(MscclImport, AllPairsTimesMatchTheSwitchClosedForm) {
   // On a switch every message of a rank leaves through its one link, one
   // after the other: the all-pairs all-gather sends 7 messages of S (chunk =
