@@ -121,6 +121,9 @@ YAML::Node ConfigReader::require_list(const YAML::Node& map, std::string_view ke
 }
 
 std::string ConfigReader::text(const YAML::Node& node, std::string_view key) const {
+  // A key looked up but absent is a zombie node: yaml-cpp throws its own
+  // InvalidNode ("internal error") from IsScalar().
+  if (!node.IsDefined()) fail(node, "missing key " + quoted(key));
   if (!node.IsScalar()) fail(node, quoted(key) + " must be a single value");
   return node.Scalar();
 }

@@ -26,7 +26,7 @@ std::vector<std::uint32_t> read_dims(const ConfigReader& config, const YAML::Nod
 }
 
 std::uint32_t read_npus(const ConfigReader& config, const YAML::Node& root) {
-  const YAML::Node node = root["npus"];
+  const YAML::Node node = config.require(root, "npus");
   const std::uint64_t n = config.count(node, "npus");
   if (n < 2) config.fail(node, "'npus' must be >= 2");
   if (n > kMaxSize) config.fail(node, "'npus' is too large");

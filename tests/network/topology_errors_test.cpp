@@ -85,6 +85,8 @@ TEST(TopologyErrors, SizesAndDimensions) {
   expect_error("shape: Torus\nnpus: 64\nbandwidth: 50\nlatency: 500\n", {"'npus'", "Torus takes 'dims'"});
   expect_error("shape: Hypercube\nnpus: 48\nbandwidth: 50\nlatency: 500\n", {"'npus' must be a power of two"});
   expect_error("shape: Hypercube\ndims: [2, 2]\nbandwidth: 50\nlatency: 500\n", {"'dims'", "Hypercube takes 'npus'"});
+  // Neither: was yaml-cpp's "invalid node" escaping as an internal error (fuzz finding).
+  expect_error("shape: Hypercube\nbandwidth: 50\nlatency: 500\n", {"configs/x.yml:1:", "missing key 'npus'"});
   expect_error("shape: Ring\nnpus: 8\ndims: [8]\nbandwidth: 50\nlatency: 500\n", {"either 'dims' or 'npus'"});
   expect_error("shape: Torus\ndims: 8\nbandwidth: 50\nlatency: 500\n", {"'dims' must be a list"});
 }
