@@ -31,7 +31,12 @@ std::vector<std::uint32_t> level_sizes(const Preset& p, std::uint32_t nodes) {
   std::vector<std::uint32_t> sizes;
   std::uint32_t left = nodes;
   std::uint32_t capacity = 1;
-  for (const NetworkLevel& level : p.levels) {
+  for (std::size_t i = 0; i < p.levels.size(); ++i) {
+    const NetworkLevel& level = p.levels[i];
+    if (i + 1 == p.levels.size() && level.radix != 0 && left > level.radix) {
+      throw InputError("--nodes " + std::to_string(nodes) + ": " + p.name + " has at most " +
+                       std::to_string(capacity * level.radix) + " nodes (" + level.why_radix + ")");
+    }
     const std::uint32_t size = (level.radix == 0 || left <= level.radix) ? left : level.radix;
     if (left % size != 0) {
       throw InputError("--nodes " + std::to_string(nodes) + ": " + p.name + " puts " + std::to_string(size) +

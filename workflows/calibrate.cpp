@@ -14,6 +14,7 @@
 #include "network/config_reader.h"
 #include "network/topology.h"
 #include "system/runner/simulation.h"
+#include "system/scenario/scenario.h"
 #include "system/scenario/system_files.h"
 #include "workflows/point_result.h"
 #include "workflows/reference_reader.h"
@@ -243,19 +244,21 @@ std::string header_comment(const CalibrateOptions& o, const CalibrationResult& r
 std::uint64_t simulate_collective(const std::string& network_text, const std::string& network_source,
                                   const std::string& system_text, const std::string& system_source,
                                   const std::string& collective, std::uint64_t bytes, double* busbw_gbps) {
-  const Topology topology = parse_topology(network_text, network_source);
-  const SystemConfig config = parse_system_text(system_text, system_source);
+  ScenarioSpec s;
+  s.topology = std::make_shared<const Topology>(parse_topology(network_text, network_source));
+  s.system_config = std::make_shared<const SystemConfig>(parse_system_text(system_text, system_source));
   CollectiveType type;
   if (!parse_collective_name(collective, type)) throw InputError("unknown collective '" + collective + "'");
   CollectivesSpec spec;
-  spec.npus = topology.npu_count();
+  spec.npus = s.topology->npu_count();
   spec.collectives = {type};
   spec.bytes = bytes;
-  std::vector<RankGraph> graphs;
-  const GraphOptions options;
+  auto graphs = std::make_shared<std::vector<RankGraph>>();
   const std::vector<EtTrace> traces = collectives_workload(spec);
-  for (std::size_t r = 0; r < traces.size(); ++r) graphs.emplace_back(traces[r], static_cast<int>(r), options);
-  Simulation simulation(std::move(graphs), topology, config, SimulationOptions{});
+  for (std::size_t r = 0; r < traces.size(); ++r) graphs->emplace_back(traces[r], static_cast<int>(r), s.graph_options);
+  s.graphs = std::move(graphs);
+  const Scenario scenario = build_scenario(s);
+  Simulation simulation(scenario.graphs, *scenario.topology, scenario.config, scenario.options);
   const SimulationResult result = simulation.run();
   const std::vector<CollectiveRow> rows = collective_rows(result);
   if (rows.size() != 1) throw InputError("calibration point: expected one collective, got " + std::to_string(rows.size()));
@@ -371,10 +374,17 @@ CalibrationResult calibrate(const CalibrateOptions& o) {
   }
 
   Evaluator ev(base, result.parameters, calibration_path, result.rows, npus);
+  // Coordinate descent until a round no longer lowers the objective (by a
+  // part in 1e9), at most `rounds` rounds: parameters that trade off against
+  // each other (a bandwidth and a latency) need several.
+  double last = ev.objective(result.values);
   for (int round = 0; round < o.rounds; ++round) {
     for (std::size_t k = 0; k < result.parameters.size(); ++k) {
       result.values[k] = golden_section(ev, result.parameters[k], result.values, k, o.steps);
     }
+    const double now = ev.objective(result.values);
+    if (now >= last * (1 - 1e-9)) break;
+    last = now;
   }
   result.fit_rms_log_error = std::sqrt(ev.objective(result.values));
   result.evaluations = ev.evaluations();

@@ -38,7 +38,7 @@ struct CalibrateOptions {
   std::vector<std::pair<std::string, std::string>> filters;      // column=value, all must hold
   std::optional<std::pair<std::uint64_t, std::uint64_t>> sizes;  // bytes, inclusive
   std::string output;
-  int rounds = 3;               // coordinate-descent rounds
+  int rounds = 20;              // coordinate-descent rounds at most (it stops when a round gains nothing)
   int steps = 24;               // golden-section evaluations per parameter and round
 };
 

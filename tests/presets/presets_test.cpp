@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "common/run_sim.h"
 #include "common/temp_folder.h"
@@ -176,6 +178,41 @@ TEST_F(PresetsCli, SystemFolderStandsForItsFiles) {
   const auto r = run_sim("--workload " + path("wl") + " --system " + path("empty"));
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("without system.yml"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace sim::presets
+
+namespace sim::presets {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// configs/presets/NAME-xN (the sweeps' inputs) are what `sim system gen NAME
+// --nodes N` writes today, and every preset has its two-node folder.
+TEST(Presets, CheckedInFoldersAreTheGeneratorsOutput) {
+  const std::filesystem::path root = std::filesystem::path(SIM_SOURCE_DIR) / "configs" / "presets";
+  std::size_t checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(root)) {
+    if (!entry.is_directory()) continue;
+    const std::string name = entry.path().filename().string();
+    const auto x = name.rfind("-x");
+    ASSERT_NE(x, std::string::npos) << name;
+    SCOPED_TRACE(name);
+    const PresetFiles f = generate_preset(find_preset(name.substr(0, x)), std::stoul(name.substr(x + 2)));
+    const std::string dir = entry.path().string() + "/";
+    EXPECT_EQ(read_text(dir + "network.yml"), f.network_yaml) << "regenerate " << dir;
+    EXPECT_EQ(read_text(dir + "system.yml"), f.system_yaml) << "regenerate " << dir;
+    EXPECT_EQ(read_text(dir + "calibration.yml"), f.calibration_yaml) << "regenerate " << dir;
+    ++checked;
+  }
+  for (const Preset& p : all_presets()) EXPECT_TRUE(std::filesystem::is_directory(root / (p.name + "-x2"))) << p.name;
+  EXPECT_EQ(checked, all_presets().size() + 1);  // and dgx-h100-calibrated-x1
 }
 
 }  // namespace
