@@ -12,8 +12,8 @@ void use_system_folder(std::string& system, std::string& network) {
   if (system.empty() || !fs::is_directory(system, ec)) return;
   const fs::path dir(system);
   if (!fs::is_regular_file(dir / "system.yml", ec)) {
-    throw InputError(system + ": --system names a folder without system.yml (a folder must be one `sim system gen` "
-                              "wrote, or give the file)");
+    throw InputError("system config '" + system + "' is not a regular file (it is a directory) and holds no "
+                     "system.yml (a folder must be one `sim system gen` wrote)");
   }
   if (network.empty() && fs::is_regular_file(dir / "network.yml", ec)) network = (dir / "network.yml").string();
   system = (dir / "system.yml").string();

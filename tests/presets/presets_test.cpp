@@ -177,7 +177,7 @@ TEST_F(PresetsCli, SystemFolderStandsForItsFiles) {
   std::filesystem::create_directories(path("empty"));
   const auto r = run_sim("--workload " + path("wl") + " --system " + path("empty"));
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find("without system.yml"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("holds no system.yml"), std::string::npos) << r.output;
 }
 
 }  // namespace
