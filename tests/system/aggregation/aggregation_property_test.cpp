@@ -100,22 +100,22 @@ Case random_case(std::mt19937_64& rng, int index) {
   c.traces = make_traces(static_cast<int>(n), [&](int r) {
     std::vector<et::Node> nodes;
     std::uint64_t id = 1, last = 0;
+    int layer = 0;
     for (const Layer& L : plan) {
+      ++layer;
       const std::uint64_t us = L.compute_us + (static_cast<std::uint32_t>(r) == L.late_rank ? L.late_us : 0);
       std::vector<std::uint64_t> deps;
       if (last) deps.push_back(last);
-      if (us > 0) {
-        nodes.push_back(comp_node(id, us, deps));
-        deps = {id};
-        ++id;
-      }
+      nodes.push_back(comp_node(id, us, deps));  // (0 us: completes at once)
+      deps = {id};
+      ++id;
       const std::uint64_t coll = id++;
       nodes.push_back(with_deps(coll_node(coll, L.type, L.bytes), deps,
                                 L.in_pairs ? "pair" + std::to_string(static_cast<std::uint32_t>(r) / 2) : ""));
       if (L.p2p) {  // to the next rank, alongside the collective (same start, same links)
         const int next = (r + 1) % static_cast<int>(n), prev = (r + static_cast<int>(n) - 1) % static_cast<int>(n);
-        nodes.push_back(p2p_node(id, true, next, L.bytes / 2 + 1, static_cast<int>(coll), deps));
-        nodes.push_back(p2p_node(id + 1, false, prev, L.bytes / 2 + 1, static_cast<int>(coll), deps));
+        nodes.push_back(p2p_node(id, true, next, L.bytes / 2 + 1, layer, deps));
+        nodes.push_back(p2p_node(id + 1, false, prev, L.bytes / 2 + 1, layer, deps));
         const std::uint64_t join = id + 2;
         nodes.push_back(with_deps(comp_node(join, 0), {coll, id, id + 1}));
         id += 3;
