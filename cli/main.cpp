@@ -182,6 +182,7 @@ int main(int argc, char** argv) {
   app.add_option("--collective", o.collectives,
                  "collective algorithm as Chakra ETs, <prefix> or <type>=<prefix> (e.g. allreduce=algos/ring); "
                  "<type>=<algorithm> a native one: ring, direct, halvingDoubling, doubleBinaryTree, binaryTree, astrasimTree, "
+                 "nccl (NCCL's choice; nccl:algo=ring|tree|nvls,proto=ll|ll128|simple,channels=N, docs/nccl.md), "
                  "with parameters as direct:window=4,chunks=2; a comma list is hierarchical, one per topology "
                  "dimension (allreduce=ring,direct or hierarchical:optimization=baseline,active_chunks=1,ring,direct); "
                  "repeatable")

@@ -45,6 +45,8 @@
 #include <tuple>
 #include <vector>
 
+#include "network/topology.h"
+#include "system/collectives/algorithm_context.h"
 #include "system/program/collective_program.h"
 #include "system/program/et_algorithm.h"
 #include "system/config/system_config.h"
@@ -73,6 +75,13 @@ struct NativeAlgorithm {
                                                          std::uint64_t bytes, std::uint32_t chunks,
                                                          const AlgorithmParams&)>
       make;
+  // Topology-aware algorithms (nccl) also take the group's context
+  // (system/collectives/algorithm_context.h); the registry prefers this when set.
+  std::function<std::shared_ptr<const CollectiveProgram>(CollectiveType, std::uint64_t bytes, std::uint32_t chunks,
+                                                         const AlgorithmParams&, const AlgorithmContext&)>
+      make_in_context = {};
+  // Parameters whose values are words (nccl's algo=ring): their code; throws InputError. Null: numbers only.
+  std::function<std::uint64_t(const std::string& key, const std::string& value)> value_of = {};
   bool supports(CollectiveType type) const;
 };
 
@@ -166,6 +175,11 @@ class AlgorithmRegistry {
   // injected algorithm's rank count differs from the group size.
   std::shared_ptr<const CollectiveProgram> program_for(const CollectiveRequest& request);
 
+  // The topology the groups run on: topology-aware algorithms (nccl) see it
+  // through an AlgorithmContext, hierarchical ones take each dimension's
+  // bandwidth and latency from it. Null (the default): neither.
+  void set_topology(const Topology* topology) { topology_ = topology; }
+
  private:
   struct Chosen {
     AlgorithmChoice choice;
@@ -195,6 +209,9 @@ class AlgorithmRegistry {
            std::shared_ptr<const CollectiveProgram>>
       cache_;
   std::vector<std::shared_ptr<const std::vector<std::uint32_t>>> keep_;  // keeps by_ptr_ keys valid
+  const Topology* topology_ = nullptr;
+  std::map<std::vector<std::uint32_t>, std::shared_ptr<const AlgorithmContext>> contexts_;  // per group
+  std::shared_ptr<const AlgorithmContext> context_for(const std::shared_ptr<const std::vector<std::uint32_t>>& members);
 };
 
 }  // namespace sim

@@ -36,6 +36,7 @@ Simulation::Simulation(std::shared_ptr<const std::vector<RankGraph>> graphs, con
       algorithms_(config_, topology_.dims(), options_.load_algorithm),
       engine_(queue_, *network_, config_, *this),
       p2p_match_(static_cast<std::uint32_t>(graphs_.size())) {
+  algorithms_.set_topology(&topology_);  // topology-aware algorithms (nccl) and hierarchical dimension costs
   const auto ranks = static_cast<std::uint32_t>(graphs_.size());
   if (ranks > topology_.npu_count()) {
     throw InputError("the workload has " + std::to_string(ranks) + " ranks but the network has only " +

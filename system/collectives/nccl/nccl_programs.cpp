@@ -5,23 +5,24 @@
 #include <stdexcept>
 
 #include "system/collectives/nccl/nccl_protocol.h"
-#include "system/producers/dag_program.h"
+#include "system/collectives/nccl/nccl_dag.h"
 
 namespace sim::nccl {
 
 namespace {
 
-constexpr std::uint32_t kNone = ~std::uint32_t{0};
+constexpr std::uint32_t kNone = DagBuilder::kNone;
 
-// Per-rank op lists of a DAG program.
+// Per-rank op lists, with the kinds of op NCCL's steps use.
 class Builder {
  public:
-  explicit Builder(std::uint32_t n) : ranks_(n) {}
+  explicit Builder(std::uint32_t n) : dag_(n) {}
 
-  std::uint32_t add(std::uint32_t r, const CollectiveOp& op, std::vector<std::uint32_t> parents) {
-    parents.erase(std::remove(parents.begin(), parents.end(), kNone), parents.end());
-    ranks_[r].push_back(DagProgramOp{op, ChunkRange{}, std::move(parents)});
-    return static_cast<std::uint32_t>(ranks_[r].size() - 1);
+  std::uint32_t add(std::uint32_t r, const CollectiveOp& op, std::initializer_list<std::uint32_t> parents) {
+    return dag_.add(r, op, parents);
+  }
+  std::uint32_t add(std::uint32_t r, const CollectiveOp& op, const std::vector<std::uint32_t>& parents) {
+    return dag_.add(r, op, parents);
   }
   // A fixed delay after `parent`; none when zero (the parent stands for it).
   std::uint32_t delay(std::uint32_t r, Time t, std::uint32_t parent) {
@@ -32,7 +33,7 @@ class Builder {
     return add(r, op, {parent});
   }
   std::uint32_t send(std::uint32_t r, std::uint32_t peer, std::uint64_t wire, std::uint64_t tag, std::uint32_t channel,
-                     BytesPerSecond rate, std::vector<std::uint32_t> parents) {
+                     BytesPerSecond rate, const std::vector<std::uint32_t>& parents) {
     CollectiveOp op;
     op.kind = OpKind::kSend;
     op.peer = peer;
@@ -40,7 +41,7 @@ class Builder {
     op.tag = tag;
     op.channel = channel;
     op.rate = rate;
-    return add(r, op, std::move(parents));
+    return add(r, op, parents);
   }
   std::uint32_t recv(std::uint32_t r, std::uint32_t peer, std::uint64_t wire, std::uint64_t tag) {
     CollectiveOp op;
@@ -50,20 +51,21 @@ class Builder {
     op.tag = tag;
     return add(r, op, {});
   }
-  std::shared_ptr<const CollectiveProgram> build(std::string name) {
-    return std::make_shared<const DagProgram>(std::move(name), std::move(ranks_), 0);
-  }
+  std::shared_ptr<const CollectiveProgram> build(std::string name) { return dag_.build(std::move(name)); }
 
  private:
-  std::vector<std::vector<DagProgramOp>> ranks_;
+  DagBuilder dag_;
 };
 
 // Loops (chunks) per channel: the protocol's step size, but at most kMaxLoops
 // (bigger steps beyond): the pacing sets the bandwidth whatever the step, and
 // a forced LL at gigabytes would otherwise be millions of ops.
+// NVLS pipelines 18 ops a round per rank and channel against a ring's 42
+// per loop: it may have more rounds (4 GiB on 8 GPUs is 512 rounds of 128 KiB).
 constexpr std::uint64_t kMaxLoops = 64;
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
-  return a == 0 ? 1 : std::min<std::uint64_t>((a + b - 1) / b, kMaxLoops);
+constexpr std::uint64_t kMaxNvlsRounds = 256;
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b, std::uint64_t most = kMaxLoops) {
+  return a == 0 ? 1 : std::min<std::uint64_t>((a + b - 1) / b, most);
 }
 
 // Each domain's positions ordered by rail, rotated by `shift`.
@@ -130,7 +132,7 @@ std::shared_ptr<const CollectiveProgram> make_ring_program(std::string name, Col
             parents = {last};
           }
           const std::uint32_t sent =
-              b.send(r, next, wire_bytes(m.proto, out), tag_of(c, j, s), c, rate, std::move(parents));
+              b.send(r, next, wire_bytes(m.proto, out), tag_of(c, j, s), c, rate, parents);
           if (s == 0) first_send[j] = sent;
           const std::uint32_t got = b.recv(r, prev, wire_bytes(m.proto, in), tag_of(c, j, s));
           last = b.delay(r, hop, got);
@@ -212,7 +214,7 @@ std::shared_ptr<const CollectiveProgram> make_nvls_program(std::string name, std
     const std::uint32_t base = b.delay(x, m.base, kNone);
     for (std::uint32_t c = 0; c < m.channels; ++c) {
       const std::uint64_t share = part_bytes(bytes, m.channels, c);
-      const std::uint64_t k = ceil_div(share, step * n);
+      const std::uint64_t k = ceil_div(share, step * n, kMaxNvlsRounds);
       std::vector<std::uint32_t> contrib(k * n, kNone);
       for (std::uint64_t j = 0; j < k; ++j) {
         const std::uint64_t round = part_bytes(share, k, j);
