@@ -47,7 +47,8 @@ Topology parse_astrasim_form(const ConfigReader& config, const YAML::Node& root)
 
   // Optional, one flag per dimension: its switches reduce and multicast.
   YAML::Node reduction;
-  if (root["in_network_reduction"]) {
+  const bool has_reduction = static_cast<bool>(root["in_network_reduction"]);
+  if (has_reduction) {
     reduction = config.require_list(root, "in_network_reduction");
     if (reduction.size() != kinds.size()) {
       config.fail(reduction, "'in_network_reduction' has " + std::to_string(reduction.size()) +
@@ -67,7 +68,7 @@ Topology parse_astrasim_form(const ConfigReader& config, const YAML::Node& root)
     d.size = static_cast<std::uint32_t>(size);
     d.bandwidth = config.bandwidth(bandwidths[i], "bandwidth" + at, bare_unit);
     d.latency = config.latency(latencies[i], "latency" + at);
-    if (reduction) {
+    if (has_reduction) {
       d.in_network_reduction = config.flag(reduction[i], "in_network_reduction" + at);
       if (d.in_network_reduction && d.kind != DimensionKind::kSwitch) {
         config.fail(reduction[i], "'in_network_reduction" + at + "': only a Switch dimension can reduce in the network, "

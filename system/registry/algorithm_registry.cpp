@@ -64,6 +64,10 @@ std::vector<NativeAlgorithm> build_table() {
                [](T type, std::uint32_t n, std::uint64_t bytes, std::uint32_t chunks, const AlgorithmParams& p) {
                  return std::make_shared<const TreeProgram>(type, n, bytes, chunks_param(p, chunks), false);
                }});
+  t.push_back({"astrasimTree", {T::kAllReduce}, {"chunks"},
+               [](T type, std::uint32_t n, std::uint64_t bytes, std::uint32_t chunks, const AlgorithmParams& p) {
+                 return std::make_shared<const AstraSimTreeProgram>(type, n, bytes, chunks_param(p, chunks));
+               }});
   {
     // NCCL's collectives (system/collectives/nccl/, docs/nccl.md). Without a
     // context (inside a hierarchical choice, tools) the group is one node with no switch.
@@ -78,10 +82,6 @@ std::vector<NativeAlgorithm> build_table() {
     nccl_algo.value_of = nccl::param_value;
     t.push_back(std::move(nccl_algo));
   }
-  t.push_back({"astrasimTree", {T::kAllReduce}, {"chunks"},
-               [](T type, std::uint32_t n, std::uint64_t bytes, std::uint32_t chunks, const AlgorithmParams& p) {
-                 return std::make_shared<const AstraSimTreeProgram>(type, n, bytes, chunks_param(p, chunks));
-               }});
   return t;
 }
 
@@ -338,7 +338,8 @@ AlgorithmChoice parse_algorithm_choice(const std::string& text, CollectiveType t
 std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
     const AlgorithmChoice& choice, CollectiveType type, std::uint64_t bytes, std::uint32_t chunks,
     const std::vector<std::uint32_t>& members, const std::vector<std::uint32_t>& topology_dims, bool baseline,
-    std::uint32_t active, bool dimension_queue, bool astrasim_quirks, Time phase_tail) {
+    std::uint32_t active, bool dimension_queue, bool astrasim_quirks, Time phase_tail,
+    const std::vector<TopologyDimension>* costs) {
   type = normalized(type);
   const auto n = static_cast<std::uint32_t>(members.size());
   std::vector<std::uint32_t> sizes = topology_dims;
@@ -384,6 +385,10 @@ std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
     hd.size = static_cast<std::uint32_t>(v.size());
     hd.name = dc.native->name;
     hd.rs_shift = dc.native->name == "ring" ? 1 : 0;
+    if (costs && d < costs->size() && (*costs)[d].bandwidth > 0) {  // the dimension's own link, not the defaults
+      hd.latency_ns = static_cast<double>((*costs)[d].latency) / 1e3;
+      hd.ns_per_byte = 1e9 / static_cast<double>((*costs)[d].bandwidth);
+    }
     const NativeAlgorithm* algo = dc.native;
     const AlgorithmParams params = dc.params;
     hd.supports = [algo](CollectiveType t) { return algo->supports(t); };
@@ -581,7 +586,8 @@ std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const Co
         return make_hierarchical_program(ch->choice, req.type, bytes, req.chunks, *req.members,
                                          topology_dims_, config_.collective_optimization == "baseline",
                                          config_.active_chunks_per_dimension, config_.dimension_queue,
-                                         config_.astrasim_quirks, config_.endpoint_delay);
+                                         config_.astrasim_quirks, config_.endpoint_delay,
+                                         topology_ ? &topology_->dimensions() : nullptr);
       }
       const NativeAlgorithm& algo = ch ? *ch->choice.native : *find_native_algorithm(default_algorithm(req.type));
       halving_doubling = algo.name == "halvingDoubling";

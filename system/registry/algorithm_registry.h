@@ -125,11 +125,14 @@ bool names_native_algorithm(const std::string& text);
 // `astrasim_quirks`: every phase program runs ASTRA-sim's way (all-to-all one
 // block per message, halvingDoubling's first reduction free, `phase_tail` at
 // the end of each phase: its endpoint delay).
+// `costs`: the topology's dimensions (kind, size, bandwidth, latency); when
+// given, a dimension's latency and bandwidth replace the fixed estimates
+// (500 ns, 50 GB/s) its dimension_queue ordering uses.
 std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
     const AlgorithmChoice& choice, CollectiveType type, std::uint64_t bytes, std::uint32_t chunks,
     const std::vector<std::uint32_t>& members, const std::vector<std::uint32_t>& topology_dims,
     bool baseline, std::uint32_t active, bool dimension_queue = false, bool astrasim_quirks = false,
-    Time phase_tail = 0);
+    Time phase_tail = 0, const std::vector<TopologyDimension>* costs = nullptr);
 
 // A native program (throws InputError when the algorithm lacks the type).
 std::shared_ptr<const CollectiveProgram> make_native_program(const NativeAlgorithm& algo, const AlgorithmParams& params,
