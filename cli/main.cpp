@@ -35,6 +35,9 @@
 #include "system/registry/collective_tools.h"
 #include "system/scenario/scenario.h"
 #include "synth_command.h"
+#include "system_command.h"
+#include "calibrate_command.h"
+#include "presets/system_folder.h"
 #include "run_outputs.h"
 #include "system/groups/job_placement.h"
 #include "system/groups/process_groups.h"
@@ -55,7 +58,7 @@ struct RunOptions {
   std::string network, system, backend, report, csv, timeline, link_stats, placement;
   std::string timeline_ranks, timeline_window, timeline_format = "auto";
   std::vector<std::string> workloads, comm_groups, collectives;
-  bool ctrl_deps = false, strict_deps = false, quiet = false, strict = false;
+  bool ctrl_deps = false, strict_deps = false, quiet = false, strict = false, no_aggregation = false;
 };
 
 int run_simulation(const RunOptions& o) {
@@ -87,6 +90,7 @@ int run_simulation(const RunOptions& o) {
   RunOutputs outputs({o.report, o.csv, o.link_stats, o.timeline, o.timeline_ranks, o.timeline_window,
                       o.timeline_format});
   Scenario scenario = build_scenario(spec);
+  if (o.no_aggregation) scenario.config.aggregation = false;
   scenario.options.timeline = outputs.timeline();
   if (!o.quiet) scenario.options.progress = workflows::long_run_progress(std::cerr);
   const Topology& topology = *scenario.topology;
@@ -164,9 +168,13 @@ int main(int argc, char** argv) {
                  "Chakra ETs: a folder of <prefix>.<rank>.et files, or the <prefix> itself (.et, .et.gz, .json); "
                  "several jobs on one cluster: NAME=PATH, repeated");
   app.add_option("--network", o.network, "network topology YAML (see configs/ and docs/network.md)");
-  app.add_option("--system", o.system, "system config YAML: compute, memory and collective models (docs/system.md)");
+  app.add_option("--system", o.system, "system config YAML: compute, memory and collective models (docs/system.md); or a folder `sim system gen` "
+                 "wrote (its system.yml, and its network.yml unless --network is given)");
   app.add_option("--collective", o.collectives,
                  "collective algorithm as Chakra ETs, <prefix> or <type>=<prefix> (e.g. allreduce=algos/ring); "
+                 "default: ring (all-reduce, reduce-scatter, all-gather, all-to-all; hierarchical, a ring per "
+                 "dimension, on a topology of several dimensions when the group spans two or more), binaryTree "
+                 "(reduce, broadcast), direct (gather, scatter, barrier); "
                  "<type>=<algorithm> a native one: ring, direct, halvingDoubling, doubleBinaryTree, binaryTree, astrasimTree, "
                  "nccl (NCCL's choice; nccl:algo=ring|tree|nvls,proto=ll|ll128|simple,channels=N, docs/nccl.md), "
                  "with parameters as direct:window=4,chunks=2; a comma list is hierarchical, one per topology "
@@ -203,6 +211,10 @@ int main(int argc, char** argv) {
   app.add_flag("--ctrl-deps", o.ctrl_deps, "also follow ctrl_deps (dangling ones are warned about and ignored)");
   app.add_flag("--strict-deps", o.strict_deps, "with --ctrl-deps: a ctrl dep on an absent node is an error");
   app.add_flag("-q,--quiet", o.quiet, "print nothing on success");
+  app.add_flag("--no-aggregation", o.no_aggregation,
+               "simulate every message of every collective: by default a collective whose ranks all start at once "
+               "and run nothing else, on the analytical backend, is advanced as one for all its ranks, with "
+               "identical results (docs/system.md, exact step aggregation)");
 
   CLI::App* coll = app.add_subcommand("collective", "write or check collective algorithms as Chakra ETs");
   coll->require_subcommand(1);
@@ -246,6 +258,10 @@ int main(int argc, char** argv) {
   wgen->add_option("--iterations", w.iterations, "p2p-ring: rounds (default 1)")->check(CLI::Range(1, 1 << 30));
   wgen->add_option("-o,--output", w.prefix, "output prefix")->required();
 
+  SystemCommand system_cmd;  // sim system list|gen (presets/)
+  add_system_command(app, system_cmd);
+  CalibrateCommand calibrate;  // sim calibrate (workflows/calibrate.h)
+  add_calibrate_command(app, calibrate);
   const auto workflows = add_workflow_commands(app);  // sweep, sweep merge, compare, plot
 
   try {
@@ -260,7 +276,10 @@ int main(int argc, char** argv) {
     if (*msccl_import) return run_msccl_import(mi, std::cout);
     if (*synth.app) return run_synth_command(synth, std::cout);
     if (*wgen) return generate_workload(w, std::cout);
+    if (system_command_given(system_cmd)) return run_system_command(system_cmd, std::cout);
+    if (*calibrate.app) return run_calibrate_command(calibrate, std::cout);
     if (const auto code = run_workflow_commands(*workflows)) return *code;
+    presets::use_system_folder(o.system, o.network);  // --system DIR (sim system gen)
     return run_simulation(o);
   });
 }

@@ -112,7 +112,7 @@ std::uint32_t FlowNetwork::link_route(LinkId link) {
 }
 
 void FlowNetwork::send_on_link(LinkId link, std::uint64_t bytes, const Delivery& to) {
-  count_message();
+  recount_messages(1, 0);
   send_route(link_route(link), bytes, to);
 }
 
