@@ -35,6 +35,8 @@
 #include "system/registry/collective_tools.h"
 #include "system/scenario/system_files.h"
 #include "synth_command.h"
+#include "pytorch_import_command.h"
+#include "workload/pytorch/pytorch_workload.h"
 #include "run_outputs.h"
 #include "system/groups/job_placement.h"
 #include "system/groups/process_groups.h"
@@ -91,7 +93,9 @@ int run_simulation(const RunOptions& o) {
     // One job, or several sharing the network (system/groups/job_placement.h).
     const std::vector<JobInput> jobs = parse_job_args(o.workloads, o.comm_groups);
     for (const JobInput& job : jobs) {
-      std::vector<RankGraph> g = load_rank_graphs(resolve_rank_files(job.workload), gopt);
+      std::vector<RankGraph> g = pytorch::is_pytorch_workload(job.workload)
+                                     ? pytorch::load_pytorch_graphs(job.workload, gopt)
+                                     : load_rank_graphs(resolve_rank_files(job.workload), gopt);
       JobSpec spec{job.name, static_cast<std::uint32_t>(g.size()), {}, job.comm_group_file};
       if (!job.comm_group_file.empty()) spec.comm_groups = load_comm_groups(job.comm_group_file);
       for (RankGraph& rg : g) graphs.push_back(std::move(rg));
@@ -176,7 +180,8 @@ int main(int argc, char** argv) {
   RunOptions o;
   app.add_option("--workload", o.workloads,
                  "Chakra ETs: a folder of <prefix>.<rank>.et files, or the <prefix> itself (.et, .et.gz, .json); "
-                 "several jobs on one cluster: NAME=PATH, repeated");
+                 "several jobs on one cluster: NAME=PATH, repeated; pytorch:DIR runs PyTorch host execution traces (and "
+                 "Kineto traces) directly (docs/traces.md)");
   app.add_option("--network", o.network, "network topology YAML (see configs/ and docs/network.md)");
   app.add_option("--system", o.system, "system config YAML: compute, memory and collective models (docs/system.md)");
   app.add_option("--collective", o.collectives,
@@ -258,6 +263,8 @@ int main(int argc, char** argv) {
   wgen->add_option("--duration", w.duration_text, "chain: duration of each compute node (default 10us)");
   wgen->add_option("--iterations", w.iterations, "p2p-ring: rounds (default 1)")->check(CLI::Range(1, 1 << 30));
   wgen->add_option("-o,--output", w.prefix, "output prefix")->required();
+  PytorchImportCommand pt_import;
+  add_pytorch_import_command(*wl, pt_import);
 
   const auto workflows = add_workflow_commands(app);  // sweep, sweep merge, compare, plot
 
@@ -273,6 +280,7 @@ int main(int argc, char** argv) {
     if (*msccl_import) return run_msccl_import(mi, std::cout);
     if (*synth.app) return run_synth_command(synth, std::cout);
     if (*wgen) return generate_workload(w, std::cout);
+    if (*pt_import.app) return run_pytorch_import_command(pt_import, std::cout, std::cerr);
     if (const auto code = run_workflow_commands(*workflows)) return *code;
     return run_simulation(o);
   });
