@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <set>
 
@@ -157,15 +158,18 @@ void import_pytorch(const std::vector<RankFiles>& files, const std::function<voi
   std::int64_t world_in_trace = -1;
   for (const RankFiles& rf : files) {
     const int rank = rf.rank;
+    // The two files are parsed at once (JSON parsing is most of an import's time).
+    const bool has_kineto = !rf.kineto.empty();
+    std::future<KinetoTrace> kineto_read;
+    if (has_kineto) kineto_read = std::async(std::launch::async, [&rf, rank] { return read_kineto_trace(rf.kineto, rank); });
     HostTrace host = read_host_trace(rf.host, rank);
     if (!host.known_schema) {
       ++unknown_schema_ranks;
       unknown_schema = host.schema;
     }
     KinetoTrace kineto;
-    const bool has_kineto = !rf.kineto.empty();
     if (has_kineto) {
-      kineto = read_kineto_trace(rf.kineto, rank);
+      kineto = kineto_read.get();
       const bool pid_mismatch = host.pid >= 0 && kineto.pid >= 0 && host.pid != kineto.pid;
       const bool rank_mismatch = kineto.rank >= 0 && kineto.rank != rank;
       if (pid_mismatch || rank_mismatch) {
