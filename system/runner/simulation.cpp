@@ -245,15 +245,23 @@ SimulationResult Simulation::run() {
     std::vector<std::size_t> first(runs_.size() + 1, 0);
     for (const CollectiveRecord& c : result_.collectives) ++first[c.rank + 1];
     for (std::size_t r = 1; r < first.size(); ++r) first[r] += first[r - 1];
-    std::vector<CollectiveRecord> sorted(result_.collectives.size());
+    // Each row's place, then the rows moved there in place (cycle by cycle: no second copy of the rows).
+    std::vector<CollectiveRecord>& rows = result_.collectives;
     std::vector<std::size_t> next(first.begin(), first.end() - 1);
-    for (CollectiveRecord& c : result_.collectives) sorted[next[c.rank]++] = std::move(c);
+    std::vector<std::size_t> dest(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) dest[i] = next[rows[i].rank]++;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      while (dest[i] != i) {
+        const std::size_t j = dest[i];
+        std::swap(rows[i], rows[j]);
+        std::swap(dest[i], dest[j]);
+      }
+    }
     for (std::size_t r = 0; r + 1 < first.size(); ++r) {
-      const auto b = sorted.begin() + static_cast<std::ptrdiff_t>(first[r]);
-      const auto e = sorted.begin() + static_cast<std::ptrdiff_t>(first[r + 1]);
+      const auto b = rows.begin() + static_cast<std::ptrdiff_t>(first[r]);
+      const auto e = rows.begin() + static_cast<std::ptrdiff_t>(first[r + 1]);
       if (!std::is_sorted(b, e, earlier)) std::stable_sort(b, e, earlier);
     }
-    result_.collectives = std::move(sorted);
   }
   return std::move(result_);
 }
