@@ -7,6 +7,7 @@
 //   sim collective import msccl algo.xml -o algo/msccl [--size 1MiB]
 //   sim collective synth --coll allgather --network mesh8x8.yml [--chunks k] -o algo/ag
 //   sim workload gen collectives --npus 1024 --coll allreduce --size 1GiB -o wl/ar
+//   sim compute time --system sys.yml --kernels gemm.csv [-o OUT]   (cli/compute_command.h)
 //   sim sweep SPEC.yml -o OUT, sim compare RESULTS REFERENCE, sim plot   (cli/workflow_commands.h)
 //   sim --workload-configuration=<prefix> --system-configuration=<json> ...   ASTRA-sim's
 //                                         command line, unchanged (cli/astrasim_cli.h)
@@ -34,6 +35,7 @@
 #include "system/registry/algorithm_choices.h"
 #include "system/registry/collective_tools.h"
 #include "system/scenario/system_files.h"
+#include "compute_command.h"
 #include "synth_command.h"
 #include "run_outputs.h"
 #include "system/groups/job_placement.h"
@@ -260,6 +262,8 @@ int main(int argc, char** argv) {
   wgen->add_option("-o,--output", w.prefix, "output prefix")->required();
 
   const auto workflows = add_workflow_commands(app);  // sweep, sweep merge, compare, plot
+  ComputeCommand compute;  // sim compute time (cli/compute_command.h)
+  add_compute_command(app, compute);
 
   try {
     app.parse(argc, argv);
@@ -273,6 +277,7 @@ int main(int argc, char** argv) {
     if (*msccl_import) return run_msccl_import(mi, std::cout);
     if (*synth.app) return run_synth_command(synth, std::cout);
     if (*wgen) return generate_workload(w, std::cout);
+    if (*compute.time) return run_compute_command(compute, std::cout, std::cerr);
     if (const auto code = run_workflow_commands(*workflows)) return *code;
     return run_simulation(o);
   });

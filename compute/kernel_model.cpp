@@ -36,7 +36,7 @@ std::size_t feature_count(KernelKind kind) {
 std::size_t shape_term_count(KernelKind kind) {
   switch (kind) {
     case KernelKind::kGemm: return 3;       // batch*m, n, k
-    case KernelKind::kAttention: return 2;  // batch*heads, seq
+    case KernelKind::kAttention: return 3;  // batch*heads, seq, head_dim
     default: return 0;
   }
 }
@@ -128,18 +128,21 @@ struct KernelModel::Series {
       return;
     }
     // Parameters in log space: F, P, then c0, then a_j.
-    std::vector<double> p;
     const double t_min = *std::min_element(t.begin(), t.end());
     double best_rate = 0;
     for (std::size_t i = 0; i < n; ++i) best_rate = std::max(best_rate, w[i] / t[i]);
-    p.push_back(std::log(t_min));
-    p.push_back(std::log(best_rate * 1.2));
-    if (with_overhead) p.push_back(std::log(0.2 * t_min));
-    for (std::size_t j = 0; j < terms; ++j) {
-      double mean = 0;
-      for (const Features& f : x) mean += f[j];
-      p.push_back(std::log(std::exp2(mean / static_cast<double>(n)) / 8));
-    }
+    const auto start = [&](double floor_share, double overhead_share) {
+      std::vector<double> q;
+      q.push_back(std::log(floor_share * t_min));
+      q.push_back(std::log(best_rate * 1.2));
+      if (with_overhead) q.push_back(std::log(overhead_share * t_min));
+      for (std::size_t j = 0; j < terms; ++j) {
+        double mean = 0;
+        for (const Features& f : x) mean += f[j];
+        q.push_back(std::log(std::exp2(mean / static_cast<double>(n)) / 8));
+      }
+      return q;
+    };
     const auto apply = [&](const std::vector<double>& q) {
       floor = std::exp(q[0]);
       rate = std::exp(q[1]);
@@ -155,32 +158,51 @@ struct KernelModel::Series {
       }
       return sum;
     };
-    // Coordinate search: each parameter up or down by its step; a step that
-    // helps in neither direction halves. Deterministic and derivative-free
-    // (the max() makes the loss kinked).
-    std::vector<double> step(p.size(), 1.0);
-    double current = loss(p);
-    for (int round = 0; round < 5000; ++round) {
-      bool moving = false;
-      for (std::size_t i = 0; i < p.size(); ++i) {
-        if (step[i] < 1e-7) continue;
-        moving = true;
-        bool improved = false;
-        for (const double dir : {1.0, -1.0}) {
-          std::vector<double> q = p;
-          q[i] += dir * step[i];
-          const double l = loss(q);
-          if (l < current) {
-            current = l;
-            p = std::move(q);
-            improved = true;
-            break;
+    // Adaptive coordinate search: each parameter up or down by its step; a
+    // step that helps grows by half, one that helps in neither direction
+    // halves. Deterministic and derivative-free (max() makes the loss kinked).
+    const auto search = [&](std::vector<double> q, double first_step) {
+      std::vector<double> step(q.size(), first_step);
+      double current = loss(q);
+      for (int round = 0; round < 20000; ++round) {
+        bool moving = false;
+        for (std::size_t i = 0; i < q.size(); ++i) {
+          if (step[i] < 1e-9) continue;
+          moving = true;
+          bool improved = false;
+          for (const double dir : {1.0, -1.0}) {
+            std::vector<double> r = q;
+            r[i] += dir * step[i];
+            const double l = loss(r);
+            if (l < current) {
+              current = l;
+              q = std::move(r);
+              improved = true;
+              break;
+            }
           }
+          step[i] *= improved ? 1.5 : 0.5;
         }
-        if (!improved) step[i] *= 0.5;
+        if (!moving) break;
       }
-      if (!moving) break;
+      return std::make_pair(current, q);
+    };
+    // A few starts (the floor low or at the fastest row, a small or a large
+    // overhead), each polished by a restarted search; the best is kept.
+    std::pair<double, std::vector<double>> best{INFINITY, {}};
+    for (const double floor_share : {0.25, 1.0}) {
+      for (const double overhead_share : {0.03, 0.3}) {
+        auto found = search(start(floor_share, overhead_share), 1.0);
+        for (int polish = 0; polish < 3; ++polish) {
+          auto again = search(found.second, 0.1);
+          if (!(again.first < found.first)) break;
+          found = std::move(again);
+        }
+        if (found.first < best.first) best = std::move(found);
+        if (!with_overhead) break;
+      }
     }
+    const std::vector<double> p = best.second;
     apply(p);
     fitted = true;
   }

@@ -18,8 +18,8 @@
 // W is the kernel's work (FLOPs; bytes for membound), F the launch floor, c0
 // a fixed overhead, P the peak achieved rate and a_j the size along feature j
 // at which that dimension halves the rate (tile and wave quantization, short
-// loops); j runs over (batch*m, n, k) for GEMM, (batch*heads, seq) for
-// attention, none for membound. The parameters are fitted to the series'
+// loops); j runs over every feature for GEMM and attention, none for
+// membound. The parameters are fitted to the series'
 // rows (least squares of log(base / measured), a deterministic coordinate
 // search); series with few rows fit fewer (below).
 // r(x) interpolates the log residuals r_i = log(t_i / base(x_i)) of the rows

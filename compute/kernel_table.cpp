@@ -213,6 +213,7 @@ KernelCsv read_kernel_csv(const std::string& path) {
 std::vector<std::string> kernel_table_files(const std::string& source) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  if (!fs::exists(source, ec)) throw InputError(source + ": no such kernel table file or folder");
   if (!fs::is_directory(source, ec)) return {source};
   std::vector<std::string> files;
   for (const char* name : {"gemm.csv", "attention.csv", "membound.csv"}) {

@@ -16,7 +16,7 @@ namespace {
 
 using namespace sim::testing;
 
-ComputeConfig read(const std::string& yaml, const std::string& source = "cfg/s.yml", const std::string& base = "") {
+ComputeConfig read_section(const std::string& yaml, const std::string& source = "cfg/s.yml", const std::string& base = "") {
   const ConfigReader r(source);
   const YAML::Node root = r.load(yaml);
   return read_compute_section(r, root["compute"], base);
@@ -24,7 +24,7 @@ ComputeConfig read(const std::string& yaml, const std::string& source = "cfg/s.y
 
 std::string error_of(const std::string& yaml, const std::string& base = "") {
   try {
-    read(yaml, "cfg/s.yml", base);
+    read_section(yaml, "cfg/s.yml", base);
   } catch (const InputError& e) {
     return e.what();
   }
@@ -32,7 +32,7 @@ std::string error_of(const std::string& yaml, const std::string& base = "") {
 }
 
 TEST(ComputeConfig, ScalarPeakIsTheRooflineOfEveryDtype) {
-  const ComputeConfig c = read("compute: {peak_tflops: 312, memory_bandwidth: 2039GB/s}\n");
+  const ComputeConfig c = read_section("compute: {peak_tflops: 312, memory_bandwidth: 2039GB/s}\n");
   EXPECT_TRUE(c.roofline);
   EXPECT_DOUBLE_EQ(c.params.default_peak_flops, 312e12);
   EXPECT_DOUBLE_EQ(c.params.memory_bandwidth, 2039e9);
@@ -43,7 +43,7 @@ TEST(ComputeConfig, ScalarPeakIsTheRooflineOfEveryDtype) {
 }
 
 TEST(ComputeConfig, PeakPerDtype) {
-  const ComputeConfig c = read("compute:\n  peak_tflops: {bf16: 989, fp8: 1979}\n  memory_bandwidth: 3.35TB/s\n");
+  const ComputeConfig c = read_section("compute:\n  peak_tflops: {bf16: 989, fp8: 1979}\n  memory_bandwidth: 3.35TB/s\n");
   const auto* roof = dynamic_cast<const RooflineModel*>(c.model.get());
   ASSERT_NE(roof, nullptr);
   EXPECT_DOUBLE_EQ(roof->peak_flops("bf16"), 989e12);
@@ -53,7 +53,7 @@ TEST(ComputeConfig, PeakPerDtype) {
 }
 
 TEST(ComputeConfig, NoSectionKeysNoModel) {
-  EXPECT_FALSE(read("compute: {}\n").model);
+  EXPECT_FALSE(read_section("compute: {}\n").model);
 }
 
 TEST(ComputeConfig, ErrorsNameFileLineAndKey) {
@@ -83,12 +83,12 @@ TEST_F(ComputeConfigFiles, KernelPathsResolveAgainstTheConfigFolder) {
                                     << "gemm,bf16,512,512,512,15\ngemm,bf16,4096,4096,4096,190\n";
   std::ofstream(path("k/membound.csv")) << "op,dtype,elements,time_us\ncopy,bf16,1048576,9\n";
   const std::string yaml = "compute:\n  peak_tflops: 989\n  memory_bandwidth: 3.35TB/s\n  kernels: k\n";
-  const ComputeConfig folder = read(yaml, path("s.yml"), dir_.string());
+  const ComputeConfig folder = read_section(yaml, path("s.yml"), dir_.string());
   EXPECT_EQ(folder.kernel_files, (std::vector<std::string>{path("k/gemm.csv"), path("k/membound.csv")}));
   const auto* model = dynamic_cast<const KernelModel*>(folder.model.get());
   ASSERT_NE(model, nullptr);
   EXPECT_NEAR(model->predict(gemm(4096, 4096, 4096)).seconds, 190e-6, 1e-12);
-  const ComputeConfig list = read("compute:\n  peak_tflops: 989\n  memory_bandwidth: 3.35TB/s\n  kernels: [k/membound.csv]\n",
+  const ComputeConfig list = read_section("compute:\n  peak_tflops: 989\n  memory_bandwidth: 3.35TB/s\n  kernels: [k/membound.csv]\n",
                                   path("s.yml"), dir_.string());
   EXPECT_EQ(list.kernel_files, std::vector<std::string>{path("k/membound.csv")});
 }
@@ -96,13 +96,13 @@ TEST_F(ComputeConfigFiles, KernelPathsResolveAgainstTheConfigFolder) {
 TEST_F(ComputeConfigFiles, TableErrorsNameTheTable) {
   std::ofstream(path("bad.csv")) << "op,dtype,m,n,k,time_us\ngemm,bf16,512,512,512,15\ngemm,bf16,512,x,512,15\n";
   try {
-    read("compute:\n  peak_tflops: 989\n  memory_bandwidth: 3.35TB/s\n  kernels: bad.csv\n", path("s.yml"), dir_.string());
+    read_section("compute:\n  peak_tflops: 989\n  memory_bandwidth: 3.35TB/s\n  kernels: bad.csv\n", path("s.yml"), dir_.string());
     FAIL();
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), path("bad.csv") + ":3: column 4 (n): expected a positive integer, got 'x'");
   }
   try {
-    read("compute:\n  peak_tflops: 989\n  memory_bandwidth: 3.35TB/s\n  kernels: [absent]\n", path("s.yml"), dir_.string());
+    read_section("compute:\n  peak_tflops: 989\n  memory_bandwidth: 3.35TB/s\n  kernels: [absent]\n", path("s.yml"), dir_.string());
     FAIL();
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find(path("s.yml") + ":4: 'compute.kernels': "), std::string::npos) << e.what();
@@ -110,7 +110,7 @@ TEST_F(ComputeConfigFiles, TableErrorsNameTheTable) {
   // A table dtype the peaks do not cover.
   std::ofstream(path("fp16.csv")) << "op,dtype,m,n,k,time_us\ngemm,fp16,512,512,512,15\n";
   try {
-    read("compute:\n  peak_tflops: {bf16: 989}\n  memory_bandwidth: 3.35TB/s\n  kernels: fp16.csv\n", path("s.yml"),
+    read_section("compute:\n  peak_tflops: {bf16: 989}\n  memory_bandwidth: 3.35TB/s\n  kernels: fp16.csv\n", path("s.yml"),
          dir_.string());
     FAIL();
   } catch (const InputError& e) {
