@@ -10,7 +10,7 @@
 #include "compute/kernel_table.h"
 #include "core/error.h"
 #include "core/output_file.h"
-#include "system/config/system_config.h"
+#include "system/scenario/system_files.h"
 
 namespace sim {
 

@@ -190,7 +190,7 @@ struct KernelModel::Series {
     // A few starts (the floor low or at the fastest row, a small or a large
     // overhead), each polished by a restarted search; the best is kept.
     std::pair<double, std::vector<double>> best{INFINITY, {}};
-    for (const double floor_share : {0.25, 1.0}) {
+    for (const double floor_share : {0.25}) {
       for (const double overhead_share : {0.03, 0.3}) {
         auto found = search(start(floor_share, overhead_share), 1.0);
         for (int polish = 0; polish < 3; ++polish) {
