@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 
 #include "../common/temp_folder.h"
 #include "compute/kernel_model.h"
@@ -31,7 +32,7 @@ class ComputeModelRun : public TempFolderTest {
   // A table whose fitted model the test can query directly.
   std::string write_table() {
     std::ofstream f(path("gemm.csv"));
-    f << "op,dtype,m,n,k,time_us\n";
+    f << std::setprecision(17) << "op,dtype,m,n,k,time_us\n";
     for (int m : {512, 1024, 4096}) {
       for (int n : {512, 4096}) {
         for (int k : {512, 4096}) f << "gemm,bf16," << m << "," << n << "," << k << "," << 10 + m * 1e-3 * n * 1e-3 * k * 1e-3 << "\n";
