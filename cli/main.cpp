@@ -37,6 +37,10 @@
 #include "system/scenario/scenario.h"
 #include "compute_command.h"
 #include "synth_command.h"
+#include "pytorch_import_command.h"
+#include "system_command.h"
+#include "calibrate_command.h"
+#include "presets/system_folder.h"
 #include "run_outputs.h"
 #include "system/groups/job_placement.h"
 #include "system/groups/process_groups.h"
@@ -165,9 +169,11 @@ int main(int argc, char** argv) {
   RunOptions o;
   app.add_option("--workload", o.workloads,
                  "Chakra ETs: a folder of <prefix>.<rank>.et files, or the <prefix> itself (.et, .et.gz, .json); "
-                 "several jobs on one cluster: NAME=PATH, repeated");
+                 "several jobs on one cluster: NAME=PATH, repeated; pytorch:DIR runs PyTorch host execution traces (and "
+                 "Kineto traces) directly (docs/traces.md)");
   app.add_option("--network", o.network, "network topology YAML (see configs/ and docs/network.md)");
-  app.add_option("--system", o.system, "system config YAML: compute, memory and collective models (docs/system.md)");
+  app.add_option("--system", o.system, "system config YAML: compute, memory and collective models (docs/system.md); or a folder `sim system gen` "
+                 "wrote (its system.yml, and its network.yml unless --network is given)");
   app.add_option("--collective", o.collectives,
                  "collective algorithm as Chakra ETs, <prefix> or <type>=<prefix> (e.g. allreduce=algos/ring); "
                  "default: ring (all-reduce, reduce-scatter, all-gather, all-to-all; hierarchical, a ring per "
@@ -254,7 +260,13 @@ int main(int argc, char** argv) {
   wgen->add_option("--duration", w.duration_text, "chain: duration of each compute node (default 10us)");
   wgen->add_option("--iterations", w.iterations, "p2p-ring: rounds (default 1)")->check(CLI::Range(1, 1 << 30));
   wgen->add_option("-o,--output", w.prefix, "output prefix")->required();
+  PytorchImportCommand pt_import;
+  add_pytorch_import_command(*wl, pt_import);
 
+  SystemCommand system_cmd;  // sim system list|gen (presets/)
+  add_system_command(app, system_cmd);
+  CalibrateCommand calibrate;  // sim calibrate (workflows/calibrate.h)
+  add_calibrate_command(app, calibrate);
   const auto workflows = add_workflow_commands(app);  // sweep, sweep merge, compare, plot
   ComputeCommand compute;  // sim compute time (cli/compute_command.h)
   add_compute_command(app, compute);
@@ -272,7 +284,11 @@ int main(int argc, char** argv) {
     if (*synth.app) return run_synth_command(synth, std::cout);
     if (*wgen) return generate_workload(w, std::cout);
     if (*compute.time) return run_compute_command(compute, std::cout, std::cerr);
+    if (*pt_import.app) return run_pytorch_import_command(pt_import, std::cout, std::cerr);
+    if (system_command_given(system_cmd)) return run_system_command(system_cmd, std::cout);
+    if (*calibrate.app) return run_calibrate_command(calibrate, std::cout);
     if (const auto code = run_workflow_commands(*workflows)) return *code;
+    presets::use_system_folder(o.system, o.network);  // --system DIR (sim system gen)
     return run_simulation(o);
   });
 }
