@@ -103,7 +103,7 @@ SystemConfig parse_system_config(const std::string& yaml_text, const std::string
                  {"chunks", "reduction_bandwidth", "reduction_latency", "algorithms", "endpoint_delay",
                   "dataset_splits", "active_chunks", "local_reduction", "astrasim_quirks",
                   "scheduling_policy", "optimization", "active_chunks_per_dimension",
-                  "dimension_queue", "per_node"});
+                  "dimension_queue", "per_node", "aggregation"});
     if (const YAML::Node o = c["optimization"]) {
       const std::string v = r.text(o, "collective.optimization");
       if (v != "baseline" && v != "localBWAware") {
@@ -134,6 +134,8 @@ SystemConfig parse_system_config(const std::string& yaml_text, const std::string
       }
     }
     if (c["dimension_queue"]) cfg.dimension_queue = r.flag(c["dimension_queue"], "collective.dimension_queue");
+    // Exact step aggregation (docs/system.md): false simulates every message, as --no-aggregation does.
+    if (c["aggregation"]) cfg.aggregation = r.flag(c["aggregation"], "collective.aggregation");
     if (c["astrasim_quirks"]) {
       cfg.astrasim_quirks = r.flag(c["astrasim_quirks"], "collective.astrasim_quirks");
     }

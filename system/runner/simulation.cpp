@@ -258,10 +258,36 @@ SimulationResult Simulation::run() {
   result_.packet_level = network_->carries_packets();
   result_.npu_count = topology_.npu_count();
   result_.network_counters = network_->counters();
-  std::stable_sort(result_.collectives.begin(), result_.collectives.end(),
-                   [](const CollectiveRecord& a, const CollectiveRecord& b) {
-                     return a.rank != b.rank ? a.rank < b.rank : a.start != b.start ? a.start < b.start : a.node_id < b.node_id;
-                   });
+  // Rows in (rank, start, node id) order, as a stable sort would give them:
+  // moved into per-rank buckets in their order (appended as collectives
+  // started, so usually already in order within a rank), then each rank's
+  // rows sorted only if they are not. (A stable sort of a training loop's
+  // 10^5-10^6 rows was a tenth of an aggregated run.)
+  {
+    const auto earlier = [](const CollectiveRecord& a, const CollectiveRecord& b) {
+      return a.start != b.start ? a.start < b.start : a.node_id < b.node_id;
+    };
+    std::vector<std::size_t> first(runs_.size() + 1, 0);
+    for (const CollectiveRecord& c : result_.collectives) ++first[c.rank + 1];
+    for (std::size_t r = 1; r < first.size(); ++r) first[r] += first[r - 1];
+    // Each row's place, then the rows moved there in place (cycle by cycle: no second copy of the rows).
+    std::vector<CollectiveRecord>& rows = result_.collectives;
+    std::vector<std::size_t> next(first.begin(), first.end() - 1);
+    std::vector<std::size_t> dest(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) dest[i] = next[rows[i].rank]++;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      while (dest[i] != i) {
+        const std::size_t j = dest[i];
+        std::swap(rows[i], rows[j]);
+        std::swap(dest[i], dest[j]);
+      }
+    }
+    for (std::size_t r = 0; r + 1 < first.size(); ++r) {
+      const auto b = rows.begin() + static_cast<std::ptrdiff_t>(first[r]);
+      const auto e = rows.begin() + static_cast<std::ptrdiff_t>(first[r + 1]);
+      if (!std::is_sorted(b, e, earlier)) std::stable_sort(b, e, earlier);
+    }
+  }
   return std::move(result_);
 }
 
