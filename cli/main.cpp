@@ -7,6 +7,7 @@
 //   sim collective import msccl algo.xml -o algo/msccl [--size 1MiB]
 //   sim collective synth --coll allgather --network mesh8x8.yml [--chunks k] -o algo/ag
 //   sim workload gen collectives --npus 1024 --coll allreduce --size 1GiB -o wl/ar
+//   sim compute time --system sys.yml --kernels gemm.csv [-o OUT]   (cli/compute_command.h)
 //   sim sweep SPEC.yml -o OUT, sim compare RESULTS REFERENCE, sim plot   (cli/workflow_commands.h)
 //   sim --workload-configuration=<prefix> --system-configuration=<json> ...   ASTRA-sim's
 //                                         command line, unchanged (cli/astrasim_cli.h)
@@ -34,6 +35,7 @@
 #include "system/registry/algorithm_choices.h"
 #include "system/registry/collective_tools.h"
 #include "system/scenario/scenario.h"
+#include "compute_command.h"
 #include "synth_command.h"
 #include "pytorch_import_command.h"
 #include "system_command.h"
@@ -266,6 +268,8 @@ int main(int argc, char** argv) {
   CalibrateCommand calibrate;  // sim calibrate (workflows/calibrate.h)
   add_calibrate_command(app, calibrate);
   const auto workflows = add_workflow_commands(app);  // sweep, sweep merge, compare, plot
+  ComputeCommand compute;  // sim compute time (cli/compute_command.h)
+  add_compute_command(app, compute);
 
   try {
     app.parse(argc, argv);
@@ -279,6 +283,7 @@ int main(int argc, char** argv) {
     if (*msccl_import) return run_msccl_import(mi, std::cout);
     if (*synth.app) return run_synth_command(synth, std::cout);
     if (*wgen) return generate_workload(w, std::cout);
+    if (*compute.time) return run_compute_command(compute, std::cout, std::cerr);
     if (*pt_import.app) return run_pytorch_import_command(pt_import, std::cout, std::cerr);
     if (system_command_given(system_cmd)) return run_system_command(system_cmd, std::cout);
     if (*calibrate.app) return run_calibrate_command(calibrate, std::cout);

@@ -234,6 +234,22 @@ EtTrace build_rank_graph(const HostTrace& host, const KinetoTrace* kineto, const
     }
   }
 
+  // A matrix product's shape goes on its longest kernel (cuBLAS may add small
+  // helper kernels): the gemm attributes compute/'s kernel model reads, and
+  // num_ops / tensor_size for the roofline (a system config without peak
+  // FLOP/s keeps the measured duration).
+  std::vector<std::int32_t> gemm_op(gpu_node.size(), -1);
+  if (kineto) {
+    std::unordered_map<std::int32_t, std::size_t> longest;
+    for (std::size_t g = 0; g < kineto->gpu.size(); ++g) {
+      const std::int32_t o = links.gpu_owner[g];
+      if (o < 0 || !host.ops[static_cast<std::size_t>(o)].gemm || kineto->gpu[g].category != "kernel") continue;
+      auto [it, fresh] = longest.emplace(o, g);
+      if (!fresh && kineto->gpu[g].dur > kineto->gpu[it->second].dur) it->second = g;
+    }
+    for (const auto& [o, g] : longest) gemm_op[g] = o;
+  }
+
   // Emit.
   trace.nodes.reserve(1 + items.size() + gpu_emitted.size());
   {
@@ -339,6 +355,20 @@ EtTrace build_rank_graph(const HostTrace& host, const KinetoTrace* kineto, const
       gn.set_type(et::COMP_NODE);
       gn.set_duration_micros(micros(ga.dur));
       set_attr_bool(gn, "is_cpu_op", false);
+      if (gemm_op[g] >= 0) {
+        const HostOp::Gemm& m = *host.ops[static_cast<std::size_t>(gemm_op[g])].gemm;
+        const std::int64_t itemsize = m.dtype == "fp32" ? 4 : m.dtype == "fp8" ? 1 : 2;
+        set_attr_string(gn, "kernel", "gemm");
+        set_attr_int(gn, "gemm_m", m.m);
+        set_attr_int(gn, "gemm_n", m.n);
+        set_attr_int(gn, "gemm_k", m.k);
+        set_attr_int(gn, "gemm_batch", m.batch);
+        if (!m.dtype.empty()) {
+          set_attr_string(gn, "dtype", m.dtype);
+          set_attr_int(gn, "tensor_size", m.batch * (m.m * m.k + m.k * m.n + m.m * m.n) * itemsize);
+        }
+        set_attr_int(gn, "num_ops", 2 * m.batch * m.m * m.n * m.k);
+      }
       if (launcher[g] >= 0) add_dep(gn, it.node);
       if (has_stream_prev[g]) add_dep(gn, stream_prev[g]);
       const auto key = std::make_pair(ga.device, ga.stream);

@@ -8,6 +8,9 @@
 //    its exclusive time: its Kineto duration less its children's and less the
 //    GPU synchronisations it waited in (those waits are edges here);
 //  - a GPU COMP node per kernel / memcpy / memset, lasting its measured time;
+//    a matrix product's (aten::mm, addmm, bmm, baddbmm) longest kernel also
+//    carries its shape: kernel "gemm", gemm_m/n/k/batch, dtype, num_ops
+//    (2mnk per product) and tensor_size (the three matrices' bytes);
 //  - a COMM_COLL / COMM_SEND / COMM_RECV node per communication op.
 // Edges (all data_deps, the edges sim follows):
 //  - control order: every CPU node after the previous one (sim runs one CPU

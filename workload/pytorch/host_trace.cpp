@@ -48,6 +48,43 @@ std::string peek_schema(const std::string& path) {
   return head.substr(q1 + 1, q2 - q1 - 1);
 }
 
+std::string dtype_of(const json& type) {
+  if (!type.is_string()) return {};
+  const std::string& t = type.get_ref<const std::string&>();
+  if (t.find("BFloat16") != std::string::npos) return "bf16";
+  if (t.find("Half") != std::string::npos) return "fp16";
+  if (t.find("Float8") != std::string::npos) return "fp8";
+  if (t == "Tensor(float)") return "fp32";
+  return {};
+}
+
+// The operand positions of each matrix product (its schema's order).
+std::optional<HostOp::Gemm> gemm_of(const std::string& name, const json& shapes, const json& types) {
+  int a = -1, b = -1;
+  if (name == "aten::mm" || name == "aten::bmm") a = 0, b = 1;
+  else if (name == "aten::addmm" || name == "aten::baddbmm") a = 1, b = 2;
+  else return std::nullopt;
+  if (!shapes.is_array() || static_cast<int>(shapes.size()) <= b) return std::nullopt;
+  const json& sa = shapes[static_cast<std::size_t>(a)];
+  const json& sb = shapes[static_cast<std::size_t>(b)];
+  const std::size_t rank = name.find("bmm") != std::string::npos ? 3 : 2;
+  if (!sa.is_array() || !sb.is_array() || sa.size() != rank || sb.size() != rank) return std::nullopt;
+  for (const json* s : {&sa, &sb}) {
+    for (const json& d : *s) {
+      if (!d.is_number_integer() || d.get<std::int64_t>() < 0) return std::nullopt;
+    }
+  }
+  HostOp::Gemm g;
+  const std::size_t o = rank - 2;
+  if (rank == 3) g.batch = sa[0].get<std::int64_t>();
+  g.m = sa[o].get<std::int64_t>();
+  g.k = sa[o + 1].get<std::int64_t>();
+  g.n = sb[o + 1].get<std::int64_t>();
+  if (sb[o].get<std::int64_t>() != g.k) return std::nullopt;
+  if (types.is_array() && static_cast<int>(types.size()) > a) g.dtype = dtype_of(types[static_cast<std::size_t>(a)]);
+  return g;
+}
+
 class NodeReader {
  public:
   NodeReader(const std::string& path, int rank, const std::string& schema, bool known)
@@ -96,6 +133,13 @@ class NodeReader {
           op.output_values = std::move(*values);
         }
       }
+    }
+    if (json* in = member(node, "inputs"); op.name.rfind("aten::", 0) == 0 && op.name.find("mm") != std::string::npos) {
+      static const json kNull;
+      const json* shapes = member(*in, "shapes");
+      const json* types = member(*in, "types");
+      if (!types) types = &op.input_types;
+      op.gemm = gemm_of(op.name, shapes ? *shapes : kNull, *types);
     }
     json* attrs = member(node, "attrs");
     if (!attrs || !attrs->is_array()) fail(where, "attrs", attrs ? "is not a list" : "is missing");

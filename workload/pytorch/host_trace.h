@@ -39,6 +39,13 @@ struct HostOp {
   nlohmann::json input_values;  // inputs.values
   nlohmann::json input_types;   // inputs.types
   nlohmann::json output_values;
+  // Matrix products (aten::mm, addmm, bmm, baddbmm): their shape, for the
+  // kernel model's gemm attributes (m x k times k x n, `batch` of them).
+  struct Gemm {
+    std::int64_t m = 0, n = 0, k = 0, batch = 1;
+    std::string dtype;  // bf16, fp16, fp32, fp8; "" when the type is another
+  };
+  std::optional<Gemm> gemm;
 };
 
 struct HostTrace {

@@ -40,6 +40,9 @@ void read_list(const json& list, const std::string& where, std::vector<PgDef>& o
     }
     if (auto desc = g.find("pg_desc"); desc != g.end() && desc->is_string()) d.desc = desc->get<std::string>();
     if (auto b = g.find("backend_id"); b != g.end() && b->is_number_integer()) d.backend_id = b->get<std::int64_t>();
+    for (const char* key : {"group_size", "pg_size"}) {
+      if (auto z = g.find(key); z != g.end() && z->is_number_integer()) d.size = z->get<std::int64_t>();
+    }
     out.push_back(std::move(d));
   }
 }

@@ -35,6 +35,7 @@ struct PgDef {
   std::vector<std::int64_t> ranks;  // empty: every rank
   std::string desc;
   std::int64_t backend_id = -1;
+  std::int64_t size = -1;  // group_size / pg_size as recorded, -1 when absent
 };
 
 struct RankGroups {

@@ -155,7 +155,7 @@ void import_pytorch(const std::vector<RankFiles>& files, const std::function<voi
   std::string unknown_schema;
   GroupInference inferred;
   Unlinked host_unlinked, device_unlinked, gpu_unlinked, unsupported;
-  std::int64_t world_in_trace = -1;
+  std::int64_t world_in_trace = -1, all_ranks_group_size = -1;
   for (const RankFiles& rf : files) {
     const int rank = rf.rank;
     // The two files are parsed at once (JSON parsing is most of an import's time).
@@ -206,6 +206,7 @@ void import_pytorch(const std::vector<RankFiles>& files, const std::function<voi
     }
     for (const PgDef& g : groups.groups) {
       if (!g.ranks.empty()) group_members[g.name] = g.ranks;
+      if (g.ranks.empty() && g.size > 0) all_ranks_group_size = std::max(all_ranks_group_size, g.size);
     }
     summary.lines.push_back("rank " + std::to_string(rank) + ": " + std::to_string(stats.cpu_nodes) + " CPU, " +
                             std::to_string(stats.gpu_nodes) + " GPU, " + std::to_string(stats.comm_nodes) +
@@ -221,9 +222,12 @@ void import_pytorch(const std::vector<RankFiles>& files, const std::function<voi
                                "', not one this importer knows (" + kOldestSchema + " .. " + kNewestSchema +
                                "); every field it uses is present, so they were read as " + kNewestSchema);
   }
+  if (all_ranks_group_size > 0 && static_cast<std::size_t>(all_ranks_group_size) != world && world_in_trace < 0) {
+    world_in_trace = all_ranks_group_size;  // the host trace's process_group:init says how many ranks the job had
+  }
   if (world_in_trace >= 0 && static_cast<std::size_t>(world_in_trace) != world) {
-    summary.warnings.push_back("the device traces say world_size " + std::to_string(world_in_trace) + " but " +
-                               std::to_string(world) + " ranks were given");
+    summary.warnings.push_back("the traces say the job had " + std::to_string(world_in_trace) + " ranks but " +
+                               std::to_string(world) + " were given: groups of all ranks run on those given");
   }
   if (files.empty() || files.front().kineto.empty()) {
     summary.warnings.push_back("no Kineto trace: " + std::to_string(zero_duration) +

@@ -218,6 +218,8 @@ class SymmetricRun final : public EventHandler {
         }
         return;
       }
+      default:  // an op kind added later (e.g. in-network reduction): not modelled here
+        return fail("an op kind the representative run does not model");
     }
   }
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "../../common/run_sim.h"
@@ -169,6 +170,34 @@ TEST(PytorchDdpGloo, SubgroupAllReduceLandsOnRanks01And23AndTheRestOnAll) {
     }
     EXPECT_EQ(subgroup, 1) << "rank " << r;
   }
+}
+
+// Each matrix product's longest kernel carries its shape, read here from the host JSON itself.
+TEST(PytorchDdpGloo, MatrixProductKernelsCarryTheirGemmShape) {
+  const std::string dir = testdata("ddp4-gloo-h100");
+  SKIP_WITHOUT(dir);
+  const json host = read_gz_json(dir + "/et_rank0.json.gz");
+  std::multiset<std::tuple<std::int64_t, std::int64_t, std::int64_t>> want;  // (m, n, k)
+  for (const json& n : host["nodes"]) {
+    const std::string name = n["name"];
+    if (name != "aten::mm" && name != "aten::addmm") continue;
+    const json& sh = n["inputs"]["shapes"];
+    const json& a = sh[name == "aten::mm" ? 0 : 1];
+    const json& b = sh[name == "aten::mm" ? 1 : 2];
+    want.insert({a[0].get<std::int64_t>(), b[1].get<std::int64_t>(), a[1].get<std::int64_t>()});
+  }
+  ASSERT_EQ(want.size(), 51u);  // 38 mm + 13 addmm in this step
+  const Imported im = import_dir(dir);
+  std::multiset<std::tuple<std::int64_t, std::int64_t, std::int64_t>> got;
+  for (const et::Node& n : im.ranks[0].nodes) {
+    if (attr_string(n, "kernel").value_or("") != "gemm") continue;
+    const std::int64_t m = *attr_int(n, "gemm_m"), nn = *attr_int(n, "gemm_n"), k = *attr_int(n, "gemm_k");
+    got.insert({m, nn, k});
+    EXPECT_EQ(*attr_int(n, "num_ops"), 2 * m * nn * k);
+    EXPECT_EQ(attr_string(n, "dtype").value_or(""), "bf16");  // autocast to bfloat16
+    EXPECT_EQ(*attr_int(n, "tensor_size"), (m * k + k * nn + m * nn) * 2);
+  }
+  EXPECT_EQ(got, want);
 }
 
 double union_ns(std::vector<std::pair<double, double>> iv) {
