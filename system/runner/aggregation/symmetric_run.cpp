@@ -188,7 +188,11 @@ class SymmetricRun final : public EventHandler {
     ++issued_;
     const CollectiveOp op = p_.op(origin_, ref);
     switch (op.kind) {
+      case OpKind::kSwitchReduce:
+      case OpKind::kMulticast:
+        return fail("a switch operation");
       case OpKind::kSend: {
+        if (op.rate > 0) return fail("a paced channel");
         if (op.peer == origin_) return fail("a message to itself");
         const std::uint32_t m =
             messages_in_flight_.alloc(Message{ref, peer_state(op.peer), op.bytes, queue_.now(), queue_.now()});
