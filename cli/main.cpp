@@ -7,6 +7,7 @@
 //   sim collective import msccl algo.xml -o algo/msccl [--size 1MiB]
 //   sim collective synth --coll allgather --network mesh8x8.yml [--chunks k] -o algo/ag
 //   sim workload gen collectives --npus 1024 --coll allreduce --size 1GiB -o wl/ar
+//   sim compute time --system sys.yml --kernels gemm.csv [-o OUT]   (cli/compute_command.h)
 //   sim sweep SPEC.yml -o OUT, sim compare RESULTS REFERENCE, sim plot   (cli/workflow_commands.h)
 //   sim --workload-configuration=<prefix> --system-configuration=<json> ...   ASTRA-sim's
 //                                         command line, unchanged (cli/astrasim_cli.h)
@@ -34,7 +35,9 @@
 #include "system/registry/algorithm_choices.h"
 #include "system/registry/collective_tools.h"
 #include "system/scenario/scenario.h"
+#include "compute_command.h"
 #include "synth_command.h"
+#include "pytorch_import_command.h"
 #include "system_command.h"
 #include "calibrate_command.h"
 #include "presets/system_folder.h"
@@ -166,7 +169,8 @@ int main(int argc, char** argv) {
   RunOptions o;
   app.add_option("--workload", o.workloads,
                  "Chakra ETs: a folder of <prefix>.<rank>.et files, or the <prefix> itself (.et, .et.gz, .json); "
-                 "several jobs on one cluster: NAME=PATH, repeated");
+                 "several jobs on one cluster: NAME=PATH, repeated; pytorch:DIR runs PyTorch host execution traces (and "
+                 "Kineto traces) directly (docs/traces.md)");
   app.add_option("--network", o.network, "network topology YAML (see configs/ and docs/network.md)");
   app.add_option("--system", o.system, "system config YAML: compute, memory and collective models (docs/system.md); or a folder `sim system gen` "
                  "wrote (its system.yml, and its network.yml unless --network is given)");
@@ -176,6 +180,7 @@ int main(int argc, char** argv) {
                  "dimension, on a topology of several dimensions when the group spans two or more), binaryTree "
                  "(reduce, broadcast), direct (gather, scatter, barrier); "
                  "<type>=<algorithm> a native one: ring, direct, halvingDoubling, doubleBinaryTree, binaryTree, astrasimTree, "
+                 "nccl (NCCL's choice; nccl:algo=ring|tree|nvls,proto=ll|ll128|simple,channels=N, docs/nccl.md), "
                  "with parameters as direct:window=4,chunks=2; a comma list is hierarchical, one per topology "
                  "dimension (allreduce=ring,direct or hierarchical:optimization=baseline,active_chunks=1,ring,direct); "
                  "repeatable")
@@ -256,12 +261,16 @@ int main(int argc, char** argv) {
   wgen->add_option("--duration", w.duration_text, "chain: duration of each compute node (default 10us)");
   wgen->add_option("--iterations", w.iterations, "p2p-ring: rounds (default 1)")->check(CLI::Range(1, 1 << 30));
   wgen->add_option("-o,--output", w.prefix, "output prefix")->required();
+  PytorchImportCommand pt_import;
+  add_pytorch_import_command(*wl, pt_import);
 
   SystemCommand system_cmd;  // sim system list|gen (presets/)
   add_system_command(app, system_cmd);
   CalibrateCommand calibrate;  // sim calibrate (workflows/calibrate.h)
   add_calibrate_command(app, calibrate);
   const auto workflows = add_workflow_commands(app);  // sweep, sweep merge, compare, plot
+  ComputeCommand compute;  // sim compute time (cli/compute_command.h)
+  add_compute_command(app, compute);
 
   try {
     app.parse(argc, argv);
@@ -275,6 +284,8 @@ int main(int argc, char** argv) {
     if (*msccl_import) return run_msccl_import(mi, std::cout);
     if (*synth.app) return run_synth_command(synth, std::cout);
     if (*wgen) return generate_workload(w, std::cout);
+    if (*compute.time) return run_compute_command(compute, std::cout, std::cerr);
+    if (*pt_import.app) return run_pytorch_import_command(pt_import, std::cout, std::cerr);
     if (system_command_given(system_cmd)) return run_system_command(system_cmd, std::cout);
     if (*calibrate.app) return run_calibrate_command(calibrate, std::cout);
     if (const auto code = run_workflow_commands(*workflows)) return *code;

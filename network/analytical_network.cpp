@@ -62,6 +62,24 @@ void AnalyticalNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const 
   queue_.schedule(delivery, to.handler, to.kind, to.payload);
 }
 
+void AnalyticalNetwork::send_on_link(LinkId link, std::uint64_t bytes, const Delivery& to) {
+  const Link& l = topology_.links().at(link);
+  recount_messages(1, 0);
+  const Time beta = transfer_time(bytes, model_.effective(l.bandwidth));
+  Time start = queue_.now();
+  if (serialize_egress_) start = std::max(start, egress_free_at_[link]);
+  const Time sent = add_time(start, beta, "the end of a message's injection");
+  const Time delivery =
+      add_time(sent, add_time(l.latency, model_.message_latency, "a link's latency"), "a message's delivery");
+  if (serialize_egress_) {
+    egress_free_at_[link] = sent;
+    if (l.from < topology_.npu_count()) last_[l.from].busy_until = std::max(last_[l.from].busy_until, sent);
+  }
+  if (link_bytes_.empty()) link_bytes_.assign(topology_.links().size(), 0);
+  link_bytes_[link] = add_bytes(link_bytes_[link], bytes, "the bytes a link carried");
+  queue_.schedule(delivery, to.handler, to.kind, to.payload);
+}
+
 void AnalyticalNetwork::unsend(NodeId src, NodeId dst, std::uint64_t bytes) {
   pairs_[pair_index(src, dst)].bytes -= bytes;
   recount_messages(0, 1);
@@ -80,6 +98,7 @@ void AnalyticalNetwork::record_batch(NodeId src, NodeId dst, std::uint64_t messa
 
 std::vector<LinkUsage> AnalyticalNetwork::link_usage() const {
   std::vector<LinkUsage> usage(topology_.links().size());
+  for (std::size_t l = 0; l < link_bytes_.size(); ++l) usage[l].bytes = link_bytes_[l];
   std::vector<LinkId> route;
   for (const Pair& p : pairs_) {
     if (p.bytes == 0) continue;

@@ -48,6 +48,10 @@ class AnalyticalNetwork final : public Network {
   std::string_view name() const override { return "analytical"; }
   const Topology& topology() const override { return topology_; }
   void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) override;
+  // Switch operations: a message on one link, serialized at that link like
+  // an egress port (a switch's port down to an NPU is its egress).
+  bool carries_switch_ops() const override { return true; }
+  void send_on_link(LinkId link, std::uint64_t bytes, const Delivery& to) override;
   // Bytes per link (each pair's bytes spread over its route when asked).
   std::vector<LinkUsage> link_usage() const override;
   bool measures_link_time() const override { return false; }
@@ -94,6 +98,7 @@ class AnalyticalNetwork final : public Network {
   };
   std::vector<LastPath> last_;
   std::vector<LinkId> scratch_route_;
+  std::vector<std::uint64_t> link_bytes_;  // bytes sent with send_on_link, per link (empty until one is)
 };
 
 }  // namespace sim

@@ -20,7 +20,8 @@ DimensionKind building_block(const ConfigReader& config, const YAML::Node& node,
 }  // namespace
 
 Topology parse_astrasim_form(const ConfigReader& config, const YAML::Node& root) {
-  config.check_keys(root, "", {"name", "topology", "npus_count", "bandwidth", "latency", "bandwidth_unit"});
+  config.check_keys(root, "",
+                    {"name", "topology", "npus_count", "bandwidth", "latency", "bandwidth_unit", "in_network_reduction"});
 
   // ASTRA-sim writes "GB/s" but converts with 2^30; `bandwidth_unit: GiB/s`
   // reproduces its numbers, the default keeps GB/s = 1e9 B/s.
@@ -44,6 +45,17 @@ Topology parse_astrasim_form(const ConfigReader& config, const YAML::Node& root)
     }
   }
 
+  // Optional, one flag per dimension: its switches reduce and multicast.
+  YAML::Node reduction;
+  const bool has_reduction = static_cast<bool>(root["in_network_reduction"]);
+  if (has_reduction) {
+    reduction = config.require_list(root, "in_network_reduction");
+    if (reduction.size() != kinds.size()) {
+      config.fail(reduction, "'in_network_reduction' has " + std::to_string(reduction.size()) +
+                                 " entries but 'topology' has " + std::to_string(kinds.size()) + " (one per dimension)");
+    }
+  }
+
   std::vector<Dimension> dims;
   std::string label;
   for (std::size_t i = 0; i < kinds.size(); ++i) {
@@ -56,6 +68,13 @@ Topology parse_astrasim_form(const ConfigReader& config, const YAML::Node& root)
     d.size = static_cast<std::uint32_t>(size);
     d.bandwidth = config.bandwidth(bandwidths[i], "bandwidth" + at, bare_unit);
     d.latency = config.latency(latencies[i], "latency" + at);
+    if (has_reduction) {
+      d.in_network_reduction = config.flag(reduction[i], "in_network_reduction" + at);
+      if (d.in_network_reduction && d.kind != DimensionKind::kSwitch) {
+        config.fail(reduction[i], "'in_network_reduction" + at + "': only a Switch dimension can reduce in the network, "
+                                  "not " + kinds[i].Scalar());
+      }
+    }
     dims.push_back(d);
     label.append(i == 0 ? "" : " x ").append(kinds[i].Scalar()).append(" ").append(std::to_string(size));
   }

@@ -31,6 +31,10 @@ const char* const kNs3Summary =
 const char* const kNs3Install = "install libns3-dev libgsl-dev libsqlite3-dev (scripts/setup.sh) and rebuild";
 
 std::unique_ptr<Network> make_ns3(const Topology& t, EventQueue& q, const BackendOptions& o) {
+  if (t.any_reduces()) {
+    throw InputError("network backend 'ns3' does not model reduction or multicast in switches, and this topology "
+                     "marks switches 'in_network_reduction: true'; use the analytical or flow backend, or drop the key");
+  }
   Ns3Options n;
   n.links = o.link_model();
   if (o.has("mtu")) n.mtu = static_cast<std::uint32_t>(o.integer("mtu", 576, 65535));

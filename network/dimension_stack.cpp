@@ -170,12 +170,24 @@ Topology build_dimension_stack(const std::string& source, const std::string& lab
   }
 
   std::vector<TopologyDimension> sizes;
-  for (const Dimension& d : dims) sizes.push_back(TopologyDimension{d.kind, d.size, d.bandwidth, d.latency});
+  for (const Dimension& d : dims) {
+    sizes.push_back(TopologyDimension{d.kind, d.size, d.bandwidth, d.latency, d.in_network_reduction});
+  }
   const auto npu_count = static_cast<std::uint32_t>(npus);
   const auto switch_count = static_cast<std::uint32_t>(switches);
   std::string description = describe_topology(label, npu_count, switch_count, all);
-  return Topology(std::move(description), npu_count, switch_count, std::move(all), std::move(sizes),
-                  std::make_unique<DimensionOrderRouter>(std::move(layouts)));
+  std::vector<std::pair<NodeId, std::uint32_t>> reducing;  // first switch and count of each reducing dimension
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i].in_network_reduction && layouts[i].kind == DimensionKind::kSwitch) {
+      reducing.emplace_back(layouts[i].switch_base, npu_count / dims[i].size);
+    }
+  }
+  Topology topology(std::move(description), npu_count, switch_count, std::move(all), std::move(sizes),
+                    std::make_unique<DimensionOrderRouter>(std::move(layouts)));
+  for (const auto& [first, count] : reducing) {
+    for (std::uint32_t g = 0; g < count; ++g) topology.mark_reducing(first + g);
+  }
+  return topology;
 }
 
 }  // namespace sim

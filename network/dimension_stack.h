@@ -23,6 +23,7 @@ struct Dimension {
   std::uint32_t size;  // NPUs per group, >= 2
   BytesPerSecond bandwidth;
   Time latency;
+  bool in_network_reduction = false;  // kSwitch: its switches reduce and multicast
 };
 
 // Builds the graph with dimension-order routing: dimension 0 first; within a

@@ -90,6 +90,33 @@ void FlowNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delive
   if (!admit(src, dst, to, queue_)) return;
   const LastRoute last = last_[src];  // most lookups end here, without a call
   const std::uint32_t r = last.dst == dst ? last.route : route_of(src, dst);
+  send_route(r, bytes, to);
+}
+
+std::uint32_t FlowNetwork::link_route(LinkId link) {
+  // Keyed above every NPU pair's key (src * npus + dst < npus^2).
+  const std::uint64_t npus = topology_.npu_count();
+  const std::uint64_t key = npus * npus + link;
+  if (const std::uint32_t* known = route_of_.find(key)) return *known;
+  const Link& l = topology_.links().at(link);
+  Route r;
+  r.begin = static_cast<std::uint32_t>(route_links_.size());
+  route_links_.push_back(link);
+  r.hops = 1;
+  r.latency = add_time(l.latency, options_.links.message_latency, "a link's latency");
+  r.bottleneck = links_[link].capacity;
+  const auto index = static_cast<std::uint32_t>(routes_.size());
+  routes_.push_back(r);
+  route_of_[key] = index;
+  return index;
+}
+
+void FlowNetwork::send_on_link(LinkId link, std::uint64_t bytes, const Delivery& to) {
+  recount_messages(1, 0);
+  send_route(link_route(link), bytes, to);
+}
+
+void FlowNetwork::send_route(std::uint32_t r, std::uint64_t bytes, const Delivery& to) {
   if (options_.pair_fifo && pair_busy(r)) {
     std::uint32_t q;
     if (free_queued_ != kNoFlow) {

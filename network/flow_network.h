@@ -59,6 +59,10 @@ class FlowNetwork final : public Network, public EventHandler {
   std::string_view name() const override { return "flow"; }
   const Topology& topology() const override { return topology_; }
   void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) override;
+  // Switch operations: a flow on one link (N uploads share the switch's
+  // links with everything else; a reduced message is one flow down).
+  bool carries_switch_ops() const override { return true; }
+  void send_on_link(LinkId link, std::uint64_t bytes, const Delivery& to) override;
   std::vector<LinkUsage> link_usage() const override;
   bool measures_link_time() const override { return true; }
   std::vector<std::pair<std::string, std::uint64_t>> counters() const override;
@@ -128,6 +132,10 @@ class FlowNetwork final : public Network, public EventHandler {
   // Finds or builds the pair's route, and makes it the source's last one.
   std::uint32_t route_of(NodeId src, NodeId dst);
   void start_message(std::uint32_t route, std::uint64_t bytes, const Delivery& to);
+  // send()'s common part once the route is known: one after another per route, or at once.
+  void send_route(std::uint32_t route, std::uint64_t bytes, const Delivery& to);
+  // The one-link route of `link` (switch operations).
+  std::uint32_t link_route(LinkId link);
   // Whether the pair has a message still sending (or waiting).
   bool pair_busy(std::uint32_t route);
   // The pair's sending message has sent everything: start the next ones.

@@ -1,5 +1,6 @@
 #include "network/network.h"
 
+#include <stdexcept>
 #include <string>
 
 #include "core/error.h"
@@ -16,6 +17,10 @@ bool Network::admit(NodeId src, NodeId dst, const Delivery& to, EventQueue& queu
   if (src != dst) return true;
   queue.schedule(queue.now(), to.handler, to.kind, to.payload);
   return false;
+}
+
+void Network::send_on_link(LinkId /*link*/, std::uint64_t /*bytes*/, const Delivery& /*to*/) {
+  throw std::logic_error(std::string("the ") + std::string(name()) + " backend carries no switch operations");
 }
 
 }  // namespace sim

@@ -52,6 +52,14 @@ class Network {
   virtual bool measures_link_time() const = 0;
   // Whether link_usage() has the packet-level fields (packets, drops, queues).
   virtual bool carries_packets() const { return false; }
+  // In-network reduction and multicast (docs/network.md): whether the backend
+  // carries messages on one given link (an NPU's upload to its switch, a
+  // switch's message down to an NPU), which the collective engine joins into
+  // switch reductions and multicasts at switches marked in_network_reduction.
+  virtual bool carries_switch_ops() const { return false; }
+  // Sends `bytes` over link `link` alone (one hop, NPU to switch or switch to
+  // NPU). Only when carries_switch_ops(); throws std::logic_error otherwise.
+  virtual void send_on_link(LinkId link, std::uint64_t bytes, const Delivery& to);
   // Backend-specific counters for benchmarks and reports, e.g. {"rate recomputations", n}.
   virtual std::vector<std::pair<std::string, std::uint64_t>> counters() const { return {}; }
 

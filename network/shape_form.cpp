@@ -66,7 +66,12 @@ Topology parse_shape_form(const ConfigReader& config, const YAML::Node& root) {
                                 "' (known: Ring, FullyConnected, Switch, Mesh, Torus, Hypercube, FatTree)");
   }
   reject_fat_tree_keys(config, root, shape);
-  config.check_keys(root, "", {"name", "shape", "dims", "npus", "bandwidth", "latency"});
+  config.check_keys(root, "", {"name", "shape", "dims", "npus", "bandwidth", "latency", "in_network_reduction"});
+  bool reduces = false;
+  if (const YAML::Node r = root["in_network_reduction"]) {
+    reduces = config.flag(r, "in_network_reduction");
+    if (reduces && shape != "Switch") config.fail(r, "'in_network_reduction' applies only to shape Switch, not " + shape);
+  }
   const BytesPerSecond bandwidth = config.bandwidth(config.require(root, "bandwidth"), "bandwidth");
   const Time latency = config.latency(config.require(root, "latency"), "latency");
   const bool has_dims = static_cast<bool>(root["dims"]), has_npus = static_cast<bool>(root["npus"]);
@@ -103,7 +108,7 @@ Topology parse_shape_form(const ConfigReader& config, const YAML::Node& root) {
   std::vector<Dimension> dims;
   std::uint64_t npus = 1;
   for (std::uint32_t s : sizes) {
-    dims.push_back(Dimension{kind, s, bandwidth, latency});
+    dims.push_back(Dimension{kind, s, bandwidth, latency, reduces});
     npus *= s;
     if (npus > kMaxSize) config.fail(root, "topology too large (more than 2^30 NPUs)");
   }

@@ -47,6 +47,13 @@ const char* dimension_kind_name(DimensionKind kind) {
 }
 
 Topology::Topology(Topology&&) noexcept = default;
+
+void Topology::mark_reducing(NodeId node) {
+  if (node < npu_count_ || node >= node_count()) return;
+  if (reducing_.empty()) reducing_.assign(switch_count_, false);
+  if (!reducing_[node - npu_count_]) ++reducing_count_;
+  reducing_[node - npu_count_] = true;
+}
 Topology& Topology::operator=(Topology&&) noexcept = default;
 Topology::~Topology() = default;
 

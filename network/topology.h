@@ -44,6 +44,7 @@ struct TopologyDimension {
   std::uint32_t size = 1;
   BytesPerSecond bandwidth = 0;
   Time latency = 0;
+  bool in_network_reduction = false;  // its switches reduce and multicast (docs/network.md)
 };
 
 class Router;  // routing rule of one topology form (dimension-order, shortest path, ...)
@@ -79,6 +80,15 @@ class Topology {
   // Nothing is appended when src == dst. Deterministic.
   void route(NodeId src, NodeId dst, std::vector<LinkId>& out) const;
 
+  // Whether `node` is a switch that reduces and multicasts (a YAML
+  // `in_network_reduction: true`): NVSwitch generation 3, InfiniBand SHARP.
+  bool reduces(NodeId node) const {
+    return node >= npu_count_ && node - npu_count_ < reducing_.size() && reducing_[node - npu_count_];
+  }
+  bool any_reduces() const { return reducing_count_ > 0; }
+  // For the form readers: marks switch `node` as reducing.
+  void mark_reducing(NodeId node);
+
  private:
   std::string description_;
   std::uint32_t npu_count_;
@@ -87,6 +97,8 @@ class Topology {
   std::vector<std::uint32_t> dims_;
   std::vector<TopologyDimension> dimensions_;
   std::unique_ptr<Router> router_;
+  std::vector<bool> reducing_;  // per switch (node - npu_count); empty: none
+  std::uint32_t reducing_count_ = 0;
 };
 
 // Reads a topology YAML file. Throws InputError naming the file and key.

@@ -12,16 +12,21 @@ namespace sim {
 
 std::vector<std::string> physical_bound_warnings(const SimulationResult& result, const Topology& topology) {
   std::vector<double> out(topology.npu_count(), 0), in(topology.npu_count(), 0);
+  std::vector<char> reducing(topology.npu_count(), 0);  // hangs off a switch that reduces
   for (const Link& l : topology.links()) {
     if (l.from < topology.npu_count()) out[l.from] += static_cast<double>(l.bandwidth);
     if (l.to < topology.npu_count()) in[l.to] += static_cast<double>(l.bandwidth);
+    if (l.from < topology.npu_count() && topology.reduces(l.to)) reducing[l.from] = 1;
   }
   // Worst excess per kind of collective.
   using Kind = std::tuple<int, std::uint64_t, std::uint32_t, std::string>;
   std::map<Kind, std::pair<double, const CollectiveRecord*>> worst;
   for (const CollectiveRecord& c : result.collectives) {
     if (c.npu >= topology.npu_count() || c.duration <= 0 || c.group_size <= 1) continue;
-    const double port_gbps = std::min(out[c.npu], in[c.npu]) / 1e9;
+    // A switch that reduces sends the sum once: an all-reduce then moves S up
+    // and S down per rank, half the 2(n-1)/n x S of busbw's definition.
+    const double allowance = reducing[c.npu] && c.type == CollectiveType::kAllReduce ? 2.0 : 1.0;
+    const double port_gbps = allowance * std::min(out[c.npu], in[c.npu]) / 1e9;
     const double ratio = busbw_gbps(c) / port_gbps;
     if (ratio <= 1 + 1e-9) continue;
     auto& w = worst[{static_cast<int>(c.type), c.bytes, c.group_size, c.algorithm}];

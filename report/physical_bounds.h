@@ -6,6 +6,9 @@
 // inject or eject: the sum of its outgoing (incoming) link bandwidths. A
 // result above that bound means the model or its input is wrong (e.g. an
 // algorithm ET written for a smaller size than it runs at), and is warned about.
+// With in-network reduction (an NPU under a switch marked
+// in_network_reduction) an all-reduce's bound is twice that: each rank sends
+// its data up once and takes the sum down once.
 #pragma once
 
 #include <string>

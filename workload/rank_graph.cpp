@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -120,6 +121,7 @@ struct RankGraph::Pending {
       mix(static_cast<std::uint64_t>(s.num_ops));
       mix(s.tensor_size);
       mix(s.comm_size);
+      mix(s.kernel);
       return static_cast<std::size_t>(h);
     }
   };
@@ -128,6 +130,7 @@ struct RankGraph::Pending {
   std::vector<std::uint32_t> dep_begin;  // node i: deps[dep_begin[i] .. data_end[i]) data, .. dep_begin[i+1] ctrl
   std::vector<std::uint32_t> data_end;
   std::unordered_map<Shape, std::uint32_t, ShapeHash> shapes;
+  std::map<KernelShape, std::uint32_t> kernels;  // shape -> RankGraph::Shape::kernel
   std::unordered_map<std::string, std::uint32_t, StemHash, std::equal_to<>> stems;
   // Small caches in front of the maps (the stems' text lives in the map's keys).
   std::pair<std::string_view, std::uint32_t> recent_stems[4] = {
@@ -162,6 +165,7 @@ struct RankGraph::Pending {
     for (auto* v : {&ids, &deps}) done(*v);
     for (auto* v : {&dep_begin, &data_end, &parents, &parent_begin, &child_count, &last_child, &fill}) done(*v);
     shapes.clear();
+    kernels.clear();
     stems.clear();
     for (auto& r : recent_stems) r = {{}, 0xffffffffu};
     for (auto& r : recent_shapes) r = 0xffffffffu;
@@ -268,11 +272,12 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
   // attr_int), then each read in a fixed order, so errors come in that order.
   const WireAttr *is_cpu_op = nullptr, *num_ops = nullptr, *tensor_size = nullptr, *comm_size = nullptr,
                  *comm_tag = nullptr, *comm_src = nullptr, *comm_dst = nullptr, *comm_type = nullptr,
-                 *pg_name = nullptr, *involved_dim = nullptr;
+                 *pg_name = nullptr, *involved_dim = nullptr, *kernel = nullptr;
   for (const WireAttr& a : src.attrs) {
     const std::string_view name = a.name;
     const WireAttr** slot = nullptr;
     switch (name.size()) {  // the names' lengths tell most apart
+      case 6: slot = is(name, "kernel") ? &kernel : nullptr; break;
       case 7: slot = is(name, "num_ops") ? &num_ops : is(name, "pg_name") ? &pg_name : nullptr; break;
       case 8:
         slot = is(name, "comm_tag") ? &comm_tag : is(name, "comm_src") ? &comm_src : is(name, "comm_dst") ? &comm_dst : nullptr;
@@ -319,6 +324,17 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
   if (num_ops) s.num_ops = int_attr(*num_ops, 0, kMaxInt64);
   if (tensor_size) s.tensor_size = static_cast<std::uint64_t>(int_attr(*tensor_size, 0, kMaxInt64));
   if (num_ops && tensor_size) s.flags |= Shape::kRoofline;
+  if (kernel && s.kind == NodeKind::kComp) {  // its shape, for compute/kernel_model.h
+    KernelShape shape;
+    try {
+      read_kernel_shape(src, shape);
+    } catch (const InputError& e) {
+      throw InputError(here() + ": " + e.what());
+    }
+    const auto [it, fresh] = p.kernels.emplace(std::move(shape), static_cast<std::uint32_t>(kernels_.size() + 1));
+    if (fresh) kernels_.push_back(it->first);
+    s.kernel = it->second;
+  }
 
   std::int64_t tag = 0;
   if (s.kind == NodeKind::kCommColl || s.kind == NodeKind::kCommSend || s.kind == NodeKind::kCommRecv) {
@@ -557,6 +573,7 @@ std::size_t RankGraph::memory_bytes() const {
        ids_.capacity() * 8 + by_id_.capacity() * 16;
   for (const CommunicatorSpec& g : communicators_) b += sizeof(g) + g.pg_name.capacity();
   for (const MetadataText& m : metadata_texts_) b += sizeof(m) + m.values.capacity();
+  for (const KernelShape& k : kernels_) b += sizeof(k) + k.dtype.capacity() + k.op.capacity();
   return b;
 }
 

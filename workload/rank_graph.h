@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "workload/et_io.h"
+#include "workload/kernel_shape.h"
 #include "workload/narrow_column.h"
 
 namespace sim {
@@ -66,6 +67,7 @@ struct TaskNode {
   std::int32_t comm_dst = -1;
   std::int64_t comm_tag = 0;
   std::uint32_t group = 0;  // index into the graph's communicators() (0: no pg_name, no involved_dim)
+  std::uint32_t kernel = 0;  // COMP nodes: RankGraph::kernel_shape(kernel) (0: no kernel attributes)
   std::uint32_t first_child = 0;  // children are children_[first_child, first_child + num_children)
   std::uint32_t num_children = 0;
   std::uint32_t num_parents = 0;
@@ -122,6 +124,7 @@ class RankGraph {
     std::int32_t comm_dst = -1;
     std::uint32_t group = 0;
     std::uint32_t stem = 0;  // index into stem_end_
+    std::uint32_t kernel = 0;  // 1 + index into kernels_ (0: no kernel attributes); fills padding
     std::uint64_t duration_micros = 0;
     std::int64_t num_ops = 0;
     std::uint64_t tensor_size = 0;
@@ -178,6 +181,7 @@ class RankGraph {
     t.comm_dst = s.comm_dst;
     t.comm_tag = tag(index);
     t.group = s.group;
+    t.kernel = s.kernel;
     t.first_child = child_begin_[index];
     t.num_children = child_begin_[index + 1] - child_begin_[index];
     t.num_parents = num_parents(index);
@@ -206,6 +210,10 @@ class RankGraph {
   // Communicators COMM_COLL nodes name (pg_name, involved_dim); entry 0 is
   // "neither given" (all ranks).
   const std::vector<CommunicatorSpec>& communicators() const { return communicators_; }
+  // The kernel shape (workload/kernel_shape.h) of TaskNode::kernel, or
+  // nullptr for 0; distinct shapes are kept once per graph.
+  const KernelShape* kernel_shape(std::uint32_t kernel) const { return kernel ? &kernels_[kernel - 1] : nullptr; }
+  std::size_t kernel_shape_count() const { return kernels_.size(); }
   // METADATA nodes with a nonempty inputs.values, in file order.
   const std::vector<MetadataText>& metadata_texts() const { return metadata_texts_; }
   // Ctrl deps that pointed at absent nodes and were ignored.
@@ -249,6 +257,7 @@ class RankGraph {
   // order (the usual case), where ids_ itself is sorted.
   std::vector<std::pair<std::uint64_t, std::uint32_t>> by_id_;
   std::vector<CommunicatorSpec> communicators_;
+  std::vector<KernelShape> kernels_;
   std::vector<MetadataText> metadata_texts_;
   std::size_t dangling_ctrl_deps_ = 0;
   std::size_t self_ctrl_deps_ = 0;

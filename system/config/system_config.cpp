@@ -8,6 +8,7 @@
 #include <sstream>
 #include <set>
 
+#include "compute/compute_config.h"
 #include "core/error.h"
 #include "core/input_file.h"
 #include "core/units.h"
@@ -78,18 +79,15 @@ SystemConfig parse_system_config(const std::string& yaml_text, const std::string
   r.check_keys(root, "", {"compute", "memory", "collective", "network"});
   const std::string base = std::filesystem::path(source).parent_path().string();
 
-  if (const YAML::Node c = root["compute"]) {
-    r.require_map(c, "compute");
-    r.check_keys(c, "compute.", {"peak_tflops", "memory_bandwidth"});
-    if (c["peak_tflops"]) {
-      const double tf = r.real(c["peak_tflops"], "compute.peak_tflops");
-      if (!(tf > 0)) r.fail(c["peak_tflops"], "'compute.peak_tflops' must be > 0");
-      cfg.peak_flops = tf * 1e12;
+  if (const YAML::Node c = root["compute"]) {  // its keys: compute/compute_config.h
+    const ComputeConfig compute = read_compute_section(r, c, base);
+    if (compute.roofline) {
+      const auto& p = compute.params;
+      const auto bf16 = p.peak_flops_by_dtype.find("bf16");
+      cfg.peak_flops = bf16 != p.peak_flops_by_dtype.end() ? bf16->second : p.default_peak_flops;
+      cfg.compute_memory_bandwidth = static_cast<BytesPerSecond>(p.memory_bandwidth);
     }
-    if (c["memory_bandwidth"]) cfg.compute_memory_bandwidth = r.bandwidth(c["memory_bandwidth"], "compute.memory_bandwidth");
-    if ((cfg.peak_flops > 0) != (cfg.compute_memory_bandwidth > 0)) {
-      r.fail(c, "'compute': roofline needs both peak_tflops and memory_bandwidth");
-    }
+    cfg.compute_model = compute.model;
   }
   if (const YAML::Node m = root["memory"]) {
     r.require_map(m, "memory");
@@ -105,7 +103,7 @@ SystemConfig parse_system_config(const std::string& yaml_text, const std::string
                  {"chunks", "reduction_bandwidth", "reduction_latency", "algorithms", "endpoint_delay",
                   "dataset_splits", "active_chunks", "local_reduction", "astrasim_quirks",
                   "scheduling_policy", "optimization", "active_chunks_per_dimension",
-                  "dimension_queue", "per_node"});
+                  "dimension_queue", "per_node", "aggregation"});
     if (const YAML::Node o = c["optimization"]) {
       const std::string v = r.text(o, "collective.optimization");
       if (v != "baseline" && v != "localBWAware") {
@@ -136,6 +134,8 @@ SystemConfig parse_system_config(const std::string& yaml_text, const std::string
       }
     }
     if (c["dimension_queue"]) cfg.dimension_queue = r.flag(c["dimension_queue"], "collective.dimension_queue");
+    // Exact step aggregation (docs/system.md): false simulates every message, as --no-aggregation does.
+    if (c["aggregation"]) cfg.aggregation = r.flag(c["aggregation"], "collective.aggregation");
     if (c["astrasim_quirks"]) {
       cfg.astrasim_quirks = r.flag(c["astrasim_quirks"], "collective.astrasim_quirks");
     }

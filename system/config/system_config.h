@@ -2,7 +2,9 @@
 //
 //   compute:
 //     peak_tflops: 312            # with memory_bandwidth: roofline for COMP nodes
-//     memory_bandwidth: 2039GB/s  #   that carry num_ops and tensor_size
+//     memory_bandwidth: 2039GB/s  #   that carry num_ops and tensor_size; per dtype
+//     kernels: kernels/h100       #   ({bf16: 989, fp8: 1979}), measured kernels:
+//                                 #   compute/compute_config.h, docs/compute.md
 //   memory:                       # MEM_LOAD / MEM_STORE: latency + bytes / bandwidth
 //     latency: 100ns
 //     bandwidth: 100GB/s
@@ -36,12 +38,14 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
 
+#include "compute/compute_model.h"
 #include "core/time.h"
 #include "network/backend_registry.h"
 #include "workload/rank_graph.h"
@@ -50,8 +54,12 @@ namespace sim {
 
 struct SystemConfig {
   // Roofline (both set, or neither).
-  double peak_flops = 0;  // FLOP/s
+  double peak_flops = 0;  // FLOP/s (bf16's, or the scalar / default peak)
   BytesPerSecond compute_memory_bandwidth = 0;
+  // What times COMP nodes when the `compute:` section gives a model (the
+  // roofline, or measured kernels: compute/compute_config.h); null: the
+  // roofline of the two fields above if set (ASTRA-sim's JSON sets them).
+  std::shared_ptr<const ComputeModel> compute_model;
 
   // MEM_LOAD / MEM_STORE model; without it those nodes replay their duration.
   bool has_memory_model = false;

@@ -53,9 +53,11 @@ std::string DagProgram::label(std::uint32_t pos, OpRef ref) const {
   switch (o.op.kind) {
     case OpKind::kSend: return prefix + ".send" + chunk + " to " + std::to_string(o.op.peer);
     case OpKind::kRecv: return prefix + ".recv" + chunk + " from " + std::to_string(o.op.peer);
+    case OpKind::kSwitchReduce: return prefix + ".switch_reduce" + chunk + " to " + std::to_string(o.op.peer);
+    case OpKind::kMulticast: return prefix + ".multicast" + chunk;
     case OpKind::kCompute: break;
   }
-  return prefix + ".reduce" + chunk;
+  return prefix + (o.op.duration >= 0 ? ".wait" : ".reduce") + chunk;
 }
 
 void DagProgram::parents(std::uint32_t pos, OpRef ref, std::vector<OpRef>& out) const {

@@ -3,7 +3,7 @@
 namespace sim {
 
 std::string CollectiveProgram::label(std::uint32_t pos, OpRef ref) const {
-  static const char* const kKind[] = {"send", "recv", "reduce"};
+  static const char* const kKind[] = {"send", "recv", "reduce", "switch_reduce", "multicast"};
   return name() + "." + kKind[static_cast<int>(op(pos, ref).kind)] + " #" + std::to_string(ref);
 }
 

@@ -19,14 +19,34 @@
 
 namespace sim {
 
-enum class OpKind : std::uint8_t { kSend, kRecv, kCompute };
+// kSwitchReduce: the rank uploads `bytes` to switch `node`; once every group
+//   member under that switch has uploaded with the same tag, the switch sends
+//   one reduced message of `bytes` down to position `peer`, which receives it
+//   with a kRecv from kSwitchPeer (N flows in, one out).
+// kMulticast: the rank uploads `bytes` to switch `node`, which sends a copy
+//   down to every group member under it (the sender too); each receives it with
+//   a kRecv from kSwitchPeer (one flow in, N out).
+// A backend that cannot carry them, or a switch not marked
+// in_network_reduction, gets them as plain sends: the uploads go to `peer`
+// directly (reduce), the copies from the sender to each member (multicast).
+enum class OpKind : std::uint8_t { kSend, kRecv, kCompute, kSwitchReduce, kMulticast };
+
+// The `peer` of a receive that takes a message from a switch (kSwitchReduce, kMulticast).
+inline constexpr std::uint32_t kSwitchPeer = 0xffffffffu;
 
 struct CollectiveOp {
   OpKind kind = OpKind::kCompute;
-  std::uint32_t peer = 0;    // group position of the peer (send/recv)
+  std::uint32_t peer = 0;    // group position of the peer (send/recv; switch reduce: who gets the sum)
   std::uint64_t bytes = 0;   // message bytes, or bytes reduced/copied by a compute op
   std::uint64_t tag = 0;     // send/recv match FIFO per (instance, src, dst, tag)
   Time duration = -1;        // compute: fixed duration, or -1 for the reduction model
+  // Channels (NCCL's): a send or switch upload with rate > 0 goes through its
+  // rank's pacer for `channel`, one after another at `rate` bytes/s; it is
+  // delivered no earlier than its pacer is through with it, nor than the
+  // network delivers it.
+  std::uint32_t channel = 0;
+  BytesPerSecond rate = 0;
+  std::uint32_t node = 0;    // switch ops: the switch's node id in the topology
 };
 
 using OpRef = std::uint64_t;  // program-defined handle of one op on one rank

@@ -172,6 +172,10 @@ static std::vector<EtTrace> position_ets(const CollectiveProgram& program, Colle
           node.set_type(et::COMM_RECV_NODE);
           put_int_attr(node, "comm_src", op.peer);
           break;
+        case OpKind::kSwitchReduce:
+        case OpKind::kMulticast:
+          throw InputError("collective '" + name + "' reduces or multicasts in a switch, which Chakra ETs cannot "
+                           "express: it cannot be written as ETs");
         case OpKind::kCompute: {
           // No duration: the system's reduction model prices it.
           node.set_type(et::COMP_NODE);

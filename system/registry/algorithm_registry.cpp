@@ -11,6 +11,7 @@
 #include "system/collectives/direct.h"
 #include "system/collectives/halving_doubling.h"
 #include "system/collectives/hierarchical.h"
+#include "system/collectives/nccl/nccl_algorithm.h"
 #include "system/collectives/ring.h"
 #include "system/collectives/tree.h"
 #include "system/producers/msccl_import.h"
@@ -67,6 +68,20 @@ std::vector<NativeAlgorithm> build_table() {
                [](T type, std::uint32_t n, std::uint64_t bytes, std::uint32_t chunks, const AlgorithmParams& p) {
                  return std::make_shared<const AstraSimTreeProgram>(type, n, bytes, chunks_param(p, chunks));
                }});
+  {
+    // NCCL's collectives (system/collectives/nccl/, docs/nccl.md). Without a
+    // context (inside a hierarchical choice, tools) the group is one node with no switch.
+    NativeAlgorithm nccl_algo{"nccl", nccl::supported_types(), nccl::param_names(),
+                              [](T type, std::uint32_t n, std::uint64_t bytes, std::uint32_t, const AlgorithmParams& p) {
+                                auto members = std::make_shared<std::vector<std::uint32_t>>(n);
+                                for (std::uint32_t i = 0; i < n; ++i) (*members)[i] = i;
+                                return nccl::make_program(type, bytes, p, *make_algorithm_context(members, nullptr));
+                              }};
+    nccl_algo.make_in_context = [](T type, std::uint64_t bytes, std::uint32_t, const AlgorithmParams& p,
+                                   const AlgorithmContext& ctx) { return nccl::make_program(type, bytes, p, ctx); };
+    nccl_algo.value_of = nccl::param_value;
+    t.push_back(std::move(nccl_algo));
+  }
   return t;
 }
 
@@ -191,7 +206,8 @@ std::vector<Entry> split_entries(const std::string& text) {
 }
 
 AlgorithmParams parse_params(const std::string& text, const std::string& name, const std::vector<std::string>& known_keys,
-                             const std::vector<std::string>& items) {
+                             const std::vector<std::string>& items,
+                             const std::function<std::uint64_t(const std::string&, const std::string&)>& value_of = {}) {
   AlgorithmParams params;
   std::string known;
   for (const std::string& p : known_keys) known += (known.empty() ? "" : ", ") + p;
@@ -203,6 +219,14 @@ AlgorithmParams parse_params(const std::string& text, const std::string& name, c
                        " (write " + name + ":key=value with key one of: " + known + ")");
     }
     const std::string value = item.substr(eq + 1);
+    if (value_of) {  // the algorithm reads its own values
+      try {
+        params[key] = value_of(key, value);
+      } catch (const InputError& e) {
+        throw InputError("collective algorithm '" + text + "': " + e.what());
+      }
+      continue;
+    }
     if (key == "optimization") {
       if (value != "baseline" && value != "localBWAware") {
         throw InputError("collective algorithm '" + text + "': optimization must be baseline or localBWAware, not '" +
@@ -283,7 +307,7 @@ AlgorithmChoice parse_algorithm_choice(const std::string& text, CollectiveType t
       throw InputError("collective algorithm '" + a->name + "' does not implement " + collective_name(type) +
                        " (it implements " + type_list(*a) + ")");
     }
-    return DimensionChoice{a, parse_params(text, a->name, a->params, e.items)};
+    return DimensionChoice{a, parse_params(text, a->name, a->params, e.items, a->value_of)};
   };
   if (!hier_head && entries.size() == 1) {
     const DimensionChoice d = check_native(entries.front());
@@ -314,7 +338,8 @@ AlgorithmChoice parse_algorithm_choice(const std::string& text, CollectiveType t
 std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
     const AlgorithmChoice& choice, CollectiveType type, std::uint64_t bytes, std::uint32_t chunks,
     const std::vector<std::uint32_t>& members, const std::vector<std::uint32_t>& topology_dims, bool baseline,
-    std::uint32_t active, bool dimension_queue, bool astrasim_quirks, Time phase_tail) {
+    std::uint32_t active, bool dimension_queue, bool astrasim_quirks, Time phase_tail,
+    const std::vector<TopologyDimension>* costs) {
   type = normalized(type);
   const auto n = static_cast<std::uint32_t>(members.size());
   std::vector<std::uint32_t> sizes = topology_dims;
@@ -360,6 +385,10 @@ std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
     hd.size = static_cast<std::uint32_t>(v.size());
     hd.name = dc.native->name;
     hd.rs_shift = dc.native->name == "ring" ? 1 : 0;
+    if (costs && d < costs->size() && (*costs)[d].bandwidth > 0) {  // the dimension's own link, not the defaults
+      hd.latency_ns = static_cast<double>((*costs)[d].latency) / 1e3;
+      hd.ns_per_byte = 1e9 / static_cast<double>((*costs)[d].bandwidth);
+    }
     const NativeAlgorithm* algo = dc.native;
     const AlgorithmParams params = dc.params;
     hd.supports = [algo](CollectiveType t) { return algo->supports(t); };
@@ -540,6 +569,13 @@ AlgorithmRegistry::Chosen AlgorithmRegistry::choose(const std::string& text, Col
   return c;
 }
 
+std::shared_ptr<const AlgorithmContext> AlgorithmRegistry::context_for(
+    const std::shared_ptr<const std::vector<std::uint32_t>>& members) {
+  auto [it, fresh] = contexts_.try_emplace(*members);
+  if (fresh) it->second = make_algorithm_context(members, topology_);
+  return it->second;
+}
+
 std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const CollectiveRequest& req) {
   // Not a structured binding: the lambdas below capture it (clang 14 cannot).
   const std::pair<const Chosen*, std::uint32_t> chosen = chosen_for(req);
@@ -571,7 +607,8 @@ std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const Co
         return make_hierarchical_program(ch->choice, req.type, bytes, req.chunks, *req.members,
                                          topology_dims_, config_.collective_optimization == "baseline",
                                          config_.active_chunks_per_dimension, config_.dimension_queue,
-                                         config_.astrasim_quirks, config_.endpoint_delay);
+                                         config_.astrasim_quirks, config_.endpoint_delay,
+                                         topology_ ? &topology_->dimensions() : nullptr);
       }
       if (!ch && default_is_hierarchical(req)) {
         // No algorithm named, on a group that spans several topology
@@ -591,6 +628,11 @@ std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const Co
       }
       const NativeAlgorithm& algo = ch ? *ch->choice.native : *find_native_algorithm(default_algorithm(req.type));
       halving_doubling = algo.name == "halvingDoubling";
+      if (algo.make_in_context) {
+        if (!algo.supports(req.type)) return make_native_program(algo, {}, req.type, n, bytes, req.chunks);  // the error
+        return algo.make_in_context(normalized(req.type), bytes, req.chunks, ch ? ch->choice.params : AlgorithmParams{},
+                                    *context_for(req.members));
+      }
       return make_native_program(algo, ch ? ch->choice.params : AlgorithmParams{},
                                  req.type, n, bytes, req.chunks);
     };

@@ -47,6 +47,8 @@
 #include <tuple>
 #include <vector>
 
+#include "network/topology.h"
+#include "system/collectives/algorithm_context.h"
 #include "system/program/collective_program.h"
 #include "system/program/et_algorithm.h"
 #include "system/config/system_config.h"
@@ -75,6 +77,13 @@ struct NativeAlgorithm {
                                                          std::uint64_t bytes, std::uint32_t chunks,
                                                          const AlgorithmParams&)>
       make;
+  // Topology-aware algorithms (nccl) also take the group's context
+  // (system/collectives/algorithm_context.h); the registry prefers this when set.
+  std::function<std::shared_ptr<const CollectiveProgram>(CollectiveType, std::uint64_t bytes, std::uint32_t chunks,
+                                                         const AlgorithmParams&, const AlgorithmContext&)>
+      make_in_context = {};
+  // Parameters whose values are words (nccl's algo=ring): their code; throws InputError. Null: numbers only.
+  std::function<std::uint64_t(const std::string& key, const std::string& value)> value_of = {};
   bool supports(CollectiveType type) const;
 };
 
@@ -118,11 +127,14 @@ bool names_native_algorithm(const std::string& text);
 // `astrasim_quirks`: every phase program runs ASTRA-sim's way (all-to-all one
 // block per message, halvingDoubling's first reduction free, `phase_tail` at
 // the end of each phase: its endpoint delay).
+// `costs`: the topology's dimensions (kind, size, bandwidth, latency); when
+// given, a dimension's latency and bandwidth replace the fixed estimates
+// (500 ns, 50 GB/s) its dimension_queue ordering uses.
 std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
     const AlgorithmChoice& choice, CollectiveType type, std::uint64_t bytes, std::uint32_t chunks,
     const std::vector<std::uint32_t>& members, const std::vector<std::uint32_t>& topology_dims,
     bool baseline, std::uint32_t active, bool dimension_queue = false, bool astrasim_quirks = false,
-    Time phase_tail = 0);
+    Time phase_tail = 0, const std::vector<TopologyDimension>* costs = nullptr);
 
 // A native program (throws InputError when the algorithm lacks the type).
 std::shared_ptr<const CollectiveProgram> make_native_program(const NativeAlgorithm& algo, const AlgorithmParams& params,
@@ -171,6 +183,11 @@ class AlgorithmRegistry {
   // injected algorithm's rank count differs from the group size.
   std::shared_ptr<const CollectiveProgram> program_for(const CollectiveRequest& request);
 
+  // The topology the groups run on: topology-aware algorithms (nccl) see it
+  // through an AlgorithmContext, hierarchical ones take each dimension's
+  // bandwidth and latency from it. Null (the default): neither.
+  void set_topology(const Topology* topology) { topology_ = topology; }
+
  private:
   struct Chosen {
     AlgorithmChoice choice;
@@ -205,6 +222,9 @@ class AlgorithmRegistry {
            std::shared_ptr<const CollectiveProgram>>
       cache_;
   std::vector<std::shared_ptr<const std::vector<std::uint32_t>>> keep_;  // keeps by_ptr_ keys valid
+  const Topology* topology_ = nullptr;
+  std::map<std::vector<std::uint32_t>, std::shared_ptr<const AlgorithmContext>> contexts_;  // per group
+  std::shared_ptr<const AlgorithmContext> context_for(const std::shared_ptr<const std::vector<std::uint32_t>>& members);
 };
 
 }  // namespace sim

@@ -266,6 +266,9 @@ class Checker {
         if (match_.post(Key{op.peer, r, op.tag}, k, m)) deliver(r, k, op.peer, m);
         break;
       }
+      case OpKind::kSwitchReduce:  // not in ETs (the writer refuses them)
+      case OpKind::kMulticast:
+        break;
       case OpKind::kCompute: {
         if (msccl_ && op.comp != MscclComp::kNone) {
           msccl_compute(r, k, op);

@@ -1,5 +1,7 @@
 #include "system/runner/collective_engine.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "system/runner/aggregation/symmetric_run.h"
 
@@ -11,6 +13,8 @@ constexpr std::uint32_t kDelivered = 2;
 constexpr std::uint32_t kInject = 3;  // a send's endpoint delay is over
 constexpr std::uint32_t kResolve = 4;    // every rank joined at this instant: aggregate?
 constexpr std::uint32_t kFusedDone = 5;  // an aggregated collective ends on every rank
+constexpr std::uint32_t kUploaded = 6;  // a switch upload arrived at the switch
+constexpr std::uint32_t kCameDown = 7;  // a message from a switch arrived at its member
 }  // namespace
 
 // What an aggregated collective does, found once per (program, members).
@@ -144,6 +148,10 @@ void CollectiveEngine::issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref
   const CollectiveOp op = in.program->op(pos, ref);
   switch (op.kind) {
     case OpKind::kSend: {
+      if (op.rate > 0) {
+        issue_switch_op(inst, pos, ref, op);  // paced: the same path as uploads
+        break;
+      }
       const std::uint32_t m = in_flight_.alloc(InFlight{inst, pos, op.peer, op.tag, op.bytes, ref});
       if (in.tentative) in.tentative_sends.push_back(m);
       if (config_.endpoint_delay > 0) {
@@ -154,6 +162,10 @@ void CollectiveEngine::issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref
       }
       break;
     }
+    case OpKind::kSwitchReduce:
+    case OpKind::kMulticast:
+      issue_switch_op(inst, pos, ref, op);
+      break;
     case OpKind::kRecv: {
       std::uint64_t sent = 0;
       if (match_.post(MatchKey{inst, op.peer, pos, op.tag}, PostedRecv{ref, op.bytes}, sent)) {
@@ -216,11 +228,16 @@ void CollectiveEngine::release(std::uint32_t inst) {
   in.members.reset();
   in.ranks.clear();
   in.ranks.shrink_to_fit();
+  in.under.clear();
   free_instances_.push_back(inst);
   --live_instances_;
 }
 
 void CollectiveEngine::delivered(std::uint32_t m) {
+  if (in_flight_[m].not_before > queue_.now()) {  // its channel is still sending it
+    queue_.schedule(in_flight_[m].not_before, this, kDelivered, m);
+    return;
+  }
   const InFlight msg = in_flight_[m];
   in_flight_.free(m);
   if (msg.cancelled) return;  // taken back: its collective was aggregated
@@ -248,6 +265,14 @@ void CollectiveEngine::on_event(const Event& event) {
     fused_done(static_cast<std::uint32_t>(event.payload));
     return;
   }
+  if (event.kind == kUploaded) {
+    uploaded(static_cast<std::uint32_t>(event.payload));
+    return;
+  }
+  if (event.kind == kCameDown) {
+    came_down(static_cast<std::uint32_t>(event.payload));
+    return;
+  }
   if (event.kind == kInject) {
     InFlight& msg = in_flight_[static_cast<std::uint32_t>(event.payload)];
     if (msg.cancelled) {
@@ -256,12 +281,13 @@ void CollectiveEngine::on_event(const Event& event) {
     }
     msg.injected = true;
     const Instance& in = instances_[msg.instance];
+    const std::uint32_t src = msg.src;  // inject() may grow in_flight_
     try {
-      network_.send((*in.members)[msg.src], (*in.members)[msg.dst], msg.bytes,
-                    Delivery{this, kDelivered, static_cast<std::uint32_t>(event.payload)});
+      inject(static_cast<std::uint32_t>(event.payload));
+      run_work();
     } catch (const TimeLimitError& e) {
       e.rethrow_with("collective '" + in.program->name() + "' #" + std::to_string(in.key.seq) + " of communicator " +
-                     std::to_string(in.key.group) + ", rank " + std::to_string((*in.members)[msg.src]), false);
+                     std::to_string(in.key.group) + ", rank " + std::to_string((*in.members)[src]), false);
     }
     return;
   }
@@ -280,10 +306,185 @@ void CollectiveEngine::report_unreceived(std::uint32_t inst) const {
   match_.for_each_message([&](const MatchKey& k, std::uint64_t bytes) {
     if (k.instance != inst || shown >= 8) return;
     ++shown;
-    msg += "\n  rank " + std::to_string((*in.members)[k.src]) + " -> rank " + std::to_string((*in.members)[k.dst]) +
+    msg += "\n  " + (k.src == kSwitchPeer ? std::string("switch") : "rank " + std::to_string((*in.members)[k.src])) +
+           " -> rank " + std::to_string((*in.members)[k.dst]) +
            ", tag " + std::to_string(k.tag) + ", " + std::to_string(bytes) + " B";
   });
   throw IncompleteError(msg);
+}
+
+// --- channels and switch operations -----------------------------------------
+
+Time CollectiveEngine::pace(std::uint32_t inst, std::uint32_t pos, const CollectiveOp& op) {
+  if (op.rate == 0) return 0;
+  std::vector<Time>& pacer = instances_[inst].ranks[pos].pacer;
+  if (pacer.size() <= op.channel) pacer.resize(std::size_t{op.channel} + 1, 0);
+  const Time start = std::max(queue_.now(), pacer[op.channel]);
+  pacer[op.channel] = add_time(start, transfer_time(op.bytes, op.rate), "a channel's pacing");
+  return pacer[op.channel];
+}
+
+bool CollectiveEngine::switch_ops(NodeId sw) const {
+  return network_.carries_switch_ops() && network_.topology().reduces(sw);
+}
+
+void CollectiveEngine::issue_switch_op(std::uint32_t inst, std::uint32_t pos, OpRef ref, const CollectiveOp& op) {
+  InFlight msg{inst, pos, op.peer, op.tag, op.bytes, ref};
+  msg.carry = op.kind == OpKind::kSwitchReduce ? Carry::kUpReduce
+              : op.kind == OpKind::kMulticast  ? Carry::kUpMulticast
+                                               : Carry::kSend;
+  msg.node = op.node;
+  msg.not_before = pace(inst, pos, op);
+  const std::uint32_t m = in_flight_.alloc(msg);
+  // The message leaves when its pacer starts it (not before the endpoint delay).
+  const Time paced_start = op.rate > 0 ? msg.not_before - transfer_time(op.bytes, op.rate) : queue_.now();
+  const Time at = std::max(add_time(queue_.now(), config_.endpoint_delay, "a send's endpoint delay"), paced_start);
+  if (at > queue_.now()) {
+    queue_.schedule(at, this, kInject, m);
+  } else {
+    inject(m);
+  }
+}
+
+void CollectiveEngine::inject(std::uint32_t m) {
+  const InFlight msg = in_flight_[m];
+  const Instance& in = instances_[msg.instance];
+  const NodeId from = (*in.members)[msg.src];
+  switch (msg.carry) {
+    case Carry::kSend:
+      network_.send(from, (*in.members)[msg.dst], msg.bytes, Delivery{this, kDelivered, m});
+      return;
+    case Carry::kUpReduce:
+      if (switch_ops(msg.node)) {
+        network_.send_on_link(link_between(from, msg.node), msg.bytes, Delivery{this, kUploaded, m});
+      } else {  // no reduction in the network: the contribution goes to its owner
+        network_.send(from, (*in.members)[msg.dst], msg.bytes, Delivery{this, kUploaded, m});
+      }
+      return;
+    case Carry::kUpMulticast:
+      if (switch_ops(msg.node)) {
+        network_.send_on_link(link_between(from, msg.node), msg.bytes, Delivery{this, kUploaded, m});
+        return;
+      }
+      {  // no multicast in the network: one copy to every member under the switch
+        const std::vector<std::uint32_t> to = under(msg.instance, msg.node);
+        in_flight_[m].carry = Carry::kCopies;
+        in_flight_[m].count = static_cast<std::uint32_t>(to.size());
+        if (to.empty()) work_.push_back(make_work(msg.instance, msg.src, msg.send_ref, true));
+        for (const std::uint32_t p : to) {
+          InFlight copy{msg.instance, kSwitchPeer, p, msg.tag, msg.bytes, 0};
+          copy.carry = Carry::kCopy;
+          copy.count = m;
+          copy.not_before = msg.not_before;
+          const std::uint32_t c = in_flight_.alloc(copy);
+          network_.send(from, (*in.members)[p], msg.bytes, Delivery{this, kCameDown, c});
+        }
+      }
+      return;
+    default:
+      return;
+  }
+}
+
+void CollectiveEngine::uploaded(std::uint32_t m) {
+  if (in_flight_[m].not_before > queue_.now()) {
+    queue_.schedule(in_flight_[m].not_before, this, kUploaded, m);
+    return;
+  }
+  const InFlight msg = in_flight_[m];
+  in_flight_.free(m);
+  work_.push_back(make_work(msg.instance, msg.src, msg.send_ref, true));  // eager: done on arrival
+  const bool native = switch_ops(msg.node);
+  const Instance& in = instances_[msg.instance];
+  if (msg.carry == Carry::kUpReduce) {
+    const SwitchKey key{msg.instance, msg.node, msg.tag};
+    const std::uint32_t arrived = ++uploads_[key];
+    if (arrived == under(msg.instance, msg.node).size()) {
+      uploads_.erase(key);
+      if (native) {
+        InFlight down{msg.instance, kSwitchPeer, msg.dst, msg.tag, msg.bytes, 0};
+        down.carry = Carry::kDown;
+        const std::uint32_t d = in_flight_.alloc(down);
+        network_.send_on_link(link_between(msg.node, (*in.members)[msg.dst]), msg.bytes, Delivery{this, kCameDown, d});
+      } else {
+        arrive_from_switch(msg.instance, msg.dst, msg.tag, msg.bytes);
+      }
+    }
+  } else {  // a multicast upload: one copy down to every member under the switch
+    for (const std::uint32_t p : under(msg.instance, msg.node)) {
+      InFlight down{msg.instance, kSwitchPeer, p, msg.tag, msg.bytes, 0};
+      down.carry = Carry::kDown;
+      const std::uint32_t d = in_flight_.alloc(down);
+      network_.send_on_link(link_between(msg.node, (*in.members)[p]), msg.bytes, Delivery{this, kCameDown, d});
+    }
+  }
+  run_work();
+}
+
+void CollectiveEngine::came_down(std::uint32_t m) {
+  if (in_flight_[m].not_before > queue_.now()) {
+    queue_.schedule(in_flight_[m].not_before, this, kCameDown, m);
+    return;
+  }
+  const InFlight msg = in_flight_[m];
+  in_flight_.free(m);
+  if (msg.carry == Carry::kCopy) {  // a multicast split into sends: its op is done with the last copy
+    InFlight& all = in_flight_[msg.count];
+    if (--all.count == 0) {
+      work_.push_back(make_work(all.instance, all.src, all.send_ref, true));
+      in_flight_.free(msg.count);
+    }
+  }
+  arrive_from_switch(msg.instance, msg.dst, msg.tag, msg.bytes);
+  run_work();
+}
+
+void CollectiveEngine::arrive_from_switch(std::uint32_t inst, std::uint32_t dst, std::uint64_t tag, std::uint64_t bytes) {
+  PostedRecv recv;
+  if (match_.arrive(MatchKey{inst, kSwitchPeer, dst, tag}, bytes, recv)) {
+    if (bytes != recv.bytes) {
+      const Instance& in = instances_[inst];
+      throw InputError("collective '" + in.program->name() + "' #" + std::to_string(in.key.seq) + ": a switch sent " +
+                       std::to_string(bytes) + " B with tag " + std::to_string(tag) + " but rank " +
+                       std::to_string((*in.members)[dst]) + " expected " + std::to_string(recv.bytes) + " B");
+    }
+    work_.push_back(make_work(inst, dst, recv.ref, true));
+  } else {
+    ++instances_[inst].unreceived;
+  }
+}
+
+const std::vector<std::uint32_t>& CollectiveEngine::under(std::uint32_t inst, NodeId sw) {
+  Instance& in = instances_[inst];
+  auto [it, fresh] = in.under.try_emplace(sw);
+  if (fresh) {
+    index_links();
+    for (std::uint32_t p = 0; p < in.members->size(); ++p) {
+      if (link_index_.count(std::uint64_t{(*in.members)[p]} << 32 | sw)) it->second.push_back(p);
+    }
+  }
+  return it->second;
+}
+
+void CollectiveEngine::index_links() {
+  if (!link_index_.empty()) return;
+  const Topology& topo = network_.topology();
+  const auto& links = topo.links();  // every link that touches a switch, once
+  for (LinkId l = 0; l < links.size(); ++l) {
+    if (links[l].from >= topo.npu_count() || links[l].to >= topo.npu_count()) {
+      link_index_.try_emplace(std::uint64_t{links[l].from} << 32 | links[l].to, l);
+    }
+  }
+}
+
+LinkId CollectiveEngine::link_between(NodeId from, NodeId to) {
+  index_links();
+  const auto it = link_index_.find(std::uint64_t{from} << 32 | to);
+  if (it == link_index_.end()) {
+    throw InputError("a switch operation needs a link from node " + std::to_string(from) + " to node " +
+                     std::to_string(to) + " and the topology has none (the NPU must hang off the switch)");
+  }
+  return it->second;
 }
 
 }  // namespace sim
@@ -325,6 +526,7 @@ const CollectiveEngine::Plan* CollectiveEngine::plan_for(const Instance& in) {
     return SymmetricPeerCost{c.latency_sum, c.min_bandwidth, c.first_link};
   };
   plan.outcome = run_symmetric(program, config_, analytical_->serializes_egress(), cost);
+  aggregated_events_ += plan.outcome.events;  // the work done once per (program, group)
   if (!plan.outcome.exact) return nullptr;
   // Every rank must see the routes the origin sees: the same cost towards
   // each of its peers, and the same egress port shared by the same peers.
@@ -386,7 +588,6 @@ void CollectiveEngine::resolve(std::uint32_t inst) {
   drop_tentative(in);
   in.fused = true;
   ++aggregated_;
-  aggregated_events_ += plan->outcome.events;
   queue_.schedule(end, this, kFusedDone, inst);
 }
 

@@ -68,13 +68,15 @@ class CollectiveEngine final : public EventHandler {
   void on_event(const Event& event) override;
 
   std::size_t active_instances() const { return live_instances_; }
-  // Collectives advanced as one (exact step aggregation), and the events their representative runs took.
+  // Collectives advanced as one (exact step aggregation), and the events of
+  // the representative runs that took (one run per program and group, cached).
   std::uint64_t aggregated_collectives() const { return aggregated_; }
   std::uint64_t aggregated_events() const { return aggregated_events_; }
 
  private:
   struct RankState {
     RankCursor cursor;
+    std::vector<Time> pacer;  // per channel: when its pacer is free (ops with a rate)
     std::uint64_t ops_done = 0;
     std::uint64_t op_count = 0;
     std::uint64_t cookie = 0;
@@ -100,6 +102,16 @@ class CollectiveEngine final : public EventHandler {
     std::vector<std::uint32_t> tentative_sends;  // in_flight_ indices
     std::vector<std::uint64_t> tentative_recvs;  // (src << 32 | dst) of posted receives, with their tags below
     std::vector<std::uint64_t> tentative_tags;
+    std::unordered_map<NodeId, std::vector<std::uint32_t>> under;  // switch -> positions under it (switch ops)
+  };
+  // What a message in flight is (switch ops: docs/nccl.md, system/program/collective_program.h).
+  enum class Carry : std::uint8_t {
+    kSend,         // a plain send
+    kUpReduce,     // a switch-reduce upload (or, without switch ops, the contribution sent to the owner)
+    kUpMulticast,  // a multicast upload to the switch
+    kDown,         // a reduced message or a multicast copy coming down from the switch
+    kCopy,         // without switch ops: one copy of a multicast, from the sender
+    kCopies,       // without switch ops: a multicast's copies still in flight (`count`)
   };
   struct InFlight {  // a message sent and not yet delivered
     std::uint32_t instance;
@@ -110,6 +122,21 @@ class CollectiveEngine final : public EventHandler {
     OpRef send_ref;
     bool injected = false;   // handed to the network
     bool cancelled = false;  // taken back by aggregation: its events do nothing
+    Carry carry = Carry::kSend;
+    NodeId node = 0;         // switch ops: the switch
+    Time not_before = 0;     // its channel's pacer is through with it then
+    std::uint32_t count = 0;  // kCopies: copies in flight; kCopy: its kCopies record
+  };
+  struct SwitchKey {
+    std::uint32_t instance;
+    NodeId node;
+    std::uint64_t tag;
+    bool operator==(const SwitchKey&) const = default;
+  };
+  struct SwitchKeyHash {
+    std::size_t operator()(const SwitchKey& k) const noexcept {
+      return std::hash<std::uint64_t>()(k.tag * 0x9e3779b97f4a7c15ull ^ (std::uint64_t{k.instance} << 32 | k.node));
+    }
   };
   struct PostedRecv {
     OpRef ref;
@@ -144,6 +171,18 @@ class CollectiveEngine final : public EventHandler {
     }
   };
   void delivered(std::uint32_t message);
+  // Puts message `m` on the network (a send, a switch upload, or their split into sends).
+  void inject(std::uint32_t m);
+  // When a send or upload with a rate may be delivered at the earliest; moves the channel's pacer.
+  Time pace(std::uint32_t inst, std::uint32_t pos, const CollectiveOp& op);
+  void issue_switch_op(std::uint32_t inst, std::uint32_t pos, OpRef ref, const CollectiveOp& op);
+  void uploaded(std::uint32_t m);       // a switch upload (or its split-up send) arrived
+  void came_down(std::uint32_t m);      // a message from the switch (or a multicast copy) arrived
+  void arrive_from_switch(std::uint32_t inst, std::uint32_t dst, std::uint64_t tag, std::uint64_t bytes);
+  const std::vector<std::uint32_t>& under(std::uint32_t inst, NodeId sw);
+  LinkId link_between(NodeId from, NodeId to);  // throws InputError when there is none
+  void index_links();
+  bool switch_ops(NodeId sw) const;
   void run_work();
   void issue(std::uint32_t inst, std::uint32_t pos, OpRef ref);
   void issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref);
@@ -178,6 +217,9 @@ class CollectiveEngine final : public EventHandler {
   IndexPool<Pending> pending_;
   // Arrived messages (their sizes) and posted receives, FIFO per key.
   MessageMatcher<MatchKey, std::uint64_t, PostedRecv, MatchKeyHash> match_;
+
+  std::unordered_map<SwitchKey, std::uint32_t, SwitchKeyHash> uploads_;  // switch-reduce uploads arrived so far
+  std::unordered_map<std::uint64_t, LinkId> link_index_;                 // from << 32 | to, for switch links
 
   std::vector<Work> work_;
   std::vector<OpRef> ready_scratch_;

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "compute/compute_model.h"
 #include "core/event_queue.h"
 #include "core/index_pool.h"
 #include "network/network.h"
@@ -176,7 +177,7 @@ class Simulation final : public EventHandler, public CollectiveListener {
   void start(std::uint32_t rank, std::uint32_t index);  // issue() without the error context
   void complete(std::uint32_t rank, std::uint32_t index);
   void account(RankRun& r);
-  Time compute_time(const TaskNode& node) const;
+  Time compute_time(std::uint32_t rank, const TaskNode& node) const;
   void issue_send(std::uint32_t rank, std::uint32_t index);
   void issue_recv(std::uint32_t rank, std::uint32_t index);
   void p2p_delivered(std::uint32_t message);
@@ -225,6 +226,13 @@ class Simulation final : public EventHandler, public CollectiveListener {
   std::map<std::pair<std::uint32_t, std::uint64_t>, InstanceSignature> signatures_;
   SimulationResult result_;
   std::map<std::string, std::size_t> warned_;
+  // How COMP nodes are timed (compute/compute_model.h); null: by their durations.
+  std::shared_ptr<const ComputeModel> compute_;
+  // With measured kernels, a node's time depends on its kernel shape alone:
+  // per rank, per shape index (-1: not yet computed), and per distinct shape.
+  bool kernel_model_ = false;
+  mutable std::vector<std::vector<Time>> kernel_times_;
+  mutable std::map<KernelShape, Time> kernel_cache_;
 };
 
 }  // namespace sim

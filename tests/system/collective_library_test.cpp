@@ -113,7 +113,7 @@ TEST(AlgorithmRegistry, ChoicesParseAndUnknownNamesListTheKnownOnes) {
     ADD_FAILURE();
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("not a native algorithm (ring, direct, halvingDoubling, doubleBinaryTree, "
-                                         "binaryTree, astrasimTree)"),
+                                         "binaryTree, astrasimTree, nccl)"),
               std::string::npos)
         << e.what();
   }

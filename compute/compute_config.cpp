@@ -1,0 +1,105 @@
+#include "compute/compute_config.h"
+
+#include <filesystem>
+#include <set>
+
+#include "compute/kernel_model.h"
+#include "compute/kernel_table.h"
+#include "core/error.h"
+#include "network/config_reader.h"
+
+namespace sim {
+
+namespace {
+
+double tflops(const ConfigReader& r, const YAML::Node& node, const std::string& key) {
+  const double tf = r.real(node, key);
+  if (!(tf > 0)) r.fail(node, "'" + key + "' must be > 0");
+  return tf * 1e12;
+}
+
+std::string resolve(const std::string& base, const std::string& path) {
+  if (base.empty() || std::filesystem::path(path).is_absolute()) return path;
+  return (std::filesystem::path(base) / path).string();
+}
+
+}  // namespace
+
+ComputeConfig read_compute_section(const ConfigReader& r, const YAML::Node& c, const std::string& base) {
+  ComputeConfig cfg;
+  r.require_map(c, "compute");
+  r.check_keys(c, "compute.", {"peak_tflops", "memory_bandwidth", "kernels"});
+  if (const YAML::Node p = c["peak_tflops"]) {
+    if (p.IsMap()) {
+      std::set<std::string> seen;
+      for (const auto& kv : p) {
+        if (!kv.first.IsScalar()) r.fail(kv.first, "keys of 'compute.peak_tflops' must be dtype names");
+        const std::string dtype = kv.first.Scalar();
+        const std::string key = "compute.peak_tflops." + dtype;
+        if (!seen.insert(dtype).second) r.fail(kv.first, "duplicate key '" + key + "'");
+        if (dtype != "default" && dtype_bytes(dtype) == 0) {
+          r.fail(kv.first, "'" + key + "': unknown dtype (expected bf16, fp16, fp8, fp32, tf32 or default)");
+        }
+        const double peak = tflops(r, kv.second, key);
+        if (dtype == "default") cfg.params.default_peak_flops = peak;
+        else cfg.params.peak_flops_by_dtype.emplace(dtype, peak);
+      }
+      if (seen.empty()) r.fail(p, "'compute.peak_tflops' must not be an empty map");
+      if (!seen.count("bf16") && !seen.count("default")) {
+        r.fail(p, "'compute.peak_tflops' must list bf16 or default (nodes without a dtype are bf16)");
+      }
+    } else {
+      cfg.params.default_peak_flops = tflops(r, p, "compute.peak_tflops");
+    }
+  }
+  if (const YAML::Node m = c["memory_bandwidth"]) {
+    cfg.params.memory_bandwidth = static_cast<double>(r.bandwidth(m, "compute.memory_bandwidth"));
+  }
+  const bool has_peak = c["peak_tflops"].IsDefined();
+  if (has_peak != (cfg.params.memory_bandwidth > 0)) {
+    r.fail(c, "'compute': roofline needs both peak_tflops and memory_bandwidth");
+  }
+  cfg.roofline = has_peak;
+  if (const YAML::Node k = c["kernels"]) {
+    if (!cfg.roofline) {
+      r.fail(k, "'compute.kernels' needs peak_tflops and memory_bandwidth too (the roofline is its fallback)");
+    }
+    std::vector<std::pair<YAML::Node, std::string>> sources;  // (where, path)
+    if (k.IsSequence()) {
+      if (k.size() == 0) r.fail(k, "'compute.kernels' must not be an empty list");
+      for (std::size_t i = 0; i < k.size(); ++i) {
+        sources.emplace_back(k[i], resolve(base, r.text(k[i], "compute.kernels[" + std::to_string(i) + "]")));
+      }
+    } else {
+      sources.emplace_back(k, resolve(base, r.text(k, "compute.kernels")));
+    }
+    for (const auto& [node, path] : sources) {
+      try {
+        for (const std::string& f : kernel_table_files(path)) cfg.kernel_files.push_back(f);
+      } catch (const InputError& e) {
+        r.fail(node, std::string("'compute.kernels': ") + e.what());
+      }
+    }
+  }
+  if (!cfg.roofline) return cfg;
+  std::shared_ptr<const RooflineModel> roofline;
+  try {
+    roofline = std::make_shared<const RooflineModel>(cfg.params);
+  } catch (const InputError& e) {
+    r.fail(c, std::string("'compute': ") + e.what());
+  }
+  if (cfg.kernel_files.empty()) {
+    cfg.model = roofline;
+    return cfg;
+  }
+  // Table errors name the table's file, line and column themselves.
+  const std::vector<KernelSample> samples = read_kernel_samples(cfg.kernel_files);
+  try {
+    cfg.model = std::make_shared<const KernelModel>(samples, roofline);
+  } catch (const InputError& e) {
+    r.fail(c["kernels"], std::string("'compute.kernels': ") + e.what());
+  }
+  return cfg;
+}
+
+}  // namespace sim

@@ -1,0 +1,45 @@
+// The system config's `compute:` section, read here so the compute layer
+// declares its own keys (system/config/system_config.cpp calls this):
+//
+//   compute:
+//     peak_tflops: 989                 # TFLOP/s (1e12 FLOP/s) for every dtype, or per dtype:
+//     peak_tflops: {bf16: 989, fp16: 989, fp8: 1979, tf32: 495, default: 989}
+//     memory_bandwidth: 3.35TB/s       # bare numbers are GB/s (1e9 B/s)
+//     kernels: kernels/h100            # a folder (its gemm.csv, attention.csv,
+//     kernels: [a/gemm.csv, b/attention.csv]  # membound.csv) or CSV files
+//
+// peak_tflops and memory_bandwidth go together (the roofline); kernels need
+// both (the roofline is their fallback). In the map form a dtype not listed
+// takes `default`; a node without a dtype is bf16, so the map must list bf16
+// or default. Relative kernel paths resolve against the config file's folder.
+// The tables are read (and the model fitted) when the config is read, so a
+// bad table is reported then. Unknown keys, wrong types, non-positive rates
+// are errors naming the file, line and key.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "compute/compute_model.h"
+#include "compute/roofline.h"
+
+namespace sim {
+
+class ConfigReader;
+
+struct ComputeConfig {
+  bool roofline = false;  // peak_tflops and memory_bandwidth given
+  RooflineParams params;
+  std::vector<std::string> kernel_files;  // resolved paths of the tables read
+  // The model the section asks for: the kernel model when kernels are
+  // given, else the roofline; null when the section gives neither.
+  std::shared_ptr<const ComputeModel> model;
+};
+
+// Reads the `compute` map `node`; `base` is the config file's folder.
+ComputeConfig read_compute_section(const ConfigReader& r, const YAML::Node& node, const std::string& base);
+
+}  // namespace sim

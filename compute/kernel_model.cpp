@@ -1,0 +1,354 @@
+#include "compute/kernel_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+#include "core/error.h"
+
+namespace sim {
+
+namespace {
+
+constexpr std::size_t kMaxFeatures = 3;
+using Features = std::array<double, kMaxFeatures>;
+
+// The series a shape belongs to: everything but its sizes.
+std::string series_name(const KernelShape& s) {
+  std::string name = kernel_kind_name(s.kind);
+  name.append(" ").append(s.dtype);
+  if (s.kind == KernelKind::kAttention) name.append(s.causal ? " causal" : " full").append(s.backward ? " bwd" : " fwd");
+  if (s.kind == KernelKind::kMembound) name.append(" ").append(s.op);
+  return name;
+}
+
+std::size_t feature_count(KernelKind kind) {
+  switch (kind) {
+    case KernelKind::kGemm: return 3;
+    case KernelKind::kAttention: return 3;
+    default: return 1;
+  }
+}
+
+// Features along which the base curve has a size term a_j.
+std::size_t shape_term_count(KernelKind kind) {
+  switch (kind) {
+    case KernelKind::kGemm: return 3;       // batch*m, n, k
+    case KernelKind::kAttention: return 3;  // batch*heads, seq, head_dim
+    default: return 0;
+  }
+}
+
+// log2 of the features (see the header).
+Features features(const KernelShape& s) {
+  const auto l = [](double v) { return std::log2(v); };
+  const auto d = [](std::int64_t v) { return static_cast<double>(v); };
+  switch (s.kind) {
+    case KernelKind::kGemm: return {l(d(s.batch) * d(s.m)), l(d(s.n)), l(d(s.k))};
+    case KernelKind::kAttention: return {l(d(s.batch) * d(s.heads)), l(d(s.seq)), l(d(s.head_dim))};
+    default: return {l(d(s.elements)), 0, 0};
+  }
+}
+
+double work(const KernelShape& s) { return s.kind == KernelKind::kMembound ? s.bytes() : s.flops(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+struct KernelModel::Series {
+  std::string name;
+  KernelShape prototype;  // kind, dtype, op, causal, pass
+  std::size_t nf = 1;     // features
+  std::size_t terms = 0;  // size terms a_j fitted
+  std::vector<Features> x;
+  std::vector<double> w, t;  // work, seconds
+  bool fitted = false;
+  // Parameters: F, c0, P, a_0.. (c0 = 0 when not fitted).
+  double floor = 0, overhead = 0, rate = 0;
+  Features a = {0, 0, 0};
+  std::vector<double> residual;  // log(t_i / base(x_i))
+  Features lo{}, hi{};           // range of the features (log2)
+  double efficiency = 0;
+
+  double base(const Features& f, double work_amount) const {
+    double stretch = 1;
+    for (std::size_t j = 0; j < terms; ++j) stretch *= 1 + a[j] / std::exp2(f[j]);
+    return std::max(floor, overhead + work_amount / rate * stretch);
+  }
+
+  double distance(const Features& p, const Features& q) const {
+    double d2 = 0;
+    for (std::size_t j = 0; j < nf; ++j) d2 += (p[j] - q[j]) * (p[j] - q[j]);
+    return std::sqrt(d2);
+  }
+
+  // The interpolated log correction at f (see the header).
+  double correction(const Features& f, double radius) const {
+    if (!(radius > 0)) return 0;
+    double exact = 0, exact_n = 0;
+    double sum = 0, weights = 0, nearest = radius;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double d = distance(f, x[i]);
+      if (d < 1e-9) {
+        exact += residual[i];
+        exact_n += 1;
+        continue;
+      }
+      nearest = std::min(nearest, d);
+      if (d >= radius) continue;
+      const double wgt = 1 / (d * d) - 1 / (radius * radius);
+      sum += wgt * residual[i];
+      weights += wgt;
+    }
+    if (exact_n > 0) return exact / exact_n;  // duplicates: their mean
+    if (!(weights > 0)) return 0;
+    return sum / weights * std::max(0.0, 1 - nearest / radius);
+  }
+
+  void fit() {
+    const std::size_t n = t.size();
+    const std::size_t full = 3 + shape_term_count(prototype.kind);
+    bool with_overhead = true;
+    if (n >= full + 1) {
+      terms = shape_term_count(prototype.kind);
+    } else if (n >= 4) {
+      terms = 0;
+    } else if (n >= 2) {
+      terms = 0;
+      with_overhead = false;
+    } else {
+      fitted = false;
+      return;
+    }
+    // Parameters in log space: F, P, then c0, then a_j.
+    const double t_min = *std::min_element(t.begin(), t.end());
+    double best_rate = 0;
+    for (std::size_t i = 0; i < n; ++i) best_rate = std::max(best_rate, w[i] / t[i]);
+    const auto start = [&](double floor_share, double overhead_share) {
+      std::vector<double> q;
+      q.push_back(std::log(floor_share * t_min));
+      q.push_back(std::log(best_rate * 1.2));
+      if (with_overhead) q.push_back(std::log(overhead_share * t_min));
+      for (std::size_t j = 0; j < terms; ++j) {
+        double mean = 0;
+        for (const Features& f : x) mean += f[j];
+        q.push_back(std::log(std::exp2(mean / static_cast<double>(n)) / 8));
+      }
+      return q;
+    };
+    const auto apply = [&](const std::vector<double>& q) {
+      floor = std::exp(q[0]);
+      rate = std::exp(q[1]);
+      overhead = with_overhead ? std::exp(q[2]) : 0;
+      for (std::size_t j = 0; j < terms; ++j) a[j] = std::exp(q[(with_overhead ? 3 : 2) + j]);
+    };
+    const auto loss = [&](const std::vector<double>& q) {
+      apply(q);
+      double sum = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const double e = std::log(base(x[i], w[i]) / t[i]);
+        sum += e * e;
+      }
+      return sum;
+    };
+    // Adaptive coordinate search: each parameter up or down by its step; a
+    // step that helps grows by half, one that helps in neither direction
+    // halves. Deterministic and derivative-free (max() makes the loss kinked).
+    const auto search = [&](std::vector<double> q, double first_step) {
+      std::vector<double> step(q.size(), first_step);
+      double current = loss(q);
+      for (int round = 0; round < 20000; ++round) {
+        bool moving = false;
+        for (std::size_t i = 0; i < q.size(); ++i) {
+          if (step[i] < 1e-9) continue;
+          moving = true;
+          bool improved = false;
+          for (const double dir : {1.0, -1.0}) {
+            std::vector<double> r = q;
+            r[i] += dir * step[i];
+            const double l = loss(r);
+            if (l < current) {
+              current = l;
+              q = std::move(r);
+              improved = true;
+              break;
+            }
+          }
+          step[i] *= improved ? 1.5 : 0.5;
+        }
+        if (!moving) break;
+      }
+      return std::make_pair(current, q);
+    };
+    // A few starts (the floor low or at the fastest row, a small or a large
+    // overhead), each polished by a restarted search; the best is kept.
+    std::pair<double, std::vector<double>> best{INFINITY, {}};
+    for (const double floor_share : {0.25}) {
+      for (const double overhead_share : {0.03, 0.3}) {
+        auto found = search(start(floor_share, overhead_share), 1.0);
+        for (int polish = 0; polish < 3; ++polish) {
+          auto again = search(found.second, 0.1);
+          if (!(again.first < found.first)) break;
+          found = std::move(again);
+        }
+        if (found.first < best.first) best = std::move(found);
+        if (!with_overhead) break;
+      }
+    }
+    const std::vector<double> p = best.second;
+    apply(p);
+    fitted = true;
+  }
+};
+
+KernelModel::KernelModel(const std::vector<KernelSample>& samples, std::shared_ptr<const RooflineModel> roofline,
+                         KernelModelOptions options)
+    : roofline_(std::move(roofline)), options_(options), samples_(samples) {
+  if (samples.empty()) throw InputError("the kernel tables hold no rows");
+  std::map<std::string, std::size_t> index;
+  std::vector<std::vector<const KernelSample*>> rows;
+  for (const KernelSample& s : samples) {
+    const std::string name = series_name(s.shape);
+    auto [it, fresh] = index.emplace(name, series_.size());
+    if (fresh) {
+      auto series = std::make_unique<Series>();
+      series->name = name;
+      series->prototype = s.shape;
+      series->nf = feature_count(s.shape.kind);
+      series_.push_back(std::move(series));
+      rows.emplace_back();
+    }
+    rows[it->second].push_back(&s);
+  }
+  for (std::size_t k = 0; k < series_.size(); ++k) {
+    Series& s = *series_[k];
+    for (std::size_t j = 0; j < kMaxFeatures; ++j) {
+      s.lo[j] = INFINITY;
+      s.hi[j] = -INFINITY;
+    }
+    std::vector<std::pair<double, double>> by_work;  // (work, roofline / measured)
+    for (const KernelSample* r : rows[k]) {
+      const Features f = features(r->shape);
+      s.x.push_back(f);
+      s.w.push_back(work(r->shape));
+      s.t.push_back(r->seconds);
+      for (std::size_t j = 0; j < s.nf; ++j) {
+        s.lo[j] = std::min(s.lo[j], f[j]);
+        s.hi[j] = std::max(s.hi[j], f[j]);
+      }
+      double roof = 0;
+      try {
+        roof = roofline_->kernel_seconds(r->shape);
+      } catch (const InputError& e) {
+        throw InputError(r->file + ":" + std::to_string(r->line) + ": " + e.what());
+      }
+      by_work.emplace_back(s.w.back(), roof / r->seconds);
+    }
+    // Ties keep file order, so the choice is deterministic.
+    std::stable_sort(by_work.begin(), by_work.end(), [](const auto& p, const auto& q) { return p.first > q.first; });
+    std::vector<double> top;
+    for (std::size_t i = 0; i < by_work.size() && i < 3; ++i) top.push_back(by_work[i].second);
+    s.efficiency = median(top);
+    s.fit();
+    if (s.fitted) {
+      for (std::size_t i = 0; i < s.t.size(); ++i) s.residual.push_back(std::log(s.t[i] / s.base(s.x[i], s.w[i])));
+    }
+  }
+}
+
+KernelModel::~KernelModel() = default;
+
+std::shared_ptr<const KernelModel> KernelModel::with_options(KernelModelOptions options) const {
+  return std::make_shared<const KernelModel>(samples_, roofline_, options);
+}
+
+const KernelModel::Series* KernelModel::find(const KernelShape& shape) const {
+  const std::string name = series_name(shape);
+  for (const auto& s : series_) {
+    if (s->name == name) return s.get();
+  }
+  return nullptr;
+}
+
+const KernelModel::Series* KernelModel::closest(const KernelShape& shape) const {
+  const Series* best = nullptr;
+  std::tuple<bool, bool, bool, std::size_t> best_key{};
+  for (const auto& s : series_) {
+    const KernelShape& p = s->prototype;
+    if (p.kind != shape.kind) continue;
+    const std::tuple<bool, bool, bool, std::size_t> key{p.dtype == shape.dtype, p.backward == shape.backward,
+                                                        p.op == "copy", s->t.size()};
+    if (!best || key > best_key) {  // ties: the first series read
+      best = s.get();
+      best_key = key;
+    }
+  }
+  return best;
+}
+
+KernelModel::Prediction KernelModel::predict(const KernelShape& shape) const {
+  const Series* own = find(shape);
+  const Features f = features(shape);
+  if (own && own->fitted) {
+    bool inside = true;
+    for (std::size_t j = 0; j < own->nf; ++j) {
+      inside = inside && f[j] >= own->lo[j] - options_.reach_octaves && f[j] <= own->hi[j] + options_.reach_octaves;
+    }
+    if (inside) {
+      const double t = own->base(f, work(shape)) * std::exp(own->correction(f, options_.residual_octaves));
+      return {t, Source::kTable, own->name};
+    }
+  }
+  const Series* proxy = own ? own : closest(shape);
+  if (!proxy) return {roofline_->kernel_seconds(shape), Source::kRoofline, ""};
+  // The launch floor of the kind's best-measured fitted series.
+  double floor = 0;
+  std::size_t most = 0;
+  for (const auto& s : series_) {
+    if (s->prototype.kind == shape.kind && s->fitted && s->t.size() > most) {
+      most = s->t.size();
+      floor = s->floor;
+    }
+  }
+  return {std::max(floor, roofline_->kernel_seconds(shape) / proxy->efficiency), Source::kFallback, proxy->name};
+}
+
+std::optional<double> KernelModel::seconds(const ComputeNode& node) const {
+  if (node.kernel) return predict(*node.kernel).seconds;
+  return roofline_->seconds(node);
+}
+
+std::vector<KernelModel::SeriesInfo> KernelModel::series() const {
+  std::vector<SeriesInfo> out;
+  for (const auto& s : series_) {
+    SeriesInfo info;
+    info.name = s->name;
+    info.rows = s->t.size();
+    info.fitted = s->fitted;
+    info.floor_s = s->floor;
+    info.overhead_s = s->overhead;
+    info.rate = s->rate;
+    for (std::size_t j = 0; j < s->terms; ++j) info.shape_sizes.push_back(s->a[j]);
+    info.efficiency = s->efficiency;
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+std::string KernelModel::describe() const {
+  std::size_t rows = 0;
+  for (const auto& s : series_) rows += s->t.size();
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "measured kernels: %zu samples in %zu series, within %gx of the table; beyond: ",
+                rows, series_.size(), std::exp2(options_.reach_octaves));
+  return buf + roofline_->describe();
+}
+
+}  // namespace sim

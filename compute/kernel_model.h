@@ -1,0 +1,114 @@
+// Compute from measured kernels: a COMP node with kernel attributes
+// (workload/kernel_shape.h) takes the time a table of measured kernels
+// (compute/kernel_table.h) says a kernel of its kind and shape takes.
+//
+// The rows are grouped into series: GEMM per dtype, attention per dtype,
+// causal or not and pass, memory-bound ops per op and dtype. Per series, in
+// log2 space of its shape features
+//
+//   gemm       (batch*m, n, k)
+//   attention  (batch*heads, seq, head_dim)
+//   membound   (elements)
+//
+// the model is a fitted curve times an interpolated correction:
+//
+//   base(x) = max(F, c0 + W / P * prod_j (1 + a_j / x_j))
+//   t(x)    = base(x) * exp(r(x))
+//
+// W is the kernel's work (FLOPs; bytes for membound), F the launch floor, c0
+// a fixed overhead, P the peak achieved rate and a_j the size along feature j
+// at which that dimension halves the rate (tile and wave quantization, short
+// loops); j runs over every feature for GEMM and attention, none for
+// membound. The parameters are fitted to the series'
+// rows (least squares of log(base / measured), a deterministic coordinate
+// search); series with few rows fit fewer (below).
+// r(x) interpolates the log residuals r_i = log(t_i / base(x_i)) of the rows
+// by inverse squared distance within `residual_octaves` of x, faded linearly
+// to 0 at that distance, so every measured row is reproduced exactly and the
+// correction does not reach far from the measurements.
+//
+// Reach and fallback. A shape is answered by its series when each of its
+// features lies within the series' range widened by `reach_octaves` (2: a
+// factor of 4) on both sides. Otherwise, and for kinds the table has a
+// series of but not this one (fp8 GEMM, an op not measured, non-causal
+// attention), the time is the roofline (compute/roofline.h) divided by an
+// efficiency fitted on the table's largest shapes, and never below the
+// launch floor:
+//
+//   t = max(F_kind, roofline(shape) / e)
+//
+// e is the median, over the 3 rows of largest work of the series (or of the
+// closest series: same dtype, same pass, then `copy` for membound ops, then
+// the most rows), of roofline(row) / measured(row); F_kind is the floor F of
+// the kind's series with the most rows. A kind the tables hold no row of is
+// timed by the plain roofline. Nodes without kernel attributes are timed by
+// the plain roofline from num_ops/tensor_size, or replay their duration.
+//
+// Fewer rows, fewer parameters: a series fits all of F, c0, P and its a_j
+// with at least (3 + number of a_j + 1) rows, F, c0 and P with 4 or more, F
+// and P with 2 or 3; a series of one row is used through the fallback only.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compute/compute_model.h"
+#include "compute/kernel_table.h"
+#include "compute/roofline.h"
+
+namespace sim {
+
+struct KernelModelOptions {
+  double reach_octaves = 2;     // the fit answers up to 2^reach outside the table's range
+  double residual_octaves = 2;  // a row's correction fades to nothing at 2^this away; 0: the fitted curves alone
+};
+
+class KernelModel final : public ComputeModel {
+ public:
+  // Throws InputError when `samples` is empty, or for a dtype without a
+  // peak in the roofline.
+  KernelModel(const std::vector<KernelSample>& samples, std::shared_ptr<const RooflineModel> roofline,
+              KernelModelOptions options = {});
+  ~KernelModel() override;
+
+  std::optional<double> seconds(const ComputeNode& node) const override;
+  std::string describe() const override;
+
+  enum class Source { kTable, kFallback, kRoofline };
+  struct Prediction {
+    double seconds = 0;
+    Source source = Source::kTable;
+    std::string series;  // the series that answered ("" for the plain roofline)
+  };
+  Prediction predict(const KernelShape& shape) const;
+
+  // What was fitted, for reports, docs and tests.
+  struct SeriesInfo {
+    std::string name;  // "gemm bf16", "attention bf16 causal fwd", "membound bf16 add"
+    std::size_t rows = 0;
+    bool fitted = false;
+    double floor_s = 0, overhead_s = 0, rate = 0;  // F, c0, P (per second)
+    std::vector<double> shape_sizes;      // a_j
+    double efficiency = 0;                // e
+  };
+  std::vector<SeriesInfo> series() const;
+  const RooflineModel& roofline() const { return *roofline_; }
+  const KernelModelOptions& options() const { return options_; }
+  // The same tables and roofline under other options.
+  std::shared_ptr<const KernelModel> with_options(KernelModelOptions options) const;
+
+  struct Series;
+
+ private:
+  const Series* find(const KernelShape& shape) const;
+  const Series* closest(const KernelShape& shape) const;
+
+  std::shared_ptr<const RooflineModel> roofline_;
+  KernelModelOptions options_;
+  std::vector<KernelSample> samples_;
+  std::vector<std::unique_ptr<Series>> series_;
+};
+
+}  // namespace sim

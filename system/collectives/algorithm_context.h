@@ -1,0 +1,53 @@
+// What an algorithm factory may know about where its group runs.
+//
+// A native algorithm used to see only (type, group size, bytes, chunks,
+// parameters). Topology-aware algorithms (NCCL's: rings through each node's
+// NVSwitch, trees across nodes, reduction in the switch) also need the group's
+// NPUs, which of them share a switch domain, the NIC rail of each, the
+// dimensions' bandwidths and latencies, and what the network can do (reduce
+// and multicast in a switch). The registry builds one context per group
+// (make_algorithm_context) and hands it to factories that take one.
+//
+// Domains. A topology's dimension 0 is the node's scale-up domain (the
+// NVSwitch of a DGX, the fast ring of a TPU slice): members that differ only
+// in their dimension-0 coordinate share a domain; the others are "nodes" apart.
+// A member's rail is its dimension-0 coordinate (on a rail-optimised fabric,
+// GPU i of every node uses NIC rail i).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "network/topology.h"
+
+namespace sim {
+
+inline constexpr NodeId kNoSwitch = std::numeric_limits<NodeId>::max();
+
+struct AlgorithmContext {
+  std::shared_ptr<const std::vector<std::uint32_t>> members;  // global NPU ids by group position (never null)
+  const Topology* topology = nullptr;                          // null: unknown (tools, tests)
+
+  // Topology view of the group.
+  std::uint32_t domains = 1;
+  std::vector<std::uint32_t> domain_of;  // per position: its domain, 0..domains-1 in order of first appearance
+  std::vector<std::uint32_t> rail_of;    // per position: its dimension-0 coordinate
+  std::vector<NodeId> domain_switch;     // per domain: the dimension-0 switch its members hang off, or kNoSwitch
+  std::vector<TopologyDimension> dims;   // the topology's dimensions (empty when unknown)
+
+  // Capabilities.
+  bool domain_reduces = false;  // every domain's switch reduces and multicasts (NVLink SHARP)
+  bool fabric_reduces = false;  // some dimension above 0 reduces in its switches (InfiniBand SHARP)
+
+  std::uint32_t size() const { return static_cast<std::uint32_t>(members->size()); }
+  // Positions of each domain, in position order.
+  std::vector<std::vector<std::uint32_t>> positions_by_domain() const;
+};
+
+// The context of `members` on `topology` (null: every member in one domain, no switch, no capabilities).
+std::shared_ptr<const AlgorithmContext> make_algorithm_context(std::shared_ptr<const std::vector<std::uint32_t>> members,
+                                                               const Topology* topology);
+
+}  // namespace sim

@@ -1,0 +1,163 @@
+#include "system/collectives/nccl/nccl_algorithm.h"
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace sim::nccl {
+
+namespace {
+
+Time us(double v) { return static_cast<Time>(std::llround(v * 1e6)); }
+
+bool modelled(Algo a, CollectiveType type, int nodes) {
+  switch (a) {
+    case Algo::kRing: return true;
+    case Algo::kTree: return type == CollectiveType::kAllReduce;
+    case Algo::kNvls: return type == CollectiveType::kAllReduce && nodes == 1;
+    default: return false;  // NVLS-tree and CollNet: tuned, not yet simulated
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& param_names() {
+  static const std::vector<std::string> kNames = {"algo", "proto", "channels", "arch"};
+  return kNames;
+}
+
+const std::vector<CollectiveType>& supported_types() {
+  static const std::vector<CollectiveType> kTypes = {CollectiveType::kAllReduce, CollectiveType::kAllGather,
+                                                     CollectiveType::kReduceScatter};
+  return kTypes;
+}
+
+std::uint64_t param_value(const std::string& key, const std::string& value) {
+  if (key == "algo") {
+    for (int a = 0; a < kAlgos; ++a) {
+      if (value == algo_name(static_cast<Algo>(a))) return static_cast<std::uint64_t>(a);
+    }
+    if (value == "collnet") return static_cast<std::uint64_t>(Algo::kCollNetDirect);
+    throw InputError("nccl: algo must be ring, tree, nvls, nvlstree or collnet (collnetdirect, collnetchain), not '" +
+                     value + "'");
+  }
+  if (key == "proto") {
+    for (int p = 0; p < kProtos; ++p) {
+      if (value == proto_name(static_cast<Proto>(p))) return static_cast<std::uint64_t>(p);
+    }
+    throw InputError("nccl: proto must be ll, ll128 or simple, not '" + value + "'");
+  }
+  if (key == "arch") {
+    if (value == "sm70") return 70;
+    if (value == "sm80") return 80;
+    if (value == "sm90") return 90;
+    throw InputError("nccl: arch must be sm70 (Volta), sm80 (Ampere) or sm90 (Hopper), not '" + value + "'");
+  }
+  if (key == "channels") {
+    std::uint64_t v = 0;
+    for (const char ch : value) {
+      if (ch < '0' || ch > '9' || v > 1000) throw InputError("nccl: channels must be an integer 1..64, not '" + value + "'");
+      v = v * 10 + static_cast<std::uint64_t>(ch - '0');
+    }
+    if (value.empty() || v < 1 || v > 64) throw InputError("nccl: channels must be an integer 1..64, not '" + value + "'");
+    return v;
+  }
+  throw InputError("nccl: unknown parameter '" + key + "'");
+}
+
+Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const AlgorithmContext& ctx) {
+  Plan pl;
+  if (type == CollectiveType::kReduceScatterBlock) type = CollectiveType::kReduceScatter;
+  Arch arch = Arch::kHopper;
+  if (const auto it = params.find("arch"); it != params.end()) {
+    arch = it->second == 70 ? Arch::kVolta : it->second == 80 ? Arch::kAmpere : Arch::kHopper;
+  }
+  pl.system = describe_system(ctx, arch);
+  TuneInput& in = pl.input;
+  in.type = type;
+  in.ranks = pl.system.ranks;
+  in.nodes = pl.system.nodes;
+  in.arch = arch;
+  in.collnet = pl.system.collnet;
+  in.graphs = pl.system.graphs;
+  pl.table = tune(in);
+
+  std::array<bool, kAlgos> allowed{};
+  const auto forced_algo = params.find("algo");
+  for (int a = 0; a < kAlgos; ++a) {
+    allowed[a] = modelled(static_cast<Algo>(a), type, in.nodes) &&
+                 (forced_algo == params.end() || forced_algo->second == static_cast<std::uint64_t>(a));
+  }
+  if (forced_algo != params.end()) {
+    const auto a = static_cast<Algo>(forced_algo->second);
+    if (!modelled(a, type, in.nodes)) {
+      throw InputError(std::string("nccl:algo=") + algo_name(a) + " for " + collective_name(type) + " on " +
+                       std::to_string(in.nodes) + (in.nodes == 1 ? " node" : " nodes") +
+                       " is not simulated (modelled: ring for ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER; tree for "
+                       "ALL_REDUCE; nvls for ALL_REDUCE inside one node); docs/nccl.md");
+    }
+    if (a == Algo::kNvls && !pl.system.nvls) {
+      throw InputError("nccl:algo=nvls needs the group's switch to reduce and multicast: mark it "
+                       "'in_network_reduction: true' in the topology (docs/network.md)");
+    }
+  }
+  Choice best;
+  const auto forced_proto = params.find("proto");
+  for (int a = 0; a < kAlgos; ++a) {
+    if (!allowed[a]) continue;
+    for (int p = 0; p < kProtos; ++p) {
+      if (forced_proto != params.end() && forced_proto->second != static_cast<std::uint64_t>(p)) continue;
+      const double t = algo_time(in, pl.table, static_cast<Algo>(a), static_cast<Proto>(p), bytes);
+      if (t >= 0 && (best.time_us < 0 || t < best.time_us)) best = Choice{static_cast<Algo>(a), static_cast<Proto>(p), t};
+    }
+  }
+  if (best.time_us < 0) {
+    std::string what = forced_algo != params.end() ? std::string("algo=") + algo_name(static_cast<Algo>(forced_algo->second)) : "";
+    if (forced_proto != params.end()) {
+      what += (what.empty() ? "" : ",") + std::string("proto=") + proto_name(static_cast<Proto>(forced_proto->second));
+    }
+    throw InputError("nccl" + (what.empty() ? std::string() : ":" + what) + ": NCCL's model has no bandwidth for " +
+                     collective_name(type) + " on this group (NVLS runs the simple protocol only; LL128 needs NVLink)");
+  }
+  pl.algo = best.algo;
+  pl.proto = best.proto;
+  const Graph& g = in.graphs[static_cast<int>(pl.algo)];
+  pl.channels = static_cast<std::uint32_t>(g.channels);
+  if (const auto it = params.find("channels"); it != params.end()) pl.channels = static_cast<std::uint32_t>(it->second);
+  pl.predicted_us = algo_time(in, pl.table, pl.algo, pl.proto, bytes, static_cast<int>(pl.channels));
+
+  // The step model: a channel moves NCCL's modelled bandwidth per channel.
+  const int ai = static_cast<int>(pl.algo), pi = static_cast<int>(pl.proto);
+  const double alg_bw = pl.table.bandwidth[ai][pi];  // GB/s of buffer, all graph channels
+  StepModel& m = pl.model;
+  m.proto = pl.proto;
+  m.channels = pl.channels;
+  const double n = in.ranks;
+  if (pl.algo == Algo::kNvls) {
+    // Each GPU uploads (n + 1) / n of the buffer (its copy of every shard, and
+    // its own shard's sum to multicast): at algBw that is (n + 1) / n x algBw.
+    m.channel_rate = static_cast<BytesPerSecond>(std::llround((n + 1) / n * alg_bw / g.channels * 1e9));
+    m.base = us(pl.table.latency[ai][pi]);
+  } else {
+    const double bus_per_channel = alg_bw / bus_to_alg_ratio(pl.algo, type, in.ranks) / g.channels;
+    m.channel_rate = static_cast<BytesPerSecond>(std::llround(bus_per_channel * 1e9));
+    m.base = us(base_latency(pl.algo, pl.proto));
+    m.hop_intra = us(hop_latency(g.nvlink_intra ? Hw::kNvlink : Hw::kPci, pl.algo, pl.proto));
+    m.hop_inter = us(hop_latency(Hw::kNet, pl.algo, pl.proto));
+  }
+  pl.name = std::string("nccl:") + algo_name(pl.algo) + "/" + proto_name(pl.proto);
+  return pl;
+}
+
+std::shared_ptr<const CollectiveProgram> make_program(CollectiveType type, std::uint64_t bytes, const Params& params,
+                                                      const AlgorithmContext& ctx) {
+  if (type == CollectiveType::kReduceScatterBlock) type = CollectiveType::kReduceScatter;
+  const Plan pl = plan(type, bytes, params, ctx);
+  switch (pl.algo) {
+    case Algo::kTree: return make_tree_program(pl.name, bytes, ctx, pl.model);
+    case Algo::kNvls: return make_nvls_program(pl.name, bytes, ctx, pl.model);
+    default: return make_ring_program(pl.name, type, bytes, ctx, pl.model);
+  }
+}
+
+}  // namespace sim::nccl

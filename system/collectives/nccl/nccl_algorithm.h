@@ -1,0 +1,52 @@
+// `nccl`: NCCL's collectives as one native algorithm.
+//
+//   nccl                                   NCCL's own choice per size (its tuning model)
+//   nccl:algo=ring|tree|nvls|nvlstree|collnet,proto=ll|ll128|simple,channels=N,arch=sm70|sm80|sm90
+//
+// Any key left out is NCCL's choice (channels: the search's count; arch:
+// sm90). The program's name says what ran: "nccl:ring/simple".
+// docs/nccl.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "system/collectives/algorithm_context.h"
+#include "system/collectives/nccl/nccl_programs.h"
+#include "system/collectives/nccl/nccl_system.h"
+#include "system/collectives/nccl/nccl_tuner.h"
+#include "system/program/collective_program.h"
+
+namespace sim::nccl {
+
+using Params = std::map<std::string, std::uint64_t>;
+
+// The parameter names `nccl` accepts, and a value's code (throws InputError naming the key).
+const std::vector<std::string>& param_names();
+std::uint64_t param_value(const std::string& key, const std::string& value);
+// The collectives `nccl` implements: ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER.
+const std::vector<CollectiveType>& supported_types();
+
+// What would run: NCCL's view, its table, the pair chosen and the step model.
+struct Plan {
+  NcclSystem system;
+  TuneInput input;
+  TuneTable table;
+  Algo algo = Algo::kRing;
+  Proto proto = Proto::kSimple;
+  std::uint32_t channels = 0;
+  double predicted_us = 0;  // NCCL's predicted time
+  StepModel model;
+  std::string name;  // "nccl:ring/simple"
+};
+// Throws InputError for a forced algorithm the group cannot run (NVLS without
+// a reducing switch, ...) or one this simulator does not model yet.
+Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const AlgorithmContext& ctx);
+
+std::shared_ptr<const CollectiveProgram> make_program(CollectiveType type, std::uint64_t bytes, const Params& params,
+                                                      const AlgorithmContext& ctx);
+
+}  // namespace sim::nccl

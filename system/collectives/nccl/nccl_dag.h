@@ -1,0 +1,59 @@
+// A collective program given as explicit per-rank DAGs, compactly: NCCL's
+// programs are built op by op (nccl_programs.cpp) and run as this.
+//
+// Ops are numbered per rank in the order added (their OpRef); parents are
+// indices of the same rank's ops. Ready ops are listed in ascending OpRef
+// order of the parent that freed them, so the engine issues a rank's ops in
+// the order they were added when they become ready together.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "system/program/collective_program.h"
+
+namespace sim::nccl {
+
+class DagBuilder;
+
+class NcclDagProgram final : public CollectiveProgram {
+ public:
+  std::uint32_t group_size() const override { return static_cast<std::uint32_t>(ranks_.size()); }
+  const std::string& name() const override { return name_; }
+  std::uint64_t op_count(std::uint32_t pos) const override { return ranks_[pos].ops.size(); }
+  void start(std::uint32_t pos, RankCursor& cursor, std::vector<OpRef>& ready) const override;
+  CollectiveOp op(std::uint32_t pos, OpRef ref) const override { return ranks_[pos].ops[ref]; }
+  void finish(std::uint32_t pos, OpRef ref, RankCursor& cursor, std::vector<OpRef>& ready) const override;
+  unsigned ref_bits() const override { return 32; }
+  void parents(std::uint32_t pos, OpRef ref, std::vector<OpRef>& out) const override;
+
+ private:
+  friend class DagBuilder;
+  struct Rank {
+    std::vector<CollectiveOp> ops;
+    std::vector<std::uint32_t> parent_begin, parent_list;  // CSR: parents of op i
+    std::vector<std::uint32_t> child_begin, children;      // CSR: children of op i
+    std::vector<std::uint32_t> roots;
+  };
+  std::string name_;
+  std::vector<Rank> ranks_;
+};
+
+// Builds an NcclDagProgram op by op.
+class DagBuilder {
+ public:
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  explicit DagBuilder(std::uint32_t ranks);
+  // Adds `op` on `rank` after `parents` (kNone entries are skipped); returns its index.
+  std::uint32_t add(std::uint32_t rank, const CollectiveOp& op, std::initializer_list<std::uint32_t> parents);
+  std::uint32_t add(std::uint32_t rank, const CollectiveOp& op, const std::vector<std::uint32_t>& parents);
+  std::shared_ptr<const CollectiveProgram> build(std::string name);
+
+ private:
+  std::vector<NcclDagProgram::Rank> ranks_;
+};
+
+}  // namespace sim::nccl

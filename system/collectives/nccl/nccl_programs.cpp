@@ -1,0 +1,252 @@
+#include "system/collectives/nccl/nccl_programs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "system/collectives/nccl/nccl_protocol.h"
+#include "system/collectives/nccl/nccl_dag.h"
+
+namespace sim::nccl {
+
+namespace {
+
+constexpr std::uint32_t kNone = DagBuilder::kNone;
+
+// Per-rank op lists, with the kinds of op NCCL's steps use.
+class Builder {
+ public:
+  explicit Builder(std::uint32_t n) : dag_(n) {}
+
+  std::uint32_t add(std::uint32_t r, const CollectiveOp& op, std::initializer_list<std::uint32_t> parents) {
+    return dag_.add(r, op, parents);
+  }
+  std::uint32_t add(std::uint32_t r, const CollectiveOp& op, const std::vector<std::uint32_t>& parents) {
+    return dag_.add(r, op, parents);
+  }
+  // A fixed delay after `parent`; none when zero (the parent stands for it).
+  std::uint32_t delay(std::uint32_t r, Time t, std::uint32_t parent) {
+    if (t <= 0) return parent;
+    CollectiveOp op;
+    op.kind = OpKind::kCompute;
+    op.duration = t;
+    return add(r, op, {parent});
+  }
+  std::uint32_t send(std::uint32_t r, std::uint32_t peer, std::uint64_t wire, std::uint64_t tag, std::uint32_t channel,
+                     BytesPerSecond rate, const std::vector<std::uint32_t>& parents) {
+    CollectiveOp op;
+    op.kind = OpKind::kSend;
+    op.peer = peer;
+    op.bytes = wire;
+    op.tag = tag;
+    op.channel = channel;
+    op.rate = rate;
+    return add(r, op, parents);
+  }
+  std::uint32_t recv(std::uint32_t r, std::uint32_t peer, std::uint64_t wire, std::uint64_t tag) {
+    CollectiveOp op;
+    op.kind = OpKind::kRecv;
+    op.peer = peer;
+    op.bytes = wire;
+    op.tag = tag;
+    return add(r, op, {});
+  }
+  std::shared_ptr<const CollectiveProgram> build(std::string name) { return dag_.build(std::move(name)); }
+
+ private:
+  DagBuilder dag_;
+};
+
+// Loops (chunks) per channel: the protocol's step size, but at most kMaxLoops
+// (bigger steps beyond): the pacing sets the bandwidth whatever the step, and
+// a forced LL at gigabytes would otherwise be millions of ops.
+// NVLS pipelines 18 ops a round per rank and channel against a ring's 42
+// per loop: it may have more rounds (4 GiB on 8 GPUs is 512 rounds of 128 KiB).
+constexpr std::uint64_t kMaxLoops = 64;
+constexpr std::uint64_t kMaxNvlsRounds = 256;
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b, std::uint64_t most = kMaxLoops) {
+  return a == 0 ? 1 : std::min<std::uint64_t>((a + b - 1) / b, most);
+}
+
+// Each domain's positions ordered by rail, rotated by `shift`.
+std::vector<std::vector<std::uint32_t>> chains(const AlgorithmContext& ctx, std::uint32_t shift) {
+  std::vector<std::vector<std::uint32_t>> by = ctx.positions_by_domain();
+  for (auto& d : by) {
+    std::stable_sort(d.begin(), d.end(), [&](std::uint32_t a, std::uint32_t b) { return ctx.rail_of[a] < ctx.rail_of[b]; });
+    if (!d.empty()) std::rotate(d.begin(), d.begin() + shift % d.size(), d.end());
+  }
+  return by;
+}
+
+std::uint64_t tag_of(std::uint32_t channel, std::uint64_t chunk, std::uint64_t low) {
+  return static_cast<std::uint64_t>(channel) << 48 | chunk << 24 | low;
+}
+
+}  // namespace
+
+BytesPerSecond wire_rate(const StepModel& m) {
+  if (m.channel_rate == 0) return 0;
+  return static_cast<BytesPerSecond>(std::llround(static_cast<double>(m.channel_rate) * wire_ratio(m.proto)));
+}
+
+std::shared_ptr<const CollectiveProgram> make_ring_program(std::string name, CollectiveType type, std::uint64_t bytes,
+                                                           const AlgorithmContext& ctx, const StepModel& m) {
+  const std::uint32_t n = ctx.size();
+  Builder b(n);
+  const bool gather = type == CollectiveType::kAllGather;
+  if (type != CollectiveType::kAllReduce && type != CollectiveType::kReduceScatter && !gather) {
+    throw std::invalid_argument("nccl ring: unsupported collective");
+  }
+  const std::uint32_t steps = n <= 1 ? 0 : (type == CollectiveType::kAllReduce ? 2 * (n - 1) : n - 1);
+  const std::uint64_t step = m.step_bytes ? m.step_bytes : step_payload(m.proto);
+  const std::uint32_t window = m.window ? m.window : steps_in_flight(m.proto);
+  const BytesPerSecond rate = wire_rate(m);
+  std::vector<std::uint32_t> base(n, kNone);
+  if (steps > 0) {
+    for (std::uint32_t r = 0; r < n; ++r) base[r] = b.delay(r, m.base, kNone);
+  }
+  // Piece of a chunk that ring index q sends at step s (reduce-scatter, then all-gather).
+  const auto piece = [n](std::int64_t q, std::uint32_t s) -> std::uint32_t {
+    const std::int64_t v = s < n - 1 ? q - s : q + 1 - (static_cast<std::int64_t>(s) - (n - 1));
+    return static_cast<std::uint32_t>(((v % n) + n) % n);
+  };
+  for (std::uint32_t c = 0; c < m.channels && steps > 0; ++c) {
+    std::vector<std::uint32_t> ring;
+    for (const auto& d : chains(ctx, c)) ring.insert(ring.end(), d.begin(), d.end());
+    const std::uint64_t share = part_bytes(bytes, m.channels, c);
+    const std::uint64_t k = ceil_div(share, gather ? step : step * n);
+    for (std::uint32_t q = 0; q < n; ++q) {
+      const std::uint32_t r = ring[q], next = ring[(q + 1) % n], prev = ring[(q + n - 1) % n];
+      const Time hop = ctx.domain_of[prev] == ctx.domain_of[r] ? m.hop_intra : m.hop_inter;
+      std::vector<std::uint32_t> first_send(k, kNone);
+      for (std::uint64_t j = 0; j < k; ++j) {
+        const std::uint64_t chunk = part_bytes(share, k, j);
+        std::uint32_t last = kNone;
+        for (std::uint32_t s = 0; s < steps; ++s) {
+          const std::uint64_t out = gather ? chunk : part_bytes(chunk, n, piece(q, s));
+          const std::uint64_t in = gather ? chunk : part_bytes(chunk, n, piece(static_cast<std::int64_t>(q) - 1, s));
+          std::vector<std::uint32_t> parents;
+          if (s == 0) {
+            parents = {base[r], j >= window ? first_send[j - window] : kNone};
+          } else {
+            parents = {last};
+          }
+          const std::uint32_t sent =
+              b.send(r, next, wire_bytes(m.proto, out), tag_of(c, j, s), c, rate, parents);
+          if (s == 0) first_send[j] = sent;
+          const std::uint32_t got = b.recv(r, prev, wire_bytes(m.proto, in), tag_of(c, j, s));
+          last = b.delay(r, hop, got);
+        }
+      }
+    }
+  }
+  return b.build(std::move(name));
+}
+
+std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std::uint64_t bytes,
+                                                           const AlgorithmContext& ctx, const StepModel& m) {
+  const std::uint32_t n = ctx.size();
+  Builder b(n);
+  if (n <= 1) return b.build(std::move(name));
+  const std::uint64_t step = m.step_bytes ? m.step_bytes : step_payload(m.proto);
+  const std::uint32_t window = m.window ? m.window : steps_in_flight(m.proto);
+  const BytesPerSecond rate = wire_rate(m);
+  std::vector<std::uint32_t> base(n);
+  for (std::uint32_t r = 0; r < n; ++r) base[r] = b.delay(r, m.base, kNone);
+  const std::uint32_t D = ctx.domains;
+  // Binary tree over the nodes: heap order; the second tree mirrors it.
+  const auto tree_parent = [D](std::uint32_t d, bool mirror) -> std::int64_t {
+    const std::uint32_t x = mirror ? D - 1 - d : d;
+    if (x == 0) return -1;
+    const std::uint32_t p = (x - 1) / 2;
+    return mirror ? D - 1 - p : p;
+  };
+  for (std::uint32_t c = 0; c < m.channels; ++c) {
+    const bool mirror = D > 1 && c % 2 == 1;
+    const auto chain = chains(ctx, c);
+    std::vector<std::int64_t> parent(n, -1);
+    std::vector<std::vector<std::uint32_t>> children(n);
+    for (std::uint32_t d = 0; d < D; ++d) {
+      const auto& L = chain[d];
+      for (std::size_t i = 1; i < L.size(); ++i) parent[L[i]] = L[i - 1];
+      const std::int64_t pd = tree_parent(d, mirror);
+      if (pd >= 0) parent[L[0]] = chain[static_cast<std::size_t>(pd)][0];
+    }
+    for (std::uint32_t r = 0; r < n; ++r) {
+      if (parent[r] >= 0) children[static_cast<std::size_t>(parent[r])].push_back(r);
+    }
+    const std::uint64_t share = part_bytes(bytes, m.channels, c);
+    const std::uint64_t k = ceil_div(share, step);
+    for (std::uint32_t r = 0; r < n; ++r) {
+      const auto hop = [&](std::uint32_t from) { return ctx.domain_of[from] == ctx.domain_of[r] ? m.hop_intra : m.hop_inter; };
+      std::vector<std::uint32_t> up_send(k, kNone);
+      for (std::uint64_t j = 0; j < k; ++j) {
+        const std::uint64_t w = wire_bytes(m.proto, part_bytes(share, k, j));
+        std::vector<std::uint32_t> up = {base[r]};
+        for (const std::uint32_t ch : children[r]) up.push_back(b.delay(r, hop(ch), b.recv(r, ch, w, tag_of(c, j, 0))));
+        std::vector<std::uint32_t> down_after = up;
+        if (parent[r] >= 0) {
+          const auto p = static_cast<std::uint32_t>(parent[r]);
+          up.push_back(j >= window ? up_send[j - window] : kNone);
+          up_send[j] = b.send(r, p, w, tag_of(c, j, 0), c, rate, up);
+          down_after = {b.delay(r, hop(p), b.recv(r, p, w, tag_of(c, j, 1)))};
+        }
+        for (const std::uint32_t ch : children[r]) b.send(r, ch, w, tag_of(c, j, 1), c, rate, down_after);
+      }
+    }
+  }
+  return b.build(std::move(name));
+}
+
+std::shared_ptr<const CollectiveProgram> make_nvls_program(std::string name, std::uint64_t bytes,
+                                                           const AlgorithmContext& ctx, const StepModel& m) {
+  const std::uint32_t n = ctx.size();
+  Builder b(n);
+  if (n <= 1) return b.build(std::move(name));
+  if (ctx.domains != 1 || !ctx.domain_reduces) {
+    throw std::invalid_argument("nccl nvls: needs the group under one reducing switch");
+  }
+  const NodeId sw = ctx.domain_switch[0];
+  const std::uint64_t step = m.step_bytes ? m.step_bytes : kNvlsChunk;
+  const std::uint32_t window = m.window ? m.window : 4;
+  const BytesPerSecond rate = wire_rate(m);
+  for (std::uint32_t x = 0; x < n; ++x) {
+    const std::uint32_t base = b.delay(x, m.base, kNone);
+    for (std::uint32_t c = 0; c < m.channels; ++c) {
+      const std::uint64_t share = part_bytes(bytes, m.channels, c);
+      const std::uint64_t k = ceil_div(share, step * n, kMaxNvlsRounds);
+      std::vector<std::uint32_t> contrib(k * n, kNone);
+      for (std::uint64_t j = 0; j < k; ++j) {
+        const std::uint64_t round = part_bytes(share, k, j);
+        for (std::uint32_t i = 0; i < n; ++i) {
+          CollectiveOp op;
+          op.kind = OpKind::kSwitchReduce;
+          op.peer = i;
+          op.node = sw;
+          op.bytes = wire_bytes(m.proto, part_bytes(round, n, i));
+          op.tag = tag_of(c, j, std::uint64_t{i} << 1);
+          op.channel = c;
+          op.rate = rate;
+          contrib[j * n + i] = b.add(x, op, {base, j >= window ? contrib[(j - window) * n + i] : kNone});
+        }
+        const std::uint64_t mine = wire_bytes(m.proto, part_bytes(round, n, x));
+        const std::uint32_t reduced = b.recv(x, kSwitchPeer, mine, tag_of(c, j, std::uint64_t{x} << 1));
+        CollectiveOp mc;
+        mc.kind = OpKind::kMulticast;
+        mc.peer = x;
+        mc.node = sw;
+        mc.bytes = mine;
+        mc.tag = tag_of(c, j, std::uint64_t{x} << 1 | 1);
+        mc.channel = c;
+        mc.rate = rate;
+        b.add(x, mc, {reduced});
+        for (std::uint32_t i = 0; i < n; ++i) {
+          b.recv(x, kSwitchPeer, wire_bytes(m.proto, part_bytes(round, n, i)), tag_of(c, j, std::uint64_t{i} << 1 | 1));
+        }
+      }
+    }
+  }
+  return b.build(std::move(name));
+}
+
+}  // namespace sim::nccl

@@ -1,0 +1,63 @@
+// NCCL's algorithms as collective programs (explicit per-rank DAGs).
+//
+// Every algorithm runs over `channels` channels, each with its share of the
+// buffer, cut into steps of the protocol's size. What a step costs:
+//
+//  - its bytes on the wire are the protocol's (LL doubles them, LL128 adds
+//    8/120), so the links carry what NCCL puts on them;
+//  - a channel sends at most `channel_rate` of payload per second: its sends
+//    (and switch uploads) go one after another through the channel's pacer in
+//    the engine (CollectiveOp::channel / rate), the network's own time
+//    counting when it is slower;
+//  - a step received waits the protocol's per-hop latency (NCCL's hwLat of
+//    the link class it crossed) before the next step that needs it goes;
+//  - the collective starts with NCCL's base latency.
+//
+// Ring (all-reduce, reduce-scatter, all-gather): per channel, the ranks in a
+// ring through every node (each node's GPUs rotated by the channel, so
+// channels leave a node through different GPUs), NCCL's reduce-scatter then
+// all-gather per loop of `ranks` steps, `window` steps in flight.
+// Tree (all-reduce): per channel, a chain through each node's GPUs, the chains'
+// heads joined by one of two binary trees over the nodes (even channels the
+// first, odd the mirrored one: every node is a leaf in one of them); chunks
+// are reduced up to the root and broadcast back down, pipelined.
+// NVLS (all-reduce inside one node): per channel and round, each GPU owns one
+// shard; every GPU uploads its copy of every shard to the switch, which
+// reduces them and sends the sum to the owner (kSwitchReduce), and the owner
+// multicasts it back to every GPU through the switch (kMulticast).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/time.h"
+#include "system/collectives/algorithm_context.h"
+#include "system/collectives/nccl/nccl_tuner.h"
+#include "system/program/collective_program.h"
+#include "workload/rank_graph.h"
+
+namespace sim::nccl {
+
+struct StepModel {
+  Proto proto = Proto::kSimple;
+  std::uint32_t channels = 1;
+  BytesPerSecond channel_rate = 0;  // payload bytes per second per channel (0: no pacing)
+  Time base = 0;                    // once per rank at the start
+  Time hop_intra = 0;               // after a step received from a GPU of the same node
+  Time hop_inter = 0;               // after a step received from another node
+  std::uint64_t step_bytes = 0;     // payload per step and channel (0: the protocol's)
+  std::uint32_t window = 0;         // steps of one channel in flight (0: the protocol's)
+};
+
+// The pacing rate of a channel's wire bytes for a payload rate.
+BytesPerSecond wire_rate(const StepModel& m);
+
+std::shared_ptr<const CollectiveProgram> make_ring_program(std::string name, CollectiveType type, std::uint64_t bytes,
+                                                           const AlgorithmContext& ctx, const StepModel& model);
+std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std::uint64_t bytes,
+                                                           const AlgorithmContext& ctx, const StepModel& model);
+// Needs every member under one switch that reduces (ctx.domains == 1 and ctx.domain_reduces).
+std::shared_ptr<const CollectiveProgram> make_nvls_program(std::string name, std::uint64_t bytes,
+                                                           const AlgorithmContext& ctx, const StepModel& model);
+
+}  // namespace sim::nccl

@@ -1,0 +1,59 @@
+// NCCL's three protocols: what a step puts on the wire and how big a step is.
+//
+//   LL      8-byte lines, 4 bytes of data and a 4-byte flag: half the wire is payload.
+//   LL128   128-byte lines carrying 120 bytes of data (an 8-byte flag per line).
+//   Simple  whole buffers, synchronised by a separate flag: all payload.
+//
+// Step sizes are NCCL's buffer per step (src/include/device.h and
+// src/init.cc defaults): Simple 4 MiB buffers in NCCL_STEPS = 8 slots, the
+// ring all-reduce moving ALLREDUCE_CHUNKSTEPS = 4 slots per step (2 MiB) with
+// two steps in flight; LL 256 KiB buffers (32 KiB of wire per slot, 16 KiB of
+// payload); LL128 about 4.7 MiB (600 KiB of wire per slot, 562.5 KiB payload),
+// eight steps in flight.
+#pragma once
+
+#include <cstdint>
+
+#include "system/collectives/nccl/nccl_tuner.h"
+
+namespace sim::nccl {
+
+// Bytes on the wire for `payload` bytes of data.
+inline std::uint64_t wire_bytes(Proto p, std::uint64_t payload) {
+  switch (p) {
+    case Proto::kLL: return (payload + 3) / 4 * 8;
+    case Proto::kLL128: return (payload + 119) / 120 * 128;
+    case Proto::kSimple: break;
+  }
+  return payload;
+}
+
+// Wire bytes per payload byte (1 / efficiency).
+inline double wire_ratio(Proto p) {
+  switch (p) {
+    case Proto::kLL: return 2.0;
+    case Proto::kLL128: return 128.0 / 120.0;
+    case Proto::kSimple: break;
+  }
+  return 1.0;
+}
+
+constexpr int kNcclSteps = 8;  // NCCL_STEPS: slots of a connection's buffer
+
+// Payload bytes one ring step moves per channel.
+inline std::uint64_t step_payload(Proto p) {
+  switch (p) {
+    case Proto::kLL: return 16 * 1024;
+    case Proto::kLL128: return 576000;  // 120/128 of 614,400 wire bytes
+    case Proto::kSimple: break;
+  }
+  return 2 * 1024 * 1024;
+}
+
+// Steps of one channel in flight at once (slots / slots per step).
+inline std::uint32_t steps_in_flight(Proto p) { return p == Proto::kSimple ? 2 : kNcclSteps; }
+
+// NVLS moves 128 KiB per rank and step (NCCL_NVLS_CHUNKSIZE's default).
+constexpr std::uint64_t kNvlsChunk = 128 * 1024;
+
+}  // namespace sim::nccl

@@ -1,0 +1,46 @@
+// NCCL's view of a group: ranks, nodes, the per-GPU bandwidths NCCL's
+// topology detection would see, and the channel graphs its search would find.
+//
+// NCCL does not use a link's spec rate: it gives an NVLink of each GPU
+// generation a fixed bandwidth (src/graph/topo.h: SM70/SM80 20.0 GB/s,
+// SM90 20.6 GB/s per link and direction, against 25 GB/s on the spec sheet)
+// and a NIC its port speed. Its search (src/graph/search.cc) then tries speeds
+// per channel from a per-generation list, highest first, and keeps the most
+// channels x speed the links can carry. We redo that search for the shape this
+// simulator knows (dimension 0 a switch or direct-link domain per node, one NIC
+// per GPU above it); docs/nccl.md says what is approximated.
+#pragma once
+
+#include <string>
+
+#include "system/collectives/algorithm_context.h"
+#include "system/collectives/nccl/nccl_tuner.h"
+
+namespace sim::nccl {
+
+struct NcclSystem {
+  int ranks = 0;
+  int nodes = 1;
+  int per_node = 0;          // ranks per node (NCCL needs the same count on every node)
+  Arch arch = Arch::kHopper;
+  double gpu_bw = 0;         // GB/s per GPU and direction inside the node, NCCL's view
+  double nic_bw = 0;         // GB/s per GPU to the network (0: one node)
+  bool nvls = false;         // the node switches reduce and multicast
+  bool collnet = false;      // the fabric reduces
+  std::array<Graph, kAlgos> graphs;
+};
+
+// NCCL's per-link NVLink bandwidth of `arch` over the spec rate (25 GB/s per
+// link and direction for NVLink 2, 3 and 4): 20/25 (Volta, Ampere), 20.6/25 (Hopper).
+double nvlink_efficiency(Arch arch);
+
+// Builds the view; throws InputError when the group has different numbers of
+// ranks on different nodes (NCCL's graphs assume one count).
+NcclSystem describe_system(const AlgorithmContext& ctx, Arch arch);
+
+// The search alone, for tests: graphs of `ranks` GPUs, `nodes` nodes of
+// `gpu_bw` GB/s NVLink and `nic_bw` GB/s NIC per GPU.
+std::array<Graph, kAlgos> search_graphs(Arch arch, int ranks, int nodes, double gpu_bw, double nic_bw, bool nvls,
+                                        bool collnet);
+
+}  // namespace sim::nccl

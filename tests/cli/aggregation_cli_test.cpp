@@ -1,0 +1,71 @@
+// --no-aggregation and collective.aggregation (docs/system.md, "Exact step
+// aggregation"): the same reports, apart from event counts and wall time,
+// whether collectives are advanced as one or message by message.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "../common/run_sim.h"
+#include "../common/temp_folder.h"
+
+namespace sim {
+namespace {
+
+using testing::run_sim;
+
+class AggregationCli : public testing::TempFolderTest {
+ protected:
+  // The report without what aggregation is allowed to change.
+  std::string stable(const std::string& report) {
+    return std::regex_replace(read(report),
+                              std::regex("\"(events|wall_seconds|simulate_seconds|loading_seconds)\": [0-9.e+-]+"),
+                              "\"$1\": -");
+  }
+};
+
+TEST_F(AggregationCli, NoAggregationGivesTheSameReportMessageByMessage) {
+  ASSERT_EQ(run_sim("workload gen collectives --npus 16 --coll allreduce,allgather --size 4MiB --compute 5us -o " +
+                    path("w/w")).code, 0);
+  const std::string net = testing::shipped_config("switch64.yml");
+  std::ofstream(path("off.yml")) << "collective:\n  chunks: 4\n  aggregation: false\n";
+  std::ofstream(path("on.yml")) << "collective:\n  chunks: 4\n";
+  const auto with = run_sim("--workload " + path("w/w") + " --network " + net + " --system " + path("on.yml") +
+                            " --report " + path("with.json"));
+  const auto flag = run_sim("--workload " + path("w/w") + " --network " + net + " --system " + path("on.yml") +
+                            " --no-aggregation --report " + path("flag.json"));
+  const auto key = run_sim("--workload " + path("w/w") + " --network " + net + " --system " + path("off.yml") +
+                           " --report " + path("key.json"));
+  ASSERT_EQ(with.code, 0) << with.output;
+  ASSERT_EQ(flag.code, 0) << flag.output;
+  ASSERT_EQ(key.code, 0) << key.output;
+  EXPECT_NE(with.output.find("aggregated collectives: 2"), std::string::npos) << with.output;
+  EXPECT_EQ(flag.output.find("aggregated"), std::string::npos) << flag.output;
+  EXPECT_EQ(key.output.find("aggregated"), std::string::npos) << key.output;
+  EXPECT_EQ(stable(path("with.json")), stable(path("flag.json")));
+  EXPECT_EQ(stable(path("with.json")), stable(path("key.json")));
+  EXPECT_NE(read(path("with.json")), read(path("flag.json")));  // the event counts do differ
+}
+
+TEST_F(AggregationCli, AstraSimCommandLineTakesNoAggregation) {
+  const std::string root = std::string(SIM_SOURCE_DIR) + "/../shared/testdata/astrasim-reference";
+  if (!std::filesystem::exists(root)) GTEST_SKIP() << "testdata absent: " << root;
+  ASSERT_EQ(run_sim("workload gen collectives --npus 8 --coll allreduce --size 1MiB -o " + path("w/w")).code, 0);
+  const std::string args = "--workload-configuration=" + path("w/w") + " --system-configuration=" + root +
+                           "/system/ring_1d.json --network-configuration=" + root + "/network/Ring_8.yml" +
+                           " --remote-memory-configuration=" + root + "/remote_memory/no_memory_expansion.json";
+  const auto with = run_sim(args + " --report=" + path("with.json"));
+  const auto without = run_sim(args + " --no-aggregation --report=" + path("without.json"));
+  ASSERT_EQ(with.code, 0) << with.output;
+  ASSERT_EQ(without.code, 0) << without.output;
+  EXPECT_NE(with.output.find("aggregated collectives: 1"), std::string::npos) << with.output;
+  EXPECT_EQ(without.output.find("aggregated"), std::string::npos) << without.output;
+  EXPECT_EQ(stable(path("with.json")), stable(path("without.json")));
+  // ASTRA-sim's per-rank lines are the same too.
+  const auto lines = [](const std::string& out) { return out.substr(out.find("sys[0]")); };
+  EXPECT_EQ(lines(with.output), lines(without.output));
+}
+
+}  // namespace
+}  // namespace sim

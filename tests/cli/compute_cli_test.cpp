@@ -1,0 +1,86 @@
+// `sim compute time`: rows written back with the prediction appended;
+// bad input exits 2 naming file, line and column.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "../common/run_sim.h"
+#include "../common/temp_folder.h"
+
+namespace sim {
+namespace {
+
+using sim::testing::run_sim;
+
+class ComputeCli : public sim::testing::TempFolderTest {
+ protected:
+  void SetUp() override {
+    TempFolderTest::SetUp();
+    std::ofstream(path("gemm.csv")) << "op,dtype,m,n,k,time_us,tflops\n"
+                                    << "gemm,bf16,512,512,512,15,1\ngemm,bf16,4096,4096,4096,190,1\n"
+                                    << "gemm,bf16,512,4096,4096,30,1\ngemm,bf16,4096,512,512,20,1\n";
+    std::ofstream(path("system.yml")) << "compute:\n  peak_tflops: 989\n  memory_bandwidth: 3.35TB/s\n"
+                                      << "  kernels: gemm.csv\n";
+  }
+};
+
+TEST_F(ComputeCli, RowsComeBackWithTheirPrediction) {
+  const auto r = run_sim("compute time --system " + path("system.yml") + " --kernels " + path("gemm.csv") + " -o " +
+                         path("out.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("4 rows (gemm): |predicted/measured - 1| median 0.0%, max 0.0%, 4 of 4 within 10%"),
+            std::string::npos)
+      << r.output;
+  std::istringstream out(read(path("out.csv")));
+  std::string line;
+  std::getline(out, line);
+  EXPECT_EQ(line, "op,dtype,m,n,k,time_us,tflops,predicted_us");
+  std::getline(out, line);
+  EXPECT_EQ(line, "gemm,bf16,512,512,512,15,1,15");
+  std::getline(out, line);
+  EXPECT_EQ(line, "gemm,bf16,4096,4096,4096,190,1,190");
+  // The output reads again as a table; asking to append again is refused.
+  const auto again = run_sim("compute time --system " + path("system.yml") + " --kernels " + path("out.csv"));
+  EXPECT_EQ(again.code, 2) << again.output;
+  EXPECT_NE(again.output.find("has a 'predicted_us' column already"), std::string::npos) << again.output;
+}
+
+TEST_F(ComputeCli, AttentionRowsGetForwardAndForwardBackward) {
+  std::ofstream(path("attention.csv")) << "op,batch,heads,seq,head_dim,fwd_us,fwd_bwd_us\n"
+                                       << "sdpa_causal,1,8,2048,128,30,240\n";
+  const auto r = run_sim("compute time --system " + path("system.yml") + " --kernels " + path("attention.csv") + " 2>/dev/null");
+  ASSERT_EQ(r.code, 0) << r.output;
+  // No attention rows in the model: the plain roofline. 2*8*2048^2*128 FLOP at 989 TFLOP/s = 8.68547 us;
+  // backward 2.5x that: forward + backward 30.3992 us.
+  EXPECT_NE(r.output.find("sdpa_causal,1,8,2048,128,30,240,8.68547,30.3992"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("predicted_us,predicted_fwd_bwd_us"), std::string::npos) << r.output;
+}
+
+TEST_F(ComputeCli, BadInputExitsTwo) {
+  std::ofstream(path("bad.csv")) << "op,dtype,m,n,k,time_us\ngemm,bf16,512,512,five,1\n";
+  auto r = run_sim("compute time --system " + path("system.yml") + " --kernels " + path("bad.csv"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find(path("bad.csv") + ":2: column 5 (k): expected a positive integer, got 'five'"), std::string::npos)
+      << r.output;
+  std::ofstream(path("bare.yml")) << "collective: {chunks: 2}\n";
+  r = run_sim("compute time --system " + path("bare.yml") + " --kernels " + path("gemm.csv"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("has no compute model"), std::string::npos) << r.output;
+  r = run_sim("compute time --system " + path("system.yml") + " --kernels " + path("gemm.csv") + " --bogus");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_FALSE(std::filesystem::exists(path("out.csv")));
+}
+
+TEST_F(ComputeCli, ShippedH100ConfigAgainstTheMeasurements) {
+  const std::string measured = std::string(SIM_SOURCE_DIR) + "/../shared/testdata/h100-kernels/gemm.csv";
+  if (!std::filesystem::exists(measured)) GTEST_SKIP() << "testdata absent: " << measured;
+  const auto r = run_sim("compute time --system " + sim::testing::shipped_config("system/h100_kernels.yml") +
+                         " --kernels " + measured + " -o " + path("out.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("127 rows (gemm)"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace sim

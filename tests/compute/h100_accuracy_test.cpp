@@ -1,0 +1,142 @@
+// The kernel model against kernels measured on an H100 (../shared/testdata/
+// h100-kernels/, skipped when absent): every row of the tables it is fitted
+// on, and rows held back from the fit. The numbers are printed; docs/compute.md
+// quotes them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <map>
+
+#include "compute/kernel_model.h"
+#include "compute_test_util.h"
+
+namespace sim {
+namespace {
+
+using namespace sim::testing;
+
+std::vector<KernelSample> h100_samples(const std::string& table) {
+  return read_kernel_samples({testdata("h100-kernels/" + table + ".csv")});
+}
+
+#define SKIP_WITHOUT_TESTDATA()                                                                 \
+  if (!std::filesystem::exists(testdata("h100-kernels/gemm.csv"))) {                            \
+    GTEST_SKIP() << "testdata absent: " << testdata("h100-kernels/") << " (measured H100 kernels)"; \
+  }
+
+std::shared_ptr<const RooflineModel> h100() { return std::make_shared<const RooflineModel>(h100_roofline()); }
+
+void print(const char* what, const ErrorStats& s) {
+  std::printf("[ accuracy ] %-44s n=%3zu  median %5.1f%%  max %6.1f%%  within 10%%: %zu/%zu\n", what, s.n,
+              100 * s.median, 100 * s.max, s.within_10, s.n);
+  ::testing::Test::RecordProperty(what, std::to_string(s.median) + " " + std::to_string(s.max));
+}
+
+// Fits on `fit` and returns the relative errors on `test`.
+std::vector<double> errors(const std::vector<KernelSample>& fit, const std::vector<KernelSample>& test,
+                           KernelModelOptions options = {}) {
+  const KernelModel model(fit, h100(), options);
+  std::vector<double> e;
+  for (const KernelSample& s : test) e.push_back(model.predict(s.shape).seconds / s.seconds - 1);
+  return e;
+}
+
+TEST(H100Kernels, EveryRowOfTheFittedTablesWithin5Percent) {
+  SKIP_WITHOUT_TESTDATA();
+  for (const char* table : {"gemm", "attention", "membound"}) {
+    const auto rows = h100_samples(table);
+    const auto e = errors(rows, rows);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_LT(std::fabs(e[i]), 0.05) << rows[i].file << ":" << rows[i].line << " " << rows[i].shape.describe();
+    }
+    print((std::string(table) + ": fit rows").c_str(), stats(e));
+    // The fitted curves alone, without the per-row correction (what the derived table holds).
+    print((std::string(table) + ": fit rows, curves alone").c_str(), stats(errors(rows, rows, {2, 0})));
+  }
+}
+
+// Holds out the rows `held` picks, fits on the rest, returns the errors on them.
+std::vector<double> held_out(const std::vector<KernelSample>& rows, const std::function<bool(const KernelSample&)>& held,
+                             KernelModelOptions options = {}) {
+  std::vector<KernelSample> fit, test;
+  for (const KernelSample& s : rows) (held(s) ? test : fit).push_back(s);
+  return errors(fit, test, options);
+}
+
+TEST(H100Kernels, GemmRowsHeldOutOneInnerKPerMN) {
+  SKIP_WITHOUT_TESTDATA();
+  // Per dtype and (m, n), one of the inner k (1024 or 4096, alternating over
+  // the (m, n) grid) is held back and predicted from the rest: an
+  // interpolation over a factor 8 or 16 in k, harder than the factor 4 of the
+  // shapes measured between (2048, 8192).
+  const auto rows = h100_samples("gemm");
+  const std::map<std::int64_t, int> index{{512, 0}, {1024, 1}, {4096, 2}, {16384, 3}};
+  const auto held = [&](const KernelSample& s) {
+    if (s.shape.dtype == "tf32") return false;
+    const int pick = (index.at(s.shape.m) + index.at(s.shape.n)) % 2;
+    return s.shape.k == (pick == 0 ? 1024 : 4096);
+  };
+  for (const char* dtype : {"bf16", "fp16"}) {
+    std::vector<KernelSample> subset;
+    for (const auto& s : rows) {
+      if (s.shape.dtype == dtype || s.shape.dtype == "tf32") subset.push_back(s);
+    }
+    const ErrorStats e = stats(held_out(subset, held));
+    print((std::string("gemm ") + dtype + ": held-out (one k per m,n)").c_str(), e);
+    print((std::string("gemm ") + dtype + ": held-out, curves alone").c_str(), stats(held_out(subset, held, {2, 0})));
+    EXPECT_LT(e.median, 0.05);
+    EXPECT_GE(e.within_10, e.n * 3 / 4);
+  }
+  // Held out one m (then one n) plane at a time, across dtypes.
+  for (int axis = 0; axis < 3; ++axis) {
+    for (std::int64_t plane : {1024, 4096}) {
+      const auto pick = [&](const KernelSample& s) {
+        const std::int64_t v = axis == 0 ? s.shape.m : axis == 1 ? s.shape.n : s.shape.k;
+        return s.shape.dtype != "tf32" && v == plane;
+      };
+      const std::string what = std::string("gemm: held-out plane ") + "mnk"[axis] + "=" + std::to_string(plane);
+      print(what.c_str(), stats(held_out(rows, pick)));
+    }
+  }
+}
+
+TEST(H100Kernels, AttentionRowsHeldOutOneAtATime) {
+  SKIP_WITHOUT_TESTDATA();
+  const auto rows = h100_samples("attention");
+  std::vector<double> fwd, bwd;
+  for (std::size_t line = 2; line <= 8; ++line) {
+    const auto e = held_out(rows, [&](const KernelSample& s) { return s.line == line; });
+    ASSERT_EQ(e.size(), 2u);
+    fwd.push_back(e[0]);
+    bwd.push_back(e[1]);
+  }
+  print("attention fwd: held-out (leave one out)", stats(fwd));
+  print("attention bwd: held-out (leave one out)", stats(bwd));
+  // Seven shapes that each vary another dimension: every held-out row is an
+  // extrapolation along some feature, so the 10% is missed on the
+  // forward pass (docs/compute.md); this bounds what is measured.
+  EXPECT_LT(stats(fwd).median, 0.15);
+  EXPECT_LT(stats(bwd).median, 0.10);
+}
+
+TEST(H100Kernels, MemboundRowsHeldOutInnerSizes) {
+  SKIP_WITHOUT_TESTDATA();
+  // Per op, 2^22 and then 2^24 elements held back (one at a time), predicted
+  // from the three other sizes.
+  const auto rows = h100_samples("membound");
+  std::vector<double> all;
+  for (std::int64_t held : {1 << 22, 1 << 24}) {
+    const auto e = held_out(rows, [&](const KernelSample& s) { return s.shape.elements == held; });
+    all.insert(all.end(), e.begin(), e.end());
+  }
+  print("membound: held-out (2^22, 2^24)", stats(all));
+  // Three rows per op fit only F and P: no fixed overhead, so 2^24 comes out
+  // about 10% short (docs/compute.md).
+  EXPECT_LT(stats(all).median, 0.15);
+}
+
+}  // namespace
+}  // namespace sim

@@ -1,0 +1,210 @@
+// The measured-kernel model on synthetic tables drawn from a known law: it
+// recovers the law between the rows, reproduces the rows, and falls back to
+// the efficiency-scaled roofline by its stated rule. Self-contained: always runs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "compute/kernel_model.h"
+#include "compute_test_util.h"
+#include "core/error.h"
+
+namespace sim {
+namespace {
+
+using namespace sim::testing;
+
+// The law the synthetic GEMM rows follow (the base curve's own form).
+double gemm_law(const KernelShape& s) {
+  const double m = static_cast<double>(s.m), n = static_cast<double>(s.n), k = static_cast<double>(s.k);
+  return std::max(12e-6, 3e-6 + s.flops() / 700e12 * (1 + 96 / m) * (1 + 160 / n) * (1 + 240 / k));
+}
+
+std::vector<KernelSample> gemm_grid(const std::vector<std::int64_t>& dims) {
+  std::vector<KernelSample> rows;
+  std::size_t line = 2;
+  for (auto m : dims) {
+    for (auto n : dims) {
+      for (auto k : dims) rows.push_back({gemm(m, n, k), gemm_law(gemm(m, n, k)), "syn.csv", line++});
+    }
+  }
+  return rows;
+}
+
+std::shared_ptr<const RooflineModel> h100() { return std::make_shared<const RooflineModel>(h100_roofline()); }
+
+TEST(KernelModel, RecoversTheLawBetweenTheRowsAndReproducesThem) {
+  const auto rows = gemm_grid({512, 1024, 4096, 16384});
+  const KernelModel model(rows, h100());
+  for (const KernelSample& r : rows) {
+    EXPECT_NEAR(model.predict(r.shape).seconds / r.seconds, 1, 1e-9) << r.shape.describe();
+  }
+  std::vector<double> errors;
+  for (std::int64_t m : {768, 2048, 8192}) {
+    for (std::int64_t n : {640, 2048, 12288}) {
+      for (std::int64_t k : {1536, 2048, 8192}) {
+        const KernelShape s = gemm(m, n, k);
+        const KernelModel::Prediction p = model.predict(s);
+        EXPECT_EQ(p.source, KernelModel::Source::kTable);
+        EXPECT_EQ(p.series, "gemm bf16");
+        errors.push_back(p.seconds / gemm_law(s) - 1);
+      }
+    }
+  }
+  const ErrorStats e = stats(errors);
+  EXPECT_LT(e.max, 0.01) << "median " << e.median;
+}
+
+TEST(KernelModel, FitsWithoutTheCorrectionToo) {
+  const auto rows = gemm_grid({512, 1024, 4096, 16384});
+  const auto smooth = KernelModel(rows, h100()).with_options({2, 0});
+  std::vector<double> errors;
+  for (const KernelSample& r : rows) errors.push_back(smooth->predict(r.shape).seconds / r.seconds - 1);
+  EXPECT_LT(stats(errors).max, 0.01);
+}
+
+TEST(KernelModel, OutsideItsReachTheRooflineScaledByTheLargestRowsEfficiency) {
+  const auto rows = gemm_grid({512, 1024, 4096, 16384});
+  const KernelModel model(rows, h100());
+  const RooflineModel roof(h100_roofline());
+  // The 3 rows of most work: 16384^2 x 16384 first, then the three 16384^2 x 4096 in file order
+  // (m,n,k) = (4096,16384,16384)... : the median of roofline/measured over the first three.
+  std::vector<const KernelSample*> sorted;
+  for (const auto& r : rows) sorted.push_back(&r);
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const KernelSample* a, const KernelSample* b) { return a->shape.flops() > b->shape.flops(); });
+  std::vector<double> e;
+  for (int i = 0; i < 3; ++i) e.push_back(roof.kernel_seconds(sorted[i]->shape) / sorted[i]->seconds);
+  std::sort(e.begin(), e.end());
+  const double efficiency = e[1];
+  ASSERT_EQ(model.series().size(), 1u);
+  EXPECT_DOUBLE_EQ(model.series()[0].efficiency, efficiency);
+  const double floor = model.series()[0].floor_s;
+  EXPECT_NEAR(floor, 12e-6, 12e-6 * 0.01);
+  // Within a factor of 4 past the range: the fit. 4x and a bit beyond: the fallback.
+  EXPECT_EQ(model.predict(gemm(65536, 4096, 4096)).source, KernelModel::Source::kTable);
+  EXPECT_EQ(model.predict(gemm(128, 4096, 4096)).source, KernelModel::Source::kTable);
+  for (const KernelShape& s : {gemm(65537, 4096, 4096), gemm(127, 4096, 4096), gemm(4096, 4096, 1 << 20),
+                               gemm(8, 8, 8)}) {
+    const KernelModel::Prediction p = model.predict(s);
+    EXPECT_EQ(p.source, KernelModel::Source::kFallback) << s.describe();
+    EXPECT_DOUBLE_EQ(p.seconds, std::max(floor, roof.kernel_seconds(s) / efficiency)) << s.describe();
+  }
+  // A dtype without rows: its own peak, the bf16 series' efficiency and floor.
+  const KernelShape fp8 = gemm(8192, 8192, 8192, "fp8");
+  const KernelModel::Prediction p = model.predict(fp8);
+  EXPECT_EQ(p.source, KernelModel::Source::kFallback);
+  EXPECT_EQ(p.series, "gemm bf16");
+  EXPECT_DOUBLE_EQ(p.seconds, std::max(floor, 2.0 * 8192 * 8192 * 8192 / 1978.9e12 / efficiency));
+  // A kind without rows: the plain roofline.
+  const KernelShape a = attention(1, 8, 2048, 128, true, false);
+  EXPECT_EQ(model.predict(a).source, KernelModel::Source::kRoofline);
+  EXPECT_DOUBLE_EQ(model.predict(a).seconds, roof.kernel_seconds(a));
+}
+
+TEST(KernelModel, ASingleRowSeriesIsReproducedThroughTheFallback) {
+  auto rows = gemm_grid({512, 1024, 4096, 16384});
+  rows.push_back({gemm(4096, 4096, 4096, "tf32"), 350e-6, "syn.csv", 99});
+  const KernelModel model(rows, h100());
+  const KernelModel::Prediction p = model.predict(gemm(4096, 4096, 4096, "tf32"));
+  EXPECT_EQ(p.source, KernelModel::Source::kFallback);
+  EXPECT_EQ(p.series, "gemm tf32");
+  EXPECT_NEAR(p.seconds, 350e-6, 1e-15);
+  // Twice the FLOPs: twice the time (compute-bound, same efficiency).
+  EXPECT_NEAR(model.predict(gemm(8192, 4096, 4096, "tf32")).seconds, 700e-6, 1e-12);
+}
+
+TEST(KernelModel, MemboundSeriesPerOpAndCopyForOpsNotMeasured) {
+  // t = 4 us + bytes / 3 TB/s, floor 8 us.
+  std::vector<KernelSample> rows;
+  std::size_t line = 2;
+  for (const char* op : {"add", "copy"}) {
+    for (std::int64_t e : {1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28}) {
+      const KernelShape s = membound(op, e);
+      rows.push_back({s, std::max(8e-6, 4e-6 + s.bytes() / 3e12), "m.csv", line++});
+    }
+  }
+  const KernelModel model(rows, h100());
+  for (std::int64_t e : {3 << 20, 1 << 23, 100'000'000}) {
+    for (const char* op : {"add", "copy"}) {
+      const KernelShape s = membound(op, e);
+      EXPECT_NEAR(model.predict(s).seconds / std::max(8e-6, 4e-6 + s.bytes() / 3e12), 1, 0.01) << s.describe();
+    }
+  }
+  // gelu was not measured: copy's efficiency (largest rows: 2^28, 2^26, 2^24) on gelu's bytes.
+  const RooflineModel roof(h100_roofline());
+  std::vector<double> e;
+  for (std::int64_t n : {1 << 28, 1 << 26, 1 << 24}) {
+    const KernelShape c = membound("copy", n);
+    e.push_back(roof.kernel_seconds(c) / (4e-6 + c.bytes() / 3e12));
+  }
+  std::sort(e.begin(), e.end());
+  const KernelShape gelu = membound("gelu", 1 << 26);
+  const KernelModel::Prediction p = model.predict(gelu);
+  EXPECT_EQ(p.series, "membound bf16 copy");
+  EXPECT_EQ(p.source, KernelModel::Source::kFallback);
+  EXPECT_NEAR(p.seconds, roof.kernel_seconds(gelu) / e[1], 1e-15);
+}
+
+TEST(KernelModel, AttentionFromScatteredShapes) {
+  // t = max(10 us, 2 us + W / 600 TFLOP/s * (1 + 16 / (b h)) * (1 + 1024 / s)).
+  const auto law = [](const KernelShape& s) {
+    return std::max(10e-6, 2e-6 + s.flops() / 600e12 * (1 + 16.0 / static_cast<double>(s.batch * s.heads)) *
+                                   (1 + 1024.0 / static_cast<double>(s.seq)));
+  };
+  std::vector<KernelSample> rows;
+  std::size_t line = 2;
+  for (auto [b, h, s, d] : std::vector<std::array<std::int64_t, 4>>{{1, 8, 2048, 128},
+                                                                     {1, 8, 4096, 128},
+                                                                     {1, 16, 4096, 128},
+                                                                     {1, 32, 4096, 128},
+                                                                     {1, 64, 4096, 128},
+                                                                     {4, 16, 2048, 128},
+                                                                     {1, 32, 2048, 64},
+                                                                     {2, 16, 8192, 128}}) {
+    for (bool bwd : {false, true}) {
+      const KernelShape shape = attention(b, h, s, d, true, bwd);
+      rows.push_back({shape, law(shape), "a.csv", line});
+    }
+    ++line;
+  }
+  const KernelModel model(rows, h100());
+  for (const KernelShape& s : {attention(1, 16, 8192, 128, true, false), attention(1, 24, 3072, 128, true, true),
+                               attention(2, 32, 2048, 128, true, false)}) {
+    EXPECT_EQ(model.predict(s).source, KernelModel::Source::kTable);
+    EXPECT_NEAR(model.predict(s).seconds / law(s), 1, 0.02) << s.describe();
+  }
+  // Full (non-causal) attention was not measured: the causal series of the same pass.
+  EXPECT_EQ(model.predict(attention(1, 16, 4096, 128, false, true)).series, "attention bf16 causal bwd");
+}
+
+TEST(KernelModel, NodesWithoutKernelAttributesTakeThePlainRoofline) {
+  const KernelModel model(gemm_grid({512, 4096}), h100());
+  ComputeNode node;
+  node.has_roofline = true;
+  node.num_ops = 989'400'000'000;  // 1 ms at 989.4 TFLOP/s
+  node.tensor_size = 1;
+  EXPECT_DOUBLE_EQ(*model.seconds(node), 1e-3);
+  EXPECT_FALSE(model.seconds(ComputeNode{}).has_value());
+  const KernelShape g = gemm(1024, 1024, 1024);
+  node.kernel = &g;  // the kernel attributes win
+  EXPECT_DOUBLE_EQ(*model.seconds(node), model.predict(g).seconds);
+}
+
+TEST(KernelModel, EmptyTablesAndMissingPeaksAreErrors) {
+  EXPECT_THROW(KernelModel({}, h100()), InputError);
+  RooflineParams p;
+  p.peak_flops_by_dtype = {{"bf16", 989e12}};
+  p.memory_bandwidth = 3e12;
+  std::vector<KernelSample> rows{{gemm(512, 512, 512, "fp16"), 1e-5, "x.csv", 7}};
+  try {
+    KernelModel(rows, std::make_shared<const RooflineModel>(p));
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("x.csv:7: "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'fp16'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace sim

@@ -1,0 +1,113 @@
+// NCCL's tuning model: the search's graphs and the table of latencies and
+// bandwidths on documented cases, worked out by hand from NCCL's constants
+// (docs/nccl.md), and the choice per size.
+#include <gtest/gtest.h>
+
+#include "system/collectives/nccl/nccl_system.h"
+#include "system/collectives/nccl/nccl_tuner.h"
+
+namespace sim::nccl {
+namespace {
+
+constexpr int kTree = static_cast<int>(Algo::kTree), kRing = static_cast<int>(Algo::kRing),
+              kNvls = static_cast<int>(Algo::kNvls);
+constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
+
+// 8 H100 on NVSwitch: 18 NVLink4 per GPU, NCCL counts 20.6 GB/s each = 370.8 GB/s.
+TuneInput dgx_h100(bool nvls) {
+  TuneInput in;
+  in.type = CollectiveType::kAllReduce;
+  in.ranks = 8;
+  in.nodes = 1;
+  in.arch = Arch::kHopper;
+  in.graphs = search_graphs(Arch::kHopper, 8, 1, 18 * 20.6, 0, nvls, false);
+  return in;
+}
+
+TEST(NcclSearch, DgxH100Graphs) {
+  const auto g = search_graphs(Arch::kHopper, 8, 1, 18 * 20.6, 0, true, false);
+  // Ring: 60 GB/s is the first speed <= 370.8; 6 channels fit (360); >= 25 GB/s
+  // channels are doubled at half speed: 12 x 30.
+  EXPECT_EQ(g[kRing].channels, 12);
+  EXPECT_DOUBLE_EQ(g[kRing].bw_intra, 30.0);
+  EXPECT_EQ(g[kTree].channels, 12);
+  EXPECT_DOUBLE_EQ(g[kTree].bw_intra, 30.0);
+  // NVLS: one channel per GPU, each taking speed x (8 + 1) of a GPU's 370.8: 40 GB/s.
+  EXPECT_EQ(g[kNvls].channels, 8);
+  EXPECT_DOUBLE_EQ(g[kNvls].bw_intra, 40.0);
+  EXPECT_EQ(g[static_cast<int>(Algo::kNvlsTree)].channels, 0);  // one node
+}
+
+TEST(NcclSearch, TwoDgxH100Rings) {
+  // 16 GPUs, 400 Gb/s (50 GB/s) NIC per GPU: the inter-node speeds; 45 GB/s
+  // fills 8 NICs and 8 x 45 = 360 of the NVLink, then doubled: 16 x 22.5.
+  const auto g = search_graphs(Arch::kHopper, 16, 2, 18 * 20.6, 50, false, false);
+  EXPECT_EQ(g[kRing].channels, 16);
+  EXPECT_DOUBLE_EQ(g[kRing].bw_intra, 22.5);
+}
+
+TEST(NcclTuner, DgxH100AllReduceTable) {
+  const TuneInput in = dgx_h100(true);
+  const TuneTable t = tune(in);
+  // Ring: busBw 12 x 30 = 360, to algBw x 8/14; LL min(87.7, 360/4); LL128 x 0.92.
+  EXPECT_NEAR(t.bandwidth[kRing][kLL], 87.7 * 8 / 14, 1e-9);
+  EXPECT_NEAR(t.bandwidth[kRing][kLL128], 360 * 0.92 * 8 / 14, 1e-9);
+  EXPECT_NEAR(t.bandwidth[kRing][kSimple], 360.0 * 8 / 14, 1e-9);
+  // Latencies: base + 14 steps x NVLink hop.
+  EXPECT_NEAR(t.latency[kRing][kLL], 6.6 + 14 * 0.6, 1e-9);
+  EXPECT_NEAR(t.latency[kRing][kLL128], 14.0 + 14 * 1.9, 1e-9);
+  EXPECT_NEAR(t.latency[kRing][kSimple], 8.4 + 14 * 3.4, 1e-9);
+  // Tree: min(360 x .92, 12 x 38.7) = 331.2; LL / 3.8; LL128 x 7/9; algBw x 1/2.
+  EXPECT_NEAR(t.bandwidth[kTree][kLL], 331.2 / 3.8 / 2, 1e-9);
+  EXPECT_NEAR(t.bandwidth[kTree][kLL128], 331.2 * 7 / 9 / 2, 1e-9);
+  EXPECT_NEAR(t.bandwidth[kTree][kSimple], 331.2 / 2, 1e-9);
+  EXPECT_NEAR(t.latency[kTree][kSimple], 2 * 7 * 28.0, 1e-9);
+  // NVLS: 8 x 40 x 5/6, 23 us, Simple only.
+  EXPECT_NEAR(t.bandwidth[kNvls][kSimple], 320.0 * 5 / 6, 1e-9);
+  EXPECT_NEAR(t.latency[kNvls][kSimple], 23.0, 1e-9);
+  EXPECT_EQ(t.bandwidth[kNvls][kLL], 0);
+}
+
+std::string chosen(const TuneInput& in, std::uint64_t bytes) {
+  const TuneTable t = tune(in);
+  std::array<bool, kAlgos> all;
+  all.fill(true);
+  const Choice c = choose(in, t, bytes, all);
+  return std::string(algo_name(c.algo)) + "/" + proto_name(c.proto);
+}
+
+TEST(NcclTuner, DgxH100ChoicePerSize) {
+  const TuneInput in = dgx_h100(true);
+  // 64 KiB: ring LL 15.0 + 65536 / 50114 = 16.31 us beats tree LL (x .6
+  // correction: 17.7 us) and NVLS (23.25 us).
+  EXPECT_EQ(chosen(in, 1024), "ring/ll");
+  EXPECT_EQ(chosen(in, 64 << 10), "ring/ll");
+  // 1 MiB: NVLS 23 + 3.93 = 26.9 us; ring LL 35.9 us.
+  EXPECT_EQ(chosen(in, 1 << 20), "nvls/simple");
+  EXPECT_EQ(chosen(in, std::uint64_t{4} << 30), "nvls/simple");
+}
+
+TEST(NcclTuner, DgxH100WithoutNvlsChoicePerSize) {
+  const TuneInput in = dgx_h100(false);
+  EXPECT_EQ(chosen(in, 1 << 20), "ring/ll");      // 35.9 us; tree LL128 45.1, ring LL128 46.1
+  EXPECT_EQ(chosen(in, 16 << 20), "ring/ll128");  // 129.3 us; Simple 137.6
+  // LL128 and Simple cross where 15.4 us = S (1/189.257 - 1/205.714) / 1000: 36.4 MB.
+  EXPECT_EQ(chosen(in, 32 << 20), "ring/ll128");
+  EXPECT_EQ(chosen(in, 64 << 20), "ring/simple");
+  EXPECT_NEAR(algo_time(in, tune(in), Algo::kRing, Proto::kSimple, 256 << 20), 56.0 + 268435456 / (1000 * 360.0 * 8 / 14),
+              1e-6);
+}
+
+TEST(NcclTuner, OtherCollectivesRunRingOrNvls) {
+  TuneInput in = dgx_h100(true);
+  in.type = CollectiveType::kAllGather;
+  const TuneTable t = tune(in);
+  EXPECT_EQ(t.bandwidth[kTree][kSimple], 0);
+  // All-gather ring: 7 steps, algBw = busBw x 8/7; LL not / 4 but / 3 on one node.
+  EXPECT_NEAR(t.bandwidth[kRing][kSimple], 360.0 * 8 / 7, 1e-9);
+  EXPECT_NEAR(t.bandwidth[kRing][kLL], std::min(87.7, 360.0 / 3) * 8 / 7, 1e-9);
+  EXPECT_NEAR(t.latency[kRing][kSimple], 8.4 + 7 * 3.4, 1e-9);
+}
+
+}  // namespace
+}  // namespace sim::nccl
