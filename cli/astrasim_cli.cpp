@@ -1,7 +1,7 @@
 #include "astrasim_cli.h"
 #include "run_outputs.h"
 
-#include "system/process_groups.h"
+#include "system/groups/process_groups.h"
 
 #include <spdlog/spdlog.h>
 
@@ -19,10 +19,11 @@
 #include "core/time.h"
 #include "network/config_reader.h"
 #include "network/topology.h"
-#include "system/astrasim_system.h"
-#include "system/comm_group_file.h"
-#include "system/report.h"
-#include "system/simulation.h"
+#include "system/astrasim/astrasim_system.h"
+#include "system/scenario/system_files.h"
+#include "system/groups/comm_group_file.h"
+#include "report/report.h"
+#include "system/runner/simulation.h"
 #include "workload/workload_loader.h"
 #include "timed_run.h"
 

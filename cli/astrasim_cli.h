@@ -6,7 +6,7 @@
 //
 // runs ASTRA-sim's files unchanged: the network YAML's bare bandwidths are
 // read as ASTRA-sim means them (GB/s = 2^30 B/s, i.e. `bandwidth_unit:
-// GiB/s`), the system JSON as system/astrasim_system.h maps it. It prints our
+// GiB/s`), the system JSON as system/astrasim/astrasim_system.h maps it. It prints our
 // summary, then one line per rank in ASTRA-sim's format for scripts that
 // parse it: "sys[<rank>] finished, <ns> cycles, exposed communication <ns> cycles".
 // ASTRA-sim's other options are honoured, rejected or warned about (docs/system.md).

@@ -25,24 +25,27 @@
 
 #include "astrasim_cli.h"
 #include "collective_import_cli.h"
+#include "core/plugin.h"
 #include "core/error.h"
 #include "core/temp_file_registry.h"
 #include "core/units.h"
 #include "network/backend_registry.h"
 #include "network/topology.h"
-#include "system/collective_tools.h"
+#include "system/registry/algorithm_choices.h"
+#include "system/registry/collective_tools.h"
+#include "system/scenario/system_files.h"
 #include "synth_command.h"
 #include "run_outputs.h"
-#include "system/job_placement.h"
-#include "system/process_groups.h"
+#include "system/groups/job_placement.h"
+#include "system/groups/process_groups.h"
 #include "timed_run.h"
 #include "workflow_commands.h"
 #include "workflows/progress.h"
-#include "system/report.h"
-#include "system/simulation.h"
+#include "report/report.h"
+#include "system/runner/simulation.h"
 #include "workload/example_workload.h"
 #include "workload/workload_loader.h"
-#include "workload/workload_generator.h"
+#include "workload/generators/workload_generator.h"
 
 namespace {
 
@@ -85,7 +88,7 @@ int run_simulation(const RunOptions& o) {
     for (std::size_t r = 0; r < traces.size(); ++r) graphs.emplace_back(traces[r], static_cast<int>(r), gopt);
     workload_name = "bundled example: data-parallel step, 4 layers, ring all-reduce of gradients";
   } else {
-    // One job, or several sharing the network (system/job_placement.h).
+    // One job, or several sharing the network (system/groups/job_placement.h).
     const std::vector<JobInput> jobs = parse_job_args(o.workloads, o.comm_groups);
     for (const JobInput& job : jobs) {
       std::vector<RankGraph> g = load_rank_graphs(resolve_rank_files(job.workload), gopt);
@@ -143,6 +146,19 @@ int reporting_errors(F&& command) {
   }
 }
 
+// `sim --version`: the version, the commit it was built from (at configure
+// time; "-dirty" when the tree had changes) and the optional modules: built
+// or not, and where the one this run would load is.
+std::string version_text() {
+  std::string out = std::string("sim ") + SIM_VERSION + " (commit " + SIM_GIT_COMMIT + ")";
+  for (const auto& [file, what] : {std::pair<const char*, const char*>{"libsim_ns3.so", "ns-3 backend (--backend ns3)"},
+                                   {"libsim_mpi.so", "MPI sweeps (mpirun sim sweep)"}}) {
+    const std::string path = sim::find_module(file);
+    out.append("\n  ").append(what).append(": ").append(path.empty() ? "not built" : path);
+  }
+  return out;
+}
+
 int main(int argc, char** argv) {
   sim::install_temp_file_cleanup();
   auto logger = spdlog::stderr_color_st("sim");
@@ -154,7 +170,7 @@ int main(int argc, char** argv) {
   CLI::App app{"sim: a discrete-event simulator of distributed machine-learning systems.\n"
                "With no options it runs a bundled example: one data-parallel training step on 8 ranks\n"
                "on a 50 GB/s, 500 ns ring. Exit codes: 0 ok, 2 bad usage/config/input, 3 cannot complete."};
-  app.set_version_flag("--version", std::string("sim ") + SIM_VERSION);
+  app.set_version_flag("--version", version_text);
   app.require_subcommand(0, 1);
 
   RunOptions o;

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "core/output_file.h"
-#include "system/report.h"
-#include "system/timeline_writer.h"
+#include "report/report.h"
+#include "report/timeline_writer.h"
 
 namespace sim {
 

@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "network/topology.h"
-#include "system/collective_writer.h"
+#include "system/program/collective_writer.h"
 #include "system/producers/synthesizer.h"
 
 namespace sim {

@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "system/physical_bounds.h"
+#include "report/physical_bounds.h"
 
 namespace sim {
 

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "network/topology.h"
-#include "system/report.h"
-#include "system/simulation.h"
+#include "report/report.h"
+#include "system/runner/simulation.h"
 
 namespace sim {
 

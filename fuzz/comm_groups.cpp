@@ -1,5 +1,5 @@
 // Communicator JSON ({"<pg_name>": [ranks...]}).
-#include "system/comm_group_file.h"
+#include "system/groups/comm_group_file.h"
 #include "fuzz/harness.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -18,9 +18,9 @@
 #include <stdexcept>
 
 #include "fuzz/harness.h"
-#include "system/collective_checker.h"
-#include "system/et_algorithm.h"
-#include "system/msccl_ir.h"
+#include "system/registry/collective_checker.h"
+#include "system/program/et_algorithm.h"
+#include "system/producers/msccl_ir.h"
 #include "system/producers/msccl_import.h"
 
 namespace {

@@ -2,7 +2,7 @@
 // picks the ring's size (1..8 ranks, each sending to the next on tb 0 step 0
 // and receiving from the previous on tb 1 step 0), the rest is the XML.
 #include "fuzz/harness.h"
-#include "system/msccl_xml_chunks.h"
+#include "system/producers/msccl_xml_chunks.h"
 
 namespace {
 

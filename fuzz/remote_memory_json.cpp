@@ -2,7 +2,7 @@
 // the input's text (the path form only reads the file first, through the
 // strict reader the other harnesses cover).
 #include "fuzz/harness.h"
-#include "system/astrasim_system.h"
+#include "system/astrasim/astrasim_system.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace sim;

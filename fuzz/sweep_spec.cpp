@@ -8,7 +8,7 @@
 
 #include "fuzz/harness.h"
 #include "network/topology.h"
-#include "system/system_config.h"
+#include "system/config/system_config.h"
 #include "workflows/sweep_spec.h"
 #include "workflows/yaml_override.h"
 

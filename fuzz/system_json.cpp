@@ -1,6 +1,6 @@
 // ASTRA-sim's system JSON.
 #include "fuzz/harness.h"
-#include "system/astrasim_system.h"
+#include "system/astrasim/astrasim_system.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace sim;

@@ -85,6 +85,14 @@ void ConfigReader::fail(const YAML::Node& at, const std::string& message) const 
   throw InputError(source_ + line + ": " + message);
 }
 
+std::string ConfigReader::where(const YAML::Node& at, std::string_view key) const {
+  const YAML::Mark mark = at.IsDefined() ? at.Mark() : YAML::Mark::null_mark();
+  std::string out = source_;
+  if (!mark.is_null()) out.append(":").append(std::to_string(mark.line + 1));
+  out.append(": '").append(key).append("'");
+  return out;
+}
+
 void ConfigReader::check_keys(const YAML::Node& node, std::string_view where,
                               std::initializer_list<std::string_view> allowed) const {
   std::set<std::string> seen;

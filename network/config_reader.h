@@ -26,6 +26,9 @@ class ConfigReader {
 
   // Throws InputError "<file>:<line>: <message>" (line of `at` when known).
   [[noreturn]] void fail(const YAML::Node& at, const std::string& message) const;
+  // "<file>:<line>: '<key>'": where a value was read, for a check made later
+  // (its message then reads as fail()'s would).
+  std::string where(const YAML::Node& at, std::string_view key) const;
 
   // `node` must be a map whose keys are all in `allowed`, none repeated.
   // `where` prefixes key names in messages ("links[2]."), empty at top level.

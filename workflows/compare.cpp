@@ -8,7 +8,7 @@
 #include <set>
 
 #include "core/error.h"
-#include "system/report.h"
+#include "report/report.h"
 #include "workflows/plot_launcher.h"
 #include "workflows/reference_reader.h"
 

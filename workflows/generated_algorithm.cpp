@@ -9,9 +9,9 @@
 
 #include "core/error.h"
 #include "core/units.h"
-#include "system/algorithm_registry.h"
-#include "system/collective_tools.h"
-#include "system/collective_writer.h"
+#include "system/registry/algorithm_registry.h"
+#include "system/registry/collective_tools.h"
+#include "system/program/collective_writer.h"
 #include "system/producers/synthesizer.h"
 #include "workflows/content_hash.h"
 #include "workflows/point_inputs.h"  // sim_version

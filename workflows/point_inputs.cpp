@@ -4,9 +4,10 @@
 #include "core/plugin.h"
 #include "core/units.h"
 #include "network/backend_registry.h"
-#include "system/algorithm_registry.h"
+#include "system/registry/algorithm_choices.h"
+#include "system/registry/algorithm_registry.h"
 #include "system/producers/msccl_import.h"
-#include "system/astrasim_system.h"
+#include "system/astrasim/astrasim_system.h"
 #include "workflows/generated_algorithm.h"
 #include "workflows/json_override.h"
 #include "workflows/yaml_override.h"
@@ -99,6 +100,7 @@ void InputReader::read_system(const PointSettings& s, PointInputs& in, std::stri
   if (it == systems_.end()) {
     // parse_system_config resolves relative ET paths against the file's folder.
     SystemConfig config = json ? parse_astrasim_system(text, s.system) : parse_system_config(text, s.system);
+    check_algorithm_choices(config);
     it = systems_.emplace(source + "\n" + digest, std::make_shared<const SystemConfig>(std::move(config))).first;
   }
   in.system = it->second;

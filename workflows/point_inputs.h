@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "system/system_config.h"
+#include "system/config/system_config.h"
 #include "workflows/content_hash.h"
 #include "workflows/sweep_spec.h"
-#include "workload/workload_generator.h"
+#include "workload/generators/workload_generator.h"
 
 namespace sim::workflows {
 

@@ -3,7 +3,7 @@
 #include <map>
 #include <tuple>
 
-#include "system/report.h"
+#include "report/report.h"
 
 namespace sim::workflows {
 

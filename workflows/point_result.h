@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/time.h"
-#include "system/simulation.h"
+#include "system/runner/simulation.h"
 
 namespace sim::workflows {
 

@@ -4,9 +4,11 @@
 #include <map>
 
 #include "core/error.h"
-#include "system/physical_bounds.h"
+#include "report/physical_bounds.h"
+#include "system/registry/algorithm_choices.h"
 #include "workflows/generated_algorithm.h"
 #include "workload/workload_loader.h"
+#include "system/registry/algorithm_source.h"
 
 namespace sim::workflows {
 

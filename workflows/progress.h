@@ -11,7 +11,7 @@
 #include <mutex>
 #include <ostream>
 
-#include "system/simulation.h"
+#include "system/runner/simulation.h"
 
 namespace sim::workflows {
 

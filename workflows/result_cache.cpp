@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "system/report.h"
+#include "report/report.h"
 
 namespace sim::workflows {
 

@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "system/report.h"
+#include "report/report.h"
 #include "workflows/point_inputs.h"
 
 namespace sim::workflows {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "network/topology.h"
-#include "system/et_algorithm.h"
+#include "system/program/et_algorithm.h"
 #include "workload/rank_graph.h"
 
 namespace sim::workflows {

@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "network/config_reader.h"
-#include "system/algorithm_registry.h"
+#include "system/registry/algorithm_registry.h"
 #include "workflows/content_hash.h"
 #include "workflows/generated_algorithm.h"
 

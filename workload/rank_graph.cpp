@@ -336,7 +336,7 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
     s.coll = static_cast<CollectiveType>(int_attr(*comm_type, 0, 9));
     if (!has_comm_size) throw InputError(here() + ": COMM_COLL node without comm_size");
     CommunicatorSpec spec;
-    spec.pg_name = pg;  // resolved against the run's process groups (system/process_groups.h)
+    spec.pg_name = pg;  // resolved against the run's process groups (system/groups/process_groups.h)
     if (involved_dim) {
       if (involved_dim->value_case != 28) {  // AttributeProto.bool_list
         throw InputError(here() + ": attribute 'involved_dim' must be a bool_list (one entry per network dimension)");

@@ -72,7 +72,7 @@ struct TaskNode {
 };
 
 // What a COMM_COLL node says about its group: pg_name and involved_dim as
-// written (system/process_groups.h resolves them to ranks).
+// written (system/groups/process_groups.h resolves them to ranks).
 struct CommunicatorSpec {
   std::string pg_name;             // "" when absent
   std::uint32_t involved_count = 0;  // entries in involved_dim; 0 when absent

@@ -29,7 +29,7 @@
 #include <bit>
 #include <vector>
 
-#include "system/collective_program.h"
+#include "system/program/collective_program.h"
 #include "workload/rank_graph.h"
 
 namespace sim {

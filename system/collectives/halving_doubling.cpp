@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "system/collectives/common.h"
+#include "system/program/block_math.h"
 
 namespace sim {
 

@@ -36,7 +36,7 @@
 
 #include <bit>
 
-#include "system/collective_program.h"
+#include "system/program/collective_program.h"
 #include "workload/rank_graph.h"
 
 namespace sim {

@@ -52,7 +52,7 @@
 #include <tuple>
 #include <vector>
 
-#include "system/collective_program.h"
+#include "system/program/collective_program.h"
 #include "workload/rank_graph.h"
 
 namespace sim {

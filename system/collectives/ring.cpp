@@ -1,5 +1,8 @@
 #include "system/collectives/ring.h"
 
+#include "core/error.h"
+#include "system/program/collective_writer.h"
+
 #include <stdexcept>
 
 namespace sim {
@@ -141,6 +144,15 @@ std::string RingProgram::label(std::uint32_t, OpRef r) const {
   static const char* const kSlot[] = {"send", "recv", "reduce"};
   return "ring." + std::string(kSlot[slot_of(r)]) + " c" + std::to_string(chunk_of(r)) + " s" +
          std::to_string(step_of(r));
+}
+
+std::vector<EtTrace> ring_algorithm_ets(CollectiveType type, std::uint32_t npus, std::uint32_t chunks,
+                                        std::uint64_t bytes) {
+  if (!RingProgram::supports(type)) {
+    throw InputError(std::string("collective gen ring: no ring for ") + collective_name(type) +
+                     " (allreduce, allgather, reducescatter, alltoall)");
+  }
+  return program_ets(RingProgram(type, npus, bytes, chunks), type, bytes, chunks);
 }
 
 }  // namespace sim

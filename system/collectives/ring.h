@@ -20,7 +20,8 @@
 
 #include <vector>
 
-#include "system/collective_program.h"
+#include "system/program/collective_program.h"
+#include "workload/et_io.h"
 #include "workload/rank_graph.h"
 
 namespace sim {
@@ -89,5 +90,11 @@ class RingProgram final : public CollectiveProgram {
     return cuts_.empty() ? parts_bytes(bytes_, parts_, first, count) : cuts_[first + count] - cuts_[first];
   }
 };
+
+// One trace per ring position, written for collective size `bytes`. Chunk
+// attributes make any other size split exactly as the native ring does
+// (all-to-all excepted: it rescales comm_size by the recorded collective_size).
+std::vector<EtTrace> ring_algorithm_ets(CollectiveType type, std::uint32_t npus, std::uint32_t chunks,
+                                        std::uint64_t bytes);
 
 }  // namespace sim

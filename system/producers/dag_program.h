@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "system/collective_program.h"
+#include "system/program/collective_program.h"
 
 namespace sim {
 

@@ -9,7 +9,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
-#include "system/collective_writer.h"
+#include "system/program/collective_writer.h"
 
 namespace sim {
 

@@ -39,8 +39,8 @@
 #include <string>
 #include <vector>
 
-#include "system/et_algorithm.h"
-#include "system/msccl_ir.h"
+#include "system/program/et_algorithm.h"
+#include "system/producers/msccl_ir.h"
 #include "workload/et_io.h"
 #include "workload/rank_graph.h"
 

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "network/topology.h"
-#include "system/collective_program.h"
+#include "system/program/collective_program.h"
 #include "system/producers/ten_matcher.h"
 #include "workload/rank_graph.h"
 

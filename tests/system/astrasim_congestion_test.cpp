@@ -43,7 +43,7 @@
 #include <map>
 #include <sstream>
 
-#include "system/collective_writer.h"
+#include "system/program/collective_writer.h"
 #include "test_util.h"
 
 namespace sim {

@@ -44,10 +44,10 @@
 
 #include "../common/run_sim.h"
 #include "astrasim_tree_form.h"
-#include "system/collective_writer.h"
-#include "system/report.h"
+#include "system/program/collective_writer.h"
+#include "report/report.h"
 #include "test_util.h"
-#include "workload/workload_generator.h"
+#include "workload/generators/workload_generator.h"
 
 namespace sim {
 namespace {

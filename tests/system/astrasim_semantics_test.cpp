@@ -6,9 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "system/scenario/system_files.h"
 #include "core/error.h"
-#include "system/astrasim_system.h"
-#include "system/system_config.h"
+#include "system/astrasim/astrasim_system.h"
+#include "system/config/system_config.h"
 #include "test_util.h"
 
 namespace sim {

@@ -18,7 +18,7 @@
 
 #include "network/backend_registry.h"
 #include "network/topology.h"
-#include "system/algorithm_registry.h"
+#include "system/registry/algorithm_registry.h"
 #include "system/collectives/astrasim_tree.h"
 #include "astrasim_tree_form.h"
 #include "test_util.h"

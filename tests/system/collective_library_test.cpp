@@ -6,13 +6,15 @@
 
 #include <memory>
 
+#include "system/scenario/system_files.h"
+#include "system/registry/algorithm_choices.h"
 #include "core/error.h"
-#include "system/algorithm_registry.h"
-#include "system/collective_checker.h"
-#include "system/collective_tools.h"
-#include "system/collective_writer.h"
-#include "system/et_algorithm.h"
-#include "system/system_config.h"
+#include "system/registry/algorithm_registry.h"
+#include "system/registry/collective_checker.h"
+#include "system/registry/collective_tools.h"
+#include "system/program/collective_writer.h"
+#include "system/program/et_algorithm.h"
+#include "system/config/system_config.h"
 
 namespace sim {
 namespace {
@@ -130,7 +132,7 @@ TEST(AlgorithmRegistry, ChoicesParseAndUnknownNamesListTheKnownOnes) {
   EXPECT_THROW(apply_collective_option(cfg, "allreduce=direct:speed=1"), InputError);
   const SystemConfig y = parse_system_config("collective:\n  algorithms:\n    all_to_all: direct:window=2\n", "s.yml");
   EXPECT_EQ(y.algorithms.at(CollectiveType::kAllToAll), "direct:window=2");
-  EXPECT_THROW(parse_system_config("collective:\n  algorithms:\n    all_reduce: nosuch\n", "s.yml"), InputError);
+  EXPECT_THROW(parse_system_text("collective:\n  algorithms:\n    all_reduce: nosuch\n", "s.yml"), InputError);
 }
 
 TEST(AlgorithmRegistry, EveryTypeHasADefaultAndGroupsDoNotShareAcrossMembers) {

@@ -19,11 +19,12 @@
 #include <vector>
 
 #include "core/error.h"
-#include "system/collective_checker.h"
-#include "system/collective_tools.h"
-#include "system/et_algorithm.h"
+#include "system/registry/collective_checker.h"
+#include "system/registry/collective_tools.h"
+#include "system/program/et_algorithm.h"
 #include "system/collectives/ring.h"
 #include "workload/et_io.h"
+#include "system/registry/algorithm_source.h"
 
 namespace sim {
 namespace {

@@ -9,12 +9,12 @@
 #include <memory>
 
 #include "core/error.h"
-#include "system/algorithm_registry.h"
-#include "system/collective_checker.h"
-#include "system/collective_tools.h"
-#include "system/collective_writer.h"
+#include "system/registry/algorithm_registry.h"
+#include "system/registry/collective_checker.h"
+#include "system/registry/collective_tools.h"
+#include "system/program/collective_writer.h"
 #include "system/collectives/hierarchical.h"
-#include "system/system_config.h"
+#include "system/config/system_config.h"
 #include "test_util.h"
 
 namespace sim {

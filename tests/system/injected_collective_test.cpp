@@ -6,10 +6,11 @@
 
 #include <filesystem>
 
+#include "system/collectives/ring.h"
 #include "core/error.h"
-#include "system/algorithm_registry.h"
-#include "system/collective_tools.h"
-#include "system/collective_writer.h"
+#include "system/registry/algorithm_registry.h"
+#include "system/registry/collective_tools.h"
+#include "system/program/collective_writer.h"
 #include "test_util.h"
 
 namespace sim {

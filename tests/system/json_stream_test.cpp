@@ -1,6 +1,6 @@
 // The streamed JSON writer lays documents out as nlohmann::json::dump(2)
 // does and reads back to the same values.
-#include "system/json_stream.h"
+#include "report/json_stream.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "system/message_matcher.h"
+#include "system/program/message_matcher.h"
 
 #include <gtest/gtest.h>
 

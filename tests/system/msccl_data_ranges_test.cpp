@@ -9,7 +9,7 @@
 #include <string>
 
 #include "../common/run_sim.h"
-#include "system/collective_writer.h"
+#include "system/program/collective_writer.h"
 #include "system/producers/msccl_import.h"
 #include "test_util.h"
 

@@ -15,7 +15,7 @@
 
 #include "../common/run_sim.h"
 #include "core/error.h"
-#include "system/collective_checker.h"
+#include "system/registry/collective_checker.h"
 #include "system/producers/msccl_import.h"
 #include "test_util.h"
 

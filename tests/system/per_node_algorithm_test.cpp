@@ -7,8 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "system/scenario/system_files.h"
 #include "core/error.h"
-#include "system/system_config.h"
+#include "system/config/system_config.h"
 #include "test_util.h"
 
 namespace sim {
@@ -60,7 +61,7 @@ TEST(PerNodeAlgorithm, OverridesTheTypeChoiceForThatNodeOnly) {
 TEST(PerNodeAlgorithm, BadEntriesNameTheirPlace) {
   const auto fails = [](const std::string& yaml) {
     try {
-      parse_system_config(yaml, "s.yml");
+      parse_system_text(yaml, "s.yml");  // reads, then checks the choices
     } catch (const InputError& e) {
       return std::string(e.what());
     }

@@ -1,4 +1,4 @@
-#include "system/physical_bounds.h"
+#include "report/physical_bounds.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// Process groups (system/process_groups.h), involved_dim groups
-// (system/group_table.h) and diagnoses of stuck runs in the trace's terms.
+// Process groups (system/groups/process_groups.h), involved_dim groups
+// (system/groups/group_table.h) and diagnoses of stuck runs in the trace's terms.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -7,9 +7,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "system/collectives/ring.h"
 #include "core/error.h"
-#include "system/collective_writer.h"
-#include "system/process_groups.h"
+#include "system/program/collective_writer.h"
+#include "system/groups/process_groups.h"
 #include "test_util.h"
 
 namespace sim {

@@ -1,4 +1,4 @@
-#include "system/rank_pair_matcher.h"
+#include "system/runner/rank_pair_matcher.h"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "system/report.h"
+#include "report/report.h"
 #include "system/collectives/ring.h"
 #include "test_util.h"
 

@@ -7,11 +7,12 @@
 #include <filesystem>
 #include <map>
 
+#include "system/registry/algorithm_choices.h"
 #include "core/error.h"
-#include "system/collective_checker.h"
-#include "system/collective_writer.h"
+#include "system/registry/collective_checker.h"
+#include "system/program/collective_writer.h"
 #include "system/producers/synthesizer.h"
-#include "system/report.h"
+#include "report/report.h"
 #include "test_util.h"
 
 namespace sim {

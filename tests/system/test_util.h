@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "network/topology.h"
-#include "system/simulation.h"
+#include "system/runner/simulation.h"
 #include "workload/et_io.h"
 
 namespace sim::testing {

@@ -2,7 +2,7 @@
 // schema (proto/perfetto_trace.proto) gives back every slice, on the right
 // track, with its name, kind and node id; the Chrome JSON form parses; the
 // rank and window filters keep what they say.
-#include "system/timeline_writer.h"
+#include "report/timeline_writer.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // A node with more parents than the 2-byte pending counter holds (0xffff or
 // more): its count lives in a side table and it starts exactly when its last
-// parent ends (system/simulation_run.h).
+// parent ends (system/runner/simulation_run.h).
 #include <gtest/gtest.h>
 
 #include "test_util.h"

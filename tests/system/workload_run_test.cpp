@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "system/scenario/system_files.h"
 #include "core/error.h"
 #include "test_util.h"
 

@@ -12,7 +12,7 @@
 #include "core/error.h"
 #include "workload/et_io.h"
 #include "workload/rank_graph.h"
-#include "workload/workload_generator.h"
+#include "workload/generators/workload_generator.h"
 
 namespace sim {
 namespace {
@@ -551,7 +551,7 @@ TEST(EtWire, AttributesAndAttributeErrorsMatchTheLibraryPath) {
   EXPECT_EQ(g.node(3).comm_tag, -5);
   EXPECT_EQ(g.node(4).comm_tag, 1ll << 40);
   EXPECT_EQ(g.node(1).coll, CollectiveType::kReduceScatter);
-  // pg_name is kept as written ("0" too: system/process_groups.h resolves it).
+  // pg_name is kept as written ("0" too: system/groups/process_groups.h resolves it).
   ASSERT_EQ(g.communicators().size(), 4u);
   EXPECT_EQ(g.communicators()[3].involved_count, 3u);
   EXPECT_EQ(g.communicators()[3].involved_mask, 5u);

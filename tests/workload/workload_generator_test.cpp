@@ -1,4 +1,4 @@
-#include "workload/workload_generator.h"
+#include "workload/generators/workload_generator.h"
 
 #include <gmock/gmock.h>
 #include <google/protobuf/util/message_differencer.h>

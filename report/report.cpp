@@ -1,0 +1,329 @@
+#include "report/report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "core/error.h"
+#include "core/units.h"
+#include "report/json_stream.h"
+
+namespace sim {
+
+namespace {
+
+double bus_factor(const CollectiveRecord& c) {
+  const double n = c.group_size;
+  if (n <= 1) return 0;
+  switch (c.type) {
+    case CollectiveType::kAllReduce: return 2 * (n - 1) / n;
+    case CollectiveType::kAllGather:
+    case CollectiveType::kReduceScatter:
+    case CollectiveType::kAllToAll: return (n - 1) / n;
+    default: return 1;
+  }
+}
+
+double algbw_bytes(const CollectiveRecord& c) {
+  const double s = static_cast<double>(c.bytes);
+  return c.type == CollectiveType::kAllGather ? s * c.group_size : s;
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// Links that carried traffic, hottest (highest utilisation) first; ties by link id.
+std::vector<std::size_t> hottest_links(const SimulationResult& r) {
+  std::vector<std::size_t> ids;
+  for (std::size_t i = 0; i < r.links.size(); ++i) {
+    if (r.links[i].usage.bytes > 0) ids.push_back(i);
+  }
+  std::stable_sort(ids.begin(), ids.end(), [&](std::size_t a, std::size_t b) {
+    return link_utilization(r.links[a], r.makespan) > link_utilization(r.links[b], r.makespan);
+  });
+  return ids;
+}
+
+double busy_fraction(const LinkRecord& l, Time makespan) {
+  return makespan > 0 ? static_cast<double>(l.usage.busy) / static_cast<double>(makespan) : 0;
+}
+
+}  // namespace
+
+double link_utilization(const LinkRecord& l, Time makespan) {
+  if (makespan <= 0 || l.bandwidth == 0) return 0;
+  return static_cast<double>(l.usage.bytes) / (static_cast<double>(l.bandwidth) * (static_cast<double>(makespan) / kSecond));
+}
+
+std::string node_label(NodeId node, std::uint32_t npu_count) {
+  return node < npu_count ? "npu" + std::to_string(node) : "sw" + std::to_string(node - npu_count);
+}
+
+double algbw_gbps(const CollectiveRecord& c) {
+  if (c.duration <= 0) return 0;
+  return algbw_bytes(c) / (static_cast<double>(c.duration) / kSecond) / 1e9;
+}
+
+double busbw_gbps(const CollectiveRecord& c) { return algbw_gbps(c) * bus_factor(c); }
+
+namespace {
+const GroupRecord& group_of(const SimulationResult& r, const CollectiveRecord& c) {
+  static const GroupRecord kUnknown;
+  return c.group < r.groups.size() ? r.groups[c.group] : kUnknown;
+}
+
+std::string dims_text(const std::vector<std::uint32_t>& dims) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+}  // namespace
+
+void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& info) {
+  out << "workload:  " << info.workload << " (" << r.ranks.size() << " ranks)\n";
+  out << "network:   " << info.topology << ", backend " << info.backend << "\n";
+  out << "simulated time: " << format_time(r.makespan) << " (" << format_ns(r.makespan) << " ns)\n";
+  for (const JobResult& job : r.jobs) {
+    out << "  job " << job.name << " (" << job.ranks << " ranks): " << format_time(job.makespan) << " ("
+        << format_ns(job.makespan) << " ns)\n";
+  }
+  if (!r.ranks.empty()) {
+    Time compute = 0, exposed = 0, idle = 0;
+    for (const RankStats& s : r.ranks) {
+      compute = std::max(compute, s.compute);
+      exposed = std::max(exposed, s.exposed_comm);
+      idle = std::max(idle, s.idle);
+    }
+    out << "per rank (max): compute " << format_time(compute) << ", exposed communication " << format_time(exposed)
+        << ", idle " << format_time(idle) << "\n";
+  }
+  // One line per (type, bytes, group, algorithm): count and the slowest instance.
+  std::map<std::tuple<int, std::uint64_t, std::uint32_t, std::string, std::string>, std::pair<std::size_t, const CollectiveRecord*>> groups;
+  for (const CollectiveRecord& c : r.collectives) {
+    auto& g = groups[{static_cast<int>(c.type), c.bytes, c.group_size, c.algorithm, group_of(r, c).label}];
+    ++g.first;
+    if (!g.second || c.duration > g.second->duration) g.second = &c;
+  }
+  if (!groups.empty()) out << "collectives (slowest rank of each kind):\n";
+  for (const auto& [key, g] : groups) {
+    const CollectiveRecord& c = *g.second;
+    out << "  " << collective_name(c.type) << " " << format_bytes(c.bytes) << " on " << c.group_size << " ranks";
+    const GroupRecord& group = group_of(r, c);
+    if (!group.label.empty() && group.label != "all ranks") out << " (" << group.label << ", dims " << dims_text(group.dims) << ")";
+    out << " [" << c.algorithm << "] x" << g.first << ": " << format_time(c.duration) << ", algbw " << fixed(algbw_gbps(c), 2)
+        << " GB/s, busbw " << fixed(busbw_gbps(c), 2) << " GB/s\n";
+  }
+  const std::vector<std::size_t> hot = hottest_links(r);
+  if (!hot.empty()) {
+    out << "hottest links (" << hot.size() << " of " << r.links.size() << " carried traffic"
+        << (r.link_time_known ? "" : "; this backend measures bytes only") << "):\n";
+    for (std::size_t k = 0; k < hot.size() && k < 3; ++k) {
+      const LinkRecord& l = r.links[hot[k]];
+      out << "  " << node_label(l.from, r.npu_count) << " -> " << node_label(l.to, r.npu_count) << " ("
+          << format_bandwidth(l.bandwidth) << "): " << format_bytes(l.usage.bytes) << ", utilization "
+          << fixed(100 * link_utilization(l, r.makespan), 1) << "%";
+      if (r.packet_level) {
+        out << ", busy " << fixed(100 * busy_fraction(l, r.makespan), 1) << "%, " << l.usage.packets << " packets ("
+            << l.usage.wire_bytes << " B on the wire), " << l.usage.drops << " dropped, peak queue "
+            << l.usage.peak_queue_bytes << " B";
+      } else if (r.link_time_known) {
+        out << ", busy " << fixed(100 * busy_fraction(l, r.makespan), 1) << "%, peak " << l.usage.peak_flows
+            << (l.usage.peak_flows == 1 ? " flow" : " flows");
+      }
+      out << "\n";
+    }
+  }
+  if (!r.network_counters.empty()) {
+    out << "network:";
+    for (std::size_t i = 0; i < r.network_counters.size(); ++i) {
+      out << (i ? ", " : " ") << r.network_counters[i].second << " " << r.network_counters[i].first;
+    }
+    out << "\n";
+  }
+  out << "events: " << r.events << ", messages: " << r.messages;
+  if (info.wall_seconds > 0) {
+    out << ", wall time " << fixed(info.wall_seconds, 3) << " s";
+    if (info.simulate_seconds > 0) {
+      out << " (loading " << fixed(info.wall_seconds - info.simulate_seconds, 3) << " s, event loop "
+          << fixed(info.simulate_seconds, 3) << " s: "
+          << fixed(static_cast<double>(r.events) / info.simulate_seconds / 1e6, 2) << " M events/s)";
+    }
+  }
+  out << "\n";
+}
+
+// The JSON report, section by section: a new field is one more field() call
+// in the section it belongs to (keys and their order are the documented
+// format, docs/reports.md).
+namespace {
+
+void json_header(JsonStream& j, const SimulationResult& r, const RunInfo& info) {
+  j.key("units").begin_object();
+  j.field("time", "ns").field("bandwidth", "GB/s (1e9 B/s)").field("bytes", "B");
+  j.end_object();
+  j.field("workload", info.workload).field("topology", info.topology).field("backend", info.backend);
+  j.field("sim_time_ns", to_ns(r.makespan));
+  if (!r.jobs.empty()) {
+    j.key("jobs").begin_array();
+    for (const JobResult& job : r.jobs) {
+      j.begin_object()
+          .field("name", job.name)
+          .field("sim_time_ns", to_ns(job.makespan))
+          .field("first_rank", job.first_rank)
+          .field("ranks", job.ranks)
+          .end_object();
+    }
+    j.end_array();
+  }
+  j.field("events", r.events).field("messages", r.messages);
+}
+
+void json_ranks(JsonStream& j, const SimulationResult& r) {
+  j.key("ranks").begin_array();
+  for (std::size_t i = 0; i < r.ranks.size(); ++i) {
+    const RankStats& s = r.ranks[i];
+    j.begin_object()
+        .field("rank", i)
+        .field("finish_ns", to_ns(s.finish))
+        .field("compute_ns", to_ns(s.compute))
+        .field("exposed_comm_ns", to_ns(s.exposed_comm))
+        .field("comm_ns", to_ns(s.comm))
+        .field("memory_ns", to_ns(s.memory))
+        .field("idle_ns", to_ns(s.idle))
+        .field("nodes", s.nodes)
+        .end_object();
+  }
+  j.end_array();
+}
+
+void json_collectives(JsonStream& j, const SimulationResult& r) {
+  j.key("collectives").begin_array();
+  for (const CollectiveRecord& c : r.collectives) {
+    j.begin_object()
+        .field("rank", c.rank)
+        .field("node_id", c.node_id)
+        .field("type", collective_name(c.type))
+        .field("bytes", c.bytes)
+        .field("group_size", c.group_size)
+        .field("group", group_of(r, c).label);
+    j.key("dims").begin_array();
+    for (const std::uint32_t d : group_of(r, c).dims) j.value(d);
+    j.end_array();
+    j.field("npu", c.npu)
+        .field("algorithm", c.algorithm)
+        .field("start_ns", to_ns(c.start))
+        .field("duration_ns", to_ns(c.duration))
+        .field("algbw_gbps", algbw_gbps(c))
+        .field("busbw_gbps", busbw_gbps(c))
+        .end_object();
+  }
+  j.end_array();
+}
+
+// Links that carried traffic (all of them, with zeros, are in --link-stats).
+void json_links(JsonStream& j, const SimulationResult& r) {
+  j.key("links").begin_array();
+  for (std::size_t i = 0; i < r.links.size(); ++i) {
+    const LinkRecord& l = r.links[i];
+    if (l.usage.bytes == 0) continue;
+    j.begin_object()
+        .field("link", i)
+        .field("src", node_label(l.from, r.npu_count))
+        .field("dst", node_label(l.to, r.npu_count))
+        .field("bandwidth_gbps", static_cast<double>(l.bandwidth) / 1e9)
+        .field("bytes", l.usage.bytes)
+        .field("utilization", link_utilization(l, r.makespan));
+    if (r.link_time_known) {
+      j.field("busy_ns", to_ns(l.usage.busy)).field("busy_fraction", busy_fraction(l, r.makespan));
+      if (!r.packet_level) j.field("peak_flows", l.usage.peak_flows);
+    }
+    if (r.packet_level) {
+      j.field("wire_bytes", l.usage.wire_bytes)
+          .field("packets", l.usage.packets)
+          .field("drops", l.usage.drops)
+          .field("peak_queue_bytes", l.usage.peak_queue_bytes);
+    }
+    j.end_object();
+  }
+  j.end_array();
+}
+
+void json_tail(JsonStream& j, const SimulationResult& r) {
+  j.key("network_counters").begin_object();
+  for (const auto& [name, value] : r.network_counters) j.field(name, value);
+  j.end_object();
+  j.key("warnings").begin_array();
+  for (const std::string& w : r.warnings) j.value(w);
+  j.end_array();
+}
+
+// Opens `path`, lets `write` fill it, and puts it in place.
+template <class Write>
+void write_to_path(const std::string& path, Write write) {
+  OutputFile file(path);
+  write(file.stream());
+  file.commit();
+}
+
+}  // namespace
+
+void write_json_report(std::ostream& out, const SimulationResult& r, const RunInfo& info) {
+  JsonStream j(out);
+  j.begin_object();
+  json_header(j, r, info);
+  json_ranks(j, r);
+  json_collectives(j, r);
+  json_links(j, r);
+  json_tail(j, r);
+  j.end_object();
+  out << '\n';
+}
+
+void write_json_report(const std::string& path, const SimulationResult& r, const RunInfo& info) {
+  write_to_path(path, [&](std::ostream& out) { write_json_report(out, r, info); });
+}
+
+void write_csv_report(std::ostream& out, const SimulationResult& r) {
+  out << "rank,node_id,type,bytes,group_size,algorithm,start_ns,duration_ns,algbw_gbps,busbw_gbps\n";
+  for (const CollectiveRecord& c : r.collectives) {
+    out << c.rank << ',' << c.node_id << ',' << collective_name(c.type) << ',' << c.bytes << ',' << c.group_size << ','
+        << c.algorithm << ',' << format_ns(c.start) << ',' << format_ns(c.duration) << ','
+        << fixed(algbw_gbps(c), 6) << ',' << fixed(busbw_gbps(c), 6) << '\n';
+  }
+}
+
+void write_csv_report(const std::string& path, const SimulationResult& r) {
+  write_to_path(path, [&](std::ostream& out) { write_csv_report(out, r); });
+}
+
+void write_link_stats(std::ostream& out, const SimulationResult& r) {
+  // A packet-level backend adds four columns; the first nine are the same for every backend.
+  out << "link,src,dst,bandwidth_gbps,bytes,busy_ns,utilization,busy_fraction,peak_flows"
+      << (r.packet_level ? ",wire_bytes,packets,drops,peak_queue_bytes\n" : "\n");
+  for (std::size_t i = 0; i < r.links.size(); ++i) {
+    const LinkRecord& l = r.links[i];
+    out << i << ',' << node_label(l.from, r.npu_count) << ',' << node_label(l.to, r.npu_count) << ','
+        << fixed(static_cast<double>(l.bandwidth) / 1e9, 6) << ',' << l.usage.bytes << ',';
+    if (r.link_time_known) {
+      out << format_ns(l.usage.busy) << ',' << fixed(link_utilization(l, r.makespan), 6) << ','
+          << fixed(busy_fraction(l, r.makespan), 6) << ',';
+      if (r.packet_level) {  // peak flows unknown; packets, drops and queues known
+        out << ',' << l.usage.wire_bytes << ',' << l.usage.packets << ',' << l.usage.drops << ','
+            << l.usage.peak_queue_bytes << '\n';
+      } else {
+        out << l.usage.peak_flows << '\n';
+      }
+    } else {  // bytes only: busy time and peak flows unknown
+      out << ',' << fixed(link_utilization(l, r.makespan), 6) << ",,\n";
+    }
+  }
+}
+
+void write_link_stats(const std::string& path, const SimulationResult& r) {
+  write_to_path(path, [&](std::ostream& out) { write_link_stats(out, r); });
+}
+
+}  // namespace sim

@@ -1,0 +1,186 @@
+#include "system/groups/group_table.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace sim {
+
+namespace {
+
+std::string where_node(const RankGraph& g, std::uint32_t index) {
+  return g.path() + ": rank " + std::to_string(g.rank()) + ", node " + std::to_string(g.id(index)) + " '" +
+         g.name(index) + "'";
+}
+
+std::string involved_text(const CommunicatorSpec& s) {
+  std::string t = "[";
+  for (std::uint32_t i = 0; i < s.involved_count; ++i) {
+    t += std::string(i ? ", " : "") + ((i < 64 && (s.involved_mask >> i & 1)) ? "true" : "false");
+  }
+  return t + "]";
+}
+
+std::string rank_list(const std::vector<std::uint32_t>& ranks, std::uint32_t first) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i == 12 && ranks.size() > 14) {
+      s += ", ... (" + std::to_string(ranks.size()) + " ranks)";
+      break;
+    }
+    s += (i ? ", " : "") + std::to_string(ranks[i] - first);
+  }
+  return s + "]";
+}
+
+}  // namespace
+
+GroupTable::GroupTable(const std::vector<RankGraph>& graphs, const std::vector<JobSpec>& jobs,
+                       const std::vector<std::uint32_t>& npu_of, const std::vector<std::uint32_t>& topology_dims,
+                       std::uint32_t npu_count)
+    : graphs_(graphs), npu_of_(npu_of), dims_(topology_dims) {
+  if (dims_.empty()) dims_.push_back(npu_count);
+  std::uint32_t first = 0;
+  for (const JobSpec& j : jobs) {
+    const auto job = static_cast<std::uint32_t>(job_first_.size());
+    job_first_.push_back(first);
+    job_size_.push_back(j.ranks);
+    job_of_.insert(job_of_.end(), j.ranks, job);
+    ProcessGroups& defined = defined_.emplace_back(j.ranks);
+    defined.define_all(j.comm_groups, j.comm_group_file.empty() ? "--comm-group" : j.comm_group_file);
+    for (std::uint32_t r = first; r < first + j.ranks; ++r) {
+      const RankGraph& g = graphs_[r];
+      for (const MetadataText& m : g.metadata_texts()) {
+        const std::string where = where_node(g, m.index) + " (METADATA)";
+        for (ProcessGroup& pg : parse_pg_metadata(m.values, where)) defined.define(std::move(pg));
+      }
+    }
+    first += j.ranks;
+  }
+  spec_group_.resize(graphs_.size());
+  for (std::uint32_t r = 0; r < graphs_.size(); ++r) {
+    for (const CommunicatorSpec& spec : graphs_[r].communicators()) spec_group_[r].push_back(resolve(r, spec));
+  }
+}
+
+std::vector<std::uint32_t> GroupTable::coordinates(std::uint32_t npu) const {
+  std::vector<std::uint32_t> c;
+  for (std::uint32_t d : dims_) {
+    c.push_back(npu % d);
+    npu /= d;
+  }
+  return c;
+}
+
+std::uint32_t GroupTable::add(std::uint32_t job, const std::string& key, std::string label,
+                              std::vector<std::uint32_t> ranks) {
+  const std::string full = std::to_string(job) + "\x1f" + key;
+  if (const auto it = by_key_.find(full); it != by_key_.end()) return it->second;
+  CommGroup g;
+  g.job = job;
+  g.label = std::move(label);
+  std::vector<std::uint32_t> npus;
+  for (std::uint32_t r : ranks) npus.push_back(npu_of_[r]);
+  // The dimensions along which the members' coordinates vary.
+  if (!npus.empty()) {
+    const std::vector<std::uint32_t> c0 = coordinates(npus[0]);
+    for (std::size_t d = 0; d < dims_.size(); ++d) {
+      for (std::uint32_t n : npus) {
+        if (coordinates(n)[d] != c0[d]) {
+          g.dims.push_back(static_cast<std::uint32_t>(d));
+          break;
+        }
+      }
+    }
+  }
+  g.ranks = std::move(ranks);
+  g.npus = std::make_shared<const std::vector<std::uint32_t>>(std::move(npus));
+  const auto id = static_cast<std::uint32_t>(groups_.size());
+  groups_.push_back(std::move(g));
+  by_key_.emplace(full, id);
+  return id;
+}
+
+std::uint32_t GroupTable::world(std::uint32_t job) {
+  std::vector<std::uint32_t> ranks(job_size_[job]);
+  for (std::uint32_t i = 0; i < ranks.size(); ++i) ranks[i] = job_first_[job] + i;
+  return add(job, "*", "all ranks", std::move(ranks));
+}
+
+std::vector<std::uint32_t> GroupTable::involved_ranks(std::uint32_t rank, const CommunicatorSpec& spec,
+                                                      const std::string& where) {
+  const std::size_t nd = dims_.size();
+  if (spec.involved_count < nd) {
+    throw InputError(where + ": involved_dim " + involved_text(spec) + " has " + std::to_string(spec.involved_count) +
+                     " entries but the network has " + std::to_string(nd) + " dimensions (one entry each)");
+  }
+  for (std::uint32_t i = static_cast<std::uint32_t>(nd); i < spec.involved_count; ++i) {
+    if (!(spec.involved_mask >> i & 1)) {
+      throw InputError(where + ": involved_dim " + involved_text(spec) + " marks dimension " + std::to_string(i) +
+                       " false, but the network has only " + std::to_string(nd) +
+                       " dimensions (entries past them must be true)");
+    }
+  }
+  const std::uint32_t job = job_of_[rank];
+  const std::uint64_t mask = nd >= 64 ? spec.involved_mask : spec.involved_mask & ((1ull << nd) - 1);
+  // The "line" key of an NPU: its address with the involved coordinates set to 0.
+  auto key_of = [&](std::uint32_t npu) {
+    std::uint64_t key = 0, scale = 1;
+    const std::vector<std::uint32_t> c = coordinates(npu);
+    for (std::size_t d = 0; d < nd; ++d) {
+      if (!(mask >> d & 1)) key += c[d] * scale;
+      scale *= dims_[d];
+    }
+    return key;
+  };
+  auto [it, fresh] = lines_.try_emplace({job, mask});
+  if (fresh) {
+    for (std::uint32_t r = job_first_[job]; r < job_first_[job] + job_size_[job]; ++r) {
+      it->second[key_of(npu_of_[r])].push_back(r);
+    }
+  }
+  return it->second[key_of(npu_of_[rank])];
+}
+
+std::uint32_t GroupTable::resolve(std::uint32_t rank, const CommunicatorSpec& spec) {
+  const std::uint32_t job = job_of_[rank];
+  const std::uint32_t first = job_first_[job];
+  if (spec.pg_name.empty() && spec.involved_count == 0) return world(job);
+  const RankGraph& g = graphs_[rank];
+  const std::string where = where_node(g, spec.first_use);
+  std::uint32_t named = 0xffffffffu;
+  std::vector<std::uint32_t> named_ranks;
+  if (!spec.pg_name.empty()) {
+    const ProcessGroup* pg = defined_[job].resolve(spec.pg_name, where);
+    if (!pg) {
+      named = world(job);
+    } else {
+      for (std::uint32_t r : pg->ranks) named_ranks.push_back(first + r);
+      if (std::find(named_ranks.begin(), named_ranks.end(), rank) == named_ranks.end()) {
+        throw InputError(where + ": pg_name '" + spec.pg_name + "' is process group '" + pg->name + "' " +
+                         rank_list(named_ranks, first) + " (from " + pg->source + "), which does not include rank " +
+                         std::to_string(rank - first));
+      }
+      named = add(job, "pg:" + pg->name, "pg_name '" + pg->name + "'", named_ranks);
+    }
+    named_ranks = groups_[named].ranks;
+  }
+  if (spec.involved_count == 0) return named;
+  std::vector<std::uint32_t> line = involved_ranks(rank, spec, where);
+  if (named != 0xffffffffu) {
+    std::vector<std::uint32_t> a = named_ranks, b = line;
+    std::sort(a.begin(), a.end());
+    if (a != b) {
+      throw InputError(where + ": pg_name '" + spec.pg_name + "' names ranks " + rank_list(a, first) +
+                       " but involved_dim " + involved_text(spec) + " names ranks " + rank_list(b, first) +
+                       " (those sharing this rank's coordinates in the dimensions marked false)");
+    }
+    return named;
+  }
+  if (line.size() == job_size_[job]) return world(job);
+  std::string key = "dims:";
+  for (std::uint32_t r : line) key += std::to_string(r) + ",";
+  return add(job, key, "involved_dim " + involved_text(spec), std::move(line));
+}
+
+}  // namespace sim

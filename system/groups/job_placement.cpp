@@ -1,0 +1,113 @@
+#include "system/groups/job_placement.h"
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace sim {
+
+namespace {
+
+// "name=value" with a name free of '/' (a path may hold '=' only after a '/').
+bool split_named(const std::string& text, std::string& name, std::string& value) {
+  const std::size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || text.substr(0, eq).find('/') != std::string::npos) return false;
+  name = text.substr(0, eq);
+  value = text.substr(eq + 1);
+  return true;
+}
+
+}  // namespace
+
+std::vector<JobInput> parse_job_args(const std::vector<std::string>& workloads,
+                                     const std::vector<std::string>& comm_groups) {
+  std::vector<JobInput> jobs;
+  std::string name, value;
+  if (workloads.size() == 1 && !split_named(workloads[0], name, value)) {
+    jobs.push_back(JobInput{"", workloads[0], ""});
+    if (comm_groups.size() > 1) throw InputError("--comm-group given " + std::to_string(comm_groups.size()) +
+                                                 " times for one workload");
+    if (!comm_groups.empty()) {
+      if (split_named(comm_groups[0], name, value)) {
+        throw InputError("--comm-group " + comm_groups[0] + ": a job name is only for --workload NAME=PATH");
+      }
+      jobs[0].comm_group_file = comm_groups[0];
+    }
+    return jobs;
+  }
+  for (const std::string& w : workloads) {
+    if (!split_named(w, name, value) || value.empty()) {
+      throw InputError("--workload " + w + ": with several workloads each is NAME=PATH");
+    }
+    for (const JobInput& j : jobs) {
+      if (j.name == name) throw InputError("--workload: job name '" + name + "' given twice");
+    }
+    jobs.push_back(JobInput{name, value, ""});
+  }
+  for (const std::string& c : comm_groups) {
+    if (!split_named(c, name, value) || value.empty()) {
+      throw InputError("--comm-group " + c + ": with several workloads each is NAME=FILE");
+    }
+    bool found = false;
+    for (JobInput& j : jobs) {
+      if (j.name != name) continue;
+      if (!j.comm_group_file.empty()) throw InputError("--comm-group: job '" + name + "' given twice");
+      j.comm_group_file = value;
+      found = true;
+    }
+    if (!found) throw InputError("--comm-group " + c + ": no --workload is named '" + name + "'");
+  }
+  return jobs;
+}
+
+std::vector<std::uint32_t> load_placement(const std::string& path, const std::vector<JobSpec>& jobs,
+                                          std::uint32_t npu_count) {
+  const nlohmann::json j = read_json_object(path, "placement file", "{\"<job>-<rank>\": <npu>, ...}");
+  std::map<std::string, std::uint32_t> first;  // job name -> its first rank
+  std::uint32_t total = 0;
+  for (const JobSpec& job : jobs) {
+    first[job.name] = total;
+    total += job.ranks;
+  }
+  std::vector<std::int64_t> npu(total, -1);
+  std::vector<std::string> used(npu_count);
+  for (const auto& [key, value] : j.items()) {
+    const std::size_t dash = key.rfind('-');
+    const std::string job = dash == std::string::npos ? "" : key.substr(0, dash);
+    const auto it = first.find(job);
+    if (it == first.end()) throw InputError(path + ": key '" + key + "': no job named '" + job + "'");
+    const std::string rank_text = key.substr(dash + 1);
+    std::uint32_t rank = 0;
+    std::size_t used_chars = 0;
+    try {
+      rank = static_cast<std::uint32_t>(std::stoul(rank_text, &used_chars));
+    } catch (const std::exception&) {
+      used_chars = 0;
+    }
+    std::uint32_t job_ranks = 0;
+    for (const JobSpec& s : jobs) {
+      if (s.name == job) job_ranks = s.ranks;
+    }
+    if (used_chars == 0 || used_chars != rank_text.size() || rank >= job_ranks) {
+      throw InputError(path + ": key '" + key + "': job '" + job + "' has ranks 0.." + std::to_string(job_ranks - 1));
+    }
+    if (!value.is_number_unsigned() || value.get<std::uint64_t>() >= npu_count) {
+      throw InputError(path + ": key '" + key + "': expected an NPU id 0.." + std::to_string(npu_count - 1) + ", got " +
+                       value.dump());
+    }
+    const auto n = value.get<std::uint32_t>();
+    if (!used[n].empty()) throw InputError(path + ": keys '" + used[n] + "' and '" + key + "' both use NPU " + std::to_string(n));
+    used[n] = key;
+    npu[it->second + rank] = n;
+  }
+  std::uint32_t g = 0;
+  for (const JobSpec& job : jobs) {
+    for (std::uint32_t r = 0; r < job.ranks; ++r, ++g) {
+      if (npu[g] < 0) throw InputError(path + ": no NPU for '" + job.name + "-" + std::to_string(r) + "'");
+    }
+  }
+  return std::vector<std::uint32_t>(npu.begin(), npu.end());
+}
+
+}  // namespace sim

@@ -1,0 +1,107 @@
+// A collective algorithm as a per-rank program of steps.
+//
+// Whatever its origin (a native generator such as the ring, or a Chakra ET
+// written by another tool), a collective is, on each rank of its group, a DAG
+// of operations: send k bytes to a peer, receive from a peer, reduce/copy.
+// One executor (CollectiveEngine) runs any program on any network backend.
+//
+// Programs are immutable and shared by all instances of the same shape. The
+// executor keeps per-instance, per-rank progress in a RankCursor that only the
+// program interprets; a generator can thus compute its steps on demand instead
+// of materializing them (a flat ring on 4,096 ranks has tens of millions).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/time.h"
+
+namespace sim {
+
+enum class OpKind : std::uint8_t { kSend, kRecv, kCompute };
+
+struct CollectiveOp {
+  OpKind kind = OpKind::kCompute;
+  std::uint32_t peer = 0;    // group position of the peer (send/recv)
+  std::uint64_t bytes = 0;   // message bytes, or bytes reduced/copied by a compute op
+  std::uint64_t tag = 0;     // send/recv match FIFO per (instance, src, dst, tag)
+  Time duration = -1;        // compute: fixed duration, or -1 for the reduction model
+};
+
+using OpRef = std::uint64_t;  // program-defined handle of one op on one rank
+
+// Which parts of the collective buffer a message carries: parts [first,
+// first + count) when the buffer is cut into CollectiveProgram::chunk_total()
+// near-equal parts (part_cut). The buffer is S, or S*N for ALL_GATHER and
+// GATHER (rank j's input is block j). count 0: not described. Only tools read
+// it (the ET writer turns it into msg_chunk_idx/msg_chunk_cnt/total_chunk_cnt,
+// which the checker's data model follows); the executor never asks.
+struct ChunkRange {
+  std::uint64_t first = 0, count = 0;
+};
+
+// Per-instance, per-rank progress; its meaning belongs to the program.
+struct RankCursor {
+  std::vector<std::uint32_t> pending;  // e.g. unfinished-parent counts of a DAG
+  std::vector<RankCursor> children;    // cursors of wrapped programs (system/program/chunked_program.h)
+  std::vector<RankCursor> sub;         // cursors of composed programs (hierarchical: one per chunk and phase)
+};
+
+class CollectiveProgram {
+ public:
+  virtual ~CollectiveProgram() = default;
+  virtual std::uint32_t group_size() const = 0;
+  // Short description for reports, e.g. "ring" or "et:algos/ring".
+  virtual const std::string& name() const = 0;
+  // Number of ops rank `pos` runs; it is done when all have finished.
+  virtual std::uint64_t op_count(std::uint32_t pos) const = 0;
+  // Prepares `cursor` and appends the ops ready at the start, in issue order.
+  virtual void start(std::uint32_t pos, RankCursor& cursor, std::vector<OpRef>& ready) const = 0;
+  virtual CollectiveOp op(std::uint32_t pos, OpRef ref) const = 0;
+  // `ref` finished on rank `pos`: appends the ops that became ready, in issue order.
+  virtual void finish(std::uint32_t pos, OpRef ref, RankCursor& cursor, std::vector<OpRef>& ready) const = 0;
+  // Every OpRef of this program is below 2^ref_bits(), so a composing program
+  // (hierarchical) can put its own fields above them.
+  virtual unsigned ref_bits() const { return 64; }
+  // Whether rank `pos` is through with the program once `ref` has finished,
+  // though other ops of it (sends still in flight) may not be: what follows
+  // the program on that rank may start then. ASTRA-sim's tree calls exit()
+  // right after issuing its last sends. A composing program (hierarchical)
+  // honours it; the engine completes a rank only when all its ops have.
+  virtual bool leaves(std::uint32_t /*pos*/, OpRef /*ref*/) const { return false; }
+
+  // --- for tools (sim collective gen), not the executor ---
+  // Native programs list ready ops in ascending OpRef order, so numbering a
+  // rank's ops by ascending OpRef gives ET node ids the engine issues in the
+  // same order. parents() is the op's full set of data dependencies (the
+  // executor only ever sees the last one finish).
+  virtual void parents(std::uint32_t pos, OpRef ref, std::vector<OpRef>& out) const = 0;
+  // Parts of the buffer each message cuts it into; 0 when messages carry no
+  // chunk range (they are then written with comm_size only).
+  virtual std::uint64_t chunk_total() const { return 0; }
+  // A send's range, or for a receive (and its reduce) the range of the send it matches.
+  virtual ChunkRange chunk_range(std::uint32_t /*pos*/, OpRef /*ref*/) const { return {}; }
+  // Whether rank j's block is chunks {c : c mod N == j} (strided) rather than
+  // [j*T/N, (j+1)*T/N) (contiguous); matters to ALL_GATHER, GATHER and SCATTER.
+  virtual bool strided_blocks() const { return false; }
+  // ET node name of an op, e.g. "ring.send c0 s3".
+  virtual std::string label(std::uint32_t pos, OpRef ref) const;
+};
+
+// Bytes of part `index` when `total` bytes are cut into `parts` near-equal
+// contiguous parts (sizes differ by at most one byte; they sum to `total`).
+inline std::uint64_t part_cut(std::uint64_t total, std::uint64_t parts, std::uint64_t i) {
+  // 64-bit arithmetic when the product fits (the common case); 128-bit otherwise.
+  if (i == 0 || total <= UINT64_MAX / i) return total * i / parts;
+  return static_cast<std::uint64_t>(static_cast<uint128>(total) * i / parts);
+}
+inline std::uint64_t part_bytes(std::uint64_t total, std::uint64_t parts, std::uint64_t index) {
+  return part_cut(total, parts, index + 1) - part_cut(total, parts, index);
+}
+// Bytes of parts [first, first + count), no wrap.
+inline std::uint64_t parts_bytes(std::uint64_t total, std::uint64_t parts, std::uint64_t first, std::uint64_t count) {
+  return part_cut(total, parts, first + count) - part_cut(total, parts, first);
+}
+
+}  // namespace sim

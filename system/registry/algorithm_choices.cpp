@@ -1,0 +1,78 @@
+#include "system/registry/algorithm_choices.h"
+
+#include "core/error.h"
+#include "system/producers/msccl_import.h"
+#include "system/registry/algorithm_registry.h"
+#include "workload/et_io.h"
+
+namespace sim {
+
+namespace {
+
+std::string where_of(const std::string& where, const std::string& fallback) {
+  return where.empty() ? fallback : where;
+}
+
+}  // namespace
+
+void check_algorithm_choices(const SystemConfig& config) {
+  for (const auto& [type, text] : config.algorithms) {
+    try {
+      parse_algorithm_choice(text, type);
+    } catch (const InputError& e) {
+      const auto w = config.algorithm_where.find(type);
+      throw InputError(where_of(w == config.algorithm_where.end() ? "" : w->second,
+                                std::string("collective algorithm for ") + collective_name(type)) +
+                       ": " + e.what());
+    }
+  }
+  for (const auto& [id, text] : config.per_node_algorithms) {
+    if (names_native_algorithm(text)) continue;
+    try {
+      parse_algorithm_choice(text, CollectiveType::kAllReduce);
+    } catch (const InputError& e) {
+      const auto w = config.per_node_where.find(id);
+      throw InputError(where_of(w == config.per_node_where.end() ? "" : w->second,
+                                "collective algorithm for node " + std::to_string(id)) +
+                       ": " + e.what());
+    }
+  }
+}
+
+void apply_collective_option(SystemConfig& config, const std::string& option) {
+  const auto eq = option.find('=');
+  if (eq == std::string::npos) {
+    // The collective it implements is recorded in the ET's metadata (our
+    // writer and MSCCL-derived converters record it); all-reduce otherwise.
+    CollectiveType type = CollectiveType::kAllReduce;
+    if (is_msccl_xml_path(option)) {  // MSCCL-IR names its collective (coll)
+      const CollectiveType coll = msccl_xml_collective(option);
+      config.algorithms[coll] = option;
+      config.algorithm_where[coll] = "--collective " + option;
+      return;
+    }
+    const EtTrace first = read_et(resolve_rank_files(option).front());
+    if (const auto name = metadata_string(first.metadata, "collective")) {
+      if (!parse_collective_name(*name, type)) {
+        throw InputError("--collective " + option + ": metadata 'collective' = '" + *name + "' is not a collective type");
+      }
+    }
+    config.algorithms[type] = option;
+    config.algorithm_where[type] = "--collective " + option;
+    return;
+  }
+  CollectiveType type;
+  if (!parse_collective_name(option.substr(0, eq), type)) {
+    throw InputError("--collective " + option + ": unknown collective type '" + option.substr(0, eq) + "'");
+  }
+  const std::string value = option.substr(eq + 1);
+  try {
+    parse_algorithm_choice(value, type);
+  } catch (const InputError& e) {
+    throw InputError("--collective " + option + ": " + e.what());
+  }
+  config.algorithms[type] = value;
+  config.algorithm_where[type] = "--collective " + option;
+}
+
+}  // namespace sim

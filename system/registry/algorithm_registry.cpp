@@ -1,0 +1,591 @@
+#include "system/registry/algorithm_registry.h"
+
+#include <algorithm>
+#include <charconv>
+#include <stdexcept>
+
+#include "core/error.h"
+#include "core/units.h"
+#include "system/program/chunked_program.h"
+#include "system/collectives/astrasim_tree.h"
+#include "system/collectives/direct.h"
+#include "system/collectives/halving_doubling.h"
+#include "system/collectives/hierarchical.h"
+#include "system/collectives/ring.h"
+#include "system/collectives/tree.h"
+#include "system/producers/msccl_import.h"
+#include "workload/et_io.h"
+#include "system/registry/algorithm_source.h"
+
+namespace sim {
+
+namespace {
+
+constexpr CollectiveType kAllTypes[] = {
+    CollectiveType::kAllReduce, CollectiveType::kReduce,        CollectiveType::kAllGather,
+    CollectiveType::kGather,    CollectiveType::kScatter,       CollectiveType::kBroadcast,
+    CollectiveType::kAllToAll,  CollectiveType::kReduceScatter, CollectiveType::kBarrier};
+
+std::uint32_t chunks_param(const AlgorithmParams& p, std::uint32_t fallback) {
+  const auto it = p.find("chunks");
+  return it == p.end() ? fallback : static_cast<std::uint32_t>(it->second);
+}
+
+std::vector<NativeAlgorithm> build_table() {
+  using T = CollectiveType;
+  std::vector<NativeAlgorithm> t;
+  t.push_back({"ring", {T::kAllReduce, T::kReduceScatter, T::kAllGather, T::kAllToAll}, {"chunks"},
+               [](T type, std::uint32_t n, std::uint64_t bytes, std::uint32_t chunks, const AlgorithmParams& p) {
+                 return std::make_shared<const RingProgram>(type, n, bytes, chunks_param(p, chunks));
+               }});
+  t.push_back({"direct", std::vector<T>(std::begin(kAllTypes), std::end(kAllTypes)), {"chunks", "window"},
+               [](T type, std::uint32_t n, std::uint64_t bytes, std::uint32_t chunks, const AlgorithmParams& p) {
+                 const auto w = p.find("window");
+                 return std::make_shared<const DirectProgram>(type, n, bytes, chunks_param(p, chunks),
+                                                              w == p.end() ? 0 : static_cast<std::uint32_t>(w->second));
+               }});
+  t.push_back({"halvingDoubling", {T::kAllReduce, T::kReduceScatter, T::kAllGather}, {"chunks", "order"},
+               [](T type, std::uint32_t n, std::uint64_t bytes, std::uint32_t chunks, const AlgorithmParams& p) {
+                 const auto o = p.find("order");
+                 const bool nearest = o != p.end() && o->second == 1;
+                 if (nearest && type != T::kAllReduce) {
+                   throw InputError(std::string("halvingDoubling:order=nearest implements ALL_REDUCE only, not ")
+                                        .append(collective_name(type))
+                                        .append(" (its pieces would not be contiguous; use order=farthest)"));
+                 }
+                 return std::make_shared<const HalvingDoublingProgram>(type, n, bytes, chunks_param(p, chunks), nearest);
+               }});
+  t.push_back({"doubleBinaryTree", {T::kAllReduce}, {"chunks"},
+               [](T type, std::uint32_t n, std::uint64_t bytes, std::uint32_t chunks, const AlgorithmParams& p) {
+                 return std::make_shared<const TreeProgram>(type, n, bytes, chunks_param(p, chunks), true);
+               }});
+  t.push_back({"binaryTree", {T::kAllReduce, T::kReduce, T::kBroadcast}, {"chunks"},
+               [](T type, std::uint32_t n, std::uint64_t bytes, std::uint32_t chunks, const AlgorithmParams& p) {
+                 return std::make_shared<const TreeProgram>(type, n, bytes, chunks_param(p, chunks), false);
+               }});
+  t.push_back({"astrasimTree", {T::kAllReduce}, {"chunks"},
+               [](T type, std::uint32_t n, std::uint64_t bytes, std::uint32_t chunks, const AlgorithmParams& p) {
+                 return std::make_shared<const AstraSimTreeProgram>(type, n, bytes, chunks_param(p, chunks));
+               }});
+  return t;
+}
+
+std::string type_list(const NativeAlgorithm& a) {
+  std::string s;
+  for (CollectiveType t : a.types) s += (s.empty() ? "" : ", ") + std::string(collective_name(t));
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> dataset_split_sizes(const SystemConfig& config, CollectiveType type,
+                                               std::uint32_t group_size, std::uint64_t bytes) {
+  const std::uint32_t k = std::max<std::uint32_t>(config.dataset_splits, 1);
+  // ASTRA-sim's size-enlargement rule: a chunk smaller than the group is
+  // bumped to one byte per NPU (the total grows to k x n), except all-gather.
+  std::vector<std::uint64_t> sizes(k);
+  if (bytes / k < group_size && normalized(type) != CollectiveType::kAllGather) {
+    sizes.assign(k, group_size);
+  } else {
+    for (std::uint32_t c = 0; c < k; ++c) sizes[c] = part_bytes(bytes, k, c);
+  }
+  return sizes;
+}
+
+std::shared_ptr<const CollectiveProgram> with_dataset_splits(
+    const SystemConfig& config, CollectiveType type, std::uint32_t group_size, std::uint64_t bytes,
+    const std::function<std::shared_ptr<const CollectiveProgram>(std::uint64_t)>& make, bool& halving_doubling) {
+  const bool wrap = config.dataset_splits > 0 || config.endpoint_delay > 0 || config.astrasim_quirks;
+  if (!wrap) return make(bytes);
+  const std::vector<std::uint64_t> sizes = dataset_split_sizes(config, type, group_size, bytes);
+  const auto k = static_cast<std::uint32_t>(sizes.size());
+  std::vector<std::shared_ptr<const CollectiveProgram>> chunks(k);
+  for (std::uint32_t c = 0; c < k; ++c) chunks[c] = c > 0 && sizes[c] == sizes[c - 1] ? chunks[c - 1] : make(sizes[c]);
+  const std::uint32_t free = config.astrasim_quirks && halving_doubling ? 1 : 0;
+  const std::uint32_t active = config.active_chunks == 0 ? k : config.active_chunks;
+  // ASTRA-sim's all-to-all moves one block (chunk / n) per message.
+  std::vector<std::uint64_t> block;
+  if (config.astrasim_quirks && normalized(type) == CollectiveType::kAllToAll) {
+    for (std::uint32_t c = 0; c < k; ++c) block.push_back(sizes[c] / group_size);
+  }
+  return std::make_shared<const ChunkedProgram>(std::move(chunks), active, config.endpoint_delay, free,
+                                                std::move(block));
+}
+
+bool NativeAlgorithm::supports(CollectiveType type) const {
+  return std::find(types.begin(), types.end(), normalized(type)) != types.end();
+}
+
+const std::vector<NativeAlgorithm>& native_algorithms() {
+  static const std::vector<NativeAlgorithm> table = build_table();
+  return table;
+}
+
+const NativeAlgorithm* find_native_algorithm(const std::string& name) {
+  for (const NativeAlgorithm& a : native_algorithms()) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
+
+std::string native_algorithm_names() {
+  std::string s;
+  for (const NativeAlgorithm& a : native_algorithms()) s += (s.empty() ? "" : ", ") + a.name;
+  return s;
+}
+
+CollectiveType normalized(CollectiveType type) {
+  return type == CollectiveType::kReduceScatterBlock ? CollectiveType::kReduceScatter : type;
+}
+
+const char* default_algorithm(CollectiveType type) {
+  switch (normalized(type)) {
+    case CollectiveType::kReduce:
+    case CollectiveType::kBroadcast:
+      return "binaryTree";
+    case CollectiveType::kGather:
+    case CollectiveType::kScatter:
+    case CollectiveType::kBarrier:
+      return "direct";
+    default:
+      return "ring";
+  }
+}
+
+namespace {
+
+constexpr const char* kHierarchical = "hierarchical";
+
+// Top-level items of a choice: `name[:key=value]` starts an entry, a bare
+// `key=value` adds to the entry before it.
+struct Entry {
+  std::string name;
+  std::vector<std::string> items;  // key=value
+};
+std::vector<Entry> split_entries(const std::string& text) {
+  std::vector<Entry> out;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t end = std::min(text.find(',', at), text.size());
+    const std::string tok = text.substr(at, end - at);
+    const std::size_t colon = tok.find(':');
+    const std::string head = tok.substr(0, colon);
+    if (head.find('=') != std::string::npos && !out.empty()) {
+      out.back().items.push_back(tok);
+    } else {
+      out.push_back(Entry{head, {}});
+      if (colon != std::string::npos) {
+        const std::string rest = tok.substr(colon + 1);
+        // `hierarchical:ring,...`: the list may start right after the colon.
+        if (head == kHierarchical && rest.find('=') == std::string::npos) {
+          out.push_back(Entry{rest.substr(0, rest.find(':')), {}});
+          if (rest.find(':') != std::string::npos) out.back().items.push_back(rest.substr(rest.find(':') + 1));
+        } else {
+          out.back().items.push_back(rest);
+        }
+      }
+    }
+    at = end + 1;
+  }
+  return out;
+}
+
+AlgorithmParams parse_params(const std::string& text, const std::string& name, const std::vector<std::string>& known_keys,
+                             const std::vector<std::string>& items) {
+  AlgorithmParams params;
+  std::string known;
+  for (const std::string& p : known_keys) known += (known.empty() ? "" : ", ") + p;
+  for (const std::string& item : items) {
+    const std::size_t eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    if (eq == std::string::npos || std::find(known_keys.begin(), known_keys.end(), key) == known_keys.end()) {
+      throw InputError("collective algorithm '" + text + "': '" + item + "' is not a parameter of " + name +
+                       " (write " + name + ":key=value with key one of: " + known + ")");
+    }
+    const std::string value = item.substr(eq + 1);
+    if (key == "optimization") {
+      if (value != "baseline" && value != "localBWAware") {
+        throw InputError("collective algorithm '" + text + "': optimization must be baseline or localBWAware, not '" +
+                         value + "'");
+      }
+      params[key] = value == "baseline" ? 0 : 1;
+      continue;
+    }
+    if (key == "order") {  // halvingDoubling's step order: 0 farthest first (Rabenseifner), 1 nearest (ASTRA-sim)
+      if (value != "farthest" && value != "nearest") {
+        throw InputError("collective algorithm '" + text + "': order must be farthest or nearest, not '" + value + "'");
+      }
+      params[key] = value == "farthest" ? 0 : 1;
+      continue;
+    }
+    std::uint64_t v = 0;
+    const std::uint64_t lowest = key == "active_chunks" || key == "dimension_queue" ? 0 : 1;
+    if (key == "dimension_queue" && value != "0" && value != "1") {
+      throw InputError("collective algorithm '" + text + "': dimension_queue must be 0 or 1, not '" + value + "'");
+    }
+    const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || p != value.data() + value.size() || v < lowest || v > (1u << 20)) {
+      throw InputError("collective algorithm '" + text + "': " + key + " must be an integer " + std::to_string(lowest) +
+                       "..1048576, not '" + value + "'");
+    }
+    params[key] = v;
+  }
+  return params;
+}
+
+}  // namespace
+
+bool names_native_algorithm(const std::string& text) {
+  const std::vector<Entry> entries = split_entries(text);
+  return entries.front().name == kHierarchical || find_native_algorithm(entries.front().name) != nullptr;
+}
+
+AlgorithmChoice parse_algorithm_choice(const std::string& text, CollectiveType type) {
+  AlgorithmChoice choice;
+  const std::vector<Entry> entries = split_entries(text);
+  const bool hier_head = entries.front().name == kHierarchical;
+  if (!hier_head && !find_native_algorithm(entries.front().name) && is_msccl_xml_path(text)) {
+    load_msccl_ir(text);  // MSCCL-IR (errors name file and line), imported when the registry loads it
+    choice.et_source = text;
+    return choice;
+  }
+  if (!hier_head && !find_native_algorithm(entries.front().name)) {
+    // `<prefix>@<size>`: ETs written for a collective of <size>.
+    std::string source = text;
+    if (const std::size_t at = text.rfind('@'); at != std::string::npos && at + 1 < text.size() &&
+                                                text.find('/', at) == std::string::npos) {
+      try {
+        choice.et_written_size = parse_size(std::string_view(text).substr(at + 1));
+      } catch (const std::invalid_argument& e) {  // what parse_size throws (a fuzz finding)
+        throw InputError("collective algorithm '" + text + "': the size after '@' (what the ETs were written for): " +
+                         e.what());
+      }
+      if (*choice.et_written_size == 0) throw InputError("collective algorithm '" + text + "': the size after '@' must be > 0");
+      source = text.substr(0, at);
+    }
+    try {
+      resolve_rank_files(source);
+    } catch (const InputError& e) {
+      throw InputError("collective algorithm '" + text + "' for " + collective_name(type) +
+                       ": not a native algorithm (" + native_algorithm_names() + ") "
+                       "nor Chakra ETs (" + e.what() + ")");
+    }
+    choice.et_source = source;
+    return choice;
+  }
+  const auto check_native = [&](const Entry& e) -> DimensionChoice {
+    const NativeAlgorithm* a = find_native_algorithm(e.name);
+    if (!a) {
+      throw InputError("collective algorithm '" + text + "': '" + e.name + "' is not a native algorithm (" +
+                       native_algorithm_names() + ")");
+    }
+    if (!a->supports(type)) {
+      throw InputError("collective algorithm '" + a->name + "' does not implement " + collective_name(type) +
+                       " (it implements " + type_list(*a) + ")");
+    }
+    return DimensionChoice{a, parse_params(text, a->name, a->params, e.items)};
+  };
+  if (!hier_head && entries.size() == 1) {
+    const DimensionChoice d = check_native(entries.front());
+    choice.native = d.native;
+    choice.params = d.params;
+    return choice;
+  }
+  choice.hierarchical = true;
+  if (!HierarchicalProgram::supports(normalized(type))) {
+    throw InputError("collective algorithm '" + text + "': hierarchical collectives implement ALL_REDUCE, "
+                     "REDUCE_SCATTER, ALL_GATHER and ALL_TO_ALL, not " + collective_name(type));
+  }
+  std::size_t first = 0;
+  if (hier_head) {
+    choice.params = parse_params(text, kHierarchical, {"optimization", "active_chunks", "chunks", "dimension_queue"},
+                                 entries.front().items);
+    first = 1;
+  }
+  for (std::size_t i = first; i < entries.size(); ++i) {
+    if (entries[i].name == kHierarchical) {
+      throw InputError("collective algorithm '" + text + "': 'hierarchical' can only head the list");
+    }
+    choice.dims.push_back(check_native(entries[i]));
+  }
+  return choice;
+}
+
+std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
+    const AlgorithmChoice& choice, CollectiveType type, std::uint64_t bytes, std::uint32_t chunks,
+    const std::vector<std::uint32_t>& members, const std::vector<std::uint32_t>& topology_dims, bool baseline,
+    std::uint32_t active, bool dimension_queue, bool astrasim_quirks, Time phase_tail) {
+  type = normalized(type);
+  const auto n = static_cast<std::uint32_t>(members.size());
+  std::vector<std::uint32_t> sizes = topology_dims;
+  if (sizes.empty()) {
+    std::uint32_t top = 0;
+    for (std::uint32_t m : members) top = std::max(top, m);
+    sizes.push_back(top + 1);
+  }
+  const std::vector<DimensionChoice> all =
+      choice.dims.empty() ? std::vector<DimensionChoice>{{find_native_algorithm(default_algorithm(type)), {}}}
+                          : choice.dims;
+  if (all.size() != 1 && all.size() != sizes.size()) {
+    throw InputError("hierarchical " + std::string(collective_name(type)) + ": " + std::to_string(all.size()) +
+                     " per-dimension algorithms for a topology of " + std::to_string(sizes.size()) +
+                     (sizes.size() == 1 ? " dimension" : " dimensions") + " (give one per dimension, or one for all)");
+  }
+  const auto pick = [&](std::size_t dim) -> const DimensionChoice& { return all.size() == 1 ? all[0] : all[dim]; };
+  if (const auto it = choice.params.find("chunks"); it != choice.params.end()) chunks = static_cast<std::uint32_t>(it->second);
+  if (const auto it = choice.params.find("optimization"); it != choice.params.end()) baseline = it->second == 0;
+  if (const auto it = choice.params.find("active_chunks"); it != choice.params.end()) active = static_cast<std::uint32_t>(it->second);
+  if (const auto it = choice.params.find("dimension_queue"); it != choice.params.end()) dimension_queue = it->second != 0;
+
+  // The group's coordinates: per topology dimension, the distinct values its members take.
+  std::vector<std::vector<std::uint32_t>> values(sizes.size());
+  std::vector<std::vector<std::uint32_t>> coord(sizes.size(), std::vector<std::uint32_t>(n));
+  for (std::uint32_t p = 0; p < n; ++p) {
+    std::uint64_t rest = members[p];
+    for (std::size_t d = 0; d < sizes.size(); ++d) {
+      coord[d][p] = static_cast<std::uint32_t>(rest % sizes[d]);
+      rest /= sizes[d];
+    }
+  }
+  std::vector<HierarchicalDimension> dims;
+  std::vector<std::uint32_t> grid(n, 0);
+  std::uint64_t stride = 1;
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    std::vector<std::uint32_t> v = coord[d];
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    if (v.size() < 2) continue;
+    const DimensionChoice& dc = pick(d);
+    HierarchicalDimension hd;
+    hd.size = static_cast<std::uint32_t>(v.size());
+    hd.name = dc.native->name;
+    hd.rs_shift = dc.native->name == "ring" ? 1 : 0;
+    const NativeAlgorithm* algo = dc.native;
+    const AlgorithmParams params = dc.params;
+    hd.supports = [algo](CollectiveType t) { return algo->supports(t); };
+    // ASTRA-sim's tree on a dimension (astrasimTree, or doubleBinaryTree from
+    // an ASTRA-sim system file): each phase is one whole-chunk tree, the
+    // dimension's phases alternating RootMax / RootMin in the order ASTRA-sim
+    // creates them, the rank leaving a phase once its last sends are issued
+    // (`phase_tail` later); its phase object ignores the phase's type, so a
+    // localBWAware all-gather on that dimension is a second all-reduce.
+    const bool astrasim_tree = algo->name == "astrasimTree" || (astrasim_quirks && algo->name == "doubleBinaryTree");
+    if (astrasim_tree) {
+      hd.name = "astrasimTree";
+      hd.variants = 2;
+      hd.gather_by_allreduce = true;
+    }
+    // One inner chunk unless the dimension's chunks= says otherwise: chunks pipeline across dimensions.
+    hd.make = [algo, params, astrasim_quirks, phase_tail, astrasim_tree](
+                  CollectiveType t, std::uint32_t size, std::uint64_t b,
+                  std::uint32_t variant) -> std::shared_ptr<const CollectiveProgram> {
+      if (astrasim_tree && algo->supports(t)) {
+        return std::make_shared<const AstraSimTreeProgram>(t, size, std::vector<std::uint64_t>{b}, phase_tail, 1,
+                                                           variant == 1);
+      }
+      auto prog = make_native_program(*algo, params, t, size, b, 1);
+      // ASTRA-sim's quirks per phase: all-to-all moves one block of b / size
+      // per message; halvingDoubling's first reduction of a phase is free;
+      // each phase ends with an endpoint delay.
+      if (astrasim_quirks) {
+        const bool a2a = t == CollectiveType::kAllToAll;
+        return std::make_shared<const ChunkedProgram>(
+            std::vector<std::shared_ptr<const CollectiveProgram>>{prog}, 1, phase_tail,
+            algo->name == "halvingDoubling" ? 1 : 0, a2a ? std::vector<std::uint64_t>{b / size} : std::vector<std::uint64_t>{});
+      }
+      return prog;
+    };
+    for (std::uint32_t p = 0; p < n; ++p) {
+      const auto local = static_cast<std::uint64_t>(std::lower_bound(v.begin(), v.end(), coord[d][p]) - v.begin());
+      grid[p] += static_cast<std::uint32_t>(local * stride);
+    }
+    stride *= v.size();
+    dims.push_back(std::move(hd));
+  }
+  bool is_grid = stride == n;
+  if (is_grid) {
+    std::vector<char> seen(n, 0);
+    for (std::uint32_t g : grid) {
+      if (seen[g]) is_grid = false;
+      seen[g] = 1;
+    }
+  }
+  if (!is_grid) {
+    // Not a grid of the topology's dimensions: the first algorithm, flat over the group.
+    return make_native_program(*all.front().native, all.front().params, type, n, bytes, chunks);
+  }
+  return std::make_shared<const HierarchicalProgram>(
+      type, bytes, chunks, active, baseline ? HierarchicalOptimization::kBaseline : HierarchicalOptimization::kLocalBWAware,
+      std::move(dims), std::move(grid), dimension_queue);
+}
+
+std::shared_ptr<const CollectiveProgram> make_native_program(const NativeAlgorithm& algo, const AlgorithmParams& params,
+                                                             CollectiveType type, std::uint32_t group_size,
+                                                             std::uint64_t bytes, std::uint32_t chunks) {
+  if (!algo.supports(type)) {
+    throw InputError("collective algorithm '" + algo.name + "' does not implement " + collective_name(type) +
+                     " (it implements " + type_list(algo) + ")");
+  }
+  return algo.make(normalized(type), group_size, bytes, chunks, params);
+}
+
+namespace {
+
+// Bytes the ranks of a collective of `bytes` must send in all, whatever the
+// algorithm (no in-network reduction): every rank needs every other rank's
+// contribution. 0 where no simple bound is checked.
+std::uint64_t least_total_sent(CollectiveType type, std::uint32_t n, std::uint64_t bytes) {
+  const uint128 m = n > 0 ? n - 1 : 0, s = bytes;
+  uint128 need = 0;
+  switch (normalized(type)) {
+    case CollectiveType::kAllReduce: need = 2 * m * s; break;  // N x 2(N-1)/N x S
+    case CollectiveType::kAllGather: need = uint128{n} * m * s; break;  // each receives (N-1) inputs of S
+    case CollectiveType::kReduceScatter:
+    case CollectiveType::kAllToAll: need = m * s; break;  // N x (N-1)/N x S
+    case CollectiveType::kBroadcast:
+    case CollectiveType::kReduce: need = m * s; break;  // each non-root receives (sends) S
+    default: return 0;
+  }
+  // Saturated: no trace can send more than 2^64 - 1 bytes in all anyway.
+  return need > ~std::uint64_t{0} ? ~std::uint64_t{0} : static_cast<std::uint64_t>(need);
+}
+
+}  // namespace
+
+void check_injected_fits(const EtAlgorithm& algo, CollectiveType type, std::uint64_t bytes) {
+  if (algo.written_size) return;  // scaled by S / written size
+  std::uint64_t sent = 0;
+  for (const EtRankProgram& r : algo.ranks) {
+    for (const EtOpSpec& op : r.ops) {
+      if (op.kind != OpKind::kSend) continue;
+      if (op.chunk_cnt >= 0 && op.total_chunks > 0) return;  // sized by its chunk attributes
+      sent += op.bytes;
+    }
+  }
+  const auto n = static_cast<std::uint32_t>(algo.ranks.size());
+  const std::uint64_t need = least_total_sent(type, n, bytes);
+  if (sent >= need) return;
+  throw InputError("collective algorithm '" + algo.source + "' records no size it was written for and its messages " +
+                   "total " + std::to_string(sent) + " B, less than any " + collective_name(type) + " of " +
+                   std::to_string(bytes) + " B on " + std::to_string(n) + " ranks must send (" + std::to_string(need) +
+                   " B): it was written for a smaller collective. Say which: --collective " +
+                   "<type>=" + algo.source + "@<size> (e.g. @1MiB; messages then scale by " + std::to_string(bytes) +
+                   " B / size), or record collective_size in its GlobalMetadata");
+}
+
+AlgorithmRegistry::AlgorithmRegistry(const SystemConfig& config, std::vector<std::uint32_t> topology_dims,
+                                     EtLoader load)
+    : config_(config), topology_dims_(std::move(topology_dims)), load_(std::move(load)) {
+  for (const auto& [type, text] : config.algorithms) chosen_[type] = choose(text, type);
+}
+
+std::pair<const AlgorithmRegistry::Chosen*, std::uint32_t> AlgorithmRegistry::chosen_for(const CollectiveRequest& req) {
+  if (req.node_id && !config_.per_node_algorithms.empty()) {
+    if (const auto text = config_.per_node_algorithms.find(*req.node_id); text != config_.per_node_algorithms.end()) {
+      // Parsed on first use: the node's collective type is known only now.
+      auto [it, fresh] = per_node_.try_emplace({*req.node_id, req.type});
+      if (fresh) {
+        try {
+          it->second.chosen = choose(text->second, req.type);
+        } catch (const InputError& e) {
+          per_node_.erase(it);
+          throw InputError("per-node algorithm for node " + std::to_string(*req.node_id) + " (" +
+                           collective_name(req.type) + "): " + e.what());
+        }
+        it->second.id = static_cast<std::uint32_t>(per_node_.size());
+      }
+      return {&it->second.chosen, it->second.id};
+    }
+  }
+  const auto by_type = chosen_.find(req.type);
+  return {by_type == chosen_.end() ? nullptr : &by_type->second, 0};
+}
+
+AlgorithmRegistry::Chosen AlgorithmRegistry::choose(const std::string& text, CollectiveType type) const {
+  Chosen c;
+  c.choice = parse_algorithm_choice(text, type);
+  if (!c.choice.native && !c.choice.hierarchical) {
+    std::shared_ptr<const EtAlgorithm> algo = load_ ? load_(c.choice.et_source, type)
+                                                    : std::make_shared<const EtAlgorithm>(
+                                                          load_et_algorithm(c.choice.et_source, type));
+    if (c.choice.et_written_size && algo->written_size != c.choice.et_written_size) {
+      // `prefix@1MiB`: this choice's size, on a copy (a sweep shares the loaded one).
+      auto sized = std::make_shared<EtAlgorithm>(*algo);
+      sized->written_size = c.choice.et_written_size;
+      algo = std::move(sized);
+    }
+    c.injected = std::move(algo);
+  }
+  return c;
+}
+
+std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const CollectiveRequest& req) {
+  // Not a structured binding: the lambdas below capture it (clang 14 cannot).
+  const std::pair<const Chosen*, std::uint32_t> chosen = chosen_for(req);
+  const Chosen* const ch = chosen.first;
+  const std::uint32_t choice_id = chosen.second;
+  const auto fast = std::make_tuple(static_cast<int>(req.type), req.bytes, req.chunks, choice_id,
+                                    static_cast<const void*>(req.members.get()));
+  if (auto it = by_ptr_.find(fast); it != by_ptr_.end()) return it->second;
+  const auto key = std::make_tuple(static_cast<int>(req.type), req.bytes, req.chunks, choice_id, *req.members);
+  std::shared_ptr<const CollectiveProgram> program;
+  if (auto it = cache_.find(key); it != cache_.end()) {
+    program = it->second;
+  } else {
+    const std::uint32_t n = req.group_size();
+    if (const auto no = config_.unavailable.find(req.type); no != config_.unavailable.end()) throw InputError(no->second);
+    bool halving_doubling = false;
+    const auto make = [&](std::uint64_t bytes) -> std::shared_ptr<const CollectiveProgram> {
+      if (ch && ch->injected) {
+        const EtAlgorithm& inj = *ch->injected;
+        if (inj.ranks.size() != n) {
+          throw InputError("collective algorithm '" + inj.source + "' is written for " +
+                           std::to_string(inj.ranks.size()) + " ranks but a " + collective_name(req.type) +
+                           " runs on a group of " + std::to_string(n) + " ranks");
+        }
+        check_injected_fits(inj, req.type, bytes);
+        return std::make_shared<const EtProgram>(ch->injected, bytes);
+      }
+      if (ch && ch->choice.hierarchical) {
+        return make_hierarchical_program(ch->choice, req.type, bytes, req.chunks, *req.members,
+                                         topology_dims_, config_.collective_optimization == "baseline",
+                                         config_.active_chunks_per_dimension, config_.dimension_queue,
+                                         config_.astrasim_quirks, config_.endpoint_delay);
+      }
+      const NativeAlgorithm& algo = ch ? *ch->choice.native : *find_native_algorithm(default_algorithm(req.type));
+      halving_doubling = algo.name == "halvingDoubling";
+      return make_native_program(algo, ch ? ch->choice.params : AlgorithmParams{},
+                                 req.type, n, bytes, req.chunks);
+    };
+    // ASTRA-sim's doubleBinaryTree (with astrasim_quirks) and astrasimTree
+    // chain their chunks themselves: a rank leaves a chunk once its sends are
+    // issued, which the ChunkedProgram (a chunk ends when all its ops have) cannot say.
+    const NativeAlgorithm* native = ch ? ch->choice.native : nullptr;
+    const bool astrasim_tree =
+        native && (native->name == "astrasimTree" || (config_.astrasim_quirks && native->name == "doubleBinaryTree"));
+    if (astrasim_tree && native->supports(req.type) &&
+        (config_.dataset_splits > 0 || config_.endpoint_delay > 0 || config_.astrasim_quirks)) {
+      const std::vector<std::uint64_t> sizes = dataset_split_sizes(config_, req.type, n, req.bytes);
+      const auto k = static_cast<std::uint32_t>(sizes.size());
+      program = std::make_shared<const AstraSimTreeProgram>(
+          normalized(req.type), n, sizes, config_.endpoint_delay, config_.active_chunks == 0 ? k : config_.active_chunks);
+    } else if (ch && ch->choice.hierarchical && config_.astrasim_quirks && ch->choice.params.count("chunks")) {
+      // ASTRA-sim's per-dimension lists (system/astrasim/astrasim_system.cpp): its
+      // splits are the hierarchical program's chunks, not splits around it.
+      SystemConfig one = config_;
+      one.dataset_splits = 1;
+      one.active_chunks = 1;
+      one.astrasim_quirks = false;  // applied per phase (make_hierarchical_program), with
+      one.endpoint_delay = 0;       // the endpoint delay at the end of each phase
+      program = with_dataset_splits(one, req.type, n, req.bytes, make, halving_doubling);
+    } else {
+      program = with_dataset_splits(config_, req.type, n, req.bytes, make, halving_doubling);
+    }
+    cache_.emplace(key, program);
+  }
+  keep_.push_back(req.members);
+  by_ptr_.emplace(fast, program);
+  return program;
+}
+
+}  // namespace sim

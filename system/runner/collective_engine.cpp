@@ -1,0 +1,237 @@
+#include "system/runner/collective_engine.h"
+
+#include "core/error.h"
+
+namespace sim {
+
+namespace {
+constexpr std::uint32_t kComputeDone = 1;
+constexpr std::uint32_t kDelivered = 2;
+constexpr std::uint32_t kInject = 3;  // a send's endpoint delay is over
+}  // namespace
+
+std::size_t CollectiveEngine::MatchKeyHash::operator()(const MatchKey& k) const noexcept {
+  const std::uint64_t h = k.tag ^ (static_cast<std::uint64_t>(k.src) << 40) ^ (static_cast<std::uint64_t>(k.dst) << 20) ^
+                    (static_cast<std::uint64_t>(k.instance) << 52) ^ (static_cast<std::uint64_t>(k.instance) >> 12);
+  return mix64(h);
+}
+
+CollectiveEngine::CollectiveEngine(EventQueue& queue, Network& network, const SystemConfig& config,
+                                   CollectiveListener& listener)
+    : queue_(queue), network_(network), config_(config), listener_(listener) {}
+
+void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const CollectiveProgram> program,
+                            std::shared_ptr<const std::vector<std::uint32_t>> members, std::uint32_t pos,
+                            std::uint64_t cookie) {
+  std::uint32_t idx;
+  auto it = by_key_.find(key);
+  if (it == by_key_.end()) {
+    if (!free_instances_.empty()) {
+      idx = free_instances_.back();
+      free_instances_.pop_back();
+    } else {
+      idx = static_cast<std::uint32_t>(instances_.size());
+      instances_.emplace_back();
+    }
+    Instance& in = instances_[idx];
+    in.key = key;
+    in.program = program;
+    in.members = members;
+    in.ranks.assign(program->group_size(), RankState{});
+    in.ranks_done = 0;
+    in.live = true;
+    ++live_instances_;
+    by_key_.emplace(key, idx);
+  } else {
+    idx = it->second;
+    const Instance& in = instances_[idx];
+    if (in.program != program && (in.program->group_size() != program->group_size() ||
+                                  in.program->name() != program->name())) {
+      throw InputError("collective #" + std::to_string(key.seq) + " of communicator " + std::to_string(key.group) +
+                       ": rank " + std::to_string((*members)[pos]) + " runs '" + program->name() + "' on " +
+                       std::to_string(program->group_size()) + " ranks but rank " +
+                       std::to_string((*in.members)[0]) + "'s group runs '" + in.program->name() + "' on " +
+                       std::to_string(in.program->group_size()) + " ranks");
+    }
+  }
+  Instance& in = instances_[idx];
+  RankState& rs = in.ranks[pos];
+  if (rs.joined) {
+    throw InputError("rank " + std::to_string((*members)[pos]) + " joined collective #" + std::to_string(key.seq) +
+                     " of communicator " + std::to_string(key.group) + " twice");
+  }
+  rs.joined = true;
+  rs.cookie = cookie;
+  rs.op_count = in.program->op_count(pos);
+  ready_scratch_.clear();
+  in.program->start(pos, rs.cursor, ready_scratch_);
+  // Pushed in reverse so the work stack issues them in the program's order.
+  for (auto r = ready_scratch_.rbegin(); r != ready_scratch_.rend(); ++r) work_.push_back(make_work(idx, pos, *r, false));
+  if (rs.op_count == 0) {
+    rs.done = true;
+    ++in.ranks_done;
+    done_.emplace_back((*in.members)[pos], cookie);
+  }
+  run_work();
+}
+
+void CollectiveEngine::run_work() {
+  if (running_) return;  // the outer call drains the list
+  running_ = true;
+  while (!work_.empty()) {
+    const std::uint64_t packed = work_.back().packed;
+    const OpRef ref = work_.back().ref;
+    work_.pop_back();
+    const auto inst = static_cast<std::uint32_t>(packed >> 33);
+    const auto pos = static_cast<std::uint32_t>(packed >> 1);
+    if (packed & 1) {
+      finished(inst, pos, ref);
+    } else {
+      issue(inst, pos, ref);
+    }
+  }
+  running_ = false;
+  notify_done();
+}
+
+void CollectiveEngine::notify_done() {
+  // Reported after the engine's own bookkeeping, so the listener may re-enter join().
+  while (!done_.empty()) {
+    auto batch = std::move(done_);
+    done_.clear();
+    for (const auto& [rank, cookie] : batch) listener_.on_collective_done(rank, cookie);
+  }
+}
+
+void CollectiveEngine::issue(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
+  try {
+    issue_op(inst, pos, ref);
+  } catch (const TimeLimitError& e) {  // name the collective and the rank whose step passed the limit
+    const Instance& in = instances_[inst];
+    e.rethrow_with("collective '" + in.program->name() + "' #" + std::to_string(in.key.seq) + " of communicator " +
+                   std::to_string(in.key.group) + ", rank " + std::to_string((*in.members)[pos]), false);
+  }
+}
+
+void CollectiveEngine::issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
+  Instance& in = instances_[inst];
+  const CollectiveOp op = in.program->op(pos, ref);
+  switch (op.kind) {
+    case OpKind::kSend: {
+      const std::uint32_t m = in_flight_.alloc(InFlight{inst, pos, op.peer, op.tag, op.bytes, ref});
+      if (config_.endpoint_delay > 0) {
+        queue_.schedule_in(config_.endpoint_delay, this, kInject, m);
+      } else {
+        network_.send((*in.members)[pos], (*in.members)[op.peer], op.bytes, Delivery{this, kDelivered, m});
+      }
+      break;
+    }
+    case OpKind::kRecv: {
+      std::uint64_t sent = 0;
+      if (match_.post(MatchKey{inst, op.peer, pos, op.tag}, PostedRecv{ref, op.bytes}, sent)) {
+        check_sizes(in, op.peer, pos, op.tag, sent, op.bytes);
+        --in.unreceived;
+        work_.push_back(make_work(inst, pos, ref, true));
+      }
+      break;
+    }
+    case OpKind::kCompute: {
+      const Time t = op.duration >= 0 ? op.duration : config_.reduction_time(op.bytes);
+      if (t == 0) {
+        work_.push_back(make_work(inst, pos, ref, true));
+      } else {
+        queue_.schedule_in(t, this, kComputeDone, pending_.alloc(Pending{inst, pos, ref}));
+      }
+      break;
+    }
+  }
+}
+
+void CollectiveEngine::size_mismatch(const Instance& in, std::uint32_t src, std::uint32_t dst, std::uint64_t tag,
+                                     std::uint64_t sent, std::uint64_t expected) const {
+  throw InputError("collective '" + in.program->name() + "' #" + std::to_string(in.key.seq) + ": rank " +
+                   std::to_string((*in.members)[src]) + " sent " + std::to_string(sent) + " B with tag " +
+                   std::to_string(tag) + " but rank " + std::to_string((*in.members)[dst]) + " expected " +
+                   std::to_string(expected) + " B");
+}
+
+void CollectiveEngine::finished(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
+  Instance& in = instances_[inst];
+  RankState& rs = in.ranks[pos];
+  ++rs.ops_done;
+  ready_scratch_.clear();
+  in.program->finish(pos, ref, rs.cursor, ready_scratch_);
+  // Push in reverse so the work stack issues them in the program's order.
+  for (auto it = ready_scratch_.rbegin(); it != ready_scratch_.rend(); ++it) {
+    work_.push_back(make_work(inst, pos, *it, false));
+  }
+  if (rs.ops_done == rs.op_count) {
+    rs.done = true;
+    done_.emplace_back((*in.members)[pos], rs.cookie);
+    if (++in.ranks_done == in.ranks.size()) {
+      if (in.unreceived > 0) report_unreceived(inst);
+      by_key_.erase(in.key);
+      in.live = false;
+      in.program.reset();
+      in.members.reset();
+      in.ranks.clear();
+      in.ranks.shrink_to_fit();
+      free_instances_.push_back(inst);
+      --live_instances_;
+    }
+  }
+}
+
+void CollectiveEngine::delivered(std::uint32_t m) {
+  const InFlight msg = in_flight_[m];
+  in_flight_.free(m);
+  work_.push_back(make_work(msg.instance, msg.src, msg.send_ref, true));  // eager send: done on delivery
+  PostedRecv recv;
+  if (match_.arrive(MatchKey{msg.instance, msg.src, msg.dst, msg.tag}, msg.bytes, recv)) {
+    check_sizes(instances_[msg.instance], msg.src, msg.dst, msg.tag, msg.bytes, recv.bytes);
+    work_.push_back(make_work(msg.instance, msg.dst, recv.ref, true));
+  } else {
+    ++instances_[msg.instance].unreceived;
+  }
+  run_work();
+}
+
+void CollectiveEngine::on_event(const Event& event) {
+  if (event.kind == kDelivered) {
+    delivered(static_cast<std::uint32_t>(event.payload));
+    return;
+  }
+  if (event.kind == kInject) {
+    const InFlight& msg = in_flight_[static_cast<std::uint32_t>(event.payload)];
+    const Instance& in = instances_[msg.instance];
+    try {
+      network_.send((*in.members)[msg.src], (*in.members)[msg.dst], msg.bytes,
+                    Delivery{this, kDelivered, static_cast<std::uint32_t>(event.payload)});
+    } catch (const TimeLimitError& e) {
+      e.rethrow_with("collective '" + in.program->name() + "' #" + std::to_string(in.key.seq) + " of communicator " +
+                     std::to_string(in.key.group) + ", rank " + std::to_string((*in.members)[msg.src]), false);
+    }
+    return;
+  }
+  const Pending p = pending_[static_cast<std::uint32_t>(event.payload)];
+  pending_.free(static_cast<std::uint32_t>(event.payload));
+  work_.push_back(make_work(p.instance, p.pos, p.ref, true));
+  run_work();
+}
+
+void CollectiveEngine::report_unreceived(std::uint32_t inst) const {
+  const Instance& in = instances_[inst];
+  std::string msg = "collective '" + in.program->name() + "' #" + std::to_string(in.key.seq) + " of communicator " +
+                    std::to_string(in.key.group) + " finished on every rank but " + std::to_string(in.unreceived) +
+                    " message(s) were never received:";
+  std::size_t shown = 0;
+  match_.for_each_message([&](const MatchKey& k, std::uint64_t bytes) {
+    if (k.instance != inst || shown >= 8) return;
+    ++shown;
+    msg += "\n  rank " + std::to_string((*in.members)[k.src]) + " -> rank " + std::to_string((*in.members)[k.dst]) +
+           ", tag " + std::to_string(k.tag) + ", " + std::to_string(bytes) + " B";
+  });
+  throw IncompleteError(msg);
+}
+
+}  // namespace sim

@@ -1,0 +1,157 @@
+// The one executor of collective programs.
+//
+// Each COMM_COLL node becomes (or joins) an instance of a program over its
+// group. The engine issues every op when the program says it is ready: sends
+// go through the Network, receives are matched first-in-first-out per
+// (instance, src, dst, tag) -- never across instances -- by a MessageMatcher,
+// and compute ops (reduce/copy) are charged with the system's reduction model
+// or their own duration. When a rank's ops are all done, its COMM_COLL node completes.
+//
+// Sends are eager: a send op is done when its message is delivered; a receive
+// is done when its message has arrived and it has been posted. With
+// collective.endpoint_delay a send reaches the network that long after it is
+// issued (ASTRA-sim's endpoint-delay, paid at the sender before injection).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/event_queue.h"
+#include "core/index_pool.h"
+#include "network/network.h"
+#include "system/program/collective_program.h"
+#include "system/program/message_matcher.h"
+#include "system/config/system_config.h"
+
+namespace sim {
+
+class CollectiveListener {
+ public:
+  // Rank `rank` finished its part of a collective it joined with `cookie`.
+  virtual void on_collective_done(std::uint32_t rank, std::uint64_t cookie) = 0;
+
+ protected:
+  ~CollectiveListener() = default;
+};
+
+// Identifies one collective across ranks: the communicator and the sequence
+// number of the collective on that communicator (ranks issue collectives of a
+// communicator in the same order, as NCCL requires).
+struct InstanceKey {
+  std::uint32_t group;
+  std::uint64_t seq;
+  bool operator==(const InstanceKey&) const = default;
+};
+
+class CollectiveEngine final : public EventHandler {
+ public:
+  CollectiveEngine(EventQueue& queue, Network& network, const SystemConfig& config, CollectiveListener& listener);
+
+  // Rank at group position `pos` (NPU members[pos]) joins instance `key`.
+  // Every rank of the instance must pass the same program and members.
+  // Throws InputError if they disagree (naming both ranks).
+  void join(const InstanceKey& key, std::shared_ptr<const CollectiveProgram> program,
+            std::shared_ptr<const std::vector<std::uint32_t>> members, std::uint32_t pos, std::uint64_t cookie);
+
+  // Compute ops finishing and messages delivered (the engine is each of its sends' Delivery target).
+  void on_event(const Event& event) override;
+
+  std::size_t active_instances() const { return live_instances_; }
+
+ private:
+  struct RankState {
+    RankCursor cursor;
+    std::uint64_t ops_done = 0;
+    std::uint64_t op_count = 0;
+    std::uint64_t cookie = 0;
+    bool joined = false;
+    bool done = false;
+  };
+  struct Instance {
+    InstanceKey key{};
+    std::shared_ptr<const CollectiveProgram> program;
+    std::shared_ptr<const std::vector<std::uint32_t>> members;
+    std::vector<RankState> ranks;
+    std::uint32_t ranks_done = 0;
+    std::uint64_t unreceived = 0;  // messages arrived that no receive has taken yet
+    bool live = false;
+  };
+  struct InFlight {  // a message sent and not yet delivered
+    std::uint32_t instance;
+    std::uint32_t src;  // group positions
+    std::uint32_t dst;
+    std::uint64_t tag;
+    std::uint64_t bytes;
+    OpRef send_ref;
+  };
+  struct PostedRecv {
+    OpRef ref;
+    std::uint64_t bytes;
+  };
+  struct MatchKey {
+    std::uint32_t instance, src, dst;
+    std::uint64_t tag;
+    bool operator==(const MatchKey&) const = default;
+  };
+  struct MatchKeyHash {
+    std::size_t operator()(const MatchKey& k) const noexcept;
+  };
+  struct Pending {  // a compute op in flight
+    std::uint32_t instance, pos;
+    OpRef ref;
+  };
+  // Two plain words, written and read one word at a time: a work item is
+  // usually popped right after it was pushed, and a wider read of narrower
+  // writes would stall on store forwarding.
+  struct Work {
+    std::uint64_t packed;  // instance << 33 | pos << 1 | finished
+    OpRef ref;
+  };
+  static Work make_work(std::uint32_t inst, std::uint32_t pos, OpRef ref, bool finished) {
+    return Work{static_cast<std::uint64_t>(inst) << 33 | static_cast<std::uint64_t>(pos) << 1 | (finished ? 1u : 0u),
+                ref};
+  }
+  struct InstanceKeyHash {
+    std::size_t operator()(const InstanceKey& k) const noexcept {
+      return std::hash<std::uint64_t>()(k.seq * 0x9e3779b97f4a7c15ull ^ k.group);
+    }
+  };
+  void delivered(std::uint32_t message);
+  void run_work();
+  void issue(std::uint32_t inst, std::uint32_t pos, OpRef ref);
+  void issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref);
+  void finished(std::uint32_t inst, std::uint32_t pos, OpRef ref);
+  void check_sizes(const Instance& in, std::uint32_t src, std::uint32_t dst, std::uint64_t tag,
+                   std::uint64_t sent, std::uint64_t expected) const {
+    if (sent != expected) [[unlikely]] size_mismatch(in, src, dst, tag, sent, expected);
+  }
+  [[noreturn]] void size_mismatch(const Instance& in, std::uint32_t src, std::uint32_t dst, std::uint64_t tag,
+                                  std::uint64_t sent, std::uint64_t expected) const;
+  void notify_done();
+  [[noreturn]] void report_unreceived(std::uint32_t inst) const;
+
+  EventQueue& queue_;
+  Network& network_;
+  const SystemConfig& config_;
+  CollectiveListener& listener_;
+
+  std::vector<Instance> instances_;
+  std::vector<std::uint32_t> free_instances_;
+  std::unordered_map<InstanceKey, std::uint32_t, InstanceKeyHash> by_key_;
+  std::size_t live_instances_ = 0;
+
+  IndexPool<InFlight> in_flight_;  // a send's Delivery payload is its index here
+  IndexPool<Pending> pending_;
+  // Arrived messages (their sizes) and posted receives, FIFO per key.
+  MessageMatcher<MatchKey, std::uint64_t, PostedRecv, MatchKeyHash> match_;
+
+  std::vector<Work> work_;
+  std::vector<OpRef> ready_scratch_;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> done_;  // (rank, cookie) to report
+  bool running_ = false;
+};
+
+}  // namespace sim

@@ -1,0 +1,533 @@
+#include "system/runner/simulation.h"
+#include "system/runner/simulation_run.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <queue>
+#include <unordered_map>
+
+#include "core/error.h"
+
+namespace sim {
+
+namespace {
+constexpr std::uint32_t kNodeDone = 1;
+constexpr std::uint32_t kP2PDelivered = 2;
+
+std::uint64_t pack(std::uint32_t rank, std::uint32_t index) {
+  return static_cast<std::uint64_t>(rank) << 32 | index;
+}
+}  // namespace
+
+Simulation::Simulation(std::vector<RankGraph> graphs, const Topology& topology, const SystemConfig& config,
+                       SimulationOptions options)
+    : Simulation(std::make_shared<const std::vector<RankGraph>>(std::move(graphs)), topology, config,
+                 std::move(options)) {}
+
+Simulation::Simulation(std::shared_ptr<const std::vector<RankGraph>> graphs, const Topology& topology,
+                       const SystemConfig& config, SimulationOptions options)
+    : shared_graphs_(std::move(graphs)),
+      graphs_(*shared_graphs_),
+      topology_(topology),
+      config_(config),
+      options_(std::move(options)),
+      network_(make_network(config_.network, topology_, queue_)),
+      algorithms_(config_, topology_.dims(), options_.load_algorithm),
+      engine_(queue_, *network_, config_, *this),
+      p2p_match_(static_cast<std::uint32_t>(graphs_.size())) {
+  const auto ranks = static_cast<std::uint32_t>(graphs_.size());
+  if (ranks > topology_.npu_count()) {
+    throw InputError("the workload has " + std::to_string(ranks) + " ranks but the network has only " +
+                     std::to_string(topology_.npu_count()) + " NPUs");
+  }
+  if (ranks < topology_.npu_count() && options_.npu_of.empty()) {
+    result_.warnings.push_back("the workload has " + std::to_string(ranks) + " ranks and the network " +
+                               std::to_string(topology_.npu_count()) + " NPUs: ranks run on NPUs 0.." +
+                               std::to_string(ranks - 1));
+  }
+  for (const std::string& w : config_.warnings) result_.warnings.push_back(w);
+  // ASTRA-sim's per-dimension algorithm lists must match the topology's dimensions.
+  for (const auto& [type, d] : config_.algorithm_dims) {
+    const std::size_t dims = topology_.dims().size();
+    if (d != dims) {
+      throw InputError(std::string("the system config gives ") + std::to_string(d) + " per-dimension algorithm(s) for " +
+                       collective_name(type) + " but the network has " + std::to_string(dims) + " dimension(s)");
+    }
+  }
+  // Jobs and where their ranks run.
+  std::vector<JobSpec> jobs = options_.jobs;
+  if (jobs.empty()) jobs.push_back(JobSpec{"", ranks, options_.comm_groups, options_.comm_group_file});
+  std::uint32_t total = 0;
+  for (const JobSpec& j : jobs) {
+    job_first_.insert(job_first_.end(), j.ranks, total);
+    job_size_.insert(job_size_.end(), j.ranks, j.ranks);
+    total += j.ranks;
+  }
+  if (total != ranks) {
+    throw InputError("the jobs have " + std::to_string(total) + " ranks in all but " + std::to_string(ranks) +
+                     " rank graphs were given");
+  }
+  npu_of_ = options_.npu_of;
+  if (npu_of_.empty()) {
+    for (std::uint32_t r = 0; r < ranks; ++r) npu_of_.push_back(r);
+  }
+  if (npu_of_.size() != ranks) throw InputError("the placement gives NPUs for " + std::to_string(npu_of_.size()) +
+                                                " ranks but the workload has " + std::to_string(ranks));
+  {
+    std::vector<std::int64_t> at(topology_.npu_count(), -1);
+    for (std::uint32_t r = 0; r < ranks; ++r) {
+      if (npu_of_[r] >= topology_.npu_count()) {
+        throw InputError(rank_label(r) + " is placed on NPU " + std::to_string(npu_of_[r]) + " but the network has " +
+                         std::to_string(topology_.npu_count()) + " NPUs");
+      }
+      if (at[npu_of_[r]] >= 0) {
+        throw InputError(rank_label(r) + " and " + rank_label(static_cast<std::uint32_t>(at[npu_of_[r]])) +
+                         " are both placed on NPU " + std::to_string(npu_of_[r]));
+      }
+      at[npu_of_[r]] = r;
+    }
+  }
+  // Communicators: every group a rank's collectives name (system/groups/group_table.h).
+  groups_ = std::make_unique<GroupTable>(graphs_, jobs, npu_of_, topology_.dims(), topology_.npu_count());
+  runs_.resize(ranks);
+  for (std::uint32_t r = 0; r < ranks; ++r) {
+    const RankGraph& g = graphs_[r];
+    const std::uint32_t job_ranks = job_size_[r];
+    RankRun& run = runs_[r];
+    run.pending.resize(g.size());
+    if (options_.timeline) run.started.assign(g.size(), 0);
+    for (std::uint32_t i = 0; i < g.size(); ++i) {
+      const TaskNode& n = g.node(i);
+      if (n.num_parents < 0xffffu) {
+        run.pending[i] = static_cast<std::uint16_t>(n.num_parents);
+      } else {
+        run.pending[i] = 0xffffu;
+        run.big_pending.emplace(i, n.num_parents);
+      }
+      if (n.kind == NodeKind::kCommSend && (n.comm_dst < 0 || static_cast<std::uint32_t>(n.comm_dst) >= job_ranks)) {
+        throw InputError(g.path() + ": rank " + std::to_string(g.rank()) + ", node " + std::to_string(n.id) + " '" +
+                         g.name(i) + "': comm_dst " + std::to_string(n.comm_dst) + " is not a rank (0.." +
+                         std::to_string(job_ranks - 1) + ")");
+      }
+      if (n.kind == NodeKind::kCommRecv && (n.comm_src < 0 || static_cast<std::uint32_t>(n.comm_src) >= job_ranks)) {
+        throw InputError(g.path() + ": rank " + std::to_string(g.rank()) + ", node " + std::to_string(n.id) + " '" +
+                         g.name(i) + "': comm_src " + std::to_string(n.comm_src) + " is not a rank (0.." +
+                         std::to_string(job_ranks - 1) + ")");
+      }
+    }
+    run.coll_seq.assign(groups_->size(), 0);
+    if (g.dangling_ctrl_deps() > 0) {
+      result_.warnings.push_back(g.path() + ": " + std::to_string(g.dangling_ctrl_deps()) +
+                                 " control dependencies point at absent nodes; ignored");
+    }
+    if (g.self_ctrl_deps() > 0) {
+      result_.warnings.push_back(g.path() + ": " + std::to_string(g.self_ctrl_deps()) +
+                                 " control dependencies of a node on itself; ignored");
+    }
+  }
+}
+
+Simulation::~Simulation() = default;
+
+Simulation::Resource Simulation::resource_of(NodeKind kind, bool is_cpu_op) {
+  switch (kind) {
+    case NodeKind::kComp: return is_cpu_op ? kCpu : kGpu;
+    case NodeKind::kMemLoad:
+    case NodeKind::kMemStore: return kMem;
+    case NodeKind::kCommColl: return is_cpu_op ? kCpu : kComm;
+    case NodeKind::kCommSend:
+    case NodeKind::kCommRecv: return kComm;
+    default: return kNone;
+  }
+}
+
+Time Simulation::compute_time(const TaskNode& n) const {
+  if (n.kind == NodeKind::kComp && config_.roofline() && n.has_roofline && !n.is_cpu_op) {
+    // Roofline: limited by peak FLOP/s or by streaming tensor_size bytes.
+    const double flops_time = static_cast<double>(n.num_ops) / config_.peak_flops;
+    const double bytes_time = static_cast<double>(n.tensor_size) / static_cast<double>(config_.compute_memory_bandwidth);
+    const double ps = std::ceil(std::max(flops_time, bytes_time) * 1e12);
+    // 2^63 as a double: anything at or above it does not fit a Time.
+    if (!(ps < 9223372036854775808.0)) {
+      throw TimeLimitError("its roofline time (" + std::to_string(n.num_ops) + " ops, " +
+                           std::to_string(n.tensor_size) + " B) is longer than the largest representable time, " +
+                           describe_time_limit());
+    }
+    return static_cast<Time>(ps);
+  }
+  if ((n.kind == NodeKind::kMemLoad || n.kind == NodeKind::kMemStore) && config_.has_memory_model) {
+    return add_time(config_.memory_latency, transfer_time(n.tensor_size, config_.memory_bandwidth), "its duration");
+  }
+  return scale_time(n.duration_micros, kMicrosecond, "its duration_micros");
+}
+
+void Simulation::account(RankRun& r) {
+  const Time now = queue_.now();
+  const Time dt = now - r.last;
+  if (dt > 0) {
+    if (r.active_compute > 0) r.stats.compute += dt;
+    else if (r.active_comm > 0) r.stats.exposed_comm += dt;
+    else if (r.active_mem > 0) r.stats.memory += dt;
+    else r.stats.idle += dt;
+    if (r.active_comm > 0) r.stats.comm += dt;
+  }
+  r.last = now;
+}
+
+void Simulation::run_events() {
+  if (!options_.progress) return queue_.run();
+  constexpr std::uint64_t kEvery = std::uint64_t{1} << 20;
+  SimulationProgress p;
+  for (const RankGraph& g : graphs_) p.nodes_total += g.size();
+  while (queue_.step()) {
+    if (queue_.processed() % kEvery != 0) continue;
+    p.now = queue_.now();
+    p.events = queue_.processed();
+    p.nodes_done = 0;
+    for (const RankRun& r : runs_) p.nodes_done += r.done;
+    options_.progress(p);
+  }
+}
+
+SimulationResult Simulation::run() {
+  for (std::uint32_t r = 0; r < runs_.size(); ++r) {
+    for (std::uint32_t i : graphs_[r].roots()) runs_[r].ready.emplace(graphs_[r].node(i).id, i);
+  }
+  try {
+    for (std::uint32_t r = 0; r < runs_.size(); ++r) drain(r);
+    run_events();
+  } catch (const TimeLimitError& e) {  // raised inside the network, between node issues
+    e.rethrow_with("at simulated time " + format_time(queue_.now()), true);
+  }
+  for (std::uint32_t r = 0; r < runs_.size(); ++r) {
+    if (runs_[r].done != graphs_[r].size()) report_stuck();
+  }
+  check_unreceived();
+  result_.ranks.reserve(runs_.size());
+  for (RankRun& r : runs_) {
+    result_.makespan = std::max(result_.makespan, r.stats.finish);
+    result_.ranks.push_back(r.stats);
+  }
+  for (std::uint32_t g = 0; g < groups_->size(); ++g) {
+    result_.groups.push_back(GroupRecord{groups_->group(g).label, groups_->group(g).dims});
+  }
+  for (const JobSpec& j : options_.jobs) {
+    JobResult job{j.name, result_.jobs.empty() ? 0 : result_.jobs.back().first_rank + result_.jobs.back().ranks, j.ranks, 0};
+    for (std::uint32_t k = 0; k < j.ranks; ++k) job.makespan = std::max(job.makespan, runs_[job.first_rank + k].stats.finish);
+    result_.jobs.push_back(std::move(job));
+  }
+  result_.events = queue_.processed();
+  result_.messages = network_->messages_sent();
+  const std::vector<LinkUsage> usage = network_->link_usage();
+  result_.links.reserve(usage.size());
+  for (LinkId i = 0; i < usage.size(); ++i) {
+    const Link& l = topology_.links()[i];
+    result_.links.push_back(LinkRecord{l.from, l.to, l.bandwidth, usage[i]});
+  }
+  result_.link_time_known = network_->measures_link_time();
+  result_.packet_level = network_->carries_packets();
+  result_.npu_count = topology_.npu_count();
+  result_.network_counters = network_->counters();
+  std::stable_sort(result_.collectives.begin(), result_.collectives.end(),
+                   [](const CollectiveRecord& a, const CollectiveRecord& b) {
+                     return a.rank != b.rank ? a.rank < b.rank : a.start != b.start ? a.start < b.start : a.node_id < b.node_id;
+                   });
+  return std::move(result_);
+}
+
+void Simulation::drain(std::uint32_t rank) {
+  RankRun& r = runs_[rank];
+  if (r.draining) return;  // an outer call on this rank picks up the new work
+  r.draining = true;
+  drain_loop(rank, r, false);
+  r.draining = false;
+}
+
+void Simulation::drain_loop(std::uint32_t rank, RankRun& r, bool ready_first) {
+  const RankGraph& g = graphs_[rank];
+  for (;;) {
+    bool progressed = ready_first;
+    if (!ready_first && r.waiting_nodes > 0) {
+      for (int res = 0; res < kNumLimited; ++res) {
+        if (!r.busy[res] && !r.waiting[res].empty()) {
+          const std::uint32_t i = r.waiting[res].top().second;
+          r.waiting[res].pop();
+          --r.waiting_nodes;
+          issue(rank, i);
+          progressed = true;
+        }
+      }
+    }
+    ready_first = false;
+    while (!r.ready.empty()) {
+      const auto [id, i] = r.ready.top();
+      r.ready.pop();
+      const Resource res = resource_of(g.kind(i), g.is_cpu_op(i));
+      if (res < kNumLimited && r.busy[res]) {
+        r.waiting[res].emplace(id, i);
+        ++r.waiting_nodes;
+      } else {
+        issue(rank, i);
+      }
+      progressed = true;
+    }
+    if (!progressed) break;
+  }
+}
+
+void Simulation::issue(std::uint32_t rank, std::uint32_t index) {
+  try {
+    start(rank, index);
+  } catch (const TimeLimitError& e) {  // the node whose time passed the limit, named once
+    e.rethrow_with(graphs_[rank].path() + ": " + describe_node(rank, index), true);
+  }
+}
+
+void Simulation::start(std::uint32_t rank, std::uint32_t index) {
+  RankRun& r = runs_[rank];
+  const RankGraph& g = graphs_[rank];
+  const NodeKind kind = g.kind(index);
+  const Resource res = resource_of(kind, g.is_cpu_op(index));
+  account(r);
+  if (options_.timeline) r.started[index] = queue_.now();
+  if (res < kNumLimited) r.busy[res] = true;
+  switch (kind) {
+    case NodeKind::kComp:
+    case NodeKind::kMemLoad:
+    case NodeKind::kMemStore:
+      if (kind == NodeKind::kComp) ++r.active_compute; else ++r.active_mem;
+      queue_.schedule_in(compute_time(g.node(index)), this, kNodeDone, pack(rank, index));
+      return;
+    case NodeKind::kCommColl:
+      ++r.active_comm;
+      if (g.is_cpu_op(index)) {  // a host-side collective call: replay its duration
+        queue_.schedule_in(compute_time(g.node(index)), this, kNodeDone, pack(rank, index));
+      } else {
+        issue_collective(rank, index);
+      }
+      return;
+    case NodeKind::kCommSend:
+      ++r.active_comm;
+      issue_send(rank, index);
+      return;
+    case NodeKind::kCommRecv:
+      ++r.active_comm;
+      issue_recv(rank, index);
+      return;
+    default:
+      complete(rank, index);
+      return;
+  }
+}
+
+void Simulation::complete(std::uint32_t rank, std::uint32_t index) {
+  RankRun& r = runs_[rank];
+  const RankGraph& g = graphs_[rank];
+  const NodeKind kind = g.kind(index);
+  account(r);
+  switch (kind) {
+    case NodeKind::kComp: --r.active_compute; break;
+    case NodeKind::kMemLoad:
+    case NodeKind::kMemStore: --r.active_mem; break;
+    case NodeKind::kCommColl:
+      if (const auto it = r.coll_record.find(index); it != r.coll_record.end()) {
+        CollectiveRecord& rec = result_.collectives[it->second];
+        rec.duration = queue_.now() - rec.start;
+        r.coll_record.erase(it);
+      }
+      r.coll_running.erase(index);
+      --r.active_comm;
+      break;
+    case NodeKind::kCommSend:
+    case NodeKind::kCommRecv: --r.active_comm; break;
+    default: break;
+  }
+  const Resource res = resource_of(kind, g.is_cpu_op(index));
+  if (res < kNumLimited) r.busy[res] = false;
+  if (options_.timeline && options_.timeline->wants(rank, r.started[index], queue_.now())) {
+    const std::string name = g.name(index);
+    options_.timeline->slice(
+        TimelineSlice{rank, static_cast<std::uint8_t>(res), r.started[index], queue_.now(), g.id(index), name, kind});
+  }
+  ++r.done;
+  ++r.stats.nodes;
+  r.stats.finish = queue_.now();
+  // Children made ready: the first few kept here, so that the usual case
+  // (nothing else ready or waiting on this rank) issues them without the heap.
+  constexpr unsigned kFew = 4;
+  std::uint32_t few[kFew];
+  unsigned count = 0;
+  bool many = false;
+  for (std::uint32_t c : g.children(index)) {
+    std::uint16_t& p = r.pending[c];
+    if (p != 0xffffu) [[likely]] {
+      if (--p != 0) continue;
+    } else if (const auto it = r.big_pending.find(c); --it->second == 0) {
+      p = 0;
+      r.big_pending.erase(it);
+    } else {
+      continue;
+    }
+    if (count < kFew) {
+      few[count++] = c;
+    } else {
+      many = true;
+      r.ready.emplace(g.id(c), c);
+    }
+  }
+  if (many || r.draining || !r.ready.empty() || r.waiting_nodes > 0) {
+    for (unsigned k = 0; k < count; ++k) r.ready.emplace(g.id(few[k]), few[k]);
+    drain(rank);
+    return;
+  }
+  if (count == 0) return;  // drain() would find nothing to do
+  // Ascending id, as the heap would give them (children are usually in id order already).
+  for (unsigned k = 1; k < count; ++k) {
+    const std::uint32_t c = few[k];
+    unsigned j = k;
+    for (; j > 0 && g.id(few[j - 1]) > g.id(c); --j) few[j] = few[j - 1];
+    few[j] = c;
+  }
+  r.draining = true;
+  for (unsigned k = 0; k < count; ++k) {
+    if (!r.ready.empty()) {  // an issue completed nodes that readied others: the heap orders them all
+      for (; k < count; ++k) r.ready.emplace(g.id(few[k]), few[k]);
+      break;
+    }
+    const std::uint32_t i = few[k];
+    const Resource child_res = resource_of(g.kind(i), g.is_cpu_op(i));
+    if (child_res < kNumLimited && r.busy[child_res]) {
+      r.waiting[child_res].emplace(g.id(i), i);
+      ++r.waiting_nodes;
+    } else {
+      issue(rank, i);
+    }
+  }
+  drain_loop(rank, r, true);
+  r.draining = false;
+}
+
+void Simulation::on_event(const Event& event) {
+  if (event.kind == kP2PDelivered) {
+    p2p_delivered(static_cast<std::uint32_t>(event.payload));
+    return;
+  }
+  complete(static_cast<std::uint32_t>(event.payload >> 32), static_cast<std::uint32_t>(event.payload));
+}
+
+// --- collectives -------------------------------------------------------------
+
+void Simulation::issue_collective(std::uint32_t rank, std::uint32_t index) {
+  RankRun& r = runs_[rank];
+  const RankGraph& g = graphs_[rank];
+  const TaskNode& n = g.node(index);
+  const std::uint32_t gid = groups_->group_of(rank, n.group);
+  const CommGroup& group = groups_->group(gid);
+  const auto& members = group.npus;
+  const auto pos = static_cast<std::uint32_t>(std::find(group.ranks.begin(), group.ranks.end(), rank) - group.ranks.begin());
+  const std::uint64_t seq = r.coll_seq[gid]++;
+  r.coll_running[index] = seq;
+  // Ranks meet in the k-th collective of a communicator; they must agree on what it is.
+  const auto [sig, first] = signatures_.try_emplace({gid, seq}, InstanceSignature{n.coll, n.comm_size, rank, n.id, 0});
+  if (!first && (sig->second.type != n.coll || sig->second.bytes != n.comm_size)) {
+    const RankGraph& first_graph = graphs_[sig->second.rank];
+    const auto first_index = static_cast<std::uint32_t>(first_graph.index_of(sig->second.node_id));
+    throw InputError("collective number " + std::to_string(seq + 1) + " of " + group.label + ": " + g.path() + ": " +
+                     rank_label(rank) + " node " + std::to_string(n.id) + " '" + g.name(index) + "' issues " +
+                     collective_name(n.coll) + " of " + std::to_string(n.comm_size) + " B but " + first_graph.path() +
+                     ": " + rank_label(sig->second.rank) + " node " + std::to_string(sig->second.node_id) + " '" +
+                     first_graph.name(first_index) + "' issued " + collective_name(sig->second.type) + " of " +
+                     std::to_string(sig->second.bytes) +
+                     " B (ranks must issue a group's collectives in the same order)");
+  }
+  if (++sig->second.joined == members->size()) signatures_.erase(sig);  // everyone agreed: forget it
+  if (config_.astrasim_lifo && !r.coll_record.empty() && warned_["lifo"]++ == 0) {
+    result_.warnings.push_back("rank " + std::to_string(rank) + " runs collectives concurrently (node " +
+                               std::to_string(n.id) + " starts while another is running): ASTRA-sim 2.x would start "
+                               "it only when the other ends (one communication node per rank at a time, whatever its "
+                               "scheduling-policy); times may differ from ASTRA-sim's");
+  }
+  auto program =
+      algorithms_.program_for(CollectiveRequest{n.coll, n.comm_size, members, config_.collective_chunks, n.id});
+  CollectiveRecord rec;
+  rec.rank = rank;
+  rec.node_id = n.id;
+  rec.type = n.coll;
+  rec.bytes = n.comm_size;
+  rec.group_size = static_cast<std::uint32_t>(members->size());
+  rec.npu = npu_of_[rank];
+  rec.group = gid;
+  rec.start = queue_.now();
+  if (!program) {
+    if (warned_[collective_name(n.coll)]++ == 0) {
+      result_.warnings.push_back(std::string("no algorithm simulates ") + collective_name(n.coll) +
+                                 ": such nodes replay their trace duration");
+    }
+    rec.algorithm = "replay";
+    r.coll_record[index] = result_.collectives.size();
+    result_.collectives.push_back(rec);
+    queue_.schedule_in(compute_time(n), this, kNodeDone, pack(rank, index));
+    return;
+  }
+  rec.algorithm = program->name();
+  r.coll_record[index] = result_.collectives.size();
+  result_.collectives.push_back(rec);
+  engine_.join(InstanceKey{gid, seq}, std::move(program), members, pos, pack(rank, index));
+}
+
+void Simulation::on_collective_done(std::uint32_t /*npu*/, std::uint64_t cookie) {
+  complete(static_cast<std::uint32_t>(cookie >> 32), static_cast<std::uint32_t>(cookie));
+}
+
+// --- point-to-point ----------------------------------------------------------
+
+void Simulation::issue_send(std::uint32_t rank, std::uint32_t index) {
+  const RankGraph& g = graphs_[rank];
+  const std::uint64_t size = g.comm_size(index);
+  const std::uint32_t m = p2p_.alloc(P2PMessage{rank, index, -1, 0, false});
+  const std::uint32_t dst = job_first_[rank] + static_cast<std::uint32_t>(g.comm_dst(index));
+  std::uint32_t recv_index;
+  if (p2p_match_.arrive(rank, dst, g.comm_tag(index), m, recv_index)) {
+    if (graphs_[dst].comm_size(recv_index) != size) {
+      throw InputError("size mismatch: " + describe_node(rank, index) + " matched " + describe_node(dst, recv_index));
+    }
+    p2p_[m].recv_rank = dst;
+    p2p_[m].recv_index = recv_index;
+  }
+  network_->send(npu_of_[rank], npu_of_[dst], size, Delivery{this, kP2PDelivered, m});
+}
+
+void Simulation::issue_recv(std::uint32_t rank, std::uint32_t index) {
+  const RankGraph& g = graphs_[rank];
+  std::uint32_t m;
+  const std::uint32_t src = job_first_[rank] + static_cast<std::uint32_t>(g.comm_src(index));
+  if (!p2p_match_.post(src, rank, g.comm_tag(index), index, m)) {
+    return;  // no send yet: waits in the matcher
+  }
+  P2PMessage& msg = p2p_[m];
+  if (graphs_[msg.src_rank].comm_size(msg.src_index) != g.comm_size(index)) {
+    throw InputError("size mismatch: " + describe_node(rank, index) + " matched " +
+                     describe_node(msg.src_rank, msg.src_index));
+  }
+  if (msg.delivered) {  // the message waited for this receive: it is done with
+    p2p_.free(m);
+    complete(rank, index);
+    return;
+  }
+  msg.recv_rank = rank;
+  msg.recv_index = index;
+}
+
+void Simulation::p2p_delivered(std::uint32_t message) {
+  const P2PMessage msg = p2p_[message];
+  if (msg.recv_rank >= 0) {
+    p2p_.free(message);  // delivered and received
+  } else {
+    p2p_[message].delivered = true;  // stays queued in the matcher until a receive takes it
+  }
+  complete(msg.src_rank, msg.src_index);  // eager: a send is done when delivered
+  if (msg.recv_rank >= 0) complete(static_cast<std::uint32_t>(msg.recv_rank), msg.recv_index);
+}
+
+}  // namespace sim
