@@ -39,6 +39,8 @@
 #include "system/groups/job_placement.h"
 #include "system/groups/process_groups.h"
 #include "timed_run.h"
+#include "training_run.h"
+#include "transformer_command.h"
 #include "workflow_commands.h"
 #include "workflows/progress.h"
 #include "report/report.h"
@@ -83,6 +85,7 @@ int run_simulation(const RunOptions& o) {
   const GraphOptions gopt{o.ctrl_deps, o.strict_deps};
   std::vector<RankGraph> graphs;
   std::string workload_name;
+  TrainingRun training;
   if (o.workloads.empty()) {
     const std::vector<EtTrace> traces = example_workload();
     for (std::size_t r = 0; r < traces.size(); ++r) graphs.emplace_back(traces[r], static_cast<int>(r), gopt);
@@ -91,7 +94,7 @@ int run_simulation(const RunOptions& o) {
     // One job, or several sharing the network (system/groups/job_placement.h).
     const std::vector<JobInput> jobs = parse_job_args(o.workloads, o.comm_groups);
     for (const JobInput& job : jobs) {
-      std::vector<RankGraph> g = load_rank_graphs(resolve_rank_files(job.workload), gopt);
+      std::vector<RankGraph> g = training.load(job.workload, gopt);  // files, or gen:transformer?... (cli/training_run.h)
       JobSpec spec{job.name, static_cast<std::uint32_t>(g.size()), {}, job.comm_group_file};
       if (!job.comm_group_file.empty()) spec.comm_groups = load_comm_groups(job.comm_group_file);
       for (RankGraph& rg : g) graphs.push_back(std::move(rg));
@@ -106,8 +109,10 @@ int run_simulation(const RunOptions& o) {
     }
   }
 
+  options.timeline = training.attach(options.timeline, static_cast<std::uint32_t>(graphs.size()));
   Simulation simulation(std::move(graphs), topology, config, options);
-  const auto [result, info, implausible] = run_timed(simulation, topology, workload_name, config.network.backend, wall_start);
+  auto [result, info, implausible] = run_timed(simulation, topology, workload_name, config.network.backend, wall_start);
+  info.training = training.finish(result, config);
   outputs.write(result, info);
   if (!o.quiet) {
     // With an output on stdout ("-") the summary goes to stderr, out of its way.
@@ -249,15 +254,19 @@ int main(int argc, char** argv) {
   wl->require_subcommand(1);
   CLI::App* wgen = wl->add_subcommand("gen", "write a synthetic workload as per-rank Chakra ETs <prefix>.<rank>.et");
   WorkloadGenOptions w;
-  wgen->add_option("kind", w.kind, "collectives | chain | p2p-ring")->required();
-  wgen->add_option("--npus", w.npus, "number of ranks")->required()->check(CLI::Range(1, 1 << 20));
+  // Not required() here: `workload gen transformer` is a subcommand with options of its own
+  // (generate_workload checks kind, --npus and -o itself).
+  wgen->add_option("kind", w.kind, "collectives | chain | p2p-ring (or the subcommand transformer)");
+  wgen->add_option("--npus", w.npus, "number of ranks")->check(CLI::Range(1, 1 << 20));
   wgen->add_option("--coll", w.collectives, "collectives: the chain of collectives, comma-separated (default allreduce)");
   wgen->add_option("--size", w.size_text, "collectives, p2p-ring: bytes per collective / message (default 1MiB)");
   wgen->add_option("--compute", w.compute_text, "collectives: a compute node of this duration before each");
   wgen->add_option("--nodes", w.nodes, "chain: compute nodes per rank (default 1000)")->check(CLI::Range(1, 1 << 30));
   wgen->add_option("--duration", w.duration_text, "chain: duration of each compute node (default 10us)");
   wgen->add_option("--iterations", w.iterations, "p2p-ring: rounds (default 1)")->check(CLI::Range(1, 1 << 30));
-  wgen->add_option("-o,--output", w.prefix, "output prefix")->required();
+  wgen->add_option("-o,--output", w.prefix, "output prefix");
+  TransformerCommand transformer;
+  add_transformer_command(*wgen, transformer);
 
   const auto workflows = add_workflow_commands(app);  // sweep, sweep merge, compare, plot
 
@@ -272,6 +281,7 @@ int main(int argc, char** argv) {
     if (*check) return check_algorithm(c, std::cout);
     if (*msccl_import) return run_msccl_import(mi, std::cout);
     if (*synth.app) return run_synth_command(synth, std::cout);
+    if (*transformer.app) return run_transformer_command(transformer, std::cout);
     if (*wgen) return generate_workload(w, std::cout);
     if (const auto code = run_workflow_commands(*workflows)) return *code;
     return run_simulation(o);

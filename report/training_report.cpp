@@ -130,17 +130,16 @@ TrainingSummary TrainingBreakdown::summary(double model_flops, double peak_flops
   return out;
 }
 
-void write_training_json(std::ostream& out, const TrainingSummary& s) {
-  std::ostringstream o;
-  o << std::setprecision(17);
-  o << "{\"iteration_time_ns\": " << static_cast<double>(s.iteration_time) / 1000.0
-    << ", \"world_size\": " << s.world << ", \"model_flops\": " << s.model_flops
-    << ", \"model_tflops_per_gpu\": " << s.model_tflops_per_gpu << ", \"peak_tflops_per_gpu\": " << s.peak_tflops_per_gpu
-    << ", \"mfu\": " << s.mfu << ", \"exposed_comm_ns\": {";
-  for (std::size_t d = 0; d < kTrainingDims; ++d) o << "\"" << kDimNames[d] << "\": " << s.exposed_ns[d] << ", ";
-  o << "\"total\": " << s.exposed_total_ns << "}, \"pipeline_bubble\": " << s.pipeline_bubble
-    << ", \"pipeline_bubble_rank\": " << s.pipeline_bubble_rank << ", \"ranks_sampled\": " << s.ranks_sampled << "}";
-  out << o.str();
+void write_training_json(JsonStream& j, const TrainingSummary& s) {
+  j.key("training").begin_object();
+  j.field("iteration_time_ns", static_cast<double>(s.iteration_time) / 1000.0).field("world_size", s.world);
+  j.field("model_flops", s.model_flops).field("model_tflops_per_gpu", s.model_tflops_per_gpu);
+  j.field("peak_tflops_per_gpu", s.peak_tflops_per_gpu).field("mfu", s.mfu);
+  j.key("exposed_comm_ns").begin_object();
+  for (std::size_t d = 0; d < kTrainingDims; ++d) j.field(kDimNames[d], s.exposed_ns[d]);
+  j.field("total", s.exposed_total_ns).end_object();
+  j.field("pipeline_bubble", s.pipeline_bubble).field("pipeline_bubble_rank", s.pipeline_bubble_rank);
+  j.field("ranks_sampled", s.ranks_sampled).end_object();
 }
 
 void print_training_summary(std::ostream& out, const TrainingSummary& s) {

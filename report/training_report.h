@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "report/json_stream.h"
 #include "system/runner/simulation.h"
 
 namespace sim {
@@ -74,8 +75,8 @@ class TrainingBreakdown final : public TimelineSink {
   Time makespan_ = 0;
 };
 
-// The "training" object of the JSON report and the summary's lines.
-void write_training_json(std::ostream& out, const TrainingSummary& s);
+// The "training" object of the JSON report (its key and value) and the summary's lines.
+void write_training_json(JsonStream& j, const TrainingSummary& s);
 void print_training_summary(std::ostream& out, const TrainingSummary& s);
 
 }  // namespace sim

@@ -1,11 +1,12 @@
 #include "workload/generators/model_flops.h"
 
 #include "core/error.h"
+#include "core/time.h"
 
 namespace sim::gen {
 namespace {
 
-using u128 = unsigned __int128;
+using u128 = uint128;  // core/time.h
 
 u128 layer_forward_per_token(const TrainingSpec& t) {
   const ModelConfig& m = t.model;

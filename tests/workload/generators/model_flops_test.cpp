@@ -3,12 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "tests/workload/generators/generator_test_util.h"
+#include "core/time.h"
 #include "workload/generators/model_flops.h"
 
 namespace sim::testing {
 namespace {
 
-using Flops = unsigned __int128;
+using Flops = uint128;  // core/time.h
 
 // Megatron-LM's 72 B s l h^2 (1 + s/(6h) + V/(12 l h)), multiplied out so it stays an integer.
 std::uint64_t megatron_gpt(Flops B, Flops s, Flops l, Flops h, Flops V) {
