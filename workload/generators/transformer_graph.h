@@ -15,6 +15,7 @@
 // gradient buckets start as the last micro-batch's backward produces them,
 // ZeRO-3 parameter all-gathers run one layer ahead.
 //
+// is_cpu_op is left out (absent means false, as Chakra reads it).
 // Nodes are named like a profile: "layer12.attn.qkv.fwd mb3",
 // "layer12.mlp.fc2.bwd_weight mb3", "dp.grad_reduce_scatter bucket2".
 // COMP nodes carry num_ops (model FLOPs; 0 for memory-bound ops), tensor_size
@@ -33,5 +34,7 @@ namespace sim::gen {
 
 // Builds rank `rank`'s trace (no I/O); `path` only names it in messages.
 EtTrace transformer_rank_trace(const TrainingSpec& spec, std::uint32_t rank, const std::string& path = "");
+// The same into `into`, reusing its storage (for a thread generating many ranks).
+void transformer_rank_trace(const TrainingSpec& spec, std::uint32_t rank, EtTrace& into, const std::string& path);
 
 }  // namespace sim::gen

@@ -18,6 +18,7 @@ namespace {
 constexpr const char* kScheme = "gen:transformer";
 
 // Runs work(r) for r in [0, n) on up to `threads` threads; the lowest rank's error is rethrown.
+// work(rank, trace) gets one reusable trace per thread.
 template <typename Work>
 void for_each_rank(std::uint32_t n, unsigned threads, Work&& work) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
@@ -25,9 +26,10 @@ void for_each_rank(std::uint32_t n, unsigned threads, Work&& work) {
   std::vector<std::exception_ptr> errors(n);
   std::atomic<std::uint32_t> next{0};
   auto loop = [&] {
+    EtTrace trace;
     for (std::uint32_t r; (r = next.fetch_add(1)) < n;) {
       try {
-        work(r);
+        work(r, trace);
       } catch (...) {
         errors[r] = std::current_exception();
       }
@@ -54,9 +56,9 @@ int write_transformer_workload(const TrainingOptions& options, const std::string
   if (ec) throw InputError("-o " + prefix + ": cannot create folder '" + parent.string() + "': " + ec.message());
   const std::uint32_t n = spec.plan.world();
   std::atomic<std::uint64_t> nodes{0}, bytes{0};
-  for_each_rank(n, threads, [&](std::uint32_t r) {
+  for_each_rank(n, threads, [&](std::uint32_t r, EtTrace& trace) {
     const std::string path = prefix + "." + std::to_string(r) + ".et";
-    const EtTrace trace = transformer_rank_trace(spec, r, path);
+    transformer_rank_trace(spec, r, trace, path);
     write_et(trace, path);
     nodes += trace.nodes.size();
     bytes += std::filesystem::file_size(path);
@@ -71,8 +73,8 @@ std::vector<RankGraph> transformer_rank_graphs(const TrainingSpec& spec, const G
                                                const std::string& name, unsigned threads) {
   const std::uint32_t n = spec.plan.world();
   std::vector<std::optional<RankGraph>> graphs(n);
-  for_each_rank(n, threads, [&](std::uint32_t r) {
-    const EtTrace trace = transformer_rank_trace(spec, r, name + " rank " + std::to_string(r));
+  for_each_rank(n, threads, [&](std::uint32_t r, EtTrace& trace) {
+    transformer_rank_trace(spec, r, trace, name + " rank " + std::to_string(r));
     graphs[r].emplace(trace, static_cast<int>(r), options);
   });
   std::vector<RankGraph> out;
