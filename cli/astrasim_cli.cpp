@@ -20,6 +20,7 @@
 #include "network/config_reader.h"
 #include "network/topology.h"
 #include "system/astrasim/astrasim_system.h"
+#include "system/scenario/scenario.h"
 #include "system/scenario/system_files.h"
 #include "system/groups/comm_group_file.h"
 #include "report/report.h"
@@ -151,22 +152,22 @@ int run_astrasim_cli(int argc, char** argv) {
   // and direct numbers need it; they can exceed what a port can carry).
   if (opt.count("egress")) config.network.options["egress"] = OptionValue{opt["egress"], "--egress"};
   if (given("remote-memory-configuration")) check_astrasim_remote_memory(opt["remote-memory-configuration"]);
-  const Topology topology = load_astrasim_network(opt["network-configuration"]);
-  SimulationOptions options;
-  if (given("comm-group-configuration")) {
-    options.comm_groups = load_comm_groups(opt["comm-group-configuration"]);
-    options.comm_group_file = opt["comm-group-configuration"];
-  }
+  ScenarioSpec spec;
+  spec.topology = std::make_shared<const Topology>(load_astrasim_network(opt["network-configuration"]));
+  spec.system_config = std::make_shared<const SystemConfig>(std::move(config));
+  const std::string workload = opt["workload-configuration"];
+  spec.jobs.push_back(JobInput{"", workload,
+                               given("comm-group-configuration") ? opt["comm-group-configuration"] : ""});
 
   OutputPaths paths;  // opened before loading: a bad path fails at once (docs/reports.md)
   if (opt.count("report")) paths.report = opt["report"];
   if (opt.count("csv")) paths.csv = opt["csv"];
   RunOutputs outputs(paths);
 
-  const std::string workload = opt["workload-configuration"];
-  std::vector<RankGraph> graphs = load_rank_graphs(resolve_rank_files(workload), GraphOptions{});
-  Simulation simulation(std::move(graphs), topology, config, options);
-  const auto [result, info, implausible] = run_timed(simulation, topology, workload, config.network.backend, wall_start);
+  const Scenario scenario = build_scenario(spec);
+  const Topology& topology = *scenario.topology;
+  Simulation simulation(scenario.graphs, topology, scenario.config, scenario.options);
+  const auto [result, info, implausible] = run_timed(simulation, topology, workload, scenario.config.network.backend, wall_start);
   outputs.write(result, info);
   print_summary(std::cout, result, info);
   // ASTRA-sim's per-rank lines (cycles = ns, truncated to whole ns as ASTRA-sim counts them).

@@ -33,7 +33,7 @@
 #include "network/topology.h"
 #include "system/registry/algorithm_choices.h"
 #include "system/registry/collective_tools.h"
-#include "system/scenario/system_files.h"
+#include "system/scenario/scenario.h"
 #include "synth_command.h"
 #include "run_outputs.h"
 #include "system/groups/job_placement.h"
@@ -68,49 +68,36 @@ int run_simulation(const RunOptions& o) {
   if (o.workloads.empty() && (!o.comm_groups.empty() || !o.placement.empty())) {
     throw InputError("--comm-group and --placement need --workload");
   }
-  SystemConfig config = o.system.empty() ? SystemConfig{} : load_system_config(o.system);
-  for (const std::string& c : o.collectives) apply_collective_option(config, c);
-
-  Topology topology = o.network.empty() ? parse_topology(kExampleTopologyYaml, "<bundled ring8>")
-                                        : load_topology(o.network);
-  SimulationOptions options;
-  if (!o.backend.empty()) config.network.backend = o.backend;
+  ScenarioSpec spec;
+  spec.system = o.system;
+  spec.collectives = o.collectives;
+  spec.backend = o.backend;
+  spec.graph_options = GraphOptions{o.ctrl_deps, o.strict_deps};
+  if (o.workloads.empty()) {
+    // The bundled example: its own topology, no file read.
+    spec.topology = std::make_shared<const Topology>(parse_topology(kExampleTopologyYaml, "<bundled ring8>"));
+    auto graphs = std::make_shared<std::vector<RankGraph>>();
+    const std::vector<EtTrace> traces = example_workload();
+    for (std::size_t r = 0; r < traces.size(); ++r) graphs->emplace_back(traces[r], static_cast<int>(r), spec.graph_options);
+    spec.graphs = std::move(graphs);
+    spec.workload_name = "bundled example: data-parallel step, 4 layers, ring all-reduce of gradients";
+  } else {
+    spec.network = o.network;
+    spec.jobs = parse_job_args(o.workloads, o.comm_groups);  // one job, or several (system/groups/job_placement.h)
+    spec.placement = o.placement;
+  }
   RunOutputs outputs({o.report, o.csv, o.link_stats, o.timeline, o.timeline_ranks, o.timeline_window,
                       o.timeline_format});
-  options.timeline = outputs.timeline();
-  if (!o.quiet) options.progress = workflows::long_run_progress(std::cerr);
-
-  // Each rank's trace is compacted into its graph as soon as it is read, so
-  // only a few decoded traces (one per loading thread) are in memory at a time.
-  const GraphOptions gopt{o.ctrl_deps, o.strict_deps};
-  std::vector<RankGraph> graphs;
-  std::string workload_name;
-  TrainingRun training;
-  if (o.workloads.empty()) {
-    const std::vector<EtTrace> traces = example_workload();
-    for (std::size_t r = 0; r < traces.size(); ++r) graphs.emplace_back(traces[r], static_cast<int>(r), gopt);
-    workload_name = "bundled example: data-parallel step, 4 layers, ring all-reduce of gradients";
-  } else {
-    // One job, or several sharing the network (system/groups/job_placement.h).
-    const std::vector<JobInput> jobs = parse_job_args(o.workloads, o.comm_groups);
-    for (const JobInput& job : jobs) {
-      std::vector<RankGraph> g = training.load(job.workload, gopt);  // files, or gen:transformer?... (cli/training_run.h)
-      JobSpec spec{job.name, static_cast<std::uint32_t>(g.size()), {}, job.comm_group_file};
-      if (!job.comm_group_file.empty()) spec.comm_groups = load_comm_groups(job.comm_group_file);
-      for (RankGraph& rg : g) graphs.push_back(std::move(rg));
-      options.jobs.push_back(std::move(spec));
-      workload_name += (workload_name.empty() ? "" : ", ") + (job.name.empty() ? job.workload : job.name + "=" + job.workload);
-    }
-    if (!o.placement.empty()) options.npu_of = load_placement(o.placement, options.jobs, topology.npu_count());
-    if (jobs.size() == 1 && jobs[0].name.empty()) {  // one unnamed job: no jobs list in the report
-      options.comm_groups = options.jobs[0].comm_groups;
-      options.comm_group_file = options.jobs[0].comm_group_file;
-      options.jobs.clear();
-    }
-  }
-
-  options.timeline = training.attach(options.timeline, static_cast<std::uint32_t>(graphs.size()));
-  Simulation simulation(std::move(graphs), topology, config, options);
+  Scenario scenario = build_scenario(spec);
+  scenario.options.timeline = outputs.timeline();
+  if (!o.quiet) scenario.options.progress = workflows::long_run_progress(std::cerr);
+  const Topology& topology = *scenario.topology;
+  const SystemConfig& config = scenario.config;
+  const std::string& workload_name = scenario.workload_name;
+  // A training iteration (gen:transformer?..., or ETs the generator wrote) gets the training report.
+  TrainingRun training(spec.jobs);
+  scenario.options.timeline = training.attach(scenario.options.timeline, static_cast<std::uint32_t>(scenario.graphs->size()));
+  Simulation simulation(scenario.graphs, topology, config, scenario.options);
   auto [result, info, implausible] = run_timed(simulation, topology, workload_name, config.network.backend, wall_start);
   info.training = training.finish(result, config);
   outputs.write(result, info);

@@ -3,7 +3,6 @@
 #include "workload/et_io.h"
 #include "workload/generators/model_flops.h"
 #include "workload/generators/transformer_workload.h"
-#include "workload/workload_loader.h"
 
 namespace sim {
 namespace {
@@ -22,27 +21,26 @@ et::GlobalMetadata first_metadata(const std::string& path) {
 
 }  // namespace
 
-std::vector<RankGraph> TrainingRun::load(const std::string& workload, const GraphOptions& options) {
-  ++jobs_;
+TrainingRun::TrainingRun(const std::vector<JobInput>& jobs) {
+  if (jobs.size() != 1) return;
+  const std::string& workload = jobs[0].workload;
   if (gen::is_generated_workload(workload)) {
     const gen::TrainingSpec spec = gen::generated_workload_spec(workload);
     model_flops_ = gen::model_flops_exact(spec);
     stages_ = spec.plan.pp;
-    return gen::transformer_rank_graphs(spec, options, "gen:transformer");
+    return;
   }
   const std::vector<std::string> files = resolve_rank_files(workload);
-  if (!files.empty()) {
-    const et::GlobalMetadata md = first_metadata(files[0]);
-    if (const auto flops = metadata_int(md, "model_flops"); flops && *flops > 0) {
-      model_flops_ = static_cast<std::uint64_t>(*flops);
-      stages_ = static_cast<std::uint32_t>(metadata_int(md, "pp").value_or(1));
-    }
+  if (files.empty()) return;
+  const et::GlobalMetadata md = first_metadata(files[0]);
+  if (const auto flops = metadata_int(md, "model_flops"); flops && *flops > 0) {
+    model_flops_ = static_cast<std::uint64_t>(*flops);
+    stages_ = static_cast<std::uint32_t>(metadata_int(md, "pp").value_or(1));
   }
-  return load_rank_graphs(files, options);
 }
 
 TimelineSink* TrainingRun::attach(TimelineSink* timeline, std::uint32_t world) {
-  if (model_flops_ == 0 || jobs_ != 1) return timeline;
+  if (model_flops_ == 0) return timeline;
   breakdown_ = std::make_unique<TrainingBreakdown>(world, stages_, timeline);
   return breakdown_.get();
 }

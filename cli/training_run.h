@@ -1,26 +1,23 @@
-// What `sim` adds to a run of a training iteration: the workload generated in
-// memory (--workload 'gen:transformer?...') or read from files, and, when the
-// workload says it is a training iteration (the generator's model_flops in
-// its metadata), the training report (report/training_report.h).
+// What `sim` adds to a run of a training iteration: when the one job's
+// workload is generated (--workload 'gen:transformer?...') or its ETs carry
+// the generator's model_flops, the training report (report/training_report.h).
 #pragma once
 
 #include <memory>
-#include <string>
 #include <vector>
 
 #include "report/training_report.h"
 #include "system/config/system_config.h"
-#include "workload/rank_graph.h"
+#include "system/groups/job_placement.h"
 
 namespace sim {
 
 class TrainingRun {
  public:
-  // A job's graphs: generated for gen:..., else its rank files (workload_loader.h).
-  std::vector<RankGraph> load(const std::string& workload, const GraphOptions& options);
+  // Learns model FLOPs and pipeline stages from the jobs (nothing with several jobs).
+  explicit TrainingRun(const std::vector<JobInput>& jobs);
   // The sink for SimulationOptions::timeline: `timeline` itself, or the
-  // training breakdown passing slices on to it when the workload is a training
-  // iteration. Call once, with the run's rank count, after every load (one job only).
+  // training breakdown passing slices on to it when the run is a training iteration.
   TimelineSink* attach(TimelineSink* timeline, std::uint32_t world);
   // After the run: the summary (null when the workload is not a training iteration).
   const TrainingSummary* finish(const SimulationResult& result, const SystemConfig& config);
@@ -28,7 +25,6 @@ class TrainingRun {
  private:
   std::uint64_t model_flops_ = 0;  // 0: not a training iteration
   std::uint32_t stages_ = 1;
-  std::size_t jobs_ = 0;
   std::unique_ptr<TrainingBreakdown> breakdown_;
   TrainingSummary summary_;
 };

@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 #include "report/physical_bounds.h"
-#include "system/registry/algorithm_choices.h"
+#include "system/scenario/scenario.h"
 #include "workflows/generated_algorithm.h"
 #include "workload/workload_loader.h"
 #include "system/registry/algorithm_source.h"
@@ -44,22 +44,20 @@ void simulate(const PointInputs& in, SharedInputs& shared, PointResult& out) {
   const auto topology = shared.topologies.get(
       in.network_digest, [&] { return parse_topology(in.network_text, in.network_source); });
   const auto graphs = shared.workloads.get(in.workload_key, [&] { return load_workload(in); });
-  SystemConfig config = *in.system;
+  ScenarioSpec spec;
+  spec.topology = topology;
+  spec.system_config = in.system;
   const auto npus = static_cast<std::uint32_t>(graphs->size());
   std::map<std::string, std::string> labels;
-  for (const std::string& c : in.collectives) {
-    apply_collective_option(config, runnable_collective(c, in, *topology, npus, shared, labels));
-  }
-  if (!in.backend.empty()) {
-    if (!find_backend(in.backend)) throw InputError("unknown network backend '" + in.backend + "'");
-    config.network.backend = in.backend;
-  }
-  SimulationOptions options;
-  options.load_algorithm = [&shared](const std::string& source, CollectiveType type) {
+  for (const std::string& c : in.collectives) spec.collectives.push_back(runnable_collective(c, in, *topology, npus, shared, labels));
+  spec.backend = in.backend;
+  spec.graphs = graphs;
+  spec.load_algorithm = [&shared](const std::string& source, CollectiveType type) {
     return shared.algorithms.get(source + "\n" + collective_name(type),
                                  [&] { return load_et_algorithm(source, type); });
   };
-  Simulation simulation(graphs, *topology, config, std::move(options));
+  const Scenario scenario = build_scenario(spec);
+  Simulation simulation(scenario.graphs, *scenario.topology, scenario.config, scenario.options);
   SimulationResult result = simulation.run();
   for (const std::string& w : physical_bound_warnings(result, *topology)) result.warnings.push_back(w);
   out.sim_time = result.makespan;

@@ -1,0 +1,81 @@
+#include "system/scenario/scenario.h"
+
+#include "core/error.h"
+#include "network/backend_registry.h"
+#include "system/groups/comm_group_file.h"
+#include "system/registry/algorithm_choices.h"
+#include "system/scenario/system_files.h"
+#include "workload/et_io.h"
+#include "workload/generators/transformer_workload.h"
+#include "workload/workload_loader.h"
+
+namespace sim {
+
+std::vector<RankGraph> load_job_graphs(const std::string& workload, const GraphOptions& options, unsigned threads) {
+  if (gen::is_generated_workload(workload)) {  // gen:transformer?...: generated in memory, no files
+    return gen::transformer_rank_graphs(gen::generated_workload_spec(workload), options, "gen:transformer", threads);
+  }
+  return load_rank_graphs(resolve_rank_files(workload), options, threads);
+}
+
+Scenario build_scenario(const ScenarioSpec& spec) {
+  Scenario s;
+  // The system first: a bad config or --collective fails before any workload is read.
+  if (spec.system_config) {
+    s.config = *spec.system_config;
+  } else if (!spec.system.empty()) {
+    s.config = load_system_config(spec.system);
+  }
+  for (const std::string& c : spec.collectives) apply_collective_option(s.config, c);
+  if (!spec.backend.empty()) {
+    if (!find_backend(spec.backend)) throw InputError("unknown network backend '" + spec.backend + "'");
+    s.config.network.backend = spec.backend;
+  }
+
+  if (spec.topology) {
+    s.topology = spec.topology;
+  } else if (!spec.network.empty()) {
+    s.topology = std::make_shared<const Topology>(load_topology(spec.network));
+  } else {
+    throw InputError("no network: a topology YAML is needed (--network)");
+  }
+
+  s.options.load_algorithm = spec.load_algorithm;
+  if (spec.graphs) {
+    if (!spec.jobs.empty()) throw InputError("a scenario takes loaded graphs or jobs to load, not both");
+    s.graphs = spec.graphs;
+    s.workload_name = spec.workload_name;
+    if (!spec.comm_group_file.empty()) {
+      s.options.comm_groups = load_comm_groups(spec.comm_group_file);
+      s.options.comm_group_file = spec.comm_group_file;
+    }
+  } else {
+    if (spec.jobs.empty()) throw InputError("no workload: a scenario needs graphs or at least one job");
+    // Each rank's trace is compacted into its graph as soon as it is read, so
+    // only a few decoded traces (one per loading thread) are in memory at once.
+    auto graphs = std::make_shared<std::vector<RankGraph>>();
+    for (const JobInput& job : spec.jobs) {
+      std::vector<RankGraph> g = load_job_graphs(job.workload, spec.graph_options, spec.load_threads);
+      JobSpec js{job.name, static_cast<std::uint32_t>(g.size()), {}, job.comm_group_file};
+      if (!job.comm_group_file.empty()) js.comm_groups = load_comm_groups(job.comm_group_file);
+      for (RankGraph& rg : g) graphs->push_back(std::move(rg));
+      s.options.jobs.push_back(std::move(js));
+      s.workload_name += (s.workload_name.empty() ? "" : ", ") +
+                         (job.name.empty() ? job.workload : job.name + "=" + job.workload);
+    }
+    s.graphs = std::move(graphs);
+  }
+  if (!spec.placement.empty()) {
+    if (s.options.jobs.empty()) throw InputError("--placement needs the workload given as jobs");
+    s.options.npu_of = load_placement(spec.placement, s.options.jobs, s.topology->npu_count());
+  }
+  if (s.options.jobs.size() == 1 && s.options.jobs[0].name.empty()) {
+    // One unnamed job: its groups are the run's, and no jobs list in the report.
+    s.options.comm_groups = std::move(s.options.jobs[0].comm_groups);
+    s.options.comm_group_file = s.options.jobs[0].comm_group_file;
+    s.options.jobs.clear();
+  }
+  return s;
+}
+
+}  // namespace sim

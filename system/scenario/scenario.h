@@ -1,0 +1,75 @@
+// One simulation, assembled: the single place that turns what a user names
+// (a topology, a system config with --collective and --backend on top, one
+// workload or several jobs, process groups, a placement) into the parts a
+// Simulation runs on. The native command line, ASTRA-sim's command line and
+// every sweep point build their runs here, so each can use all of it.
+//
+//   ScenarioSpec spec;                  // paths, or parts already loaded
+//   Scenario s = build_scenario(spec);  // throws InputError naming the input
+//   Simulation sim(s.graphs, *s.topology, s.config, s.options);
+//
+// A Scenario owns what the Simulation refers to, so it must outlive it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "network/topology.h"
+#include "system/config/system_config.h"
+#include "system/groups/job_placement.h"
+#include "system/runner/simulation.h"
+#include "workload/rank_graph.h"
+
+namespace sim {
+
+struct ScenarioSpec {
+  // The network: a topology already parsed (a sweep shares one among its
+  // points), else the YAML at `network`.
+  std::shared_ptr<const Topology> topology;
+  std::string network;
+
+  // The system: a config already read (shared), else the file at `system`
+  // (YAML or ASTRA-sim JSON), else the defaults. Then, in order: each
+  // --collective value, and the backend when `backend` is set.
+  std::shared_ptr<const SystemConfig> system_config;
+  std::string system;
+  std::vector<std::string> collectives;
+  std::string backend;
+
+  // The workload: graphs already loaded (shared), else one job per entry of
+  // `jobs` (a lone unnamed job is a plain --workload). `workload_name` names
+  // graphs given directly in reports.
+  std::shared_ptr<const std::vector<RankGraph>> graphs;
+  std::string workload_name;
+  std::vector<JobInput> jobs;
+  std::string placement;  // JSON {"<job>-<rank>": npu}; "" packs jobs in order
+  // One unnamed job's process groups when `graphs` are given directly.
+  std::string comm_group_file;
+  GraphOptions graph_options;
+  unsigned load_threads = 0;  // 0: every core
+
+  // Loads injected algorithms (a sweep shares them among points); null: from disk.
+  AlgorithmRegistry::EtLoader load_algorithm;
+};
+
+struct Scenario {
+  std::shared_ptr<const Topology> topology;
+  SystemConfig config;
+  std::shared_ptr<const std::vector<RankGraph>> graphs;
+  SimulationOptions options;  // jobs, groups, placement, algorithm loader
+  std::string workload_name;  // for reports: the paths or names of the jobs
+};
+
+// Throws InputError naming the file, job or key at fault.
+Scenario build_scenario(const ScenarioSpec& spec);
+
+// The graphs of one job's workload: a folder, a prefix or one rank file of
+// Chakra ETs (.et, .et.gz, .json), or a generated workload built in memory
+// ('gen:transformer?model=...&parallel=...', workload/generators/transformer_workload.h).
+std::vector<RankGraph> load_job_graphs(const std::string& workload, const GraphOptions& options,
+                                       unsigned threads = 0);
+
+}  // namespace sim
