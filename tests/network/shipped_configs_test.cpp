@@ -83,7 +83,7 @@ std::vector<std::string> shipped_configs() {
   for (const auto& entry : std::filesystem::recursive_directory_iterator(kConfigs)) {
     // configs/system/ holds system configs and configs/sweeps/ sweep specs, not topologies.
     const auto folder = entry.path().parent_path().filename();
-    if (entry.path().extension() == ".yml" && folder != "system" && folder != "sweeps") {
+    if (entry.path().extension() == ".yml" && folder != "system" && folder != "sweeps" && folder != "models") {
       names.push_back(std::filesystem::relative(entry.path(), kConfigs).generic_string());
     }
   }
