@@ -86,8 +86,13 @@ int run_astrasim_cli(int argc, char** argv) {
       "workload-configuration", "system-configuration", "network-configuration", "remote-memory-configuration",
       "comm-group-configuration", "logging-configuration", "logging-folder", "num-queues-per-dim", "compute-scale",
       "comm-scale", "injection-scale", "rendezvous-protocol", "report", "csv", "egress"};
+  bool no_aggregation = false;  // ours: simulate every message (results are the same, docs/system.md)
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "--no-aggregation") {
+      no_aggregation = true;
+      continue;
+    }
     if (a.rfind(kPrefix, 0) != 0) throw InputError("unexpected argument '" + a + "' (ASTRA-sim options are --name=value)");
     a = a.substr(2);
     std::string name = a, value;
@@ -151,6 +156,7 @@ int run_astrasim_cli(int argc, char** argv) {
   // on the network, as ASTRA-sim's congestion-unaware backend does (its tree
   // and direct numbers need it; they can exceed what a port can carry).
   if (opt.count("egress")) config.network.options["egress"] = OptionValue{opt["egress"], "--egress"};
+  if (no_aggregation) config.aggregation = false;
   if (given("remote-memory-configuration")) check_astrasim_remote_memory(opt["remote-memory-configuration"]);
   ScenarioSpec spec;
   spec.topology = std::make_shared<const Topology>(load_astrasim_network(opt["network-configuration"]));

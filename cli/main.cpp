@@ -57,7 +57,7 @@ struct RunOptions {
   std::string network, system, backend, report, csv, timeline, link_stats, placement;
   std::string timeline_ranks, timeline_window, timeline_format = "auto";
   std::vector<std::string> workloads, comm_groups, collectives;
-  bool ctrl_deps = false, strict_deps = false, quiet = false, strict = false;
+  bool ctrl_deps = false, strict_deps = false, quiet = false, strict = false, no_aggregation = false;
 };
 
 int run_simulation(const RunOptions& o) {
@@ -89,6 +89,7 @@ int run_simulation(const RunOptions& o) {
   RunOutputs outputs({o.report, o.csv, o.link_stats, o.timeline, o.timeline_ranks, o.timeline_window,
                       o.timeline_format});
   Scenario scenario = build_scenario(spec);
+  if (o.no_aggregation) scenario.config.aggregation = false;
   scenario.options.timeline = outputs.timeline();
   if (!o.quiet) scenario.options.progress = workflows::long_run_progress(std::cerr);
   const Topology& topology = *scenario.topology;
@@ -173,6 +174,9 @@ int main(int argc, char** argv) {
   app.add_option("--system", o.system, "system config YAML: compute, memory and collective models (docs/system.md)");
   app.add_option("--collective", o.collectives,
                  "collective algorithm as Chakra ETs, <prefix> or <type>=<prefix> (e.g. allreduce=algos/ring); "
+                 "default: ring (all-reduce, reduce-scatter, all-gather, all-to-all; hierarchical, a ring per "
+                 "dimension, on a topology of several dimensions when the group spans two or more), binaryTree "
+                 "(reduce, broadcast), direct (gather, scatter, barrier); "
                  "<type>=<algorithm> a native one: ring, direct, halvingDoubling, doubleBinaryTree, binaryTree, astrasimTree, "
                  "with parameters as direct:window=4,chunks=2; a comma list is hierarchical, one per topology "
                  "dimension (allreduce=ring,direct or hierarchical:optimization=baseline,active_chunks=1,ring,direct); "
@@ -208,6 +212,10 @@ int main(int argc, char** argv) {
   app.add_flag("--ctrl-deps", o.ctrl_deps, "also follow ctrl_deps (dangling ones are warned about and ignored)");
   app.add_flag("--strict-deps", o.strict_deps, "with --ctrl-deps: a ctrl dep on an absent node is an error");
   app.add_flag("-q,--quiet", o.quiet, "print nothing on success");
+  app.add_flag("--no-aggregation", o.no_aggregation,
+               "simulate every message of every collective: by default a collective whose ranks all start at once "
+               "and run nothing else, on the analytical backend, is advanced as one for all its ranks, with "
+               "identical results (docs/system.md, exact step aggregation)");
 
   CLI::App* coll = app.add_subcommand("collective", "write or check collective algorithms as Chakra ETs");
   coll->require_subcommand(1);

@@ -41,7 +41,10 @@ std::uint32_t AnalyticalNetwork::pair_index(NodeId src, NodeId dst) {
 void AnalyticalNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) {
   if (!admit(src, dst, to, queue_)) return;
   LastPath& last = last_[src];
-  if (last.dst != dst) last = LastPath{dst, pair_index(src, dst)};
+  if (last.dst != dst) {
+    last.dst = dst;
+    last.pair = pair_index(src, dst);
+  }
   Pair& pair = pairs_[last.pair];
   const PathCost& cost = pair.cost;
   // Every sum checked: 1e14 B at 1 B/s, or a long queue at the egress port,
@@ -52,8 +55,27 @@ void AnalyticalNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const 
   const Time sent = add_time(start, beta, "the end of a message's injection");
   const Time delivery = add_time(sent, cost.latency_sum, "a message's delivery");
   pair.bytes = add_bytes(pair.bytes, bytes, "the bytes an NPU pair sent");
-  if (serialize_egress_) egress_free_at_[cost.first_link] = sent;
+  if (serialize_egress_) {
+    egress_free_at_[cost.first_link] = sent;
+    last.busy_until = std::max(last.busy_until, sent);
+  }
   queue_.schedule(delivery, to.handler, to.kind, to.payload);
+}
+
+void AnalyticalNetwork::unsend(NodeId src, NodeId dst, std::uint64_t bytes) {
+  pairs_[pair_index(src, dst)].bytes -= bytes;
+  recount_messages(0, 1);
+}
+
+void AnalyticalNetwork::record_batch(NodeId src, NodeId dst, std::uint64_t messages, std::uint64_t bytes,
+                                     Time egress_free) {
+  Pair& pair = pairs_[pair_index(src, dst)];
+  pair.bytes = add_bytes(pair.bytes, bytes, "the bytes an NPU pair sent");
+  if (serialize_egress_ && messages > 0) {
+    egress_free_at_[pair.cost.first_link] = egress_free;
+    last_[src].busy_until = std::max(last_[src].busy_until, egress_free);
+  }
+  recount_messages(messages, 0);
 }
 
 std::vector<LinkUsage> AnalyticalNetwork::link_usage() const {

@@ -55,6 +55,20 @@ class AnalyticalNetwork final : public Network {
   // Cost of the route src -> dst (src != dst), computed once then cached.
   PathCost path_cost(NodeId src, NodeId dst) { return pairs_[pair_index(src, dst)].cost; }
 
+  // --- exact step aggregation (system/runner/aggregation/): a symmetric
+  // collective priced for all its ranks at once leaves the backend as sending
+  // each of its messages would have (egress ports, bytes per pair, messages).
+  bool serializes_egress() const { return serialize_egress_; }
+  // When every egress port of NPU `npu` is free (0 if it never sent).
+  Time egress_free(NodeId npu) const { return last_[npu].busy_until; }
+  // Takes back a message send() injected at the current time (its delivery
+  // event stays queued: the caller ignores it). The egress port is left as
+  // it is; record_batch() sets it.
+  void unsend(NodeId src, NodeId dst, std::uint64_t bytes);
+  // `messages` messages, `bytes` in all, from src to dst, the last of them
+  // leaving src's egress port at `egress_free`.
+  void record_batch(NodeId src, NodeId dst, std::uint64_t messages, std::uint64_t bytes, Time egress_free);
+
  private:
   // One NPU pair that has sent: its cost and the bytes it has sent so far.
   struct Pair {
@@ -76,6 +90,7 @@ class AnalyticalNetwork final : public Network {
   struct LastPath {
     NodeId dst = ~NodeId{0};
     std::uint32_t pair = 0;
+    Time busy_until = 0;  // the latest egress free time of the source's ports
   };
   std::vector<LastPath> last_;
   std::vector<LinkId> scratch_route_;

@@ -60,6 +60,8 @@ class Network {
   // message, and delivers a message to itself at once. Returns whether the
   // backend still has to carry it.
   bool admit(NodeId src, NodeId dst, const Delivery& to, EventQueue& queue);
+  // Messages counted without admit(): exact step aggregation (AnalyticalNetwork::record_batch, unsend).
+  void recount_messages(std::uint64_t added, std::uint64_t removed) { messages_sent_ = messages_sent_ + added - removed; }
 
  private:
   std::uint64_t messages_sent_ = 0;

@@ -145,6 +145,10 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
     out << "\n";
   }
   out << "events: " << r.events << ", messages: " << r.messages;
+  if (r.aggregated_collectives > 0) {
+    out << ", aggregated collectives: " << r.aggregated_collectives << " (" << r.aggregated_events
+        << " representative events)";
+  }
   if (info.wall_seconds > 0) {
     out << ", wall time " << fixed(info.wall_seconds, 3) << " s";
     if (info.simulate_seconds > 0) {

@@ -1,5 +1,7 @@
 #include "report/timeline_writer.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace sim {
@@ -30,10 +32,25 @@ TimelineWriter::TimelineWriter(const std::string& path, TimelineFormat format, T
 
 void TimelineWriter::slice(const TimelineSlice& s) {
   if (!filter_.keeps(s)) return;
-  encoder_->slice(s, tracks_.place(s));
+  if (!held_.empty() && held_.front().slice.end != s.end) flush_held();
+  held_.push_back(Held{s, std::string(s.name)});
+}
+
+void TimelineWriter::flush_held() {
+  std::sort(held_.begin(), held_.end(), [](const Held& a, const Held& b) {
+    if (a.slice.rank != b.slice.rank) return a.slice.rank < b.slice.rank;
+    if (a.slice.start != b.slice.start) return a.slice.start < b.slice.start;
+    return a.slice.node_id < b.slice.node_id;
+  });
+  for (Held& h : held_) {
+    h.slice.name = h.name;
+    encoder_->slice(h.slice, tracks_.place(h.slice));
+  }
+  held_.clear();
 }
 
 void TimelineWriter::finish() {
+  flush_held();
   encoder_->finish();
   file_.commit();
 }

@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/output_file.h"
 #include "system/runner/simulation.h"
@@ -50,6 +51,17 @@ class TimelineWriter final : public TimelineSink {
   TimelineFilter filter_;
   TimelineTracks tracks_;
   std::unique_ptr<TimelineEncoder> encoder_;
+  // Slices that end at one picosecond are written in (rank, start, node id)
+  // order, not in the order the simulation completed them: which of several
+  // nodes ending at one instant completes first is an accident of event
+  // order (exact step aggregation ends a collective on all its ranks in one
+  // event), not part of the result. Held here until a later end comes.
+  struct Held {
+    TimelineSlice slice;
+    std::string name;
+  };
+  std::vector<Held> held_;
+  void flush_held();
 };
 
 }  // namespace sim

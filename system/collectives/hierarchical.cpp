@@ -210,6 +210,33 @@ HierarchicalProgram::HierarchicalProgram(CollectiveType type, std::uint64_t byte
   for (const HierarchicalDimension& d : dims_) names += (names.empty() ? "" : ",") + d.name;
   name_ = "hierarchical(" + names + opt + (queue_ ? ";dimension_queue" : "") + ")";
   if (queue_) build_sequences();
+  // Rank-symmetric (exact step aggregation) under translations of the grid
+  // when every phase program is (a ring line is the same for every offset)
+  // and every rank's pieces have one size: all parts of the buffer equal.
+  symmetric_ = n_ >= 2 && (!ranged_ || bytes_ % (static_cast<std::uint64_t>(chunks_) * units_) == 0);
+  for (const Phase& ph : phase_) {
+    for (const auto& by_class : ph.prog) {
+      for (const auto& prog : by_class) {
+        if (prog && !prog->rank_symmetric()) symmetric_ = false;
+      }
+    }
+  }
+}
+
+std::uint32_t HierarchicalProgram::symmetric_peer(std::uint32_t pos, std::uint32_t origin_peer) const {
+  // The origin is grid index 0: its peer's grid offset, added to pos's coordinates dimension by dimension.
+  const std::uint32_t a = grid_[pos], b = grid_[origin_peer];
+  std::uint32_t g = 0;
+  for (std::size_t d = 0; d < dims_.size(); ++d) {
+    const std::uint32_t n = dims_[d].size;
+    g += (a / stride_[d] % n + b / stride_[d] % n) % n * stride_[d];
+  }
+  return pos_of_grid_[g];
+}
+
+OpRef HierarchicalProgram::matched_send(OpRef recv) const {
+  const std::uint32_t chunk = chunk_of(recv), phase = phase_of(recv);
+  return prefix(chunk, phase) | prog(chunk, phase).matched_send(recv & mask_);
 }
 
 void HierarchicalProgram::build_sequences() {

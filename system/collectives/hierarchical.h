@@ -100,6 +100,11 @@ class HierarchicalProgram final : public CollectiveProgram {
   std::uint64_t chunk_total() const override { return ranged_ ? static_cast<std::uint64_t>(chunks_) * units_ : 0; }
   ChunkRange chunk_range(std::uint32_t pos, OpRef ref) const override;
   std::string label(std::uint32_t pos, OpRef ref) const override;
+  // Symmetric under translations of the grid (see the constructor).
+  bool rank_symmetric() const override { return symmetric_; }
+  std::uint32_t symmetric_origin() const override { return pos_of_grid_[0]; }
+  std::uint32_t symmetric_peer(std::uint32_t pos, std::uint32_t origin_peer) const override;
+  OpRef matched_send(OpRef recv) const override;
 
   struct PhaseInfo {
     std::uint32_t dim;
@@ -182,6 +187,7 @@ class HierarchicalProgram final : public CollectiveProgram {
   std::vector<std::uint32_t> seq_index_;              // per chunk * phases + phase: its index in seq_[dim]
   std::uint64_t units_ = 0;  // parts per chunk when ranged
   std::string name_;
+  bool symmetric_ = false;
   // Tools only: the ops no other op of a phase program waits for (or the one
   // it leaves at), per (phase, class, variant, line position).
   mutable std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::vector<OpRef>> terminals_;

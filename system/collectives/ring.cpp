@@ -28,6 +28,9 @@ RingProgram::RingProgram(CollectiveType type, std::uint32_t group_size, std::uin
   steps_ = n_ <= 1 ? 0 : (type == CollectiveType::kAllReduce ? 2 * (n_ - 1) : n_ - 1);
   // All-gather cuts each rank's input into chunks; the others cut the buffer into N * chunks parts.
   parts_ = type == CollectiveType::kAllGather ? chunks_ : static_cast<std::uint64_t>(n_) * chunks_;
+  // Every rank sends the same sizes at every step exactly when the parts are equal.
+  // (all-gather: every rank's piece of a chunk is that chunk of its input, the same size everywhere).
+  symmetric_ = n_ >= 2 && (type == CollectiveType::kAllGather || bytes_ % parts_ == 0);
   if (parts_ <= (1u << 22)) {
     cuts_.resize(parts_ + 1);
     for (std::uint64_t i = 0; i <= parts_; ++i) cuts_[i] = part_cut(bytes_, parts_, i);

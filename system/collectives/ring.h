@@ -46,6 +46,12 @@ class RingProgram final : public CollectiveProgram {
   }
   ChunkRange chunk_range(std::uint32_t pos, OpRef ref) const override;
   std::string label(std::uint32_t pos, OpRef ref) const override;
+  // Symmetric under rotation when every part of the buffer has the same size.
+  bool rank_symmetric() const override { return symmetric_; }
+  std::uint32_t symmetric_peer(std::uint32_t pos, std::uint32_t origin_peer) const override {
+    return static_cast<std::uint32_t>((static_cast<std::uint64_t>(pos) + origin_peer) % n_);
+  }
+  OpRef matched_send(OpRef recv) const override { return ref(chunk_of(recv), step_of(recv), 0); }
 
   std::uint32_t steps() const { return steps_; }
   std::uint32_t chunks() const { return chunks_; }
@@ -82,6 +88,7 @@ class RingProgram final : public CollectiveProgram {
   std::uint32_t chunks_;
   std::uint32_t steps_;
   std::string name_ = "ring";
+  bool symmetric_ = false;
   // cuts_[i] = bytes before part i of the buffer, precomputed (when not huge)
   // so the hot path divides nothing.
   std::vector<std::uint64_t> cuts_;

@@ -98,6 +98,11 @@ struct SystemConfig {
   // The `network:` section: backend and its options (network/backend_registry.h).
   NetworkConfig network;
 
+  // Exact step aggregation (system/runner/aggregation/): a symmetric
+  // collective advanced as one event for all its ranks, with results
+  // identical to simulating every message. `--no-aggregation` turns it off.
+  bool aggregation = true;
+
   bool roofline() const { return peak_flops > 0 && compute_memory_bandwidth > 0; }
   // Cost of reducing `bytes` received from a peer into the local buffer.
   Time reduction_time(std::uint64_t bytes) const {

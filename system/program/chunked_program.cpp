@@ -14,6 +14,11 @@ ChunkedProgram::ChunkedProgram(std::vector<std::shared_ptr<const CollectiveProgr
   name_ = chunks_.front()->name();
   n_ = std::max<std::uint64_t>(group_size(), 1);
   if (!block_.empty()) extra_ops_.assign(n_, -1);
+  // (The chunks are one algorithm on one group, so they share its symmetry.)
+  symmetric_ = block_.empty();
+  for (const auto& c : chunks_) {
+    if (!c->rank_symmetric() || c->symmetric_origin() != chunks_.front()->symmetric_origin()) symmetric_ = false;
+  }
 }
 
 std::uint64_t ChunkedProgram::segments(std::uint32_t c, const CollectiveOp& op) const {

@@ -46,6 +46,17 @@ class ChunkedProgram final : public CollectiveProgram {
 
   std::uint32_t chunk_count() const { return static_cast<std::uint32_t>(chunks_.size()); }
   unsigned ref_bits() const override;
+  // Rank-symmetric (exact step aggregation) when every chunk's program is,
+  // with one origin, and messages are not cut into blocks.
+  bool rank_symmetric() const override { return symmetric_; }
+  std::uint32_t symmetric_origin() const override { return chunks_.front()->symmetric_origin(); }
+  std::uint32_t symmetric_peer(std::uint32_t pos, std::uint32_t origin_peer) const override {
+    return chunks_.front()->symmetric_peer(pos, origin_peer);
+  }
+  OpRef matched_send(OpRef recv) const override {
+    const Decoded d = decode(recv);
+    return outer(d.chunk, chunks_[d.chunk]->matched_send(d.inner), false, d.segment);
+  }
 
  private:
   // cursor.pending: [2 words of remaining ops per chunk][freed reductions per chunk][next chunk to start]
@@ -69,6 +80,7 @@ class ChunkedProgram final : public CollectiveProgram {
   std::uint64_t n_;
   mutable std::vector<std::int64_t> extra_ops_;  // per rank: segment ops beyond the programs' own (-1: not counted yet)
   std::string name_;
+  bool symmetric_ = false;
   mutable std::vector<OpRef> scratch_;  // inner ready lists (the engine is single-threaded)
 };
 

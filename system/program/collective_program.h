@@ -71,6 +71,23 @@ class CollectiveProgram {
   // honours it; the engine completes a rank only when all its ops have.
   virtual bool leaves(std::uint32_t /*pos*/, OpRef /*ref*/) const { return false; }
 
+  // --- rank symmetry: exact step aggregation (system/runner/aggregation/) ---
+  // A program is rank-symmetric when every rank runs the same ops under the
+  // same OpRefs (same kinds, bytes, tags and durations; start() and finish()
+  // give the same ready lists), each op's peer on rank p being the origin's
+  // peer for that op moved by a fixed permutation of the group that takes
+  // the origin to p (symmetric_peer), and a receive's message coming from
+  // the matching send (matched_send) of its peer. Then one rank's run stands
+  // for all of them. Programs that cannot say so keep the default: no.
+  virtual bool rank_symmetric() const { return false; }
+  // The rank whose run stands for the others.
+  virtual std::uint32_t symmetric_origin() const { return 0; }
+  // Rank `pos`'s peer for an op where the origin's peer is `origin_peer`.
+  virtual std::uint32_t symmetric_peer(std::uint32_t /*pos*/, std::uint32_t origin_peer) const { return origin_peer; }
+  // The send (an OpRef, the same on every rank) whose message the receive
+  // `recv` takes: a peer's send with this ref, addressed to this rank.
+  virtual OpRef matched_send(OpRef recv) const { return recv; }
+
   // --- for tools (sim collective gen), not the executor ---
   // Native programs list ready ops in ascending OpRef order, so numbering a
   // rank's ops by ascending OpRef gives ET node ids the engine issues in the

@@ -474,9 +474,30 @@ void check_injected_fits(const EtAlgorithm& algo, CollectiveType type, std::uint
 }
 
 AlgorithmRegistry::AlgorithmRegistry(const SystemConfig& config, std::vector<std::uint32_t> topology_dims,
-                                     EtLoader load)
-    : config_(config), topology_dims_(std::move(topology_dims)), load_(std::move(load)) {
+                                     EtLoader load, bool stacked_dimensions)
+    : config_(config), topology_dims_(std::move(topology_dims)), load_(std::move(load)),
+      stacked_dimensions_(stacked_dimensions) {
   for (const auto& [type, text] : config.algorithms) chosen_[type] = choose(text, type);
+}
+
+bool AlgorithmRegistry::default_is_hierarchical(const CollectiveRequest& req) const {
+  if (!stacked_dimensions_ || topology_dims_.size() < 2 || !HierarchicalProgram::supports(normalized(req.type))) {
+    return false;
+  }
+  // The dimensions along which the group's NPUs (mixed-radix addresses, dimension 0 fastest) differ.
+  std::uint32_t spanned = 0;
+  std::uint64_t stride = 1;
+  for (const std::uint32_t size : topology_dims_) {
+    const std::uint64_t first = (*req.members)[0] / stride % size;
+    for (const std::uint32_t m : *req.members) {
+      if (m / stride % size != first) {
+        ++spanned;
+        break;
+      }
+    }
+    stride *= size;
+  }
+  return spanned >= 2;
 }
 
 std::pair<const AlgorithmRegistry::Chosen*, std::uint32_t> AlgorithmRegistry::chosen_for(const CollectiveRequest& req) {
@@ -549,6 +570,22 @@ std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const Co
       if (ch && ch->choice.hierarchical) {
         return make_hierarchical_program(ch->choice, req.type, bytes, req.chunks, *req.members,
                                          topology_dims_, config_.collective_optimization == "baseline",
+                                         config_.active_chunks_per_dimension, config_.dimension_queue,
+                                         config_.astrasim_quirks, config_.endpoint_delay);
+      }
+      if (!ch && default_is_hierarchical(req)) {
+        // No algorithm named, on a group that spans several topology
+        // dimensions: a ring per dimension (the hierarchical default), not
+        // one flat ring over all its NPUs (issue 25 item 4: on ASTRA-sim's
+        // 16x16x16 torus a 1 GiB all-reduce takes 39.45 ms this way, 47.31
+        // ms flat, and simulates 5x faster).
+        static const AlgorithmChoice kHierarchical = [] {
+          AlgorithmChoice c;
+          c.hierarchical = true;  // dims empty: the type's default (ring) on every dimension
+          return c;
+        }();
+        return make_hierarchical_program(kHierarchical, req.type, bytes, req.chunks, *req.members, topology_dims_,
+                                         config_.collective_optimization == "baseline",
                                          config_.active_chunks_per_dimension, config_.dimension_queue,
                                          config_.astrasim_quirks, config_.endpoint_delay);
       }

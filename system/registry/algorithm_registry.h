@@ -19,8 +19,10 @@
 // (--collective allreduce=direct:window=4). Anything else must be a Chakra ET
 // prefix or folder (an algorithm injected as ETs); a name that is neither is
 // an error listing the native names. Defaults (no choice): ring for
-// ALL_REDUCE, REDUCE_SCATTER, ALL_GATHER, ALL_TO_ALL; binaryTree for REDUCE
-// and BROADCAST; direct for GATHER, SCATTER and BARRIER. REDUCE_SCATTER_BLOCK
+// ALL_REDUCE, REDUCE_SCATTER, ALL_GATHER, ALL_TO_ALL (hierarchical, a ring per
+// dimension, when the topology has several dimensions and the group spans two
+// or more of them); binaryTree for REDUCE and BROADCAST; direct for GATHER,
+// SCATTER and BARRIER. REDUCE_SCATTER_BLOCK
 // runs as REDUCE_SCATTER. Programs are cached on the whole request (type,
 // bytes, chunks and the group's members), so instances of one shape share one.
 //
@@ -159,8 +161,11 @@ class AlgorithmRegistry {
 
   // Parses every choice in the config and loads injected ETs (throws InputError).
   // Hierarchical choices place groups on `topology_dims` (Topology::dims()).
+  // `stacked_dimensions`: the topology is a stack of dimensions (rings,
+  // switches, ...; not a fat tree's levels), where a collective with no
+  // algorithm named runs hierarchically (default_is_hierarchical).
   explicit AlgorithmRegistry(const SystemConfig& config, std::vector<std::uint32_t> topology_dims = {},
-                             EtLoader load = nullptr);
+                             EtLoader load = nullptr, bool stacked_dimensions = false);
 
   // The program for a collective; never null. Throws InputError when an
   // injected algorithm's rank count differs from the group size.
@@ -172,6 +177,10 @@ class AlgorithmRegistry {
     std::shared_ptr<const EtAlgorithm> injected;
   };
   Chosen choose(const std::string& text, CollectiveType type) const;
+  // With no algorithm named: whether the request runs the hierarchical
+  // default (a ring per dimension), i.e. the topology has several dimensions,
+  // the type has a hierarchical form and the group spans two or more of them.
+  bool default_is_hierarchical(const CollectiveRequest& req) const;
   // The request's choice (its node's, else its type's; null: the default)
   // and an id for cache keys (0: by type; k > 0: the k-th per-node choice).
   std::pair<const Chosen*, std::uint32_t> chosen_for(const CollectiveRequest& req);
@@ -179,6 +188,7 @@ class AlgorithmRegistry {
   const SystemConfig& config_;
   std::vector<std::uint32_t> topology_dims_;
   EtLoader load_;  // null: load_et_algorithm
+  bool stacked_dimensions_ = false;
   std::map<CollectiveType, Chosen> chosen_;
   struct PerNode {
     Chosen chosen;

@@ -1,6 +1,7 @@
 #include "system/runner/collective_engine.h"
 
 #include "core/error.h"
+#include "system/runner/aggregation/symmetric_run.h"
 
 namespace sim {
 
@@ -8,7 +9,15 @@ namespace {
 constexpr std::uint32_t kComputeDone = 1;
 constexpr std::uint32_t kDelivered = 2;
 constexpr std::uint32_t kInject = 3;  // a send's endpoint delay is over
+constexpr std::uint32_t kResolve = 4;    // every rank joined at this instant: aggregate?
+constexpr std::uint32_t kFusedDone = 5;  // an aggregated collective ends on every rank
 }  // namespace
+
+// What an aggregated collective does, found once per (program, members).
+struct CollectiveEngine::Plan {
+  bool exact = false;
+  SymmetricOutcome outcome;
+};
 
 std::size_t CollectiveEngine::MatchKeyHash::operator()(const MatchKey& k) const noexcept {
   const std::uint64_t h = k.tag ^ (static_cast<std::uint64_t>(k.src) << 40) ^ (static_cast<std::uint64_t>(k.dst) << 20) ^
@@ -18,7 +27,11 @@ std::size_t CollectiveEngine::MatchKeyHash::operator()(const MatchKey& k) const 
 
 CollectiveEngine::CollectiveEngine(EventQueue& queue, Network& network, const SystemConfig& config,
                                    CollectiveListener& listener)
-    : queue_(queue), network_(network), config_(config), listener_(listener) {}
+    : queue_(queue), network_(network), config_(config), listener_(listener) {
+  if (config_.aggregation) analytical_ = dynamic_cast<AnalyticalNetwork*>(&network_);
+}
+
+CollectiveEngine::~CollectiveEngine() = default;
 
 void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const CollectiveProgram> program,
                             std::shared_ptr<const std::vector<std::uint32_t>> members, std::uint32_t pos,
@@ -40,6 +53,11 @@ void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const Collec
     in.ranks.assign(program->group_size(), RankState{});
     in.ranks_done = 0;
     in.live = true;
+    in.fused = false;
+    in.joined = 0;
+    in.joined_at = queue_.now();
+    in.tentative = analytical_ != nullptr && program->rank_symmetric() &&
+                   program->op_count(program->symmetric_origin()) > 0;
     ++live_instances_;
     by_key_.emplace(key, idx);
   } else {
@@ -62,6 +80,11 @@ void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const Collec
   }
   rs.joined = true;
   rs.cookie = cookie;
+  ++in.joined;
+  // Aggregation needs every rank to start at one instant on idle egress ports.
+  if (in.tentative && (in.joined_at != queue_.now() || analytical_->egress_free((*members)[pos]) > queue_.now())) {
+    drop_tentative(in);
+  }
   rs.op_count = in.program->op_count(pos);
   ready_scratch_.clear();
   in.program->start(pos, rs.cursor, ready_scratch_);
@@ -72,6 +95,9 @@ void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const Collec
     ++in.ranks_done;
     done_.emplace_back((*in.members)[pos], cookie);
   }
+  // The last rank is in: decide once this instant's other events (the rest
+  // of each rank's issuing) have run.
+  if (in.tentative && in.joined == in.ranks.size()) queue_.schedule(queue_.now(), this, kResolve, idx);
   run_work();
 }
 
@@ -119,9 +145,11 @@ void CollectiveEngine::issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref
   switch (op.kind) {
     case OpKind::kSend: {
       const std::uint32_t m = in_flight_.alloc(InFlight{inst, pos, op.peer, op.tag, op.bytes, ref});
+      if (in.tentative) in.tentative_sends.push_back(m);
       if (config_.endpoint_delay > 0) {
         queue_.schedule_in(config_.endpoint_delay, this, kInject, m);
       } else {
+        in_flight_[m].injected = true;
         network_.send((*in.members)[pos], (*in.members)[op.peer], op.bytes, Delivery{this, kDelivered, m});
       }
       break;
@@ -132,10 +160,14 @@ void CollectiveEngine::issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref
         check_sizes(in, op.peer, pos, op.tag, sent, op.bytes);
         --in.unreceived;
         work_.push_back(make_work(inst, pos, ref, true));
+      } else if (in.tentative) {
+        in.tentative_recvs.push_back(static_cast<std::uint64_t>(op.peer) << 32 | pos);
+        in.tentative_tags.push_back(op.tag);
       }
       break;
     }
     case OpKind::kCompute: {
+      if (in.tentative) drop_tentative(in);  // (symmetric programs start with messages)
       const Time t = op.duration >= 0 ? op.duration : config_.reduction_time(op.bytes);
       if (t == 0) {
         work_.push_back(make_work(inst, pos, ref, true));
@@ -158,6 +190,7 @@ void CollectiveEngine::size_mismatch(const Instance& in, std::uint32_t src, std:
 void CollectiveEngine::finished(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
   Instance& in = instances_[inst];
   RankState& rs = in.ranks[pos];
+  if (in.tentative) drop_tentative(in);  // it made progress op by op: no longer all at one start
   ++rs.ops_done;
   ready_scratch_.clear();
   in.program->finish(pos, ref, rs.cursor, ready_scratch_);
@@ -170,21 +203,27 @@ void CollectiveEngine::finished(std::uint32_t inst, std::uint32_t pos, OpRef ref
     done_.emplace_back((*in.members)[pos], rs.cookie);
     if (++in.ranks_done == in.ranks.size()) {
       if (in.unreceived > 0) report_unreceived(inst);
-      by_key_.erase(in.key);
-      in.live = false;
-      in.program.reset();
-      in.members.reset();
-      in.ranks.clear();
-      in.ranks.shrink_to_fit();
-      free_instances_.push_back(inst);
-      --live_instances_;
+      release(inst);
     }
   }
+}
+
+void CollectiveEngine::release(std::uint32_t inst) {
+  Instance& in = instances_[inst];
+  by_key_.erase(in.key);
+  in.live = false;
+  in.program.reset();
+  in.members.reset();
+  in.ranks.clear();
+  in.ranks.shrink_to_fit();
+  free_instances_.push_back(inst);
+  --live_instances_;
 }
 
 void CollectiveEngine::delivered(std::uint32_t m) {
   const InFlight msg = in_flight_[m];
   in_flight_.free(m);
+  if (msg.cancelled) return;  // taken back: its collective was aggregated
   work_.push_back(make_work(msg.instance, msg.src, msg.send_ref, true));  // eager send: done on delivery
   PostedRecv recv;
   if (match_.arrive(MatchKey{msg.instance, msg.src, msg.dst, msg.tag}, msg.bytes, recv)) {
@@ -201,8 +240,21 @@ void CollectiveEngine::on_event(const Event& event) {
     delivered(static_cast<std::uint32_t>(event.payload));
     return;
   }
+  if (event.kind == kResolve) {
+    resolve(static_cast<std::uint32_t>(event.payload));
+    return;
+  }
+  if (event.kind == kFusedDone) {
+    fused_done(static_cast<std::uint32_t>(event.payload));
+    return;
+  }
   if (event.kind == kInject) {
-    const InFlight& msg = in_flight_[static_cast<std::uint32_t>(event.payload)];
+    InFlight& msg = in_flight_[static_cast<std::uint32_t>(event.payload)];
+    if (msg.cancelled) {
+      in_flight_.free(static_cast<std::uint32_t>(event.payload));
+      return;
+    }
+    msg.injected = true;
     const Instance& in = instances_[msg.instance];
     try {
       network_.send((*in.members)[msg.src], (*in.members)[msg.dst], msg.bytes,
@@ -232,6 +284,121 @@ void CollectiveEngine::report_unreceived(std::uint32_t inst) const {
            ", tag " + std::to_string(k.tag) + ", " + std::to_string(bytes) + " B";
   });
   throw IncompleteError(msg);
+}
+
+}  // namespace sim
+
+namespace sim {
+
+// --- exact step aggregation --------------------------------------------------
+//
+// An instance is tentative from its first join while every rank joins at that
+// same instant on idle egress ports and nothing of it has finished: its ranks
+// issue their first ops as usual (so nothing changes if it is not
+// aggregated) and the engine logs them. When the last rank has joined, an
+// event at the same instant (after that instant's other issuing) decides: if
+// every rank runs nothing but this collective (so nothing else can use their
+// egress ports until it ends; on the analytical backend nobody else's traffic
+// shares them) and the program's representative run is exact
+// (symmetric_run.h), the logged ops are taken back and the collective is
+// priced for all ranks at once: the bytes per NPU pair, the egress ports'
+// free times and the message count become what sending each message would
+// have left, and one event ends it on every rank at the representative's end.
+
+void CollectiveEngine::drop_tentative(Instance& in) {
+  in.tentative = false;
+  in.tentative_sends.clear();
+  in.tentative_recvs.clear();
+  in.tentative_tags.clear();
+}
+
+const CollectiveEngine::Plan* CollectiveEngine::plan_for(const Instance& in) {
+  auto [it, fresh] = plans_.try_emplace({in.program.get(), in.members.get()});
+  if (!fresh) return it->second->exact ? it->second.get() : nullptr;
+  it->second = std::make_unique<Plan>();
+  Plan& plan = *it->second;
+  const CollectiveProgram& program = *in.program;
+  const std::vector<std::uint32_t>& members = *in.members;
+  const std::uint32_t origin = program.symmetric_origin();
+  const auto cost = [&](std::uint32_t peer) {
+    const AnalyticalNetwork::PathCost c = analytical_->path_cost(members[origin], members[peer]);
+    return SymmetricPeerCost{c.latency_sum, c.min_bandwidth, c.first_link};
+  };
+  plan.outcome = run_symmetric(program, config_, analytical_->serializes_egress(), cost);
+  if (!plan.outcome.exact) return nullptr;
+  // Every rank must see the routes the origin sees: the same cost towards
+  // each of its peers, and the same egress port shared by the same peers.
+  const auto& peers = plan.outcome.peers;
+  std::vector<AnalyticalNetwork::PathCost> mine(peers.size()), theirs(peers.size());
+  for (std::size_t i = 0; i < peers.size(); ++i) mine[i] = analytical_->path_cost(members[origin], members[peers[i].peer]);
+  for (std::uint32_t p = 0; p < members.size(); ++p) {
+    for (std::size_t i = 0; i < peers.size(); ++i) {
+      const std::uint32_t q = program.symmetric_peer(p, peers[i].peer);
+      if (q >= members.size() || members[q] == members[p]) return nullptr;
+      theirs[i] = analytical_->path_cost(members[p], members[q]);
+      if (theirs[i].latency_sum != mine[i].latency_sum || theirs[i].min_bandwidth != mine[i].min_bandwidth) {
+        return nullptr;
+      }
+      for (std::size_t j = 0; j < i; ++j) {
+        if ((theirs[i].first_link == theirs[j].first_link) != (mine[i].first_link == mine[j].first_link)) return nullptr;
+      }
+    }
+  }
+  plan.exact = true;
+  return &plan;
+}
+
+void CollectiveEngine::resolve(std::uint32_t inst) {
+  Instance& in = instances_[inst];
+  if (!in.live || !in.tentative || in.joined != in.ranks.size() || in.joined_at != queue_.now()) return;
+  for (const RankState& rs : in.ranks) {
+    if (!listener_.runs_only_collective(rs.cookie)) return drop_tentative(in);
+  }
+  const Plan* plan = plan_for(in);
+  if (plan == nullptr) return drop_tentative(in);
+  Time end;
+  try {
+    end = add_time(queue_.now(), plan->outcome.duration, "an aggregated collective's end");
+  } catch (const TimeLimitError&) {  // the per-message run names the op that passes the limit
+    return drop_tentative(in);
+  }
+  const std::vector<std::uint32_t>& members = *in.members;
+  // Take back what the ranks issued when they joined.
+  for (const std::uint32_t m : in.tentative_sends) {
+    InFlight& f = in_flight_[m];
+    f.cancelled = true;
+    if (f.injected) analytical_->unsend(members[f.src], members[f.dst], f.bytes);
+  }
+  for (std::size_t i = 0; i < in.tentative_recvs.size(); ++i) {
+    const auto src = static_cast<std::uint32_t>(in.tentative_recvs[i] >> 32);
+    const auto dst = static_cast<std::uint32_t>(in.tentative_recvs[i]);
+    PostedRecv taken;
+    match_.take_receive(MatchKey{inst, src, dst, in.tentative_tags[i]}, taken);
+  }
+  // Every rank's messages, priced as the origin's.
+  const Time start = queue_.now();
+  for (std::uint32_t p = 0; p < members.size(); ++p) {
+    for (const SymmetricOutcome::Peer& peer : plan->outcome.peers) {
+      const std::uint32_t q = in.program->symmetric_peer(p, peer.peer);
+      analytical_->record_batch(members[p], members[q], peer.messages, peer.bytes, start + peer.egress_free);
+    }
+  }
+  drop_tentative(in);
+  in.fused = true;
+  ++aggregated_;
+  aggregated_events_ += plan->outcome.events;
+  queue_.schedule(end, this, kFusedDone, inst);
+}
+
+void CollectiveEngine::fused_done(std::uint32_t inst) {
+  Instance& in = instances_[inst];
+  for (std::uint32_t pos = 0; pos < in.ranks.size(); ++pos) {
+    RankState& rs = in.ranks[pos];
+    rs.done = true;
+    done_.emplace_back((*in.members)[pos], rs.cookie);
+  }
+  release(inst);
+  run_work();
 }
 
 }  // namespace sim

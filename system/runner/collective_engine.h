@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -21,6 +22,7 @@
 
 #include "core/event_queue.h"
 #include "core/index_pool.h"
+#include "network/analytical_network.h"
 #include "network/network.h"
 #include "system/program/collective_program.h"
 #include "system/program/message_matcher.h"
@@ -32,6 +34,11 @@ class CollectiveListener {
  public:
   // Rank `rank` finished its part of a collective it joined with `cookie`.
   virtual void on_collective_done(std::uint32_t rank, std::uint64_t cookie) = 0;
+  // Whether the rank that joined with `cookie` runs nothing but that
+  // collective (no other node running, ready or waiting), so that it can
+  // issue nothing else before the collective ends. Exact step aggregation
+  // (system/runner/aggregation/) needs it of every rank; the default says no.
+  virtual bool runs_only_collective(std::uint64_t /*cookie*/) const { return false; }
 
  protected:
   ~CollectiveListener() = default;
@@ -49,6 +56,7 @@ struct InstanceKey {
 class CollectiveEngine final : public EventHandler {
  public:
   CollectiveEngine(EventQueue& queue, Network& network, const SystemConfig& config, CollectiveListener& listener);
+  ~CollectiveEngine();
 
   // Rank at group position `pos` (NPU members[pos]) joins instance `key`.
   // Every rank of the instance must pass the same program and members.
@@ -60,6 +68,9 @@ class CollectiveEngine final : public EventHandler {
   void on_event(const Event& event) override;
 
   std::size_t active_instances() const { return live_instances_; }
+  // Collectives advanced as one (exact step aggregation), and the events their representative runs took.
+  std::uint64_t aggregated_collectives() const { return aggregated_; }
+  std::uint64_t aggregated_events() const { return aggregated_events_; }
 
  private:
   struct RankState {
@@ -78,6 +89,17 @@ class CollectiveEngine final : public EventHandler {
     std::uint32_t ranks_done = 0;
     std::uint64_t unreceived = 0;  // messages arrived that no receive has taken yet
     bool live = false;
+    // Exact step aggregation (system/runner/aggregation/). An instance whose
+    // ranks have all joined at one instant and done nothing yet but issue
+    // their first ops ("tentative") may still be advanced as one: its sends
+    // and posted receives are logged so they can be taken back.
+    bool tentative = false;
+    bool fused = false;  // advanced as one: done at one event
+    Time joined_at = 0;
+    std::uint32_t joined = 0;
+    std::vector<std::uint32_t> tentative_sends;  // in_flight_ indices
+    std::vector<std::uint64_t> tentative_recvs;  // (src << 32 | dst) of posted receives, with their tags below
+    std::vector<std::uint64_t> tentative_tags;
   };
   struct InFlight {  // a message sent and not yet delivered
     std::uint32_t instance;
@@ -86,6 +108,8 @@ class CollectiveEngine final : public EventHandler {
     std::uint64_t tag;
     std::uint64_t bytes;
     OpRef send_ref;
+    bool injected = false;   // handed to the network
+    bool cancelled = false;  // taken back by aggregation: its events do nothing
   };
   struct PostedRecv {
     OpRef ref;
@@ -131,6 +155,13 @@ class CollectiveEngine final : public EventHandler {
   [[noreturn]] void size_mismatch(const Instance& in, std::uint32_t src, std::uint32_t dst, std::uint64_t tag,
                                   std::uint64_t sent, std::uint64_t expected) const;
   void notify_done();
+  // --- exact step aggregation ---
+  struct Plan;
+  void drop_tentative(Instance& in);
+  void resolve(std::uint32_t inst);
+  const Plan* plan_for(const Instance& in);
+  void fused_done(std::uint32_t inst);
+  void release(std::uint32_t inst);
   [[noreturn]] void report_unreceived(std::uint32_t inst) const;
 
   EventQueue& queue_;
@@ -152,6 +183,13 @@ class CollectiveEngine final : public EventHandler {
   std::vector<OpRef> ready_scratch_;
   std::vector<std::pair<std::uint32_t, std::uint64_t>> done_;  // (rank, cookie) to report
   bool running_ = false;
+
+  // Exact step aggregation: on when the config allows it and the backend is
+  // analytical (its cost per message is a closed form and only the sender's
+  // egress port is shared); plans cached per (program, members).
+  AnalyticalNetwork* analytical_ = nullptr;
+  std::map<std::pair<const void*, const void*>, std::unique_ptr<Plan>> plans_;
+  std::uint64_t aggregated_ = 0, aggregated_events_ = 0;
 };
 
 }  // namespace sim

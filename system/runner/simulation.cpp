@@ -33,7 +33,9 @@ Simulation::Simulation(std::shared_ptr<const std::vector<RankGraph>> graphs, con
       config_(config),
       options_(std::move(options)),
       network_(make_network(config_.network, topology_, queue_)),
-      algorithms_(config_, topology_.dims(), options_.load_algorithm),
+      algorithms_(config_, topology_.dims(), options_.load_algorithm,
+                  std::none_of(topology_.dimensions().begin(), topology_.dimensions().end(),
+                               [](const TopologyDimension& d) { return d.kind == DimensionKind::kOther; })),
       engine_(queue_, *network_, config_, *this),
       p2p_match_(static_cast<std::uint32_t>(graphs_.size())) {
   const auto ranks = static_cast<std::uint32_t>(graphs_.size());
@@ -218,6 +220,8 @@ SimulationResult Simulation::run() {
     result_.jobs.push_back(std::move(job));
   }
   result_.events = queue_.processed();
+  result_.aggregated_collectives = engine_.aggregated_collectives();
+  result_.aggregated_events = engine_.aggregated_events();
   result_.messages = network_->messages_sent();
   const std::vector<LinkUsage> usage = network_->link_usage();
   result_.links.reserve(usage.size());
@@ -474,6 +478,12 @@ void Simulation::issue_collective(std::uint32_t rank, std::uint32_t index) {
   r.coll_record[index] = result_.collectives.size();
   result_.collectives.push_back(rec);
   engine_.join(InstanceKey{gid, seq}, std::move(program), members, pos, pack(rank, index));
+}
+
+bool Simulation::runs_only_collective(std::uint64_t cookie) const {
+  const RankRun& r = runs_[static_cast<std::uint32_t>(cookie >> 32)];
+  return r.active_compute == 0 && r.active_mem == 0 && r.active_comm == 1 && r.ready.empty() &&
+         r.waiting_nodes == 0 && !r.draining && r.coll_running.size() == 1;
 }
 
 void Simulation::on_collective_done(std::uint32_t /*npu*/, std::uint64_t cookie) {

@@ -98,6 +98,9 @@ struct SimulationResult {
   std::vector<CollectiveRecord> collectives;
   std::uint64_t events = 0;
   std::uint64_t messages = 0;
+  // Exact step aggregation: collectives advanced as one for all their ranks,
+  // and the events their representative runs took (not in `events`).
+  std::uint64_t aggregated_collectives = 0, aggregated_events = 0;
   std::vector<std::string> warnings;
   // Per link of the topology (in link id order); busy time and peak flows
   // only when `link_time_known` (a contention model measured them).
@@ -151,6 +154,7 @@ class Simulation final : public EventHandler, public CollectiveListener {
 
   void on_event(const Event& event) override;
   void on_collective_done(std::uint32_t rank, std::uint64_t cookie) override;
+  bool runs_only_collective(std::uint64_t cookie) const override;
 
  private:
   struct P2PMessage {

@@ -1,0 +1,79 @@
+#!/bin/sh
+# Exact step aggregation (issue 25; docs/benchmarks.md "Exact step
+# aggregation"): the issue's cases with aggregation (the default) and with
+# --no-aggregation, one run each. Wall time and peak RSS from /usr/bin/time
+# (Debian package `time`); simulated time, events and aggregated collectives
+# from sim's summary. Builds nothing: SIM (default build/sim).
+#
+#   SIM=build/sim scripts/bench_aggregation.sh            # every case
+#   SIM=build/sim scripts/bench_aggregation.sh a c        # some: a b c (d: the flat-ring torus, slow without)
+#   NO_AGG=0 scripts/bench_aggregation.sh                 # skip the --no-aggregation runs
+#
+# (a) 1 GiB ring all-reduce, 1,024 NPUs behind one switch (bench/switch1024.yml), 4 chunks (collective.chunks)
+# (a-astra) the same through ASTRA-sim's files: Switch_1024.yml, ring_1d.json (4 splits, active 1, endpoint delay,
+#     local-mem-bw reductions) -- skipped without ../shared/testdata/astrasim-reference
+# (b) 1 GiB hierarchical ring all-reduce on ASTRA-sim's 16x16x16 torus files (ring_3d.json)
+# (b-native) 1 GiB all-reduce, no algorithm named, on bench/torus16x16x16.yml: the hierarchical default
+# (c) 64 ranks x 5,000 layers of (50 us compute + 1 MiB all-reduce), 4 chunks, configs/switch64.yml
+set -eu
+SIM=${SIM:-build/sim}
+NO_AGG=${NO_AGG:-1}
+REF=${REF:-../shared/testdata/astrasim-reference}
+CASES=${*:-a a-astra b b-native c}
+command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/bench_aggregation.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+printf 'collective:\n  chunks: 4\n' > "$TMP/chunks4.yml"
+
+# run NAME ARGS...: one row (with aggregation, then without when NO_AGG=1)
+run() {
+  name=$1; shift
+  for mode in aggregation no-aggregation; do
+    flag=""
+    if [ "$mode" = no-aggregation ]; then
+      [ "$NO_AGG" = 1 ] || continue
+      flag=--no-aggregation
+    fi
+    /usr/bin/time -f "%e %M" -o "$TMP/time" "$SIM" "$@" $flag > "$TMP/out" 2>&1 || { cat "$TMP/out" >&2; exit 1; }
+    read -r wall rss < "$TMP/time"
+    simt=$(sed -n "s/^simulated time: \(.*\) (.*/\1/p" "$TMP/out" | head -1)
+    events=$(sed -n 's/^events: \([0-9]*\).*/\1/p' "$TMP/out" | tail -1)
+    messages=$(sed -n 's/^events: [0-9]*, messages: \([0-9]*\).*/\1/p' "$TMP/out" | tail -1)
+    agg=$(sed -n 's/.*aggregated collectives: \([0-9]*\) (\([0-9]*\) representative.*/\1 (\2 events)/p' "$TMP/out" | tail -1)
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s MiB |\n' "$name" "$mode" "$simt" "$wall" "$events" "$messages" \
+      "${agg:-0}" "$((rss / 1024))"
+  done
+}
+
+echo "| case | mode | simulated | wall (s) | events | messages | aggregated collectives (representative events) | peak RSS |"
+echo "|---|---|---|---|---|---|---|---|"
+for c in $CASES; do
+  case $c in
+    a)
+      "$SIM" workload gen collectives --npus 1024 --coll allreduce --size 1GiB -o "$TMP/a/w" > /dev/null
+      run "(a) ring, switch 1,024" --workload "$TMP/a/w" --network bench/switch1024.yml --system "$TMP/chunks4.yml" ;;
+    a-astra)
+      [ -d "$REF" ] || { echo "(a-astra) skipped: $REF absent" >&2; continue; }
+      "$SIM" workload gen collectives --npus 1024 --coll allreduce --size 1GiB -o "$TMP/aa/w" > /dev/null
+      run "(a) ring, Switch_1024, ASTRA-sim's files" --workload-configuration="$TMP/aa/w" \
+        --system-configuration="$REF/system/ring_1d.json" --network-configuration="$REF/network/Switch_1024.yml" \
+        --remote-memory-configuration="$REF/remote_memory/no_memory_expansion.json" ;;
+    b)
+      [ -d "$REF" ] || { echo "(b) skipped: $REF absent" >&2; continue; }
+      "$SIM" workload gen collectives --npus 4096 --coll allreduce --size 1GiB -o "$TMP/b/w" > /dev/null
+      run "(b) hierarchical, Ring_Ring_Ring_16x16x16, ASTRA-sim's files" --workload-configuration="$TMP/b/w" \
+        --system-configuration="$REF/system/ring_3d.json" \
+        --network-configuration="$REF/network/Ring_Ring_Ring_16x16x16.yml" \
+        --remote-memory-configuration="$REF/remote_memory/no_memory_expansion.json" ;;
+    b-native)
+      "$SIM" workload gen collectives --npus 4096 --coll allreduce --size 1GiB -o "$TMP/bn/w" > /dev/null
+      run "(b) default (hierarchical), torus 16x16x16" --workload "$TMP/bn/w" --network bench/torus16x16x16.yml \
+        --system "$TMP/chunks4.yml" ;;
+    c)
+      coll=$(awk 'BEGIN { for (i = 0; i < 5000; i++) printf "%sallreduce", (i ? "," : "") }')
+      "$SIM" workload gen collectives --npus 64 --coll "$coll" --size 1MiB --compute 50us -o "$TMP/c/w" > /dev/null
+      run "(c) 64 ranks x 5,000 layers" --workload "$TMP/c/w" --network configs/switch64.yml --system "$TMP/chunks4.yml" ;;
+    *) echo "unknown case $c (a a-astra b b-native c)" >&2; exit 2 ;;
+  esac
+done
