@@ -35,6 +35,9 @@
 #include "system/registry/collective_tools.h"
 #include "system/scenario/scenario.h"
 #include "synth_command.h"
+#include "system_command.h"
+#include "calibrate_command.h"
+#include "presets/system_folder.h"
 #include "run_outputs.h"
 #include "system/groups/job_placement.h"
 #include "system/groups/process_groups.h"
@@ -171,7 +174,8 @@ int main(int argc, char** argv) {
                  "Chakra ETs: a folder of <prefix>.<rank>.et files, or the <prefix> itself (.et, .et.gz, .json); "
                  "several jobs on one cluster: NAME=PATH, repeated");
   app.add_option("--network", o.network, "network topology YAML (see configs/ and docs/network.md)");
-  app.add_option("--system", o.system, "system config YAML: compute, memory and collective models (docs/system.md)");
+  app.add_option("--system", o.system, "system config YAML: compute, memory and collective models (docs/system.md); or a folder `sim system gen` "
+                 "wrote (its system.yml, and its network.yml unless --network is given)");
   app.add_option("--collective", o.collectives,
                  "collective algorithm as Chakra ETs, <prefix> or <type>=<prefix> (e.g. allreduce=algos/ring); "
                  "default: ring (all-reduce, reduce-scatter, all-gather, all-to-all; hierarchical, a ring per "
@@ -263,6 +267,10 @@ int main(int argc, char** argv) {
   TransformerCommand transformer;
   add_transformer_command(*wgen, transformer);
 
+  SystemCommand system_cmd;  // sim system list|gen (presets/)
+  add_system_command(app, system_cmd);
+  CalibrateCommand calibrate;  // sim calibrate (workflows/calibrate.h)
+  add_calibrate_command(app, calibrate);
   const auto workflows = add_workflow_commands(app);  // sweep, sweep merge, compare, plot
 
   try {
@@ -278,7 +286,10 @@ int main(int argc, char** argv) {
     if (*synth.app) return run_synth_command(synth, std::cout);
     if (*transformer.app) return run_transformer_command(transformer, std::cout);
     if (*wgen) return generate_workload(w, std::cout);
+    if (system_command_given(system_cmd)) return run_system_command(system_cmd, std::cout);
+    if (*calibrate.app) return run_calibrate_command(calibrate, std::cout);
     if (const auto code = run_workflow_commands(*workflows)) return *code;
+    presets::use_system_folder(o.system, o.network);  // --system DIR (sim system gen)
     return run_simulation(o);
   });
 }

@@ -59,6 +59,14 @@ def read_series(args):
             if axis and axis not in axes:
                 sys.exit(f"plot_results: {option} {axis}: not an axis of {path} ({', '.join(axes)})")
         keys = [a for a in axes if a not in ("size", args.facet)]
+        if args.facet:
+            # An axis zipped with the facet (one value in each panel, several in all)
+            # says nothing the panel title does not: it is left out of the labels.
+            panels = {r[args.facet] for r in rows}
+            zipped = {k for k in keys
+                      if len({r[k] for r in rows}) > 1
+                      and all(len({r[k] for r in rows if r[args.facet] == f}) == 1 for f in panels)}
+            keys = [k for k in keys if k not in zipped]
         for r in rows:
             # makespan: one value per point, so the collective is not part of the series
             what = [] if args.metric == "makespan" else [r["collective"]]

@@ -82,8 +82,11 @@ std::vector<std::string> shipped_configs() {
   std::vector<std::string> names;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(kConfigs)) {
     // configs/system/ holds system configs and configs/sweeps/ sweep specs, not topologies.
+    // configs/presets/ holds `sim system gen` folders, checked by tests/presets/.
     const auto folder = entry.path().parent_path().filename();
-    if (entry.path().extension() == ".yml" && folder != "system" && folder != "sweeps" && folder != "models") {
+    const auto top = *std::filesystem::relative(entry.path(), kConfigs).begin();
+    if (entry.path().extension() == ".yml" && folder != "system" && folder != "sweeps" && top != "presets" &&
+        top != "models") {
       names.push_back(std::filesystem::relative(entry.path(), kConfigs).generic_string());
     }
   }

@@ -1,0 +1,116 @@
+#include "presets/catalog.h"
+
+namespace sim::presets {
+
+namespace {
+
+const Figure kH100Nvswitch{kH100Sxm.nvlink_total.value, kH100Sxm.nvlink_total.source};
+const Figure kA100Nvswitch{kA100Sxm.nvlink_total.value, kA100Sxm.nvlink_total.source};
+const Figure kEfaLatency{kNetLatency.value,
+                         "NCCL: hwLat[NET][Ring][LL] = 2.7 us per step, half per link (NCCL uses it for any "
+                         "network; EFA's SRD is likely slower: free for calibration)"};
+const Figure kRoceCoreShare{"200Gbps", "stated: 2:1 oversubscription spine -> core, each GPU's share 400 Gb/s / 2"};
+
+Preset dgx_h100() {
+  Preset p;
+  p.name = "dgx-h100";
+  p.summary = "DGX H100: 8 H100 SXM on NVSwitch (18 x 25 GB/s), 8 x 400 Gb/s ConnectX-7, one rail per GPU";
+  p.gpu = &kH100Sxm;
+  p.nvswitch_bandwidth = kH100Nvswitch;
+  p.nvswitch_latency = kNvlinkLatency;
+  p.levels.push_back({"rail (one InfiniBand switch per GPU position)", 64, kConnectX7, kNetLatency,
+                      "a rail is one 64-port 400 Gb/s switch, NVIDIA Quantum-2 QM9700 (spec sheet); "
+                      "larger clusters: dgx-h100-superpod"});
+  return p;
+}
+
+Preset dgx_h100_superpod() {
+  Preset p = dgx_h100();
+  p.name = "dgx-h100-superpod";
+  p.summary = "DGX SuperPOD H100: dgx-h100 nodes on a rail-optimised fat-tree, 32-node scalable units, 1:1 spine";
+  p.levels.clear();
+  p.levels.push_back({"rail leaf", 32, kConnectX7, kNetLatency,
+                      "DGX SuperPOD H100 reference architecture: a scalable unit is 32 nodes, one leaf per rail"});
+  p.levels.push_back({"spine", 0,
+                      Figure{kConnectX7.value, "spec sheet: the reference architecture's spine is 1:1 (full "
+                                               "bisection), so each GPU keeps its 400 Gb/s across scalable units"},
+                      kUpperLevelLatency, "any number of scalable units"});
+  p.default_nodes = 64;
+  return p;
+}
+
+Preset h100_roce_clos() {
+  Preset p = dgx_h100();
+  p.name = "h100-roce-clos";
+  p.summary = "8-GPU H100 servers, 400 Gb/s RoCE per GPU, three-layer Clos (leaf 1:1, spine-core 2:1 oversubscribed)";
+  p.levels.clear();
+  p.levels.push_back({"leaf", 32, kRoce400, kNetLatency,
+                      "stated: 32 servers per leaf plane (a 64-port 400 Gb/s switch, 32 ports down, 32 up)"});
+  p.levels.push_back({"spine", 32,
+                      Figure{kRoce400.value, "stated: leaf -> spine 1:1, so each GPU keeps its 400 Gb/s"},
+                      kUpperLevelLatency, "stated: 32 leaves per pod (64-port spine, 32 down, 32 up)"});
+  p.levels.push_back({"core", 0, kRoceCoreShare, kUpperLevelLatency, "any number of pods"});
+  p.default_nodes = 64;
+  return p;
+}
+
+Preset dgx_a100() {
+  Preset p;
+  p.name = "dgx-a100";
+  p.summary = "DGX A100: 8 A100 SXM on NVSwitch (12 x 25 GB/s), 8 x 200 Gb/s HDR ConnectX-6, one rail per GPU";
+  p.gpu = &kA100Sxm;
+  p.nvswitch_bandwidth = kA100Nvswitch;
+  p.nvswitch_latency = kNvlinkLatency;
+  p.levels.push_back({"rail leaf", 20, kConnectX6Hdr, kNetLatency,
+                      "DGX SuperPOD A100 reference architecture: a scalable unit is 20 nodes, one HDR leaf per rail"});
+  p.levels.push_back({"spine", 0,
+                      Figure{kConnectX6Hdr.value, "spec sheet: the reference architecture's spine is 1:1, so each "
+                                                  "GPU keeps its 200 Gb/s across scalable units"},
+                      kUpperLevelLatency, "any number of scalable units"});
+  return p;
+}
+
+Preset p5() {
+  Preset p;
+  p.name = "p5";
+  p.summary = "AWS p5.48xlarge: 8 H100 SXM on NVSwitch, 32 x 100 Gb/s EFA (400 Gb/s per GPU), non-blocking";
+  p.gpu = &kH100Sxm;
+  p.nvswitch_bandwidth = kH100Nvswitch;
+  p.nvswitch_latency = kNvlinkLatency;
+  p.levels.push_back({"EFA network", 0, kEfaP5, kEfaLatency,
+                      "an EC2 UltraCluster, taken as one non-blocking level (AWS publishes no per-tier figures)"});
+  return p;
+}
+
+// dgx-h100 with the parameters `sim calibrate` fitted on the measured
+// one-node all-reduce curve (docs/calibrate.md has the command and the
+// errors on the rows it was not fitted on).
+Preset dgx_h100_calibrated() {
+  Preset p = dgx_h100();
+  p.name = "dgx-h100-calibrated";
+  p.summary = "dgx-h100 with NVLink bandwidth, latency and per-message overhead fitted to a measured curve";
+  p.fitted = {
+      {"network", "bandwidth.0", "379.692GB/s"},
+      {"network", "latency.0", "2752.473ns"},
+      {"system", "collective.endpoint_delay", "0ns"},
+  };
+  p.fit_note =
+      "Fitted by `sim calibrate` on all-reduce, 16 MiB-256 MiB (5 rows), of the measured one-node curve\n"
+      "../shared/testdata/reference-curves/h100_sxm_x8_xla.csv (XLA's sm_90 table), native ring:\n"
+      "  nvlink_bandwidth 379.692GB/s, nvlink_latency 2752.473ns per link (NCCL's protocol and kernel\n"
+      "  latency land here), message_overhead 0ns; rms log error 0.024 on the fitting rows.\n"
+      "Held out: all-reduce 1-2 GiB +3.9%/+4.2% in time; all-gather and reduce-scatter >= 16 MiB\n"
+      "-6% to -20% (the ring cannot make all-reduce relatively faster than them, as the table is):\n"
+      "docs/calibrate.md. Only the NVLink domain was fitted: network levels keep their sources.";
+  return p;
+}
+
+}  // namespace
+
+const std::vector<Preset>& catalog() {
+  static const std::vector<Preset> presets = {dgx_h100(), dgx_h100_calibrated(), dgx_h100_superpod(),
+                                              h100_roce_clos(), dgx_a100(), p5()};
+  return presets;
+}
+
+}  // namespace sim::presets

@@ -1,0 +1,265 @@
+#include "presets/preset.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/output_file.h"
+#include "core/units.h"
+#include "network/topology.h"
+#include "presets/catalog.h"
+#include "system/scenario/system_files.h"
+
+namespace sim::presets {
+
+namespace {
+
+// "180GB/s" for a bandwidth written as `figure` times `factor` (the bounds
+// of a free bandwidth), to 6 significant digits.
+std::string scaled_bandwidth(const char* figure, double factor) {
+  const double bps = static_cast<double>(parse_bandwidth(figure)) * factor / 1e9;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6gGB/s", bps);
+  return buf;
+}
+
+// Splits `nodes` over the levels: each takes min(remaining, radix) groups of
+// the level below, which must divide what is left.
+std::vector<std::uint32_t> level_sizes(const Preset& p, std::uint32_t nodes) {
+  std::vector<std::uint32_t> sizes;
+  std::uint32_t left = nodes;
+  std::uint32_t capacity = 1;
+  for (std::size_t i = 0; i < p.levels.size(); ++i) {
+    const NetworkLevel& level = p.levels[i];
+    if (i + 1 == p.levels.size() && level.radix != 0 && left > level.radix) {
+      throw InputError("--nodes " + std::to_string(nodes) + ": " + p.name + " has at most " +
+                       std::to_string(capacity * level.radix) + " nodes (" + level.why_radix + ")");
+    }
+    const std::uint32_t size = (level.radix == 0 || left <= level.radix) ? left : level.radix;
+    if (left % size != 0) {
+      throw InputError("--nodes " + std::to_string(nodes) + ": " + p.name + " puts " + std::to_string(size) +
+                       " groups under one " + level.name + " switch (" + level.why_radix + "); give a multiple of " +
+                       std::to_string(capacity * size));
+    }
+    sizes.push_back(size);
+    left /= size;
+    capacity *= size;
+  }
+  if (left > 1) {
+    throw InputError("--nodes " + std::to_string(nodes) + ": " + p.name + " has at most " + std::to_string(capacity) +
+                     " nodes (" + (p.levels.empty() ? std::string("one node") : p.levels.back().why_radix) + ")");
+  }
+  return sizes;
+}
+
+std::string comment_block(const std::string& text) {
+  std::istringstream in(text);
+  std::string out, line;
+  while (std::getline(in, line)) out += line.empty() ? "#\n" : "# " + line + "\n";
+  return out;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string s;
+  for (std::size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i];
+  return s;
+}
+
+// The value `key` has in `preset` after its fit (if it has one), else `dflt`.
+Figure value_of(const Preset& p, const std::string& file, const std::string& key, Figure dflt) {
+  for (const Preset::Fitted& f : p.fitted) {
+    if (f.file == file && f.key == key) return Figure{f.value.c_str(), "fit (see the header)"};
+  }
+  return dflt;
+}
+
+struct Dimension {
+  std::string name;
+  std::uint32_t size;
+  Figure bandwidth, latency;
+  std::size_t level = 0;  // index in Preset::levels (dimensions >= 1)
+};
+
+std::vector<Dimension> dimensions(const Preset& p, std::uint32_t nodes) {
+  std::vector<Dimension> dims;
+  dims.push_back({"NVSwitch (NVLink domain of one node)", p.gpus_per_node, p.nvswitch_bandwidth, p.nvswitch_latency});
+  const std::vector<std::uint32_t> sizes = level_sizes(p, nodes);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] < 2) continue;  // a dimension of one group is no dimension
+    const NetworkLevel& l = p.levels[i];
+    dims.push_back({l.name, sizes[i], l.bandwidth, l.latency, i});
+  }
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    const std::string k = std::to_string(d);
+    dims[d].bandwidth = value_of(p, "network", "bandwidth." + k, dims[d].bandwidth);
+    dims[d].latency = value_of(p, "network", "latency." + k, dims[d].latency);
+  }
+  return dims;
+}
+
+std::string header(const Preset& p, std::uint32_t nodes, std::uint32_t npus, const std::string& what) {
+  std::string h = "# " + what + " of preset '" + p.name + "', " + std::to_string(nodes) + " node" +
+                  (nodes == 1 ? "" : "s") + " (" + std::to_string(npus) + " GPUs): " + p.summary + "\n" +
+                  "# Written by `sim system gen " + p.name + " --nodes " + std::to_string(nodes) +
+                  "` (presets/, docs/presets.md).\n"
+                  "# Each number says its source: spec sheet, NCCL constant, estimate, or fit.\n";
+  if (!p.fit_note.empty()) h += "#\n" + comment_block(p.fit_note);
+  return h + "\n";
+}
+
+std::string network_yaml(const Preset& p, std::uint32_t nodes, const std::vector<Dimension>& dims, std::uint32_t npus) {
+  std::ostringstream o;
+  o << header(p, nodes, npus, "Network");
+  o << "# One Switch dimension per level (docs/network.md, ASTRA-sim form). GPU id is\n"
+       "# (position in node, then node, ...), dimension 0 fastest. A level's switch\n"
+       "# joins the GPUs that differ only in that coordinate: inside a node the\n"
+       "# NVSwitch; across nodes, GPU i of every node shares a switch (one rail per\n"
+       "# GPU position, as NCCL's rings use them). Bandwidth is each GPU's own,\n"
+       "# per direction; a switch adds no delay or contention of its own.\n";
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    o << "#   dimension " << d << ": " << dims[d].name << ", " << dims[d].size << " per group\n"
+      << "#     bandwidth " << dims[d].bandwidth.value << ": " << dims[d].bandwidth.source << "\n"
+      << "#     latency   " << dims[d].latency.value << " per link: " << dims[d].latency.source << "\n";
+  }
+  std::vector<std::string> topo, count, bw, lat;
+  for (const Dimension& d : dims) {
+    topo.push_back("Switch");
+    count.push_back(std::to_string(d.size));
+    bw.push_back(d.bandwidth.value);
+    lat.push_back(d.latency.value);
+  }
+  o << "name: " << p.name << " x" << nodes << "\n"
+    << "topology: [" << join(topo) << "]\n"
+    << "npus_count: [" << join(count) << "]\n"
+    << "bandwidth: [" << join(bw) << "]\n"
+    << "latency: [" << join(lat) << "]\n";
+  return o.str();
+}
+
+std::string system_yaml(const Preset& p, std::uint32_t nodes, std::size_t ndims, std::uint32_t npus) {
+  const GpuSpec& g = *p.gpu;
+  const Figure overhead = value_of(p, "system", "collective.endpoint_delay",
+                                   {"0ns", "none by default; free for calibration (per-message overhead)"});
+  std::ostringstream o;
+  o << header(p, nodes, npus, "System");
+  o << "# GPU: " << g.name << ". Dense tensor peaks per dtype, TFLOP/s:\n"
+    << "#   bf16 " << g.bf16.value << " (" << g.bf16.source << ")\n"
+    << "#   fp16 " << g.fp16.value << " (" << g.fp16.source << ")\n"
+    << "#   fp8  " << g.fp8.value << " (" << g.fp8.source << ")\n"
+    << "#   tf32 " << g.tf32.value << " (" << g.tf32.source << ")\n"
+    << "#   fp64 " << g.fp64.value << " (" << g.fp64.source << ")\n"
+    << "# The roofline below uses bf16 (a COMP node carries no dtype without the kernel model).\n"
+    << "compute:\n"
+    << "  peak_tflops: " << g.bf16.value << "          # " << g.bf16.source << "\n"
+    << "  memory_bandwidth: " << g.hbm_bandwidth.value << "   # " << g.hbm_bandwidth.source << "\n"
+    << "collective:\n"
+    << "  chunks: 1\n"
+    << "  endpoint_delay: " << overhead.value << "   # " << overhead.source << "\n";
+  // Native choices until NCCL's algorithms are on main: a ring over the
+  // NVSwitch, and per dimension (hierarchical) on several levels.
+  const char* choice = ndims == 1 ? "ring" : "[ring]";
+  o << "  algorithms:                # ring (one node) / ring per dimension (several levels)\n"
+    << "    all_reduce: " << choice << "\n"
+    << "    all_gather: " << choice << "\n"
+    << "    reduce_scatter: " << choice << "\n"
+    << "    all_to_all: " << (ndims == 1 ? "direct" : "[direct]") << "\n";
+  return o.str();
+}
+
+std::string calibration_yaml(const Preset& p, std::uint32_t nodes, const std::vector<FreeParameter>& free,
+                             std::uint32_t npus) {
+  std::ostringstream o;
+  o << header(p, nodes, npus, "Free parameters");
+  o << "# What `sim calibrate REFERENCE --system DIR` fits by default (docs/calibrate.md):\n"
+       "# each a key of network.yml or system.yml, searched in log space between\n"
+       "# min and max (a golden-section search per parameter, in this order).\n"
+       "preset: " << p.name << "\n"
+       "free:\n";
+  for (const FreeParameter& f : free) {
+    o << "  - name: " << f.name << "   # " << f.what << "\n"
+      << "    file: " << f.file << "\n"
+      << "    key: " << f.key << "\n"
+      << "    min: " << f.min << "\n"
+      << "    max: " << f.max << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace
+
+const std::vector<Preset>& all_presets() { return catalog(); }
+
+const Preset& find_preset(const std::string& name) {
+  std::vector<std::string> names;
+  for (const Preset& p : all_presets()) {
+    if (p.name == name) return p;
+    names.push_back(p.name);
+  }
+  throw InputError("unknown preset '" + name + "' (known: " + join(names) + "; `sim system list`)");
+}
+
+std::vector<FreeParameter> free_parameters(const Preset& p, std::uint32_t nodes) {
+  const std::vector<Dimension> dims = dimensions(p, nodes);
+  std::vector<FreeParameter> free;
+  free.push_back({"nvlink_bandwidth", "network", "bandwidth.0", scaled_bandwidth(p.gpu->nvlink_total.value, 0.4),
+                  p.gpu->nvlink_total.value, "NVLink efficiency: what a GPU moves through the NVSwitch, per direction"});
+  free.push_back({"nvlink_latency", "network", "latency.0", "50ns", "20us",
+                  "per link of a GPU-NVSwitch-GPU step (NCCL's per-step protocol latency lands here)"});
+  for (std::size_t d = 1; d < dims.size(); ++d) {
+    const std::string k = std::to_string(d);
+    const NetworkLevel& l = p.levels[dims[d].level];
+    free.push_back({"net" + k + "_bandwidth", "network", "bandwidth." + k, scaled_bandwidth(l.bandwidth.value, 0.4),
+                    l.bandwidth.value, "efficiency of dimension " + k + " (" + l.name + ")"});
+    free.push_back({"net" + k + "_latency", "network", "latency." + k, "100ns", "50us",
+                    "per link of dimension " + k + " (" + l.name + ")"});
+  }
+  free.push_back({"message_overhead", "system", "collective.endpoint_delay", "10ns", "50us",
+                  "per message, at the sender before it enters the network (a kernel's per-step cost)"});
+  return free;
+}
+
+PresetFiles generate_preset(const Preset& p, std::uint32_t nodes) {
+  if (nodes < 1) throw InputError("--nodes must be >= 1");
+  const std::vector<Dimension> dims = dimensions(p, nodes);
+  PresetFiles files;
+  files.npus = 1;
+  for (const Dimension& d : dims) {
+    files.npus *= d.size;
+    files.dims.push_back(d.size);
+  }
+  files.network_yaml = network_yaml(p, nodes, dims, files.npus);
+  files.system_yaml = system_yaml(p, nodes, dims.size(), files.npus);
+  files.calibration_yaml = calibration_yaml(p, nodes, free_parameters(p, nodes), files.npus);
+  return files;
+}
+
+void write_preset_folder(const PresetFiles& files, const std::string& dir) {
+  namespace fs = std::filesystem;
+  // Checked before anything is written: a preset that does not load is a bug.
+  parse_topology(files.network_yaml, dir + "/network.yml");
+  parse_system_text(files.system_yaml, dir + "/system.yml");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) throw InputError(dir + ": cannot create the folder (" + ec.message() + ")");
+  OutputFile network(dir + "/network.yml"), system(dir + "/system.yml"), calibration(dir + "/calibration.yml");
+  network.write(files.network_yaml);
+  system.write(files.system_yaml);
+  calibration.write(files.calibration_yaml);
+  network.commit();
+  system.commit();
+  calibration.commit();
+}
+
+std::string describe_presets() {
+  std::ostringstream o;
+  for (const Preset& p : all_presets()) {
+    char name[32];
+    std::snprintf(name, sizeof name, "%-22s", p.name.c_str());
+    o << name << p.summary << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace sim::presets

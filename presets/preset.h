@@ -1,0 +1,86 @@
+// Presets of real systems: `sim system list`, `sim system gen NAME --nodes N
+// -o DIR`. A preset is a machine description (GPU, NVLink domain, NIC per
+// GPU, the switch levels above) from which three files are written:
+//
+//   DIR/network.yml      ASTRA-sim form (docs/network.md), one Switch
+//                        dimension per level: NVSwitch inside a node, then
+//                        the network's levels (rail leaf, spine, core)
+//   DIR/system.yml       compute roofline and collective choices (docs/system.md)
+//   DIR/calibration.yml  the parameters `sim calibrate` may fit, with bounds
+//
+// Every number carries its source (presets/hardware.h) into the files'
+// comments: spec sheet, NCCL constant, estimate, or a fit (the calibrated
+// presets, presets/calibrated.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "presets/hardware.h"
+
+namespace sim::presets {
+
+// One switch level above the NVLink domain. Its groups join `radix` of the
+// groups below (nodes at the first level); 0 = every group that is left.
+struct NetworkLevel {
+  std::string name;          // "rail leaf", "spine", ...
+  std::uint32_t radix = 0;
+  Figure bandwidth;          // each GPU's share, per direction
+  Figure latency;            // per link
+  std::string why_radix;     // the source of the radix
+};
+
+// A parameter `sim calibrate` may fit: a key of one of the files, searched in
+// log space between the bounds (presets write it into calibration.yml).
+struct FreeParameter {
+  std::string name;     // "nvlink_bandwidth"
+  std::string file;     // "network" | "system"
+  std::string key;      // key path, "bandwidth.0", "collective.endpoint_delay"
+  std::string min, max; // with units
+  std::string what;
+};
+
+struct Preset {
+  std::string name, summary;
+  const GpuSpec* gpu = nullptr;
+  std::uint32_t gpus_per_node = 8;
+  Figure nvswitch_bandwidth;   // per GPU per direction
+  Figure nvswitch_latency;
+  std::vector<NetworkLevel> levels;
+  std::uint32_t default_nodes = 1;
+  // Fitted presets: the files' values replaced (key path -> value, source).
+  struct Fitted {
+    std::string file, key, value;
+  };
+  std::vector<Fitted> fitted;
+  std::string fit_note;  // what the fit was made on (comment lines)
+};
+
+const std::vector<Preset>& all_presets();
+// Throws InputError (exit 2) naming the known presets.
+const Preset& find_preset(const std::string& name);
+
+struct PresetFiles {
+  std::string network_yaml, system_yaml, calibration_yaml;
+  std::uint32_t npus = 0;
+  std::vector<std::uint32_t> dims;  // NPUs per dimension
+};
+
+// The files of `preset` on `nodes` nodes. Throws InputError when `nodes`
+// does not fit the preset's levels (it says what would).
+PresetFiles generate_preset(const Preset& preset, std::uint32_t nodes);
+
+// The free parameters written for `preset` on `nodes` nodes (a network
+// level's keys only exist when its dimension does).
+std::vector<FreeParameter> free_parameters(const Preset& preset, std::uint32_t nodes);
+
+// Writes DIR/network.yml, DIR/system.yml, DIR/calibration.yml (creating DIR).
+// The texts are checked by loading them (topology and system readers) before
+// anything is written; each file is replaced atomically.
+void write_preset_folder(const PresetFiles& files, const std::string& dir);
+
+// `sim system list`: one line per preset.
+std::string describe_presets();
+
+}  // namespace sim::presets

@@ -1,0 +1,219 @@
+// Presets of real systems: every preset's files load, the generated network
+// is what the preset says, the one-node DGX H100 equals the ring's closed
+// form, and `sim system gen` output runs on the normal command line.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/run_sim.h"
+#include "common/temp_folder.h"
+#include "core/error.h"
+#include "core/units.h"
+#include "network/topology.h"
+#include "presets/preset.h"
+#include "system/runner/simulation.h"
+#include "system/scenario/system_files.h"
+#include "workload/generators/workload_generator.h"
+
+namespace sim::presets {
+namespace {
+
+using sim::testing::run_sim;
+using sim::testing::TempFolderTest;
+
+// Duration (ps) of one collective of `bytes` per rank on every NPU.
+Time run_one(const PresetFiles& f, CollectiveType type, std::uint64_t bytes) {
+  const Topology topology = parse_topology(f.network_yaml, "network.yml");
+  const SystemConfig config = parse_system_text(f.system_yaml, "system.yml");
+  CollectivesSpec spec;
+  spec.npus = topology.npu_count();
+  spec.collectives = {type};
+  spec.bytes = bytes;
+  std::vector<RankGraph> graphs;
+  const std::vector<EtTrace> traces = collectives_workload(spec);
+  for (std::size_t r = 0; r < traces.size(); ++r) graphs.emplace_back(traces[r], static_cast<int>(r), GraphOptions{});
+  Simulation sim(std::move(graphs), topology, config, SimulationOptions{});
+  const SimulationResult result = sim.run();
+  Time slowest = 0;
+  for (const CollectiveRecord& c : result.collectives) slowest = std::max(slowest, c.duration);
+  return slowest;
+}
+
+TEST(Presets, ListHasTheIssuesPresets) {
+  for (const char* name : {"dgx-h100", "dgx-h100-superpod", "h100-roce-clos", "dgx-a100", "p5", "dgx-h100-calibrated"}) {
+    EXPECT_NO_THROW(find_preset(name)) << name;
+  }
+  EXPECT_THROW(find_preset("dgx-h200"), InputError);
+}
+
+TEST(Presets, EveryPresetLoadsOnOneTwoAndItsDefaultNodes) {
+  for (const Preset& p : all_presets()) {
+    for (const std::uint32_t nodes : {1u, 2u, p.default_nodes}) {
+      SCOPED_TRACE(p.name + " x" + std::to_string(nodes));
+      const PresetFiles f = generate_preset(p, nodes);
+      const Topology t = parse_topology(f.network_yaml, "network.yml");
+      EXPECT_EQ(t.npu_count(), 8 * nodes);
+      EXPECT_EQ(f.npus, 8 * nodes);
+      const SystemConfig c = parse_system_text(f.system_yaml, "system.yml");
+      EXPECT_TRUE(c.roofline());
+      EXPECT_NE(f.calibration_yaml.find("free:"), std::string::npos);
+    }
+  }
+}
+
+TEST(Presets, DgxH100NumbersAreTheSpecSheetsWithSources) {
+  const PresetFiles f = generate_preset(find_preset("dgx-h100"), 4);
+  EXPECT_EQ(f.dims, (std::vector<std::uint32_t>{8, 4}));
+  EXPECT_NE(f.network_yaml.find("bandwidth: [450GB/s, 400Gbps]"), std::string::npos) << f.network_yaml;
+  EXPECT_NE(f.network_yaml.find("18 links x 25 GB/s"), std::string::npos);
+  EXPECT_NE(f.network_yaml.find("ConnectX-7"), std::string::npos);
+  EXPECT_NE(f.network_yaml.find("hwLat"), std::string::npos);  // the NCCL constant the latency comes from
+  const SystemConfig c = parse_system_text(f.system_yaml, "system.yml");
+  EXPECT_DOUBLE_EQ(c.peak_flops, 989.4e12);
+  EXPECT_EQ(c.compute_memory_bandwidth, 3'350'000'000'000ULL);
+  // 450 GB/s = 18 x 25 GB/s, 400 Gb/s = 50 GB/s.
+  const Topology t = parse_topology(f.network_yaml, "network.yml");
+  ASSERT_EQ(t.dims(), (std::vector<std::uint32_t>{8, 4}));
+  EXPECT_EQ(parse_bandwidth("400Gbps"), 50'000'000'000ULL);
+}
+
+TEST(Presets, LevelsSplitNodesAsStated) {
+  EXPECT_EQ(generate_preset(find_preset("dgx-h100-superpod"), 64).dims, (std::vector<std::uint32_t>{8, 32, 2}));
+  EXPECT_EQ(generate_preset(find_preset("dgx-h100-superpod"), 16).dims, (std::vector<std::uint32_t>{8, 16}));
+  EXPECT_EQ(generate_preset(find_preset("h100-roce-clos"), 2048).dims, (std::vector<std::uint32_t>{8, 32, 32, 2}));
+  EXPECT_EQ(generate_preset(find_preset("dgx-a100"), 40).dims, (std::vector<std::uint32_t>{8, 20, 2}));
+  EXPECT_EQ(generate_preset(find_preset("dgx-h100"), 1).dims, (std::vector<std::uint32_t>{8}));
+  // The Clos's core level carries the stated 2:1 oversubscription.
+  const PresetFiles clos = generate_preset(find_preset("h100-roce-clos"), 2048);
+  EXPECT_NE(clos.network_yaml.find("bandwidth: [450GB/s, 400Gbps, 400Gbps, 200Gbps]"), std::string::npos)
+      << clos.network_yaml;
+  // p5: 32 x 100 Gb/s EFA over 8 GPUs.
+  EXPECT_NE(generate_preset(find_preset("p5"), 2).network_yaml.find("bandwidth: [450GB/s, 400Gbps]"),
+            std::string::npos);
+  EXPECT_NE(generate_preset(find_preset("dgx-a100"), 2).network_yaml.find("bandwidth: [300GB/s, 200Gbps]"),
+            std::string::npos);
+}
+
+TEST(Presets, NodesThatDoNotFitAreErrorsSayingWhatWould) {
+  try {
+    generate_preset(find_preset("dgx-h100"), 65);
+    FAIL() << "65 nodes on one rail switch";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("at most 64"), std::string::npos) << e.what();
+  }
+  try {
+    generate_preset(find_preset("h100-roce-clos"), 40);
+    FAIL() << "40 servers do not fill leaves of 32";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("multiple of 32"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(generate_preset(find_preset("dgx-h100"), 0), InputError);
+}
+
+// One node: a ring over the NVSwitch, chunks 1. Each step sends one block
+// through two links (GPU -> switch -> GPU) of latency L at B:
+//   all-reduce      2 (n-1) x (2L + (S/n)/B)
+//   reduce-scatter    (n-1) x (2L + (S/n)/B)
+//   all-gather        (n-1) x (2L + S/B)      (S: each rank's input)
+TEST(Presets, OneNodeDgxH100RingEqualsItsClosedForm) {
+  const PresetFiles f = generate_preset(find_preset("dgx-h100"), 1);
+  const BytesPerSecond b = parse_bandwidth("450GB/s");
+  const Time l = parse_time("300ns");
+  const std::uint32_t n = 8;
+  for (const std::uint64_t s : {std::uint64_t{1} << 20, std::uint64_t{1} << 24, std::uint64_t{1} << 30}) {
+    SCOPED_TRACE(s);
+    const Time block = transfer_time(s / n, b);
+    EXPECT_EQ(run_one(f, CollectiveType::kAllReduce, s), 2 * (n - 1) * (2 * l + block));
+    EXPECT_EQ(run_one(f, CollectiveType::kReduceScatter, s), (n - 1) * (2 * l + block));
+    EXPECT_EQ(run_one(f, CollectiveType::kAllGather, s), (n - 1) * (2 * l + transfer_time(s, b)));
+  }
+}
+
+class PresetsCli : public TempFolderTest {};
+
+TEST_F(PresetsCli, ListNamesEveryPreset) {
+  const auto r = run_sim("system list");
+  ASSERT_EQ(r.code, 0) << r.output;
+  for (const Preset& p : all_presets()) EXPECT_NE(r.output.find(p.name), std::string::npos) << p.name;
+}
+
+TEST_F(PresetsCli, EveryGeneratedPresetRunsOnTheNormalCommandLine) {
+  const std::string wl = path("wl");
+  for (const Preset& p : all_presets()) {
+    SCOPED_TRACE(p.name);
+    const std::string dir = path(p.name);
+    auto r = run_sim("system gen " + p.name + " --nodes 2 -o " + dir);
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_TRUE(std::filesystem::exists(dir + "/calibration.yml"));
+    r = run_sim("workload gen collectives --npus 16 --coll allreduce,allgather,reducescatter --size 64MiB -o " + wl);
+    ASSERT_EQ(r.code, 0) << r.output;
+    r = run_sim("--workload " + wl + " --network " + dir + "/network.yml --system " + dir + "/system.yml");
+    EXPECT_EQ(r.code, 0) << r.output;
+  }
+}
+
+TEST_F(PresetsCli, BadPresetOrNodesExitTwoAndWriteNothing) {
+  auto r = run_sim("system gen dgx-h200 -o " + path("x"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("unknown preset 'dgx-h200'"), std::string::npos) << r.output;
+  r = run_sim("system gen dgx-h100 --nodes 100 -o " + path("y"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(path("y")));
+}
+
+TEST_F(PresetsCli, SystemFolderStandsForItsFiles) {
+  const std::string dir = path("dgx");
+  ASSERT_EQ(run_sim("system gen dgx-h100 -o " + dir).code, 0);
+  ASSERT_EQ(run_sim("workload gen collectives --npus 8 --coll allreduce --size 1GiB -o " + path("wl")).code, 0);
+  const auto by_folder = run_sim("--workload " + path("wl") + " --system " + dir + " --csv " + path("a.csv"));
+  const auto by_files = run_sim("--workload " + path("wl") + " --network " + dir + "/network.yml --system " + dir +
+                                "/system.yml --csv " + path("b.csv"));
+  ASSERT_EQ(by_folder.code, 0) << by_folder.output;
+  ASSERT_EQ(by_files.code, 0) << by_files.output;
+  EXPECT_EQ(read(path("a.csv")), read(path("b.csv")));
+  EXPECT_FALSE(read(path("a.csv")).empty());
+  std::filesystem::create_directories(path("empty"));
+  const auto r = run_sim("--workload " + path("wl") + " --system " + path("empty"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("holds no system.yml"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace sim::presets
+
+namespace sim::presets {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// configs/presets/NAME-xN (the sweeps' inputs) are what `sim system gen NAME
+// --nodes N` writes today, and every preset has its two-node folder.
+TEST(Presets, CheckedInFoldersAreTheGeneratorsOutput) {
+  const std::filesystem::path root = std::filesystem::path(SIM_SOURCE_DIR) / "configs" / "presets";
+  std::size_t checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(root)) {
+    if (!entry.is_directory()) continue;
+    const std::string name = entry.path().filename().string();
+    const auto x = name.rfind("-x");
+    ASSERT_NE(x, std::string::npos) << name;
+    SCOPED_TRACE(name);
+    const PresetFiles f = generate_preset(find_preset(name.substr(0, x)), std::stoul(name.substr(x + 2)));
+    const std::string dir = entry.path().string() + "/";
+    EXPECT_EQ(read_text(dir + "network.yml"), f.network_yaml) << "regenerate " << dir;
+    EXPECT_EQ(read_text(dir + "system.yml"), f.system_yaml) << "regenerate " << dir;
+    EXPECT_EQ(read_text(dir + "calibration.yml"), f.calibration_yaml) << "regenerate " << dir;
+    ++checked;
+  }
+  for (const Preset& p : all_presets()) EXPECT_TRUE(std::filesystem::is_directory(root / (p.name + "-x2"))) << p.name;
+  EXPECT_EQ(checked, all_presets().size() + 1);  // and dgx-h100-calibrated-x1
+}
+
+}  // namespace
+}  // namespace sim::presets
