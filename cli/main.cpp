@@ -35,6 +35,7 @@
 #include "system/registry/collective_tools.h"
 #include "system/scenario/scenario.h"
 #include "synth_command.h"
+#include "pytorch_import_command.h"
 #include "system_command.h"
 #include "calibrate_command.h"
 #include "presets/system_folder.h"
@@ -172,7 +173,8 @@ int main(int argc, char** argv) {
   RunOptions o;
   app.add_option("--workload", o.workloads,
                  "Chakra ETs: a folder of <prefix>.<rank>.et files, or the <prefix> itself (.et, .et.gz, .json); "
-                 "several jobs on one cluster: NAME=PATH, repeated");
+                 "several jobs on one cluster: NAME=PATH, repeated; pytorch:DIR runs PyTorch host execution traces (and "
+                 "Kineto traces) directly (docs/traces.md)");
   app.add_option("--network", o.network, "network topology YAML (see configs/ and docs/network.md)");
   app.add_option("--system", o.system, "system config YAML: compute, memory and collective models (docs/system.md); or a folder `sim system gen` "
                  "wrote (its system.yml, and its network.yml unless --network is given)");
@@ -266,6 +268,8 @@ int main(int argc, char** argv) {
   wgen->add_option("-o,--output", w.prefix, "output prefix");
   TransformerCommand transformer;
   add_transformer_command(*wgen, transformer);
+  PytorchImportCommand pt_import;
+  add_pytorch_import_command(*wl, pt_import);
 
   SystemCommand system_cmd;  // sim system list|gen (presets/)
   add_system_command(app, system_cmd);
@@ -286,6 +290,7 @@ int main(int argc, char** argv) {
     if (*synth.app) return run_synth_command(synth, std::cout);
     if (*transformer.app) return run_transformer_command(transformer, std::cout);
     if (*wgen) return generate_workload(w, std::cout);
+    if (*pt_import.app) return run_pytorch_import_command(pt_import, std::cout, std::cerr);
     if (system_command_given(system_cmd)) return run_system_command(system_cmd, std::cout);
     if (*calibrate.app) return run_calibrate_command(calibrate, std::cout);
     if (const auto code = run_workflow_commands(*workflows)) return *code;

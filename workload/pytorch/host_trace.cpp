@@ -1,0 +1,185 @@
+#include "workload/pytorch/host_trace.h"
+
+#include <cstdio>
+#include <unordered_set>
+
+#include "core/error.h"
+#include "workload/pytorch/json_element_stream.h"
+
+namespace sim::pytorch {
+
+namespace {
+
+using json = nlohmann::json;
+
+bool parse_version(const std::string& schema, int (&v)[3]) {
+  return std::sscanf(schema.c_str(), "%d.%d.%d", &v[0], &v[1], &v[2]) == 3;
+}
+
+bool is_tensor_value(const json& v) {
+  if (!v.is_array() || v.size() != 6 || !v[5].is_string()) return false;
+  for (int i = 0; i < 5; ++i) {
+    if (!v[i].is_number_integer()) return false;
+  }
+  return true;
+}
+
+// Tensors inside a value whose type mentions Tensor (lists of lists included).
+void collect_tensors(const json& v, std::vector<TensorRef>& out, int depth = 0) {
+  if (depth > 8 || !v.is_array()) return;
+  if (is_tensor_value(v)) {
+    out.push_back(TensorRef{v[0].get<std::int64_t>(), v[1].get<std::int64_t>(), v[3].get<std::int64_t>(),
+                            v[4].get<std::int64_t>()});
+    return;
+  }
+  for (const json& e : v) collect_tensors(e, out, depth + 1);
+}
+
+// The schema string from the first bytes of the file (it is written first),
+// so errors met while streaming the nodes can name it.
+std::string peek_schema(const std::string& path) {
+  const std::string head = peek_json_text(path, 1024);
+  const std::size_t k = head.find("\"schema\"");
+  if (k == std::string::npos) return {};
+  const std::size_t q1 = head.find('"', head.find(':', k) + 1);
+  if (q1 == std::string::npos) return {};
+  const std::size_t q2 = head.find('"', q1 + 1);
+  if (q2 == std::string::npos) return {};
+  return head.substr(q1 + 1, q2 - q1 - 1);
+}
+
+class NodeReader {
+ public:
+  NodeReader(const std::string& path, int rank, const std::string& schema, bool known)
+      : path_(path), rank_(rank), schema_(schema), known_(known) {}
+
+  void read(json& node, HostTrace& trace) {
+    ++index_;
+    if (!node.is_object()) fail("node " + std::to_string(index_) + " of 'nodes'", "", "is not an object");
+    const json* id = member(node, "id");
+    if (!id || !id->is_number_unsigned()) {
+      fail("node " + std::to_string(index_) + " of 'nodes'", "id", id ? "is not a non-negative integer" : "is missing");
+    }
+    HostOp op;
+    op.id = id->get<std::uint64_t>();
+    const std::string where = "op id " + std::to_string(op.id);
+    const json* name = member(node, "name");
+    if (!name || !name->is_string()) fail(where, "name", name ? "is not a string" : "is missing");
+    op.name = name->get<std::string>();
+    const json* ctrl = member(node, "ctrl_deps");
+    if (!ctrl || !ctrl->is_number_unsigned()) fail(where, "ctrl_deps", ctrl ? "is not a node id" : "is missing");
+    op.parent = ctrl->get<std::uint64_t>();
+    if (const json* dur = member(node, "dur")) {
+      if (!dur->is_number() || dur->get<double>() < 0) fail(where, "dur", "is not a non-negative number");
+      op.dur_us = dur->get<double>();
+    }
+    const bool keep = keeps_arguments(op.name);
+    for (const char* side : {"inputs", "outputs"}) {
+      json* io = member(node, side);
+      if (!io || !io->is_object()) fail(where, side, io ? "is not an object" : "is missing");
+      json* values = member(*io, "values");
+      if (!values || !values->is_array()) fail(where, std::string(side) + ".values", values ? "is not a list" : "is missing");
+      json* types = member(*io, "types");
+      if (types && (!types->is_array() || types->size() != values->size())) {
+        fail(where, std::string(side) + ".types", "is not a list as long as " + std::string(side) + ".values");
+      }
+      std::vector<TensorRef>& tensors = side[0] == 'i' ? op.inputs : op.outputs;
+      for (std::size_t i = 0; i < values->size(); ++i) {
+        const bool typed_tensor = !types || ((*types)[i].is_string() && (*types)[i].get_ref<const std::string&>().find("Tensor") != std::string::npos);
+        if (typed_tensor) collect_tensors((*values)[i], tensors);
+      }
+      if (keep) {
+        if (side[0] == 'i') {
+          op.input_values = std::move(*values);
+          if (types) op.input_types = std::move(*types);
+        } else {
+          op.output_values = std::move(*values);
+        }
+      }
+    }
+    json* attrs = member(node, "attrs");
+    if (!attrs || !attrs->is_array()) fail(where, "attrs", attrs ? "is not a list" : "is missing");
+    for (const json& a : *attrs) {
+      const json* an = a.is_object() ? member(a, "name") : nullptr;
+      const json* av = a.is_object() ? member(a, "value") : nullptr;
+      if (!an || !an->is_string() || !av) fail(where, "attrs", "holds an entry without name and value");
+      const std::string& n = an->get_ref<const std::string&>();
+      if (n == "rf_id") {
+        if (!av->is_number_unsigned()) fail(where, "attrs.rf_id", "is not a non-negative integer");
+        op.rf_id = av->get<std::uint64_t>();
+        op.has_rf_id = true;
+      } else if (n == "tid") {
+        if (!av->is_number_integer()) fail(where, "attrs.tid", "is not an integer");
+        op.tid = static_cast<std::uint64_t>(av->get<std::int64_t>());
+      } else if (n == "scope") {
+        if (!av->is_number_integer()) fail(where, "attrs.scope", "is not an integer");
+        op.scope = av->get<std::int64_t>();
+      }
+    }
+    if (!ids_.insert(op.id).second) fail(where, "id", "appears twice");
+    trace.ops.push_back(std::move(op));
+  }
+
+ private:
+  static json* member(json& j, const char* key) {
+    auto it = j.find(key);
+    return it == j.end() ? nullptr : &*it;
+  }
+  static const json* member(const json& j, const char* key) {
+    auto it = j.find(key);
+    return it == j.end() ? nullptr : &*it;
+  }
+  [[noreturn]] void fail(const std::string& where, const std::string& field, const std::string& problem) const {
+    std::string msg = path_ + ": rank " + std::to_string(rank_) + ": " + where;
+    if (!field.empty()) msg += ": field '" + field + "'";
+    msg += " " + problem;
+    if (!known_) {
+      msg += " (schema '" + schema_ + "' is not one this importer knows, " + kOldestSchema + " .. " + kNewestSchema +
+             ", and it lacks a field the importer needs)";
+    }
+    throw InputError(msg);
+  }
+
+  const std::string& path_;
+  int rank_;
+  std::string schema_;
+  bool known_;
+  std::size_t index_ = 0;
+  std::unordered_set<std::uint64_t> ids_;
+};
+
+}  // namespace
+
+bool is_known_schema(const std::string& schema) {
+  int v[3], lo[3], hi[3];
+  if (!parse_version(schema, v) || !parse_version(kOldestSchema, lo) || !parse_version(kNewestSchema, hi)) return false;
+  if (schema.find("-chakra.0.0.4") == std::string::npos) return false;
+  auto key = [](const int (&x)[3]) { return x[0] * 1000000 + x[1] * 1000 + x[2]; };
+  return key(v) >= key(lo) && key(v) <= key(hi);
+}
+
+bool keeps_arguments(const std::string& name) {
+  return name.rfind("c10d::", 0) == 0 || name.rfind("_c10d_functional::", 0) == 0 ||
+         name.rfind("c10d_functional::", 0) == 0 || name == "record_param_comms" ||
+         name.find("process_group:init") != std::string::npos;
+}
+
+HostTrace read_host_trace(const std::string& path, int rank) {
+  HostTrace trace;
+  trace.path = path;
+  const std::string peeked = peek_schema(path);
+  const bool known = is_known_schema(peeked);
+  NodeReader reader(path, rank, peeked, known);
+  json top = stream_json_array(path, "nodes", [&](json& node) { reader.read(node, trace); });
+  auto schema = top.find("schema");
+  if (schema == top.end() || !schema->is_string()) {
+    throw InputError(path + ": rank " + std::to_string(rank) +
+                     ": field 'schema' is missing: not a PyTorch execution trace (expected e.g. \"" + kNewestSchema + "\")");
+  }
+  trace.schema = schema->get<std::string>();
+  trace.known_schema = is_known_schema(trace.schema);
+  if (auto pid = top.find("pid"); pid != top.end() && pid->is_number_integer()) trace.pid = pid->get<std::int64_t>();
+  return trace;
+}
+
+}  // namespace sim::pytorch

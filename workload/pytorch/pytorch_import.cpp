@@ -1,0 +1,317 @@
+#include "workload/pytorch/pytorch_import.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <future>
+#include <map>
+#include <set>
+
+#include "core/error.h"
+#include "core/temp_file_registry.h"
+#include "workload/pytorch/comm_ops.h"
+#include "workload/pytorch/host_trace.h"
+#include "workload/pytorch/json_element_stream.h"
+#include "workload/pytorch/kineto_trace.h"
+#include "workload/pytorch/process_group_sources.h"
+#include "workload/pytorch/trace_linker.h"
+
+namespace sim::pytorch {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+enum class Kind { kHost, kKineto, kOther };
+
+Kind sniff(const std::string& path) {
+  std::string head;
+  try {
+    head = peek_json_text(path, 4096);
+  } catch (const InputError&) {
+    return Kind::kOther;
+  }
+  if (head.find("\"traceEvents\"") != std::string::npos || head.find("\"schemaVersion\"") != std::string::npos ||
+      head.find("\"deviceProperties\"") != std::string::npos) {
+    return Kind::kKineto;
+  }
+  if (head.find("\"schema\"") != std::string::npos || head.find("\"nodes\"") != std::string::npos) return Kind::kHost;
+  return Kind::kOther;
+}
+
+bool json_name(const std::string& name) {
+  auto ends = [&](const std::string& s) { return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0; };
+  return ends(".json") || ends(".json.gz");
+}
+
+// The last run of digits in the file name (extension excluded), -1 if none.
+int rank_in_name(const std::string& path) {
+  std::string name = fs::path(path).filename().string();
+  for (const char* ext : {".json.gz", ".json"}) {
+    const std::string e(ext);
+    if (name.size() > e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0) {
+      name.resize(name.size() - e.size());
+      break;
+    }
+  }
+  std::size_t end = name.size();
+  while (end > 0 && !std::isdigit(static_cast<unsigned char>(name[end - 1]))) --end;
+  if (end == 0) return -1;
+  std::size_t begin = end;
+  while (begin > 0 && std::isdigit(static_cast<unsigned char>(name[begin - 1]))) --begin;
+  if (end - begin > 7) return -1;
+  return std::stoi(name.substr(begin, end - begin));
+}
+
+std::vector<std::string> files_of(const std::vector<std::string>& specs, Kind kind, const char* option) {
+  std::vector<std::string> out;
+  for (const std::string& spec : specs) {
+    std::error_code ec;
+    if (fs::is_directory(spec, ec)) {
+      std::vector<std::string> found;
+      for (const auto& e : fs::directory_iterator(spec, ec)) {
+        if (e.is_regular_file() && json_name(e.path().filename().string()) && sniff(e.path().string()) == kind) {
+          found.push_back(e.path().string());
+        }
+      }
+      if (found.empty()) {
+        throw InputError(std::string(option) + " " + spec + ": the folder holds no " +
+                         (kind == Kind::kHost ? "PyTorch host execution traces" : "Kineto device traces") +
+                         " (.json or .json.gz)");
+      }
+      out.insert(out.end(), found.begin(), found.end());
+    } else if (fs::is_regular_file(spec, ec)) {
+      out.push_back(spec);
+    } else {
+      const fs::path p(spec);
+      const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+      const std::string stem = p.filename().string();
+      std::vector<std::string> found;
+      if (fs::is_directory(dir, ec)) {
+        for (const auto& e : fs::directory_iterator(dir, ec)) {
+          const std::string name = e.path().filename().string();
+          if (e.is_regular_file() && name.rfind(stem, 0) == 0 && json_name(name)) found.push_back(e.path().string());
+        }
+      }
+      if (found.empty()) throw InputError(std::string(option) + " " + spec + ": no such file, folder or prefix of .json / .json.gz files");
+      out.insert(out.end(), found.begin(), found.end());
+    }
+  }
+  return out;
+}
+
+std::map<int, std::string> by_rank(const std::vector<std::string>& files, const char* option) {
+  std::map<int, std::string> out;
+  for (const std::string& f : files) {
+    // One file is rank 0 whatever its name ("1.0.2-chakra.0.0.4.json" holds digits that are no rank).
+    int r = files.size() == 1 ? 0 : rank_in_name(f);
+    if (r < 0) throw InputError(std::string(option) + ": " + f + " has no rank number in its name (e.g. et_rank0.json)");
+    auto [it, fresh] = out.emplace(r, f);
+    if (!fresh) throw InputError(std::string(option) + ": rank " + std::to_string(r) + " twice: " + it->second + " and " + f);
+  }
+  int expect = 0;
+  for (const auto& [r, f] : out) {
+    if (r != expect) throw InputError(std::string(option) + ": no file for rank " + std::to_string(expect) + " (ranks must be 0..N-1; found rank " + std::to_string(r) + ": " + f + ")");
+    ++expect;
+  }
+  return out;
+}
+
+struct CommSig {
+  std::string pg;
+  std::string what;  // "ALL_REDUCE 4194304 B"
+};
+
+}  // namespace
+
+std::vector<RankFiles> resolve_pytorch_files(const std::vector<std::string>& host_specs,
+                                             const std::vector<std::string>& kineto_specs) {
+  if (host_specs.empty()) throw InputError("--host-et is required");
+  const auto host = by_rank(files_of(host_specs, Kind::kHost, "--host-et"), "--host-et");
+  std::map<int, std::string> kineto;
+  if (!kineto_specs.empty()) kineto = by_rank(files_of(kineto_specs, Kind::kKineto, "--kineto"), "--kineto");
+  if (!kineto.empty() && kineto.size() != host.size()) {
+    throw InputError("--kineto gives " + std::to_string(kineto.size()) + " device traces for " + std::to_string(host.size()) +
+                     " host traces: give one per rank, or none");
+  }
+  std::vector<RankFiles> out;
+  for (const auto& [r, f] : host) {
+    RankFiles rf;
+    rf.rank = r;
+    rf.host = f;
+    if (!kineto.empty()) rf.kineto = kineto.at(r);
+    out.push_back(std::move(rf));
+  }
+  return out;
+}
+
+void import_pytorch(const std::vector<RankFiles>& files, const std::function<void(int, EtTrace&&)>& on_rank,
+                    ImportSummary& summary) {
+  std::vector<std::vector<CommSig>> sigs(files.size());
+  std::vector<std::vector<std::int64_t>> group_ranks_seen;
+  std::map<std::string, std::vector<std::int64_t>> group_members;
+  std::size_t zero_duration = 0, unknown_schema_ranks = 0;
+  std::string unknown_schema;
+  GroupInference inferred;
+  Unlinked host_unlinked, device_unlinked, gpu_unlinked, unsupported;
+  std::int64_t world_in_trace = -1;
+  for (const RankFiles& rf : files) {
+    const int rank = rf.rank;
+    // The two files are parsed at once (JSON parsing is most of an import's time).
+    const bool has_kineto = !rf.kineto.empty();
+    std::future<KinetoTrace> kineto_read;
+    if (has_kineto) kineto_read = std::async(std::launch::async, [&rf, rank] { return read_kineto_trace(rf.kineto, rank); });
+    HostTrace host = read_host_trace(rf.host, rank);
+    if (!host.known_schema) {
+      ++unknown_schema_ranks;
+      unknown_schema = host.schema;
+    }
+    KinetoTrace kineto;
+    if (has_kineto) {
+      kineto = kineto_read.get();
+      const bool pid_mismatch = host.pid >= 0 && kineto.pid >= 0 && host.pid != kineto.pid;
+      const bool rank_mismatch = kineto.rank >= 0 && kineto.rank != rank;
+      if (pid_mismatch || rank_mismatch) {
+        throw InputError("rank " + std::to_string(rank) + ": host trace " + rf.host + " (pid " + std::to_string(host.pid) +
+                         ") and device trace " + rf.kineto + " (pid " + std::to_string(kineto.pid) +
+                         (kineto.rank >= 0 ? ", distributedInfo.rank " + std::to_string(kineto.rank) : std::string()) +
+                         ") do not belong together: " +
+                         (pid_mismatch ? "their pids differ" : "the device trace is of another rank"));
+      }
+      if (kineto.world_size >= 0) world_in_trace = kineto.world_size;
+    }
+    const KinetoTrace* k = has_kineto ? &kineto : nullptr;
+    TraceLinks links = link_traces(host, k);
+    CommExtraction comm = extract_comm_ops(host, links, rank);
+    RankGroups groups = rank_groups(host, k, rank);
+    assign_groups(comm.ops, groups, host, links, k, rank, inferred);
+    BuildStats stats;
+    EtTrace et = build_rank_graph(host, k, links, comm, groups, rank, stats);
+    zero_duration += stats.cpu_without_duration;
+    auto merge = [](Unlinked& into, const Unlinked& from) {
+      into.count += from.count;
+      for (const std::string& n : from.first_names) {
+        if (into.first_names.size() < 5) into.first_names.push_back(n);
+      }
+    };
+    if (has_kineto) {
+      merge(host_unlinked, links.host_without_device);
+      merge(device_unlinked, links.device_without_host);
+      merge(gpu_unlinked, links.gpu_without_host);
+    }
+    merge(unsupported, comm.unsupported);
+    for (const CommOp& c : comm.ops) {
+      sigs[static_cast<std::size_t>(rank)].push_back(CommSig{c.pg_name, describe_comm(c) + " " + std::to_string(c.bytes) + " B"});
+    }
+    for (const PgDef& g : groups.groups) {
+      if (!g.ranks.empty()) group_members[g.name] = g.ranks;
+    }
+    summary.lines.push_back("rank " + std::to_string(rank) + ": " + std::to_string(stats.cpu_nodes) + " CPU, " +
+                            std::to_string(stats.gpu_nodes) + " GPU, " + std::to_string(stats.comm_nodes) +
+                            " communication nodes, " + std::to_string(stats.sync_points) + " sync points; " +
+                            std::to_string(groups.groups.size()) + " process groups" +
+                            (groups.source.empty() ? "" : " (" + groups.source + ")"));
+    summary.stats.push_back(stats);
+    on_rank(rank, std::move(et));
+  }
+  const std::size_t world = files.size();
+  if (unknown_schema_ranks) {
+    summary.warnings.push_back(std::to_string(unknown_schema_ranks) + " host trace(s) have schema '" + unknown_schema +
+                               "', not one this importer knows (" + kOldestSchema + " .. " + kNewestSchema +
+                               "); every field it uses is present, so they were read as " + kNewestSchema);
+  }
+  if (world_in_trace >= 0 && static_cast<std::size_t>(world_in_trace) != world) {
+    summary.warnings.push_back("the device traces say world_size " + std::to_string(world_in_trace) + " but " +
+                               std::to_string(world) + " ranks were given");
+  }
+  if (files.empty() || files.front().kineto.empty()) {
+    summary.warnings.push_back("no Kineto trace: " + std::to_string(zero_duration) +
+                               " CPU operators have no duration in the host trace and are replayed as 0 us; GPU kernels are absent");
+  } else if (zero_duration) {
+    summary.warnings.push_back(std::to_string(zero_duration) + " CPU operators have no duration (not in the Kineto trace): replayed as 0 us");
+  }
+  if (host_unlinked.count) summary.warnings.push_back(host_unlinked.describe("host operators not found in the Kineto traces (replayed as 0 us)"));
+  if (device_unlinked.count) summary.warnings.push_back(device_unlinked.describe("Kineto operators with no host operator (not replayed)"));
+  if (gpu_unlinked.count) summary.warnings.push_back(gpu_unlinked.describe("GPU activities with no launching host operator (kept, placed by their launch time)"));
+  if (unsupported.count) summary.warnings.push_back(unsupported.describe("c10d operators the importer does not know (replayed as CPU time, no communication)"));
+  if (inferred.by_thread) {
+    summary.warnings.push_back(std::to_string(inferred.by_thread) +
+                               " collectives name no process group (gloo): their groups were taken from the gloo worker thread that ran them");
+  }
+  if (inferred.by_default) {
+    summary.warnings.push_back(std::to_string(inferred.by_default) +
+                               " collectives name no process group and could not be placed: assigned to the default group");
+  }
+  // Every group's collectives must agree across its members.
+  std::set<std::string> names;
+  for (const auto& s : sigs) {
+    for (const CommSig& c : s) names.insert(c.pg);
+  }
+  for (const std::string& name : names) {
+    std::vector<std::int64_t> members;
+    if (auto it = group_members.find(name); it != group_members.end()) members = it->second;
+    else for (std::size_t r = 0; r < world; ++r) members.push_back(static_cast<std::int64_t>(r));
+    std::vector<std::string> first;
+    std::int64_t first_rank = -1;
+    for (std::int64_t r : members) {
+      if (r < 0 || static_cast<std::size_t>(r) >= world) continue;
+      std::vector<std::string> mine;
+      for (const CommSig& c : sigs[static_cast<std::size_t>(r)]) {
+        if (c.pg == name) mine.push_back(c.what);
+      }
+      if (first_rank < 0) {
+        first = mine;
+        first_rank = r;
+        continue;
+      }
+      if (mine != first) {
+        std::size_t i = 0;
+        while (i < mine.size() && i < first.size() && mine[i] == first[i]) ++i;
+        summary.warnings.push_back("process group '" + name + "': rank " + std::to_string(r) + " issues " +
+                                   std::to_string(mine.size()) + " collectives, rank " + std::to_string(first_rank) + " " +
+                                   std::to_string(first.size()) + "; they differ at number " + std::to_string(i + 1) +
+                                   (i < mine.size() && i < first.size() ? " (" + mine[i] + " vs " + first[i] + ")" : "") +
+                                   ": the simulation may not complete");
+        break;
+      }
+    }
+  }
+}
+
+ImportSummary import_pytorch_to_files(const std::vector<RankFiles>& files, const std::string& prefix) {
+  ImportSummary summary;
+  std::vector<std::pair<std::string, std::string>> written;  // temporary, final
+  std::vector<int> slots;
+  auto cleanup = [&] {
+    for (const auto& [tmp, fin] : written) std::remove(tmp.c_str());
+    for (int s : slots) unregister_temp_file(s);
+  };
+  try {
+    import_pytorch(
+        files,
+        [&](int rank, EtTrace&& et) {
+          const std::string fin = prefix + "." + std::to_string(rank) + ".et";
+          const std::string tmp = fin + ".importing";
+          slots.push_back(register_temp_file(tmp));
+          written.emplace_back(tmp, fin);
+          write_et(et, tmp);
+        },
+        summary);
+  } catch (...) {
+    cleanup();
+    throw;
+  }
+  for (const auto& [tmp, fin] : written) {
+    std::error_code ec;
+    fs::rename(tmp, fin, ec);
+    if (ec) {
+      cleanup();
+      throw InputError(fin + ": cannot write (" + ec.message() + ")");
+    }
+  }
+  for (int s : slots) unregister_temp_file(s);
+  return summary;
+}
+
+}  // namespace sim::pytorch
