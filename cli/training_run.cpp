@@ -1,5 +1,6 @@
 #include "cli/training_run.h"
 
+#include "core/error.h"
 #include "workload/et_io.h"
 #include "workload/generators/model_flops.h"
 #include "workload/generators/transformer_workload.h"
@@ -30,9 +31,17 @@ TrainingRun::TrainingRun(const std::vector<JobInput>& jobs) {
     stages_ = spec.plan.pp;
     return;
   }
-  const std::vector<std::string> files = resolve_rank_files(workload);
-  if (files.empty()) return;
-  const et::GlobalMetadata md = first_metadata(files[0]);
+  // ETs the generator wrote say so in their metadata. Anything else (other
+  // workload schemes, traces without it) is no training iteration; the
+  // scenario, built before, has already reported unreadable inputs.
+  et::GlobalMetadata md;
+  try {
+    const std::vector<std::string> files = resolve_rank_files(workload);
+    if (files.empty()) return;
+    md = first_metadata(files[0]);
+  } catch (const InputError&) {
+    return;
+  }
   if (const auto flops = metadata_int(md, "model_flops"); flops && *flops > 0) {
     model_flops_ = static_cast<std::uint64_t>(*flops);
     stages_ = static_cast<std::uint32_t>(metadata_int(md, "pp").value_or(1));
