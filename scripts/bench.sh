@@ -96,7 +96,8 @@ for c in $CASES; do
     h)
       "$SIM" workload gen collectives --npus 4096 --coll allreduce --size 1GiB -o "$TMP/ar4096t/w" >/dev/null
       run "(h) 1 GiB all-reduce, ring, torus 16^3, flow" 4096 --workload "$TMP/ar4096t/w" \
-        --network "$ROOT/bench/torus16x16x16.yml" --backend flow
+        --network "$ROOT/bench/torus16x16x16.yml" --backend flow \
+        --collective allreduce=ring
       rm -rf "$TMP/ar4096t"
       ;;
     p | p-flow)

@@ -215,9 +215,9 @@ HierarchicalProgram::HierarchicalProgram(CollectiveType type, std::uint64_t byte
   // and every rank's pieces have one size: all parts of the buffer equal.
   symmetric_ = n_ >= 2 && (!ranged_ || bytes_ % (static_cast<std::uint64_t>(chunks_) * units_) == 0);
   for (const Phase& ph : phase_) {
-    for (const auto& by_class : ph.prog) {
-      for (const auto& prog : by_class) {
-        if (prog && !prog->rank_symmetric()) symmetric_ = false;
+    for (std::uint32_t k = 0; k < (uniform_ ? 1u : 2u); ++k) {  // the size classes in use
+      for (std::uint32_t v = 0; v < dims_[ph.dim].variants; ++v) {
+        if (!ph.prog[k][v]->rank_symmetric()) symmetric_ = false;
       }
     }
   }

@@ -31,6 +31,10 @@ RingProgram::RingProgram(CollectiveType type, std::uint32_t group_size, std::uin
   // Every rank sends the same sizes at every step exactly when the parts are equal.
   // (all-gather: every rank's piece of a chunk is that chunk of its input, the same size everywhere).
   symmetric_ = n_ >= 2 && (type == CollectiveType::kAllGather || bytes_ % parts_ == 0);
+  // Every rank runs the same number of ops (counted once: the engine asks at every join).
+  std::uint64_t per_chunk = 2ull * steps_;
+  for (std::uint32_t st = 0; st < steps_; ++st) per_chunk += reduces(st) ? 1 : 0;
+  op_count_ = per_chunk * chunks_;
   if (parts_ <= (1u << 22)) {
     cuts_.resize(parts_ + 1);
     for (std::uint64_t i = 0; i <= parts_; ++i) cuts_[i] = part_cut(bytes_, parts_, i);
@@ -71,11 +75,7 @@ std::uint64_t RingProgram::send_bytes(std::uint32_t pos, std::uint32_t chunk, st
   }
 }
 
-std::uint64_t RingProgram::op_count(std::uint32_t) const {
-  std::uint64_t per_chunk = 2ull * steps_;
-  for (std::uint32_t s = 0; s < steps_; ++s) per_chunk += reduces(s) ? 1 : 0;
-  return per_chunk * chunks_;
-}
+std::uint64_t RingProgram::op_count(std::uint32_t) const { return op_count_; }
 
 void RingProgram::start(std::uint32_t, RankCursor&, std::vector<OpRef>& ready) const {
   if (steps_ == 0) return;

@@ -89,6 +89,7 @@ class RingProgram final : public CollectiveProgram {
   std::uint32_t steps_;
   std::string name_ = "ring";
   bool symmetric_ = false;
+  std::uint64_t op_count_ = 0;
   // cuts_[i] = bytes before part i of the buffer, precomputed (when not huge)
   // so the hot path divides nothing.
   std::vector<std::uint64_t> cuts_;

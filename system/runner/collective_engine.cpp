@@ -325,6 +325,7 @@ const CollectiveEngine::Plan* CollectiveEngine::plan_for(const Instance& in) {
     return SymmetricPeerCost{c.latency_sum, c.min_bandwidth, c.first_link};
   };
   plan.outcome = run_symmetric(program, config_, analytical_->serializes_egress(), cost);
+  aggregated_events_ += plan.outcome.events;  // the work done once per (program, group)
   if (!plan.outcome.exact) return nullptr;
   // Every rank must see the routes the origin sees: the same cost towards
   // each of its peers, and the same egress port shared by the same peers.
@@ -386,7 +387,6 @@ void CollectiveEngine::resolve(std::uint32_t inst) {
   drop_tentative(in);
   in.fused = true;
   ++aggregated_;
-  aggregated_events_ += plan->outcome.events;
   queue_.schedule(end, this, kFusedDone, inst);
 }
 

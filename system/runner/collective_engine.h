@@ -68,7 +68,8 @@ class CollectiveEngine final : public EventHandler {
   void on_event(const Event& event) override;
 
   std::size_t active_instances() const { return live_instances_; }
-  // Collectives advanced as one (exact step aggregation), and the events their representative runs took.
+  // Collectives advanced as one (exact step aggregation), and the events of
+  // the representative runs that took (one run per program and group, cached).
   std::uint64_t aggregated_collectives() const { return aggregated_; }
   std::uint64_t aggregated_events() const { return aggregated_events_; }
 

@@ -81,25 +81,41 @@ class SymmetricRun final : public EventHandler {
     // Delivered: in the per-message run these are two events of the origin's
     // timeline: its own send is done (scheduled by the origin), and the peer's
     // matching message reaches it (scheduled by that peer at the same time).
+    // Their order is such a tie. Taken here receive first: if the send,
+    // finished second, then makes nothing ready, it would not have either
+    // had it come first (an op is ready when its last parent finishes), so
+    // the order does not matter; if it does, the action belongs to whichever
+    // came last, and conflicts with any other at this time.
     const Message m = messages_in_flight_[index];
     messages_in_flight_.free(index);
     std::uint64_t before = issued_;
+    bool received = false, recv_active = false;
+    std::uint32_t sender = origin_;
     if (const auto it = posted_.find(m.send); it != posted_.end()) {
       const OpRef recv = it->second;
       posted_.erase(it);
+      received = true;
+      sender = p_.op(origin_, recv).peer;
       work_.push_back({recv, true});
       run_work();
-      if (issued_ != before) activity(m.sent, p_.op(origin_, recv).peer);
+      recv_active = issued_ != before;
     } else {
       arrived_.insert(m.send);  // waits for the receive: nothing happens now
     }
     before = issued_;
     work_.push_back({m.send, true});
     run_work();
-    if (issued_ != before) activity(m.sent, origin_);
+    const bool send_active = issued_ != before;
+    if (send_active && received) {
+      activity(m.sent, kAnyRank);
+    } else {
+      if (recv_active) activity(m.sent, sender);
+      if (send_active) activity(m.sent, origin_);
+    }
   }
 
  private:
+  static constexpr std::uint32_t kAnyRank = 0xffffffffu;  // either of two ranks: ties with anything
   struct Message {
     OpRef send;
     std::uint32_t peer_state;
@@ -132,7 +148,7 @@ class SymmetricRun final : public EventHandler {
       active_.clear();
     }
     for (const auto& [s, b] : active_) {
-      if (s == scheduled && b != by) fail("two ranks' events tie at one picosecond");
+      if (s == scheduled && (b != by || by == kAnyRank)) fail("two ranks' events tie at one picosecond");
     }
     active_.emplace_back(scheduled, by);
   }

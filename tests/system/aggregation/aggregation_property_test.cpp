@@ -66,7 +66,14 @@ Case random_case(std::mt19937_64& rng, int index) {
   if (backend == 2) c.config.network.options["egress"] = OptionValue{"overlap", "test"};
   if (backend == 3) c.config.network.backend = "flow";
   if (pick(4) == 0) c.config.endpoint_delay = 10 * kNanosecond;
-  if (pick(4) == 0) c.config.reduction_bandwidth = 200'000'000'000;
+  if (pick(4) == 0) {
+    c.config.reduction_bandwidth = 200'000'000'000;
+  } else if (pick(4) == 0) {  // ASTRA-sim's system semantics: splits, one or all at a time, its reduction model
+    c.config.dataset_splits = static_cast<std::uint32_t>(1 + pick(3));
+    c.config.active_chunks = static_cast<std::uint32_t>(pick(2));
+    c.config.local_reduction = 1'600'000'000'000;
+    c.config.astrasim_quirks = pick(2) == 0;
+  }
   const bool symmetric = pick(2) == 0;
   const bool use_groups = n % 2 == 0 && pick(3) == 0;
   if (use_groups) {
@@ -128,7 +135,8 @@ Case random_case(std::mt19937_64& rng, int index) {
   });
   c.name = "case " + std::to_string(index) + ": " + shape + " " + dims + ", " + std::to_string(layers) +
            " layers, chunks " + std::to_string(c.config.collective_chunks) + ", backend " + std::to_string(backend) +
-           (symmetric ? ", symmetric" : "") + (use_groups ? ", pairs" : "");
+           (symmetric ? ", symmetric" : "") + (use_groups ? ", pairs" : "") +
+           (c.config.dataset_splits > 0 ? ", ASTRA-sim splits" : "");
   return c;
 }
 
@@ -171,8 +179,8 @@ class AggregationProperty : public testing::TempFolderTest {
 TEST_F(AggregationProperty, RandomWorkloadsAreIdenticalWithAndWithout) {
   std::mt19937_64 rng(20261127);
   std::uint64_t aggregated = 0;
-  int cases_aggregated = 0;
-  constexpr int kCases = 150;
+  int cases_aggregated = 0, splits_aggregated = 0;
+  constexpr int kCases = 400;
   for (int i = 0; i < kCases; ++i) {
     const Case c = random_case(rng, i);
     SCOPED_TRACE(c.name);
@@ -185,12 +193,14 @@ TEST_F(AggregationProperty, RandomWorkloadsAreIdenticalWithAndWithout) {
     EXPECT_TRUE(with.timeline == without.timeline) << "timelines differ";
     aggregated += with.aggregated;
     cases_aggregated += with.aggregated > 0 ? 1 : 0;
+    if (c.config.dataset_splits > 0 && with.aggregated > 0) ++splits_aggregated;
   }
   // Not vacuous: a good share of the cases did aggregate collectives.
   EXPECT_GT(cases_aggregated, kCases / 5);
   EXPECT_GT(aggregated, 100u);
-  std::printf("aggregated %llu collectives in %d of %d cases\n", static_cast<unsigned long long>(aggregated),
-              cases_aggregated, kCases);
+  EXPECT_GT(splits_aggregated, 0);  // ASTRA-sim's splits (ChunkedProgram) too
+  std::printf("aggregated %llu collectives in %d of %d cases (%d with ASTRA-sim's splits)\n",
+              static_cast<unsigned long long>(aggregated), cases_aggregated, kCases, splits_aggregated);
 }
 
 }  // namespace
