@@ -45,6 +45,8 @@
 #include "system/groups/job_placement.h"
 #include "system/groups/process_groups.h"
 #include "timed_run.h"
+#include "training_run.h"
+#include "transformer_command.h"
 #include "workflow_commands.h"
 #include "workflows/progress.h"
 #include "report/report.h"
@@ -99,8 +101,12 @@ int run_simulation(const RunOptions& o) {
   const Topology& topology = *scenario.topology;
   const SystemConfig& config = scenario.config;
   const std::string& workload_name = scenario.workload_name;
+  // A training iteration (gen:transformer?..., or ETs the generator wrote) gets the training report.
+  TrainingRun training(spec.jobs);
+  scenario.options.timeline = training.attach(scenario.options.timeline, static_cast<std::uint32_t>(scenario.graphs->size()));
   Simulation simulation(scenario.graphs, topology, config, scenario.options);
-  const auto [result, info, implausible] = run_timed(simulation, topology, workload_name, config.network.backend, wall_start);
+  auto [result, info, implausible] = run_timed(simulation, topology, workload_name, config.network.backend, wall_start);
+  info.training = training.finish(result, config);
   outputs.write(result, info);
   if (!o.quiet) {
     // With an output on stdout ("-") the summary goes to stderr, out of its way.
@@ -252,15 +258,19 @@ int main(int argc, char** argv) {
   wl->require_subcommand(1);
   CLI::App* wgen = wl->add_subcommand("gen", "write a synthetic workload as per-rank Chakra ETs <prefix>.<rank>.et");
   WorkloadGenOptions w;
-  wgen->add_option("kind", w.kind, "collectives | chain | p2p-ring")->required();
-  wgen->add_option("--npus", w.npus, "number of ranks")->required()->check(CLI::Range(1, 1 << 20));
+  // Not required() here: `workload gen transformer` is a subcommand with options of its own
+  // (generate_workload checks kind, --npus and -o itself).
+  wgen->add_option("kind", w.kind, "collectives | chain | p2p-ring (or the subcommand transformer)");
+  wgen->add_option("--npus", w.npus, "number of ranks")->check(CLI::Range(1, 1 << 20));
   wgen->add_option("--coll", w.collectives, "collectives: the chain of collectives, comma-separated (default allreduce)");
   wgen->add_option("--size", w.size_text, "collectives, p2p-ring: bytes per collective / message (default 1MiB)");
   wgen->add_option("--compute", w.compute_text, "collectives: a compute node of this duration before each");
   wgen->add_option("--nodes", w.nodes, "chain: compute nodes per rank (default 1000)")->check(CLI::Range(1, 1 << 30));
   wgen->add_option("--duration", w.duration_text, "chain: duration of each compute node (default 10us)");
   wgen->add_option("--iterations", w.iterations, "p2p-ring: rounds (default 1)")->check(CLI::Range(1, 1 << 30));
-  wgen->add_option("-o,--output", w.prefix, "output prefix")->required();
+  wgen->add_option("-o,--output", w.prefix, "output prefix");
+  TransformerCommand transformer;
+  add_transformer_command(*wgen, transformer);
   PytorchImportCommand pt_import;
   add_pytorch_import_command(*wl, pt_import);
 
@@ -283,6 +293,7 @@ int main(int argc, char** argv) {
     if (*check) return check_algorithm(c, std::cout);
     if (*msccl_import) return run_msccl_import(mi, std::cout);
     if (*synth.app) return run_synth_command(synth, std::cout);
+    if (*transformer.app) return run_transformer_command(transformer, std::cout);
     if (*wgen) return generate_workload(w, std::cout);
     if (*compute.time) return run_compute_command(compute, std::cout, std::cerr);
     if (*pt_import.app) return run_pytorch_import_command(pt_import, std::cout, std::cerr);

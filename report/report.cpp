@@ -90,6 +90,7 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
     out << "  job " << job.name << " (" << job.ranks << " ranks): " << format_time(job.makespan) << " ("
         << format_ns(job.makespan) << " ns)\n";
   }
+  if (info.training) print_training_summary(out, *info.training);
   if (!r.ranks.empty()) {
     Time compute = 0, exposed = 0, idle = 0;
     for (const RankStats& s : r.ranks) {
@@ -170,6 +171,7 @@ void json_header(JsonStream& j, const SimulationResult& r, const RunInfo& info) 
   j.end_object();
   j.field("workload", info.workload).field("topology", info.topology).field("backend", info.backend);
   j.field("sim_time_ns", to_ns(r.makespan));
+  if (info.training) write_training_json(j, *info.training);
   if (!r.jobs.empty()) {
     j.key("jobs").begin_array();
     for (const JobResult& job : r.jobs) {

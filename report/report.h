@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/output_file.h"
+#include "report/training_report.h"
 #include "system/runner/simulation.h"
 
 namespace sim {
@@ -22,6 +23,8 @@ struct RunInfo {
   std::string backend;
   double wall_seconds = 0;      // the whole run, loading included
   double simulate_seconds = 0;  // the event loop alone
+  // A training iteration's summary (report/training_report.h), when the run has one.
+  const TrainingSummary* training = nullptr;
 };
 
 double algbw_gbps(const CollectiveRecord& c);

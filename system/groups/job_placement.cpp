@@ -9,10 +9,11 @@ namespace sim {
 
 namespace {
 
-// "name=value" with a name free of '/' (a path may hold '=' only after a '/').
+// "name=value" with a name free of '/' and '?' (a path may hold '=' only after a '/',
+// a generated workload, gen:transformer?model=..., only after its '?').
 bool split_named(const std::string& text, std::string& name, std::string& value) {
   const std::size_t eq = text.find('=');
-  if (eq == std::string::npos || eq == 0 || text.substr(0, eq).find('/') != std::string::npos) return false;
+  if (eq == std::string::npos || eq == 0 || text.substr(0, eq).find_first_of("/?") != std::string::npos) return false;
   name = text.substr(0, eq);
   value = text.substr(eq + 1);
   return true;

@@ -6,12 +6,16 @@
 #include "system/registry/algorithm_choices.h"
 #include "system/scenario/system_files.h"
 #include "workload/et_io.h"
+#include "workload/generators/transformer_workload.h"
 #include "workload/pytorch/pytorch_workload.h"
 #include "workload/workload_loader.h"
 
 namespace sim {
 
 std::vector<RankGraph> load_job_graphs(const std::string& workload, const GraphOptions& options, unsigned threads) {
+  if (gen::is_generated_workload(workload)) {  // gen:transformer?...: generated in memory, no files
+    return gen::transformer_rank_graphs(gen::generated_workload_spec(workload), options, "gen:transformer", threads);
+  }
   // pytorch:DIR: PyTorch host (+ Kineto) traces, imported rank by rank in memory.
   if (pytorch::is_pytorch_workload(workload)) return pytorch::load_pytorch_graphs(workload, options);
   return load_rank_graphs(resolve_rank_files(workload), options, threads);

@@ -67,7 +67,8 @@ struct Scenario {
 Scenario build_scenario(const ScenarioSpec& spec);
 
 // The graphs of one job's workload: a folder, a prefix or one rank file of
-// Chakra ETs (.et, .et.gz, .json).
+// Chakra ETs (.et, .et.gz, .json), or a generated workload built in memory
+// ('gen:transformer?model=...&parallel=...', workload/generators/transformer_workload.h).
 std::vector<RankGraph> load_job_graphs(const std::string& workload, const GraphOptions& options,
                                        unsigned threads = 0);
 

@@ -85,7 +85,8 @@ std::vector<std::string> shipped_configs() {
     // configs/presets/ holds `sim system gen` folders, checked by tests/presets/.
     const auto folder = entry.path().parent_path().filename();
     const auto top = *std::filesystem::relative(entry.path(), kConfigs).begin();
-    if (entry.path().extension() == ".yml" && folder != "system" && folder != "sweeps" && top != "presets") {
+    if (entry.path().extension() == ".yml" && folder != "system" && folder != "sweeps" && top != "presets" &&
+        top != "models") {
       names.push_back(std::filesystem::relative(entry.path(), kConfigs).generic_string());
     }
   }

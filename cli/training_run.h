@@ -1,0 +1,32 @@
+// What `sim` adds to a run of a training iteration: when the one job's
+// workload is generated (--workload 'gen:transformer?...') or its ETs carry
+// the generator's model_flops, the training report (report/training_report.h).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "report/training_report.h"
+#include "system/config/system_config.h"
+#include "system/groups/job_placement.h"
+
+namespace sim {
+
+class TrainingRun {
+ public:
+  // Learns model FLOPs and pipeline stages from the jobs (nothing with several jobs).
+  explicit TrainingRun(const std::vector<JobInput>& jobs);
+  // The sink for SimulationOptions::timeline: `timeline` itself, or the
+  // training breakdown passing slices on to it when the run is a training iteration.
+  TimelineSink* attach(TimelineSink* timeline, std::uint32_t world);
+  // After the run: the summary (null when the workload is not a training iteration).
+  const TrainingSummary* finish(const SimulationResult& result, const SystemConfig& config);
+
+ private:
+  std::uint64_t model_flops_ = 0;  // 0: not a training iteration
+  std::uint32_t stages_ = 1;
+  std::unique_ptr<TrainingBreakdown> breakdown_;
+  TrainingSummary summary_;
+};
+
+}  // namespace sim

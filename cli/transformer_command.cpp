@@ -1,0 +1,41 @@
+#include "cli/transformer_command.h"
+
+#include "workload/generators/model.h"
+#include "workload/generators/transformer_workload.h"
+
+namespace sim {
+
+void add_transformer_command(CLI::App& workload_gen, TransformerCommand& c) {
+  std::string models;
+  for (const std::string& n : gen::builtin_model_names()) models += (models.empty() ? "" : ", ") + n;
+  c.app = workload_gen.add_subcommand(
+      "transformer",
+      "one Megatron-style training iteration of a transformer as per-rank Chakra ETs <prefix>.<rank>.et "
+      "(docs/generators.md); the same in memory: --workload 'gen:transformer?model=...&parallel=...'");
+  gen::TrainingOptions& o = c.options;
+  c.app->add_option("--model", o.model, "built-in model (" + models + ") or a model YAML file")->required();
+  c.app->add_option("--parallel", o.parallel, "parallel plan tp=T,pp=P,dp=D[,cp=C,ep=E,sp]")->required();
+  c.app->add_option("--global-batch", o.global_batch, "sequences per iteration")->required();
+  c.app->add_option("--micro-batch", o.micro_batch, "sequences per micro-batch (default 1)");
+  c.app->add_option("--seq", o.seq, "tokens per sequence")->required();
+  c.app->add_option("--schedule", o.schedule, "pipeline schedule: 1f1b (default) or interleaved:V (V chunks per stage)");
+  c.app->add_option("--zero", o.zero, "ZeRO stage 0..3 (1, 2: distributed optimizer; 3: parameters sharded too)");
+  c.app->add_option("--recompute", o.recompute, "activation recomputation: none (default), selective, full");
+  c.app->add_option("--dtype", o.dtype, "GEMM precision: bf16 (default) or fp8");
+  c.app->add_option("--first-stage-layers", o.first_stage_layers,
+                    "layers on the first pipeline stage (with --last-stage-layers; the rest split evenly)");
+  c.app->add_option("--last-stage-layers", o.last_stage_layers, "layers on the last pipeline stage");
+  c.app->add_option("--bucket-params", o.bucket_params,
+                    "parameters per data-parallel gradient bucket (default Megatron's max(4e7, 1e6 x dp x cp))");
+  c.app->add_flag("--comm-free", o.comm_free, "every communication carries 0 B: the schedule and compute alone");
+  c.app->add_flag("--layers-only", o.layers_only,
+                  "only the transformer layers (no embedding, output layer, loss): equal pipeline stages");
+  c.app->add_option("--threads", c.threads, "generating threads (default: one per core)");
+  c.app->add_option("-o,--output", c.prefix, "output prefix")->required();
+}
+
+int run_transformer_command(const TransformerCommand& c, std::ostream& out) {
+  return gen::write_transformer_workload(c.options, c.prefix, out, c.threads);
+}
+
+}  // namespace sim

@@ -1,0 +1,218 @@
+#include "workload/generators/training_spec.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "core/error.h"
+
+namespace sim::gen {
+namespace {
+
+std::string num(std::uint64_t v) { return std::to_string(v); }
+
+void require_divides(std::uint64_t divisor, std::uint64_t value, const std::string& what) {
+  if (divisor == 0 || value % divisor != 0) throw InputError(what);
+}
+
+std::uint64_t parse_count(const std::string& key, const std::string& value) {
+  std::uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (value.empty() || ec != std::errc() || end != value.data() + value.size()) {
+    throw InputError("gen:transformer: " + key + " must be a whole number, got '" + value + "'");
+  }
+  return v;
+}
+
+}  // namespace
+
+std::string TrainingSpec::describe() const {
+  std::string s = model.name + ", " + plan.describe() + ", global batch " + num(global_batch) + " x " + num(seq) +
+                  " tokens, micro-batch " + num(micro_batch) + " (" + num(microbatches) + " per replica), ";
+  s += chunks == 1 ? "1F1B" : "interleaved (" + num(chunks) + " chunks per stage)";
+  s += ", ZeRO " + num(zero);
+  s += recompute == Recompute::kFull ? ", full recompute" : recompute == Recompute::kSelective ? ", selective recompute" : "";
+  s += fp8 ? ", fp8 GEMMs" : ", bf16";
+  if (comm_free) s += ", communication free";
+  if (layers_only) s += ", transformer layers only";
+  return s;
+}
+
+TrainingSpec make_training_spec(const TrainingOptions& o) {
+  TrainingSpec t;
+  if (o.model.empty()) throw InputError("--model is required (a built-in name or a model YAML file)");
+  if (o.parallel.empty()) throw InputError("--parallel is required, e.g. tp=8,pp=4,dp=16");
+  t.plan = parse_parallel_plan(o.parallel);
+  t.model = load_model(o.model);
+  const ModelConfig& m = t.model;
+  const ParallelPlan& p = t.plan;
+  const std::string plan = "--parallel " + p.describe() + ": ";
+  require_divides(p.tp, m.heads, plan + "tp=" + num(p.tp) + " must divide the model's " + num(m.heads) +
+                                     " attention heads (" + m.source + ")");
+  require_divides(p.tp, m.kv_heads, plan + "tp=" + num(p.tp) + " must divide the model's " + num(m.kv_heads) +
+                                        " key/value heads (" + m.source + ")");
+  require_divides(p.tp, m.ffn_hidden, plan + "tp=" + num(p.tp) + " must divide ffn_hidden " + num(m.ffn_hidden) +
+                                          " (" + m.source + ")");
+  require_divides(p.tp, m.vocab, plan + "tp=" + num(p.tp) + " must divide the vocabulary " + num(m.vocab) + " (" +
+                                     m.source + "; Megatron pads it to a multiple of 128 x tp)");
+  if (p.sp && p.tp == 1) throw InputError(plan + "sp (sequence parallelism) needs tp > 1");
+  if (p.ep > 1 && !m.is_moe()) throw InputError(plan + "ep=" + num(p.ep) + " but " + m.name + " has no experts");
+
+  if (o.seq == 0) throw InputError("--seq is required (tokens per sequence, >= 1)");
+  if (o.global_batch == 0) throw InputError("--global-batch is required (sequences per iteration, >= 1)");
+  if (o.micro_batch == 0) throw InputError("--micro-batch must be at least 1");
+  t.seq = o.seq;
+  t.global_batch = o.global_batch;
+  t.micro_batch = o.micro_batch;
+  require_divides(p.cp, o.seq, plan + "cp=" + num(p.cp) + " must divide --seq " + num(o.seq));
+  require_divides(o.micro_batch * p.dp, o.global_batch,
+                  "--global-batch " + num(o.global_batch) + " must be a multiple of --micro-batch x dp = " +
+                      num(o.micro_batch) + " x " + num(p.dp));
+  const std::uint64_t mb = o.global_batch / (o.micro_batch * p.dp);
+  if (mb > (1u << 24)) throw InputError("--global-batch: " + num(mb) + " micro-batches per replica is too many");
+  t.microbatches = static_cast<std::uint32_t>(mb);
+  if (p.sp) {
+    require_divides(p.tp, t.tokens(), plan + "with sp, tp=" + num(p.tp) + " must divide the tokens of a micro-batch (" +
+                                          num(t.tokens()) + ")");
+  }
+  if (m.is_moe()) {
+    require_divides(p.ep, m.moe.experts, plan + "ep=" + num(p.ep) + " must divide the model's " +
+                                             num(m.moe.experts) + " experts");
+    require_divides(p.ep, std::uint64_t{p.tp} * p.dp, plan + "ep=" + num(p.ep) + " must divide tp x dp = " +
+                                                            num(std::uint64_t{p.tp} * p.dp) +
+                                                            " (experts take their ranks from tensor x data parallelism)");
+    if (p.tp > 1 && !p.sp) throw InputError(plan + "a mixture of experts with tp > 1 needs sp (as in Megatron-LM)");
+    const std::uint64_t routed = t.tokens() / p.tp * m.moe.top_k * p.ep;
+    require_divides(m.moe.experts, routed,
+                    plan + "the tokens routed to one expert must be whole: tokens per rank x top_k x ep (" +
+                        num(routed) + ") must be a multiple of the " + num(m.moe.experts) + " experts");
+  }
+
+  // Schedule.
+  if (o.schedule == "1f1b") {
+    t.chunks = 1;
+  } else if (o.schedule.rfind("interleaved:", 0) == 0) {
+    const std::string v = o.schedule.substr(12);
+    std::uint64_t chunks = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), chunks);
+    if (v.empty() || ec != std::errc() || end != v.data() + v.size() || chunks < 2 || chunks > 1024) {
+      throw InputError("--schedule '" + o.schedule + "': interleaved:V needs V from 2 to 1024 chunks per stage");
+    }
+    t.chunks = static_cast<std::uint32_t>(chunks);
+    if (p.pp < 2) throw InputError("--schedule " + o.schedule + " needs pp >= 2");
+    require_divides(p.pp, t.microbatches,
+                    "--schedule " + o.schedule + ": the micro-batches per replica (" + num(t.microbatches) +
+                        ") must be a multiple of pp=" + num(p.pp) + " (Megatron-LM's interleaved schedule)");
+    if (o.first_stage_layers || o.last_stage_layers) {
+      throw InputError("--first-stage-layers / --last-stage-layers work with --schedule 1f1b only");
+    }
+  } else {
+    throw InputError("--schedule '" + o.schedule + "': expected 1f1b or interleaved:V");
+  }
+
+  // Layers per stage and chunk.
+  const std::uint64_t L = m.layers, P = p.pp, V = t.chunks;
+  std::vector<std::uint64_t> per_stage(P, 0);
+  if (o.first_stage_layers || o.last_stage_layers) {
+    if (P < 2) throw InputError("--first-stage-layers / --last-stage-layers need pp >= 2");
+    const std::uint64_t inner = P - 2;
+    const std::uint64_t first = o.first_stage_layers, last = o.last_stage_layers;
+    if (first == 0 || last == 0) {
+      throw InputError("--first-stage-layers and --last-stage-layers go together, each >= 1");
+    }
+    if (first + last > L || (inner == 0 && first + last != L) ||
+        (inner > 0 && (L - first - last == 0 || (L - first - last) % inner != 0))) {
+      throw InputError("--first-stage-layers " + num(first) + " and --last-stage-layers " + num(last) + " leave " +
+                       (first + last > L ? "no" : num(L - first - last)) + " of the model's " + num(L) +
+                       " layers for the " + num(inner) + " inner stages: they must split evenly, at least one each");
+    }
+    for (std::uint64_t s = 0; s < P; ++s) per_stage[s] = inner ? (L - first - last) / inner : 0;
+    per_stage[0] = first;
+    per_stage[P - 1] = last;
+  } else {
+    require_divides(P * V, L, plan + "pp=" + num(P) + (V > 1 ? " x " + num(V) + " chunks" : "") +
+                                  " must divide the model's " + num(L) + " layers" +
+                                  (V > 1 ? "" : " (or give --first-stage-layers and --last-stage-layers)"));
+    std::fill(per_stage.begin(), per_stage.end(), L / P);
+  }
+  // Chunk c of stage s holds the layers after chunks 0..c-1 of all stages and
+  // chunk c of stages 0..s-1 (the model wraps around the stages v times).
+  t.chunk_first.assign(P * V, 0);
+  t.chunk_layers.assign(P * V, 0);
+  std::uint64_t next = 0;
+  for (std::uint64_t c = 0; c < V; ++c) {
+    for (std::uint64_t s = 0; s < P; ++s) {
+      t.chunk_first[s * V + c] = next;
+      t.chunk_layers[s * V + c] = per_stage[s] / V;
+      next += per_stage[s] / V;
+    }
+  }
+
+  if (o.zero > 3) throw InputError("--zero must be 0, 1, 2 or 3, got " + num(o.zero));
+  t.zero = o.zero;
+  if (o.recompute == "none") {
+    t.recompute = Recompute::kNone;
+  } else if (o.recompute == "selective") {
+    t.recompute = Recompute::kSelective;
+  } else if (o.recompute == "full") {
+    t.recompute = Recompute::kFull;
+  } else {
+    throw InputError("--recompute '" + o.recompute + "': expected none, selective or full");
+  }
+  if (o.dtype != "bf16" && o.dtype != "fp8") throw InputError("--dtype '" + o.dtype + "': expected bf16 or fp8");
+  t.fp8 = o.dtype == "fp8";
+  const std::uint64_t dpc = std::uint64_t{p.dp} * p.cp;
+  t.bucket_params = o.bucket_params ? o.bucket_params : std::max<std::uint64_t>(40'000'000, 1'000'000 * dpc);
+  t.comm_free = o.comm_free;
+  t.layers_only = o.layers_only;
+  return t;
+}
+
+TrainingOptions parse_training_query(const std::string& query) {
+  TrainingOptions o;
+  std::size_t start = 0;
+  bool seen_any = false;
+  std::vector<std::string> seen;
+  while (start < query.size()) {
+    const std::size_t amp = std::min(query.find('&', start), query.size());
+    const std::string item = query.substr(start, amp - start);
+    start = amp + 1;
+    if (item.empty()) continue;
+    seen_any = true;
+    const std::size_t eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      throw InputError("gen:transformer: '" + key + "' given twice");
+    }
+    seen.push_back(key);
+    if (key == "comm-free" || key == "layers-only") {
+      if (value != "" && value != "true" && value != "false") {
+        throw InputError("gen:transformer: " + key + " takes true or false, got '" + value + "'");
+      }
+      (key == "comm-free" ? o.comm_free : o.layers_only) = value != "false";
+      continue;
+    }
+    if (eq == std::string::npos) throw InputError("gen:transformer: '" + item + "' needs a value (key=value)");
+    if (key == "model") o.model = value;
+    else if (key == "parallel") o.parallel = value;
+    else if (key == "global-batch") o.global_batch = parse_count(key, value);
+    else if (key == "micro-batch") o.micro_batch = parse_count(key, value);
+    else if (key == "seq") o.seq = parse_count(key, value);
+    else if (key == "schedule") o.schedule = value;
+    else if (key == "zero") o.zero = static_cast<std::uint32_t>(std::min<std::uint64_t>(parse_count(key, value), 99));
+    else if (key == "recompute") o.recompute = value;
+    else if (key == "dtype") o.dtype = value;
+    else if (key == "first-stage-layers") o.first_stage_layers = parse_count(key, value);
+    else if (key == "last-stage-layers") o.last_stage_layers = parse_count(key, value);
+    else if (key == "bucket-params") o.bucket_params = parse_count(key, value);
+    else {
+      throw InputError("gen:transformer: unknown key '" + key +
+                       "' (model, parallel, global-batch, micro-batch, seq, schedule, zero, recompute, dtype, "
+                       "first-stage-layers, last-stage-layers, bucket-params, comm-free, layers-only)");
+    }
+  }
+  if (!seen_any) throw InputError("gen:transformer: no options; expected e.g. gen:transformer?model=llama3-8b&parallel=tp=8,pp=2,dp=4&global-batch=64&seq=4096");
+  return o;
+}
+
+}  // namespace sim::gen

@@ -1,0 +1,69 @@
+// One training iteration to generate: a model, a parallel plan, the batch and
+// the choices Megatron-LM exposes (schedule, ZeRO stage, recomputation,
+// precision). Validation gives every inconsistency as a clear error naming
+// the option (exit 2).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "workload/generators/model.h"
+#include "workload/generators/parallel_plan.h"
+
+namespace sim::gen {
+
+enum class Recompute : std::uint8_t { kNone, kSelective, kFull };
+
+// The options as typed (`sim workload gen transformer ...`, or the query of
+// `--workload gen:transformer?model=...&parallel=...`).
+struct TrainingOptions {
+  std::string model;
+  std::string parallel;
+  std::uint64_t global_batch = 0;  // sequences per iteration
+  std::uint64_t micro_batch = 1;   // sequences per micro-batch
+  std::uint64_t seq = 0;           // tokens per sequence
+  std::string schedule = "1f1b";   // 1f1b | interleaved:V
+  std::uint32_t zero = 0;          // 0..3
+  std::string recompute = "none";  // none | selective | full
+  std::string dtype = "bf16";      // bf16 | fp8 (GEMM inputs)
+  std::uint64_t first_stage_layers = 0;  // 0: layers / pp
+  std::uint64_t last_stage_layers = 0;
+  std::uint64_t bucket_params = 0;  // 0: Megatron's default, max(40e6, 1e6 x dp x cp)
+  bool comm_free = false;           // every communication carries 0 B (schedule and compute alone)
+  bool layers_only = false;         // no embedding, output layer or loss: equal stages (schedule studies)
+};
+
+struct TrainingSpec {
+  ModelConfig model;
+  ParallelPlan plan;
+  std::uint64_t global_batch = 0, micro_batch = 1, seq = 0;
+  std::uint32_t microbatches = 0;  // per data-parallel replica: global_batch / (micro_batch x dp)
+  std::uint32_t chunks = 1;        // model chunks per stage (interleaved: V)
+  std::uint32_t zero = 0;
+  Recompute recompute = Recompute::kNone;
+  bool fp8 = false;
+  std::uint64_t bucket_params = 0;
+  bool comm_free = false;
+  bool layers_only = false;
+  // layers of each (stage, chunk): index stage * chunks + chunk; first layer and count.
+  std::vector<std::uint64_t> chunk_first, chunk_layers;
+
+  std::uint64_t first_layer(std::uint32_t stage, std::uint32_t chunk) const { return chunk_first[stage * chunks + chunk]; }
+  std::uint64_t layers_in(std::uint32_t stage, std::uint32_t chunk) const { return chunk_layers[stage * chunks + chunk]; }
+  std::uint64_t seq_local() const { return seq / plan.cp; }                 // tokens of a sequence on one CP rank
+  std::uint64_t tokens() const { return micro_batch * seq_local(); }        // tokens of a micro-batch on one rank
+  std::string describe() const;
+};
+
+// Resolves the model (built-in name or YAML file) and checks everything:
+// divisibility of heads, KV heads, hidden, FFN and vocabulary by tp, layers by
+// pp (or the first/last stage sizes), the batch by micro-batch x dp, the
+// sequence by cp (and by tp with sp), experts by ep, ... Throws InputError.
+TrainingSpec make_training_spec(const TrainingOptions& options);
+
+// Parses "model=llama3-8b&parallel=tp=8,pp=2,dp=4&global-batch=64&seq=4096&..."
+// (keys are the command's long option names); unknown keys are errors.
+TrainingOptions parse_training_query(const std::string& query);
+
+}  // namespace sim::gen

@@ -1,0 +1,624 @@
+#include "workload/generators/transformer_graph.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "workload/generators/model_flops.h"
+#include "workload/generators/pipeline_schedule.h"
+#include "workload/rank_graph.h"
+
+namespace sim::gen {
+namespace {
+
+constexpr std::uint64_t kWire = 2;  // bytes per activation or gradient element communicated (bf16)
+
+std::uint64_t ceil_to(std::uint64_t v, std::uint64_t multiple) { return (v + multiple - 1) / multiple * multiple; }
+
+// Parameters of one thing that owns weights, in forward order within a chunk.
+struct ParamGroup {
+  enum Kind : std::uint8_t { kEmbedding, kLayer, kOutput } kind;
+  std::uint64_t layer = 0;
+  std::uint64_t dense = 0, expert = 0;
+};
+
+class RankBuilder {
+ public:
+  // Builds into `trace`, reusing its nodes' storage (protobuf keeps cleared
+  // attributes for reuse), so a thread generating rank after rank allocates
+  // almost nothing: allocation was half the generation time.
+  RankBuilder(const TrainingSpec& t, std::uint32_t rank, const std::string& path, EtTrace& trace)
+      : t_(t), m_(t.model), p_(t.plan), rank_(rank), c_(coords_of(t.plan, rank)), trace_(trace) {
+    trace_.path = path;
+    trace_.metadata.Clear();
+    trace_.metadata.set_version("0.0.4");
+    tok_ = t.tokens();
+    sp_tok_ = p_.sp ? tok_ / p_.tp : tok_;
+    hq_ = m_.heads * m_.head_dim();
+    qkv_out_ = (hq_ + 2 * m_.kv_hidden()) / p_.tp;
+    fc1_out_ = m_.ffn_hidden * (m_.swiglu ? 2 : 1) / p_.tp;
+    dpc_ = dense_dp_size(t);
+    edp_ = expert_dp_size(t);
+  }
+
+  void build() {
+    define_groups();
+    const std::vector<PipeStep> steps = stage_schedule(p_.pp, t_.microbatches, t_.chunks, c_.pp);
+    for (const PipeStep& s : steps) {
+      if (s.backward) backward(s.microbatch, s.chunk);
+      else forward(s.microbatch, s.chunk);
+    }
+    finish_iteration();
+    metadata();
+    trace_.nodes.resize(used_);
+  }
+
+ private:
+  // --- nodes ----------------------------------------------------------------
+  et::Node& add(et::NodeType type, const std::string& name) {
+    et::Node* n;
+    if (used_ < trace_.nodes.size()) {
+      n = &trace_.nodes[used_];
+      n->Clear();
+    } else {
+      n = &trace_.nodes.emplace_back();
+    }
+    ++used_;
+    n->set_id(used_);
+    n->set_name(name);
+    n->set_type(type);
+    return *n;  // valid until the next add()
+  }
+  static et::AttributeProto* attr(et::Node& n, const char* name) {
+    et::AttributeProto* a = n.add_attr();
+    a->set_name(name);
+    return a;
+  }
+  static void set_int(et::Node& n, const char* name, std::int64_t v) { attr(n, name)->set_int64_val(v); }
+  // Puts `n` on the GPU stream: after the stream's last node and whatever it must wait for.
+  std::uint64_t stream(et::Node& n) {
+    if (last_) n.add_data_deps(last_);
+    for (std::uint64_t w : waits_) {
+      if (w != last_) n.add_data_deps(w);
+    }
+    waits_.clear();
+    last_ = n.id();
+    return last_;
+  }
+  const char* dtype() const { return t_.fp8 ? "fp8" : "bf16"; }
+
+  // A GEMM of m x n x k (batch of them), on the stream.
+  void gemm(const std::string& name, std::uint64_t m, std::uint64_t n, std::uint64_t k, std::uint64_t batch = 1) {
+    et::Node& node = add(et::COMP_NODE, name);
+    const std::uint64_t in = t_.fp8 ? 1 : 2;
+    set_int(node, "num_ops", static_cast<std::int64_t>(2 * batch * m * n * k));
+    attr(node, "tensor_size")->set_uint64_val(batch * ((m * k + k * n) * in + m * n * 2));
+    attr(node, "kernel")->set_string_val("gemm");
+    set_int(node, "gemm_m", static_cast<std::int64_t>(m));
+    set_int(node, "gemm_n", static_cast<std::int64_t>(n));
+    set_int(node, "gemm_k", static_cast<std::int64_t>(k));
+    if (batch != 1) set_int(node, "gemm_batch", static_cast<std::int64_t>(batch));
+    attr(node, "dtype")->set_string_val(dtype());
+    mark(node);
+    stream(node);
+  }
+  // A memory-bound op over `elements` elements moving `bytes` (no model FLOPs).
+  void membound(const std::string& name, const char* op, std::uint64_t elements, std::uint64_t bytes) {
+    et::Node& node = add(et::COMP_NODE, name);
+    set_int(node, "num_ops", 0);
+    attr(node, "tensor_size")->set_uint64_val(bytes);
+    attr(node, "kernel")->set_string_val("membound");
+    attr(node, "membound_op")->set_string_val(op);
+    set_int(node, "elements", static_cast<std::int64_t>(elements));
+    attr(node, "dtype")->set_string_val(std::string(op) == "adam" ? "fp32" : "bf16");
+    mark(node);
+    stream(node);
+  }
+  // Core attention of `seq` queries against `seq` keys (one block with CP), heads of this rank.
+  void attention(const std::string& name, bool bwd) {
+    const std::uint64_t s = t_.seq_local(), b = t_.micro_batch, heads = m_.heads / p_.tp;
+    et::Node& node = add(et::COMP_NODE, name);
+    const std::uint64_t fwd_flops = 4 * b * s * s * heads * m_.head_dim();
+    set_int(node, "num_ops", static_cast<std::int64_t>(bwd ? 2 * fwd_flops : fwd_flops));
+    const std::uint64_t kv = m_.kv_heads / p_.tp * m_.head_dim(), q = heads * m_.head_dim();
+    attr(node, "tensor_size")->set_uint64_val(b * s * (bwd ? 4 * (q + kv) : 2 * (q + kv)) * 2);
+    attr(node, "kernel")->set_string_val("attention");
+    set_int(node, "attn_batch", static_cast<std::int64_t>(b));
+    set_int(node, "attn_heads", static_cast<std::int64_t>(heads));
+    set_int(node, "attn_seq", static_cast<std::int64_t>(s));
+    set_int(node, "attn_head_dim", static_cast<std::int64_t>(m_.head_dim()));
+    attr(node, "attn_causal")->set_bool_val(true);
+    attr(node, "attn_pass")->set_string_val(bwd ? "bwd" : "fwd");
+    attr(node, "dtype")->set_string_val("bf16");
+    mark(node);
+    stream(node);
+  }
+  void mark(et::Node& n) {
+    if (recomputing_) attr(n, "recompute")->set_bool_val(true);
+  }
+  std::uint64_t bytes(std::uint64_t b) const { return t_.comm_free ? 0 : b; }
+  // A collective on `group`; on the stream (blocking) or depending on `dep` only (overlapped).
+  std::uint64_t collective(const std::string& name, CollectiveType type, std::uint64_t size, const std::string& group,
+                           bool on_stream, std::uint64_t dep = 0) {
+    et::Node& n = add(et::COMM_COLL_NODE, name);
+    set_int(n, "comm_type", static_cast<std::int64_t>(type));
+    set_int(n, "comm_size", static_cast<std::int64_t>(bytes(size)));
+    attr(n, "pg_name")->set_string_val(group);
+    mark(n);
+    if (on_stream) return stream(n);
+    if (dep) n.add_data_deps(dep);
+    return n.id();
+  }
+  std::uint64_t send(const std::string& name, std::uint32_t dst, std::int64_t tag, std::uint64_t size,
+                     std::uint64_t dep) {
+    et::Node& n = add(et::COMM_SEND_NODE, name);
+    set_int(n, "comm_src", rank_);
+    set_int(n, "comm_dst", dst);
+    set_int(n, "comm_tag", tag);
+    set_int(n, "comm_size", static_cast<std::int64_t>(bytes(size)));
+    mark(n);
+    if (dep) n.add_data_deps(dep);
+    return n.id();
+  }
+  // Posted at the start (no dependencies): the pass that needs it waits for it.
+  std::uint64_t recv(const std::string& name, std::uint32_t src, std::int64_t tag, std::uint64_t size) {
+    et::Node& n = add(et::COMM_RECV_NODE, name);
+    set_int(n, "comm_src", src);
+    set_int(n, "comm_dst", rank_);
+    set_int(n, "comm_tag", tag);
+    set_int(n, "comm_size", static_cast<std::int64_t>(bytes(size)));
+    mark(n);
+    return n.id();
+  }
+
+  // --- groups -----------------------------------------------------------------
+  void define_groups() {
+    std::string json;
+    auto define = [&](Dim d, std::string& name) {
+      GroupRef g = group_of(p_, d, rank_);
+      if (g.ranks.size() < 2) return;
+      name = g.name;
+      json += json.empty() ? "" : ", ";
+      json += "{\"pg_name\": \"" + g.name + "\", \"ranks\": [";
+      for (std::size_t i = 0; i < g.ranks.size(); ++i) json += (i ? ", " : "") + std::to_string(g.ranks[i]);
+      json += "]}";
+    };
+    define(Dim::kTp, tp_);
+    define(Dim::kCp, cp_);
+    define(Dim::kDp, dp_);
+    if (m_.is_moe()) {
+      define(Dim::kEp, ep_);
+      define(Dim::kExpertDp, edp_name_);
+    }
+    if (m_.tied_embeddings && !t_.layers_only && p_.pp > 1 && (c_.pp == 0 || c_.pp == p_.pp - 1)) define(Dim::kEmbedding, embd_);
+    if (json.empty()) return;
+    et::Node& n = add(et::METADATA_NODE, "process_groups:init");
+    n.mutable_inputs()->set_values("['[" + json + "]']");
+  }
+
+  // --- the model ----------------------------------------------------------------
+  std::vector<ParamGroup> chunk_groups(std::uint32_t chunk) const {
+    std::vector<ParamGroup> g;
+    const bool first = holds_input(chunk) && !t_.layers_only, last = holds_output(chunk) && !t_.layers_only;
+    const std::uint64_t emb = m_.vocab * m_.hidden / p_.tp;
+    if (first) g.push_back({ParamGroup::kEmbedding, 0, emb, 0});
+    const RankParams per = layer_params(t_);
+    const std::uint64_t first_layer = t_.first_layer(c_.pp, chunk);
+    for (std::uint64_t l = 0; l < t_.layers_in(c_.pp, chunk); ++l) {
+      g.push_back({ParamGroup::kLayer, first_layer + l, per.dense, per.expert});
+    }
+    if (last) {
+      std::uint64_t out = m_.rmsnorm ? m_.hidden : 2 * m_.hidden;
+      if (!m_.tied_embeddings || p_.pp > 1) out += emb;
+      g.push_back({ParamGroup::kOutput, 0, out, 0});
+    }
+    return g;
+  }
+  bool holds_output(std::uint32_t chunk) const { return c_.pp == p_.pp - 1 && chunk == t_.chunks - 1; }
+  bool holds_input(std::uint32_t chunk) const { return c_.pp == 0 && chunk == 0; }
+  std::uint64_t act_bytes() const { return tok_ * m_.hidden * kWire / (p_.sp ? p_.tp : 1); }
+  const char* norm() const { return m_.rmsnorm ? "rmsnorm" : "layernorm"; }
+
+  static std::string nm(const std::string& what, const char* pass, std::uint32_t mb) {
+    return what + "." + pass + " mb" + std::to_string(mb);
+  }
+  static std::string layer(std::uint64_t l) { return "layer" + std::to_string(l); }
+
+  // Output of a row-parallel block: all-reduce, or reduce-scatter with sp.
+  void tp_reduce(const std::string& what, const char* pass, std::uint32_t mb) {
+    if (tp_.empty()) return;
+    const std::uint64_t full = tok_ * m_.hidden * kWire;
+    if (p_.sp) collective(nm(what + ".tp_reduce_scatter", pass, mb), CollectiveType::kReduceScatter, full, tp_, true);
+    else collective(nm(what + ".tp_allreduce", pass, mb), CollectiveType::kAllReduce, full, tp_, true);
+  }
+  // Input of a column-parallel block with sp: all-gather of the sequence shards.
+  void sp_gather(const std::string& what, const char* pass, std::uint32_t mb) {
+    if (!p_.sp || tp_.empty()) return;
+    collective(nm(what + ".tp_allgather", pass, mb), CollectiveType::kAllGather, sp_tok_ * m_.hidden * kWire, tp_, true);
+  }
+  // Backward of a column-parallel GEMM (input width `in`, output `out`): data
+  // gradient, its tensor-parallel reduction overlapped with the weight gradient.
+  void column_backward(const std::string& what, std::uint32_t mb, std::uint64_t in, std::uint64_t out) {
+    std::uint64_t gathered = 0;
+    if (p_.sp && !tp_.empty()) {  // the weight gradient needs the full input again
+      gathered = collective(nm(what + ".tp_allgather", "bwd", mb), CollectiveType::kAllGather,
+                            sp_tok_ * m_.hidden * kWire, tp_, false, last_);
+    }
+    gemm(nm(what, "bwd_data", mb), tok_, in, out);
+    std::uint64_t reduce = 0;
+    if (!tp_.empty()) {
+      const std::uint64_t full = tok_ * m_.hidden * kWire;
+      reduce = p_.sp ? collective(nm(what + ".tp_reduce_scatter", "bwd", mb), CollectiveType::kReduceScatter, full,
+                                  tp_, false, last_)
+                     : collective(nm(what + ".tp_allreduce", "bwd", mb), CollectiveType::kAllReduce, full, tp_, false,
+                                  last_);
+    }
+    if (gathered) waits_.push_back(gathered);
+    gemm(nm(what, "bwd_weight", mb), out, in, tok_);
+    if (reduce) waits_.push_back(reduce);
+  }
+
+  void attention_core(std::uint64_t l, std::uint32_t mb, bool bwd) {
+    const std::string what = layer(l) + ".attn.core";
+    const char* pass = bwd ? "bwd" : recomputing_ ? "recompute" : "fwd";
+    if (cp_.empty()) {
+      attention(nm(what, pass, mb), bwd);
+      return;
+    }
+    // Ring attention: cp blocks; block j > 0 uses the K/V block received in step j
+    // (with its gradients in the backward pass), forwarded on to the next rank.
+    const std::uint32_t next = rank_of(p_, {c_.tp, (c_.cp + 1) % p_.cp, c_.dp, c_.pp});
+    const std::uint32_t prev = rank_of(p_, {c_.tp, (c_.cp + p_.cp - 1) % p_.cp, c_.dp, c_.pp});
+    const std::uint64_t kv = t_.micro_batch * t_.seq_local() * 2 * (m_.kv_heads / p_.tp * m_.head_dim()) * kWire;
+    const std::uint64_t block = bwd ? 2 * kv : kv;
+    const std::int64_t base = 2 * std::int64_t{t_.chunks} * t_.microbatches +
+                              ((static_cast<std::int64_t>(l) * t_.microbatches + mb) * 4 + (bwd ? 1 : 0) +
+                               (recomputing_ ? 2 : 0)) * p_.cp;
+    std::uint64_t have = last_;  // the local K/V
+    for (std::uint32_t j = 0; j < p_.cp; ++j) {
+      if (j > 0) {
+        have = recv(nm(what + ".cp_recv" + std::to_string(j), pass, mb), prev, base + j, block);
+        waits_.push_back(have);
+      }
+      if (j + 1 < p_.cp) send(nm(what + ".cp_send" + std::to_string(j + 1), pass, mb), next, base + j + 1, block, have);
+      attention_block(nm(what + ".block" + std::to_string(j), pass, mb), bwd);
+    }
+  }
+  void attention_block(const std::string& name, bool bwd) {
+    // One (s/cp) x (s/cp) block: attention() over seq_local with 1/cp of the keys.
+    const std::uint64_t s = t_.seq_local(), b = t_.micro_batch, heads = m_.heads / p_.tp;
+    et::Node& node = add(et::COMP_NODE, name);
+    const std::uint64_t fwd_flops = 4 * b * s * s * heads * m_.head_dim();
+    set_int(node, "num_ops", static_cast<std::int64_t>(bwd ? 2 * fwd_flops : fwd_flops));
+    const std::uint64_t kv = m_.kv_heads / p_.tp * m_.head_dim(), q = heads * m_.head_dim();
+    attr(node, "tensor_size")->set_uint64_val(b * s * (bwd ? 4 * (q + kv) : 2 * (q + kv)) * 2);
+    attr(node, "kernel")->set_string_val("attention");
+    set_int(node, "attn_batch", static_cast<std::int64_t>(b));
+    set_int(node, "attn_heads", static_cast<std::int64_t>(heads));
+    set_int(node, "attn_seq", static_cast<std::int64_t>(s));
+    set_int(node, "attn_head_dim", static_cast<std::int64_t>(m_.head_dim()));
+    attr(node, "attn_causal")->set_bool_val(false);  // an off-diagonal block is full (the diagonal one causal)
+    attr(node, "attn_pass")->set_string_val(bwd ? "bwd" : "fwd");
+    attr(node, "dtype")->set_string_val("bf16");
+    mark(node);
+    stream(node);
+  }
+
+  void layer_forward(std::uint64_t l, std::uint32_t mb) {
+    const char* pass = recomputing_ ? "recompute" : "fwd";
+    const std::string L = layer(l);
+    const std::uint64_t h = m_.hidden;
+    membound(nm(L + ".attn.norm", pass, mb), norm(), sp_tok_ * h, 2 * sp_tok_ * h * 2);
+    sp_gather(L + ".attn", pass, mb);
+    gemm(nm(L + ".attn.qkv", pass, mb), tok_, qkv_out_, h);
+    attention_core(l, mb, false);
+    gemm(nm(L + ".attn.proj", pass, mb), tok_, h, hq_ / p_.tp);
+    tp_reduce(L + ".attn", pass, mb);
+    if (m_.is_moe()) {
+      moe_forward(L, mb, pass);
+      return;
+    }
+    const std::uint64_t f = m_.ffn_hidden / p_.tp;
+    membound(nm(L + ".mlp.norm", pass, mb), norm(), sp_tok_ * h, 2 * sp_tok_ * h * 2);
+    sp_gather(L + ".mlp", pass, mb);
+    gemm(nm(L + ".mlp.fc1", pass, mb), tok_, fc1_out_, h);
+    membound(nm(L + ".mlp.act", pass, mb), m_.swiglu ? "swiglu" : "gelu", tok_ * f,
+             (m_.swiglu ? 3 : 2) * tok_ * f * 2);
+    gemm(nm(L + ".mlp.fc2", pass, mb), tok_, h, f);
+    tp_reduce(L + ".mlp", pass, mb);
+  }
+
+  void layer_backward(std::uint64_t l, std::uint32_t mb) {
+    if (t_.recompute == Recompute::kFull) {
+      recomputing_ = true;
+      layer_forward(l, mb);
+      recomputing_ = false;
+    }
+    const std::string L = layer(l);
+    const std::uint64_t h = m_.hidden;
+    if (m_.is_moe()) {
+      moe_backward(L, mb);
+    } else {
+      const std::uint64_t f = m_.ffn_hidden / p_.tp;
+      sp_gather(L + ".mlp.grad", "bwd", mb);  // backward of the reduce-scatter
+      gemm(nm(L + ".mlp.fc2", "bwd_data", mb), tok_, f, h);
+      gemm(nm(L + ".mlp.fc2", "bwd_weight", mb), h, f, tok_);
+      membound(nm(L + ".mlp.act", "bwd", mb), m_.swiglu ? "swiglu_backward" : "gelu_backward", tok_ * f,
+               (m_.swiglu ? 5 : 3) * tok_ * f * 2);
+      column_backward(L + ".mlp.fc1", mb, h, fc1_out_);
+      membound(nm(L + ".mlp.norm", "bwd", mb), norm(), sp_tok_ * h, 3 * sp_tok_ * h * 2);
+    }
+    sp_gather(L + ".attn.grad", "bwd", mb);
+    gemm(nm(L + ".attn.proj", "bwd_data", mb), tok_, hq_ / p_.tp, h);
+    gemm(nm(L + ".attn.proj", "bwd_weight", mb), h, hq_ / p_.tp, tok_);
+    if (t_.recompute == Recompute::kSelective) {
+      recomputing_ = true;
+      const std::string what = L + ".attn.core";
+      if (cp_.empty()) attention(nm(what, "recompute", mb), false);
+      else for (std::uint32_t j = 0; j < p_.cp; ++j) attention_block(nm(what + ".block" + std::to_string(j), "recompute", mb), false);
+      recomputing_ = false;
+    }
+    attention_core(l, mb, true);
+    column_backward(L + ".attn.qkv", mb, h, qkv_out_);
+    membound(nm(L + ".attn.norm", "bwd", mb), norm(), sp_tok_ * h, 3 * sp_tok_ * h * 2);
+  }
+
+  // Mixture of experts on this rank's sp_tok_ tokens: router, dispatch
+  // all-to-all over ep, the local experts as one grouped GEMM, combine.
+  std::uint64_t routed_per_expert() const { return sp_tok_ * m_.moe.top_k * p_.ep / m_.moe.experts; }
+  std::uint64_t a2a_bytes() const {
+    return static_cast<std::uint64_t>(std::ceil(static_cast<double>(sp_tok_ * m_.moe.top_k) * m_.moe.capacity_factor)) *
+           m_.hidden * kWire;
+  }
+  void moe_forward(const std::string& L, std::uint32_t mb, const char* pass) {
+    const std::uint64_t h = m_.hidden, f = m_.ffn_hidden, E = m_.moe.experts, local = E / p_.ep;
+    const std::uint64_t te = routed_per_expert();
+    membound(nm(L + ".mlp.norm", pass, mb), norm(), sp_tok_ * h, 2 * sp_tok_ * h * 2);
+    gemm(nm(L + ".mlp.router", pass, mb), sp_tok_, E, h);
+    if (!ep_.empty()) collective(nm(L + ".mlp.ep_dispatch", pass, mb), CollectiveType::kAllToAll, a2a_bytes(), ep_, true);
+    gemm(nm(L + ".mlp.experts.fc1", pass, mb), te, f * (m_.swiglu ? 2 : 1), h, local);
+    membound(nm(L + ".mlp.experts.act", pass, mb), m_.swiglu ? "swiglu" : "gelu", local * te * f,
+             (m_.swiglu ? 3 : 2) * local * te * f * 2);
+    gemm(nm(L + ".mlp.experts.fc2", pass, mb), te, h, f, local);
+    if (!ep_.empty()) collective(nm(L + ".mlp.ep_combine", pass, mb), CollectiveType::kAllToAll, a2a_bytes(), ep_, true);
+  }
+  void moe_backward(const std::string& L, std::uint32_t mb) {
+    const std::uint64_t h = m_.hidden, f = m_.ffn_hidden, E = m_.moe.experts, local = E / p_.ep;
+    const std::uint64_t te = routed_per_expert(), f1 = f * (m_.swiglu ? 2 : 1);
+    if (!ep_.empty()) collective(nm(L + ".mlp.ep_combine", "bwd", mb), CollectiveType::kAllToAll, a2a_bytes(), ep_, true);
+    gemm(nm(L + ".mlp.experts.fc2", "bwd_data", mb), te, f, h, local);
+    gemm(nm(L + ".mlp.experts.fc2", "bwd_weight", mb), h, f, te, local);
+    membound(nm(L + ".mlp.experts.act", "bwd", mb), m_.swiglu ? "swiglu_backward" : "gelu_backward", local * te * f,
+             (m_.swiglu ? 5 : 3) * local * te * f * 2);
+    gemm(nm(L + ".mlp.experts.fc1", "bwd_data", mb), te, h, f1, local);
+    gemm(nm(L + ".mlp.experts.fc1", "bwd_weight", mb), f1, h, te, local);
+    if (!ep_.empty()) collective(nm(L + ".mlp.ep_dispatch", "bwd", mb), CollectiveType::kAllToAll, a2a_bytes(), ep_, true);
+    gemm(nm(L + ".mlp.router", "bwd_data", mb), sp_tok_, h, E);
+    gemm(nm(L + ".mlp.router", "bwd_weight", mb), E, h, sp_tok_);
+    membound(nm(L + ".mlp.norm", "bwd", mb), norm(), sp_tok_ * h, 3 * sp_tok_ * h * 2);
+  }
+
+  void embedding_forward(std::uint32_t mb) {
+    const std::uint64_t e = tok_ * m_.hidden;
+    membound(nm("embedding", "fwd", mb), "embedding", e, 2 * e * 2);
+    tp_reduce("embedding", "fwd", mb);  // vocabulary-parallel lookup: partial sums
+  }
+  void embedding_backward(std::uint32_t mb) {
+    sp_gather("embedding.grad", "bwd", mb);
+    const std::uint64_t e = tok_ * m_.hidden;
+    membound(nm("embedding", "bwd", mb), "embedding_backward", e, 2 * e * 2);
+  }
+  void output_forward(std::uint32_t mb) {
+    const std::uint64_t h = m_.hidden, v = m_.vocab / p_.tp;
+    membound(nm("output.norm", "fwd", mb), norm(), sp_tok_ * h, 2 * sp_tok_ * h * 2);
+    sp_gather("output", "fwd", mb);
+    gemm(nm("output.logits", "fwd", mb), tok_, v, h);
+    membound(nm("loss", "fwd", mb), "cross_entropy", tok_ * v, 2 * tok_ * v * 2);
+    // Vocabulary-parallel cross entropy: max, target logit and sum of exponentials, fp32 per token.
+    if (!tp_.empty()) collective(nm("loss.tp_allreduce", "fwd", mb), CollectiveType::kAllReduce, 3 * tok_ * 4, tp_, true);
+  }
+  void output_backward(std::uint32_t mb) {
+    const std::uint64_t h = m_.hidden, v = m_.vocab / p_.tp;
+    membound(nm("loss", "bwd", mb), "cross_entropy_backward", tok_ * v, 2 * tok_ * v * 2);
+    column_backward("output.logits", mb, h, v);
+    membound(nm("output.norm", "bwd", mb), norm(), sp_tok_ * h, 3 * sp_tok_ * h * 2);
+  }
+
+  // --- the pipeline -------------------------------------------------------------
+  // Tag of a pipeline message: direction, the sender's chunk, micro-batch.
+  std::int64_t pp_tag(bool bwd, std::uint32_t sender_chunk, std::uint32_t mb) const {
+    return (static_cast<std::int64_t>(bwd ? 1 : 0) * t_.chunks + sender_chunk) * t_.microbatches + mb;
+  }
+  std::uint32_t stage_rank(std::uint32_t stage) const { return rank_of(p_, {c_.tp, c_.cp, c_.dp, stage}); }
+
+  void forward(std::uint32_t mb, std::uint32_t chunk) {
+    if (!holds_input(chunk)) {  // from the previous stage (or, interleaved, the last stage's previous chunk)
+      const std::uint32_t src = c_.pp == 0 ? p_.pp - 1 : c_.pp - 1;
+      const std::uint32_t src_chunk = c_.pp == 0 ? chunk - 1 : chunk;
+      waits_.push_back(recv(nm("pp.recv_activation", "fwd", mb), stage_rank(src), pp_tag(false, src_chunk, mb),
+                            act_bytes()));
+    }
+    const std::vector<ParamGroup> groups = chunk_groups(chunk);
+    std::vector<std::uint64_t> gathered(groups.size(), 0);
+    auto prefetch = [&](std::size_t i) {
+      if (t_.zero == 3 && i < groups.size() && !dp_.empty()) {
+        gathered[i] = collective(nm(group_name(groups[i]) + ".dp_param_allgather", "fwd", mb),
+                                 CollectiveType::kAllGather, zero3_shard_bytes(groups[i]), dp_, false, last_);
+      }
+    };
+    prefetch(0);
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      if (gathered[i]) waits_.push_back(gathered[i]);
+      prefetch(i + 1);
+      const ParamGroup& g = groups[i];
+      if (g.kind == ParamGroup::kEmbedding) embedding_forward(mb);
+      else if (g.kind == ParamGroup::kOutput) output_forward(mb);
+      else layer_forward(g.layer, mb);
+    }
+    if (!holds_output(chunk)) {
+      const std::uint32_t dst = c_.pp == p_.pp - 1 ? 0 : c_.pp + 1;
+      send(nm("pp.send_activation", "fwd", mb), stage_rank(dst), pp_tag(false, chunk, mb), act_bytes(), last_);
+    }
+  }
+
+  void backward(std::uint32_t mb, std::uint32_t chunk) {
+    if (!holds_output(chunk)) {
+      const std::uint32_t src = c_.pp == p_.pp - 1 ? 0 : c_.pp + 1;
+      const std::uint32_t src_chunk = c_.pp == p_.pp - 1 ? chunk + 1 : chunk;
+      waits_.push_back(recv(nm("pp.recv_grad", "bwd", mb), stage_rank(src), pp_tag(true, src_chunk, mb), act_bytes()));
+    }
+    const std::vector<ParamGroup> groups = chunk_groups(chunk);
+    const bool last_mb = mb + 1 == t_.microbatches;
+    std::vector<std::uint64_t> gathered(groups.size(), 0);
+    auto prefetch = [&](std::size_t k) {  // k-th group from the end
+      if (t_.zero == 3 && k < groups.size() && !dp_.empty()) {
+        const ParamGroup& g = groups[groups.size() - 1 - k];
+        gathered[k] = collective(nm(group_name(g) + ".dp_param_allgather", "bwd", mb), CollectiveType::kAllGather,
+                                 zero3_shard_bytes(g), dp_, false, last_);
+      }
+    };
+    prefetch(0);
+    for (std::size_t k = 0; k < groups.size(); ++k) {
+      if (gathered[k]) waits_.push_back(gathered[k]);
+      prefetch(k + 1);
+      const ParamGroup& g = groups[groups.size() - 1 - k];
+      if (g.kind == ParamGroup::kEmbedding) embedding_backward(mb);
+      else if (g.kind == ParamGroup::kOutput) output_backward(mb);
+      else layer_backward(g.layer, mb);
+      gradients_ready(g, mb, last_mb);
+    }
+    if (!holds_input(chunk)) {
+      const std::uint32_t dst = c_.pp == 0 ? p_.pp - 1 : c_.pp - 1;
+      send(nm("pp.send_grad", "bwd", mb), stage_rank(dst), pp_tag(true, chunk, mb), act_bytes(), last_);
+    }
+    if (last_mb) flush_buckets();
+  }
+
+  // --- data parallelism -----------------------------------------------------------
+  static std::string group_name(const ParamGroup& g) {
+    return g.kind == ParamGroup::kEmbedding ? "embedding" : g.kind == ParamGroup::kOutput ? "output" : layer(g.layer);
+  }
+  std::uint64_t zero3_shard_bytes(const ParamGroup& g) const {
+    return ceil_to(g.dense, dpc_) / dpc_ * 2;  // experts stay whole on their ranks (sharded only in the optimizer)
+  }
+  void gradients_ready(const ParamGroup& g, std::uint32_t mb, bool last_mb) {
+    if (t_.zero == 3) {  // every micro-batch: gradients are kept sharded
+      if (!dp_.empty() && g.dense) {
+        grad_colls_.push_back(collective(nm(group_name(g) + ".dp_grad_reduce_scatter", "bwd", mb),
+                                         CollectiveType::kReduceScatter, ceil_to(g.dense, dpc_) * 2, dp_, false, last_));
+      }
+      if (last_mb) pending_expert_ += g.expert;
+      if (last_mb && pending_expert_ >= t_.bucket_params) flush_expert();
+      return;
+    }
+    if (!last_mb) return;
+    pending_dense_ += g.dense;
+    pending_expert_ += g.expert;
+    if (pending_dense_ >= t_.bucket_params) flush_dense();
+    if (pending_expert_ >= t_.bucket_params) flush_expert();
+  }
+  void flush_buckets() {
+    if (t_.zero != 3) flush_dense();
+    flush_expert();
+  }
+  void flush_dense() {
+    if (pending_dense_ == 0) return;
+    if (!dp_.empty()) {
+      const std::string name = "dp.grad_" + std::string(t_.zero == 0 ? "allreduce" : "reduce_scatter") + " bucket" +
+                               std::to_string(dense_buckets_.size());
+      grad_colls_.push_back(t_.zero == 0
+                                ? collective(name, CollectiveType::kAllReduce, pending_dense_ * 2, dp_, false, last_)
+                                : collective(name, CollectiveType::kReduceScatter, ceil_to(pending_dense_, dpc_) * 2,
+                                             dp_, false, last_));
+      dense_buckets_.push_back(pending_dense_);
+    }
+    pending_dense_ = 0;
+  }
+  void flush_expert() {
+    if (pending_expert_ == 0) return;
+    if (!edp_name_.empty()) {
+      const std::string name = "edp.grad_" + std::string(t_.zero == 0 ? "allreduce" : "reduce_scatter") + " bucket" +
+                               std::to_string(expert_buckets_.size());
+      grad_colls_.push_back(t_.zero == 0
+                                ? collective(name, CollectiveType::kAllReduce, pending_expert_ * 2, edp_name_, false, last_)
+                                : collective(name, CollectiveType::kReduceScatter, ceil_to(pending_expert_, edp_) * 2,
+                                             edp_name_, false, last_));
+      expert_buckets_.push_back(pending_expert_);
+    }
+    pending_expert_ = 0;
+  }
+
+  void finish_iteration() {
+    if (!embd_.empty()) {  // tied embeddings: first and last stage sum their copies' gradients
+      const std::uint64_t emb = m_.vocab * m_.hidden / p_.tp;
+      grad_colls_.push_back(collective("embd.grad_allreduce", CollectiveType::kAllReduce, emb * 2, embd_, false, last_));
+    }
+    waits_.insert(waits_.end(), grad_colls_.begin(), grad_colls_.end());
+    const RankParams p = rank_params(t_, rank_);
+    const std::uint64_t local = t_.zero >= 1 ? (p.dense + dpc_ - 1) / dpc_ + (p.expert + edp_ - 1) / edp_ : p.total();
+    // Adam: reads the gradient (2 B), master weights, m and v (4 B each), writes the last three and the bf16 weights.
+    membound("optimizer.step", "adam", local, local * (2 + 12 + 12 + 2));
+    if (t_.zero == 1 || t_.zero == 2) {  // distributed optimizer: gather the updated parameters
+      for (std::size_t b = 0; b < dense_buckets_.size(); ++b) {
+        collective("dp.param_allgather bucket" + std::to_string(b), CollectiveType::kAllGather,
+                   ceil_to(dense_buckets_[b], dpc_) / dpc_ * 2, dp_, false, last_);
+      }
+      for (std::size_t b = 0; b < expert_buckets_.size(); ++b) {
+        collective("edp.param_allgather bucket" + std::to_string(b), CollectiveType::kAllGather,
+                   ceil_to(expert_buckets_[b], edp_) / edp_ * 2, edp_name_, false, last_);
+      }
+    }
+  }
+
+  void metadata() {
+    auto md_int = [&](const char* name, std::uint64_t v) {
+      et::AttributeProto* a = trace_.metadata.add_attr();
+      a->set_name(name);
+      a->set_int64_val(static_cast<std::int64_t>(v));
+    };
+    auto md_str = [&](const char* name, const std::string& v) {
+      et::AttributeProto* a = trace_.metadata.add_attr();
+      a->set_name(name);
+      a->set_string_val(v);
+    };
+    md_str("generator", "sim workload gen transformer");
+    md_str("workload", t_.describe());
+    md_int("model_flops", model_flops_exact(t_));
+    md_int("world_size", p_.world());
+    md_int("pp", p_.pp);
+    md_int("microbatches", t_.microbatches);
+    md_int("chunks", t_.chunks);
+    const RankMemory mem = rank_memory(t_, rank_);
+    md_int("param_bytes", mem.param_bytes);
+    md_int("grad_bytes", mem.grad_bytes);
+    md_int("optimizer_bytes", mem.optimizer_bytes);
+  }
+
+  const TrainingSpec& t_;
+  const ModelConfig& m_;
+  const ParallelPlan& p_;
+  std::uint32_t rank_;
+  RankCoords c_;
+  EtTrace& trace_;
+  std::size_t used_ = 0;  // nodes of trace_ written so far
+  std::uint64_t tok_ = 0, sp_tok_ = 0, hq_ = 0, qkv_out_ = 0, fc1_out_ = 0, dpc_ = 1, edp_ = 1;
+  std::string tp_, cp_, dp_, ep_, edp_name_, embd_;  // group names; empty: no such group of 2+ ranks
+  std::uint64_t last_ = 0;              // the GPU stream's last node
+  std::vector<std::uint64_t> waits_;    // what the stream's next node must also wait for
+  bool recomputing_ = false;
+  std::uint64_t pending_dense_ = 0, pending_expert_ = 0;
+  std::vector<std::uint64_t> dense_buckets_, expert_buckets_, grad_colls_;
+};
+
+}  // namespace
+
+EtTrace transformer_rank_trace(const TrainingSpec& spec, std::uint32_t rank, const std::string& path) {
+  EtTrace trace;
+  RankBuilder(spec, rank, path, trace).build();
+  return trace;
+}
+
+void transformer_rank_trace(const TrainingSpec& spec, std::uint32_t rank, EtTrace& into, const std::string& path) {
+  RankBuilder(spec, rank, path, into).build();
+}
+
+}  // namespace sim::gen

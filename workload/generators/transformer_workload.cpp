@@ -1,0 +1,99 @@
+#include "workload/generators/transformer_workload.h"
+
+#include <malloc.h>
+
+#include <atomic>
+#include <exception>
+#include <filesystem>
+#include <optional>
+#include <thread>
+
+#include "core/error.h"
+#include "workload/generators/model_flops.h"
+#include "workload/generators/transformer_graph.h"
+
+namespace sim::gen {
+namespace {
+
+constexpr const char* kScheme = "gen:transformer";
+
+// Runs work(r) for r in [0, n) on up to `threads` threads; the lowest rank's error is rethrown.
+// work(rank, trace) gets one reusable trace per thread.
+template <typename Work>
+void for_each_rank(std::uint32_t n, unsigned threads, Work&& work) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<unsigned>(threads, n);
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<std::uint32_t> next{0};
+  auto loop = [&] {
+    EtTrace trace;
+    for (std::uint32_t r; (r = next.fetch_add(1)) < n;) {
+      try {
+        work(r, trace);
+      } catch (...) {
+        errors[r] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(loop);
+  loop();
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+}  // namespace
+
+int write_transformer_workload(const TrainingOptions& options, const std::string& prefix, std::ostream& out,
+                               unsigned threads) {
+  const TrainingSpec spec = make_training_spec(options);
+  if (prefix.empty()) throw InputError("-o: an output prefix is required");
+  const std::filesystem::path parent = std::filesystem::path(prefix).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (ec) throw InputError("-o " + prefix + ": cannot create folder '" + parent.string() + "': " + ec.message());
+  const std::uint32_t n = spec.plan.world();
+  std::atomic<std::uint64_t> nodes{0}, bytes{0};
+  for_each_rank(n, threads, [&](std::uint32_t r, EtTrace& trace) {
+    const std::string path = prefix + "." + std::to_string(r) + ".et";
+    transformer_rank_trace(spec, r, trace, path);
+    write_et(trace, path);
+    nodes += trace.nodes.size();
+    bytes += std::filesystem::file_size(path);
+  });
+  out << "wrote " << n << " ranks (" << nodes.load() << " nodes, " << bytes.load() << " B) to " << prefix
+      << ".<rank>.et: " << spec.describe() << "; model FLOPs per iteration " << model_flops_per_iteration(spec)
+      << "\n";
+  return 0;
+}
+
+std::vector<RankGraph> transformer_rank_graphs(const TrainingSpec& spec, const GraphOptions& options,
+                                               const std::string& name, unsigned threads) {
+  const std::uint32_t n = spec.plan.world();
+  std::vector<std::optional<RankGraph>> graphs(n);
+  for_each_rank(n, threads, [&](std::uint32_t r, EtTrace& trace) {
+    transformer_rank_trace(spec, r, trace, name + " rank " + std::to_string(r));
+    graphs[r].emplace(trace, static_cast<int>(r), options);
+  });
+  std::vector<RankGraph> out;
+  out.reserve(n);
+  for (auto& g : graphs) out.push_back(std::move(*g));
+  malloc_trim(0);  // the traces' freed pages (as workload_loader does)
+  return out;
+}
+
+bool is_generated_workload(const std::string& workload) { return workload.rfind("gen:", 0) == 0; }
+
+TrainingSpec generated_workload_spec(const std::string& workload) {
+  const std::string scheme(kScheme);
+  if (workload.rfind(scheme, 0) != 0 || (workload.size() > scheme.size() && workload[scheme.size()] != '?')) {
+    throw InputError("--workload '" + workload + "': the only generated workload is " + scheme +
+                     "?model=...&parallel=...&global-batch=...&seq=...");
+  }
+  const std::string query = workload.size() > scheme.size() ? workload.substr(scheme.size() + 1) : "";
+  return make_training_spec(parse_training_query(query));
+}
+
+}  // namespace sim::gen

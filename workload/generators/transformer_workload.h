@@ -1,0 +1,34 @@
+// A generated training iteration as a workload: written as per-rank ET files
+// (`sim workload gen transformer ... -o PREFIX`), or built in memory straight
+// into the graphs a simulation runs (`--workload gen:transformer?...`), one
+// rank at a time so no decoded trace of another rank is held meanwhile.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "workload/generators/training_spec.h"
+#include "workload/rank_graph.h"
+
+namespace sim::gen {
+
+// Writes <prefix>.<rank>.et for every rank (creating the parent folder) on up
+// to `threads` threads (0: one per core) and a summary to `out`. Returns the
+// exit code; InputError for bad options or an unwritable path.
+int write_transformer_workload(const TrainingOptions& options, const std::string& prefix, std::ostream& out,
+                               unsigned threads = 0);
+
+// Every rank's graph, generated in memory (no files). `name` names the
+// workload in messages (as a path would).
+std::vector<RankGraph> transformer_rank_graphs(const TrainingSpec& spec, const GraphOptions& options,
+                                               const std::string& name, unsigned threads = 0);
+
+// "gen:transformer?model=...&parallel=...": true when `workload` asks for a
+// generated workload instead of files.
+bool is_generated_workload(const std::string& workload);
+// The spec such a workload names (InputError for anything else or bad options).
+TrainingSpec generated_workload_spec(const std::string& workload);
+
+}  // namespace sim::gen
