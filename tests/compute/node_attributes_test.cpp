@@ -14,7 +14,9 @@ using namespace sim::testing;
 et::Node comp(std::uint64_t id, const std::string& kernel) {
   et::Node n;
   n.set_id(id);
-  n.set_name("k" + std::to_string(id));
+  std::string name = "k";  // appended, not "k" + ...: GCC 12's -Wrestrict misfires on that
+  name.append(std::to_string(id));
+  n.set_name(name);
   n.set_type(et::COMP_NODE);
   n.set_duration_micros(5);
   if (!kernel.empty()) set_attr_string(n, "kernel", kernel);
