@@ -150,11 +150,13 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::size_t ndims,
     << "#   fp8  " << g.fp8.value << " (" << g.fp8.source << ")\n"
     << "#   tf32 " << g.tf32.value << " (" << g.tf32.source << ")\n"
     << "#   fp64 " << g.fp64.value << " (" << g.fp64.source << ")\n"
+    << "#   fp32 nodes (optimizer, norms) are priced at the tf32 tensor-core peak: the roofline of such\n"
+    << "#   memory-bound ops is set by HBM bandwidth anyway.\n"
     << "# The roofline takes a COMP node's dtype's peak, bf16's for a node without one (docs/compute.md).\n"
     << "compute:\n"
     << "  peak_tflops: {bf16: " << g.bf16.value << ", fp16: " << g.fp16.value
     << (std::string(g.fp8.value) == "0" ? std::string() : std::string(", fp8: ") + g.fp8.value) << ", tf32: " << g.tf32.value
-    << "}\n"
+    << ", fp32: " << g.tf32.value << "}\n"
     << "  memory_bandwidth: " << g.hbm_bandwidth.value << "   # " << g.hbm_bandwidth.source << "\n"
     << "collective:\n"
     << "  chunks: 1\n"

@@ -14,9 +14,12 @@ trap 'rm -rf "$work"' EXIT
 ln -s "$build" "$work/build"
 for d in configs examples scripts; do ln -s "$src/$d" "$work/$d"; done
 
-# The indented lines of the section, continuation lines joined, comments dropped.
+# The indented lines of the section (outside fenced blocks), continuation lines
+# joined, comments dropped.
 commands=$(awk '
   /^## / { inside = ($0 == "## Using it") ; next }
+  /^```/ { fence = !fence; next }   # fenced blocks are not commands to run
+  fence { next }
   inside && /^    [^ #]/ || (inside && cont) {
     line = $0; sub(/^ +/, "", line)
     if (cont) cmd = cmd " " line; else cmd = line
