@@ -110,8 +110,8 @@ std::uint64_t simulator_bytes(const Curve& curve, const CurvePoint& p, std::uint
 class Evaluator {
  public:
   Evaluator(const Files& base, const std::vector<FreeParameterSpec>& params, std::string calibration_path,
-            std::vector<CalibratedRow>& rows, std::uint32_t npus)
-      : base_(base), params_(params), calibration_path_(std::move(calibration_path)), rows_(rows), npus_(npus) {}
+            std::vector<CalibratedRow>& rows)
+      : base_(base), params_(params), calibration_path_(std::move(calibration_path)), rows_(rows) {}
 
   // Mean squared log ratio over the fitting rows (simulating them).
   double objective(const std::vector<std::string>& values) {
@@ -150,7 +150,6 @@ class Evaluator {
   const std::vector<FreeParameterSpec>& params_;
   std::string calibration_path_;
   std::vector<CalibratedRow>& rows_;
-  std::uint32_t npus_;
   std::map<std::string, double> cache_;
   std::size_t evaluations_ = 0;
 };
@@ -342,7 +341,8 @@ CalibrationResult calibrate(const CalibrateOptions& o) {
   const Topology topology = parse_topology(base.network_text, base.network_source);
   const std::uint32_t npus = topology.npu_count();
   const Curve curve = read_curve(o.reference, o.nccl_collective);
-  for (const auto& [column, value] : o.filters) {
+  for (const auto& filter : o.filters) {
+    const std::string& column = filter.first;
     if (column == "collective") continue;
     const bool known = std::any_of(curve.points.begin(), curve.points.end(),
                                    [&](const CurvePoint& p) { return p.labels.count(column) > 0; });
@@ -351,7 +351,7 @@ CalibrationResult calibrate(const CalibrateOptions& o) {
       if (!curve.points.empty()) {
         for (const auto& [c, v] : curve.points.front().labels) columns += ", " + c;
       }
-      throw InputError("--filter " + column + "=" + value + ": " + o.reference + " has no column '" + column +
+      throw InputError("--filter " + column + "=" + filter.second + ": " + o.reference + " has no column '" + column +
                        "' (it has: " + columns + ")");
     }
   }
@@ -373,7 +373,7 @@ CalibrationResult calibrate(const CalibrateOptions& o) {
                      std::to_string(npus) + " NPUs; check --filter and --sizes)");
   }
 
-  Evaluator ev(base, result.parameters, calibration_path, result.rows, npus);
+  Evaluator ev(base, result.parameters, calibration_path, result.rows);
   // Coordinate descent until a round no longer lowers the objective (by a
   // part in 1e9), at most `rounds` rounds: parameters that trade off against
   // each other (a bandwidth and a latency) need several.

@@ -111,9 +111,9 @@ class DomBuilder {
 
 class ElementSax {
  public:
-  ElementSax(const std::string& path, const std::string& array_key, const std::function<void(json&)>& on_element,
+  ElementSax(const std::string& array_key, const std::function<void(json&)>& on_element,
              int max_depth)
-      : path_(path), array_key_(array_key), on_element_(on_element), max_depth_(max_depth) {}
+      : array_key_(array_key), on_element_(on_element), max_depth_(max_depth) {}
 
   json top = json::object();
   bool saw_array = false;
@@ -238,7 +238,6 @@ class ElementSax {
     }
   }
 
-  const std::string& path_;
   const std::string& array_key_;
   const std::function<void(json&)>& on_element_;
   int max_depth_;
@@ -255,7 +254,7 @@ nlohmann::json stream_json_array(const std::string& path, const std::string& arr
   GzStreamBuf buf(path);
   std::istream in(&buf);
   in.exceptions(std::ios::badbit);
-  ElementSax sax(path, array_key, on_element, max_depth);
+  ElementSax sax(array_key, on_element, max_depth);
   bool ok = false;
   try {
     ok = json::sax_parse(in, &sax, json::input_format_t::json, /*strict=*/true);
