@@ -27,7 +27,7 @@ TrainingRun::TrainingRun(const std::vector<JobInput>& jobs) {
   const std::string& workload = jobs[0].workload;
   if (gen::is_generated_workload(workload)) {
     const gen::TrainingSpec spec = gen::generated_workload_spec(workload);
-    model_flops_ = gen::model_flops_exact(spec);
+    model_flops_ = gen::model_flops_per_iteration(spec);
     stages_ = spec.plan.pp;
     return;
   }
@@ -42,8 +42,8 @@ TrainingRun::TrainingRun(const std::vector<JobInput>& jobs) {
   } catch (const InputError&) {
     return;
   }
-  if (const auto flops = metadata_int(md, "model_flops"); flops && *flops > 0) {
-    model_flops_ = static_cast<std::uint64_t>(*flops);
+  if (const auto flops = metadata_number(md, "model_flops"); flops && *flops > 0) {
+    model_flops_ = *flops;
     stages_ = static_cast<std::uint32_t>(metadata_int(md, "pp").value_or(1));
   }
 }
@@ -57,7 +57,7 @@ TimelineSink* TrainingRun::attach(TimelineSink* timeline, std::uint32_t world) {
 const TrainingSummary* TrainingRun::finish(const SimulationResult& result, const SystemConfig& config) {
   if (!breakdown_) return nullptr;
   breakdown_->finish(result);
-  summary_ = breakdown_->summary(static_cast<double>(model_flops_), config.peak_flops);
+  summary_ = breakdown_->summary(model_flops_, config.peak_flops);
   return &summary_;
 }
 

@@ -23,7 +23,7 @@ class TrainingRun {
   const TrainingSummary* finish(const SimulationResult& result, const SystemConfig& config);
 
  private:
-  std::uint64_t model_flops_ = 0;  // 0: not a training iteration
+  double model_flops_ = 0;  // per iteration; 0: not a training iteration
   std::uint32_t stages_ = 1;
   std::unique_ptr<TrainingBreakdown> breakdown_;
   TrainingSummary summary_;

@@ -784,6 +784,14 @@ std::optional<std::int64_t> metadata_int(const et::GlobalMetadata& md, std::stri
   return int_in(md.attr(), name, kMetadataOwner);
 }
 
+std::optional<double> metadata_number(const et::GlobalMetadata& md, std::string_view name) {
+  const et::AttributeProto* a = find_in(md.attr(), name);
+  if (!a) return std::nullopt;
+  if (a->value_case() == et::AttributeProto::kDoubleVal) return a->double_val();
+  if (a->value_case() == et::AttributeProto::kFloatVal) return a->float_val();
+  return static_cast<double>(int_of(*a, kMetadataOwner));
+}
+
 std::optional<std::string> metadata_string(const et::GlobalMetadata& md, std::string_view name) {
   return string_in(md.attr(), name, kMetadataOwner);
 }

@@ -162,6 +162,8 @@ bool attr_bool_of(const et::Node& node, const et::AttributeProto& a);
 // Same lookups on GlobalMetadata attributes.
 std::optional<std::int64_t> metadata_int(const et::GlobalMetadata& md, std::string_view name);
 std::optional<std::string> metadata_string(const et::GlobalMetadata& md, std::string_view name);
+// An integer or a double_val/float_val attribute, as a double.
+std::optional<double> metadata_number(const et::GlobalMetadata& md, std::string_view name);
 
 // Setters used by writers (replace an existing attribute of that name).
 void set_attr_int(et::Node& node, std::string_view name, std::int64_t value);

@@ -33,6 +33,8 @@ std::uint64_t model_flops_exact(const TrainingSpec& t) {
   return static_cast<std::uint64_t>(f);
 }
 
+bool model_flops_fit_64_bits(const TrainingSpec& t) { return (model_flops_wide(t) >> 63) == 0; }
+
 double model_flops_per_iteration(const TrainingSpec& t) { return static_cast<double>(model_flops_wide(t)); }
 
 std::uint64_t dense_dp_size(const TrainingSpec& t) { return std::uint64_t{t.plan.dp} * t.plan.cp; }

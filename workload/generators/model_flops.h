@@ -23,6 +23,8 @@ namespace sim::gen {
 // for any model below ~9.2e18 FLOPs per iteration; larger throws InputError.
 double model_flops_per_iteration(const TrainingSpec& spec);
 std::uint64_t model_flops_exact(const TrainingSpec& spec);
+// Whether model_flops_exact(spec) is in range (below 2^63).
+bool model_flops_fit_64_bits(const TrainingSpec& spec);
 
 // Parameters `rank` holds (before ZeRO sharding): its stage's layers (split
 // by tp, experts by ep), the word embedding on the first stage, the output

@@ -102,9 +102,6 @@ TrainingSpec make_training_spec(const TrainingOptions& o) {
     require_divides(p.pp, t.microbatches,
                     "--schedule " + o.schedule + ": the micro-batches per replica (" + num(t.microbatches) +
                         ") must be a multiple of pp=" + num(p.pp) + " (Megatron-LM's interleaved schedule)");
-    if (o.first_stage_layers || o.last_stage_layers) {
-      throw InputError("--first-stage-layers / --last-stage-layers work with --schedule 1f1b only");
-    }
   } else {
     throw InputError("--schedule '" + o.schedule + "': expected 1f1b or interleaved:V");
   }
@@ -134,16 +131,40 @@ TrainingSpec make_training_spec(const TrainingOptions& o) {
                                   (V > 1 ? "" : " (or give --first-stage-layers and --last-stage-layers)"));
     std::fill(per_stage.begin(), per_stage.end(), L / P);
   }
+  // Layers per (stage, chunk). Interleaved with a shorter first or last stage
+  // (Llama 3 405B: 126 layers on 16 stages as if 128, section 3.3.2): every
+  // chunk holds the inner stages' layers / V, and the first stage's missing
+  // layers come out of its first chunk, the last stage's out of its last one
+  // (a chunk may hold none: only the embedding, or only the output layer).
+  std::vector<std::uint64_t> layers(P * V, 0);
+  if (V > 1 && (o.first_stage_layers || o.last_stage_layers)) {
+    const std::uint64_t inner = per_stage[P > 2 ? 1 : 0];
+    const std::uint64_t per_chunk = P > 2 ? inner / V : 0;
+    if (P < 3 || inner % V != 0 || per_stage[0] > inner || per_stage[P - 1] > inner ||
+        inner - per_stage[0] > per_chunk || inner - per_stage[P - 1] > per_chunk) {
+      throw InputError("--schedule " + o.schedule + " with --first-stage-layers " + num(per_stage[0]) +
+                       " and --last-stage-layers " + num(per_stage[P - 1]) +
+                       ": needs pp >= 3, the inner stages' layers (" + num(inner) + ") a multiple of " + num(V) +
+                       " chunks, and the first and last stages at most one chunk (" + num(per_chunk) +
+                       " layers) short of them");
+    }
+    std::fill(layers.begin(), layers.end(), per_chunk);
+    layers[0] -= inner - per_stage[0];
+    layers[(P - 1) * V + V - 1] -= inner - per_stage[P - 1];
+  } else {
+    for (std::uint64_t s = 0; s < P; ++s) {
+      for (std::uint64_t c = 0; c < V; ++c) layers[s * V + c] = per_stage[s] / V;
+    }
+  }
   // Chunk c of stage s holds the layers after chunks 0..c-1 of all stages and
   // chunk c of stages 0..s-1 (the model wraps around the stages v times).
   t.chunk_first.assign(P * V, 0);
-  t.chunk_layers.assign(P * V, 0);
+  t.chunk_layers = layers;
   std::uint64_t next = 0;
   for (std::uint64_t c = 0; c < V; ++c) {
     for (std::uint64_t s = 0; s < P; ++s) {
       t.chunk_first[s * V + c] = next;
-      t.chunk_layers[s * V + c] = per_stage[s] / V;
-      next += per_stage[s] / V;
+      next += layers[s * V + c];
     }
   }
 

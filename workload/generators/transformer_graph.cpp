@@ -582,7 +582,13 @@ class RankBuilder {
     };
     md_str("generator", "sim workload gen transformer");
     md_str("workload", t_.describe());
-    md_int("model_flops", model_flops_exact(t_));
+    if (model_flops_fit_64_bits(t_)) {
+      md_int("model_flops", model_flops_exact(t_));
+    } else {  // over 9.2 EFLOP (a 16,384-GPU iteration): not exact any more, as a double
+      et::AttributeProto* a = trace_.metadata.add_attr();
+      a->set_name("model_flops");
+      a->set_double_val(model_flops_per_iteration(t_));
+    }
     md_int("world_size", p_.world());
     md_int("pp", p_.pp);
     md_int("microbatches", t_.microbatches);

@@ -11,15 +11,6 @@
 namespace sim::testing {
 namespace {
 
-std::string error_of(const gen::TrainingOptions& o) {
-  try {
-    gen::make_training_spec(o);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 TEST_F(GeneratorTest, BadPlansAreClearErrors) {
   auto o = [](const std::string& parallel) { return options("llama3-8b", parallel, 8, 2048); };
   EXPECT_EQ(error_of(o("tp=3,pp=1,dp=1")),

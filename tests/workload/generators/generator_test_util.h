@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "core/error.h"
 #include "tests/common/temp_folder.h"
 #include "workload/et_io.h"
 #include "workload/generators/training_spec.h"
@@ -67,6 +68,16 @@ inline std::string llama_yaml(std::uint64_t layers, std::uint64_t hidden, std::u
                   "\nmlp: swiglu\nnorm: rmsnorm\nbias: false\ntied_embeddings: false\n";
   if (experts) y += "moe:\n  experts: " + std::to_string(experts) + "\n  top_k: " + std::to_string(top_k) + "\n";
   return y;
+}
+
+// The InputError message of a plan, or "(no error)".
+inline std::string error_of(const gen::TrainingOptions& o) {
+  try {
+    gen::make_training_spec(o);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
 
 }  // namespace sim::testing

@@ -80,5 +80,39 @@ TEST_F(GeneratorTest, RecomputationIsNotModelFlops) {
   EXPECT_EQ(counted_flops(gen::make_training_spec(o)).first, llama_closed_form(8, 32, 2, 64, 96, 4, 2, 128, 4, 2));
 }
 
+// Llama 3 405B's plan in small: an interleaved schedule whose first and last
+// stages hold one layer fewer (14 layers as if 16 on 4 stages x 2 chunks): the
+// first chunk of stage 0 and the last chunk of stage 3 lose the layer, every
+// layer is placed once, in order, and the FLOPs are the closed form's.
+TEST_F(GeneratorTest, InterleavedWithShorterFirstAndLastStagesPlacesEveryLayerOnce) {
+  const std::string model = model_file("llama14", llama_yaml(14, 64, 176, 8, 2, 256));
+  gen::TrainingOptions o = options(model, "tp=2,pp=4,dp=1", 4, 64);
+  o.schedule = "interleaved:2";
+  o.first_stage_layers = 3;
+  o.last_stage_layers = 3;
+  const gen::TrainingSpec spec = gen::make_training_spec(o);
+  // (stage, chunk) -> layers; chunk c of stage s follows chunk c of stage s - 1.
+  const std::vector<std::uint64_t> layers = {1, 2, 2, 2, 2, 2, 2, 1};
+  EXPECT_EQ(spec.chunk_layers, layers);
+  std::uint64_t next = 0;
+  for (std::uint32_t c = 0; c < 2; ++c) {
+    for (std::uint32_t s = 0; s < 4; ++s) {
+      EXPECT_EQ(spec.first_layer(s, c), next) << "stage " << s << " chunk " << c;
+      next += spec.layers_in(s, c);
+    }
+  }
+  EXPECT_EQ(next, 14u);
+  EXPECT_EQ(counted_flops(spec).first, llama_closed_form(4, 64, 14, 64, 176, 8, 2, 256));
+  // A chunk may be left with none (the embedding alone), not fewer.
+  o.first_stage_layers = 2;
+  o.last_stage_layers = 4;
+  EXPECT_EQ(error_of(o), "(no error)");
+  o.first_stage_layers = 1;
+  o.last_stage_layers = 5;
+  EXPECT_EQ(error_of(o), "--schedule interleaved:2 with --first-stage-layers 1 and --last-stage-layers 5: needs "
+                         "pp >= 3, the inner stages' layers (4) a multiple of 2 chunks, and the first and last stages "
+                         "at most one chunk (2 layers) short of them");
+}
+
 }  // namespace
 }  // namespace sim::testing
