@@ -1,7 +1,11 @@
 #include "compute/compute_config.h"
 
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <set>
+#include <string>
 
 #include "compute/kernel_model.h"
 #include "compute/kernel_table.h"
@@ -19,7 +23,7 @@ double tflops(const ConfigReader& r, const YAML::Node& node, const std::string& 
 }
 
 std::string resolve(const std::string& base, const std::string& path) {
-  if (base.empty() || std::filesystem::path(path).is_absolute()) return path;
+  if (base.empty() || is_builtin_kernel_table(path) || std::filesystem::path(path).is_absolute()) return path;
   return (std::filesystem::path(base) / path).string();
 }
 
@@ -92,6 +96,31 @@ ComputeConfig read_compute_section(const ConfigReader& r, const YAML::Node& c, c
     cfg.model = roofline;
     return cfg;
   }
+  // Fitting the model to a table takes tens of ms; `sim calibrate` and sweeps
+  // read one system many times. So fitted models are kept per (tables as they
+  // are now, roofline): a file is known by its path, size and modification
+  // time, a built-in table by its name.
+  std::string key;
+  for (const std::string& f : cfg.kernel_files) {
+    key += f;
+    if (!is_builtin_kernel_table(f)) {
+      std::error_code ec;
+      key += " " + std::to_string(std::filesystem::file_size(f, ec)) + " " +
+             std::to_string(std::filesystem::last_write_time(f, ec).time_since_epoch().count());
+    }
+    key += "\n";
+  }
+  for (const auto& [dtype, flops] : cfg.params.peak_flops_by_dtype) key += dtype + "=" + std::to_string(flops) + " ";
+  key += std::to_string(cfg.params.default_peak_flops) + " " + std::to_string(cfg.params.memory_bandwidth);
+  static std::mutex fitted_mutex;
+  static std::map<std::string, std::shared_ptr<const ComputeModel>> fitted;
+  {
+    const std::lock_guard<std::mutex> lock(fitted_mutex);
+    if (const auto it = fitted.find(key); it != fitted.end()) {
+      cfg.model = it->second;
+      return cfg;
+    }
+  }
   // Table errors name the table's file, line and column themselves.
   const std::vector<KernelSample> samples = read_kernel_samples(cfg.kernel_files);
   try {
@@ -99,6 +128,8 @@ ComputeConfig read_compute_section(const ConfigReader& r, const YAML::Node& c, c
   } catch (const InputError& e) {
     r.fail(c["kernels"], std::string("'compute.kernels': ") + e.what());
   }
+  const std::lock_guard<std::mutex> lock(fitted_mutex);
+  if (fitted.size() < 64) fitted.emplace(key, cfg.model);  // bounded: a sweep over many tables refits
   return cfg;
 }
 

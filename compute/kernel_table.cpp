@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "core/error.h"
 #include "core/input_file.h"
@@ -206,12 +207,63 @@ KernelCsv parse_kernel_csv(const std::string& text, const std::string& path) {
   return csv;
 }
 
+namespace {
+
+struct BuiltinTable {
+  const char* name;  // "<gpu>/<file>.csv"
+  const char* text;
+};
+// configs/kernels/<gpu>/*.csv, compiled in (compute/CMakeLists.txt).
+constexpr BuiltinTable kBuiltinTables[] = {
+#include "builtin_kernel_tables.inc"
+};
+constexpr std::string_view kBuiltinPrefix = "builtin:";
+
+const BuiltinTable* builtin_table(std::string_view name) {
+  for (const BuiltinTable& t : kBuiltinTables) {
+    if (name == t.name) return &t;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool is_builtin_kernel_table(const std::string& source) { return source.rfind(kBuiltinPrefix, 0) == 0; }
+
+std::vector<std::string> builtin_kernel_tables() {
+  std::vector<std::string> gpus;
+  for (const BuiltinTable& t : kBuiltinTables) {
+    const std::string_view name = t.name;
+    const std::string gpu(name.substr(0, name.find('/')));
+    if (gpus.empty() || gpus.back() != gpu) gpus.push_back(gpu);
+  }
+  return gpus;
+}
+
 KernelCsv read_kernel_csv(const std::string& path) {
+  if (is_builtin_kernel_table(path)) {
+    const BuiltinTable* t = builtin_table(std::string_view(path).substr(kBuiltinPrefix.size()));
+    if (!t) throw InputError(path + ": no such built-in kernel table");
+    return parse_kernel_csv(t->text, path);
+  }
   return parse_kernel_csv(read_input_file(path, "kernel table"), path);
 }
 
 std::vector<std::string> kernel_table_files(const std::string& source) {
   namespace fs = std::filesystem;
+  if (is_builtin_kernel_table(source)) {
+    const std::string gpu = source.substr(kBuiltinPrefix.size());
+    std::vector<std::string> files;
+    for (const char* name : {"gemm.csv", "attention.csv", "membound.csv"}) {
+      if (builtin_table(gpu + "/" + name)) files.push_back(source + "/" + name);
+    }
+    if (files.empty()) {
+      std::string known;
+      for (const std::string& g : builtin_kernel_tables()) known += (known.empty() ? "" : ", ") + std::string(kBuiltinPrefix) + g;
+      throw InputError(source + ": no such built-in kernel table (built in: " + known + ")");
+    }
+    return files;
+  }
   std::error_code ec;
   if (!fs::exists(source, ec)) throw InputError(source + ": no such kernel table file or folder");
   if (!fs::is_directory(source, ec)) return {source};

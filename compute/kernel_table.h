@@ -58,7 +58,12 @@ KernelCsv read_kernel_csv(const std::string& path);
 // Every sample of the tables `source` names: a CSV file, or a folder whose
 // gemm.csv, attention.csv and membound.csv are read (those present; at least
 // one must be). Other files in a folder (gpu.csv, notes) are not read.
+//
+// `builtin:<gpu>` names the tables shipped in configs/kernels/<gpu>/, compiled
+// into `sim` (builtin:h100); its files are named builtin:<gpu>/gemm.csv, ...
 std::vector<std::string> kernel_table_files(const std::string& source);
+bool is_builtin_kernel_table(const std::string& source);
+std::vector<std::string> builtin_kernel_tables();  // the <gpu> names, sorted
 std::vector<KernelSample> read_kernel_samples(const std::vector<std::string>& files);
 
 }  // namespace sim

@@ -24,6 +24,9 @@ struct GpuSpec {
   Figure nvlinks, nvlink_rate, nvlink_total;
   // NCCL's effective per-link figure (GB/s per link) for this architecture.
   Figure nccl_nvlink_rate;
+  // The measured kernel table shipped for this GPU (compute.kernels), or ""
+  // when none is: `builtin:<gpu>` names configs/kernels/<gpu>/, compiled in.
+  const char* kernel_table = "";
 };
 
 // NVIDIA H100 Tensor Core GPU datasheet (SXM5 column): 989 TFLOP/s BF16 and
@@ -42,6 +45,7 @@ inline constexpr GpuSpec kH100Sxm{
     {"25GB/s", "spec sheet: NVLink4, 50 GB/s per link both ways = 25 GB/s per direction"},
     {"450GB/s", "spec sheet: 18 links x 25 GB/s per direction (900 GB/s bidirectional)"},
     {"20.6GB/s", "NCCL: SM90_NVLINK_BW 20.6 (src/graph/topo.h), GB/s per link NCCL plans with"},
+    "builtin:h100",
 };
 
 // NVIDIA A100 Tensor Core GPU datasheet (SXM 80GB column): 312 TFLOP/s BF16

@@ -157,8 +157,14 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::size_t ndims,
     << "  peak_tflops: {bf16: " << g.bf16.value << ", fp16: " << g.fp16.value
     << (std::string(g.fp8.value) == "0" ? std::string() : std::string(", fp8: ") + g.fp8.value) << ", tf32: " << g.tf32.value
     << ", fp32: " << g.tf32.value << "}\n"
-    << "  memory_bandwidth: " << g.hbm_bandwidth.value << "   # " << g.hbm_bandwidth.source << "\n"
-    << "collective:\n"
+    << "  memory_bandwidth: " << g.hbm_bandwidth.value << "   # " << g.hbm_bandwidth.source << "\n";
+  if (*g.kernel_table) {
+    o << "  # COMP nodes with a kernel shape (GEMM, attention, memory-bound ops) are timed from kernels\n"
+      << "  # measured on one " << g.name << ", interpolated; the roofline above outside the table\n"
+      << "  # (configs/kernels/, docs/compute.md).\n"
+      << "  kernels: " << g.kernel_table << "\n";
+  }
+  o << "collective:\n"
     << "  chunks: 1\n"
     << "  endpoint_delay: " << overhead.value << "   # " << overhead.source << "\n";
   // Native choices until NCCL's algorithms are on main: a ring over the
