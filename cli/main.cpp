@@ -78,6 +78,7 @@ int run_simulation(const RunOptions& o) {
   spec.system = o.system;
   spec.collectives = o.collectives;
   spec.backend = o.backend;
+  spec.no_aggregation = o.no_aggregation;
   spec.graph_options = GraphOptions{o.ctrl_deps, o.strict_deps};
   if (o.workloads.empty()) {
     // The bundled example: its own topology, no file read.
@@ -95,7 +96,6 @@ int run_simulation(const RunOptions& o) {
   RunOutputs outputs({o.report, o.csv, o.link_stats, o.timeline, o.timeline_ranks, o.timeline_window,
                       o.timeline_format});
   Scenario scenario = build_scenario(spec);
-  if (o.no_aggregation) scenario.config.aggregation = false;
   scenario.options.timeline = outputs.timeline();
   if (!o.quiet) scenario.options.progress = workflows::long_run_progress(std::cerr);
   const Topology& topology = *scenario.topology;

@@ -57,7 +57,8 @@ TimelineSink* TrainingRun::attach(TimelineSink* timeline, std::uint32_t world) {
 const TrainingSummary* TrainingRun::finish(const SimulationResult& result, const SystemConfig& config) {
   if (!breakdown_) return nullptr;
   breakdown_->finish(result);
-  summary_ = breakdown_->summary(model_flops_, config.peak_flops);
+  summary_ = breakdown_->summary(model_flops_, config.peak_flops,
+                                 static_cast<std::uint32_t>(result.ranks.size()) * result.folded_replicas);
   return &summary_;
 }
 

@@ -144,6 +144,11 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
     }
     out << "\n";
   }
+  if (r.folded_replicas > 1) {
+    out << "replicas folded: " << r.folded_replicas << " data-parallel replicas simulated as one ("
+        << r.ranks.size() << " of " << r.ranks.size() * r.folded_replicas
+        << " ranks; exact, --no-aggregation simulates all; per-rank and link figures are replica 0's)\n";
+  }
   out << "events: " << r.events << ", messages: " << r.messages;
   if (r.aggregated_collectives > 0) {
     out << ", aggregated collectives: " << r.aggregated_collectives << " (" << r.aggregated_events
@@ -185,6 +190,7 @@ void json_header(JsonStream& j, const SimulationResult& r, const RunInfo& info) 
     j.end_array();
   }
   j.field("events", r.events).field("messages", r.messages);
+  if (r.folded_replicas > 1) j.field("folded_replicas", r.folded_replicas);
 }
 
 void json_ranks(JsonStream& j, const SimulationResult& r) {

@@ -66,13 +66,13 @@ void TrainingBreakdown::slice(const TimelineSlice& s) {
 
 void TrainingBreakdown::finish(const SimulationResult& result) { makespan_ = result.makespan; }
 
-TrainingSummary TrainingBreakdown::summary(double model_flops, double peak_flops) const {
+TrainingSummary TrainingBreakdown::summary(double model_flops, double peak_flops, std::uint32_t gpus) const {
   TrainingSummary out;
   out.iteration_time = makespan_;
-  out.world = world_;
+  out.world = gpus ? gpus : world_;
   out.model_flops = model_flops;
   const double seconds = static_cast<double>(makespan_) * 1e-12;
-  if (model_flops > 0 && seconds > 0) out.model_tflops_per_gpu = model_flops / (world_ * seconds) / 1e12;
+  if (model_flops > 0 && seconds > 0) out.model_tflops_per_gpu = model_flops / (out.world * seconds) / 1e12;
   out.peak_tflops_per_gpu = peak_flops / 1e12;
   if (peak_flops > 0) out.mfu = out.model_tflops_per_gpu * 1e12 / peak_flops;
   out.ranks_sampled = static_cast<std::uint32_t>(sampled_.size());

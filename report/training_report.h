@@ -60,7 +60,9 @@ class TrainingBreakdown final : public TimelineSink {
   // After the run.
   void finish(const SimulationResult& result);
   // model_flops: per iteration (0: unknown); peak_flops: per GPU in FLOP/s (0: unknown).
-  TrainingSummary summary(double model_flops, double peak_flops) const;
+  // `gpus`: the GPUs the iteration runs on, when more than the ranks simulated
+  // (folded replicas); 0: the world given at construction.
+  TrainingSummary summary(double model_flops, double peak_flops, std::uint32_t gpus = 0) const;
 
  private:
   struct Interval {

@@ -37,16 +37,18 @@ std::string rank_list(const std::vector<std::uint32_t>& ranks, std::uint32_t fir
 
 GroupTable::GroupTable(const std::vector<RankGraph>& graphs, const std::vector<JobSpec>& jobs,
                        const std::vector<std::uint32_t>& npu_of, const std::vector<std::uint32_t>& topology_dims,
-                       std::uint32_t npu_count)
-    : graphs_(graphs), npu_of_(npu_of), dims_(topology_dims) {
+                       std::uint32_t npu_count, const ReplicaFolding& folding)
+    : graphs_(graphs), folding_(folding), npu_of_(npu_of), dims_(topology_dims) {
   if (dims_.empty()) dims_.push_back(npu_count);
+  if (folding_.active() && jobs.size() != 1) throw InputError("folded replicas need a run of one job");
   std::uint32_t first = 0;
   for (const JobSpec& j : jobs) {
     const auto job = static_cast<std::uint32_t>(job_first_.size());
     job_first_.push_back(first);
     job_size_.push_back(j.ranks);
     job_of_.insert(job_of_.end(), j.ranks, job);
-    ProcessGroups& defined = defined_.emplace_back(j.ranks);
+    // Folded, the definitions name the world's ranks, mirrors included.
+    ProcessGroups& defined = defined_.emplace_back(folding_.active() ? folding_.world : j.ranks);
     defined.define_all(j.comm_groups, j.comm_group_file.empty() ? "--comm-group" : j.comm_group_file);
     for (std::uint32_t r = first; r < first + j.ranks; ++r) {
       const RankGraph& g = graphs_[r];
@@ -101,10 +103,51 @@ std::uint32_t GroupTable::add(std::uint32_t job, const std::string& key, std::st
   return id;
 }
 
+// A group with folded copies must be one simulated rank's copies: each of its
+// members the rank itself or one of its mirrors.
+std::uint32_t GroupTable::add_mirrored(std::uint32_t rank, const ProcessGroup& pg, const std::string& where) {
+  const std::string key = "mirrored:" + pg.name;
+  if (const auto it = by_key_.find("0\x1f" + key); it != by_key_.end()) return it->second;
+  CommGroup g;
+  g.label = "pg_name '" + pg.name + "'";
+  std::vector<std::uint32_t> npus;
+  for (std::uint32_t r : pg.ranks) {
+    if (folding_.graph_of[r] != rank) {
+      throw InputError(where + ": pg_name '" + pg.name + "' (from " + pg.source + ") joins rank " + std::to_string(r) +
+                       ", which is not a copy of rank " + std::to_string(folding_.real_rank[rank]) +
+                       ": its replicas cannot be folded (run with --no-aggregation)");
+    }
+    if (r == folding_.real_rank[rank]) g.mirrored_pos = static_cast<std::int32_t>(npus.size());
+    npus.push_back(r);  // folded, a rank's NPU is its number
+  }
+  if (g.mirrored_pos < 0) {
+    throw InputError(where + ": pg_name '" + pg.name + "' (from " + pg.source + ") does not include rank " +
+                     std::to_string(folding_.real_rank[rank]));
+  }
+  const std::vector<std::uint32_t> c0 = coordinates(npus[0]);
+  for (std::size_t d = 0; d < dims_.size(); ++d) {
+    for (std::uint32_t n : npus) {
+      if (coordinates(n)[d] != c0[d]) {
+        g.dims.push_back(static_cast<std::uint32_t>(d));
+        break;
+      }
+    }
+  }
+  g.ranks = {rank};
+  g.npus = std::make_shared<const std::vector<std::uint32_t>>(std::move(npus));
+  const auto id = static_cast<std::uint32_t>(groups_.size());
+  groups_.push_back(std::move(g));
+  by_key_.emplace("0\x1f" + key, id);
+  return id;
+}
+
 std::uint32_t GroupTable::world(std::uint32_t job) {
+
   std::vector<std::uint32_t> ranks(job_size_[job]);
   for (std::uint32_t i = 0; i < ranks.size(); ++i) ranks[i] = job_first_[job] + i;
-  return add(job, "*", "all ranks", std::move(ranks));
+  const std::uint32_t id = add(job, "*", "all ranks", std::move(ranks));
+  groups_[id].unfoldable = folding_.active();
+  return id;
 }
 
 std::vector<std::uint32_t> GroupTable::involved_ranks(std::uint32_t rank, const CommunicatorSpec& spec,
@@ -155,7 +198,17 @@ std::uint32_t GroupTable::resolve(std::uint32_t rank, const CommunicatorSpec& sp
     if (!pg) {
       named = world(job);
     } else {
-      for (std::uint32_t r : pg->ranks) named_ranks.push_back(first + r);
+      if (folding_.active()) {
+        bool all_simulated = true;
+        for (std::uint32_t r : pg->ranks) all_simulated = all_simulated && folding_.simulated(r);
+        if (!all_simulated) {
+          if (spec.involved_count != 0) {
+            throw InputError(where + ": pg_name '" + spec.pg_name + "' with involved_dim cannot be folded");
+          }
+          return add_mirrored(rank, *pg, where);
+        }
+      }
+      for (std::uint32_t r : pg->ranks) named_ranks.push_back(folding_.active() ? folding_.graph_of[r] : first + r);
       if (std::find(named_ranks.begin(), named_ranks.end(), rank) == named_ranks.end()) {
         throw InputError(where + ": pg_name '" + spec.pg_name + "' is process group '" + pg->name + "' " +
                          rank_list(named_ranks, first) + " (from " + pg->source + "), which does not include rank " +
@@ -166,6 +219,7 @@ std::uint32_t GroupTable::resolve(std::uint32_t rank, const CommunicatorSpec& sp
     named_ranks = groups_[named].ranks;
   }
   if (spec.involved_count == 0) return named;
+  if (folding_.active()) throw InputError(where + ": involved_dim cannot be folded into one replica");
   std::vector<std::uint32_t> line = involved_ranks(rank, spec, where);
   if (named != 0xffffffffu) {
     std::vector<std::uint32_t> a = named_ranks, b = line;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "system/groups/process_groups.h"
+#include "system/groups/replica_folding.h"
 #include "workload/rank_graph.h"
 
 namespace sim {
@@ -38,6 +39,11 @@ struct CommGroup {
   std::vector<std::uint32_t> ranks;   // graph indices, in group-position order
   std::shared_ptr<const std::vector<std::uint32_t>> npus;  // their NPUs, same order
   std::vector<std::uint32_t> dims;    // topology dimensions its NPUs span
+  // Folded replicas (replica_folding.h): a group of one rank's copies has that
+  // rank alone in `ranks`, every copy's NPU in `npus`, and the rank's own
+  // position there in `mirrored_pos`; -1 for any other group.
+  std::int32_t mirrored_pos = -1;
+  bool unfoldable = false;  // folded: all ranks of the world, which no collective may use
 };
 
 class GroupTable {
@@ -46,7 +52,7 @@ class GroupTable {
   // (unknown pg_name, non-member, pg_name/involved_dim conflict, bad involved_dim).
   GroupTable(const std::vector<RankGraph>& graphs, const std::vector<JobSpec>& jobs,
              const std::vector<std::uint32_t>& npu_of, const std::vector<std::uint32_t>& topology_dims,
-             std::uint32_t npu_count);
+             std::uint32_t npu_count, const ReplicaFolding& folding = {});
 
   std::size_t size() const { return groups_.size(); }
   const CommGroup& group(std::uint32_t id) const { return groups_[id]; }
@@ -62,7 +68,10 @@ class GroupTable {
   std::vector<std::uint32_t> involved_ranks(std::uint32_t rank, const CommunicatorSpec& spec, const std::string& where);
   std::vector<std::uint32_t> coordinates(std::uint32_t npu) const;
 
+  std::uint32_t add_mirrored(std::uint32_t rank, const ProcessGroup& pg, const std::string& where);
+
   const std::vector<RankGraph>& graphs_;
+  const ReplicaFolding& folding_;
   std::vector<std::uint32_t> npu_of_;
   std::vector<std::uint32_t> dims_;
   std::vector<std::uint32_t> job_of_, job_first_, job_size_;

@@ -39,7 +39,7 @@ CollectiveEngine::~CollectiveEngine() = default;
 
 void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const CollectiveProgram> program,
                             std::shared_ptr<const std::vector<std::uint32_t>> members, std::uint32_t pos,
-                            std::uint64_t cookie) {
+                            std::uint64_t cookie, bool mirrored) {
   std::uint32_t idx;
   auto it = by_key_.find(key);
   if (it == by_key_.end()) {
@@ -60,8 +60,11 @@ void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const Collec
     in.fused = false;
     in.joined = 0;
     in.joined_at = queue_.now();
-    in.tentative = analytical_ != nullptr && program->rank_symmetric() &&
+    in.mirrored = mirrored;
+    in.mirrored_pos = pos;
+    in.tentative = !mirrored && analytical_ != nullptr && program->rank_symmetric() &&
                    program->op_count(program->symmetric_origin()) > 0;
+    if (mirrored) check_mirrored(in);
     ++live_instances_;
     by_key_.emplace(key, idx);
   } else {
@@ -98,6 +101,7 @@ void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const Collec
     rs.done = true;
     ++in.ranks_done;
     done_.emplace_back((*in.members)[pos], cookie);
+    if (in.mirrored) release(idx);
   }
   // The last rank is in: decide once this instant's other events (the rest
   // of each rank's issuing) have run.
@@ -146,6 +150,10 @@ void CollectiveEngine::issue(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
 void CollectiveEngine::issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
   Instance& in = instances_[inst];
   const CollectiveOp op = in.program->op(pos, ref);
+  if (in.mirrored && (op.rate > 0 || op.kind == OpKind::kSwitchReduce || op.kind == OpKind::kMulticast)) {
+    throw InputError("collective '" + in.program->name() + "' uses paced channels or switch operations, which "
+                     "folded replicas do not mirror (run with --no-aggregation)");
+  }
   switch (op.kind) {
     case OpKind::kSend: {
       if (op.rate > 0) {
@@ -168,7 +176,10 @@ void CollectiveEngine::issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref
       break;
     case OpKind::kRecv: {
       std::uint64_t sent = 0;
-      if (match_.post(MatchKey{inst, op.peer, pos, op.tag}, PostedRecv{ref, op.bytes}, sent)) {
+      // Mirrored: the message is the copy of this rank's own send matched_send(ref).
+      const MatchKey key = in.mirrored ? MatchKey{inst, kMirrorPeer, pos, in.program->matched_send(ref)}
+                                       : MatchKey{inst, op.peer, pos, op.tag};
+      if (match_.post(key, PostedRecv{ref, op.bytes}, sent)) {
         check_sizes(in, op.peer, pos, op.tag, sent, op.bytes);
         --in.unreceived;
         work_.push_back(make_work(inst, pos, ref, true));
@@ -213,7 +224,7 @@ void CollectiveEngine::finished(std::uint32_t inst, std::uint32_t pos, OpRef ref
   if (rs.ops_done == rs.op_count) {
     rs.done = true;
     done_.emplace_back((*in.members)[pos], rs.cookie);
-    if (++in.ranks_done == in.ranks.size()) {
+    if (++in.ranks_done == (in.mirrored ? 1 : in.ranks.size())) {
       if (in.unreceived > 0) report_unreceived(inst);
       release(inst);
     }
@@ -243,9 +254,14 @@ void CollectiveEngine::delivered(std::uint32_t m) {
   if (msg.cancelled) return;  // taken back: its collective was aggregated
   work_.push_back(make_work(msg.instance, msg.src, msg.send_ref, true));  // eager send: done on delivery
   PostedRecv recv;
-  if (match_.arrive(MatchKey{msg.instance, msg.src, msg.dst, msg.tag}, msg.bytes, recv)) {
-    check_sizes(instances_[msg.instance], msg.src, msg.dst, msg.tag, msg.bytes, recv.bytes);
-    work_.push_back(make_work(msg.instance, msg.dst, recv.ref, true));
+  // Mirrored: what arrives is the copy of this message sent to this rank.
+  const bool mirrored = instances_[msg.instance].mirrored;
+  const std::uint32_t to = mirrored ? msg.src : msg.dst;
+  if (match_.arrive(mirrored ? MatchKey{msg.instance, kMirrorPeer, msg.src, msg.send_ref}
+                             : MatchKey{msg.instance, msg.src, msg.dst, msg.tag},
+                    msg.bytes, recv)) {
+    check_sizes(instances_[msg.instance], msg.src, to, msg.tag, msg.bytes, recv.bytes);
+    work_.push_back(make_work(msg.instance, to, recv.ref, true));
   } else {
     ++instances_[msg.instance].unreceived;
   }
@@ -490,6 +506,53 @@ LinkId CollectiveEngine::link_between(NodeId from, NodeId to) {
 }  // namespace sim
 
 namespace sim {
+
+// --- folded replicas ---------------------------------------------------------
+//
+// A mirrored instance's messages leave the running rank's egress ports and are
+// delivered to it as the copies its peers send it, so every member must see
+// the routes the program's origin sees, as exact step aggregation requires:
+// per peer of the origin, each member's route to its corresponding peer has
+// the same latency and bandwidth and leaves by the same port (its position
+// among the NPU's links). Checked over every member once per program and
+// member list; a program that is not rank-symmetric cannot be mirrored.
+
+void CollectiveEngine::check_mirrored(const Instance& in) {
+  const CollectiveProgram& program = *in.program;
+  const std::vector<std::uint32_t>& members = *in.members;
+  auto fail = [&](const std::string& why) {
+    throw InputError("collective '" + program.name() + "' on the " + std::to_string(members.size()) +
+                     " copies of rank " + std::to_string(members[in.mirrored_pos]) + " cannot be folded: " + why +
+                     " (run with --no-aggregation)");
+  };
+  // The routes depend on the algorithm's symmetry, not on the bytes: once per algorithm and member list.
+  if (!mirror_checked_.insert({program.name(), in.members.get()}).second) return;
+  if (!program.rank_symmetric()) fail("the algorithm is not rank-symmetric");
+  auto* analytical = dynamic_cast<AnalyticalNetwork*>(&network_);
+  if (!analytical) fail("only the analytical backend can fold replicas");
+  if (port_.empty()) {
+    const auto& links = network_.topology().links();
+    std::vector<std::uint32_t> seen(network_.topology().node_count(), 0);
+    port_.resize(links.size());
+    for (std::size_t l = 0; l < links.size(); ++l) port_[l] = seen[links[l].from]++;
+  }
+  // The origin's peers: every member the program's symmetry maps it to.
+  const std::uint32_t origin = program.symmetric_origin();
+  for (std::uint32_t peer = 0; peer < members.size(); ++peer) {
+    if (peer == origin) continue;
+    const AnalyticalNetwork::PathCost mine = analytical->path_cost(members[origin], members[peer]);
+    for (std::uint32_t p = 0; p < members.size(); ++p) {
+      const std::uint32_t q = program.symmetric_peer(p, peer);
+      if (q >= members.size() || q == p) fail("the algorithm's symmetry maps a member onto itself");
+      const AnalyticalNetwork::PathCost theirs = analytical->path_cost(members[p], members[q]);
+      if (theirs.latency_sum != mine.latency_sum || theirs.min_bandwidth != mine.min_bandwidth ||
+          port_[theirs.first_link] != port_[mine.first_link]) {
+        fail("NPU " + std::to_string(members[p]) + " -> " + std::to_string(members[q]) + " is not priced as NPU " +
+             std::to_string(members[origin]) + " -> " + std::to_string(members[peer]));
+      }
+    }
+  }
+}
 
 // --- exact step aggregation --------------------------------------------------
 //

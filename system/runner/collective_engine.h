@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -61,8 +62,16 @@ class CollectiveEngine final : public EventHandler {
   // Rank at group position `pos` (NPU members[pos]) joins instance `key`.
   // Every rank of the instance must pass the same program and members.
   // Throws InputError if they disagree (naming both ranks).
+  //
+  // `mirrored` (folded replicas, system/groups/replica_folding.h): the other
+  // members are copies of this rank that do what it does at the same time, so
+  // only this rank runs, and each message it is to receive arrives when its own
+  // matching send (CollectiveProgram::matched_send, the same op on the copy
+  // that sends it) is delivered. The program must be rank-symmetric and every
+  // member's routes the same as this rank's (checked; InputError otherwise).
   void join(const InstanceKey& key, std::shared_ptr<const CollectiveProgram> program,
-            std::shared_ptr<const std::vector<std::uint32_t>> members, std::uint32_t pos, std::uint64_t cookie);
+            std::shared_ptr<const std::vector<std::uint32_t>> members, std::uint32_t pos, std::uint64_t cookie,
+            bool mirrored = false);
 
   // Compute ops finishing and messages delivered (the engine is each of its sends' Delivery target).
   void on_event(const Event& event) override;
@@ -97,6 +106,8 @@ class CollectiveEngine final : public EventHandler {
     // and posted receives are logged so they can be taken back.
     bool tentative = false;
     bool fused = false;  // advanced as one: done at one event
+    bool mirrored = false;  // only ranks[mirrored_pos] runs (folded replicas)
+    std::uint32_t mirrored_pos = 0;
     Time joined_at = 0;
     std::uint32_t joined = 0;
     std::vector<std::uint32_t> tentative_sends;  // in_flight_ indices
@@ -171,6 +182,10 @@ class CollectiveEngine final : public EventHandler {
     }
   };
   void delivered(std::uint32_t message);
+  // Mirrored instances: the program's routes seen from every member are the
+  // ones its origin sees (checked once per program and member list).
+  void check_mirrored(const Instance& in);
+  static constexpr std::uint32_t kMirrorPeer = 0xfffffffeu;  // a mirrored message's source in match keys
   // Puts message `m` on the network (a send, a switch upload, or their split into sends).
   void inject(std::uint32_t m);
   // When a send or upload with a rate may be delivered at the earliest; moves the channel's pacer.
@@ -231,6 +246,8 @@ class CollectiveEngine final : public EventHandler {
   // egress port is shared); plans cached per (program, members).
   AnalyticalNetwork* analytical_ = nullptr;
   std::map<std::pair<const void*, const void*>, std::unique_ptr<Plan>> plans_;
+  std::set<std::pair<std::string, const void*>> mirror_checked_;  // (algorithm, members) checked for mirroring
+  std::vector<std::uint32_t> port_;  // per link: its position among its source's links
   std::uint64_t aggregated_ = 0, aggregated_events_ = 0;
 };
 

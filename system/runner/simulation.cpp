@@ -105,11 +105,12 @@ Simulation::Simulation(std::shared_ptr<const std::vector<RankGraph>> graphs, con
     }
   }
   // Communicators: every group a rank's collectives name (system/groups/group_table.h).
-  groups_ = std::make_unique<GroupTable>(graphs_, jobs, npu_of_, topology_.dims(), topology_.npu_count());
+  groups_ = std::make_unique<GroupTable>(graphs_, jobs, npu_of_, topology_.dims(), topology_.npu_count(),
+                                         options_.folding);
   runs_.resize(ranks);
   for (std::uint32_t r = 0; r < ranks; ++r) {
     const RankGraph& g = graphs_[r];
-    const std::uint32_t job_ranks = job_size_[r];
+    const std::uint32_t job_ranks = options_.folding.active() ? options_.folding.world : job_size_[r];
     RankRun& run = runs_[r];
     run.pending.resize(g.size());
     if (options_.timeline) run.started.assign(g.size(), 0);
@@ -132,6 +133,18 @@ Simulation::Simulation(std::shared_ptr<const std::vector<RankGraph>> graphs, con
                          std::to_string(job_ranks - 1) + ")");
       }
     }
+    if (options_.folding.active()) {
+      for (std::uint32_t i = 0; i < g.size(); ++i) {
+        const NodeKind kind = g.kind(i);
+        if (kind != NodeKind::kCommSend && kind != NodeKind::kCommRecv) continue;
+        const auto peer = static_cast<std::uint32_t>(kind == NodeKind::kCommSend ? g.comm_dst(i) : g.comm_src(i));
+        if (!options_.folding.simulated(peer)) {
+          throw InputError(g.path() + ": rank " + std::to_string(npu_of_[r]) + ", node " + std::to_string(g.id(i)) +
+                           " '" + g.name(i) + "' talks to rank " + std::to_string(peer) +
+                           " of another replica: replicas cannot be folded (run with --no-aggregation)");
+        }
+      }
+    }
     run.coll_seq.assign(groups_->size(), 0);
     if (g.dangling_ctrl_deps() > 0) {
       result_.warnings.push_back(g.path() + ": " + std::to_string(g.dangling_ctrl_deps()) +
@@ -142,9 +155,69 @@ Simulation::Simulation(std::shared_ptr<const std::vector<RankGraph>> graphs, con
                                  " control dependencies of a node on itself; ignored");
     }
   }
+  if (options_.folding.active()) check_folding();
 }
 
 Simulation::~Simulation() = default;
+
+// Folded replicas are exact only if every copy of replica 0 sees the routes
+// replica 0 sees: for each pair of replica-0 ranks that talk (point to point
+// or in a group of replica 0), the same pair in replica k must have the same
+// latency and bottleneck bandwidth and leave through the same port of its
+// NPU (so each copy's egress ports carry what the original's carry). The
+// analytical backend prices exactly that; other backends share links inside
+// the fabric, which folding cannot see.
+void Simulation::check_folding() {
+  const ReplicaFolding& f = options_.folding;
+  result_.folded_replicas = f.replicas;
+  auto* analytical = dynamic_cast<AnalyticalNetwork*>(network_.get());
+  if (!analytical) {
+    throw InputError("folded replicas need the analytical backend (the " + std::string(network_->name()) +
+                     " backend shares links between replicas; run with --no-aggregation)");
+  }
+  if (f.world > topology_.npu_count()) {
+    throw InputError("the workload has " + std::to_string(f.world) + " ranks but the network has only " +
+                     std::to_string(topology_.npu_count()) + " NPUs");
+  }
+  // A link's position among its source's links: the port it leaves by.
+  std::vector<std::uint32_t> port(topology_.links().size());
+  {
+    std::vector<std::uint32_t> seen(topology_.node_count(), 0);
+    for (std::size_t l = 0; l < port.size(); ++l) port[l] = seen[topology_.links()[l].from]++;
+  }
+  const auto same = [&](std::uint32_t a, std::uint32_t b, std::uint32_t k) {
+    const auto c0 = analytical->path_cost(a, b);
+    const auto ck = analytical->path_cost(a + k * f.stride, b + k * f.stride);
+    return c0.latency_sum == ck.latency_sum && c0.min_bandwidth == ck.min_bandwidth &&
+           port[c0.first_link] == port[ck.first_link];
+  };
+  for (std::uint32_t r = 0; r < graphs_.size(); ++r) {
+    std::vector<std::uint32_t> partners;
+    const RankGraph& g = graphs_[r];
+    for (std::uint32_t i = 0; i < g.size(); ++i) {
+      const NodeKind kind = g.kind(i);
+      if (kind == NodeKind::kCommSend) partners.push_back(npu_of_[peer_graph(r, g.comm_dst(i))]);
+      if (kind == NodeKind::kCommRecv) partners.push_back(npu_of_[peer_graph(r, g.comm_src(i))]);
+    }
+    for (std::uint32_t spec = 0; spec < g.communicators().size(); ++spec) {
+      const CommGroup& group = groups_->group(groups_->group_of(r, spec));
+      if (group.mirrored_pos < 0) partners.insert(partners.end(), group.npus->begin(), group.npus->end());
+    }
+    std::sort(partners.begin(), partners.end());
+    partners.erase(std::unique(partners.begin(), partners.end()), partners.end());
+    for (const std::uint32_t p : partners) {
+      if (p == npu_of_[r]) continue;
+      for (std::uint32_t k = 1; k < f.replicas; ++k) {
+        if (!same(npu_of_[r], p, k) || !same(p, npu_of_[r], k)) {
+          throw InputError("replicas cannot be folded: the route from NPU " + std::to_string(npu_of_[r]) + " to NPU " +
+                           std::to_string(p) + " differs from its copy in replica " + std::to_string(k) + " (NPU " +
+                           std::to_string(npu_of_[r] + k * f.stride) + " to " + std::to_string(p + k * f.stride) +
+                           "); run with --no-aggregation");
+        }
+      }
+    }
+  }
+}
 
 Simulation::Resource Simulation::resource_of(NodeKind kind, bool is_cpu_op) {
   switch (kind) {
@@ -480,8 +553,15 @@ void Simulation::issue_collective(std::uint32_t rank, std::uint32_t index) {
   const TaskNode& n = g.node(index);
   const std::uint32_t gid = groups_->group_of(rank, n.group);
   const CommGroup& group = groups_->group(gid);
+  if (group.unfoldable) {
+    throw InputError(describe_node(rank, index) + ": a collective over all ranks cannot be folded into one replica "
+                     "(run with --no-aggregation)");
+  }
   const auto& members = group.npus;
-  const auto pos = static_cast<std::uint32_t>(std::find(group.ranks.begin(), group.ranks.end(), rank) - group.ranks.begin());
+  const auto pos = group.mirrored_pos >= 0
+                       ? static_cast<std::uint32_t>(group.mirrored_pos)
+                       : static_cast<std::uint32_t>(std::find(group.ranks.begin(), group.ranks.end(), rank) -
+                                                    group.ranks.begin());
   const std::uint64_t seq = r.coll_seq[gid]++;
   r.coll_running[index] = seq;
   // Ranks meet in the k-th collective of a communicator; they must agree on what it is.
@@ -497,7 +577,7 @@ void Simulation::issue_collective(std::uint32_t rank, std::uint32_t index) {
                      std::to_string(sig->second.bytes) +
                      " B (ranks must issue a group's collectives in the same order)");
   }
-  if (++sig->second.joined == members->size()) signatures_.erase(sig);  // everyone agreed: forget it
+  if (++sig->second.joined == group.ranks.size()) signatures_.erase(sig);  // everyone agreed: forget it
   if (config_.astrasim_lifo && !r.coll_record.empty() && warned_["lifo"]++ == 0) {
     result_.warnings.push_back("rank " + std::to_string(rank) + " runs collectives concurrently (node " +
                                std::to_string(n.id) + " starts while another is running): ASTRA-sim 2.x would start "
@@ -529,7 +609,7 @@ void Simulation::issue_collective(std::uint32_t rank, std::uint32_t index) {
   rec.algorithm = program->name();
   r.coll_record[index] = result_.collectives.size();
   result_.collectives.push_back(rec);
-  engine_.join(InstanceKey{gid, seq}, std::move(program), members, pos, pack(rank, index));
+  engine_.join(InstanceKey{gid, seq}, std::move(program), members, pos, pack(rank, index), group.mirrored_pos >= 0);
 }
 
 bool Simulation::runs_only_collective(std::uint64_t cookie) const {
@@ -548,7 +628,7 @@ void Simulation::issue_send(std::uint32_t rank, std::uint32_t index) {
   const RankGraph& g = graphs_[rank];
   const std::uint64_t size = g.comm_size(index);
   const std::uint32_t m = p2p_.alloc(P2PMessage{rank, index, -1, 0, false});
-  const std::uint32_t dst = job_first_[rank] + static_cast<std::uint32_t>(g.comm_dst(index));
+  const std::uint32_t dst = peer_graph(rank, g.comm_dst(index));
   std::uint32_t recv_index;
   if (p2p_match_.arrive(rank, dst, g.comm_tag(index), m, recv_index)) {
     if (graphs_[dst].comm_size(recv_index) != size) {
@@ -563,7 +643,7 @@ void Simulation::issue_send(std::uint32_t rank, std::uint32_t index) {
 void Simulation::issue_recv(std::uint32_t rank, std::uint32_t index) {
   const RankGraph& g = graphs_[rank];
   std::uint32_t m;
-  const std::uint32_t src = job_first_[rank] + static_cast<std::uint32_t>(g.comm_src(index));
+  const std::uint32_t src = peer_graph(rank, g.comm_src(index));
   if (!p2p_match_.post(src, rank, g.comm_tag(index), index, m)) {
     return;  // no send yet: waits in the matcher
   }

@@ -110,6 +110,8 @@ struct SimulationResult {
   // Whether the links also have packets, drops and peak queues (a packet-level backend).
   bool packet_level = false;
   std::uint32_t npu_count = 0;  // node ids below it are NPUs, the rest switches
+  // Folded replicas: each simulated rank stands for this many (1: none folded).
+  std::uint32_t folded_replicas = 1;
   std::vector<std::pair<std::string, std::uint64_t>> network_counters;
 };
 
@@ -135,6 +137,9 @@ struct SimulationOptions {
   std::function<void(const SimulationProgress&)> progress;
   // Loads injected collective algorithms (default: from disk, per simulation).
   AlgorithmRegistry::EtLoader load_algorithm;
+  // Replicas folded into one (system/groups/replica_folding.h): the graphs are
+  // replica 0's ranks, npu_of their rank numbers; one job only.
+  ReplicaFolding folding;
 };
 
 class Simulation final : public EventHandler, public CollectiveListener {
@@ -182,6 +187,12 @@ class Simulation final : public EventHandler, public CollectiveListener {
   void issue_recv(std::uint32_t rank, std::uint32_t index);
   void p2p_delivered(std::uint32_t message);
   void issue_collective(std::uint32_t rank, std::uint32_t index);
+  // The graph a send's comm_dst or a receive's comm_src names.
+  std::uint32_t peer_graph(std::uint32_t rank, std::int32_t named) const {
+    return options_.folding.active() ? options_.folding.graph_of[static_cast<std::uint32_t>(named)]
+                                     : job_first_[rank] + static_cast<std::uint32_t>(named);
+  }
+  void check_folding();
   std::string describe_node(std::uint32_t rank, std::uint32_t index) const;
   std::string rank_label(std::uint32_t rank) const;  // "rank 3" or "job 'b' rank 3"
   std::string doing_instead(std::uint32_t rank) const;

@@ -34,6 +34,7 @@ Scenario build_scenario(const ScenarioSpec& spec) {
     if (!find_backend(spec.backend)) throw InputError("unknown network backend '" + spec.backend + "'");
     s.config.network.backend = spec.backend;
   }
+  if (spec.no_aggregation) s.config.aggregation = false;
 
   if (spec.topology) {
     s.topology = spec.topology;
@@ -57,6 +58,33 @@ Scenario build_scenario(const ScenarioSpec& spec) {
     // Each rank's trace is compacted into its graph as soon as it is read, so
     // only a few decoded traces (one per loading thread) are in memory at once.
     auto graphs = std::make_shared<std::vector<RankGraph>>();
+    // A generated training iteration's data-parallel replicas are simulated
+    // as one when the run allows it (system/groups/replica_folding.h): one
+    // unplaced job, step aggregation on, the analytical backend.
+    if (spec.jobs.size() == 1 && spec.jobs[0].name.empty() && spec.jobs[0].comm_group_file.empty() &&
+        spec.placement.empty() &&
+        gen::is_generated_workload(spec.jobs[0].workload) && s.config.aggregation &&
+        s.config.network.backend == "analytical") {
+      const gen::TrainingSpec training = gen::generated_workload_spec(spec.jobs[0].workload);
+      const gen::Replicas replicas = gen::data_parallel_replicas(training);
+      if (replicas.count > 1) {
+        ReplicaFolding& f = s.options.folding;
+        f.world = training.plan.world();
+        f.replicas = replicas.count;
+        f.stride = replicas.stride;
+        f.real_rank = replicas.replica0;
+        f.graph_of.resize(f.world);
+        for (std::uint32_t i = 0; i < f.real_rank.size(); ++i) {
+          for (std::uint32_t k = 0; k < f.replicas; ++k) f.graph_of[f.real_rank[i] + k * f.stride] = i;
+        }
+        *graphs = gen::transformer_rank_graphs(training, spec.graph_options, "gen:transformer", f.real_rank,
+                                               spec.load_threads);
+        s.options.npu_of = f.real_rank;
+        s.graphs = std::move(graphs);
+        s.workload_name = spec.jobs[0].workload;
+        return s;
+      }
+    }
     for (const JobInput& job : spec.jobs) {
       std::vector<RankGraph> g = load_job_graphs(job.workload, spec.graph_options, spec.load_threads);
       JobSpec js{job.name, static_cast<std::uint32_t>(g.size()), {}, job.comm_group_file};

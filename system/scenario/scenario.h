@@ -38,6 +38,8 @@ struct ScenarioSpec {
   std::string system;
   std::vector<std::string> collectives;
   std::string backend;
+  // --no-aggregation: every message simulated, no replicas folded.
+  bool no_aggregation = false;
 
   // The workload: graphs already loaded (shared), else one job per entry of
   // `jobs` (a lone unnamed job is a plain --workload). `workload_name` names

@@ -71,17 +71,38 @@ int write_transformer_workload(const TrainingOptions& options, const std::string
 
 std::vector<RankGraph> transformer_rank_graphs(const TrainingSpec& spec, const GraphOptions& options,
                                                const std::string& name, unsigned threads) {
-  const std::uint32_t n = spec.plan.world();
+  std::vector<std::uint32_t> all(spec.plan.world());
+  for (std::uint32_t r = 0; r < all.size(); ++r) all[r] = r;
+  return transformer_rank_graphs(spec, options, name, all, threads);
+}
+
+std::vector<RankGraph> transformer_rank_graphs(const TrainingSpec& spec, const GraphOptions& options,
+                                               const std::string& name, const std::vector<std::uint32_t>& ranks,
+                                               unsigned threads) {
+  const auto n = static_cast<std::uint32_t>(ranks.size());
   std::vector<std::optional<RankGraph>> graphs(n);
-  for_each_rank(n, threads, [&](std::uint32_t r, EtTrace& trace) {
+  for_each_rank(n, threads, [&](std::uint32_t i, EtTrace& trace) {
+    const std::uint32_t r = ranks[i];
     transformer_rank_trace(spec, r, trace, name + " rank " + std::to_string(r));
-    graphs[r].emplace(trace, static_cast<int>(r), options);
+    graphs[i].emplace(trace, static_cast<int>(r), options);
   });
   std::vector<RankGraph> out;
   out.reserve(n);
   for (auto& g : graphs) out.push_back(std::move(*g));
   malloc_trim(0);  // the traces' freed pages (as workload_loader does)
   return out;
+}
+
+Replicas data_parallel_replicas(const TrainingSpec& spec) {
+  Replicas r;
+  const ParallelPlan& p = spec.plan;
+  if (p.dp < 2 || spec.model.is_moe()) return r;  // experts: expert-data groups mix replicas
+  for (std::uint32_t rank = 0; rank < p.world(); ++rank) {
+    if (coords_of(p, rank).dp == 0) r.replica0.push_back(rank);
+  }
+  r.count = p.dp;
+  r.stride = p.tp * p.cp;  // rank = tp + tp (cp + cp (dp + dp pp))
+  return r;
 }
 
 bool is_generated_workload(const std::string& workload) { return workload.rfind("gen:", 0) == 0; }

@@ -24,6 +24,21 @@ int write_transformer_workload(const TrainingOptions& options, const std::string
 // workload in messages (as a path would).
 std::vector<RankGraph> transformer_rank_graphs(const TrainingSpec& spec, const GraphOptions& options,
                                                const std::string& name, unsigned threads = 0);
+// The graphs of `ranks` only (graph i is rank ranks[i], peers and groups
+// named by rank as in the full set): one data-parallel replica for folding.
+std::vector<RankGraph> transformer_rank_graphs(const TrainingSpec& spec, const GraphOptions& options,
+                                               const std::string& name, const std::vector<std::uint32_t>& ranks,
+                                               unsigned threads = 0);
+
+// Data-parallel replicas that can be simulated as one (system/groups/replica_folding.h):
+// the ranks of replica 0 in ascending order, with rank r of replica k being
+// r + k x stride. Empty when the plan has no such replicas (dp = 1, or a
+// mixture of experts, whose expert-data groups join ranks of several replicas).
+struct Replicas {
+  std::vector<std::uint32_t> replica0;
+  std::uint32_t count = 1, stride = 0;
+};
+Replicas data_parallel_replicas(const TrainingSpec& spec);
 
 // "gen:transformer?model=...&parallel=...": true when `workload` asks for a
 // generated workload instead of files.

@@ -1,0 +1,31 @@
+// Data-parallel replicas folded into one (exact workload symmetry).
+//
+// When the ranks of a job split into replicas that are the same up to a
+// renaming of ranks (the data-parallel replicas of a generated training
+// iteration), sit on network positions the renaming maps onto each other, and
+// meet only in collectives whose members are one rank's copies (the
+// data-parallel groups), every copy does what its replica-0 original does at
+// the same picosecond. So only replica 0's ranks are simulated: their graphs
+// are the run's graphs, and a collective over a rank's copies runs that
+// rank's part alone, each message it receives arriving when the copy of its
+// own matching send does (system/runner/collective_engine.h, "mirrored"
+// instances). The rest of the world is mirrors: NPUs that appear as
+// collective members, never as graphs.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace sim {
+
+struct ReplicaFolding {
+  std::uint32_t world = 0;               // ranks of the job (0: nothing folded)
+  std::uint32_t replicas = 1;            // copies of each simulated rank, itself included
+  std::uint32_t stride = 0;              // copy k of rank r is rank r + k x stride
+  std::vector<std::uint32_t> real_rank;  // per graph: the rank it is (its NPU too)
+  std::vector<std::uint32_t> graph_of;   // per rank of the world: the graph it is or mirrors
+  bool active() const { return world != 0; }
+  bool simulated(std::uint32_t rank) const { return real_rank[graph_of[rank]] == rank; }
+};
+
+}  // namespace sim
