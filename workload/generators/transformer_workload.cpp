@@ -96,12 +96,14 @@ std::vector<RankGraph> transformer_rank_graphs(const TrainingSpec& spec, const G
 Replicas data_parallel_replicas(const TrainingSpec& spec) {
   Replicas r;
   const ParallelPlan& p = spec.plan;
-  if (p.dp < 2 || spec.model.is_moe()) return r;  // experts: expert-data groups mix replicas
+  // Experts: expert-data groups join ranks of several replicas; context
+  // parallelism: the gradient groups join each replica's context ranks too.
+  if (p.dp < 2 || p.cp > 1 || spec.model.is_moe()) return r;
   for (std::uint32_t rank = 0; rank < p.world(); ++rank) {
     if (coords_of(p, rank).dp == 0) r.replica0.push_back(rank);
   }
   r.count = p.dp;
-  r.stride = p.tp * p.cp;  // rank = tp + tp (cp + cp (dp + dp pp))
+  r.stride = p.tp;  // rank = tp + tp (cp + cp (dp + dp pp)), cp = 1
   return r;
 }
 

@@ -1,0 +1,111 @@
+// Folded replicas (system/groups/replica_folding.h): a generated training
+// iteration whose data-parallel replicas are simulated as one gives the run
+// of every rank exactly: the same makespan to the picosecond, and each
+// simulated rank the same compute, communication and finish time as that
+// rank in the full run. Plans cover 1F1B and the interleaved schedule, ZeRO
+// stages (parameter all-gathers over the replicas) and data-parallel groups
+// spanning one or two network dimensions.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "system/runner/simulation.h"
+#include "system/scenario/scenario.h"
+#include "tests/common/temp_folder.h"
+#include "core/error.h"
+
+namespace sim {
+namespace {
+
+class ReplicaFoldingTest : public testing::TempFolderTest {
+ protected:
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name)) << text;
+    return path(name);
+  }
+  // 4 GPUs per node, 2 nodes per leaf, 4 leaves: 32 GPUs; node = rank / 4.
+  std::string network() const {
+    return write("net.yml",
+                 "topology: [Switch, Switch, Switch]\nnpus_count: [4, 2, 4]\n"
+                 "bandwidth: [450GB/s, 50GB/s, 50GB/s]\nlatency: [300ns, 1350ns, 500ns]\n");
+  }
+  std::string system(const std::string& backend = "analytical") const {
+    return write("sys_" + backend + ".yml", "compute: {peak_tflops: 989, memory_bandwidth: 3350GB/s}\n"
+                                            "network: {backend: " + backend + "}\n");
+  }
+  ScenarioSpec spec(const std::string& workload, bool folded, const std::string& backend = "analytical") const {
+    ScenarioSpec s;
+    s.network = network();
+    s.system = system(backend);
+    s.no_aggregation = !folded;
+    s.jobs = {JobInput{"", workload, ""}};
+    return s;
+  }
+};
+
+TEST_F(ReplicaFoldingTest, FoldedRunsEqualTheFullRunsToThePicosecond) {
+  const std::string base = "gen:transformer?model=llama3-8b&seq=512&";
+  for (const std::string plan :
+       {"parallel=tp=4,pp=2,dp=4,sp&global-batch=8", "parallel=tp=2,pp=2,dp=8&global-batch=16&zero=1",
+        "parallel=tp=2,pp=4,dp=4&global-batch=16&schedule=interleaved:2&zero=3",
+        "parallel=tp=2,pp=2,dp=4&global-batch=8&micro-batch=2", "parallel=tp=1,pp=2,dp=16&global-batch=32"}) {
+    const Scenario folded = build_scenario(spec(base + plan, true));
+    const Scenario full = build_scenario(spec(base + plan, false));
+    ASSERT_TRUE(folded.options.folding.active()) << plan;
+    ASSERT_FALSE(full.options.folding.active()) << plan;
+    ASSERT_EQ(full.graphs->size(), folded.options.folding.world) << plan;
+    ASSERT_EQ(folded.graphs->size() * folded.options.folding.replicas, full.graphs->size()) << plan;
+    Simulation a(folded.graphs, *folded.topology, folded.config, folded.options);
+    Simulation b(full.graphs, *full.topology, full.config, full.options);
+    const SimulationResult ra = a.run(), rb = b.run();
+    EXPECT_EQ(ra.makespan, rb.makespan) << plan;
+    EXPECT_EQ(ra.folded_replicas, folded.options.folding.replicas) << plan;
+    EXPECT_LT(ra.events, rb.events) << plan;
+    for (std::size_t i = 0; i < ra.ranks.size(); ++i) {
+      const std::uint32_t rank = folded.options.folding.real_rank[i];
+      const RankStats &x = ra.ranks[i], &y = rb.ranks[rank];
+      EXPECT_EQ(x.finish, y.finish) << plan << ", rank " << rank;
+      EXPECT_EQ(x.compute, y.compute) << plan << ", rank " << rank;
+      EXPECT_EQ(x.exposed_comm, y.exposed_comm) << plan << ", rank " << rank;
+      EXPECT_EQ(x.comm, y.comm) << plan << ", rank " << rank;
+      EXPECT_EQ(x.idle, y.idle) << plan << ", rank " << rank;
+    }
+  }
+}
+
+TEST_F(ReplicaFoldingTest, OnlyWhereItIsExact) {
+  const std::string w = "gen:transformer?model=llama3-8b&seq=512&parallel=tp=4,pp=2,dp=4&global-batch=8";
+  // The flow backend shares links inside the fabric: every rank is simulated.
+  EXPECT_FALSE(build_scenario(spec(w, true, "flow")).options.folding.active());
+  // No replicas to fold: dp = 1; context parallelism (gradient groups join a
+  // replica's context ranks); a mixture of experts (expert-data groups mix replicas).
+  EXPECT_FALSE(build_scenario(spec("gen:transformer?model=llama3-8b&seq=512&parallel=tp=2,pp=2,dp=4,cp=2"
+                                   "&global-batch=8",
+                                   true))
+                   .options.folding.active());
+  EXPECT_FALSE(build_scenario(spec("gen:transformer?model=llama3-8b&seq=512&parallel=tp=4,pp=2,dp=1&global-batch=8",
+                                   true))
+                   .options.folding.active());
+  EXPECT_FALSE(build_scenario(spec("gen:transformer?model=mixtral-8x7b&seq=512&parallel=tp=2,pp=1,dp=4,ep=2,sp"
+                                   "&global-batch=8",
+                                   true))
+                   .options.folding.active());
+  // A network where replica 1's routes are not replica 0's: a ring of 32
+  // (the pipeline's neighbours sit at different distances in each replica).
+  ScenarioSpec ring = spec(w, true);
+  ring.network = write("ring.yml", "topology: [Ring]\nnpus_count: [32]\nbandwidth: [50]\nlatency: [500]\n");
+  const Scenario s = build_scenario(ring);
+  ASSERT_TRUE(s.options.folding.active());
+  try {
+    Simulation sim(s.graphs, *s.topology, s.config, s.options);
+    sim.run();
+    FAIL() << "expected an error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot be folded"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--no-aggregation"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace sim
