@@ -32,7 +32,12 @@ std::string resolve(const std::string& base, const std::string& path) {
 ComputeConfig read_compute_section(const ConfigReader& r, const YAML::Node& c, const std::string& base) {
   ComputeConfig cfg;
   r.require_map(c, "compute");
-  r.check_keys(c, "compute.", {"peak_tflops", "memory_bandwidth", "kernels"});
+  r.check_keys(c, "compute.", {"peak_tflops", "memory_bandwidth", "kernels", "efficiency"});
+  if (const YAML::Node e = c["efficiency"]) {
+    cfg.efficiency = r.real(e, "compute.efficiency");
+    if (!(cfg.efficiency > 0 && cfg.efficiency <= 1)) r.fail(e, "'compute.efficiency' must be in (0, 1]");
+    if (!c["peak_tflops"]) r.fail(e, "'compute.efficiency' scales a model: give peak_tflops and memory_bandwidth");
+  }
   if (const YAML::Node p = c["peak_tflops"]) {
     if (p.IsMap()) {
       std::set<std::string> seen;

@@ -37,6 +37,9 @@ struct ComputeConfig {
   // The model the section asks for: the kernel model when kernels are
   // given, else the roofline; null when the section gives neither.
   std::shared_ptr<const ComputeModel> model;
+  // `efficiency`: the fraction of the model's speed a long run sustains
+  // (COMP nodes the model times take time / efficiency); 1 when absent.
+  double efficiency = 1;
 };
 
 // Reads the `compute` map `node`; `base` is the config file's folder.

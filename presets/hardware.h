@@ -29,6 +29,14 @@ struct GpuSpec {
   const char* kernel_table = "";
 };
 
+// The fraction of measured kernel speed an H100 sustains in a long training
+// run at cluster scale (compute.efficiency, docs/published-runs.md): fitted
+// on one published run, checked on another.
+inline constexpr Figure kH100AtScaleEfficiency{
+    "0.661",
+    "fit: Llama 3 405B on 8,192 H100s, 430 TFLOP/s per GPU (Llama 3 Herd of Models, Table 4); held out: its "
+    "16,384-GPU run, 404 predicted vs 400 published"};
+
 // NVIDIA H100 Tensor Core GPU datasheet (SXM5 column): 989 TFLOP/s BF16 and
 // FP16, 1,979 FP8, 494.7 TF32, 67 FP64 tensor (dense, i.e. half the figures
 // quoted "with sparsity"), 3.35 TB/s HBM3, NVLink 900 GB/s = 18 NVLink4 links

@@ -164,6 +164,11 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::size_t ndims,
       << "  # (configs/kernels/, docs/compute.md).\n"
       << "  kernels: " << g.kernel_table << "\n";
   }
+  if (*p.compute_efficiency.value) {
+    o << "  # The fraction of that speed sustained in a long training run at scale (power capping,\n"
+      << "  # communication kernels beside compute, stragglers); COMP nodes take time / efficiency.\n"
+      << "  efficiency: " << p.compute_efficiency.value << "   # " << p.compute_efficiency.source << "\n";
+  }
   o << "collective:\n"
     << "  chunks: 1\n"
     << "  endpoint_delay: " << overhead.value << "   # " << overhead.source << "\n";

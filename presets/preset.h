@@ -49,6 +49,9 @@ struct Preset {
   Figure nvswitch_latency;
   std::vector<NetworkLevel> levels;
   std::uint32_t default_nodes = 1;
+  // compute.efficiency (written when set): cluster presets sustain less than
+  // the one-GPU kernel measurements (docs/published-runs.md).
+  Figure compute_efficiency{"", ""};
   // Fitted presets: the files' values replaced (key path -> value, source).
   struct Fitted {
     std::string file, key, value;

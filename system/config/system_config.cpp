@@ -88,6 +88,7 @@ SystemConfig parse_system_config(const std::string& yaml_text, const std::string
       cfg.compute_memory_bandwidth = static_cast<BytesPerSecond>(p.memory_bandwidth);
     }
     cfg.compute_model = compute.model;
+    cfg.compute_efficiency = compute.efficiency;
   }
   if (const YAML::Node m = root["memory"]) {
     r.require_map(m, "memory");

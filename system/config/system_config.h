@@ -60,6 +60,8 @@ struct SystemConfig {
   // roofline, or measured kernels: compute/compute_config.h); null: the
   // roofline of the two fields above if set (ASTRA-sim's JSON sets them).
   std::shared_ptr<const ComputeModel> compute_model;
+  // compute.efficiency: model-timed COMP nodes take their time / this.
+  double compute_efficiency = 1;
 
   // MEM_LOAD / MEM_STORE model; without it those nodes replay their duration.
   bool has_memory_model = false;

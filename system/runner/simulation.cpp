@@ -244,7 +244,8 @@ Time Simulation::compute_time(std::uint32_t rank, const TaskNode& n) const {
         const auto it = kernel_cache_.find(*kernel);
         t = it != kernel_cache_.end()
                 ? it->second
-                : kernel_cache_.emplace(*kernel, compute_seconds_to_time(*compute_->seconds(ComputeNode{kernel}),
+                : kernel_cache_.emplace(*kernel, compute_seconds_to_time(*compute_->seconds(ComputeNode{kernel}) /
+                                                                             config_.compute_efficiency,
                                                                          "its compute time (" + kernel->describe() + ")"))
                       .first->second;
       }
@@ -252,7 +253,7 @@ Time Simulation::compute_time(std::uint32_t rank, const TaskNode& n) const {
     }
     const ComputeNode node{kernel, n.has_roofline, n.num_ops, n.tensor_size};
     if (const std::optional<double> s = compute_->seconds(node)) {
-      return compute_seconds_to_time(*s, n.has_roofline ? "its roofline time (" + std::to_string(n.num_ops) + " ops, " +
+      return compute_seconds_to_time(*s / config_.compute_efficiency, n.has_roofline ? "its roofline time (" + std::to_string(n.num_ops) + " ops, " +
                                                               std::to_string(n.tensor_size) + " B)"
                                                         : "its compute time (" + kernel->describe() + ")");
     }

@@ -1,0 +1,51 @@
+// A preset, a model and a parallel plan against a published run: Llama 3
+// 405B pre-training on 16,384 H100s ("The Llama 3 Herd of Models", 2024,
+// Table 4: TP 8, PP 16, DP 128, sequence 8,192, 16M tokens per batch, 400
+// TFLOP/s per GPU). The dgx-h100-superpod preset's compute.efficiency was
+// fitted on the same paper's 8,192-GPU run (430 TFLOP/s), not on this one;
+// docs/published-runs.md has both and what the preset leaves out.
+#include <gtest/gtest.h>
+
+#include "core/time.h"
+#include "network/topology.h"
+#include "presets/preset.h"
+#include "system/runner/simulation.h"
+#include "system/scenario/scenario.h"
+#include "system/scenario/system_files.h"
+#include "workload/generators/model_flops.h"
+#include "workload/generators/transformer_workload.h"
+
+namespace sim::presets {
+namespace {
+
+// Model TFLOP/s per GPU of one iteration of `workload` on `nodes` nodes of `preset`.
+double tflops_per_gpu(const std::string& preset, std::uint32_t nodes, const std::string& workload) {
+  const PresetFiles f = generate_preset(find_preset(preset), nodes);
+  ScenarioSpec spec;
+  spec.topology = std::make_shared<const Topology>(parse_topology(f.network_yaml, "network.yml"));
+  spec.system_config = std::make_shared<const SystemConfig>(parse_system_text(f.system_yaml, "system.yml"));
+  spec.jobs = {JobInput{"", workload, ""}};
+  const Scenario s = build_scenario(spec);
+  EXPECT_TRUE(s.options.folding.active());  // 128 ranks simulated for 16,384: seconds, not minutes
+  Simulation sim(s.graphs, *s.topology, s.config, s.options);
+  const SimulationResult r = sim.run();
+  const double flops = gen::model_flops_per_iteration(gen::generated_workload_spec(workload));
+  const double seconds = static_cast<double>(r.makespan) * 1e-12;
+  return flops / (static_cast<double>(s.options.folding.world) * seconds) / 1e12;
+}
+
+TEST(PublishedRuns, Llama3_405bOn16384H100sWithin5PercentOfThePaper) {
+  const double published = 400;
+  const double predicted =
+      tflops_per_gpu("dgx-h100-superpod", 2048,
+                     "gen:transformer?model=llama3-405b&parallel=tp=8,pp=16,dp=128,sp&global-batch=2048&seq=8192"
+                     "&first-stage-layers=7&last-stage-layers=7&schedule=interleaved:8");
+  RecordProperty("predicted_tflops_per_gpu", std::to_string(predicted));
+  // Measured 2026-11-27: 404.0 (+1.0%). The issue asks for 15%; 5% here
+  // so that a change to the kernel model, the schedule or the network that
+  // moves this prediction is noticed.
+  EXPECT_NEAR(predicted / published, 1.0, 0.05) << "predicted " << predicted << " TFLOP/s per GPU";
+}
+
+}  // namespace
+}  // namespace sim::presets
