@@ -1,74 +1,10 @@
 #include "system/config/system_config.h"
 
-#include <charconv>
-
-
 #include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <set>
 
-#include "compute/compute_config.h"
-#include "core/error.h"
-#include "core/input_file.h"
-#include "core/units.h"
 #include "network/config_reader.h"
-#include "workload/et_io.h"
 
 namespace sim {
-
-namespace {
-
-// A relative ET source in a config file names a path beside that file. Native
-// choices ("ring", "direct:window=4", "ring,direct") are never files, so a
-// value is resolved only when something exists there that the registry could
-// load: a folder, an .xml file, or a prefix of rank files (an optional
-// "@<size>" suffix aside). The registry checks the choice itself.
-std::string beside_config(const std::string& value, const std::string& base) {
-  if (base.empty() || value.empty() || !std::filesystem::path(value).is_relative()) return value;
-  std::string source = value;
-  if (const std::size_t at = source.rfind('@'); at != std::string::npos) source.resize(at);
-  const std::string joined = (std::filesystem::path(base) / source).string();
-  std::error_code ec;
-  bool found = std::filesystem::exists(joined, ec);
-  if (!found) {
-    try {
-      found = !resolve_rank_files(joined).empty();
-    } catch (const InputError&) {
-      found = false;
-    }
-  }
-  return found ? (std::filesystem::path(base) / value).string() : value;
-}
-
-// The value of `algorithms.<type>`: a scalar, or a list (one entry per
-// dimension, as ASTRA-sim writes them). A one-entry list is that algorithm;
-// longer lists need the hierarchical algorithm (not merged yet).
-// A name or ET prefix; a list is one algorithm per topology dimension
-// (hierarchical; a list of one applies to every dimension).
-std::string algorithm_text(const ConfigReader& r, const YAML::Node& node, const std::string& key) {
-  if (node.IsSequence()) {
-    if (node.size() == 0) r.fail(node, "'" + key + "' must not be an empty list");
-    // Appended piece by piece: GCC 12's -Wrestrict misfires on string + string here.
-    std::string value = node.size() == 1 ? "hierarchical" : "";
-    for (std::size_t i = 0; i < node.size(); ++i) {
-      if (!value.empty()) value.append(",");
-      value.append(r.text(node[i], key + "[" + std::to_string(i) + "]"));
-    }
-    return value;
-  }
-  if (!node.IsScalar()) r.fail(node, "'" + key + "' must be an algorithm name or a Chakra ET prefix");
-  return r.text(node, key);
-}
-
-std::uint32_t bounded_count(const ConfigReader& r, const YAML::Node& node, const std::string& key,
-                            std::uint64_t max) {
-  const std::uint64_t k = r.count(node, key);
-  if (k < 1 || k > max) r.fail(node, "'" + key + "' must be 1.." + std::to_string(max) + ", got " + std::to_string(k));
-  return static_cast<std::uint32_t>(k);
-}
-
-}  // namespace
 
 SystemConfig parse_system_config(const std::string& yaml_text, const std::string& source) {
   const ConfigReader r(source);
@@ -78,136 +14,14 @@ SystemConfig parse_system_config(const std::string& yaml_text, const std::string
   r.require_map(root, "system config");
   r.check_keys(root, "", {"compute", "memory", "collective", "network"});
   const std::string base = std::filesystem::path(source).parent_path().string();
-
-  if (const YAML::Node c = root["compute"]) {  // its keys: compute/compute_config.h
-    const ComputeConfig compute = read_compute_section(r, c, base);
-    if (compute.roofline) {
-      const auto& p = compute.params;
-      const auto bf16 = p.peak_flops_by_dtype.find("bf16");
-      cfg.peak_flops = bf16 != p.peak_flops_by_dtype.end() ? bf16->second : p.default_peak_flops;
-      cfg.compute_memory_bandwidth = static_cast<BytesPerSecond>(p.memory_bandwidth);
-    }
-    cfg.compute_model = compute.model;
-    cfg.compute_efficiency = compute.efficiency;
-  }
-  if (const YAML::Node m = root["memory"]) {
-    r.require_map(m, "memory");
-    r.check_keys(m, "memory.", {"latency", "bandwidth"});
-    if (!m["bandwidth"]) r.fail(m, "missing key 'memory.bandwidth'");
-    cfg.has_memory_model = true;
-    cfg.memory_bandwidth = r.bandwidth(m["bandwidth"], "memory.bandwidth");
-    if (m["latency"]) cfg.memory_latency = r.latency(m["latency"], "memory.latency");
-  }
+  // Each section reads (and checks) its own keys: config_sections.h.
+  if (const YAML::Node c = root["compute"]) static_cast<ComputeSection&>(cfg) = read_compute_section_of_system(r, c, base);
+  if (const YAML::Node m = root["memory"]) static_cast<MemorySection&>(cfg) = read_memory_section(r, m);
   if (const YAML::Node c = root["collective"]) {
-    r.require_map(c, "collective");
-    r.check_keys(c, "collective.",
-                 {"chunks", "reduction_bandwidth", "reduction_latency", "algorithms", "endpoint_delay",
-                  "dataset_splits", "active_chunks", "local_reduction", "astrasim_quirks",
-                  "scheduling_policy", "optimization", "active_chunks_per_dimension",
-                  "dimension_queue", "per_node", "aggregation"});
-    if (const YAML::Node o = c["optimization"]) {
-      const std::string v = r.text(o, "collective.optimization");
-      if (v != "baseline" && v != "localBWAware") {
-        r.fail(o, "'collective.optimization' must be localBWAware or baseline, not '" + v + "'");
-      }
-      cfg.collective_optimization = v;
-    }
-    if (const YAML::Node a = c["active_chunks_per_dimension"]) {
-      const std::uint64_t k = r.count(a, "collective.active_chunks_per_dimension");
-      if (k > 1'000'000) r.fail(a, "'collective.active_chunks_per_dimension' must be 0..1000000 (0 = unlimited)");
-      cfg.active_chunks_per_dimension = static_cast<std::uint32_t>(k);
-    }
-    if (c["chunks"]) cfg.collective_chunks = bounded_count(r, c["chunks"], "collective.chunks", 1'000'000);
-    if (const YAML::Node n = c["reduction_bandwidth"]) {
-      if (r.text(n, "collective.reduction_bandwidth") != "0") {
-        cfg.reduction_bandwidth = r.bandwidth(n, "collective.reduction_bandwidth");
-      }
-    }
-    if (c["reduction_latency"]) cfg.reduction_latency = r.latency(c["reduction_latency"], "collective.reduction_latency");
-    if (c["endpoint_delay"]) cfg.endpoint_delay = r.latency(c["endpoint_delay"], "collective.endpoint_delay");
-    if (c["dataset_splits"]) cfg.dataset_splits = bounded_count(r, c["dataset_splits"], "collective.dataset_splits", 1 << 20);
-    if (c["active_chunks"]) cfg.active_chunks = bounded_count(r, c["active_chunks"], "collective.active_chunks", 1 << 20);
-    if (const YAML::Node n = c["local_reduction"]) {
-      cfg.local_reduction = r.bandwidth(n, "collective.local_reduction");
-      if (cfg.reduction_bandwidth > 0) {
-        r.fail(n, "'collective.local_reduction' (ASTRA-sim's model) and 'collective.reduction_bandwidth' "
-                  "both price reductions: give one");
-      }
-    }
-    if (c["dimension_queue"]) cfg.dimension_queue = r.flag(c["dimension_queue"], "collective.dimension_queue");
-    // Exact step aggregation (docs/system.md): false simulates every message, as --no-aggregation does.
-    if (c["aggregation"]) cfg.aggregation = r.flag(c["aggregation"], "collective.aggregation");
-    if (c["astrasim_quirks"]) {
-      cfg.astrasim_quirks = r.flag(c["astrasim_quirks"], "collective.astrasim_quirks");
-    }
-    if (const YAML::Node n = c["scheduling_policy"]) {
-      const std::string p = r.text(n, "collective.scheduling_policy");
-      if (p == "LIFO") {
-        r.fail(n, "'collective.scheduling_policy': LIFO is not supported: collectives of a rank are not queued "
-                  "here (they run concurrently, docs/system.md), so only FIFO (issue order) is meaningful");
-      }
-      if (p != "FIFO") r.fail(n, "'collective.scheduling_policy' must be FIFO, got '" + p + "'");
-      cfg.scheduling_policy = p;
-    }
-    if (const YAML::Node a = c["algorithms"]) {
-      r.require_map(a, "collective.algorithms");
-      std::set<std::string> seen;
-      for (const auto& kv : a) {
-        if (!kv.first.IsScalar()) r.fail(kv.first, "keys must be plain names");
-        const std::string key = kv.first.Scalar();
-        const std::string where = "collective.algorithms." + key;
-        if (!seen.insert(key).second) r.fail(kv.first, "duplicate key '" + where + "'");
-        CollectiveType type;
-        if (!parse_collective_name(key, type)) r.fail(kv.first, "'" + where + "': unknown collective type");
-        cfg.algorithms[type] = beside_config(algorithm_text(r, kv.second, where), base);
-        cfg.algorithm_where[type] = r.where(kv.second, where);
-      }
-    }
-    if (const YAML::Node a = c["per_node"]) read_per_node_choices(r, a, "collective.per_node", base, cfg.per_node_algorithms, &cfg.per_node_where);
+    static_cast<CollectiveSection&>(cfg) = read_collective_section(r, c, base);
   }
-  if (const YAML::Node n = root["network"]) {
-    r.require_map(n, "network");
-    std::set<std::string> seen;
-    for (const auto& kv : n) {
-      if (!kv.first.IsScalar()) r.fail(kv.first, "keys must be plain names");
-      const std::string key = kv.first.Scalar();
-      const std::string where = "network." + key;
-      if (!seen.insert(key).second) r.fail(kv.first, "duplicate key '" + where + "'");
-      const std::string value = r.text(kv.second, where);
-      const YAML::Mark mark = kv.first.Mark();
-      std::string at = source;
-      if (!mark.is_null()) at.append(":").append(std::to_string(mark.line + 1));
-      at.append(": ").append(where);
-      if (key == "backend") {
-        cfg.network.backend = value;
-      } else {
-        cfg.network.options.emplace(key, OptionValue{value, at});
-      }
-    }
-  }
+  if (const YAML::Node n = root["network"]) cfg.network = read_network_section(r, n, source);
   return cfg;
-}
-
-void read_per_node_choices(const ConfigReader& r, const YAML::Node& map, const std::string& where,
-                           const std::string& base, std::map<std::uint64_t, std::string>& out,
-                           std::map<std::uint64_t, std::string>* where_out) {
-  r.require_map(map, where);
-  for (const auto& kv : map) {
-    if (!kv.first.IsScalar()) r.fail(kv.first, "keys of '" + where + "' must be workload node ids");
-    const std::string key = kv.first.Scalar();
-    const std::string at = where + "." + key;
-    std::uint64_t id = 0;
-    const char* end = key.data() + key.size();
-    if (key.empty() || std::from_chars(key.data(), end, id).ptr != end) {
-      r.fail(kv.first, "'" + at + "': expected a workload node id (0..2^64-1), got '" + key + "'");
-    }
-    // Checked by the registry (check_algorithm_choices): native names against
-    // the node's type when it runs, ETs when the config is loaded.
-    if (!out.emplace(id, beside_config(algorithm_text(r, kv.second, at), base)).second) {
-      r.fail(kv.first, "'" + at + "': node id given twice");
-    }
-    if (where_out) (*where_out)[id] = r.where(kv.second, at);
-  }
 }
 
 }  // namespace sim

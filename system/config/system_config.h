@@ -45,88 +45,16 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "compute/compute_model.h"
-#include "core/time.h"
-#include "network/backend_registry.h"
+#include "system/config/config_sections.h"
 #include "workload/rank_graph.h"
 
 namespace sim {
 
-struct SystemConfig {
-  // Roofline (both set, or neither).
-  double peak_flops = 0;  // FLOP/s (bf16's, or the scalar / default peak)
-  BytesPerSecond compute_memory_bandwidth = 0;
-  // What times COMP nodes when the `compute:` section gives a model (the
-  // roofline, or measured kernels: compute/compute_config.h); null: the
-  // roofline of the two fields above if set (ASTRA-sim's JSON sets them).
-  std::shared_ptr<const ComputeModel> compute_model;
-  // compute.efficiency: model-timed COMP nodes take their time / this.
-  double compute_efficiency = 1;
-
-  // MEM_LOAD / MEM_STORE model; without it those nodes replay their duration.
-  bool has_memory_model = false;
-  Time memory_latency = 0;
-  BytesPerSecond memory_bandwidth = 0;
-
-  std::uint32_t collective_chunks = 1;
-  BytesPerSecond reduction_bandwidth = 0;  // 0: reduction is free
-  Time reduction_latency = 0;
-
-  // ASTRA-sim's system semantics (docs/system.md); all off by default.
-  Time endpoint_delay = 0;           // per message, at the sender before injection; and once per split
-  std::uint32_t dataset_splits = 0;  // 0: off; k: k chunks (ChunkedProgram), size-enlargement rule
-  std::uint32_t active_chunks = 0;   // splits in flight per rank; 0: all
-  BytesPerSecond local_reduction = 0;  // > 0: a reduce of m bytes costs 3 x floor(m / bw) whole ns
-  bool astrasim_quirks = false;  // halvingDoubling's first reduction per chunk is free
-  std::string scheduling_policy = "FIFO";
-  // Set by the ASTRA-sim JSON reader.
-  bool astrasim_lifo = false;  // its file asked for LIFO (warned about when collectives of a rank overlap)
-  std::map<CollectiveType, std::string> unavailable;  // type -> why no algorithm runs it
-  std::map<CollectiveType, std::uint32_t> algorithm_dims;  // per-dimension list lengths
-  std::vector<std::string> warnings;  // about keys read but not modelled
-
-  // Collective type -> a native algorithm choice ("ring", "direct:window=4")
-  // or an ET prefix/folder (relative paths resolved against the config
-  // file's folder); unlisted types take their default algorithm.
-  std::map<CollectiveType, std::string> algorithms;
-  // Workload node id -> a choice as above, for that node on every rank
-  // (ASTRA-sim's per-node-custom-implementation); it overrides `algorithms`.
-  std::map<std::uint64_t, std::string> per_node_algorithms;
-  // Where each choice above was read ("file:line: 'key'"); the registry
-  // checks the choices (system/registry/algorithm_choices.h) and names it.
-  std::map<CollectiveType, std::string> algorithm_where;
-  std::map<std::uint64_t, std::string> per_node_where;
-  // Hierarchical collectives (system/collectives/hierarchical.h): the
-  // all-reduce scheme ("localBWAware" or "baseline") and how many chunks one
-  // phase of one dimension runs at once (0: unlimited).
-  std::string collective_optimization = "localBWAware";
-  std::uint32_t active_chunks_per_dimension = 0;
-  // The window above per dimension (all its phases, both directions, in one
-  // fixed order, ASTRA-sim's) rather than per phase.
-  bool dimension_queue = false;
-
+// The four sections (config_sections.h), each with its own reader and keys.
+struct SystemConfig : ComputeSection, MemorySection, CollectiveSection {
   // The `network:` section: backend and its options (network/backend_registry.h).
   NetworkConfig network;
-
-  // Exact step aggregation (system/runner/aggregation/): a symmetric
-  // collective advanced as one event for all its ranks, with results
-  // identical to simulating every message. `--no-aggregation` turns it off.
-  bool aggregation = true;
-
-  bool roofline() const { return peak_flops > 0 && compute_memory_bandwidth > 0; }
-  // Cost of reducing `bytes` received from a peer into the local buffer.
-  Time reduction_time(std::uint64_t bytes) const {
-    if (local_reduction > 0) {  // ASTRA-sim: two reads and a write, each truncated to whole ns
-      const uint128 ns = static_cast<uint128>(bytes) * 1'000'000'000u / local_reduction;
-      if (ns > static_cast<uint128>(kMaxTime / kNanosecond / 3)) {
-        throw TimeLimitError("a reduction of " + std::to_string(bytes) + " B takes longer than the largest "
-                             "representable time, " + describe_time_limit());
-      }
-      return add_time(reduction_latency, static_cast<Time>(3 * ns) * kNanosecond, "a reduction's end");
-    }
-    if (reduction_bandwidth == 0) return reduction_latency;
-    return add_time(reduction_latency, transfer_time(bytes, reduction_bandwidth), "a reduction's end");
-  }
+  std::vector<std::string> warnings;  // about keys read but not modelled (ASTRA-sim's JSON)
 };
 
 // Reads a YAML system config. Algorithm choices are stored as written (ET
@@ -135,13 +63,6 @@ struct SystemConfig {
 // JSON) is read by load_system_config (system/scenario/system_files.h).
 SystemConfig parse_system_config(const std::string& yaml_text, const std::string& source);
 
-// Reads a map {<node id>: <choice>} (collective.per_node, or ASTRA-sim's
-// per-node-custom-implementation file) into `out` (and where each was read
-// into `where_out`); relative ET paths resolve against `base` (empty: the
-// working directory). Errors name file, line, key.
-class ConfigReader;
-void read_per_node_choices(const ConfigReader& r, const YAML::Node& map, const std::string& where,
-                           const std::string& base, std::map<std::uint64_t, std::string>& out,
-                           std::map<std::uint64_t, std::string>* where_out = nullptr);
+
 
 }  // namespace sim
