@@ -74,6 +74,22 @@ std::vector<std::uint32_t> GroupTable::coordinates(std::uint32_t npu) const {
   return c;
 }
 
+// The dimensions along which the coordinates of `npus` vary.
+std::vector<std::uint32_t> GroupTable::spanned_dims(const std::vector<std::uint32_t>& npus) const {
+  std::vector<std::uint32_t> dims;
+  if (npus.empty()) return dims;
+  const std::vector<std::uint32_t> c0 = coordinates(npus[0]);
+  for (std::size_t d = 0; d < dims_.size(); ++d) {
+    for (std::uint32_t n : npus) {
+      if (coordinates(n)[d] != c0[d]) {
+        dims.push_back(static_cast<std::uint32_t>(d));
+        break;
+      }
+    }
+  }
+  return dims;
+}
+
 std::uint32_t GroupTable::add(std::uint32_t job, const std::string& key, std::string label,
                               std::vector<std::uint32_t> ranks) {
   const std::string full = std::to_string(job) + "\x1f" + key;
@@ -83,18 +99,7 @@ std::uint32_t GroupTable::add(std::uint32_t job, const std::string& key, std::st
   g.label = std::move(label);
   std::vector<std::uint32_t> npus;
   for (std::uint32_t r : ranks) npus.push_back(npu_of_[r]);
-  // The dimensions along which the members' coordinates vary.
-  if (!npus.empty()) {
-    const std::vector<std::uint32_t> c0 = coordinates(npus[0]);
-    for (std::size_t d = 0; d < dims_.size(); ++d) {
-      for (std::uint32_t n : npus) {
-        if (coordinates(n)[d] != c0[d]) {
-          g.dims.push_back(static_cast<std::uint32_t>(d));
-          break;
-        }
-      }
-    }
-  }
+  g.dims = spanned_dims(npus);
   g.ranks = std::move(ranks);
   g.npus = std::make_shared<const std::vector<std::uint32_t>>(std::move(npus));
   const auto id = static_cast<std::uint32_t>(groups_.size());
@@ -124,15 +129,7 @@ std::uint32_t GroupTable::add_mirrored(std::uint32_t rank, const ProcessGroup& p
     throw InputError(where + ": pg_name '" + pg.name + "' (from " + pg.source + ") does not include rank " +
                      std::to_string(folding_.real_rank[rank]));
   }
-  const std::vector<std::uint32_t> c0 = coordinates(npus[0]);
-  for (std::size_t d = 0; d < dims_.size(); ++d) {
-    for (std::uint32_t n : npus) {
-      if (coordinates(n)[d] != c0[d]) {
-        g.dims.push_back(static_cast<std::uint32_t>(d));
-        break;
-      }
-    }
-  }
+  g.dims = spanned_dims(npus);
   g.ranks = {rank};
   g.npus = std::make_shared<const std::vector<std::uint32_t>>(std::move(npus));
   const auto id = static_cast<std::uint32_t>(groups_.size());

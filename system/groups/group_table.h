@@ -67,6 +67,7 @@ class GroupTable {
   std::uint32_t resolve(std::uint32_t rank, const CommunicatorSpec& spec);
   std::vector<std::uint32_t> involved_ranks(std::uint32_t rank, const CommunicatorSpec& spec, const std::string& where);
   std::vector<std::uint32_t> coordinates(std::uint32_t npu) const;
+  std::vector<std::uint32_t> spanned_dims(const std::vector<std::uint32_t>& npus) const;
 
   std::uint32_t add_mirrored(std::uint32_t rank, const ProcessGroup& pg, const std::string& where);
 
