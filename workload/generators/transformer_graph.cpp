@@ -520,31 +520,24 @@ class RankBuilder {
     if (t_.zero != 3) flush_dense();
     flush_expert();
   }
-  void flush_dense() {
-    if (pending_dense_ == 0) return;
-    if (!dp_.empty()) {
-      const std::string name = "dp.grad_" + std::string(t_.zero == 0 ? "allreduce" : "reduce_scatter") + " bucket" +
-                               std::to_string(dense_buckets_.size());
+  void flush_dense() { flush_bucket("dp", pending_dense_, dense_buckets_, dp_, dpc_); }
+  void flush_expert() { flush_bucket("edp", pending_expert_, expert_buckets_, edp_name_, edp_); }
+  // One gradient bucket of `pending` parameters over `group` (`size` ranks):
+  // all-reduced, or reduce-scattered (padded to a multiple of the group) with ZeRO.
+  template <typename Group>
+  void flush_bucket(const char* dim, std::uint64_t& pending, std::vector<std::uint64_t>& buckets, const Group& group,
+                    std::uint64_t size) {
+    if (pending == 0) return;
+    if (!group.empty()) {
+      const std::string name = std::string(dim) + ".grad_" + (t_.zero == 0 ? "allreduce" : "reduce_scatter") +
+                               " bucket" + std::to_string(buckets.size());
       grad_colls_.push_back(t_.zero == 0
-                                ? collective(name, CollectiveType::kAllReduce, pending_dense_ * 2, dp_, false, last_)
-                                : collective(name, CollectiveType::kReduceScatter, ceil_to(pending_dense_, dpc_) * 2,
-                                             dp_, false, last_));
-      dense_buckets_.push_back(pending_dense_);
+                                ? collective(name, CollectiveType::kAllReduce, pending * 2, group, false, last_)
+                                : collective(name, CollectiveType::kReduceScatter, ceil_to(pending, size) * 2, group,
+                                             false, last_));
+      buckets.push_back(pending);
     }
-    pending_dense_ = 0;
-  }
-  void flush_expert() {
-    if (pending_expert_ == 0) return;
-    if (!edp_name_.empty()) {
-      const std::string name = "edp.grad_" + std::string(t_.zero == 0 ? "allreduce" : "reduce_scatter") + " bucket" +
-                               std::to_string(expert_buckets_.size());
-      grad_colls_.push_back(t_.zero == 0
-                                ? collective(name, CollectiveType::kAllReduce, pending_expert_ * 2, edp_name_, false, last_)
-                                : collective(name, CollectiveType::kReduceScatter, ceil_to(pending_expert_, edp_) * 2,
-                                             edp_name_, false, last_));
-      expert_buckets_.push_back(pending_expert_);
-    }
-    pending_expert_ = 0;
+    pending = 0;
   }
 
   void finish_iteration() {
