@@ -145,7 +145,7 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
     out << "\n";
   }
   if (r.folded_replicas > 1) {
-    out << "replicas folded: " << r.folded_replicas << " data-parallel replicas simulated as one ("
+    out << "replicas folded: " << r.folded_replicas << " identical replicas simulated as one ("
         << r.ranks.size() << " of " << r.ranks.size() * r.folded_replicas
         << " ranks; exact, --no-aggregation simulates all; per-rank and link figures are replica 0's)\n";
   }

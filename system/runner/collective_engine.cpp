@@ -62,7 +62,7 @@ void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const Collec
     in.joined_at = queue_.now();
     in.mirrored = mirrored;
     in.mirrored_pos = pos;
-    in.tentative = !mirrored && analytical_ != nullptr && program->rank_symmetric() &&
+    in.tentative = analytical_ != nullptr && program->rank_symmetric() &&
                    program->op_count(program->symmetric_origin()) > 0;
     if (mirrored) check_mirrored(in);
     ++live_instances_;
@@ -105,7 +105,7 @@ void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const Collec
   }
   // The last rank is in: decide once this instant's other events (the rest
   // of each rank's issuing) have run.
-  if (in.tentative && in.joined == in.ranks.size()) queue_.schedule(queue_.now(), this, kResolve, idx);
+  if (in.tentative && in.joined == (in.mirrored ? 1 : in.ranks.size())) queue_.schedule(queue_.now(), this, kResolve, idx);
   run_work();
 }
 
@@ -184,8 +184,8 @@ void CollectiveEngine::issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref
         --in.unreceived;
         work_.push_back(make_work(inst, pos, ref, true));
       } else if (in.tentative) {
-        in.tentative_recvs.push_back(static_cast<std::uint64_t>(op.peer) << 32 | pos);
-        in.tentative_tags.push_back(op.tag);
+        in.tentative_recvs.push_back(static_cast<std::uint64_t>(key.src) << 32 | pos);
+        in.tentative_tags.push_back(key.tag);
       }
       break;
     }
@@ -615,9 +615,11 @@ const CollectiveEngine::Plan* CollectiveEngine::plan_for(const Instance& in) {
 
 void CollectiveEngine::resolve(std::uint32_t inst) {
   Instance& in = instances_[inst];
-  if (!in.live || !in.tentative || in.joined != in.ranks.size() || in.joined_at != queue_.now()) return;
+  if (!in.live || !in.tentative || in.joined != (in.mirrored ? 1 : in.ranks.size()) || in.joined_at != queue_.now()) {
+    return;
+  }
   for (const RankState& rs : in.ranks) {
-    if (!listener_.runs_only_collective(rs.cookie)) return drop_tentative(in);
+    if (rs.joined && !listener_.runs_only_collective(rs.cookie)) return drop_tentative(in);
   }
   const Plan* plan = plan_for(in);
   if (plan == nullptr) return drop_tentative(in);
@@ -658,6 +660,7 @@ void CollectiveEngine::fused_done(std::uint32_t inst) {
   Instance& in = instances_[inst];
   for (std::uint32_t pos = 0; pos < in.ranks.size(); ++pos) {
     RankState& rs = in.ranks[pos];
+    if (!rs.joined) continue;  // a mirrored instance's copies: nothing runs them
     rs.done = true;
     done_.emplace_back((*in.members)[pos], rs.cookie);
   }

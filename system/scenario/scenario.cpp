@@ -1,5 +1,7 @@
 #include "system/scenario/scenario.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "network/backend_registry.h"
 #include "system/groups/comm_group_file.h"
@@ -61,10 +63,16 @@ Scenario build_scenario(const ScenarioSpec& spec) {
     // A generated training iteration's data-parallel replicas are simulated
     // as one when the run allows it (system/groups/replica_folding.h): one
     // unplaced job, step aggregation on, the analytical backend.
-    if (spec.jobs.size() == 1 && spec.jobs[0].name.empty() && spec.jobs[0].comm_group_file.empty() &&
-        spec.placement.empty() &&
-        gen::is_generated_workload(spec.jobs[0].workload) && s.config.aggregation &&
-        s.config.network.backend == "analytical") {
+    // Folding also needs every copy's ports to mirror the original's: a
+    // stack of Switch dimensions gives each NPU one link per dimension, in
+    // the same order on every NPU (rings and meshes number them otherwise).
+    const bool switches = !s.topology->dimensions().empty() &&
+                          std::all_of(s.topology->dimensions().begin(), s.topology->dimensions().end(),
+                                      [](const TopologyDimension& d) { return d.kind == DimensionKind::kSwitch; });
+    const bool foldable = spec.jobs.size() == 1 && spec.jobs[0].name.empty() &&
+                          spec.jobs[0].comm_group_file.empty() && spec.placement.empty() && s.config.aggregation &&
+                          s.config.network.backend == "analytical" && switches;
+    if (foldable && gen::is_generated_workload(spec.jobs[0].workload)) {
       const gen::TrainingSpec training = gen::generated_workload_spec(spec.jobs[0].workload);
       const gen::Replicas replicas = gen::data_parallel_replicas(training);
       if (replicas.count > 1) {

@@ -91,20 +91,10 @@ TEST_F(ReplicaFoldingTest, OnlyWhereItIsExact) {
                                    "&global-batch=8",
                                    true))
                    .options.folding.active());
-  // A network where replica 1's routes are not replica 0's: a ring of 32
-  // (the pipeline's neighbours sit at different distances in each replica).
+  // A network whose NPUs number their ports differently (a ring): not folded.
   ScenarioSpec ring = spec(w, true);
   ring.network = write("ring.yml", "topology: [Ring]\nnpus_count: [32]\nbandwidth: [50]\nlatency: [500]\n");
-  const Scenario s = build_scenario(ring);
-  ASSERT_TRUE(s.options.folding.active());
-  try {
-    Simulation sim(s.graphs, *s.topology, s.config, s.options);
-    sim.run();
-    FAIL() << "expected an error";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot be folded"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("--no-aggregation"), std::string::npos) << e.what();
-  }
+  EXPECT_FALSE(build_scenario(ring).options.folding.active());
 }
 
 }  // namespace
