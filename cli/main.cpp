@@ -103,7 +103,10 @@ int run_simulation(const RunOptions& o) {
   const std::string& workload_name = scenario.workload_name;
   // A training iteration (gen:transformer?..., or ETs the generator wrote) gets the training report.
   TrainingRun training(spec.jobs);
-  scenario.options.timeline = training.attach(scenario.options.timeline, static_cast<std::uint32_t>(scenario.graphs->size()));
+  // Folded, ranks are numbered in the whole world (timelines, reports).
+  const std::uint32_t world = scenario.options.folding.active() ? scenario.options.folding.world
+                                                                : static_cast<std::uint32_t>(scenario.graphs->size());
+  scenario.options.timeline = training.attach(scenario.options.timeline, world);
   Simulation simulation(scenario.graphs, topology, config, scenario.options);
   auto [result, info, implausible] = run_timed(simulation, topology, workload_name, config.network.backend, wall_start);
   info.training = training.finish(result, config);

@@ -198,7 +198,7 @@ void json_ranks(JsonStream& j, const SimulationResult& r) {
   for (std::size_t i = 0; i < r.ranks.size(); ++i) {
     const RankStats& s = r.ranks[i];
     j.begin_object()
-        .field("rank", i)
+        .field("rank", r.rank_numbers.empty() ? i : r.rank_numbers[i])
         .field("finish_ns", to_ns(s.finish))
         .field("compute_ns", to_ns(s.compute))
         .field("exposed_comm_ns", to_ns(s.exposed_comm))
@@ -215,7 +215,7 @@ void json_collectives(JsonStream& j, const SimulationResult& r) {
   j.key("collectives").begin_array();
   for (const CollectiveRecord& c : r.collectives) {
     j.begin_object()
-        .field("rank", c.rank)
+        .field("rank", r.rank_numbers.empty() ? c.rank : r.rank_numbers[c.rank])
         .field("node_id", c.node_id)
         .field("type", collective_name(c.type))
         .field("bytes", c.bytes)
@@ -301,7 +301,7 @@ void write_json_report(const std::string& path, const SimulationResult& r, const
 void write_csv_report(std::ostream& out, const SimulationResult& r) {
   out << "rank,node_id,type,bytes,group_size,algorithm,start_ns,duration_ns,algbw_gbps,busbw_gbps\n";
   for (const CollectiveRecord& c : r.collectives) {
-    out << c.rank << ',' << c.node_id << ',' << collective_name(c.type) << ',' << c.bytes << ',' << c.group_size << ','
+    out << (r.rank_numbers.empty() ? c.rank : r.rank_numbers[c.rank]) << ',' << c.node_id << ',' << collective_name(c.type) << ',' << c.bytes << ',' << c.group_size << ','
         << c.algorithm << ',' << format_ns(c.start) << ',' << format_ns(c.duration) << ','
         << fixed(algbw_gbps(c), 6) << ',' << fixed(busbw_gbps(c), 6) << '\n';
   }

@@ -75,9 +75,13 @@ TrainingSummary TrainingBreakdown::summary(double model_flops, double peak_flops
   if (model_flops > 0 && seconds > 0) out.model_tflops_per_gpu = model_flops / (out.world * seconds) / 1e12;
   out.peak_tflops_per_gpu = peak_flops / 1e12;
   if (peak_flops > 0) out.mfu = out.model_tflops_per_gpu * 1e12 / peak_flops;
-  out.ranks_sampled = static_cast<std::uint32_t>(sampled_.size());
+  // Ranks without slices (the copies of a folded run, which run nothing) are not sampled.
+  std::size_t sampled = 0;
+  for (const auto& run : runs_) sampled += run.empty() ? 0 : 1;
+  out.ranks_sampled = static_cast<std::uint32_t>(sampled);
   double worst = -1;
   for (std::size_t i = 0; i < runs_.size(); ++i) {
+    if (runs_[i].empty()) continue;
     // Sweep the rank's intervals: +1 at start, -1 at end, per class.
     std::vector<std::pair<Time, int>> events;  // (time, +-(cls + 1))
     Time last_pass_end = 0;
@@ -123,9 +127,9 @@ TrainingSummary TrainingBreakdown::summary(double model_flops, double peak_flops
       }
     }
   }
-  if (!runs_.empty()) {
-    for (double& e : out.exposed_ns) e /= static_cast<double>(runs_.size());
-    out.exposed_total_ns /= static_cast<double>(runs_.size());
+  if (sampled > 0) {
+    for (double& e : out.exposed_ns) e /= static_cast<double>(sampled);
+    out.exposed_total_ns /= static_cast<double>(sampled);
   }
   return out;
 }

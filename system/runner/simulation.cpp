@@ -306,6 +306,7 @@ SimulationResult Simulation::run() {
     if (runs_[r].done != graphs_[r].size()) report_stuck();
   }
   check_unreceived();
+  if (options_.folding.active()) result_.rank_numbers = options_.folding.real_rank;
   result_.ranks.reserve(runs_.size());
   for (RankRun& r : runs_) {
     result_.makespan = std::max(result_.makespan, r.stats.finish);
@@ -475,10 +476,10 @@ void Simulation::complete(std::uint32_t rank, std::uint32_t index) {
   }
   const Resource res = resource_of(kind, g.is_cpu_op(index));
   if (res < kNumLimited) r.busy[res] = false;
-  if (options_.timeline && options_.timeline->wants(rank, r.started[index], queue_.now())) {
+  if (options_.timeline && options_.timeline->wants(rank_number(rank), r.started[index], queue_.now())) {
     const std::string name = g.name(index);
-    options_.timeline->slice(
-        TimelineSlice{rank, static_cast<std::uint8_t>(res), r.started[index], queue_.now(), g.id(index), name, kind});
+    options_.timeline->slice(TimelineSlice{rank_number(rank), static_cast<std::uint8_t>(res), r.started[index],
+                                           queue_.now(), g.id(index), name, kind});
   }
   ++r.done;
   ++r.stats.nodes;

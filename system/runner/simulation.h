@@ -110,8 +110,10 @@ struct SimulationResult {
   // Whether the links also have packets, drops and peak queues (a packet-level backend).
   bool packet_level = false;
   std::uint32_t npu_count = 0;  // node ids below it are NPUs, the rest switches
-  // Folded replicas: each simulated rank stands for this many (1: none folded).
+  // Folded replicas: each simulated rank stands for this many (1: none folded),
+  // and the rank number of each entry of `ranks` (empty: its index).
   std::uint32_t folded_replicas = 1;
+  std::vector<std::uint32_t> rank_numbers;
   std::vector<std::pair<std::string, std::uint64_t>> network_counters;
 };
 
@@ -187,6 +189,10 @@ class Simulation final : public EventHandler, public CollectiveListener {
   void issue_recv(std::uint32_t rank, std::uint32_t index);
   void p2p_delivered(std::uint32_t message);
   void issue_collective(std::uint32_t rank, std::uint32_t index);
+  // The number reports and timelines give graph `rank` (folded: its rank in the world).
+  std::uint32_t rank_number(std::uint32_t rank) const {
+    return options_.folding.active() ? options_.folding.real_rank[rank] : rank;
+  }
   // The graph a send's comm_dst or a receive's comm_src names.
   std::uint32_t peer_graph(std::uint32_t rank, std::int32_t named) const {
     return options_.folding.active() ? options_.folding.graph_of[static_cast<std::uint32_t>(named)]

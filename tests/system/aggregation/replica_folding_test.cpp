@@ -61,6 +61,7 @@ TEST_F(ReplicaFoldingTest, FoldedRunsEqualTheFullRunsToThePicosecond) {
     const SimulationResult ra = a.run(), rb = b.run();
     EXPECT_EQ(ra.makespan, rb.makespan) << plan;
     EXPECT_EQ(ra.folded_replicas, folded.options.folding.replicas) << plan;
+    EXPECT_EQ(ra.rank_numbers, folded.options.folding.real_rank) << plan;  // reports name the world's ranks
     EXPECT_LT(ra.events, rb.events) << plan;
     for (std::size_t i = 0; i < ra.ranks.size(); ++i) {
       const std::uint32_t rank = folded.options.folding.real_rank[i];
