@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "system/collectives/nccl/nccl_protocol.h"
 
 namespace sim::nccl {
 
@@ -12,7 +13,7 @@ Time us(double v) { return static_cast<Time>(std::llround(v * 1e6)); }
 
 bool modelled(Algo a, CollectiveType type, int nodes) {
   switch (a) {
-    case Algo::kRing: return true;
+    case Algo::kRing: return true;  // every collective NCCL has: all-reduce, all-gather, reduce-scatter, broadcast, reduce
     case Algo::kTree: return type == CollectiveType::kAllReduce;
     case Algo::kNvls: return type == CollectiveType::kAllReduce && nodes == 1;
     default: return false;  // NVLS-tree and CollNet: tuned, not yet simulated
@@ -28,7 +29,8 @@ const std::vector<std::string>& param_names() {
 
 const std::vector<CollectiveType>& supported_types() {
   static const std::vector<CollectiveType> kTypes = {CollectiveType::kAllReduce, CollectiveType::kAllGather,
-                                                     CollectiveType::kReduceScatter};
+                                                     CollectiveType::kReduceScatter, CollectiveType::kBroadcast,
+                                                     CollectiveType::kReduce};
   return kTypes;
 }
 
@@ -93,7 +95,7 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     if (!modelled(a, type, in.nodes)) {
       throw InputError(std::string("nccl:algo=") + algo_name(a) + " for " + collective_name(type) + " on " +
                        std::to_string(in.nodes) + (in.nodes == 1 ? " node" : " nodes") +
-                       " is not simulated (modelled: ring for ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER; tree for "
+                       " is not simulated (modelled: ring for ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, BROADCAST, REDUCE; tree for "
                        "ALL_REDUCE; nvls for ALL_REDUCE inside one node); docs/nccl.md");
     }
     if (a == Algo::kNvls && !pl.system.nvls) {
@@ -144,6 +146,10 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     m.base = us(base_latency(pl.algo, pl.proto));
     m.hop_intra = us(hop_latency(g.nvlink_intra ? Hw::kNvlink : Hw::kPci, pl.algo, pl.proto));
     m.hop_inter = us(hop_latency(Hw::kNet, pl.algo, pl.proto));
+    if (type == CollectiveType::kBroadcast || type == CollectiveType::kReduce) {
+      m.step_bytes = chain_step_payload(pl.proto);
+      m.window = kChainStepsInFlight;
+    }
   }
   pl.name = std::string("nccl:") + algo_name(pl.algo) + "/" + proto_name(pl.proto);
   return pl;
@@ -156,6 +162,11 @@ std::shared_ptr<const CollectiveProgram> make_program(CollectiveType type, std::
   switch (pl.algo) {
     case Algo::kTree: return make_tree_program(pl.name, bytes, ctx, pl.model);
     case Algo::kNvls: return make_nvls_program(pl.name, bytes, ctx, pl.model);
+    default: break;
+  }
+  switch (type) {
+    case CollectiveType::kBroadcast:
+    case CollectiveType::kReduce: return make_chain_program(pl.name, type, bytes, ctx, pl.model);
     default: return make_ring_program(pl.name, type, bytes, ctx, pl.model);
   }
 }

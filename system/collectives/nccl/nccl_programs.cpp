@@ -64,6 +64,9 @@ class Builder {
 // per loop: it may have more rounds (4 GiB on 8 GPUs is 512 rounds of 128 KiB).
 constexpr std::uint64_t kMaxLoops = 64;
 constexpr std::uint64_t kMaxNvlsRounds = 256;
+// A chain (broadcast, reduce) has 3 ops a chunk per rank: NCCL's own 512 KiB
+// Simple chunks up to 3 GiB on 12 channels, so the pipeline's fill is NCCL's.
+constexpr std::uint64_t kMaxChainLoops = 512;
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b, std::uint64_t most = kMaxLoops) {
   return a == 0 ? 1 : std::min<std::uint64_t>((a + b - 1) / b, most);
 }
@@ -137,6 +140,48 @@ std::shared_ptr<const CollectiveProgram> make_ring_program(std::string name, Col
           const std::uint32_t got = b.recv(r, prev, wire_bytes(m.proto, in), tag_of(c, j, s));
           last = b.delay(r, hop, got);
         }
+      }
+    }
+  }
+  return b.build(std::move(name));
+}
+
+std::shared_ptr<const CollectiveProgram> make_chain_program(std::string name, CollectiveType type, std::uint64_t bytes,
+                                                            const AlgorithmContext& ctx, const StepModel& m) {
+  const std::uint32_t n = ctx.size();
+  Builder b(n);
+  if (type != CollectiveType::kBroadcast && type != CollectiveType::kReduce) {
+    throw std::invalid_argument("nccl chain: unsupported collective");
+  }
+  if (n <= 1) return b.build(std::move(name));
+  const std::uint64_t step = m.step_bytes ? m.step_bytes : chain_step_payload(m.proto);
+  const std::uint32_t window = m.window ? m.window : kChainStepsInFlight;
+  const BytesPerSecond rate = wire_rate(m);
+  std::vector<std::uint32_t> base(n);
+  for (std::uint32_t r = 0; r < n; ++r) base[r] = b.delay(r, m.base, kNone);
+  constexpr std::uint32_t kRoot = 0;
+  for (std::uint32_t c = 0; c < m.channels; ++c) {
+    std::vector<std::uint32_t> ring;
+    for (const auto& d : chains(ctx, c)) ring.insert(ring.end(), d.begin(), d.end());
+    // NCCL's kernels (src/device/broadcast.h, reduce.h): broadcast starts at
+    // the root and stops at the rank before it; reduce starts at the rank
+    // after the root and ends at the root.
+    const auto at = static_cast<std::uint32_t>(std::find(ring.begin(), ring.end(), kRoot) - ring.begin());
+    const std::uint32_t first = type == CollectiveType::kBroadcast ? at : (at + 1) % n;
+    std::vector<std::uint32_t> chain(n);
+    for (std::uint32_t i = 0; i < n; ++i) chain[i] = ring[(first + i) % n];
+    const std::uint64_t share = part_bytes(bytes, m.channels, c);
+    const std::uint64_t k = ceil_div(share, step, kMaxChainLoops);
+    std::vector<std::uint32_t> head_send(k, kNone);
+    for (std::uint64_t j = 0; j < k; ++j) {
+      const std::uint64_t w = wire_bytes(m.proto, part_bytes(share, k, j));
+      const std::uint64_t tag = tag_of(c, j, 0);
+      head_send[j] = b.send(chain[0], chain[1], w, tag, c, rate, {base[chain[0]], j >= window ? head_send[j - window] : kNone});
+      for (std::uint32_t i = 1; i < n; ++i) {
+        const std::uint32_t r = chain[i], prev = chain[i - 1];
+        const Time hop = ctx.domain_of[prev] == ctx.domain_of[r] ? m.hop_intra : m.hop_inter;
+        const std::uint32_t ready = b.delay(r, hop, b.recv(r, prev, w, tag));
+        if (i + 1 < n) b.send(r, chain[i + 1], w, tag, c, rate, {base[r], ready});
       }
     }
   }

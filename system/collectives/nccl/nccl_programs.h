@@ -21,6 +21,11 @@
 // heads joined by one of two binary trees over the nodes (even channels the
 // first, odd the mirrored one: every node is a leaf in one of them); chunks
 // are reduced up to the root and broadcast back down, pipelined.
+// Ring broadcast / reduce: per channel, a chain along that channel's ring
+// from the root (group position 0, as the other native algorithms take it):
+// broadcast from the root to the rank before it, reduce from the rank after
+// it to the root, each chunk forwarded (copied, or reduced into) as soon as it
+// is received, `window` chunks in flight.
 // NVLS (all-reduce inside one node): per channel and round, each GPU owns one
 // shard; every GPU uploads its copy of every shard to the switch, which
 // reduces them and sends the sum to the owner (kSwitchReduce), and the owner
@@ -54,6 +59,8 @@ BytesPerSecond wire_rate(const StepModel& m);
 
 std::shared_ptr<const CollectiveProgram> make_ring_program(std::string name, CollectiveType type, std::uint64_t bytes,
                                                            const AlgorithmContext& ctx, const StepModel& model);
+std::shared_ptr<const CollectiveProgram> make_chain_program(std::string name, CollectiveType type, std::uint64_t bytes,
+                                                            const AlgorithmContext& ctx, const StepModel& model);
 std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std::uint64_t bytes,
                                                            const AlgorithmContext& ctx, const StepModel& model);
 // Needs every member under one switch that reduces (ctx.domains == 1 and ctx.domain_reduces).
