@@ -22,7 +22,10 @@ namespace sim {
 // kSwitchReduce: the rank uploads `bytes` to switch `node`; once every group
 //   member under that switch has uploaded with the same tag, the switch sends
 //   one reduced message of `bytes` down to position `peer`, which receives it
-//   with a kRecv from kSwitchPeer (N flows in, one out).
+//   with a kRecv from kSwitchPeer (N flows in, one out). With `peer` =
+//   kSwitchPeer the sum goes down to every member under the switch (SHARP's
+//   all-reduce: N flows in, N out); only a reducing switch on a backend that
+//   carries switch operations does that (others refuse it).
 // kMulticast: the rank uploads `bytes` to switch `node`, which sends a copy
 //   down to every group member under it (the sender too); each receives it with
 //   a kRecv from kSwitchPeer (one flow in, N out).

@@ -373,6 +373,10 @@ void CollectiveEngine::inject(std::uint32_t m) {
     case Carry::kUpReduce:
       if (switch_ops(msg.node)) {
         network_.send_on_link(link_between(from, msg.node), msg.bytes, Delivery{this, kUploaded, m});
+      } else if (msg.dst == kSwitchPeer) {  // a sum for every member: only a reducing switch makes one
+        throw InputError("collective '" + in.program->name() + "' reduces at switch " + std::to_string(msg.node) +
+                         " for every member under it (CollNet / SHARP), which needs the switch marked "
+                         "in_network_reduction and a backend that carries switch operations (analytical, flow)");
       } else {  // no reduction in the network: the contribution goes to its owner
         network_.send(from, (*in.members)[msg.dst], msg.bytes, Delivery{this, kUploaded, m});
       }
@@ -417,7 +421,14 @@ void CollectiveEngine::uploaded(std::uint32_t m) {
     const std::uint32_t arrived = ++uploads_[key];
     if (arrived == under(msg.instance, msg.node).size()) {
       uploads_.erase(key);
-      if (native) {
+      if (native && msg.dst == kSwitchPeer) {  // the sum down to every member under the switch
+        for (const std::uint32_t p : under(msg.instance, msg.node)) {
+          InFlight down{msg.instance, kSwitchPeer, p, msg.tag, msg.bytes, 0};
+          down.carry = Carry::kDown;
+          const std::uint32_t d = in_flight_.alloc(down);
+          network_.send_on_link(link_between(msg.node, (*in.members)[p]), msg.bytes, Delivery{this, kCameDown, d});
+        }
+      } else if (native) {
         InFlight down{msg.instance, kSwitchPeer, msg.dst, msg.tag, msg.bytes, 0};
         down.carry = Carry::kDown;
         const std::uint32_t d = in_flight_.alloc(down);

@@ -11,13 +11,23 @@ namespace {
 
 Time us(double v) { return static_cast<Time>(std::llround(v * 1e6)); }
 
+// `algo=collnet`: whichever CollNet NCCL's model prefers.
+constexpr std::uint64_t kCollNetEither = 99;
+
+bool is_collnet(Algo a) { return a == Algo::kCollNetDirect || a == Algo::kCollNetChain; }
+
+bool forced_is(std::uint64_t forced, Algo a) {
+  return forced == static_cast<std::uint64_t>(a) || (forced == kCollNetEither && is_collnet(a));
+}
+
 bool modelled(Algo a, CollectiveType type, int nodes) {
   switch (a) {
     case Algo::kRing: return true;  // every collective NCCL has: all-reduce, all-gather, reduce-scatter, broadcast, reduce
     case Algo::kTree: return type == CollectiveType::kAllReduce;
     case Algo::kNvls: return type == CollectiveType::kAllReduce && nodes == 1;
     case Algo::kNvlsTree: return type == CollectiveType::kAllReduce && nodes > 1;
-    default: return false;  // CollNet: tuned, not yet simulated
+    case Algo::kCollNetChain: return type == CollectiveType::kAllReduce && nodes > 1;
+    default: return false;  // CollNet direct: tuned, not yet simulated
   }
 }
 
@@ -40,7 +50,7 @@ std::uint64_t param_value(const std::string& key, const std::string& value) {
     for (int a = 0; a < kAlgos; ++a) {
       if (value == algo_name(static_cast<Algo>(a))) return static_cast<std::uint64_t>(a);
     }
-    if (value == "collnet") return static_cast<std::uint64_t>(Algo::kCollNetDirect);
+    if (value == "collnet") return kCollNetEither;
     throw InputError("nccl: algo must be ring, tree, nvls, nvlstree or collnet (collnetdirect, collnetchain), not '" +
                      value + "'");
   }
@@ -89,15 +99,21 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
   const auto forced_algo = params.find("algo");
   for (int a = 0; a < kAlgos; ++a) {
     allowed[a] = modelled(static_cast<Algo>(a), type, in.nodes) &&
-                 (forced_algo == params.end() || forced_algo->second == static_cast<std::uint64_t>(a));
+                 (forced_algo == params.end() || forced_is(forced_algo->second, static_cast<Algo>(a)));
   }
   if (forced_algo != params.end()) {
-    const auto a = static_cast<Algo>(forced_algo->second);
+    const auto a = forced_algo->second == kCollNetEither ? Algo::kCollNetChain : static_cast<Algo>(forced_algo->second);
     if (!modelled(a, type, in.nodes)) {
       throw InputError(std::string("nccl:algo=") + algo_name(a) + " for " + collective_name(type) + " on " +
                        std::to_string(in.nodes) + (in.nodes == 1 ? " node" : " nodes") +
                        " is not simulated (modelled: ring for ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, BROADCAST, REDUCE; tree for "
-                       "ALL_REDUCE; nvls for ALL_REDUCE inside one node; nvlstree for ALL_REDUCE across nodes); docs/nccl.md");
+                       "ALL_REDUCE; nvls for ALL_REDUCE inside one node; nvlstree and collnetchain for ALL_REDUCE across "
+                       "nodes); docs/nccl.md");
+    }
+    if (is_collnet(a) && !pl.system.collnet) {
+      throw InputError(std::string("nccl:algo=") + algo_name(a) +
+                       " needs the switch above each node (every GPU's NIC rail, one GPU of every node under it) "
+                       "to reduce: mark that dimension 'in_network_reduction: true' in the topology (docs/network.md)");
     }
     if ((a == Algo::kNvls || a == Algo::kNvlsTree) && !pl.system.nvls) {
       throw InputError(std::string("nccl:algo=") + algo_name(a) + " needs the group's switch to reduce and multicast: mark it "
@@ -115,7 +131,10 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     }
   }
   if (best.time_us < 0) {
-    std::string what = forced_algo != params.end() ? std::string("algo=") + algo_name(static_cast<Algo>(forced_algo->second)) : "";
+    std::string what = forced_algo == params.end()                ? ""
+                       : forced_algo->second == kCollNetEither ? std::string("algo=collnet")
+                                                               : std::string("algo=") +
+                                                                     algo_name(static_cast<Algo>(forced_algo->second));
     if (forced_proto != params.end()) {
       what += (what.empty() ? "" : ",") + std::string("proto=") + proto_name(static_cast<Proto>(forced_proto->second));
     }
@@ -152,7 +171,7 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     m.base = us(base_latency(pl.algo, pl.proto));
     m.hop_intra = us(hop_latency(g.nvlink_intra ? Hw::kNvlink : Hw::kPci, pl.algo, pl.proto));
     m.hop_inter = us(hop_latency(Hw::kNet, pl.algo, pl.proto));
-    if (type == CollectiveType::kBroadcast || type == CollectiveType::kReduce) {
+    if (type == CollectiveType::kBroadcast || type == CollectiveType::kReduce || pl.algo == Algo::kCollNetChain) {
       m.step_bytes = chain_step_payload(pl.proto);
       m.window = kChainStepsInFlight;
     }
@@ -169,6 +188,7 @@ std::shared_ptr<const CollectiveProgram> make_program(CollectiveType type, std::
     case Algo::kTree: return make_tree_program(pl.name, bytes, ctx, pl.model);
     case Algo::kNvls: return make_nvls_program(pl.name, bytes, ctx, pl.model);
     case Algo::kNvlsTree: return make_nvls_tree_program(pl.name, bytes, ctx, pl.model);
+    case Algo::kCollNetChain: return make_collnet_chain_program(pl.name, bytes, ctx, pl.model);
     default: break;
   }
   switch (type) {

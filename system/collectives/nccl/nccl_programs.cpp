@@ -6,6 +6,7 @@
 
 #include "system/collectives/nccl/nccl_protocol.h"
 #include "system/collectives/nccl/nccl_dag.h"
+#include "system/collectives/nccl/nccl_system.h"
 
 namespace sim::nccl {
 
@@ -373,6 +374,61 @@ std::shared_ptr<const CollectiveProgram> make_nvls_tree_program(std::string name
         b.add(x, mc, total);
         for (std::uint32_t i = 0; i < local; ++i) {
           b.recv(x, kSwitchPeer, wire_bytes(m.proto, part_bytes(round, local, i)), tag_of(c, j, low(i, 1)));
+        }
+      }
+    }
+  }
+  return b.build(std::move(name));
+}
+
+std::shared_ptr<const CollectiveProgram> make_collnet_chain_program(std::string name, std::uint64_t bytes,
+                                                                    const AlgorithmContext& ctx, const StepModel& m) {
+  const std::uint32_t n = ctx.size();
+  Builder b(n);
+  if (n <= 1) return b.build(std::move(name));
+  const std::vector<NodeId> rail = rail_switches(ctx);
+  if (rail.empty()) throw std::invalid_argument("nccl collnetchain: needs a reducing switch above every node");
+  const std::uint64_t step = m.step_bytes ? m.step_bytes : chain_step_payload(m.proto);
+  const std::uint32_t window = m.window ? m.window : kChainStepsInFlight;
+  const BytesPerSecond rate = wire_rate(m);
+  std::vector<std::uint32_t> base(n);
+  for (std::uint32_t r = 0; r < n; ++r) base[r] = b.delay(r, m.base, kNone);
+  for (std::uint32_t c = 0; c < m.channels; ++c) {
+    // Each node's GPUs by rail, rotated so that rail c % local heads the chain (comes last).
+    const auto nodes = chains(ctx, 0);
+    const std::uint64_t share = part_bytes(bytes, m.channels, c);
+    const std::uint64_t k = ceil_div(share, step, kMaxChainLoops);
+    for (auto chain : nodes) {
+      const auto L = static_cast<std::uint32_t>(chain.size());
+      std::rotate(chain.begin(), chain.begin() + (c + 1) % L, chain.end());
+      const std::uint32_t head = chain[L - 1];
+      std::vector<std::uint32_t> leaf_send(k, kNone);
+      for (std::uint64_t j = 0; j < k; ++j) {
+        const std::uint64_t w = wire_bytes(m.proto, part_bytes(share, k, j));
+        const std::uint64_t up = tag_of(c, j, 0), down = tag_of(c, j, 1), sharp = tag_of(c, j, 2);
+        // Up the chain: the leaf sends, each next rank reduces and forwards.
+        std::vector<std::uint32_t> ready = {base[chain[0]], j >= window ? leaf_send[j - window] : kNone};
+        for (std::uint32_t i = 0; i + 1 < L; ++i) {
+          const std::uint32_t sent = b.send(chain[i], chain[i + 1], w, up, c, rate, ready);
+          if (i == 0) leaf_send[j] = sent;
+          ready = {base[chain[i + 1]], b.delay(chain[i + 1], m.hop_intra, b.recv(chain[i + 1], chain[i], w, up))};
+        }
+        // The head's sum of its node to the rail switch; every node's head gets the total.
+        if (L == 1) ready.push_back(j >= window ? leaf_send[j - window] : kNone);
+        CollectiveOp op;
+        op.kind = OpKind::kSwitchReduce;
+        op.peer = kSwitchPeer;
+        op.node = rail[head];
+        op.bytes = w;
+        op.tag = sharp;
+        op.channel = c;
+        const std::uint32_t uploaded = b.add(head, op, ready);
+        if (L == 1) leaf_send[j] = uploaded;
+        std::uint32_t got = b.delay(head, m.hop_inter, b.recv(head, kSwitchPeer, w, sharp));
+        // Down the chain.
+        for (std::uint32_t i = L - 1; i > 0; --i) {
+          b.send(chain[i], chain[i - 1], w, down, c, rate, {got});
+          got = b.delay(chain[i - 1], m.hop_intra, b.recv(chain[i - 1], chain[i], w, down));
         }
       }
     }

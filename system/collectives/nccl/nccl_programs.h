@@ -36,6 +36,12 @@
 // every node (one rail) reduce it up a binary tree over the nodes and
 // broadcast it back down (even channels one tree, odd ones its mirror), and
 // each owner multicasts the total into its node.
+// CollNet chain (all-reduce across nodes whose NICs' switches reduce, SHARP):
+// per channel one GPU of each node heads the chain (channel c: rail c); each
+// chunk is reduced up the node's chain to the head, which uploads it to its
+// rail switch; the switch sends the sum of every node's copy down to every
+// head (kSwitchReduce to kSwitchPeer), and each head broadcasts it back down
+// its node's chain.
 #pragma once
 
 #include <memory>
@@ -70,6 +76,9 @@ std::shared_ptr<const CollectiveProgram> make_chain_program(std::string name, Co
 std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std::uint64_t bytes,
                                                            const AlgorithmContext& ctx, const StepModel& model);
 // Needs every member under one switch that reduces (ctx.domains == 1 and ctx.domain_reduces).
+// Needs rail_switches(ctx) (nccl_system.h) non-empty.
+std::shared_ptr<const CollectiveProgram> make_collnet_chain_program(std::string name, std::uint64_t bytes,
+                                                                    const AlgorithmContext& ctx, const StepModel& model);
 // Needs every domain's switch to reduce (ctx.domain_reduces) and the same number of members in each.
 std::shared_ptr<const CollectiveProgram> make_nvls_tree_program(std::string name, std::uint64_t bytes,
                                                                 const AlgorithmContext& ctx, const StepModel& model);

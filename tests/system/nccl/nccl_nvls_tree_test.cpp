@@ -149,7 +149,7 @@ TEST(NcclNvlsTree, Errors) {
                         CollectiveType::kAllReduce, 1 << 20, choose("nccl:algo=nvlstree"));
     FAIL() << "expected an InputError";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("nvlstree for ALL_REDUCE across nodes"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("nvlstree for ALL_REDUCE on 1 node is not simulated"), std::string::npos) << e.what();
   }
   try {
     simulate_collective(dgx_h100(2, false), CollectiveType::kAllReduce, 1 << 20, choose("nccl:algo=nvlstree"));
