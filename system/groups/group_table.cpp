@@ -139,7 +139,8 @@ std::uint32_t GroupTable::add_mirrored(std::uint32_t rank, const ProcessGroup& p
 }
 
 std::uint32_t GroupTable::world(std::uint32_t job) {
-
+  // Asked once per rank: look it up before building its member list (O(ranks) each).
+  if (const auto it = by_key_.find(std::to_string(job) + "\x1f*"); it != by_key_.end()) return it->second;
   std::vector<std::uint32_t> ranks(job_size_[job]);
   for (std::uint32_t i = 0; i < ranks.size(); ++i) ranks[i] = job_first_[job] + i;
   const std::uint32_t id = add(job, "*", "all ranks", std::move(ranks));
