@@ -4,6 +4,11 @@
 // TFLOP/s per GPU). The dgx-h100-superpod preset's compute.efficiency was
 // fitted on the same paper's 8,192-GPU run (430 TFLOP/s), not on this one;
 // docs/published-runs.md has both and what the preset leaves out.
+//
+// Held out too, from another source and another software stack: NVIDIA's
+// NeMo 24.07 performance summary (NVIDIA/NeMo,
+// docs/source/performance/performance_summary.md, pre-training on DGX-H100 at
+// FP8): nothing of the preset was fitted on them.
 #include <gtest/gtest.h>
 
 #include "core/time.h"
@@ -26,12 +31,16 @@ double tflops_per_gpu(const std::string& preset, std::uint32_t nodes, const std:
   spec.system_config = std::make_shared<const SystemConfig>(parse_system_text(f.system_yaml, "system.yml"));
   spec.jobs = {JobInput{"", workload, ""}};
   const Scenario s = build_scenario(spec);
-  EXPECT_TRUE(s.options.folding.active());  // 128 ranks simulated for 16,384: seconds, not minutes
+  // Large runs must fold (128 ranks simulated for 16,384: seconds, not
+  // minutes); a one-node run need not.
+  if (nodes > 1) {
+    EXPECT_TRUE(s.options.folding.active()) << preset << " on " << nodes << " nodes";
+  }
   Simulation sim(s.graphs, *s.topology, s.config, s.options);
   const SimulationResult r = sim.run();
   const double flops = gen::model_flops_per_iteration(gen::generated_workload_spec(workload));
   const double seconds = static_cast<double>(r.makespan) * 1e-12;
-  return flops / (static_cast<double>(s.options.folding.world) * seconds) / 1e12;
+  return flops / (static_cast<double>(f.npus) * seconds) / 1e12;
 }
 
 TEST(PublishedRuns, Llama3_405bOn16384H100sWithin5PercentOfThePaper) {
@@ -45,6 +54,42 @@ TEST(PublishedRuns, Llama3_405bOn16384H100sWithin5PercentOfThePaper) {
   // so that a change to the kernel model, the schedule or the network that
   // moves this prediction is noticed.
   EXPECT_NEAR(predicted / published, 1.0, 0.05) << "predicted " << predicted << " TFLOP/s per GPU";
+}
+
+// A NeMo 24.07 pre-training row: the plan and the published "Model TFLOP /
+// sec / GPU" (Megatron-LM's FLOP count, as `sim` reports it:
+// docs/published-runs.md checks the count on the row's tokens per second).
+struct NemoRow {
+  const char* name;
+  const char* key;  // the test property of its prediction
+  std::uint32_t nodes;
+  const char* workload;
+  double published;
+};
+
+// The issue's aim for predictions of published runs: within 15% of TFLOP/s
+// per GPU. Measured 2026-11-27: +1.5%, -3.4%, -10.1% (docs/published-runs.md).
+TEST(PublishedRuns, NemoH100Fp8RunsWithin15PercentHeldOut) {
+  const NemoRow rows[] = {
+      {"GPT3-175B, 128 GPUs", "gpt3_175b_128", 16,
+       "gen:transformer?model=gpt3-175b&parallel=tp=4,pp=8,dp=4,sp&global-batch=256&micro-batch=1&seq=2048"
+       "&schedule=interleaved:6&zero=1&dtype=fp8",
+       782},
+      {"GPT3-175B, 512 GPUs", "gpt3_175b_512", 64,
+       "gen:transformer?model=gpt3-175b&parallel=tp=4,pp=8,dp=16,sp&global-batch=2048&micro-batch=2&seq=2048"
+       "&schedule=interleaved:6&zero=1&dtype=fp8",
+       842},
+      {"LLAMA3-8B, 8 GPUs", "llama3_8b_8", 1,
+       "gen:transformer?model=llama3-8b&parallel=tp=1,pp=1,dp=4,cp=2&global-batch=128&micro-batch=1&seq=8192"
+       "&zero=1&dtype=fp8",
+       697},
+  };
+  for (const NemoRow& row : rows) {
+    const double predicted = tflops_per_gpu("dgx-h100-superpod", row.nodes, row.workload);
+    RecordProperty(row.key, std::to_string(predicted));
+    EXPECT_NEAR(predicted / row.published, 1.0, 0.15)
+        << row.name << ": predicted " << predicted << ", published " << row.published << " TFLOP/s per GPU";
+  }
 }
 
 }  // namespace
