@@ -28,6 +28,12 @@ cases=(
   "nemo-gpt3-175b-512 dgx-h100-superpod 64 842 held model=gpt3-175b&parallel=tp=4,pp=8,dp=16,sp&global-batch=2048&micro-batch=2&seq=2048&schedule=interleaved:6&zero=1&dtype=fp8"
   "nemo-llama3-70b-64 dgx-h100-superpod 8 738 held model=llama3-70b&parallel=tp=4,pp=4,dp=2,cp=2,sp&global-batch=128&micro-batch=1&seq=8192&schedule=interleaved:5&zero=1&dtype=fp8"
   "nemo-llama3-8b-8   dgx-h100-superpod 1 697 held model=llama3-8b&parallel=tp=1,pp=1,dp=4,cp=2&global-batch=128&micro-batch=1&seq=8192&zero=1&dtype=fp8"
+  # Narayanan et al., SC'21, Table 1, A100s: 137, 138, 142 TFLOP/s counted with the recomputed
+  # forward pass, here converted to model FLOPs (x 72 (1 + s/6h + V/12lh) / 96 (1 + s/6h + V/16lh)).
+  # Plans: NVIDIA/Megatron-LM examples/sc21/run_table_1.sh.
+  "sc21-gpt-1.7b-32  dgx-a100 4  104.39 held model=configs/models/megatron-sc21/gpt-1.7b.yml&parallel=tp=1,pp=1,dp=32&global-batch=512&micro-batch=16&seq=2048&recompute=full"
+  "sc21-gpt-3.6b-64  dgx-a100 8  104.55 held model=configs/models/megatron-sc21/gpt-3.6b.yml&parallel=tp=2,pp=1,dp=32&global-batch=512&micro-batch=16&seq=2048&recompute=full"
+  "sc21-gpt-7.5b-128 dgx-a100 16 107.20 fit  model=configs/models/megatron-sc21/gpt-7.5b.yml&parallel=tp=4,pp=1,dp=32&global-batch=512&micro-batch=16&seq=2048&recompute=full"
 )
 printf '%-20s %-6s %-12s %-9s %-9s %-7s %-5s %-8s %s\n' case GPUs iteration TFLOP/s published error fit wall peak
 for c in "${cases[@]}"; do
