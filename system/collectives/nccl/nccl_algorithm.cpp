@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "system/collectives/nccl/nccl_protocol.h"
 
 namespace sim::nccl {
 
@@ -12,10 +13,11 @@ Time us(double v) { return static_cast<Time>(std::llround(v * 1e6)); }
 
 bool modelled(Algo a, CollectiveType type, int nodes) {
   switch (a) {
-    case Algo::kRing: return true;
+    case Algo::kRing: return true;  // every collective NCCL has: all-reduce, all-gather, reduce-scatter, broadcast, reduce
     case Algo::kTree: return type == CollectiveType::kAllReduce;
     case Algo::kNvls: return type == CollectiveType::kAllReduce && nodes == 1;
-    default: return false;  // NVLS-tree and CollNet: tuned, not yet simulated
+    case Algo::kNvlsTree: return type == CollectiveType::kAllReduce && nodes > 1;
+    default: return false;  // CollNet: tuned, not yet simulated
   }
 }
 
@@ -28,7 +30,8 @@ const std::vector<std::string>& param_names() {
 
 const std::vector<CollectiveType>& supported_types() {
   static const std::vector<CollectiveType> kTypes = {CollectiveType::kAllReduce, CollectiveType::kAllGather,
-                                                     CollectiveType::kReduceScatter};
+                                                     CollectiveType::kReduceScatter, CollectiveType::kBroadcast,
+                                                     CollectiveType::kReduce};
   return kTypes;
 }
 
@@ -93,11 +96,11 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     if (!modelled(a, type, in.nodes)) {
       throw InputError(std::string("nccl:algo=") + algo_name(a) + " for " + collective_name(type) + " on " +
                        std::to_string(in.nodes) + (in.nodes == 1 ? " node" : " nodes") +
-                       " is not simulated (modelled: ring for ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER; tree for "
-                       "ALL_REDUCE; nvls for ALL_REDUCE inside one node); docs/nccl.md");
+                       " is not simulated (modelled: ring for ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, BROADCAST, REDUCE; tree for "
+                       "ALL_REDUCE; nvls for ALL_REDUCE inside one node; nvlstree for ALL_REDUCE across nodes); docs/nccl.md");
     }
-    if (a == Algo::kNvls && !pl.system.nvls) {
-      throw InputError("nccl:algo=nvls needs the group's switch to reduce and multicast: mark it "
+    if ((a == Algo::kNvls || a == Algo::kNvlsTree) && !pl.system.nvls) {
+      throw InputError(std::string("nccl:algo=") + algo_name(a) + " needs the group's switch to reduce and multicast: mark it "
                        "'in_network_reduction: true' in the topology (docs/network.md)");
     }
   }
@@ -132,18 +135,27 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
   StepModel& m = pl.model;
   m.proto = pl.proto;
   m.channels = pl.channels;
-  const double n = in.ranks;
-  if (pl.algo == Algo::kNvls) {
+  if (pl.algo == Algo::kNvls || pl.algo == Algo::kNvlsTree) {
     // Each GPU uploads (n + 1) / n of the buffer (its copy of every shard, and
-    // its own shard's sum to multicast): at algBw that is (n + 1) / n x algBw.
-    m.channel_rate = static_cast<BytesPerSecond>(std::llround((n + 1) / n * alg_bw / g.channels * 1e9));
-    m.base = us(pl.table.latency[ai][pi]);
+    // its own shard's sum to multicast), n the GPUs of its node: at algBw that
+    // is (n + 1) / n x algBw. NVLS-tree's network sends are not paced (the
+    // NICs set their pace); each received one waits the network hop latency,
+    // so the deepest path pays NCCL's 2 log2(nodes) x interLat.
+    const double local = pl.system.per_node;
+    m.channel_rate = static_cast<BytesPerSecond>(std::llround((local + 1) / local * alg_bw / g.channels * 1e9));
+    m.base = us(pl.algo == Algo::kNvls ? pl.table.latency[ai][pi]
+                                       : hop_latency(g.nvlink_intra ? Hw::kNvlink : Hw::kPci, pl.algo, pl.proto));
+    m.hop_inter = pl.algo == Algo::kNvlsTree ? us(hop_latency(Hw::kNet, pl.algo, pl.proto)) : 0;
   } else {
     const double bus_per_channel = alg_bw / bus_to_alg_ratio(pl.algo, type, in.ranks) / g.channels;
     m.channel_rate = static_cast<BytesPerSecond>(std::llround(bus_per_channel * 1e9));
     m.base = us(base_latency(pl.algo, pl.proto));
     m.hop_intra = us(hop_latency(g.nvlink_intra ? Hw::kNvlink : Hw::kPci, pl.algo, pl.proto));
     m.hop_inter = us(hop_latency(Hw::kNet, pl.algo, pl.proto));
+    if (type == CollectiveType::kBroadcast || type == CollectiveType::kReduce) {
+      m.step_bytes = chain_step_payload(pl.proto);
+      m.window = kChainStepsInFlight;
+    }
   }
   pl.name = std::string("nccl:") + algo_name(pl.algo) + "/" + proto_name(pl.proto);
   return pl;
@@ -156,6 +168,12 @@ std::shared_ptr<const CollectiveProgram> make_program(CollectiveType type, std::
   switch (pl.algo) {
     case Algo::kTree: return make_tree_program(pl.name, bytes, ctx, pl.model);
     case Algo::kNvls: return make_nvls_program(pl.name, bytes, ctx, pl.model);
+    case Algo::kNvlsTree: return make_nvls_tree_program(pl.name, bytes, ctx, pl.model);
+    default: break;
+  }
+  switch (type) {
+    case CollectiveType::kBroadcast:
+    case CollectiveType::kReduce: return make_chain_program(pl.name, type, bytes, ctx, pl.model);
     default: return make_ring_program(pl.name, type, bytes, ctx, pl.model);
   }
 }

@@ -64,6 +64,9 @@ class Builder {
 // per loop: it may have more rounds (4 GiB on 8 GPUs is 512 rounds of 128 KiB).
 constexpr std::uint64_t kMaxLoops = 64;
 constexpr std::uint64_t kMaxNvlsRounds = 256;
+// A chain (broadcast, reduce) has 3 ops a chunk per rank: NCCL's own 512 KiB
+// Simple chunks up to 3 GiB on 12 channels, so the pipeline's fill is NCCL's.
+constexpr std::uint64_t kMaxChainLoops = 512;
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b, std::uint64_t most = kMaxLoops) {
   return a == 0 ? 1 : std::min<std::uint64_t>((a + b - 1) / b, most);
 }
@@ -137,6 +140,48 @@ std::shared_ptr<const CollectiveProgram> make_ring_program(std::string name, Col
           const std::uint32_t got = b.recv(r, prev, wire_bytes(m.proto, in), tag_of(c, j, s));
           last = b.delay(r, hop, got);
         }
+      }
+    }
+  }
+  return b.build(std::move(name));
+}
+
+std::shared_ptr<const CollectiveProgram> make_chain_program(std::string name, CollectiveType type, std::uint64_t bytes,
+                                                            const AlgorithmContext& ctx, const StepModel& m) {
+  const std::uint32_t n = ctx.size();
+  Builder b(n);
+  if (type != CollectiveType::kBroadcast && type != CollectiveType::kReduce) {
+    throw std::invalid_argument("nccl chain: unsupported collective");
+  }
+  if (n <= 1) return b.build(std::move(name));
+  const std::uint64_t step = m.step_bytes ? m.step_bytes : chain_step_payload(m.proto);
+  const std::uint32_t window = m.window ? m.window : kChainStepsInFlight;
+  const BytesPerSecond rate = wire_rate(m);
+  std::vector<std::uint32_t> base(n);
+  for (std::uint32_t r = 0; r < n; ++r) base[r] = b.delay(r, m.base, kNone);
+  constexpr std::uint32_t kRoot = 0;
+  for (std::uint32_t c = 0; c < m.channels; ++c) {
+    std::vector<std::uint32_t> ring;
+    for (const auto& d : chains(ctx, c)) ring.insert(ring.end(), d.begin(), d.end());
+    // NCCL's kernels (src/device/broadcast.h, reduce.h): broadcast starts at
+    // the root and stops at the rank before it; reduce starts at the rank
+    // after the root and ends at the root.
+    const auto at = static_cast<std::uint32_t>(std::find(ring.begin(), ring.end(), kRoot) - ring.begin());
+    const std::uint32_t first = type == CollectiveType::kBroadcast ? at : (at + 1) % n;
+    std::vector<std::uint32_t> chain(n);
+    for (std::uint32_t i = 0; i < n; ++i) chain[i] = ring[(first + i) % n];
+    const std::uint64_t share = part_bytes(bytes, m.channels, c);
+    const std::uint64_t k = ceil_div(share, step, kMaxChainLoops);
+    std::vector<std::uint32_t> head_send(k, kNone);
+    for (std::uint64_t j = 0; j < k; ++j) {
+      const std::uint64_t w = wire_bytes(m.proto, part_bytes(share, k, j));
+      const std::uint64_t tag = tag_of(c, j, 0);
+      head_send[j] = b.send(chain[0], chain[1], w, tag, c, rate, {base[chain[0]], j >= window ? head_send[j - window] : kNone});
+      for (std::uint32_t i = 1; i < n; ++i) {
+        const std::uint32_t r = chain[i], prev = chain[i - 1];
+        const Time hop = ctx.domain_of[prev] == ctx.domain_of[r] ? m.hop_intra : m.hop_inter;
+        const std::uint32_t ready = b.delay(r, hop, b.recv(r, prev, w, tag));
+        if (i + 1 < n) b.send(r, chain[i + 1], w, tag, c, rate, {base[r], ready});
       }
     }
   }
@@ -242,6 +287,92 @@ std::shared_ptr<const CollectiveProgram> make_nvls_program(std::string name, std
         b.add(x, mc, {reduced});
         for (std::uint32_t i = 0; i < n; ++i) {
           b.recv(x, kSwitchPeer, wire_bytes(m.proto, part_bytes(round, n, i)), tag_of(c, j, std::uint64_t{i} << 1 | 1));
+        }
+      }
+    }
+  }
+  return b.build(std::move(name));
+}
+
+std::shared_ptr<const CollectiveProgram> make_nvls_tree_program(std::string name, std::uint64_t bytes,
+                                                                const AlgorithmContext& ctx, const StepModel& m) {
+  const std::uint32_t n = ctx.size();
+  Builder b(n);
+  if (n <= 1) return b.build(std::move(name));
+  if (!ctx.domain_reduces) throw std::invalid_argument("nccl nvlstree: needs every node's switch to reduce");
+  const std::uint32_t D = ctx.domains;
+  const auto nodes = chains(ctx, 0);  // each node's GPUs by rail: local index = shard
+  const auto local = static_cast<std::uint32_t>(nodes[0].size());
+  for (const auto& d : nodes) {
+    if (d.size() != local) throw std::invalid_argument("nccl nvlstree: nodes of different sizes");
+  }
+  std::vector<std::uint32_t> index(n);
+  for (const auto& d : nodes) {
+    for (std::uint32_t i = 0; i < local; ++i) index[d[i]] = i;
+  }
+  // Binary tree over the nodes: heap order; the second tree mirrors it.
+  const auto tree_parent = [D](std::uint32_t d, bool mirror) -> std::int64_t {
+    const std::uint32_t x = mirror ? D - 1 - d : d;
+    if (x == 0) return -1;
+    const std::uint32_t p = (x - 1) / 2;
+    return mirror ? D - 1 - p : p;
+  };
+  const std::uint64_t step = m.step_bytes ? m.step_bytes : kNvlsChunk;
+  const std::uint32_t window = m.window ? m.window : 4;
+  const BytesPerSecond rate = wire_rate(m);
+  // Tags' low bits: shard << 2 | 0 switch reduce, 1 multicast, 2 tree up, 3 tree down.
+  const auto low = [](std::uint32_t shard, std::uint32_t what) { return std::uint64_t{shard} << 2 | what; };
+  for (std::uint32_t x = 0; x < n; ++x) {
+    const std::uint32_t d = ctx.domain_of[x], me = index[x];
+    const NodeId sw = ctx.domain_switch[d];
+    const std::uint32_t base = b.delay(x, m.base, kNone);
+    for (std::uint32_t c = 0; c < m.channels; ++c) {
+      const bool mirror = c % 2 == 1;
+      const std::int64_t pd = tree_parent(d, mirror);
+      std::vector<std::uint32_t> kids;
+      for (std::uint32_t e = 0; e < D; ++e) {
+        if (tree_parent(e, mirror) == static_cast<std::int64_t>(d)) kids.push_back(nodes[e][me]);
+      }
+      const std::uint64_t share = part_bytes(bytes, m.channels, c);
+      const std::uint64_t k = ceil_div(share, step * local, kMaxNvlsRounds);
+      std::vector<std::uint32_t> contrib(k * local, kNone);
+      for (std::uint64_t j = 0; j < k; ++j) {
+        const std::uint64_t round = part_bytes(share, k, j);
+        for (std::uint32_t i = 0; i < local; ++i) {
+          CollectiveOp op;
+          op.kind = OpKind::kSwitchReduce;
+          op.peer = nodes[d][i];
+          op.node = sw;
+          op.bytes = wire_bytes(m.proto, part_bytes(round, local, i));
+          op.tag = tag_of(c, j, low(i, 0));
+          op.channel = c;
+          op.rate = rate;
+          contrib[j * local + i] = b.add(x, op, {base, j >= window ? contrib[(j - window) * local + i] : kNone});
+        }
+        const std::uint64_t mine = wire_bytes(m.proto, part_bytes(round, local, me));
+        // The node's sum of my shard, then the tree over the nodes.
+        std::vector<std::uint32_t> sum = {b.recv(x, kSwitchPeer, mine, tag_of(c, j, low(me, 0)))};
+        for (const std::uint32_t kid : kids) {
+          sum.push_back(b.delay(x, m.hop_inter, b.recv(x, kid, mine, tag_of(c, j, low(me, 2)))));
+        }
+        std::vector<std::uint32_t> total = sum;
+        if (pd >= 0) {
+          const std::uint32_t up = nodes[static_cast<std::size_t>(pd)][me];
+          b.send(x, up, mine, tag_of(c, j, low(me, 2)), c, 0, sum);
+          total = {b.delay(x, m.hop_inter, b.recv(x, up, mine, tag_of(c, j, low(me, 3))))};
+        }
+        for (const std::uint32_t kid : kids) b.send(x, kid, mine, tag_of(c, j, low(me, 3)), c, 0, total);
+        CollectiveOp mc;
+        mc.kind = OpKind::kMulticast;
+        mc.peer = x;
+        mc.node = sw;
+        mc.bytes = mine;
+        mc.tag = tag_of(c, j, low(me, 1));
+        mc.channel = c;
+        mc.rate = rate;
+        b.add(x, mc, total);
+        for (std::uint32_t i = 0; i < local; ++i) {
+          b.recv(x, kSwitchPeer, wire_bytes(m.proto, part_bytes(round, local, i)), tag_of(c, j, low(i, 1)));
         }
       }
     }

@@ -21,10 +21,21 @@
 // heads joined by one of two binary trees over the nodes (even channels the
 // first, odd the mirrored one: every node is a leaf in one of them); chunks
 // are reduced up to the root and broadcast back down, pipelined.
+// Ring broadcast / reduce: per channel, a chain along that channel's ring
+// from the root (group position 0, as the other native algorithms take it):
+// broadcast from the root to the rank before it, reduce from the rank after
+// it to the root, each chunk forwarded (copied, or reduced into) as soon as it
+// is received, `window` chunks in flight.
 // NVLS (all-reduce inside one node): per channel and round, each GPU owns one
 // shard; every GPU uploads its copy of every shard to the switch, which
 // reduces them and sends the sum to the owner (kSwitchReduce), and the owner
 // multicasts it back to every GPU through the switch (kMulticast).
+// NVLS-tree (all-reduce across nodes whose switches reduce): per channel and
+// round each GPU owns one shard of its node's round; its node's switch reduces
+// the node's copies into it (as NVLS), then the owners of the same shard in
+// every node (one rail) reduce it up a binary tree over the nodes and
+// broadcast it back down (even channels one tree, odd ones its mirror), and
+// each owner multicasts the total into its node.
 #pragma once
 
 #include <memory>
@@ -54,9 +65,14 @@ BytesPerSecond wire_rate(const StepModel& m);
 
 std::shared_ptr<const CollectiveProgram> make_ring_program(std::string name, CollectiveType type, std::uint64_t bytes,
                                                            const AlgorithmContext& ctx, const StepModel& model);
+std::shared_ptr<const CollectiveProgram> make_chain_program(std::string name, CollectiveType type, std::uint64_t bytes,
+                                                            const AlgorithmContext& ctx, const StepModel& model);
 std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std::uint64_t bytes,
                                                            const AlgorithmContext& ctx, const StepModel& model);
 // Needs every member under one switch that reduces (ctx.domains == 1 and ctx.domain_reduces).
+// Needs every domain's switch to reduce (ctx.domain_reduces) and the same number of members in each.
+std::shared_ptr<const CollectiveProgram> make_nvls_tree_program(std::string name, std::uint64_t bytes,
+                                                                const AlgorithmContext& ctx, const StepModel& model);
 std::shared_ptr<const CollectiveProgram> make_nvls_program(std::string name, std::uint64_t bytes,
                                                            const AlgorithmContext& ctx, const StepModel& model);
 

@@ -53,6 +53,15 @@ inline std::uint64_t step_payload(Proto p) {
 // Steps of one channel in flight at once (slots / slots per step).
 inline std::uint32_t steps_in_flight(Proto p) { return p == Proto::kSimple ? 2 : kNcclSteps; }
 
+// Broadcast and reduce (BROADCAST_CHUNKSTEPS = REDUCE_CHUNKSTEPS = 1,
+// src/include/collectives.h): a Simple chunk is one slot of the 4 MiB buffer,
+// 512 KiB, with all NCCL_STEPS = 8 slots in flight; LL and LL128 chunks are
+// one step whatever the collective (src/enqueue.cc: chunkSteps only for ring Simple).
+inline std::uint64_t chain_step_payload(Proto p) {
+  return p == Proto::kSimple ? std::uint64_t{4} * 1024 * 1024 / kNcclSteps : step_payload(p);
+}
+inline constexpr std::uint32_t kChainStepsInFlight = kNcclSteps;
+
 // NVLS moves 128 KiB per rank and step (NCCL_NVLS_CHUNKSIZE's default).
 constexpr std::uint64_t kNvlsChunk = 128 * 1024;
 

@@ -68,18 +68,36 @@ Graph ring_or_tree(Arch arch, int per_node, int nodes, double gpu_bw, double nic
 Graph nvls_graph(Arch arch, int per_node, int nodes, double gpu_bw, double nic_bw) {
   // One channel per GPU ("head"); a channel takes its speed twice on its head's
   // links and once on every other GPU's, both ways (ncclTopoSearchTryNvls):
-  // per_node channels take speed * (per_node + 1) of each GPU's NVLink.
+  // per_node channels take speed * (per_node + 1) of each GPU's NVLink. With
+  // NICs (several nodes) the search walks the inter-node speed list.
   Graph g;
   if (per_node < 2) return g;
-  const std::vector<double>& speeds = arch == Arch::kHopper ? kIntraSm90 : kIntra;
+  const std::vector<double>& speeds =
+      nodes == 1 ? (arch == Arch::kHopper ? kIntraSm90 : kIntra) : (arch == Arch::kHopper ? kInterSm90 : kInter);
   const int ch = std::min(per_node, kMaxNvlsArity);
   const double total = gpu_bw * per_node / (per_node - 1);
-  for (const double s : speeds) {
+  for (std::size_t i = 0; i < speeds.size(); ++i) {
+    const double s = speeds[i];
     if (s > gpu_bw || s * ch > total + 1e-9) continue;
     if (s * (per_node + 1) <= gpu_bw + 1e-9) {
       g.channels = ch;
       g.bw_intra = s;
-      g.bw_inter = nodes > 1 ? std::min(s, nic_bw * per_node / ch) : s;
+      g.bw_inter = s;
+      if (nodes > 1) {
+        // Search pass 2 for NVLS (search.cc): same channels, bwInter raised a
+        // step at a time while below twice bwIntra, as far as a head's NIC
+        // carries its channel (each GPU heads one channel on its own NIC).
+        if (s > nic_bw + 1e-9) {
+          g.bw_inter = 0;
+          for (const double v : speeds) {
+            if (v <= nic_bw + 1e-9) {
+              g.bw_inter = v;
+              break;
+            }
+          }
+        }
+        for (std::size_t k = i; k-- > 0 && g.bw_inter < 2 * s && speeds[k] <= nic_bw + 1e-9;) g.bw_inter = speeds[k];
+      }
       return g;
     }
   }
