@@ -79,6 +79,7 @@ int run_simulation(const RunOptions& o) {
   spec.collectives = o.collectives;
   spec.backend = o.backend;
   spec.no_aggregation = o.no_aggregation;
+  spec.fold_identical_ranks = o.timeline.empty();  // a timeline shows every rank's nodes
   spec.graph_options = GraphOptions{o.ctrl_deps, o.strict_deps};
   if (o.workloads.empty()) {
     // The bundled example: its own topology, no file read.

@@ -149,6 +149,10 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
         << r.ranks.size() << " of " << r.ranks.size() * r.folded_replicas
         << " ranks; exact, --no-aggregation simulates all; per-rank and link figures are replica 0's)\n";
   }
+  if (r.identical_ranks > 0) {
+    out << "ranks folded: " << r.identical_ranks << " ranks with identical traces simulated as one (exact, "
+        << "figures written for every rank; --no-aggregation simulates all)\n";
+  }
   out << "events: " << r.events << ", messages: " << r.messages;
   if (r.aggregated_collectives > 0) {
     out << ", aggregated collectives: " << r.aggregated_collectives << " (" << r.aggregated_events

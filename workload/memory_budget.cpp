@@ -1,6 +1,9 @@
 #include "workload/memory_budget.h"
 
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -51,22 +54,29 @@ struct TraceFile {
 };
 
 TraceFile inspect(const std::string& path) {
+  // Plain syscalls (open, fstat, one or two preads): this runs once per trace
+  // before loading, and a stream's buffering doubled the cost of opening
+  // thousands of small traces (benchmark (b): 4,096 of 76 B).
   TraceFile f;
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return f;  // the loader names the file when it cannot read it
-  f.disk = static_cast<std::uint64_t>(in.tellg());
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return f;  // the loader names the file when it cannot read it
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return f;
+  }
+  f.disk = static_cast<std::uint64_t>(st.st_size);
   f.inflated = f.disk;
   unsigned char head[2] = {0, 0};
-  in.seekg(0);
-  in.read(reinterpret_cast<char*>(head), 2);
-  if (head[0] == 0x1f && head[1] == 0x8b && f.disk >= 18) {
+  if (::pread(fd, head, 2, 0) == 2 && head[0] == 0x1f && head[1] == 0x8b && f.disk >= 18) {
     // gzip keeps the inflated size modulo 2^32 in its last 4 bytes (RFC 1952).
     unsigned char tail[4];
-    in.seekg(-4, std::ios::end);
-    in.read(reinterpret_cast<char*>(tail), 4);
-    const std::uint64_t isize = tail[0] | tail[1] << 8 | tail[2] << 16 | static_cast<std::uint64_t>(tail[3]) << 24;
-    f.inflated = std::max(isize, f.disk);
+    if (::pread(fd, tail, 4, static_cast<off_t>(f.disk - 4)) == 4) {
+      const std::uint64_t isize = tail[0] | tail[1] << 8 | tail[2] << 16 | static_cast<std::uint64_t>(tail[3]) << 24;
+      f.inflated = std::max(isize, f.disk);
+    }
   }
+  ::close(fd);
   f.json = head[0] == '{' || head[0] == '[';
   return f;
 }

@@ -139,7 +139,23 @@ std::uint32_t GroupTable::add_mirrored(std::uint32_t rank, const ProcessGroup& p
 }
 
 std::uint32_t GroupTable::world(std::uint32_t job) {
-
+  // Asked once per rank: look it up before building its member list (O(ranks) each).
+  if (const auto it = by_key_.find(std::to_string(job) + "\x1f*"); it != by_key_.end()) return it->second;
+  if (folding_.active() && folding_.replicas == folding_.world) {
+    // Every rank a copy of the one simulated: the world is that rank's copies.
+    CommGroup g;
+    g.label = "all ranks";
+    std::vector<std::uint32_t> npus(folding_.world);
+    for (std::uint32_t r = 0; r < folding_.world; ++r) npus[r] = r;
+    g.mirrored_pos = static_cast<std::int32_t>(folding_.real_rank[0]);
+    g.dims = spanned_dims(npus);
+    g.ranks = {0};
+    g.npus = std::make_shared<const std::vector<std::uint32_t>>(std::move(npus));
+    const auto id = static_cast<std::uint32_t>(groups_.size());
+    groups_.push_back(std::move(g));
+    by_key_.emplace(std::to_string(job) + "\x1f*", id);
+    return id;
+  }
   std::vector<std::uint32_t> ranks(job_size_[job]);
   for (std::uint32_t i = 0; i < ranks.size(); ++i) ranks[i] = job_first_[job] + i;
   const std::uint32_t id = add(job, "*", "all ranks", std::move(ranks));

@@ -24,6 +24,10 @@ struct ReplicaFolding {
   std::uint32_t stride = 0;              // copy k of rank r is rank r + k x stride
   std::vector<std::uint32_t> real_rank;  // per graph: the rank it is (its NPU too)
   std::vector<std::uint32_t> graph_of;   // per rank of the world: the graph it is or mirrors
+  // Every rank a copy of one (identical traces, system/scenario/identical_ranks.h):
+  // the run's result lists every rank, each the copy of rank 0's, and every
+  // link the copy of its NPU's counterpart, as the full run gives them.
+  bool expand_copies = false;
   bool active() const { return world != 0; }
   bool simulated(std::uint32_t rank) const { return real_rank[graph_of[rank]] == rank; }
 };

@@ -161,6 +161,7 @@ void CollectiveEngine::issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref
         break;
       }
       const std::uint32_t m = in_flight_.alloc(InFlight{inst, pos, op.peer, op.tag, op.bytes, ref});
+      if (in.mirrored) ++mirrored_messages_;
       if (in.tentative) in.tentative_sends.push_back(m);
       if (config_.endpoint_delay > 0) {
         queue_.schedule_in(config_.endpoint_delay, this, kInject, m);
@@ -641,6 +642,10 @@ void CollectiveEngine::resolve(std::uint32_t inst) {
     const auto dst = static_cast<std::uint32_t>(in.tentative_recvs[i]);
     PostedRecv taken;
     match_.take_receive(MatchKey{inst, src, dst, in.tentative_tags[i]}, taken);
+  }
+  if (in.mirrored) {  // the origin's messages: those it issued are taken back, its whole run's counted
+    mirrored_messages_ -= in.tentative_sends.size();
+    for (const SymmetricOutcome::Peer& peer : plan->outcome.peers) mirrored_messages_ += peer.messages;
   }
   // Every rank's messages, priced as the origin's.
   const Time start = queue_.now();

@@ -81,6 +81,9 @@ class CollectiveEngine final : public EventHandler {
   // the representative runs that took (one run per program and group, cached).
   std::uint64_t aggregated_collectives() const { return aggregated_; }
   std::uint64_t aggregated_events() const { return aggregated_events_; }
+  // Messages the running ranks of mirrored instances sent (their copies' not
+  // counted), whether sent one by one or aggregated.
+  std::uint64_t mirrored_messages() const { return mirrored_messages_; }
 
  private:
   struct RankState {
@@ -248,7 +251,7 @@ class CollectiveEngine final : public EventHandler {
   std::map<std::pair<const void*, const void*>, std::unique_ptr<Plan>> plans_;
   std::set<std::pair<std::string, const void*>> mirror_checked_;  // (algorithm, members) checked for mirroring
   std::vector<std::uint32_t> port_;  // per link: its position among its source's links
-  std::uint64_t aggregated_ = 0, aggregated_events_ = 0;
+  std::uint64_t aggregated_ = 0, aggregated_events_ = 0, mirrored_messages_ = 0;
 };
 
 }  // namespace sim

@@ -57,10 +57,13 @@ Simulation::Simulation(std::shared_ptr<const std::vector<RankGraph>> graphs, con
     throw InputError("the workload has " + std::to_string(ranks) + " ranks but the network has only " +
                      std::to_string(topology_.npu_count()) + " NPUs");
   }
-  if (ranks < topology_.npu_count() && options_.npu_of.empty()) {
-    result_.warnings.push_back("the workload has " + std::to_string(ranks) + " ranks and the network " +
+  // (Identical ranks folded: the workload's ranks are the world's, on NPUs 0..world-1.)
+  const bool packed = options_.npu_of.empty() || options_.folding.expand_copies;
+  const std::uint32_t workload_ranks = options_.folding.expand_copies ? options_.folding.world : ranks;
+  if (workload_ranks < topology_.npu_count() && packed) {
+    result_.warnings.push_back("the workload has " + std::to_string(workload_ranks) + " ranks and the network " +
                                std::to_string(topology_.npu_count()) + " NPUs: ranks run on NPUs 0.." +
-                               std::to_string(ranks - 1));
+                               std::to_string(workload_ranks - 1));
   }
   for (const std::string& w : config_.warnings) result_.warnings.push_back(w);
   // ASTRA-sim's per-dimension algorithm lists must match the topology's dimensions.
@@ -219,6 +222,39 @@ void Simulation::check_folding() {
   }
 }
 
+// Every rank a copy of rank 0 (identical traces, system/scenario/identical_ranks.h,
+// which admits only one Switch dimension and rank-symmetric collectives over
+// all ranks): each rank did what rank 0 did, its collective rows are rank 0's
+// under its number, and its link up and link down each carried what rank 0's
+// link up carried (a rank-symmetric collective receives on every rank what
+// it sends). Messages: rank 0's (all in its mirrored collectives), once per rank.
+void Simulation::expand_copies() {
+  const std::uint32_t world = options_.folding.world;
+  result_.ranks.assign(world, result_.ranks.front());
+  std::vector<CollectiveRecord> rows;
+  rows.reserve(result_.collectives.size() * world);
+  for (std::uint32_t k = 0; k < world; ++k) {
+    for (const CollectiveRecord& c : result_.collectives) {
+      rows.push_back(c);
+      rows.back().rank = k;
+      rows.back().npu = k;
+    }
+  }
+  result_.collectives = std::move(rows);
+  const auto& links = topology_.links();
+  LinkUsage up{};
+  for (LinkId i = 0; i < links.size(); ++i) {
+    if (links[i].from == 0) up = result_.links[i].usage;
+  }
+  for (LinkId i = 0; i < links.size(); ++i) {
+    if (links[i].from < world || links[i].to < world) result_.links[i].usage = up;
+  }
+  result_.messages = engine_.mirrored_messages() * world;
+  result_.rank_numbers.clear();
+  result_.folded_replicas = 1;
+  result_.identical_ranks = world;
+}
+
 Simulation::Resource Simulation::resource_of(NodeKind kind, bool is_cpu_op) {
   switch (kind) {
     case NodeKind::kComp: return is_cpu_op ? kCpu : kGpu;
@@ -364,6 +400,7 @@ SimulationResult Simulation::run() {
       if (!std::is_sorted(b, e, earlier)) std::stable_sort(b, e, earlier);
     }
   }
+  if (options_.folding.expand_copies) expand_copies();
   return std::move(result_);
 }
 

@@ -114,6 +114,9 @@ struct SimulationResult {
   // and the rank number of each entry of `ranks` (empty: its index).
   std::uint32_t folded_replicas = 1;
   std::vector<std::uint32_t> rank_numbers;
+  // Identical ranks folded (ReplicaFolding::expand_copies): how many ranks
+  // rank 0's run stood for (0: none). Everything above lists every rank.
+  std::uint32_t identical_ranks = 0;
   std::vector<std::pair<std::string, std::uint64_t>> network_counters;
 };
 
@@ -199,6 +202,7 @@ class Simulation final : public EventHandler, public CollectiveListener {
                                      : job_first_[rank] + static_cast<std::uint32_t>(named);
   }
   void check_folding();
+  void expand_copies();
   std::string describe_node(std::uint32_t rank, std::uint32_t index) const;
   std::string rank_label(std::uint32_t rank) const;  // "rank 3" or "job 'b' rank 3"
   std::string doing_instead(std::uint32_t rank) const;

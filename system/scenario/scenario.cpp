@@ -6,6 +6,7 @@
 #include "network/backend_registry.h"
 #include "system/groups/comm_group_file.h"
 #include "system/registry/algorithm_choices.h"
+#include "system/scenario/identical_ranks.h"
 #include "system/scenario/system_files.h"
 #include "workload/et_io.h"
 #include "workload/generators/transformer_workload.h"
@@ -91,6 +92,29 @@ Scenario build_scenario(const ScenarioSpec& spec) {
         s.graphs = std::move(graphs);
         s.workload_name = spec.jobs[0].workload;
         return s;
+      }
+    }
+    if (foldable && spec.fold_identical_ranks && !gen::is_generated_workload(spec.jobs[0].workload) &&
+        !pytorch::is_pytorch_workload(spec.jobs[0].workload)) {
+      // Every rank's trace the same bytes: perhaps one rank can stand for all.
+      const std::vector<std::string> files = resolve_rank_files(spec.jobs[0].workload);
+      if (files.size() >= 2 && traces_identical(files)) {
+        std::vector<RankGraph> one = load_rank_graphs({files[0]}, spec.graph_options, 1);
+        const auto world = static_cast<std::uint32_t>(files.size());
+        if (identical_ranks_fold(one[0], world, s.config, *s.topology)) {
+          ReplicaFolding& f = s.options.folding;
+          f.world = world;
+          f.replicas = world;
+          f.stride = 1;
+          f.real_rank = {0};
+          f.graph_of.assign(world, 0);
+          f.expand_copies = true;
+          s.options.npu_of = {0};
+          *graphs = std::move(one);
+          s.graphs = std::move(graphs);
+          s.workload_name = spec.jobs[0].workload;
+          return s;
+        }
       }
     }
     for (const JobInput& job : spec.jobs) {

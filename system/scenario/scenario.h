@@ -40,6 +40,10 @@ struct ScenarioSpec {
   std::string backend;
   // --no-aggregation: every message simulated, no replicas folded.
   bool no_aggregation = false;
+  // Ranks whose traces are identical may be simulated once
+  // (system/scenario/identical_ranks.h); off when a timeline is written,
+  // which shows every rank's nodes.
+  bool fold_identical_ranks = true;
 
   // The workload: graphs already loaded (shared), else one job per entry of
   // `jobs` (a lone unnamed job is a plain --workload). `workload_name` names
