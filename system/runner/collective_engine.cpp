@@ -537,10 +537,26 @@ void CollectiveEngine::check_mirrored(const Instance& in) {
     port_.resize(links.size());
     for (std::size_t l = 0; l < links.size(); ++l) port_[l] = seen[links[l].from]++;
   }
-  // The origin's peers: every member the program's symmetry maps it to.
+  // The origin's peers: the members its sends and receives name, found by
+  // walking its ops (each finished as soon as it is ready: only the set
+  // matters). Checking every member instead was O(members^2) route look-ups:
+  // 0.35 s for one ring over 1,024 ranks.
   const std::uint32_t origin = program.symmetric_origin();
+  std::vector<bool> talks(members.size(), false);
+  {
+    RankCursor cursor;
+    std::vector<OpRef> ready;
+    program.start(origin, cursor, ready);
+    while (!ready.empty()) {
+      const OpRef ref = ready.back();
+      ready.pop_back();
+      const CollectiveOp op = program.op(origin, ref);
+      if ((op.kind == OpKind::kSend || op.kind == OpKind::kRecv) && op.peer < members.size()) talks[op.peer] = true;
+      program.finish(origin, ref, cursor, ready);
+    }
+  }
   for (std::uint32_t peer = 0; peer < members.size(); ++peer) {
-    if (peer == origin) continue;
+    if (peer == origin || !talks[peer]) continue;
     const AnalyticalNetwork::PathCost mine = analytical->path_cost(members[origin], members[peer]);
     for (std::uint32_t p = 0; p < members.size(); ++p) {
       const std::uint32_t q = program.symmetric_peer(p, peer);
