@@ -61,6 +61,7 @@ Preset dgx_a100() {
   p.name = "dgx-a100";
   p.summary = "DGX A100: 8 A100 SXM on NVSwitch (12 x 25 GB/s), 8 x 200 Gb/s HDR ConnectX-6, one rail per GPU";
   p.gpu = &kA100Sxm;
+  p.compute_efficiency = kA100AtScaleEfficiency;
   p.nvswitch_bandwidth = kA100Nvswitch;
   p.nvswitch_latency = kNvlinkLatency;
   p.levels.push_back({"rail leaf", 20, kConnectX6Hdr, kNetLatency,

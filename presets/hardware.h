@@ -37,6 +37,15 @@ inline constexpr Figure kH100AtScaleEfficiency{
     "fit: Llama 3 405B on 8,192 H100s, 430 TFLOP/s per GPU (Llama 3 Herd of Models, Table 4); held out: its "
     "16,384-GPU run, 404 predicted vs 400 published"};
 
+// The fraction of the roofline an A100 sustains in a long Megatron-LM run
+// (compute.efficiency; the A100 has no measured kernel table, so it stands
+// for everything the roofline leaves out, kernel efficiency first):
+// docs/published-runs.md.
+inline constexpr Figure kA100AtScaleEfficiency{
+    "0.518",
+    "fit: GPT 7.5B on 128 A100s, Narayanan et al. SC'21 Table 1 (142 TFLOP/s with recomputation = 107.2 model "
+    "TFLOP/s per GPU); held out: its 1.7B and 3.6B runs, +10.4% and +6.9%"};
+
 // NVIDIA H100 Tensor Core GPU datasheet (SXM5 column): 989 TFLOP/s BF16 and
 // FP16, 1,979 FP8, 494.7 TF32, 67 FP64 tensor (dense, i.e. half the figures
 // quoted "with sparsity"), 3.35 TB/s HBM3, NVLink 900 GB/s = 18 NVLink4 links

@@ -4,7 +4,14 @@
 // TFLOP/s per GPU). The dgx-h100-superpod preset's compute.efficiency was
 // fitted on the same paper's 8,192-GPU run (430 TFLOP/s), not on this one;
 // docs/published-runs.md has both and what the preset leaves out.
+//
+// Held out too, from another source and another software stack: NVIDIA's
+// NeMo 24.07 performance summary (NVIDIA/NeMo,
+// docs/source/performance/performance_summary.md, pre-training on DGX-H100 at
+// FP8): nothing of the preset was fitted on them.
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "core/time.h"
 #include "network/topology.h"
@@ -26,12 +33,16 @@ double tflops_per_gpu(const std::string& preset, std::uint32_t nodes, const std:
   spec.system_config = std::make_shared<const SystemConfig>(parse_system_text(f.system_yaml, "system.yml"));
   spec.jobs = {JobInput{"", workload, ""}};
   const Scenario s = build_scenario(spec);
-  EXPECT_TRUE(s.options.folding.active());  // 128 ranks simulated for 16,384: seconds, not minutes
+  // Large runs must fold (128 ranks simulated for 16,384: seconds, not
+  // minutes); a one-node run need not.
+  if (nodes > 1) {
+    EXPECT_TRUE(s.options.folding.active()) << preset << " on " << nodes << " nodes";
+  }
   Simulation sim(s.graphs, *s.topology, s.config, s.options);
   const SimulationResult r = sim.run();
   const double flops = gen::model_flops_per_iteration(gen::generated_workload_spec(workload));
   const double seconds = static_cast<double>(r.makespan) * 1e-12;
-  return flops / (static_cast<double>(s.options.folding.world) * seconds) / 1e12;
+  return flops / (static_cast<double>(f.npus) * seconds) / 1e12;
 }
 
 TEST(PublishedRuns, Llama3_405bOn16384H100sWithin5PercentOfThePaper) {
@@ -45,6 +56,83 @@ TEST(PublishedRuns, Llama3_405bOn16384H100sWithin5PercentOfThePaper) {
   // so that a change to the kernel model, the schedule or the network that
   // moves this prediction is noticed.
   EXPECT_NEAR(predicted / published, 1.0, 0.05) << "predicted " << predicted << " TFLOP/s per GPU";
+}
+
+// A NeMo 24.07 pre-training row: the plan and the published "Model TFLOP /
+// sec / GPU" (Megatron-LM's FLOP count, as `sim` reports it:
+// docs/published-runs.md checks the count on the row's tokens per second).
+struct NemoRow {
+  const char* name;
+  const char* key;  // the test property of its prediction
+  std::uint32_t nodes;
+  const char* workload;
+  double published;
+};
+
+// The issue's aim for predictions of published runs: within 15% of TFLOP/s
+// per GPU. Measured 2026-11-27: +1.5%, -3.4%, -10.1% (docs/published-runs.md).
+TEST(PublishedRuns, NemoH100Fp8RunsWithin15PercentHeldOut) {
+  const NemoRow rows[] = {
+      {"GPT3-175B, 128 GPUs", "gpt3_175b_128", 16,
+       "gen:transformer?model=gpt3-175b&parallel=tp=4,pp=8,dp=4,sp&global-batch=256&micro-batch=1&seq=2048"
+       "&schedule=interleaved:6&zero=1&dtype=fp8",
+       782},
+      {"GPT3-175B, 512 GPUs", "gpt3_175b_512", 64,
+       "gen:transformer?model=gpt3-175b&parallel=tp=4,pp=8,dp=16,sp&global-batch=2048&micro-batch=2&seq=2048"
+       "&schedule=interleaved:6&zero=1&dtype=fp8",
+       842},
+      {"LLAMA3-8B, 8 GPUs", "llama3_8b_8", 1,
+       "gen:transformer?model=llama3-8b&parallel=tp=1,pp=1,dp=4,cp=2&global-batch=128&micro-batch=1&seq=8192"
+       "&zero=1&dtype=fp8",
+       697},
+  };
+  for (const NemoRow& row : rows) {
+    const double predicted = tflops_per_gpu("dgx-h100-superpod", row.nodes, row.workload);
+    RecordProperty(row.key, std::to_string(predicted));
+    EXPECT_NEAR(predicted / row.published, 1.0, 0.15)
+        << row.name << ": predicted " << predicted << ", published " << row.published << " TFLOP/s per GPU";
+  }
+}
+
+// Narayanan et al., SC'21, Table 1: GPT models on A100s (Selene, DGX A100
+// nodes), with full activation recomputation. The paper's TFLOP/s count the
+// recomputed forward pass: 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) per
+// iteration (its appendix); model FLOPs, as `sim` reports them, are
+// 72 B s l h^2 (1 + s/(6h) + V/(12 l h)). The published figure converted:
+double sc21_model_tflops(double published, double layers, double hidden) {
+  const double s = 2048, v = 51200;
+  return published * (72 * (1 + s / (6 * hidden) + v / (12 * layers * hidden))) /
+         (96 * (1 + s / (6 * hidden) + v / (16 * layers * hidden)));
+}
+
+// The dgx-a100 preset's compute.efficiency (0.518) was fitted on the table's
+// 7.5B row (128 GPUs); the 1.7B and 3.6B rows are held out. Measured
+// 2026-11-27: +10.4% and +6.9% (docs/published-runs.md). The plans are the
+// paper's script (NVIDIA/Megatron-LM examples/sc21/run_table_1.sh).
+TEST(PublishedRuns, MegatronSc21A100RunsWithin15PercentHeldOut) {
+  const std::string models = std::string(SIM_SOURCE_DIR) + "/configs/models/megatron-sc21/";
+  struct Row {
+    const char* key;
+    std::uint32_t nodes;
+    std::string workload;
+    double published;  // model TFLOP/s per GPU, converted
+  };
+  const Row rows[] = {
+      {"gpt_1_7b_32", 4,
+       "gen:transformer?model=" + models +
+           "gpt-1.7b.yml&parallel=tp=1,pp=1,dp=32&global-batch=512&micro-batch=16&seq=2048&recompute=full",
+       sc21_model_tflops(137, 24, 2304)},
+      {"gpt_3_6b_64", 8,
+       "gen:transformer?model=" + models +
+           "gpt-3.6b.yml&parallel=tp=2,pp=1,dp=32&global-batch=512&micro-batch=16&seq=2048&recompute=full",
+       sc21_model_tflops(138, 30, 3072)},
+  };
+  for (const Row& row : rows) {
+    const double predicted = tflops_per_gpu("dgx-a100", row.nodes, row.workload);
+    RecordProperty(row.key, std::to_string(predicted));
+    EXPECT_NEAR(predicted / row.published, 1.0, 0.15)
+        << row.key << ": predicted " << predicted << ", published " << row.published << " model TFLOP/s per GPU";
+  }
 }
 
 }  // namespace

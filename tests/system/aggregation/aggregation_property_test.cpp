@@ -15,6 +15,7 @@
 #include "report/report.h"
 #include "report/timeline_writer.h"
 #include "../../common/temp_folder.h"
+#include "stable_reports.h"
 #include "../test_util.h"
 
 namespace sim {
@@ -160,17 +161,11 @@ class AggregationProperty : public testing::TempFolderTest {
     writer.finish();
     Outputs out;
     out.aggregated = r.aggregated_collectives;
-    r.events = 0;  // what aggregation saves
-    r.aggregated_collectives = 0;
-    r.aggregated_events = 0;
-    RunInfo info{"random", topo.description(), c.config.network.backend, 0, 0};
-    std::ostringstream j, v, l;
-    write_json_report(j, r, info);
-    write_csv_report(v, r);
-    write_link_stats(l, r);
-    out.json = j.str();
-    out.csv = v.str();
-    out.links = l.str();
+    const testing::StableReports reports =
+        testing::stable_reports(r, RunInfo{"random", topo.description(), c.config.network.backend, 0, 0});
+    out.json = reports.json;
+    out.csv = reports.csv;
+    out.links = reports.links;
     out.timeline = read(timeline);
     return out;
   }

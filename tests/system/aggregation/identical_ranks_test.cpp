@@ -16,6 +16,7 @@
 #include "system/scenario/scenario.h"
 #include "workload/et_io.h"
 #include "../../common/temp_folder.h"
+#include "stable_reports.h"
 #include "../test_util.h"
 
 namespace sim {
@@ -53,21 +54,14 @@ class IdenticalRanks : public testing::TempFolderTest {
     spec.load_threads = 1;
     const Scenario s = build_scenario(spec);
     Simulation sim(s.graphs, *s.topology, s.config, s.options);
-    SimulationResult r = sim.run();
+    const SimulationResult r = sim.run();
     Outputs out;
     out.identical_ranks = r.identical_ranks;
-    r.events = 0;  // what folding and aggregation save
-    r.aggregated_collectives = 0;
-    r.aggregated_events = 0;
-    r.identical_ranks = 0;
-    RunInfo info{s.workload_name, s.topology->description(), s.config.network.backend, 0, 0};
-    std::ostringstream j, v, l;
-    write_json_report(j, r, info);
-    write_csv_report(v, r);
-    write_link_stats(l, r);
-    out.json = j.str();
-    out.csv = v.str();
-    out.links = l.str();
+    const testing::StableReports reports =
+        testing::stable_reports(r, RunInfo{s.workload_name, s.topology->description(), s.config.network.backend, 0, 0});
+    out.json = reports.json;
+    out.csv = reports.csv;
+    out.links = reports.links;
     return out;
   }
 };
