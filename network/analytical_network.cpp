@@ -26,10 +26,16 @@ std::uint32_t AnalyticalNetwork::pair_index(NodeId src, NodeId dst) {
   cost.min_bandwidth = std::numeric_limits<BytesPerSecond>::max();
   cost.first_link = scratch_route_.empty() ? 0 : scratch_route_.front();
   cost.hops = static_cast<std::uint32_t>(scratch_route_.size());
+  cost.bottleneck_link = cost.first_link;
   for (const LinkId id : scratch_route_) {
     const Link& link = topology_.links()[id];
     cost.latency_sum = add_time(cost.latency_sum, link.latency, "a route's latency");
-    cost.min_bandwidth = std::min(cost.min_bandwidth, model_.effective(link.bandwidth));
+    const BytesPerSecond bw = model_.effective(link.bandwidth);
+    if (id == cost.first_link) cost.port_bandwidth = bw;
+    if (bw < cost.min_bandwidth) {
+      cost.min_bandwidth = bw;
+      cost.bottleneck_link = id;
+    }
   }
   cost.latency_sum = add_time(cost.latency_sum, model_.message_latency, "a route's latency");
   const auto index = static_cast<std::uint32_t>(pairs_.size());
@@ -51,13 +57,28 @@ void AnalyticalNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const 
   // must stop the run with the limit named, never wrap into the past.
   const Time beta = transfer_time(bytes, cost.min_bandwidth);
   Time start = queue_.now();
-  if (serialize_egress_) start = std::max(start, egress_free_at_[cost.first_link]);
+  // A route whose bottleneck lies past the sender's port (a GPU's NVLink on
+  // the way to another GPU's NIC) holds the port only for the port's own
+  // time, and queues on its bottleneck link instead: the port is not a
+  // 50 GB/s link because one of its messages goes on to one.
+  const bool downstream = cost.bottleneck_link != cost.first_link;
+  if (serialize_egress_) {
+    start = std::max(start, egress_free_at_[cost.first_link]);
+    if (downstream) start = std::max(start, egress_free_at_[cost.bottleneck_link]);
+  }
   const Time sent = add_time(start, beta, "the end of a message's injection");
   const Time delivery = add_time(sent, cost.latency_sum, "a message's delivery");
   pair.bytes = add_bytes(pair.bytes, bytes, "the bytes an NPU pair sent");
   if (serialize_egress_) {
-    egress_free_at_[cost.first_link] = sent;
-    last.busy_until = std::max(last.busy_until, sent);
+    const Time port_free =
+        downstream ? add_time(start, transfer_time(bytes, cost.port_bandwidth), "a port's free time") : sent;
+    egress_free_at_[cost.first_link] = port_free;
+    last.busy_until = std::max(last.busy_until, port_free);
+    if (downstream) {
+      egress_free_at_[cost.bottleneck_link] = sent;
+      const NodeId owner = topology_.links()[cost.bottleneck_link].from;  // its port is busy too
+      if (owner < topology_.npu_count()) last_[owner].busy_until = std::max(last_[owner].busy_until, sent);
+    }
   }
   queue_.schedule(delivery, to.handler, to.kind, to.payload);
 }

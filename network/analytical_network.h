@@ -39,6 +39,10 @@ class AnalyticalNetwork final : public Network {
     Time latency_sum = 0;
     BytesPerSecond min_bandwidth = 0;
     LinkId first_link = 0;
+    // The first link of least bandwidth (first_link when that one is the
+    // slowest), and the first link's own bandwidth.
+    LinkId bottleneck_link = 0;
+    BytesPerSecond port_bandwidth = 0;
     std::uint32_t hops = 0;
   };
 

@@ -574,7 +574,7 @@ void CollectiveEngine::check_mirrored(const Instance& in) {
       if (q >= members.size() || q == p) fail("the algorithm's symmetry maps a member onto itself");
       const AnalyticalNetwork::PathCost theirs = analytical->path_cost(members[p], members[q]);
       if (theirs.latency_sum != mine.latency_sum || theirs.min_bandwidth != mine.min_bandwidth ||
-          port_[theirs.first_link] != port_[mine.first_link]) {
+          port_[theirs.first_link] != port_[mine.first_link] || theirs.bottleneck_link != theirs.first_link) {
         fail("NPU " + std::to_string(members[p]) + " -> " + std::to_string(members[q]) + " is not priced as NPU " +
              std::to_string(members[origin]) + " -> " + std::to_string(members[peer]));
       }
@@ -623,13 +623,19 @@ const CollectiveEngine::Plan* CollectiveEngine::plan_for(const Instance& in) {
   // each of its peers, and the same egress port shared by the same peers.
   const auto& peers = plan.outcome.peers;
   std::vector<AnalyticalNetwork::PathCost> mine(peers.size()), theirs(peers.size());
-  for (std::size_t i = 0; i < peers.size(); ++i) mine[i] = analytical_->path_cost(members[origin], members[peers[i].peer]);
+  for (std::size_t i = 0; i < peers.size(); ++i) {
+    mine[i] = analytical_->path_cost(members[origin], members[peers[i].peer]);
+    // A bottleneck past the sender's port is a queue other ranks' messages
+    // share, which one rank's run cannot see.
+    if (mine[i].bottleneck_link != mine[i].first_link) return nullptr;
+  }
   for (std::uint32_t p = 0; p < members.size(); ++p) {
     for (std::size_t i = 0; i < peers.size(); ++i) {
       const std::uint32_t q = program.symmetric_peer(p, peers[i].peer);
       if (q >= members.size() || members[q] == members[p]) return nullptr;
       theirs[i] = analytical_->path_cost(members[p], members[q]);
-      if (theirs[i].latency_sum != mine[i].latency_sum || theirs[i].min_bandwidth != mine[i].min_bandwidth) {
+      if (theirs[i].latency_sum != mine[i].latency_sum || theirs[i].min_bandwidth != mine[i].min_bandwidth ||
+          theirs[i].bottleneck_link != theirs[i].first_link) {
         return nullptr;
       }
       for (std::size_t j = 0; j < i; ++j) {

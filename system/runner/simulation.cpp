@@ -191,8 +191,21 @@ void Simulation::check_folding() {
   const auto same = [&](std::uint32_t a, std::uint32_t b, std::uint32_t k) {
     const auto c0 = analytical->path_cost(a, b);
     const auto ck = analytical->path_cost(a + k * f.stride, b + k * f.stride);
-    return c0.latency_sum == ck.latency_sum && c0.min_bandwidth == ck.min_bandwidth &&
-           port[c0.first_link] == port[ck.first_link];
+    if (c0.latency_sum != ck.latency_sum || c0.min_bandwidth != ck.min_bandwidth ||
+        port[c0.first_link] != port[ck.first_link]) {
+      return false;
+    }
+    if (c0.bottleneck_link == c0.first_link) return ck.bottleneck_link == ck.first_link;
+    // A bottleneck past the port is a queue: folding is exact only if it is
+    // a replica-0 NPU's link (so no other replica's messages use it) and the
+    // copy's route queues on that NPU's copy's link of the same port.
+    const auto owner = [&](LinkId l) {
+      const Link& link = topology_.links()[l];
+      return link.from < topology_.npu_count() ? link.from : link.to;
+    };
+    const NodeId o0 = owner(c0.bottleneck_link), ok = owner(ck.bottleneck_link);
+    return o0 < f.world && f.simulated(o0) && ok == o0 + k * f.stride &&
+           port[c0.bottleneck_link] == port[ck.bottleneck_link];
   };
   for (std::uint32_t r = 0; r < graphs_.size(); ++r) {
     std::vector<std::uint32_t> partners;

@@ -66,6 +66,34 @@ TEST(AnalyticalNetwork, EgressOverlapChargesEveryMessageAsIfAlone) {
   EXPECT_THROW(make_network(config, t, queue), InputError);  // analytical only
 }
 
+// Two nodes of two NPUs: NVLink-like 400 GB/s inside a node, a 50 GB/s NIC per
+// NPU across. NPU 0 -> NPU 3 goes through NPU 1's NIC (dimension 0 first): its
+// bottleneck lies past NPU 0's port, so the port is held only for its own
+// 2.62144 us, and the queue is NPU 1's NIC link.
+TEST(AnalyticalNetwork, ABottleneckPastThePortQueuesThereNotAtThePort) {
+  const Topology t = parse_topology(
+      "topology: [Switch, Switch]\nnpus_count: [2, 2]\nbandwidth: [400GB/s, 50GB/s]\nlatency: [0ns, 0ns]\n", "test");
+  constexpr Time kAt400 = 2'621'440, kAt50 = 20'971'520;  // 1 MiB
+  {
+    EventQueue queue;
+    Recorder sink(queue);
+    AnalyticalNetwork net(t, queue);
+    net.send(0, 3, kMiB, sink.to(1));  // across, through NPU 1's NIC
+    net.send(0, 1, kMiB, sink.to(2));  // inside the node, the same port: waits 2.62144 us, not 20.97152
+    queue.run();
+    EXPECT_EQ(sink.seen, (std::vector<Delivery>{{2, 2 * kAt400}, {1, kAt50}}));
+  }
+  {
+    EventQueue queue;
+    Recorder sink(queue);
+    AnalyticalNetwork net(t, queue);
+    net.send(0, 3, kMiB, sink.to(1));
+    net.send(1, 3, kMiB, sink.to(2));  // NPU 1's own NIC: queues behind the message passing through it
+    queue.run();
+    EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, kAt50}, {2, 2 * kAt50}}));
+  }
+}
+
 TEST_F(Ring8, DifferentEgressLinksDoNotWait) {
   net.send(0, 1, kMiB, sink.to(1));
   net.send(0, 7, kMiB, sink.to(2));
