@@ -25,8 +25,12 @@ constexpr int kSearchChannels = 16;     // the search's maxChannels (MAXCHANNELS
 constexpr int kMaxNvlsArity = 32;       // NCCL_MAX_NVLS_ARITY
 constexpr double kDuplicateAbove = 25;  // rings/trees of >= 25 GB/s are split into twice the channels at half speed
 
-// How many channels of `speed` fit `capacity` GB/s (a small tolerance for the float sums NCCL does).
-int fit(double capacity, double speed) { return static_cast<int>(std::floor(capacity / speed + 1e-9)); }
+// How many channels of `speed` fit `capacity` GB/s (a small tolerance for the float sums NCCL does),
+// at most kMaxChannels: more never changes a search capped at kSearchChannels, and a link of
+// 1e9 GB/s (tests' "free" network) must not overflow an int here or in per_node * fit().
+int fit(double capacity, double speed) {
+  return static_cast<int>(std::min(std::floor(capacity / speed + 1e-9), static_cast<double>(kMaxChannels)));
+}
 
 Graph ring_or_tree(Arch arch, int per_node, int nodes, double gpu_bw, double nic_bw, bool tree) {
   const std::vector<double>& speeds =
