@@ -20,6 +20,7 @@
 #include <fstream>
 #include <iostream>
 #include <new>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -96,21 +97,42 @@ int run_simulation(const RunOptions& o) {
   }
   RunOutputs outputs({o.report, o.csv, o.link_stats, o.timeline, o.timeline_ranks, o.timeline_window,
                       o.timeline_format});
-  Scenario scenario = build_scenario(spec);
-  scenario.options.timeline = outputs.timeline();
-  if (!o.quiet) scenario.options.progress = workflows::long_run_progress(std::cerr);
-  const Topology& topology = *scenario.topology;
-  const SystemConfig& config = scenario.config;
-  const std::string& workload_name = scenario.workload_name;
-  // A training iteration (gen:transformer?..., or ETs the generator wrote) gets the training report.
-  TrainingRun training(spec.jobs);
-  // Folded, ranks are numbered in the whole world (timelines, reports).
-  const std::uint32_t world = scenario.options.folding.active() ? scenario.options.folding.world
-                                                                : static_cast<std::uint32_t>(scenario.graphs->size());
-  scenario.options.timeline = training.attach(scenario.options.timeline, world);
-  Simulation simulation(scenario.graphs, topology, config, scenario.options);
-  auto [result, info, implausible] = run_timed(simulation, topology, workload_name, config.network.backend, wall_start);
-  info.training = training.finish(result, config);
+  // A training iteration (gen:transformer?..., or ETs the generator wrote)
+  // gets the training report; looked for once the scenario has checked the
+  // files (and the memory budget).
+  std::optional<TrainingRun> training;
+  // Folded replicas or identical ranks that turn out not to mirror each
+  // other (e.g. NCCL's ring across a two-level fabric, whose hops differ):
+  // run again with every rank, which gives the same results the long way.
+  const auto simulate = [&](const ScenarioSpec& s) {
+    Scenario scenario = build_scenario(s);
+    if (!training) training.emplace(spec.jobs);
+    scenario.options.timeline = outputs.timeline();
+    if (!o.quiet) scenario.options.progress = workflows::long_run_progress(std::cerr);
+    // Folded, ranks are numbered in the whole world (timelines, reports).
+    const std::uint32_t world = scenario.options.folding.active() ? scenario.options.folding.world
+                                                                  : static_cast<std::uint32_t>(scenario.graphs->size());
+    scenario.options.timeline = training->attach(scenario.options.timeline, world);
+    Simulation simulation(scenario.graphs, *scenario.topology, scenario.config, scenario.options);
+    return std::make_pair(run_timed(simulation, *scenario.topology, scenario.workload_name,
+                                    scenario.config.network.backend, wall_start),
+                          std::move(scenario));
+  };
+  auto run = [&] {
+    try {
+      return simulate(spec);
+    } catch (const FoldingRefused& e) {
+      if (outputs.timeline()) throw;  // it has the folded run's first slices: say why instead
+      std::cerr << "sim: note: ranks not folded, simulating every rank: " << e.what() << "\n";
+      ScenarioSpec every = spec;
+      every.fold_replicas = false;
+      every.fold_identical_ranks = false;
+      return simulate(every);
+    }
+  }();
+  auto& [result, info, implausible] = run.first;
+  const SystemConfig& config = run.second.config;
+  info.training = training->finish(result, config);
   outputs.write(result, info);
   if (!o.quiet) {
     // With an output on stdout ("-") the summary goes to stderr, out of its way.

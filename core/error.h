@@ -26,6 +26,14 @@ class InputError : public SimError {
   explicit InputError(const std::string& what) : SimError(kExitBadInput, what) {}
 };
 
+// Folded replicas or identical ranks (system/groups/replica_folding.h) turn
+// out not to mirror each other, so one cannot stand for the others: the
+// caller runs every rank instead (the same results, slower).
+class FoldingRefused : public InputError {
+ public:
+  explicit FoldingRefused(const std::string& what) : InputError(what) {}
+};
+
 // The simulation cannot complete: deadlock, unmatched message, cycle (exit 3).
 class IncompleteError : public SimError {
  public:

@@ -150,8 +150,8 @@ void CollectiveEngine::issue(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
 void CollectiveEngine::issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref) {
   Instance& in = instances_[inst];
   const CollectiveOp op = in.program->op(pos, ref);
-  if (in.mirrored && (op.rate > 0 || op.kind == OpKind::kSwitchReduce || op.kind == OpKind::kMulticast)) {
-    throw InputError("collective '" + in.program->name() + "' uses paced channels or switch operations, which "
+  if (in.mirrored && (op.kind == OpKind::kSwitchReduce || op.kind == OpKind::kMulticast)) {
+    throw FoldingRefused("collective '" + in.program->name() + "' uses switch operations, which "
                      "folded replicas do not mirror (run with --no-aggregation)");
   }
   switch (op.kind) {
@@ -191,12 +191,13 @@ void CollectiveEngine::issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref
       break;
     }
     case OpKind::kCompute: {
-      if (in.tentative) drop_tentative(in);  // (symmetric programs start with messages)
       const Time t = op.duration >= 0 ? op.duration : config_.reduction_time(op.bytes);
       if (t == 0) {
         work_.push_back(make_work(inst, pos, ref, true));
       } else {
-        queue_.schedule_in(t, this, kComputeDone, pending_.alloc(Pending{inst, pos, ref}));
+        const std::uint32_t p = pending_.alloc(Pending{inst, pos, ref});
+        if (in.tentative) in.tentative_computes.push_back(p);  // e.g. NCCL's base latency, before any message
+        queue_.schedule_in(t, this, kComputeDone, p);
       }
       break;
     }
@@ -310,6 +311,7 @@ void CollectiveEngine::on_event(const Event& event) {
   }
   const Pending p = pending_[static_cast<std::uint32_t>(event.payload)];
   pending_.free(static_cast<std::uint32_t>(event.payload));
+  if (p.cancelled) return;
   work_.push_back(make_work(p.instance, p.pos, p.ref, true));
   run_work();
 }
@@ -353,12 +355,18 @@ void CollectiveEngine::issue_switch_op(std::uint32_t inst, std::uint32_t pos, Op
   msg.node = op.node;
   msg.not_before = pace(inst, pos, op);
   const std::uint32_t m = in_flight_.alloc(msg);
+  if (msg.carry == Carry::kSend) {  // a paced send: counted and logged as the unpaced ones are
+    Instance& in = instances_[inst];
+    if (in.mirrored) ++mirrored_messages_;
+    if (in.tentative) in.tentative_sends.push_back(m);
+  }
   // The message leaves when its pacer starts it (not before the endpoint delay).
   const Time paced_start = op.rate > 0 ? msg.not_before - transfer_time(op.bytes, op.rate) : queue_.now();
   const Time at = std::max(add_time(queue_.now(), config_.endpoint_delay, "a send's endpoint delay"), paced_start);
   if (at > queue_.now()) {
     queue_.schedule(at, this, kInject, m);
   } else {
+    in_flight_[m].injected = true;
     inject(m);
   }
 }
@@ -533,7 +541,7 @@ void CollectiveEngine::check_mirrored(const Instance& in) {
   const CollectiveProgram& program = *in.program;
   const std::vector<std::uint32_t>& members = *in.members;
   auto fail = [&](const std::string& why) {
-    throw InputError("collective '" + program.name() + "' on the " + std::to_string(members.size()) +
+    throw FoldingRefused("collective '" + program.name() + "' on the " + std::to_string(members.size()) +
                      " copies of rank " + std::to_string(members[in.mirrored_pos]) + " cannot be folded: " + why +
                      " (run with --no-aggregation)");
   };
@@ -602,6 +610,7 @@ void CollectiveEngine::drop_tentative(Instance& in) {
   in.tentative_sends.clear();
   in.tentative_recvs.clear();
   in.tentative_tags.clear();
+  in.tentative_computes.clear();
 }
 
 const CollectiveEngine::Plan* CollectiveEngine::plan_for(const Instance& in) {
@@ -670,6 +679,7 @@ void CollectiveEngine::resolve(std::uint32_t inst) {
     f.cancelled = true;
     if (f.injected) analytical_->unsend(members[f.src], members[f.dst], f.bytes);
   }
+  for (const std::uint32_t p : in.tentative_computes) pending_[p].cancelled = true;
   for (std::size_t i = 0; i < in.tentative_recvs.size(); ++i) {
     const auto src = static_cast<std::uint32_t>(in.tentative_recvs[i] >> 32);
     const auto dst = static_cast<std::uint32_t>(in.tentative_recvs[i]);

@@ -116,6 +116,7 @@ class CollectiveEngine final : public EventHandler {
     std::vector<std::uint32_t> tentative_sends;  // in_flight_ indices
     std::vector<std::uint64_t> tentative_recvs;  // (src << 32 | dst) of posted receives, with their tags below
     std::vector<std::uint64_t> tentative_tags;
+    std::vector<std::uint32_t> tentative_computes;  // pending_ indices (NCCL's base latency)
     std::unordered_map<NodeId, std::vector<std::uint32_t>> under;  // switch -> positions under it (switch ops)
   };
   // What a message in flight is (switch ops: docs/nccl.md, system/program/collective_program.h).
@@ -167,6 +168,7 @@ class CollectiveEngine final : public EventHandler {
   struct Pending {  // a compute op in flight
     std::uint32_t instance, pos;
     OpRef ref;
+    bool cancelled = false;  // taken back: its collective was aggregated
   };
   // Two plain words, written and read one word at a time: a work item is
   // usually popped right after it was pushed, and a wider read of narrower

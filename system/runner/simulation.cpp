@@ -142,7 +142,7 @@ Simulation::Simulation(std::shared_ptr<const std::vector<RankGraph>> graphs, con
         if (kind != NodeKind::kCommSend && kind != NodeKind::kCommRecv) continue;
         const auto peer = static_cast<std::uint32_t>(kind == NodeKind::kCommSend ? g.comm_dst(i) : g.comm_src(i));
         if (!options_.folding.simulated(peer)) {
-          throw InputError(g.path() + ": rank " + std::to_string(npu_of_[r]) + ", node " + std::to_string(g.id(i)) +
+          throw FoldingRefused(g.path() + ": rank " + std::to_string(npu_of_[r]) + ", node " + std::to_string(g.id(i)) +
                            " '" + g.name(i) + "' talks to rank " + std::to_string(peer) +
                            " of another replica: replicas cannot be folded (run with --no-aggregation)");
         }
@@ -175,7 +175,7 @@ void Simulation::check_folding() {
   result_.folded_replicas = f.replicas;
   auto* analytical = dynamic_cast<AnalyticalNetwork*>(network_.get());
   if (!analytical) {
-    throw InputError("folded replicas need the analytical backend (the " + std::string(network_->name()) +
+    throw FoldingRefused("folded replicas need the analytical backend (the " + std::string(network_->name()) +
                      " backend shares links between replicas; run with --no-aggregation)");
   }
   if (f.world > topology_.npu_count()) {
@@ -225,7 +225,7 @@ void Simulation::check_folding() {
       if (p == npu_of_[r]) continue;
       for (std::uint32_t k = 1; k < f.replicas; ++k) {
         if (!same(npu_of_[r], p, k) || !same(p, npu_of_[r], k)) {
-          throw InputError("replicas cannot be folded: the route from NPU " + std::to_string(npu_of_[r]) + " to NPU " +
+          throw FoldingRefused("replicas cannot be folded: the route from NPU " + std::to_string(npu_of_[r]) + " to NPU " +
                            std::to_string(p) + " differs from its copy in replica " + std::to_string(k) + " (NPU " +
                            std::to_string(npu_of_[r] + k * f.stride) + " to " + std::to_string(p + k * f.stride) +
                            "); run with --no-aggregation");
@@ -606,7 +606,7 @@ void Simulation::issue_collective(std::uint32_t rank, std::uint32_t index) {
   const std::uint32_t gid = groups_->group_of(rank, n.group);
   const CommGroup& group = groups_->group(gid);
   if (group.unfoldable) {
-    throw InputError(describe_node(rank, index) + ": a collective over all ranks cannot be folded into one replica "
+    throw FoldingRefused(describe_node(rank, index) + ": a collective over all ranks cannot be folded into one replica "
                      "(run with --no-aggregation)");
   }
   const auto& members = group.npus;

@@ -73,7 +73,7 @@ Scenario build_scenario(const ScenarioSpec& spec) {
     const bool foldable = spec.jobs.size() == 1 && spec.jobs[0].name.empty() &&
                           spec.jobs[0].comm_group_file.empty() && spec.placement.empty() && s.config.aggregation &&
                           s.config.network.backend == "analytical" && switches;
-    if (foldable && gen::is_generated_workload(spec.jobs[0].workload)) {
+    if (foldable && spec.fold_replicas && gen::is_generated_workload(spec.jobs[0].workload)) {
       const gen::TrainingSpec training = gen::generated_workload_spec(spec.jobs[0].workload);
       const gen::Replicas replicas = gen::data_parallel_replicas(training);
       if (replicas.count > 1) {

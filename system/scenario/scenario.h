@@ -44,6 +44,10 @@ struct ScenarioSpec {
   // (system/scenario/identical_ranks.h); off when a timeline is written,
   // which shows every rank's nodes.
   bool fold_identical_ranks = true;
+  // A generated iteration's data-parallel replicas may be simulated once
+  // (system/groups/replica_folding.h); off after a run found they do not
+  // mirror each other (FoldingRefused, core/error.h).
+  bool fold_replicas = true;
 
   // The workload: graphs already loaded (shared), else one job per entry of
   // `jobs` (a lone unnamed job is a plain --workload). `workload_name` names

@@ -48,6 +48,26 @@ TEST_F(AggregationCli, NoAggregationGivesTheSameReportMessageByMessage) {
   EXPECT_NE(read(path("with.json")), read(path("flag.json")));  // the event counts do differ
 }
 
+// Replicas that turn out not to mirror each other (NCCL's ring across a leaf
+// and a spine: its hops differ) are simulated rank by rank, with a note, and
+// the report is the --no-aggregation one.
+TEST_F(AggregationCli, ReplicasThatDoNotMirrorAreRunRankByRank) {
+  std::ofstream(path("net.yml")) << "topology: [Switch, Switch, Switch]\nnpus_count: [4, 2, 4]\n"
+                                    "bandwidth: [450GB/s, 50GB/s, 50GB/s]\nlatency: [300ns, 1350ns, 500ns]\n";
+  std::ofstream(path("sys.yml")) << "collective:\n  algorithms: {all_reduce: nccl, all_gather: nccl, "
+                                    "reduce_scatter: nccl}\n";
+  const std::string args = "--workload 'gen:transformer?model=llama3-8b&seq=512&parallel=tp=4,pp=1,dp=8&global-batch=8'"
+                           " --network " + path("net.yml") + " --system " + path("sys.yml");
+  const auto with = run_sim(args + " --report " + path("with.json"));
+  const auto without = run_sim(args + " --no-aggregation --report " + path("without.json"));
+  ASSERT_EQ(with.code, 0) << with.output;
+  ASSERT_EQ(without.code, 0) << without.output;
+  EXPECT_NE(with.output.find("sim: note: ranks not folded, simulating every rank: collective 'nccl:"), std::string::npos)
+      << with.output;
+  EXPECT_EQ(with.output.find("replicas folded"), std::string::npos) << with.output;
+  EXPECT_EQ(stable(path("with.json")), stable(path("without.json")));
+}
+
 TEST_F(AggregationCli, AstraSimCommandLineTakesNoAggregation) {
   const std::string root = std::string(SIM_SOURCE_DIR) + "/../shared/testdata/astrasim-reference";
   if (!std::filesystem::exists(root)) GTEST_SKIP() << "testdata absent: " << root;

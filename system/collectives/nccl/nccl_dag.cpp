@@ -1,6 +1,8 @@
 #include "system/collectives/nccl/nccl_dag.h"
 
+#include <algorithm>
 #include <memory>
+#include <unordered_map>
 
 namespace sim::nccl {
 
@@ -22,6 +24,81 @@ void NcclDagProgram::finish(std::uint32_t pos, OpRef ref, RankCursor& cursor, st
 void NcclDagProgram::parents(std::uint32_t pos, OpRef ref, std::vector<OpRef>& out) const {
   const Rank& r = ranks_[pos];
   for (std::uint32_t p = r.parent_begin[ref]; p < r.parent_begin[ref + 1]; ++p) out.push_back(r.parent_list[p]);
+}
+
+std::uint32_t NcclDagProgram::symmetric_peer(std::uint32_t pos, std::uint32_t origin_peer) const {
+  const auto it = std::lower_bound(origin_peers_.begin(), origin_peers_.end(), origin_peer);
+  if (it == origin_peers_.end() || *it != origin_peer) return origin_peer;  // not a peer of the origin
+  return peer_map_[std::size_t{pos} * origin_peers_.size() + static_cast<std::size_t>(it - origin_peers_.begin())];
+}
+
+void NcclDagProgram::find_symmetry() {
+  symmetric_ = false;
+  const auto n = static_cast<std::uint32_t>(ranks_.size());
+  if (n < 2) return;
+  const Rank& o = ranks_[0];
+  if (o.ops.empty()) return;
+  // Rank 0's peers, and each receive's matching send (by tag: sends' tags
+  // must be unique, or FIFO order would matter).
+  std::unordered_map<std::uint64_t, std::uint32_t> send_of_tag;
+  for (std::uint32_t i = 0; i < o.ops.size(); ++i) {
+    const CollectiveOp& op = o.ops[i];
+    if (op.kind == OpKind::kSwitchReduce || op.kind == OpKind::kMulticast) return;
+    if (op.kind != OpKind::kSend && op.kind != OpKind::kRecv) continue;
+    if (op.peer >= n || op.peer == 0) return;
+    origin_peers_.push_back(op.peer);
+    if (op.kind == OpKind::kSend && !send_of_tag.emplace(op.tag, i).second) return;
+  }
+  std::sort(origin_peers_.begin(), origin_peers_.end());
+  origin_peers_.erase(std::unique(origin_peers_.begin(), origin_peers_.end()), origin_peers_.end());
+  const std::size_t np = origin_peers_.size();
+  const auto index = [&](std::uint32_t peer) {
+    return static_cast<std::size_t>(std::lower_bound(origin_peers_.begin(), origin_peers_.end(), peer) -
+                                    origin_peers_.begin());
+  };
+  matched_send_.assign(o.ops.size(), ~std::uint32_t{0});
+  for (std::uint32_t i = 0; i < o.ops.size(); ++i) {
+    if (o.ops[i].kind != OpKind::kRecv) continue;
+    const auto s = send_of_tag.find(o.ops[i].tag);
+    if (s == send_of_tag.end() || o.ops[s->second].bytes != o.ops[i].bytes) return;
+    matched_send_[i] = s->second;
+  }
+  // Every rank: rank 0's ops and dependencies, peers renamed one to one.
+  constexpr std::uint32_t kUnset = ~std::uint32_t{0};
+  peer_map_.assign(std::size_t{n} * np, kUnset);
+  std::vector<std::uint32_t> used(n, kUnset);  // rank p's peer -> the rank it was seen for (one to one)
+  for (std::uint32_t p = 0; p < n; ++p) {
+    const Rank& r = ranks_[p];
+    if (r.ops.size() != o.ops.size() || r.parent_begin != o.parent_begin || r.parent_list != o.parent_list) return;
+    std::uint32_t* map = &peer_map_[std::size_t{p} * np];
+    for (std::uint32_t i = 0; i < o.ops.size(); ++i) {
+      const CollectiveOp& a = o.ops[i];
+      const CollectiveOp& b = r.ops[i];
+      if (a.kind != b.kind || a.bytes != b.bytes || a.tag != b.tag || a.duration != b.duration ||
+          a.channel != b.channel || a.rate != b.rate) {
+        return;
+      }
+      if (a.kind != OpKind::kSend && a.kind != OpKind::kRecv) continue;
+      std::uint32_t& m = map[index(a.peer)];
+      if (m == kUnset) {
+        if (b.peer >= n || b.peer == p || used[b.peer] == p) return;
+        used[b.peer] = p;
+        m = b.peer;
+      } else if (m != b.peer) {
+        return;
+      }
+    }
+  }
+  // Rank p's receive from q takes q's send of the same tag: it must be addressed to p.
+  for (std::uint32_t p = 0; p < n; ++p) {
+    for (std::uint32_t i = 0; i < o.ops.size(); ++i) {
+      if (o.ops[i].kind != OpKind::kRecv) continue;
+      const std::uint32_t q = peer_map_[std::size_t{p} * np + index(o.ops[i].peer)];
+      const std::uint32_t to = o.ops[matched_send_[i]].peer;
+      if (peer_map_[std::size_t{q} * np + index(to)] != p) return;
+    }
+  }
+  symmetric_ = true;
 }
 
 DagBuilder::DagBuilder(std::uint32_t ranks) : ranks_(ranks) {
@@ -64,6 +141,7 @@ std::shared_ptr<const CollectiveProgram> DagBuilder::build(std::string name) {
     }
   }
   prog->ranks_ = std::move(ranks_);
+  prog->find_symmetry();
   return prog;
 }
 

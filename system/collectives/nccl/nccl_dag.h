@@ -30,8 +30,19 @@ class NcclDagProgram final : public CollectiveProgram {
   unsigned ref_bits() const override { return 32; }
   void parents(std::uint32_t pos, OpRef ref, std::vector<OpRef>& out) const override;
 
+  // Rank symmetry (collective_program.h), found when the program is built:
+  // every rank's ops and dependencies are rank 0's with the peers renamed,
+  // consistently per rank, and every receive's message is its peer's send of
+  // the same tag addressed back to it. A ring (one node, or one GPU per node)
+  // is; trees, switch operations, and rings whose channels leave nodes
+  // through different GPUs are not.
+  bool rank_symmetric() const override { return symmetric_; }
+  std::uint32_t symmetric_peer(std::uint32_t pos, std::uint32_t origin_peer) const override;
+  OpRef matched_send(OpRef recv) const override { return matched_send_[recv]; }
+
  private:
   friend class DagBuilder;
+  void find_symmetry();
   struct Rank {
     std::vector<CollectiveOp> ops;
     std::vector<std::uint32_t> parent_begin, parent_list;  // CSR: parents of op i
@@ -40,6 +51,10 @@ class NcclDagProgram final : public CollectiveProgram {
   };
   std::string name_;
   std::vector<Rank> ranks_;
+  bool symmetric_ = false;
+  std::vector<std::uint32_t> origin_peers_;   // rank 0's peers, ascending
+  std::vector<std::uint32_t> peer_map_;       // [pos * origin_peers_.size() + i]: rank pos's origin_peers_[i]
+  std::vector<std::uint32_t> matched_send_;   // rank 0's receive -> its send of the same tag
 };
 
 // Builds an NcclDagProgram op by op.

@@ -117,14 +117,22 @@ std::shared_ptr<const CollectiveProgram> make_ring_program(std::string name, Col
   for (std::uint32_t c = 0; c < m.channels && steps > 0; ++c) {
     std::vector<std::uint32_t> ring;
     for (const auto& d : chains(ctx, c)) ring.insert(ring.end(), d.begin(), d.end());
-    const std::uint64_t share = part_bytes(bytes, m.channels, c);
+    // Reduce-scatter and all-reduce cut each chunk into n pieces, one per
+    // rank: when the buffer allows, every channel's share and every chunk is
+    // a multiple of n bytes, so all pieces of a chunk are equal and every
+    // rank moves the same bytes at each step (the ring is then rank-symmetric,
+    // collective_program.h, and can be advanced as one). Otherwise pieces
+    // differ by a byte, by ring position.
+    const bool even = !gather && bytes % n == 0;
+    const std::uint64_t share = even ? n * part_bytes(bytes / n, m.channels, c) : part_bytes(bytes, m.channels, c);
     const std::uint64_t k = ceil_div(share, gather ? step : step * n);
+    const auto chunk_of = [&](std::uint64_t j) { return even ? n * part_bytes(share / n, k, j) : part_bytes(share, k, j); };
     for (std::uint32_t q = 0; q < n; ++q) {
       const std::uint32_t r = ring[q], next = ring[(q + 1) % n], prev = ring[(q + n - 1) % n];
       const Time hop = ctx.domain_of[prev] == ctx.domain_of[r] ? m.hop_intra : m.hop_inter;
       std::vector<std::uint32_t> first_send(k, kNone);
       for (std::uint64_t j = 0; j < k; ++j) {
-        const std::uint64_t chunk = part_bytes(share, k, j);
+        const std::uint64_t chunk = chunk_of(j);
         std::uint32_t last = kNone;
         for (std::uint32_t s = 0; s < steps; ++s) {
           const std::uint64_t out = gather ? chunk : part_bytes(chunk, n, piece(q, s));

@@ -86,6 +86,13 @@ class SymmetricRun final : public EventHandler {
     // had it come first (an op is ready when its last parent finishes), so
     // the order does not matter; if it does, the action belongs to whichever
     // came last, and conflicts with any other at this time.
+    if (messages_in_flight_[index].not_before > queue_.now()) {
+      // Its channel is still sending it: the engine delivers it again then
+      // (an event the same rank schedules now).
+      messages_in_flight_[index].sent = queue_.now();
+      queue_.schedule(messages_in_flight_[index].not_before, this, kDelivered, index);
+      return;
+    }
     const Message m = messages_in_flight_[index];
     messages_in_flight_.free(index);
     std::uint64_t before = issued_;
@@ -122,6 +129,7 @@ class SymmetricRun final : public EventHandler {
     std::uint64_t bytes;
     Time issued;  // when the op was issued (an injection's scheduling time)
     Time sent;    // when it entered the network (the delivery's scheduling time)
+    Time not_before;  // paced: when its channel is through with it
   };
   struct Compute {
     OpRef ref;
@@ -192,11 +200,22 @@ class SymmetricRun final : public EventHandler {
       case OpKind::kMulticast:
         return fail("a switch operation");
       case OpKind::kSend: {
-        if (op.rate > 0) return fail("a paced channel");
         if (op.peer == origin_) return fail("a message to itself");
         const std::uint32_t m =
-            messages_in_flight_.alloc(Message{ref, peer_state(op.peer), op.bytes, queue_.now(), queue_.now()});
-        if (config_.endpoint_delay > 0) {
+            messages_in_flight_.alloc(Message{ref, peer_state(op.peer), op.bytes, queue_.now(), queue_.now(), 0});
+        if (op.rate > 0) {  // CollectiveEngine::pace and issue_switch_op
+          if (pacer_.size() <= op.channel) pacer_.resize(std::size_t{op.channel} + 1, 0);
+          const Time start = std::max(queue_.now(), pacer_[op.channel]);
+          const Time beta = transfer_time(op.bytes, op.rate);
+          pacer_[op.channel] = add_time(start, beta, "a channel's pacing");
+          messages_in_flight_[m].not_before = pacer_[op.channel];
+          const Time at = std::max(add_time(queue_.now(), config_.endpoint_delay, "a send's endpoint delay"), start);
+          if (at > queue_.now()) {
+            queue_.schedule(at, this, kInject, m);
+          } else {
+            network_send(m);
+          }
+        } else if (config_.endpoint_delay > 0) {
           queue_.schedule_in(config_.endpoint_delay, this, kInject, m);
         } else {
           network_send(m);
@@ -276,6 +295,7 @@ class SymmetricRun final : public EventHandler {
   std::vector<PeerState> peers_;
   std::unordered_map<std::uint32_t, std::uint32_t> peer_index_;
   std::vector<Time> egress_;                   // per distinct first link of the origin
+  std::vector<Time> pacer_;                    // per channel: when it is through with what it was given
   std::unordered_map<std::uint32_t, std::uint32_t> egress_index_;
 
   Time slot_ = -1;
