@@ -63,6 +63,10 @@ namespace sim {
 struct KernelModelOptions {
   double reach_octaves = 2;     // the fit answers up to 2^reach outside the table's range
   double residual_octaves = 2;  // a row's correction fades to nothing at 2^this away; 0: the fitted curves alone
+  // The GPU the tables were measured on; the defaults are an H100 SXM's
+  // (NVIDIA H100 whitepaper: 132 SMs, 50 MB of L2).
+  int sm_count = 132;     // attention forward: SMs the tile schedule runs on
+  double l2_bytes = 50e6; // membound: kernels moving at most this many bytes may run from L2
 };
 
 class KernelModel final : public ComputeModel {
@@ -90,6 +94,7 @@ class KernelModel final : public ComputeModel {
     std::size_t rows = 0;
     bool fitted = false;
     double floor_s = 0, overhead_s = 0, rate = 0;  // F, c0, P (per second)
+    double l2_speedup = 1;                // membound: S
     std::vector<double> shape_sizes;      // a_j
     double efficiency = 0;                // e
   };
