@@ -414,6 +414,15 @@ KernelModel::Prediction KernelModel::predict(const KernelShape& shape) const {
       return {t, Source::kTable, own->name};
     }
   }
+  // Attention forward under the other mask (full where causal was measured):
+  // the same tile-schedule law, which counts each mask's blocks.
+  if (!own && law_of(shape) == Law::kTiles) {
+    for (const auto& s : series_) {
+      if (s->law == Law::kTiles && s->fitted && s->prototype.dtype == shape.dtype) {
+        return {s->base(f, work(shape, options_)), Source::kFallback, s->name};
+      }
+    }
+  }
   const Series* proxy = own ? own : closest(shape);
   if (!proxy) return {roofline_->kernel_seconds(shape), Source::kRoofline, ""};
   // The launch floor of the kind's best-measured fitted series.
@@ -455,7 +464,7 @@ std::string KernelModel::describe() const {
   std::size_t rows = 0;
   for (const auto& s : series_) rows += s->t.size();
   char buf[160];
-  std::snprintf(buf, sizeof buf, "measured kernels: %zu samples in %zu series, within %gx of the table; beyond: ",
+  std::snprintf(buf, sizeof buf, "measured kernels: %zu samples in %zu series, GEMMs within %gx of the table; beyond: ",
                 rows, series_.size(), std::exp2(options_.reach_octaves));
   return buf + roofline_->describe();
 }
