@@ -93,18 +93,18 @@ Preset dgx_h100_calibrated() {
   p.name = "dgx-h100-calibrated";
   p.summary = "dgx-h100 with NVLink bandwidth, latency and per-message overhead fitted to a measured curve";
   p.fitted = {
-      {"network", "bandwidth.0", "379.692GB/s"},
-      {"network", "latency.0", "2752.473ns"},
+      {"network", "bandwidth.0", "436.893GB/s"},
+      {"network", "latency.0", "50.000ns"},
       {"system", "collective.endpoint_delay", "0ns"},
   };
   p.fit_note =
       "Fitted by `sim calibrate` on all-reduce, 16 MiB-256 MiB (5 rows), of the measured one-node curve\n"
-      "../shared/testdata/reference-curves/h100_sxm_x8_xla.csv (XLA's sm_90 table), native ring:\n"
-      "  nvlink_bandwidth 379.692GB/s, nvlink_latency 2752.473ns per link (NCCL's protocol and kernel\n"
-      "  latency land here), message_overhead 0ns; rms log error 0.024 on the fitting rows.\n"
-      "Held out: all-reduce 1-2 GiB +3.9%/+4.2% in time; all-gather and reduce-scatter >= 16 MiB\n"
-      "-6% to -20% (the ring cannot make all-reduce relatively faster than them, as the table is):\n"
-      "docs/calibrate.md. Only the NVLink domain was fitted: network levels keep their sources.";
+      "../shared/testdata/reference-curves/h100_sxm_x8_xla.csv (XLA's sm_90 table), NCCL's algorithms\n"
+      "(all-reduce NVLS, all-gather and reduce-scatter ring): nvlink_bandwidth 436.893GB/s (NCCL's view\n"
+      "359.999 GB/s: NVLS at 8 x 30 GB/s, rings 14 x 25 GB/s), nvlink_latency 50.000ns per link (the\n"
+      "bound), message_overhead 0ns; rms log error 0.084 on the fitting rows (-7.5% to +11.0%).\n"
+      "Held out (time): all-reduce 1-2 GiB +12.8%/+13.1%; all-gather >= 16 MiB -19.6% to +0.3%,\n"
+      "reduce-scatter -19.1% to -6.3%: docs/calibrate.md. Only the NVLink domain was fitted.";
   return p;
 }
 

@@ -135,6 +135,14 @@ std::string network_yaml(const Preset& p, std::uint32_t nodes, const std::vector
     << "npus_count: [" << join(count) << "]\n"
     << "bandwidth: [" << join(bw) << "]\n"
     << "latency: [" << join(lat) << "]\n";
+  if (*p.gpu->nvswitch_reduces) {
+    // Only the NVSwitch (dimension 0) reduces: the presets' network switches
+    // are not SHARP-enabled (CollNet is not assumed).
+    std::vector<std::string> reduces(dims.size(), "false");
+    reduces[0] = "true";
+    o << "# dimension 0 reduces and multicasts (" << p.gpu->nvswitch_reduces << ")\n"
+      << "in_network_reduction: [" << join(reduces) << "]\n";
+  }
   return o.str();
 }
 
@@ -172,14 +180,15 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::size_t ndims,
   o << "collective:\n"
     << "  chunks: 1\n"
     << "  endpoint_delay: " << overhead.value << "   # " << overhead.source << "\n";
-  // Native choices until NCCL's algorithms are on main: a ring over the
-  // NVSwitch, and per dimension (hierarchical) on several levels.
-  const char* choice = ndims == 1 ? "ring" : "[ring]";
-  o << "  algorithms:                # ring (one node) / ring per dimension (several levels)\n"
-    << "    all_reduce: " << choice << "\n"
-    << "    all_gather: " << choice << "\n"
-    << "    reduce_scatter: " << choice << "\n"
-    << "    all_to_all: " << (ndims == 1 ? "direct" : "[direct]") << "\n";
+  // NCCL's algorithms, chosen per size by NCCL's tuning model (docs/nccl.md),
+  // over the whole group; all-to-all is point-to-point sends in NCCL too.
+  o << "  algorithms:                # NCCL's choice per collective and size (docs/nccl.md)\n"
+    << "    all_reduce: nccl\n"
+    << "    all_gather: nccl\n"
+    << "    reduce_scatter: nccl\n"
+    << "    broadcast: nccl\n"
+    << "    reduce: nccl\n"
+    << "    all_to_all: " << (ndims == 1 ? "direct" : "[direct]") << "   # NCCL's all-to-all: a send and a receive per peer\n";
   return o.str();
 }
 

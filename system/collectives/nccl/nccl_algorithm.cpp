@@ -120,13 +120,19 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
                        "'in_network_reduction: true' in the topology (docs/network.md)");
     }
   }
+  // NCCL tunes on nBytes, the whole collective's buffer (src/enqueue.cc,
+  // ncclInfoSetDerived: count x type size, x nRanks for all-gather and
+  // reduce-scatter, whose count is per rank). Our all-gather's `bytes` is each
+  // rank's input, our reduce-scatter's the whole input: only all-gather scales.
+  const std::uint64_t tuned_bytes =
+      type == CollectiveType::kAllGather ? bytes * static_cast<std::uint64_t>(in.ranks) : bytes;
   Choice best;
   const auto forced_proto = params.find("proto");
   for (int a = 0; a < kAlgos; ++a) {
     if (!allowed[a]) continue;
     for (int p = 0; p < kProtos; ++p) {
       if (forced_proto != params.end() && forced_proto->second != static_cast<std::uint64_t>(p)) continue;
-      const double t = algo_time(in, pl.table, static_cast<Algo>(a), static_cast<Proto>(p), bytes);
+      const double t = algo_time(in, pl.table, static_cast<Algo>(a), static_cast<Proto>(p), tuned_bytes);
       if (t >= 0 && (best.time_us < 0 || t < best.time_us)) best = Choice{static_cast<Algo>(a), static_cast<Proto>(p), t};
     }
   }
@@ -146,7 +152,7 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
   const Graph& g = in.graphs[static_cast<int>(pl.algo)];
   pl.channels = static_cast<std::uint32_t>(g.channels);
   if (const auto it = params.find("channels"); it != params.end()) pl.channels = static_cast<std::uint32_t>(it->second);
-  pl.predicted_us = algo_time(in, pl.table, pl.algo, pl.proto, bytes, static_cast<int>(pl.channels));
+  pl.predicted_us = algo_time(in, pl.table, pl.algo, pl.proto, tuned_bytes, static_cast<int>(pl.channels));
 
   // The step model: a channel moves NCCL's modelled bandwidth per channel.
   const int ai = static_cast<int>(pl.algo), pi = static_cast<int>(pl.proto);
