@@ -136,7 +136,7 @@ TEST(Presets, OneNodeDgxH100RunsNcclAtItsPublishedBusBandwidth) {
   const PresetFiles f = generate_preset(find_preset("dgx-h100"), 1);
   EXPECT_NE(f.network_yaml.find("in_network_reduction: [true]"), std::string::npos) << f.network_yaml;
   for (const char* type : {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"}) {
-    EXPECT_NE(f.system_yaml.find(std::string("    ") + type + ": nccl\n"), std::string::npos) << type;
+    EXPECT_NE(f.system_yaml.find(std::string("    ") + type + ": nccl:overhead=0us"), std::string::npos) << type;
   }
   const std::uint64_t s = std::uint64_t{4} << 30;
   const auto busbw = [s](const OneRun& r) {
@@ -146,7 +146,8 @@ TEST(Presets, OneNodeDgxH100RunsNcclAtItsPublishedBusBandwidth) {
   EXPECT_EQ(nvls.algorithm, "nccl:nvls/simple");
   EXPECT_NEAR(busbw(nvls), 480, 48) << nvls.algorithm;
   std::string ring_yaml = f.system_yaml;
-  const std::string key = "all_reduce: nccl\n";
+  const std::string key = "all_reduce: nccl:overhead=0us,nvls_efficiency=1\n";
+  ASSERT_NE(ring_yaml.find(key), std::string::npos) << ring_yaml;
   ring_yaml.replace(ring_yaml.find(key), key.size(), "all_reduce: nccl:algo=ring\n");
   const OneRun ring = run_one(f, CollectiveType::kAllReduce, s, ring_yaml);
   EXPECT_EQ(ring.algorithm, "nccl:ring/simple");

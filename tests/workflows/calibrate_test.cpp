@@ -32,16 +32,22 @@ class Calibrate : public TempFolderTest {
     presets::write_preset_folder(presets::generate_preset(presets::find_preset(name), nodes), dir);
     return dir;
   }
-  // The same with native rings instead of NCCL's algorithms, for the tests of
-  // the search itself: a ring's time moves smoothly with the bandwidth (NCCL's
-  // channel search rounds it to its speed list) and its programs aggregate, so
-  // a whole calibration takes seconds.
+  // The same with native rings instead of NCCL's algorithms and the NVLink's
+  // bandwidth, latency and per-message overhead free, for the tests of the
+  // search itself: a ring's time moves smoothly with the bandwidth (NCCL's
+  // channel search rounds it to its speed list) and its programs aggregate,
+  // so a whole calibration takes seconds.
   std::string ring_preset() {
     const std::string dir = preset();
     const std::string sys = with(TempFolderTest::read(dir + "/system.yml"), {{"collective.algorithms.all_reduce", "ring"},
                                                                               {"collective.algorithms.all_gather", "ring"},
                                                                               {"collective.algorithms.reduce_scatter", "ring"}});
     std::ofstream(dir + "/system.yml") << sys;
+    std::ofstream(dir + "/calibration.yml")
+        << "free:\n"
+           "  - {name: nvlink_bandwidth, file: network, key: bandwidth.0, min: 180GB/s, max: 450GB/s}\n"
+           "  - {name: nvlink_latency, file: network, key: latency.0, min: 50ns, max: 20us}\n"
+           "  - {name: message_overhead, file: system, key: collective.endpoint_delay, min: 10ns, max: 50us}\n";
     return dir;
   }
 
@@ -158,21 +164,15 @@ TEST_F(Calibrate, BadInputIsAnErrorNamingIt) {
   EXPECT_FALSE(std::filesystem::exists(o.output));
 }
 
-// The check: calibrate dgx-h100 (NCCL's algorithms: all-reduce NVLS,
-// all-gather and reduce-scatter rings) on the measured all-reduce at 16 MiB
-// to 256 MiB only; the calibrated files must then predict all-reduce at 1-2
-// GiB and all-gather and reduce-scatter at every size >= 16 MiB within 10%.
-// Met by 10 of these 18 rows. The others miss, each held here to the error it
-// has (rounded up, so a worse fit fails): NCCL's NVLS runs 8 channels at 30
-// or 40 GB/s (its speed list), 200 or 267 GB/s of algorithm bandwidth, while
-// the table's all-reduce streams at about 225 (busbw 393 at 2 GiB): the fit
-// takes 30 and all-reduce at 1-2 GiB is 13% slow; all-gather and
-// reduce-scatter at 16-32 MiB are 11-20% fast (the table's 32 MiB rows sit
-// 12% above any line through their neighbours, and the table carries a
-// framework overhead per call that NCCL's latencies lack), and reduce-scatter
-// at 128-256 MiB is 10-12% fast (the table's reduce-scatter is 7% slower than
-// its all-gather, NCCL's ring model gives them one bus bandwidth).
-// docs/calibrate.md lists every row.
+// The check: calibrate dgx-h100 (NCCL's algorithms; the preset frees
+// NVLS's efficiency and NCCL's per-call overhead) on the measured all-reduce
+// at 16 MiB to 256 MiB only; the calibrated files must then predict
+// all-reduce at 1-2 GiB and all-gather and reduce-scatter at every size >= 16
+// MiB within 10%. Met by 15 of these 18 rows. Reduce-scatter at 256 MiB to 1
+// GiB misses, each held here to the error it has (rounded up, so a worse fit
+// fails): the table's reduce-scatter is 5-7% slower than its all-gather at
+// those sizes, and NCCL's ring model gives both one bus bandwidth (its
+// reductions cost nothing). docs/calibrate.md lists every row.
 TEST_F(Calibrate, DgxH100FittedOnAllReducePredictsTheOtherMeasuredRows) {
   const std::string ref = std::string(SIM_SOURCE_DIR) + "/../shared/testdata/reference-curves/h100_sxm_x8_xla.csv";
   if (!std::filesystem::exists(ref)) GTEST_SKIP() << ref << " is absent";
@@ -183,12 +183,19 @@ TEST_F(Calibrate, DgxH100FittedOnAllReducePredictsTheOtherMeasuredRows) {
   o.sizes = std::make_pair(std::uint64_t{16} << 20, std::uint64_t{256} << 20);
   o.output = path("out");
   const CalibrationResult r = calibrate(o);
+  ASSERT_EQ(r.values.size(), 2u);
+  // NVLS's efficiency lands near NCCL 2.2x's own Hopper figure (0.85); the
+  // per-call overhead is written into every NCCL collective's string.
+  EXPECT_NEAR(std::stod(r.values[0]), 0.85, 0.03) << r.values[0];
+  EXPECT_NE(r.system_text.find("all_gather: nccl:overhead=" + r.values[1]), std::string::npos) << r.system_text;
+  EXPECT_NE(r.system_text.find("all_reduce: nccl:overhead=" + r.values[1] + ",nvls_efficiency=" + r.values[0]),
+            std::string::npos)
+      << r.system_text;
   // The rows outside 10%: (collective, the table's bytes) -> the bound they are held to.
   const std::map<std::pair<std::string, std::uint64_t>, double> misses = {
-      {{"ALL_REDUCE", std::uint64_t{1} << 30}, 0.135},     {{"ALL_REDUCE", std::uint64_t{2} << 30}, 0.135},
-      {{"ALL_GATHER", std::uint64_t{16} << 20}, 0.16},     {{"ALL_GATHER", std::uint64_t{32} << 20}, 0.20},
-      {{"REDUCE_SCATTER", std::uint64_t{16} << 20}, 0.12}, {{"REDUCE_SCATTER", std::uint64_t{32} << 20}, 0.20},
-      {{"REDUCE_SCATTER", std::uint64_t{128} << 20}, 0.11}, {{"REDUCE_SCATTER", std::uint64_t{256} << 20}, 0.12}};
+      {{"REDUCE_SCATTER", std::uint64_t{256} << 20}, 0.125},
+      {{"REDUCE_SCATTER", std::uint64_t{512} << 20}, 0.115},
+      {{"REDUCE_SCATTER", std::uint64_t{1} << 30}, 0.11}};
   std::size_t judged = 0, within = 0;
   for (const CalibratedRow& row : r.rows) {
     if (row.fitted) continue;
@@ -205,7 +212,7 @@ TEST_F(Calibrate, DgxH100FittedOnAllReducePredictsTheOtherMeasuredRows) {
                                             << row.measured_ns / 1e3 << " us, simulated " << row.simulated_ns / 1e3;
   }
   EXPECT_EQ(judged, 2u + 8u + 8u);
-  EXPECT_EQ(within, 10u);
+  EXPECT_EQ(within, 15u);
   std::cout << describe_calibration(r);
 }
 
