@@ -90,9 +90,9 @@ std::uint64_t param_value(const std::string& key, const std::string& value) {
     return static_cast<std::uint64_t>(std::llround(v * kMillionths));
   }
   if (key == "nvls_latency" || key == "overhead") {  // a time, kept in ps
-    Time t = 0;
+    Time t = -1;
     try {
-      t = parse_time(value);
+      if (!value.empty() && value.back() == 's') t = parse_time(value);
     } catch (const std::exception&) {
       t = -1;
     }
