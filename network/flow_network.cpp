@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <stdexcept>
 #include <string>
 
 #include "core/error.h"
@@ -127,6 +128,7 @@ void FlowNetwork::send_route(std::uint32_t r, std::uint64_t bytes, const Deliver
       queued_.emplace_back();
     }
     queued_[q] = Queued{bytes, to, kNoFlow};
+    ++queued_count_;
     Route& route = routes_[r];
     if (route.queued_tail == kNoFlow) route.queued_head = q; else queued_[route.queued_tail].next = q;
     route.queued_tail = q;
@@ -165,6 +167,7 @@ void FlowNetwork::pair_advance(std::uint32_t r) {
     if (route.queued_head == kNoFlow) route.queued_tail = kNoFlow;
     queued_[q].next = free_queued_;
     free_queued_ = q;
+    --queued_count_;
     start_message(r, next.bytes, next.to);  // a zero-byte message leaves at once; the loop goes on
   }
 }
@@ -220,7 +223,7 @@ void FlowNetwork::start_message(std::uint32_t r, std::uint64_t bytes, const Deli
   // The drain time of the route's last message size, kept: a pair mostly
   // sends one size again and again, and the division is the slow part.
   if (route.drain_bytes != bytes) {
-    const Time drain = time_to_drain(flow.remaining, flow.rate);
+    const Time drain = drain_time(bytes, flow.rate);
     if (drain < 0) drain_limit(flow);
     route.drain_bytes = bytes;
     route.drain = drain;
@@ -500,6 +503,68 @@ std::vector<LinkUsage> FlowNetwork::link_usage() const {
     usage[i].peak_flows = l.peak;
   }
   return usage;
+}
+
+Time FlowNetwork::drain_time(std::uint64_t bytes, BytesPerSecond rate) {
+  return time_to_drain(static_cast<uint128>(bytes) * kPsPerSecond, rate);
+}
+
+FlowNetwork::SoloRoute FlowNetwork::solo_route(NodeId src, NodeId dst) {
+  const Route& r = routes_[route_of(src, dst)];
+  SoloRoute out;
+  out.latency = r.latency;
+  out.bottleneck = r.bottleneck;
+  out.links.assign(route_links_.begin() + r.begin, route_links_.begin() + r.begin + r.hops);
+  return out;
+}
+
+void FlowNetwork::take_back(NodeId src, NodeId dst, std::uint64_t bytes) {
+  Route& route = routes_[route_of(src, dst)];
+  recount_messages(0, 1);
+  if (route.queued_tail != kNoFlow) {  // the last one queued (a short list: walk it for the one before)
+    const std::uint32_t q = route.queued_tail;
+    std::uint32_t before = kNoFlow;
+    for (std::uint32_t i = route.queued_head; i != q; i = queued_[i].next) before = i;
+    if (queued_[q].bytes != bytes) throw std::logic_error("flow network: take_back of a message not queued last");
+    if (before == kNoFlow) {
+      route.queued_head = route.queued_tail = kNoFlow;
+    } else {
+      queued_[before].next = kNoFlow;
+      route.queued_tail = before;
+    }
+    queued_[q].next = free_queued_;
+    free_queued_ = q;
+    --queued_count_;
+    return;
+  }
+  if (bytes == 0) return;  // delivered after its latency alone: its event is void to the caller
+  const Time now = queue_.now();
+  const std::uint32_t f = route.active;
+  if (f == kNoFlow || !flows_[f].solo || !flows_[f].attached || flows_[f].updated != now ||
+      flows_[f].remaining != static_cast<uint128>(bytes) * kPsPerSecond) {
+    throw std::logic_error("flow network: take_back of a message that is not a solo flow started now");
+  }
+  Flow& flow = flows_[f];
+  const LinkId* const hop = route_links_.data() + route.begin;
+  for (std::uint32_t h = 0; h < route.hops; ++h) {
+    LinkState& link = links_[hop[h]];
+    link.bytes -= bytes;
+    link.busy -= flow.finish - now;  // counted whole at its start; its peak of 1 stands
+  }
+  detach_solo(flow);
+  free_flow(f);  // its delivery and watch events are stale
+}
+
+void FlowNetwork::record_batch(NodeId src, NodeId dst, std::uint64_t messages, std::uint64_t bytes, Time busy) {
+  const Route& route = routes_[route_of(src, dst)];
+  const LinkId* const hop = route_links_.data() + route.begin;
+  for (std::uint32_t h = 0; h < route.hops; ++h) {
+    LinkState& link = links_[hop[h]];
+    link.bytes = add_bytes(link.bytes, bytes, "the bytes a link carried");
+    link.busy = add_time(link.busy, busy, "a link's busy time");
+    if (busy > 0) link.peak = std::max(link.peak, 1u);
+  }
+  recount_messages(messages, 0);
 }
 
 std::vector<BytesPerSecond> FlowNetwork::rates_on(LinkId link) const {

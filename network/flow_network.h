@@ -72,6 +72,32 @@ class FlowNetwork final : public Network, public EventHandler {
   // The current rate of every flow in flight on `link`, in B/s (for tests).
   std::vector<BytesPerSecond> rates_on(LinkId link) const;
 
+  // The time a message of `bytes` takes to leave its bottleneck at `rate`
+  // (ceil(bytes x 1e12 / rate) ps), or -1 if it does not fit a Time: the
+  // arithmetic of every message alone on its links.
+  static Time drain_time(std::uint64_t bytes, BytesPerSecond rate);
+
+  // --- exact step aggregation (system/runner/aggregation/): a collective
+  // whose every flow is alone on its links is priced for all its ranks at
+  // once, and leaves the backend as sending each of its messages would have.
+  struct SoloRoute {
+    Time latency = 0;              // route latency plus the per-message latency
+    BytesPerSecond bottleneck = 0; // the rate of a message alone on the route
+    std::vector<LinkId> links;     // NIC links included
+  };
+  SoloRoute solo_route(NodeId src, NodeId dst);
+  bool pair_fifo() const { return options_.pair_fifo; }
+  // Messages in the network: flows not yet taken off their links and messages
+  // queued behind their pair's previous one.
+  std::size_t messages_in_network() const { return in_flight_ + queued_count_; }
+  // Takes back the last message send() gave pair src -> dst at the current
+  // time (its events become void): the last one queued, or the flow that
+  // started now, alone on its links. Throws std::logic_error for anything else.
+  void take_back(NodeId src, NodeId dst, std::uint64_t bytes);
+  // `messages` messages, `bytes` in all, from src to dst, each alone on its
+  // links, sending for `busy` in all: the links' bytes, busy time and peak.
+  void record_batch(NodeId src, NodeId dst, std::uint64_t messages, std::uint64_t bytes, Time busy);
+
   void on_event(const Event& event) override;
 
  private:
@@ -176,6 +202,7 @@ class FlowNetwork final : public Network, public EventHandler {
 
   std::vector<Queued> queued_;
   std::uint32_t free_queued_ = 0xffffffffu;
+  std::size_t queued_count_ = 0;
   std::vector<Flow> flows_;
   std::uint32_t free_flow_ = 0xffffffffu;
   std::size_t in_flight_ = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "system/runner/aggregation/flow_carrier.h"
 #include "system/runner/aggregation/symmetric_run.h"
 
 namespace sim {
@@ -21,6 +22,7 @@ constexpr std::uint32_t kCameDown = 7;  // a message from a switch arrived at it
 struct CollectiveEngine::Plan {
   bool exact = false;
   SymmetricOutcome outcome;
+  std::vector<Time> busy;  // flow backend: per outcome.peers, the time its messages spent sending
 };
 
 std::size_t CollectiveEngine::MatchKeyHash::operator()(const MatchKey& k) const noexcept {
@@ -32,7 +34,10 @@ std::size_t CollectiveEngine::MatchKeyHash::operator()(const MatchKey& k) const 
 CollectiveEngine::CollectiveEngine(EventQueue& queue, Network& network, const SystemConfig& config,
                                    CollectiveListener& listener)
     : queue_(queue), network_(network), config_(config), listener_(listener) {
-  if (config_.aggregation) analytical_ = dynamic_cast<AnalyticalNetwork*>(&network_);
+  if (config_.aggregation) {
+    analytical_ = dynamic_cast<AnalyticalNetwork*>(&network_);
+    flow_ = dynamic_cast<FlowNetwork*>(&network_);
+  }
 }
 
 CollectiveEngine::~CollectiveEngine() = default;
@@ -62,7 +67,7 @@ void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const Collec
     in.joined_at = queue_.now();
     in.mirrored = mirrored;
     in.mirrored_pos = pos;
-    in.tentative = analytical_ != nullptr && program->rank_symmetric() &&
+    in.tentative = (analytical_ != nullptr || flow_ != nullptr) && program->rank_symmetric() &&
                    program->op_count(program->symmetric_origin()) > 0;
     if (mirrored) check_mirrored(in);
     ++live_instances_;
@@ -89,7 +94,8 @@ void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const Collec
   rs.cookie = cookie;
   ++in.joined;
   // Aggregation needs every rank to start at one instant on idle egress ports.
-  if (in.tentative && (in.joined_at != queue_.now() || analytical_->egress_free((*members)[pos]) > queue_.now())) {
+  if (in.tentative && (in.joined_at != queue_.now() ||
+                       (analytical_ != nullptr && analytical_->egress_free((*members)[pos]) > queue_.now()))) {
     drop_tentative(in);
   }
   rs.op_count = in.program->op_count(pos);
@@ -162,6 +168,8 @@ void CollectiveEngine::issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref
       }
       const std::uint32_t m = in_flight_.alloc(InFlight{inst, pos, op.peer, op.tag, op.bytes, ref});
       if (in.mirrored) ++mirrored_messages_;
+      // (flow: a zero-byte message may or may not wait in its pair's queue, which resolve() cannot count)
+      if (in.tentative && flow_ != nullptr && op.bytes == 0) drop_tentative(in);
       if (in.tentative) in.tentative_sends.push_back(m);
       if (config_.endpoint_delay > 0) {
         queue_.schedule_in(config_.endpoint_delay, this, kInject, m);
@@ -612,6 +620,15 @@ const CollectiveEngine::Plan* CollectiveEngine::plan_for(const Instance& in) {
   const CollectiveProgram& program = *in.program;
   const std::vector<std::uint32_t>& members = *in.members;
   const std::uint32_t origin = program.symmetric_origin();
+  if (flow_ != nullptr) {  // the proof that every flow is alone: aggregation/flow_carrier.h
+    FlowPlan flow = plan_on_flow(program, members, config_, *flow_);
+    aggregated_events_ += flow.outcome.events;
+    if (!flow.exact) return nullptr;
+    plan.outcome = std::move(flow.outcome);
+    plan.busy = std::move(flow.busy);
+    plan.exact = true;
+    return &plan;
+  }
   const auto cost = [&](std::uint32_t peer) {
     const AnalyticalNetwork::PathCost c = analytical_->path_cost(members[origin], members[peer]);
     return SymmetricPeerCost{c.latency_sum, c.min_bandwidth, c.first_link};
@@ -664,6 +681,7 @@ void CollectiveEngine::resolve(std::uint32_t inst) {
     return drop_tentative(in);
   }
   const std::vector<std::uint32_t>& members = *in.members;
+  if (flow_ != nullptr) return resolve_on_flow(inst, *plan, end);
   // Take back what the ranks issued when they joined.
   for (const std::uint32_t m : in.tentative_sends) {
     InFlight& f = in_flight_[m];
@@ -686,6 +704,40 @@ void CollectiveEngine::resolve(std::uint32_t inst) {
     for (const SymmetricOutcome::Peer& peer : plan->outcome.peers) {
       const std::uint32_t q = in.program->symmetric_peer(p, peer.peer);
       analytical_->record_batch(members[p], members[q], peer.messages, peer.bytes, start + peer.egress_free);
+    }
+  }
+  drop_tentative(in);
+  in.fused = true;
+  ++aggregated_;
+  queue_.schedule(end, this, kFusedDone, inst);
+}
+
+// The flow backend: the network must hold nothing but this collective's first
+// messages (every NPU is a member running only it, so nothing else can come
+// until it ends); they are taken back, last first (each pair's queue from its
+// tail), and every rank's messages recorded as the origin's, alone on their links.
+void CollectiveEngine::resolve_on_flow(std::uint32_t inst, const Plan& plan, Time end) {
+  Instance& in = instances_[inst];
+  const std::vector<std::uint32_t>& members = *in.members;
+  std::size_t injected = 0;
+  for (const std::uint32_t m : in.tentative_sends) injected += in_flight_[m].injected ? 1 : 0;
+  if (flow_->messages_in_network() != injected) return drop_tentative(in);
+  for (auto it = in.tentative_sends.rbegin(); it != in.tentative_sends.rend(); ++it) {
+    InFlight& f = in_flight_[*it];
+    f.cancelled = true;
+    if (f.injected) flow_->take_back(members[f.src], members[f.dst], f.bytes);
+  }
+  for (std::size_t i = 0; i < in.tentative_recvs.size(); ++i) {
+    const auto src = static_cast<std::uint32_t>(in.tentative_recvs[i] >> 32);
+    const auto dst = static_cast<std::uint32_t>(in.tentative_recvs[i]);
+    PostedRecv taken;
+    match_.take_receive(MatchKey{inst, src, dst, in.tentative_tags[i]}, taken);
+  }
+  for (std::uint32_t p = 0; p < members.size(); ++p) {
+    for (std::size_t i = 0; i < plan.outcome.peers.size(); ++i) {
+      const SymmetricOutcome::Peer& peer = plan.outcome.peers[i];
+      const std::uint32_t q = in.program->symmetric_peer(p, peer.peer);
+      flow_->record_batch(members[p], members[q], peer.messages, peer.bytes, plan.busy[i]);
     }
   }
   drop_tentative(in);

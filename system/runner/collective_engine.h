@@ -24,6 +24,7 @@
 #include "core/event_queue.h"
 #include "core/index_pool.h"
 #include "network/analytical_network.h"
+#include "network/flow_network.h"
 #include "network/network.h"
 #include "system/program/collective_program.h"
 #include "system/program/message_matcher.h"
@@ -217,6 +218,7 @@ class CollectiveEngine final : public EventHandler {
   void drop_tentative(Instance& in);
   void resolve(std::uint32_t inst);
   const Plan* plan_for(const Instance& in);
+  void resolve_on_flow(std::uint32_t inst, const Plan& plan, Time end);
   void fused_done(std::uint32_t inst);
   void release(std::uint32_t inst);
   [[noreturn]] void report_unreceived(std::uint32_t inst) const;
@@ -248,6 +250,9 @@ class CollectiveEngine final : public EventHandler {
   // analytical (its cost per message is a closed form and only the sender's
   // egress port is shared); plans cached per (program, members).
   AnalyticalNetwork* analytical_ = nullptr;
+  // ... or flow, when every message of a collective is alone on its links
+  // (system/runner/aggregation/flow_carrier.h).
+  FlowNetwork* flow_ = nullptr;
   std::map<std::pair<const void*, const void*>, std::unique_ptr<Plan>> plans_;
   std::set<std::pair<std::string, const void*>> mirror_checked_;  // (algorithm, members) checked for mirroring
   std::vector<std::uint32_t> port_;  // per link: its position among its source's links

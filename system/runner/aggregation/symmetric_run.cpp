@@ -20,15 +20,17 @@ constexpr std::uint32_t kInject = 2;
 // order, the work stack, eager sends, receives matched when both the message
 // and the receive are there), with the peers' messages to the origin standing
 // in for by the origin's own matching sends (program.matched_send()).
-class SymmetricRun final : public EventHandler {
+class SymmetricRun final : public EventHandler, private CarrierHost {
  public:
   SymmetricRun(const CollectiveProgram& program, const SystemConfig& config, bool serialize,
-               const std::function<SymmetricPeerCost(std::uint32_t)>& cost)
-      : p_(program), config_(config), serialize_(serialize), cost_(cost), origin_(program.symmetric_origin()) {}
+               const std::function<SymmetricPeerCost(std::uint32_t)>& cost, MessageCarrier* carrier = nullptr)
+      : p_(program), config_(config), serialize_(serialize), cost_(cost), origin_(program.symmetric_origin()),
+        carrier_(carrier) {}
 
   SymmetricOutcome run() {
     SymmetricOutcome out;
     try {
+      if (carrier_ != nullptr) carrier_->bind(*this);
       op_count_ = p_.op_count(origin_);
       ready_.clear();
       p_.start(origin_, cursor_, ready_);
@@ -86,6 +88,7 @@ class SymmetricRun final : public EventHandler {
     // had it come first (an op is ready when its last parent finishes), so
     // the order does not matter; if it does, the action belongs to whichever
     // came last, and conflicts with any other at this time.
+    if (carrier_ != nullptr) carrier_->delivered(index);
     const Message m = messages_in_flight_[index];
     messages_in_flight_.free(index);
     std::uint64_t before = issued_;
@@ -231,6 +234,13 @@ class SymmetricRun final : public EventHandler {
   void network_send(std::uint32_t m) {
     Message& msg = messages_in_flight_[m];
     PeerState& ps = peers_[msg.peer_state];
+    if (carrier_ != nullptr) {  // another backend's rule: it calls deliver_at()
+      ps.bytes = add_bytes(ps.bytes, msg.bytes, "the bytes an NPU pair sent");
+      ++ps.messages;
+      ++messages_;
+      carrier_->send(m, msg.peer_state, ps.cost, msg.bytes);
+      return;
+    }
     const Time beta = transfer_time(msg.bytes, ps.cost.bandwidth);
     Time start = queue_.now();
     Time& free_at = egress_[ps.egress];
@@ -245,6 +255,15 @@ class SymmetricRun final : public EventHandler {
     queue_.schedule(delivery, this, kDelivered, m);
   }
 
+  // CarrierHost.
+  EventQueue& carrier_queue() override { return queue_; }
+  void deliver_at(std::uint32_t m, Time at) override {
+    messages_in_flight_[m].sent = queue_.now();
+    queue_.schedule(at, this, kDelivered, m);
+  }
+  void carrier_activity(Time scheduled) override { activity(scheduled, origin_); }
+  void carrier_refuse(const char* why) override { fail(why); }
+
   void finish(OpRef ref) {
     ++ops_done_;
     ready_.clear();
@@ -258,6 +277,7 @@ class SymmetricRun final : public EventHandler {
   bool serialize_;
   const std::function<SymmetricPeerCost(std::uint32_t)>& cost_;
   std::uint32_t origin_;
+  MessageCarrier* carrier_;  // nullptr: the analytical closed form, network_send()
 
   EventQueue queue_;
   RankCursor cursor_;
@@ -294,6 +314,17 @@ SymmetricOutcome run_symmetric(const CollectiveProgram& program, const SystemCon
     return out;
   }
   SymmetricRun run(program, config, serialize_egress, cost);
+  return run.run();
+}
+
+SymmetricOutcome run_symmetric(const CollectiveProgram& program, const SystemConfig& config, MessageCarrier& carrier,
+                               const std::function<SymmetricPeerCost(std::uint32_t peer)>& cost) {
+  if (!program.rank_symmetric()) {
+    SymmetricOutcome out;
+    out.why = "the program is not rank-symmetric";
+    return out;
+  }
+  SymmetricRun run(program, config, false, cost, &carrier);
   return run.run();
 }
 

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "core/time.h"
+#include "system/runner/aggregation/message_carrier.h"
 #include "system/config/system_config.h"
 #include "system/program/collective_program.h"
 
@@ -62,6 +63,10 @@ struct SymmetricOutcome {
 // 0. `cost(peer)` prices the origin's route to `peer`; `serialize_egress` is
 // the analytical backend's egress rule.
 SymmetricOutcome run_symmetric(const CollectiveProgram& program, const SystemConfig& config, bool serialize_egress,
+                               const std::function<SymmetricPeerCost(std::uint32_t peer)>& cost);
+// The same with another backend's rule per message (message_carrier.h); the
+// outcome's egress free times are then 0.
+SymmetricOutcome run_symmetric(const CollectiveProgram& program, const SystemConfig& config, MessageCarrier& carrier,
                                const std::function<SymmetricPeerCost(std::uint32_t peer)>& cost);
 
 }  // namespace sim
