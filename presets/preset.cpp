@@ -69,6 +69,12 @@ std::string join(const std::vector<std::string>& items) {
 
 // NVLS's parameters inside the all-reduce's algorithm string (docs/calibrate.md).
 const std::string kNvlsEfficiencyKey = "collective.algorithms.all_reduce:nvls_efficiency";
+// Whether the system file selects NCCL's algorithms: on one node. On several,
+// native rings until replica folding (system/runner/) takes NCCL's programs:
+// every multi-node preset run at scale (docs/published-runs.md) folds its
+// data-parallel replicas, and folding refuses NCCL's programs today.
+bool runs_nccl(std::uint32_t nodes) { return nodes == 1; }
+
 // The per-call overhead in every NCCL collective's string.
 const std::string kNcclOverheadKey = "collective.algorithms.*:overhead";
 
@@ -185,6 +191,17 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::size_t ndims,
   o << "collective:\n"
     << "  chunks: 1\n"
     << "  endpoint_delay: " << overhead.value << "   # " << overhead.source << "\n";
+  if (!runs_nccl(nodes)) {
+    o << "  # Native rings (a ring per dimension) on several nodes until replica folding, which runs\n"
+      << "  # large jobs' data-parallel copies as one, takes NCCL's programs; run NCCL with\n"
+      << "  # --collective allreduce=nccl (docs/presets.md).\n"
+      << "  algorithms:\n"
+      << "    all_reduce: [ring]\n"
+      << "    all_gather: [ring]\n"
+      << "    reduce_scatter: [ring]\n"
+      << "    all_to_all: [direct]\n";
+    return o.str();
+  }
   // NCCL's algorithms, chosen per size by NCCL's tuning model (docs/nccl.md),
   // over the whole group; all-to-all is point-to-point sends in NCCL too.
   // The parameters calibration fits are written out, with their sources.
@@ -244,7 +261,7 @@ const Preset& find_preset(const std::string& name) {
 std::vector<FreeParameter> free_parameters(const Preset& p, std::uint32_t nodes) {
   const std::vector<Dimension> dims = dimensions(p, nodes);
   std::vector<FreeParameter> free;
-  const bool nvls = *p.gpu->nvswitch_reduces;
+  const bool nvls = *p.gpu->nvswitch_reduces && runs_nccl(nodes);
   if (nvls) {
     // NCCL plans NVLS and its rings from its own per-link figure rounded to its
     // speed list, so a fitted NVLink rate only moves them in steps (docs/calibrate.md):
@@ -258,8 +275,10 @@ std::vector<FreeParameter> free_parameters(const Preset& p, std::uint32_t nodes)
     free.push_back({"nvlink_latency", "network", "latency.0", "50ns", "20us",
                     "per link of a GPU-NVSwitch-GPU step (NCCL's per-step protocol latency lands here)"});
   }
-  free.push_back({"nccl_overhead", "system", kNcclOverheadKey, "100ns", "100us",
-                  "a fixed cost per NCCL call (kernel launch, a framework's own work around it)"});
+  if (runs_nccl(nodes)) {
+    free.push_back({"nccl_overhead", "system", kNcclOverheadKey, "100ns", "100us",
+                    "a fixed cost per NCCL call (kernel launch, a framework's own work around it)"});
+  }
   for (std::size_t d = 1; d < dims.size(); ++d) {
     const std::string k = std::to_string(d);
     const NetworkLevel& l = p.levels[dims[d].level];
