@@ -229,7 +229,8 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", o.quiet, "print nothing on success");
   app.add_flag("--no-aggregation", o.no_aggregation,
                "simulate every message of every collective: by default a collective whose ranks all start at once "
-               "and run nothing else, on the analytical backend, is advanced as one for all its ranks, with "
+               "and run nothing else, on the analytical backend (or flow, when each of its flows is alone on its "
+               "links), is advanced as one for all its ranks, with "
                "identical results (docs/system.md, exact step aggregation)");
 
   CLI::App* coll = app.add_subcommand("collective", "write or check collective algorithms as Chakra ETs");

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <tuple>
 
+#include "compute/attention_schedule.h"
 #include "core/error.h"
 
 namespace sim {
@@ -32,14 +34,24 @@ std::size_t feature_count(KernelKind kind) {
   }
 }
 
-// Features along which the base curve has a size term a_j.
-std::size_t shape_term_count(KernelKind kind) {
-  switch (kind) {
-    case KernelKind::kGemm: return 3;       // batch*m, n, k
-    case KernelKind::kAttention: return 3;  // batch*heads, seq, head_dim
-    default: return 0;
-  }
+// The law a series' base curve follows (see the header).
+enum class Law {
+  kCurve,   // GEMM, attention backward: c0 + W / P * prod_j (1 + a_j / x_j)
+  kTiles,   // attention forward: c0 + (tile schedule's critical work) / P
+  kStream,  // membound: c0 + bytes / bandwidth, faster when the bytes fit in L2
+};
+
+Law law_of(const KernelShape& s) {
+  if (s.kind == KernelKind::kMembound) return Law::kStream;
+  if (s.kind == KernelKind::kAttention && !s.backward) return Law::kTiles;
+  return Law::kCurve;
 }
+
+// Features along which the base curve has a size term a_j.
+std::size_t shape_term_count(const KernelShape& s) {
+  return law_of(s) == Law::kCurve ? feature_count(s.kind) : 0;
+}
+
 
 // log2 of the features (see the header).
 Features features(const KernelShape& s) {
@@ -52,7 +64,15 @@ Features features(const KernelShape& s) {
   }
 }
 
-double work(const KernelShape& s) { return s.kind == KernelKind::kMembound ? s.bytes() : s.flops(); }
+// The work W a series' law divides by its rate: FLOPs (GEMM, attention
+// backward), the tile schedule's (attention forward), bytes (membound).
+double work(const KernelShape& s, const KernelModelOptions& options) {
+  switch (law_of(s)) {
+    case Law::kTiles: return attention_tile_work(s, options.sm_count);
+    case Law::kStream: return s.bytes();
+    default: return s.flops();
+  }
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -60,11 +80,55 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+using Loss = std::function<double(const std::vector<double>&)>;
+
+// Adaptive coordinate search: each parameter up or down by its step; a step
+// that helps grows by half, one that helps in neither direction halves.
+// Deterministic and derivative-free (max() makes the losses kinked).
+std::pair<double, std::vector<double>> coordinate_search(const Loss& loss, std::vector<double> q, double first_step) {
+  std::vector<double> step(q.size(), first_step);
+  double current = loss(q);
+  for (int round = 0; round < 20000; ++round) {
+    bool moving = false;
+    for (std::size_t i = 0; i < q.size(); ++i) {
+      if (step[i] < 1e-9) continue;
+      moving = true;
+      bool improved = false;
+      for (const double dir : {1.0, -1.0}) {
+        std::vector<double> r = q;
+        r[i] += dir * step[i];
+        const double l = loss(r);
+        if (l < current) {
+          current = l;
+          q = std::move(r);
+          improved = true;
+          break;
+        }
+      }
+      step[i] *= improved ? 1.5 : 0.5;
+    }
+    if (!moving) break;
+  }
+  return {current, q};
+}
+
+// A search from `start`, polished by restarted searches with small steps.
+std::pair<double, std::vector<double>> polished_search(const Loss& loss, std::vector<double> start) {
+  auto found = coordinate_search(loss, std::move(start), 1.0);
+  for (int polish = 0; polish < 3; ++polish) {
+    auto again = coordinate_search(loss, found.second, 0.1);
+    if (!(again.first < found.first)) break;
+    found = std::move(again);
+  }
+  return found;
+}
+
 }  // namespace
 
 struct KernelModel::Series {
   std::string name;
   KernelShape prototype;  // kind, dtype, op, causal, pass
+  Law law = Law::kCurve;
   std::size_t nf = 1;     // features
   std::size_t terms = 0;  // size terms a_j fitted
   std::vector<Features> x;
@@ -73,6 +137,8 @@ struct KernelModel::Series {
   // Parameters: F, c0, P, a_0.. (c0 = 0 when not fitted).
   double floor = 0, overhead = 0, rate = 0;
   Features a = {0, 0, 0};
+  // kStream: work of at most l2_bytes runs l2_speedup times faster.
+  double l2_bytes = 0, l2_speedup = 1;
   std::vector<double> residual;  // log(t_i / base(x_i))
   Features lo{}, hi{};           // range of the features (log2)
   double efficiency = 0;
@@ -80,6 +146,7 @@ struct KernelModel::Series {
   double base(const Features& f, double work_amount) const {
     double stretch = 1;
     for (std::size_t j = 0; j < terms; ++j) stretch *= 1 + a[j] / std::exp2(f[j]);
+    if (law == Law::kStream && work_amount <= l2_bytes) stretch /= l2_speedup;
     return std::max(floor, overhead + work_amount / rate * stretch);
   }
 
@@ -87,6 +154,15 @@ struct KernelModel::Series {
     double d2 = 0;
     for (std::size_t j = 0; j < nf; ++j) d2 += (p[j] - q[j]) * (p[j] - q[j]);
     return std::sqrt(d2);
+  }
+
+  double squared_log_error() const {
+    double sum = 0;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const double e = std::log(base(x[i], w[i]) / t[i]);
+      sum += e * e;
+    }
+    return sum;
   }
 
   // The interpolated log correction at f (see the header).
@@ -112,12 +188,13 @@ struct KernelModel::Series {
     return sum / weights * std::max(0.0, 1 - nearest / radius);
   }
 
+  // Fits a kCurve or kTiles series on its own rows.
   void fit() {
     const std::size_t n = t.size();
-    const std::size_t full = 3 + shape_term_count(prototype.kind);
+    const std::size_t full = 3 + shape_term_count(prototype);
     bool with_overhead = true;
     if (n >= full + 1) {
-      terms = shape_term_count(prototype.kind);
+      terms = shape_term_count(prototype);
     } else if (n >= 4) {
       terms = 0;
     } else if (n >= 2) {
@@ -149,64 +226,85 @@ struct KernelModel::Series {
       overhead = with_overhead ? std::exp(q[2]) : 0;
       for (std::size_t j = 0; j < terms; ++j) a[j] = std::exp(q[(with_overhead ? 3 : 2) + j]);
     };
-    const auto loss = [&](const std::vector<double>& q) {
+    const Loss loss = [&](const std::vector<double>& q) {
       apply(q);
-      double sum = 0;
-      for (std::size_t i = 0; i < n; ++i) {
-        const double e = std::log(base(x[i], w[i]) / t[i]);
-        sum += e * e;
-      }
-      return sum;
+      return squared_log_error();
     };
-    // Adaptive coordinate search: each parameter up or down by its step; a
-    // step that helps grows by half, one that helps in neither direction
-    // halves. Deterministic and derivative-free (max() makes the loss kinked).
-    const auto search = [&](std::vector<double> q, double first_step) {
-      std::vector<double> step(q.size(), first_step);
-      double current = loss(q);
-      for (int round = 0; round < 20000; ++round) {
-        bool moving = false;
-        for (std::size_t i = 0; i < q.size(); ++i) {
-          if (step[i] < 1e-9) continue;
-          moving = true;
-          bool improved = false;
-          for (const double dir : {1.0, -1.0}) {
-            std::vector<double> r = q;
-            r[i] += dir * step[i];
-            const double l = loss(r);
-            if (l < current) {
-              current = l;
-              q = std::move(r);
-              improved = true;
-              break;
-            }
-          }
-          step[i] *= improved ? 1.5 : 0.5;
-        }
-        if (!moving) break;
-      }
-      return std::make_pair(current, q);
-    };
-    // A few starts (the floor low or at the fastest row, a small or a large
-    // overhead), each polished by a restarted search; the best is kept.
+    // A few starts (a small or a large overhead), each polished; the best is kept.
     std::pair<double, std::vector<double>> best{INFINITY, {}};
-    for (const double floor_share : {0.25}) {
-      for (const double overhead_share : {0.03, 0.3}) {
-        auto found = search(start(floor_share, overhead_share), 1.0);
-        for (int polish = 0; polish < 3; ++polish) {
-          auto again = search(found.second, 0.1);
-          if (!(again.first < found.first)) break;
-          found = std::move(again);
-        }
-        if (found.first < best.first) best = std::move(found);
-        if (!with_overhead) break;
-      }
+    for (const double overhead_share : {0.03, 0.3}) {
+      auto found = polished_search(loss, start(0.25, overhead_share));
+      if (found.first < best.first) best = std::move(found);
+      if (!with_overhead) break;
     }
-    const std::vector<double> p = best.second;
-    apply(p);
+    apply(best.second);
     fitted = true;
   }
 };
+
+namespace {
+
+// Fits the memory-bound series of one dtype together (kStream):
+//
+//   t = max(F_op, c0 + bytes / (B_op * (bytes <= L2 ? S : 1)))
+//
+// per op its launch floor F_op and sustained bandwidth B_op; shared by the
+// ops the fixed overhead c0 and the speed-up S of kernels whose bytes fit in
+// the L2 cache (the measurements repeat a kernel on the same buffers, so
+// those stay in L2). c0 is fitted when the rows outnumber the per-op
+// parameters, S when moreover rows lie on both sides of the L2 size; else
+// c0 = 0 and S = 1. An op needs 2 rows (one row: the fallback).
+void fit_stream_group(const std::vector<KernelModel::Series*>& group, double l2_bytes) {
+  std::vector<KernelModel::Series*> ops;
+  std::size_t rows = 0;
+  bool small = false, large = false;
+  for (KernelModel::Series* s : group) {
+    s->l2_bytes = l2_bytes;
+    if (s->t.size() < 2) continue;
+    ops.push_back(s);
+    rows += s->t.size();
+    for (const double b : s->w) (b <= l2_bytes ? small : large) = true;
+  }
+  if (ops.empty()) return;
+  const bool with_overhead = rows > 2 * ops.size();
+  const bool with_l2 = with_overhead && small && large && rows > 2 * ops.size() + 1;
+  const std::size_t shared = 2;  // q[0] = log c0, q[1] = log S
+  const auto apply = [&](const std::vector<double>& q) {
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+      KernelModel::Series& s = *ops[k];
+      s.overhead = with_overhead ? std::exp(q[0]) : 0;
+      s.l2_speedup = with_l2 ? std::exp(q[1]) : 1;
+      s.floor = std::exp(q[shared + 2 * k]);
+      s.rate = std::exp(q[shared + 2 * k + 1]);
+    }
+  };
+  const Loss loss = [&](const std::vector<double>& q) {
+    apply(q);
+    double sum = 0;
+    for (const KernelModel::Series* s : ops) sum += s->squared_log_error();
+    return sum;
+  };
+  std::pair<double, std::vector<double>> best{INFINITY, {}};
+  for (const double overhead_share : {0.03, 0.3}) {
+    double t_min = INFINITY;
+    for (const KernelModel::Series* s : ops) t_min = std::min(t_min, *std::min_element(s->t.begin(), s->t.end()));
+    std::vector<double> q{std::log(overhead_share * t_min), std::log(1.5)};
+    for (const KernelModel::Series* s : ops) {
+      double best_rate = 0;
+      for (std::size_t i = 0; i < s->t.size(); ++i) best_rate = std::max(best_rate, s->w[i] / s->t[i]);
+      // F starts at the op's fastest row: a floor below every row would not move.
+      q.push_back(std::log(*std::min_element(s->t.begin(), s->t.end())));
+      q.push_back(std::log(best_rate));
+    }
+    auto found = polished_search(loss, q);
+    if (found.first < best.first) best = std::move(found);
+    if (!with_overhead) break;
+  }
+  apply(best.second);
+  for (KernelModel::Series* s : ops) s->fitted = true;
+}
+
+}  // namespace
 
 KernelModel::KernelModel(const std::vector<KernelSample>& samples, std::shared_ptr<const RooflineModel> roofline,
                          KernelModelOptions options)
@@ -221,12 +319,14 @@ KernelModel::KernelModel(const std::vector<KernelSample>& samples, std::shared_p
       auto series = std::make_unique<Series>();
       series->name = name;
       series->prototype = s.shape;
+      series->law = law_of(s.shape);
       series->nf = feature_count(s.shape.kind);
       series_.push_back(std::move(series));
       rows.emplace_back();
     }
     rows[it->second].push_back(&s);
   }
+  std::map<std::string, std::vector<Series*>> stream_groups;  // by dtype
   for (std::size_t k = 0; k < series_.size(); ++k) {
     Series& s = *series_[k];
     for (std::size_t j = 0; j < kMaxFeatures; ++j) {
@@ -237,7 +337,7 @@ KernelModel::KernelModel(const std::vector<KernelSample>& samples, std::shared_p
     for (const KernelSample* r : rows[k]) {
       const Features f = features(r->shape);
       s.x.push_back(f);
-      s.w.push_back(work(r->shape));
+      s.w.push_back(work(r->shape, options_));
       s.t.push_back(r->seconds);
       for (std::size_t j = 0; j < s.nf; ++j) {
         s.lo[j] = std::min(s.lo[j], f[j]);
@@ -256,10 +356,16 @@ KernelModel::KernelModel(const std::vector<KernelSample>& samples, std::shared_p
     std::vector<double> top;
     for (std::size_t i = 0; i < by_work.size() && i < 3; ++i) top.push_back(by_work[i].second);
     s.efficiency = median(top);
-    s.fit();
-    if (s.fitted) {
-      for (std::size_t i = 0; i < s.t.size(); ++i) s.residual.push_back(std::log(s.t[i] / s.base(s.x[i], s.w[i])));
+    if (s.law == Law::kStream) {
+      stream_groups[s.prototype.dtype].push_back(&s);
+    } else {
+      s.fit();
     }
+  }
+  for (const auto& [dtype, group] : stream_groups) fit_stream_group(group, options_.l2_bytes);
+  for (const auto& s : series_) {
+    if (!s->fitted) continue;
+    for (std::size_t i = 0; i < s->t.size(); ++i) s->residual.push_back(std::log(s->t[i] / s->base(s->x[i], s->w[i])));
   }
 }
 
@@ -297,13 +403,24 @@ KernelModel::Prediction KernelModel::predict(const KernelShape& shape) const {
   const Series* own = find(shape);
   const Features f = features(shape);
   if (own && own->fitted) {
+    // The physical laws (tile schedule, streaming) extrapolate; the GEMM
+    // curve's size terms are trusted only near the rows.
     bool inside = true;
-    for (std::size_t j = 0; j < own->nf; ++j) {
+    for (std::size_t j = 0; own->law == Law::kCurve && j < own->nf; ++j) {
       inside = inside && f[j] >= own->lo[j] - options_.reach_octaves && f[j] <= own->hi[j] + options_.reach_octaves;
     }
     if (inside) {
-      const double t = own->base(f, work(shape)) * std::exp(own->correction(f, options_.residual_octaves));
+      const double t = own->base(f, work(shape, options_)) * std::exp(own->correction(f, options_.residual_octaves));
       return {t, Source::kTable, own->name};
+    }
+  }
+  // Attention forward under the other mask (full where causal was measured):
+  // the same tile-schedule law, which counts each mask's blocks.
+  if (!own && law_of(shape) == Law::kTiles) {
+    for (const auto& s : series_) {
+      if (s->law == Law::kTiles && s->fitted && s->prototype.dtype == shape.dtype) {
+        return {s->base(f, work(shape, options_)), Source::kFallback, s->name};
+      }
     }
   }
   const Series* proxy = own ? own : closest(shape);
@@ -335,6 +452,7 @@ std::vector<KernelModel::SeriesInfo> KernelModel::series() const {
     info.floor_s = s->floor;
     info.overhead_s = s->overhead;
     info.rate = s->rate;
+    info.l2_speedup = s->l2_speedup;
     for (std::size_t j = 0; j < s->terms; ++j) info.shape_sizes.push_back(s->a[j]);
     info.efficiency = s->efficiency;
     out.push_back(std::move(info));
@@ -346,7 +464,7 @@ std::string KernelModel::describe() const {
   std::size_t rows = 0;
   for (const auto& s : series_) rows += s->t.size();
   char buf[160];
-  std::snprintf(buf, sizeof buf, "measured kernels: %zu samples in %zu series, within %gx of the table; beyond: ",
+  std::snprintf(buf, sizeof buf, "measured kernels: %zu samples in %zu series, GEMMs within %gx of the table; beyond: ",
                 rows, series_.size(), std::exp2(options_.reach_octaves));
   return buf + roofline_->describe();
 }

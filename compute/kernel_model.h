@@ -3,50 +3,58 @@
 // (compute/kernel_table.h) says a kernel of its kind and shape takes.
 //
 // The rows are grouped into series: GEMM per dtype, attention per dtype,
-// causal or not and pass, memory-bound ops per op and dtype. Per series, in
-// log2 space of its shape features
+// causal or not and pass, memory-bound ops per op and dtype. Each series has a
+// base law fitted to its rows (least squares of log(base / measured), a
+// deterministic coordinate search), times an interpolated correction:
 //
-//   gemm       (batch*m, n, k)
-//   attention  (batch*heads, seq, head_dim)
-//   membound   (elements)
+//   t(x) = base(x) * exp(r(x))
 //
-// the model is a fitted curve times an interpolated correction:
+// Base laws (F a launch floor, c0 a fixed overhead, P a rate):
 //
-//   base(x) = max(F, c0 + W / P * prod_j (1 + a_j / x_j))
-//   t(x)    = base(x) * exp(r(x))
+//   GEMM, attention backward (a curve in log2 space of the features
+//   gemm (batch*m, n, k), attention (batch*heads, seq, head_dim)):
+//     base = max(F, c0 + FLOP / P * prod_j (1 + a_j / x_j))
+//   a_j the size along feature j at which it alone halves the rate.
 //
-// W is the kernel's work (FLOPs; bytes for membound), F the launch floor, c0
-// a fixed overhead, P the peak achieved rate and a_j the size along feature j
-// at which that dimension halves the rate (tile and wave quantization, short
-// loops); j runs over every feature for GEMM and attention, none for
-// membound. The parameters are fitted to the series'
-// rows (least squares of log(base / measured), a deterministic coordinate
-// search); series with few rows fit fewer (below).
+//   attention forward (compute/attention_schedule.h):
+//     base = max(F, c0 + W_tiles / P)
+//   W_tiles the busiest SM's work in a FlashAttention-style schedule of
+//   128 x 128 blocks on `sm_count` SMs, head_dim and mask included.
+//
+//   memory-bound ops, all ops of a dtype fitted together:
+//     base = max(F_op, c0 + bytes / (B_op * (bytes <= l2_bytes ? S : 1)))
+//   per op its floor and bandwidth; c0 and the L2 speed-up S shared.
+//
 // r(x) interpolates the log residuals r_i = log(t_i / base(x_i)) of the rows
 // by inverse squared distance within `residual_octaves` of x, faded linearly
 // to 0 at that distance, so every measured row is reproduced exactly and the
 // correction does not reach far from the measurements.
 //
-// Reach and fallback. A shape is answered by its series when each of its
-// features lies within the series' range widened by `reach_octaves` (2: a
-// factor of 4) on both sides. Otherwise, and for kinds the table has a
-// series of but not this one (fp8 GEMM, an op not measured, non-causal
-// attention), the time is the roofline (compute/roofline.h) divided by an
-// efficiency fitted on the table's largest shapes, and never below the
-// launch floor:
+// Reach and fallback. The two physical laws answer any size. A GEMM is
+// answered by its series when each of its features lies within the series'
+// range widened by `reach_octaves` (2: a factor of 4) on both sides.
+// Otherwise, and for kinds the table has a series of but not this one (fp8
+// GEMM, an op not measured, attention backward under the other mask), the
+// time is the roofline (compute/roofline.h) divided by an efficiency fitted
+// on the table's largest shapes, and never below the launch floor:
 //
 //   t = max(F_kind, roofline(shape) / e)
 //
 // e is the median, over the 3 rows of largest work of the series (or of the
 // closest series: same dtype, same pass, then `copy` for membound ops, then
 // the most rows), of roofline(row) / measured(row); F_kind is the floor F of
-// the kind's series with the most rows. A kind the tables hold no row of is
-// timed by the plain roofline. Nodes without kernel attributes are timed by
-// the plain roofline from num_ops/tensor_size, or replay their duration.
+// the kind's series with the most rows. Attention forward under the other
+// mask takes the measured mask's tile law (it counts each mask's blocks). A
+// kind the tables hold no row of is timed by the plain roofline. Nodes
+// without kernel attributes are timed by the plain roofline from
+// num_ops/tensor_size, or replay their duration.
 //
-// Fewer rows, fewer parameters: a series fits all of F, c0, P and its a_j
-// with at least (3 + number of a_j + 1) rows, F, c0 and P with 4 or more, F
-// and P with 2 or 3; a series of one row is used through the fallback only.
+// Fewer rows, fewer parameters: a curve or tile series fits all of F, c0, P
+// (and its a_j) with at least (3 + number of a_j + 1) rows, F, c0 and P with
+// 4 or more, F and P with 2 or 3; a memory-bound op needs 2 rows, and c0 (S)
+// is fitted when the dtype's rows outnumber the per-op parameters (by 2, with
+// rows on both sides of l2_bytes). A series of one row is used through the
+// fallback only.
 #pragma once
 
 #include <array>
@@ -63,6 +71,10 @@ namespace sim {
 struct KernelModelOptions {
   double reach_octaves = 2;     // the fit answers up to 2^reach outside the table's range
   double residual_octaves = 2;  // a row's correction fades to nothing at 2^this away; 0: the fitted curves alone
+  // The GPU the tables were measured on; the defaults are an H100 SXM's
+  // (NVIDIA H100 whitepaper: 132 SMs, 50 MB of L2).
+  int sm_count = 132;     // attention forward: SMs the tile schedule runs on
+  double l2_bytes = 50e6; // membound: kernels moving at most this many bytes may run from L2
 };
 
 class KernelModel final : public ComputeModel {
@@ -90,6 +102,7 @@ class KernelModel final : public ComputeModel {
     std::size_t rows = 0;
     bool fitted = false;
     double floor_s = 0, overhead_s = 0, rate = 0;  // F, c0, P (per second)
+    double l2_speedup = 1;                // membound: S
     std::vector<double> shape_sizes;      // a_j
     double efficiency = 0;                // e
   };

@@ -713,12 +713,15 @@ void CollectiveEngine::resolve(std::uint32_t inst) {
 }
 
 // The flow backend: the network must hold nothing but this collective's first
-// messages (every NPU is a member running only it, so nothing else can come
-// until it ends); they are taken back, last first (each pair's queue from its
+// messages, and nothing else may come until it ends (every member runs only
+// it, every rank elsewhere has finished); they are taken back, last first (each pair's queue from its
 // tail), and every rank's messages recorded as the origin's, alone on their links.
 void CollectiveEngine::resolve_on_flow(std::uint32_t inst, const Plan& plan, Time end) {
   Instance& in = instances_[inst];
   const std::vector<std::uint32_t>& members = *in.members;
+  if (members.size() != network_.topology().npu_count() && !listener_.finished_outside(members)) {
+    return drop_tentative(in);  // a rank elsewhere could still put a flow on the collective's links
+  }
   std::size_t injected = 0;
   for (const std::uint32_t m : in.tentative_sends) injected += in_flight_[m].injected ? 1 : 0;
   if (flow_->messages_in_network() != injected) return drop_tentative(in);

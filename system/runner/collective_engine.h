@@ -41,6 +41,10 @@ class CollectiveListener {
   // issue nothing else before the collective ends. Exact step aggregation
   // (system/runner/aggregation/) needs it of every rank; the default says no.
   virtual bool runs_only_collective(std::uint64_t /*cookie*/) const { return false; }
+  // Whether every rank on an NPU outside `npus` has run all its nodes (or no
+  // rank is there), so that nothing but `npus` can send from now on. Exact
+  // step aggregation on the flow backend needs it; the default says no.
+  virtual bool finished_outside(const std::vector<std::uint32_t>& /*npus*/) const { return false; }
 
  protected:
   ~CollectiveListener() = default;

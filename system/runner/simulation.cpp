@@ -670,6 +670,18 @@ bool Simulation::runs_only_collective(std::uint64_t cookie) const {
          r.waiting_nodes == 0 && !r.draining && r.coll_running.size() == 1;
 }
 
+bool Simulation::finished_outside(const std::vector<std::uint32_t>& npus) const {
+  std::vector<bool> inside(topology_.npu_count(), false);
+  for (const std::uint32_t npu : npus) {
+    if (npu < inside.size()) inside[npu] = true;
+  }
+  for (std::size_t r = 0; r < runs_.size(); ++r) {
+    if (r < npu_of_.size() && npu_of_[r] < inside.size() && inside[npu_of_[r]]) continue;
+    if (runs_[r].done != graphs_[r].size()) return false;
+  }
+  return true;
+}
+
 void Simulation::on_collective_done(std::uint32_t /*npu*/, std::uint64_t cookie) {
   complete(static_cast<std::uint32_t>(cookie >> 32), static_cast<std::uint32_t>(cookie));
 }

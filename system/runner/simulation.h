@@ -166,6 +166,7 @@ class Simulation final : public EventHandler, public CollectiveListener {
   void on_event(const Event& event) override;
   void on_collective_done(std::uint32_t rank, std::uint64_t cookie) override;
   bool runs_only_collective(std::uint64_t cookie) const override;
+  bool finished_outside(const std::vector<std::uint32_t>& npus) const override;
 
  private:
   struct P2PMessage {

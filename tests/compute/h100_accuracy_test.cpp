@@ -113,29 +113,57 @@ TEST(H100Kernels, AttentionRowsHeldOutOneAtATime) {
     fwd.push_back(e[0]);
     bwd.push_back(e[1]);
   }
-  print("attention fwd: held-out (leave one out)", stats(fwd));
-  print("attention bwd: held-out (leave one out)", stats(bwd));
+  const ErrorStats f = stats(fwd), b = stats(bwd);
+  print("attention fwd: held-out (leave one out)", f);
+  print("attention bwd: held-out (leave one out)", b);
   // Seven shapes that each vary another dimension: every held-out row is an
-  // extrapolation along some feature, so the 10% is missed on the
-  // forward pass (docs/compute.md); this bounds what is measured.
-  EXPECT_LT(stats(fwd).median, 0.15);
-  EXPECT_LT(stats(bwd).median, 0.10);
+  // extrapolation along some feature. The forward's tile-schedule law (3
+  // parameters) predicts all but the smallest shape (the launch floor, fitted
+  // from the others, misses it) and the only head_dim 64 one within 10%.
+  EXPECT_LE(f.median, 0.10);
+  EXPECT_GE(f.within_10, 5u);
+  EXPECT_LE(b.median, 0.10);
+  const KernelModel model(rows, h100());
+  for (const auto& info : model.series()) {
+    std::printf("[ fitted   ] %-28s F %.1f us  c0 %.1f us  P %.1f TFLOP/s\n", info.name.c_str(), info.floor_s * 1e6,
+                info.overhead_s * 1e6, info.rate / 1e12);
+  }
 }
 
-TEST(H100Kernels, MemboundRowsHeldOutInnerSizes) {
+TEST(H100Kernels, MemboundRowsHeldOut) {
   SKIP_WITHOUT_TESTDATA();
-  // Per op, 2^22 and then 2^24 elements held back (one at a time), predicted
-  // from the three other sizes.
+  // Per size, every op's row at that size held back at once and predicted
+  // from the other three sizes. 2^24 and 2^28 move 34 MB to 1.6 GB, past the
+  // 50 MB L2, as the sizes between them (2^26) do; 2^22 is the only size in
+  // L2 (its speed-up is then fitted on nothing) and 2^20 sits on the launch
+  // floor, whose measurements scatter by 20% (add: 9.8 us at 2^20, 8.1 us at
+  // 2^22).
   const auto rows = h100_samples("membound");
-  std::vector<double> all;
-  for (std::int64_t held : {1 << 22, 1 << 24}) {
+  std::vector<double> streaming;
+  for (int log2 : {20, 22, 24, 28}) {
+    const std::int64_t held = std::int64_t{1} << log2;
     const auto e = held_out(rows, [&](const KernelSample& s) { return s.shape.elements == held; });
-    all.insert(all.end(), e.begin(), e.end());
+    print(("membound: held-out 2^" + std::to_string(log2) + " (every op)").c_str(), stats(e));
+    if (log2 >= 24) streaming.insert(streaming.end(), e.begin(), e.end());
   }
-  print("membound: held-out (2^22, 2^24)", stats(all));
-  // Three rows per op fit only F and P: no fixed overhead, so 2^24 comes out
-  // about 10% short (docs/compute.md).
-  EXPECT_LT(stats(all).median, 0.15);
+  const ErrorStats s = stats(streaming);
+  print("membound: held-out 2^24, 2^28", s);
+  EXPECT_LE(s.median, 0.10);
+  EXPECT_LE(s.max, 0.15);
+  // One row at a time: the shared overhead and L2 speed-up come from the other ops.
+  std::vector<double> one;
+  for (const KernelSample& r : rows) {
+    const auto e = held_out(rows, [&](const KernelSample& s) { return s.line == r.line; });
+    one.insert(one.end(), e.begin(), e.end());
+  }
+  const ErrorStats o = stats(one);
+  print("membound: held-out one row at a time", o);
+  EXPECT_LE(o.median, 0.10);
+  const KernelModel model(rows, h100());
+  for (const auto& info : model.series()) {
+    std::printf("[ fitted   ] %-28s F %.1f us  c0 %.2f us  B %.0f GB/s  L2 x%.2f\n", info.name.c_str(),
+                info.floor_s * 1e6, info.overhead_s * 1e6, info.rate / 1e9, info.l2_speedup);
+  }
 }
 
 }  // namespace

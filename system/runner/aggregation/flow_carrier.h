@@ -20,13 +20,14 @@
 // - two origin peers whose messages ever send at the same time (a half-open
 //   interval [start, finish), as the backend frees a link at its flow's
 //   finish) have images that share no link;
-// - nothing else is on the network: the collective's members are every NPU
-//   of the topology, each runs nothing but this collective (the engine
-//   checks), and at its start the network holds only its own first messages.
+// - nothing else is on the network: each member runs nothing but this
+//   collective, every rank on an NPU outside the members has finished (or
+//   there is none), and at its start the network holds only the collective's
+//   own first messages (the engine checks these, as they depend on the moment).
 //
 // Anything else (two concurrent flows on one link, a pair's next message
-// started at a delivery with zero latency, `pair_order: shared`, a member
-// list that leaves an NPU out) refuses, and every message is simulated.
+// started at a delivery with zero latency, `pair_order: shared`, a rank
+// outside the members still running) refuses, and every message is simulated.
 #pragma once
 
 #include <cstdint>

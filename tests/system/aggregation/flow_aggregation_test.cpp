@@ -21,7 +21,7 @@ using FlowAggregationProperty = testing::AggregationRuns;
 TEST_F(FlowAggregationProperty, RandomWorkloadsAreIdenticalWithAndWithout) {
   std::mt19937_64 rng(20261127);
   std::uint64_t aggregated = 0;
-  int cases_aggregated = 0, nic_aggregated = 0;
+  int cases_aggregated = 0, nic_aggregated = 0, spare_aggregated = 0;
   constexpr int kCases = 300;
   for (int i = 0; i < kCases; ++i) {
     const Case c = random_case(rng, i, /*flow_only=*/true);
@@ -36,13 +36,15 @@ TEST_F(FlowAggregationProperty, RandomWorkloadsAreIdenticalWithAndWithout) {
     aggregated += with.aggregated;
     cases_aggregated += with.aggregated > 0 ? 1 : 0;
     if (c.config.network.options.count("nic_bandwidth") && with.aggregated > 0) ++nic_aggregated;
+    if (c.name.find("spare NPUs") != std::string::npos && with.aggregated > 0) ++spare_aggregated;
   }
   // Not vacuous: many cases aggregated collectives on the flow backend, with a NIC cap too.
   EXPECT_GT(cases_aggregated, kCases / 6);
   EXPECT_GT(aggregated, 80u);
   EXPECT_GT(nic_aggregated, 0);
-  std::printf("flow backend: aggregated %llu collectives in %d of %d cases (%d with a NIC cap)\n",
-              static_cast<unsigned long long>(aggregated), cases_aggregated, kCases, nic_aggregated);
+  EXPECT_GT(spare_aggregated, 0);  // on switches with NPUs that host no rank
+  std::printf("flow backend: aggregated %llu collectives in %d of %d cases (%d with a NIC cap, %d with spare NPUs)\n",
+              static_cast<unsigned long long>(aggregated), cases_aggregated, kCases, nic_aggregated, spare_aggregated);
 }
 
 SystemConfig flow_config(std::uint32_t chunks, bool aggregate) {
@@ -113,7 +115,24 @@ TEST(FlowAggregation, OnlyWhereEveryFlowIsAlone) {
   SystemConfig nic = flow_config(1, true);
   nic.network.options["nic_bandwidth"] = OptionValue{"20GB/s", "test"};
   EXPECT_EQ(both(nic, all), 1u);
-  // Groups that leave NPUs out: another group's traffic could cross their links.
+  // Fewer ranks than NPUs: the spare NPUs send nothing.
+  const auto four = testing::make_traces(4, [](int) {
+    return std::vector<et::Node>{testing::coll_node(1, CollectiveType::kAllReduce, 1 << 20)};
+  });
+  EXPECT_EQ(both(flow_config(4, true), four), 1u);
+  // A pair's all-reduce after every other rank has finished: aggregated (with the world's before it).
+  const auto tail = testing::make_traces(8, [](int r) {
+    std::vector<et::Node> nodes{testing::coll_node(1, CollectiveType::kAllReduce, 1 << 20)};
+    if (r < 2) {
+      et::Node n = testing::coll_node(2, CollectiveType::kAllReduce, 1 << 20);
+      n.add_data_deps(1);
+      set_attr_string(n, "pg_name", "pair0");
+      nodes.push_back(n);
+    }
+    return nodes;
+  });
+  EXPECT_EQ(both(flow_config(1, true), tail, {{"pair0", {0, 1}}}), 2u);
+  // Groups that leave NPUs out while the other groups run: their traffic could cross the links.
   const auto pairs = testing::make_traces(8, [](int r) {
     et::Node n = testing::coll_node(1, CollectiveType::kAllReduce, 1 << 20);
     set_attr_string(n, "pg_name", "pair" + std::to_string(r / 2));

@@ -51,6 +51,12 @@ inline Case random_case(std::mt19937_64& rng, int index, bool flow_only = false)
   }
   static const char* kBw[] = {"50GB/s", "100GB/s", "25GB/s"};
   static const char* kLat[] = {"500ns", "1us", "0ns", "700ns"};
+  std::string spare;  // NPUs that host no rank (flow_only: half the time on a switch)
+  if (flow_only && shape == "Switch" && pick(2) == 0) {
+    const std::uint32_t extra = 1 + static_cast<std::uint32_t>(pick(3));
+    dims = "[" + std::to_string(n + extra) + "]";
+    spare = ", " + std::to_string(extra) + " spare NPUs";
+  }
   c.topology = "shape: " + shape + "\ndims: " + dims + "\nbandwidth: " + kBw[pick(3)] + "\nlatency: " + kLat[pick(4)] + "\n";
   c.config.collective_chunks = static_cast<std::uint32_t>(1 + pick(4));
   const int backend = flow_only ? 3 : static_cast<int>(pick(4));  // 0, 1: analytical; 2: analytical overlap; 3: flow
@@ -138,7 +144,7 @@ inline Case random_case(std::mt19937_64& rng, int index, bool flow_only = false)
   c.name = "case " + std::to_string(index) + ": " + shape + " " + dims + ", " + std::to_string(layers) +
            " layers, chunks " + std::to_string(c.config.collective_chunks) + ", backend " + std::to_string(backend) +
            (symmetric ? ", symmetric" : "") + (use_groups ? ", pairs" : "") +
-           (c.config.dataset_splits > 0 ? ", ASTRA-sim splits" : "") + flow_options;
+           (c.config.dataset_splits > 0 ? ", ASTRA-sim splits" : "") + flow_options + spare;
   return c;
 }
 
