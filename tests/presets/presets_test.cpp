@@ -139,19 +139,19 @@ TEST(Presets, OneNodeDgxH100RunsNcclAtItsPublishedBusBandwidth) {
     EXPECT_NE(f.system_yaml.find(std::string("    ") + type + ": nccl:overhead=0us"), std::string::npos) << type;
   }
   const std::uint64_t s = std::uint64_t{4} << 30;
-  const auto busbw = [s](const OneRun& r) {
-    return 2.0 * 7 / 8 * static_cast<double>(s) / (static_cast<double>(r.duration) / 1e12) / 1e9;
+  const auto busbw = [](const OneRun& r, std::uint64_t bytes) {
+    return 2.0 * 7 / 8 * static_cast<double>(bytes) / (static_cast<double>(r.duration) / 1e12) / 1e9;
   };
   const OneRun nvls = run_one(f, CollectiveType::kAllReduce, s);
   EXPECT_EQ(nvls.algorithm, "nccl:nvls/simple");
-  EXPECT_NEAR(busbw(nvls), 480, 48) << nvls.algorithm;
+  EXPECT_NEAR(busbw(nvls, s), 480, 48) << nvls.algorithm;
   std::string ring_yaml = f.system_yaml;
   const std::string key = "all_reduce: nccl:overhead=0us,nvls_efficiency=1\n";
   ASSERT_NE(ring_yaml.find(key), std::string::npos) << ring_yaml;
   ring_yaml.replace(ring_yaml.find(key), key.size(), "all_reduce: nccl:algo=ring\n");
   const OneRun ring = run_one(f, CollectiveType::kAllReduce, s, ring_yaml);
   EXPECT_EQ(ring.algorithm, "nccl:ring/simple");
-  EXPECT_NEAR(busbw(ring), 370, 37) << ring.algorithm;
+  EXPECT_NEAR(busbw(ring, s), 370, 37) << ring.algorithm;
   // All-gather and reduce-scatter run NCCL's ring (NVLS loses to it there in NCCL's model).
   EXPECT_EQ(run_one(f, CollectiveType::kAllGather, std::uint64_t{64} << 20).algorithm, "nccl:ring/simple");
   EXPECT_EQ(run_one(f, CollectiveType::kReduceScatter, std::uint64_t{512} << 20).algorithm, "nccl:ring/simple");
