@@ -115,5 +115,22 @@ TEST(NcclCalibrationParams, AllGatherIsTunedOnTheGatheredTotal) {
   EXPECT_NEAR(pl.predicted_us, 14 + 7 * 1.9 + (16 << 20) / (1000 * 0.92 * 360 * 8 / 7), 1e-9);
 }
 
+// With the same nBytes NCCL picks the same ring for both, and the ring moves
+// the same pieces: an all-gather of S/8 per rank takes as long as a
+// reduce-scatter of S (NCCL's reductions are free in its model and ours), to
+// the byte rounding of how each cuts its pieces (under a nanosecond).
+TEST(NcclCalibrationParams, AllGatherOfAShareTakesAsLongAsReduceScatterOfTheWhole) {
+  const Topology dgx = node("450GB/s", true);
+  for (const std::uint64_t s : {std::uint64_t{1} << 20, std::uint64_t{16} << 20, std::uint64_t{256} << 20}) {
+    SCOPED_TRACE(s);
+    const SimulationResult ag = simulate_collective(dgx, CollectiveType::kAllGather, s / 8, choose("nccl"));
+    SystemConfig rs_config;
+    rs_config.algorithms[CollectiveType::kReduceScatter] = "nccl";
+    const SimulationResult rs = simulate_collective(dgx, CollectiveType::kReduceScatter, s, rs_config);
+    EXPECT_EQ(ag.collectives[0].algorithm, rs.collectives[0].algorithm);
+    EXPECT_NEAR(static_cast<double>(ag.makespan), static_cast<double>(rs.makespan), 1000);  // ps
+  }
+}
+
 }  // namespace
 }  // namespace sim
