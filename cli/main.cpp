@@ -212,7 +212,9 @@ int main(int argc, char** argv) {
                  "dimension, on a topology of several dimensions when the group spans two or more), binaryTree "
                  "(reduce, broadcast), direct (gather, scatter, barrier); "
                  "<type>=<algorithm> a native one: ring, direct, halvingDoubling, doubleBinaryTree, binaryTree, astrasimTree, "
-                 "nccl (NCCL's choice; nccl:algo=ring|tree|nvls,proto=ll|ll128|simple,channels=N, docs/nccl.md), "
+                 "nccl (NCCL's choice; nccl:algo=ring|tree|nvls|nvlstree|collnet|collnetchain|collnetdirect,"
+                 "proto=ll|ll128|simple,channels=N,arch=sm70|sm80|sm90,overhead=T,nvls_efficiency=F,nvls_latency=T, "
+                 "docs/nccl.md), "
                  "with parameters as direct:window=4,chunks=2; a comma list is hierarchical, one per topology "
                  "dimension (allreduce=ring,direct or hierarchical:optimization=baseline,active_chunks=1,ring,direct); "
                  "repeatable")

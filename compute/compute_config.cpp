@@ -10,6 +10,7 @@
 #include "compute/kernel_model.h"
 #include "compute/kernel_table.h"
 #include "core/error.h"
+#include "core/units.h"
 #include "network/config_reader.h"
 
 namespace sim {
@@ -32,7 +33,7 @@ std::string resolve(const std::string& base, const std::string& path) {
 ComputeConfig read_compute_section(const ConfigReader& r, const YAML::Node& c, const std::string& base) {
   ComputeConfig cfg;
   r.require_map(c, "compute");
-  r.check_keys(c, "compute.", {"peak_tflops", "memory_bandwidth", "kernels", "efficiency"});
+  r.check_keys(c, "compute.", {"peak_tflops", "memory_bandwidth", "kernels", "efficiency", "kernel_sms", "kernel_l2_cache"});
   if (const YAML::Node e = c["efficiency"]) {
     cfg.efficiency = r.real(e, "compute.efficiency");
     if (!(cfg.efficiency > 0 && cfg.efficiency <= 1)) r.fail(e, "'compute.efficiency' must be in (0, 1]");
@@ -90,6 +91,22 @@ ComputeConfig read_compute_section(const ConfigReader& r, const YAML::Node& c, c
       }
     }
   }
+  // The measuring GPU's SM count and L2 size, which the kernel model's
+  // attention and memory-bound laws use (compute/kernel_model.h).
+  if (const YAML::Node n = c["kernel_sms"]) {
+    if (!c["kernels"]) r.fail(n, "'compute.kernel_sms' describes the GPU of 'compute.kernels': give kernels");
+    const std::uint64_t sms = r.count(n, "compute.kernel_sms");
+    if (sms < 1 || sms > 100000) r.fail(n, "'compute.kernel_sms' must be in [1, 100000]");
+    cfg.kernel_options.sm_count = static_cast<int>(sms);
+  }
+  if (const YAML::Node n = c["kernel_l2_cache"]) {
+    if (!c["kernels"]) r.fail(n, "'compute.kernel_l2_cache' describes the GPU of 'compute.kernels': give kernels");
+    try {
+      cfg.kernel_options.l2_bytes = static_cast<double>(parse_size(r.text(n, "compute.kernel_l2_cache")));
+    } catch (const std::invalid_argument& e) {
+      r.fail(n, std::string("'compute.kernel_l2_cache': ") + e.what());
+    }
+  }
   if (!cfg.roofline) return cfg;
   std::shared_ptr<const RooflineModel> roofline;
   try {
@@ -117,6 +134,7 @@ ComputeConfig read_compute_section(const ConfigReader& r, const YAML::Node& c, c
   }
   for (const auto& [dtype, flops] : cfg.params.peak_flops_by_dtype) key += dtype + "=" + std::to_string(flops) + " ";
   key += std::to_string(cfg.params.default_peak_flops) + " " + std::to_string(cfg.params.memory_bandwidth);
+  key += " sms=" + std::to_string(cfg.kernel_options.sm_count) + " l2=" + std::to_string(cfg.kernel_options.l2_bytes);
   static std::mutex fitted_mutex;
   static std::map<std::string, std::shared_ptr<const ComputeModel>> fitted;
   {
@@ -129,7 +147,7 @@ ComputeConfig read_compute_section(const ConfigReader& r, const YAML::Node& c, c
   // Table errors name the table's file, line and column themselves.
   const std::vector<KernelSample> samples = read_kernel_samples(cfg.kernel_files);
   try {
-    cfg.model = std::make_shared<const KernelModel>(samples, roofline);
+    cfg.model = std::make_shared<const KernelModel>(samples, roofline, cfg.kernel_options);
   } catch (const InputError& e) {
     r.fail(c["kernels"], std::string("'compute.kernels': ") + e.what());
   }

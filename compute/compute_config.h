@@ -7,6 +7,8 @@
 //     memory_bandwidth: 3.35TB/s       # bare numbers are GB/s (1e9 B/s)
 //     kernels: kernels/h100            # a folder (its gemm.csv, attention.csv,
 //     kernels: [a/gemm.csv, b/attention.csv]  # membound.csv) or CSV files
+//     kernel_sms: 132                  # the tables' GPU: SMs and L2 size, for the kernel
+//     kernel_l2_cache: 50MB            # model's attention and memory-bound laws (H100 SXM defaults)
 //
 // peak_tflops and memory_bandwidth go together (the roofline); kernels need
 // both (the roofline is their fallback). In the map form a dtype not listed
@@ -24,6 +26,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "compute/compute_model.h"
+#include "compute/kernel_model.h"
 #include "compute/roofline.h"
 
 namespace sim {
@@ -40,6 +43,8 @@ struct ComputeConfig {
   // `efficiency`: the fraction of the model's speed a long run sustains
   // (COMP nodes the model times take time / efficiency); 1 when absent.
   double efficiency = 1;
+  // `kernel_sms`, `kernel_l2_cache` (the KernelModelOptions defaults when absent).
+  KernelModelOptions kernel_options;
 };
 
 // Reads the `compute` map `node`; `base` is the config file's folder.

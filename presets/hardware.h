@@ -27,6 +27,9 @@ struct GpuSpec {
   // The measured kernel table shipped for this GPU (compute.kernels), or ""
   // when none is: `builtin:<gpu>` names configs/kernels/<gpu>/, compiled in.
   const char* kernel_table = "";
+  // The NVSwitch of this GPU's baseboard reduces and multicasts (NVLink
+  // SHARP, which NCCL runs as NVLS): its source, or "" when it does not.
+  const char* nvswitch_reduces = "";
 };
 
 // The fraction of measured kernel speed an H100 sustains in a long training
@@ -63,6 +66,8 @@ inline constexpr GpuSpec kH100Sxm{
     {"450GB/s", "spec sheet: 18 links x 25 GB/s per direction (900 GB/s bidirectional)"},
     {"20.6GB/s", "NCCL: SM90_NVLINK_BW 20.6 (src/graph/topo.h), GB/s per link NCCL plans with"},
     "builtin:h100",
+    "spec sheet: third-generation NVSwitch (HGX/DGX H100) reduces and multicasts in the switch (NVLink "
+    "SHARP); NCCL 2.17+ runs it as NVLS",
 };
 
 // NVIDIA A100 Tensor Core GPU datasheet (SXM 80GB column): 312 TFLOP/s BF16

@@ -67,6 +67,17 @@ std::string join(const std::vector<std::string>& items) {
   return s;
 }
 
+// NVLS's parameters inside the all-reduce's algorithm string (docs/calibrate.md).
+const std::string kNvlsEfficiencyKey = "collective.algorithms.all_reduce:nvls_efficiency";
+// Whether the system file selects NCCL's algorithms: on one node. On several,
+// native rings until replica folding (system/runner/) takes NCCL's programs:
+// every multi-node preset run at scale (docs/published-runs.md) folds its
+// data-parallel replicas, and folding refuses NCCL's programs today.
+bool runs_nccl(std::uint32_t nodes) { return nodes == 1; }
+
+// The per-call overhead in every NCCL collective's string.
+const std::string kNcclOverheadKey = "collective.algorithms.*:overhead";
+
 // The value `key` has in `preset` after its fit (if it has one), else `dflt`.
 Figure value_of(const Preset& p, const std::string& file, const std::string& key, Figure dflt) {
   for (const Preset::Fitted& f : p.fitted) {
@@ -135,6 +146,14 @@ std::string network_yaml(const Preset& p, std::uint32_t nodes, const std::vector
     << "npus_count: [" << join(count) << "]\n"
     << "bandwidth: [" << join(bw) << "]\n"
     << "latency: [" << join(lat) << "]\n";
+  if (*p.gpu->nvswitch_reduces) {
+    // Only the NVSwitch (dimension 0) reduces: the presets' network switches
+    // are not SHARP-enabled (CollNet is not assumed).
+    std::vector<std::string> reduces(dims.size(), "false");
+    reduces[0] = "true";
+    o << "# dimension 0 reduces and multicasts (" << p.gpu->nvswitch_reduces << ")\n"
+      << "in_network_reduction: [" << join(reduces) << "]\n";
+  }
   return o.str();
 }
 
@@ -172,14 +191,38 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::size_t ndims,
   o << "collective:\n"
     << "  chunks: 1\n"
     << "  endpoint_delay: " << overhead.value << "   # " << overhead.source << "\n";
-  // Native choices until NCCL's algorithms are on main: a ring over the
-  // NVSwitch, and per dimension (hierarchical) on several levels.
-  const char* choice = ndims == 1 ? "ring" : "[ring]";
-  o << "  algorithms:                # ring (one node) / ring per dimension (several levels)\n"
-    << "    all_reduce: " << choice << "\n"
-    << "    all_gather: " << choice << "\n"
-    << "    reduce_scatter: " << choice << "\n"
-    << "    all_to_all: " << (ndims == 1 ? "direct" : "[direct]") << "\n";
+  if (!runs_nccl(nodes)) {
+    o << "  # Native rings (a ring per dimension) on several nodes until replica folding, which runs\n"
+      << "  # large jobs' data-parallel copies as one, takes NCCL's programs; run NCCL with\n"
+      << "  # --collective allreduce=nccl (docs/presets.md).\n"
+      << "  algorithms:\n"
+      << "    all_reduce: [ring]\n"
+      << "    all_gather: [ring]\n"
+      << "    reduce_scatter: [ring]\n"
+      << "    all_to_all: [direct]\n";
+    return o.str();
+  }
+  // NCCL's algorithms, chosen per size by NCCL's tuning model (docs/nccl.md),
+  // over the whole group; all-to-all is point-to-point sends in NCCL too.
+  // The parameters calibration fits are written out, with their sources.
+  const Figure call = value_of(p, "system", kNcclOverheadKey,
+                               {"0us", "none in NCCL's model; free for calibration: kernel launch, framework"});
+  const std::string nccl = std::string("nccl:overhead=") + call.value;
+  std::string all_reduce = nccl;
+  o << "  # overhead " << call.value << ": a fixed cost per call (" << call.source << ")\n";
+  if (*g.nvswitch_reduces) {
+    const Figure eff = value_of(p, "system", kNvlsEfficiencyKey,
+                                {"1", "NCCL 2.19's model as is; NCCL 2.2x's own model scales NVLS by 0.85 on Hopper"});
+    all_reduce += std::string(",nvls_efficiency=") + eff.value;
+    o << "  # nvls_efficiency " << eff.value << ": NVLS's bandwidth over NCCL's model (" << eff.source << ")\n";
+  }
+  o << "  algorithms:                # NCCL's choice per collective and size (docs/nccl.md)\n"
+    << "    all_reduce: " << all_reduce << "\n"
+    << "    all_gather: " << nccl << "\n"
+    << "    reduce_scatter: " << nccl << "\n"
+    << "    broadcast: " << nccl << "\n"
+    << "    reduce: " << nccl << "\n"
+    << "    all_to_all: " << (ndims == 1 ? "direct" : "[direct]") << "   # NCCL's all-to-all: a send and a receive per peer\n";
   return o.str();
 }
 
@@ -218,10 +261,24 @@ const Preset& find_preset(const std::string& name) {
 std::vector<FreeParameter> free_parameters(const Preset& p, std::uint32_t nodes) {
   const std::vector<Dimension> dims = dimensions(p, nodes);
   std::vector<FreeParameter> free;
-  free.push_back({"nvlink_bandwidth", "network", "bandwidth.0", scaled_bandwidth(p.gpu->nvlink_total.value, 0.4),
-                  p.gpu->nvlink_total.value, "NVLink efficiency: what a GPU moves through the NVSwitch, per direction"});
-  free.push_back({"nvlink_latency", "network", "latency.0", "50ns", "20us",
-                  "per link of a GPU-NVSwitch-GPU step (NCCL's per-step protocol latency lands here)"});
+  const bool nvls = *p.gpu->nvswitch_reduces && runs_nccl(nodes);
+  if (nvls) {
+    // NCCL plans NVLS and its rings from its own per-link figure rounded to its
+    // speed list, so a fitted NVLink rate only moves them in steps (docs/calibrate.md):
+    // NVLS's efficiency is the continuous knob. NCCL must still prefer NVLS
+    // for large all-reduces on the node (above 0.78 on a dgx-h100).
+    free.push_back({"nvls_efficiency", "system", kNvlsEfficiencyKey, "0.8", "1",
+                    "NVLS's achieved fraction of NCCL's modelled bandwidth (NCCL's version, channels)"});
+  } else {
+    free.push_back({"nvlink_bandwidth", "network", "bandwidth.0", scaled_bandwidth(p.gpu->nvlink_total.value, 0.4),
+                    p.gpu->nvlink_total.value, "NVLink efficiency: what a GPU moves through the NVSwitch, per direction"});
+    free.push_back({"nvlink_latency", "network", "latency.0", "50ns", "20us",
+                    "per link of a GPU-NVSwitch-GPU step (NCCL's per-step protocol latency lands here)"});
+  }
+  if (runs_nccl(nodes)) {
+    free.push_back({"nccl_overhead", "system", kNcclOverheadKey, "100ns", "100us",
+                    "a fixed cost per NCCL call (kernel launch, a framework's own work around it)"});
+  }
   for (std::size_t d = 1; d < dims.size(); ++d) {
     const std::string k = std::to_string(d);
     const NetworkLevel& l = p.levels[dims[d].level];
@@ -230,8 +287,10 @@ std::vector<FreeParameter> free_parameters(const Preset& p, std::uint32_t nodes)
     free.push_back({"net" + k + "_latency", "network", "latency." + k, "100ns", "50us",
                     "per link of dimension " + k + " (" + l.name + ")"});
   }
-  free.push_back({"message_overhead", "system", "collective.endpoint_delay", "10ns", "50us",
-                  "per message, at the sender before it enters the network (a kernel's per-step cost)"});
+  if (!nvls) {
+    free.push_back({"message_overhead", "system", "collective.endpoint_delay", "10ns", "50us",
+                    "per message, at the sender before it enters the network (a kernel's per-step cost)"});
+  }
   return free;
 }
 

@@ -15,6 +15,10 @@ holds no measured number: a table derived by fitting.
 Peaks (--peaks) are those of the GPU measured; defaults: H100 SXM, NVIDIA's
 datasheet (dense): bf16/fp16 989.4, fp8 1978.9, tf32 494.7, fp32 66.9 TFLOP/s;
 HBM3 3.35 TB/s. They only set the fallback's roofline and efficiency.
+--sm-count and --l2-cache (defaults: the H100 SXM's 132 SMs and 50 MB, NVIDIA
+H100 whitepaper) are the GPU's, used by the attention and memory-bound laws;
+a config using the derived table must give the same values
+(compute.kernel_sms, compute.kernel_l2_cache) when they are not the defaults.
 Python 3 standard library only.
 """
 import argparse
@@ -63,14 +67,17 @@ def main():
     ap.add_argument("--peaks", default="bf16: 989.4, fp16: 989.4, fp8: 1978.9, tf32: 494.7, fp32: 66.9",
                     help="TFLOP/s per dtype, YAML map body")
     ap.add_argument("--bandwidth", default="3.35TB/s", help="memory bandwidth")
+    ap.add_argument("--sm-count", type=int, default=132, help="SMs of the GPU measured")
+    ap.add_argument("--l2-cache", default="50MB", help="L2 cache size of the GPU measured")
     a = ap.parse_args()
     source = os.path.abspath(a.source)
     os.makedirs(a.out, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         system = os.path.join(tmp, "system.yml")
         with open(system, "w") as f:
-            f.write("compute:\n  peak_tflops: {%s}\n  memory_bandwidth: %s\n  kernels: %s\n" %
-                    (a.peaks, a.bandwidth, source))
+            f.write("compute:\n  peak_tflops: {%s}\n  memory_bandwidth: %s\n  kernels: %s\n"
+                    "  kernel_sms: %d\n  kernel_l2_cache: %s\n" %
+                    (a.peaks, a.bandwidth, source, a.sm_count, a.l2_cache))
 
         rows = [["gemm", dt, m, n, k, 1] for dt in ("bf16", "fp16") for m in GEMM_DIMS for n in GEMM_DIMS
                 for k in GEMM_DIMS if m * n * k <= GEMM_MAX_WORK]

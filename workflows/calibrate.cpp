@@ -69,18 +69,96 @@ struct Files {
   std::string network_text, network_source, system_text, system_source;
 };
 
+// A key "path.to.algorithm:param" names a parameter inside an algorithm
+// string (`all_reduce: nccl:nvls_efficiency=0.85`): the YAML path and the
+// parameter ("" for a plain key).
+std::pair<std::string, std::string> key_parts(const std::string& key) {
+  const std::size_t colon = key.find(':');
+  if (colon == std::string::npos) return {key, ""};
+  return {key.substr(0, colon), key.substr(colon + 1)};
+}
+
+// The algorithm string `text` ("name:k=v,...") with `param` set to `value`
+// (appended when absent).
+std::string with_param(const std::string& text, const std::string& param, const std::string& value) {
+  const std::size_t colon = text.find(':');
+  std::vector<std::string> items = colon == std::string::npos ? std::vector<std::string>{} : split(text.substr(colon + 1), ',');
+  bool found = false;
+  for (std::string& item : items) {
+    if (item.substr(0, item.find('=')) == param) {
+      item = param + "=" + value;
+      found = true;
+    }
+  }
+  if (!found) items.push_back(param + "=" + value);
+  std::string out = text.substr(0, colon);
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? "," : ":") + items[i];
+  return out;
+}
+
+// `param`'s value in the algorithm string `text`, or "" when it has none.
+std::string param_of(const std::string& text, const std::string& param) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string::npos) return "";
+  for (const std::string& item : split(text.substr(colon + 1), ',')) {
+    const std::size_t eq = item.find('=');
+    if (eq != std::string::npos && item.substr(0, eq) == param) return item.substr(eq + 1);
+  }
+  return "";
+}
+
+YAML::Node find_key(YAML::Node root, const std::vector<std::string>& path);
+
+// The algorithm strings a parameter key reaches: its path, or with a `*`
+// component (`collective.algorithms.*:overhead`) every key of that map whose
+// algorithm string has the parameter.
+std::vector<std::string> param_targets(const YAML::Node& root, const std::string& path, const std::string& param) {
+  const std::size_t star = path.find('*');
+  if (star == std::string::npos) return {path};
+  const std::string head = path.substr(0, star), tail = path.substr(star + 1);
+  const YAML::Node map = head.empty() ? root : find_key(root, split(head.substr(0, head.size() - 1), '.'));
+  std::vector<std::string> out;
+  if (!map || !map.IsMap()) return out;
+  for (const auto& kv : map) {
+    const std::string at = head + kv.first.Scalar() + tail;
+    const YAML::Node v = find_key(root, split(at, '.'));
+    if (v && v.IsScalar() && !param_of(v.Scalar(), param).empty()) out.push_back(at);
+  }
+  return out;
+}
+
 // The files with `values` (one per parameter, as written) set.
 Files with_values(const Files& base, const std::vector<FreeParameterSpec>& params, const std::vector<std::string>& values,
                   const std::string& calibration_path) {
   std::vector<PointSettings::Override> net, sys;
+  // Algorithm parameters: every one of a key's applied to its string first.
+  std::map<std::pair<std::string, std::string>, std::string> strings;  // (file, path) -> algorithm string
+  std::map<std::pair<std::string, std::string>, std::size_t> first;   // (file, path) -> the first parameter setting it
   for (std::size_t i = 0; i < params.size(); ++i) {
+    const auto [path, param] = key_parts(params[i].key);
+    if (param.empty()) continue;
+    const YAML::Node root = YAML::Load(params[i].file == "network" ? base.network_text : base.system_text);
+    for (const std::string& target : param_targets(root, path, param)) {
+      const auto at = std::make_pair(params[i].file, target);
+      if (!strings.count(at)) {
+        strings[at] = find_key(root, split(target, '.')).Scalar();
+        first[at] = i;
+      }
+      strings[at] = with_param(strings[at], param, values[i]);
+    }
+  }
+  const auto add = [&](std::size_t i, const std::string& path, const std::string& value) {
     PointSettings::Override o;
-    o.path = split(params[i].key, '.');
-    o.value = YAML::Node(values[i]);
+    o.path = split(path, '.');
+    o.value = YAML::Node(value);
     o.line = std::stoi(params[i].where.substr(params[i].where.rfind(':') + 1));
     o.axis = params[i].name;
     (params[i].file == "network" ? net : sys).push_back(std::move(o));
+  };
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    if (key_parts(params[i].key).second.empty()) add(i, params[i].key, values[i]);
   }
+  for (const auto& [at, text] : strings) add(first[at], at.second, text);
   Files f = base;
   f.network_text = apply_overrides(base.network_text, base.network_source, net, calibration_path);
   f.system_text = apply_overrides(base.system_text, base.system_source, sys, calibration_path);
@@ -330,12 +408,17 @@ CalibrationResult calibrate(const CalibrateOptions& o) {
   const ConfigReader net_reader(base.network_source), sys_reader(base.system_source);
   const YAML::Node net_root = net_reader.load(base.network_text), sys_root = sys_reader.load(base.system_text);
   for (const FreeParameterSpec& p : result.parameters) {
-    const YAML::Node v = find_key(p.file == "network" ? net_root : sys_root, split(p.key, '.'));
-    if (!v || !v.IsScalar()) {
+    const auto [path, param] = key_parts(p.key);
+    const YAML::Node& root = p.file == "network" ? net_root : sys_root;
+    const std::vector<std::string> targets = param.empty() ? std::vector<std::string>{path} : param_targets(root, path, param);
+    const YAML::Node v = targets.empty() ? YAML::Node() : find_key(root, split(targets.front(), '.'));
+    const std::string value = !v || !v.IsScalar() ? "" : param.empty() ? v.Scalar() : param_of(v.Scalar(), param);
+    if (value.empty()) {
       throw InputError(p.where + ": parameter '" + p.name + "': " + (p.file == "network" ? base.network_source : base.system_source) +
-                       " has no key '" + p.key + "'");
+                       " has no key '" + p.key + "'" +
+                       (param.empty() ? "" : " (an algorithm string with '" + param + "=<value>' at '" + path + "')"));
     }
-    result.values.push_back(v.Scalar());
+    result.values.push_back(value);
   }
 
   const Topology topology = parse_topology(base.network_text, base.network_source);

@@ -35,6 +35,8 @@ namespace {
 // MSCCL-IR XML; not a native, hierarchical or generated algorithm): the
 // prefix or file, without a `@<size>` suffix; else empty.
 std::string et_prefix_of(const std::string& choice) {
+  // A system config's choice has no `<type>=`: its own '=' are parameters ("nccl:overhead=0us").
+  if (names_native_algorithm(choice)) return "";
   const auto eq = choice.find('=');
   const std::string value = eq == std::string::npos ? choice : choice.substr(eq + 1);
   if (names_native_algorithm(value) || value.find(',') != std::string::npos || value.rfind("hierarchical", 0) == 0 ||

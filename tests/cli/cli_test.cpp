@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "system/collectives/nccl/nccl_tuner.h"
 #include "workload/et_io.h"
 
 namespace sim {
@@ -49,6 +50,19 @@ TEST_F(Cli, HelpAndVersion) {
   const SimRun v = run_sim("--version");
   EXPECT_EQ(v.code, 0);
   EXPECT_NE(v.output.find("sim "), std::string::npos);
+}
+
+// `sim --help` names every algorithm `nccl:algo=` takes (NCCL's names).
+TEST_F(Cli, HelpNamesEveryNcclAlgorithm) {
+  const SimRun r = run_sim("--help");
+  ASSERT_EQ(r.code, 0);
+  const std::size_t at = r.output.find("nccl:algo=");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::string list = r.output.substr(at, r.output.find(',', at) - at);
+  for (int a = 0; a < nccl::kAlgos; ++a) {
+    const std::string name = nccl::algo_name(static_cast<nccl::Algo>(a));
+    EXPECT_NE(("|" + list.substr(10) + "|").find("|" + name + "|"), std::string::npos) << name << " in " << list;
+  }
 }
 
 TEST_F(Cli, UnknownOptionIsAUsageError) {

@@ -119,6 +119,29 @@ TEST_F(ComputeConfigFiles, TableErrorsNameTheTable) {
   }
 }
 
+TEST_F(ComputeConfigFiles, TheTablesGpuReachesTheKernelModel) {
+  std::ofstream(path("m.csv")) << "op,dtype,elements,time_us\ncopy,bf16,1048576,9\ncopy,bf16,268435456,360\n";
+  const std::string head = "compute:\n  peak_tflops: 989\n  memory_bandwidth: 3.35TB/s\n  kernels: m.csv\n";
+  const ComputeConfig defaults = read_section(head, path("s.yml"), dir_.string());
+  const auto* model = dynamic_cast<const KernelModel*>(defaults.model.get());
+  ASSERT_NE(model, nullptr);
+  EXPECT_EQ(model->options().sm_count, 132);
+  EXPECT_DOUBLE_EQ(model->options().l2_bytes, 50e6);
+  const ComputeConfig a100 =
+      read_section(head + "  kernel_sms: 108\n  kernel_l2_cache: 40MB\n", path("s.yml"), dir_.string());
+  model = dynamic_cast<const KernelModel*>(a100.model.get());
+  ASSERT_NE(model, nullptr);
+  EXPECT_EQ(model->options().sm_count, 108);
+  EXPECT_DOUBLE_EQ(model->options().l2_bytes, 40e6);
+  EXPECT_NE(error_of(head + "  kernel_sms: 0\n", dir_.string()).find(":5: 'compute.kernel_sms' must be in [1, 100000]"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + "  kernel_l2_cache: lots\n", dir_.string()).find(":5: 'compute.kernel_l2_cache': "),
+            std::string::npos);
+  EXPECT_NE(error_of("compute:\n  peak_tflops: 1\n  memory_bandwidth: 1GB/s\n  kernel_sms: 132\n")
+                .find("cfg/s.yml:4: 'compute.kernel_sms' describes the GPU of 'compute.kernels'"),
+            std::string::npos);
+}
+
 TEST(ComputeConfig, ShippedH100TableReproducesItsRows) {
   // configs/kernels/h100/ is derived by scripts/derive_kernel_table.py
   // (docs/compute.md): the model fitted on it must reproduce it.

@@ -1,6 +1,7 @@
 // Presets of real systems: every preset's files load, the generated network
-// is what the preset says, the one-node DGX H100 equals the ring's closed
-// form, and `sim system gen` output runs on the normal command line.
+// is what the preset says, the one-node DGX H100 runs NCCL at the bus
+// bandwidths NVIDIA reports, and `sim system gen` output runs on the normal
+// command line.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -23,10 +24,15 @@ namespace {
 using sim::testing::run_sim;
 using sim::testing::TempFolderTest;
 
-// Duration (ps) of one collective of `bytes` per rank on every NPU.
-Time run_one(const PresetFiles& f, CollectiveType type, std::uint64_t bytes) {
+struct OneRun {
+  Time duration = 0;      // the slowest rank's, ps
+  std::string algorithm;  // what ran, e.g. "nccl:nvls/simple"
+};
+
+// One collective of `bytes` per rank on every NPU.
+OneRun run_one(const PresetFiles& f, CollectiveType type, std::uint64_t bytes, const std::string& system_yaml = "") {
   const Topology topology = parse_topology(f.network_yaml, "network.yml");
-  const SystemConfig config = parse_system_text(f.system_yaml, "system.yml");
+  const SystemConfig config = parse_system_text(system_yaml.empty() ? f.system_yaml : system_yaml, "system.yml");
   CollectivesSpec spec;
   spec.npus = topology.npu_count();
   spec.collectives = {type};
@@ -36,9 +42,12 @@ Time run_one(const PresetFiles& f, CollectiveType type, std::uint64_t bytes) {
   for (std::size_t r = 0; r < traces.size(); ++r) graphs.emplace_back(traces[r], static_cast<int>(r), GraphOptions{});
   Simulation sim(std::move(graphs), topology, config, SimulationOptions{});
   const SimulationResult result = sim.run();
-  Time slowest = 0;
-  for (const CollectiveRecord& c : result.collectives) slowest = std::max(slowest, c.duration);
-  return slowest;
+  OneRun run;
+  for (const CollectiveRecord& c : result.collectives) {
+    run.duration = std::max(run.duration, c.duration);
+    run.algorithm = c.algorithm;
+  }
+  return run;
 }
 
 TEST(Presets, ListHasTheIssuesPresets) {
@@ -117,18 +126,37 @@ TEST(Presets, NodesThatDoNotFitAreErrorsSayingWhatWould) {
 //   all-reduce      2 (n-1) x (2L + (S/n)/B)
 //   reduce-scatter    (n-1) x (2L + (S/n)/B)
 //   all-gather        (n-1) x (2L + S/B)      (S: each rank's input)
-TEST(Presets, OneNodeDgxH100RingEqualsItsClosedForm) {
+// A preset's system file selects NCCL's algorithms; the H100 NVSwitch reduces
+// (NVLS). The issue's check on the spec-sheet dgx-h100, all-reduce at 4 GiB:
+// NCCL's own choice (NVLS) within 10% of the 480 GB/s busbw NVIDIA staff
+// report, the ring forced (`nccl:algo=ring`) within 10% of 370 GB/s
+// (nccl-tests issue 212). Nothing here is fitted: NCCL's search and tuning
+// constants on the spec sheet's 450 GB/s (docs/nccl.md).
+TEST(Presets, OneNodeDgxH100RunsNcclAtItsPublishedBusBandwidth) {
   const PresetFiles f = generate_preset(find_preset("dgx-h100"), 1);
-  const BytesPerSecond b = parse_bandwidth("450GB/s");
-  const Time l = parse_time("300ns");
-  const std::uint32_t n = 8;
-  for (const std::uint64_t s : {std::uint64_t{1} << 20, std::uint64_t{1} << 24, std::uint64_t{1} << 30}) {
-    SCOPED_TRACE(s);
-    const Time block = transfer_time(s / n, b);
-    EXPECT_EQ(run_one(f, CollectiveType::kAllReduce, s), 2 * (n - 1) * (2 * l + block));
-    EXPECT_EQ(run_one(f, CollectiveType::kReduceScatter, s), (n - 1) * (2 * l + block));
-    EXPECT_EQ(run_one(f, CollectiveType::kAllGather, s), (n - 1) * (2 * l + transfer_time(s, b)));
+  EXPECT_NE(f.network_yaml.find("in_network_reduction: [true]"), std::string::npos) << f.network_yaml;
+  for (const char* type : {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"}) {
+    EXPECT_NE(f.system_yaml.find(std::string("    ") + type + ": nccl:overhead=0us"), std::string::npos) << type;
   }
+  const std::uint64_t s = std::uint64_t{4} << 30;
+  const auto busbw = [](const OneRun& r, std::uint64_t bytes) {
+    return 2.0 * 7 / 8 * static_cast<double>(bytes) / (static_cast<double>(r.duration) / 1e12) / 1e9;
+  };
+  const OneRun nvls = run_one(f, CollectiveType::kAllReduce, s);
+  EXPECT_EQ(nvls.algorithm, "nccl:nvls/simple");
+  EXPECT_NEAR(busbw(nvls, s), 480, 48) << nvls.algorithm;
+  std::string ring_yaml = f.system_yaml;
+  const std::string key = "all_reduce: nccl:overhead=0us,nvls_efficiency=1\n";
+  ASSERT_NE(ring_yaml.find(key), std::string::npos) << ring_yaml;
+  ring_yaml.replace(ring_yaml.find(key), key.size(), "all_reduce: nccl:algo=ring\n");
+  const OneRun ring = run_one(f, CollectiveType::kAllReduce, s, ring_yaml);
+  EXPECT_EQ(ring.algorithm, "nccl:ring/simple");
+  EXPECT_NEAR(busbw(ring, s), 370, 37) << ring.algorithm;
+  // All-gather and reduce-scatter run NCCL's ring (NVLS loses to it there in NCCL's model).
+  EXPECT_EQ(run_one(f, CollectiveType::kAllGather, std::uint64_t{64} << 20).algorithm, "nccl:ring/simple");
+  EXPECT_EQ(run_one(f, CollectiveType::kReduceScatter, std::uint64_t{512} << 20).algorithm, "nccl:ring/simple");
+  // The A100's NVSwitch (second generation) does not reduce: no NVLS there.
+  EXPECT_EQ(generate_preset(find_preset("dgx-a100"), 1).network_yaml.find("in_network_reduction"), std::string::npos);
 }
 
 class PresetsCli : public TempFolderTest {};

@@ -1,8 +1,11 @@
 #include "system/collectives/nccl/nccl_algorithm.h"
 
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 
 #include "core/error.h"
+#include "core/units.h"
 #include "system/collectives/nccl/nccl_protocol.h"
 
 namespace sim::nccl {
@@ -10,6 +13,9 @@ namespace sim::nccl {
 namespace {
 
 Time us(double v) { return static_cast<Time>(std::llround(v * 1e6)); }
+
+// nvls_efficiency is kept in millionths.
+constexpr double kMillionths = 1e6;
 
 // `algo=collnet`: whichever CollNet NCCL's model prefers.
 constexpr std::uint64_t kCollNetEither = 99;
@@ -34,7 +40,7 @@ bool modelled(Algo a, CollectiveType type, int nodes) {
 }  // namespace
 
 const std::vector<std::string>& param_names() {
-  static const std::vector<std::string> kNames = {"algo", "proto", "channels", "arch"};
+  static const std::vector<std::string> kNames = {"algo", "proto", "channels", "arch", "overhead", "nvls_efficiency", "nvls_latency"};
   return kNames;
 }
 
@@ -75,6 +81,24 @@ std::uint64_t param_value(const std::string& key, const std::string& value) {
     if (value.empty() || v < 1 || v > 64) throw InputError("nccl: channels must be an integer 1..64, not '" + value + "'");
     return v;
   }
+  if (key == "nvls_efficiency") {  // a fraction in (0, 1], kept in millionths
+    char* end = nullptr;
+    const double v = value.empty() || std::isspace(static_cast<unsigned char>(value[0])) ? 0 : std::strtod(value.c_str(), &end);
+    if (end != value.c_str() + value.size() || !(v > 0) || v > 1) {
+      throw InputError("nccl: nvls_efficiency must be a number in (0, 1], e.g. 0.85, not '" + value + "'");
+    }
+    return static_cast<std::uint64_t>(std::llround(v * kMillionths));
+  }
+  if (key == "nvls_latency" || key == "overhead") {  // a time, kept in ps
+    Time t = -1;
+    try {
+      if (!value.empty() && value.back() == 's') t = parse_time(value);
+    } catch (const std::exception&) {
+      t = -1;
+    }
+    if (t < 0) throw InputError("nccl: " + key + " must be a time with its unit, e.g. 23us, not '" + value + "'");
+    return static_cast<std::uint64_t>(t);
+  }
   throw InputError("nccl: unknown parameter '" + key + "'");
 }
 
@@ -94,6 +118,33 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
   in.collnet = pl.system.collnet;
   in.graphs = pl.system.graphs;
   pl.table = tune(in);
+  // NVLS's achieved bandwidth and latency where they differ from NCCL 2.19's
+  // model: NCCL's later model scales NVLS bandwidth by a measured efficiency
+  // (nvlsEfficiency, Hopper 0.85), and the per-call latency of its kernels is
+  // hwLat[NVLINK][NVLS] = 23 us; both free for calibration (docs/nccl.md).
+  // They change NCCL's choice as they would NCCL's own table.
+  const int simple = static_cast<int>(Proto::kSimple);
+  if (const auto it = params.find("nvls_efficiency"); it != params.end()) {
+    for (const Algo a : {Algo::kNvls, Algo::kNvlsTree}) {
+      pl.table.bandwidth[static_cast<int>(a)][simple] *= static_cast<double>(it->second) / kMillionths;
+    }
+  }
+  double nvls_hop = hop_latency(Hw::kNvlink, Algo::kNvls, Proto::kSimple);
+  if (const auto it = params.find("nvls_latency"); it != params.end()) {
+    const double lat = static_cast<double>(it->second) / 1e6;  // ps -> us
+    for (const Algo a : {Algo::kNvls, Algo::kNvlsTree}) {
+      pl.table.latency[static_cast<int>(a)][simple] += lat - hop_latency(Hw::kNvlink, a, Proto::kSimple);
+    }
+    nvls_hop = lat;
+  }
+  // A fixed cost per call that NCCL's model leaves out (the kernel's launch, a
+  // framework's own work around it): on every algorithm's latency, so NCCL's
+  // choice is the same, and before the first step.
+  const auto overhead = params.find("overhead");
+  const Time extra = overhead == params.end() ? 0 : static_cast<Time>(overhead->second);
+  for (auto& row : pl.table.latency) {
+    for (double& l : row) l += static_cast<double>(extra) / 1e6;
+  }
 
   std::array<bool, kAlgos> allowed{};
   const auto forced_algo = params.find("algo");
@@ -120,13 +171,19 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
                        "'in_network_reduction: true' in the topology (docs/network.md)");
     }
   }
+  // NCCL tunes on nBytes, the whole collective's buffer (src/enqueue.cc,
+  // ncclInfoSetDerived: count x type size, x nRanks for all-gather and
+  // reduce-scatter, whose count is per rank). Our all-gather's `bytes` is each
+  // rank's input, our reduce-scatter's the whole input: only all-gather scales.
+  const std::uint64_t tuned_bytes =
+      type == CollectiveType::kAllGather ? bytes * static_cast<std::uint64_t>(in.ranks) : bytes;
   Choice best;
   const auto forced_proto = params.find("proto");
   for (int a = 0; a < kAlgos; ++a) {
     if (!allowed[a]) continue;
     for (int p = 0; p < kProtos; ++p) {
       if (forced_proto != params.end() && forced_proto->second != static_cast<std::uint64_t>(p)) continue;
-      const double t = algo_time(in, pl.table, static_cast<Algo>(a), static_cast<Proto>(p), bytes);
+      const double t = algo_time(in, pl.table, static_cast<Algo>(a), static_cast<Proto>(p), tuned_bytes);
       if (t >= 0 && (best.time_us < 0 || t < best.time_us)) best = Choice{static_cast<Algo>(a), static_cast<Proto>(p), t};
     }
   }
@@ -146,7 +203,7 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
   const Graph& g = in.graphs[static_cast<int>(pl.algo)];
   pl.channels = static_cast<std::uint32_t>(g.channels);
   if (const auto it = params.find("channels"); it != params.end()) pl.channels = static_cast<std::uint32_t>(it->second);
-  pl.predicted_us = algo_time(in, pl.table, pl.algo, pl.proto, bytes, static_cast<int>(pl.channels));
+  pl.predicted_us = algo_time(in, pl.table, pl.algo, pl.proto, tuned_bytes, static_cast<int>(pl.channels));
 
   // The step model: a channel moves NCCL's modelled bandwidth per channel.
   const int ai = static_cast<int>(pl.algo), pi = static_cast<int>(pl.proto);
@@ -163,7 +220,8 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     const double local = pl.system.per_node;
     m.channel_rate = static_cast<BytesPerSecond>(std::llround((local + 1) / local * alg_bw / g.channels * 1e9));
     m.base = us(pl.algo == Algo::kNvls ? pl.table.latency[ai][pi]
-                                       : hop_latency(g.nvlink_intra ? Hw::kNvlink : Hw::kPci, pl.algo, pl.proto));
+                : g.nvlink_intra       ? nvls_hop
+                                       : hop_latency(Hw::kPci, pl.algo, pl.proto));
     m.hop_inter = pl.algo == Algo::kNvlsTree ? us(hop_latency(Hw::kNet, pl.algo, pl.proto)) : 0;
   } else {
     const double bus_per_channel = alg_bw / bus_to_alg_ratio(pl.algo, type, in.ranks) / g.channels;
@@ -176,6 +234,7 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
       m.window = kChainStepsInFlight;
     }
   }
+  if (pl.algo != Algo::kNvls) m.base += extra;  // (NVLS's base is the table's latency, which has it)
   pl.name = std::string("nccl:") + algo_name(pl.algo) + "/" + proto_name(pl.proto);
   return pl;
 }

@@ -2,6 +2,8 @@
 //
 //   nccl                                   NCCL's own choice per size (its tuning model)
 //   nccl:algo=ring|tree|nvls|nvlstree|collnet,proto=ll|ll128|simple,channels=N,arch=sm70|sm80|sm90
+//   nccl:overhead=20us                     a fixed cost per call (launch, framework), 0 in NCCL's model
+//   nccl:nvls_efficiency=0.85,nvls_latency=23us   NVLS's bandwidth factor and latency (calibration)
 //
 // Any key left out is NCCL's choice (channels: the search's count; arch:
 // sm90). The program's name says what ran: "nccl:ring/simple".
