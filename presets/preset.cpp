@@ -192,9 +192,9 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::size_t ndims,
     << "  chunks: 1\n"
     << "  endpoint_delay: " << overhead.value << "   # " << overhead.source << "\n";
   if (!runs_nccl(nodes)) {
-    o << "  # Native rings (a ring per dimension) on several nodes until replica folding, which runs\n"
-      << "  # large jobs' data-parallel copies as one, takes NCCL's programs; run NCCL with\n"
-      << "  # --collective allreduce=nccl (docs/presets.md).\n"
+    o << "  # Native rings (a ring per dimension) on several nodes, so a large job's data-parallel\n"
+      << "  # replicas fold (NCCL's trees, and its rings through two fabric levels, do not); run\n"
+      << "  # NCCL with --collective allreduce=nccl (docs/presets.md).\n"
       << "  algorithms:\n"
       << "    all_reduce: [ring]\n"
       << "    all_gather: [ring]\n"
