@@ -176,6 +176,18 @@ class AggregationRuns : public testing::TempFolderTest {
     out.timeline = read(timeline);
     return out;
   }
+  // Runs `c` with and without aggregation, expects the same outputs, and
+  // returns how many collectives the aggregated run advanced as one.
+  std::uint64_t same_with_and_without(const Case& c) {
+    const Outputs with = run(c, true, "with");
+    const Outputs without = run(c, false, "without");
+    EXPECT_EQ(without.aggregated, 0u);
+    EXPECT_EQ(with.json, without.json);
+    EXPECT_EQ(with.csv, without.csv);
+    EXPECT_EQ(with.links, without.links);
+    EXPECT_TRUE(with.timeline == without.timeline) << "timelines differ";
+    return with.aggregated;
+  }
 };
 
 }  // namespace sim::testing

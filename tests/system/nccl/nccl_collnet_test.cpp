@@ -8,6 +8,7 @@
 #include <string>
 
 #include "../test_util.h"
+#include "nccl_test_cluster.h"
 #include "report/report.h"
 #include "system/collectives/algorithm_context.h"
 #include "system/collectives/nccl/nccl_algorithm.h"
@@ -20,30 +21,8 @@ namespace {
 
 using namespace sim::testing;
 
-Topology cluster(std::uint32_t per_node, std::uint32_t nodes, const std::string& bw0, const std::string& bw1,
-                 const std::string& lat0, const std::string& lat1, bool node_reduces, bool rail_reduces) {
-  return parse_topology("topology: [Switch, Switch]\nnpus_count: [" + std::to_string(per_node) + ", " +
-                            std::to_string(nodes) + "]\nbandwidth: [" + bw0 + ", " + bw1 + "]\nlatency: [" + lat0 +
-                            ", " + lat1 + "]\nin_network_reduction: [" + (node_reduces ? "true" : "false") + ", " +
-                            (rail_reduces ? "true" : "false") + "]\n",
-                        "test-cluster");
-}
-
 Topology dgx_h100(std::uint32_t nodes, bool node_reduces, bool rail_reduces) {
-  return cluster(8, nodes, "450", "50", "500", "1000", node_reduces, rail_reduces);
-}
-
-SystemConfig choose(const std::string& text, const std::string& backend = "analytical") {
-  SystemConfig c;
-  c.network.backend = backend;
-  c.algorithms[CollectiveType::kAllReduce] = text;
-  return c;
-}
-
-nccl::Plan plan_for(const Topology& topo, std::uint64_t bytes, const nccl::Params& params) {
-  auto members = std::make_shared<std::vector<std::uint32_t>>();
-  for (std::uint32_t i = 0; i < topo.npu_count(); ++i) members->push_back(i);
-  return nccl::plan(CollectiveType::kAllReduce, bytes, params, *make_algorithm_context(members, &topo));
+  return nccl_cluster(8, nodes, "450", "50", "500", "1000", node_reduces, rail_reduces);
 }
 
 constexpr int kChain = static_cast<int>(nccl::Algo::kCollNetChain);
@@ -54,13 +33,13 @@ constexpr int kSimple = static_cast<int>(nccl::Proto::kSimple);
 // GB/s; chain: busBw 8 x 46.35 = 370.8, algBw / 2 = 185.4 GB/s; latency
 // 2 (8 - 1) x hwLat NVLink 2.8 + hwLat net 30 = 69.2 us.
 TEST(NcclCollNet, TunerTable) {
-  const nccl::Plan pl = plan_for(dgx_h100(2, false, true), 1 << 20, {});
+  const nccl::Plan pl = all_reduce_plan(dgx_h100(2, false, true), 1 << 20, {});
   EXPECT_TRUE(pl.system.collnet);
   EXPECT_NEAR(pl.table.bandwidth[kChain][kSimple], 8 * (18 * 20.6 / 8) / 2, 1e-9);
   EXPECT_NEAR(pl.table.latency[kChain][kSimple], 2 * 7 * 2.8 + 30, 1e-9);
   EXPECT_EQ(pl.table.bandwidth[kChain][0], 0);  // Simple only
   // No reduction above the nodes: no CollNet.
-  EXPECT_FALSE(plan_for(dgx_h100(2, false, false), 1 << 20, {}).system.collnet);
+  EXPECT_FALSE(all_reduce_plan(dgx_h100(2, false, false), 1 << 20, {}).system.collnet);
 }
 
 // NCCL's choice with SHARP (rail switches reduce), node switches without
@@ -69,15 +48,15 @@ TEST(NcclCollNet, TunerTable) {
 // With NVLS in the nodes too, NVLS-tree (51 us + S / 266.7 GB/s) wins above 1 MiB.
 TEST(NcclCollNet, ChoicePerSize) {
   const Topology sharp = dgx_h100(2, false, true);
-  const auto name = [&](std::uint64_t bytes) { return plan_for(sharp, bytes, {}).name; };
+  const auto name = [&](std::uint64_t bytes) { return all_reduce_plan(sharp, bytes, {}).name; };
   EXPECT_EQ(name(1 << 20), "nccl:tree/ll128");
   EXPECT_EQ(name(16 << 20), "nccl:collnetchain/simple");
   EXPECT_EQ(name(std::uint64_t{700} << 20), "nccl:collnetchain/simple");  // 734 MB
   EXPECT_EQ(name(std::uint64_t{800} << 20), "nccl:ring/simple");          // 839 MB
-  EXPECT_NEAR(plan_for(sharp, 16 << 20, {}).predicted_us, 69.2 + 16777216 / (1000 * 185.4), 1e-9);
-  EXPECT_EQ(plan_for(dgx_h100(2, true, true), 256 << 20, {}).name, "nccl:nvlstree/simple");
+  EXPECT_NEAR(all_reduce_plan(sharp, 16 << 20, {}).predicted_us, 69.2 + 16777216 / (1000 * 185.4), 1e-9);
+  EXPECT_EQ(all_reduce_plan(dgx_h100(2, true, true), 256 << 20, {}).name, "nccl:nvlstree/simple");
   // Forced: `collnet` is whichever CollNet NCCL's model prefers (chain: direct is not simulated).
-  EXPECT_EQ(plan_for(sharp, std::uint64_t{4} << 30, {{"algo", nccl::param_value("algo", "collnet")}}).name,
+  EXPECT_EQ(all_reduce_plan(sharp, std::uint64_t{4} << 30, {{"algo", nccl::param_value("algo", "collnet")}}).name,
             "nccl:collnetchain/simple");
 }
 
@@ -90,11 +69,11 @@ TEST(NcclCollNet, ChoicePerSize) {
 // base latency for CollNet is 0).
 TEST(NcclCollNet, ClosedFormChain) {
   const std::uint32_t n = 4;
-  const Topology topo = cluster(n, 2, "1000000000", "1000000000", "0", "0", false, true);
+  const Topology topo = nccl_cluster(n, 2, "1000000000", "1000000000", "0", "0", false, true);
   const std::uint64_t bytes = nccl::chain_step_payload(nccl::Proto::kSimple);
-  const nccl::Plan pl = plan_for(topo, bytes, {{"algo", kChain}, {"channels", 1}});
+  const nccl::Plan pl = all_reduce_plan(topo, bytes, {{"algo", kChain}, {"channels", 1}});
   const SimulationResult r =
-      simulate_collective(topo, CollectiveType::kAllReduce, bytes, choose("nccl:algo=collnetchain,channels=1"));
+      simulate_collective(topo, CollectiveType::kAllReduce, bytes, choose_all_reduce("nccl:algo=collnetchain,channels=1"));
   const Time p = transfer_time(bytes, nccl::wire_rate(pl.model));
   const Time d = transfer_time(bytes, topo.links()[0].bandwidth);
   EXPECT_EQ(pl.model.base, 0);
@@ -112,7 +91,7 @@ TEST(NcclCollNet, TwoDgxH100At1GiB) {
   const std::uint64_t bytes = std::uint64_t{1} << 30;
   for (const char* backend : {"analytical", "flow"}) {
     const SimulationResult r = simulate_collective(dgx_h100(2, false, true), CollectiveType::kAllReduce, bytes,
-                                                   choose("nccl:algo=collnet", backend));
+                                                   choose_all_reduce("nccl:algo=collnet", backend));
     EXPECT_EQ(r.collectives[0].algorithm, "nccl:collnetchain/simple") << backend;
     const double busbw = busbw_gbps(r.collectives[0]);
     EXPECT_NEAR(busbw, 347.6, 0.03 * 347.6) << backend << ": " << busbw;
@@ -122,14 +101,14 @@ TEST(NcclCollNet, TwoDgxH100At1GiB) {
 
 TEST(NcclCollNet, Errors) {
   try {
-    simulate_collective(dgx_h100(2, true, false), CollectiveType::kAllReduce, 1 << 20, choose("nccl:algo=collnet"));
+    simulate_collective(dgx_h100(2, true, false), CollectiveType::kAllReduce, 1 << 20, choose_all_reduce("nccl:algo=collnet"));
     FAIL() << "expected an InputError";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("in_network_reduction: true"), std::string::npos) << e.what();
   }
   // Direct is tuned, not simulated.
   EXPECT_THROW(simulate_collective(dgx_h100(2, false, true), CollectiveType::kAllReduce, 1 << 20,
-                                   choose("nccl:algo=collnetdirect")),
+                                   choose_all_reduce("nccl:algo=collnetdirect")),
                InputError);
 }
 

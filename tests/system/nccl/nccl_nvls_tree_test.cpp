@@ -8,6 +8,7 @@
 #include <string>
 
 #include "../test_util.h"
+#include "nccl_test_cluster.h"
 #include "report/report.h"
 #include "system/collectives/algorithm_context.h"
 #include "system/collectives/nccl/nccl_algorithm.h"
@@ -20,29 +21,9 @@ namespace {
 
 using namespace sim::testing;
 
-// `nodes` nodes of `per_node` GPUs on a reducing switch, a switch across nodes.
-Topology cluster(std::uint32_t per_node, std::uint32_t nodes, const std::string& bw0, const std::string& bw1,
-                 const std::string& lat0, const std::string& lat1, bool reduces = true) {
-  return parse_topology("topology: [Switch, Switch]\nnpus_count: [" + std::to_string(per_node) + ", " +
-                            std::to_string(nodes) + "]\nbandwidth: [" + bw0 + ", " + bw1 + "]\nlatency: [" + lat0 +
-                            ", " + lat1 + "]\nin_network_reduction: [" + (reduces ? "true" : "false") + ", false]\n",
-                        "test-cluster");
-}
-
-// Two or four dgx-h100: 8 GPUs at 450 GB/s on NVSwitch, one 400 Gb/s (50 GB/s) NIC per GPU.
-Topology dgx_h100(std::uint32_t nodes, bool reduces = true) { return cluster(8, nodes, "450", "50", "500", "1000", reduces); }
-
-SystemConfig choose(const std::string& text, const std::string& backend = "analytical") {
-  SystemConfig c;
-  c.network.backend = backend;
-  c.algorithms[CollectiveType::kAllReduce] = text;
-  return c;
-}
-
-nccl::Plan plan_for(const Topology& topo, std::uint64_t bytes, const nccl::Params& params) {
-  auto members = std::make_shared<std::vector<std::uint32_t>>();
-  for (std::uint32_t i = 0; i < topo.npu_count(); ++i) members->push_back(i);
-  return nccl::plan(CollectiveType::kAllReduce, bytes, params, *make_algorithm_context(members, &topo));
+// Two or four dgx-h100: 8 GPUs at 450 GB/s on NVSwitch (reducing, or not), one 400 Gb/s (50 GB/s) NIC per GPU.
+Topology dgx_h100(std::uint32_t nodes, bool reduces = true) {
+  return nccl_cluster(8, nodes, "450", "50", "500", "1000", reduces, false);
 }
 
 constexpr int kNvlsTree = static_cast<int>(nccl::Algo::kNvlsTree);
@@ -84,18 +65,18 @@ TEST(NcclNvlsTree, TunerTable) {
 // least latency across nodes), NVLS-tree (51 us + S / 266.7 GB/s) from 1 MiB on.
 TEST(NcclNvlsTree, ChoicePerSizeOnTwoDgxH100) {
   const Topology topo = dgx_h100(2);
-  const auto name = [&](std::uint64_t bytes) { return plan_for(topo, bytes, {}).name; };
+  const auto name = [&](std::uint64_t bytes) { return all_reduce_plan(topo, bytes, {}).name; };
   EXPECT_EQ(name(64 << 10), "nccl:tree/ll");
   EXPECT_EQ(name(1 << 20), "nccl:nvlstree/simple");
   EXPECT_EQ(name(std::uint64_t{4} << 30), "nccl:nvlstree/simple");
-  const nccl::Plan pl = plan_for(topo, 1 << 20, {});
+  const nccl::Plan pl = all_reduce_plan(topo, 1 << 20, {});
   EXPECT_NEAR(pl.predicted_us, 51 + 1048576 / (1000 * 320.0 * 5 / 6), 1e-9);
   // Without reduction in the node switches NCCL has no NVLS graph: rings
   // (16 x 22.5 GB/s x 16/30 = 192 GB/s) beat trees (x .92 / 2 = 165.6 GB/s).
-  EXPECT_EQ(plan_for(dgx_h100(2, false), std::uint64_t{4} << 30, {}).name, "nccl:ring/simple");
+  EXPECT_EQ(all_reduce_plan(dgx_h100(2, false), std::uint64_t{4} << 30, {}).name, "nccl:ring/simple");
   // Four nodes halve NVLS-tree's network bandwidth (bwInter / 2): 160 GB/s
   // against the ring's 16 x 22.5 x 32/62 = 185.8 GB/s, so rings win large sizes.
-  EXPECT_EQ(plan_for(dgx_h100(4), std::uint64_t{1} << 30, {}).name, "nccl:ring/simple");
+  EXPECT_EQ(all_reduce_plan(dgx_h100(4), std::uint64_t{1} << 30, {}).name, "nccl:ring/simple");
 }
 
 // Two nodes of n = 4 GPUs, one channel, one round (a 128 KiB shard per GPU),
@@ -110,11 +91,11 @@ TEST(NcclNvlsTree, ChoicePerSizeOnTwoDgxH100) {
 // queueing at the switch's ports.
 TEST(NcclNvlsTree, ClosedFormTwoNodes) {
   const std::uint32_t n = 4;
-  const Topology topo = cluster(n, 2, "1000000000", "1000000000", "0", "0");
+  const Topology topo = nccl_cluster(n, 2, "1000000000", "1000000000", "0", "0", true, false);
   const std::uint64_t shard = nccl::kNvlsChunk;
   const std::uint64_t bytes = shard * n;
-  const nccl::Plan pl = plan_for(topo, bytes, {{"algo", kNvlsTree}, {"channels", 1}});
-  const SimulationResult r = simulate_collective(topo, CollectiveType::kAllReduce, bytes, choose("nccl:algo=nvlstree,channels=1"));
+  const nccl::Plan pl = all_reduce_plan(topo, bytes, {{"algo", kNvlsTree}, {"channels", 1}});
+  const SimulationResult r = simulate_collective(topo, CollectiveType::kAllReduce, bytes, choose_all_reduce("nccl:algo=nvlstree,channels=1"));
   const Time p = transfer_time(shard, nccl::wire_rate(pl.model));
   const Time d = transfer_time(shard, topo.links()[0].bandwidth);
   const Time H = pl.model.hop_inter;
@@ -132,7 +113,7 @@ TEST(NcclNvlsTree, ClosedFormTwoNodes) {
 TEST(NcclNvlsTree, TwoDgxH100At4GiB) {
   const std::uint64_t bytes = std::uint64_t{4} << 30;
   for (const char* backend : {"analytical", "flow"}) {
-    const SimulationResult r = simulate_collective(dgx_h100(2), CollectiveType::kAllReduce, bytes, choose("nccl", backend));
+    const SimulationResult r = simulate_collective(dgx_h100(2), CollectiveType::kAllReduce, bytes, choose_all_reduce("nccl", backend));
     EXPECT_EQ(r.collectives[0].algorithm, "nccl:nvlstree/simple") << backend;
     const double busbw = busbw_gbps(r.collectives[0]);
     EXPECT_NEAR(busbw, 500, 10) << backend << ": " << busbw;
@@ -146,13 +127,13 @@ TEST(NcclNvlsTree, Errors) {
     simulate_collective(parse_topology("shape: Switch\nnpus: 8\nbandwidth: 450GB/s\nlatency: 500ns\n"
                                        "in_network_reduction: true\n",
                                        "node"),
-                        CollectiveType::kAllReduce, 1 << 20, choose("nccl:algo=nvlstree"));
+                        CollectiveType::kAllReduce, 1 << 20, choose_all_reduce("nccl:algo=nvlstree"));
     FAIL() << "expected an InputError";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("nvlstree for ALL_REDUCE on 1 node is not simulated"), std::string::npos) << e.what();
   }
   try {
-    simulate_collective(dgx_h100(2, false), CollectiveType::kAllReduce, 1 << 20, choose("nccl:algo=nvlstree"));
+    simulate_collective(dgx_h100(2, false), CollectiveType::kAllReduce, 1 << 20, choose_all_reduce("nccl:algo=nvlstree"));
     FAIL() << "expected an InputError";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("in_network_reduction: true"), std::string::npos) << e.what();
