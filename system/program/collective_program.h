@@ -144,4 +144,20 @@ inline std::uint64_t parts_bytes(std::uint64_t total, std::uint64_t parts, std::
   return part_cut(total, parts, first + count) - part_cut(total, parts, first);
 }
 
+// Visits every op rank `pos` of `program` runs, each finished as soon as it
+// is ready: what the rank does, not when (the set of peers, the kinds of op).
+// `visit(ref, op)` returns false to stop early.
+template <typename Visit>
+void for_each_op(const CollectiveProgram& program, std::uint32_t pos, Visit&& visit) {
+  RankCursor cursor;
+  std::vector<OpRef> ready;
+  program.start(pos, cursor, ready);
+  while (!ready.empty()) {
+    const OpRef ref = ready.back();
+    ready.pop_back();
+    if (!visit(ref, program.op(pos, ref))) return;
+    program.finish(pos, ref, cursor, ready);
+  }
+}
+
 }  // namespace sim

@@ -570,18 +570,10 @@ void CollectiveEngine::check_mirrored(const Instance& in) {
   // 0.35 s for one ring over 1,024 ranks.
   const std::uint32_t origin = program.symmetric_origin();
   std::vector<bool> talks(members.size(), false);
-  {
-    RankCursor cursor;
-    std::vector<OpRef> ready;
-    program.start(origin, cursor, ready);
-    while (!ready.empty()) {
-      const OpRef ref = ready.back();
-      ready.pop_back();
-      const CollectiveOp op = program.op(origin, ref);
-      if ((op.kind == OpKind::kSend || op.kind == OpKind::kRecv) && op.peer < members.size()) talks[op.peer] = true;
-      program.finish(origin, ref, cursor, ready);
-    }
-  }
+  for_each_op(program, origin, [&](OpRef, const CollectiveOp& op) {
+    if ((op.kind == OpKind::kSend || op.kind == OpKind::kRecv) && op.peer < members.size()) talks[op.peer] = true;
+    return true;
+  });
   for (std::uint32_t peer = 0; peer < members.size(); ++peer) {
     if (peer == origin || !talks[peer]) continue;
     const AnalyticalNetwork::PathCost mine = analytical->path_cost(members[origin], members[peer]);
