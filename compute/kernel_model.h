@@ -30,6 +30,13 @@
 // to 0 at that distance, so every measured row is reproduced exactly and the
 // correction does not reach far from the measurements.
 //
+// Scaled GEMM series. A GEMM series of too few rows to fit (the H100 table's
+// one tf32 row) takes the shape of the fitted GEMM series with the most rows
+// (ties: the first read) and its own level: t = t_ref(shape) * exp(mean_i
+// log(t_i / t_ref(row_i))), within the reference's reach (else the fallback).
+// The same tensor cores run both; only the rate differs (tf32's peak is half
+// bf16's), so the wave, tile and power behaviour across sizes carries over.
+//
 // Reach and fallback. The two physical laws answer any size. A GEMM is
 // answered by its series when each of its features lies within the series'
 // range widened by `reach_octaves` (2: a factor of 4) on both sides.
@@ -59,6 +66,7 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -88,7 +96,9 @@ class KernelModel final : public ComputeModel {
   std::optional<double> seconds(const ComputeNode& node) const override;
   std::string describe() const override;
 
-  enum class Source { kTable, kFallback, kRoofline };
+  // kScaled: a GEMM series of too few rows for a curve, by the best-measured
+  // GEMM series' prediction times its rows' mean ratio to it.
+  enum class Source { kTable, kScaled, kFallback, kRoofline };
   struct Prediction {
     double seconds = 0;
     Source source = Source::kTable;
@@ -104,6 +114,7 @@ class KernelModel final : public ComputeModel {
     double floor_s = 0, overhead_s = 0, rate = 0;  // F, c0, P (per second)
     double l2_speedup = 1;                // membound: S
     std::vector<double> shape_sizes;      // a_j
+    double load_share = 0, load_work = 0; // GEMM: s and W0 of the sustained-load term
     double efficiency = 0;                // e
   };
   std::vector<SeriesInfo> series() const;
@@ -117,6 +128,10 @@ class KernelModel final : public ComputeModel {
  private:
   const Series* find(const KernelShape& shape) const;
   const Series* closest(const KernelShape& shape) const;
+  // The series' own prediction, when the shape is within its reach.
+  std::optional<double> answer(const Series& s, const KernelShape& shape) const;
+  const Series* reference_gemm() const;  // the fitted GEMM series with the most rows
+  std::optional<double> scaled_gemm(const Series& own, const KernelShape& shape) const;
 
   std::shared_ptr<const RooflineModel> roofline_;
   KernelModelOptions options_;
