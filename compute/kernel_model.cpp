@@ -214,13 +214,14 @@ struct KernelModel::Series {
     return sum / weights * std::max(0.0, 1 - nearest / radius);
   }
 
-  // Fits a kCurve or kTiles series on its own rows.
-  void fit() {
+  // Fits a kCurve or kTiles series on its own rows; GEMMs with the
+  // sustained-load term when `fit_load`.
+  void fit(bool fit_load) {
     const std::size_t n = t.size();
     const std::size_t full = 3 + shape_term_count(prototype);
     bool with_overhead = true;
     // GEMMs: the load term's two parameters when the rows outnumber them all.
-    const bool with_load = prototype.kind == KernelKind::kGemm && n >= full + kLoadTerms + 1;
+    const bool with_load = fit_load && prototype.kind == KernelKind::kGemm && n >= full + kLoadTerms + 1;
     if (n >= full + 1) {
       terms = shape_term_count(prototype);
     } else if (n >= 4) {
@@ -397,7 +398,7 @@ KernelModel::KernelModel(const std::vector<KernelSample>& samples, std::shared_p
     if (s.law == Law::kStream) {
       stream_groups[s.prototype.dtype].push_back(&s);
     } else {
-      s.fit();
+      s.fit(options_.gemm_sustained_load);
     }
   }
   for (const auto& [dtype, group] : stream_groups) fit_stream_group(group, options_.l2_bytes);

@@ -14,7 +14,9 @@
 //   GEMM, attention backward (a curve in log2 space of the features
 //   gemm (batch*m, n, k), attention (batch*heads, seq, head_dim)):
 //     base = max(F, c0 + FLOP / P * prod_j (1 + a_j / x_j))
-//   a_j the size along feature j at which it alone halves the rate.
+//   a_j the size along feature j at which it alone halves the rate; fitted
+//   with Huber's loss on the log errors (robust to single slow shapes). With
+//   options.gemm_sustained_load, GEMMs times 1 + s W / (W + W0).
 //
 //   attention forward (compute/attention_schedule.h):
 //     base = max(F, c0 + W_tiles / P)
@@ -83,6 +85,10 @@ struct KernelModelOptions {
   // (NVIDIA H100 whitepaper: 132 SMs, 50 MB of L2).
   int sm_count = 132;     // attention forward: SMs the tile schedule runs on
   double l2_bytes = 50e6; // membound: kernels moving at most this many bytes may run from L2
+  // GEMM curves with the sustained-load factor 1 + s W / (W + W0) (docs/compute.md):
+  // off by default; on, it shifts the calibrated presets' whole-iteration
+  // predictions (docs/published-runs.md), whose efficiencies were fitted without it.
+  bool gemm_sustained_load = false;
 };
 
 class KernelModel final : public ComputeModel {
