@@ -62,8 +62,9 @@
 // (and its a_j) with at least (3 + number of a_j + 1) rows, F, c0 and P with
 // 4 or more, F and P with 2 or 3; a memory-bound op needs 2 rows, and c0 (S)
 // is fitted when the dtype's rows outnumber the per-op parameters (by 2, with
-// rows on both sides of l2_bytes). A series of one row is used through the
-// fallback only.
+// rows on both sides of l2_bytes). A GEMM series of one row is scaled from the
+// best-measured GEMM series (below); a series of one row of another kind is
+// used through the fallback only.
 #pragma once
 
 #include <array>
