@@ -364,7 +364,6 @@ KernelModel::KernelModel(const std::vector<KernelSample>& samples, std::shared_p
     }
     rows[it->second].push_back(&s);
   }
-  std::map<std::string, std::vector<Series*>> stream_groups;  // by dtype
   for (std::size_t k = 0; k < series_.size(); ++k) {
     Series& s = *series_[k];
     for (std::size_t j = 0; j < kMaxFeatures; ++j) {
@@ -395,17 +394,31 @@ KernelModel::KernelModel(const std::vector<KernelSample>& samples, std::shared_p
     std::vector<double> top;
     for (std::size_t i = 0; i < by_work.size() && i < 3; ++i) top.push_back(by_work[i].second);
     s.efficiency = median(top);
-    if (s.law == Law::kStream) {
-      stream_groups[s.prototype.dtype].push_back(&s);
-    } else {
-      s.fit(options_.gemm_sustained_load);
+  }
+}
+
+// The laws' fits take about 0.1 s for the H100 tables (searches over every
+// series' parameters): a run that times no kernel (a collective on an H100
+// preset, most points of a sweep) should not pay them, so they run on the
+// first prediction, once (loading threads may ask at the same time). The
+// rows were checked in the constructor, so bad input still fails there.
+void KernelModel::fit() const {
+  std::call_once(fitted_, [this] {
+    std::map<std::string, std::vector<Series*>> stream_groups;  // by dtype
+    for (const auto& p : series_) {
+      Series& s = *p;
+      if (s.law == Law::kStream) {
+        stream_groups[s.prototype.dtype].push_back(&s);
+      } else {
+        s.fit(options_.gemm_sustained_load);
+      }
     }
-  }
-  for (const auto& [dtype, group] : stream_groups) fit_stream_group(group, options_.l2_bytes);
-  for (const auto& s : series_) {
-    if (!s->fitted) continue;
-    for (std::size_t i = 0; i < s->t.size(); ++i) s->residual.push_back(std::log(s->t[i] / s->base(s->x[i], s->w[i])));
-  }
+    for (const auto& [dtype, group] : stream_groups) fit_stream_group(group, options_.l2_bytes);
+    for (const auto& s : series_) {
+      if (!s->fitted) continue;
+      for (std::size_t i = 0; i < s->t.size(); ++i) s->residual.push_back(std::log(s->t[i] / s->base(s->x[i], s->w[i])));
+    }
+  });
 }
 
 KernelModel::~KernelModel() = default;
@@ -477,6 +490,7 @@ std::optional<double> KernelModel::scaled_gemm(const Series& own, const KernelSh
 }
 
 KernelModel::Prediction KernelModel::predict(const KernelShape& shape) const {
+  fit();
   const Series* own = find(shape);
   const Features f = features(shape);
   if (own && own->fitted) {
@@ -516,6 +530,7 @@ std::optional<double> KernelModel::seconds(const ComputeNode& node) const {
 }
 
 std::vector<KernelModel::SeriesInfo> KernelModel::series() const {
+  fit();
   std::vector<SeriesInfo> out;
   for (const auto& s : series_) {
     SeriesInfo info;

@@ -69,6 +69,7 @@
 
 #include <array>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -139,11 +140,13 @@ class KernelModel final : public ComputeModel {
   std::optional<double> answer(const Series& s, const KernelShape& shape) const;
   const Series* reference_gemm() const;  // the fitted GEMM series with the most rows
   std::optional<double> scaled_gemm(const Series& own, const KernelShape& shape) const;
+  void fit() const;  // the laws' fits, on first use (kernel_model.cpp says why)
 
   std::shared_ptr<const RooflineModel> roofline_;
   KernelModelOptions options_;
   std::vector<KernelSample> samples_;
   std::vector<std::unique_ptr<Series>> series_;
+  mutable std::once_flag fitted_;
 };
 
 }  // namespace sim
