@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "tests/common/temp_folder.h"
 
 namespace sim {
 namespace {
@@ -33,8 +34,11 @@ std::vector<std::string> write_ranks(const fs::path& dir, int ranks, int broken_
   return files;
 }
 
-TEST(WorkloadLoader, SameGraphsWhateverTheThreadCount) {
-  const auto files = write_ranks(fs::path(::testing::TempDir()) / ("loader_same_" + std::to_string(::getpid())), 9, 99);
+// A fresh folder per test, removed afterwards.
+class WorkloadLoader : public testing::TempFolderTest {};
+
+TEST_F(WorkloadLoader, SameGraphsWhateverTheThreadCount) {
+  const auto files = write_ranks(path("same"), 9, 99);
   const auto one = load_rank_graphs(files, {}, 1);
   const auto four = load_rank_graphs(files, {}, 4);
   ASSERT_EQ(one.size(), 9u);
@@ -48,8 +52,8 @@ TEST(WorkloadLoader, SameGraphsWhateverTheThreadCount) {
   }
 }
 
-TEST(WorkloadLoader, LowestFailingRankIsReported) {
-  const auto files = write_ranks(fs::path(::testing::TempDir()) / ("loader_err_" + std::to_string(::getpid())), 8, 3);
+TEST_F(WorkloadLoader, LowestFailingRankIsReported) {
+  const auto files = write_ranks(path("err"), 8, 3);
   try {
     load_rank_graphs(files, {}, 4);
     FAIL();
