@@ -161,6 +161,12 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
                        "ALL_REDUCE; nvls for ALL_REDUCE inside one node; nvlstree and collnetchain for ALL_REDUCE across "
                        "nodes); docs/nccl.md");
     }
+    if ((is_collnet(a) && !pl.system.collnet) || ((a == Algo::kNvls || a == Algo::kNvlsTree) && !pl.system.nvls)) {
+      if (!ctx.withheld.empty()) {
+        throw InputError(std::string("nccl:algo=") + algo_name(a) + " cannot run here: " + ctx.withheld +
+                         " (choose it for the whole group, not a dimension of a hierarchical list; docs/nccl.md)");
+      }
+    }
     if (is_collnet(a) && !pl.system.collnet) {
       throw InputError(std::string("nccl:algo=") + algo_name(a) +
                        " needs the switch above each node (every GPU's NIC rail, one GPU of every node under it) "
