@@ -15,8 +15,10 @@ std::vector<std::vector<std::uint32_t>> AlgorithmContext::positions_by_domain() 
 }
 
 std::shared_ptr<const AlgorithmContext> make_algorithm_context(std::shared_ptr<const std::vector<std::uint32_t>> members,
-                                                               const Topology* topology) {
+                                                               const Topology* topology,
+                                                               GpuMemory memory) {
   auto ctx = std::make_shared<AlgorithmContext>();
+  ctx->memory = memory;
   const auto n = static_cast<std::uint32_t>(members->size());
   ctx->members = std::move(members);
   ctx->topology = topology;
@@ -62,8 +64,8 @@ std::shared_ptr<const AlgorithmContext> make_algorithm_context(std::shared_ptr<c
 
 std::shared_ptr<const AlgorithmContext> make_line_context(std::shared_ptr<const std::vector<std::uint32_t>> line,
                                                           const std::vector<std::uint32_t>& group,
-                                                          const Topology* topology) {
-  auto shared = make_algorithm_context(line, topology);
+                                                          const Topology* topology, GpuMemory memory) {
+  auto shared = make_algorithm_context(line, topology, memory);
   if (!topology) return shared;
   auto ctx = std::make_shared<AlgorithmContext>(*shared);
   const std::unordered_set<std::uint32_t> in_line(line->begin(), line->end());

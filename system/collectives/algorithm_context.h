@@ -28,6 +28,17 @@ namespace sim {
 
 inline constexpr NodeId kNoSwitch = std::numeric_limits<NodeId>::max();
 
+// A GPU's memory as collectives see it: a reduction on the GPU reads its
+// local addend at `bandwidth` (HBM; the system file's compute.memory_bandwidth)
+// unless the rank's buffer fits its last-level cache of `cache_bytes`
+// (compute.kernel_l2_cache, the L2 the kernel model also uses; a buffer swept
+// again and again that does not fit an LRU cache misses it throughout).
+// bandwidth 0: reductions free.
+struct GpuMemory {
+  BytesPerSecond bandwidth = 0;
+  std::uint64_t cache_bytes = 0;
+};
+
 struct AlgorithmContext {
   std::shared_ptr<const std::vector<std::uint32_t>> members;  // global NPU ids by group position (never null)
   const Topology* topology = nullptr;                          // null: unknown (tools, tests)
@@ -42,6 +53,7 @@ struct AlgorithmContext {
   // Capabilities.
   bool domain_reduces = false;  // every domain's switch reduces and multicasts (NVLink SHARP)
   bool fabric_reduces = false;  // some dimension above 0 reduces in its switches (InfiniBand SHARP)
+  GpuMemory memory;  // what a reduction on the GPU costs (zero: free)
   // Why a capability the topology has is withheld (a line of a hierarchical
   // collective whose switch other lines share); empty when none is.
   std::string withheld;
@@ -53,7 +65,8 @@ struct AlgorithmContext {
 
 // The context of `members` on `topology` (null: every member in one domain, no switch, no capabilities).
 std::shared_ptr<const AlgorithmContext> make_algorithm_context(std::shared_ptr<const std::vector<std::uint32_t>> members,
-                                                               const Topology* topology);
+                                                               const Topology* topology,
+                                                               GpuMemory memory = {});
 
 // The context of one line of a hierarchical collective: `line` (global NPU
 // ids, by line position) inside the whole group `group`. The line runs its
@@ -63,7 +76,7 @@ std::shared_ptr<const AlgorithmContext> make_algorithm_context(std::shared_ptr<c
 // alone: the capability it gives is withheld (and `withheld` says why).
 std::shared_ptr<const AlgorithmContext> make_line_context(std::shared_ptr<const std::vector<std::uint32_t>> line,
                                                           const std::vector<std::uint32_t>& group,
-                                                          const Topology* topology);
+                                                          const Topology* topology, GpuMemory memory = {});
 
 // Switches each NPU hangs off, in link order (a dimension stack lists
 // dimension 0's first): what switch_translation compares.

@@ -26,6 +26,10 @@ struct ComputeSection {
   // Roofline (both set, or neither).
   double peak_flops = 0;  // FLOP/s (bf16's, or the scalar / default peak)
   BytesPerSecond compute_memory_bandwidth = 0;
+  // The GPU's L2 (compute.kernel_l2_cache, or the kernel model's default)
+  // when kernels are given; 0 otherwise. Collectives' reductions read from
+  // HBM only buffers larger than this (system/collectives/algorithm_context.h).
+  std::uint64_t compute_l2_bytes = 0;
   // What times COMP nodes when the `compute:` section gives a model (the
   // roofline, or measured kernels: compute/compute_config.h); null: the
   // roofline of the two fields above if set (ASTRA-sim's JSON sets them).

@@ -341,7 +341,7 @@ std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
     const AlgorithmChoice& choice, CollectiveType type, std::uint64_t bytes, std::uint32_t chunks,
     const std::vector<std::uint32_t>& members, const std::vector<std::uint32_t>& topology_dims, bool baseline,
     std::uint32_t active, bool dimension_queue, bool astrasim_quirks, Time phase_tail,
-    const std::vector<TopologyDimension>* costs, const Topology* topology) {
+    const std::vector<TopologyDimension>* costs, const Topology* topology, GpuMemory memory) {
   type = normalized(type);
   const auto n = static_cast<std::uint32_t>(members.size());
   std::vector<std::uint32_t> sizes = topology_dims;
@@ -449,7 +449,7 @@ std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
     if (first.make_in_context && topology && first.supports(type)) {
       return first.make_in_context(type, bytes, chunks, all.front().params,
                                    *make_algorithm_context(std::make_shared<const std::vector<std::uint32_t>>(members),
-                                                           topology));
+                                                           topology, memory));
     }
     return make_native_program(first, all.front().params, type, n, bytes, chunks);
   }
@@ -474,7 +474,7 @@ std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
       return line;
     };
     const auto reference = std::make_shared<const std::vector<std::uint32_t>>(line_of(0));
-    const std::shared_ptr<const AlgorithmContext> ctx = make_line_context(reference, members, topology);
+    const std::shared_ptr<const AlgorithmContext> ctx = make_line_context(reference, members, topology, memory);
     if (switches_of.empty()) switches_of = switches_of_npus(*topology);
     auto translations = std::make_shared<std::unordered_map<std::uint32_t, std::unordered_map<NodeId, NodeId>>>();
     for (std::uint32_t g = 0; g < n; ++g) {
@@ -634,7 +634,7 @@ AlgorithmRegistry::Chosen AlgorithmRegistry::choose(const std::string& text, Col
 std::shared_ptr<const AlgorithmContext> AlgorithmRegistry::context_for(
     const std::shared_ptr<const std::vector<std::uint32_t>>& members) {
   auto [it, fresh] = contexts_.try_emplace(*members);
-  if (fresh) it->second = make_algorithm_context(members, topology_);
+  if (fresh) it->second = make_algorithm_context(members, topology_, gpu_memory());
   return it->second;
 }
 
@@ -670,7 +670,8 @@ std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const Co
                                          topology_dims_, config_.collective_optimization == "baseline",
                                          config_.active_chunks_per_dimension, config_.dimension_queue,
                                          config_.astrasim_quirks, config_.endpoint_delay,
-                                         topology_ ? &topology_->dimensions() : nullptr, topology_);
+                                         topology_ ? &topology_->dimensions() : nullptr, topology_,
+                                         gpu_memory());
       }
       if (!ch && default_is_hierarchical(req)) {
         // No algorithm named, on a group that spans several topology

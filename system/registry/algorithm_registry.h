@@ -139,7 +139,8 @@ std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
     const AlgorithmChoice& choice, CollectiveType type, std::uint64_t bytes, std::uint32_t chunks,
     const std::vector<std::uint32_t>& members, const std::vector<std::uint32_t>& topology_dims,
     bool baseline, std::uint32_t active, bool dimension_queue = false, bool astrasim_quirks = false,
-    Time phase_tail = 0, const std::vector<TopologyDimension>* costs = nullptr, const Topology* topology = nullptr);
+    Time phase_tail = 0, const std::vector<TopologyDimension>* costs = nullptr, const Topology* topology = nullptr,
+    GpuMemory memory = {});
 
 // A native program (throws InputError when the algorithm lacks the type).
 std::shared_ptr<const CollectiveProgram> make_native_program(const NativeAlgorithm& algo, const AlgorithmParams& params,
@@ -230,6 +231,8 @@ class AlgorithmRegistry {
   const Topology* topology_ = nullptr;
   std::map<std::vector<std::uint32_t>, std::shared_ptr<const AlgorithmContext>> contexts_;  // per group
   std::shared_ptr<const AlgorithmContext> context_for(const std::shared_ptr<const std::vector<std::uint32_t>>& members);
+  // The GPUs' memory from the config's compute section (reductions' cost).
+  GpuMemory gpu_memory() const { return {config_.compute_memory_bandwidth, config_.compute_l2_bytes}; }
 };
 
 }  // namespace sim
