@@ -29,6 +29,7 @@ TrainingRun::TrainingRun(const std::vector<JobInput>& jobs) {
     const gen::TrainingSpec spec = gen::generated_workload_spec(workload);
     model_flops_ = gen::model_flops_per_iteration(spec);
     stages_ = spec.plan.pp;
+    dtype_ = spec.fp8 ? "fp8" : "bf16";
     return;
   }
   // ETs the generator wrote say so in their metadata. Anything else (other
@@ -45,6 +46,7 @@ TrainingRun::TrainingRun(const std::vector<JobInput>& jobs) {
   if (const auto flops = metadata_number(md, "model_flops"); flops && *flops > 0) {
     model_flops_ = *flops;
     stages_ = static_cast<std::uint32_t>(metadata_int(md, "pp").value_or(1));
+    dtype_ = metadata_string(md, "dtype").value_or("bf16");  // ETs written before the key: bf16
   }
 }
 
@@ -57,7 +59,12 @@ TimelineSink* TrainingRun::attach(TimelineSink* timeline, std::uint32_t world) {
 const TrainingSummary* TrainingRun::finish(const SimulationResult& result, const SystemConfig& config) {
   if (!breakdown_) return nullptr;
   breakdown_->finish(result);
-  summary_ = breakdown_->summary(model_flops_, config.peak_flops,
+  // MFU against the peak of the dtype the GEMMs run in (an fp8 iteration
+  // against bf16's peak would print over 100%); the scalar peak when the
+  // system gives no peak for that dtype.
+  const auto peak = config.peak_flops_by_dtype.find(dtype_);
+  const double peak_flops = peak != config.peak_flops_by_dtype.end() ? peak->second : config.peak_flops;
+  summary_ = breakdown_->summary(model_flops_, peak_flops,
                                  static_cast<std::uint32_t>(result.ranks.size()) * result.folded_replicas);
   return &summary_;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "report/training_report.h"
@@ -25,6 +26,7 @@ class TrainingRun {
  private:
   double model_flops_ = 0;  // per iteration; 0: not a training iteration
   std::uint32_t stages_ = 1;
+  std::string dtype_ = "bf16";  // the GEMMs' dtype, whose peak MFU divides by
   std::unique_ptr<TrainingBreakdown> breakdown_;
   TrainingSummary summary_;
 };

@@ -61,9 +61,16 @@ void AnalyticalNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const 
   // the way to another GPU's NIC) holds the port only for the port's own
   // time, and queues on its bottleneck link instead: the port is not a
   // 50 GB/s link because one of its messages goes on to one.
+  // Waiting there does not hold the port either: the message crosses the
+  // port when the port is free and waits past it (NCCL's PXN stages it in the
+  // proxy GPU's buffer), so the port's next messages, which go elsewhere
+  // (another channel's NVLink step), are not stuck behind a queue they do
+  // not use.
   const bool downstream = cost.bottleneck_link != cost.first_link;
+  Time port_start = start;
   if (serialize_egress_) {
-    start = std::max(start, egress_free_at_[cost.first_link]);
+    port_start = std::max(start, egress_free_at_[cost.first_link]);
+    start = port_start;
     if (downstream) start = std::max(start, egress_free_at_[cost.bottleneck_link]);
   }
   const Time sent = add_time(start, beta, "the end of a message's injection");
@@ -71,7 +78,7 @@ void AnalyticalNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const 
   pair.bytes = add_bytes(pair.bytes, bytes, "the bytes an NPU pair sent");
   if (serialize_egress_) {
     const Time port_free =
-        downstream ? add_time(start, transfer_time(bytes, cost.port_bandwidth), "a port's free time") : sent;
+        downstream ? add_time(port_start, transfer_time(bytes, cost.port_bandwidth), "a port's free time") : sent;
     egress_free_at_[cost.first_link] = port_free;
     last.busy_until = std::max(last.busy_until, port_free);
     if (downstream) {

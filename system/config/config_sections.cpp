@@ -16,6 +16,7 @@ ComputeSection read_compute_section_of_system(const ConfigReader& r, const YAML:
     const auto& p = compute.params;
     const auto bf16 = p.peak_flops_by_dtype.find("bf16");
     s.peak_flops = bf16 != p.peak_flops_by_dtype.end() ? bf16->second : p.default_peak_flops;
+    s.peak_flops_by_dtype = p.peak_flops_by_dtype;
     s.compute_memory_bandwidth = static_cast<BytesPerSecond>(p.memory_bandwidth);
   }
   if (!compute.kernel_files.empty()) s.compute_l2_bytes = static_cast<std::uint64_t>(compute.kernel_options.l2_bytes);

@@ -25,6 +25,9 @@ class ConfigReader;
 struct ComputeSection {
   // Roofline (both set, or neither).
   double peak_flops = 0;  // FLOP/s (bf16's, or the scalar / default peak)
+  // compute.peak_tflops per dtype, in FLOP/s (empty: one scalar peak). MFU
+  // divides by the peak of the iteration's GEMM dtype (fp8 runs by fp8's).
+  std::map<std::string, double, std::less<>> peak_flops_by_dtype;
   BytesPerSecond compute_memory_bandwidth = 0;
   // The GPU's L2 (compute.kernel_l2_cache, or the kernel model's default)
   // when kernels are given; 0 otherwise. Collectives' reductions read from

@@ -92,6 +92,19 @@ TEST(AnalyticalNetwork, ABottleneckPastThePortQueuesThereNotAtThePort) {
     queue.run();
     EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, kAt50}, {2, 2 * kAt50}}));
   }
+  {
+    // A message waiting at the NIC does not hold the port it has crossed:
+    // NPU 0's next message inside the node goes once the port is through with
+    // the first (2.62144 us), not after the NIC's queue (20.97152 us more).
+    EventQueue queue;
+    Recorder sink(queue);
+    AnalyticalNetwork net(t, queue);
+    net.send(1, 3, kMiB, sink.to(1));  // NPU 1's NIC busy until kAt50
+    net.send(0, 3, kMiB, sink.to(2));  // through it: crosses NPU 0's port at once, waits at the NIC
+    net.send(0, 1, kMiB, sink.to(3));
+    queue.run();
+    EXPECT_EQ(sink.seen, (std::vector<Delivery>{{3, 2 * kAt400}, {1, kAt50}, {2, 2 * kAt50}}));
+  }
 }
 
 TEST_F(Ring8, DifferentEgressLinksDoNotWait) {

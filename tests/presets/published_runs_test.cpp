@@ -13,6 +13,7 @@
 
 #include <string>
 
+#include "core/error.h"
 #include "core/time.h"
 #include "network/topology.h"
 #include "presets/preset.h"
@@ -25,23 +26,37 @@
 namespace sim::presets {
 namespace {
 
-// Model TFLOP/s per GPU of one iteration of `workload` on `nodes` nodes of `preset`.
+// Model TFLOP/s per GPU of one iteration of `workload` on `nodes` nodes of
+// `preset`. Where the replicas do not mirror each other (NCCL's ring over
+// several GPUs of a node, which the presets select up to one network level)
+// every rank runs, as the command line does (cli/main.cpp).
 double tflops_per_gpu(const std::string& preset, std::uint32_t nodes, const std::string& workload) {
   const PresetFiles f = generate_preset(find_preset(preset), nodes);
   ScenarioSpec spec;
   spec.topology = std::make_shared<const Topology>(parse_topology(f.network_yaml, "network.yml"));
   spec.system_config = std::make_shared<const SystemConfig>(parse_system_text(f.system_yaml, "system.yml"));
   spec.jobs = {JobInput{"", workload, ""}};
-  const Scenario s = build_scenario(spec);
-  // Large runs must fold (128 ranks simulated for 16,384: seconds, not
-  // minutes); a one-node run need not.
-  if (nodes > 1) {
-    EXPECT_TRUE(s.options.folding.active()) << preset << " on " << nodes << " nodes";
+  // Runs above one network level (native rings per dimension) must fold:
+  // 128 ranks simulated for 16,384, seconds, not minutes.
+  const bool must_fold = f.dims.size() > 2;
+  auto makespan = [&](const ScenarioSpec& sp) {
+    const Scenario s = build_scenario(sp);
+    if (must_fold) {
+      EXPECT_TRUE(s.options.folding.active()) << preset << " on " << nodes << " nodes";
+    }
+    Simulation sim(s.graphs, *s.topology, s.config, s.options);
+    return sim.run().makespan;
+  };
+  Time t = 0;
+  try {
+    t = makespan(spec);
+  } catch (const FoldingRefused& e) {
+    EXPECT_FALSE(must_fold) << e.what();
+    spec.fold_replicas = false;
+    t = makespan(spec);
   }
-  Simulation sim(s.graphs, *s.topology, s.config, s.options);
-  const SimulationResult r = sim.run();
   const double flops = gen::model_flops_per_iteration(gen::generated_workload_spec(workload));
-  const double seconds = static_cast<double>(r.makespan) * 1e-12;
+  const double seconds = static_cast<double>(t) * 1e-12;
   return flops / (static_cast<double>(f.npus) * seconds) / 1e12;
 }
 
@@ -52,7 +67,7 @@ TEST(PublishedRuns, Llama3_405bOn16384H100sWithin5PercentOfThePaper) {
                      "gen:transformer?model=llama3-405b&parallel=tp=8,pp=16,dp=128,sp&global-batch=2048&seq=8192"
                      "&first-stage-layers=7&last-stage-layers=7&schedule=interleaved:8");
   RecordProperty("predicted_tflops_per_gpu", std::to_string(predicted));
-  // Measured 2026-11-27: 404.0 (+1.0%). The issue asks for 15%; 5% here
+  // Measured 2026-11-27: 404.2 (+1.1%). The issue asks for 15%; 5% here
   // so that a change to the kernel model, the schedule or the network that
   // moves this prediction is noticed.
   EXPECT_NEAR(predicted / published, 1.0, 0.05) << "predicted " << predicted << " TFLOP/s per GPU";
@@ -70,7 +85,8 @@ struct NemoRow {
 };
 
 // The issue's aim for predictions of published runs: within 15% of TFLOP/s
-// per GPU. Measured 2026-11-27: +1.5%, -3.4%, -10.1% (docs/published-runs.md).
+// per GPU. Measured 2026-11-27 (NCCL on the 1- and 16-node rows): -1.3%, -3.3%,
+// -9.8% (docs/published-runs.md).
 TEST(PublishedRuns, NemoH100Fp8RunsWithin15PercentHeldOut) {
   const NemoRow rows[] = {
       {"GPT3-175B, 128 GPUs", "gpt3_175b_128", 16,
@@ -87,6 +103,11 @@ TEST(PublishedRuns, NemoH100Fp8RunsWithin15PercentHeldOut) {
        697},
   };
   for (const NemoRow& row : rows) {
+#if defined(__SANITIZE_ADDRESS__)
+    // Every one of its 128 ranks runs NCCL's rings message by message: 40 s
+    // in Release, past ctest's limit unoptimised; the Release suite runs it.
+    if (row.nodes == 16) continue;
+#endif
     const double predicted = tflops_per_gpu("dgx-h100-superpod", row.nodes, row.workload);
     RecordProperty(row.key, std::to_string(predicted));
     EXPECT_NEAR(predicted / row.published, 1.0, 0.15)
@@ -107,7 +128,8 @@ double sc21_model_tflops(double published, double layers, double hidden) {
 
 // The dgx-a100 preset's compute.efficiency (0.518) was fitted on the table's
 // 7.5B row (128 GPUs); the 1.7B and 3.6B rows are held out. Measured
-// 2026-11-27: +10.4% and +6.9% (docs/published-runs.md). The plans are the
+// 2026-11-27 with NCCL's collectives (the preset's choice on one network
+// level): +10.4% and +6.2% (docs/published-runs.md). The plans are the
 // paper's script (NVIDIA/Megatron-LM examples/sc21/run_table_1.sh).
 TEST(PublishedRuns, MegatronSc21A100RunsWithin15PercentHeldOut) {
   const std::string models = std::string(SIM_SOURCE_DIR) + "/configs/models/megatron-sc21/";

@@ -575,6 +575,7 @@ class RankBuilder {
     };
     md_str("generator", "sim workload gen transformer");
     md_str("workload", t_.describe());
+    md_str("dtype", dtype());  // the GEMMs' dtype: MFU's peak (report/training_report.h)
     if (model_flops_fit_64_bits(t_)) {
       md_int("model_flops", model_flops_exact(t_));
     } else {  // over 9.2 EFLOP (a 16,384-GPU iteration): not exact any more, as a double

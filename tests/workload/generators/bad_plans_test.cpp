@@ -104,5 +104,32 @@ TEST_F(GeneratorTest, CommandLineWritesFilesThatRunLikeTheInMemoryWorkload) {
   EXPECT_FALSE(std::filesystem::exists(path("bad")));
 }
 
+// MFU divides by the peak of the dtype the GEMMs run in: an fp8 iteration by
+// fp8's peak (against bf16's it would pass 100% on an H100), in memory and
+// from the files the generator wrote (their metadata names the dtype).
+TEST_F(GeneratorTest, MfuOfAnFp8IterationIsAgainstTheFp8Peak) {
+  const std::string sys = path("sys.yml");
+  std::ofstream(sys) << "compute:\n  peak_tflops: {bf16: 989, fp8: 1979, default: 67}\n  memory_bandwidth: 3350GB/s\n";
+  const std::string net = shipped_config("switch8.yml");
+  const std::string args = "--model llama3-8b --parallel tp=2,pp=2,dp=2,sp --global-batch 8 --seq 1024 --dtype fp8";
+  SimRun gen = run_sim("workload gen transformer " + args + " -o " + path("wl/fp8"));
+  ASSERT_EQ(gen.code, 0) << gen.output;
+  for (const std::string& workload :
+       {path("wl/fp8"),
+        std::string("'gen:transformer?model=llama3-8b&parallel=tp=2,pp=2,dp=2,sp&global-batch=8&seq=1024&dtype=fp8'")}) {
+    SimRun run = run_sim("--workload " + workload + " --network " + net + " --system " + sys + " --report " +
+                         path("fp8.json") + " -q");
+    ASSERT_EQ(run.code, 0) << run.output;
+    const auto t = nlohmann::json::parse(read(path("fp8.json")))["training"];
+    EXPECT_EQ(t["peak_tflops_per_gpu"].get<double>(), 1979) << workload;
+    EXPECT_NEAR(t["mfu"].get<double>(), t["model_tflops_per_gpu"].get<double>() / 1979, 1e-12) << workload;
+  }
+  // The same plan in bf16 against bf16's peak.
+  SimRun bf16 = run_sim("--workload 'gen:transformer?model=llama3-8b&parallel=tp=2,pp=2,dp=2,sp&global-batch=8&seq=1024' "
+                        "--network " + net + " --system " + sys + " --report " + path("bf16.json") + " -q");
+  ASSERT_EQ(bf16.code, 0) << bf16.output;
+  EXPECT_EQ(nlohmann::json::parse(read(path("bf16.json")))["training"]["peak_tflops_per_gpu"].get<double>(), 989);
+}
+
 }  // namespace
 }  // namespace sim::testing
