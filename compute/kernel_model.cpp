@@ -15,6 +15,14 @@ namespace sim {
 namespace {
 
 constexpr std::size_t kMaxFeatures = 3;
+// Huber's threshold for the curves' loss, in log(time): errors beyond about
+// 5% count linearly (see Series::robust_log_error).
+constexpr double kHuberLog = 0.05;
+// Parameters of the GEMM curve's sustained-load term (load_work, load_share).
+constexpr std::size_t kLoadTerms = 2;
+// The load term's slow-down is at most this (bounded so that s and W0 cannot
+// run off together along the valley where only s / W0 matters).
+constexpr double kMaxLoadShare = 0.5;
 using Features = std::array<double, kMaxFeatures>;
 
 // The series a shape belongs to: everything but its sizes.
@@ -133,10 +141,14 @@ struct KernelModel::Series {
   std::size_t terms = 0;  // size terms a_j fitted
   std::vector<Features> x;
   std::vector<double> w, t;  // work, seconds
+  std::vector<KernelShape> shapes;
   bool fitted = false;
   // Parameters: F, c0, P, a_0.. (c0 = 0 when not fitted).
   double floor = 0, overhead = 0, rate = 0;
   Features a = {0, 0, 0};
+  // GEMM: the sustained-load slow-down 1 + load_share * W / (W + load_work)
+  // (load_share = 0: none).
+  double load_share = 0, load_work = 1;
   // kStream: work of at most l2_bytes runs l2_speedup times faster.
   double l2_bytes = 0, l2_speedup = 1;
   std::vector<double> residual;  // log(t_i / base(x_i))
@@ -146,6 +158,7 @@ struct KernelModel::Series {
   double base(const Features& f, double work_amount) const {
     double stretch = 1;
     for (std::size_t j = 0; j < terms; ++j) stretch *= 1 + a[j] / std::exp2(f[j]);
+    stretch *= 1 + load_share * work_amount / (work_amount + load_work);
     if (law == Law::kStream && work_amount <= l2_bytes) stretch /= l2_speedup;
     return std::max(floor, overhead + work_amount / rate * stretch);
   }
@@ -161,6 +174,19 @@ struct KernelModel::Series {
     for (std::size_t i = 0; i < t.size(); ++i) {
       const double e = std::log(base(x[i], w[i]) / t[i]);
       sum += e * e;
+    }
+    return sum;
+  }
+
+  // The curve's loss: Huber's on the log errors, quadratic within kHuberLog
+  // (about 5%) and linear beyond, so a few shapes on a slow library kernel
+  // (bf16 512 x 4096 x 512 at twice its neighbours' time) or a scattered
+  // launch floor do not pull the law off the rest.
+  double robust_log_error() const {
+    double sum = 0;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const double e = std::fabs(std::log(base(x[i], w[i]) / t[i]));
+      sum += e <= kHuberLog ? e * e : 2 * kHuberLog * e - kHuberLog * kHuberLog;
     }
     return sum;
   }
@@ -188,11 +214,14 @@ struct KernelModel::Series {
     return sum / weights * std::max(0.0, 1 - nearest / radius);
   }
 
-  // Fits a kCurve or kTiles series on its own rows.
-  void fit() {
+  // Fits a kCurve or kTiles series on its own rows; GEMMs with the
+  // sustained-load term when `fit_load`.
+  void fit(bool fit_load) {
     const std::size_t n = t.size();
     const std::size_t full = 3 + shape_term_count(prototype);
     bool with_overhead = true;
+    // GEMMs: the load term's two parameters when the rows outnumber them all.
+    const bool with_load = fit_load && prototype.kind == KernelKind::kGemm && n >= full + kLoadTerms + 1;
     if (n >= full + 1) {
       terms = shape_term_count(prototype);
     } else if (n >= 4) {
@@ -218,17 +247,26 @@ struct KernelModel::Series {
         for (const Features& f : x) mean += f[j];
         q.push_back(std::log(std::exp2(mean / static_cast<double>(n)) / 8));
       }
+      if (with_load) {
+        q.push_back(std::log(*std::max_element(w.begin(), w.end())));  // W0: the largest row's work
+        q.push_back(std::log(0.2));                                     // s: a 20% slow-down
+      }
       return q;
     };
     const auto apply = [&](const std::vector<double>& q) {
       floor = std::exp(q[0]);
       rate = std::exp(q[1]);
       overhead = with_overhead ? std::exp(q[2]) : 0;
-      for (std::size_t j = 0; j < terms; ++j) a[j] = std::exp(q[(with_overhead ? 3 : 2) + j]);
+      const std::size_t first_term = with_overhead ? 3 : 2;
+      for (std::size_t j = 0; j < terms; ++j) a[j] = std::exp(q[first_term + j]);
+      if (with_load) {
+        load_work = std::exp(q[first_term + terms]);
+        load_share = std::min(kMaxLoadShare, std::exp(q[first_term + terms + 1]));
+      }
     };
     const Loss loss = [&](const std::vector<double>& q) {
       apply(q);
-      return squared_log_error();
+      return law == Law::kCurve ? robust_log_error() : squared_log_error();
     };
     // A few starts (a small or a large overhead), each polished; the best is kept.
     std::pair<double, std::vector<double>> best{INFINITY, {}};
@@ -337,6 +375,7 @@ KernelModel::KernelModel(const std::vector<KernelSample>& samples, std::shared_p
     for (const KernelSample* r : rows[k]) {
       const Features f = features(r->shape);
       s.x.push_back(f);
+      s.shapes.push_back(r->shape);
       s.w.push_back(work(r->shape, options_));
       s.t.push_back(r->seconds);
       for (std::size_t j = 0; j < s.nf; ++j) {
@@ -359,7 +398,7 @@ KernelModel::KernelModel(const std::vector<KernelSample>& samples, std::shared_p
     if (s.law == Law::kStream) {
       stream_groups[s.prototype.dtype].push_back(&s);
     } else {
-      s.fit();
+      s.fit(options_.gemm_sustained_load);
     }
   }
   for (const auto& [dtype, group] : stream_groups) fit_stream_group(group, options_.l2_bytes);
@@ -399,20 +438,54 @@ const KernelModel::Series* KernelModel::closest(const KernelShape& shape) const 
   return best;
 }
 
+std::optional<double> KernelModel::answer(const Series& s, const KernelShape& shape) const {
+  if (!s.fitted) return std::nullopt;
+  const Features f = features(shape);
+  // The physical laws (tile schedule, streaming) extrapolate; the GEMM
+  // curve's size terms are trusted only near the rows.
+  for (std::size_t j = 0; s.law == Law::kCurve && j < s.nf; ++j) {
+    if (f[j] < s.lo[j] - options_.reach_octaves || f[j] > s.hi[j] + options_.reach_octaves) return std::nullopt;
+  }
+  return s.base(f, work(shape, options_)) * std::exp(s.correction(f, options_.residual_octaves));
+}
+
+const KernelModel::Series* KernelModel::reference_gemm() const {
+  const Series* best = nullptr;
+  for (const auto& s : series_) {
+    if (s->prototype.kind == KernelKind::kGemm && s->fitted && (!best || s->t.size() > best->t.size())) best = s.get();
+  }
+  return best;
+}
+
+std::optional<double> KernelModel::scaled_gemm(const Series& own, const KernelShape& shape) const {
+  const Series* ref = reference_gemm();
+  if (!ref || own.prototype.kind != KernelKind::kGemm) return std::nullopt;
+  const auto as_ref = [&](KernelShape s) {
+    s.dtype = ref->prototype.dtype;
+    return answer(*ref, s);
+  };
+  const std::optional<double> t = as_ref(shape);
+  if (!t) return std::nullopt;
+  double log_ratio = 0;
+  for (std::size_t i = 0; i < own.shapes.size(); ++i) {
+    const std::optional<double> at_row = as_ref(own.shapes[i]);
+    if (!at_row) return std::nullopt;
+    log_ratio += std::log(own.t[i] / *at_row);
+  }
+  if (own.shapes.empty()) return std::nullopt;
+  return *t * std::exp(log_ratio / static_cast<double>(own.shapes.size()));
+}
+
 KernelModel::Prediction KernelModel::predict(const KernelShape& shape) const {
   const Series* own = find(shape);
   const Features f = features(shape);
   if (own && own->fitted) {
-    // The physical laws (tile schedule, streaming) extrapolate; the GEMM
-    // curve's size terms are trusted only near the rows.
-    bool inside = true;
-    for (std::size_t j = 0; own->law == Law::kCurve && j < own->nf; ++j) {
-      inside = inside && f[j] >= own->lo[j] - options_.reach_octaves && f[j] <= own->hi[j] + options_.reach_octaves;
-    }
-    if (inside) {
-      const double t = own->base(f, work(shape, options_)) * std::exp(own->correction(f, options_.residual_octaves));
-      return {t, Source::kTable, own->name};
-    }
+    if (const std::optional<double> t = answer(*own, shape)) return {*t, Source::kTable, own->name};
+  }
+  // A GEMM series of too few rows for a curve (tf32: one row) follows the
+  // best-measured GEMM series' prediction, scaled by its rows' mean ratio.
+  if (own && !own->fitted) {
+    if (const std::optional<double> t = scaled_gemm(*own, shape)) return {*t, Source::kScaled, own->name};
   }
   // Attention forward under the other mask (full where causal was measured):
   // the same tile-schedule law, which counts each mask's blocks.
@@ -454,6 +527,8 @@ std::vector<KernelModel::SeriesInfo> KernelModel::series() const {
     info.rate = s->rate;
     info.l2_speedup = s->l2_speedup;
     for (std::size_t j = 0; j < s->terms; ++j) info.shape_sizes.push_back(s->a[j]);
+    info.load_share = s->load_share;
+    info.load_work = s->load_work;
     info.efficiency = s->efficiency;
     out.push_back(std::move(info));
   }

@@ -14,7 +14,9 @@
 //   GEMM, attention backward (a curve in log2 space of the features
 //   gemm (batch*m, n, k), attention (batch*heads, seq, head_dim)):
 //     base = max(F, c0 + FLOP / P * prod_j (1 + a_j / x_j))
-//   a_j the size along feature j at which it alone halves the rate.
+//   a_j the size along feature j at which it alone halves the rate; fitted
+//   with Huber's loss on the log errors (robust to single slow shapes). With
+//   options.gemm_sustained_load, GEMMs times 1 + s W / (W + W0).
 //
 //   attention forward (compute/attention_schedule.h):
 //     base = max(F, c0 + W_tiles / P)
@@ -29,6 +31,13 @@
 // by inverse squared distance within `residual_octaves` of x, faded linearly
 // to 0 at that distance, so every measured row is reproduced exactly and the
 // correction does not reach far from the measurements.
+//
+// Scaled GEMM series. A GEMM series of too few rows to fit (the H100 table's
+// one tf32 row) takes the shape of the fitted GEMM series with the most rows
+// (ties: the first read) and its own level: t = t_ref(shape) * exp(mean_i
+// log(t_i / t_ref(row_i))), within the reference's reach (else the fallback).
+// The same tensor cores run both; only the rate differs (tf32's peak is half
+// bf16's), so the wave, tile and power behaviour across sizes carries over.
 //
 // Reach and fallback. The two physical laws answer any size. A GEMM is
 // answered by its series when each of its features lies within the series'
@@ -53,12 +62,14 @@
 // (and its a_j) with at least (3 + number of a_j + 1) rows, F, c0 and P with
 // 4 or more, F and P with 2 or 3; a memory-bound op needs 2 rows, and c0 (S)
 // is fitted when the dtype's rows outnumber the per-op parameters (by 2, with
-// rows on both sides of l2_bytes). A series of one row is used through the
-// fallback only.
+// rows on both sides of l2_bytes). A GEMM series of one row is scaled from the
+// best-measured GEMM series (below); a series of one row of another kind is
+// used through the fallback only.
 #pragma once
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,6 +86,10 @@ struct KernelModelOptions {
   // (NVIDIA H100 whitepaper: 132 SMs, 50 MB of L2).
   int sm_count = 132;     // attention forward: SMs the tile schedule runs on
   double l2_bytes = 50e6; // membound: kernels moving at most this many bytes may run from L2
+  // GEMM curves with the sustained-load factor 1 + s W / (W + W0) (docs/compute.md):
+  // off by default; on, it shifts the calibrated presets' whole-iteration
+  // predictions (docs/published-runs.md), whose efficiencies were fitted without it.
+  bool gemm_sustained_load = false;
 };
 
 class KernelModel final : public ComputeModel {
@@ -88,7 +103,9 @@ class KernelModel final : public ComputeModel {
   std::optional<double> seconds(const ComputeNode& node) const override;
   std::string describe() const override;
 
-  enum class Source { kTable, kFallback, kRoofline };
+  // kScaled: a GEMM series of too few rows for a curve, by the best-measured
+  // GEMM series' prediction times its rows' mean ratio to it.
+  enum class Source { kTable, kScaled, kFallback, kRoofline };
   struct Prediction {
     double seconds = 0;
     Source source = Source::kTable;
@@ -104,6 +121,7 @@ class KernelModel final : public ComputeModel {
     double floor_s = 0, overhead_s = 0, rate = 0;  // F, c0, P (per second)
     double l2_speedup = 1;                // membound: S
     std::vector<double> shape_sizes;      // a_j
+    double load_share = 0, load_work = 0; // GEMM: s and W0 of the sustained-load term
     double efficiency = 0;                // e
   };
   std::vector<SeriesInfo> series() const;
@@ -117,6 +135,10 @@ class KernelModel final : public ComputeModel {
  private:
   const Series* find(const KernelShape& shape) const;
   const Series* closest(const KernelShape& shape) const;
+  // The series' own prediction, when the shape is within its reach.
+  std::optional<double> answer(const Series& s, const KernelShape& shape) const;
+  const Series* reference_gemm() const;  // the fitted GEMM series with the most rows
+  std::optional<double> scaled_gemm(const Series& own, const KernelShape& shape) const;
 
   std::shared_ptr<const RooflineModel> roofline_;
   KernelModelOptions options_;

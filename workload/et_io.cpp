@@ -1,6 +1,8 @@
 #include "workload/et_io.h"
 
+#include <dirent.h>
 #include <google/protobuf/util/json_util.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -483,19 +485,57 @@ struct RankFile {
   std::string suffix;  // ".<rank><ext>"
 };
 
-std::optional<RankFile> parse_rank_file(const std::string& name) {
+std::optional<RankFile> parse_rank_file(std::string_view name) {
   for (std::string_view ext : {".et.gz", ".et", ".json"}) {
     if (!ends_with(name, ext)) continue;
-    const std::string stem = name.substr(0, name.size() - ext.size());
+    const std::string_view stem = name.substr(0, name.size() - ext.size());
     const auto dot = stem.rfind('.');
-    if (dot == std::string::npos || dot == 0) return std::nullopt;
-    const std::string digits = stem.substr(dot + 1);
+    if (dot == std::string_view::npos || dot == 0) return std::nullopt;
+    const std::string_view digits = stem.substr(dot + 1);
     if (digits.empty() || digits.size() > 9 || (digits.size() > 1 && digits[0] == '0') ||
         !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
       return std::nullopt;
-    return RankFile{stem.substr(0, dot), std::stoi(digits), name.substr(dot)};
+    int rank = 0;
+    for (const char c : digits) rank = rank * 10 + (c - '0');  // at most 9 digits: no overflow
+    return RankFile{std::string(stem.substr(0, dot)), rank, std::string(name.substr(dot))};
   }
   return std::nullopt;
+}
+
+// The names of the regular files in `dir` (symbolic links followed), as
+// std::filesystem::directory_iterator with is_regular_file lists them, through
+// readdir: the iterator builds a path per entry, 3,000 instructions a file
+// when listing 4,096 rank files (issue 25's benchmark (b), docs/benchmarks.md).
+std::vector<std::string> regular_files_in(const std::string& dir, std::error_code& ec) {
+  std::vector<std::string> names;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) {
+    ec = std::error_code(errno, std::generic_category());
+    return names;
+  }
+  std::string path = dir;
+  if (!path.empty() && path.back() != '/') path += '/';
+  const std::size_t base = path.size();
+  for (;;) {
+    errno = 0;
+    const dirent* e = ::readdir(d);
+    if (!e) {
+      if (errno != 0) ec = std::error_code(errno, std::generic_category());
+      break;
+    }
+    const std::string_view name = e->d_name;
+    if (name == "." || name == "..") continue;
+    bool regular = e->d_type == DT_REG;
+    if (e->d_type == DT_UNKNOWN || e->d_type == DT_LNK) {  // the type needs a look at the file
+      path.resize(base);
+      path += name;
+      struct stat st {};
+      regular = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    }
+    if (regular) names.emplace_back(name);
+  }
+  ::closedir(d);
+  return names;
 }
 
 // Checks ranks 0..N-1 and returns the paths indexed by rank.
@@ -542,7 +582,14 @@ void scan_wire(std::string_view data, const std::string& path, et::GlobalMetadat
   }
   std::string error, detail;
   std::size_t error_at = 0;
-  auto memo = std::make_unique<WireAttrMemo>();  // points into `data`: one per buffer
+  // The memo points into `data`: one per buffer. Clearing it costs about as
+  // much as decoding a few nodes (128 entries, ~10 KB), so a trace of a few
+  // hundred bytes, where attributes barely repeat, goes without (benchmark
+  // (b) of issue 25 loads 4,096 traces of 76 B: the clearing was 15% of its
+  // instructions). The memo never changes a result, only its cost.
+  constexpr std::size_t kMemoFrom = 1024;
+  std::unique_ptr<WireAttrMemo> memo;
+  if (data.size() >= kMemoFrom) memo = std::make_unique<WireAttrMemo>();
   scan_frames(
       data, path, inflated, metadata, frame_count,
       [&](const char* bytes, int size) {
@@ -629,6 +676,11 @@ void scan_et_wire_nodes(std::string data, const std::string& path, et::GlobalMet
   scan_wire(data, path, metadata, on_node, nullptr);
 }
 
+void scan_et_wire_nodes(std::string_view data, const std::string& path, et::GlobalMetadata& metadata,
+                        const std::function<void(const WireNode&)>& on_node, std::size_t* frame_count) {
+  scan_wire(data, path, metadata, on_node, frame_count);
+}
+
 void wire_node_from(const et::Node& node, WireNode& out) {
   out.id = node.id();
   out.name = node.name();
@@ -700,11 +752,11 @@ std::vector<std::string> resolve_rank_files(const std::string& folder_or_prefix)
   std::error_code ec;
   if (fs::is_directory(folder_or_prefix, ec)) {
     std::map<std::string, std::map<int, std::string>> by_prefix;
-    for (const auto& entry : fs::directory_iterator(folder_or_prefix, ec)) {
-      std::error_code fec;
-      if (!entry.is_regular_file(fec)) continue;
-      const std::string name = entry.path().filename().string();
-      if (auto rf = parse_rank_file(name)) add_rank_file(by_prefix[rf->prefix], rf->rank, entry.path().string());
+    // Each file's path as directory_iterator spells it: the folder, a '/' unless it ends in one, the name.
+    const std::string folder =
+        folder_or_prefix.back() == '/' ? folder_or_prefix : folder_or_prefix + '/';
+    for (const std::string& name : regular_files_in(folder_or_prefix, ec)) {
+      if (auto rf = parse_rank_file(name)) add_rank_file(by_prefix[rf->prefix], rf->rank, folder + name);
     }
     if (ec) throw InputError("cannot list folder '" + folder_or_prefix + "': " + ec.message());
     if (by_prefix.empty())
@@ -734,10 +786,11 @@ std::vector<std::string> resolve_rank_files(const std::string& folder_or_prefix)
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
   std::map<int, std::string> files;
   if (!base.empty() && fs::is_directory(dir, ec)) {
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      std::error_code fec;
-      if (!entry.is_regular_file(fec)) continue;
-      auto rf = parse_rank_file(entry.path().filename().string());
+    for (const std::string& name : regular_files_in(dir.string(), ec)) {
+      // A cheap look at the name first: most entries of a folder of many
+      // prefixes are not this one's.
+      if (name.size() <= base.size() || name.compare(0, base.size(), base) != 0 || name[base.size()] != '.') continue;
+      auto rf = parse_rank_file(name);
       if (rf && rf->prefix == base) add_rank_file(files, rf->rank, folder_or_prefix + rf->suffix);
     }
   }

@@ -112,6 +112,9 @@ void read_et_wire_nodes(const std::string& path, et::GlobalMetadata& metadata,
 // The same from a file's bytes (`path` only names it in messages).
 void scan_et_wire_nodes(std::string data, const std::string& path, et::GlobalMetadata& metadata,
                         const std::function<void(const WireNode&)>& on_node);
+// The same on bytes held elsewhere, with read_et_wire_nodes' `frame_count`.
+void scan_et_wire_nodes(std::string_view data, const std::string& path, et::GlobalMetadata& metadata,
+                        const std::function<void(const WireNode&)>& on_node, std::size_t* frame_count);
 // attr_int_of / attr_bool_of / attr_string for a WireAttr: same members
 // accepted, same errors, word for word.
 std::int64_t wire_attr_int(const WireNode& node, const WireAttr& a);

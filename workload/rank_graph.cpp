@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -194,34 +195,58 @@ RankGraph::RankGraph(const std::string& path, int rank, const GraphOptions& opti
     : rank_(rank), path_(path) {
   Scratch local;
   if (!scratch) scratch = &local;
-  Pending& p = *scratch->pending_;
-  p.reset();
-  communicators_.emplace_back();
-  et::GlobalMetadata metadata;
   if (options.protobuf_decoder) {
+    Pending& p = *scratch->pending_;
+    p.reset();
+    communicators_.emplace_back();
+    et::GlobalMetadata metadata;
     WireNode wire;
     read_et_nodes(path, metadata, [&](const et::Node& node) {
       wire_node_from(node, wire);
       add(wire, options, p);
     });
-  } else {
-    std::size_t frames = 0;
-    read_et_wire_nodes(
-        path, metadata,
-        [&](const WireNode& node) {
-          if (shape_of_.empty() && frames > 1) {  // the first node: size the columns once
-            p.expected_nodes = frames - 1;
-            shape_of_.reserve(p.expected_nodes);
-            p.ids.reserve(p.expected_nodes);
-            p.dep_begin.reserve(p.expected_nodes + 1);
-            p.data_end.reserve(p.expected_nodes);
-          }
-          add(node, options, p);
-        },
-        scratch->file_, &frames);
-    // A file's bytes are not kept past a file of 64 MiB (one huge trace).
-    if (scratch->file_.capacity() > (std::size_t{64} << 20)) scratch->file_.release();
+    link(options, p);
+    return;
   }
+  decode(scratch->file_.read(path, "trace", std::numeric_limits<std::uint64_t>::max()), options, *scratch);
+  // A file's bytes are not kept past a file of 64 MiB (one huge trace).
+  if (scratch->file_.capacity() > kKeptFileBytes) scratch->file_.release();
+}
+
+RankGraph::RankGraph(std::string_view bytes, const std::string& path, int rank, const GraphOptions& options,
+                     Scratch* scratch)
+    : rank_(rank), path_(path) {
+  if (options.protobuf_decoder) {
+    throw std::logic_error("RankGraph from bytes: the protobuf decoder reads the file itself");
+  }
+  Scratch local;
+  decode(bytes, options, scratch ? *scratch : local);
+}
+
+RankGraph::RankGraph(const RankGraph& same, int rank, std::string path) : RankGraph(same) {
+  rank_ = rank;
+  path_ = std::move(path);
+}
+
+void RankGraph::decode(std::string_view bytes, const GraphOptions& options, Scratch& scratch) {
+  Pending& p = *scratch.pending_;
+  p.reset();
+  communicators_.emplace_back();
+  et::GlobalMetadata metadata;
+  std::size_t frames = 0;
+  scan_et_wire_nodes(
+      bytes, path_, metadata,
+      [&](const WireNode& node) {
+        if (shape_of_.empty() && frames > 1) {  // the first node: size the columns once
+          p.expected_nodes = frames - 1;
+          shape_of_.reserve(p.expected_nodes);
+          p.ids.reserve(p.expected_nodes);
+          p.dep_begin.reserve(p.expected_nodes + 1);
+          p.data_end.reserve(p.expected_nodes);
+        }
+        add(node, options, p);
+      },
+      &frames);
   link(options, p);
 }
 

@@ -158,6 +158,17 @@ class RankGraph {
   // Streams the file: binary ETs through the fast decoder (read_et_wire_nodes)
   // unless options.protobuf_decoder; no decoded trace is kept in memory.
   RankGraph(const std::string& path, int rank, const GraphOptions& options, Scratch* scratch = nullptr);
+  // The same from a trace's bytes already read (`path` names it in messages);
+  // the fast decoder only (std::logic_error with options.protobuf_decoder).
+  RankGraph(std::string_view bytes, const std::string& path, int rank, const GraphOptions& options,
+            Scratch* scratch = nullptr);
+  // `same`'s graph as rank `rank`'s, read from `path`: for a trace whose bytes
+  // are those `same` was decoded from (a graph is a function of the bytes and
+  // the options; the rank and path only name it in messages), so decoding
+  // runs once (workload/workload_loader.h).
+  RankGraph(const RankGraph& same, int rank, std::string path);
+  // Scratch keeps a file's bytes for the next file up to this size.
+  static constexpr std::size_t kKeptFileBytes = std::size_t{64} << 20;
 
   int rank() const { return rank_; }
   const std::string& path() const { return path_; }
@@ -224,6 +235,7 @@ class RankGraph {
   std::size_t memory_bytes() const;
 
  private:
+  void decode(std::string_view bytes, const GraphOptions& options, Scratch& scratch);
   void add(const WireNode& node, const GraphOptions& options, Pending& pending);
   void link(const GraphOptions& options, Pending& pending);
   void index_ids(std::vector<std::uint64_t>& ids);

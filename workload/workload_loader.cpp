@@ -3,16 +3,18 @@
 #include <malloc.h>
 
 #include <atomic>
+#include <limits>
 #include <exception>
 #include <optional>
 #include <thread>
 
+#include "core/input_file.h"
 #include "workload/memory_budget.h"
 
 namespace sim {
 
 std::vector<RankGraph> load_rank_graphs(const std::vector<std::string>& files, const GraphOptions& options,
-                                        unsigned threads) {
+                                        unsigned threads, LoadStats* stats) {
   const std::size_t n = files.size();
   if (n > 0) {  // refuse a workload that clearly cannot fit before reading it (workload/memory_budget.h)
     const std::size_t slash = files[0].rfind('/');
@@ -23,15 +25,47 @@ std::vector<RankGraph> load_rank_graphs(const std::vector<std::string>& files, c
   std::vector<std::optional<RankGraph>> graphs(n);
   std::vector<std::exception_ptr> errors(n);
   std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> decoded{0};
   auto work = [&] {
     RankGraph::Scratch scratch;  // one per thread, freed when its graphs are built
+    // A trace whose bytes are those of this thread's previous one (ASTRA-sim's
+    // per-rank files, a data-parallel step written once per rank) takes a copy
+    // of that graph instead of being decoded again: the graph is a function of
+    // the bytes. Two buffers, swapped: the previous file's bytes stay as read.
+    FileBuffer buffers[2];
+    int current = 0;  // the buffer the next file is read into; the other holds `previous`
+    std::string_view previous;
+    std::size_t previous_rank = n;
+    std::size_t mine = 0;
     for (std::size_t r; (r = next.fetch_add(1)) < n;) {
       try {
-        graphs[r].emplace(files[r], static_cast<int>(r), options, &scratch);
+        if (options.protobuf_decoder) {  // reads the file itself
+          graphs[r].emplace(files[r], static_cast<int>(r), options, &scratch);
+          ++mine;
+          continue;
+        }
+        FileBuffer& buffer = buffers[current];
+        const std::string_view bytes = buffer.read(files[r], "trace", std::numeric_limits<std::uint64_t>::max());
+        if (previous_rank < n && bytes == previous) {
+          graphs[r].emplace(*graphs[previous_rank], static_cast<int>(r), files[r]);
+          continue;
+        }
+        graphs[r].emplace(bytes, files[r], static_cast<int>(r), options, &scratch);
+        ++mine;
+        if (buffer.capacity() > RankGraph::kKeptFileBytes) {  // one huge trace: not kept
+          buffer.release();
+          previous = {};
+          previous_rank = n;
+        } else {
+          previous = bytes;
+          previous_rank = r;
+          current ^= 1;
+        }
       } catch (...) {
         errors[r] = std::current_exception();
       }
     }
+    decoded += mine;
   };
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
@@ -40,6 +74,7 @@ std::vector<RankGraph> load_rank_graphs(const std::vector<std::string>& files, c
   for (const std::exception_ptr& e : errors) {
     if (e) std::rethrow_exception(e);
   }
+  if (stats) stats->decoded = decoded;
   std::vector<RankGraph> out;
   out.reserve(n);
   for (auto& g : graphs) out.push_back(std::move(*g));

@@ -20,6 +20,21 @@ constexpr std::uint32_t kP2PDelivered = 2;
 std::uint64_t pack(std::uint32_t rank, std::uint32_t index) {
   return static_cast<std::uint64_t>(rank) << 32 | index;
 }
+
+// Where `rank` stands in `group`. Every rank joins each collective, so a
+// search per join is O(ranks^2) for a collective over all of them (10% of
+// issue 25's benchmark (b), 4,096 ranks); most groups are consecutive ranks,
+// where the offset from the first member is the answer. A group lists each
+// rank once (process_groups.cpp refuses a rank named twice), so a match there
+// is the one the search would find.
+std::uint32_t position_in(const CommGroup& group, std::uint32_t rank) {
+  const std::vector<std::uint32_t>& ranks = group.ranks;
+  if (!ranks.empty() && rank >= ranks.front()) {
+    const std::size_t guess = rank - ranks.front();
+    if (guess < ranks.size() && ranks[guess] == rank) return static_cast<std::uint32_t>(guess);
+  }
+  return static_cast<std::uint32_t>(std::find(ranks.begin(), ranks.end(), rank) - ranks.begin());
+}
 }  // namespace
 
 Simulation::Simulation(std::vector<RankGraph> graphs, const Topology& topology, const SystemConfig& config,
@@ -610,10 +625,7 @@ void Simulation::issue_collective(std::uint32_t rank, std::uint32_t index) {
                      "(run with --no-aggregation)");
   }
   const auto& members = group.npus;
-  const auto pos = group.mirrored_pos >= 0
-                       ? static_cast<std::uint32_t>(group.mirrored_pos)
-                       : static_cast<std::uint32_t>(std::find(group.ranks.begin(), group.ranks.end(), rank) -
-                                                    group.ranks.begin());
+  const auto pos = group.mirrored_pos >= 0 ? static_cast<std::uint32_t>(group.mirrored_pos) : position_in(group, rank);
   const std::uint64_t seq = r.coll_seq[gid]++;
   r.coll_running[index] = seq;
   // Ranks meet in the k-th collective of a communicator; they must agree on what it is.

@@ -103,16 +103,27 @@ TEST(KernelModel, OutsideItsReachTheRooflineScaledByTheLargestRowsEfficiency) {
   EXPECT_DOUBLE_EQ(model.predict(a).seconds, roof.kernel_seconds(a));
 }
 
-TEST(KernelModel, ASingleRowSeriesIsReproducedThroughTheFallback) {
+TEST(KernelModel, ASingleRowGemmSeriesFollowsTheBestMeasuredOne) {
   auto rows = gemm_grid({512, 1024, 4096, 16384});
   rows.push_back({gemm(4096, 4096, 4096, "tf32"), 350e-6, "syn.csv", 99});
   const KernelModel model(rows, h100());
   const KernelModel::Prediction p = model.predict(gemm(4096, 4096, 4096, "tf32"));
-  EXPECT_EQ(p.source, KernelModel::Source::kFallback);
+  EXPECT_EQ(p.source, KernelModel::Source::kScaled);
   EXPECT_EQ(p.series, "gemm tf32");
   EXPECT_NEAR(p.seconds, 350e-6, 1e-15);
-  // Twice the FLOPs: twice the time (compute-bound, same efficiency).
-  EXPECT_NEAR(model.predict(gemm(8192, 4096, 4096, "tf32")).seconds, 700e-6, 1e-12);
+  // Elsewhere the bf16 law's shape at the tf32 row's level: t = 350 us x
+  // law(shape) / law(4096^3), the bf16 fit recovering its law (first test).
+  const double level = 350e-6 / gemm_law(gemm(4096, 4096, 4096));
+  for (const KernelShape& s : {gemm(8192, 8192, 8192, "tf32"), gemm(512, 2048, 1024, "tf32")}) {
+    KernelShape as_bf16 = s;
+    as_bf16.dtype = "bf16";
+    EXPECT_EQ(model.predict(s).source, KernelModel::Source::kScaled);
+    EXPECT_NEAR(model.predict(s).seconds / (level * gemm_law(as_bf16)), 1, 1e-6) << s.describe();
+  }
+  // Beyond the bf16 series' reach: the fallback, the tf32 row's efficiency.
+  const KernelModel::Prediction far = model.predict(gemm(1 << 17, 4096, 4096, "tf32"));
+  EXPECT_EQ(far.source, KernelModel::Source::kFallback);
+  EXPECT_NEAR(far.seconds, 350e-6 * 32, 1e-12);
 }
 
 TEST(KernelModel, MemboundSeriesPerOpAndCopyForOpsNotMeasured) {

@@ -501,6 +501,20 @@ TEST_F(EtIoTest, ResolveRankFiles) {
   const auto ten = resolve_rank_files(tmp("ten"));
   ASSERT_EQ(ten.size(), 10u);
   EXPECT_EQ(ten[9], tmp("ten/p.9.et"));
+
+  // Listed through readdir: a symbolic link to a rank file counts, one to a
+  // folder or a dangling one does not, nor a folder named like a rank file;
+  // paths are spelled as std::filesystem would (one '/' after the folder).
+  fs::create_directories(tmp("links/s.2.et"));
+  spit(tmp("links/s.0.et"), "");
+  fs::create_symlink(tmp("links/s.0.et"), tmp("links/s.1.et"));
+  fs::create_directory_symlink(tmp("ten"), tmp("links/s.3.et"));
+  fs::create_symlink(tmp("links/absent"), tmp("links/s.4.et"));
+  const std::vector<std::string> linked = {tmp("links/s.0.et"), tmp("links/s.1.et")};
+  EXPECT_EQ(resolve_rank_files(tmp("links")), linked);
+  EXPECT_EQ(resolve_rank_files(tmp("links") + "/"), linked);
+  EXPECT_EQ(resolve_rank_files(tmp("links/s")), linked);
+  EXPECT_EQ(resolve_rank_files(tmp("links/s.1.et")), linked);
 }
 
 TEST_F(EtIoTest, ResolveRankFilesErrors) {
