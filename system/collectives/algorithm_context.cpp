@@ -1,6 +1,10 @@
 #include "system/collectives/algorithm_context.h"
 
+#include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
+
+#include "core/error.h"
 
 namespace sim {
 
@@ -11,8 +15,10 @@ std::vector<std::vector<std::uint32_t>> AlgorithmContext::positions_by_domain() 
 }
 
 std::shared_ptr<const AlgorithmContext> make_algorithm_context(std::shared_ptr<const std::vector<std::uint32_t>> members,
-                                                               const Topology* topology) {
+                                                               const Topology* topology,
+                                                               GpuMemory memory) {
   auto ctx = std::make_shared<AlgorithmContext>();
+  ctx->memory = memory;
   const auto n = static_cast<std::uint32_t>(members->size());
   ctx->members = std::move(members);
   ctx->topology = topology;
@@ -54,6 +60,78 @@ std::shared_ptr<const AlgorithmContext> make_algorithm_context(std::shared_ptr<c
   ctx->domain_reduces = all;
   for (std::size_t d = 1; d < ctx->dims.size(); ++d) ctx->fabric_reduces = ctx->fabric_reduces || ctx->dims[d].in_network_reduction;
   return ctx;
+}
+
+std::shared_ptr<const AlgorithmContext> make_line_context(std::shared_ptr<const std::vector<std::uint32_t>> line,
+                                                          const std::vector<std::uint32_t>& group,
+                                                          const Topology* topology, GpuMemory memory) {
+  auto shared = make_algorithm_context(line, topology, memory);
+  if (!topology) return shared;
+  auto ctx = std::make_shared<AlgorithmContext>(*shared);
+  const std::unordered_set<std::uint32_t> in_line(line->begin(), line->end());
+  std::unordered_set<std::uint32_t> outside;  // group members not in the line
+  for (const std::uint32_t m : group) {
+    if (!in_line.count(m)) outside.insert(m);
+  }
+  // Switches a member outside the line hangs off.
+  std::unordered_set<NodeId> shared_switches;
+  for (const Link& l : topology->links()) {
+    if (l.to >= topology->npu_count() && outside.count(l.from)) shared_switches.insert(l.to);
+  }
+  if (ctx->domain_reduces) {
+    for (const NodeId sw : ctx->domain_switch) {
+      if (!shared_switches.count(sw)) continue;
+      ctx->domain_reduces = false;
+      ctx->withheld = "its node switch " + std::to_string(sw) +
+                      " also joins group members of other lines of the hierarchical collective, whose phases "
+                      "run at the same time: it cannot reduce or multicast for this dimension's line alone";
+      break;
+    }
+  }
+  if (ctx->fabric_reduces) {
+    std::unordered_set<NodeId> own(ctx->domain_switch.begin(), ctx->domain_switch.end());
+    for (const Link& l : topology->links()) {
+      if (l.to < topology->npu_count() || !in_line.count(l.from) || own.count(l.to)) continue;
+      if (!topology->reduces(l.to) || !shared_switches.count(l.to)) continue;
+      ctx->fabric_reduces = false;
+      ctx->withheld = "its fabric switch " + std::to_string(l.to) +
+                      " also joins group members of other lines of the hierarchical collective, whose phases "
+                      "run at the same time: it cannot reduce for this dimension's line alone";
+      break;
+    }
+  }
+  return ctx;
+}
+
+std::vector<std::vector<NodeId>> switches_of_npus(const Topology& topology) {
+  std::vector<std::vector<NodeId>> out(topology.npu_count());
+  for (const Link& l : topology.links()) {
+    if (l.from < topology.npu_count() && l.to >= topology.npu_count()) out[l.from].push_back(l.to);
+  }
+  return out;
+}
+
+std::unordered_map<NodeId, NodeId> switch_translation(const std::vector<std::vector<NodeId>>& switches_of,
+                                                      const std::vector<std::uint32_t>& from,
+                                                      const std::vector<std::uint32_t>& to) {
+  std::unordered_map<NodeId, NodeId> out, back;
+  for (std::size_t p = 0; p < from.size() && p < to.size(); ++p) {
+    const std::vector<NodeId>& a = switches_of[from[p]];
+    const std::vector<NodeId>& b = switches_of[to[p]];
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      const NodeId there = k < b.size() ? b[k] : kNoSwitch;
+      const auto [it, fresh] = out.try_emplace(a[k], there);
+      const auto [jt, fresh_back] = back.try_emplace(there, a[k]);
+      if (there == kNoSwitch || it->second != there || jt->second != a[k]) {
+        throw InputError("hierarchical: the lines of a dimension are not alike: NPU " + std::to_string(from[p]) +
+                         " reaches switch " + std::to_string(a[k]) + " where NPU " + std::to_string(to[p]) +
+                         (there == kNoSwitch ? std::string(" has no such switch link")
+                                             : " reaches switch " + std::to_string(there)) +
+                         ", so an algorithm that addresses switches cannot run the same way on both");
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace sim

@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "network/topology.h"
@@ -25,6 +27,17 @@
 namespace sim {
 
 inline constexpr NodeId kNoSwitch = std::numeric_limits<NodeId>::max();
+
+// A GPU's memory as collectives see it: a reduction on the GPU reads its
+// local addend at `bandwidth` (HBM; the system file's compute.memory_bandwidth)
+// unless the rank's buffer fits its last-level cache of `cache_bytes`
+// (compute.kernel_l2_cache, the L2 the kernel model also uses; a buffer swept
+// again and again that does not fit an LRU cache misses it throughout).
+// bandwidth 0: reductions free.
+struct GpuMemory {
+  BytesPerSecond bandwidth = 0;
+  std::uint64_t cache_bytes = 0;
+};
 
 struct AlgorithmContext {
   std::shared_ptr<const std::vector<std::uint32_t>> members;  // global NPU ids by group position (never null)
@@ -40,6 +53,10 @@ struct AlgorithmContext {
   // Capabilities.
   bool domain_reduces = false;  // every domain's switch reduces and multicasts (NVLink SHARP)
   bool fabric_reduces = false;  // some dimension above 0 reduces in its switches (InfiniBand SHARP)
+  GpuMemory memory;  // what a reduction on the GPU costs (zero: free)
+  // Why a capability the topology has is withheld (a line of a hierarchical
+  // collective whose switch other lines share); empty when none is.
+  std::string withheld;
 
   std::uint32_t size() const { return static_cast<std::uint32_t>(members->size()); }
   // Positions of each domain, in position order.
@@ -48,6 +65,30 @@ struct AlgorithmContext {
 
 // The context of `members` on `topology` (null: every member in one domain, no switch, no capabilities).
 std::shared_ptr<const AlgorithmContext> make_algorithm_context(std::shared_ptr<const std::vector<std::uint32_t>> members,
-                                                               const Topology* topology);
+                                                               const Topology* topology,
+                                                               GpuMemory memory = {});
+
+// The context of one line of a hierarchical collective: `line` (global NPU
+// ids, by line position) inside the whole group `group`. The line runs its
+// own phase while the group's other lines run theirs, and a switch operation
+// involves every group member under the switch; so a switch the line shares
+// with a group member outside it cannot reduce or multicast for the line
+// alone: the capability it gives is withheld (and `withheld` says why).
+std::shared_ptr<const AlgorithmContext> make_line_context(std::shared_ptr<const std::vector<std::uint32_t>> line,
+                                                          const std::vector<std::uint32_t>& group,
+                                                          const Topology* topology, GpuMemory memory = {});
+
+// Switches each NPU hangs off, in link order (a dimension stack lists
+// dimension 0's first): what switch_translation compares.
+std::vector<std::vector<NodeId>> switches_of_npus(const Topology& topology);
+
+// Where a program written for the NPUs `from` addresses switch S, the same
+// program run on `to` (same length, position by position) addresses
+// translation[S]: the switch that `to[p]` reaches by the link `from[p]`
+// reaches S by (its k-th switch link). Throws InputError when that is not one
+// switch for one (the lines are not translations of each other).
+std::unordered_map<NodeId, NodeId> switch_translation(const std::vector<std::vector<NodeId>>& switches_of,
+                                                      const std::vector<std::uint32_t>& from,
+                                                      const std::vector<std::uint32_t>& to);
 
 }  // namespace sim

@@ -1,5 +1,6 @@
 #include "system/collectives/hierarchical.h"
 
+#include <algorithm>
 #include <bit>
 #include <deque>
 #include <numeric>
@@ -136,6 +137,35 @@ HierarchicalProgram::HierarchicalProgram(CollectiveType type, std::uint64_t byte
           if (pr->op_count(l) == 0) throw std::logic_error("hierarchical: a phase program with a rank without ops");
         }
       }
+    }
+  }
+  // The phase programs' tags, when some do not fit 32 bits: a dense index of
+  // every tag any of them uses (a message's tag must stay distinct from the
+  // other messages between its two ranks, and fit beside the phase's index).
+  {
+    std::set<const CollectiveProgram*> seen;
+    std::vector<std::uint64_t> tags;
+    bool wide = false;
+    for (const Phase& ph : phase_) {
+      for (const auto& by_variant : ph.prog) {
+        for (const auto& pr : by_variant) {
+          if (!seen.insert(pr.get()).second) continue;
+          for (std::uint32_t l = 0; l < pr->group_size(); ++l) {
+            for_each_op(*pr, l, [&](OpRef, const CollectiveOp& o) {
+              if (o.kind == OpKind::kCompute) return true;
+              tags.push_back(o.tag);
+              wide = wide || o.tag > 0xffffffffu;
+              return true;
+            });
+          }
+        }
+      }
+    }
+    if (wide) {
+      std::sort(tags.begin(), tags.end());
+      tags.erase(std::unique(tags.begin(), tags.end()), tags.end());
+      if (tags.size() > 0xffffffffu) throw InputError("hierarchical: more than 2^32 distinct message tags in its phases");
+      for (std::size_t i = 0; i < tags.size(); ++i) dense_tag_.emplace(tags[i], static_cast<std::uint32_t>(i));
     }
   }
   pbits_ = phases_ <= 1 ? 1 : static_cast<unsigned>(std::bit_width(phases_ - 1));
@@ -359,8 +389,11 @@ CollectiveOp HierarchicalProgram::op(std::uint32_t pos, OpRef ref) const {
   const CollectiveProgram& pr = prog(chunk, phase);
   const std::uint32_t l = line_pos(pos, phase);
   CollectiveOp o = pr.op(l, sub);
-  o.peer = peer_pos(pos, phase, o.peer);
-  o.tag = static_cast<std::uint64_t>(idx) << 32 | (o.tag & 0xffffffffu);
+  if (o.peer != kSwitchPeer) o.peer = peer_pos(pos, phase, o.peer);
+  if ((o.kind == OpKind::kSwitchReduce || o.kind == OpKind::kMulticast) && dims_[ph.dim].switch_of_line) {
+    o.node = dims_[ph.dim].switch_of_line(line_base_[static_cast<std::size_t>(pos) * phases_ + phase], o.node);
+  }
+  o.tag = static_cast<std::uint64_t>(idx) << 32 | (dense_tag_.empty() ? o.tag & 0xffffffffu : dense_tag_.at(o.tag));
   if (ranged_) {
     const ChunkRange r = pr.chunk_range(l, sub);
     if (r.count > 0) {

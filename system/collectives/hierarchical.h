@@ -36,7 +36,11 @@
 // index i of a dimension's sequence also waits for the item at i - a.
 //
 // OpRef: (chunk << phase bits | phase) << bits | the phase program's OpRef.
-// Tags: (chunk * phases + phase) << 32 | the phase program's tag.
+// Tags: (chunk * phases + phase) << 32 | the phase program's tag; when some
+// phase program's tags do not fit 32 bits (NCCL's carry the channel and the
+// chunk above bit 24), its tag's index among all phase programs' tags instead.
+// Switch operations of a phase program keep kSwitchPeer as their peer and
+// take their switch from the dimension's switch_of_line.
 // Message sizes: when every piece is a whole part of a common grid (per-dim
 // programs with one inner chunk; all-reduce and reduce-scatter), every op's
 // bytes are its exact share of the buffer cut into chunk_total() parts (so
@@ -50,6 +54,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "system/program/collective_program.h"
@@ -79,6 +84,11 @@ struct HierarchicalDimension {
   std::string name;  // for name()
   // Estimates for the dimension_queue order only (per message): latency and time per byte.
   double latency_ns = 500, ns_per_byte = 0.02;
+  // Programs that address switches (NCCL's NVLS, CollNet) are built for one
+  // line, the one through grid index 0; the switch another line uses instead:
+  // (its line base, i.e. the grid index of its coordinate-0 rank; the
+  // reference line's switch) -> its own. Null: no switch operations here.
+  std::function<std::uint32_t(std::uint32_t line_base, std::uint32_t node)> switch_of_line;
 };
 
 class HierarchicalProgram final : public CollectiveProgram {
@@ -186,6 +196,7 @@ class HierarchicalProgram final : public CollectiveProgram {
   std::vector<std::vector<std::uint32_t>> seq_;       // per dim: chunk * phases + phase, in service order
   std::vector<std::uint32_t> seq_index_;              // per chunk * phases + phase: its index in seq_[dim]
   std::uint64_t units_ = 0;  // parts per chunk when ranged
+  std::unordered_map<std::uint64_t, std::uint32_t> dense_tag_;  // wide phase tags -> index (empty: tags fit 32 bits)
   std::string name_;
   bool symmetric_ = false;
   // Tools only: the ops no other op of a phase program waits for (or the one

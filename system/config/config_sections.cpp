@@ -19,6 +19,7 @@ ComputeSection read_compute_section_of_system(const ConfigReader& r, const YAML:
     s.peak_flops_by_dtype = p.peak_flops_by_dtype;
     s.compute_memory_bandwidth = static_cast<BytesPerSecond>(p.memory_bandwidth);
   }
+  if (!compute.kernel_files.empty()) s.compute_l2_bytes = static_cast<std::uint64_t>(compute.kernel_options.l2_bytes);
   s.compute_model = compute.model;
   s.compute_efficiency = compute.efficiency;
   return s;

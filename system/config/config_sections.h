@@ -29,6 +29,10 @@ struct ComputeSection {
   // divides by the peak of the iteration's GEMM dtype (fp8 runs by fp8's).
   std::map<std::string, double, std::less<>> peak_flops_by_dtype;
   BytesPerSecond compute_memory_bandwidth = 0;
+  // The GPU's L2 (compute.kernel_l2_cache, or the kernel model's default)
+  // when kernels are given; 0 otherwise. Collectives' reductions read from
+  // HBM only buffers larger than this (system/collectives/algorithm_context.h).
+  std::uint64_t compute_l2_bytes = 0;
   // What times COMP nodes when the `compute:` section gives a model (the
   // roofline, or measured kernels: compute/compute_config.h); null: the
   // roofline of the two fields above if set (ASTRA-sim's JSON sets them).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "core/units.h"
@@ -70,7 +71,8 @@ std::vector<NativeAlgorithm> build_table() {
                }});
   {
     // NCCL's collectives (system/collectives/nccl/, docs/nccl.md). Without a
-    // context (inside a hierarchical choice, tools) the group is one node with no switch.
+    // context (tools, no topology) the group is one node with no switch;
+    // inside a hierarchical choice it gets its line's (make_hierarchical_program).
     NativeAlgorithm nccl_algo{"nccl", nccl::supported_types(), nccl::param_names(),
                               [](T type, std::uint32_t n, std::uint64_t bytes, std::uint32_t, const AlgorithmParams& p) {
                                 auto members = std::make_shared<std::vector<std::uint32_t>>(n);
@@ -339,7 +341,7 @@ std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
     const AlgorithmChoice& choice, CollectiveType type, std::uint64_t bytes, std::uint32_t chunks,
     const std::vector<std::uint32_t>& members, const std::vector<std::uint32_t>& topology_dims, bool baseline,
     std::uint32_t active, bool dimension_queue, bool astrasim_quirks, Time phase_tail,
-    const std::vector<TopologyDimension>* costs) {
+    const std::vector<TopologyDimension>* costs, const Topology* topology, GpuMemory memory) {
   type = normalized(type);
   const auto n = static_cast<std::uint32_t>(members.size());
   std::vector<std::uint32_t> sizes = topology_dims;
@@ -373,6 +375,7 @@ std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
     }
   }
   std::vector<HierarchicalDimension> dims;
+  std::vector<const DimensionChoice*> dim_choice;  // per hierarchical dimension
   std::vector<std::uint32_t> grid(n, 0);
   std::uint64_t stride = 1;
   for (std::size_t d = 0; d < sizes.size(); ++d) {
@@ -430,6 +433,7 @@ std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
     }
     stride *= v.size();
     dims.push_back(std::move(hd));
+    dim_choice.push_back(&dc);
   }
   bool is_grid = stride == n;
   if (is_grid) {
@@ -441,7 +445,65 @@ std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
   }
   if (!is_grid) {
     // Not a grid of the topology's dimensions: the first algorithm, flat over the group.
-    return make_native_program(*all.front().native, all.front().params, type, n, bytes, chunks);
+    const NativeAlgorithm& first = *all.front().native;
+    if (first.make_in_context && topology && first.supports(type)) {
+      return first.make_in_context(type, bytes, chunks, all.front().params,
+                                   *make_algorithm_context(std::make_shared<const std::vector<std::uint32_t>>(members),
+                                                           topology, memory));
+    }
+    return make_native_program(first, all.front().params, type, n, bytes, chunks);
+  }
+  // Topology-aware algorithms on a dimension: built in the context of the
+  // line through grid index 0 (its members by line position, the topology,
+  // the capabilities it does not share with other lines), run on every line
+  // with that line's switches (the lines of a grid on a dimension stack are
+  // translations of each other; switch_translation refuses them otherwise).
+  std::vector<std::uint32_t> pos_of_grid(n);
+  for (std::uint32_t p = 0; p < n; ++p) pos_of_grid[grid[p]] = p;
+  std::vector<std::vector<NodeId>> switches_of;
+  std::uint32_t line_stride = 1;
+  for (std::size_t k = 0; k < dims.size(); ++k) {
+    HierarchicalDimension& hd = dims[k];
+    const std::uint32_t s = line_stride;
+    line_stride *= hd.size;
+    const NativeAlgorithm* algo = dim_choice[k]->native;
+    if (!algo->make_in_context || !topology) continue;
+    const auto line_of = [&](std::uint32_t base) {
+      std::vector<std::uint32_t> line(hd.size);
+      for (std::uint32_t j = 0; j < hd.size; ++j) line[j] = members[pos_of_grid[base + j * s]];
+      return line;
+    };
+    const auto reference = std::make_shared<const std::vector<std::uint32_t>>(line_of(0));
+    const std::shared_ptr<const AlgorithmContext> ctx = make_line_context(reference, members, topology, memory);
+    if (switches_of.empty()) switches_of = switches_of_npus(*topology);
+    auto translations = std::make_shared<std::unordered_map<std::uint32_t, std::unordered_map<NodeId, NodeId>>>();
+    for (std::uint32_t g = 0; g < n; ++g) {
+      if (g / s % hd.size != 0 || g == 0) continue;  // one per line: its coordinate-0 rank
+      translations->emplace(g, switch_translation(switches_of, *reference, line_of(g)));
+    }
+    const std::string what = hd.name;
+    hd.switch_of_line = [translations, what](std::uint32_t base, std::uint32_t node) -> std::uint32_t {
+      if (base == 0) return node;
+      const auto& to = translations->at(base);
+      const auto it = to.find(node);
+      if (it == to.end()) {
+        throw std::logic_error("hierarchical: '" + what + "' addresses switch " + std::to_string(node) +
+                               ", which its line's NPUs do not hang off");
+      }
+      return it->second;
+    };
+    const AlgorithmParams params = dim_choice[k]->params;
+    const bool quirks = astrasim_quirks;
+    hd.make = [algo, params, ctx, quirks, phase_tail](CollectiveType t, std::uint32_t, std::uint64_t b,
+                                                      std::uint32_t) -> std::shared_ptr<const CollectiveProgram> {
+      if (!algo->supports(t)) return make_native_program(*algo, params, t, ctx->size(), b, 1);  // the error
+      auto prog = algo->make_in_context(t, b, 1, params, *ctx);
+      if (quirks) {
+        return std::make_shared<const ChunkedProgram>(std::vector<std::shared_ptr<const CollectiveProgram>>{prog}, 1,
+                                                      phase_tail, 0, std::vector<std::uint64_t>{});
+      }
+      return prog;
+    };
   }
   return std::make_shared<const HierarchicalProgram>(
       type, bytes, chunks, active, baseline ? HierarchicalOptimization::kBaseline : HierarchicalOptimization::kLocalBWAware,
@@ -572,7 +634,7 @@ AlgorithmRegistry::Chosen AlgorithmRegistry::choose(const std::string& text, Col
 std::shared_ptr<const AlgorithmContext> AlgorithmRegistry::context_for(
     const std::shared_ptr<const std::vector<std::uint32_t>>& members) {
   auto [it, fresh] = contexts_.try_emplace(*members);
-  if (fresh) it->second = make_algorithm_context(members, topology_);
+  if (fresh) it->second = make_algorithm_context(members, topology_, gpu_memory());
   return it->second;
 }
 
@@ -608,7 +670,8 @@ std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const Co
                                          topology_dims_, config_.collective_optimization == "baseline",
                                          config_.active_chunks_per_dimension, config_.dimension_queue,
                                          config_.astrasim_quirks, config_.endpoint_delay,
-                                         topology_ ? &topology_->dimensions() : nullptr);
+                                         topology_ ? &topology_->dimensions() : nullptr, topology_,
+                                         gpu_memory());
       }
       if (!ch && default_is_hierarchical(req)) {
         // No algorithm named, on a group that spans several topology

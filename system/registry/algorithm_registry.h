@@ -130,11 +130,17 @@ bool names_native_algorithm(const std::string& text);
 // `costs`: the topology's dimensions (kind, size, bandwidth, latency); when
 // given, a dimension's latency and bandwidth replace the fixed estimates
 // (500 ns, 50 GB/s) its dimension_queue ordering uses.
+// `topology`: what a topology-aware algorithm (nccl) on a dimension sees: the
+// context of its line (its members, the topology, the capabilities no other
+// line shares; make_line_context), built for the line through grid index 0
+// and run on every line with its switches translated. Null: no topology
+// (nccl then sees one node without a switch).
 std::shared_ptr<const CollectiveProgram> make_hierarchical_program(
     const AlgorithmChoice& choice, CollectiveType type, std::uint64_t bytes, std::uint32_t chunks,
     const std::vector<std::uint32_t>& members, const std::vector<std::uint32_t>& topology_dims,
     bool baseline, std::uint32_t active, bool dimension_queue = false, bool astrasim_quirks = false,
-    Time phase_tail = 0, const std::vector<TopologyDimension>* costs = nullptr);
+    Time phase_tail = 0, const std::vector<TopologyDimension>* costs = nullptr, const Topology* topology = nullptr,
+    GpuMemory memory = {});
 
 // A native program (throws InputError when the algorithm lacks the type).
 std::shared_ptr<const CollectiveProgram> make_native_program(const NativeAlgorithm& algo, const AlgorithmParams& params,
@@ -225,6 +231,8 @@ class AlgorithmRegistry {
   const Topology* topology_ = nullptr;
   std::map<std::vector<std::uint32_t>, std::shared_ptr<const AlgorithmContext>> contexts_;  // per group
   std::shared_ptr<const AlgorithmContext> context_for(const std::shared_ptr<const std::vector<std::uint32_t>>& members);
+  // The GPUs' memory from the config's compute section (reductions' cost).
+  GpuMemory gpu_memory() const { return {config_.compute_memory_bandwidth, config_.compute_l2_bytes}; }
 };
 
 }  // namespace sim

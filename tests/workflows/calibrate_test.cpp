@@ -168,12 +168,10 @@ TEST_F(Calibrate, BadInputIsAnErrorNamingIt) {
 // NVLS's efficiency and NCCL's per-call overhead) on the measured all-reduce
 // at 16 MiB to 256 MiB only; the calibrated files must then predict
 // all-reduce at 1-2 GiB and all-gather and reduce-scatter at every size >= 16
-// MiB within 10%. Met by 15 of these 18 rows. Reduce-scatter at 256 MiB to 1
-// GiB misses, each held here to the error it has (rounded up, so a worse fit
-// fails): the table's reduce-scatter is 5-7% slower than its all-gather at
-// those sizes, and NCCL's ring model gives both one bus bandwidth (its
-// reductions cost nothing; on other H100s reduce-scatter is the faster one,
-// NVIDIA/nccl issue 1281). docs/calibrate.md lists every row.
+// MiB within 10%: all 18 rows. Reduce-scatter at 256 MiB to 1 GiB met it only
+// once the ring's reductions cost their read of the local addend from HBM
+// (3.35 TB/s, spec sheet) for buffers larger than the L2 (50 MB, spec sheet);
+// before, they were 10-12% fast. docs/calibrate.md lists every row.
 TEST_F(Calibrate, DgxH100FittedOnAllReducePredictsTheOtherMeasuredRows) {
 #if defined(__SANITIZE_ADDRESS__)
   // About 40 s in Release, past ctest's 300 s in the unoptimised sanitizer
@@ -198,12 +196,7 @@ TEST_F(Calibrate, DgxH100FittedOnAllReducePredictsTheOtherMeasuredRows) {
   EXPECT_NE(r.system_text.find("all_reduce: nccl:overhead=" + r.values[1] + ",nvls_efficiency=" + r.values[0]),
             std::string::npos)
       << r.system_text;
-  // The rows outside 10%: (collective, the table's bytes) -> the bound they are held to.
-  const std::map<std::pair<std::string, std::uint64_t>, double> misses = {
-      {{"REDUCE_SCATTER", std::uint64_t{256} << 20}, 0.125},
-      {{"REDUCE_SCATTER", std::uint64_t{512} << 20}, 0.115},
-      {{"REDUCE_SCATTER", std::uint64_t{1} << 30}, 0.11}};
-  std::size_t judged = 0, within = 0;
+  std::size_t judged = 0;
   for (const CalibratedRow& row : r.rows) {
     if (row.fitted) continue;
     const bool large_ar = row.point.collective == "ALL_REDUCE" && row.point.bytes >= (std::uint64_t{1} << 30);
@@ -212,14 +205,10 @@ TEST_F(Calibrate, DgxH100FittedOnAllReducePredictsTheOtherMeasuredRows) {
     const bool other = row.point.collective != "ALL_REDUCE" && table_bytes >= (std::uint64_t{16} << 20);
     if (!large_ar && !other) continue;
     ++judged;
-    const auto miss = misses.find({row.point.collective, table_bytes});
-    const double bound = miss == misses.end() ? 0.10 : miss->second;
-    within += std::abs(row.error()) < 0.10 ? 1 : 0;
-    EXPECT_LT(std::abs(row.error()), bound) << row.point.collective << " " << table_bytes << " B: measured "
+    EXPECT_LT(std::abs(row.error()), 0.10) << row.point.collective << " " << table_bytes << " B: measured "
                                             << row.measured_ns / 1e3 << " us, simulated " << row.simulated_ns / 1e3;
   }
   EXPECT_EQ(judged, 2u + 8u + 8u);
-  EXPECT_EQ(within, 15u);
   std::cout << describe_calibration(r);
 }
 

@@ -161,6 +161,12 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
                        "ALL_REDUCE; nvls for ALL_REDUCE inside one node; nvlstree and collnetchain for ALL_REDUCE across "
                        "nodes); docs/nccl.md");
     }
+    if ((is_collnet(a) && !pl.system.collnet) || ((a == Algo::kNvls || a == Algo::kNvlsTree) && !pl.system.nvls)) {
+      if (!ctx.withheld.empty()) {
+        throw InputError(std::string("nccl:algo=") + algo_name(a) + " cannot run here: " + ctx.withheld +
+                         " (choose it for the whole group, not a dimension of a hierarchical list; docs/nccl.md)");
+      }
+    }
     if (is_collnet(a) && !pl.system.collnet) {
       throw InputError(std::string("nccl:algo=") + algo_name(a) +
                        " needs the switch above each node (every GPU's NIC rail, one GPU of every node under it) "
@@ -229,6 +235,13 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     m.base = us(base_latency(pl.algo, pl.proto));
     m.hop_intra = us(hop_latency(g.nvlink_intra ? Hw::kNvlink : Hw::kPci, pl.algo, pl.proto));
     m.hop_inter = us(hop_latency(Hw::kNet, pl.algo, pl.proto));
+    // The ring's reductions read the local addend from HBM when the rank's
+    // buffer does not fit the GPU's L2 (GpuMemory). NCCL's own model leaves
+    // them free, so its choice above does not see them.
+    if (pl.algo == Algo::kRing && (type == CollectiveType::kAllReduce || type == CollectiveType::kReduceScatter) &&
+        bytes > ctx.memory.cache_bytes) {
+      m.memory_bandwidth = ctx.memory.bandwidth;
+    }
     if (type == CollectiveType::kBroadcast || type == CollectiveType::kReduce || pl.algo == Algo::kCollNetChain) {
       m.step_bytes = chain_step_payload(pl.proto);
       m.window = kChainStepsInFlight;

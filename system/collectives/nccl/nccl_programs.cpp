@@ -114,6 +114,17 @@ std::shared_ptr<const CollectiveProgram> make_ring_program(std::string name, Col
     const std::int64_t v = s < n - 1 ? q - s : q + 1 - (static_cast<std::int64_t>(s) - (n - 1));
     return static_cast<std::uint32_t>(((v % n) + n) % n);
   };
+  // The pace of a send that carries a sum: its wire bytes at the channel's
+  // rate, then (the same threads) the read of its payload's local addend at
+  // the channel's share of HBM bandwidth.
+  const bool reduces = !gather && m.memory_bandwidth > 0 && rate > 0;
+  const double read_rate = static_cast<double>(m.memory_bandwidth) / m.channels;
+  const auto reducing_rate = [&](std::uint64_t wire, std::uint64_t payload) -> BytesPerSecond {
+    if (!reduces || wire == 0) return rate;
+    const double seconds = static_cast<double>(wire) / static_cast<double>(rate) + static_cast<double>(payload) / read_rate;
+    return static_cast<BytesPerSecond>(std::llround(static_cast<double>(wire) / seconds));
+  };
+  const std::uint32_t reduced_steps = gather ? 0 : n - 1;  // steps whose received piece is added in
   for (std::uint32_t c = 0; c < m.channels && steps > 0; ++c) {
     std::vector<std::uint32_t> ring;
     for (const auto& d : chains(ctx, c)) ring.insert(ring.end(), d.begin(), d.end());
@@ -143,11 +154,17 @@ std::shared_ptr<const CollectiveProgram> make_ring_program(std::string name, Col
           } else {
             parents = {last};
           }
-          const std::uint32_t sent =
-              b.send(r, next, wire_bytes(m.proto, out), tag_of(c, j, s), c, rate, parents);
+          // Steps 1..n-1 send what step s-1 received and added in (all-reduce's step n-1: the full sum).
+          const bool sum = s >= 1 && s <= reduced_steps;
+          const std::uint64_t wire_out = wire_bytes(m.proto, out);
+          const std::uint32_t sent = b.send(r, next, wire_out, tag_of(c, j, s), c,
+                                            sum ? reducing_rate(wire_out, out) : rate, parents);
           if (s == 0) first_send[j] = sent;
           const std::uint32_t got = b.recv(r, prev, wire_bytes(m.proto, in), tag_of(c, j, s));
-          last = b.delay(r, hop, got);
+          // Reduce-scatter's last step adds the piece into the output: a read with no send to pace it.
+          const bool last_sum = reduces && type == CollectiveType::kReduceScatter && s + 1 == steps;
+          last = b.delay(r, last_sum ? hop + transfer_time(in, static_cast<BytesPerSecond>(std::llround(read_rate))) : hop,
+                         got);
         }
       }
     }
