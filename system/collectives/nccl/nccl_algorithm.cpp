@@ -235,10 +235,14 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     m.base = us(base_latency(pl.algo, pl.proto));
     m.hop_intra = us(hop_latency(g.nvlink_intra ? Hw::kNvlink : Hw::kPci, pl.algo, pl.proto));
     m.hop_inter = us(hop_latency(Hw::kNet, pl.algo, pl.proto));
-    // The ring's reductions read the local addend from HBM when the rank's
-    // buffer does not fit the GPU's L2 (GpuMemory). NCCL's own model leaves
-    // them free, so its choice above does not see them.
-    if (pl.algo == Algo::kRing && (type == CollectiveType::kAllReduce || type == CollectiveType::kReduceScatter) &&
+    // Reductions on the GPU (the ring's, the tree's and the CollNet chain's)
+    // read the local addend from HBM when the rank's buffer does not fit the
+    // GPU's L2 (GpuMemory). NCCL's own model leaves them free, so its choice
+    // above does not see them. (NVLS and NVLS-tree, above, load no addend of
+    // their own: the switch sums the node's buffers.)
+    const bool reduces_on_gpu =
+        type == CollectiveType::kAllReduce || (pl.algo == Algo::kRing && type == CollectiveType::kReduceScatter);
+    if ((pl.algo == Algo::kRing || pl.algo == Algo::kTree || pl.algo == Algo::kCollNetChain) && reduces_on_gpu &&
         bytes > ctx.memory.cache_bytes) {
       m.memory_bandwidth = ctx.memory.bandwidth;
     }

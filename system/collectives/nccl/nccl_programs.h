@@ -64,13 +64,14 @@ struct StepModel {
   Time hop_inter = 0;               // after a step received from another node
   std::uint64_t step_bytes = 0;     // payload per step and channel (0: the protocol's)
   std::uint32_t window = 0;         // steps of one channel in flight (0: the protocol's)
-  // Rings that reduce on the GPU (reduce-scatter, all-reduce's first half):
-  // each received piece is added to the rank's own input, which the channel's
-  // threads read from HBM before they send the sum on; a read of the payload
-  // at memory_bandwidth / channels, paced with the send (NCCL's
-  // recvReduceSend: two loads and one store per element where an
-  // all-gather's recvCopySend has one load). 0: reductions free (NCCL's
-  // tuning model, which prices none).
+  // Reductions on the GPU (the ring's reduce-scatter and all-reduce's first
+  // half, the tree's reduce up, the CollNet chain's way up): each received
+  // piece is added to the rank's own input, which the channel's threads read
+  // from HBM before they send the sum on; a read of the payload at
+  // memory_bandwidth / channels, paced with the send (NCCL's recvReduceSend:
+  // two loads and one store per element where an all-gather's recvCopySend
+  // has one load). 0: reductions free (NCCL's tuning model, which prices
+  // none). NVLS and NVLS-tree ignore it: the switch sums the node's buffers.
   BytesPerSecond memory_bandwidth = 0;
 };
 
