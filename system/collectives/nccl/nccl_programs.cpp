@@ -68,6 +68,8 @@ constexpr std::uint64_t kMaxNvlsRounds = 256;
 // A chain (broadcast, reduce) has 3 ops a chunk per rank: NCCL's own 512 KiB
 // Simple chunks up to 3 GiB on 12 channels, so the pipeline's fill is NCCL's.
 constexpr std::uint64_t kMaxChainLoops = 512;
+// CollNet direct's smallest chunk per head (src/enqueue.cc: halved while above 131072 bytes).
+constexpr std::uint64_t kCollNetDirectMinChunk = 128 * 1024;
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b, std::uint64_t most = kMaxLoops) {
   return a == 0 ? 1 : std::min<std::uint64_t>((a + b - 1) / b, most);
 }
@@ -492,6 +494,94 @@ std::shared_ptr<const CollectiveProgram> make_collnet_chain_program(std::string 
         for (std::uint32_t i = L - 1; i > 0; --i) {
           b.send(chain[i], chain[i - 1], w, down, c, rate, {got});
           got = b.delay(chain[i - 1], m.hop_intra, b.recv(chain[i - 1], chain[i], w, down));
+        }
+      }
+    }
+  }
+  return b.build(std::move(name));
+}
+
+std::shared_ptr<const CollectiveProgram> make_collnet_direct_program(std::string name, std::uint64_t bytes,
+                                                                     const AlgorithmContext& ctx, const StepModel& m) {
+  const std::uint32_t n = ctx.size();
+  Builder b(n);
+  if (n <= 1) return b.build(std::move(name));
+  const std::vector<NodeId> rail = rail_switches(ctx);
+  if (rail.empty()) throw std::invalid_argument("nccl collnetdirect: needs a reducing switch above every node");
+  const auto nodes = chains(ctx, 0);  // each node's GPUs by rail: local index = the shard it heads
+  const auto local = static_cast<std::uint32_t>(nodes[0].size());
+  for (const auto& d : nodes) {
+    if (d.size() != local) throw std::invalid_argument("nccl collnetdirect: nodes of different sizes");
+  }
+  std::vector<std::uint32_t> index(n);
+  for (const auto& d : nodes) {
+    for (std::uint32_t i = 0; i < local; ++i) index[d[i]] = i;
+  }
+  // NCCL's chunk per head (src/enqueue.cc, calcCollChunking): a Simple slot
+  // (512 KiB), halved while the loops per channel are fewer than 64 x depth
+  // (depth 2 when the node has other GPUs, src/transport/coll_net.cc) and it
+  // is above 128 KiB: 128 KiB below about 1 GiB on 8 channels of 8 GPUs.
+  std::uint64_t step = m.step_bytes ? m.step_bytes : chain_step_payload(m.proto);
+  const std::uint64_t depth_loops = local > 1 ? 128 : 64;
+  while (step > kCollNetDirectMinChunk && bytes / (std::uint64_t{m.channels} * local * step) < depth_loops) step /= 2;
+  const std::uint32_t window = m.window ? m.window : kChainStepsInFlight;
+  const BytesPerSecond rate = wire_rate(m);
+  const AddendReads reads(m);
+  // Tags' low bits: head << 2 | 0 scatter to the head, 1 SHARP, 2 the head's broadcast.
+  const auto low = [](std::uint32_t head, std::uint32_t what) { return std::uint64_t{head} << 2 | what; };
+  // NCCL's kernel runs the scatter, the head's reduce and its broadcast in
+  // separate warps of the channel's block (src/device/all_reduce.h). The
+  // scatter and the broadcast share the GPU's NVLink sends: one pacer, which
+  // the one that has work uses whole. The reduce warps' read of the head's
+  // addend is paced apart (a second pacer per channel), so it does not queue
+  // behind the scatter of the loops in flight.
+  const auto reduce_pacer = [&m](std::uint32_t c) { return c + m.channels; };
+  for (std::uint32_t x = 0; x < n; ++x) {
+    const std::uint32_t me = index[x];
+    const auto& node = nodes[ctx.domain_of[x]];
+    const std::uint32_t base = b.delay(x, m.base, kNone);
+    for (std::uint32_t c = 0; c < m.channels; ++c) {
+      const std::uint64_t share = part_bytes(bytes, m.channels, c);
+      const std::uint64_t k = ceil_div(share, step * local, kMaxChainLoops);
+      std::vector<std::uint32_t> scattered(k * local, kNone);
+      for (std::uint64_t j = 0; j < k; ++j) {
+        const std::uint64_t loop = part_bytes(share, k, j);
+        // Scatter: my copy of every other head's shard, to it (the next rails first).
+        for (std::uint32_t s = 1; s < local; ++s) {
+          const std::uint32_t h = (me + s) % local;
+          const std::uint64_t w = wire_bytes(m.proto, part_bytes(loop, local, h));
+          scattered[j * local + h] = b.send(x, node[h], w, tag_of(c, j, low(h, 0)), c, rate,
+                                            {base, j >= window ? scattered[(j - window) * local + h] : kNone});
+        }
+        // As the head of my shard: the node's copies, plus my addend, up to my rail's switch (SHARP).
+        const std::uint64_t payload = part_bytes(loop, local, me);
+        const std::uint64_t mine = wire_bytes(m.proto, payload);
+        std::vector<std::uint32_t> ready = {base};
+        for (std::uint32_t s = 1; s < local; ++s) {
+          const std::uint32_t from = node[(me + local - s) % local];
+          ready.push_back(b.delay(x, m.hop_intra, b.recv(x, from, mine, tag_of(c, j, low(me, 0)))));
+        }
+        if (local == 1) ready.push_back(j >= window ? scattered[(j - window) * local + me] : kNone);
+        CollectiveOp op;
+        op.kind = OpKind::kSwitchReduce;
+        op.peer = kSwitchPeer;
+        op.node = rail[x];
+        op.bytes = mine;
+        op.tag = tag_of(c, j, low(me, 1));
+        op.channel = reduce_pacer(c);
+        // Unpaced (the NIC sets the upload's pace) but for the head's read of its addend.
+        op.rate = local > 1 ? reads.summing_rate(0, mine, payload) : 0;
+        const std::uint32_t uploaded = b.add(x, op, ready);
+        if (local == 1) scattered[j * local + me] = uploaded;
+        const std::uint32_t total = b.delay(x, m.hop_inter, b.recv(x, kSwitchPeer, mine, tag_of(c, j, low(me, 1))));
+        // The total to every other GPU of the node; theirs to me.
+        for (std::uint32_t s = 1; s < local; ++s) {
+          b.send(x, node[(me + s) % local], mine, tag_of(c, j, low(me, 2)), c, rate, {total});
+        }
+        for (std::uint32_t s = 1; s < local; ++s) {
+          const std::uint32_t h = (me + local - s) % local;
+          b.delay(x, m.hop_intra,
+                  b.recv(x, node[h], wire_bytes(m.proto, part_bytes(loop, local, h)), tag_of(c, j, low(h, 2))));
         }
       }
     }

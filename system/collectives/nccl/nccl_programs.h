@@ -42,6 +42,12 @@
 // rail switch; the switch sends the sum of every node's copy down to every
 // head (kSwitchReduce to kSwitchPeer), and each head broadcasts it back down
 // its node's chain.
+// CollNet direct (the same fabric): per channel and loop, every GPU heads one
+// shard (its rail's); each GPU sends its copy of every other shard to that
+// shard's head in its node (scatter), the head adds its own and uploads the
+// node's sum to its rail switch (kSwitchReduce to kSwitchPeer), which sends
+// every node's total back to every head, and each head sends it to the other
+// GPUs of its node (broadcast).
 #pragma once
 
 #include <memory>
@@ -88,6 +94,9 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
 // Needs rail_switches(ctx) (nccl_system.h) non-empty.
 std::shared_ptr<const CollectiveProgram> make_collnet_chain_program(std::string name, std::uint64_t bytes,
                                                                     const AlgorithmContext& ctx, const StepModel& model);
+// Needs rail_switches(ctx) non-empty and the same number of members in each domain.
+std::shared_ptr<const CollectiveProgram> make_collnet_direct_program(std::string name, std::uint64_t bytes,
+                                                                     const AlgorithmContext& ctx, const StepModel& m);
 // Needs every domain's switch to reduce (ctx.domain_reduces) and the same number of members in each.
 std::shared_ptr<const CollectiveProgram> make_nvls_tree_program(std::string name, std::uint64_t bytes,
                                                                 const AlgorithmContext& ctx, const StepModel& model);
