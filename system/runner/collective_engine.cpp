@@ -188,10 +188,9 @@ void CollectiveEngine::issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref
     case OpKind::kRecv: {
       std::uint64_t sent = 0;
       // Mirrored: the message is the copy of this rank's own send matched_send(ref);
-      // with a period, the copy of that send by the member that stands for the peer.
-      const MatchKey key = !in.mirrored       ? MatchKey{inst, op.peer, pos, op.tag}
-                           : in.period == 1 ? MatchKey{inst, kMirrorPeer, pos, in.program->matched_send(ref)}
-                                            : MatchKey{inst, op.peer, pos, in.program->matched_send(ref)};
+      // with a period, the peer's message as the member standing for it sends it (same tag).
+      const MatchKey key = in.mirrored && in.period == 1 ? MatchKey{inst, kMirrorPeer, pos, in.program->matched_send(ref)}
+                                                         : MatchKey{inst, op.peer, pos, op.tag};
       if (match_.post(key, PostedRecv{ref, op.bytes}, sent)) {
         check_sizes(in, op.peer, pos, op.tag, sent, op.bytes);
         --in.unreceived;
@@ -281,7 +280,7 @@ void CollectiveEngine::delivered(std::uint32_t m) {
     const auto n = static_cast<std::uint32_t>(in.members->size());
     const std::uint32_t shift = msg.dst - msg.dst % in.period;
     to = msg.dst - shift;
-    key = MatchKey{msg.instance, (msg.src + n - shift) % n, to, msg.send_ref};
+    key = MatchKey{msg.instance, (msg.src + n - shift) % n, to, msg.tag};
   }
   if (match_.arrive(key, msg.bytes, recv)) {
     check_sizes(instances_[msg.instance], msg.src, to, msg.tag, msg.bytes, recv.bytes);
@@ -559,6 +558,18 @@ namespace sim {
 // among the NPU's links). Checked over every member once per program and
 // member list; a program that is not rank-symmetric cannot be mirrored.
 
+void CollectiveEngine::check_mirror(std::shared_ptr<const CollectiveProgram> program,
+                                    std::shared_ptr<const std::vector<std::uint32_t>> members, std::uint32_t period,
+                                    std::uint32_t pos) {
+  Instance in;
+  in.program = std::move(program);
+  in.members = std::move(members);
+  in.mirrored = true;
+  in.period = period;
+  in.mirrored_pos = pos;
+  check_mirrored(in);
+}
+
 void CollectiveEngine::check_mirrored(const Instance& in) {
   const CollectiveProgram& program = *in.program;
   const std::vector<std::uint32_t>& members = *in.members;
@@ -570,7 +581,6 @@ void CollectiveEngine::check_mirrored(const Instance& in) {
   };
   // The routes depend on the algorithm's symmetry, not on the bytes: once per algorithm and member list.
   if (!mirror_checked_.insert({program.name(), in.members.get()}).second) return;
-  if (!program.rank_symmetric()) fail("the algorithm is not rank-symmetric", FoldingRefused::kOther);
   auto* analytical = dynamic_cast<AnalyticalNetwork*>(&network_);
   if (!analytical) fail("only the analytical backend can fold replicas", FoldingRefused::kOther);
   if (port_.empty()) {
@@ -579,6 +589,9 @@ void CollectiveEngine::check_mirrored(const Instance& in) {
     port_.resize(links.size());
     for (std::size_t l = 0; l < links.size(); ++l) port_[l] = seen[links[l].from]++;
   }
+  if (in.period > 1) return check_period(in, fail);
+  // (a program the same every few members may still fold a period of replicas at a time)
+  if (!program.rank_symmetric()) fail("the algorithm is not rank-symmetric", FoldingRefused::kRoutes);
   // The origin's peers: the members its sends and receives name, found by
   // walking its ops (each finished as soon as it is ready: only the set
   // matters). Checking every member instead was O(members^2) route look-ups:
@@ -589,7 +602,6 @@ void CollectiveEngine::check_mirrored(const Instance& in) {
     if ((op.kind == OpKind::kSend || op.kind == OpKind::kRecv) && op.peer < members.size()) talks[op.peer] = true;
     return true;
   });
-  if (in.period > 1) return check_period(in, talks, fail);
   for (std::uint32_t peer = 0; peer < members.size(); ++peer) {
     if (peer == origin || !talks[peer]) continue;
     const AnalyticalNetwork::PathCost mine = analytical->path_cost(members[origin], members[peer]);
@@ -608,11 +620,13 @@ void CollectiveEngine::check_mirrored(const Instance& in) {
 }
 
 // A period of P replicas: member y + P must run member y's program shifted by
-// P positions (each peer moved by P), and every route of a simulated member
-// x < P must be priced as its copies' x + kP are. Then the full run is the
-// same after a shift of P replicas, and the P simulated members stand for
-// everyone.
-void CollectiveEngine::check_period(const Instance& in, const std::vector<bool>& talks,
+// P positions (the same ops in the same order, each peer moved by P, the same
+// tags, so a message matches by tag whichever copy sends it), and every route
+// of a simulated member x < P must be priced as its copies' x + kP are. Then
+// the full run is the same after a shift of P replicas, and the P simulated
+// members stand for everyone. The program need not be rank-symmetric: NCCL's
+// ring over two GPUs of each node is the same node after node, not GPU after GPU.
+void CollectiveEngine::check_period(const Instance& in,
                                     const std::function<void(const std::string&, FoldingRefused::Reason)>& fail) {
   const CollectiveProgram& program = *in.program;
   const std::vector<std::uint32_t>& members = *in.members;
@@ -620,26 +634,67 @@ void CollectiveEngine::check_period(const Instance& in, const std::vector<bool>&
   const std::uint32_t period = in.period;
   if (n % period != 0) fail("its " + std::to_string(n) + " members are not a whole number of periods", FoldingRefused::kOther);
   auto* analytical = static_cast<AnalyticalNetwork*>(&network_);
-  const std::uint32_t origin = program.symmetric_origin();
-  for (std::uint32_t o = 0; o < n; ++o) {
-    if (o == origin || !talks[o]) continue;
-    for (std::uint32_t y = 0; y < n; ++y) {
-      if (program.symmetric_peer((y + period) % n, o) != (program.symmetric_peer(y, o) + period) % n) {
-        fail("the algorithm does not shift with its members (member " + std::to_string((y + period) % n) +
-             " is not member " + std::to_string(y) + " moved by " + std::to_string(period) + ")",
-             FoldingRefused::kOther);
+  // Each simulated member's ops in walking order, and the members it talks to.
+  std::vector<std::vector<std::pair<OpRef, CollectiveOp>>> walk(period);
+  for (std::uint32_t x = 0; x < period; ++x) {
+    for_each_op(program, x, [&](OpRef ref, const CollectiveOp& op) {
+      walk[x].emplace_back(ref, op);
+      return true;
+    });
+  }
+  for (std::uint32_t y = period; y < n; ++y) {
+    const std::uint32_t x = y % period;
+    std::size_t i = 0;
+    bool same = true;
+    for_each_op(program, y, [&](OpRef ref, const CollectiveOp& op) {
+      same = i < walk[x].size();
+      if (same) {
+        const auto& [r0, a] = walk[x][i++];
+        const bool talks = op.kind == OpKind::kSend || op.kind == OpKind::kRecv;
+        same = ref == r0 && op.kind == a.kind && op.bytes == a.bytes && op.tag == a.tag && op.duration == a.duration &&
+               op.channel == a.channel && op.rate == a.rate && op.kind != OpKind::kSwitchReduce &&
+               op.kind != OpKind::kMulticast && (!talks || (a.peer < n && op.peer == (a.peer + y - x) % n));
       }
+      return same;
+    });
+    if (!same || i != walk[x].size()) {
+      fail("the algorithm does not repeat every " + std::to_string(period) + " members (member " + std::to_string(y) +
+               " does not run member " + std::to_string(x) + "'s ops moved by " + std::to_string(y - x) + ")",
+           FoldingRefused::kOther);
     }
-    for (std::uint32_t x = 0; x < period; ++x) {
-      const std::uint32_t q = program.symmetric_peer(x, o);
+  }
+  for (std::uint32_t x = 0; x < period; ++x) {
+    std::vector<std::uint32_t> peers;
+    for (const auto& [ref, op] : walk[x]) {
+      if ((op.kind == OpKind::kSend || op.kind == OpKind::kRecv) && op.peer != x) peers.push_back(op.peer);
+    }
+    std::sort(peers.begin(), peers.end());
+    peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+    for (const std::uint32_t q : peers) {
       const AnalyticalNetwork::PathCost mine = analytical->path_cost(members[x], members[q]);
       for (std::uint32_t y = x; y < n; y += period) {
         const std::uint32_t z = (q + y - x) % n;
         const AnalyticalNetwork::PathCost theirs = analytical->path_cost(members[y], members[z]);
-        if (theirs.latency_sum != mine.latency_sum || theirs.min_bandwidth != mine.min_bandwidth ||
-            port_[theirs.first_link] != port_[mine.first_link] || theirs.bottleneck_link != theirs.first_link) {
+        bool same = theirs.latency_sum == mine.latency_sum && theirs.min_bandwidth == mine.min_bandwidth &&
+                    port_[theirs.first_link] == port_[mine.first_link];
+        if (mine.bottleneck_link == mine.first_link) {
+          same = same && theirs.bottleneck_link == theirs.first_link;
+        } else {
+          // A bottleneck past the port (NCCL's PXN: through a neighbour's NIC)
+          // is a queue: exact when it is a simulated NPU's link, so all its
+          // traffic is simulated, and the copy queues at that NPU's copy.
+          const auto& links = network_.topology().links();
+          const auto owner = [&](LinkId l) {
+            return links[l].from < network_.topology().npu_count() ? links[l].from : links[l].to;
+          };
+          const NodeId o = owner(mine.bottleneck_link);
+          same = same && o < simulated_npu_.size() && simulated_npu_[o] &&
+                 owner(theirs.bottleneck_link) == o + (members[y] - members[x]) &&
+                 port_[theirs.bottleneck_link] == port_[mine.bottleneck_link];
+        }
+        if (!same) {
           fail("NPU " + std::to_string(members[y]) + " -> " + std::to_string(members[z]) + " is not priced as NPU " +
-               std::to_string(members[x]) + " -> " + std::to_string(members[q]),
+                   std::to_string(members[x]) + " -> " + std::to_string(members[q]),
                FoldingRefused::kRoutes);
         }
       }

@@ -77,12 +77,23 @@ class CollectiveEngine final : public EventHandler {
   // arrives when its own matching send (CollectiveProgram::matched_send, the
   // same op on the copy that sends it) is delivered; with P > 1 a message sent
   // to member z arrives at member z mod P as the message from the sender
-  // shifted by as many positions. The program must be rank-symmetric (for
-  // P > 1, under shifts of P positions) and every member's routes the same as
-  // its original's (checked; FoldingRefused otherwise).
+  // shifted by as many positions (matched by tag). The program must be
+  // rank-symmetric (for P > 1: the same every P members, tags included) and
+  // every member's routes the same as its original's (checked;
+  // FoldingRefused otherwise).
   void join(const InstanceKey& key, std::shared_ptr<const CollectiveProgram> program,
             std::shared_ptr<const std::vector<std::uint32_t>> members, std::uint32_t pos, std::uint64_t cookie,
             std::uint32_t mirrored = 0);
+
+  // Checks now, as join() would when the collective is first reached, that
+  // `program` may run mirrored on `members` (FoldingRefused otherwise), so a
+  // run that cannot fold is refused before it simulates anything.
+  void check_mirror(std::shared_ptr<const CollectiveProgram> program,
+                    std::shared_ptr<const std::vector<std::uint32_t>> members, std::uint32_t period, std::uint32_t pos);
+
+  // Folded replicas: which NPUs are simulated ranks' (a mirrored route may
+  // queue on such an NPU's link, whose traffic is all simulated).
+  void set_simulated_npus(std::vector<bool> simulated) { simulated_npu_ = std::move(simulated); }
 
   // Compute ops finishing and messages delivered (the engine is each of its sends' Delivery target).
   void on_event(const Event& event) override;
@@ -204,8 +215,7 @@ class CollectiveEngine final : public EventHandler {
   // Mirrored instances: the program's routes seen from every member are the
   // ones its origin sees (checked once per program and member list).
   void check_mirrored(const Instance& in);
-  void check_period(const Instance& in, const std::vector<bool>& talks,
-                    const std::function<void(const std::string&, FoldingRefused::Reason)>& fail);
+  void check_period(const Instance& in, const std::function<void(const std::string&, FoldingRefused::Reason)>& fail);
   static constexpr std::uint32_t kMirrorPeer = 0xfffffffeu;  // a mirrored message's source in match keys
   // Puts message `m` on the network (a send, a switch upload, or their split into sends).
   void inject(std::uint32_t m);
@@ -271,6 +281,7 @@ class CollectiveEngine final : public EventHandler {
   // (system/runner/aggregation/flow_carrier.h).
   FlowNetwork* flow_ = nullptr;
   std::map<std::pair<const void*, const void*>, std::unique_ptr<Plan>> plans_;
+  std::vector<bool> simulated_npu_;
   std::set<std::pair<std::string, const void*>> mirror_checked_;  // (algorithm, members) checked for mirroring
   std::vector<std::uint32_t> port_;  // per link: its position among its source's links
   std::uint64_t aggregated_ = 0, aggregated_events_ = 0, mirrored_messages_ = 0;

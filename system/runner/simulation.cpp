@@ -5,6 +5,8 @@
 #include <cmath>
 #include <functional>
 #include <queue>
+#include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "compute/kernel_model.h"
@@ -198,6 +200,11 @@ void Simulation::check_folding() {
     throw InputError("the workload has " + std::to_string(f.world) + " ranks but the network has only " +
                      std::to_string(topology_.npu_count()) + " NPUs");
   }
+  {
+    std::vector<bool> simulated(topology_.npu_count(), false);
+    for (std::uint32_t r = 0; r < graphs_.size(); ++r) simulated[npu_of_[r]] = true;
+    engine_.set_simulated_npus(std::move(simulated));
+  }
   // A link's position among its source's links: the port it leaves by.
   std::vector<std::uint32_t> port(topology_.links().size());
   {
@@ -246,6 +253,33 @@ void Simulation::check_folding() {
                            std::to_string(npu_of_[r] + k * f.stride) + " to " + std::to_string(p + k * f.stride) +
                            "); run with --no-aggregation");
         }
+      }
+    }
+  }
+  // Every collective over a rank's copies, checked now rather than when first
+  // reached (the engine's cache keeps the verdict): a run that cannot fold is
+  // refused before it has simulated anything.
+  std::set<std::tuple<std::uint32_t, int, std::uint64_t>> checked;
+  for (std::uint32_t r = 0; r < graphs_.size(); ++r) {
+    const RankGraph& g = graphs_[r];
+    for (std::uint32_t i = 0; i < g.size(); ++i) {
+      if (g.kind(i) != NodeKind::kCommColl) continue;
+      const TaskNode& n = g.node(i);
+      const std::uint32_t gid = groups_->group_of(r, n.group);
+      const CommGroup& group = groups_->group(gid);
+      if (group.mirrored_pos < 0 || !checked.insert({gid, static_cast<int>(n.coll), n.comm_size}).second) continue;
+      std::shared_ptr<const CollectiveProgram> program;
+      try {
+        program = algorithms_.program_for(
+            CollectiveRequest{n.coll, n.comm_size, group.npus, config_.collective_chunks, n.id});
+      } catch (const FoldingRefused&) {
+        throw;
+      } catch (const InputError&) {
+        continue;  // the run says so, naming the node, when it gets there
+      }
+      if (program) {
+        const auto pos = group.period == 1 ? static_cast<std::uint32_t>(group.mirrored_pos) : position_in(group, r);
+        engine_.check_mirror(std::move(program), group.npus, group.period, pos);
       }
     }
   }

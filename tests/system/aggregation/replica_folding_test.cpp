@@ -110,9 +110,8 @@ TEST_F(ReplicaFoldingTest, APeriodOfReplicasFoldsWhereOneReplicaAlone) {
     const Scenario folded_one = build_scenario(one);
     ASSERT_TRUE(folded_one.options.folding.active()) << algorithm;
     EXPECT_EQ(folded_one.options.folding.period, 1u);
-    Simulation refused(folded_one.graphs, *folded_one.topology, folded_one.config, folded_one.options);
-    try {
-      refused.run();
+    try {  // refused before anything is simulated
+      Simulation refused(folded_one.graphs, *folded_one.topology, folded_one.config, folded_one.options);
       ADD_FAILURE() << algorithm << ": folded one replica at a time although the ring's hops differ";
     } catch (const FoldingRefused& e) {
       EXPECT_EQ(e.reason(), FoldingRefused::kRoutes) << e.what();
