@@ -86,7 +86,7 @@ TEST_F(AggregationCli, ReplicasThatDoNotMirrorAreRunRankByRank) {
   EXPECT_NE(tree_with.output.find("sim: note: ranks not folded, simulating every rank: collective 'nccl:"),
             std::string::npos)
       << tree_with.output;
-  EXPECT_EQ(tree_with.output.find("replicas folded"), std::string::npos) << tree_with.output;
+  EXPECT_EQ(tree_with.output.find("replicas folded:"), std::string::npos) << tree_with.output;
   EXPECT_EQ(stable(path("tree_with.json")), stable(path("tree_without.json")));
 }
 
