@@ -29,9 +29,9 @@ std::vector<RankGraph> load_rank_graphs(const std::vector<std::string>& files, c
   auto work = [&] {
     RankGraph::Scratch scratch;  // one per thread, freed when its graphs are built
     // A trace whose bytes are those of this thread's previous one (ASTRA-sim's
-    // per-rank files, a data-parallel step written once per rank) takes a copy
-    // of that graph instead of being decoded again: the graph is a function of
-    // the bytes. Two buffers, swapped: the previous file's bytes stay as read.
+    // per-rank files, a data-parallel step written once per rank) shares that
+    // graph instead of being decoded again: the graph is a function of the
+    // bytes. Two buffers, swapped: the previous file's bytes stay as read.
     FileBuffer buffers[2];
     int current = 0;  // the buffer the next file is read into; the other holds `previous`
     std::string_view previous;
