@@ -16,9 +16,13 @@ namespace sim {
 std::vector<RankGraph> load_rank_graphs(const std::vector<std::string>& files, const GraphOptions& options,
                                         unsigned threads, LoadStats* stats) {
   const std::size_t n = files.size();
+  // The files' sizes, as the memory budget's stat found them (-1: unknown):
+  // each file is then read without a stat of its own.
+  std::vector<std::int64_t> sizes;
   if (n > 0) {  // refuse a workload that clearly cannot fit before reading it (workload/memory_budget.h)
     const std::size_t slash = files[0].rfind('/');
-    check_memory_for_load(files, n == 1 || slash == std::string::npos ? files[0] : files[0].substr(0, slash));
+    check_memory_for_load(files, n == 1 || slash == std::string::npos ? files[0] : files[0].substr(0, slash),
+                          &sizes);
   }
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, n));
@@ -45,7 +49,10 @@ std::vector<RankGraph> load_rank_graphs(const std::vector<std::string>& files, c
           continue;
         }
         FileBuffer& buffer = buffers[current];
-        const std::string_view bytes = buffer.read(files[r], "trace", std::numeric_limits<std::uint64_t>::max());
+        constexpr std::uint64_t kNoLimit = std::numeric_limits<std::uint64_t>::max();
+        const std::string_view bytes = sizes[r] >= 0
+                                           ? buffer.read_sized(files[r], "trace", kNoLimit, static_cast<std::uint64_t>(sizes[r]))
+                                           : buffer.read(files[r], "trace", kNoLimit);
         if (previous_rank < n && bytes == previous) {
           graphs[r].emplace(*graphs[previous_rank], static_cast<int>(r), files[r]);
           continue;
