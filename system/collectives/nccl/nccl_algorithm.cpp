@@ -32,9 +32,10 @@ bool modelled(Algo a, CollectiveType type, int nodes) {
     case Algo::kTree: return type == CollectiveType::kAllReduce;
     case Algo::kNvls: return type == CollectiveType::kAllReduce && nodes == 1;
     case Algo::kNvlsTree: return type == CollectiveType::kAllReduce && nodes > 1;
-    case Algo::kCollNetChain: return type == CollectiveType::kAllReduce && nodes > 1;
-    default: return false;  // CollNet direct: tuned, not yet simulated
+    case Algo::kCollNetChain:
+    case Algo::kCollNetDirect: return type == CollectiveType::kAllReduce && nodes > 1;
   }
+  return false;
 }
 
 }  // namespace
@@ -158,8 +159,8 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
       throw InputError(std::string("nccl:algo=") + algo_name(a) + " for " + collective_name(type) + " on " +
                        std::to_string(in.nodes) + (in.nodes == 1 ? " node" : " nodes") +
                        " is not simulated (modelled: ring for ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, BROADCAST, REDUCE; tree for "
-                       "ALL_REDUCE; nvls for ALL_REDUCE inside one node; nvlstree and collnetchain for ALL_REDUCE across "
-                       "nodes); docs/nccl.md");
+                       "ALL_REDUCE; nvls for ALL_REDUCE inside one node; nvlstree, collnetdirect and collnetchain for ALL_REDUCE "
+                       "across nodes); docs/nccl.md");
     }
     if ((is_collnet(a) && !pl.system.collnet) || ((a == Algo::kNvls || a == Algo::kNvlsTree) && !pl.system.nvls)) {
       if (!ctx.withheld.empty()) {
@@ -229,16 +230,37 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
                 : g.nvlink_intra       ? nvls_hop
                                        : hop_latency(Hw::kPci, pl.algo, pl.proto));
     m.hop_inter = pl.algo == Algo::kNvlsTree ? us(hop_latency(Hw::kNet, pl.algo, pl.proto)) : 0;
+  } else if (pl.algo == Algo::kCollNetDirect) {
+    // Each GPU sends, per loop, its copy of every other head's shard (scatter)
+    // and its own shard's total to every other GPU (broadcast): 2 (n - 1) / n
+    // of the loop through its channel's pacer, n the GPUs of its node, while
+    // NCCL's model moves the loop at algBw; the SHARP uploads are not paced
+    // (the NICs set their pace) but for the head's read of its addend. NCCL's latency, 2 (min(1, n - 1) x intra +
+    // (n - 1) x 0.4) + inter us (tuning.cc: 0.4 us per peer of the fan): the
+    // deepest path has the two NVLink hops and the network hop; the fan's
+    // 0.4 us per peer, twice, is the start.
+    const double local = pl.system.per_node;
+    m.channel_rate = static_cast<BytesPerSecond>(std::llround(2 * (local - 1) / local * alg_bw / g.channels * 1e9));
+    m.base = us(2 * (local - 1) * kCollNetDirectPeerLatencyUs);
+    m.hop_intra = us(hop_latency(g.nvlink_intra ? Hw::kNvlink : Hw::kPci, pl.algo, pl.proto));
+    m.hop_inter = us(hop_latency(Hw::kNet, pl.algo, pl.proto));
+    m.step_bytes = chain_step_payload(pl.proto);
+    m.window = kChainStepsInFlight;
+    if (bytes > ctx.memory.cache_bytes) m.memory_bandwidth = ctx.memory.bandwidth;  // the heads' reads (all-reduce only)
   } else {
     const double bus_per_channel = alg_bw / bus_to_alg_ratio(pl.algo, type, in.ranks) / g.channels;
     m.channel_rate = static_cast<BytesPerSecond>(std::llround(bus_per_channel * 1e9));
     m.base = us(base_latency(pl.algo, pl.proto));
     m.hop_intra = us(hop_latency(g.nvlink_intra ? Hw::kNvlink : Hw::kPci, pl.algo, pl.proto));
     m.hop_inter = us(hop_latency(Hw::kNet, pl.algo, pl.proto));
-    // The ring's reductions read the local addend from HBM when the rank's
-    // buffer does not fit the GPU's L2 (GpuMemory). NCCL's own model leaves
-    // them free, so its choice above does not see them.
-    if (pl.algo == Algo::kRing && (type == CollectiveType::kAllReduce || type == CollectiveType::kReduceScatter) &&
+    // Reductions on the GPU (the ring's, the tree's and the CollNet chain's)
+    // read the local addend from HBM when the rank's buffer does not fit the
+    // GPU's L2 (GpuMemory). NCCL's own model leaves them free, so its choice
+    // above does not see them. (NVLS and NVLS-tree, above, load no addend of
+    // their own: the switch sums the node's buffers.)
+    const bool reduces_on_gpu =
+        type == CollectiveType::kAllReduce || (pl.algo == Algo::kRing && type == CollectiveType::kReduceScatter);
+    if ((pl.algo == Algo::kRing || pl.algo == Algo::kTree || pl.algo == Algo::kCollNetChain) && reduces_on_gpu &&
         bytes > ctx.memory.cache_bytes) {
       m.memory_bandwidth = ctx.memory.bandwidth;
     }
@@ -261,6 +283,7 @@ std::shared_ptr<const CollectiveProgram> make_program(CollectiveType type, std::
     case Algo::kNvls: return make_nvls_program(pl.name, bytes, ctx, pl.model);
     case Algo::kNvlsTree: return make_nvls_tree_program(pl.name, bytes, ctx, pl.model);
     case Algo::kCollNetChain: return make_collnet_chain_program(pl.name, bytes, ctx, pl.model);
+    case Algo::kCollNetDirect: return make_collnet_direct_program(pl.name, bytes, ctx, pl.model);
     default: break;
   }
   switch (type) {

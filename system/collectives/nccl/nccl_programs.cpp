@@ -68,6 +68,8 @@ constexpr std::uint64_t kMaxNvlsRounds = 256;
 // A chain (broadcast, reduce) has 3 ops a chunk per rank: NCCL's own 512 KiB
 // Simple chunks up to 3 GiB on 12 channels, so the pipeline's fill is NCCL's.
 constexpr std::uint64_t kMaxChainLoops = 512;
+// CollNet direct's smallest chunk per head (src/enqueue.cc: halved while above 131072 bytes).
+constexpr std::uint64_t kCollNetDirectMinChunk = 128 * 1024;
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b, std::uint64_t most = kMaxLoops) {
   return a == 0 ? 1 : std::min<std::uint64_t>((a + b - 1) / b, most);
 }
@@ -85,6 +87,36 @@ std::vector<std::vector<std::uint32_t>> chains(const AlgorithmContext& ctx, std:
 std::uint64_t tag_of(std::uint32_t channel, std::uint64_t chunk, std::uint64_t low) {
   return static_cast<std::uint64_t>(channel) << 48 | chunk << 24 | low;
 }
+
+// A GPU-side reduction's read of the rank's own addend (NCCL's
+// recvReduceSend, recvReduceCopySend: two loads and one store per element
+// where a copy's recvCopySend has one load). The operand received from a peer
+// sits in NCCL's staging slots, recycled every few steps (in the L2, like a
+// copy's); the addend is the rank's buffer, read from HBM at the channel's
+// share of StepModel::memory_bandwidth (0 when the buffer fits the L2, or no
+// bandwidth is known: free). Every algorithm charges its reductions here.
+class AddendReads {
+ public:
+  explicit AddendReads(const StepModel& m)
+      : read_rate_(m.memory_bandwidth > 0 ? static_cast<double>(m.memory_bandwidth) / m.channels : 0) {}
+  bool charged() const { return read_rate_ > 0; }
+  // The pacing rate of a send that carries a sum the sender made: its wire
+  // bytes at `rate` (0: unpaced, the network alone sets its pace), then the
+  // same threads' read of the payload's addend.
+  BytesPerSecond summing_rate(BytesPerSecond rate, std::uint64_t wire, std::uint64_t payload) const {
+    if (!charged() || wire == 0) return rate;
+    const double wire_s = rate > 0 ? static_cast<double>(wire) / static_cast<double>(rate) : 0.0;
+    const double seconds = wire_s + static_cast<double>(payload) / read_rate_;
+    return static_cast<BytesPerSecond>(std::llround(static_cast<double>(wire) / seconds));
+  }
+  // The read alone: a reduction with no send of its own to pace it.
+  Time read_time(std::uint64_t payload) const {
+    return charged() ? transfer_time(payload, static_cast<BytesPerSecond>(std::llround(read_rate_))) : 0;
+  }
+
+ private:
+  double read_rate_;
+};
 
 }  // namespace
 
@@ -114,16 +146,9 @@ std::shared_ptr<const CollectiveProgram> make_ring_program(std::string name, Col
     const std::int64_t v = s < n - 1 ? q - s : q + 1 - (static_cast<std::int64_t>(s) - (n - 1));
     return static_cast<std::uint32_t>(((v % n) + n) % n);
   };
-  // The pace of a send that carries a sum: its wire bytes at the channel's
-  // rate, then (the same threads) the read of its payload's local addend at
-  // the channel's share of HBM bandwidth.
-  const bool reduces = !gather && m.memory_bandwidth > 0 && rate > 0;
-  const double read_rate = static_cast<double>(m.memory_bandwidth) / m.channels;
-  const auto reducing_rate = [&](std::uint64_t wire, std::uint64_t payload) -> BytesPerSecond {
-    if (!reduces || wire == 0) return rate;
-    const double seconds = static_cast<double>(wire) / static_cast<double>(rate) + static_cast<double>(payload) / read_rate;
-    return static_cast<BytesPerSecond>(std::llround(static_cast<double>(wire) / seconds));
-  };
+  // A send that carries a sum is paced for its wire bytes and its addend's read.
+  const AddendReads reads(m);
+  const bool reduces = !gather && reads.charged() && rate > 0;
   const std::uint32_t reduced_steps = gather ? 0 : n - 1;  // steps whose received piece is added in
   for (std::uint32_t c = 0; c < m.channels && steps > 0; ++c) {
     std::vector<std::uint32_t> ring;
@@ -158,13 +183,12 @@ std::shared_ptr<const CollectiveProgram> make_ring_program(std::string name, Col
           const bool sum = s >= 1 && s <= reduced_steps;
           const std::uint64_t wire_out = wire_bytes(m.proto, out);
           const std::uint32_t sent = b.send(r, next, wire_out, tag_of(c, j, s), c,
-                                            sum ? reducing_rate(wire_out, out) : rate, parents);
+                                            sum && reduces ? reads.summing_rate(rate, wire_out, out) : rate, parents);
           if (s == 0) first_send[j] = sent;
           const std::uint32_t got = b.recv(r, prev, wire_bytes(m.proto, in), tag_of(c, j, s));
           // Reduce-scatter's last step adds the piece into the output: a read with no send to pace it.
           const bool last_sum = reduces && type == CollectiveType::kReduceScatter && s + 1 == steps;
-          last = b.delay(r, last_sum ? hop + transfer_time(in, static_cast<BytesPerSecond>(std::llround(read_rate))) : hop,
-                         got);
+          last = b.delay(r, last_sum ? hop + reads.read_time(in) : hop, got);
         }
       }
     }
@@ -222,6 +246,7 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
   const std::uint64_t step = m.step_bytes ? m.step_bytes : step_payload(m.proto);
   const std::uint32_t window = m.window ? m.window : steps_in_flight(m.proto);
   const BytesPerSecond rate = wire_rate(m);
+  const AddendReads reads(m);
   std::vector<std::uint32_t> base(n);
   for (std::uint32_t r = 0; r < n; ++r) base[r] = b.delay(r, m.base, kNone);
   const std::uint32_t D = ctx.domains;
@@ -252,17 +277,26 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
       const auto hop = [&](std::uint32_t from) { return ctx.domain_of[from] == ctx.domain_of[r] ? m.hop_intra : m.hop_inter; };
       std::vector<std::uint32_t> up_send(k, kNone);
       for (std::uint64_t j = 0; j < k; ++j) {
-        const std::uint64_t w = wire_bytes(m.proto, part_bytes(share, k, j));
+        const std::uint64_t payload = part_bytes(share, k, j);
+        const std::uint64_t w = wire_bytes(m.proto, payload);
+        // A rank with children adds its own addend to theirs (NCCL's tree,
+        // src/device/all_reduce.h: recvReduceSend up, recvReduceCopySend at
+        // the root, whose sum goes down); a leaf only sends its input.
+        const BytesPerSecond summed = children[r].empty() ? rate : reads.summing_rate(rate, w, payload);
         std::vector<std::uint32_t> up = {base[r]};
         for (const std::uint32_t ch : children[r]) up.push_back(b.delay(r, hop(ch), b.recv(r, ch, w, tag_of(c, j, 0))));
         std::vector<std::uint32_t> down_after = up;
         if (parent[r] >= 0) {
           const auto p = static_cast<std::uint32_t>(parent[r]);
           up.push_back(j >= window ? up_send[j - window] : kNone);
-          up_send[j] = b.send(r, p, w, tag_of(c, j, 0), c, rate, up);
+          up_send[j] = b.send(r, p, w, tag_of(c, j, 0), c, summed, up);
           down_after = {b.delay(r, hop(p), b.recv(r, p, w, tag_of(c, j, 1)))};
         }
-        for (const std::uint32_t ch : children[r]) b.send(r, ch, w, tag_of(c, j, 1), c, rate, down_after);
+        // The root's first send down carries its read (once, whatever the children).
+        for (std::size_t i = 0; i < children[r].size(); ++i) {
+          const BytesPerSecond paced = parent[r] < 0 && i == 0 ? summed : rate;
+          b.send(r, children[r][i], w, tag_of(c, j, 1), c, paced, down_after);
+        }
       }
     }
   }
@@ -416,6 +450,7 @@ std::shared_ptr<const CollectiveProgram> make_collnet_chain_program(std::string 
   const std::uint64_t step = m.step_bytes ? m.step_bytes : chain_step_payload(m.proto);
   const std::uint32_t window = m.window ? m.window : kChainStepsInFlight;
   const BytesPerSecond rate = wire_rate(m);
+  const AddendReads reads(m);
   std::vector<std::uint32_t> base(n);
   for (std::uint32_t r = 0; r < n; ++r) base[r] = b.delay(r, m.base, kNone);
   for (std::uint32_t c = 0; c < m.channels; ++c) {
@@ -429,12 +464,15 @@ std::shared_ptr<const CollectiveProgram> make_collnet_chain_program(std::string 
       const std::uint32_t head = chain[L - 1];
       std::vector<std::uint32_t> leaf_send(k, kNone);
       for (std::uint64_t j = 0; j < k; ++j) {
-        const std::uint64_t w = wire_bytes(m.proto, part_bytes(share, k, j));
+        const std::uint64_t payload = part_bytes(share, k, j);
+        const std::uint64_t w = wire_bytes(m.proto, payload);
         const std::uint64_t up = tag_of(c, j, 0), down = tag_of(c, j, 1), sharp = tag_of(c, j, 2);
-        // Up the chain: the leaf sends, each next rank reduces and forwards.
+        // Up the chain: the leaf sends, each next rank adds its addend and
+        // forwards (NCCL's recvReduceSend, the head's to the network).
         std::vector<std::uint32_t> ready = {base[chain[0]], j >= window ? leaf_send[j - window] : kNone};
         for (std::uint32_t i = 0; i + 1 < L; ++i) {
-          const std::uint32_t sent = b.send(chain[i], chain[i + 1], w, up, c, rate, ready);
+          const BytesPerSecond paced = i == 0 ? rate : reads.summing_rate(rate, w, payload);
+          const std::uint32_t sent = b.send(chain[i], chain[i + 1], w, up, c, paced, ready);
           if (i == 0) leaf_send[j] = sent;
           ready = {base[chain[i + 1]], b.delay(chain[i + 1], m.hop_intra, b.recv(chain[i + 1], chain[i], w, up))};
         }
@@ -447,6 +485,8 @@ std::shared_ptr<const CollectiveProgram> make_collnet_chain_program(std::string 
         op.bytes = w;
         op.tag = sharp;
         op.channel = c;
+        // Unpaced (the NIC sets the upload's pace) but for the head's read of its addend.
+        op.rate = L > 1 ? reads.summing_rate(0, w, payload) : 0;
         const std::uint32_t uploaded = b.add(head, op, ready);
         if (L == 1) leaf_send[j] = uploaded;
         std::uint32_t got = b.delay(head, m.hop_inter, b.recv(head, kSwitchPeer, w, sharp));
@@ -454,6 +494,94 @@ std::shared_ptr<const CollectiveProgram> make_collnet_chain_program(std::string 
         for (std::uint32_t i = L - 1; i > 0; --i) {
           b.send(chain[i], chain[i - 1], w, down, c, rate, {got});
           got = b.delay(chain[i - 1], m.hop_intra, b.recv(chain[i - 1], chain[i], w, down));
+        }
+      }
+    }
+  }
+  return b.build(std::move(name));
+}
+
+std::shared_ptr<const CollectiveProgram> make_collnet_direct_program(std::string name, std::uint64_t bytes,
+                                                                     const AlgorithmContext& ctx, const StepModel& m) {
+  const std::uint32_t n = ctx.size();
+  Builder b(n);
+  if (n <= 1) return b.build(std::move(name));
+  const std::vector<NodeId> rail = rail_switches(ctx);
+  if (rail.empty()) throw std::invalid_argument("nccl collnetdirect: needs a reducing switch above every node");
+  const auto nodes = chains(ctx, 0);  // each node's GPUs by rail: local index = the shard it heads
+  const auto local = static_cast<std::uint32_t>(nodes[0].size());
+  for (const auto& d : nodes) {
+    if (d.size() != local) throw std::invalid_argument("nccl collnetdirect: nodes of different sizes");
+  }
+  std::vector<std::uint32_t> index(n);
+  for (const auto& d : nodes) {
+    for (std::uint32_t i = 0; i < local; ++i) index[d[i]] = i;
+  }
+  // NCCL's chunk per head (src/enqueue.cc, calcCollChunking): a Simple slot
+  // (512 KiB), halved while the loops per channel are fewer than 64 x depth
+  // (depth 2 when the node has other GPUs, src/transport/coll_net.cc) and it
+  // is above 128 KiB: 128 KiB below about 1 GiB on 8 channels of 8 GPUs.
+  std::uint64_t step = m.step_bytes ? m.step_bytes : chain_step_payload(m.proto);
+  const std::uint64_t depth_loops = local > 1 ? 128 : 64;
+  while (step > kCollNetDirectMinChunk && bytes / (std::uint64_t{m.channels} * local * step) < depth_loops) step /= 2;
+  const std::uint32_t window = m.window ? m.window : kChainStepsInFlight;
+  const BytesPerSecond rate = wire_rate(m);
+  const AddendReads reads(m);
+  // Tags' low bits: head << 2 | 0 scatter to the head, 1 SHARP, 2 the head's broadcast.
+  const auto low = [](std::uint32_t head, std::uint32_t what) { return std::uint64_t{head} << 2 | what; };
+  // NCCL's kernel runs the scatter, the head's reduce and its broadcast in
+  // separate warps of the channel's block (src/device/all_reduce.h). The
+  // scatter and the broadcast share the GPU's NVLink sends: one pacer, which
+  // the one that has work uses whole. The reduce warps' read of the head's
+  // addend is paced apart (a second pacer per channel), so it does not queue
+  // behind the scatter of the loops in flight.
+  const auto reduce_pacer = [&m](std::uint32_t c) { return c + m.channels; };
+  for (std::uint32_t x = 0; x < n; ++x) {
+    const std::uint32_t me = index[x];
+    const auto& node = nodes[ctx.domain_of[x]];
+    const std::uint32_t base = b.delay(x, m.base, kNone);
+    for (std::uint32_t c = 0; c < m.channels; ++c) {
+      const std::uint64_t share = part_bytes(bytes, m.channels, c);
+      const std::uint64_t k = ceil_div(share, step * local, kMaxChainLoops);
+      std::vector<std::uint32_t> scattered(k * local, kNone);
+      for (std::uint64_t j = 0; j < k; ++j) {
+        const std::uint64_t loop = part_bytes(share, k, j);
+        // Scatter: my copy of every other head's shard, to it (the next rails first).
+        for (std::uint32_t s = 1; s < local; ++s) {
+          const std::uint32_t h = (me + s) % local;
+          const std::uint64_t w = wire_bytes(m.proto, part_bytes(loop, local, h));
+          scattered[j * local + h] = b.send(x, node[h], w, tag_of(c, j, low(h, 0)), c, rate,
+                                            {base, j >= window ? scattered[(j - window) * local + h] : kNone});
+        }
+        // As the head of my shard: the node's copies, plus my addend, up to my rail's switch (SHARP).
+        const std::uint64_t payload = part_bytes(loop, local, me);
+        const std::uint64_t mine = wire_bytes(m.proto, payload);
+        std::vector<std::uint32_t> ready = {base};
+        for (std::uint32_t s = 1; s < local; ++s) {
+          const std::uint32_t from = node[(me + local - s) % local];
+          ready.push_back(b.delay(x, m.hop_intra, b.recv(x, from, mine, tag_of(c, j, low(me, 0)))));
+        }
+        if (local == 1) ready.push_back(j >= window ? scattered[(j - window) * local + me] : kNone);
+        CollectiveOp op;
+        op.kind = OpKind::kSwitchReduce;
+        op.peer = kSwitchPeer;
+        op.node = rail[x];
+        op.bytes = mine;
+        op.tag = tag_of(c, j, low(me, 1));
+        op.channel = reduce_pacer(c);
+        // Unpaced (the NIC sets the upload's pace) but for the head's read of its addend.
+        op.rate = local > 1 ? reads.summing_rate(0, mine, payload) : 0;
+        const std::uint32_t uploaded = b.add(x, op, ready);
+        if (local == 1) scattered[j * local + me] = uploaded;
+        const std::uint32_t total = b.delay(x, m.hop_inter, b.recv(x, kSwitchPeer, mine, tag_of(c, j, low(me, 1))));
+        // The total to every other GPU of the node; theirs to me.
+        for (std::uint32_t s = 1; s < local; ++s) {
+          b.send(x, node[(me + s) % local], mine, tag_of(c, j, low(me, 2)), c, rate, {total});
+        }
+        for (std::uint32_t s = 1; s < local; ++s) {
+          const std::uint32_t h = (me + local - s) % local;
+          b.delay(x, m.hop_intra,
+                  b.recv(x, node[h], wire_bytes(m.proto, part_bytes(loop, local, h)), tag_of(c, j, low(h, 2))));
         }
       }
     }

@@ -42,6 +42,12 @@
 // rail switch; the switch sends the sum of every node's copy down to every
 // head (kSwitchReduce to kSwitchPeer), and each head broadcasts it back down
 // its node's chain.
+// CollNet direct (the same fabric): per channel and loop, every GPU heads one
+// shard (its rail's); each GPU sends its copy of every other shard to that
+// shard's head in its node (scatter), the head adds its own and uploads the
+// node's sum to its rail switch (kSwitchReduce to kSwitchPeer), which sends
+// every node's total back to every head, and each head sends it to the other
+// GPUs of its node (broadcast).
 #pragma once
 
 #include <memory>
@@ -64,13 +70,14 @@ struct StepModel {
   Time hop_inter = 0;               // after a step received from another node
   std::uint64_t step_bytes = 0;     // payload per step and channel (0: the protocol's)
   std::uint32_t window = 0;         // steps of one channel in flight (0: the protocol's)
-  // Rings that reduce on the GPU (reduce-scatter, all-reduce's first half):
-  // each received piece is added to the rank's own input, which the channel's
-  // threads read from HBM before they send the sum on; a read of the payload
-  // at memory_bandwidth / channels, paced with the send (NCCL's
-  // recvReduceSend: two loads and one store per element where an
-  // all-gather's recvCopySend has one load). 0: reductions free (NCCL's
-  // tuning model, which prices none).
+  // Reductions on the GPU (the ring's reduce-scatter and all-reduce's first
+  // half, the tree's reduce up, the CollNet chain's way up): each received
+  // piece is added to the rank's own input, which the channel's threads read
+  // from HBM before they send the sum on; a read of the payload at
+  // memory_bandwidth / channels, paced with the send (NCCL's recvReduceSend:
+  // two loads and one store per element where an all-gather's recvCopySend
+  // has one load). 0: reductions free (NCCL's tuning model, which prices
+  // none). NVLS and NVLS-tree ignore it: the switch sums the node's buffers.
   BytesPerSecond memory_bandwidth = 0;
 };
 
@@ -87,6 +94,9 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
 // Needs rail_switches(ctx) (nccl_system.h) non-empty.
 std::shared_ptr<const CollectiveProgram> make_collnet_chain_program(std::string name, std::uint64_t bytes,
                                                                     const AlgorithmContext& ctx, const StepModel& model);
+// Needs rail_switches(ctx) non-empty and the same number of members in each domain.
+std::shared_ptr<const CollectiveProgram> make_collnet_direct_program(std::string name, std::uint64_t bytes,
+                                                                     const AlgorithmContext& ctx, const StepModel& m);
 // Needs every domain's switch to reduce (ctx.domain_reduces) and the same number of members in each.
 std::shared_ptr<const CollectiveProgram> make_nvls_tree_program(std::string name, std::uint64_t bytes,
                                                                 const AlgorithmContext& ctx, const StepModel& model);

@@ -177,7 +177,7 @@ TuneTable tune(const TuneInput& in) {
       } else if (is(a, Algo::kTree)) {
         lat += 2 * ((local - 1) * intra_lat + log2i(static_cast<std::uint64_t>(nodes)) * inter_lat);
       } else if (is(a, Algo::kCollNetDirect)) {
-        lat += 2 * (std::min(1, local - 1) * intra_lat + (local - 1) * 0.4) + inter_lat;
+        lat += 2 * (std::min(1, local - 1) * intra_lat + (local - 1) * kCollNetDirectPeerLatencyUs) + inter_lat;
       } else if (is(a, Algo::kCollNetChain)) {
         lat += 2 * (local - 1) * intra_lat + inter_lat;
       } else if (is(a, Algo::kNvls)) {

@@ -71,6 +71,8 @@ TuneTable tune(const TuneInput& in);
 // NCCL's base latency and per-hop latency of a link class, us (baseLat, hwLat).
 double base_latency(Algo a, Proto p);
 double hop_latency(Hw hw, Algo a, Proto p);
+// CollNet direct's latency per peer of its fan in and out of the head, us (tuning.cc: `(localRanks - 1) * 0.4`).
+inline constexpr double kCollNetDirectPeerLatencyUs = 0.4;
 // busBw / algBw of an algorithm as NCCL converts them (ring n/nsteps, tree 1/2, NVLS 5/6).
 double bus_to_alg_ratio(Algo a, CollectiveType type, int ranks);
 
