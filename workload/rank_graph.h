@@ -268,7 +268,7 @@ class RankGraph {
   // those bytes and the options alone. Immutable once built, so the ranks whose
   // traces are byte for byte the same share one (load_rank_graphs); what a run
   // changes per rank (ready counts, cursors) lives in the run
-  // (system/runner/simulation.h), never here.
+  // (system/runner/simulation_run.h), never here.
   struct Body {
     std::vector<Shape> shapes_;
     NarrowColumn shape_of_;                   // per node (2 B while there are under 2^16 shapes)
