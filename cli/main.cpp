@@ -118,18 +118,10 @@ int run_simulation(const RunOptions& o) {
                                     scenario.config.network.backend, wall_start),
                           std::move(scenario));
   };
-  auto run = [&] {
-    try {
-      return simulate(spec);
-    } catch (const FoldingRefused& e) {
-      if (outputs.timeline()) throw;  // it has the folded run's first slices: say why instead
-      std::cerr << "sim: note: ranks not folded, simulating every rank: " << e.what() << "\n";
-      ScenarioSpec every = spec;
-      every.fold_replicas = false;
-      every.fold_identical_ranks = false;
-      return simulate(every);
-    }
-  }();
+  auto run = simulate_folded_if_exact(spec, simulate, [&](const std::string& why) {
+    if (outputs.timeline()) throw FoldingRefused(why);  // it has the folded run's first slices: say why instead
+    std::cerr << "sim: note: " << why << "\n";
+  });
   auto& [result, info, implausible] = run.first;
   const SystemConfig& config = run.second.config;
   info.training = training->finish(result, config);

@@ -31,7 +31,16 @@ class InputError : public SimError {
 // caller runs every rank instead (the same results, slower).
 class FoldingRefused : public InputError {
  public:
+  // kRoutes: a copy's route is not priced as the original's; folding more
+  // replicas at a time (a longer period, system/groups/replica_folding.h) may
+  // still be exact.
+  enum Reason { kOther, kRoutes };
   explicit FoldingRefused(const std::string& what) : InputError(what) {}
+  FoldingRefused(Reason reason, const std::string& what) : InputError(what), reason_(reason) {}
+  Reason reason() const { return reason_; }
+
+ private:
+  Reason reason_ = kOther;
 };
 
 // The simulation cannot complete: deadlock, unmatched message, cycle (exit 3).

@@ -151,7 +151,12 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
     }
     out << "\n";
   }
-  if (r.folded_replicas > 1) {
+  if (r.folded_replicas > 1 && r.replica_period > 1) {
+    out << "replicas folded: " << r.folded_replicas * r.replica_period << " identical replicas simulated as "
+        << r.replica_period << ", replica k standing for every replica k + " << r.replica_period << " j ("
+        << r.ranks.size() << " of " << r.ranks.size() * r.folded_replicas
+        << " ranks; exact, --no-aggregation simulates all; per-rank and link figures are those replicas')\n";
+  } else if (r.folded_replicas > 1) {
     out << "replicas folded: " << r.folded_replicas << " identical replicas simulated as one ("
         << r.ranks.size() << " of " << r.ranks.size() * r.folded_replicas
         << " ranks; exact, --no-aggregation simulates all; per-rank and link figures are replica 0's)\n";
@@ -202,6 +207,7 @@ void json_header(JsonStream& j, const SimulationResult& r, const RunInfo& info) 
   }
   j.field("events", r.events).field("messages", r.messages);
   if (r.folded_replicas > 1) j.field("folded_replicas", r.folded_replicas);
+  if (r.folded_replicas > 1 && r.replica_period > 1) j.field("replica_period", r.replica_period);
 }
 
 void json_ranks(JsonStream& j, const SimulationResult& r) {

@@ -109,28 +109,47 @@ std::uint32_t GroupTable::add(std::uint32_t job, const std::string& key, std::st
 }
 
 // A group with folded copies must be one simulated rank's copies: each of its
-// members the rank itself or one of its mirrors.
+// members the rank itself or one of its mirrors. With a period P > 1 the
+// group's members are that rank's copies in replica order, so the P simulated
+// copies sit at positions 0..P-1 and a shift by P positions is a shift by P
+// replicas (the engine delivers copies' messages by it).
 std::uint32_t GroupTable::add_mirrored(std::uint32_t rank, const ProcessGroup& pg, const std::string& where) {
   const std::string key = "mirrored:" + pg.name;
   if (const auto it = by_key_.find("0\x1f" + key); it != by_key_.end()) return it->second;
   CommGroup g;
   g.label = "pg_name '" + pg.name + "'";
+  g.period = folding_.period;
+  const auto per_replica = static_cast<std::uint32_t>(folding_.real_rank.size() / folding_.period);
+  const std::uint32_t original = folding_.real_rank[rank % per_replica];
   std::vector<std::uint32_t> npus;
   for (std::uint32_t r : pg.ranks) {
-    if (folding_.graph_of[r] != rank) {
+    if (folding_.graph_of[r] % per_replica != rank % per_replica) {
       throw InputError(where + ": pg_name '" + pg.name + "' (from " + pg.source + ") joins rank " + std::to_string(r) +
-                       ", which is not a copy of rank " + std::to_string(folding_.real_rank[rank]) +
+                       ", which is not a copy of rank " + std::to_string(original) +
                        ": its replicas cannot be folded (run with --no-aggregation)");
     }
-    if (r == folding_.real_rank[rank]) g.mirrored_pos = static_cast<std::int32_t>(npus.size());
+    if (folding_.simulated(r)) {
+      if (g.mirrored_pos < 0) g.mirrored_pos = static_cast<std::int32_t>(npus.size());
+      g.ranks.push_back(folding_.graph_of[r]);
+    }
     npus.push_back(r);  // folded, a rank's NPU is its number
   }
   if (g.mirrored_pos < 0) {
     throw InputError(where + ": pg_name '" + pg.name + "' (from " + pg.source + ") does not include rank " +
-                     std::to_string(folding_.real_rank[rank]));
+                     std::to_string(original));
+  }
+  if (g.period > 1) {
+    bool in_order = npus.size() % g.period == 0 && g.ranks.size() == g.period;
+    for (std::uint32_t k = 0; in_order && k < npus.size(); ++k) {
+      in_order = npus[k] == original + k * folding_.stride && (k >= g.period || g.ranks[k] == rank % per_replica + k * per_replica);
+    }
+    if (!in_order) {
+      throw FoldingRefused(where + ": pg_name '" + pg.name + "' (from " + pg.source + ") is not rank " +
+                           std::to_string(original) + "'s copies in replica order, which folding " +
+                           std::to_string(g.period) + " replicas at a time needs (run with --no-aggregation)");
+    }
   }
   g.dims = spanned_dims(npus);
-  g.ranks = {rank};
   g.npus = std::make_shared<const std::vector<std::uint32_t>>(std::move(npus));
   const auto id = static_cast<std::uint32_t>(groups_.size());
   groups_.push_back(std::move(g));

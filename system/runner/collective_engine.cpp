@@ -44,7 +44,7 @@ CollectiveEngine::~CollectiveEngine() = default;
 
 void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const CollectiveProgram> program,
                             std::shared_ptr<const std::vector<std::uint32_t>> members, std::uint32_t pos,
-                            std::uint64_t cookie, bool mirrored) {
+                            std::uint64_t cookie, std::uint32_t mirrored) {
   std::uint32_t idx;
   auto it = by_key_.find(key);
   if (it == by_key_.end()) {
@@ -65,11 +65,13 @@ void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const Collec
     in.fused = false;
     in.joined = 0;
     in.joined_at = queue_.now();
-    in.mirrored = mirrored;
+    in.mirrored = mirrored != 0;
     in.mirrored_pos = pos;
+    in.period = std::max<std::uint32_t>(mirrored, 1);
+    // (a period of replicas runs per message: its members' routes differ)
     in.tentative = (analytical_ != nullptr || flow_ != nullptr) && program->rank_symmetric() &&
-                   program->op_count(program->symmetric_origin()) > 0;
-    if (mirrored) check_mirrored(in);
+                   program->op_count(program->symmetric_origin()) > 0 && in.period == 1;
+    if (in.mirrored) check_mirrored(in);
     ++live_instances_;
     by_key_.emplace(key, idx);
   } else {
@@ -107,11 +109,11 @@ void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const Collec
     rs.done = true;
     ++in.ranks_done;
     done_.emplace_back((*in.members)[pos], cookie);
-    if (in.mirrored) release(idx);
+    if (in.mirrored && in.ranks_done == in.period) release(idx);
   }
   // The last rank is in: decide once this instant's other events (the rest
   // of each rank's issuing) have run.
-  if (in.tentative && in.joined == (in.mirrored ? 1 : in.ranks.size())) queue_.schedule(queue_.now(), this, kResolve, idx);
+  if (in.tentative && in.joined == in.running()) queue_.schedule(queue_.now(), this, kResolve, idx);
   run_work();
 }
 
@@ -185,9 +187,11 @@ void CollectiveEngine::issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref
       break;
     case OpKind::kRecv: {
       std::uint64_t sent = 0;
-      // Mirrored: the message is the copy of this rank's own send matched_send(ref).
-      const MatchKey key = in.mirrored ? MatchKey{inst, kMirrorPeer, pos, in.program->matched_send(ref)}
-                                       : MatchKey{inst, op.peer, pos, op.tag};
+      // Mirrored: the message is the copy of this rank's own send matched_send(ref);
+      // with a period, the copy of that send by the member that stands for the peer.
+      const MatchKey key = !in.mirrored       ? MatchKey{inst, op.peer, pos, op.tag}
+                           : in.period == 1 ? MatchKey{inst, kMirrorPeer, pos, in.program->matched_send(ref)}
+                                            : MatchKey{inst, op.peer, pos, in.program->matched_send(ref)};
       if (match_.post(key, PostedRecv{ref, op.bytes}, sent)) {
         check_sizes(in, op.peer, pos, op.tag, sent, op.bytes);
         --in.unreceived;
@@ -234,7 +238,7 @@ void CollectiveEngine::finished(std::uint32_t inst, std::uint32_t pos, OpRef ref
   if (rs.ops_done == rs.op_count) {
     rs.done = true;
     done_.emplace_back((*in.members)[pos], rs.cookie);
-    if (++in.ranks_done == (in.mirrored ? 1 : in.ranks.size())) {
+    if (++in.ranks_done == in.running()) {
       if (in.unreceived > 0) report_unreceived(inst);
       release(inst);
     }
@@ -265,11 +269,21 @@ void CollectiveEngine::delivered(std::uint32_t m) {
   work_.push_back(make_work(msg.instance, msg.src, msg.send_ref, true));  // eager send: done on delivery
   PostedRecv recv;
   // Mirrored: what arrives is the copy of this message sent to this rank.
-  const bool mirrored = instances_[msg.instance].mirrored;
-  const std::uint32_t to = mirrored ? msg.src : msg.dst;
-  if (match_.arrive(mirrored ? MatchKey{msg.instance, kMirrorPeer, msg.src, msg.send_ref}
-                             : MatchKey{msg.instance, msg.src, msg.dst, msg.tag},
-                    msg.bytes, recv)) {
+  // With a period P, the message to member z stands for the one to member
+  // z mod P, sent by the member as many positions before the sender.
+  const Instance& in = instances_[msg.instance];
+  std::uint32_t to = msg.dst;
+  MatchKey key{msg.instance, msg.src, msg.dst, msg.tag};
+  if (in.mirrored && in.period == 1) {
+    to = msg.src;
+    key = MatchKey{msg.instance, kMirrorPeer, msg.src, msg.send_ref};
+  } else if (in.mirrored) {
+    const auto n = static_cast<std::uint32_t>(in.members->size());
+    const std::uint32_t shift = msg.dst - msg.dst % in.period;
+    to = msg.dst - shift;
+    key = MatchKey{msg.instance, (msg.src + n - shift) % n, to, msg.send_ref};
+  }
+  if (match_.arrive(key, msg.bytes, recv)) {
     check_sizes(instances_[msg.instance], msg.src, to, msg.tag, msg.bytes, recv.bytes);
     work_.push_back(make_work(msg.instance, to, recv.ref, true));
   } else {
@@ -548,16 +562,17 @@ namespace sim {
 void CollectiveEngine::check_mirrored(const Instance& in) {
   const CollectiveProgram& program = *in.program;
   const std::vector<std::uint32_t>& members = *in.members;
-  auto fail = [&](const std::string& why) {
-    throw FoldingRefused("collective '" + program.name() + "' on the " + std::to_string(members.size()) +
+  const std::function<void(const std::string&, FoldingRefused::Reason)> fail =
+      [&](const std::string& why, FoldingRefused::Reason reason) {
+    throw FoldingRefused(reason, "collective '" + program.name() + "' on the " + std::to_string(members.size()) +
                      " copies of rank " + std::to_string(members[in.mirrored_pos]) + " cannot be folded: " + why +
                      " (run with --no-aggregation)");
   };
   // The routes depend on the algorithm's symmetry, not on the bytes: once per algorithm and member list.
   if (!mirror_checked_.insert({program.name(), in.members.get()}).second) return;
-  if (!program.rank_symmetric()) fail("the algorithm is not rank-symmetric");
+  if (!program.rank_symmetric()) fail("the algorithm is not rank-symmetric", FoldingRefused::kOther);
   auto* analytical = dynamic_cast<AnalyticalNetwork*>(&network_);
-  if (!analytical) fail("only the analytical backend can fold replicas");
+  if (!analytical) fail("only the analytical backend can fold replicas", FoldingRefused::kOther);
   if (port_.empty()) {
     const auto& links = network_.topology().links();
     std::vector<std::uint32_t> seen(network_.topology().node_count(), 0);
@@ -574,17 +589,59 @@ void CollectiveEngine::check_mirrored(const Instance& in) {
     if ((op.kind == OpKind::kSend || op.kind == OpKind::kRecv) && op.peer < members.size()) talks[op.peer] = true;
     return true;
   });
+  if (in.period > 1) return check_period(in, talks, fail);
   for (std::uint32_t peer = 0; peer < members.size(); ++peer) {
     if (peer == origin || !talks[peer]) continue;
     const AnalyticalNetwork::PathCost mine = analytical->path_cost(members[origin], members[peer]);
     for (std::uint32_t p = 0; p < members.size(); ++p) {
       const std::uint32_t q = program.symmetric_peer(p, peer);
-      if (q >= members.size() || q == p) fail("the algorithm's symmetry maps a member onto itself");
+      if (q >= members.size() || q == p) fail("the algorithm's symmetry maps a member onto itself", FoldingRefused::kOther);
       const AnalyticalNetwork::PathCost theirs = analytical->path_cost(members[p], members[q]);
       if (theirs.latency_sum != mine.latency_sum || theirs.min_bandwidth != mine.min_bandwidth ||
           port_[theirs.first_link] != port_[mine.first_link] || theirs.bottleneck_link != theirs.first_link) {
         fail("NPU " + std::to_string(members[p]) + " -> " + std::to_string(members[q]) + " is not priced as NPU " +
-             std::to_string(members[origin]) + " -> " + std::to_string(members[peer]));
+             std::to_string(members[origin]) + " -> " + std::to_string(members[peer]),
+             FoldingRefused::kRoutes);
+      }
+    }
+  }
+}
+
+// A period of P replicas: member y + P must run member y's program shifted by
+// P positions (each peer moved by P), and every route of a simulated member
+// x < P must be priced as its copies' x + kP are. Then the full run is the
+// same after a shift of P replicas, and the P simulated members stand for
+// everyone.
+void CollectiveEngine::check_period(const Instance& in, const std::vector<bool>& talks,
+                                    const std::function<void(const std::string&, FoldingRefused::Reason)>& fail) {
+  const CollectiveProgram& program = *in.program;
+  const std::vector<std::uint32_t>& members = *in.members;
+  const auto n = static_cast<std::uint32_t>(members.size());
+  const std::uint32_t period = in.period;
+  if (n % period != 0) fail("its " + std::to_string(n) + " members are not a whole number of periods", FoldingRefused::kOther);
+  auto* analytical = static_cast<AnalyticalNetwork*>(&network_);
+  const std::uint32_t origin = program.symmetric_origin();
+  for (std::uint32_t o = 0; o < n; ++o) {
+    if (o == origin || !talks[o]) continue;
+    for (std::uint32_t y = 0; y < n; ++y) {
+      if (program.symmetric_peer((y + period) % n, o) != (program.symmetric_peer(y, o) + period) % n) {
+        fail("the algorithm does not shift with its members (member " + std::to_string((y + period) % n) +
+             " is not member " + std::to_string(y) + " moved by " + std::to_string(period) + ")",
+             FoldingRefused::kOther);
+      }
+    }
+    for (std::uint32_t x = 0; x < period; ++x) {
+      const std::uint32_t q = program.symmetric_peer(x, o);
+      const AnalyticalNetwork::PathCost mine = analytical->path_cost(members[x], members[q]);
+      for (std::uint32_t y = x; y < n; y += period) {
+        const std::uint32_t z = (q + y - x) % n;
+        const AnalyticalNetwork::PathCost theirs = analytical->path_cost(members[y], members[z]);
+        if (theirs.latency_sum != mine.latency_sum || theirs.min_bandwidth != mine.min_bandwidth ||
+            port_[theirs.first_link] != port_[mine.first_link] || theirs.bottleneck_link != theirs.first_link) {
+          fail("NPU " + std::to_string(members[y]) + " -> " + std::to_string(members[z]) + " is not priced as NPU " +
+               std::to_string(members[x]) + " -> " + std::to_string(members[q]),
+               FoldingRefused::kRoutes);
+        }
       }
     }
   }
@@ -667,7 +724,7 @@ const CollectiveEngine::Plan* CollectiveEngine::plan_for(const Instance& in) {
 
 void CollectiveEngine::resolve(std::uint32_t inst) {
   Instance& in = instances_[inst];
-  if (!in.live || !in.tentative || in.joined != (in.mirrored ? 1 : in.ranks.size()) || in.joined_at != queue_.now()) {
+  if (!in.live || !in.tentative || in.joined != in.running() || in.joined_at != queue_.now()) {
     return;
   }
   for (const RankState& rs : in.ranks) {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <memory>
@@ -21,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/error.h"
 #include "core/event_queue.h"
 #include "core/index_pool.h"
 #include "network/analytical_network.h"
@@ -68,15 +70,19 @@ class CollectiveEngine final : public EventHandler {
   // Every rank of the instance must pass the same program and members.
   // Throws InputError if they disagree (naming both ranks).
   //
-  // `mirrored` (folded replicas, system/groups/replica_folding.h): the other
-  // members are copies of this rank that do what it does at the same time, so
-  // only this rank runs, and each message it is to receive arrives when its own
-  // matching send (CollectiveProgram::matched_send, the same op on the copy
-  // that sends it) is delivered. The program must be rank-symmetric and every
-  // member's routes the same as this rank's (checked; InputError otherwise).
+  // `mirrored` = P > 0 (folded replicas, system/groups/replica_folding.h):
+  // the other members are copies of the P members at positions 0..P-1 (P = 1:
+  // of this rank alone), member k doing what member k mod P does at the same
+  // time. Only those P run. With P = 1 each message this rank is to receive
+  // arrives when its own matching send (CollectiveProgram::matched_send, the
+  // same op on the copy that sends it) is delivered; with P > 1 a message sent
+  // to member z arrives at member z mod P as the message from the sender
+  // shifted by as many positions. The program must be rank-symmetric (for
+  // P > 1, under shifts of P positions) and every member's routes the same as
+  // its original's (checked; FoldingRefused otherwise).
   void join(const InstanceKey& key, std::shared_ptr<const CollectiveProgram> program,
             std::shared_ptr<const std::vector<std::uint32_t>> members, std::uint32_t pos, std::uint64_t cookie,
-            bool mirrored = false);
+            std::uint32_t mirrored = 0);
 
   // Compute ops finishing and messages delivered (the engine is each of its sends' Delivery target).
   void on_event(const Event& event) override;
@@ -114,8 +120,11 @@ class CollectiveEngine final : public EventHandler {
     // and posted receives are logged so they can be taken back.
     bool tentative = false;
     bool fused = false;  // advanced as one: done at one event
-    bool mirrored = false;  // only ranks[mirrored_pos] runs (folded replicas)
+    bool mirrored = false;  // only ranks[mirrored_pos] runs (folded replicas), or ranks[0..period)
     std::uint32_t mirrored_pos = 0;
+    std::uint32_t period = 1;
+    // Ranks that run it: every member, or the mirrored ones.
+    std::size_t running() const { return mirrored ? period : ranks.size(); }
     Time joined_at = 0;
     std::uint32_t joined = 0;
     std::vector<std::uint32_t> tentative_sends;  // in_flight_ indices
@@ -195,6 +204,8 @@ class CollectiveEngine final : public EventHandler {
   // Mirrored instances: the program's routes seen from every member are the
   // ones its origin sees (checked once per program and member list).
   void check_mirrored(const Instance& in);
+  void check_period(const Instance& in, const std::vector<bool>& talks,
+                    const std::function<void(const std::string&, FoldingRefused::Reason)>& fail);
   static constexpr std::uint32_t kMirrorPeer = 0xfffffffeu;  // a mirrored message's source in match keys
   // Puts message `m` on the network (a send, a switch upload, or their split into sends).
   void inject(std::uint32_t m);

@@ -187,7 +187,8 @@ Simulation::~Simulation() = default;
 // the fabric, which folding cannot see.
 void Simulation::check_folding() {
   const ReplicaFolding& f = options_.folding;
-  result_.folded_replicas = f.replicas;
+  result_.folded_replicas = f.replicas / f.period;
+  result_.replica_period = f.period;
   auto* analytical = dynamic_cast<AnalyticalNetwork*>(network_.get());
   if (!analytical) {
     throw FoldingRefused("folded replicas need the analytical backend (the " + std::string(network_->name()) +
@@ -238,9 +239,9 @@ void Simulation::check_folding() {
     partners.erase(std::unique(partners.begin(), partners.end()), partners.end());
     for (const std::uint32_t p : partners) {
       if (p == npu_of_[r]) continue;
-      for (std::uint32_t k = 1; k < f.replicas; ++k) {
+      for (std::uint32_t k = f.period; k < f.replicas; k += f.period) {
         if (!same(npu_of_[r], p, k) || !same(p, npu_of_[r], k)) {
-          throw FoldingRefused("replicas cannot be folded: the route from NPU " + std::to_string(npu_of_[r]) + " to NPU " +
+          throw FoldingRefused(FoldingRefused::kRoutes, "replicas cannot be folded: the route from NPU " + std::to_string(npu_of_[r]) + " to NPU " +
                            std::to_string(p) + " differs from its copy in replica " + std::to_string(k) + " (NPU " +
                            std::to_string(npu_of_[r] + k * f.stride) + " to " + std::to_string(p + k * f.stride) +
                            "); run with --no-aggregation");
@@ -625,7 +626,8 @@ void Simulation::issue_collective(std::uint32_t rank, std::uint32_t index) {
                      "(run with --no-aggregation)");
   }
   const auto& members = group.npus;
-  const auto pos = group.mirrored_pos >= 0 ? static_cast<std::uint32_t>(group.mirrored_pos) : position_in(group, rank);
+  const auto pos = group.mirrored_pos >= 0 && group.period == 1 ? static_cast<std::uint32_t>(group.mirrored_pos)
+                                                                 : position_in(group, rank);
   const std::uint64_t seq = r.coll_seq[gid]++;
   r.coll_running[index] = seq;
   // Ranks meet in the k-th collective of a communicator; they must agree on what it is.
@@ -673,7 +675,8 @@ void Simulation::issue_collective(std::uint32_t rank, std::uint32_t index) {
   rec.algorithm = program->name();
   r.coll_record[index] = result_.collectives.size();
   result_.collectives.push_back(rec);
-  engine_.join(InstanceKey{gid, seq}, std::move(program), members, pos, pack(rank, index), group.mirrored_pos >= 0);
+  engine_.join(InstanceKey{gid, seq}, std::move(program), members, pos, pack(rank, index),
+               group.mirrored_pos >= 0 ? group.period : 0);
 }
 
 bool Simulation::runs_only_collective(std::uint64_t cookie) const {

@@ -113,6 +113,7 @@ struct SimulationResult {
   // Folded replicas: each simulated rank stands for this many (1: none folded),
   // and the rank number of each entry of `ranks` (empty: its index).
   std::uint32_t folded_replicas = 1;
+  std::uint32_t replica_period = 1;  // replicas simulated (each standing for folded_replicas copies)
   std::vector<std::uint32_t> rank_numbers;
   // Identical ranks folded (ReplicaFolding::expand_copies): how many ranks
   // rank 0's run stood for (0: none). Everything above lists every rank.

@@ -25,6 +25,20 @@ std::vector<RankGraph> load_job_graphs(const std::string& workload, const GraphO
   return load_rank_graphs(resolve_rank_files(workload), options, threads);
 }
 
+std::uint32_t replica_period(const std::vector<TopologyDimension>& dims, std::uint32_t world, std::uint32_t replicas,
+                             std::uint32_t stride) {
+  std::uint64_t below = 1, spanned = 1;
+  for (const TopologyDimension& d : dims) {
+    if (spanned >= world) break;
+    below = spanned;
+    spanned *= d.size;
+  }
+  for (std::uint32_t p = 1; p < replicas; ++p) {
+    if (replicas % p == 0 && (std::uint64_t{p} * stride) % below == 0) return p;
+  }
+  return replicas;
+}
+
 Scenario build_scenario(const ScenarioSpec& spec) {
   Scenario s;
   // The system first: a bad config or --collective fails before any workload is read.
@@ -82,10 +96,27 @@ Scenario build_scenario(const ScenarioSpec& spec) {
         f.world = training.plan.world();
         f.replicas = replicas.count;
         f.stride = replicas.stride;
-        f.real_rank = replicas.replica0;
+        f.period = spec.replica_period != 0
+                       ? spec.replica_period
+                       : replica_period(s.topology->dimensions(), f.world, f.replicas, f.stride);
+        if (f.period == 1 && spec.replica_period == 0) {
+          throw FoldingRefused("no period of replicas maps the network onto itself short of every replica");
+        }
+        if (f.period >= f.replicas || f.replicas % f.period != 0) {
+          throw FoldingRefused("a period of " + std::to_string(f.period) + " replicas does not fold " +
+                               std::to_string(f.replicas) + " replicas");
+        }
+        // Graph i + k x n0 is replica k's copy of replica 0's rank i (k < period).
+        const auto n0 = static_cast<std::uint32_t>(replicas.replica0.size());
+        f.real_rank.clear();
+        for (std::uint32_t k = 0; k < f.period; ++k) {
+          for (const std::uint32_t r : replicas.replica0) f.real_rank.push_back(r + k * f.stride);
+        }
         f.graph_of.resize(f.world);
-        for (std::uint32_t i = 0; i < f.real_rank.size(); ++i) {
-          for (std::uint32_t k = 0; k < f.replicas; ++k) f.graph_of[f.real_rank[i] + k * f.stride] = i;
+        for (std::uint32_t i = 0; i < n0; ++i) {
+          for (std::uint32_t k = 0; k < f.replicas; ++k) {
+            f.graph_of[replicas.replica0[i] + k * f.stride] = i + (k % f.period) * n0;
+          }
         }
         *graphs = gen::transformer_rank_graphs(training, spec.graph_options, "gen:transformer", f.real_rank,
                                                spec.load_threads);

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "network/topology.h"
 #include "system/config/system_config.h"
 #include "system/groups/job_placement.h"
@@ -48,6 +49,10 @@ struct ScenarioSpec {
   // (system/groups/replica_folding.h); off after a run found they do not
   // mirror each other (FoldingRefused, core/error.h).
   bool fold_replicas = true;
+  // Replicas simulated per period (replica_folding.h): 1, or 0 for the
+  // shortest period whose shift maps the network onto itself
+  // (replica_period); folding is refused when that is every replica.
+  std::uint32_t replica_period = 1;
 
   // The workload: graphs already loaded (shared), else one job per entry of
   // `jobs` (a lone unnamed job is a plain --workload). `workload_name` names
@@ -75,6 +80,41 @@ struct Scenario {
 
 // Throws InputError naming the file, job or key at fault.
 Scenario build_scenario(const ScenarioSpec& spec);
+
+// The shortest period of `replicas` copies, `stride` NPUs apart in a job of
+// `world` NPUs, whose shift maps the network onto itself: on a stack of
+// Switch dimensions two NPUs' route depends on the highest dimension they
+// differ in, which a shift keeps when it is a multiple of the dimensions
+// below the highest one the job spans (a whole leaf's NPUs on a two-level
+// fat-tree). `replicas` when no shorter period divides them.
+std::uint32_t replica_period(const std::vector<TopologyDimension>& dims, std::uint32_t world, std::uint32_t replicas,
+                             std::uint32_t stride);
+
+// Runs `simulate(spec)`; when folded replicas turn out not to mirror each
+// other (FoldingRefused), again: with a period of replicas when a route
+// differed, then with every rank. `note` hears why each retry was made.
+template <class Simulate, class Note>
+auto simulate_folded_if_exact(const ScenarioSpec& spec, Simulate&& simulate, Note&& note) {
+  try {
+    return simulate(spec);
+  } catch (const FoldingRefused& refused) {
+    ScenarioSpec again = spec;
+    if (refused.reason() == FoldingRefused::kRoutes && spec.fold_replicas && spec.replica_period == 1) {
+      again.replica_period = 0;
+      try {
+        note(std::string("replicas folded a period at a time: ") + refused.what());
+        return simulate(again);
+      } catch (const FoldingRefused& again_refused) {
+        note(std::string("ranks not folded, simulating every rank: ") + again_refused.what());
+      }
+    } else {
+      note(std::string("ranks not folded, simulating every rank: ") + refused.what());
+    }
+    again.fold_replicas = false;
+    again.fold_identical_ranks = false;
+    return simulate(again);
+  }
+}
 
 // The graphs of one job's workload: a folder, a prefix or one rank file of
 // Chakra ETs (.et, .et.gz, .json), or a generated workload built in memory

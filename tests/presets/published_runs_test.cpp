@@ -47,14 +47,11 @@ double tflops_per_gpu(const std::string& preset, std::uint32_t nodes, const std:
     Simulation sim(s.graphs, *s.topology, s.config, s.options);
     return sim.run().makespan;
   };
-  Time t = 0;
-  try {
-    t = makespan(spec);
-  } catch (const FoldingRefused& e) {
-    EXPECT_FALSE(must_fold) << e.what();
-    spec.fold_replicas = false;
-    t = makespan(spec);
-  }
+  const Time t = simulate_folded_if_exact(spec, makespan, [&](const std::string& why) {
+    if (why.find("every rank") != std::string::npos) {
+      EXPECT_FALSE(must_fold) << why;
+    }
+  });
   const double flops = gen::model_flops_per_iteration(gen::generated_workload_spec(workload));
   const double seconds = static_cast<double>(t) * 1e-12;
   return flops / (static_cast<double>(f.npus) * seconds) / 1e12;

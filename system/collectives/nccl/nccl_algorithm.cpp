@@ -235,10 +235,11 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     // and its own shard's total to every other GPU (broadcast): 2 (n - 1) / n
     // of the loop through its channel's pacer, n the GPUs of its node, while
     // NCCL's model moves the loop at algBw; the SHARP uploads are not paced
-    // (the NICs set their pace) but for the head's read of its addend. NCCL's latency, 2 (min(1, n - 1) x intra +
-    // (n - 1) x 0.4) + inter us (tuning.cc: 0.4 us per peer of the fan): the
-    // deepest path has the two NVLink hops and the network hop; the fan's
-    // 0.4 us per peer, twice, is the start.
+    // (the NICs set their pace) but for the head's read of its addend.
+    // NCCL's latency, 2 (min(1, n - 1) x intra + (n - 1) x 0.4) + inter us
+    // (tuning.cc: 0.4 us per peer of the fan): the deepest path has the two
+    // NVLink hops and the network hop; the fan's 0.4 us per peer, twice, is
+    // the start.
     const double local = pl.system.per_node;
     m.channel_rate = static_cast<BytesPerSecond>(std::llround(2 * (local - 1) / local * alg_bw / g.channels * 1e9));
     m.base = us(2 * (local - 1) * kCollNetDirectPeerLatencyUs);

@@ -98,5 +98,83 @@ TEST_F(ReplicaFoldingTest, OnlyWhereItIsExact) {
   EXPECT_FALSE(build_scenario(ring).options.folding.active());
 }
 
+// One GPU per node in each data-parallel ring over 8 nodes, 2 nodes per leaf:
+// the ring crosses the spine at every other hop, so replica 1 does not do
+// what replica 0 does (refused, a route differs), but replica 2 does. Folded
+// two replicas at a time, every simulated rank ends as in the full run.
+TEST_F(ReplicaFoldingTest, APeriodOfReplicasFoldsWhereOneReplicaAlone) {
+  const std::string w = "gen:transformer?model=llama3-8b&seq=512&parallel=tp=4,pp=1,dp=8&global-batch=8";
+  for (const std::string algorithm : {"allreduce=ring", "allreduce=nccl:algo=ring"}) {
+    ScenarioSpec one = spec(w, true);
+    one.collectives = {algorithm};
+    const Scenario folded_one = build_scenario(one);
+    ASSERT_TRUE(folded_one.options.folding.active()) << algorithm;
+    EXPECT_EQ(folded_one.options.folding.period, 1u);
+    Simulation refused(folded_one.graphs, *folded_one.topology, folded_one.config, folded_one.options);
+    try {
+      refused.run();
+      ADD_FAILURE() << algorithm << ": folded one replica at a time although the ring's hops differ";
+    } catch (const FoldingRefused& e) {
+      EXPECT_EQ(e.reason(), FoldingRefused::kRoutes) << e.what();
+    }
+
+    ScenarioSpec periodic = one;
+    periodic.replica_period = 0;  // chosen from the topology: 2 nodes per leaf, 4 GPUs each
+    const Scenario folded = build_scenario(periodic);
+    ASSERT_EQ(folded.options.folding.period, 2u) << algorithm;
+    ASSERT_EQ(folded.graphs->size(), 2u * 4u) << algorithm;
+    ScenarioSpec every = spec(w, false);
+    every.collectives = {algorithm};
+    const Scenario full = build_scenario(every);
+    Simulation a(folded.graphs, *folded.topology, folded.config, folded.options);
+    Simulation b(full.graphs, *full.topology, full.config, full.options);
+    const SimulationResult ra = a.run(), rb = b.run();
+    EXPECT_EQ(ra.makespan, rb.makespan) << algorithm;
+    EXPECT_EQ(ra.folded_replicas, 4u) << algorithm;
+    EXPECT_EQ(ra.replica_period, 2u) << algorithm;
+    EXPECT_LT(ra.events, rb.events) << algorithm;
+    for (std::size_t i = 0; i < ra.ranks.size(); ++i) {
+      const std::uint32_t rank = folded.options.folding.real_rank[i];
+      const RankStats &x = ra.ranks[i], &y = rb.ranks[rank];
+      EXPECT_EQ(x.finish, y.finish) << algorithm << ", rank " << rank;
+      EXPECT_EQ(x.compute, y.compute) << algorithm << ", rank " << rank;
+      EXPECT_EQ(x.exposed_comm, y.exposed_comm) << algorithm << ", rank " << rank;
+      EXPECT_EQ(x.comm, y.comm) << algorithm << ", rank " << rank;
+    }
+
+    // The command line's order: one replica, then a period, then every rank.
+    std::vector<std::string> notes;
+    const Time t = simulate_folded_if_exact(
+        one,
+        [](const ScenarioSpec& s) {
+          const Scenario sc = build_scenario(s);
+          Simulation sim(sc.graphs, *sc.topology, sc.config, sc.options);
+          return sim.run().makespan;
+        },
+        [&](const std::string& why) { notes.push_back(why); });
+    EXPECT_EQ(t, rb.makespan);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("a period at a time"), std::string::npos) << notes[0];
+  }
+}
+
+TEST(ReplicaPeriod, AWholeBlockOfTheHighestDimensionTheJobSpans) {
+  const auto dims = [](std::vector<std::uint32_t> sizes) {
+    std::vector<TopologyDimension> d(sizes.size());
+    for (std::size_t i = 0; i < sizes.size(); ++i) d[i].size = sizes[i];
+    return d;
+  };
+  // 16,384 H100s on 32-node leaves, one replica per node: 32 replicas a leaf.
+  EXPECT_EQ(replica_period(dims({8, 32, 64}), 16384, 128, 8), 32u);
+  // A replica of 16 nodes: two a leaf.
+  EXPECT_EQ(replica_period(dims({8, 32, 64}), 16384, 64, 128), 2u);
+  // One network level: any shift of whole nodes maps the network onto itself.
+  EXPECT_EQ(replica_period(dims({8, 16}), 128, 16, 8), 1u);
+  // Two replicas a node (tp = 4): the period is a node.
+  EXPECT_EQ(replica_period(dims({8, 16}), 128, 32, 4), 2u);
+  // No shorter period: every replica.
+  EXPECT_EQ(replica_period(dims({8, 32, 2}), 512, 3, 8), 3u);
+}
+
 }  // namespace
 }  // namespace sim
