@@ -63,6 +63,30 @@ std::string_view FileBuffer::read(const std::string& path, const std::string& wh
   return {bytes_.get(), got};
 }
 
+std::string_view FileBuffer::read_sized(const std::string& path, const std::string& what, std::uint64_t max_bytes,
+                                        std::uint64_t size) {
+  if (size > max_bytes || size >= (std::uint64_t{1} << 30)) return read(path, what, max_bytes);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return read(path, what, max_bytes);  // its message
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  // One byte more than the size: a read that returns the size exactly has
+  // met the end of the file (a regular file's read is short only there).
+  const auto want = static_cast<std::size_t>(size) + 1;
+  if (want > capacity_) {
+    bytes_.reset();
+    bytes_.reset(new char[want]);
+    capacity_ = want;
+  }
+  ssize_t n;
+  do {
+    n = ::read(fd, bytes_.get(), want);
+  } while (n < 0 && errno == EINTR);
+  if (n >= 0 && static_cast<std::uint64_t>(n) == size) return {bytes_.get(), size};
+  return read(path, what, max_bytes);  // it changed since the stat (or could not be read): as if unknown
+}
 
 std::string read_input_file(const std::string& path, const std::string& what, std::uint64_t max_bytes) {
   struct stat st {};

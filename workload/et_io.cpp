@@ -480,9 +480,9 @@ et::AttributeProto* attr_for_set(et::Node& node, std::string_view name) {
 // "<prefix>.<rank>.et|.et.gz|.json" -> prefix and rank; ranks are plain
 // decimals without leading zeros, as producers print them.
 struct RankFile {
-  std::string prefix;
+  std::string_view prefix;  // views into the name parsed
   int rank;
-  std::string suffix;  // ".<rank><ext>"
+  std::string_view suffix;  // ".<rank><ext>"
 };
 
 std::optional<RankFile> parse_rank_file(std::string_view name) {
@@ -497,7 +497,7 @@ std::optional<RankFile> parse_rank_file(std::string_view name) {
       return std::nullopt;
     int rank = 0;
     for (const char c : digits) rank = rank * 10 + (c - '0');  // at most 9 digits: no overflow
-    return RankFile{std::string(stem.substr(0, dot)), rank, std::string(name.substr(dot))};
+    return RankFile{stem.substr(0, dot), rank, name.substr(dot)};
   }
   return std::nullopt;
 }
@@ -538,26 +538,35 @@ std::vector<std::string> regular_files_in(const std::string& dir, std::error_cod
   return names;
 }
 
-// Checks ranks 0..N-1 and returns the paths indexed by rank.
-std::vector<std::string> by_rank(const std::map<int, std::string>& files, const std::string& shown_prefix) {
+// One prefix's files as (rank, path), in any order. A vector sorted once,
+// not a map: a node and a copy of the path per file were most of listing
+// 4,096 rank files (issue 25's benchmark (b), docs/benchmarks.md).
+using RankPaths = std::vector<std::pair<int, std::string>>;
+
+// Sorts by rank; InputError for a rank with two files (the lowest such rank).
+void sort_ranks(RankPaths& files) {
+  std::sort(files.begin(), files.end());  // equal ranks: by path
+  for (std::size_t i = 1; i < files.size(); ++i) {
+    if (files[i].first == files[i - 1].first) {
+      throw InputError("rank " + std::to_string(files[i].first) + " has two files: '" + files[i - 1].second +
+                       "' and '" + files[i].second + "'");
+    }
+  }
+}
+
+// Checks ranks 0..N-1 of sorted `files` and returns the paths indexed by rank.
+std::vector<std::string> by_rank(RankPaths&& files, const std::string& shown_prefix) {
   std::vector<std::string> out;
-  for (const auto& [rank, path] : files) {
+  out.reserve(files.size());
+  for (auto& [rank, path] : files) {
     if (rank != static_cast<int>(out.size())) {
       const int missing = static_cast<int>(out.size());
       throw InputError("missing rank " + std::to_string(missing) + " (expected " + shown_prefix + "." +
                        std::to_string(missing) + ".et)");
     }
-    out.push_back(path);
+    out.push_back(std::move(path));
   }
   return out;
-}
-
-void add_rank_file(std::map<int, std::string>& files, int rank, const std::string& path) {
-  auto [it, fresh] = files.emplace(rank, path);
-  if (!fresh) {
-    const auto& [a, b] = std::minmax(it->second, path);
-    throw InputError("rank " + std::to_string(rank) + " has two files: '" + a + "' and '" + b + "'");
-  }
 }
 
 // read_et_wire_nodes on bytes held elsewhere (a FileBuffer, a string).
@@ -751,13 +760,24 @@ void write_et_json(const EtTrace& trace, const std::string& path) {
 std::vector<std::string> resolve_rank_files(const std::string& folder_or_prefix) {
   std::error_code ec;
   if (fs::is_directory(folder_or_prefix, ec)) {
-    std::map<std::string, std::map<int, std::string>> by_prefix;
+    std::map<std::string, RankPaths, std::less<>> by_prefix;
     // Each file's path as directory_iterator spells it: the folder, a '/' unless it ends in one, the name.
     const std::string folder =
         folder_or_prefix.back() == '/' ? folder_or_prefix : folder_or_prefix + '/';
+    RankPaths* same = nullptr;  // the previous file's prefix's (a folder usually holds one prefix)
+    std::string_view same_prefix;
     for (const std::string& name : regular_files_in(folder_or_prefix, ec)) {
-      if (auto rf = parse_rank_file(name)) add_rank_file(by_prefix[rf->prefix], rf->rank, folder + name);
+      const auto rf = parse_rank_file(name);
+      if (!rf) continue;
+      if (!same || rf->prefix != same_prefix) {
+        auto it = by_prefix.find(rf->prefix);
+        if (it == by_prefix.end()) it = by_prefix.emplace(std::string(rf->prefix), RankPaths{}).first;
+        same = &it->second;
+        same_prefix = it->first;
+      }
+      same->emplace_back(rf->rank, folder + name);
     }
+    for (auto& [prefix, files] : by_prefix) sort_ranks(files);
     if (ec) throw InputError("cannot list folder '" + folder_or_prefix + "': " + ec.message());
     if (by_prefix.empty())
       throw InputError("no files <prefix>.<rank>.et found in folder '" + folder_or_prefix + "'");
@@ -767,15 +787,16 @@ std::vector<std::string> resolve_rank_files(const std::string& folder_or_prefix)
       throw InputError("folder '" + folder_or_prefix + "' holds rank files of several prefixes (" + names +
                        "); expected one");
     }
-    const auto& [prefix, files] = *by_prefix.begin();
-    return by_rank(files, (fs::path(folder_or_prefix) / prefix).string());
+    auto& [prefix, files] = *by_prefix.begin();
+    return by_rank(std::move(files), (fs::path(folder_or_prefix) / prefix).string());
   }
 
   if (fs::is_regular_file(folder_or_prefix, ec)) {
     // A rank file given by name: <prefix>.<rank>.et stands for all of its
     // prefix's ranks; any other single file is a one-rank workload.
     const fs::path file(folder_or_prefix);
-    if (auto rf = parse_rank_file(file.filename().string())) {
+    const std::string name = file.filename().string();
+    if (const auto rf = parse_rank_file(name)) {
       return resolve_rank_files((file.parent_path() / rf->prefix).string());
     }
     return {folder_or_prefix};
@@ -784,18 +805,19 @@ std::vector<std::string> resolve_rank_files(const std::string& folder_or_prefix)
   const fs::path p(folder_or_prefix);
   const std::string base = p.filename().string();
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  std::map<int, std::string> files;
+  RankPaths files;
   if (!base.empty() && fs::is_directory(dir, ec)) {
     for (const std::string& name : regular_files_in(dir.string(), ec)) {
       // A cheap look at the name first: most entries of a folder of many
       // prefixes are not this one's.
       if (name.size() <= base.size() || name.compare(0, base.size(), base) != 0 || name[base.size()] != '.') continue;
       auto rf = parse_rank_file(name);
-      if (rf && rf->prefix == base) add_rank_file(files, rf->rank, folder_or_prefix + rf->suffix);
+      if (rf && rf->prefix == base) files.emplace_back(rf->rank, folder_or_prefix + std::string(rf->suffix));
     }
   }
+  sort_ranks(files);
   if (files.empty()) throw InputError("no files " + folder_or_prefix + ".<rank>.et found");
-  return by_rank(files, folder_or_prefix);
+  return by_rank(std::move(files), folder_or_prefix);
 }
 
 const et::AttributeProto* find_attr(const et::Node& node, std::string_view name) {

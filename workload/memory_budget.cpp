@@ -127,7 +127,9 @@ std::uint64_t estimate_load_bytes(const std::vector<std::string>& files) {
   return largest + static_cast<std::uint64_t>(graphs);
 }
 
-void check_memory_for_load(const std::vector<std::string>& files, const std::string& what) {
+void check_memory_for_load(const std::vector<std::string>& files, const std::string& what,
+                           std::vector<std::int64_t>* sizes) {
+  if (sizes) sizes->assign(files.size(), -1);
   const MemoryAvailable avail = available_memory();
   if (avail.bytes == UINT64_MAX) return;
   // A bound from the sizes alone first (one stat per trace): each trace as
@@ -139,12 +141,13 @@ void check_memory_for_load(const std::vector<std::string>& files, const std::str
     constexpr double kMaxInflation = 1032;
     double bound = 0, largest = 0;
     bool known = true;
-    for (const std::string& path : files) {
+    for (std::size_t i = 0; i < files.size(); ++i) {
       struct stat st {};
-      if (::stat(path.c_str(), &st) != 0) {
+      if (::stat(files[i].c_str(), &st) != 0) {
         known = false;  // the loader names it
         break;
       }
+      if (sizes && S_ISREG(st.st_mode)) (*sizes)[i] = st.st_size;
       const double inflated = static_cast<double>(st.st_size) * kMaxInflation;
       bound += inflated * kGraphBytesPerTraceByte;
       largest = std::max(largest, inflated);

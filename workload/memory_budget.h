@@ -40,7 +40,11 @@ std::uint64_t estimate_load_bytes(const std::vector<std::string>& files);
 inline constexpr double kGraphBytesPerTraceByte = 0.15;
 
 // Throws InputError (exit 2) naming `what` (the trace folder or prefix), the
-// estimate and the available memory when the estimate exceeds it.
-void check_memory_for_load(const std::vector<std::string>& files, const std::string& what);
+// estimate and the available memory when the estimate exceeds it. When
+// `sizes` is given, it is left with each file's size in bytes as the check's
+// own stat found it for a regular file, or -1 (no stat made, or not a regular
+// file), so that the loader need not stat the files again (FileBuffer::read_sized).
+void check_memory_for_load(const std::vector<std::string>& files, const std::string& what,
+                           std::vector<std::int64_t>* sizes = nullptr);
 
 }  // namespace sim

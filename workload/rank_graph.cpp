@@ -180,15 +180,16 @@ RankGraph::Scratch::Scratch() : pending_(std::make_unique<Pending>()) {}
 RankGraph::Scratch::~Scratch() = default;
 
 RankGraph::RankGraph(const EtTrace& trace, int rank, const GraphOptions& options) : rank_(rank), path_(trace.path) {
+  Body& b = start();
   Pending p;
   p.ids.reserve(trace.nodes.size());
-  communicators_.emplace_back();
+  b.communicators_.emplace_back();
   WireNode wire;
   for (const et::Node& node : trace.nodes) {
     wire_node_from(node, wire);
-    add(wire, options, p);
+    add(b, wire, options, p);
   }
-  link(options, p);
+  link(b, options, p);
 }
 
 RankGraph::RankGraph(const std::string& path, int rank, const GraphOptions& options, Scratch* scratch)
@@ -196,16 +197,17 @@ RankGraph::RankGraph(const std::string& path, int rank, const GraphOptions& opti
   Scratch local;
   if (!scratch) scratch = &local;
   if (options.protobuf_decoder) {
+    Body& b = start();
     Pending& p = *scratch->pending_;
     p.reset();
-    communicators_.emplace_back();
+    b.communicators_.emplace_back();
     et::GlobalMetadata metadata;
     WireNode wire;
     read_et_nodes(path, metadata, [&](const et::Node& node) {
       wire_node_from(node, wire);
-      add(wire, options, p);
+      add(b, wire, options, p);
     });
-    link(options, p);
+    link(b, options, p);
     return;
   }
   decode(scratch->file_.read(path, "trace", std::numeric_limits<std::uint64_t>::max()), options, *scratch);
@@ -223,36 +225,44 @@ RankGraph::RankGraph(std::string_view bytes, const std::string& path, int rank, 
   decode(bytes, options, scratch ? *scratch : local);
 }
 
-RankGraph::RankGraph(const RankGraph& same, int rank, std::string path) : RankGraph(same) {
-  rank_ = rank;
-  path_ = std::move(path);
+RankGraph::RankGraph(const RankGraph& same, int rank, std::string path)
+    : rank_(rank), path_(std::move(path)), body_(same.body_) {}
+
+RankGraph::Body& RankGraph::start() {
+  // The accessors read body_ while the graph is built (ids, tags, parents
+  // already linked); nothing else holds it yet.
+  auto body = std::make_shared<Body>();
+  Body& b = *body;
+  body_ = std::move(body);
+  return b;
 }
 
 void RankGraph::decode(std::string_view bytes, const GraphOptions& options, Scratch& scratch) {
+  Body& b = start();
   Pending& p = *scratch.pending_;
   p.reset();
-  communicators_.emplace_back();
+  b.communicators_.emplace_back();
   et::GlobalMetadata metadata;
   std::size_t frames = 0;
   scan_et_wire_nodes(
       bytes, path_, metadata,
       [&](const WireNode& node) {
-        if (shape_of_.empty() && frames > 1) {  // the first node: size the columns once
+        if (b.shape_of_.empty() && frames > 1) {  // the first node: size the columns once
           p.expected_nodes = frames - 1;
-          shape_of_.reserve(p.expected_nodes);
+          b.shape_of_.reserve(p.expected_nodes);
           p.ids.reserve(p.expected_nodes);
           p.dep_begin.reserve(p.expected_nodes + 1);
           p.data_end.reserve(p.expected_nodes);
         }
-        add(node, options, p);
+        add(b, node, options, p);
       },
       &frames);
-  link(options, p);
+  link(b, options, p);
 }
 
-void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p) {
+void RankGraph::add(Body& b, const WireNode& src, const GraphOptions& options, Pending& p) {
   const int rank = rank_;
-  const auto index = static_cast<std::uint32_t>(shape_of_.size());
+  const auto index = static_cast<std::uint32_t>(b.shape_of_.size());
   if (index == 0xffffffffu) throw InputError(path_ + ": rank " + std::to_string(rank) + ": more than 2^32 - 1 nodes");
   const std::uint64_t id = src.id;
   p.ids.push_back(id);
@@ -274,10 +284,10 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
     if (found == 0xffffffffu) {
       auto it = p.stems.find(stem);
       if (it == p.stems.end()) {
-        stems_ += stem;
-        if (stems_.size() > 0xffffffffu) throw InputError(path_ + ": rank " + std::to_string(rank) + ": node names exceed 4 GiB");
-        stem_end_.push_back(static_cast<std::uint32_t>(stems_.size()));
-        it = p.stems.emplace(std::string(stem), static_cast<std::uint32_t>(stem_end_.size() - 1)).first;
+        b.stems_ += stem;
+        if (b.stems_.size() > 0xffffffffu) throw InputError(path_ + ": rank " + std::to_string(rank) + ": node names exceed 4 GiB");
+        b.stem_end_.push_back(static_cast<std::uint32_t>(b.stems_.size()));
+        it = p.stems.emplace(std::string(stem), static_cast<std::uint32_t>(b.stem_end_.size() - 1)).first;
       }
       found = it->second;
       p.recent_stems[p.next_stem++ % std::size(p.recent_stems)] = {it->first, found};
@@ -356,8 +366,8 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
     } catch (const InputError& e) {
       throw InputError(here() + ": " + e.what());
     }
-    const auto [it, fresh] = p.kernels.emplace(std::move(shape), static_cast<std::uint32_t>(kernels_.size() + 1));
-    if (fresh) kernels_.push_back(it->first);
+    const auto [it, fresh] = p.kernels.emplace(std::move(shape), static_cast<std::uint32_t>(b.kernels_.size() + 1));
+    if (fresh) b.kernels_.push_back(it->first);
     s.kernel = it->second;
   }
 
@@ -389,15 +399,15 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
       spec.involved_count = involved_dim->count;
       spec.involved_mask = involved_dim->bits;
     }
-    auto it = std::find(communicators_.begin(), communicators_.end(), spec);
-    s.group = static_cast<std::uint32_t>(it - communicators_.begin());
-    if (it == communicators_.end()) {
+    auto it = std::find(b.communicators_.begin(), b.communicators_.end(), spec);
+    s.group = static_cast<std::uint32_t>(it - b.communicators_.begin());
+    if (it == b.communicators_.end()) {
       spec.first_use = index;
-      communicators_.push_back(std::move(spec));
+      b.communicators_.push_back(std::move(spec));
     }
   }
   if (s.kind == NodeKind::kMetadata && !src.inputs_values.empty()) {
-    metadata_texts_.push_back(MetadataText{index, std::string(src.inputs_values)});
+    b.metadata_texts_.push_back(MetadataText{index, std::string(src.inputs_values)});
   }
   if (s.kind == NodeKind::kCommSend || s.kind == NodeKind::kCommRecv) {
     const bool send = s.kind == NodeKind::kCommSend;
@@ -405,28 +415,28 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
     if (send && s.comm_dst < 0) throw InputError(here() + ": COMM_SEND without comm_dst");
     if (!send && s.comm_src < 0) throw InputError(here() + ": COMM_RECV without comm_src");
   }
-  if (tag != 0 || !tags_.empty()) {  // allocated at the first nonzero tag
-    if (tags_.empty()) tags_.reserve(std::max<std::size_t>(p.expected_nodes, index + 1));
-    tags_.resize(index, 0);
+  if (tag != 0 || !b.tags_.empty()) {  // allocated at the first nonzero tag
+    if (b.tags_.empty()) b.tags_.reserve(std::max<std::size_t>(p.expected_nodes, index + 1));
+    b.tags_.resize(index, 0);
     if (tag >= 0 && tag < 0xffffffffll) {
-      tags_.push_back(static_cast<std::uint32_t>(tag));
+      b.tags_.push_back(static_cast<std::uint32_t>(tag));
     } else {
-      tags_.push_back(0xffffffffu);
-      tags_big_.emplace_back(index, tag);
+      b.tags_.push_back(0xffffffffu);
+      b.tags_big_.emplace_back(index, tag);
     }
   }
-  add_name_number(index, name_num, tag);
+  add_name_number(b, index, name_num, tag);
   std::uint32_t shape = 0xffffffffu;
   for (const std::uint32_t k : p.recent_shapes) {
-    if (k != 0xffffffffu && shapes_[k] == s) shape = k;
+    if (k != 0xffffffffu && b.shapes_[k] == s) shape = k;
   }
   if (shape == 0xffffffffu) {
-    const auto [it, fresh] = p.shapes.try_emplace(s, static_cast<std::uint32_t>(shapes_.size()));
-    if (fresh) shapes_.push_back(s);
+    const auto [it, fresh] = p.shapes.try_emplace(s, static_cast<std::uint32_t>(b.shapes_.size()));
+    if (fresh) b.shapes_.push_back(s);
     shape = it->second;
     p.recent_shapes[p.next_shape++ % std::size(p.recent_shapes)] = shape;
   }
-  shape_of_.push_back(shape);
+  b.shape_of_.push_back(shape);
 
   if (p.deps.size() + src.data_deps.size() + src.ctrl_deps.size() > 0xffffffffu) {
     throw InputError(path_ + ": rank " + std::to_string(rank) + ": more than 2^32 - 1 dependencies");
@@ -437,11 +447,11 @@ void RankGraph::add(const WireNode& src, const GraphOptions& options, Pending& p
   if (options.ctrl_deps) p.deps.insert(p.deps.end(), src.ctrl_deps.begin(), src.ctrl_deps.end());
 }
 
-void RankGraph::link(const GraphOptions& options, Pending& p) {
+void RankGraph::link(Body& b, const GraphOptions& options, Pending& p) {
   // Edges are resolved once every id is known (data_deps may point forward).
-  const std::size_t n = shape_of_.size();
+  const std::size_t n = b.shape_of_.size();
   p.keep = n <= Pending::kKeepNodes;
-  index_ids(p.ids);  // copies the ids into ids_ unless they are consecutive
+  index_ids(b, p.ids);  // copies the ids into ids_ unless they are consecutive
   p.done(p.ids);
   p.shapes.clear();
   p.stems.clear();
@@ -466,7 +476,7 @@ void RankGraph::link(const GraphOptions& options, Pending& p) {
       const std::uint64_t dep = p.deps[k];
       const bool ctrl = k >= p.data_end[i];
       if (ctrl && dep == id) {  // PyTorch-derived traces hold such self-references; they order nothing
-        ++self_ctrl_deps_;
+        ++b.self_ctrl_deps_;
         continue;
       }
       const std::int64_t found = index_of(dep);
@@ -477,7 +487,7 @@ void RankGraph::link(const GraphOptions& options, Pending& p) {
         if (options.strict_deps) {
           throw InputError(where(path_, rank_, id) + ": control dependency on absent node " + std::to_string(dep));
         }
-        ++dangling_ctrl_deps_;
+        ++b.dangling_ctrl_deps_;
         continue;
       }
       const auto parent = static_cast<std::uint32_t>(found);
@@ -493,119 +503,121 @@ void RankGraph::link(const GraphOptions& options, Pending& p) {
   p.done(last_child);
   for (auto* v : {&p.deps}) p.done(*v);
   for (auto* v : {&p.dep_begin, &p.data_end}) p.done(*v);
-  child_begin_.reserve(n + 1);
-  parents_.resize(n);
+  b.child_begin_.reserve(n + 1);
+  b.parents_.resize(n);
   std::uint32_t offset = 0;
   for (std::uint32_t i = 0; i < n; ++i) {
-    child_begin_.push_back(offset);
+    b.child_begin_.push_back(offset);
     offset += child_count[i];
     const std::uint32_t count = parent_begin[i + 1] - parent_begin[i];
     if (count < 0xffffu) {
-      parents_[i] = static_cast<std::uint16_t>(count);
+      b.parents_[i] = static_cast<std::uint16_t>(count);
     } else {
-      parents_[i] = 0xffffu;
-      parents_big_.emplace_back(i, count);
+      b.parents_[i] = 0xffffu;
+      b.parents_big_.emplace_back(i, count);
     }
   }
-  child_begin_.push_back(offset);
+  b.child_begin_.push_back(offset);
   p.done(child_count);
-  children_.resize(offset);
+  b.children_.resize(offset);
   auto& fill = p.fill;
   fill.assign(n, 0);
   for (std::uint32_t i = 0; i < n; ++i) {  // child lists in file order of the children
     for (std::uint32_t k = parent_begin[i]; k < parent_begin[i + 1]; ++k) {
       const std::uint32_t parent = parents[k];
-      children_[child_begin_[parent] + fill[parent]++] = i;
+      b.children_[b.child_begin_[parent] + fill[parent]++] = i;
     }
   }
   p.done(parents);
   p.done(parent_begin);
   p.done(fill);
   // Streamed in without a frame count (JSON, protobuf path): up to twice the room needed.
-  shapes_.shrink_to_fit();
-  shape_of_.shrink_to_fit();
-  tags_.shrink_to_fit();
-  tags_big_.shrink_to_fit();
-  name_num_.shrink_to_fit();
-  stems_.shrink_to_fit();
-  stem_end_.shrink_to_fit();
+  b.shapes_.shrink_to_fit();
+  b.shape_of_.shrink_to_fit();
+  b.tags_.shrink_to_fit();
+  b.tags_big_.shrink_to_fit();
+  b.name_num_.shrink_to_fit();
+  b.stems_.shrink_to_fit();
+  b.stem_end_.shrink_to_fit();
   if (!backward) check_acyclic();
 }
 
-void RankGraph::index_ids(std::vector<std::uint64_t>& ids) {
+void RankGraph::index_ids(Body& b, std::vector<std::uint64_t>& ids) {
   // Duplicate ids, and the id -> index lookup: nothing when ids are
   // consecutive, ids_ itself when ascending, else a sorted copy of (id, index).
   const std::size_t n = ids.size();
   bool ascending = true;
   for (std::size_t i = 1; i < n && ascending; ++i) ascending = ids[i - 1] < ids[i];
   const bool dense = ascending && n > 0 && ids.back() - ids.front() == n - 1;
-  first_id_ = n > 0 ? ids.front() : 0;
+  b.first_id_ = n > 0 ? ids.front() : 0;
   if (dense) return;
-  ids_.assign(ids.begin(), ids.end());  // `ids` is construction state, reused for the next graph
+  b.ids_.assign(ids.begin(), ids.end());  // `ids` is construction state, reused for the next graph
   if (ascending) return;
-  by_id_.reserve(n);
-  for (std::uint32_t i = 0; i < n; ++i) by_id_.emplace_back(ids_[i], i);
-  std::sort(by_id_.begin(), by_id_.end());
+  b.by_id_.reserve(n);
+  for (std::uint32_t i = 0; i < n; ++i) b.by_id_.emplace_back(b.ids_[i], i);
+  std::sort(b.by_id_.begin(), b.by_id_.end());
   // The first node in file order that repeats an earlier node's id.
   std::uint32_t dup = 0xffffffffu;
   for (std::size_t k = 1; k < n; ++k) {
-    if (by_id_[k].first == by_id_[k - 1].first) dup = std::min(dup, by_id_[k].second);
+    if (b.by_id_[k].first == b.by_id_[k - 1].first) dup = std::min(dup, b.by_id_[k].second);
   }
-  if (dup != 0xffffffffu) throw InputError(where(path_, rank_, ids_[dup]) + ": duplicate node id");
+  if (dup != 0xffffffffu) throw InputError(where(path_, rank_, b.ids_[dup]) + ": duplicate node id");
 }
 
 std::uint32_t RankGraph::big_parents(std::uint32_t index) const {
-  const auto it = std::lower_bound(parents_big_.begin(), parents_big_.end(), std::make_pair(index, std::uint32_t{0}));
+  const auto it = std::lower_bound(body_->parents_big_.begin(), body_->parents_big_.end(), std::make_pair(index, std::uint32_t{0}));
   return it->second;
 }
 
 std::int64_t RankGraph::big_tag(std::uint32_t index) const {
-  const auto it = std::lower_bound(tags_big_.begin(), tags_big_.end(), std::make_pair(index, std::int64_t{0}),
+  const auto it = std::lower_bound(body_->tags_big_.begin(), body_->tags_big_.end(), std::make_pair(index, std::int64_t{0}),
                                    [](const auto& x, const auto& y) { return x.first < y.first; });
   return it->second;
 }
 
 std::string RankGraph::name(std::uint32_t index) const {
-  const std::uint32_t stem = shapes_[shape_of_[index]].stem;
-  const std::uint32_t begin = stem == 0 ? 0 : stem_end_[stem - 1];
-  std::string out = stems_.substr(begin, stem_end_[stem] - begin);
-  if (names_follow_tags_) {
+  const Body& b = *body_;
+  const std::uint32_t stem = shape(index).stem;
+  const std::uint32_t begin = stem == 0 ? 0 : b.stem_end_[stem - 1];
+  std::string out = b.stems_.substr(begin, b.stem_end_[stem] - begin);
+  if (b.names_follow_tags_) {
     out += std::to_string(tag(index));
-  } else if (!name_num_.empty() && name_num_[index] != 0) {
-    out += std::to_string(name_num_[index] - 1);
+  } else if (!b.name_num_.empty() && b.name_num_[index] != 0) {
+    out += std::to_string(b.name_num_[index] - 1);
   }
   return out;
 }
 
-void RankGraph::add_name_number(std::uint32_t index, std::int64_t num, std::int64_t tag) {
-  if (names_follow_tags_) {
+void RankGraph::add_name_number(Body& b, std::uint32_t index, std::int64_t num, std::int64_t tag) {
+  if (b.names_follow_tags_) {
     if (num >= 0 && num == tag) return;  // name() rebuilds it from the tag
     // The first node whose suffix is not its tag: keep every suffix from now on.
-    names_follow_tags_ = false;
-    for (std::uint32_t k = 0; k < index; ++k) name_num_.push_back(static_cast<std::uint32_t>(this->tag(k) + 1));
+    b.names_follow_tags_ = false;
+    for (std::uint32_t k = 0; k < index; ++k) b.name_num_.push_back(static_cast<std::uint32_t>(this->tag(k) + 1));
   }
-  if (num >= 0 || !name_num_.empty()) {  // allocated at the first numbered name
-    name_num_.resize(index, 0);
-    name_num_.push_back(static_cast<std::uint32_t>(num + 1));
+  if (num >= 0 || !b.name_num_.empty()) {  // allocated at the first numbered name
+    b.name_num_.resize(index, 0);
+    b.name_num_.push_back(static_cast<std::uint32_t>(num + 1));
   }
 }
 
 std::size_t RankGraph::memory_bytes() const {
-  std::size_t b = sizeof(*this) + path_.capacity();
-  b += shapes_.capacity() * sizeof(Shape) + shape_of_.memory_bytes() + child_begin_.memory_bytes() +
-       children_.capacity() * 4 + parents_.capacity() * 2 + parents_big_.capacity() * 8 + tags_.memory_bytes() +
-       tags_big_.capacity() * 16 + name_num_.memory_bytes() + stems_.capacity() + stem_end_.capacity() * 4 +
-       ids_.capacity() * 8 + by_id_.capacity() * 16;
-  for (const CommunicatorSpec& g : communicators_) b += sizeof(g) + g.pg_name.capacity();
-  for (const MetadataText& m : metadata_texts_) b += sizeof(m) + m.values.capacity();
-  for (const KernelShape& k : kernels_) b += sizeof(k) + k.dtype.capacity() + k.op.capacity();
+  const Body& g = *body_;
+  std::size_t b = sizeof(*this) + path_.capacity() + sizeof(Body);
+  b += g.shapes_.capacity() * sizeof(Shape) + g.shape_of_.memory_bytes() + g.child_begin_.memory_bytes() +
+       g.children_.capacity() * 4 + g.parents_.capacity() * 2 + g.parents_big_.capacity() * 8 + g.tags_.memory_bytes() +
+       g.tags_big_.capacity() * 16 + g.name_num_.memory_bytes() + g.stems_.capacity() + g.stem_end_.capacity() * 4 +
+       g.ids_.capacity() * 8 + g.by_id_.capacity() * 16;
+  for (const CommunicatorSpec& c : g.communicators_) b += sizeof(c) + c.pg_name.capacity();
+  for (const MetadataText& m : g.metadata_texts_) b += sizeof(m) + m.values.capacity();
+  for (const KernelShape& k : g.kernels_) b += sizeof(k) + k.dtype.capacity() + k.op.capacity();
   return b;
 }
 
 std::vector<std::uint32_t> RankGraph::roots() const {
   std::vector<std::uint32_t> out;
   for (std::uint32_t i = 0; i < size(); ++i) {
-    if (parents_[i] == 0) out.push_back(i);
+    if (body_->parents_[i] == 0) out.push_back(i);
   }
   std::sort(out.begin(), out.end(), [&](std::uint32_t a, std::uint32_t b) { return id(a) < id(b); });
   return out;
@@ -613,15 +625,16 @@ std::vector<std::uint32_t> RankGraph::roots() const {
 
 std::int64_t RankGraph::index_of(std::uint64_t id) const {
   const std::size_t n = size();
-  if (ids_.empty()) {  // ids first .. first + n - 1, in order
-    return id >= first_id_ && id - first_id_ < n ? static_cast<std::int64_t>(id - first_id_) : -1;
+  const Body& b = *body_;
+  if (b.ids_.empty()) {  // ids first .. first + n - 1, in order
+    return id >= b.first_id_ && id - b.first_id_ < n ? static_cast<std::int64_t>(id - b.first_id_) : -1;
   }
-  if (by_id_.empty()) {  // ids_ is sorted
-    const auto it = std::lower_bound(ids_.begin(), ids_.end(), id);
-    return it == ids_.end() || *it != id ? -1 : it - ids_.begin();
+  if (b.by_id_.empty()) {  // ids_ is sorted
+    const auto it = std::lower_bound(b.ids_.begin(), b.ids_.end(), id);
+    return it == b.ids_.end() || *it != id ? -1 : it - b.ids_.begin();
   }
-  const auto it = std::lower_bound(by_id_.begin(), by_id_.end(), std::make_pair(id, std::uint32_t{0}));
-  return it == by_id_.end() || it->first != id ? -1 : static_cast<std::int64_t>(it->second);
+  const auto it = std::lower_bound(b.by_id_.begin(), b.by_id_.end(), std::make_pair(id, std::uint32_t{0}));
+  return it == b.by_id_.end() || it->first != id ? -1 : static_cast<std::int64_t>(it->second);
 }
 
 void RankGraph::check_acyclic() const {

@@ -165,17 +165,19 @@ class RankGraph {
   // `same`'s graph as rank `rank`'s, read from `path`: for a trace whose bytes
   // are those `same` was decoded from (a graph is a function of the bytes and
   // the options; the rank and path only name it in messages), so decoding
-  // runs once (workload/workload_loader.h).
+  // runs once and the two share one copy of the nodes and edges
+  // (workload/workload_loader.h).
   RankGraph(const RankGraph& same, int rank, std::string path);
   // Scratch keeps a file's bytes for the next file up to this size.
   static constexpr std::size_t kKeptFileBytes = std::size_t{64} << 20;
 
   int rank() const { return rank_; }
   const std::string& path() const { return path_; }
-  std::size_t size() const { return shape_of_.size(); }
+  std::size_t size() const { return body_->shape_of_.size(); }
   // Inlined so that callers reading one field do not pay for the others.
   [[gnu::always_inline]] TaskNode node(std::uint32_t index) const {
-    const Shape& s = shapes_[shape_of_[index]];
+    const Body& b = *body_;
+    const Shape& s = b.shapes_[b.shape_of_[index]];
     TaskNode t;
     t.id = id(index);
     t.kind = s.kind;
@@ -193,25 +195,29 @@ class RankGraph {
     t.comm_tag = tag(index);
     t.group = s.group;
     t.kernel = s.kernel;
-    t.first_child = child_begin_[index];
-    t.num_children = child_begin_[index + 1] - child_begin_[index];
+    t.first_child = b.child_begin_[index];
+    t.num_children = b.child_begin_[index + 1] - b.child_begin_[index];
     t.num_parents = num_parents(index);
     return t;
   }
-  std::uint64_t id(std::uint32_t index) const { return ids_.empty() ? first_id_ + index : ids_[index]; }
-  NodeKind kind(std::uint32_t index) const { return shapes_[shape_of_[index]].kind; }
+  std::uint64_t id(std::uint32_t index) const {
+    const Body& b = *body_;
+    return b.ids_.empty() ? b.first_id_ + index : b.ids_[index];
+  }
+  NodeKind kind(std::uint32_t index) const { return shape(index).kind; }
   // Single fields of node(index), for hot paths that need only these.
-  bool is_cpu_op(std::uint32_t index) const { return shapes_[shape_of_[index]].flags & Shape::kCpuOp; }
-  std::uint64_t comm_size(std::uint32_t index) const { return shapes_[shape_of_[index]].comm_size; }
-  std::int32_t comm_src(std::uint32_t index) const { return shapes_[shape_of_[index]].comm_src; }
-  std::int32_t comm_dst(std::uint32_t index) const { return shapes_[shape_of_[index]].comm_dst; }
+  bool is_cpu_op(std::uint32_t index) const { return shape(index).flags & Shape::kCpuOp; }
+  std::uint64_t comm_size(std::uint32_t index) const { return shape(index).comm_size; }
+  std::int32_t comm_src(std::uint32_t index) const { return shape(index).comm_src; }
+  std::int32_t comm_dst(std::uint32_t index) const { return shape(index).comm_dst; }
   std::int64_t comm_tag(std::uint32_t index) const { return tag(index); }
   std::string name(std::uint32_t index) const;
   std::span<const std::uint32_t> children(std::uint32_t index) const {
-    return {children_.data() + child_begin_[index], child_begin_[index + 1] - child_begin_[index]};
+    const Body& b = *body_;
+    return {b.children_.data() + b.child_begin_[index], b.child_begin_[index + 1] - b.child_begin_[index]};
   }
   std::uint32_t num_parents(std::uint32_t index) const {
-    const std::uint16_t v = parents_[index];
+    const std::uint16_t v = body_->parents_[index];
     return v != 0xffffu ? v : big_parents(index);
   }
   // Node indices without parents, in ascending node id.
@@ -220,59 +226,77 @@ class RankGraph {
   std::int64_t index_of(std::uint64_t id) const;
   // Communicators COMM_COLL nodes name (pg_name, involved_dim); entry 0 is
   // "neither given" (all ranks).
-  const std::vector<CommunicatorSpec>& communicators() const { return communicators_; }
+  const std::vector<CommunicatorSpec>& communicators() const { return body_->communicators_; }
   // The kernel shape (workload/kernel_shape.h) of TaskNode::kernel, or
   // nullptr for 0; distinct shapes are kept once per graph.
-  const KernelShape* kernel_shape(std::uint32_t kernel) const { return kernel ? &kernels_[kernel - 1] : nullptr; }
-  std::size_t kernel_shape_count() const { return kernels_.size(); }
+  const KernelShape* kernel_shape(std::uint32_t kernel) const { return kernel ? &body_->kernels_[kernel - 1] : nullptr; }
+  std::size_t kernel_shape_count() const { return body_->kernels_.size(); }
   // METADATA nodes with a nonempty inputs.values, in file order.
-  const std::vector<MetadataText>& metadata_texts() const { return metadata_texts_; }
+  const std::vector<MetadataText>& metadata_texts() const { return body_->metadata_texts_; }
   // Ctrl deps that pointed at absent nodes and were ignored.
-  std::size_t dangling_ctrl_deps() const { return dangling_ctrl_deps_; }
+  std::size_t dangling_ctrl_deps() const { return body_->dangling_ctrl_deps_; }
   // Ctrl deps of a node on itself, ignored.
-  std::size_t self_ctrl_deps() const { return self_ctrl_deps_; }
-  // Bytes held by the graph (its vectors' capacities and tables).
+  std::size_t self_ctrl_deps() const { return body_->self_ctrl_deps_; }
+  // Bytes held by the graph (its vectors' capacities and tables), counting a
+  // body shared with other ranks in full.
   std::size_t memory_bytes() const;
+  // The address of the nodes and edges: the same for two ranks whose graphs
+  // share them (identical traces, workload/workload_loader.h), else distinct.
+  const void* storage() const { return body_.get(); }
 
  private:
+  struct Body;
+  // Building: a new body_, filled through the Body& these pass along.
+  Body& start();
   void decode(std::string_view bytes, const GraphOptions& options, Scratch& scratch);
-  void add(const WireNode& node, const GraphOptions& options, Pending& pending);
-  void link(const GraphOptions& options, Pending& pending);
-  void index_ids(std::vector<std::uint64_t>& ids);
-  void add_name_number(std::uint32_t index, std::int64_t num, std::int64_t tag);
+  void add(Body& b, const WireNode& node, const GraphOptions& options, Pending& pending);
+  void link(Body& b, const GraphOptions& options, Pending& pending);
+  void index_ids(Body& b, std::vector<std::uint64_t>& ids);
+  void add_name_number(Body& b, std::uint32_t index, std::int64_t num, std::int64_t tag);
   void check_acyclic() const;
+  const Shape& shape(std::uint32_t index) const { return body_->shapes_[body_->shape_of_[index]]; }
   std::int64_t tag(std::uint32_t index) const {
-    if (tags_.empty()) return 0;
-    const std::uint32_t v = tags_[index];
+    const Body& b = *body_;
+    if (b.tags_.empty()) return 0;
+    const std::uint32_t v = b.tags_[index];
     return v != 0xffffffffu ? v : big_tag(index);
   }
   [[gnu::pure]] std::uint32_t big_parents(std::uint32_t index) const;
   [[gnu::pure]] std::int64_t big_tag(std::uint32_t index) const;
 
-  int rank_;
-  std::string path_;
-  std::vector<Shape> shapes_;
-  NarrowColumn shape_of_;                   // per node (2 B while there are under 2^16 shapes)
-  NarrowColumn child_begin_;                // per node + 1: children_[child_begin_[i] .. child_begin_[i + 1]) (2 B while a rank has < 2^16 edges)
-  std::vector<std::uint32_t> children_;
-  std::vector<std::uint16_t> parents_;      // per node; 0xffff: see parents_big_
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> parents_big_;  // (index, count), by index
-  NarrowColumn tags_;                       // per node (2 B while tags < 2^16), or empty (all 0); 0xffffffff: see tags_big_
-  std::vector<std::pair<std::uint32_t, std::int64_t>> tags_big_;      // (index, tag), by index
-  NarrowColumn name_num_;                   // per node (2 B while < 2^16), or empty (none): numeric suffix + 1, 0 = none
-  bool names_follow_tags_ = true;           // so far every name's suffix is its node's tag: name_num_ not kept
-  std::string stems_;                       // distinct name stems, back to back
-  std::vector<std::uint32_t> stem_end_;
-  std::vector<std::uint64_t> ids_;          // per node, or empty when ids are first_id_, first_id_ + 1, ...
-  std::uint64_t first_id_ = 0;
-  // Sorted (id, index) pairs; left empty when the file lists ids in ascending
-  // order (the usual case), where ids_ itself is sorted.
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> by_id_;
-  std::vector<CommunicatorSpec> communicators_;
-  std::vector<KernelShape> kernels_;
-  std::vector<MetadataText> metadata_texts_;
-  std::size_t dangling_ctrl_deps_ = 0;
-  std::size_t self_ctrl_deps_ = 0;
+  // The graph proper: everything decoded from the trace's bytes, a function of
+  // those bytes and the options alone. Immutable once built, so the ranks whose
+  // traces are byte for byte the same share one (load_rank_graphs); what a run
+  // changes per rank (ready counts, cursors) lives in the run
+  // (system/runner/simulation_run.h), never here.
+  struct Body {
+    std::vector<Shape> shapes_;
+    NarrowColumn shape_of_;                   // per node (2 B while there are under 2^16 shapes)
+    NarrowColumn child_begin_;                // per node + 1: children_[child_begin_[i] .. child_begin_[i + 1]) (2 B while a rank has < 2^16 edges)
+    std::vector<std::uint32_t> children_;
+    std::vector<std::uint16_t> parents_;      // per node; 0xffff: see parents_big_
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> parents_big_;  // (index, count), by index
+    NarrowColumn tags_;                       // per node (2 B while tags < 2^16), or empty (all 0); 0xffffffff: see tags_big_
+    std::vector<std::pair<std::uint32_t, std::int64_t>> tags_big_;      // (index, tag), by index
+    NarrowColumn name_num_;                   // per node (2 B while < 2^16), or empty (none): numeric suffix + 1, 0 = none
+    bool names_follow_tags_ = true;           // so far every name's suffix is its node's tag: name_num_ not kept
+    std::string stems_;                       // distinct name stems, back to back
+    std::vector<std::uint32_t> stem_end_;
+    std::vector<std::uint64_t> ids_;          // per node, or empty when ids are first_id_, first_id_ + 1, ...
+    std::uint64_t first_id_ = 0;
+    // Sorted (id, index) pairs; left empty when the file lists ids in ascending
+    // order (the usual case), where ids_ itself is sorted.
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> by_id_;
+    std::vector<CommunicatorSpec> communicators_;
+    std::vector<KernelShape> kernels_;
+    std::vector<MetadataText> metadata_texts_;
+    std::size_t dangling_ctrl_deps_ = 0;
+    std::size_t self_ctrl_deps_ = 0;
+  };
+
+  int rank_;          // names the graph in messages
+  std::string path_;  // likewise
+  std::shared_ptr<const Body> body_;
 };
 
 }  // namespace sim

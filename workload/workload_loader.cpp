@@ -16,9 +16,13 @@ namespace sim {
 std::vector<RankGraph> load_rank_graphs(const std::vector<std::string>& files, const GraphOptions& options,
                                         unsigned threads, LoadStats* stats) {
   const std::size_t n = files.size();
+  // The files' sizes, as the memory budget's stat found them (-1: unknown):
+  // each file is then read without a stat of its own.
+  std::vector<std::int64_t> sizes;
   if (n > 0) {  // refuse a workload that clearly cannot fit before reading it (workload/memory_budget.h)
     const std::size_t slash = files[0].rfind('/');
-    check_memory_for_load(files, n == 1 || slash == std::string::npos ? files[0] : files[0].substr(0, slash));
+    check_memory_for_load(files, n == 1 || slash == std::string::npos ? files[0] : files[0].substr(0, slash),
+                          &sizes);
   }
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, n));
@@ -29,9 +33,9 @@ std::vector<RankGraph> load_rank_graphs(const std::vector<std::string>& files, c
   auto work = [&] {
     RankGraph::Scratch scratch;  // one per thread, freed when its graphs are built
     // A trace whose bytes are those of this thread's previous one (ASTRA-sim's
-    // per-rank files, a data-parallel step written once per rank) takes a copy
-    // of that graph instead of being decoded again: the graph is a function of
-    // the bytes. Two buffers, swapped: the previous file's bytes stay as read.
+    // per-rank files, a data-parallel step written once per rank) shares that
+    // graph instead of being decoded again: the graph is a function of the
+    // bytes. Two buffers, swapped: the previous file's bytes stay as read.
     FileBuffer buffers[2];
     int current = 0;  // the buffer the next file is read into; the other holds `previous`
     std::string_view previous;
@@ -45,7 +49,10 @@ std::vector<RankGraph> load_rank_graphs(const std::vector<std::string>& files, c
           continue;
         }
         FileBuffer& buffer = buffers[current];
-        const std::string_view bytes = buffer.read(files[r], "trace", std::numeric_limits<std::uint64_t>::max());
+        constexpr std::uint64_t kNoLimit = std::numeric_limits<std::uint64_t>::max();
+        const std::string_view bytes = sizes[r] >= 0
+                                           ? buffer.read_sized(files[r], "trace", kNoLimit, static_cast<std::uint64_t>(sizes[r]))
+                                           : buffer.read(files[r], "trace", kNoLimit);
         if (previous_rank < n && bytes == previous) {
           graphs[r].emplace(*graphs[previous_rank], static_cast<int>(r), files[r]);
           continue;

@@ -16,12 +16,13 @@ namespace sim {
 // InputError naming its folder (workload/memory_budget.h).
 //
 // A file holding the same bytes as the one its thread loaded last is not
-// decoded again: its rank gets a copy of that graph (the same graph decoding
-// would build, named by its own rank and path). A workload of identical
-// per-rank files (ASTRA-sim's microbenchmarks: 4,096 of them in issue 25's
-// benchmark (b)) is decoded once per thread.
+// decoded again: its rank shares that graph's nodes and edges (the graph
+// decoding would build, named by its own rank and path; RankGraph::storage()
+// tells). A workload of identical per-rank files (ASTRA-sim's microbenchmarks:
+// 4,096 of them in issue 25's benchmark (b)) is decoded, and held, once per
+// thread.
 struct LoadStats {
-  std::size_t decoded = 0;  // graphs decoded; the others are copies
+  std::size_t decoded = 0;  // graphs decoded; the others share one of these
 };
 std::vector<RankGraph> load_rank_graphs(const std::vector<std::string>& files, const GraphOptions& options,
                                         unsigned threads = 0, LoadStats* stats = nullptr);

@@ -62,5 +62,37 @@ TEST(FileBuffer, RefusesWhatReadInputFileRefusesWithTheSameMessage) {
   fs::remove_all(d);
 }
 
+// read_sized trusts a size only while the file still has it: a file that grew
+// or shrank since its stat, or is gone or a FIFO, reads (or is refused) as
+// with read().
+TEST(FileBuffer, ReadSizedReadsTheFileAsItIsNow) {
+  const fs::path d = temp_dir();
+  write(d / "f", "0123456789");
+  ASSERT_EQ(::mkfifo((d / "fifo").c_str(), 0600), 0);
+  FileBuffer buffer;
+  const std::string f = (d / "f").string();
+  EXPECT_EQ(buffer.read_sized(f, "trace", 1 << 20, 10), "0123456789");
+  EXPECT_EQ(buffer.read_sized(f, "trace", 1 << 20, 4), "0123456789");   // grew since the stat
+  EXPECT_EQ(buffer.read_sized(f, "trace", 1 << 20, 30), "0123456789");  // shrank since
+  write(d / "e", "");
+  EXPECT_EQ(buffer.read_sized((d / "e").string(), "trace", 1 << 20, 0), "");
+  for (const fs::path& p : {d / "absent", d / "fifo", d / "f"}) {
+    std::string expected, got;
+    try {
+      buffer.read(p.string(), "trace", 3);
+    } catch (const InputError& e) {
+      expected = e.what();
+    }
+    try {
+      buffer.read_sized(p.string(), "trace", 3, 2);
+    } catch (const InputError& e) {
+      got = e.what();
+    }
+    EXPECT_FALSE(expected.empty()) << p;
+    EXPECT_EQ(got, expected) << p;
+  }
+  fs::remove_all(d);
+}
+
 }  // namespace
 }  // namespace sim

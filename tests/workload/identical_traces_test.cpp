@@ -1,9 +1,11 @@
 // Loading decodes a trace once when the next rank's file holds the same bytes
-// (workload/workload_loader.h): the copy must be the graph decoding would
-// build, under the rank's own number and path, and files that differ in any
-// byte must each be decoded.
+// (workload/workload_loader.h): the shared graph must be the one decoding
+// would build, under the rank's own number and path, held once (the ranks'
+// storage() is the same), and files that differ in any byte must each be
+// decoded into their own.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <sstream>
 #include <string>
@@ -107,6 +109,13 @@ TEST_F(IdenticalTraces, SameBytesDecodedOnceDifferentBytesEach) {
     EXPECT_EQ(contents(graphs[r]), contents(RankGraph(files[r], static_cast<int>(r), {})));
   }
   EXPECT_NE(contents(graphs[2]), contents(graphs[3]));
+  // One body per decoding: 0-2 share, 3 alone, 4-5 share, 6 alone.
+  const std::vector<std::size_t> decoded_as = {0, 0, 0, 3, 4, 4, 6};
+  for (std::size_t r = 0; r < files.size(); ++r) {
+    for (std::size_t q = 0; q < files.size(); ++q) {
+      EXPECT_EQ(graphs[r].storage() == graphs[q].storage(), decoded_as[r] == decoded_as[q]) << r << " " << q;
+    }
+  }
 
   // The protobuf decoder reads each file itself: every rank decoded.
   GraphOptions protobuf;
@@ -147,6 +156,11 @@ TEST_F(IdenticalTraces, CopiesEqualDecodingOnRandomWorkloads) {
       }
       EXPECT_LE(stats.decoded, static_cast<std::size_t>(ranks));
       ASSERT_EQ(graphs.size(), files.size());
+      std::vector<const void*> bodies;
+      for (const RankGraph& g : graphs) bodies.push_back(g.storage());
+      std::sort(bodies.begin(), bodies.end());
+      EXPECT_EQ(static_cast<std::size_t>(std::unique(bodies.begin(), bodies.end()) - bodies.begin()), stats.decoded)
+          << "round " << round << " threads " << threads;
       for (int r = 0; r < ranks; ++r) {
         const RankGraph alone(files[static_cast<std::size_t>(r)], r, options);
         EXPECT_EQ(graphs[static_cast<std::size_t>(r)].rank(), r);
