@@ -235,6 +235,12 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
                             : type == CollectiveType::kReduceScatter ? 1.0
                                                                      : (local + 1) / local;
     m.channel_rate = static_cast<BytesPerSecond>(std::llround(uploaded * alg_bw / g.channels * 1e9));
+    // NCCL's chunk per head and round, by nBytes (16 KiB at the sizes where
+    // NCCL picks NVLS for these on a dgx-h100): a round's multicasts all land
+    // at once when their stores are paced through, so the chunk sets that burst.
+    if (type != CollectiveType::kAllReduce) {
+      m.step_bytes = nvls_chunk(tuned_bytes, std::uint64_t{pl.channels} * static_cast<std::uint64_t>(local));
+    }
     m.base = us(pl.algo == Algo::kNvls ? pl.table.latency[ai][pi]
                 : g.nvlink_intra       ? nvls_hop
                                        : hop_latency(Hw::kPci, pl.algo, pl.proto));

@@ -53,8 +53,9 @@ TEST(NcclNvlsGatherScatter, AllGatherClosedForm) {
   for (const char* bw : {kFast, "450GB/s"}) {
     SCOPED_TRACE(bw);
     const Topology topo = node(n, bw, "0ns", true);
-    const std::uint64_t shard = nccl::kNvlsChunk;  // sim's all-gather size: each rank's input
+    const std::uint64_t shard = 16384;  // sim's all-gather size: each rank's input; NCCL's chunk at 128 KiB of nBytes
     const nccl::Plan pl = plan_for(topo, T::kAllGather, shard, {{"algo", kNvls}, {"channels", 1}});
+    ASSERT_EQ(pl.model.step_bytes, shard);  // one round
     const SimulationResult r = simulate_collective(topo, T::kAllGather, shard, choose(T::kAllGather, "nccl:algo=nvls,channels=1"));
     const Time p = transfer_time(shard, nccl::wire_rate(pl.model));
     const Time d = transfer_time(shard, topo.links()[0].bandwidth);
@@ -70,9 +71,10 @@ TEST(NcclNvlsGatherScatter, ReduceScatterClosedForm) {
   for (const char* bw : {kFast, "450GB/s"}) {
     SCOPED_TRACE(bw);
     const Topology topo = node(n, bw, "0ns", true);
-    const std::uint64_t shard = nccl::kNvlsChunk;
+    const std::uint64_t shard = 16384;
     const std::uint64_t bytes = shard * n;  // sim's reduce-scatter size: the whole input
     const nccl::Plan pl = plan_for(topo, T::kReduceScatter, bytes, {{"algo", kNvls}, {"channels", 1}});
+    ASSERT_EQ(pl.model.step_bytes, shard);  // one round
     const SimulationResult r =
         simulate_collective(topo, T::kReduceScatter, bytes, choose(T::kReduceScatter, "nccl:algo=nvls,channels=1"));
     const Time p = transfer_time(shard, nccl::wire_rate(pl.model));
@@ -104,13 +106,27 @@ TEST(NcclNvlsGatherScatter, DgxH100TakesNcclsModelledTime) {
       double burst_us = 0;
       if (type == T::kAllGather) {
         const std::uint64_t share = bytes / 8;  // per channel
-        const std::uint64_t rounds = std::min<std::uint64_t>((share + nccl::kNvlsChunk - 1) / nccl::kNvlsChunk, 256);
+        const std::uint64_t chunk = nccl::nvls_chunk(n_bytes, 8 * 8);
+        const std::uint64_t rounds = std::min<std::uint64_t>((share + chunk - 1) / chunk, 256);
         burst_us = 8.0 * 8 * static_cast<double>(share) / static_cast<double>(rounds) / 450e3;
       }
       EXPECT_GE(us_, model_us);
       EXPECT_NEAR(us_, model_us + burst_us, 0.015 * model_us + 1);
     }
   }
+}
+
+// NCCL's NVLS chunk by nBytes (src/enqueue.cc) on a dgx-h100: 8 channels x 8 heads = 64 concurrent ops.
+TEST(NcclNvlsGatherScatter, ChunkFollowsNcclsThresholds) {
+  EXPECT_EQ(nccl::nvls_chunk(3'000'000, 64), 16384u);
+  EXPECT_EQ(nccl::nvls_chunk(std::uint64_t{4} << 20, 64), 32768u);  // 2 x 64 x 32 KiB
+  EXPECT_EQ(nccl::nvls_chunk(std::uint64_t{16} << 20, 64), 32768u);
+  EXPECT_EQ(nccl::nvls_chunk(std::uint64_t{32} << 20, 64), 65536u);  // 8 x 64 x 64 KiB
+  EXPECT_EQ(nccl::nvls_chunk((std::uint64_t{512} << 20) - 1, 64), 65536u);
+  EXPECT_EQ(nccl::nvls_chunk(std::uint64_t{512} << 20, 64), 131072u);  // 64 x 64 x 128 KiB
+  const Topology topo = dgx_h100();
+  EXPECT_EQ(plan_for(topo, T::kReduceScatter, 3'000'000, {{"algo", kNvls}}).model.step_bytes, 16384u);
+  EXPECT_EQ(plan_for(topo, T::kAllGather, std::uint64_t{128} << 20, {{"algo", kNvls}}).model.step_bytes, 131072u);
 }
 
 // NCCL's choice on the dgx-h100 node, on nBytes: NVLS (23 us + S / 266.7 GB/s)
