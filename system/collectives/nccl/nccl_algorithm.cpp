@@ -30,7 +30,10 @@ bool modelled(Algo a, CollectiveType type, int nodes) {
   switch (a) {
     case Algo::kRing: return true;  // every collective NCCL has: all-reduce, all-gather, reduce-scatter, broadcast, reduce
     case Algo::kTree: return type == CollectiveType::kAllReduce;
-    case Algo::kNvls: return type == CollectiveType::kAllReduce && nodes == 1;
+    case Algo::kNvls:  // all-gather and reduce-scatter too (NCCL's tuning model has them: NVLS on one node)
+      return (type == CollectiveType::kAllReduce || type == CollectiveType::kAllGather ||
+              type == CollectiveType::kReduceScatter) &&
+             nodes == 1;
     case Algo::kNvlsTree: return type == CollectiveType::kAllReduce && nodes > 1;
     case Algo::kCollNetChain:
     case Algo::kCollNetDirect: return type == CollectiveType::kAllReduce && nodes > 1;
@@ -159,7 +162,7 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
       throw InputError(std::string("nccl:algo=") + algo_name(a) + " for " + collective_name(type) + " on " +
                        std::to_string(in.nodes) + (in.nodes == 1 ? " node" : " nodes") +
                        " is not simulated (modelled: ring for ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, BROADCAST, REDUCE; tree for "
-                       "ALL_REDUCE; nvls for ALL_REDUCE inside one node; nvlstree, collnetdirect and collnetchain for ALL_REDUCE "
+                       "ALL_REDUCE; nvls for ALL_REDUCE, ALL_GATHER and REDUCE_SCATTER inside one node; nvlstree, collnetdirect and collnetchain for ALL_REDUCE "
                        "across nodes); docs/nccl.md");
     }
     if ((is_collnet(a) && !pl.system.collnet) || ((a == Algo::kNvls || a == Algo::kNvlsTree) && !pl.system.nvls)) {
@@ -224,8 +227,20 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     // is (n + 1) / n x algBw. NVLS-tree's network sends are not paced (the
     // NICs set their pace); each received one waits the network hop latency,
     // so the deepest path pays NCCL's 2 log2(nodes) x interLat.
+    // NVLS all-gather (one node): each GPU multicasts its shard, 1/n of
+    // nBytes, while NCCL's model moves nBytes at algBw: 1/n x algBw.
+    // Reduce-scatter: each GPU uploads its copy of every shard, nBytes: algBw.
     const double local = pl.system.per_node;
-    m.channel_rate = static_cast<BytesPerSecond>(std::llround((local + 1) / local * alg_bw / g.channels * 1e9));
+    const double uploaded = type == CollectiveType::kAllGather       ? 1 / local
+                            : type == CollectiveType::kReduceScatter ? 1.0
+                                                                     : (local + 1) / local;
+    m.channel_rate = static_cast<BytesPerSecond>(std::llround(uploaded * alg_bw / g.channels * 1e9));
+    // NCCL's chunk per head and round, by nBytes (16 KiB at the sizes where
+    // NCCL picks NVLS for these on a dgx-h100): a round's multicasts all land
+    // at once when their stores are paced through, so the chunk sets that burst.
+    if (type != CollectiveType::kAllReduce) {
+      m.step_bytes = nvls_chunk(tuned_bytes, std::uint64_t{pl.channels} * static_cast<std::uint64_t>(local));
+    }
     m.base = us(pl.algo == Algo::kNvls ? pl.table.latency[ai][pi]
                 : g.nvlink_intra       ? nvls_hop
                                        : hop_latency(Hw::kPci, pl.algo, pl.proto));
@@ -281,7 +296,9 @@ std::shared_ptr<const CollectiveProgram> make_program(CollectiveType type, std::
   const Plan pl = plan(type, bytes, params, ctx);
   switch (pl.algo) {
     case Algo::kTree: return make_tree_program(pl.name, bytes, ctx, pl.model);
-    case Algo::kNvls: return make_nvls_program(pl.name, bytes, ctx, pl.model);
+    case Algo::kNvls:
+      return type == CollectiveType::kAllReduce ? make_nvls_program(pl.name, bytes, ctx, pl.model)
+                                                : make_nvls_scatter_gather_program(pl.name, type, bytes, ctx, pl.model);
     case Algo::kNvlsTree: return make_nvls_tree_program(pl.name, bytes, ctx, pl.model);
     case Algo::kCollNetChain: return make_collnet_chain_program(pl.name, bytes, ctx, pl.model);
     case Algo::kCollNetDirect: return make_collnet_direct_program(pl.name, bytes, ctx, pl.model);

@@ -354,6 +354,68 @@ std::shared_ptr<const CollectiveProgram> make_nvls_program(std::string name, std
   return b.build(std::move(name));
 }
 
+std::shared_ptr<const CollectiveProgram> make_nvls_scatter_gather_program(std::string name, CollectiveType type,
+                                                                         std::uint64_t bytes, const AlgorithmContext& ctx,
+                                                                         const StepModel& m) {
+  const std::uint32_t n = ctx.size();
+  Builder b(n);
+  if (n <= 1) return b.build(std::move(name));
+  const bool gather = type == CollectiveType::kAllGather;
+  if (!gather && type != CollectiveType::kReduceScatter) throw std::invalid_argument("nccl nvls: unsupported collective");
+  if (ctx.domains != 1 || !ctx.domain_reduces) {
+    throw std::invalid_argument("nccl nvls: needs the group under one reducing switch");
+  }
+  const NodeId sw = ctx.domain_switch[0];
+  const std::uint64_t step = m.step_bytes ? m.step_bytes : kNvlsChunk;
+  const std::uint32_t window = m.window ? m.window : 4;
+  const BytesPerSecond rate = wire_rate(m);
+  // All-gather: `bytes` is each rank's shard, cut by channel and round alike
+  // on every rank. Reduce-scatter: `bytes` is the whole input, each channel's
+  // round cut into n shards, shard i rank i's (as NVLS all-reduce cuts it).
+  for (std::uint32_t x = 0; x < n; ++x) {
+    const std::uint32_t base = b.delay(x, m.base, kNone);
+    for (std::uint32_t c = 0; c < m.channels; ++c) {
+      const std::uint64_t share = part_bytes(bytes, m.channels, c);
+      const std::uint64_t k = ceil_div(share, gather ? step : step * n, kMaxNvlsRounds);
+      std::vector<std::uint32_t> sent(gather ? k : k * n, kNone);
+      for (std::uint64_t j = 0; j < k; ++j) {
+        const std::uint64_t round = part_bytes(share, k, j);
+        if (gather) {
+          // My shard, stored once to the multicast address: the switch copies it to every GPU.
+          CollectiveOp mc;
+          mc.kind = OpKind::kMulticast;
+          mc.peer = x;
+          mc.node = sw;
+          mc.bytes = wire_bytes(m.proto, round);
+          mc.tag = tag_of(c, j, std::uint64_t{x} << 1 | 1);
+          mc.channel = c;
+          mc.rate = rate;
+          sent[j] = b.add(x, mc, {base, j >= window ? sent[j - window] : kNone});
+          for (std::uint32_t i = 0; i < n; ++i) {
+            b.recv(x, kSwitchPeer, wire_bytes(m.proto, round), tag_of(c, j, std::uint64_t{i} << 1 | 1));
+          }
+          continue;
+        }
+        // My copy of every shard up to the switch, which sums the n copies
+        // into the shard's owner (multimem.ld_reduce); mine comes down.
+        for (std::uint32_t i = 0; i < n; ++i) {
+          CollectiveOp op;
+          op.kind = OpKind::kSwitchReduce;
+          op.peer = i;
+          op.node = sw;
+          op.bytes = wire_bytes(m.proto, part_bytes(round, n, i));
+          op.tag = tag_of(c, j, std::uint64_t{i} << 1);
+          op.channel = c;
+          op.rate = rate;
+          sent[j * n + i] = b.add(x, op, {base, j >= window ? sent[(j - window) * n + i] : kNone});
+        }
+        b.recv(x, kSwitchPeer, wire_bytes(m.proto, part_bytes(round, n, x)), tag_of(c, j, std::uint64_t{x} << 1));
+      }
+    }
+  }
+  return b.build(std::move(name));
+}
+
 std::shared_ptr<const CollectiveProgram> make_nvls_tree_program(std::string name, std::uint64_t bytes,
                                                                 const AlgorithmContext& ctx, const StepModel& m) {
   const std::uint32_t n = ctx.size();

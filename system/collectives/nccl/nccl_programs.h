@@ -103,4 +103,15 @@ std::shared_ptr<const CollectiveProgram> make_nvls_tree_program(std::string name
 std::shared_ptr<const CollectiveProgram> make_nvls_program(std::string name, std::uint64_t bytes,
                                                            const AlgorithmContext& ctx, const StepModel& model);
 
+// NVLS all-gather / reduce-scatter inside one node whose switch reduces
+// (NCCL's src/device/all_gather.h, reduce_scatter.h, NCCL_ALGO_NVLS): per
+// channel and round, an all-gather's GPU stores its shard once to the
+// switch, which multicasts it to every GPU (kMulticast: one flow in, n out);
+// a reduce-scatter's GPU uploads its copy of every shard and the switch sends
+// each shard's sum to its owner (kSwitchReduce: n flows in, one out). Needs
+// what make_nvls_program needs.
+std::shared_ptr<const CollectiveProgram> make_nvls_scatter_gather_program(std::string name, CollectiveType type,
+                                                                         std::uint64_t bytes, const AlgorithmContext& ctx,
+                                                                         const StepModel& model);
+
 }  // namespace sim::nccl

@@ -65,4 +65,18 @@ inline constexpr std::uint32_t kChainStepsInFlight = kNcclSteps;
 // NVLS moves 128 KiB per rank and step (NCCL_NVLS_CHUNKSIZE's default).
 constexpr std::uint64_t kNvlsChunk = 128 * 1024;
 
+// NCCL's NVLS chunk for a collective of `n_bytes` (nBytes) over `concurrent_ops`
+// = channels x heads (src/enqueue.cc, the NCCL_ALGO_NVLS branch of the chunk
+// computation): 128 KiB, halved to 64 KiB below 64 x ops x 128 KiB, to 32 KiB
+// below 8 x ops x 64 KiB, to 16 KiB below 2 x ops x 32 KiB (on a dgx-h100,
+// 64 ops: 512 MiB, 32 MiB, 4 MiB). Used for NVLS all-gather and reduce-scatter;
+// NVLS all-reduce keeps kNvlsChunk (what its calibration was fitted with).
+inline std::uint64_t nvls_chunk(std::uint64_t n_bytes, std::uint64_t concurrent_ops) {
+  std::uint64_t chunk = kNvlsChunk;
+  if (n_bytes < 64 * concurrent_ops * chunk && chunk > 65536) chunk = 65536;
+  if (n_bytes < 8 * concurrent_ops * chunk && chunk > 32768) chunk = 32768;
+  if (n_bytes < 2 * concurrent_ops * chunk && chunk > 16384) chunk = 16384;
+  return chunk;
+}
+
 }  // namespace sim::nccl
