@@ -119,7 +119,8 @@ int run_simulation(const RunOptions& o) {
                           std::move(scenario));
   };
   auto run = simulate_folded_if_exact(spec, simulate, [&](const std::string& why) {
-    if (outputs.timeline()) throw FoldingRefused(why);  // it has the folded run's first slices: say why instead
+    // A timeline may have the folded run's first slices: say why instead (the reason, after the note's prefix).
+    if (outputs.timeline()) throw FoldingRefused(why.substr(why.find(": ") + 2));
     std::cerr << "sim: note: " << why << "\n";
   });
   auto& [result, info, implausible] = run.first;

@@ -118,6 +118,22 @@ class AddendReads {
   double read_rate_;
 };
 
+// An op at switch `node` (NVLS, CollNet: docs/nccl.md): a reduce or a
+// multicast for member `peer` (kSwitchPeer: every member under the switch),
+// paced at `rate` on channel `channel` (0: unpaced).
+CollectiveOp switch_op(OpKind kind, std::uint32_t peer, NodeId node, std::uint64_t bytes, std::uint64_t tag,
+                       std::uint32_t channel, BytesPerSecond rate) {
+  CollectiveOp op;
+  op.kind = kind;
+  op.peer = peer;
+  op.node = node;
+  op.bytes = bytes;
+  op.tag = tag;
+  op.channel = channel;
+  op.rate = rate;
+  return op;
+}
+
 }  // namespace
 
 BytesPerSecond wire_rate(const StepModel& m) {
@@ -324,26 +340,15 @@ std::shared_ptr<const CollectiveProgram> make_nvls_program(std::string name, std
       for (std::uint64_t j = 0; j < k; ++j) {
         const std::uint64_t round = part_bytes(share, k, j);
         for (std::uint32_t i = 0; i < n; ++i) {
-          CollectiveOp op;
-          op.kind = OpKind::kSwitchReduce;
-          op.peer = i;
-          op.node = sw;
-          op.bytes = wire_bytes(m.proto, part_bytes(round, n, i));
-          op.tag = tag_of(c, j, std::uint64_t{i} << 1);
-          op.channel = c;
-          op.rate = rate;
+          const CollectiveOp op = switch_op(OpKind::kSwitchReduce, i, sw,
+                                            wire_bytes(m.proto, part_bytes(round, n, i)),
+                                            tag_of(c, j, std::uint64_t{i} << 1), c, rate);
           contrib[j * n + i] = b.add(x, op, {base, j >= window ? contrib[(j - window) * n + i] : kNone});
         }
         const std::uint64_t mine = wire_bytes(m.proto, part_bytes(round, n, x));
         const std::uint32_t reduced = b.recv(x, kSwitchPeer, mine, tag_of(c, j, std::uint64_t{x} << 1));
-        CollectiveOp mc;
-        mc.kind = OpKind::kMulticast;
-        mc.peer = x;
-        mc.node = sw;
-        mc.bytes = mine;
-        mc.tag = tag_of(c, j, std::uint64_t{x} << 1 | 1);
-        mc.channel = c;
-        mc.rate = rate;
+        const CollectiveOp mc = switch_op(OpKind::kMulticast, x, sw, mine, tag_of(c, j, std::uint64_t{x} << 1 | 1),
+                                          c, rate);
         b.add(x, mc, {reduced});
         for (std::uint32_t i = 0; i < n; ++i) {
           b.recv(x, kSwitchPeer, wire_bytes(m.proto, part_bytes(round, n, i)), tag_of(c, j, std::uint64_t{i} << 1 | 1));
@@ -382,14 +387,9 @@ std::shared_ptr<const CollectiveProgram> make_nvls_scatter_gather_program(std::s
         const std::uint64_t round = part_bytes(share, k, j);
         if (gather) {
           // My shard, stored once to the multicast address: the switch copies it to every GPU.
-          CollectiveOp mc;
-          mc.kind = OpKind::kMulticast;
-          mc.peer = x;
-          mc.node = sw;
-          mc.bytes = wire_bytes(m.proto, round);
-          mc.tag = tag_of(c, j, std::uint64_t{x} << 1 | 1);
-          mc.channel = c;
-          mc.rate = rate;
+          const CollectiveOp mc = switch_op(OpKind::kMulticast, x, sw,
+                                            wire_bytes(m.proto, round), tag_of(c, j, std::uint64_t{x} << 1 | 1),
+                                            c, rate);
           sent[j] = b.add(x, mc, {base, j >= window ? sent[j - window] : kNone});
           for (std::uint32_t i = 0; i < n; ++i) {
             b.recv(x, kSwitchPeer, wire_bytes(m.proto, round), tag_of(c, j, std::uint64_t{i} << 1 | 1));
@@ -399,14 +399,9 @@ std::shared_ptr<const CollectiveProgram> make_nvls_scatter_gather_program(std::s
         // My copy of every shard up to the switch, which sums the n copies
         // into the shard's owner (multimem.ld_reduce); mine comes down.
         for (std::uint32_t i = 0; i < n; ++i) {
-          CollectiveOp op;
-          op.kind = OpKind::kSwitchReduce;
-          op.peer = i;
-          op.node = sw;
-          op.bytes = wire_bytes(m.proto, part_bytes(round, n, i));
-          op.tag = tag_of(c, j, std::uint64_t{i} << 1);
-          op.channel = c;
-          op.rate = rate;
+          const CollectiveOp op = switch_op(OpKind::kSwitchReduce, i, sw,
+                                            wire_bytes(m.proto, part_bytes(round, n, i)),
+                                            tag_of(c, j, std::uint64_t{i} << 1), c, rate);
           sent[j * n + i] = b.add(x, op, {base, j >= window ? sent[(j - window) * n + i] : kNone});
         }
         b.recv(x, kSwitchPeer, wire_bytes(m.proto, part_bytes(round, n, x)), tag_of(c, j, std::uint64_t{x} << 1));
@@ -461,14 +456,9 @@ std::shared_ptr<const CollectiveProgram> make_nvls_tree_program(std::string name
       for (std::uint64_t j = 0; j < k; ++j) {
         const std::uint64_t round = part_bytes(share, k, j);
         for (std::uint32_t i = 0; i < local; ++i) {
-          CollectiveOp op;
-          op.kind = OpKind::kSwitchReduce;
-          op.peer = nodes[d][i];
-          op.node = sw;
-          op.bytes = wire_bytes(m.proto, part_bytes(round, local, i));
-          op.tag = tag_of(c, j, low(i, 0));
-          op.channel = c;
-          op.rate = rate;
+          const CollectiveOp op = switch_op(OpKind::kSwitchReduce, nodes[d][i], sw,
+                                            wire_bytes(m.proto, part_bytes(round, local, i)),
+                                            tag_of(c, j, low(i, 0)), c, rate);
           contrib[j * local + i] = b.add(x, op, {base, j >= window ? contrib[(j - window) * local + i] : kNone});
         }
         const std::uint64_t mine = wire_bytes(m.proto, part_bytes(round, local, me));
@@ -484,14 +474,8 @@ std::shared_ptr<const CollectiveProgram> make_nvls_tree_program(std::string name
           total = {b.delay(x, m.hop_inter, b.recv(x, up, mine, tag_of(c, j, low(me, 3))))};
         }
         for (const std::uint32_t kid : kids) b.send(x, kid, mine, tag_of(c, j, low(me, 3)), c, 0, total);
-        CollectiveOp mc;
-        mc.kind = OpKind::kMulticast;
-        mc.peer = x;
-        mc.node = sw;
-        mc.bytes = mine;
-        mc.tag = tag_of(c, j, low(me, 1));
-        mc.channel = c;
-        mc.rate = rate;
+        const CollectiveOp mc = switch_op(OpKind::kMulticast, x, sw, mine, tag_of(c, j, low(me, 1)),
+                                          c, rate);
         b.add(x, mc, total);
         for (std::uint32_t i = 0; i < local; ++i) {
           b.recv(x, kSwitchPeer, wire_bytes(m.proto, part_bytes(round, local, i)), tag_of(c, j, low(i, 1)));
@@ -540,15 +524,9 @@ std::shared_ptr<const CollectiveProgram> make_collnet_chain_program(std::string 
         }
         // The head's sum of its node to the rail switch; every node's head gets the total.
         if (L == 1) ready.push_back(j >= window ? leaf_send[j - window] : kNone);
-        CollectiveOp op;
-        op.kind = OpKind::kSwitchReduce;
-        op.peer = kSwitchPeer;
-        op.node = rail[head];
-        op.bytes = w;
-        op.tag = sharp;
-        op.channel = c;
         // Unpaced (the NIC sets the upload's pace) but for the head's read of its addend.
-        op.rate = L > 1 ? reads.summing_rate(0, w, payload) : 0;
+        const CollectiveOp op = switch_op(OpKind::kSwitchReduce, kSwitchPeer, rail[head], w, sharp,
+                                          c, L > 1 ? reads.summing_rate(0, w, payload) : 0);
         const std::uint32_t uploaded = b.add(head, op, ready);
         if (L == 1) leaf_send[j] = uploaded;
         std::uint32_t got = b.delay(head, m.hop_inter, b.recv(head, kSwitchPeer, w, sharp));
@@ -624,15 +602,9 @@ std::shared_ptr<const CollectiveProgram> make_collnet_direct_program(std::string
           ready.push_back(b.delay(x, m.hop_intra, b.recv(x, from, mine, tag_of(c, j, low(me, 0)))));
         }
         if (local == 1) ready.push_back(j >= window ? scattered[(j - window) * local + me] : kNone);
-        CollectiveOp op;
-        op.kind = OpKind::kSwitchReduce;
-        op.peer = kSwitchPeer;
-        op.node = rail[x];
-        op.bytes = mine;
-        op.tag = tag_of(c, j, low(me, 1));
-        op.channel = reduce_pacer(c);
         // Unpaced (the NIC sets the upload's pace) but for the head's read of its addend.
-        op.rate = local > 1 ? reads.summing_rate(0, mine, payload) : 0;
+        const CollectiveOp op = switch_op(OpKind::kSwitchReduce, kSwitchPeer, rail[x], mine, tag_of(c, j, low(me, 1)),
+                                          reduce_pacer(c), local > 1 ? reads.summing_rate(0, mine, payload) : 0);
         const std::uint32_t uploaded = b.add(x, op, ready);
         if (local == 1) scattered[j * local + me] = uploaded;
         const std::uint32_t total = b.delay(x, m.hop_inter, b.recv(x, kSwitchPeer, mine, tag_of(c, j, low(me, 1))));
