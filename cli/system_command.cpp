@@ -13,6 +13,9 @@ void add_system_command(CLI::App& app, SystemCommand& c) {
       "gen", "write DIR/network.yml, DIR/system.yml and DIR/calibration.yml of a preset (docs/presets.md)");
   c.gen->add_option("name", c.name, "preset name (sim system list)")->required();
   c.gen->add_option("--nodes", c.nodes, "nodes of 8 GPUs (default: the preset's)")->check(CLI::Range(1, 1 << 16));
+  c.gen->add_option("--leaf-nodes", c.leaf_nodes,
+                    "nodes under each first-level switch (a placement; default: spread evenly, docs/presets.md)")
+      ->check(CLI::Range(1, 1 << 16));
   c.gen->add_option("-o,--output", c.output, "folder to write")->required();
 }
 
@@ -25,7 +28,7 @@ int run_system_command(const SystemCommand& c, std::ostream& out) {
   }
   const presets::Preset& p = presets::find_preset(c.name);
   const std::uint32_t nodes = c.nodes ? c.nodes : p.default_nodes;
-  const presets::PresetFiles files = presets::generate_preset(p, nodes);
+  const presets::PresetFiles files = presets::generate_preset(p, nodes, c.leaf_nodes);
   presets::write_preset_folder(files, c.output);
   std::string dims;
   for (const std::uint32_t d : files.dims) dims += (dims.empty() ? "" : "x") + std::to_string(d);

@@ -12,6 +12,7 @@ namespace sim {
 struct SystemCommand {
   std::string name, output;
   std::uint32_t nodes = 0;  // 0: the preset's default
+  std::uint32_t leaf_nodes = 0;  // 0: the preset spreads the nodes (docs/presets.md)
   CLI::App* list = nullptr;
   CLI::App* gen = nullptr;
 };

@@ -25,8 +25,21 @@ std::string scaled_bandwidth(const char* figure, double factor) {
   return buf;
 }
 
+// The largest divisor of `n` from 2 to `radix`; 0 when there is none.
+std::uint32_t largest_divisor_up_to(std::uint32_t n, std::uint32_t radix) {
+  for (std::uint32_t d = radix; d >= 2; --d) {
+    if (n % d == 0) return d;
+  }
+  return 0;
+}
+
 // Splits `nodes` over the levels: each takes min(remaining, radix) groups of
-// the level below, which must divide what is left.
+// the level below. When the radix does not divide what is left, the groups are
+// spread evenly over partly populated switches: the largest divisor of what is
+// left that the radix allows (Selene's 384-node job as 24 leaves of 16 nodes
+// each, not 19 full and one fifth-full). Every dimension must be regular, and
+// on a non-blocking level only which pairs share a switch changes, i.e. which
+// messages pay the upper level's latency.
 std::vector<std::uint32_t> level_sizes(const Preset& p, std::uint32_t nodes) {
   std::vector<std::uint32_t> sizes;
   std::uint32_t left = nodes;
@@ -37,11 +50,27 @@ std::vector<std::uint32_t> level_sizes(const Preset& p, std::uint32_t nodes) {
       throw InputError("--nodes " + std::to_string(nodes) + ": " + p.name + " has at most " +
                        std::to_string(capacity * level.radix) + " nodes (" + level.why_radix + ")");
     }
-    const std::uint32_t size = (level.radix == 0 || left <= level.radix) ? left : level.radix;
-    if (left % size != 0) {
-      throw InputError("--nodes " + std::to_string(nodes) + ": " + p.name + " puts " + std::to_string(size) +
-                       " groups under one " + level.name + " switch (" + level.why_radix + "); give a multiple of " +
-                       std::to_string(capacity * size));
+    std::uint32_t size = (level.radix == 0 || left <= level.radix) ? left : level.radix;
+    if (left % size != 0) size = largest_divisor_up_to(left, level.radix);
+    if (i == 0 && p.leaf_nodes != 0) {
+      if (p.leaf_nodes > nodes || nodes % p.leaf_nodes != 0 || (level.radix != 0 && p.leaf_nodes > level.radix)) {
+        throw InputError("--leaf-nodes " + std::to_string(p.leaf_nodes) + ": must divide --nodes " +
+                         std::to_string(nodes) + " and be at most the " + level.name + " switch's " +
+                         std::to_string(level.radix) + " (" + level.why_radix + ")");
+      }
+      size = p.leaf_nodes;
+    }
+    if (size == 0) {
+      // Name the nearest counts that split evenly, below and above.
+      std::uint32_t below = nodes - capacity, above = nodes + capacity;
+      while (below > 0 && largest_divisor_up_to(below / capacity, level.radix) == 0) below -= capacity;
+      while (largest_divisor_up_to(above / capacity, level.radix) == 0) above += capacity;
+      throw InputError("--nodes " + std::to_string(nodes) + ": " + p.name + " puts at most " +
+                       std::to_string(level.radix) + " groups under one " + level.name + " switch (" +
+                       level.why_radix + "), and " + std::to_string(left) +
+                       " groups cannot be spread evenly over such switches (no divisor from 2 to " +
+                       std::to_string(level.radix) + "); give e.g. " + std::to_string(below) + " or " +
+                       std::to_string(above));
     }
     sizes.push_back(size);
     left /= size;
@@ -119,6 +148,7 @@ std::string header(const Preset& p, std::uint32_t nodes, std::uint32_t npus, con
   std::string h = "# " + what + " of preset '" + p.name + "', " + std::to_string(nodes) + " node" +
                   (nodes == 1 ? "" : "s") + " (" + std::to_string(npus) + " GPUs): " + p.summary + "\n" +
                   "# Written by `sim system gen " + p.name + " --nodes " + std::to_string(nodes) +
+                  (p.leaf_nodes ? " --leaf-nodes " + std::to_string(p.leaf_nodes) : std::string()) +
                   "` (presets/, docs/presets.md).\n"
                   "# Each number says its source: spec sheet, NCCL constant, estimate, or fit.\n";
   if (!p.fit_note.empty()) h += "#\n" + comment_block(p.fit_note);
@@ -135,8 +165,15 @@ std::string network_yaml(const Preset& p, std::uint32_t nodes, const std::vector
        "# GPU position, as NCCL's rings use them). Bandwidth is each GPU's own,\n"
        "# per direction; a switch adds no delay or contention of its own.\n";
   for (std::size_t d = 0; d < dims.size(); ++d) {
-    o << "#   dimension " << d << ": " << dims[d].name << ", " << dims[d].size << " per group\n"
-      << "#     bandwidth " << dims[d].bandwidth.value << ": " << dims[d].bandwidth.source << "\n"
+    o << "#   dimension " << d << ": " << dims[d].name << ", " << dims[d].size << " per group\n";
+    if (d > 0 && d + 1 < dims.size() && p.levels[dims[d].level].radix > dims[d].size) {
+      // level_sizes spread the nodes evenly over partly populated switches.
+      std::uint32_t nodes_per_switch = 1;
+      for (std::size_t k = 1; k <= d; ++k) nodes_per_switch *= dims[k].size;
+      o << "#     partly populated: " << dims[d].size << " of the switch's " << p.levels[dims[d].level].radix
+        << " ports down; the nodes spread evenly over " << nodes / nodes_per_switch << " switches per rail\n";
+    }
+    o << "#     bandwidth " << dims[d].bandwidth.value << ": " << dims[d].bandwidth.source << "\n"
       << "#     latency   " << dims[d].latency.value << " per link: " << dims[d].latency.source << "\n";
   }
   std::vector<std::string> topo, count, bw, lat;
@@ -312,6 +349,15 @@ PresetFiles generate_preset(const Preset& p, std::uint32_t nodes) {
   files.system_yaml = system_yaml(p, nodes, dims.size(), files.npus);
   files.calibration_yaml = calibration_yaml(p, nodes, free_parameters(p, nodes), files.npus);
   return files;
+}
+
+PresetFiles generate_preset(const Preset& p, std::uint32_t nodes, std::uint32_t leaf_nodes) {
+  if (leaf_nodes != 0 && p.levels.empty()) {
+    throw InputError("--leaf-nodes: " + p.name + " has no network level above its nodes");
+  }
+  Preset placed = p;
+  placed.leaf_nodes = leaf_nodes;
+  return generate_preset(placed, nodes);
 }
 
 void write_preset_folder(const PresetFiles& files, const std::string& dir) {

@@ -58,6 +58,10 @@ struct Preset {
   };
   std::vector<Fitted> fitted;
   std::string fit_note;  // what the fit was made on (comment lines)
+  // A placement, not a property of the machine: the nodes per first-level
+  // switch a user asked for (`sim system gen --leaf-nodes`), so a job's groups
+  // can sit on whole switches; 0 spreads the nodes as level_sizes does.
+  std::uint32_t leaf_nodes = 0;
 };
 
 const std::vector<Preset>& all_presets();
@@ -73,6 +77,9 @@ struct PresetFiles {
 // The files of `preset` on `nodes` nodes. Throws InputError when `nodes`
 // does not fit the preset's levels (it says what would).
 PresetFiles generate_preset(const Preset& preset, std::uint32_t nodes);
+// The same with `leaf_nodes` nodes under each first-level switch (it must
+// divide `nodes` and fit the switch's radix; an InputError says otherwise).
+PresetFiles generate_preset(const Preset& preset, std::uint32_t nodes, std::uint32_t leaf_nodes);
 
 // The free parameters written for `preset` on `nodes` nodes (a network
 // level's keys only exist when its dimension does).

@@ -113,12 +113,33 @@ TEST(Presets, NodesThatDoNotFitAreErrorsSayingWhatWould) {
     EXPECT_NE(std::string(e.what()).find("at most 64"), std::string::npos) << e.what();
   }
   try {
-    generate_preset(find_preset("h100-roce-clos"), 40);
-    FAIL() << "40 servers do not fill leaves of 32";
+    // 37 is prime: no even spread over leaves of at most 20 nodes.
+    generate_preset(find_preset("dgx-a100"), 37);
+    FAIL() << "37 nodes cannot be spread evenly over 20-node leaves";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("multiple of 32"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no divisor from 2 to 20"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("give e.g. 36 or 38"), std::string::npos) << e.what();
   }
   EXPECT_THROW(generate_preset(find_preset("dgx-h100"), 0), InputError);
+}
+
+// A node count the radix does not divide is spread evenly over partly
+// populated switches: the largest divisor the radix allows, and the file says so.
+TEST(Presets, NodesTheRadixDoesNotDivideSpreadEvenlyOverPartlyPopulatedSwitches) {
+  // Selene's 1T run (Narayanan et al., SC'21): 384 nodes, 20-node scalable units.
+  const std::string selene = generate_preset(find_preset("dgx-a100"), 384).network_yaml;
+  EXPECT_NE(selene.find("npus_count: [8, 16, 24]"), std::string::npos) << selene;
+  EXPECT_NE(selene.find("partly populated: 16 of the switch's 20 ports down; the nodes spread evenly over 24 "
+                        "switches per rail"),
+            std::string::npos)
+      << selene;
+  // 40 servers on a three-layer Clos of 32-server leaves: two leaves of 20, one pod.
+  const std::string clos = generate_preset(find_preset("h100-roce-clos"), 40).network_yaml;
+  EXPECT_NE(clos.find("npus_count: [8, 20, 2]"), std::string::npos) << clos;
+  // A count that fills its leaves says nothing of the kind.
+  const std::string full = generate_preset(find_preset("dgx-a100"), 240).network_yaml;
+  EXPECT_NE(full.find("npus_count: [8, 20, 12]"), std::string::npos) << full;
+  EXPECT_EQ(full.find("partly populated"), std::string::npos) << full;
 }
 
 // One node: a ring over the NVSwitch, chunks 1. Each step sends one block
