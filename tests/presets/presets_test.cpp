@@ -140,6 +140,20 @@ TEST(Presets, NodesTheRadixDoesNotDivideSpreadEvenlyOverPartlyPopulatedSwitches)
   const std::string full = generate_preset(find_preset("dgx-a100"), 240).network_yaml;
   EXPECT_NE(full.find("npus_count: [8, 20, 12]"), std::string::npos) << full;
   EXPECT_EQ(full.find("partly populated"), std::string::npos) << full;
+  // A placement the user names: 192 nodes as 16 leaves of 12 (so that groups of 24 sit on whole leaves).
+  const PresetFiles placed = generate_preset(find_preset("dgx-a100"), 192, 12);
+  EXPECT_EQ(placed.dims, (std::vector<std::uint32_t>{8, 12, 16}));
+  EXPECT_NE(placed.network_yaml.find("--nodes 192 --leaf-nodes 12`"), std::string::npos) << placed.network_yaml;
+  for (const std::uint32_t bad : {7u, 24u, 0u + 384u}) {
+    try {
+      generate_preset(find_preset("dgx-a100"), 192, bad);
+      FAIL() << "--leaf-nodes " << bad << " on 192 nodes of 20-node leaves";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("must divide --nodes 192 and be at most the rail leaf switch's 20"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 // One node: a ring over the NVSwitch, chunks 1. Each step sends one block
