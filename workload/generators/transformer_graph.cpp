@@ -113,22 +113,27 @@ class RankBuilder {
     mark(node);
     stream(node);
   }
-  // Core attention of `seq` queries against `seq` keys (one block with CP), heads of this rank.
-  void attention(const std::string& name, bool bwd) {
+  // Core attention of this rank's heads, as one kernel: `batch` x heads/tp
+  // attention over `seq` queries and keys, causal or not. `num_ops` is the
+  // model FLOPs the kernel stands for, counted as Megatron-LM counts them
+  // (causal attention as the full s x s product): with CP each ring step
+  // carries 4 b (s/cp)^2 heads d, whatever part of that block it computes.
+  void attention(const std::string& name, bool bwd, std::uint64_t batch, std::uint64_t seq, bool causal) {
     const std::uint64_t s = t_.seq_local(), b = t_.micro_batch, heads = m_.heads / p_.tp;
     et::Node& node = add(et::COMP_NODE, name);
     const std::uint64_t fwd_flops = 4 * b * s * s * heads * m_.head_dim();
     set_int(node, "num_ops", static_cast<std::int64_t>(bwd ? 2 * fwd_flops : fwd_flops));
     const std::uint64_t kv = m_.kv_heads / p_.tp * m_.head_dim(), q = heads * m_.head_dim();
-    attr(node, "tensor_size")->set_uint64_val(b * s * (bwd ? 4 * (q + kv) : 2 * (q + kv)) * 2);
+    // Forward: Q, K, V read, O written; backward: Q, K, V, O, dO read, dQ, dK, dV written.
+    attr(node, "tensor_size")->set_uint64_val(batch * seq * (bwd ? 4 * (q + kv) : 2 * (q + kv)) * 2);
     attr(node, "kernel")->set_string_val("attention");
-    set_int(node, "attn_batch", static_cast<std::int64_t>(b));
+    set_int(node, "attn_batch", static_cast<std::int64_t>(batch));
     set_int(node, "attn_heads", static_cast<std::int64_t>(heads));
-    set_int(node, "attn_seq", static_cast<std::int64_t>(s));
+    set_int(node, "attn_seq", static_cast<std::int64_t>(seq));
     set_int(node, "attn_head_dim", static_cast<std::int64_t>(m_.head_dim()));
-    attr(node, "attn_causal")->set_bool_val(true);
+    attr(node, "attn_causal")->set_bool_val(causal);
     attr(node, "attn_pass")->set_string_val(bwd ? "bwd" : "fwd");
-    attr(node, "dtype")->set_string_val("bf16");
+    attr(node, "dtype")->set_string_val("bf16");  // the attention core stays bf16 under FP8 (Transformer Engine)
     mark(node);
     stream(node);
   }
@@ -159,9 +164,11 @@ class RankBuilder {
     if (dep) n.add_data_deps(dep);
     return n.id();
   }
-  // Posted at the start (no dependencies): the pass that needs it waits for it.
-  std::uint64_t recv(const std::string& name, std::uint32_t src, std::int64_t tag, std::uint64_t size) {
+  // Posted at the start (no dependencies) or once `dep` is done: the pass that needs it waits for it.
+  std::uint64_t recv(const std::string& name, std::uint32_t src, std::int64_t tag, std::uint64_t size,
+                     std::uint64_t dep = 0) {
     et::Node& n = add(et::COMM_RECV_NODE, name);
+    if (dep) n.add_data_deps(dep);
     set_int(n, "comm_src", src);
     set_int(n, "comm_dst", rank_);
     set_int(n, "comm_tag", tag);
@@ -261,10 +268,10 @@ class RankBuilder {
     const std::string what = layer(l) + ".attn.core";
     const char* pass = bwd ? "bwd" : recomputing_ ? "recompute" : "fwd";
     if (cp_.empty()) {
-      attention(nm(what, pass, mb), bwd);
+      attention(nm(what, pass, mb), bwd, t_.micro_batch, t_.seq_local(), true);
       return;
     }
-    // Ring attention: cp blocks; block j > 0 uses the K/V block received in step j
+    // Ring attention: cp steps; step j > 0 uses the K/V block received in step j
     // (with its gradients in the backward pass), forwarded on to the next rank.
     const std::uint32_t next = rank_of(p_, {c_.tp, (c_.cp + 1) % p_.cp, c_.dp, c_.pp});
     const std::uint32_t prev = rank_of(p_, {c_.tp, (c_.cp + p_.cp - 1) % p_.cp, c_.dp, c_.pp});
@@ -273,34 +280,34 @@ class RankBuilder {
     const std::int64_t base = 2 * std::int64_t{t_.chunks} * t_.microbatches +
                               ((static_cast<std::int64_t>(l) * t_.microbatches + mb) * 4 + (bwd ? 1 : 0) +
                                (recomputing_ ? 2 : 0)) * p_.cp;
+    // Transformer Engine posts step j's exchange (send and receive) as step
+    // j - 1 begins, so the receive is posted when the K/V step j - 1 uses are
+    // in hand, not at the start of the iteration: its time in the report is
+    // then the exchange alone, not also the idle time before the layer.
     std::uint64_t have = last_;  // the local K/V
     for (std::uint32_t j = 0; j < p_.cp; ++j) {
       if (j > 0) {
-        have = recv(nm(what + ".cp_recv" + std::to_string(j), pass, mb), prev, base + j, block);
+        have = recv(nm(what + ".cp_recv" + std::to_string(j), pass, mb), prev, base + j, block, have);
         waits_.push_back(have);
       }
       if (j + 1 < p_.cp) send(nm(what + ".cp_send" + std::to_string(j + 1), pass, mb), next, base + j + 1, block, have);
-      attention_block(nm(what + ".block" + std::to_string(j), pass, mb), bwd);
+      ring_step(nm(what + ".block" + std::to_string(j), pass, mb), bwd, j);
     }
   }
-  void attention_block(const std::string& name, bool bwd) {
-    // One (s/cp) x (s/cp) block: attention() over seq_local with 1/cp of the keys.
-    const std::uint64_t s = t_.seq_local(), b = t_.micro_batch, heads = m_.heads / p_.tp;
-    et::Node& node = add(et::COMP_NODE, name);
-    const std::uint64_t fwd_flops = 4 * b * s * s * heads * m_.head_dim();
-    set_int(node, "num_ops", static_cast<std::int64_t>(bwd ? 2 * fwd_flops : fwd_flops));
-    const std::uint64_t kv = m_.kv_heads / p_.tp * m_.head_dim(), q = heads * m_.head_dim();
-    attr(node, "tensor_size")->set_uint64_val(b * s * (bwd ? 4 * (q + kv) : 2 * (q + kv)) * 2);
-    attr(node, "kernel")->set_string_val("attention");
-    set_int(node, "attn_batch", static_cast<std::int64_t>(b));
-    set_int(node, "attn_heads", static_cast<std::int64_t>(heads));
-    set_int(node, "attn_seq", static_cast<std::int64_t>(s));
-    set_int(node, "attn_head_dim", static_cast<std::int64_t>(m_.head_dim()));
-    attr(node, "attn_causal")->set_bool_val(false);  // an off-diagonal block is full (the diagonal one causal)
-    attr(node, "attn_pass")->set_string_val(bwd ? "bwd" : "fwd");
-    attr(node, "dtype")->set_string_val("bf16");
-    mark(node);
-    stream(node);
+  // Step j of load-balanced causal ring attention (Megatron-LM's
+  // get_batch_on_this_cp_rank cuts each sequence into 2 cp chunks and gives CP
+  // rank r chunks r and 2 cp - 1 - r; Transformer Engine's ring attention,
+  // AttnFuncWithCPAndKVP2P, then runs): step 0, the rank's own K/V, is causal
+  // attention over its s/cp tokens (its two chunks in order: exactly a causal
+  // mask); every later step computes half of an (s/cp)^2 block without a mask:
+  // from an earlier rank all s/cp queries against the first half of its keys,
+  // from a later one the second half of the queries against all its keys. The
+  // first is two independent (s/2cp)^2 blocks, which is the kernel written here
+  // (batch 2b, seq s/2cp); the second has the same work and half as many CTAs,
+  // each twice as long. Every rank thus computes 1/cp of the causal pairs.
+  void ring_step(const std::string& name, bool bwd, std::uint32_t j) {
+    if (j == 0) attention(name, bwd, t_.micro_batch, t_.seq_local(), true);
+    else attention(name, bwd, 2 * t_.micro_batch, t_.seq_local() / 2, false);
   }
 
   void layer_forward(std::uint64_t l, std::uint32_t mb) {
@@ -353,8 +360,8 @@ class RankBuilder {
     if (t_.recompute == Recompute::kSelective) {
       recomputing_ = true;
       const std::string what = L + ".attn.core";
-      if (cp_.empty()) attention(nm(what, "recompute", mb), false);
-      else for (std::uint32_t j = 0; j < p_.cp; ++j) attention_block(nm(what + ".block" + std::to_string(j), "recompute", mb), false);
+      if (cp_.empty()) attention(nm(what, "recompute", mb), false, t_.micro_batch, t_.seq_local(), true);
+      else for (std::uint32_t j = 0; j < p_.cp; ++j) ring_step(nm(what + ".block" + std::to_string(j), "recompute", mb), false, j);
       recomputing_ = false;
     }
     attention_core(l, mb, true);
