@@ -85,11 +85,17 @@ class RankBuilder {
     return last_;
   }
   const char* dtype() const { return t_.fp8 ? "fp8" : "bf16"; }
+  // A GEMM's input precision: fp8 only inside Transformer Engine's modules.
+  // Megatron-core's output layer is its own tensor_parallel.ColumnParallelLinear
+  // (megatron/core/models/gpt/gpt_model.py) and the MoE router a plain linear
+  // of its weight (megatron/core/transformer/moe/router.py): torch matmuls,
+  // which TE's fp8_autocast does not touch, so they run in bf16.
+  bool fp8_gemm() const { return t_.fp8 && !outside_te_; }
 
   // A GEMM of m x n x k (batch of them), on the stream.
   void gemm(const std::string& name, std::uint64_t m, std::uint64_t n, std::uint64_t k, std::uint64_t batch = 1) {
     et::Node& node = add(et::COMP_NODE, name);
-    const std::uint64_t in = t_.fp8 ? 1 : 2;
+    const std::uint64_t in = fp8_gemm() ? 1 : 2;
     set_int(node, "num_ops", static_cast<std::int64_t>(2 * batch * m * n * k));
     attr(node, "tensor_size")->set_uint64_val(batch * ((m * k + k * n) * in + m * n * 2));
     attr(node, "kernel")->set_string_val("gemm");
@@ -97,7 +103,7 @@ class RankBuilder {
     set_int(node, "gemm_n", static_cast<std::int64_t>(n));
     set_int(node, "gemm_k", static_cast<std::int64_t>(k));
     if (batch != 1) set_int(node, "gemm_batch", static_cast<std::int64_t>(batch));
-    attr(node, "dtype")->set_string_val(dtype());
+    attr(node, "dtype")->set_string_val(fp8_gemm() ? "fp8" : "bf16");
     mark(node);
     stream(node);
   }
@@ -380,7 +386,9 @@ class RankBuilder {
     const std::uint64_t h = m_.hidden, f = m_.ffn_hidden, E = m_.moe.experts, local = E / p_.ep;
     const std::uint64_t te = routed_per_expert();
     membound(nm(L + ".mlp.norm", pass, mb), norm(), sp_tok_ * h, 2 * sp_tok_ * h * 2);
+    outside_te_ = true;
     gemm(nm(L + ".mlp.router", pass, mb), sp_tok_, E, h);
+    outside_te_ = false;
     if (!ep_.empty()) collective(nm(L + ".mlp.ep_dispatch", pass, mb), CollectiveType::kAllToAll, a2a_bytes(), ep_, true);
     gemm(nm(L + ".mlp.experts.fc1", pass, mb), te, f * (m_.swiglu ? 2 : 1), h, local);
     membound(nm(L + ".mlp.experts.act", pass, mb), m_.swiglu ? "swiglu" : "gelu", local * te * f,
@@ -399,8 +407,10 @@ class RankBuilder {
     gemm(nm(L + ".mlp.experts.fc1", "bwd_data", mb), te, h, f1, local);
     gemm(nm(L + ".mlp.experts.fc1", "bwd_weight", mb), f1, h, te, local);
     if (!ep_.empty()) collective(nm(L + ".mlp.ep_dispatch", "bwd", mb), CollectiveType::kAllToAll, a2a_bytes(), ep_, true);
+    outside_te_ = true;
     gemm(nm(L + ".mlp.router", "bwd_data", mb), sp_tok_, h, E);
     gemm(nm(L + ".mlp.router", "bwd_weight", mb), E, h, sp_tok_);
+    outside_te_ = false;
     membound(nm(L + ".mlp.norm", "bwd", mb), norm(), sp_tok_ * h, 3 * sp_tok_ * h * 2);
   }
 
@@ -418,7 +428,9 @@ class RankBuilder {
     const std::uint64_t h = m_.hidden, v = m_.vocab / p_.tp;
     membound(nm("output.norm", "fwd", mb), norm(), sp_tok_ * h, 2 * sp_tok_ * h * 2);
     sp_gather("output", "fwd", mb);
+    outside_te_ = true;
     gemm(nm("output.logits", "fwd", mb), tok_, v, h);
+    outside_te_ = false;
     membound(nm("loss", "fwd", mb), "cross_entropy", tok_ * v, 2 * tok_ * v * 2);
     // Vocabulary-parallel cross entropy: max, target logit and sum of exponentials, fp32 per token.
     if (!tp_.empty()) collective(nm("loss.tp_allreduce", "fwd", mb), CollectiveType::kAllReduce, 3 * tok_ * 4, tp_, true);
@@ -426,7 +438,9 @@ class RankBuilder {
   void output_backward(std::uint32_t mb) {
     const std::uint64_t h = m_.hidden, v = m_.vocab / p_.tp;
     membound(nm("loss", "bwd", mb), "cross_entropy_backward", tok_ * v, 2 * tok_ * v * 2);
+    outside_te_ = true;
     column_backward("output.logits", mb, h, v);
+    outside_te_ = false;
     membound(nm("output.norm", "bwd", mb), norm(), sp_tok_ * h, 3 * sp_tok_ * h * 2);
   }
 
@@ -612,6 +626,7 @@ class RankBuilder {
   std::uint64_t last_ = 0;              // the GPU stream's last node
   std::vector<std::uint64_t> waits_;    // what the stream's next node must also wait for
   bool recomputing_ = false;
+  bool outside_te_ = false;  // the GEMMs being written are not Transformer Engine's (bf16 under --dtype fp8)
   std::uint64_t pending_dense_ = 0, pending_expert_ = 0;
   std::vector<std::uint64_t> dense_buckets_, expert_buckets_, grad_colls_;
 };
