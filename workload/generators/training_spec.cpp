@@ -63,7 +63,11 @@ TrainingSpec make_training_spec(const TrainingOptions& o) {
   t.seq = o.seq;
   t.global_batch = o.global_batch;
   t.micro_batch = o.micro_batch;
-  require_divides(p.cp, o.seq, plan + "cp=" + num(p.cp) + " must divide --seq " + num(o.seq));
+  if (p.cp > 1) {  // Megatron-LM cuts a sequence into 2 cp chunks (causal load balancing, transformer_graph.cpp)
+    require_divides(2 * std::uint64_t{p.cp}, o.seq,
+                    plan + "cp=" + num(p.cp) + ": 2 x cp must divide --seq " + num(o.seq) +
+                        " (each sequence is cut into 2 x cp chunks, two per CP rank)");
+  }
   require_divides(o.micro_batch * p.dp, o.global_batch,
                   "--global-batch " + num(o.global_batch) + " must be a multiple of --micro-batch x dp = " +
                       num(o.micro_batch) + " x " + num(p.dp));

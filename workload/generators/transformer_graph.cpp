@@ -85,11 +85,17 @@ class RankBuilder {
     return last_;
   }
   const char* dtype() const { return t_.fp8 ? "fp8" : "bf16"; }
+  // A GEMM's input precision: fp8 only inside Transformer Engine's modules.
+  // Megatron-core's output layer is its own tensor_parallel.ColumnParallelLinear
+  // (megatron/core/models/gpt/gpt_model.py) and the MoE router a plain linear
+  // of its weight (megatron/core/transformer/moe/router.py): torch matmuls,
+  // which TE's fp8_autocast does not touch, so they run in bf16.
+  bool fp8_gemm() const { return t_.fp8 && !outside_te_; }
 
   // A GEMM of m x n x k (batch of them), on the stream.
   void gemm(const std::string& name, std::uint64_t m, std::uint64_t n, std::uint64_t k, std::uint64_t batch = 1) {
     et::Node& node = add(et::COMP_NODE, name);
-    const std::uint64_t in = t_.fp8 ? 1 : 2;
+    const std::uint64_t in = fp8_gemm() ? 1 : 2;
     set_int(node, "num_ops", static_cast<std::int64_t>(2 * batch * m * n * k));
     attr(node, "tensor_size")->set_uint64_val(batch * ((m * k + k * n) * in + m * n * 2));
     attr(node, "kernel")->set_string_val("gemm");
@@ -97,7 +103,7 @@ class RankBuilder {
     set_int(node, "gemm_n", static_cast<std::int64_t>(n));
     set_int(node, "gemm_k", static_cast<std::int64_t>(k));
     if (batch != 1) set_int(node, "gemm_batch", static_cast<std::int64_t>(batch));
-    attr(node, "dtype")->set_string_val(dtype());
+    attr(node, "dtype")->set_string_val(fp8_gemm() ? "fp8" : "bf16");
     mark(node);
     stream(node);
   }
@@ -113,22 +119,27 @@ class RankBuilder {
     mark(node);
     stream(node);
   }
-  // Core attention of `seq` queries against `seq` keys (one block with CP), heads of this rank.
-  void attention(const std::string& name, bool bwd) {
+  // Core attention of this rank's heads, as one kernel: `batch` x heads/tp
+  // attention over `seq` queries and keys, causal or not. `num_ops` is the
+  // model FLOPs the kernel stands for, counted as Megatron-LM counts them
+  // (causal attention as the full s x s product): with CP each ring step
+  // carries 4 b (s/cp)^2 heads d, whatever part of that block it computes.
+  void attention(const std::string& name, bool bwd, std::uint64_t batch, std::uint64_t seq, bool causal) {
     const std::uint64_t s = t_.seq_local(), b = t_.micro_batch, heads = m_.heads / p_.tp;
     et::Node& node = add(et::COMP_NODE, name);
     const std::uint64_t fwd_flops = 4 * b * s * s * heads * m_.head_dim();
     set_int(node, "num_ops", static_cast<std::int64_t>(bwd ? 2 * fwd_flops : fwd_flops));
     const std::uint64_t kv = m_.kv_heads / p_.tp * m_.head_dim(), q = heads * m_.head_dim();
-    attr(node, "tensor_size")->set_uint64_val(b * s * (bwd ? 4 * (q + kv) : 2 * (q + kv)) * 2);
+    // Forward: Q, K, V read, O written; backward: Q, K, V, O, dO read, dQ, dK, dV written.
+    attr(node, "tensor_size")->set_uint64_val(batch * seq * (bwd ? 4 * (q + kv) : 2 * (q + kv)) * 2);
     attr(node, "kernel")->set_string_val("attention");
-    set_int(node, "attn_batch", static_cast<std::int64_t>(b));
+    set_int(node, "attn_batch", static_cast<std::int64_t>(batch));
     set_int(node, "attn_heads", static_cast<std::int64_t>(heads));
-    set_int(node, "attn_seq", static_cast<std::int64_t>(s));
+    set_int(node, "attn_seq", static_cast<std::int64_t>(seq));
     set_int(node, "attn_head_dim", static_cast<std::int64_t>(m_.head_dim()));
-    attr(node, "attn_causal")->set_bool_val(true);
+    attr(node, "attn_causal")->set_bool_val(causal);
     attr(node, "attn_pass")->set_string_val(bwd ? "bwd" : "fwd");
-    attr(node, "dtype")->set_string_val("bf16");
+    attr(node, "dtype")->set_string_val("bf16");  // the attention core stays bf16 under FP8 (Transformer Engine)
     mark(node);
     stream(node);
   }
@@ -159,9 +170,11 @@ class RankBuilder {
     if (dep) n.add_data_deps(dep);
     return n.id();
   }
-  // Posted at the start (no dependencies): the pass that needs it waits for it.
-  std::uint64_t recv(const std::string& name, std::uint32_t src, std::int64_t tag, std::uint64_t size) {
+  // Posted at the start (no dependencies) or once `dep` is done: the pass that needs it waits for it.
+  std::uint64_t recv(const std::string& name, std::uint32_t src, std::int64_t tag, std::uint64_t size,
+                     std::uint64_t dep = 0) {
     et::Node& n = add(et::COMM_RECV_NODE, name);
+    if (dep) n.add_data_deps(dep);
     set_int(n, "comm_src", src);
     set_int(n, "comm_dst", rank_);
     set_int(n, "comm_tag", tag);
@@ -261,10 +274,10 @@ class RankBuilder {
     const std::string what = layer(l) + ".attn.core";
     const char* pass = bwd ? "bwd" : recomputing_ ? "recompute" : "fwd";
     if (cp_.empty()) {
-      attention(nm(what, pass, mb), bwd);
+      attention(nm(what, pass, mb), bwd, t_.micro_batch, t_.seq_local(), true);
       return;
     }
-    // Ring attention: cp blocks; block j > 0 uses the K/V block received in step j
+    // Ring attention: cp steps; step j > 0 uses the K/V block received in step j
     // (with its gradients in the backward pass), forwarded on to the next rank.
     const std::uint32_t next = rank_of(p_, {c_.tp, (c_.cp + 1) % p_.cp, c_.dp, c_.pp});
     const std::uint32_t prev = rank_of(p_, {c_.tp, (c_.cp + p_.cp - 1) % p_.cp, c_.dp, c_.pp});
@@ -273,34 +286,34 @@ class RankBuilder {
     const std::int64_t base = 2 * std::int64_t{t_.chunks} * t_.microbatches +
                               ((static_cast<std::int64_t>(l) * t_.microbatches + mb) * 4 + (bwd ? 1 : 0) +
                                (recomputing_ ? 2 : 0)) * p_.cp;
+    // Transformer Engine posts step j's exchange (send and receive) as step
+    // j - 1 begins, so the receive is posted when the K/V step j - 1 uses are
+    // in hand, not at the start of the iteration: its time in the report is
+    // then the exchange alone, not also the idle time before the layer.
     std::uint64_t have = last_;  // the local K/V
     for (std::uint32_t j = 0; j < p_.cp; ++j) {
       if (j > 0) {
-        have = recv(nm(what + ".cp_recv" + std::to_string(j), pass, mb), prev, base + j, block);
+        have = recv(nm(what + ".cp_recv" + std::to_string(j), pass, mb), prev, base + j, block, have);
         waits_.push_back(have);
       }
       if (j + 1 < p_.cp) send(nm(what + ".cp_send" + std::to_string(j + 1), pass, mb), next, base + j + 1, block, have);
-      attention_block(nm(what + ".block" + std::to_string(j), pass, mb), bwd);
+      ring_step(nm(what + ".block" + std::to_string(j), pass, mb), bwd, j);
     }
   }
-  void attention_block(const std::string& name, bool bwd) {
-    // One (s/cp) x (s/cp) block: attention() over seq_local with 1/cp of the keys.
-    const std::uint64_t s = t_.seq_local(), b = t_.micro_batch, heads = m_.heads / p_.tp;
-    et::Node& node = add(et::COMP_NODE, name);
-    const std::uint64_t fwd_flops = 4 * b * s * s * heads * m_.head_dim();
-    set_int(node, "num_ops", static_cast<std::int64_t>(bwd ? 2 * fwd_flops : fwd_flops));
-    const std::uint64_t kv = m_.kv_heads / p_.tp * m_.head_dim(), q = heads * m_.head_dim();
-    attr(node, "tensor_size")->set_uint64_val(b * s * (bwd ? 4 * (q + kv) : 2 * (q + kv)) * 2);
-    attr(node, "kernel")->set_string_val("attention");
-    set_int(node, "attn_batch", static_cast<std::int64_t>(b));
-    set_int(node, "attn_heads", static_cast<std::int64_t>(heads));
-    set_int(node, "attn_seq", static_cast<std::int64_t>(s));
-    set_int(node, "attn_head_dim", static_cast<std::int64_t>(m_.head_dim()));
-    attr(node, "attn_causal")->set_bool_val(false);  // an off-diagonal block is full (the diagonal one causal)
-    attr(node, "attn_pass")->set_string_val(bwd ? "bwd" : "fwd");
-    attr(node, "dtype")->set_string_val("bf16");
-    mark(node);
-    stream(node);
+  // Step j of load-balanced causal ring attention (Megatron-LM's
+  // get_batch_on_this_cp_rank cuts each sequence into 2 cp chunks and gives CP
+  // rank r chunks r and 2 cp - 1 - r; Transformer Engine's ring attention,
+  // AttnFuncWithCPAndKVP2P, then runs): step 0, the rank's own K/V, is causal
+  // attention over its s/cp tokens (its two chunks in order: exactly a causal
+  // mask); every later step computes half of an (s/cp)^2 block without a mask:
+  // from an earlier rank all s/cp queries against the first half of its keys,
+  // from a later one the second half of the queries against all its keys. The
+  // first is two independent (s/2cp)^2 blocks, which is the kernel written here
+  // (batch 2b, seq s/2cp); the second has the same work and half as many CTAs,
+  // each twice as long. Every rank thus computes 1/cp of the causal pairs.
+  void ring_step(const std::string& name, bool bwd, std::uint32_t j) {
+    if (j == 0) attention(name, bwd, t_.micro_batch, t_.seq_local(), true);
+    else attention(name, bwd, 2 * t_.micro_batch, t_.seq_local() / 2, false);
   }
 
   void layer_forward(std::uint64_t l, std::uint32_t mb) {
@@ -353,8 +366,8 @@ class RankBuilder {
     if (t_.recompute == Recompute::kSelective) {
       recomputing_ = true;
       const std::string what = L + ".attn.core";
-      if (cp_.empty()) attention(nm(what, "recompute", mb), false);
-      else for (std::uint32_t j = 0; j < p_.cp; ++j) attention_block(nm(what + ".block" + std::to_string(j), "recompute", mb), false);
+      if (cp_.empty()) attention(nm(what, "recompute", mb), false, t_.micro_batch, t_.seq_local(), true);
+      else for (std::uint32_t j = 0; j < p_.cp; ++j) ring_step(nm(what + ".block" + std::to_string(j), "recompute", mb), false, j);
       recomputing_ = false;
     }
     attention_core(l, mb, true);
@@ -373,7 +386,9 @@ class RankBuilder {
     const std::uint64_t h = m_.hidden, f = m_.ffn_hidden, E = m_.moe.experts, local = E / p_.ep;
     const std::uint64_t te = routed_per_expert();
     membound(nm(L + ".mlp.norm", pass, mb), norm(), sp_tok_ * h, 2 * sp_tok_ * h * 2);
+    outside_te_ = true;
     gemm(nm(L + ".mlp.router", pass, mb), sp_tok_, E, h);
+    outside_te_ = false;
     if (!ep_.empty()) collective(nm(L + ".mlp.ep_dispatch", pass, mb), CollectiveType::kAllToAll, a2a_bytes(), ep_, true);
     gemm(nm(L + ".mlp.experts.fc1", pass, mb), te, f * (m_.swiglu ? 2 : 1), h, local);
     membound(nm(L + ".mlp.experts.act", pass, mb), m_.swiglu ? "swiglu" : "gelu", local * te * f,
@@ -392,8 +407,10 @@ class RankBuilder {
     gemm(nm(L + ".mlp.experts.fc1", "bwd_data", mb), te, h, f1, local);
     gemm(nm(L + ".mlp.experts.fc1", "bwd_weight", mb), f1, h, te, local);
     if (!ep_.empty()) collective(nm(L + ".mlp.ep_dispatch", "bwd", mb), CollectiveType::kAllToAll, a2a_bytes(), ep_, true);
+    outside_te_ = true;
     gemm(nm(L + ".mlp.router", "bwd_data", mb), sp_tok_, h, E);
     gemm(nm(L + ".mlp.router", "bwd_weight", mb), E, h, sp_tok_);
+    outside_te_ = false;
     membound(nm(L + ".mlp.norm", "bwd", mb), norm(), sp_tok_ * h, 3 * sp_tok_ * h * 2);
   }
 
@@ -411,7 +428,9 @@ class RankBuilder {
     const std::uint64_t h = m_.hidden, v = m_.vocab / p_.tp;
     membound(nm("output.norm", "fwd", mb), norm(), sp_tok_ * h, 2 * sp_tok_ * h * 2);
     sp_gather("output", "fwd", mb);
+    outside_te_ = true;
     gemm(nm("output.logits", "fwd", mb), tok_, v, h);
+    outside_te_ = false;
     membound(nm("loss", "fwd", mb), "cross_entropy", tok_ * v, 2 * tok_ * v * 2);
     // Vocabulary-parallel cross entropy: max, target logit and sum of exponentials, fp32 per token.
     if (!tp_.empty()) collective(nm("loss.tp_allreduce", "fwd", mb), CollectiveType::kAllReduce, 3 * tok_ * 4, tp_, true);
@@ -419,7 +438,9 @@ class RankBuilder {
   void output_backward(std::uint32_t mb) {
     const std::uint64_t h = m_.hidden, v = m_.vocab / p_.tp;
     membound(nm("loss", "bwd", mb), "cross_entropy_backward", tok_ * v, 2 * tok_ * v * 2);
+    outside_te_ = true;
     column_backward("output.logits", mb, h, v);
+    outside_te_ = false;
     membound(nm("output.norm", "bwd", mb), norm(), sp_tok_ * h, 3 * sp_tok_ * h * 2);
   }
 
@@ -605,6 +626,7 @@ class RankBuilder {
   std::uint64_t last_ = 0;              // the GPU stream's last node
   std::vector<std::uint64_t> waits_;    // what the stream's next node must also wait for
   bool recomputing_ = false;
+  bool outside_te_ = false;  // the GEMMs being written are not Transformer Engine's (bf16 under --dtype fp8)
   std::uint64_t pending_dense_ = 0, pending_expert_ = 0;
   std::vector<std::uint64_t> dense_buckets_, expert_buckets_, grad_colls_;
 };

@@ -21,7 +21,9 @@ TEST_F(GeneratorTest, BadPlansAreClearErrors) {
             "--parallel tp=1,pp=3,dp=1: pp=3 must divide the model's 32 layers (or give --first-stage-layers and "
             "--last-stage-layers)");
   EXPECT_EQ(error_of(o("tp=1,pp=1,dp=3")), "--global-batch 8 must be a multiple of --micro-batch x dp = 1 x 3");
-  EXPECT_EQ(error_of(o("tp=1,pp=1,dp=1,cp=3")), "--parallel tp=1,pp=1,dp=1,cp=3: cp=3 must divide --seq 2048");
+  EXPECT_EQ(error_of(o("tp=1,pp=1,dp=1,cp=3")),
+            "--parallel tp=1,pp=1,dp=1,cp=3: cp=3: 2 x cp must divide --seq 2048 (each sequence is cut into 2 x cp "
+            "chunks, two per CP rank)");
   EXPECT_EQ(error_of(o("tp=1,pp=1,dp=1,sp")), "--parallel tp=1,pp=1,dp=1,sp: sp (sequence parallelism) needs tp > 1");
   EXPECT_EQ(error_of(o("tp=1,pp=1,dp=2,ep=2")), "--parallel tp=1,pp=1,dp=2,ep=2: ep=2 but llama3-8b has no experts");
   EXPECT_EQ(error_of(o("tp=2,pp=2,dp=2,ep=2,tp=4")), "--parallel 'tp=2,pp=2,dp=2,ep=2,tp=4': 'tp' given twice");
