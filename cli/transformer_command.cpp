@@ -30,6 +30,9 @@ void add_transformer_command(CLI::App& workload_gen, TransformerCommand& c) {
   c.app->add_flag("--comm-free", o.comm_free, "every communication carries 0 B: the schedule and compute alone");
   c.app->add_flag("--layers-only", o.layers_only,
                   "only the transformer layers (no embedding, output layer, loss): equal pipeline stages");
+  c.app->add_flag("--pp-scatter-gather", o.pp_scatter_gather,
+                  "pipeline messages split over the tensor-parallel ranks and all-gathered at the receiver "
+                  "(Megatron-LM 2021; needs tp > 1 without sp)");
   c.app->add_option("--threads", c.threads, "generating threads (default: one per core)");
   c.app->add_option("-o,--output", c.prefix, "output prefix")->required();
 }

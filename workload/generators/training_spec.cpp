@@ -34,6 +34,7 @@ std::string TrainingSpec::describe() const {
   s += fp8 ? ", fp8 GEMMs" : ", bf16";
   if (comm_free) s += ", communication free";
   if (layers_only) s += ", transformer layers only";
+  if (pp_scatter_gather) s += ", pipeline messages scattered over tp and gathered";
   return s;
 }
 
@@ -189,6 +190,13 @@ TrainingSpec make_training_spec(const TrainingOptions& o) {
   t.bucket_params = o.bucket_params ? o.bucket_params : std::max<std::uint64_t>(40'000'000, 1'000'000 * dpc);
   t.comm_free = o.comm_free;
   t.layers_only = o.layers_only;
+  // With sequence parallelism the message is already 1/tp of the activation on
+  // each rank, and with tp 1 there is nothing to split: the option is then moot.
+  if (o.pp_scatter_gather && (p.tp == 1 || p.sp)) {
+    throw InputError("--pp-scatter-gather: needs tp > 1 without sp (the pipeline message is already split over tp "
+                     "with sequence parallelism, and with tp = 1 there is nothing to split)");
+  }
+  t.pp_scatter_gather = o.pp_scatter_gather;
   return t;
 }
 
@@ -210,11 +218,11 @@ TrainingOptions parse_training_query(const std::string& query) {
       throw InputError("gen:transformer: '" + key + "' given twice");
     }
     seen.push_back(key);
-    if (key == "comm-free" || key == "layers-only") {
+    if (key == "comm-free" || key == "layers-only" || key == "pp-scatter-gather") {
       if (value != "" && value != "true" && value != "false") {
         throw InputError("gen:transformer: " + key + " takes true or false, got '" + value + "'");
       }
-      (key == "comm-free" ? o.comm_free : o.layers_only) = value != "false";
+      (key == "comm-free" ? o.comm_free : key == "layers-only" ? o.layers_only : o.pp_scatter_gather) = value != "false";
       continue;
     }
     if (eq == std::string::npos) throw InputError("gen:transformer: '" + item + "' needs a value (key=value)");
@@ -233,7 +241,7 @@ TrainingOptions parse_training_query(const std::string& query) {
     else {
       throw InputError("gen:transformer: unknown key '" + key +
                        "' (model, parallel, global-batch, micro-batch, seq, schedule, zero, recompute, dtype, "
-                       "first-stage-layers, last-stage-layers, bucket-params, comm-free, layers-only)");
+                       "first-stage-layers, last-stage-layers, bucket-params, comm-free, layers-only, pp-scatter-gather)");
     }
   }
   if (!seen_any) throw InputError("gen:transformer: no options; expected e.g. gen:transformer?model=llama3-8b&parallel=tp=8,pp=2,dp=4&global-batch=64&seq=4096");

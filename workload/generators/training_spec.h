@@ -32,6 +32,9 @@ struct TrainingOptions {
   std::uint64_t bucket_params = 0;  // 0: Megatron's default, max(40e6, 1e6 x dp x cp)
   bool comm_free = false;           // every communication carries 0 B (schedule and compute alone)
   bool layers_only = false;         // no embedding, output layer or loss: equal stages (schedule studies)
+  // Pipeline messages split over the tensor-parallel ranks, all-gathered at the
+  // receiver (Megatron-LM 2021's --scatter-gather-tensors-in-pipeline).
+  bool pp_scatter_gather = false;
 };
 
 struct TrainingSpec {
@@ -46,6 +49,7 @@ struct TrainingSpec {
   std::uint64_t bucket_params = 0;
   bool comm_free = false;
   bool layers_only = false;
+  bool pp_scatter_gather = false;  // only with tp > 1 and without sp (the message is not split otherwise)
   // layers of each (stage, chunk): index stage * chunks + chunk; first layer and count.
   std::vector<std::uint64_t> chunk_first, chunk_layers;
 

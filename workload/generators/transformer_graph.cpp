@@ -450,13 +450,27 @@ class RankBuilder {
     return (static_cast<std::int64_t>(bwd ? 1 : 0) * t_.chunks + sender_chunk) * t_.microbatches + mb;
   }
   std::uint32_t stage_rank(std::uint32_t stage) const { return rank_of(p_, {c_.tp, c_.cp, c_.dp, stage}); }
+  // A pipeline message: the activation (or its gradient) each rank holds, or
+  // with scatter-gather its 1/tp slice, sent by every tensor-parallel rank to
+  // its peer of the next stage over its own NIC (Narayanan et al., SC'21, 4.1;
+  // Megatron-LM's split_tensor_into_1d_equal_chunks).
+  std::uint64_t pp_bytes() const { return t_.pp_scatter_gather ? act_bytes() / p_.tp : act_bytes(); }
+  // Receives a pipeline message; with scatter-gather the slices are then
+  // all-gathered over the tensor-parallel group (gather_split_1d_tensor), and
+  // the pass waits for that.
+  std::uint64_t pp_receive(const std::string& what, const char* pass, std::uint32_t mb, std::uint32_t src,
+                           std::int64_t tag) {
+    const std::uint64_t got = recv(nm("pp.recv_" + what, pass, mb), src, tag, pp_bytes());
+    if (!t_.pp_scatter_gather) return got;
+    return collective(nm("pp.gather_" + what + ".tp_allgather", pass, mb), CollectiveType::kAllGather, pp_bytes(), tp_,
+                      false, got);
+  }
 
   void forward(std::uint32_t mb, std::uint32_t chunk) {
     if (!holds_input(chunk)) {  // from the previous stage (or, interleaved, the last stage's previous chunk)
       const std::uint32_t src = c_.pp == 0 ? p_.pp - 1 : c_.pp - 1;
       const std::uint32_t src_chunk = c_.pp == 0 ? chunk - 1 : chunk;
-      waits_.push_back(recv(nm("pp.recv_activation", "fwd", mb), stage_rank(src), pp_tag(false, src_chunk, mb),
-                            act_bytes()));
+      waits_.push_back(pp_receive("activation", "fwd", mb, stage_rank(src), pp_tag(false, src_chunk, mb)));
     }
     const std::vector<ParamGroup> groups = chunk_groups(chunk);
     std::vector<std::uint64_t> gathered(groups.size(), 0);
@@ -477,7 +491,7 @@ class RankBuilder {
     }
     if (!holds_output(chunk)) {
       const std::uint32_t dst = c_.pp == p_.pp - 1 ? 0 : c_.pp + 1;
-      send(nm("pp.send_activation", "fwd", mb), stage_rank(dst), pp_tag(false, chunk, mb), act_bytes(), last_);
+      send(nm("pp.send_activation", "fwd", mb), stage_rank(dst), pp_tag(false, chunk, mb), pp_bytes(), last_);
     }
   }
 
@@ -485,7 +499,7 @@ class RankBuilder {
     if (!holds_output(chunk)) {
       const std::uint32_t src = c_.pp == p_.pp - 1 ? 0 : c_.pp + 1;
       const std::uint32_t src_chunk = c_.pp == p_.pp - 1 ? chunk + 1 : chunk;
-      waits_.push_back(recv(nm("pp.recv_grad", "bwd", mb), stage_rank(src), pp_tag(true, src_chunk, mb), act_bytes()));
+      waits_.push_back(pp_receive("grad", "bwd", mb, stage_rank(src), pp_tag(true, src_chunk, mb)));
     }
     const std::vector<ParamGroup> groups = chunk_groups(chunk);
     const bool last_mb = mb + 1 == t_.microbatches;
@@ -509,7 +523,7 @@ class RankBuilder {
     }
     if (!holds_input(chunk)) {
       const std::uint32_t dst = c_.pp == 0 ? p_.pp - 1 : c_.pp - 1;
-      send(nm("pp.send_grad", "bwd", mb), stage_rank(dst), pp_tag(true, chunk, mb), act_bytes(), last_);
+      send(nm("pp.send_grad", "bwd", mb), stage_rank(dst), pp_tag(true, chunk, mb), pp_bytes(), last_);
     }
     if (last_mb) flush_buckets();
   }
