@@ -97,8 +97,10 @@ TEST(NcclClosedForm, TreeChainInsideANode) {
 TEST(NcclClosedForm, NvlsReducesInTheSwitch) {
   const std::uint32_t n = 8;
   const Topology topo = node(n, kFast, "0ns", true);
-  const std::uint64_t shard = nccl::kNvlsChunk;
-  const std::uint64_t bytes = shard * n;  // one round of one channel
+  // One round of one channel: NCCL's NVLS chunk for 8 x 16 KiB on 8 ops is 16 KiB (below 2 x 8 x 32 KiB).
+  const std::uint64_t shard = 16 * 1024;
+  const std::uint64_t bytes = shard * n;
+  ASSERT_EQ(nccl::nvls_chunk(bytes, n), shard);
   const nccl::Params params = {{"algo", kNvls}, {"channels", 1}};
   const nccl::Plan pl = plan_for(topo, CollectiveType::kAllReduce, bytes, params);
   const SimulationResult r = simulate_collective(topo, CollectiveType::kAllReduce, bytes, choose("nccl:algo=nvls,channels=1"));
