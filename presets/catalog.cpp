@@ -93,18 +93,17 @@ Preset dgx_h100_calibrated() {
   p.name = "dgx-h100-calibrated";
   p.summary = "dgx-h100 with NVLS's efficiency and NCCL's per-call overhead fitted to a measured curve";
   p.fitted = {
-      {"system", "collective.algorithms.all_reduce:nvls_efficiency", "0.838664"},
-      {"system", "collective.algorithms.*:overhead", "36368.455ns"},
+      {"system", "collective.algorithms.all_reduce:nvls_efficiency", "0.861495"},
+      {"system", "collective.algorithms.*:overhead", "17601.724ns"},
   };
   p.fit_note =
       "Fitted by `sim calibrate` on all-reduce, 16 MiB-256 MiB (5 rows), of the measured one-node curve\n"
       "../shared/testdata/reference-curves/h100_sxm_x8_xla.csv (XLA's sm_90 table), NCCL's algorithms\n"
       "(all-reduce NVLS from 512 KiB on, ring LL below; all-gather and reduce-scatter ring):\n"
-      "  nvls_efficiency 0.838664 (NCCL 2.2x's own model: 0.85 on Hopper), overhead 36368.455ns per\n"
-      "  call (XLA's and the launch's); rms log error 0.023 on the fitting rows (-3.3% to +3.6%).\n"
-      "Held out (time): all-reduce 0.5-2 GiB +1.6% to +2.5%; all-gather >= 16 MiB -4.0% to +25.3%;\n"
-      "reduce-scatter >= 16 MiB -1.3% to +31.7% (16 MiB +25.3% / +31.7%, 64 MiB reduce-scatter\n"
-      "+15.7%: over 10%): docs/calibrate.md.\n"
+      "  nvls_efficiency 0.861495 (NCCL 2.2x's own model: 0.85 on Hopper), overhead 17601.724ns per\n"
+      "  call (XLA's and the launch's); rms log error 0.036 on the fitting rows (-3.2% to +7.2%).\n"
+      "Held out (time): all-reduce 0.5-2 GiB -0.8% to -1.2%; all-gather >= 16 MiB -9.0% to +3.5%;\n"
+      "reduce-scatter >= 16 MiB -11.6% to +8.8% (256 MiB-1 GiB 10.3-11.6% fast): docs/calibrate.md.\n"
       "The network keeps its sources (spec sheet, NCCL).";
   return p;
 }

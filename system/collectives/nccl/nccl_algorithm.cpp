@@ -250,10 +250,19 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     // calcCollChunking: NVLS's rule for all-reduce, all-gather and
     // reduce-scatter alike, NVLS-tree's its own): a round's multicasts all land
     // at once when their stores are paced through, so the chunk sets that burst.
+    // One exception, ours not NCCL's: NVLS all-reduce on one node keeps
+    // kNvlsChunk (128 KiB) at every size. NCCL's rule there (32 KiB at 16 MiB
+    // on a dgx-h100) gives 286.16 GB/s of busbw at 16 MiB against 244.66 with
+    // 128 KiB, while the measured XLA curve dgx-h100-calibrated is fitted on
+    // (docs/calibrate.md) is slower still; fitted with NCCL's rule the gap
+    // goes into the per-call overhead, which all-gather and reduce-scatter pay
+    // too, and three of their held-out rows miss by 15.7-31.7% (docs/nccl.md,
+    // "nvls"). Until the model explains that gap, 128 KiB stays (issue 22).
     const std::uint64_t ops = std::uint64_t{pl.channels} * static_cast<std::uint64_t>(local);
-    m.step_bytes = pl.algo == Algo::kNvls
-                       ? nvls_chunk(tuned_bytes, ops, in.nodes, pl.table.bandwidth[ai][pi])
-                       : nvls_tree_chunk(tuned_bytes, ops, in.nodes);
+    const bool one_node_all_reduce = pl.algo == Algo::kNvls && in.nodes == 1 && type == CollectiveType::kAllReduce;
+    m.step_bytes = one_node_all_reduce      ? kNvlsChunk
+                   : pl.algo == Algo::kNvls ? nvls_chunk(tuned_bytes, ops, in.nodes, pl.table.bandwidth[ai][pi])
+                                            : nvls_tree_chunk(tuned_bytes, ops, in.nodes);
     // One node: NVLS's whole latency up front. Across nodes (NVLS-tree, and
     // NVLS with SHARP) the NVLink hop up front and the network hop after each
     // message from the network, so the deepest path pays NCCL's latency.

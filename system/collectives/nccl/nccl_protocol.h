@@ -73,6 +73,9 @@ constexpr std::uint64_t kNvlsChunk = 128 * 1024;
 // (`nvls_allreduce_bw`, GB/s of buffer) is below 150 GB/s; then halved to 64
 // KiB below 64 x ops x 128 KiB, to 32 KiB below 8 x ops x 64 KiB, to 16 KiB
 // below 2 x ops x 32 KiB (on a dgx-h100, 64 ops: 512 MiB, 32 MiB, 4 MiB).
+// `nccl` applies it to NVLS all-gather and reduce-scatter and to NVLS
+// all-reduce across nodes; NVLS all-reduce on one node keeps kNvlsChunk
+// (nccl_algorithm.cpp says why).
 inline std::uint64_t nvls_chunk(std::uint64_t n_bytes, std::uint64_t concurrent_ops, int nodes = 1,
                                 double nvls_allreduce_bw = 0) {
   std::uint64_t chunk = kNvlsChunk;

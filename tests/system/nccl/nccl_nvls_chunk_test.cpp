@@ -1,7 +1,9 @@
 // NCCL's NVLS and NVLS-tree chunk by size (src/enqueue.cc, calcCollChunking):
-// NVLS all-reduce takes the same rule as NVLS all-gather and reduce-scatter
-// (NCCL's branch is per algorithm, not per collective), NVLS-tree its own.
-// Checked on the rule's thresholds and on what `nccl` plans for a dgx-h100.
+// in NCCL, NVLS all-reduce takes the same rule as NVLS all-gather and
+// reduce-scatter (the branch is per algorithm, not per collective), NVLS-tree
+// its own. `nccl` follows it but for NVLS all-reduce on one node, which keeps
+// 128 KiB (nccl_algorithm.cpp, docs/nccl.md "nvls" say why). Checked on the
+// rule's thresholds and on what `nccl` plans for dgx-h100 nodes.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -40,19 +42,25 @@ TEST(NcclNvlsChunk, AcrossNodesCap) {
   EXPECT_EQ(nccl::nvls_chunk(kMiB, 64, 2, 149.9), 16384u);
 }
 
-// What `nccl` plans: NVLS all-reduce on one dgx-h100 node runs NCCL's chunk
-// by nBytes (16 KiB below 4 MiB, 32 KiB below 32 MiB, 64 KiB below 512 MiB,
-// 128 KiB beyond), as its all-gather and reduce-scatter do; NVLS-tree on two
-// nodes 32 KiB below 4 MiB, 64 KiB below 32 MiB, 128 KiB beyond.
+// What `nccl` plans. NVLS all-reduce on one dgx-h100 node: 128 KiB at every
+// size, where NCCL's rule by nBytes would give 16 KiB below 4 MiB, 32 KiB
+// below 32 MiB, 64 KiB below 512 MiB. NVLS with SHARP on two nodes: NCCL's
+// rule (NVLS's 266.7 GB/s is over 150, so no 32 KiB cap). NVLS-tree on two
+// nodes: 32 KiB below 4 MiB, 64 KiB below 32 MiB, 128 KiB beyond.
 TEST(NcclNvlsChunk, PlannedSteps) {
   const Topology node = parse_topology(
       "shape: Switch\nnpus: 8\nbandwidth: 450GB/s\nlatency: 500ns\nin_network_reduction: true\n", "dgx-h100");
-  const std::pair<std::uint64_t, std::uint64_t> one_node[] = {
+  const std::pair<std::uint64_t, std::uint64_t> by_rule[] = {
       {kMiB, 16384}, {16 * kMiB, 32768}, {256 * kMiB, 65536}, {std::uint64_t{4} << 30, 131072}};
-  for (const auto& [bytes, chunk] : one_node) {
+  for (const auto& [bytes, chunk] : by_rule) {
+    EXPECT_EQ(nccl::nvls_chunk(bytes, 64), chunk) << bytes;
     const nccl::Plan pl = all_reduce_plan(node, bytes, {{"algo", kNvls}});
+    EXPECT_EQ(pl.model.step_bytes, nccl::kNvlsChunk) << bytes;
+  }
+  const Topology sharp = nccl_cluster(8, 2, "450", "50", "500", "1000", true, true);
+  for (const auto& [bytes, chunk] : by_rule) {
+    const nccl::Plan pl = all_reduce_plan(sharp, bytes, {{"algo", kNvls}});
     EXPECT_EQ(pl.model.step_bytes, chunk) << bytes;
-    EXPECT_EQ(pl.model.step_bytes, nccl::nvls_chunk(bytes, 64)) << bytes;
   }
   const Topology two = nccl_cluster(8, 2, "450", "50", "500", "1000", true, false);
   const std::pair<std::uint64_t, std::uint64_t> two_nodes[] = {
