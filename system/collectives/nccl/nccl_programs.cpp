@@ -134,6 +134,11 @@ CollectiveOp switch_op(OpKind kind, std::uint32_t peer, NodeId node, std::uint64
   return op;
 }
 
+// NVLS across nodes (NVLS-tree, or NVLS with SHARP); defined with NVLS-tree below.
+std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std::uint64_t bytes,
+                                                           const AlgorithmContext& ctx, const StepModel& m,
+                                                           const std::vector<NodeId>& rail);
+
 }  // namespace
 
 BytesPerSecond wire_rate(const StepModel& m) {
@@ -324,9 +329,12 @@ std::shared_ptr<const CollectiveProgram> make_nvls_program(std::string name, std
   const std::uint32_t n = ctx.size();
   Builder b(n);
   if (n <= 1) return b.build(std::move(name));
-  if (ctx.domains != 1 || !ctx.domain_reduces) {
-    throw std::invalid_argument("nccl nvls: needs the group under one reducing switch");
+  if (ctx.domains > 1) {
+    const std::vector<NodeId> rail = rail_switches(ctx);
+    if (rail.empty()) throw std::invalid_argument("nccl nvls: across nodes needs a reducing switch above every node");
+    return nvls_across_nodes(std::move(name), bytes, ctx, m, rail);
   }
+  if (!ctx.domain_reduces) throw std::invalid_argument("nccl nvls: needs the group under one reducing switch");
   const NodeId sw = ctx.domain_switch[0];
   const std::uint64_t step = m.step_bytes ? m.step_bytes : kNvlsChunk;
   const std::uint32_t window = m.window ? m.window : 4;
@@ -411,13 +419,24 @@ std::shared_ptr<const CollectiveProgram> make_nvls_scatter_gather_program(std::s
   return b.build(std::move(name));
 }
 
-std::shared_ptr<const CollectiveProgram> make_nvls_tree_program(std::string name, std::uint64_t bytes,
-                                                                const AlgorithmContext& ctx, const StepModel& m) {
+namespace {
+
+// NVLS across nodes: each node's switch reduces its GPUs' copies of every
+// shard into the shard's owner, the owners of one shard in every node (a
+// rail) all-reduce it, and each owner multicasts the total into its node.
+// The all-reduce across the nodes is NVLS-tree's binary tree over the network
+// when `rail` is empty, else the rail switches' own reduction (SHARP, NCCL's
+// NVLS with CollNet): `rail[x]` is GPU x's, to which the owner uploads its
+// node's sum and from which every node's owner gets the total.
+std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std::uint64_t bytes,
+                                                           const AlgorithmContext& ctx, const StepModel& m,
+                                                           const std::vector<NodeId>& rail) {
   const std::uint32_t n = ctx.size();
   Builder b(n);
   if (n <= 1) return b.build(std::move(name));
-  if (!ctx.domain_reduces) throw std::invalid_argument("nccl nvlstree: needs every node's switch to reduce");
+  if (!ctx.domain_reduces) throw std::invalid_argument("nccl nvls across nodes: needs every node's switch to reduce");
   const std::uint32_t D = ctx.domains;
+  const bool sharp = !rail.empty();
   const auto nodes = chains(ctx, 0);  // each node's GPUs by rail: local index = shard
   const auto local = static_cast<std::uint32_t>(nodes[0].size());
   for (const auto& d : nodes) {
@@ -437,7 +456,7 @@ std::shared_ptr<const CollectiveProgram> make_nvls_tree_program(std::string name
   const std::uint64_t step = m.step_bytes ? m.step_bytes : kNvlsChunk;
   const std::uint32_t window = m.window ? m.window : 4;
   const BytesPerSecond rate = wire_rate(m);
-  // Tags' low bits: shard << 2 | 0 switch reduce, 1 multicast, 2 tree up, 3 tree down.
+  // Tags' low bits: shard << 2 | 0 switch reduce, 1 multicast, 2 tree up (or SHARP), 3 tree down.
   const auto low = [](std::uint32_t shard, std::uint32_t what) { return std::uint64_t{shard} << 2 | what; };
   for (std::uint32_t x = 0; x < n; ++x) {
     const std::uint32_t d = ctx.domain_of[x], me = index[x];
@@ -462,8 +481,20 @@ std::shared_ptr<const CollectiveProgram> make_nvls_tree_program(std::string name
           contrib[j * local + i] = b.add(x, op, {base, j >= window ? contrib[(j - window) * local + i] : kNone});
         }
         const std::uint64_t mine = wire_bytes(m.proto, part_bytes(round, local, me));
-        // The node's sum of my shard, then the tree over the nodes.
+        // The node's sum of my shard, then the tree over the nodes (or SHARP).
         std::vector<std::uint32_t> sum = {b.recv(x, kSwitchPeer, mine, tag_of(c, j, low(me, 0)))};
+        if (sharp) {
+          // Up to my rail's switch, which sums every node's and sends the
+          // total to every owner (NCCL's directRecvDirectSend to nvls->out,
+          // then recv from it; unpaced: the NIC sets the pace).
+          b.add(x, switch_op(OpKind::kSwitchReduce, kSwitchPeer, rail[x], mine, tag_of(c, j, low(me, 2)), c, 0), sum);
+          const std::uint32_t total = b.delay(x, m.hop_inter, b.recv(x, kSwitchPeer, mine, tag_of(c, j, low(me, 2))));
+          b.add(x, switch_op(OpKind::kMulticast, x, sw, mine, tag_of(c, j, low(me, 1)), c, rate), {total});
+          for (std::uint32_t i = 0; i < local; ++i) {
+            b.recv(x, kSwitchPeer, wire_bytes(m.proto, part_bytes(round, local, i)), tag_of(c, j, low(i, 1)));
+          }
+          continue;
+        }
         for (const std::uint32_t kid : kids) {
           sum.push_back(b.delay(x, m.hop_inter, b.recv(x, kid, mine, tag_of(c, j, low(me, 2)))));
         }
@@ -484,6 +515,13 @@ std::shared_ptr<const CollectiveProgram> make_nvls_tree_program(std::string name
     }
   }
   return b.build(std::move(name));
+}
+
+}  // namespace
+
+std::shared_ptr<const CollectiveProgram> make_nvls_tree_program(std::string name, std::uint64_t bytes,
+                                                                const AlgorithmContext& ctx, const StepModel& m) {
+  return nvls_across_nodes(std::move(name), bytes, ctx, m, {});
 }
 
 std::shared_ptr<const CollectiveProgram> make_collnet_chain_program(std::string name, std::uint64_t bytes,

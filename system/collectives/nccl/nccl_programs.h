@@ -29,7 +29,10 @@
 // NVLS (all-reduce inside one node): per channel and round, each GPU owns one
 // shard; every GPU uploads its copy of every shard to the switch, which
 // reduces them and sends the sum to the owner (kSwitchReduce), and the owner
-// multicasts it back to every GPU through the switch (kMulticast).
+// multicasts it back to every GPU through the switch (kMulticast). Across
+// nodes whose rail switches reduce too (NCCL's NVLS with CollNet), the owner
+// first uploads its node's sum to its rail switch, which sends every node's
+// owner the total (kSwitchReduce to kSwitchPeer, SHARP), and multicasts that.
 // NVLS-tree (all-reduce across nodes whose switches reduce): per channel and
 // round each GPU owns one shard of its node's round; its node's switch reduces
 // the node's copies into it (as NVLS), then the owners of the same shard in
@@ -90,7 +93,6 @@ std::shared_ptr<const CollectiveProgram> make_chain_program(std::string name, Co
                                                             const AlgorithmContext& ctx, const StepModel& model);
 std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std::uint64_t bytes,
                                                            const AlgorithmContext& ctx, const StepModel& model);
-// Needs every member under one switch that reduces (ctx.domains == 1 and ctx.domain_reduces).
 // Needs rail_switches(ctx) (nccl_system.h) non-empty.
 std::shared_ptr<const CollectiveProgram> make_collnet_chain_program(std::string name, std::uint64_t bytes,
                                                                     const AlgorithmContext& ctx, const StepModel& model);
@@ -100,6 +102,8 @@ std::shared_ptr<const CollectiveProgram> make_collnet_direct_program(std::string
 // Needs every domain's switch to reduce (ctx.domain_reduces) and the same number of members in each.
 std::shared_ptr<const CollectiveProgram> make_nvls_tree_program(std::string name, std::uint64_t bytes,
                                                                 const AlgorithmContext& ctx, const StepModel& model);
+// One node: every member under one switch that reduces (ctx.domain_reduces);
+// several nodes: every node's switch reducing, rail_switches(ctx) non-empty and the same number of members in each.
 std::shared_ptr<const CollectiveProgram> make_nvls_program(std::string name, std::uint64_t bytes,
                                                            const AlgorithmContext& ctx, const StepModel& model);
 

@@ -66,16 +66,35 @@ inline constexpr std::uint32_t kChainStepsInFlight = kNcclSteps;
 constexpr std::uint64_t kNvlsChunk = 128 * 1024;
 
 // NCCL's NVLS chunk for a collective of `n_bytes` (nBytes) over `concurrent_ops`
-// = channels x heads (src/enqueue.cc, the NCCL_ALGO_NVLS branch of the chunk
-// computation): 128 KiB, halved to 64 KiB below 64 x ops x 128 KiB, to 32 KiB
-// below 8 x ops x 64 KiB, to 16 KiB below 2 x ops x 32 KiB (on a dgx-h100,
-// 64 ops: 512 MiB, 32 MiB, 4 MiB). Used for NVLS all-gather and reduce-scatter;
-// NVLS all-reduce keeps kNvlsChunk (what its calibration was fitted with).
-inline std::uint64_t nvls_chunk(std::uint64_t n_bytes, std::uint64_t concurrent_ops) {
+// = channels x heads (src/enqueue.cc, calcCollChunking, the NCCL_ALGO_NVLS
+// branch, which NCCL takes for every collective it runs as NVLS: all-reduce,
+// all-gather and reduce-scatter alike): 128 KiB (NCCL_NVLS_CHUNKSIZE), capped
+// at 32 KiB across nodes when NCCL's NVLS all-reduce bandwidth
+// (`nvls_allreduce_bw`, GB/s of buffer) is below 150 GB/s; then halved to 64
+// KiB below 64 x ops x 128 KiB, to 32 KiB below 8 x ops x 64 KiB, to 16 KiB
+// below 2 x ops x 32 KiB (on a dgx-h100, 64 ops: 512 MiB, 32 MiB, 4 MiB).
+// `nccl` applies it to NVLS all-gather and reduce-scatter and to NVLS
+// all-reduce across nodes; NVLS all-reduce on one node keeps kNvlsChunk
+// (nccl_algorithm.cpp says why).
+inline std::uint64_t nvls_chunk(std::uint64_t n_bytes, std::uint64_t concurrent_ops, int nodes = 1,
+                                double nvls_allreduce_bw = 0) {
   std::uint64_t chunk = kNvlsChunk;
+  if (nodes > 1 && nvls_allreduce_bw < 150) chunk = 32768;
   if (n_bytes < 64 * concurrent_ops * chunk && chunk > 65536) chunk = 65536;
   if (n_bytes < 8 * concurrent_ops * chunk && chunk > 32768) chunk = 32768;
   if (n_bytes < 2 * concurrent_ops * chunk && chunk > 16384) chunk = 16384;
+  return chunk;
+}
+
+// NCCL's NVLS-tree chunk (src/enqueue.cc, calcCollChunking, the
+// NCCL_ALGO_NVLS_TREE branch): 128 KiB, at most 64 KiB on 4 nodes or more
+// (NCCL_NVLSTREE_MAX_CHUNKSIZE's default, -2); then 64 KiB below 4 x ops x
+// chunk and 32 KiB below 1 x ops x 64 KiB (its 256 and 128 KiB steps never
+// apply to a 128 KiB start). On two dgx-h100 (64 ops): 32 MiB and 4 MiB.
+inline std::uint64_t nvls_tree_chunk(std::uint64_t n_bytes, std::uint64_t concurrent_ops, int nodes) {
+  std::uint64_t chunk = nodes >= 4 ? 65536 : kNvlsChunk;
+  if (n_bytes < 4 * concurrent_ops * chunk && chunk > 65536) chunk = 65536;
+  if (n_bytes < 1 * concurrent_ops * chunk && chunk > 32768) chunk = 32768;
   return chunk;
 }
 

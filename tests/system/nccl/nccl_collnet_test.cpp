@@ -48,7 +48,8 @@ TEST(NcclCollNet, TunerTable) {
 // NVLS: tree below about 192 KiB, CollNet direct (44 us + S / 157.6 GB/s)
 // until CollNet chain (69.2 us + S / 185.4 GB/s) wins at 26.5 MB, chain until
 // rings (1.4 x 152.8 us + S / 192 GB/s) win at 780.6 MB and above. With NVLS
-// in the nodes too, NVLS-tree (51 us + S / 266.7 GB/s) wins above 1 MiB.
+// in the nodes too, NVLS with SHARP (41 us + S / 266.7 GB/s) beats NVLS-tree
+// (51 us + S / 266.7 GB/s) at every size (nccl_nvls_sharp_test.cpp).
 TEST(NcclCollNet, ChoicePerSize) {
   const Topology sharp = dgx_h100(2, false, true);
   const auto name = [&](std::uint64_t bytes) { return all_reduce_plan(sharp, bytes, {}).name; };
@@ -63,7 +64,7 @@ TEST(NcclCollNet, ChoicePerSize) {
   EXPECT_NEAR(all_reduce_plan(sharp, 16 << 20, {}).predicted_us, 2 * (3.7 + 7 * 0.4) + 31 + 16777216 / (1000 * direct_bw),
               1e-9);
   EXPECT_NEAR(all_reduce_plan(sharp, 32 << 20, {}).predicted_us, 69.2 + 33554432 / (1000 * 185.4), 1e-9);
-  EXPECT_EQ(all_reduce_plan(dgx_h100(2, true, true), 256 << 20, {}).name, "nccl:nvlstree/simple");
+  EXPECT_EQ(all_reduce_plan(dgx_h100(2, true, true), 256 << 20, {}).name, "nccl:nvls/simple");
   // Forced: `collnet` is whichever CollNet NCCL's model prefers.
   const nccl::Params collnet = {{"algo", nccl::param_value("algo", "collnet")}};
   EXPECT_EQ(all_reduce_plan(sharp, std::uint64_t{4} << 30, collnet).name, "nccl:collnetchain/simple");

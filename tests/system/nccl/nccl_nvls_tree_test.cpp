@@ -79,7 +79,7 @@ TEST(NcclNvlsTree, ChoicePerSizeOnTwoDgxH100) {
   EXPECT_EQ(all_reduce_plan(dgx_h100(4), std::uint64_t{1} << 30, {}).name, "nccl:ring/simple");
 }
 
-// Two nodes of n = 4 GPUs, one channel, one round (a 128 KiB shard per GPU),
+// Two nodes of n = 4 GPUs, one channel, one round (a 32 KiB shard per GPU),
 // on a network too fast to matter (d = a shard's time on a link, 1 ps).
 // GPU x (rail x) uploads its 4 shards one pace p apart; the node's sum of
 // shard x comes down at base + (x+1) p + d in both nodes. Channel 0's tree has
@@ -87,13 +87,15 @@ TEST(NcclNvlsTree, ChoicePerSizeOnTwoDgxH100) {
 // network hop H, has the total and sends it down (d), node 1's waits H. Each
 // owner then multicasts (p, then d down): node 1's last owner (x = 3) ends
 // the collective at base + (x+1) p + d + 2d + 2H + p + d = base + (n+1) p + 4d + 2H.
-// 2H (28 us) > (n-1) p (7.9 us): the multicasts leave one pace apart, never
+// 2H (28 us) > (n-1) p (2.0 us): the multicasts leave one pace apart, never
 // queueing at the switch's ports.
 TEST(NcclNvlsTree, ClosedFormTwoNodes) {
   const std::uint32_t n = 4;
   const Topology topo = nccl_cluster(n, 2, "1000000000", "1000000000", "0", "0", true, false);
-  const std::uint64_t shard = nccl::kNvlsChunk;
+  // One round: NCCL's NVLS-tree chunk for 4 x 32 KiB on 4 ops is 32 KiB (below 1 x 4 x 64 KiB).
+  const std::uint64_t shard = 32 * 1024;
   const std::uint64_t bytes = shard * n;
+  ASSERT_EQ(nccl::nvls_tree_chunk(bytes, n, 2), shard);
   const nccl::Plan pl = all_reduce_plan(topo, bytes, {{"algo", kNvlsTree}, {"channels", 1}});
   const SimulationResult r = simulate_collective(topo, CollectiveType::kAllReduce, bytes, choose_all_reduce("nccl:algo=nvlstree,channels=1"));
   const Time p = transfer_time(shard, nccl::wire_rate(pl.model));

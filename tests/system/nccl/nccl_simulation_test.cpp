@@ -97,10 +97,15 @@ TEST(NcclClosedForm, TreeChainInsideANode) {
 TEST(NcclClosedForm, NvlsReducesInTheSwitch) {
   const std::uint32_t n = 8;
   const Topology topo = node(n, kFast, "0ns", true);
+  // One round of one channel: NVLS all-reduce on one node moves 128 KiB per
+  // head and round at every size (kNvlsChunk, not NCCL's rule by nBytes,
+  // which gives 32 KiB here, four rounds; nccl_algorithm.cpp says why).
   const std::uint64_t shard = nccl::kNvlsChunk;
-  const std::uint64_t bytes = shard * n;  // one round of one channel
+  const std::uint64_t bytes = shard * n;
+  ASSERT_EQ(nccl::nvls_chunk(bytes, n), 32 * 1024u);
   const nccl::Params params = {{"algo", kNvls}, {"channels", 1}};
   const nccl::Plan pl = plan_for(topo, CollectiveType::kAllReduce, bytes, params);
+  ASSERT_EQ(pl.model.step_bytes, shard);
   const SimulationResult r = simulate_collective(topo, CollectiveType::kAllReduce, bytes, choose("nccl:algo=nvls,channels=1"));
   // Each GPU uploads its n shards one after another (p each), then multicasts
   // its own sum (p); the last owner's sum comes down (d) just after its
