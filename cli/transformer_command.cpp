@@ -30,6 +30,9 @@ void add_transformer_command(CLI::App& workload_gen, TransformerCommand& c) {
   c.app->add_flag("--comm-free", o.comm_free, "every communication carries 0 B: the schedule and compute alone");
   c.app->add_flag("--layers-only", o.layers_only,
                   "only the transformer layers (no embedding, output layer, loss): equal pipeline stages");
+  c.app->add_flag("--tp-comm-overlap", o.tp_comm_overlap,
+                  "Transformer Engine's overlap of the sequence-parallel all-gathers and reduce-scatters with the "
+                  "GEMMs (NeMo's ub_tp_comm_overlap; needs sp)");
   c.app->add_option("--threads", c.threads, "generating threads (default: one per core)");
   c.app->add_option("-o,--output", c.prefix, "output prefix")->required();
 }

@@ -34,6 +34,7 @@ std::string TrainingSpec::describe() const {
   s += fp8 ? ", fp8 GEMMs" : ", bf16";
   if (comm_free) s += ", communication free";
   if (layers_only) s += ", transformer layers only";
+  if (tp_comm_overlap) s += ", TP communication overlapped with GEMMs";
   return s;
 }
 
@@ -189,6 +190,20 @@ TrainingSpec make_training_spec(const TrainingOptions& o) {
   t.bucket_params = o.bucket_params ? o.bucket_params : std::max<std::uint64_t>(40'000'000, 1'000'000 * dpc);
   t.comm_free = o.comm_free;
   t.layers_only = o.layers_only;
+  if (o.tp_comm_overlap) {
+    // Megatron-LM refuses tp_comm_overlap without sequence parallelism
+    // (megatron/training/arguments.py): the userbuffers overlap splits the
+    // sequence-parallel all-gathers and reduce-scatters.
+    if (!p.sp) throw InputError("--tp-comm-overlap needs sequence parallelism (sp in --parallel, and tp > 1)");
+    // The row-parallel GEMMs are cut into kTpOverlapSplits pieces of tokens,
+    // each reduce-scattered over tp: the micro-batch's tokens must divide.
+    const std::uint64_t pieces = std::uint64_t{kTpOverlapSplits} * p.tp;
+    if (t.tokens() % pieces != 0) {
+      throw InputError("--tp-comm-overlap: the micro-batch's " + num(t.tokens()) + " tokens on a rank (micro-batch x seq / cp) must be a multiple of " +
+                       num(kTpOverlapSplits) + " pieces x tp = " + num(pieces));
+    }
+  }
+  t.tp_comm_overlap = o.tp_comm_overlap;
   return t;
 }
 
@@ -210,11 +225,11 @@ TrainingOptions parse_training_query(const std::string& query) {
       throw InputError("gen:transformer: '" + key + "' given twice");
     }
     seen.push_back(key);
-    if (key == "comm-free" || key == "layers-only") {
+    if (key == "comm-free" || key == "layers-only" || key == "tp-comm-overlap") {
       if (value != "" && value != "true" && value != "false") {
         throw InputError("gen:transformer: " + key + " takes true or false, got '" + value + "'");
       }
-      (key == "comm-free" ? o.comm_free : o.layers_only) = value != "false";
+      (key == "comm-free" ? o.comm_free : key == "layers-only" ? o.layers_only : o.tp_comm_overlap) = value != "false";
       continue;
     }
     if (eq == std::string::npos) throw InputError("gen:transformer: '" + item + "' needs a value (key=value)");
@@ -233,7 +248,7 @@ TrainingOptions parse_training_query(const std::string& query) {
     else {
       throw InputError("gen:transformer: unknown key '" + key +
                        "' (model, parallel, global-batch, micro-batch, seq, schedule, zero, recompute, dtype, "
-                       "first-stage-layers, last-stage-layers, bucket-params, comm-free, layers-only)");
+                       "first-stage-layers, last-stage-layers, bucket-params, comm-free, layers-only, tp-comm-overlap)");
     }
   }
   if (!seen_any) throw InputError("gen:transformer: no options; expected e.g. gen:transformer?model=llama3-8b&parallel=tp=8,pp=2,dp=4&global-batch=64&seq=4096");

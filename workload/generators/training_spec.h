@@ -15,6 +15,12 @@ namespace sim::gen {
 
 enum class Recompute : std::uint8_t { kNone, kSelective, kFull };
 
+// Pieces of a row-parallel GEMM whose output Transformer Engine reduce-scatters
+// in a pipeline under --tp-comm-overlap: `num_splits: 4` for proj_fprop and
+// fc2_fprop in NeMo's userbuffers configs (NVIDIA/NeMo-Framework-Launcher,
+// launcher_scripts/conf/training/tp_overlap/ub_cfg_h100_fp8_h8192_tp4_mbs1_seqlen8192.yaml).
+constexpr std::uint32_t kTpOverlapSplits = 4;
+
 // The options as typed (`sim workload gen transformer ...`, or the query of
 // `--workload gen:transformer?model=...&parallel=...`).
 struct TrainingOptions {
@@ -32,6 +38,7 @@ struct TrainingOptions {
   std::uint64_t bucket_params = 0;  // 0: Megatron's default, max(40e6, 1e6 x dp x cp)
   bool comm_free = false;           // every communication carries 0 B (schedule and compute alone)
   bool layers_only = false;         // no embedding, output layer or loss: equal stages (schedule studies)
+  bool tp_comm_overlap = false;     // Transformer Engine's userbuffers overlap of TP communication with the GEMMs
 };
 
 struct TrainingSpec {
@@ -46,6 +53,7 @@ struct TrainingSpec {
   std::uint64_t bucket_params = 0;
   bool comm_free = false;
   bool layers_only = false;
+  bool tp_comm_overlap = false;  // (transformer_graph.cpp: which GEMMs, split how)
   // layers of each (stage, chunk): index stage * chunks + chunk; first layer and count.
   std::vector<std::uint64_t> chunk_first, chunk_layers;
 
