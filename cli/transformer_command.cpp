@@ -33,6 +33,9 @@ void add_transformer_command(CLI::App& workload_gen, TransformerCommand& c) {
   c.app->add_flag("--pp-scatter-gather", o.pp_scatter_gather,
                   "pipeline messages split over the tensor-parallel ranks and all-gathered at the receiver "
                   "(Megatron-LM 2021; needs tp > 1 without sp)");
+  c.app->add_flag("--tp-comm-overlap", o.tp_comm_overlap,
+                  "Transformer Engine's overlap of the sequence-parallel all-gathers and reduce-scatters with the "
+                  "GEMMs (NeMo's ub_tp_comm_overlap; needs sp)");
   c.app->add_option("--threads", c.threads, "generating threads (default: one per core)");
   c.app->add_option("-o,--output", c.prefix, "output prefix")->required();
 }

@@ -24,9 +24,11 @@ cases=(
   "llama3-405b-8k  dgx-h100-superpod 1024 430 fit  model=llama3-405b&parallel=tp=8,pp=16,dp=64,sp&global-batch=2048&seq=8192&first-stage-layers=7&last-stage-layers=7&schedule=interleaved:8"
   "llama3-405b-16k dgx-h100-superpod 2048 400 held model=llama3-405b&parallel=tp=8,pp=16,dp=128,sp&global-batch=2048&seq=8192&first-stage-layers=7&last-stage-layers=7&schedule=interleaved:8"
   # NeMo 24.07 performance summary (NVIDIA/NeMo docs/source/performance/performance_summary.md), DGX-H100, FP8.
-  "nemo-gpt3-175b-128 dgx-h100-superpod 16 782 held model=gpt3-175b&parallel=tp=4,pp=8,dp=4,sp&global-batch=256&micro-batch=1&seq=2048&schedule=interleaved:6&zero=1&dtype=fp8"
-  "nemo-gpt3-175b-512 dgx-h100-superpod 64 842 held model=gpt3-175b&parallel=tp=4,pp=8,dp=16,sp&global-batch=2048&micro-batch=2&seq=2048&schedule=interleaved:6&zero=1&dtype=fp8"
-  "nemo-llama3-70b-64 dgx-h100-superpod 8 738 held model=llama3-70b&parallel=tp=4,pp=4,dp=2,cp=2,sp&global-batch=128&micro-batch=1&seq=8192&schedule=interleaved:5&zero=1&dtype=fp8"
+  # tp-comm-overlap: NeMo-Framework-Launcher's gpt3/175b.yaml and llama/llama3_70b.yaml set
+  # ub_tp_comm_overlap: true (the 8B row has tp 1: no TP communication to overlap).
+  "nemo-gpt3-175b-128 dgx-h100-superpod 16 782 held model=gpt3-175b&parallel=tp=4,pp=8,dp=4,sp&global-batch=256&micro-batch=1&seq=2048&schedule=interleaved:6&zero=1&dtype=fp8&tp-comm-overlap"
+  "nemo-gpt3-175b-512 dgx-h100-superpod 64 842 held model=gpt3-175b&parallel=tp=4,pp=8,dp=16,sp&global-batch=2048&micro-batch=2&seq=2048&schedule=interleaved:6&zero=1&dtype=fp8&tp-comm-overlap"
+  "nemo-llama3-70b-64 dgx-h100-superpod 8 738 held model=llama3-70b&parallel=tp=4,pp=4,dp=2,cp=2,sp&global-batch=128&micro-batch=1&seq=8192&schedule=interleaved:5&zero=1&dtype=fp8&tp-comm-overlap"
   "nemo-llama3-8b-8   dgx-h100-superpod 1 697 held model=llama3-8b&parallel=tp=1,pp=1,dp=4,cp=2&global-batch=128&micro-batch=1&seq=8192&zero=1&dtype=fp8"
   # Narayanan et al., SC'21, Table 1, A100s: 137, 138, 142 TFLOP/s counted with the recomputed
   # forward pass, here converted to model FLOPs (x 72 (1 + s/6h + V/12lh) / 96 (1 + s/6h + V/16lh)).

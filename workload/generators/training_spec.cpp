@@ -35,6 +35,7 @@ std::string TrainingSpec::describe() const {
   if (comm_free) s += ", communication free";
   if (layers_only) s += ", transformer layers only";
   if (pp_scatter_gather) s += ", pipeline messages scattered over tp and gathered";
+  if (tp_comm_overlap) s += ", TP communication overlapped with GEMMs";
   return s;
 }
 
@@ -197,6 +198,20 @@ TrainingSpec make_training_spec(const TrainingOptions& o) {
                      "with sequence parallelism, and with tp = 1 there is nothing to split)");
   }
   t.pp_scatter_gather = o.pp_scatter_gather;
+  if (o.tp_comm_overlap) {
+    // Megatron-LM refuses tp_comm_overlap without sequence parallelism
+    // (megatron/training/arguments.py): the userbuffers overlap splits the
+    // sequence-parallel all-gathers and reduce-scatters.
+    if (!p.sp) throw InputError("--tp-comm-overlap needs sequence parallelism (sp in --parallel, and tp > 1)");
+    // The row-parallel GEMMs are cut into kTpOverlapSplits pieces of tokens,
+    // each reduce-scattered over tp: the micro-batch's tokens must divide.
+    const std::uint64_t pieces = std::uint64_t{kTpOverlapSplits} * p.tp;
+    if (t.tokens() % pieces != 0) {
+      throw InputError("--tp-comm-overlap: the micro-batch's " + num(t.tokens()) + " tokens on a rank (micro-batch x seq / cp) must be a multiple of " +
+                       num(kTpOverlapSplits) + " pieces x tp = " + num(pieces));
+    }
+  }
+  t.tp_comm_overlap = o.tp_comm_overlap;
   return t;
 }
 
@@ -218,11 +233,15 @@ TrainingOptions parse_training_query(const std::string& query) {
       throw InputError("gen:transformer: '" + key + "' given twice");
     }
     seen.push_back(key);
-    if (key == "comm-free" || key == "layers-only" || key == "pp-scatter-gather") {
+    if (key == "comm-free" || key == "layers-only" || key == "pp-scatter-gather" || key == "tp-comm-overlap") {
       if (value != "" && value != "true" && value != "false") {
         throw InputError("gen:transformer: " + key + " takes true or false, got '" + value + "'");
       }
-      (key == "comm-free" ? o.comm_free : key == "layers-only" ? o.layers_only : o.pp_scatter_gather) = value != "false";
+      bool& flag = key == "comm-free" ? o.comm_free
+                   : key == "layers-only" ? o.layers_only
+                   : key == "pp-scatter-gather" ? o.pp_scatter_gather
+                                                : o.tp_comm_overlap;
+      flag = value != "false";
       continue;
     }
     if (eq == std::string::npos) throw InputError("gen:transformer: '" + item + "' needs a value (key=value)");
@@ -241,7 +260,8 @@ TrainingOptions parse_training_query(const std::string& query) {
     else {
       throw InputError("gen:transformer: unknown key '" + key +
                        "' (model, parallel, global-batch, micro-batch, seq, schedule, zero, recompute, dtype, "
-                       "first-stage-layers, last-stage-layers, bucket-params, comm-free, layers-only, pp-scatter-gather)");
+                       "first-stage-layers, last-stage-layers, bucket-params, comm-free, layers-only, pp-scatter-gather, "
+                       "tp-comm-overlap)");
     }
   }
   if (!seen_any) throw InputError("gen:transformer: no options; expected e.g. gen:transformer?model=llama3-8b&parallel=tp=8,pp=2,dp=4&global-batch=64&seq=4096");

@@ -15,6 +15,12 @@ namespace sim::gen {
 
 enum class Recompute : std::uint8_t { kNone, kSelective, kFull };
 
+// Pieces of a row-parallel GEMM whose output Transformer Engine reduce-scatters
+// in a pipeline under --tp-comm-overlap: `num_splits: 4` for proj_fprop and
+// fc2_fprop in NeMo's userbuffers configs (NVIDIA/NeMo-Framework-Launcher,
+// launcher_scripts/conf/training/tp_overlap/ub_cfg_h100_fp8_h8192_tp4_mbs1_seqlen8192.yaml).
+constexpr std::uint32_t kTpOverlapSplits = 4;
+
 // The options as typed (`sim workload gen transformer ...`, or the query of
 // `--workload gen:transformer?model=...&parallel=...`).
 struct TrainingOptions {
@@ -35,6 +41,7 @@ struct TrainingOptions {
   // Pipeline messages split over the tensor-parallel ranks, all-gathered at the
   // receiver (Megatron-LM 2021's --scatter-gather-tensors-in-pipeline).
   bool pp_scatter_gather = false;
+  bool tp_comm_overlap = false;     // Transformer Engine's userbuffers overlap of TP communication with the GEMMs
 };
 
 struct TrainingSpec {
@@ -50,6 +57,7 @@ struct TrainingSpec {
   bool comm_free = false;
   bool layers_only = false;
   bool pp_scatter_gather = false;  // only with tp > 1 and without sp (the message is not split otherwise)
+  bool tp_comm_overlap = false;  // (transformer_graph.cpp: which GEMMs, split how)
   // layers of each (stage, chunk): index stage * chunks + chunk; first layer and count.
   std::vector<std::uint64_t> chunk_first, chunk_layers;
 

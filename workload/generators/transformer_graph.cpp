@@ -270,6 +270,74 @@ class RankBuilder {
     if (reduce) waits_.push_back(reduce);
   }
 
+  // --- tensor-parallel communication overlapped with the GEMMs (--tp-comm-overlap) ---
+  // Transformer Engine's userbuffers, as NeMo configures them (ub_tp_comm_overlap;
+  // TE's initialize_ub in transformer_engine/pytorch/module/base.py, whose default
+  // methods NeMo's ub_cfg_h100_*_tp4_* files repeat): ring exchange for the
+  // all-gathers before qkv_fprop, fc1_fprop, proj_dgrad and fc2_dgrad; a pipeline of
+  // chunked reduce-scatters after proj_fprop and fc2_fprop; bulk overlap for the
+  // column-parallel backward (qkv/fc1 dgrad beside the input's all-gather, wgrad
+  // beside the dgrad's reduce-scatter), which column_backward() writes either way.
+  bool tp_overlap() const { return t_.tp_comm_overlap && !tp_.empty(); }
+  // Tag of step 0 of one ring: layer, micro-batch, which GEMM (0 qkv, 1 fc1
+  // forward, 2 fc2, 3 proj data gradient; + 4 recomputed), after the CP tags.
+  std::int64_t tp_tag(std::uint64_t l, std::uint32_t mb, std::uint32_t gemm) const {
+    const std::int64_t after_cp = 2 * std::int64_t{t_.chunks} * t_.microbatches +
+                                  4 * static_cast<std::int64_t>(m_.layers) * t_.microbatches * p_.cp;
+    return after_cp + ((static_cast<std::int64_t>(l) * t_.microbatches + mb) * 8 + gemm + (recomputing_ ? 4 : 0)) * p_.tp;
+  }
+  // Ring-exchange all-gather GEMM (TE's split_overlap_ag): the GEMM runs as tp
+  // pieces, one per sequence shard of sp_tok_ tokens (m = tokens, n, k = hidden
+  // width). At step j a rank computes on the shard it holds while it passes that
+  // shard on to the next rank and receives the next from the previous one, so each
+  // piece's GEMM overlaps the transfer the next piece needs. The rank sends tp - 1
+  // shards, exactly what a ring all-gather sends.
+  void allgather_ring_gemm(const std::string& what, const char* pass, std::uint32_t mb, std::int64_t tag,
+                           std::uint64_t n, std::uint64_t k) {
+    const std::uint32_t next = rank_of(p_, {(c_.tp + 1) % p_.tp, c_.cp, c_.dp, c_.pp});
+    const std::uint32_t prev = rank_of(p_, {(c_.tp + p_.tp - 1) % p_.tp, c_.cp, c_.dp, c_.pp});
+    const std::uint64_t shard = sp_tok_ * m_.hidden * kWire;
+    // The rank's own shard is ready when the stream's next node could start: after
+    // its last node and whatever that next node waits for (e.g. the gradient from
+    // the next pipeline stage, the previous reduce-scatters).
+    std::vector<std::uint64_t> ready = waits_;
+    if (last_) ready.push_back(last_);
+    auto after_ready = [&](std::uint64_t id) {
+      for (std::size_t i = 1; i < ready.size(); ++i) trace_.nodes[id - 1].add_data_deps(ready[i]);
+      return id;
+    };
+    const std::uint64_t first = ready.empty() ? 0 : ready[0];
+    std::uint64_t have = 0;
+    for (std::uint32_t j = 0; j < p_.tp; ++j) {
+      if (j > 0) {  // posted when step j - 1 begins, as TE posts step j's exchange then
+        have = j == 1 ? after_ready(recv(nm(what + ".tp_recv1", pass, mb), prev, tag + 1, shard, first))
+                      : recv(nm(what + ".tp_recv" + std::to_string(j), pass, mb), prev, tag + j, shard, have);
+        waits_.push_back(have);
+      }
+      if (j + 1 < p_.tp) {
+        const std::string name = nm(what + ".tp_send" + std::to_string(j + 1), pass, mb);
+        if (j == 0) after_ready(send(name, next, tag + 1, shard, first));
+        else send(name, next, tag + j + 1, shard, have);
+      }
+      gemm(nm(what + ".piece" + std::to_string(j), pass, mb), sp_tok_, n, k);
+    }
+  }
+  // Pipelined reduce-scatter GEMM (TE's split_overlap_rs, `method: pipeline`):
+  // the row-parallel GEMM (output hidden wide, inner width k) in kTpOverlapSplits
+  // pieces of tokens; each piece's partial output is reduce-scattered over tp
+  // while the next piece computes, and the layer's output waits for all of them.
+  // Together they reduce-scatter the whole output, as the one collective did.
+  void gemm_pipelined_reduce_scatter(const std::string& what, const char* pass, std::uint32_t mb, std::uint64_t k) {
+    const std::uint64_t rows = tok_ / kTpOverlapSplits;
+    std::vector<std::uint64_t> scattered;
+    for (std::uint32_t i = 0; i < kTpOverlapSplits; ++i) {
+      gemm(nm(what + ".piece" + std::to_string(i), pass, mb), rows, m_.hidden, k);
+      scattered.push_back(collective(nm(what + ".tp_reduce_scatter" + std::to_string(i), pass, mb),
+                                     CollectiveType::kReduceScatter, rows * m_.hidden * kWire, tp_, false, last_));
+    }
+    waits_.insert(waits_.end(), scattered.begin(), scattered.end());
+  }
+
   void attention_core(std::uint64_t l, std::uint32_t mb, bool bwd) {
     const std::string what = layer(l) + ".attn.core";
     const char* pass = bwd ? "bwd" : recomputing_ ? "recompute" : "fwd";
@@ -321,23 +389,39 @@ class RankBuilder {
     const std::string L = layer(l);
     const std::uint64_t h = m_.hidden;
     membound(nm(L + ".attn.norm", pass, mb), norm(), sp_tok_ * h, 2 * sp_tok_ * h * 2);
-    sp_gather(L + ".attn", pass, mb);
-    gemm(nm(L + ".attn.qkv", pass, mb), tok_, qkv_out_, h);
+    if (tp_overlap()) {
+      allgather_ring_gemm(L + ".attn.qkv", pass, mb, tp_tag(l, mb, 0), qkv_out_, h);
+    } else {
+      sp_gather(L + ".attn", pass, mb);
+      gemm(nm(L + ".attn.qkv", pass, mb), tok_, qkv_out_, h);
+    }
     attention_core(l, mb, false);
-    gemm(nm(L + ".attn.proj", pass, mb), tok_, h, hq_ / p_.tp);
-    tp_reduce(L + ".attn", pass, mb);
+    if (tp_overlap()) {
+      gemm_pipelined_reduce_scatter(L + ".attn.proj", pass, mb, hq_ / p_.tp);
+    } else {
+      gemm(nm(L + ".attn.proj", pass, mb), tok_, h, hq_ / p_.tp);
+      tp_reduce(L + ".attn", pass, mb);
+    }
     if (m_.is_moe()) {
       moe_forward(L, mb, pass);
       return;
     }
     const std::uint64_t f = m_.ffn_hidden / p_.tp;
     membound(nm(L + ".mlp.norm", pass, mb), norm(), sp_tok_ * h, 2 * sp_tok_ * h * 2);
-    sp_gather(L + ".mlp", pass, mb);
-    gemm(nm(L + ".mlp.fc1", pass, mb), tok_, fc1_out_, h);
+    if (tp_overlap()) {
+      allgather_ring_gemm(L + ".mlp.fc1", pass, mb, tp_tag(l, mb, 1), fc1_out_, h);
+    } else {
+      sp_gather(L + ".mlp", pass, mb);
+      gemm(nm(L + ".mlp.fc1", pass, mb), tok_, fc1_out_, h);
+    }
     membound(nm(L + ".mlp.act", pass, mb), m_.swiglu ? "swiglu" : "gelu", tok_ * f,
              (m_.swiglu ? 3 : 2) * tok_ * f * 2);
-    gemm(nm(L + ".mlp.fc2", pass, mb), tok_, h, f);
-    tp_reduce(L + ".mlp", pass, mb);
+    if (tp_overlap()) {
+      gemm_pipelined_reduce_scatter(L + ".mlp.fc2", pass, mb, f);
+    } else {
+      gemm(nm(L + ".mlp.fc2", pass, mb), tok_, h, f);
+      tp_reduce(L + ".mlp", pass, mb);
+    }
   }
 
   void layer_backward(std::uint64_t l, std::uint32_t mb) {
@@ -352,16 +436,24 @@ class RankBuilder {
       moe_backward(L, mb);
     } else {
       const std::uint64_t f = m_.ffn_hidden / p_.tp;
-      sp_gather(L + ".mlp.grad", "bwd", mb);  // backward of the reduce-scatter
-      gemm(nm(L + ".mlp.fc2", "bwd_data", mb), tok_, f, h);
+      if (tp_overlap()) {
+        allgather_ring_gemm(L + ".mlp.fc2", "bwd_data", mb, tp_tag(l, mb, 2), f, h);
+      } else {
+        sp_gather(L + ".mlp.grad", "bwd", mb);  // backward of the reduce-scatter
+        gemm(nm(L + ".mlp.fc2", "bwd_data", mb), tok_, f, h);
+      }
       gemm(nm(L + ".mlp.fc2", "bwd_weight", mb), h, f, tok_);
       membound(nm(L + ".mlp.act", "bwd", mb), m_.swiglu ? "swiglu_backward" : "gelu_backward", tok_ * f,
                (m_.swiglu ? 5 : 3) * tok_ * f * 2);
       column_backward(L + ".mlp.fc1", mb, h, fc1_out_);
       membound(nm(L + ".mlp.norm", "bwd", mb), norm(), sp_tok_ * h, 3 * sp_tok_ * h * 2);
     }
-    sp_gather(L + ".attn.grad", "bwd", mb);
-    gemm(nm(L + ".attn.proj", "bwd_data", mb), tok_, hq_ / p_.tp, h);
+    if (tp_overlap()) {
+      allgather_ring_gemm(L + ".attn.proj", "bwd_data", mb, tp_tag(l, mb, 3), hq_ / p_.tp, h);
+    } else {
+      sp_gather(L + ".attn.grad", "bwd", mb);
+      gemm(nm(L + ".attn.proj", "bwd_data", mb), tok_, hq_ / p_.tp, h);
+    }
     gemm(nm(L + ".attn.proj", "bwd_weight", mb), h, hq_ / p_.tp, tok_);
     if (t_.recompute == Recompute::kSelective) {
       recomputing_ = true;
