@@ -39,11 +39,10 @@ struct CommGroup {
   std::vector<std::uint32_t> ranks;   // graph indices, in group-position order
   std::shared_ptr<const std::vector<std::uint32_t>> npus;  // their NPUs, same order
   std::vector<std::uint32_t> dims;    // topology dimensions its NPUs span
-  // Folded replicas (replica_folding.h): a group of copies (of one rank, or
-  // of cp context-parallel ranks) has the simulated copies in `ranks` (one, or
-  // `period` = cp x the replicas simulated at positions 0..period-1), every
-  // copy's NPU in `npus`, and the first simulated copy's position there in
-  // `mirrored_pos`; -1 for any other group.
+  // Folded replicas (replica_folding.h): a group of one rank's copies has the
+  // simulated copies in `ranks` (one, or `period` at positions 0..period-1),
+  // every copy's NPU in `npus`, and the first simulated copy's position there
+  // in `mirrored_pos`; -1 for any other group.
   std::int32_t mirrored_pos = -1;
   std::uint32_t period = 1;
   bool unfoldable = false;  // folded: all ranks of the world, which no collective may use

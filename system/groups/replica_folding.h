@@ -20,11 +20,6 @@
 // copies then runs its P simulated members' parts; a message a member sends
 // to a copy is delivered to the simulated member that copy stands for, as the
 // message from the sender's own copy shifted the same way.
-//
-// With context parallelism (cp > 1) a gradient group (Megatron-LM's dp-cp
-// group) joins replica 0's cp ranks and their copies: the cp originals, then
-// their copies replica after replica. It is run as a period of cp x P
-// members (the originals of the P simulated replicas), in the same way.
 #pragma once
 
 #include <cstdint>
