@@ -108,49 +108,66 @@ std::uint32_t GroupTable::add(std::uint32_t job, const std::string& key, std::st
   return id;
 }
 
-// A group with folded copies must be one simulated rank's copies: each of its
-// members the rank itself or one of its mirrors. With a period P > 1 the
-// group's members are that rank's copies in replica order, so the P simulated
-// copies sit at positions 0..P-1 and a shift by P positions is a shift by P
-// replicas (the engine delivers copies' messages by it).
+// A group with folded copies is the copies of some replica-0 ranks, its
+// "originals". One original (a data-parallel group): each member is the rank
+// itself or one of its mirrors. With a period P > 1 or several originals (c
+// context-parallel ranks: Megatron-LM's dp-cp group, ranks
+// tp + tp (cp + cp (dp + dp pp)) in ascending order), the members must be the
+// originals followed by their copies replica after replica: member j c + i is
+// original i's copy in replica j. Then the P c members at positions
+// 0..P c - 1 are simulated, and a shift by P c positions is a shift by P
+// replicas (the engine delivers copies' messages by it, and checks that every
+// member runs its simulated counterpart's ops shifted so).
 std::uint32_t GroupTable::add_mirrored(std::uint32_t rank, const ProcessGroup& pg, const std::string& where) {
   const std::string key = "mirrored:" + pg.name;
   if (const auto it = by_key_.find("0\x1f" + key); it != by_key_.end()) return it->second;
   CommGroup g;
   g.label = "pg_name '" + pg.name + "'";
-  g.period = folding_.period;
   const auto per_replica = static_cast<std::uint32_t>(folding_.real_rank.size() / folding_.period);
   const std::uint32_t original = folding_.real_rank[rank % per_replica];
-  std::vector<std::uint32_t> npus;
-  for (std::uint32_t r : pg.ranks) {
-    if (folding_.graph_of[r] % per_replica != rank % per_replica) {
-      throw InputError(where + ": pg_name '" + pg.name + "' (from " + pg.source + ") joins rank " + std::to_string(r) +
-                       ", which is not a copy of rank " + std::to_string(original) +
-                       ": its replicas cannot be folded (run with --no-aggregation)");
+  // Member r is replica 0's when it is its own original.
+  const auto in_replica0 = [&](std::uint32_t r) { return folding_.real_rank[folding_.graph_of[r] % per_replica] == r; };
+  const auto originals = static_cast<std::uint32_t>(std::count_if(pg.ranks.begin(), pg.ranks.end(), in_replica0));
+  const std::vector<std::uint32_t> npus(pg.ranks.begin(), pg.ranks.end());  // folded, a rank's NPU is its number
+  if (originals <= 1) {
+    for (std::size_t m = 0; m < npus.size(); ++m) {
+      const std::uint32_t r = npus[m];
+      if (folding_.graph_of[r] % per_replica != rank % per_replica) {
+        throw InputError(where + ": pg_name '" + pg.name + "' (from " + pg.source + ") joins rank " +
+                         std::to_string(r) + ", which is not a copy of rank " + std::to_string(original) +
+                         ": its replicas cannot be folded (run with --no-aggregation)");
+      }
+      if (folding_.simulated(r)) {
+        if (g.mirrored_pos < 0) g.mirrored_pos = static_cast<std::int32_t>(m);
+        g.ranks.push_back(folding_.graph_of[r]);
+      }
     }
-    if (folding_.simulated(r)) {
-      if (g.mirrored_pos < 0) g.mirrored_pos = static_cast<std::int32_t>(npus.size());
-      g.ranks.push_back(folding_.graph_of[r]);
+    if (g.ranks.empty()) {
+      throw InputError(where + ": pg_name '" + pg.name + "' (from " + pg.source + ") does not include rank " +
+                       std::to_string(original));
     }
-    npus.push_back(r);  // folded, a rank's NPU is its number
   }
-  if (g.mirrored_pos < 0) {
-    throw InputError(where + ": pg_name '" + pg.name + "' (from " + pg.source + ") does not include rank " +
-                     std::to_string(original));
-  }
+  g.period = std::max<std::uint32_t>(originals, 1) * folding_.period;
   if (g.period > 1) {
-    bool in_order = npus.size() % g.period == 0 && g.ranks.size() == g.period;
-    for (std::uint32_t k = 0; in_order && k < npus.size(); ++k) {
-      in_order = npus[k] == original + k * folding_.stride && (k >= g.period || g.ranks[k] == rank % per_replica + k * per_replica);
+    // The originals, then their copies in replica order; `rank` among the simulated members.
+    bool in_order = npus.size() == originals * folding_.replicas;
+    g.ranks.clear();
+    for (std::uint32_t m = 0; in_order && m < npus.size(); ++m) {
+      const std::uint32_t i = m % originals, j = m / originals;
+      in_order = in_replica0(npus[i]) && npus[m] == npus[i] + j * folding_.stride;
+      if (in_order && m < g.period) g.ranks.push_back(folding_.graph_of[npus[m]]);
     }
+    in_order = in_order && std::find(g.ranks.begin(), g.ranks.end(), rank) != g.ranks.end();
+    g.mirrored_pos = 0;
     if (!in_order) {
-      throw FoldingRefused(where + ": pg_name '" + pg.name + "' (from " + pg.source + ") is not rank " +
-                           std::to_string(original) + "'s copies in replica order, which folding " +
-                           std::to_string(g.period) + " replicas at a time needs (run with --no-aggregation)");
+      throw FoldingRefused(where + ": pg_name '" + pg.name + "' (from " + pg.source + ") is not the copies of " +
+                           std::to_string(std::max<std::uint32_t>(originals, 1)) + " replica-0 rank(s) (rank " +
+                           std::to_string(original) + "'s among them) in replica order, which folding " +
+                           std::to_string(folding_.period) + " replica(s) at a time needs (run with --no-aggregation)");
     }
   }
   g.dims = spanned_dims(npus);
-  g.npus = std::make_shared<const std::vector<std::uint32_t>>(std::move(npus));
+  g.npus = std::make_shared<const std::vector<std::uint32_t>>(npus);
   const auto id = static_cast<std::uint32_t>(groups_.size());
   groups_.push_back(std::move(g));
   by_key_.emplace("0\x1f" + key, id);

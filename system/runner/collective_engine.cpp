@@ -626,6 +626,10 @@ void CollectiveEngine::check_mirrored(const Instance& in) {
 // the full run is the same after a shift of P replicas, and the P simulated
 // members stand for everyone. The program need not be rank-symmetric: NCCL's
 // ring over two GPUs of each node is the same node after node, not GPU after GPU.
+// With context parallelism P is cp x the replicas simulated (replica_folding.h):
+// a program that does not repeat every cp members (a ring per network
+// dimension over a group spanning two leaves) may still repeat every leaf, so
+// that refusal, like a route's, lets the run try a period of replicas.
 void CollectiveEngine::check_period(const Instance& in,
                                     const std::function<void(const std::string&, FoldingRefused::Reason)>& fail) {
   const CollectiveProgram& program = *in.program;
@@ -660,7 +664,7 @@ void CollectiveEngine::check_period(const Instance& in,
     if (!same || i != walk[x].size()) {
       fail("the algorithm does not repeat every " + std::to_string(period) + " members (member " + std::to_string(y) +
                " does not run member " + std::to_string(x) + "'s ops moved by " + std::to_string(y - x) + ")",
-           FoldingRefused::kOther);
+           FoldingRefused::kRoutes);  // a longer period (more replicas at a time) may repeat
     }
   }
   for (std::uint32_t x = 0; x < period; ++x) {

@@ -10,6 +10,7 @@
 #include "system/scenario/identical_ranks.h"
 #include "system/scenario/system_files.h"
 #include "workload/et_io.h"
+#include "workload/generators/parallel_plan.h"
 #include "workload/generators/transformer_workload.h"
 #include "workload/pytorch/pytorch_workload.h"
 #include "workload/workload_loader.h"
@@ -24,6 +25,29 @@ std::vector<RankGraph> load_job_graphs(const std::string& workload, const GraphO
   if (pytorch::is_pytorch_workload(workload)) return pytorch::load_pytorch_graphs(workload, options);
   return load_rank_graphs(resolve_rank_files(workload), options, threads);
 }
+
+namespace {
+
+// The data-parallel replicas to fold. With context parallelism (cp > 1) the
+// gradient group is data x context (Megatron-LM's dp-cp group), so it joins
+// each replica's cp ranks; those are all simulated, and the group is replica
+// 0's cp members followed by their copies shifted by cp positions, which the
+// period fold runs (system/groups/group_table.cpp, add_mirrored). Rank r of
+// replica k is then r + k x tp x cp (rank = tp + tp (cp + cp (dp + dp pp))).
+// Experts still refuse: expert-data groups join ranks of several replicas.
+gen::Replicas folding_replicas(const gen::TrainingSpec& training) {
+  const gen::ParallelPlan& p = training.plan;
+  if (p.cp == 1 || p.dp < 2 || training.model.is_moe()) return gen::data_parallel_replicas(training);
+  gen::Replicas r;
+  for (std::uint32_t rank = 0; rank < p.world(); ++rank) {
+    if (gen::coords_of(p, rank).dp == 0) r.replica0.push_back(rank);
+  }
+  r.count = p.dp;
+  r.stride = p.tp * p.cp;
+  return r;
+}
+
+}  // namespace
 
 std::uint32_t replica_period(const std::vector<TopologyDimension>& dims, std::uint32_t world, std::uint32_t replicas,
                              std::uint32_t stride) {
@@ -90,7 +114,7 @@ Scenario build_scenario(const ScenarioSpec& spec) {
                           s.config.network.backend == "analytical" && switches;
     if (foldable && spec.fold_replicas && gen::is_generated_workload(spec.jobs[0].workload)) {
       const gen::TrainingSpec training = gen::generated_workload_spec(spec.jobs[0].workload);
-      const gen::Replicas replicas = gen::data_parallel_replicas(training);
+      const gen::Replicas replicas = folding_replicas(training);
       if (replicas.count > 1) {
         ReplicaFolding& f = s.options.folding;
         f.world = training.plan.world();

@@ -79,12 +79,7 @@ TEST_F(ReplicaFoldingTest, OnlyWhereItIsExact) {
   const std::string w = "gen:transformer?model=llama3-8b&seq=512&parallel=tp=4,pp=2,dp=4&global-batch=8";
   // The flow backend shares links inside the fabric: every rank is simulated.
   EXPECT_FALSE(build_scenario(spec(w, true, "flow")).options.folding.active());
-  // No replicas to fold: dp = 1; context parallelism (gradient groups join a
-  // replica's context ranks); a mixture of experts (expert-data groups mix replicas).
-  EXPECT_FALSE(build_scenario(spec("gen:transformer?model=llama3-8b&seq=512&parallel=tp=2,pp=2,dp=4,cp=2"
-                                   "&global-batch=8",
-                                   true))
-                   .options.folding.active());
+  // No replicas to fold: dp = 1; a mixture of experts (expert-data groups mix replicas).
   EXPECT_FALSE(build_scenario(spec("gen:transformer?model=llama3-8b&seq=512&parallel=tp=4,pp=2,dp=1&global-batch=8",
                                    true))
                    .options.folding.active());
@@ -155,6 +150,101 @@ TEST_F(ReplicaFoldingTest, APeriodOfReplicasFoldsWhereOneReplicaAlone) {
     ASSERT_EQ(notes.size(), 1u);
     EXPECT_NE(notes[0].find("a period at a time"), std::string::npos) << notes[0];
   }
+}
+
+// Context parallelism: the gradient group is data x context (Megatron-LM's
+// dp-cp group), replica 0's cp = 2 ranks followed by their copies, folded as
+// a period of cp members (replica_folding.h). tp 2 x cp 2 is one node of 4
+// GPUs; dp 2 keeps the group under one leaf (folded one replica at a time),
+// dp 4 spans two leaves, whose ring crosses the spine at replica 1 -> 2 but
+// not 0 -> 1 (refused one replica at a time, folded two at a time). With
+// ZeRO 0 and 1 (the parameter all-gather over the group too), every
+// simulated rank ends as in the full run, to the picosecond.
+TEST_F(ReplicaFoldingTest, ContextParallelRanksFoldAsAPeriodOfTheGradientGroup) {
+  const std::string base = "gen:transformer?model=llama3-8b&seq=512&global-batch=8&parallel=tp=2,pp=2,cp=2,";
+  struct Case {
+    std::string plan;
+    std::uint32_t period, folded;  // replicas simulated, and how many copies each stands for
+  };
+  for (const Case& c : {Case{"dp=2", 1, 2}, Case{"dp=2,sp&zero=1", 1, 2}, Case{"dp=4", 2, 2},
+                        Case{"dp=4,sp&zero=1&schedule=interleaved:2", 2, 2}}) {
+    const std::string w = base + c.plan;
+    ScenarioSpec s = spec(w, true);
+    std::vector<std::string> notes;
+    const auto run = [&](const ScenarioSpec& x) {
+      const Scenario sc = build_scenario(x);
+      EXPECT_TRUE(sc.options.folding.active()) << w;
+      Simulation sim(sc.graphs, *sc.topology, sc.config, sc.options);
+      return std::make_pair(sim.run(), sc.options.folding);
+    };
+    const auto [ra, folding] = simulate_folded_if_exact(s, run, [&](const std::string& why) { notes.push_back(why); });
+    const Scenario full = build_scenario(spec(w, false));
+    ASSERT_FALSE(full.options.folding.active()) << w;
+    Simulation b(full.graphs, *full.topology, full.config, full.options);
+    const SimulationResult rb = b.run();
+    // One replica at a time where the ring's hops repeat every cp members;
+    // else the note and a period of replicas.
+    EXPECT_EQ(notes.size(), c.period == 1 ? 0u : 1u) << w;
+    if (c.period > 1 && !notes.empty()) {
+      EXPECT_NE(notes[0].find("a period at a time"), std::string::npos) << notes[0];
+    }
+    EXPECT_EQ(folding.period, c.period) << w;
+    EXPECT_EQ(ra.replica_period, c.period) << w;
+    EXPECT_EQ(ra.folded_replicas, c.folded) << w;
+    ASSERT_EQ(ra.ranks.size() * c.folded, rb.ranks.size()) << w;
+    EXPECT_EQ(ra.makespan, rb.makespan) << w;
+    EXPECT_LT(ra.events, rb.events) << w;
+    for (std::size_t i = 0; i < ra.ranks.size(); ++i) {
+      const std::uint32_t rank = folding.real_rank[i];
+      const RankStats &x = ra.ranks[i], &y = rb.ranks[rank];
+      EXPECT_EQ(x.finish, y.finish) << w << ", rank " << rank;
+      EXPECT_EQ(x.compute, y.compute) << w << ", rank " << rank;
+      EXPECT_EQ(x.exposed_comm, y.exposed_comm) << w << ", rank " << rank;
+      EXPECT_EQ(x.comm, y.comm) << w << ", rank " << rank;
+      EXPECT_EQ(x.idle, y.idle) << w << ", rank " << rank;
+    }
+  }
+}
+
+// Refused where the gradient group's program does not repeat every cp
+// members: NCCL's tree over the dp-cp group (two GPUs on each of two nodes)
+// has node 0's GPU at its root and node 1's below it. The run says why before
+// it simulates anything, and the command line's re-run of every rank gives
+// the full run's iteration.
+TEST_F(ReplicaFoldingTest, ContextParallelGroupsThatDoNotRepeatAreRunRankByRank) {
+  const std::string w = "gen:transformer?model=llama3-8b&seq=512&global-batch=8&parallel=tp=2,pp=2,cp=2,dp=2";
+  ScenarioSpec s = spec(w, true);
+  s.collectives = {"allreduce=nccl:algo=tree"};
+  const Scenario folded = build_scenario(s);
+  ASSERT_TRUE(folded.options.folding.active());
+  try {
+    Simulation refused(folded.graphs, *folded.topology, folded.config, folded.options);
+    ADD_FAILURE() << "folded although NCCL's tree does not repeat every 2 members";
+  } catch (const FoldingRefused& e) {
+    EXPECT_EQ(e.reason(), FoldingRefused::kRoutes) << e.what();  // a longer period may repeat: tried next
+    EXPECT_NE(std::string(e.what()).find("does not repeat every 2 members"), std::string::npos) << e.what();
+  }
+  std::vector<std::string> notes;
+  const SimulationResult ra = simulate_folded_if_exact(
+      s,
+      [](const ScenarioSpec& x) {
+        const Scenario sc = build_scenario(x);
+        Simulation sim(sc.graphs, *sc.topology, sc.config, sc.options);
+        return sim.run();
+      },
+      [&](const std::string& why) { notes.push_back(why); });
+  // First a period of replicas is tried: on this network none short of both replicas exists.
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[0].find("a period at a time"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[1].find("ranks not folded"), std::string::npos) << notes[1];
+  ScenarioSpec every = spec(w, false);
+  every.collectives = s.collectives;
+  const Scenario full = build_scenario(every);
+  Simulation b(full.graphs, *full.topology, full.config, full.options);
+  const SimulationResult rb = b.run();
+  EXPECT_EQ(ra.folded_replicas, 1u);
+  EXPECT_EQ(ra.ranks.size(), rb.ranks.size());
+  EXPECT_EQ(ra.makespan, rb.makespan);
 }
 
 TEST(ReplicaPeriod, AWholeBlockOfTheHighestDimensionTheJobSpans) {
