@@ -64,7 +64,8 @@ struct RunOptions {
   std::string network, system, backend, report, csv, timeline, link_stats, placement;
   std::string timeline_ranks, timeline_window, timeline_format = "auto";
   std::vector<std::string> workloads, comm_groups, collectives;
-  bool ctrl_deps = false, strict_deps = false, quiet = false, strict = false, no_aggregation = false;
+  bool ctrl_deps = false, strict_deps = false, quiet = false, strict = false, no_aggregation = false,
+       exact_folding = false;
 };
 
 int run_simulation(const RunOptions& o) {
@@ -80,6 +81,7 @@ int run_simulation(const RunOptions& o) {
   spec.collectives = o.collectives;
   spec.backend = o.backend;
   spec.no_aggregation = o.no_aggregation;
+  spec.stand_ins = !o.exact_folding;
   spec.fold_identical_ranks = o.timeline.empty();  // a timeline shows every rank's nodes
   spec.graph_options = GraphOptions{o.ctrl_deps, o.strict_deps};
   if (o.workloads.empty()) {
@@ -247,6 +249,12 @@ int main(int argc, char** argv) {
                "and run nothing else, on the analytical backend (or flow, when each of its flows is alone on its "
                "links), is advanced as one for all its ranks, with "
                "identical results (docs/system.md, exact step aggregation)");
+
+  app.add_flag("--exact-folding", o.exact_folding,
+               "fold a generated iteration's data-parallel replicas only where that is exact (a period of replicas, "
+               "else every rank): by default collectives over the copies that do not mirror (NCCL's tree, rings "
+               "through leaf and spine) are timed alone, approximately, when the exact fold would simulate more "
+               "than 8 replicas (docs/system.md, stand-ins)");
 
   CLI::App* coll = app.add_subcommand("collective", "write or check collective algorithms as Chakra ETs");
   coll->require_subcommand(1);

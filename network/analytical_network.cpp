@@ -1,5 +1,7 @@
 #include "network/analytical_network.h"
 
+#include <unordered_map>
+
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -42,6 +44,25 @@ std::uint32_t AnalyticalNetwork::pair_index(NodeId src, NodeId dst) {
   pairs_.push_back(Pair{src, dst, cost, 0});
   pair_of_[key] = index;
   return index;
+}
+
+Time AnalyticalNetwork::busiest_queue() const {
+  std::unordered_map<LinkId, Time> busy;
+  for (const Pair& p : pairs_) {
+    if (p.bytes == 0) continue;
+    if (p.cost.bottleneck_link != p.cost.first_link) {
+      busy[p.cost.first_link] += transfer_time(p.bytes, p.cost.port_bandwidth);
+      busy[p.cost.bottleneck_link] += transfer_time(p.bytes, p.cost.min_bandwidth);
+    } else {
+      busy[p.cost.first_link] += transfer_time(p.bytes, p.cost.min_bandwidth);
+    }
+  }
+  for (std::size_t l = 0; l < link_bytes_.size(); ++l) {
+    if (link_bytes_[l] > 0) busy[static_cast<LinkId>(l)] += transfer_time(link_bytes_[l], topology_.links()[l].bandwidth);
+  }
+  Time most = 0;
+  for (const auto& [link, t] : busy) most = std::max(most, t);
+  return most;
 }
 
 void AnalyticalNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) {

@@ -60,6 +60,11 @@ class AnalyticalNetwork final : public Network {
   std::vector<LinkUsage> link_usage() const override;
   bool measures_link_time() const override { return false; }
 
+  // The longest any link that serializes messages (an egress port, a
+  // bottleneck past it, a switch's port for switch operations) has been busy
+  // so far: its messages' injection times summed.
+  Time busiest_queue() const;
+
   // Cost of the route src -> dst (src != dst), computed once then cached.
   PathCost path_cost(NodeId src, NodeId dst) { return pairs_[pair_index(src, dst)].cost; }
 

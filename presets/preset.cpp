@@ -98,17 +98,6 @@ std::string join(const std::vector<std::string>& items) {
 
 // NVLS's parameters inside the all-reduce's algorithm string (docs/calibrate.md).
 const std::string kNvlsEfficiencyKey = "collective.algorithms.all_reduce:nvls_efficiency";
-// Whether the system file selects NCCL's algorithms: when the nodes hang off
-// at most one network level (`ndims`: the NVSwitch plus the levels). Beyond,
-// native rings per dimension: a job at that scale (docs/published-runs.md)
-// needs its data-parallel replicas folded, and NCCL's programs there are not
-// rank-symmetric (its all-reduce tree; its rings over one GPU per node cross
-// leaf and spine in turn), so every rank would run (docs/presets.md). The
-// same holds past 64 nodes on one level (p5's EFA): at most 512 GPUs run
-// rank by rank where NCCL's programs do not fold.
-constexpr std::uint32_t kNcclMaxNodes = 64;
-bool runs_nccl(std::size_t ndims, std::uint32_t nodes) { return ndims <= 2 && nodes <= kNcclMaxNodes; }
-
 // The per-call overhead in every NCCL collective's string.
 const std::string kNcclOverheadKey = "collective.algorithms.*:overhead";
 
@@ -233,19 +222,11 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::size_t ndims,
   o << "collective:\n"
     << "  chunks: 1\n"
     << "  endpoint_delay: " << overhead.value << "   # " << overhead.source << "\n";
-  if (!runs_nccl(ndims, nodes)) {
-    o << "  # Native rings (a ring per dimension) above one network level or 64 nodes, so a large job's data-parallel\n"
-      << "  # replicas fold (NCCL's trees, and its rings through two fabric levels, do not); run\n"
-      << "  # NCCL with --collective allreduce=nccl (docs/presets.md).\n"
-      << "  algorithms:\n"
-      << "    all_reduce: [ring]\n"
-      << "    all_gather: [ring]\n"
-      << "    reduce_scatter: [ring]\n"
-      << "    all_to_all: [direct]\n";
-    return o.str();
-  }
   // NCCL's algorithms, chosen per size by NCCL's tuning model (docs/nccl.md),
-  // over the whole group; all-to-all is point-to-point sends in NCCL too.
+  // over the whole group, on any number of nodes; all-to-all is
+  // point-to-point sends in NCCL too. A large job's data-parallel replicas
+  // still fold where NCCL's programs do not mirror (its tree; its rings
+  // through leaf and spine): with stand-ins (docs/system.md).
   // The parameters calibration fits are written out, with their sources.
   const Figure call = value_of(p, "system", kNcclOverheadKey,
                                {"0us", "none in NCCL's model; free for calibration: kernel launch, framework"});
@@ -303,7 +284,7 @@ const Preset& find_preset(const std::string& name) {
 std::vector<FreeParameter> free_parameters(const Preset& p, std::uint32_t nodes) {
   const std::vector<Dimension> dims = dimensions(p, nodes);
   std::vector<FreeParameter> free;
-  const bool nvls = *p.gpu->nvswitch_reduces && runs_nccl(dims.size(), nodes);
+  const bool nvls = *p.gpu->nvswitch_reduces;
   if (nvls) {
     // NCCL plans NVLS and its rings from its own per-link figure rounded to its
     // speed list, so a fitted NVLink rate only moves them in steps (docs/calibrate.md):
@@ -317,10 +298,8 @@ std::vector<FreeParameter> free_parameters(const Preset& p, std::uint32_t nodes)
     free.push_back({"nvlink_latency", "network", "latency.0", "50ns", "20us",
                     "per link of a GPU-NVSwitch-GPU step (NCCL's per-step protocol latency lands here)"});
   }
-  if (runs_nccl(dims.size(), nodes)) {
-    free.push_back({"nccl_overhead", "system", kNcclOverheadKey, "100ns", "100us",
-                    "a fixed cost per NCCL call (kernel launch, a framework's own work around it)"});
-  }
+  free.push_back({"nccl_overhead", "system", kNcclOverheadKey, "100ns", "100us",
+                  "a fixed cost per NCCL call (kernel launch, a framework's own work around it)"});
   for (std::size_t d = 1; d < dims.size(); ++d) {
     const std::string k = std::to_string(d);
     const NetworkLevel& l = p.levels[dims[d].level];

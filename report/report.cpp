@@ -156,6 +156,14 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
         << r.replica_period << ", replica k standing for every replica k + " << r.replica_period << " j ("
         << r.ranks.size() << " of " << r.ranks.size() * r.folded_replicas
         << " ranks; exact, --no-aggregation simulates all; per-rank and link figures are those replicas')\n";
+  } else if (r.folded_replicas > 1 && r.stand_in_collectives > 0) {
+    out << "replicas folded: " << r.folded_replicas << " identical replicas simulated as one ("
+        << r.ranks.size() << " of " << r.ranks.size() * r.folded_replicas << " ranks), with stand-ins: "
+        << r.stand_in_collectives << " collectives over the copies timed alone (" << r.stand_in_timings
+        << " private runs, " << r.stand_in_events << " events; members' ends spread up to "
+        << fixed(to_ns(r.stand_in_spread) / 1e3, 3)
+        << " us); approximate: their traffic shares no link with the rest and is not in the link figures "
+           "(docs/system.md; --exact-folding or --no-aggregation for the exact run)\n";
   } else if (r.folded_replicas > 1) {
     out << "replicas folded: " << r.folded_replicas << " identical replicas simulated as one ("
         << r.ranks.size() << " of " << r.ranks.size() * r.folded_replicas
@@ -208,6 +216,11 @@ void json_header(JsonStream& j, const SimulationResult& r, const RunInfo& info) 
   j.field("events", r.events).field("messages", r.messages);
   if (r.folded_replicas > 1) j.field("folded_replicas", r.folded_replicas);
   if (r.folded_replicas > 1 && r.replica_period > 1) j.field("replica_period", r.replica_period);
+  if (r.stand_in_collectives > 0) {
+    j.field("stand_in_collectives", r.stand_in_collectives)
+        .field("stand_in_timings", r.stand_in_timings)
+        .field("stand_in_spread_ns", to_ns(r.stand_in_spread));
+  }
 }
 
 void json_ranks(JsonStream& j, const SimulationResult& r) {

@@ -38,6 +38,10 @@ struct ReplicaFolding {
   // the run's result lists every rank, each the copy of rank 0's, and every
   // link the copy of its NPU's counterpart, as the full run gives them.
   bool expand_copies = false;
+  // Collectives over copies that do not mirror exactly are timed alone
+  // (system/runner/aggregation/stand_in.h: an approximation) instead of
+  // refusing the fold. Period 1 only.
+  bool stand_ins = false;
   bool active() const { return world != 0; }
   bool simulated(std::uint32_t rank) const { return real_rank[graph_of[rank]] == rank; }
 };

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "system/runner/aggregation/flow_carrier.h"
+#include "system/runner/aggregation/stand_in.h"
 #include "system/runner/aggregation/symmetric_run.h"
 
 namespace sim {
@@ -16,6 +17,7 @@ constexpr std::uint32_t kResolve = 4;    // every rank joined at this instant: a
 constexpr std::uint32_t kFusedDone = 5;  // an aggregated collective ends on every rank
 constexpr std::uint32_t kUploaded = 6;  // a switch upload arrived at the switch
 constexpr std::uint32_t kCameDown = 7;  // a message from a switch arrived at its member
+constexpr std::uint32_t kStandInDone = 8;  // a collective timed alone ends on its simulated rank
 }  // namespace
 
 // What an aggregated collective does, found once per (program, members).
@@ -71,7 +73,13 @@ void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const Collec
     // (a period of replicas runs per message: its members' routes differ)
     in.tentative = (analytical_ != nullptr || flow_ != nullptr) && program->rank_symmetric() &&
                    program->op_count(program->symmetric_origin()) > 0 && in.period == 1;
-    if (in.mirrored) check_mirrored(in);
+    in.stand_in = false;
+    if (in.mirrored && stand_ins_ && in.period == 1) {
+      in.stand_in = !mirrors_exactly(in);
+      if (in.stand_in) in.tentative = false;
+    } else if (in.mirrored) {
+      check_mirrored(in);
+    }
     ++live_instances_;
     by_key_.emplace(key, idx);
   } else {
@@ -99,6 +107,19 @@ void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const Collec
   if (in.tentative && (in.joined_at != queue_.now() ||
                        (analytical_ != nullptr && analytical_->egress_free((*members)[pos]) > queue_.now()))) {
     drop_tentative(in);
+  }
+  if (in.stand_in) {
+    // Its one running rank ends when the slowest member would, sharing the
+    // rank's links with the rank's other stand-ins running then (stand_in.h:
+    // collectives timed alone would otherwise overlap for free).
+    ++stand_in_stats_.collectives;
+    const std::pair<Time, double> timing = stand_in_timing(in);
+    const std::uint32_t npu = (*members)[pos];
+    StandInShare& share = stand_in_shares_[npu];
+    share.advance(queue_.now());
+    share.add(idx, timing.first, timing.second);
+    schedule_stand_ins(npu);
+    return;
   }
   rs.op_count = in.program->op_count(pos);
   ready_scratch_.clear();
@@ -302,6 +323,10 @@ void CollectiveEngine::on_event(const Event& event) {
   }
   if (event.kind == kFusedDone) {
     fused_done(static_cast<std::uint32_t>(event.payload));
+    return;
+  }
+  if (event.kind == kStandInDone) {
+    stand_ins_due(event.payload);
     return;
   }
   if (event.kind == kUploaded) {
@@ -567,7 +592,11 @@ void CollectiveEngine::check_mirror(std::shared_ptr<const CollectiveProgram> pro
   in.mirrored = true;
   in.period = period;
   in.mirrored_pos = pos;
-  check_mirrored(in);
+  if (stand_ins_ && period == 1) {
+    mirrors_exactly(in);  // what does not mirror is timed alone when reached
+  } else {
+    check_mirrored(in);
+  }
 }
 
 void CollectiveEngine::check_mirrored(const Instance& in) {
@@ -617,6 +646,70 @@ void CollectiveEngine::check_mirrored(const Instance& in) {
       }
     }
   }
+}
+
+bool CollectiveEngine::mirrors_exactly(const Instance& in) {
+  const auto [it, fresh] = mirror_verdict_.try_emplace({in.program->name(), in.members.get()}, true);
+  if (!fresh) return it->second;
+  try {
+    check_mirrored(in);
+  } catch (const FoldingRefused& refused) {
+    if (!dynamic_cast<AnalyticalNetwork*>(&network_)) throw;  // folding itself needs the analytical backend
+    it->second = false;
+    return false;
+  }
+  // Switch operations are not mirrored message by message (issue_op refuses them).
+  for_each_op(*in.program, in.mirrored_pos, [&](OpRef, const CollectiveOp& op) {
+    if (op.kind == OpKind::kSwitchReduce || op.kind == OpKind::kMulticast) it->second = false;
+    return it->second;
+  });
+  return it->second;
+}
+
+std::pair<Time, double> CollectiveEngine::stand_in_timing(const Instance& in) {
+  auto by_program = stand_in_by_program_.find(in.program.get());
+  if (by_program != stand_in_by_program_.end()) return by_program->second.second;
+  const auto [a, b] = program_fingerprint(*in.program);
+  auto key = std::make_tuple(a, b, placement_shape(network_.topology().dimensions(), *in.members));
+  auto by_shape = stand_in_by_shape_.find(key);
+  std::pair<Time, double> timing;
+  if (by_shape != stand_in_by_shape_.end()) {
+    timing = by_shape->second;
+  } else {
+    const StandInTiming t = time_alone(in.program, in.members, network_.topology(), config_);
+    ++stand_in_stats_.timings;
+    stand_in_stats_.events += t.events;
+    stand_in_stats_.spread = std::max(stand_in_stats_.spread, t.slowest - t.fastest);
+    timing = {t.slowest, t.load};
+    stand_in_by_shape_.emplace(std::move(key), timing);
+  }
+  stand_in_by_program_.emplace(in.program.get(), std::make_pair(in.program, timing));
+  return timing;
+}
+
+void CollectiveEngine::schedule_stand_ins(std::uint32_t npu) {
+  const StandInShare& share = stand_in_shares_[npu];
+  const Time end = share.next_end(queue_.now());
+  if (end >= 0) {
+    queue_.schedule(end, this, kStandInDone, std::uint64_t{npu} << 32 | (share.version & 0xffffffffu));
+  }
+}
+
+void CollectiveEngine::stand_ins_due(std::uint64_t payload) {
+  const auto npu = static_cast<std::uint32_t>(payload >> 32);
+  StandInShare& share = stand_in_shares_[npu];
+  if ((share.version & 0xffffffffu) != (payload & 0xffffffffu)) return;  // the rate changed since
+  share.advance(queue_.now());
+  for (const std::uint32_t inst : share.take_done()) {
+    Instance& in = instances_[inst];
+    RankState& rs = in.ranks[in.mirrored_pos];
+    rs.done = true;
+    ++in.ranks_done;
+    done_.emplace_back((*in.members)[in.mirrored_pos], rs.cookie);
+    release(inst);
+  }
+  schedule_stand_ins(npu);
+  notify_done();  // last: the listener may join the next collective
 }
 
 // A period of P replicas: member y + P must run member y's program shifted by

@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <tuple>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -30,6 +31,7 @@
 #include "network/network.h"
 #include "system/program/collective_program.h"
 #include "system/program/message_matcher.h"
+#include "system/runner/aggregation/stand_in.h"
 #include "system/config/system_config.h"
 
 namespace sim {
@@ -95,6 +97,20 @@ class CollectiveEngine final : public EventHandler {
   // queue on such an NPU's link, whose traffic is all simulated).
   void set_simulated_npus(std::vector<bool> simulated) { simulated_npu_ = std::move(simulated); }
 
+  // Folded replicas with stand-ins (system/runner/aggregation/stand_in.h): a
+  // collective over one rank's copies whose program does not mirror exactly
+  // (not rank-symmetric, routes that differ, switch operations) is timed
+  // alone on a private network and ends on the rank when its slowest member
+  // would, instead of being refused. An approximation; off by default.
+  void set_stand_ins(bool on) { stand_ins_ = on; }
+  struct StandInStats {
+    std::uint64_t collectives = 0;  // instances ended by a stand-in
+    std::uint64_t timings = 0;      // private runs (the rest were cached)
+    std::uint64_t events = 0;       // events of those runs
+    Time spread = 0;                // largest slowest-minus-fastest member end of a timing
+  };
+  const StandInStats& stand_in_stats() const { return stand_in_stats_; }
+
   // Compute ops finishing and messages delivered (the engine is each of its sends' Delivery target).
   void on_event(const Event& event) override;
 
@@ -134,6 +150,7 @@ class CollectiveEngine final : public EventHandler {
     bool mirrored = false;  // only ranks[mirrored_pos] runs (folded replicas), or ranks[0..period)
     std::uint32_t mirrored_pos = 0;
     std::uint32_t period = 1;
+    bool stand_in = false;  // mirrored, timed alone (set_stand_ins)
     // Ranks that run it: every member, or the mirrored ones.
     std::size_t running() const { return mirrored ? period : ranks.size(); }
     Time joined_at = 0;
@@ -217,6 +234,15 @@ class CollectiveEngine final : public EventHandler {
   void check_mirrored(const Instance& in);
   void check_period(const Instance& in, const std::function<void(const std::string&, FoldingRefused::Reason)>& fail);
   static constexpr std::uint32_t kMirrorPeer = 0xfffffffeu;  // a mirrored message's source in match keys
+  // Stand-ins on: whether a mirrored instance (period 1) mirrors exactly
+  // (check_mirrored passes and it has no switch operations), cached.
+  bool mirrors_exactly(const Instance& in);
+  // A mirrored instance's stand-in: its slowest member's end, timed alone,
+  // and the load it puts on its busiest link (stand_in.h).
+  std::pair<Time, double> stand_in_timing(const Instance& in);
+  // The next end among `npu`'s stand-ins, and the ends that are due.
+  void schedule_stand_ins(std::uint32_t npu);
+  void stand_ins_due(std::uint64_t payload);
   // Puts message `m` on the network (a send, a switch upload, or their split into sends).
   void inject(std::uint32_t m);
   // When a send or upload with a rate may be delivered at the earliest; moves the channel's pacer.
@@ -285,6 +311,16 @@ class CollectiveEngine final : public EventHandler {
   std::set<std::pair<std::string, const void*>> mirror_checked_;  // (algorithm, members) checked for mirroring
   std::vector<std::uint32_t> port_;  // per link: its position among its source's links
   std::uint64_t aggregated_ = 0, aggregated_events_ = 0, mirrored_messages_ = 0;
+  // Stand-ins: verdicts per (algorithm, members), timings per program and per
+  // (program fingerprint, placement shape) (stand_in.h).
+  bool stand_ins_ = false;
+  std::map<std::pair<std::string, const void*>, bool> mirror_verdict_;
+  std::map<const void*, std::pair<std::shared_ptr<const CollectiveProgram>, std::pair<Time, double>>>
+      stand_in_by_program_;
+  std::map<std::tuple<std::uint64_t, std::uint64_t, std::vector<std::uint32_t>>, std::pair<Time, double>>
+      stand_in_by_shape_;
+  StandInStats stand_in_stats_;
+  std::unordered_map<std::uint32_t, StandInShare> stand_in_shares_;  // per simulated NPU
 };
 
 }  // namespace sim

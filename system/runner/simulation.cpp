@@ -205,6 +205,8 @@ void Simulation::check_folding() {
     for (std::uint32_t r = 0; r < graphs_.size(); ++r) simulated[npu_of_[r]] = true;
     engine_.set_simulated_npus(std::move(simulated));
   }
+  engine_.set_stand_ins(f.stand_ins);
+  result_.stand_ins = f.stand_ins;
   // A link's position among its source's links: the port it leaves by.
   std::vector<std::uint32_t> port(topology_.links().size());
   {
@@ -422,6 +424,10 @@ SimulationResult Simulation::run() {
   result_.events = queue_.processed();
   result_.aggregated_collectives = engine_.aggregated_collectives();
   result_.aggregated_events = engine_.aggregated_events();
+  result_.stand_in_collectives = engine_.stand_in_stats().collectives;
+  result_.stand_in_timings = engine_.stand_in_stats().timings;
+  result_.stand_in_events = engine_.stand_in_stats().events;
+  result_.stand_in_spread = engine_.stand_in_stats().spread;
   result_.messages = network_->messages_sent();
   const std::vector<LinkUsage> usage = network_->link_usage();
   result_.links.reserve(usage.size());

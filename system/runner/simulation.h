@@ -114,6 +114,12 @@ struct SimulationResult {
   // and the rank number of each entry of `ranks` (empty: its index).
   std::uint32_t folded_replicas = 1;
   std::uint32_t replica_period = 1;  // replicas simulated (each standing for folded_replicas copies)
+  // Folded with stand-ins (system/runner/aggregation/stand_in.h): collectives
+  // over copies timed alone, the private runs that timed them and their
+  // events, and the largest spread between a timing's members' ends.
+  bool stand_ins = false;
+  std::uint64_t stand_in_collectives = 0, stand_in_timings = 0, stand_in_events = 0;
+  Time stand_in_spread = 0;
   std::vector<std::uint32_t> rank_numbers;
   // Identical ranks folded (ReplicaFolding::expand_copies): how many ranks
   // rank 0's run stood for (0: none). Everything above lists every rank.

@@ -63,9 +63,11 @@ std::uint32_t replica_period(const std::vector<TopologyDimension>& dims, std::ui
   return replicas;
 }
 
-Scenario build_scenario(const ScenarioSpec& spec) {
-  Scenario s;
-  // The system first: a bad config or --collective fails before any workload is read.
+namespace {
+
+// The system and the network, as the run will have them: a bad config or
+// --collective fails before any workload is read.
+void load_system_and_network(const ScenarioSpec& spec, Scenario& s) {
   if (spec.system_config) {
     s.config = *spec.system_config;
   } else if (!spec.system.empty()) {
@@ -85,6 +87,38 @@ Scenario build_scenario(const ScenarioSpec& spec) {
   } else {
     throw InputError("no network: a topology YAML is needed (--network)");
   }
+}
+
+// Whether the scenario's one job may be folded (replicas or identical ranks):
+// one unplaced job, step aggregation on, the analytical backend, and a stack
+// of Switch dimensions, which gives each NPU one link per dimension in the
+// same order on every NPU, so a copy's ports mirror the original's (rings
+// and meshes number them otherwise).
+bool foldable_job(const ScenarioSpec& spec, const Scenario& s) {
+  const bool switches = !s.topology->dimensions().empty() &&
+                        std::all_of(s.topology->dimensions().begin(), s.topology->dimensions().end(),
+                                    [](const TopologyDimension& d) { return d.kind == DimensionKind::kSwitch; });
+  return spec.jobs.size() == 1 && spec.jobs[0].name.empty() && spec.jobs[0].comm_group_file.empty() &&
+         spec.placement.empty() && s.config.aggregation && s.config.network.backend == "analytical" && switches;
+}
+
+}  // namespace
+
+std::uint32_t folding_period(const ScenarioSpec& spec) {
+  if (spec.graphs || !spec.fold_replicas) return 0;
+  Scenario s;
+  load_system_and_network(spec, s);
+  if (!foldable_job(spec, s) || !gen::is_generated_workload(spec.jobs[0].workload)) return 0;
+  const gen::TrainingSpec training = gen::generated_workload_spec(spec.jobs[0].workload);
+  const gen::Replicas replicas = folding_replicas(training);
+  if (replicas.count < 2) return 0;
+  if (spec.replica_period != 0) return spec.replica_period;
+  return replica_period(s.topology->dimensions(), training.plan.world(), replicas.count, replicas.stride);
+}
+
+Scenario build_scenario(const ScenarioSpec& spec) {
+  Scenario s;
+  load_system_and_network(spec, s);
 
   s.options.load_algorithm = spec.load_algorithm;
   if (spec.graphs) {
@@ -101,17 +135,8 @@ Scenario build_scenario(const ScenarioSpec& spec) {
     // only a few decoded traces (one per loading thread) are in memory at once.
     auto graphs = std::make_shared<std::vector<RankGraph>>();
     // A generated training iteration's data-parallel replicas are simulated
-    // as one when the run allows it (system/groups/replica_folding.h): one
-    // unplaced job, step aggregation on, the analytical backend.
-    // Folding also needs every copy's ports to mirror the original's: a
-    // stack of Switch dimensions gives each NPU one link per dimension, in
-    // the same order on every NPU (rings and meshes number them otherwise).
-    const bool switches = !s.topology->dimensions().empty() &&
-                          std::all_of(s.topology->dimensions().begin(), s.topology->dimensions().end(),
-                                      [](const TopologyDimension& d) { return d.kind == DimensionKind::kSwitch; });
-    const bool foldable = spec.jobs.size() == 1 && spec.jobs[0].name.empty() &&
-                          spec.jobs[0].comm_group_file.empty() && spec.placement.empty() && s.config.aggregation &&
-                          s.config.network.backend == "analytical" && switches;
+    // as one when the run allows it (system/groups/replica_folding.h).
+    const bool foldable = foldable_job(spec, s);
     if (foldable && spec.fold_replicas && gen::is_generated_workload(spec.jobs[0].workload)) {
       const gen::TrainingSpec training = gen::generated_workload_spec(spec.jobs[0].workload);
       const gen::Replicas replicas = folding_replicas(training);
@@ -120,6 +145,7 @@ Scenario build_scenario(const ScenarioSpec& spec) {
         f.world = training.plan.world();
         f.replicas = replicas.count;
         f.stride = replicas.stride;
+        f.stand_ins = spec.use_stand_ins;
         f.period = spec.replica_period != 0
                        ? spec.replica_period
                        : replica_period(s.topology->dimensions(), f.world, f.replicas, f.stride);

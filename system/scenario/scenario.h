@@ -53,6 +53,13 @@ struct ScenarioSpec {
   // shortest period whose shift maps the network onto itself
   // (replica_period); folding is refused when that is every replica.
   std::uint32_t replica_period = 1;
+  // Where replicas do not mirror one at a time, whether collectives over the
+  // copies may be timed alone (stand-ins, system/runner/aggregation/stand_in.h:
+  // approximate) rather than simulating a period of more than
+  // kLongestExactPeriod replicas, or every rank. The command line turns it on
+  // (off with --exact-folding); `use_stand_ins` is the retry that does it.
+  bool stand_ins = false;
+  bool use_stand_ins = false;
 
   // The workload: graphs already loaded (shared), else one job per entry of
   // `jobs` (a lone unnamed job is a plain --workload). `workload_name` names
@@ -90,9 +97,20 @@ Scenario build_scenario(const ScenarioSpec& spec);
 std::uint32_t replica_period(const std::vector<TopologyDimension>& dims, std::uint32_t world, std::uint32_t replicas,
                              std::uint32_t stride);
 
+// The period of replicas build_scenario(spec) folds (spec.replica_period, or
+// the shortest that maps the network onto itself when it is 0; 1 when none
+// does); 0 when the spec's workload is not folded. Reads the topology and the
+// generated workload's spec, nothing else.
+std::uint32_t folding_period(const ScenarioSpec& spec);
+
+// The longest period of replicas folded exactly when stand-ins are allowed
+// (a node's worth of GPUs); a longer one is timed with stand-ins instead.
+inline constexpr std::uint32_t kLongestExactPeriod = 8;
+
 // Runs `simulate(spec)`; when folded replicas turn out not to mirror each
 // other (FoldingRefused), again: with a period of replicas when a route
-// differed, then with every rank. `note` hears why each retry was made.
+// differed, then (spec.stand_ins) one replica with stand-ins, then with every
+// rank. `note` hears why each retry was made.
 template <class Simulate, class Note>
 auto simulate_folded_if_exact(const ScenarioSpec& spec, Simulate&& simulate, Note&& note) {
   try {
@@ -101,12 +119,34 @@ auto simulate_folded_if_exact(const ScenarioSpec& spec, Simulate&& simulate, Not
     ScenarioSpec again = spec;
     if (refused.reason() == FoldingRefused::kRoutes && spec.fold_replicas && spec.replica_period == 1) {
       again.replica_period = 0;
-      try {
-        note(std::string("replicas folded a period at a time: ") + refused.what());
-        return simulate(again);
-      } catch (const FoldingRefused& again_refused) {
-        note(std::string("ranks not folded, simulating every rank: ") + again_refused.what());
+      std::string why = refused.what();
+      // With stand-ins allowed, only a short period is worth simulating exactly.
+      const std::uint32_t period = spec.stand_ins ? folding_period(again) : 0;
+      if (spec.stand_ins && (period <= 1 || period > kLongestExactPeriod)) {
+        why += period <= 1 ? std::string("; no period of replicas maps the network onto itself")
+                           : "; the period is " + std::to_string(period) + " replicas, longer than " +
+                                 std::to_string(kLongestExactPeriod);
+      } else {
+        try {
+          note(std::string("replicas folded a period at a time: ") + refused.what());
+          return simulate(again);
+        } catch (const FoldingRefused& again_refused) {
+          why = again_refused.what();
+        }
       }
+      if (spec.stand_ins) {
+        again.replica_period = 1;
+        again.use_stand_ins = true;
+        try {
+          note(std::string("replicas folded one at a time with stand-ins (collectives over the copies that do not "
+                           "mirror are timed alone: approximate, docs/system.md; --exact-folding for the exact "
+                           "run): ") + why);
+          return simulate(again);
+        } catch (const FoldingRefused& last) {
+          why = last.what();
+        }
+      }
+      note(std::string("ranks not folded, simulating every rank: ") + why);
     } else {
       note(std::string("ranks not folded, simulating every rank: ") + refused.what());
     }
