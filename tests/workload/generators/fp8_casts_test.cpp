@@ -36,8 +36,9 @@ struct Expected {
   std::uint64_t nodes = 0;  // over all ranks
 };
 
-// The closed form, per rank, of a dense layer's casts (elements of each tensor
-// x bytes per element: cast 2 + 1, cast with transpose 2 + 2, transpose 1 + 1).
+// The closed form of a dense layer's casts: each node's bytes (elements of its
+// tensor x bytes per element: cast 2 + 1, cast with transpose 2 + 2, transpose
+// 1 + 1) and how many such nodes the iteration has over all ranks.
 std::map<std::string, Expected> closed_form(std::uint64_t tp, std::uint64_t cp, std::uint64_t dp, bool sp,
                                             std::uint64_t microbatches, bool recompute) {
   const std::uint64_t tok = 32 / cp, h = kHidden, d = kHidden / kHeads;
