@@ -52,8 +52,14 @@ double KernelShape::bytes() const {
       return (backward ? 8.0 : 4.0) * tensor;
     }
     case KernelKind::kMembound:
-      // add reads two operands and writes one; the others read one and write one.
-      return d(elements) * w * (op == "add" ? 3.0 : 2.0);
+      // add reads two operands and writes one; the others read one and write
+      // one, but for Transformer Engine's fp8 casts, which read `dtype` and
+      // write 1 B per element: once (fp8_cast, TE's cast_to_fp8) or twice, the
+      // copy and its transpose (fp8_cast_transpose, fp8_cast_transpose_fused).
+      if (op == "add") return d(elements) * w * 3.0;
+      if (op == "fp8_cast") return d(elements) * (w + 1.0);
+      if (op == "fp8_cast_transpose") return d(elements) * (w + 2.0);
+      return d(elements) * w * 2.0;
     default: return 0;
   }
 }

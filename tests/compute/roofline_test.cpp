@@ -37,6 +37,18 @@ TEST(Roofline, ThinGemmAndElementwiseOpsAreMemoryBound) {
   EXPECT_DOUBLE_EQ(roof.kernel_seconds(membound("copy", 1 << 20, "fp32")), 2.0 * (1 << 20) * 4 / 3.35e12);
 }
 
+TEST(Roofline, Fp8CastsReadTheirDtypeAndWriteOneBytePerCopy) {
+  const RooflineModel roof(h100_roofline());
+  // Transformer Engine's casts of a bf16 tensor: read 2 B, write 1 B (cast_to_fp8), or 1 B twice, the
+  // copy and its transpose (fp8_cast_transpose_fused); fp8_transpose reads and writes 1 B.
+  EXPECT_DOUBLE_EQ(membound("fp8_cast", 1 << 24).bytes(), 3.0 * (1 << 24));
+  EXPECT_DOUBLE_EQ(membound("fp8_cast_transpose", 1 << 24).bytes(), 4.0 * (1 << 24));
+  EXPECT_DOUBLE_EQ(membound("fp8_transpose", 1 << 24, "fp8").bytes(), 2.0 * (1 << 24));
+  EXPECT_DOUBLE_EQ(roof.kernel_seconds(membound("fp8_cast", 1 << 24)), 3.0 * (1 << 24) / 3.35e12);
+  // From fp32 (4 B) to fp8 and its transpose: 6 B per element.
+  EXPECT_DOUBLE_EQ(membound("fp8_cast_transpose", 1 << 20, "fp32").bytes(), 6.0 * (1 << 20));
+}
+
 TEST(Roofline, AttentionFlopsFollowFlashAttentionsCount) {
   const RooflineModel roof(h100_roofline());
   // causal forward: 2 * b * h * s^2 * d; full: twice that; backward: 2.5 x forward.

@@ -107,17 +107,69 @@ class RankBuilder {
     mark(node);
     stream(node);
   }
-  // A memory-bound op over `elements` elements moving `bytes` (no model FLOPs).
-  void membound(const std::string& name, const char* op, std::uint64_t elements, std::uint64_t bytes) {
+  // A memory-bound op over `elements` elements moving `bytes` (no model FLOPs);
+  // `dtype` is what it reads (bf16 unless given; Adam's fp32).
+  void membound(const std::string& name, const char* op, std::uint64_t elements, std::uint64_t bytes,
+                const char* dtype = nullptr) {
     et::Node& node = add(et::COMP_NODE, name);
     set_int(node, "num_ops", 0);
     attr(node, "tensor_size")->set_uint64_val(bytes);
     attr(node, "kernel")->set_string_val("membound");
     attr(node, "membound_op")->set_string_val(op);
     set_int(node, "elements", static_cast<std::int64_t>(elements));
-    attr(node, "dtype")->set_string_val(std::string(op) == "adam" ? "fp32" : "bf16");
+    attr(node, "dtype")->set_string_val(dtype ? dtype : std::string(op) == "adam" ? "fp32" : "bf16");
     mark(node);
     stream(node);
+  }
+
+  // --- Transformer Engine's fp8 casts (--dtype fp8) ------------------------------
+  // What TE's modules run around each fp8 GEMM (transformer_engine/pytorch/module/
+  // linear.py, layernorm_linear.py, base.py's grad_output_preprocess), for
+  // Megatron-core's layer spec: QKV and FC1 are LayerNormLinear (the norm writes
+  // fp8 itself: no cast), the projection and FC2 plain Linear (row-parallel)
+  // whose bf16 input from attention or the activation is cast. Memory-bound,
+  // no model FLOPs. bf16 in: 2 B read; fp8 out: 1 B per copy written.
+  // TE's sequence_parallel: Megatron's sp, which TE drops at tp = 1.
+  bool te_sp() const { return p_.sp && p_.tp > 1; }
+  // cast_to_fp8 (`transpose` false) or fp8_cast_transpose_fused (the fp8 copy and
+  // its transpose, which the weight-gradient GEMM reads) of a bf16 tensor.
+  void fp8_cast(const std::string& name, std::uint64_t elements, bool transpose) {
+    membound(name, transpose ? "fp8_cast_transpose" : "fp8_cast", elements, elements * (transpose ? 4 : 3));
+  }
+  // tex.fp8_transpose of an fp8 tensor: 1 B read, 1 B written.
+  void fp8_transpose(const std::string& name, std::uint64_t elements) {
+    membound(name, "fp8_transpose", elements, 2 * elements, "fp8");
+  }
+  // The weight's fp8 copy and transpose (fp8_cast_transpose_fused), made in the
+  // forward of the first micro-batch of each model chunk and kept for the rest
+  // of the iteration: Megatron's schedules call set_is_first_microbatch() there
+  // (megatron/core/pipeline_parallel/schedules.py) and TE reuses its cached
+  // weight while is_first_microbatch is False (update_fp8_weights in linear.py).
+  // A recomputed forward reuses it too.
+  void weight_cast(const std::string& what, std::uint32_t mb, std::uint64_t elements) {
+    if (fp8_gemm() && mb == 0 && !recomputing_) fp8_cast(nm(what + ".weight_cast", "fwd", mb), elements, true);
+  }
+  // A plain Linear's input (row-parallel: the projection, FC2; or an expert's):
+  // cast with its transpose, or with TE's sequence parallelism cast alone and
+  // transposed in the backward pass (input_transpose()). Under full
+  // recomputation the first forward runs without gradients (Megatron's
+  // te_checkpoint), so TE casts alone; the recomputed forward casts as usual.
+  void input_cast(const std::string& what, const char* pass, std::uint32_t mb, std::uint64_t elements,
+                  bool sequence_parallel) {
+    const bool no_grad = t_.recompute == Recompute::kFull && !recomputing_;
+    if (fp8_gemm()) fp8_cast(nm(what + ".cast", pass, mb), elements, !sequence_parallel && !no_grad);
+  }
+  void input_transpose(const std::string& what, std::uint32_t mb, std::uint64_t elements) {
+    if (fp8_gemm()) fp8_transpose(nm(what + ".input_transpose", "bwd", mb), elements);
+  }
+  // The incoming gradient of a GEMM: cast with its transpose; for a
+  // row-parallel GEMM under sequence parallelism TE casts the local shard,
+  // all-gathers it in fp8 and transposes the whole (grad_transpose()).
+  void grad_cast(const std::string& what, std::uint32_t mb, std::uint64_t elements, bool shard) {
+    if (fp8_gemm()) fp8_cast(nm(what + ".grad_cast", "bwd", mb), elements, !shard);
+  }
+  void grad_transpose(const std::string& what, std::uint32_t mb, std::uint64_t elements) {
+    if (fp8_gemm()) fp8_transpose(nm(what + ".grad_transpose", "bwd", mb), elements);
   }
   // Core attention of this rank's heads, as one kernel: `batch` x heads/tp
   // attention over `seq` queries and keys, causal or not. `num_ops` is the
@@ -250,7 +302,11 @@ class RankBuilder {
   }
   // Backward of a column-parallel GEMM (input width `in`, output `out`): data
   // gradient, its tensor-parallel reduction overlapped with the weight gradient.
+  // Under fp8 (a LayerNormLinear: QKV, FC1) TE first casts the gradient with its
+  // transpose and, before the weight gradient, transposes the fp8 norm output
+  // it kept (layernorm_linear.py's backward: fp8_transpose of ln_out_total).
   void column_backward(const std::string& what, std::uint32_t mb, std::uint64_t in, std::uint64_t out) {
+    grad_cast(what, mb, tok_ * out, false);
     std::uint64_t gathered = 0;
     if (p_.sp && !tp_.empty()) {  // the weight gradient needs the full input again
       gathered = collective(nm(what + ".tp_allgather", "bwd", mb), CollectiveType::kAllGather,
@@ -266,6 +322,7 @@ class RankBuilder {
                                   last_);
     }
     if (gathered) waits_.push_back(gathered);
+    input_transpose(what, mb, tok_ * in);
     gemm(nm(what, "bwd_weight", mb), out, in, tok_);
     if (reduce) waits_.push_back(reduce);
   }
@@ -384,11 +441,35 @@ class RankBuilder {
     else attention(name, bwd, 2 * t_.micro_batch, t_.seq_local() / 2, false);
   }
 
+  // Backward of a row-parallel GEMM of a layer (input width `in`, output
+  // hidden): the gradient all-gathered with sp (`gather`: the all-gather's name),
+  // data gradient, weight gradient. Under fp8, TE's Linear: with sequence
+  // parallelism it casts the gradient's local shard, gathers it in fp8 and
+  // transposes the whole (before the data gradient, or with TE's ring exchange
+  // after it: linear.py), and transposes the fp8 input it kept; without, it
+  // casts the gradient with its transpose and kept the input's transpose.
+  void row_backward(const std::string& what, const std::string& gather, std::uint32_t mb, std::int64_t tag,
+                    std::uint64_t in) {
+    const std::uint64_t h = m_.hidden;
+    grad_cast(what, mb, (te_sp() ? sp_tok_ : tok_) * h, te_sp());
+    if (tp_overlap()) {
+      allgather_ring_gemm(what, "bwd_data", mb, tag, in, h);
+      if (te_sp()) grad_transpose(what, mb, tok_ * h);
+    } else {
+      sp_gather(gather, "bwd", mb);  // backward of the reduce-scatter
+      if (te_sp()) grad_transpose(what, mb, tok_ * h);
+      gemm(nm(what, "bwd_data", mb), tok_, in, h);
+    }
+    if (te_sp()) input_transpose(what, mb, tok_ * in);
+    gemm(nm(what, "bwd_weight", mb), h, in, tok_);
+  }
+
   void layer_forward(std::uint64_t l, std::uint32_t mb) {
     const char* pass = recomputing_ ? "recompute" : "fwd";
     const std::string L = layer(l);
     const std::uint64_t h = m_.hidden;
     membound(nm(L + ".attn.norm", pass, mb), norm(), sp_tok_ * h, 2 * sp_tok_ * h * 2);
+    weight_cast(L + ".attn.qkv", mb, h * qkv_out_);
     if (tp_overlap()) {
       allgather_ring_gemm(L + ".attn.qkv", pass, mb, tp_tag(l, mb, 0), qkv_out_, h);
     } else {
@@ -396,6 +477,8 @@ class RankBuilder {
       gemm(nm(L + ".attn.qkv", pass, mb), tok_, qkv_out_, h);
     }
     attention_core(l, mb, false);
+    weight_cast(L + ".attn.proj", mb, hq_ / p_.tp * h);
+    input_cast(L + ".attn.proj", pass, mb, tok_ * hq_ / p_.tp, te_sp());
     if (tp_overlap()) {
       gemm_pipelined_reduce_scatter(L + ".attn.proj", pass, mb, hq_ / p_.tp);
     } else {
@@ -408,6 +491,7 @@ class RankBuilder {
     }
     const std::uint64_t f = m_.ffn_hidden / p_.tp;
     membound(nm(L + ".mlp.norm", pass, mb), norm(), sp_tok_ * h, 2 * sp_tok_ * h * 2);
+    weight_cast(L + ".mlp.fc1", mb, h * fc1_out_);
     if (tp_overlap()) {
       allgather_ring_gemm(L + ".mlp.fc1", pass, mb, tp_tag(l, mb, 1), fc1_out_, h);
     } else {
@@ -416,6 +500,8 @@ class RankBuilder {
     }
     membound(nm(L + ".mlp.act", pass, mb), m_.swiglu ? "swiglu" : "gelu", tok_ * f,
              (m_.swiglu ? 3 : 2) * tok_ * f * 2);
+    weight_cast(L + ".mlp.fc2", mb, f * h);
+    input_cast(L + ".mlp.fc2", pass, mb, tok_ * f, te_sp());
     if (tp_overlap()) {
       gemm_pipelined_reduce_scatter(L + ".mlp.fc2", pass, mb, f);
     } else {
@@ -436,25 +522,13 @@ class RankBuilder {
       moe_backward(L, mb);
     } else {
       const std::uint64_t f = m_.ffn_hidden / p_.tp;
-      if (tp_overlap()) {
-        allgather_ring_gemm(L + ".mlp.fc2", "bwd_data", mb, tp_tag(l, mb, 2), f, h);
-      } else {
-        sp_gather(L + ".mlp.grad", "bwd", mb);  // backward of the reduce-scatter
-        gemm(nm(L + ".mlp.fc2", "bwd_data", mb), tok_, f, h);
-      }
-      gemm(nm(L + ".mlp.fc2", "bwd_weight", mb), h, f, tok_);
+      row_backward(L + ".mlp.fc2", L + ".mlp.grad", mb, tp_tag(l, mb, 2), f);
       membound(nm(L + ".mlp.act", "bwd", mb), m_.swiglu ? "swiglu_backward" : "gelu_backward", tok_ * f,
                (m_.swiglu ? 5 : 3) * tok_ * f * 2);
       column_backward(L + ".mlp.fc1", mb, h, fc1_out_);
       membound(nm(L + ".mlp.norm", "bwd", mb), norm(), sp_tok_ * h, 3 * sp_tok_ * h * 2);
     }
-    if (tp_overlap()) {
-      allgather_ring_gemm(L + ".attn.proj", "bwd_data", mb, tp_tag(l, mb, 3), hq_ / p_.tp, h);
-    } else {
-      sp_gather(L + ".attn.grad", "bwd", mb);
-      gemm(nm(L + ".attn.proj", "bwd_data", mb), tok_, hq_ / p_.tp, h);
-    }
-    gemm(nm(L + ".attn.proj", "bwd_weight", mb), h, hq_ / p_.tp, tok_);
+    row_backward(L + ".attn.proj", L + ".attn.grad", mb, tp_tag(l, mb, 3), hq_ / p_.tp);
     if (t_.recompute == Recompute::kSelective) {
       recomputing_ = true;
       const std::string what = L + ".attn.core";
@@ -482,9 +556,16 @@ class RankBuilder {
     gemm(nm(L + ".mlp.router", pass, mb), sp_tok_, E, h);
     outside_te_ = false;
     if (!ep_.empty()) collective(nm(L + ".mlp.ep_dispatch", pass, mb), CollectiveType::kAllToAll, a2a_bytes(), ep_, true);
-    gemm(nm(L + ".mlp.experts.fc1", pass, mb), te, f * (m_.swiglu ? 2 : 1), h, local);
+    // The experts are plain TE Linears on their own tokens (no sequence
+    // parallelism, no fused norm): each casts its input with its transpose.
+    const std::uint64_t f1 = f * (m_.swiglu ? 2 : 1);
+    weight_cast(L + ".mlp.experts.fc1", mb, local * h * f1);
+    input_cast(L + ".mlp.experts.fc1", pass, mb, local * te * h, false);
+    gemm(nm(L + ".mlp.experts.fc1", pass, mb), te, f1, h, local);
     membound(nm(L + ".mlp.experts.act", pass, mb), m_.swiglu ? "swiglu" : "gelu", local * te * f,
              (m_.swiglu ? 3 : 2) * local * te * f * 2);
+    weight_cast(L + ".mlp.experts.fc2", mb, local * f * h);
+    input_cast(L + ".mlp.experts.fc2", pass, mb, local * te * f, false);
     gemm(nm(L + ".mlp.experts.fc2", pass, mb), te, h, f, local);
     if (!ep_.empty()) collective(nm(L + ".mlp.ep_combine", pass, mb), CollectiveType::kAllToAll, a2a_bytes(), ep_, true);
   }
@@ -492,10 +573,12 @@ class RankBuilder {
     const std::uint64_t h = m_.hidden, f = m_.ffn_hidden, E = m_.moe.experts, local = E / p_.ep;
     const std::uint64_t te = routed_per_expert(), f1 = f * (m_.swiglu ? 2 : 1);
     if (!ep_.empty()) collective(nm(L + ".mlp.ep_combine", "bwd", mb), CollectiveType::kAllToAll, a2a_bytes(), ep_, true);
+    grad_cast(L + ".mlp.experts.fc2", mb, local * te * h, false);
     gemm(nm(L + ".mlp.experts.fc2", "bwd_data", mb), te, f, h, local);
     gemm(nm(L + ".mlp.experts.fc2", "bwd_weight", mb), h, f, te, local);
     membound(nm(L + ".mlp.experts.act", "bwd", mb), m_.swiglu ? "swiglu_backward" : "gelu_backward", local * te * f,
              (m_.swiglu ? 5 : 3) * local * te * f * 2);
+    grad_cast(L + ".mlp.experts.fc1", mb, local * te * f1, false);
     gemm(nm(L + ".mlp.experts.fc1", "bwd_data", mb), te, h, f1, local);
     gemm(nm(L + ".mlp.experts.fc1", "bwd_weight", mb), f1, h, te, local);
     if (!ep_.empty()) collective(nm(L + ".mlp.ep_dispatch", "bwd", mb), CollectiveType::kAllToAll, a2a_bytes(), ep_, true);
