@@ -27,17 +27,19 @@ namespace sim::presets {
 namespace {
 
 // Model TFLOP/s per GPU of one iteration of `workload` on `nodes` nodes of
-// `preset`. Where the replicas do not mirror each other (NCCL's ring over
-// several GPUs of a node, which the presets select up to one network level)
-// every rank runs, as the command line does (cli/main.cpp).
+// `preset`, folded as the command line folds it (cli/main.cpp): a period of
+// replicas where NCCL's ring covers several GPUs of a node, stand-ins where
+// its programs through leaf and spine do not mirror.
 double tflops_per_gpu(const std::string& preset, std::uint32_t nodes, const std::string& workload) {
   const PresetFiles f = generate_preset(find_preset(preset), nodes);
   ScenarioSpec spec;
   spec.topology = std::make_shared<const Topology>(parse_topology(f.network_yaml, "network.yml"));
   spec.system_config = std::make_shared<const SystemConfig>(parse_system_text(f.system_yaml, "system.yml"));
   spec.jobs = {JobInput{"", workload, ""}};
-  // Runs above one network level (native rings per dimension) must fold:
-  // 128 ranks simulated for 16,384, seconds, not minutes.
+  // Runs above one network level must fold, as the command line does: NCCL's
+  // tree and its rings through leaf and spine with stand-ins (docs/system.md):
+  // 128 ranks simulated for 16,384, seconds, not an hour.
+  spec.stand_ins = true;
   const bool must_fold = f.dims.size() > 2;
   auto makespan = [&](const ScenarioSpec& sp) {
     const Scenario s = build_scenario(sp);
@@ -64,7 +66,8 @@ TEST(PublishedRuns, Llama3_405bOn16384H100sWithin5PercentOfThePaper) {
                      "gen:transformer?model=llama3-405b&parallel=tp=8,pp=16,dp=128,sp&global-batch=2048&seq=8192"
                      "&first-stage-layers=7&last-stage-layers=7&schedule=interleaved:8");
   RecordProperty("predicted_tflops_per_gpu", std::to_string(predicted));
-  // Measured 2026-11-27: 409.0 (+2.3%). The issue asks for 15%; 5% here
+  // Measured 2026-11-29 with NCCL's choices and stand-ins: 399.2 (-0.2%; with a ring
+  // per dimension, before session 16: 409.0, +2.3%). The issue asks for 15%; 5% here
   // so that a change to the kernel model, the schedule or the network that
   // moves this prediction is noticed.
   EXPECT_NEAR(predicted / published, 1.0, 0.05) << "predicted " << predicted << " TFLOP/s per GPU";
