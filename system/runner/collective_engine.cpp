@@ -608,8 +608,9 @@ void CollectiveEngine::check_mirrored(const Instance& in) {
                      " copies of rank " + std::to_string(members[in.mirrored_pos]) + " cannot be folded: " + why +
                      " (run with --no-aggregation)");
   };
-  // The routes depend on the algorithm's symmetry, not on the bytes: once per algorithm and member list.
-  if (!mirror_checked_.insert({program.name(), in.members.get()}).second) return;
+  // Once per program (its bytes decide whether its parts are equal, hence
+  // whether it is symmetric) and member list.
+  if (!mirror_checked_.insert({in.program.get(), in.members.get()}).second) return;
   auto* analytical = dynamic_cast<AnalyticalNetwork*>(&network_);
   if (!analytical) fail("only the analytical backend can fold replicas", FoldingRefused::kOther);
   if (port_.empty()) {
@@ -649,7 +650,7 @@ void CollectiveEngine::check_mirrored(const Instance& in) {
 }
 
 bool CollectiveEngine::mirrors_exactly(const Instance& in) {
-  const auto [it, fresh] = mirror_verdict_.try_emplace({in.program->name(), in.members.get()}, true);
+  const auto [it, fresh] = mirror_verdict_.try_emplace({in.program.get(), in.members.get()}, true);
   if (!fresh) return it->second;
   try {
     check_mirrored(in);

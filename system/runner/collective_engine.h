@@ -235,7 +235,8 @@ class CollectiveEngine final : public EventHandler {
   void check_period(const Instance& in, const std::function<void(const std::string&, FoldingRefused::Reason)>& fail);
   static constexpr std::uint32_t kMirrorPeer = 0xfffffffeu;  // a mirrored message's source in match keys
   // Stand-ins on: whether a mirrored instance (period 1) mirrors exactly
-  // (check_mirrored passes and it has no switch operations), cached.
+  // (check_mirrored passes and it has no switch operations), cached per
+  // program and members.
   bool mirrors_exactly(const Instance& in);
   // A mirrored instance's stand-in: its slowest member's end, timed alone,
   // and the load it puts on its busiest link (stand_in.h).
@@ -308,13 +309,13 @@ class CollectiveEngine final : public EventHandler {
   FlowNetwork* flow_ = nullptr;
   std::map<std::pair<const void*, const void*>, std::unique_ptr<Plan>> plans_;
   std::vector<bool> simulated_npu_;
-  std::set<std::pair<std::string, const void*>> mirror_checked_;  // (algorithm, members) checked for mirroring
+  std::set<std::pair<const void*, const void*>> mirror_checked_;  // (program, members) checked for mirroring
   std::vector<std::uint32_t> port_;  // per link: its position among its source's links
   std::uint64_t aggregated_ = 0, aggregated_events_ = 0, mirrored_messages_ = 0;
   // Stand-ins: verdicts per (algorithm, members), timings per program and per
   // (program fingerprint, placement shape) (stand_in.h).
   bool stand_ins_ = false;
-  std::map<std::pair<std::string, const void*>, bool> mirror_verdict_;
+  std::map<std::pair<const void*, const void*>, bool> mirror_verdict_;
   std::map<const void*, std::pair<std::shared_ptr<const CollectiveProgram>, std::pair<Time, double>>>
       stand_in_by_program_;
   std::map<std::tuple<std::uint64_t, std::uint64_t, std::vector<std::uint32_t>>, std::pair<Time, double>>
