@@ -170,34 +170,38 @@ TEST_F(ReplicaFoldingTest, BucketsThatDoNotDivideByTheGroupFold) {
       {"topology: [Switch, Switch]\nnpus_count: [4, 5]\nbandwidth: [450GB/s, 50GB/s]\nlatency: [300ns, 1350ns]\n",
        "parallel=tp=4,pp=1,dp=5&global-batch=5&bucket-params=100000000000", 5},
   };
+  // The flat ring, and a ring per dimension (the presets' choice above one network level).
   for (const Case& c : cases) {
-    ScenarioSpec one = spec("gen:transformer?model=llama3-8b&seq=512&" + std::string(c.plan), true);
-    one.network = write("uneven.yml", c.net);
-    one.collectives = {"allreduce=ring"};
-    ScenarioSpec every = one;
-    every.no_aggregation = true;
-    const Scenario folded = build_scenario(one);
-    const Scenario full = build_scenario(every);
-    ASSERT_TRUE(folded.options.folding.active()) << c.plan;
-    ASSERT_EQ(folded.options.folding.replicas, c.dp) << c.plan;
-    // The premise: some gradient all-reduce does not divide into dp parts.
-    std::uint64_t uneven = 0;
-    const RankGraph& g = (*full.graphs)[0];
-    for (std::uint32_t i = 0; i < g.size(); ++i) {
-      const TaskNode n = g.node(i);
-      if (n.kind == NodeKind::kCommColl && n.coll == CollectiveType::kAllReduce && n.comm_size % c.dp != 0) ++uneven;
-    }
-    ASSERT_GT(uneven, 0u) << c.plan;
-    Simulation a(folded.graphs, *folded.topology, folded.config, folded.options);  // not refused
-    Simulation b(full.graphs, *full.topology, full.config, full.options);
-    const SimulationResult ra = a.run(), rb = b.run();
-    EXPECT_EQ(ra.makespan, rb.makespan) << c.plan;
-    EXPECT_EQ(ra.folded_replicas, c.dp) << c.plan;
-    EXPECT_LT(ra.events, rb.events) << c.plan;
-    for (std::size_t i = 0; i < ra.ranks.size(); ++i) {
-      const std::uint32_t rank = folded.options.folding.real_rank[i];
-      EXPECT_EQ(ra.ranks[i].finish, rb.ranks[rank].finish) << c.plan << ", rank " << rank;
-      EXPECT_EQ(ra.ranks[i].comm, rb.ranks[rank].comm) << c.plan << ", rank " << rank;
+    for (const char* algorithm : {"allreduce=ring", "allreduce=hierarchical"}) {
+      SCOPED_TRACE(algorithm);
+      ScenarioSpec one = spec("gen:transformer?model=llama3-8b&seq=512&" + std::string(c.plan), true);
+      one.network = write("uneven.yml", c.net);
+      one.collectives = {algorithm};
+      ScenarioSpec every = one;
+      every.no_aggregation = true;
+      const Scenario folded = build_scenario(one);
+      const Scenario full = build_scenario(every);
+      ASSERT_TRUE(folded.options.folding.active()) << c.plan;
+      ASSERT_EQ(folded.options.folding.replicas, c.dp) << c.plan;
+      // The premise: some gradient all-reduce does not divide into dp parts.
+      std::uint64_t uneven = 0;
+      const RankGraph& g = (*full.graphs)[0];
+      for (std::uint32_t i = 0; i < g.size(); ++i) {
+        const TaskNode n = g.node(i);
+        if (n.kind == NodeKind::kCommColl && n.coll == CollectiveType::kAllReduce && n.comm_size % c.dp != 0) ++uneven;
+      }
+      ASSERT_GT(uneven, 0u) << c.plan;
+      Simulation a(folded.graphs, *folded.topology, folded.config, folded.options);  // not refused
+      Simulation b(full.graphs, *full.topology, full.config, full.options);
+      const SimulationResult ra = a.run(), rb = b.run();
+      EXPECT_EQ(ra.makespan, rb.makespan) << c.plan;
+      EXPECT_EQ(ra.folded_replicas, c.dp) << c.plan;
+      EXPECT_LT(ra.events, rb.events) << c.plan;
+      for (std::size_t i = 0; i < ra.ranks.size(); ++i) {
+        const std::uint32_t rank = folded.options.folding.real_rank[i];
+        EXPECT_EQ(ra.ranks[i].finish, rb.ranks[rank].finish) << c.plan << ", rank " << rank;
+        EXPECT_EQ(ra.ranks[i].comm, rb.ranks[rank].comm) << c.plan << ", rank " << rank;
+      }
     }
   }
 }
