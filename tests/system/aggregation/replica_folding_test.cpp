@@ -196,6 +196,16 @@ TEST_F(ReplicaFoldingTest, BucketsThatDoNotDivideByTheGroupFold) {
       const SimulationResult ra = a.run(), rb = b.run();
       EXPECT_EQ(ra.makespan, rb.makespan) << c.plan;
       EXPECT_EQ(ra.folded_replicas, c.dp) << c.plan;
+      // Uneven gradient all-reduces ran the algorithm named (a ring, or hierarchical(ring;...)).
+      const std::string want = std::string(algorithm) == "allreduce=ring" ? "ring" : "hierarchical(ring";
+      std::size_t named = 0;
+      for (const CollectiveRecord& r : ra.collectives) {
+        named += r.type == CollectiveType::kAllReduce && r.group_size == c.dp && r.bytes % c.dp != 0 &&
+                         r.algorithm.rfind(want, 0) == 0
+                     ? 1
+                     : 0;
+      }
+      EXPECT_GT(named, 0u) << c.plan;
       EXPECT_LT(ra.events, rb.events) << c.plan;
       for (std::size_t i = 0; i < ra.ranks.size(); ++i) {
         const std::uint32_t rank = folded.options.folding.real_rank[i];
