@@ -197,7 +197,17 @@ HierarchicalProgram::HierarchicalProgram(CollectiveType type, std::uint64_t byte
     units_ = shrink * l;
     if (!ranged_ || units_ > (1ull << 40) / chunks_) ranged_ = false;
     const std::uint64_t total = static_cast<std::uint64_t>(chunks_) * units_;
-    if (ranged_ && total <= (1u << 20)) {
+    // Phase programs that pad their parts to one size (rings: the buffer need
+    // not divide) make the grid's parts one size as well, so that every rank's
+    // pieces are equal at any size, as in a single ring.
+    equal_ = ranged_;
+    for (const Phase& ph : phase_) {
+      for (const auto& by_variant : ph.prog) {
+        for (const auto& pr : by_variant) equal_ = equal_ && pr->equal_parts();
+      }
+    }
+    if (equal_) equal_part_ = equal_part_bytes(bytes_, total);
+    if (ranged_ && !equal_ && total <= (1u << 20)) {
       cuts_.resize(total + 1);
       for (std::uint64_t i = 0; i <= total; ++i) cuts_[i] = part_cut(bytes_, total, i);
     }
@@ -242,8 +252,9 @@ HierarchicalProgram::HierarchicalProgram(CollectiveType type, std::uint64_t byte
   if (queue_) build_sequences();
   // Rank-symmetric (exact step aggregation) under translations of the grid
   // when every phase program is (a ring line is the same for every offset)
-  // and every rank's pieces have one size: all parts of the buffer equal.
-  symmetric_ = n_ >= 2 && (!ranged_ || bytes_ % (static_cast<std::uint64_t>(chunks_) * units_) == 0);
+  // and every rank's pieces have one size: all parts of the buffer equal
+  // (padded, or dividing it).
+  symmetric_ = n_ >= 2 && (!ranged_ || equal_ || bytes_ % (static_cast<std::uint64_t>(chunks_) * units_) == 0);
   for (const Phase& ph : phase_) {
     for (std::uint32_t k = 0; k < (uniform_ ? 1u : 2u); ++k) {  // the size classes in use
       for (std::uint32_t v = 0; v < dims_[ph.dim].variants; ++v) {

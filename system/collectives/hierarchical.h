@@ -109,6 +109,7 @@ class HierarchicalProgram final : public CollectiveProgram {
   void parents(std::uint32_t pos, OpRef ref, std::vector<OpRef>& out) const override;
   std::uint64_t chunk_total() const override { return ranged_ ? static_cast<std::uint64_t>(chunks_) * units_ : 0; }
   ChunkRange chunk_range(std::uint32_t pos, OpRef ref) const override;
+  bool equal_parts() const override { return equal_; }
   std::string label(std::uint32_t pos, OpRef ref) const override;
   // Symmetric under translations of the grid (see the constructor).
   bool rank_symmetric() const override { return symmetric_; }
@@ -152,6 +153,7 @@ class HierarchicalProgram final : public CollectiveProgram {
     return (static_cast<OpRef>(chunk) << pbits_ | phase) << bits_;
   }
   std::uint64_t parts(std::uint64_t first, std::uint64_t count) const {
+    if (equal_) return equal_part_ * count;
     return cuts_.empty() ? parts_bytes(bytes_, static_cast<std::uint64_t>(chunks_) * units_, first, count)
                          : cuts_[first + count] - cuts_[first];
   }
@@ -192,6 +194,10 @@ class HierarchicalProgram final : public CollectiveProgram {
   std::vector<std::uint32_t> line_base_;  // per (pos, phase): grid index of the line's coordinate-0 rank
   std::vector<std::uint64_t> base_;       // per (pos, phase): first part of its region within a chunk
   bool ranged_ = false;
+  // Ranged, and every phase program cuts its data into equal parts (rings):
+  // the grid's parts are equal too, each equal_part_ bytes.
+  bool equal_ = false;
+  std::uint64_t equal_part_ = 0;
   bool queue_ = false;                                // dimension_queue
   std::vector<std::vector<std::uint32_t>> seq_;       // per dim: chunk * phases + phase, in service order
   std::vector<std::uint32_t> seq_index_;              // per chunk * phases + phase: its index in seq_[dim]

@@ -27,49 +27,29 @@ RingProgram::RingProgram(CollectiveType type, std::uint32_t group_size, std::uin
   if (n_ == 0 || chunks_ == 0) throw std::invalid_argument("ring: empty group or zero chunks");
   steps_ = n_ <= 1 ? 0 : (type == CollectiveType::kAllReduce ? 2 * (n_ - 1) : n_ - 1);
   // All-gather cuts each rank's input into chunks; the others cut the buffer into N * chunks parts.
-  parts_ = type == CollectiveType::kAllGather ? chunks_ : static_cast<std::uint64_t>(n_) * chunks_;
-  // Every rank sends the same sizes at every step exactly when the parts are equal.
-  // (all-gather: every rank's piece of a chunk is that chunk of its input, the same size everywhere).
-  symmetric_ = n_ >= 2 && (type == CollectiveType::kAllGather || bytes_ % parts_ == 0);
+  const std::uint64_t parts = type == CollectiveType::kAllGather ? chunks_ : static_cast<std::uint64_t>(n_) * chunks_;
+  // Equal parts, padded where they do not divide (see the header): every rank
+  // sends the same sizes at every step.
+  part_ = equal_part_bytes(bytes_, parts);
   // Every rank runs the same number of ops (counted once: the engine asks at every join).
   std::uint64_t per_chunk = 2ull * steps_;
   for (std::uint32_t st = 0; st < steps_; ++st) per_chunk += reduces(st) ? 1 : 0;
   op_count_ = per_chunk * chunks_;
-  if (parts_ <= (1u << 22)) {
-    cuts_.resize(parts_ + 1);
-    for (std::uint64_t i = 0; i <= parts_; ++i) cuts_[i] = part_cut(bytes_, parts_, i);
-  }
 }
 
 bool RingProgram::reduces(std::uint32_t s) const {
   return type_ == CollectiveType::kReduceScatter || (type_ == CollectiveType::kAllReduce && s < n_ - 1);
 }
 
-std::uint64_t RingProgram::send_bytes(std::uint32_t pos, std::uint32_t chunk, std::uint32_t step) const {
+std::uint64_t RingProgram::send_bytes(std::uint32_t /*pos*/, std::uint32_t /*chunk*/, std::uint32_t step) const {
   switch (type_) {
-    case CollectiveType::kAllGather:
-      // Every piece is one rank's whole input, cut into chunks.
-      return range_bytes(chunk, 1);
-    case CollectiveType::kAllReduce:
-    case CollectiveType::kReduceScatter: {
-      // Piece j of chunk c is part c*N + j of the buffer. Reduce-scatter step s
-      // sends piece pos - s; all-gather step s' (= s - (N-1)) sends piece pos + 1 - s'.
-      const std::uint32_t piece =
-          step < n_ - 1 ? mod(static_cast<std::int64_t>(pos) - step, n_)
-                        : mod(static_cast<std::int64_t>(pos) + 1 - (step - (n_ - 1)), n_);
-      return range_bytes(static_cast<std::uint64_t>(chunk) * n_ + piece, 1);
-    }
-    case CollectiveType::kAllToAll: {
-      // Step s forwards the blocks that origin o = pos - s sent towards
-      // destinations pos+1 .. o+N-1 (N-1-s of them). Block (o -> d) of chunk c
-      // is part c*N + d of o's buffer; the destinations are contiguous mod N.
-      const std::uint32_t first = mod(static_cast<std::int64_t>(pos) + 1, n_);
-      const std::uint64_t count = n_ - 1 - step;
-      const std::uint64_t base = static_cast<std::uint64_t>(chunk) * n_;
-      if (first + count <= n_) return range_bytes(base + first, count);
-      const std::uint64_t head = n_ - first;
-      return range_bytes(base + first, head) + range_bytes(base, count - head);
-    }
+    case CollectiveType::kAllGather:       // one chunk of a rank's input
+    case CollectiveType::kAllReduce:       // one part of the buffer (which one: chunk_range)
+    case CollectiveType::kReduceScatter:
+      return range_bytes(1);
+    case CollectiveType::kAllToAll:
+      // Step s forwards the N-1-s blocks still travelling, one part each.
+      return range_bytes(n_ - 1 - step);
     default:
       return 0;
   }

@@ -8,6 +8,13 @@
 //                   step k carries the N-1-k blocks still travelling (sizes shrink)
 // With k chunks every piece is cut into k parts, and each chunk runs its own
 // chain of steps; the network's egress serialization pipelines them.
+// Every part is ceil(B / P) bytes, for the P = N*k parts of the buffer B
+// (all-gather: the k parts of each rank's input): when P does not divide B
+// the parts are padded, at most P-1 bytes in all, rather than cut a byte
+// apart. So every rank moves the same sizes at every step, and the ring stays
+// rank-symmetric (folds, system/runner/aggregation/) at any size. A real
+// ring's steps are paced by its largest piece (NCCL's chunks are ceil-sized
+// too, the last one short), so its time is that of equal ceil-sized parts.
 //
 // Per rank, chunk c and step s there are up to three ops: SEND to the right
 // neighbour, RECV from the left one, and (for reducing steps) a COMPUTE reduce
@@ -45,9 +52,10 @@ class RingProgram final : public CollectiveProgram {
     return type_ == CollectiveType::kAllToAll ? 0 : static_cast<std::uint64_t>(n_) * chunks_;
   }
   ChunkRange chunk_range(std::uint32_t pos, OpRef ref) const override;
+  bool equal_parts() const override { return true; }
   std::string label(std::uint32_t pos, OpRef ref) const override;
-  // Symmetric under rotation when every part of the buffer has the same size.
-  bool rank_symmetric() const override { return symmetric_; }
+  // Symmetric under rotation: every part of the buffer has the same size.
+  bool rank_symmetric() const override { return n_ >= 2; }
   std::uint32_t symmetric_peer(std::uint32_t pos, std::uint32_t origin_peer) const override {
     return static_cast<std::uint32_t>((static_cast<std::uint64_t>(pos) + origin_peer) % n_);
   }
@@ -88,15 +96,9 @@ class RingProgram final : public CollectiveProgram {
   std::uint32_t chunks_;
   std::uint32_t steps_;
   std::string name_ = "ring";
-  bool symmetric_ = false;
   std::uint64_t op_count_ = 0;
-  // cuts_[i] = bytes before part i of the buffer, precomputed (when not huge)
-  // so the hot path divides nothing.
-  std::vector<std::uint64_t> cuts_;
-  std::uint64_t parts_ = 0;
-  std::uint64_t range_bytes(std::uint64_t first, std::uint64_t count) const {
-    return cuts_.empty() ? parts_bytes(bytes_, parts_, first, count) : cuts_[first + count] - cuts_[first];
-  }
+  std::uint64_t part_ = 0;  // bytes of every part (equal_part_bytes)
+  std::uint64_t range_bytes(std::uint64_t count) const { return part_ * count; }
 };
 
 // One trace per ring position, written for collective size `bytes`. Chunk

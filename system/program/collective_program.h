@@ -120,6 +120,10 @@ class CollectiveProgram {
   // Parts of the buffer each message cuts it into; 0 when messages carry no
   // chunk range (they are then written with comm_size only).
   virtual std::uint64_t chunk_total() const { return 0; }
+  // Whether every one of those parts is ceil(buffer / chunk_total()) bytes
+  // (equal_parts_bytes) rather than a near-equal cut (part_cut): the ring's
+  // rule, which keeps it rank-symmetric when the buffer does not divide.
+  virtual bool equal_parts() const { return false; }
   // A send's range, or for a receive (and its reduce) the range of the send it matches.
   virtual ChunkRange chunk_range(std::uint32_t /*pos*/, OpRef /*ref*/) const { return {}; }
   // Whether rank j's block is chunks {c : c mod N == j} (strided) rather than
@@ -142,6 +146,17 @@ inline std::uint64_t part_bytes(std::uint64_t total, std::uint64_t parts, std::u
 // Bytes of parts [first, first + count), no wrap.
 inline std::uint64_t parts_bytes(std::uint64_t total, std::uint64_t parts, std::uint64_t first, std::uint64_t count) {
   return part_cut(total, parts, first + count) - part_cut(total, parts, first);
+}
+
+// Bytes of `count` parts when `total` bytes are cut into `parts` equal parts
+// of ceil(total / parts) bytes each (the last ones padded: they sum to at
+// most total + parts - 1). Every rank then moves the same sizes at every
+// step, which near-equal cuts (parts a byte apart) do not give.
+inline std::uint64_t equal_part_bytes(std::uint64_t total, std::uint64_t parts) {
+  return total / parts + (total % parts != 0 ? 1 : 0);
+}
+inline std::uint64_t equal_parts_bytes(std::uint64_t total, std::uint64_t parts, std::uint64_t count) {
+  return equal_part_bytes(total, parts) * count;
 }
 
 // Visits every op rank `pos` of `program` runs, each finished as soon as it

@@ -96,6 +96,7 @@ EtAlgorithm program_algorithm(const CollectiveProgram& program, CollectiveType t
   algo.type_recorded = true;
   if (type != CollectiveType::kBarrier) algo.written_size = bytes;
   algo.strided_blocks = program.strided_blocks();
+  algo.equal_parts = program.chunk_total() > 0 && program.equal_parts();
   const std::uint32_t n = program.group_size();
   const std::uint64_t total = program.chunk_total();
   algo.ranks.resize(n);
@@ -152,6 +153,7 @@ static std::vector<EtTrace> position_ets(const CollectiveProgram& program, Colle
     put_metadata(t.metadata, "npus", npus);
     put_metadata(t.metadata, "chunks", chunks);
     if (program.strided_blocks()) put_metadata(t.metadata, "chunk_layout", std::string("strided"));
+    if (total > 0 && program.equal_parts()) put_metadata(t.metadata, "chunk_sizes", std::string("equal"));
     t.nodes.reserve(dag.size());
     for (std::uint64_t d = 0; d < dag.size(); ++d) {
       const OpRef r = dag[d].ref;

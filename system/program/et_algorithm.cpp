@@ -217,6 +217,12 @@ void apply_metadata(EtAlgorithm& algo, const et::GlobalMetadata& md, const std::
     algo.type = *expected;
   }
   if (const auto layout = metadata_string(md, "chunk_layout")) algo.strided_blocks = *layout == "strided";
+  if (const auto sizes = metadata_string(md, "chunk_sizes")) {
+    if (*sizes != "equal" && *sizes != "cut") {
+      throw InputError(algo.files[0] + ": metadata 'chunk_sizes' is '" + *sizes + "'; expected 'equal' or 'cut'");
+    }
+    algo.equal_parts = *sizes == "equal";
+  }
   if (const auto i = metadata_int(md, "msccl_i_chunks")) {
     algo.msccl = MscclBuffers{*i, metadata_int(md, "msccl_o_chunks").value_or(0),
                               metadata_int(md, "msccl_inplace").value_or(0) != 0};
@@ -307,7 +313,10 @@ CollectiveOp EtProgram::op(std::uint32_t pos, OpRef ref) const {
     const std::uint64_t buffer = collectives::buffer_bytes(algo_->type, bytes_, static_cast<std::uint32_t>(algo_->ranks.size()));
     const auto total = static_cast<std::uint64_t>(spec.total_chunks);
     const auto cnt = static_cast<std::uint64_t>(spec.chunk_cnt);
-    if (spec.chunk_idx >= 0) {
+    if (algo_->equal_parts) {
+      // Parts of one padded size, wherever they are (written by a ring).
+      op.bytes = fits(static_cast<uint128>(equal_part_bytes(buffer, total)) * cnt);
+    } else if (spec.chunk_idx >= 0) {
       // Parts [idx, idx+cnt) of the buffer, wrapping around its end.
       const auto first = static_cast<std::uint64_t>(spec.chunk_idx) % total;
       const std::uint64_t head = std::min(cnt, total - first);

@@ -90,6 +90,10 @@ struct EtAlgorithm {
   // GlobalMetadata chunk_layout "strided": rank j's block is chunks c = j mod N
   // (see CollectiveProgram::strided_blocks); only the checker reads it.
   bool strided_blocks = false;
+  // GlobalMetadata chunk_sizes "equal": every one of the total_chunk_cnt parts
+  // is ceil(buffer / total_chunk_cnt) bytes (CollectiveProgram::equal_parts,
+  // the ring's rule); "cut" or absent: near-equal cuts that sum to the buffer.
+  bool equal_parts = false;
   std::optional<MscclBuffers> msccl;  // an MSCCL-IR import (rank 0's metadata)
   std::vector<EtRankProgram> ranks;
 };

@@ -30,8 +30,11 @@ namespace {
 // `preset`, folded as the command line folds it (cli/main.cpp): a period of
 // replicas where NCCL's ring covers several GPUs of a node, stand-ins where
 // its programs through leaf and spine do not mirror.
-double tflops_per_gpu(const std::string& preset, std::uint32_t nodes, const std::string& workload) {
-  const PresetFiles f = generate_preset(find_preset(preset), nodes);
+// `leaf_nodes` > 0: that many nodes under each leaf (`sim system gen --leaf-nodes`).
+double tflops_per_gpu(const std::string& preset, std::uint32_t nodes, const std::string& workload,
+                      std::uint32_t leaf_nodes = 0) {
+  const PresetFiles f = leaf_nodes > 0 ? generate_preset(find_preset(preset), nodes, leaf_nodes)
+                                       : generate_preset(find_preset(preset), nodes);
   ScenarioSpec spec;
   spec.topology = std::make_shared<const Topology>(parse_topology(f.network_yaml, "network.yml"));
   spec.system_config = std::make_shared<const SystemConfig>(parse_system_text(f.system_yaml, "system.yml"));
@@ -129,7 +132,7 @@ double sc21_model_tflops(double published, double layers, double hidden) {
 }
 
 // The dgx-a100 preset's compute.efficiency (0.518) was fitted on the table's
-// 7.5B row (128 GPUs); the 1.7B, 3.6B, 18B, 39B and 76B rows are held out. Measured
+// 7.5B row (128 GPUs); the 1.7B, 3.6B, 18B, 39B, 76B and 310B rows are held out. Measured
 // 2026-11-27 with NCCL's collectives (the preset's choice on one network
 // level): +10.4% and +6.0% (docs/published-runs.md). The plans are the
 // paper's script (NVIDIA/Megatron-LM examples/sc21/run_table_1.sh).
@@ -140,6 +143,7 @@ TEST(PublishedRuns, MegatronSc21A100RunsWithin15PercentHeldOut) {
     std::uint32_t nodes;
     std::string workload;
     double published;  // model TFLOP/s per GPU, converted
+    std::uint32_t leaf_nodes = 0;
   };
   const Row rows[] = {
       {"gpt_1_7b_32", 4,
@@ -169,9 +173,21 @@ TEST(PublishedRuns, MegatronSc21A100RunsWithin15PercentHeldOut) {
            "gpt-76b.yml&parallel=tp=8,pp=4,dp=32&global-batch=1792&micro-batch=2&seq=2048&recompute=full&"
            "schedule=interleaved:3&bucket-params=100000000000&pp-scatter-gather",
        sc21_model_tflops(140, 60, 10240)},
+      // 1,920 GPUs, 15 nodes per leaf so that each stage's data-parallel group of 15 sits on one
+      // leaf; its gradient buckets do not divide by 15 and fold since the ring pads its parts
+      // (128 ranks simulated: 10.6 s, 355 MiB). Measured 2026-11-29: -10.1%.
+      {"gpt_310b_1920", 240,
+       "gen:transformer?model=" + models +
+           "gpt-310b.yml&parallel=tp=8,pp=16,dp=15&global-batch=2160&micro-batch=1&seq=2048&recompute=full&"
+           "schedule=interleaved:2&bucket-params=100000000000&pp-scatter-gather",
+       sc21_model_tflops(155, 96, 16384), 15},
   };
   for (const Row& row : rows) {
-    const double predicted = tflops_per_gpu("dgx-a100", row.nodes, row.workload);
+#if defined(__SANITIZE_ADDRESS__)
+    // 128 ranks through a 16-stage pipeline: 10 s in Release, minutes unoptimised; the Release suite runs it.
+    if (row.nodes == 240) continue;
+#endif
+    const double predicted = tflops_per_gpu("dgx-a100", row.nodes, row.workload, row.leaf_nodes);
     RecordProperty(row.key, std::to_string(predicted));
     EXPECT_NEAR(predicted / row.published, 1.0, 0.15)
         << row.key << ": predicted " << predicted << ", published " << row.published << " model TFLOP/s per GPU";

@@ -46,6 +46,7 @@ TEST_P(CheckEveryAlgorithm, PassesStructureAndDataCheckOnSizes2To33) {
           const EtAlgorithm loaded = et_algorithm_from_traces(traces, "mem", std::nullopt);
           ASSERT_EQ(loaded.type, algo->type);
           ASSERT_EQ(loaded.strided_blocks, algo->strided_blocks);
+          ASSERT_EQ(loaded.equal_parts, algo->equal_parts);
           ASSERT_EQ(loaded.written_size, algo->written_size);
           for (std::uint32_t r = 0; r < n; ++r) {
             const EtRankProgram &a = loaded.ranks[r], &b = algo->ranks[r];

@@ -11,6 +11,7 @@
 #include "system/registry/algorithm_registry.h"
 #include "system/registry/collective_tools.h"
 #include "system/program/collective_writer.h"
+#include "system/program/et_algorithm.h"
 #include "test_util.h"
 
 namespace sim {
@@ -110,6 +111,71 @@ TEST_F(Injected, GeneratedRingEqualsNativeRingExactly) {
                                               << " chunks=" << chunks << " bytes=" << bytes;
             EXPECT_EQ(a.events, b.events);
           }
+        }
+      }
+    }
+  }
+}
+
+// The ring's ETs say their parts are padded to one size (GlobalMetadata
+// chunk_sizes "equal"), which is what makes them match the native ring at
+// sizes that do not divide (above); a value the reader does not know is an
+// error naming the file, not a silent near-equal cut.
+TEST_F(Injected, RingEtsSayTheirPartsArePadded) {
+  std::vector<EtTrace> traces = ring_algorithm_ets(CollectiveType::kAllReduce, 4, 1, 1 << 20);
+  EXPECT_TRUE(et_algorithm_from_traces(traces, "mem", std::nullopt).equal_parts);
+  for (const char* value : {"cut", "padded"}) {
+    for (EtTrace& t : traces) {
+      for (et::AttributeProto& a : *t.metadata.mutable_attr()) {
+        if (a.name() == "chunk_sizes") a.set_string_val(value);
+      }
+    }
+    if (std::string(value) == "cut") {
+      EXPECT_FALSE(et_algorithm_from_traces(traces, "mem", std::nullopt).equal_parts);
+      continue;
+    }
+    try {
+      et_algorithm_from_traces(traces, "mem", std::nullopt);
+      ADD_FAILURE() << "chunk_sizes 'padded' accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("metadata 'chunk_sizes' is 'padded'; expected 'equal' or 'cut'"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// What padding costs: the same ring ETs read with chunk_sizes "cut" run the
+// near-equal parts (a byte apart) the native ring used before it padded them.
+// Each piece travels its own chain of steps, so the largest part, ceil(S/P),
+// paced the ring then as now: the makespans differ by at most one byte's
+// transfer (20 ps at 50 GB/s, plus a picosecond of rounding) per step and chunk.
+TEST_F(Injected, PaddedPartsCostAtMostAByteTimePerStep) {
+  for (std::uint32_t n : {5u, 8u}) {
+    for (CollectiveType type : {CollectiveType::kAllReduce, CollectiveType::kReduceScatter}) {
+      for (std::uint32_t chunks : {1u, 3u}) {
+        std::vector<EtTrace> traces = ring_algorithm_ets(type, n, chunks, 1 << 20);
+        for (EtTrace& t : traces) {
+          for (et::AttributeProto& a : *t.metadata.mutable_attr()) {
+            if (a.name() == "chunk_sizes") a.set_string_val("cut");
+          }
+        }
+        const std::string prefix = (dir_ / ("cut_" + std::to_string(n) + "_" + std::to_string(static_cast<int>(type)) +
+                                            "_" + std::to_string(chunks)))
+                                       .string();
+        write_rank_ets(traces, prefix);
+        for (std::uint64_t bytes : {std::uint64_t{1'000'003}, (std::uint64_t{40} << 20) + 3}) {
+          SystemConfig native;
+          native.collective_chunks = chunks;
+          SystemConfig cut = native;
+          cut.algorithms[type] = prefix;
+          const Topology topo = shape("Switch", n);
+          const Time padded = simulate_collective(topo, type, bytes, native).makespan;
+          const Time near_equal = simulate_collective(topo, type, bytes, cut).makespan;
+          const Time steps = type == CollectiveType::kAllReduce ? 2 * (n - 1) : n - 1;
+          EXPECT_GE(padded, near_equal);
+          EXPECT_LE(padded - near_equal, steps * chunks * (transfer_time(1, 50'000'000'000) + 1))
+              << "n=" << n << " " << collective_name(type) << " k=" << chunks << " bytes=" << bytes;
         }
       }
     }

@@ -98,14 +98,49 @@ TEST(RingCollective, BusBandwidthApproachesButNeverExceedsLinkRate) {
   EXPECT_GT(previous, 0.99 * link_gbps);  // 1 GiB: within 1% of the link rate
 }
 
-TEST(RingCollective, UnevenSizesMoveEveryByte) {
-  // 1,000,003 B on 8 ranks and 3 chunks: pieces differ by a byte, nothing is lost.
+TEST(RingCollective, UnevenSizesArePaddedToEqualParts) {
+  // 1,000,003 B on 8 ranks and 3 chunks: 24 parts of ceil(1,000,003 / 24) =
+  // 41,667 B, 5 B more than the buffer in all (at most parts - 1 = 23).
   const RingProgram ring(CollectiveType::kReduceScatter, 8, 1'000'003, 3);
   std::uint64_t total = 0;
   for (std::uint32_t c = 0; c < 3; ++c) {
-    for (std::uint32_t pos = 0; pos < 8; ++pos) total += ring.send_bytes(pos, c, 0);
+    for (std::uint32_t pos = 0; pos < 8; ++pos) {
+      EXPECT_EQ(ring.send_bytes(pos, c, 0), 41'667u);
+      total += ring.send_bytes(pos, c, 0);
+    }
   }
-  EXPECT_EQ(total, 1'000'003u);  // step 0: every rank sends a different piece of every chunk
+  EXPECT_EQ(total, 1'000'008u);  // step 0: every rank sends a different piece of every chunk
+  // All-gather: each rank's input cut into 3 chunks of ceil(1,000,003 / 3) = 333,335 B.
+  EXPECT_EQ(RingProgram(CollectiveType::kAllGather, 8, 1'000'003, 3).send_bytes(5, 2, 4), 333'335u);
+  // All-to-all: step s forwards N-1-s blocks of ceil(S / (N k)).
+  EXPECT_EQ(RingProgram(CollectiveType::kAllToAll, 8, 1'000'003, 3).send_bytes(2, 1, 2), 5 * 41'667u);
+}
+
+// Sizes that do not divide: the closed form with every message one padded
+// part, ceil(S / (N k)) bytes (all-gather: ceil(S / k)).
+TEST(RingCollective, UnevenSizesMatchTheClosedFormOfPaddedParts) {
+  const CollectiveType types[] = {CollectiveType::kAllReduce, CollectiveType::kReduceScatter,
+                                  CollectiveType::kAllGather};
+  for (const Case& c : kTopologies) {
+    for (std::uint32_t n : {3u, 5u, 8u}) {
+      const Topology topo = shape(c.topology, n);
+      for (CollectiveType type : types) {
+        for (std::uint64_t bytes : {std::uint64_t{1'000'003}, (std::uint64_t{1} << 26) + 7}) {
+          for (std::uint32_t k : {1u, 3u}) {
+            SystemConfig cfg;
+            cfg.collective_chunks = k;
+            const auto r = simulate_collective(topo, type, bytes, cfg);
+            const std::uint32_t steps = type == CollectiveType::kAllReduce ? 2 * (n - 1) : n - 1;
+            const std::uint64_t parts = type == CollectiveType::kAllGather ? k : std::uint64_t{n} * k;
+            const std::uint64_t msg = (bytes + parts - 1) / parts;
+            const Time t = transfer_time(msg, 50'000'000'000);
+            EXPECT_EQ(r.makespan, ring_closed_form(steps, k, t, c.hop_latency))
+                << c.topology << " n=" << n << " " << collective_name(type) << " bytes=" << bytes << " k=" << k;
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(RingCollective, ReductionCostIsChargedPerReducingStep) {

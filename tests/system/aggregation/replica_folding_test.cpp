@@ -152,6 +152,70 @@ TEST_F(ReplicaFoldingTest, APeriodOfReplicasFoldsWhereOneReplicaAlone) {
   }
 }
 
+// Gradient buckets that do not divide by the data-parallel group (3 and 5
+// replicas here, as 15, 9 and 6 in Megatron-LM's SC'21 runs): the ring pads
+// its parts to ceil(S / N) bytes (system/collectives/ring.h), so every
+// replica does what replica 0 does and the run folds, to the picosecond of
+// the full run. Before, those rings cut parts a byte apart and every rank ran.
+TEST_F(ReplicaFoldingTest, BucketsThatDoNotDivideByTheGroupFold) {
+  struct Case {
+    const char* net;  // 4 GPUs per node, a leaf of dp nodes (x 2 leaves for pp 2)
+    const char* plan;
+    std::uint32_t dp;
+  };
+  const Case cases[] = {
+      {"topology: [Switch, Switch, Switch]\nnpus_count: [4, 3, 2]\nbandwidth: [450GB/s, 50GB/s, 50GB/s]\n"
+       "latency: [300ns, 1350ns, 500ns]\n",
+       "parallel=tp=4,pp=2,dp=3&global-batch=6", 3},
+      {"topology: [Switch, Switch]\nnpus_count: [4, 5]\nbandwidth: [450GB/s, 50GB/s]\nlatency: [300ns, 1350ns]\n",
+       "parallel=tp=4,pp=1,dp=5&global-batch=5&bucket-params=100000000000", 5},
+  };
+  // The flat ring, and a ring per dimension (the presets' choice above one network level).
+  for (const Case& c : cases) {
+    for (const char* algorithm : {"allreduce=ring", "allreduce=hierarchical"}) {
+      SCOPED_TRACE(algorithm);
+      ScenarioSpec one = spec("gen:transformer?model=llama3-8b&seq=512&" + std::string(c.plan), true);
+      one.network = write("uneven.yml", c.net);
+      one.collectives = {algorithm};
+      ScenarioSpec every = one;
+      every.no_aggregation = true;
+      const Scenario folded = build_scenario(one);
+      const Scenario full = build_scenario(every);
+      ASSERT_TRUE(folded.options.folding.active()) << c.plan;
+      ASSERT_EQ(folded.options.folding.replicas, c.dp) << c.plan;
+      // The premise: some gradient all-reduce does not divide into dp parts.
+      std::uint64_t uneven = 0;
+      const RankGraph& g = (*full.graphs)[0];
+      for (std::uint32_t i = 0; i < g.size(); ++i) {
+        const TaskNode n = g.node(i);
+        if (n.kind == NodeKind::kCommColl && n.coll == CollectiveType::kAllReduce && n.comm_size % c.dp != 0) ++uneven;
+      }
+      ASSERT_GT(uneven, 0u) << c.plan;
+      Simulation a(folded.graphs, *folded.topology, folded.config, folded.options);  // not refused
+      Simulation b(full.graphs, *full.topology, full.config, full.options);
+      const SimulationResult ra = a.run(), rb = b.run();
+      EXPECT_EQ(ra.makespan, rb.makespan) << c.plan;
+      EXPECT_EQ(ra.folded_replicas, c.dp) << c.plan;
+      // Uneven gradient all-reduces ran the algorithm named (a ring, or hierarchical(ring;...)).
+      const std::string want = std::string(algorithm) == "allreduce=ring" ? "ring" : "hierarchical(ring";
+      std::size_t named = 0;
+      for (const CollectiveRecord& r : ra.collectives) {
+        named += r.type == CollectiveType::kAllReduce && r.group_size == c.dp && r.bytes % c.dp != 0 &&
+                         r.algorithm.rfind(want, 0) == 0
+                     ? 1
+                     : 0;
+      }
+      EXPECT_GT(named, 0u) << c.plan;
+      EXPECT_LT(ra.events, rb.events) << c.plan;
+      for (std::size_t i = 0; i < ra.ranks.size(); ++i) {
+        const std::uint32_t rank = folded.options.folding.real_rank[i];
+        EXPECT_EQ(ra.ranks[i].finish, rb.ranks[rank].finish) << c.plan << ", rank " << rank;
+        EXPECT_EQ(ra.ranks[i].comm, rb.ranks[rank].comm) << c.plan << ", rank " << rank;
+      }
+    }
+  }
+}
+
 // Context parallelism: the gradient group is data x context (Megatron-LM's
 // dp-cp group), replica 0's cp = 2 ranks followed by their copies, folded as
 // a period of cp members (replica_folding.h). tp 2 x cp 2 is one node of 4

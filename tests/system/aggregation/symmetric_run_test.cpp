@@ -30,11 +30,21 @@ std::vector<std::uint32_t> iota(std::uint32_t n) {
   return v;
 }
 
-TEST(SymmetricRun, RingIsSymmetricExactlyWhenItsPartsAreEqual) {
-  EXPECT_TRUE(RingProgram(CollectiveType::kAllReduce, 8, 8 * 4 * 1000, 4).rank_symmetric());
-  EXPECT_FALSE(RingProgram(CollectiveType::kAllReduce, 8, 8 * 4 * 1000 + 1, 4).rank_symmetric());
-  EXPECT_TRUE(RingProgram(CollectiveType::kAllGather, 8, 1001, 4).rank_symmetric());
-  EXPECT_FALSE(RingProgram(CollectiveType::kAllToAll, 8, 100, 1).rank_symmetric());
+// The ring pads its parts to one size, so it is symmetric at any size: every
+// rank sends the same bytes at every step, dividing or not.
+TEST(SymmetricRun, RingIsSymmetricAtAnySizeItsPartsArePadded) {
+  using T = CollectiveType;
+  for (T type : {T::kAllReduce, T::kReduceScatter, T::kAllGather, T::kAllToAll}) {
+    for (std::uint64_t bytes : {std::uint64_t{8 * 4 * 1000}, std::uint64_t{8 * 4 * 1000 + 1}, std::uint64_t{1001}}) {
+      const RingProgram ring(type, 8, bytes, 4);
+      EXPECT_TRUE(ring.rank_symmetric()) << collective_name(type) << " " << bytes;
+      for (std::uint32_t step = 0; step < ring.steps(); ++step) {
+        for (std::uint32_t pos = 1; pos < 8; ++pos) {
+          ASSERT_EQ(ring.send_bytes(pos, 3, step), ring.send_bytes(0, 0, step)) << collective_name(type) << " " << bytes;
+        }
+      }
+    }
+  }
   EXPECT_FALSE(RingProgram(CollectiveType::kAllReduce, 1, 100, 1).rank_symmetric());
 }
 
