@@ -104,16 +104,17 @@ bool foldable_job(const ScenarioSpec& spec, const Scenario& s) {
 
 }  // namespace
 
-std::uint32_t folding_period(const ScenarioSpec& spec) {
-  if (spec.graphs || !spec.fold_replicas) return 0;
+std::pair<std::uint32_t, std::uint32_t> folding_period(const ScenarioSpec& spec) {
+  if (spec.graphs || !spec.fold_replicas) return {0, 0};
   Scenario s;
   load_system_and_network(spec, s);
-  if (!foldable_job(spec, s) || !gen::is_generated_workload(spec.jobs[0].workload)) return 0;
+  if (!foldable_job(spec, s) || !gen::is_generated_workload(spec.jobs[0].workload)) return {0, 0};
   const gen::TrainingSpec training = gen::generated_workload_spec(spec.jobs[0].workload);
   const gen::Replicas replicas = folding_replicas(training);
-  if (replicas.count < 2) return 0;
-  if (spec.replica_period != 0) return spec.replica_period;
-  return replica_period(s.topology->dimensions(), training.plan.world(), replicas.count, replicas.stride);
+  if (replicas.count < 2) return {0, 0};
+  if (spec.replica_period != 0) return {spec.replica_period, replicas.count};
+  return {replica_period(s.topology->dimensions(), training.plan.world(), replicas.count, replicas.stride),
+          replicas.count};
 }
 
 Scenario build_scenario(const ScenarioSpec& spec) {

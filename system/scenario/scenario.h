@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -98,10 +99,11 @@ std::uint32_t replica_period(const std::vector<TopologyDimension>& dims, std::ui
                              std::uint32_t stride);
 
 // The period of replicas build_scenario(spec) folds (spec.replica_period, or
-// the shortest that maps the network onto itself when it is 0; 1 when none
-// does); 0 when the spec's workload is not folded. Reads the topology and the
-// generated workload's spec, nothing else.
-std::uint32_t folding_period(const ScenarioSpec& spec);
+// the shortest that maps the network onto itself when it is 0: the number of
+// replicas when none shorter does) and the number of replicas; {0, 0} when
+// the spec's workload is not folded. Reads the topology and the generated
+// workload's spec, nothing else.
+std::pair<std::uint32_t, std::uint32_t> folding_period(const ScenarioSpec& spec);
 
 // The longest period of replicas folded exactly when stand-ins are allowed
 // (a node's worth of GPUs); a longer one is timed with stand-ins instead.
@@ -121,11 +123,13 @@ auto simulate_folded_if_exact(const ScenarioSpec& spec, Simulate&& simulate, Not
       again.replica_period = 0;
       std::string why = refused.what();
       // With stand-ins allowed, only a short period is worth simulating exactly.
-      const std::uint32_t period = spec.stand_ins ? folding_period(again) : 0;
-      if (spec.stand_ins && (period <= 1 || period > kLongestExactPeriod)) {
-        why += period <= 1 ? std::string("; no period of replicas maps the network onto itself")
-                           : "; the period is " + std::to_string(period) + " replicas, longer than " +
-                                 std::to_string(kLongestExactPeriod);
+      const auto [period, replicas] = spec.stand_ins ? folding_period(again) : std::pair<std::uint32_t, std::uint32_t>{};
+      if (spec.stand_ins && (period <= 1 || period >= replicas || period > kLongestExactPeriod)) {
+        why += period <= 1 || period >= replicas
+                   ? "; no period of replicas short of all " + std::to_string(replicas) +
+                         " maps the network onto itself"
+                   : "; the period is " + std::to_string(period) + " replicas, longer than " +
+                         std::to_string(kLongestExactPeriod);
       } else {
         try {
           note(std::string("replicas folded a period at a time: ") + refused.what());

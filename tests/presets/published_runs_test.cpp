@@ -63,6 +63,11 @@ double tflops_per_gpu(const std::string& preset, std::uint32_t nodes, const std:
 }
 
 TEST(PublishedRuns, Llama3_405bOn16384H100sWithin5PercentOfThePaper) {
+#if defined(__SANITIZE_ADDRESS__)
+  // NCCL's tensor-parallel rings of 128 ranks message by message: 20-50 s in
+  // Release, past ctest's limit unoptimised; the Release suite runs it.
+  GTEST_SKIP() << "too long under the sanitizers; the Release suite runs it";
+#endif
   const double published = 400;
   const double predicted =
       tflops_per_gpu("dgx-h100-superpod", 2048,
@@ -112,6 +117,8 @@ TEST(PublishedRuns, NemoH100Fp8RunsWithin15PercentHeldOut) {
     // Every one of its 128 ranks runs NCCL's rings message by message: 40 s
     // in Release, past ctest's limit unoptimised; the Release suite runs it.
     if (row.nodes == 16) continue;
+    // NCCL with stand-ins across two leaves: 8 s in Release (session 16).
+    if (row.nodes == 64) continue;
 #endif
     const double predicted = tflops_per_gpu("dgx-h100-superpod", row.nodes, row.workload);
     RecordProperty(row.key, std::to_string(predicted));
@@ -155,10 +162,11 @@ TEST(PublishedRuns, MegatronSc21A100RunsWithin15PercentHeldOut) {
            "gpt-3.6b.yml&parallel=tp=2,pp=1,dp=32&global-batch=512&micro-batch=16&seq=2048&recompute=full",
        sc21_model_tflops(138, 30, 3072)},
       // The larger rows on 32 to 128 nodes: two network levels (the 20-node scalable units partly
-      // populated, 16 nodes each: presets/preset.cpp), native rings, the replicas folded. From 39B
+      // populated, 16 nodes each: presets/preset.cpp), NCCL, the replicas folded (stand-ins across leaves). From 39B
       // on the script runs DDP=local: the gradients are all-reduced after the last backward pass,
       // one bucket per model chunk; pipeline messages split over the tensor-parallel ranks and
-      // all-gathered (Megatron-LM's default then, --scatter-gather-tensors-in-pipeline). Measured 2026-11-27: +1.8%, -7.4%, -1.9%.
+      // all-gathered (Megatron-LM's default then, --scatter-gather-tensors-in-pipeline).
+      // Measured 2026-11-29 (NCCL): -0.8%, -9.7%, -3.7% (rings: +1.8%, -7.4%, -1.6%).
       {"gpt_18b_256", 32,
        "gen:transformer?model=" + models +
            "gpt-18b.yml&parallel=tp=8,pp=1,dp=32&global-batch=1024&micro-batch=8&seq=2048&recompute=full",
@@ -174,8 +182,10 @@ TEST(PublishedRuns, MegatronSc21A100RunsWithin15PercentHeldOut) {
            "schedule=interleaved:3&bucket-params=100000000000&pp-scatter-gather",
        sc21_model_tflops(140, 60, 10240)},
       // 1,920 GPUs, 15 nodes per leaf so that each stage's data-parallel group of 15 sits on one
-      // leaf; its gradient buckets do not divide by 15 and fold since the ring pads its parts
-      // (128 ranks simulated: 10.6 s, 355 MiB). Measured 2026-11-29: -10.1%.
+      // leaf; its gradient buckets do not divide by 15: NCCL's ring over them is not the same
+      // rank after rank and runs with stand-ins (128 ranks simulated: 43.6 s, 1.2 GB; a ring per
+      // dimension, which pads its parts, folds exactly: 10.6 s). Measured 2026-11-29: -11.5%
+      // (rings: -10.1%).
       {"gpt_310b_1920", 240,
        "gen:transformer?model=" + models +
            "gpt-310b.yml&parallel=tp=8,pp=16,dp=15&global-batch=2160&micro-batch=1&seq=2048&recompute=full&"
