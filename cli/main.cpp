@@ -106,10 +106,22 @@ int run_simulation(const RunOptions& o) {
   // Folded replicas or identical ranks that turn out not to mirror each
   // other (e.g. NCCL's ring across a two-level fabric, whose hops differ):
   // run again with every rank, which gives the same results the long way.
+  // The timeline's slices so far: a run refused before it simulated anything
+  // (folding is checked up front) left none, and may be run again.
+  struct CountedTimeline final : TimelineSink {
+    TimelineSink* next = nullptr;
+    std::uint64_t slices = 0;
+    bool wants(std::uint32_t rank, Time start, Time end) const override { return next->wants(rank, start, end); }
+    void slice(const TimelineSlice& s) override {
+      ++slices;
+      next->slice(s);
+    }
+  } counted;
+  counted.next = outputs.timeline();
   const auto simulate = [&](const ScenarioSpec& s) {
     Scenario scenario = build_scenario(s);
     if (!training) training.emplace(spec.jobs);
-    scenario.options.timeline = outputs.timeline();
+    scenario.options.timeline = counted.next ? &counted : nullptr;
     if (!o.quiet) scenario.options.progress = workflows::long_run_progress(std::cerr);
     // Folded, ranks are numbered in the whole world (timelines, reports).
     const std::uint32_t world = scenario.options.folding.active() ? scenario.options.folding.world
@@ -121,8 +133,9 @@ int run_simulation(const RunOptions& o) {
                           std::move(scenario));
   };
   auto run = simulate_folded_if_exact(spec, simulate, [&](const std::string& why) {
-    // A timeline may have the folded run's first slices: say why instead (the reason, after the note's prefix).
-    if (outputs.timeline()) throw FoldingRefused(why.substr(why.find(": ") + 2));
+    // A timeline that has the folded run's first slices cannot take another
+    // run's: say why instead (the reason, after the note's prefix).
+    if (counted.slices > 0) throw FoldingRefused(why.substr(why.find(": ") + 2));
     std::cerr << "sim: note: " << why << "\n";
   });
   auto& [result, info, implausible] = run.first;

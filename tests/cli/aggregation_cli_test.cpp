@@ -94,6 +94,12 @@ TEST_F(AggregationCli, ReplicasThatDoNotMirrorAreRunRankByRank) {
             std::string::npos)
       << tree_stand_in.output;
   EXPECT_NE(read(path("tree_stand_in.json")).find("\"stand_in_collectives\": "), std::string::npos);
+  // With a timeline too: the one replica's refusal comes before any slice is
+  // written (folding is checked up front), so the run with stand-ins writes it.
+  const auto timeline = run_sim(tree + " --timeline " + path("tree_timeline.json"));
+  ASSERT_EQ(timeline.code, 0) << timeline.output;
+  EXPECT_NE(timeline.output.find("with stand-ins"), std::string::npos) << timeline.output;
+  EXPECT_NE(read(path("tree_timeline.json")).find("traceEvents"), std::string::npos);
   const auto seconds = [&](const std::string& out) {
     const std::string t = line(out, "simulated time:");
     return t.empty() ? 0.0 : std::stod(t.substr(t.find('(') + 1));
