@@ -650,8 +650,10 @@ void CollectiveEngine::check_mirrored(const Instance& in) {
 }
 
 bool CollectiveEngine::mirrors_exactly(const Instance& in) {
-  const auto [it, fresh] = mirror_verdict_.try_emplace({in.program.get(), in.members.get()}, true);
-  if (!fresh) return it->second;
+  // (an iterator, not a structured binding: clang 14, the fuzz build's, cannot capture those in lambdas)
+  const auto emplaced = mirror_verdict_.try_emplace({in.program.get(), in.members.get()}, true);
+  const auto it = emplaced.first;
+  if (!emplaced.second) return it->second;
   try {
     check_mirrored(in);
   } catch (const FoldingRefused& refused) {
