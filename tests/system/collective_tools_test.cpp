@@ -36,9 +36,21 @@ constexpr CollectiveType kRS = CollectiveType::kReduceScatter;
 constexpr CollectiveType kAG = CollectiveType::kAllGather;
 constexpr CollectiveType kA2A = CollectiveType::kAllToAll;
 
+// Every folder fresh_dir() handed out, removed when the test binary exits
+// (ctest gives it a TMPDIR of its own; run directly, it would leave them in /tmp).
+struct DirsToRemove {
+  std::vector<fs::path> dirs;
+  ~DirsToRemove() {
+    std::error_code ec;
+    for (const fs::path& d : dirs) fs::remove_all(d, ec);
+  }
+};
+
 std::string fresh_dir(const std::string& name) {
+  static DirsToRemove made;
   const fs::path dir = fs::path(::testing::TempDir()) / ("collective_tools_" + std::to_string(::getpid()) + "_" + name);
   fs::remove_all(dir);
+  made.dirs.push_back(dir);
   return dir.string();
 }
 
