@@ -22,6 +22,9 @@ void add_transformer_command(CLI::App& workload_gen, TransformerCommand& c) {
   c.app->add_option("--zero", o.zero, "ZeRO stage 0..3 (1, 2: distributed optimizer; 3: parameters sharded too)");
   c.app->add_option("--recompute", o.recompute, "activation recomputation: none (default), selective, full");
   c.app->add_option("--dtype", o.dtype, "GEMM precision: bf16 (default) or fp8");
+  c.app->add_option("--attention", o.attention,
+                    "core attention: fused (default; one kernel, FlashAttention) or unfused (batched GEMMs around a "
+                    "softmax over the scores, Megatron-LM before fused kernels)");
   c.app->add_option("--first-stage-layers", o.first_stage_layers,
                     "layers on the first pipeline stage (with --last-stage-layers; the rest split evenly)");
   c.app->add_option("--last-stage-layers", o.last_stage_layers, "layers on the last pipeline stage");

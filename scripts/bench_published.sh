@@ -34,22 +34,22 @@ cases=(
   # Narayanan et al., SC'21, Table 1, A100s: 137, 138, 142 TFLOP/s counted with the recomputed
   # forward pass, here converted to model FLOPs (x 72 (1 + s/6h + V/12lh) / 96 (1 + s/6h + V/16lh)).
   # Plans: NVIDIA/Megatron-LM examples/sc21/run_table_1.sh.
-  "sc21-gpt-1.7b-32  dgx-a100 4  104.39 held model=configs/models/megatron-sc21/gpt-1.7b.yml&parallel=tp=1,pp=1,dp=32&global-batch=512&micro-batch=16&seq=2048&recompute=full"
-  "sc21-gpt-3.6b-64  dgx-a100 8  104.55 held model=configs/models/megatron-sc21/gpt-3.6b.yml&parallel=tp=2,pp=1,dp=32&global-batch=512&micro-batch=16&seq=2048&recompute=full"
-  "sc21-gpt-7.5b-128 dgx-a100 16 107.20 fit  model=configs/models/megatron-sc21/gpt-7.5b.yml&parallel=tp=4,pp=1,dp=32&global-batch=512&micro-batch=16&seq=2048&recompute=full"
+  "sc21-gpt-1.7b-32  dgx-a100 4  104.39 held model=configs/models/megatron-sc21/gpt-1.7b.yml&parallel=tp=1,pp=1,dp=32&global-batch=512&micro-batch=16&seq=2048&recompute=full&attention=unfused"
+  "sc21-gpt-3.6b-64  dgx-a100 8  104.55 held model=configs/models/megatron-sc21/gpt-3.6b.yml&parallel=tp=2,pp=1,dp=32&global-batch=512&micro-batch=16&seq=2048&recompute=full&attention=unfused"
+  "sc21-gpt-7.5b-128 dgx-a100 16 107.20 fit  model=configs/models/megatron-sc21/gpt-7.5b.yml&parallel=tp=4,pp=1,dp=32&global-batch=512&micro-batch=16&seq=2048&recompute=full&attention=unfused"
   # The table's larger rows: 135, 138, 140, 148, 155, 163, 163 published. From 39B on the script
   # runs DDP=local: the gradients are all-reduced after the last backward pass, not overlapped
   # with it (one bucket per model chunk). Pipeline messages are split over the tensor-parallel
   # ranks and all-gathered (Megatron-LM's default then, --scatter-gather-tensors-in-pipeline).
   # NODES/K: K nodes per rail leaf (`--leaf-nodes`), so that each pipeline stage's data-parallel
   # group sits on whole leaves (the replicas fold where the group's all-reduce divides evenly).
-  "sc21-gpt-18b-256   dgx-a100 32  101.66 held model=configs/models/megatron-sc21/gpt-18b.yml&parallel=tp=8,pp=1,dp=32&global-batch=1024&micro-batch=8&seq=2048&recompute=full"
-  "sc21-gpt-39b-512   dgx-a100 64  103.77 held model=configs/models/megatron-sc21/gpt-39b.yml&parallel=tp=8,pp=2,dp=32&global-batch=1536&micro-batch=4&seq=2048&recompute=full&bucket-params=100000000000&pp-scatter-gather"
-  "sc21-gpt-76b-1024  dgx-a100 128 105.18 held model=configs/models/megatron-sc21/gpt-76b.yml&parallel=tp=8,pp=4,dp=32&global-batch=1792&micro-batch=2&seq=2048&recompute=full&schedule=interleaved:3&bucket-params=100000000000&pp-scatter-gather"
-  "sc21-gpt-145b-1536 dgx-a100 192/12 111.12 held model=configs/models/megatron-sc21/gpt-145b.yml&parallel=tp=8,pp=8,dp=24&global-batch=2304&micro-batch=2&seq=2048&recompute=full&schedule=interleaved:2&bucket-params=100000000000&pp-scatter-gather"
-  "sc21-gpt-310b-1920 dgx-a100 240/15 116.33 held model=configs/models/megatron-sc21/gpt-310b.yml&parallel=tp=8,pp=16,dp=15&global-batch=2160&micro-batch=1&seq=2048&recompute=full&schedule=interleaved:2&bucket-params=100000000000&pp-scatter-gather"
-  "sc21-gpt-530b-2520 dgx-a100 315/9 122.31 held model=configs/models/megatron-sc21/gpt-530b.yml&parallel=tp=8,pp=35,dp=9&global-batch=2520&micro-batch=1&seq=2048&recompute=full&schedule=interleaved:3&bucket-params=100000000000&pp-scatter-gather"
-  "sc21-gpt-1t-3072   dgx-a100 384/12 122.29 held model=configs/models/megatron-sc21/gpt-1t.yml&parallel=tp=8,pp=64,dp=6&global-batch=3072&micro-batch=1&seq=2048&recompute=full&bucket-params=100000000000&pp-scatter-gather"
+  "sc21-gpt-18b-256   dgx-a100 32  101.66 held model=configs/models/megatron-sc21/gpt-18b.yml&parallel=tp=8,pp=1,dp=32&global-batch=1024&micro-batch=8&seq=2048&recompute=full&attention=unfused"
+  "sc21-gpt-39b-512   dgx-a100 64  103.77 held model=configs/models/megatron-sc21/gpt-39b.yml&parallel=tp=8,pp=2,dp=32&global-batch=1536&micro-batch=4&seq=2048&recompute=full&attention=unfused&bucket-params=100000000000&pp-scatter-gather"
+  "sc21-gpt-76b-1024  dgx-a100 128 105.18 held model=configs/models/megatron-sc21/gpt-76b.yml&parallel=tp=8,pp=4,dp=32&global-batch=1792&micro-batch=2&seq=2048&recompute=full&attention=unfused&schedule=interleaved:3&bucket-params=100000000000&pp-scatter-gather"
+  "sc21-gpt-145b-1536 dgx-a100 192/12 111.12 held model=configs/models/megatron-sc21/gpt-145b.yml&parallel=tp=8,pp=8,dp=24&global-batch=2304&micro-batch=2&seq=2048&recompute=full&attention=unfused&schedule=interleaved:2&bucket-params=100000000000&pp-scatter-gather"
+  "sc21-gpt-310b-1920 dgx-a100 240/15 116.33 held model=configs/models/megatron-sc21/gpt-310b.yml&parallel=tp=8,pp=16,dp=15&global-batch=2160&micro-batch=1&seq=2048&recompute=full&attention=unfused&schedule=interleaved:2&bucket-params=100000000000&pp-scatter-gather"
+  "sc21-gpt-530b-2520 dgx-a100 315/9 122.31 held model=configs/models/megatron-sc21/gpt-530b.yml&parallel=tp=8,pp=35,dp=9&global-batch=2520&micro-batch=1&seq=2048&recompute=full&attention=unfused&schedule=interleaved:3&bucket-params=100000000000&pp-scatter-gather"
+  "sc21-gpt-1t-3072   dgx-a100 384/12 122.29 held model=configs/models/megatron-sc21/gpt-1t.yml&parallel=tp=8,pp=64,dp=6&global-batch=3072&micro-batch=1&seq=2048&recompute=full&attention=unfused&bucket-params=100000000000&pp-scatter-gather"
 )
 printf '%-20s %-6s %-12s %-9s %-9s %-7s %-5s %-8s %s\n' case GPUs iteration TFLOP/s published error fit wall peak
 for c in "${cases[@]}"; do

@@ -52,11 +52,16 @@ double KernelShape::bytes() const {
       return (backward ? 8.0 : 4.0) * tensor;
     }
     case KernelKind::kMembound:
-      // add reads two operands and writes one; the others read one and write
-      // one, but for Transformer Engine's fp8 casts, which read `dtype` and
+      // add reads two operands and writes one (softmax's backward reads the
+      // output and its gradient); the others read one and write one, but for Transformer Engine's fp8 casts, which read `dtype` and
       // write 1 B per element: once (fp8_cast, TE's cast_to_fp8) or twice, the
       // copy and its transpose (fp8_cast_transpose, fp8_cast_transpose_fused).
-      if (op == "add") return d(elements) * w * 3.0;
+      if (op == "add" || op == "softmax_backward") return d(elements) * w * 3.0;
+      // Dropout keeps its mask, 1 B per element (PyTorch's bool mask): the
+      // forward writes it, the backward reads it; Megatron-LM's fused
+      // bias-dropout-add reads the block's output and the residual.
+      if (op == "dropout" || op == "dropout_backward") return d(elements) * (w * 2.0 + 1.0);
+      if (op == "bias_dropout_add") return d(elements) * (w * 3.0 + 1.0);
       if (op == "fp8_cast") return d(elements) * (w + 1.0);
       if (op == "fp8_cast_transpose") return d(elements) * (w + 2.0);
       return d(elements) * w * 2.0;

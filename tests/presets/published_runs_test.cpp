@@ -138,12 +138,16 @@ double sc21_model_tflops(double published, double layers, double hidden) {
          (96 * (1 + s / (6 * hidden) + v / (16 * layers * hidden)));
 }
 
-// The dgx-a100 preset's compute.efficiency (0.518) was fitted on the table's
-// 7.5B row (128 GPUs); the 1.7B, 3.6B, 18B, 39B, 76B and 310B rows are held out. Measured
-// 2026-11-27 with NCCL's collectives (the preset's choice on one network
-// level): +10.4% and +6.0% (docs/published-runs.md). The plans are the
-// paper's script (NVIDIA/Megatron-LM examples/sc21/run_table_1.sh).
-TEST(PublishedRuns, MegatronSc21A100RunsWithin15PercentHeldOut) {
+// The dgx-a100 preset's compute.efficiency (0.655) was fitted on the table's
+// 7.5B row (128 GPUs); the 1.7B, 3.6B, 18B, 39B, 76B, 145B and 310B rows are
+// held out (530B and 1T too, in scripts/bench_published.sh: minutes each).
+// The plans are the paper's script (NVIDIA/Megatron-LM
+// examples/sc21/run_table_1.sh), attention as Megatron-LM ran it then
+// (unfused: batched GEMMs around the softmax, dropout 0.1 in the model files).
+// Measured 2026-11-29 (session 17): -3.4%, -2.0%, +3.0%, -2.7%, +6.5%, +0.7%,
+// +2.3% (530B +0.9%, 1T -4.7%); before, with a fused attention kernel and
+// 0.518, the error drifted with size from +10.4% to -20.6%.
+TEST(PublishedRuns, MegatronSc21A100RunsWithin10PercentHeldOut) {
   const std::string models = std::string(SIM_SOURCE_DIR) + "/configs/models/megatron-sc21/";
   struct Row {
     const char* key;
@@ -155,51 +159,55 @@ TEST(PublishedRuns, MegatronSc21A100RunsWithin15PercentHeldOut) {
   const Row rows[] = {
       {"gpt_1_7b_32", 4,
        "gen:transformer?model=" + models +
-           "gpt-1.7b.yml&parallel=tp=1,pp=1,dp=32&global-batch=512&micro-batch=16&seq=2048&recompute=full",
+           "gpt-1.7b.yml&parallel=tp=1,pp=1,dp=32&global-batch=512&micro-batch=16&seq=2048&recompute=full&attention=unfused",
        sc21_model_tflops(137, 24, 2304)},
       {"gpt_3_6b_64", 8,
        "gen:transformer?model=" + models +
-           "gpt-3.6b.yml&parallel=tp=2,pp=1,dp=32&global-batch=512&micro-batch=16&seq=2048&recompute=full",
+           "gpt-3.6b.yml&parallel=tp=2,pp=1,dp=32&global-batch=512&micro-batch=16&seq=2048&recompute=full&attention=unfused",
        sc21_model_tflops(138, 30, 3072)},
       // The larger rows on 32 to 128 nodes: two network levels (the 20-node scalable units partly
       // populated, 16 nodes each: presets/preset.cpp), NCCL, the replicas folded (stand-ins across leaves). From 39B
       // on the script runs DDP=local: the gradients are all-reduced after the last backward pass,
       // one bucket per model chunk; pipeline messages split over the tensor-parallel ranks and
       // all-gathered (Megatron-LM's default then, --scatter-gather-tensors-in-pipeline).
-      // Measured 2026-11-29 (NCCL): -0.8%, -9.7%, -3.7% (rings: +1.8%, -7.4%, -1.6%).
       {"gpt_18b_256", 32,
        "gen:transformer?model=" + models +
-           "gpt-18b.yml&parallel=tp=8,pp=1,dp=32&global-batch=1024&micro-batch=8&seq=2048&recompute=full",
+           "gpt-18b.yml&parallel=tp=8,pp=1,dp=32&global-batch=1024&micro-batch=8&seq=2048&recompute=full&attention=unfused",
        sc21_model_tflops(135, 40, 6144)},
       {"gpt_39b_512", 64,
        "gen:transformer?model=" + models +
-           "gpt-39b.yml&parallel=tp=8,pp=2,dp=32&global-batch=1536&micro-batch=4&seq=2048&recompute=full&"
+           "gpt-39b.yml&parallel=tp=8,pp=2,dp=32&global-batch=1536&micro-batch=4&seq=2048&recompute=full&attention=unfused&"
            "bucket-params=100000000000&pp-scatter-gather",
        sc21_model_tflops(138, 48, 8192)},
       {"gpt_76b_1024", 128,
        "gen:transformer?model=" + models +
-           "gpt-76b.yml&parallel=tp=8,pp=4,dp=32&global-batch=1792&micro-batch=2&seq=2048&recompute=full&"
+           "gpt-76b.yml&parallel=tp=8,pp=4,dp=32&global-batch=1792&micro-batch=2&seq=2048&recompute=full&attention=unfused&"
            "schedule=interleaved:3&bucket-params=100000000000&pp-scatter-gather",
        sc21_model_tflops(140, 60, 10240)},
+      // 1,536 GPUs, 12 nodes per leaf (each stage's data-parallel group of 24 on two leaves).
+      {"gpt_145b_1536", 192,
+       "gen:transformer?model=" + models +
+           "gpt-145b.yml&parallel=tp=8,pp=8,dp=24&global-batch=2304&micro-batch=2&seq=2048&recompute=full&"
+           "attention=unfused&schedule=interleaved:2&bucket-params=100000000000&pp-scatter-gather",
+       sc21_model_tflops(148, 80, 12288), 12},
       // 1,920 GPUs, 15 nodes per leaf so that each stage's data-parallel group of 15 sits on one
       // leaf; its gradient buckets do not divide by 15: NCCL's ring over them is not the same
-      // rank after rank and runs with stand-ins (128 ranks simulated: 43.6 s, 1.2 GB; a ring per
-      // dimension, which pads its parts, folds exactly: 10.6 s). Measured 2026-11-29: -11.5%
-      // (rings: -10.1%).
+      // rank after rank and runs with stand-ins (128 ranks simulated: about 40 s, 1.3 GB).
       {"gpt_310b_1920", 240,
        "gen:transformer?model=" + models +
-           "gpt-310b.yml&parallel=tp=8,pp=16,dp=15&global-batch=2160&micro-batch=1&seq=2048&recompute=full&"
+           "gpt-310b.yml&parallel=tp=8,pp=16,dp=15&global-batch=2160&micro-batch=1&seq=2048&recompute=full&attention=unfused&"
            "schedule=interleaved:2&bucket-params=100000000000&pp-scatter-gather",
        sc21_model_tflops(155, 96, 16384), 15},
   };
   for (const Row& row : rows) {
 #if defined(__SANITIZE_ADDRESS__)
-    // 128 ranks through a 16-stage pipeline: 10 s in Release, minutes unoptimised; the Release suite runs it.
-    if (row.nodes == 240) continue;
+    // 64 and 128 ranks through 8- and 16-stage pipelines: 10 and 40 s in Release, minutes
+    // unoptimised; the Release suite runs them.
+    if (row.nodes >= 192) continue;
 #endif
     const double predicted = tflops_per_gpu("dgx-a100", row.nodes, row.workload, row.leaf_nodes);
     RecordProperty(row.key, std::to_string(predicted));
-    EXPECT_NEAR(predicted / row.published, 1.0, 0.15)
+    EXPECT_NEAR(predicted / row.published, 1.0, 0.10)
         << row.key << ": predicted " << predicted << ", published " << row.published << " model TFLOP/s per GPU";
   }
 }

@@ -31,7 +31,7 @@ ModelConfig parse_model(const std::string& yaml_text, const std::string& source)
   const YAML::Node root = reader.load(yaml_text);
   if (!root.IsMap()) reader.fail(root, "a model is a map of keys (layers, hidden, ...)");
   reader.check_keys(root, "", {"name", "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocab", "mlp", "norm",
-                               "bias", "tied_embeddings", "moe"});
+                               "bias", "tied_embeddings", "dropout", "moe"});
   ModelConfig m;
   m.source = source;
   m.name = root["name"] ? reader.text(root["name"], "name") : std::filesystem::path(source).stem().string();
@@ -55,6 +55,10 @@ ModelConfig parse_model(const std::string& yaml_text, const std::string& source)
   }
   if (root["bias"]) m.bias = reader.flag(root["bias"], "bias");
   if (root["tied_embeddings"]) m.tied_embeddings = reader.flag(root["tied_embeddings"], "tied_embeddings");
+  if (root["dropout"]) {
+    m.dropout = reader.real(root["dropout"], "dropout");
+    if (!(m.dropout >= 0 && m.dropout < 1)) reader.fail(root["dropout"], "dropout is a probability in [0, 1)");
+  }
   if (m.hidden % m.heads != 0) {
     reader.fail(root["heads"], "hidden (" + std::to_string(m.hidden) + ") must be a multiple of heads (" +
                                    std::to_string(m.heads) + ")");

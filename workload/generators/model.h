@@ -14,6 +14,8 @@
 //   norm: rmsnorm            # layernorm (weight + bias) | rmsnorm (weight)
 //   bias: false              # linear layers carry biases (GPT-3: true)
 //   tied_embeddings: false   # output layer shares the input embedding
+//   dropout: 0.1             # attention and hidden dropout in training (Megatron-LM's
+//                            # --attention-dropout, --hidden-dropout); default 0
 //   moe:                     # optional: every layer's MLP is a mixture of experts
 //     experts: 8
 //     top_k: 2
@@ -45,6 +47,9 @@ struct ModelConfig {
   bool rmsnorm = false;
   bool bias = false;
   bool tied_embeddings = false;
+  // Dropout probability of the attention probabilities and of each block's
+  // output; its masks are memory traffic (transformer_graph.cpp), not FLOPs.
+  double dropout = 0;
   MoeConfig moe;
 
   bool is_moe() const { return moe.experts > 0; }

@@ -32,6 +32,7 @@ std::string TrainingSpec::describe() const {
   s += ", ZeRO " + num(zero);
   s += recompute == Recompute::kFull ? ", full recompute" : recompute == Recompute::kSelective ? ", selective recompute" : "";
   s += fp8 ? ", fp8 GEMMs" : ", bf16";
+  if (unfused_attention) s += ", unfused attention";
   if (comm_free) s += ", communication free";
   if (layers_only) s += ", transformer layers only";
   if (pp_scatter_gather) s += ", pipeline messages scattered over tp and gathered";
@@ -187,6 +188,16 @@ TrainingSpec make_training_spec(const TrainingOptions& o) {
   }
   if (o.dtype != "bf16" && o.dtype != "fp8") throw InputError("--dtype '" + o.dtype + "': expected bf16 or fp8");
   t.fp8 = o.dtype == "fp8";
+  if (o.attention != "fused" && o.attention != "unfused") {
+    throw InputError("--attention '" + o.attention + "': expected fused or unfused");
+  }
+  t.unfused_attention = o.attention == "unfused";
+  // Context parallelism's ring attention is Transformer Engine's fused kernel
+  // working on blocks; Megatron-LM has no unfused form of it.
+  if (t.unfused_attention && p.cp > 1) {
+    throw InputError("--attention unfused: context parallelism (cp=" + num(p.cp) +
+                     ") runs the fused attention kernel only (Transformer Engine's ring attention)");
+  }
   const std::uint64_t dpc = std::uint64_t{p.dp} * p.cp;
   t.bucket_params = o.bucket_params ? o.bucket_params : std::max<std::uint64_t>(40'000'000, 1'000'000 * dpc);
   t.comm_free = o.comm_free;
@@ -254,12 +265,13 @@ TrainingOptions parse_training_query(const std::string& query) {
     else if (key == "zero") o.zero = static_cast<std::uint32_t>(std::min<std::uint64_t>(parse_count(key, value), 99));
     else if (key == "recompute") o.recompute = value;
     else if (key == "dtype") o.dtype = value;
+    else if (key == "attention") o.attention = value;
     else if (key == "first-stage-layers") o.first_stage_layers = parse_count(key, value);
     else if (key == "last-stage-layers") o.last_stage_layers = parse_count(key, value);
     else if (key == "bucket-params") o.bucket_params = parse_count(key, value);
     else {
       throw InputError("gen:transformer: unknown key '" + key +
-                       "' (model, parallel, global-batch, micro-batch, seq, schedule, zero, recompute, dtype, "
+                       "' (model, parallel, global-batch, micro-batch, seq, schedule, zero, recompute, dtype, attention, "
                        "first-stage-layers, last-stage-layers, bucket-params, comm-free, layers-only, pp-scatter-gather, "
                        "tp-comm-overlap)");
     }

@@ -33,6 +33,7 @@ struct TrainingOptions {
   std::uint32_t zero = 0;          // 0..3
   std::string recompute = "none";  // none | selective | full
   std::string dtype = "bf16";      // bf16 | fp8 (GEMM inputs)
+  std::string attention = "fused";  // fused (one kernel, FlashAttention) | unfused (batched GEMMs and a softmax)
   std::uint64_t first_stage_layers = 0;  // 0: layers / pp
   std::uint64_t last_stage_layers = 0;
   std::uint64_t bucket_params = 0;  // 0: Megatron's default, max(40e6, 1e6 x dp x cp)
@@ -53,6 +54,9 @@ struct TrainingSpec {
   std::uint32_t zero = 0;
   Recompute recompute = Recompute::kNone;
   bool fp8 = false;
+  // Core attention as Megatron-LM ran it before fused kernels (2021): two
+  // batched GEMMs around a fused scale-mask-softmax over the s x s scores.
+  bool unfused_attention = false;
   std::uint64_t bucket_params = 0;
   bool comm_free = false;
   bool layers_only = false;

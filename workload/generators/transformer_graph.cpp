@@ -395,11 +395,42 @@ class RankBuilder {
     waits_.insert(waits_.end(), scattered.begin(), scattered.end());
   }
 
+  // Core attention as Megatron-LM ran it before fused kernels (its
+  // CoreAttention of 2021, --attention unfused): each head's scores Q K^T as
+  // one batched GEMM (baddbmm), the fused scale-mask-softmax over all s x s
+  // scores (the causal mask skips none of them), dropout of the probabilities,
+  // and their product with V (bmm); the backward pass runs the four products
+  // of the gradients around the dropout's and the softmax's backward. The
+  // GEMMs carry the model's attention FLOPs (4 b s^2 h / tp forward); the
+  // s x s tensors between them are memory traffic a fused kernel never has,
+  // which is what makes small hidden sizes slow. Torch matmuls: outside
+  // Transformer Engine, so never fp8.
+  void unfused_attention(const std::string& what, const char* pass, std::uint32_t mb, bool bwd) {
+    const std::uint64_t s = t_.seq_local(), d = m_.head_dim(), bh = t_.micro_batch * (m_.heads / p_.tp);
+    const std::uint64_t e = bh * s * s;
+    outside_te_ = true;
+    if (!bwd) {
+      gemm(nm(what + ".scores", pass, mb), s, s, d, bh);
+      membound(nm(what + ".softmax", pass, mb), "softmax", e, 4 * e);
+      if (m_.dropout > 0) membound(nm(what + ".dropout", pass, mb), "dropout", e, 5 * e);
+      gemm(nm(what + ".context", pass, mb), s, d, s, bh);
+    } else {
+      gemm(nm(what + ".context", "bwd_probs", mb), s, s, d, bh);  // dP = dO V^T
+      gemm(nm(what + ".context", "bwd_value", mb), s, d, s, bh);  // dV = P^T dO
+      if (m_.dropout > 0) membound(nm(what + ".dropout", "bwd", mb), "dropout_backward", e, 5 * e);
+      membound(nm(what + ".softmax", "bwd", mb), "softmax_backward", e, 6 * e);
+      gemm(nm(what + ".scores", "bwd_query", mb), s, d, s, bh);  // dQ = dS K
+      gemm(nm(what + ".scores", "bwd_key", mb), s, d, s, bh);    // dK = dS^T Q
+    }
+    outside_te_ = false;
+  }
+
   void attention_core(std::uint64_t l, std::uint32_t mb, bool bwd) {
     const std::string what = layer(l) + ".attn.core";
     const char* pass = bwd ? "bwd" : recomputing_ ? "recompute" : "fwd";
     if (cp_.empty()) {
-      attention(nm(what, pass, mb), bwd, t_.micro_batch, t_.seq_local(), true);
+      if (t_.unfused_attention) unfused_attention(what, pass, mb, bwd);
+      else attention(nm(what, pass, mb), bwd, t_.micro_batch, t_.seq_local(), true);
       return;
     }
     // Ring attention: cp steps; step j > 0 uses the K/V block received in step j
@@ -464,6 +495,26 @@ class RankBuilder {
     gemm(nm(what, "bwd_weight", mb), h, in, tok_);
   }
 
+  // --- the residual stream ----------------------------------------------------------
+  // Each block's output joins the residual stream on the rank's sp_tok_ x hidden
+  // elements: Megatron's bias-dropout-add (bias and dropout fused with the add;
+  // a plain add without dropout). In the backward pass the dropout mask scales
+  // the gradient entering the block, and the gradient leaving the block is
+  // summed with the one the residual carried past it (autograd's accumulation).
+  void residual_add(const std::string& what, const char* pass, std::uint32_t mb) {
+    const std::uint64_t e = sp_tok_ * m_.hidden;
+    if (m_.dropout > 0) membound(nm(what + ".residual", pass, mb), "bias_dropout_add", e, 7 * e);
+    else membound(nm(what + ".residual", pass, mb), "add", e, 6 * e);
+  }
+  void residual_dropout_backward(const std::string& what, std::uint32_t mb) {
+    const std::uint64_t e = sp_tok_ * m_.hidden;
+    if (m_.dropout > 0) membound(nm(what + ".dropout", "bwd", mb), "dropout_backward", e, 5 * e);
+  }
+  void residual_accumulate(const std::string& what, std::uint32_t mb) {
+    const std::uint64_t e = sp_tok_ * m_.hidden;
+    membound(nm(what + ".residual", "bwd", mb), "add", e, 6 * e);
+  }
+
   void layer_forward(std::uint64_t l, std::uint32_t mb) {
     const char* pass = recomputing_ ? "recompute" : "fwd";
     const std::string L = layer(l);
@@ -485,8 +536,10 @@ class RankBuilder {
       gemm(nm(L + ".attn.proj", pass, mb), tok_, h, hq_ / p_.tp);
       tp_reduce(L + ".attn", pass, mb);
     }
+    residual_add(L + ".attn", pass, mb);
     if (m_.is_moe()) {
       moe_forward(L, mb, pass);
+      residual_add(L + ".mlp", pass, mb);
       return;
     }
     const std::uint64_t f = m_.ffn_hidden / p_.tp;
@@ -508,6 +561,7 @@ class RankBuilder {
       gemm(nm(L + ".mlp.fc2", pass, mb), tok_, h, f);
       tp_reduce(L + ".mlp", pass, mb);
     }
+    residual_add(L + ".mlp", pass, mb);
   }
 
   void layer_backward(std::uint64_t l, std::uint32_t mb) {
@@ -518,6 +572,7 @@ class RankBuilder {
     }
     const std::string L = layer(l);
     const std::uint64_t h = m_.hidden;
+    residual_dropout_backward(L + ".mlp", mb);
     if (m_.is_moe()) {
       moe_backward(L, mb);
     } else {
@@ -528,17 +583,20 @@ class RankBuilder {
       column_backward(L + ".mlp.fc1", mb, h, fc1_out_);
       membound(nm(L + ".mlp.norm", "bwd", mb), norm(), sp_tok_ * h, 3 * sp_tok_ * h * 2);
     }
+    residual_accumulate(L + ".mlp", mb);
+    residual_dropout_backward(L + ".attn", mb);
     row_backward(L + ".attn.proj", L + ".attn.grad", mb, tp_tag(l, mb, 3), hq_ / p_.tp);
     if (t_.recompute == Recompute::kSelective) {
       recomputing_ = true;
       const std::string what = L + ".attn.core";
-      if (cp_.empty()) attention(nm(what, "recompute", mb), false, t_.micro_batch, t_.seq_local(), true);
+      if (cp_.empty()) attention_core(l, mb, false);
       else for (std::uint32_t j = 0; j < p_.cp; ++j) ring_step(nm(what + ".block" + std::to_string(j), "recompute", mb), false, j);
       recomputing_ = false;
     }
     attention_core(l, mb, true);
     column_backward(L + ".attn.qkv", mb, h, qkv_out_);
     membound(nm(L + ".attn.norm", "bwd", mb), norm(), sp_tok_ * h, 3 * sp_tok_ * h * 2);
+    residual_accumulate(L + ".attn", mb);
   }
 
   // Mixture of experts on this rank's sp_tok_ tokens: router, dispatch
