@@ -32,8 +32,12 @@ def size_label(n):
 
 
 def read_rows(path):
-    if os.path.isdir(path):
+    folder = os.path.isdir(path)
+    if folder:
         path = os.path.join(path, "results.csv")
+    if not os.path.isfile(path):
+        what = "the folder holds no results.csv" if folder else "no such file"
+        sys.exit(f"plot_results: {path}: {what} (give a sweep's results.csv or its output folder)")
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
         header = reader.fieldnames or []
@@ -168,6 +172,8 @@ def place_legend(fig, ax):
 
 
 def plot_overlay(args, plt):
+    if not os.path.isfile(args.overlay):
+        sys.exit(f"plot_results: --overlay {args.overlay}: no such file")
     with open(args.overlay, newline="") as f:
         rows = list(csv.DictReader(f))
     series = {}

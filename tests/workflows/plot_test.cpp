@@ -28,7 +28,14 @@ TEST(Plot, SweepResultsAndCompareOverlayArePngs) {
   std::size_t files = 0;
   for (const auto& e : std::filesystem::directory_iterator(tmp.path())) files += e.is_regular_file();
   EXPECT_EQ(files, 2u);
-  EXPECT_EQ(run_sim("plot " + (tmp / "absent.csv") + " -o " + (tmp / "x.png")).code, 2);
+  // A missing input is one line naming it, not a Python traceback.
+  const SimRun absent = run_sim("plot " + (tmp / "absent.csv") + " -o " + (tmp / "x.png"));
+  EXPECT_EQ(absent.code, 2);
+  EXPECT_NE(absent.output.find("absent.csv: no such file"), std::string::npos) << absent.output;
+  EXPECT_EQ(absent.output.find("Traceback"), std::string::npos) << absent.output;
+  const SimRun no_csv = run_sim("plot " + tmp.path().string() + " -o " + (tmp / "x.png"));
+  EXPECT_EQ(no_csv.code, 2);
+  EXPECT_NE(no_csv.output.find("the folder holds no results.csv"), std::string::npos) << no_csv.output;
   // One panel per bandwidth, log busbw, and time relative to the analytical backend.
   const SimRun facet = run_sim("plot " + (tmp / "out") + " --facet network.bandwidth --style backend --log -o " + (tmp / "facet.png"));
   ASSERT_EQ(facet.code, 0) << facet.output;

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Every published training run of docs/published-runs.md, simulated on its
+# cluster preset, set beside the published model TFLOP/s per GPU.
+#
+#   scripts/bench_published.sh [FILTER]     SIM=build/sim by default
+#
+# FILTER (a grep pattern) picks cases by their line below (e.g. "nemo", "sc21").
+# Prints, per case: GPUs, the simulated iteration, model TFLOP/s per GPU (as
+# Megatron-LM counts them: no recomputation), the published figure converted
+# to the same count, the error, whether the preset's compute.efficiency was
+# fitted on the case or not, wall time and peak RSS of `sim`. Data-parallel
+# replicas fold (docs/system.md): each case takes seconds, the 310B to 1T rows up to minutes
+# (128 to 512 ranks simulated through pipelines of 16 to 64 stages).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SIM=${SIM:-build/sim}
+filter=${1:-.}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench_published.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# case | preset | nodes[/nodes per leaf] | published model TFLOP/s per GPU | fit or held | workload (gen:transformer? query)
+# Sources, plans and FLOP conversions: docs/published-runs.md.
+cases=(
+  # Llama 3 Herd of Models (Meta, 2024), Table 4: BF16, 430 and 400 TFLOP/s per GPU.
+  "llama3-405b-8k  dgx-h100-superpod 1024 430 fit  model=llama3-405b&parallel=tp=8,pp=16,dp=64,sp&global-batch=2048&seq=8192&first-stage-layers=7&last-stage-layers=7&schedule=interleaved:8"
+  "llama3-405b-16k dgx-h100-superpod 2048 400 held model=llama3-405b&parallel=tp=8,pp=16,dp=128,sp&global-batch=2048&seq=8192&first-stage-layers=7&last-stage-layers=7&schedule=interleaved:8"
+  # NeMo 24.07 performance summary (NVIDIA/NeMo docs/source/performance/performance_summary.md), DGX-H100, FP8.
+  # tp-comm-overlap: NeMo-Framework-Launcher's gpt3/175b.yaml and llama/llama3_70b.yaml set
+  # ub_tp_comm_overlap: true (the 8B row has tp 1: no TP communication to overlap).
+  "nemo-gpt3-175b-128 dgx-h100-superpod 16 782 held model=gpt3-175b&parallel=tp=4,pp=8,dp=4,sp&global-batch=256&micro-batch=1&seq=2048&schedule=interleaved:6&zero=1&dtype=fp8&tp-comm-overlap"
+  "nemo-gpt3-175b-512 dgx-h100-superpod 64 842 held model=gpt3-175b&parallel=tp=4,pp=8,dp=16,sp&global-batch=2048&micro-batch=2&seq=2048&schedule=interleaved:6&zero=1&dtype=fp8&tp-comm-overlap"
+  "nemo-llama3-70b-64 dgx-h100-superpod 8 738 held model=llama3-70b&parallel=tp=4,pp=4,dp=2,cp=2,sp&global-batch=128&micro-batch=1&seq=8192&schedule=interleaved:5&zero=1&dtype=fp8&tp-comm-overlap"
+  "nemo-llama3-8b-8   dgx-h100-superpod 1 697 held model=llama3-8b&parallel=tp=1,pp=1,dp=4,cp=2&global-batch=128&micro-batch=1&seq=8192&zero=1&dtype=fp8"
+  # Narayanan et al., SC'21, Table 1, A100s: 137, 138, 142 TFLOP/s counted with the recomputed
+  # forward pass, here converted to model FLOPs (x 72 (1 + s/6h + V/12lh) / 96 (1 + s/6h + V/16lh)).
+  # Plans: NVIDIA/Megatron-LM examples/sc21/run_table_1.sh.
+  "sc21-gpt-1.7b-32  dgx-a100 4  104.39 held model=configs/models/megatron-sc21/gpt-1.7b.yml&parallel=tp=1,pp=1,dp=32&global-batch=512&micro-batch=16&seq=2048&recompute=full"
+  "sc21-gpt-3.6b-64  dgx-a100 8  104.55 held model=configs/models/megatron-sc21/gpt-3.6b.yml&parallel=tp=2,pp=1,dp=32&global-batch=512&micro-batch=16&seq=2048&recompute=full"
+  "sc21-gpt-7.5b-128 dgx-a100 16 107.20 fit  model=configs/models/megatron-sc21/gpt-7.5b.yml&parallel=tp=4,pp=1,dp=32&global-batch=512&micro-batch=16&seq=2048&recompute=full"
+  # The table's larger rows: 135, 138, 140, 148, 155, 163, 163 published. From 39B on the script
+  # runs DDP=local: the gradients are all-reduced after the last backward pass, not overlapped
+  # with it (one bucket per model chunk). Pipeline messages are split over the tensor-parallel
+  # ranks and all-gathered (Megatron-LM's default then, --scatter-gather-tensors-in-pipeline).
+  # NODES/K: K nodes per rail leaf (`--leaf-nodes`), so that each pipeline stage's data-parallel
+  # group sits on whole leaves (the replicas fold where the group's all-reduce divides evenly).
+  "sc21-gpt-18b-256   dgx-a100 32  101.66 held model=configs/models/megatron-sc21/gpt-18b.yml&parallel=tp=8,pp=1,dp=32&global-batch=1024&micro-batch=8&seq=2048&recompute=full"
+  "sc21-gpt-39b-512   dgx-a100 64  103.77 held model=configs/models/megatron-sc21/gpt-39b.yml&parallel=tp=8,pp=2,dp=32&global-batch=1536&micro-batch=4&seq=2048&recompute=full&bucket-params=100000000000&pp-scatter-gather"
+  "sc21-gpt-76b-1024  dgx-a100 128 105.18 held model=configs/models/megatron-sc21/gpt-76b.yml&parallel=tp=8,pp=4,dp=32&global-batch=1792&micro-batch=2&seq=2048&recompute=full&schedule=interleaved:3&bucket-params=100000000000&pp-scatter-gather"
+  "sc21-gpt-145b-1536 dgx-a100 192/12 111.12 held model=configs/models/megatron-sc21/gpt-145b.yml&parallel=tp=8,pp=8,dp=24&global-batch=2304&micro-batch=2&seq=2048&recompute=full&schedule=interleaved:2&bucket-params=100000000000&pp-scatter-gather"
+  "sc21-gpt-310b-1920 dgx-a100 240/15 116.33 held model=configs/models/megatron-sc21/gpt-310b.yml&parallel=tp=8,pp=16,dp=15&global-batch=2160&micro-batch=1&seq=2048&recompute=full&schedule=interleaved:2&bucket-params=100000000000&pp-scatter-gather"
+  "sc21-gpt-530b-2520 dgx-a100 315/9 122.31 held model=configs/models/megatron-sc21/gpt-530b.yml&parallel=tp=8,pp=35,dp=9&global-batch=2520&micro-batch=1&seq=2048&recompute=full&schedule=interleaved:3&bucket-params=100000000000&pp-scatter-gather"
+  "sc21-gpt-1t-3072   dgx-a100 384/12 122.29 held model=configs/models/megatron-sc21/gpt-1t.yml&parallel=tp=8,pp=64,dp=6&global-batch=3072&micro-batch=1&seq=2048&recompute=full&bucket-params=100000000000&pp-scatter-gather"
+)
+printf '%-20s %-6s %-12s %-9s %-9s %-7s %-5s %-8s %s\n' case GPUs iteration TFLOP/s published error fit wall peak
+for c in "${cases[@]}"; do
+  grep -q -- "$filter" <<<"$c" || continue
+  read -r name preset nodes published fit query <<<"$c"
+  leaf=()
+  if [[ $nodes == */* ]]; then leaf=(--leaf-nodes "${nodes#*/}"); nodes=${nodes%/*}; fi
+  sys="$tmp/$preset-$nodes-${leaf[1]:-spread}"
+  [ -d "$sys" ] || "$SIM" system gen "$preset" --nodes "$nodes" "${leaf[@]}" -o "$sys" >/dev/null
+  /usr/bin/time -f "%e %M" -o "$tmp/time" "$SIM" --quiet --workload "gen:transformer?$query" \
+    --network "$sys/network.yml" --system "$sys/system.yml" --report "$tmp/r.json" >/dev/null
+  python3 - "$tmp/r.json" "$tmp/time" "$name" "$published" "$fit" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["training"]
+wall, kb = open(sys.argv[2]).read().split()
+pub = float(sys.argv[4])
+got = t["model_tflops_per_gpu"]
+print(f"{sys.argv[3]:<20} {t['world_size']:<6} {t['iteration_time_ns'] / 1e6:>9.1f} ms {got:>8.1f}  {pub:>8.1f}  "
+      f"{(got / pub - 1) * 100:>+5.1f}%  {sys.argv[5]:<5} {float(wall):>5.1f} s  {int(kb) / 1024:.0f} MiB")
+PY
+done
