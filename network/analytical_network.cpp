@@ -22,6 +22,20 @@ AnalyticalNetwork::AnalyticalNetwork(const Topology& topology, EventQueue& queue
 std::uint32_t AnalyticalNetwork::pair_index(NodeId src, NodeId dst) {
   const std::uint64_t key = std::uint64_t{src} * topology_.npu_count() + dst;
   if (const std::uint32_t* known = pair_of_.find(key)) return *known;
+  const PathCost cost = route_cost(src, dst);
+  const auto index = static_cast<std::uint32_t>(pairs_.size());
+  pairs_.push_back(Pair{src, dst, cost, 0});
+  pair_of_[key] = index;
+  return index;
+}
+
+AnalyticalNetwork::PathCost AnalyticalNetwork::path_cost_once(NodeId src, NodeId dst) {
+  const std::uint64_t key = std::uint64_t{src} * topology_.npu_count() + dst;
+  if (const std::uint32_t* known = pair_of_.find(key)) return pairs_[*known].cost;
+  return route_cost(src, dst);
+}
+
+AnalyticalNetwork::PathCost AnalyticalNetwork::route_cost(NodeId src, NodeId dst) {
   scratch_route_.clear();
   topology_.route(src, dst, scratch_route_);
   PathCost cost;
@@ -40,10 +54,7 @@ std::uint32_t AnalyticalNetwork::pair_index(NodeId src, NodeId dst) {
     }
   }
   cost.latency_sum = add_time(cost.latency_sum, model_.message_latency, "a route's latency");
-  const auto index = static_cast<std::uint32_t>(pairs_.size());
-  pairs_.push_back(Pair{src, dst, cost, 0});
-  pair_of_[key] = index;
-  return index;
+  return cost;
 }
 
 Time AnalyticalNetwork::busiest_queue() const {

@@ -67,6 +67,9 @@ class AnalyticalNetwork final : public Network {
 
   // Cost of the route src -> dst (src != dst), computed once then cached.
   PathCost path_cost(NodeId src, NodeId dst) { return pairs_[pair_index(src, dst)].cost; }
+  // The same, not cached: for checks over many pairs that never send (the
+  // replicas a fold mirrors), which would fill the cache with pairs never used.
+  PathCost path_cost_once(NodeId src, NodeId dst);
 
   // --- exact step aggregation (system/runner/aggregation/): a symmetric
   // collective priced for all its ranks at once leaves the backend as sending
@@ -90,6 +93,7 @@ class AnalyticalNetwork final : public Network {
     std::uint64_t bytes = 0;
   };
   std::uint32_t pair_index(NodeId src, NodeId dst);
+  PathCost route_cost(NodeId src, NodeId dst);
 
   const Topology& topology_;
   EventQueue& queue_;

@@ -638,7 +638,7 @@ void CollectiveEngine::check_mirrored(const Instance& in) {
     for (std::uint32_t p = 0; p < members.size(); ++p) {
       const std::uint32_t q = program.symmetric_peer(p, peer);
       if (q >= members.size() || q == p) fail("the algorithm's symmetry maps a member onto itself", FoldingRefused::kOther);
-      const AnalyticalNetwork::PathCost theirs = analytical->path_cost(members[p], members[q]);
+      const AnalyticalNetwork::PathCost theirs = analytical->path_cost_once(members[p], members[q]);
       if (theirs.latency_sum != mine.latency_sum || theirs.min_bandwidth != mine.min_bandwidth ||
           port_[theirs.first_link] != port_[mine.first_link] || theirs.bottleneck_link != theirs.first_link) {
         fail("NPU " + std::to_string(members[p]) + " -> " + std::to_string(members[q]) + " is not priced as NPU " +
@@ -774,7 +774,7 @@ void CollectiveEngine::check_period(const Instance& in,
       const AnalyticalNetwork::PathCost mine = analytical->path_cost(members[x], members[q]);
       for (std::uint32_t y = x; y < n; y += period) {
         const std::uint32_t z = (q + y - x) % n;
-        const AnalyticalNetwork::PathCost theirs = analytical->path_cost(members[y], members[z]);
+        const AnalyticalNetwork::PathCost theirs = analytical->path_cost_once(members[y], members[z]);
         bool same = theirs.latency_sum == mine.latency_sum && theirs.min_bandwidth == mine.min_bandwidth &&
                     port_[theirs.first_link] == port_[mine.first_link];
         if (mine.bottleneck_link == mine.first_link) {
