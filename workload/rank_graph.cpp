@@ -192,6 +192,20 @@ RankGraph::RankGraph(const EtTrace& trace, int rank, const GraphOptions& options
   link(b, options, p);
 }
 
+RankGraph::RankGraph(int rank, std::string path, const GraphOptions& options,
+                     const std::function<void(const NodeSink&)>& produce)
+    : rank_(rank), path_(std::move(path)) {
+  Body& b = start();
+  Pending p;
+  b.communicators_.emplace_back();
+  WireNode wire;
+  produce([&](const et::Node& node) {
+    wire_node_from(node, wire);
+    add(b, wire, options, p);
+  });
+  link(b, options, p);
+}
+
 RankGraph::RankGraph(const std::string& path, int rank, const GraphOptions& options, Scratch* scratch)
     : rank_(rank), path_(path) {
   Scratch local;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -155,6 +156,14 @@ class RankGraph {
   // Throws InputError (naming file, rank, node id) for duplicate ids, a data
   // dep on an absent node, bad attributes; IncompleteError for a cycle.
   RankGraph(const EtTrace& trace, int rank, const GraphOptions& options);
+  // From nodes handed over one at a time, in order (a generator streaming its
+  // trace: transformer_graph.h): `produce` calls its argument once per node,
+  // and a node need only live during that call. Converting each node while it
+  // is still in cache is what makes this cheaper than building the trace
+  // first. `path` names the trace in messages; the same checks as above.
+  using NodeSink = std::function<void(const et::Node&)>;
+  RankGraph(int rank, std::string path, const GraphOptions& options,
+            const std::function<void(const NodeSink&)>& produce);
   // Streams the file: binary ETs through the fast decoder (read_et_wire_nodes)
   // unless options.protobuf_decoder; no decoded trace is kept in memory.
   RankGraph(const std::string& path, int rank, const GraphOptions& options, Scratch* scratch = nullptr);

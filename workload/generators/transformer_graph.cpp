@@ -26,8 +26,11 @@ class RankBuilder {
   // Builds into `trace`, reusing its nodes' storage (protobuf keeps cleared
   // attributes for reuse), so a thread generating rank after rank allocates
   // almost nothing: allocation was half the generation time.
-  RankBuilder(const TrainingSpec& t, std::uint32_t rank, const std::string& path, EtTrace& trace)
-      : t_(t), m_(t.model), p_(t.plan), rank_(rank), c_(coords_of(t.plan, rank)), trace_(trace) {
+  // `sink`, if given, takes each node once it is complete instead of the
+  // trace keeping it: the trace then holds one node, reused.
+  RankBuilder(const TrainingSpec& t, std::uint32_t rank, const std::string& path, EtTrace& trace,
+              const std::function<void(const et::Node&)>* sink = nullptr)
+      : t_(t), m_(t.model), p_(t.plan), rank_(rank), c_(coords_of(t.plan, rank)), trace_(trace), sink_(sink) {
     trace_.path = path;
     trace_.metadata.Clear();
     trace_.metadata.set_version("0.0.4");
@@ -48,6 +51,10 @@ class RankBuilder {
       else forward(s.microbatch, s.chunk);
     }
     finish_iteration();
+    if (sink_) {
+      if (used_ > 0) (*sink_)(trace_.nodes[0]);
+      return;
+    }
     metadata();
     trace_.nodes.resize(used_);
   }
@@ -56,7 +63,12 @@ class RankBuilder {
   // --- nodes ----------------------------------------------------------------
   et::Node& add(et::NodeType type, const std::string& name) {
     et::Node* n;
-    if (used_ < trace_.nodes.size()) {
+    if (sink_) {  // the previous node is complete: handed over, and its storage reused
+      if (used_ > 0) (*sink_)(trace_.nodes[0]);
+      if (trace_.nodes.empty()) trace_.nodes.emplace_back();
+      n = &trace_.nodes[0];
+      n->Clear();
+    } else if (used_ < trace_.nodes.size()) {
       n = &trace_.nodes[used_];
       n->Clear();
     } else {
@@ -68,6 +80,8 @@ class RankBuilder {
     n->set_type(type);
     return *n;  // valid until the next add()
   }
+  // The node of id `id`, written since the last add(): streaming keeps no other.
+  et::Node& node(std::uint64_t id) { return sink_ ? trace_.nodes[0] : trace_.nodes[id - 1]; }
   static et::AttributeProto* attr(et::Node& n, const char* name) {
     et::AttributeProto* a = n.add_attr();
     a->set_name(name);
@@ -360,7 +374,7 @@ class RankBuilder {
     std::vector<std::uint64_t> ready = waits_;
     if (last_) ready.push_back(last_);
     auto after_ready = [&](std::uint64_t id) {
-      for (std::size_t i = 1; i < ready.size(); ++i) trace_.nodes[id - 1].add_data_deps(ready[i]);
+      for (std::size_t i = 1; i < ready.size(); ++i) node(id).add_data_deps(ready[i]);
       return id;
     };
     const std::uint64_t first = ready.empty() ? 0 : ready[0];
@@ -867,6 +881,7 @@ class RankBuilder {
   std::uint32_t rank_;
   RankCoords c_;
   EtTrace& trace_;
+  const std::function<void(const et::Node&)>* sink_;
   std::size_t used_ = 0;  // nodes of trace_ written so far
   std::uint64_t tok_ = 0, sp_tok_ = 0, hq_ = 0, qkv_out_ = 0, fc1_out_ = 0, dpc_ = 1, edp_ = 1;
   std::string tp_, cp_, dp_, ep_, edp_name_, embd_;  // group names; empty: no such group of 2+ ranks
@@ -888,6 +903,12 @@ EtTrace transformer_rank_trace(const TrainingSpec& spec, std::uint32_t rank, con
 
 void transformer_rank_trace(const TrainingSpec& spec, std::uint32_t rank, EtTrace& into, const std::string& path) {
   RankBuilder(spec, rank, path, into).build();
+}
+
+void transformer_rank_stream(const TrainingSpec& spec, std::uint32_t rank,
+                             const std::function<void(const et::Node&)>& sink) {
+  EtTrace one;
+  RankBuilder(spec, rank, "", one, &sink).build();
 }
 
 }  // namespace sim::gen

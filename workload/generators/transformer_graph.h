@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "workload/et_io.h"
 #include "workload/generators/training_spec.h"
@@ -36,5 +37,10 @@ namespace sim::gen {
 EtTrace transformer_rank_trace(const TrainingSpec& spec, std::uint32_t rank, const std::string& path = "");
 // The same into `into`, reusing its storage (for a thread generating many ranks).
 void transformer_rank_trace(const TrainingSpec& spec, std::uint32_t rank, EtTrace& into, const std::string& path);
+// The same nodes handed to `sink` one at a time, each once it is complete (it
+// is then reused for the next): no trace is held, for building a RankGraph in
+// memory. The GlobalMetadata is not written.
+void transformer_rank_stream(const TrainingSpec& spec, std::uint32_t rank,
+                             const std::function<void(const et::Node&)>& sink);
 
 }  // namespace sim::gen

@@ -81,10 +81,10 @@ std::vector<RankGraph> transformer_rank_graphs(const TrainingSpec& spec, const G
                                                unsigned threads) {
   const auto n = static_cast<std::uint32_t>(ranks.size());
   std::vector<std::optional<RankGraph>> graphs(n);
-  for_each_rank(n, threads, [&](std::uint32_t i, EtTrace& trace) {
+  for_each_rank(n, threads, [&](std::uint32_t i, EtTrace&) {
     const std::uint32_t r = ranks[i];
-    transformer_rank_trace(spec, r, trace, name + " rank " + std::to_string(r));
-    graphs[i].emplace(trace, static_cast<int>(r), options);
+    graphs[i].emplace(static_cast<int>(r), name + " rank " + std::to_string(r), options,
+                      [&](const RankGraph::NodeSink& sink) { transformer_rank_stream(spec, r, sink); });
   });
   std::vector<RankGraph> out;
   out.reserve(n);
