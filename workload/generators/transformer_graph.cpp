@@ -309,10 +309,17 @@ class RankBuilder {
     if (p_.sp) collective(nm(what + ".tp_reduce_scatter", pass, mb), CollectiveType::kReduceScatter, full, tp_, true);
     else collective(nm(what + ".tp_allreduce", pass, mb), CollectiveType::kAllReduce, full, tp_, true);
   }
-  // Input of a column-parallel block with sp: all-gather of the sequence shards.
-  void sp_gather(const std::string& what, const char* pass, std::uint32_t mb) {
+  // Bytes per element of a sequence-parallel all-gather: inside Transformer
+  // Engine under fp8 the gathered tensor is already fp8 (the norm writes its
+  // output in fp8, and gradients are cast before they are gathered:
+  // layernorm_linear.py and linear.py gather what they cast), else bf16.
+  std::uint64_t gather_wire(bool in_te) const { return in_te && t_.fp8 ? 1 : kWire; }
+  // Input of a column-parallel block with sp: all-gather of the sequence
+  // shards; `in_te`: gathered by TE (a layer's norm output or gradient).
+  void sp_gather(const std::string& what, const char* pass, std::uint32_t mb, bool in_te) {
     if (!p_.sp || tp_.empty()) return;
-    collective(nm(what + ".tp_allgather", pass, mb), CollectiveType::kAllGather, sp_tok_ * m_.hidden * kWire, tp_, true);
+    collective(nm(what + ".tp_allgather", pass, mb), CollectiveType::kAllGather, sp_tok_ * m_.hidden * gather_wire(in_te),
+               tp_, true);
   }
   // Backward of a column-parallel GEMM (input width `in`, output `out`): data
   // gradient, its tensor-parallel reduction overlapped with the weight gradient.
@@ -324,7 +331,7 @@ class RankBuilder {
     std::uint64_t gathered = 0;
     if (p_.sp && !tp_.empty()) {  // the weight gradient needs the full input again
       gathered = collective(nm(what + ".tp_allgather", "bwd", mb), CollectiveType::kAllGather,
-                            sp_tok_ * m_.hidden * kWire, tp_, false, last_);
+                            sp_tok_ * m_.hidden * gather_wire(fp8_gemm()), tp_, false, last_);
     }
     gemm(nm(what, "bwd_data", mb), tok_, in, out);
     std::uint64_t reduce = 0;
@@ -367,7 +374,7 @@ class RankBuilder {
                            std::uint64_t n, std::uint64_t k) {
     const std::uint32_t next = rank_of(p_, {(c_.tp + 1) % p_.tp, c_.cp, c_.dp, c_.pp});
     const std::uint32_t prev = rank_of(p_, {(c_.tp + p_.tp - 1) % p_.tp, c_.cp, c_.dp, c_.pp});
-    const std::uint64_t shard = sp_tok_ * m_.hidden * kWire;
+    const std::uint64_t shard = sp_tok_ * m_.hidden * gather_wire(fp8_gemm());
     // The rank's own shard is ready when the stream's next node could start: after
     // its last node and whatever that next node waits for (e.g. the gradient from
     // the next pipeline stage, the previous reduce-scatters).
@@ -501,7 +508,7 @@ class RankBuilder {
       allgather_ring_gemm(what, "bwd_data", mb, tag, in, h);
       if (te_sp()) grad_transpose(what, mb, tok_ * h);
     } else {
-      sp_gather(gather, "bwd", mb);  // backward of the reduce-scatter
+      sp_gather(gather, "bwd", mb, true);  // backward of the reduce-scatter
       if (te_sp()) grad_transpose(what, mb, tok_ * h);
       gemm(nm(what, "bwd_data", mb), tok_, in, h);
     }
@@ -538,7 +545,7 @@ class RankBuilder {
     if (tp_overlap()) {
       allgather_ring_gemm(L + ".attn.qkv", pass, mb, tp_tag(l, mb, 0), qkv_out_, h);
     } else {
-      sp_gather(L + ".attn", pass, mb);
+      sp_gather(L + ".attn", pass, mb, true);
       gemm(nm(L + ".attn.qkv", pass, mb), tok_, qkv_out_, h);
     }
     attention_core(l, mb, false);
@@ -562,7 +569,7 @@ class RankBuilder {
     if (tp_overlap()) {
       allgather_ring_gemm(L + ".mlp.fc1", pass, mb, tp_tag(l, mb, 1), fc1_out_, h);
     } else {
-      sp_gather(L + ".mlp", pass, mb);
+      sp_gather(L + ".mlp", pass, mb, true);
       gemm(nm(L + ".mlp.fc1", pass, mb), tok_, fc1_out_, h);
     }
     membound(nm(L + ".mlp.act", pass, mb), m_.swiglu ? "swiglu" : "gelu", tok_ * f,
@@ -667,14 +674,14 @@ class RankBuilder {
     tp_reduce("embedding", "fwd", mb);  // vocabulary-parallel lookup: partial sums
   }
   void embedding_backward(std::uint32_t mb) {
-    sp_gather("embedding.grad", "bwd", mb);
+    sp_gather("embedding.grad", "bwd", mb, false);
     const std::uint64_t e = tok_ * m_.hidden;
     membound(nm("embedding", "bwd", mb), "embedding_backward", e, 2 * e * 2);
   }
   void output_forward(std::uint32_t mb) {
     const std::uint64_t h = m_.hidden, v = m_.vocab / p_.tp;
     membound(nm("output.norm", "fwd", mb), norm(), sp_tok_ * h, 2 * sp_tok_ * h * 2);
-    sp_gather("output", "fwd", mb);
+    sp_gather("output", "fwd", mb, false);
     outside_te_ = true;
     gemm(nm("output.logits", "fwd", mb), tok_, v, h);
     outside_te_ = false;

@@ -55,5 +55,43 @@ TEST_F(GeneratorTest, Fp8CoversTransformerEnginesGemmsNotTheOutputLayerOrRouter)
   }
 }
 
+// Under fp8 with sequence parallelism, what Transformer Engine all-gathers
+// over the tensor-parallel group is already fp8: a layer's norm output before
+// QKV and FC1 (forward, and again for the weight gradient) and the gradient
+// before the projection's and FC2's data gradient, 1 B per element; the
+// output layer's input and the embedding's gradient (outside TE) stay bf16.
+// With TE's ring exchange the shards it passes on are fp8 the same way.
+TEST_F(GeneratorTest, Fp8AllGathersInsideTransformerEngineCarryOneBytePerElement) {
+  const std::uint64_t h = 64, s = 32, tp = 2;
+  const std::string model = model_file("llama", llama_yaml(4, h, 176, 8, 2, 256));
+  for (const bool overlap : {false, true}) {
+    for (const char* dtype : {"fp8", "bf16"}) {
+      gen::TrainingOptions o = options(model, "tp=2,pp=1,dp=1,sp", 4, s);
+      o.dtype = dtype;
+      o.tp_comm_overlap = overlap;
+      const gen::TrainingSpec spec = gen::make_training_spec(o);
+      const std::uint64_t shard = s / tp * h;  // elements of a sequence shard
+      const std::uint64_t layer_bytes = std::string(dtype) == "fp8" ? 1 : 2;
+      std::size_t layer_gathers = 0, other_gathers = 0, ring_sends = 0;
+      for (const et::Node& n : gen::transformer_rank_trace(spec, 0).nodes) {
+        const std::int64_t size = attr_int(n, "comm_size").value_or(-1);
+        const bool in_layer = n.name().rfind("layer", 0) == 0;
+        if (n.type() == et::COMM_COLL_NODE && n.name().find(".tp_allgather") != std::string::npos) {
+          const bool outside = !in_layer;  // output.tp_allgather, embedding.grad.tp_allgather
+          EXPECT_EQ(size, static_cast<std::int64_t>(shard * (outside ? 2 : layer_bytes))) << dtype << " " << n.name();
+          (outside ? other_gathers : layer_gathers) += 1;
+        }
+        if (n.type() == et::COMM_SEND_NODE && n.name().find(".tp_send") != std::string::npos) {
+          EXPECT_EQ(size, static_cast<std::int64_t>(shard * layer_bytes)) << dtype << " " << n.name();
+          ++ring_sends;
+        }
+      }
+      EXPECT_GT(layer_gathers, 0u) << dtype << (overlap ? ", overlap" : "");
+      EXPECT_GT(other_gathers, 0u) << dtype << (overlap ? ", overlap" : "");
+      EXPECT_EQ(ring_sends > 0, overlap) << dtype;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sim::testing
