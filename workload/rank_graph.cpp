@@ -179,18 +179,10 @@ struct RankGraph::Pending {
 RankGraph::Scratch::Scratch() : pending_(std::make_unique<Pending>()) {}
 RankGraph::Scratch::~Scratch() = default;
 
-RankGraph::RankGraph(const EtTrace& trace, int rank, const GraphOptions& options) : rank_(rank), path_(trace.path) {
-  Body& b = start();
-  Pending p;
-  p.ids.reserve(trace.nodes.size());
-  b.communicators_.emplace_back();
-  WireNode wire;
-  for (const et::Node& node : trace.nodes) {
-    wire_node_from(node, wire);
-    add(b, wire, options, p);
-  }
-  link(b, options, p);
-}
+RankGraph::RankGraph(const EtTrace& trace, int rank, const GraphOptions& options)
+    : RankGraph(rank, trace.path, options, [&](const NodeSink& sink) {
+        for (const et::Node& node : trace.nodes) sink(node);
+      }) {}
 
 RankGraph::RankGraph(int rank, std::string path, const GraphOptions& options,
                      const std::function<void(const NodeSink&)>& produce)
