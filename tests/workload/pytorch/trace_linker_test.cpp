@@ -15,7 +15,7 @@ TEST(UnlinkedOps, KernelNamesStayOnOneShortLine) {
   const std::string s = u.describe("GPU activities with no launching host operator (kept, placed by their launch time)");
   EXPECT_LE(s.size(), 200u) << s;
   EXPECT_EQ(s.rfind("40 GPU activities with no launching host operator", 0), 0u) << s;
-  EXPECT_NE(s.find("(first: void at::native::elementwise_kernel<128, 2,..."), std::string::npos) << s;
+  EXPECT_NE(s.find("(first: void at::native::elementwise_kernel<128, 2, a..., void"), std::string::npos) << s;
   EXPECT_EQ(s.substr(s.size() - 6), ", ...)") << s;
 }
 
