@@ -207,7 +207,8 @@ TEST_F(Calibrate, FittedValuesLieWithinTheirBoundsAndTheHeaderNamesTheFitSet) {
       << "free:\n"
          "  - {name: nvlink_bandwidth, file: network, key: bandwidth.0, min: 180GB/s, max: 299.9996GB/s}\n"
          "  - {name: nvlink_latency, file: network, key: latency.0, min: 50ns, max: 20us}\n";
-  std::ofstream(dir + "/network.yml") << with(TempFolderTest::read(dir + "/network.yml"), {{"bandwidth.0", "500GB/s"}});
+  const std::string network = with(TempFolderTest::read(dir + "/network.yml"), {{"bandwidth.0", "500GB/s"}});
+  std::ofstream(dir + "/network.yml") << network;
   CalibrateOptions o;
   o.reference = ref;
   o.system_dir = dir;
