@@ -2,7 +2,7 @@
 """Whole-program robustness: run `sim` on mutated real inputs.
 
 Every run must end with exit 0, or exit 2 / 3 with a message ("sim: error:
-..."); a signal, a sanitizer report, a hang (timeout) or exit 1 ("internal
+..."), or for `sim compare` exit 1 with its "outside tolerance:" lines; a signal, a sanitizer report, a hang (timeout) or exit 1 ("internal
 error") is a failure, kept in <out>/failures/ with the command to replay it.
 
     scripts/mutate_inputs.py --sim build-fuzz/sim --runs 2000 --out /tmp/mut
@@ -456,6 +456,8 @@ def classify(proc, timed_out):
         return "exit 0"
     if proc.returncode in (2, 3):
         return f"exit {proc.returncode}" if "sim: error:" in text else f"exit {proc.returncode} without message"
+    if proc.returncode == 1 and "outside tolerance:" in proc.stdout:
+        return "compare: outside"  # `sim compare`'s answer, as diff's exit 1 (docs/workflows.md)
     return f"exit {proc.returncode}"
 
 
@@ -537,7 +539,7 @@ def main():
             proc, outcome = None, "hang"
         counts[outcome] += 1
         by_family[family][outcome] += 1
-        ok = outcome in ("exit 0", "exit 2", "exit 3")
+        ok = outcome in ("exit 0", "exit 2", "exit 3", "compare: outside")
         if not ok:
             keep = os.path.join(args.out, "failures", f"{i:05d}")
             shutil.copytree(case, keep)
@@ -550,7 +552,7 @@ def main():
     for fam in sorted(by_family):
         c = by_family[fam]
         print(f"| {fam} | {sum(c.values())} | " + " | ".join(str(c[k]) for k in sorted(counts)) + " |")
-    bad = sum(v for k, v in counts.items() if k not in ("exit 0", "exit 2", "exit 3"))
+    bad = sum(v for k, v in counts.items() if k not in ("exit 0", "exit 2", "exit 3", "compare: outside"))
     print(f"failures: {bad} (kept in {os.path.join(args.out, 'failures')})")
     return 1 if bad else 0
 
