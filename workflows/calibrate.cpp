@@ -361,12 +361,24 @@ YAML::Node find_key(YAML::Node root, const std::vector<std::string>& path) {
   return at;
 }
 
+// `text` as one word of a shell command: quoted when it holds anything but
+// the characters of plain paths and values, so the header's command runs as written.
+std::string shell_word(const std::string& text) {
+  if (!text.empty() && text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.,:/=+-") ==
+                           std::string::npos) {
+    return text;
+  }
+  std::string quoted = "'";
+  for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 std::string header_comment(const CalibrateOptions& o, const CalibrationResult& r) {
   std::ostringstream h;
-  h << "# Calibrated by `sim calibrate " << o.reference << " --system " << o.system_dir << " --fit ";
+  h << "# Calibrated by `sim calibrate " << shell_word(o.reference) << " --system " << shell_word(o.system_dir) << " --fit ";
   for (std::size_t i = 0; i < r.parameters.size(); ++i) h << (i ? "," : "") << r.parameters[i].name;
-  if (!o.nccl_collective.empty()) h << " --collective " << o.nccl_collective;
-  for (const auto& [c, v] : o.filters) h << " --filter " << c << "=" << v;
+  if (!o.nccl_collective.empty()) h << " --collective " << shell_word(o.nccl_collective);
+  for (const auto& [c, v] : o.filters) h << " --filter " << shell_word(c + "=" + v);
   if (o.sizes) h << " --sizes " << o.sizes->first << ":" << o.sizes->second;
   h << "` (docs/calibrate.md).\n# Fitted (a fit, not a spec-sheet number), on " << std::count_if(r.rows.begin(), r.rows.end(), [](const CalibratedRow& x) { return x.fitted; })
     << " rows, rms log error " << r.fit_rms_log_error << ":\n";

@@ -228,6 +228,13 @@ TEST_F(Calibrate, FittedValuesLieWithinTheirBoundsAndTheHeaderNamesTheFitSet) {
   EXPECT_NE(r.network_text.find("--fit nvlink_bandwidth --filter system=synthetic --filter collective=allreduce`"),
             std::string::npos)
       << r.network_text.substr(0, 300);
+  // Values a shell would split are quoted, so the header's command runs as written.
+  std::ofstream(path("ref2.csv")) << "system,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps,source\n"
+                                  << "\"H100 x8 (it's)\",8,all_reduce,16777216,120,1,1,test\n";
+  o.reference = path("ref2.csv");
+  o.filters = {{"system", "H100 x8 (it's)"}};
+  o.progress = nullptr;
+  EXPECT_NE(calibrate(o).network_text.find("--fit nvlink_bandwidth --filter 'system=H100 x8 (it'\\''s)'`"), std::string::npos);
   ASSERT_EQ(progress.size(), 1u);
   EXPECT_EQ(progress[0].round, 1);
   EXPECT_EQ(progress[0].parameter, "nvlink_bandwidth");
