@@ -263,8 +263,14 @@ class Evaluator {
   // Simulated ns of `row` with the files `f` (also sets its busbw).
   double simulate(const Files& f, CalibratedRow& row) {
     const std::uint64_t bytes = row.point.bytes;
-    const std::uint64_t ps = simulate_collective(f.network_text, f.network_source, f.system_text, f.system_source,
-                                                 row.point.collective, bytes, &row.simulated_busbw);
+    std::uint64_t ps = 0;
+    try {
+      ps = simulate_collective(f.network_text, f.network_source, f.system_text, f.system_source, row.point.collective,
+                               bytes, &row.simulated_busbw);
+    } catch (const SimError& e) {  // the row that could not run, and why
+      throw SimError(e.exit_code(), row.point.where + ": " + row.point.collective + " of " + std::to_string(bytes) +
+                                        " B: " + e.what());
+    }
     if (ps == 0) {
       throw InputError(row.point.where + ": the network simulates this " + row.point.collective + " of " +
                        std::to_string(bytes) + " B in 0 ns (one NPU?): a fit needs simulated times above 0");
@@ -560,6 +566,10 @@ CalibrationResult calibrate(const CalibrateOptions& o) {
     CalibratedRow row;
     row.point = p;
     row.point.bytes = simulator_bytes(curve, p, npus);
+    if (row.point.bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      throw InputError(p.where + ": size " + std::to_string(row.point.bytes) +
+                       " B is above the largest a collective carries (2^63 - 1 B, Chakra's comm_size)");
+    }
     row.fitted = passes(p, o);
     filtered += !row.fitted;
     row.measured_ns = *p.time_ns;

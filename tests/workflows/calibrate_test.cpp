@@ -188,6 +188,9 @@ TEST_F(Calibrate, NonFiniteOrTooSmallMeasuredTimesAreErrorsAndNothingIsWritten) 
             path("ref.csv") + ":3: time 0.000100 ns: a fit needs measured times of 1 ps or more");
   EXPECT_EQ(error_for("x,8,all_gather,4194305,30,1,1,s\n"),
             path("ref.csv") + ":3: all-gather size 4194305 B (the gathered total) is not a multiple of the network's 8 NPUs");
+  EXPECT_EQ(error_for("x,8,all_reduce,9223372036854775808,30,1,1,s\n"),
+            path("ref.csv") + ":3: size 9223372036854775808 B is above the largest a collective carries (2^63 - 1 B, "
+                              "Chakra's comm_size)");
   // The rows left out are counted by reason.
   o.filters = {{"collective", "alltoall"}};
   EXPECT_EQ(error_for("x,16,all_reduce,4194304,30,1,1,s\n"),
