@@ -294,14 +294,16 @@ def pt_import(c, host, kineto=None):
 
 def pytorch_ctrl_deps_cycle(c):
     os.mkdir(c.path("in"))
-    pt_host(c, "in/et_rank0.json", [pt_op(5, "aten::add", 6, 3), pt_op(6, "aten::mul", 5, 4)])
+    pt_host(c, "in/et_rank0.json", [pt_op(5, "aten::add", 6, 3), pt_op(6, "aten::mul", 5, 4),
+                                    pt_op(7, "c10d::barrier", 5, 5)])
     pt_import(c, "in")
     c.needles = ["in/et_rank0.json: rank 0", "form a cycle: 5 -> 6 -> 5"]
 
 
 def pytorch_scheme_ctrl_deps_cycle(c):
     os.mkdir(c.path("in"))
-    pt_host(c, "in/et_rank0.json", [pt_op(5, "aten::add", 6, 3), pt_op(6, "aten::mul", 5, 4)])
+    pt_host(c, "in/et_rank0.json", [pt_op(5, "aten::add", 6, 3), pt_op(6, "aten::mul", 5, 4),
+                                    pt_op(7, "c10d::barrier", 5, 5)])
     c.run_on("pytorch:" + c.path("in"))
     c.needles = ["in/et_rank0.json: rank 0", "form a cycle: 5 -> 6 -> 5"]
 

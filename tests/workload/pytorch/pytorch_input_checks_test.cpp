@@ -91,7 +91,9 @@ class PytorchInputChecks : public sim::testing::TempFolderTest {
 // --- host traces as graphs ----------------------------------------------------
 
 TEST_F(PytorchInputChecks, ACycleOfCtrlDepsIsExit2NamingTheOpsOnItNotAHang) {
-  write("in/et_rank0.json", host_trace(10, json::array({op(5, "aten::add", 6, 3), op(6, "aten::mul", 5, 4)})));
+  // A collective under the cycle: the walk up from it for an enclosing collective never ended.
+  write("in/et_rank0.json", host_trace(10, json::array({op(5, "aten::add", 6, 3), op(6, "aten::mul", 5, 4),
+                                                        op(7, "c10d::barrier", 5, 5)})));
   const auto run = import_folder(false);
   EXPECT_EQ(run.code, 2) << run.output;
   EXPECT_NE(run.output.find("sim: error: " + path("in/et_rank0.json") + ": rank 0: the ctrl_deps of ops form a cycle: 5 -> 6 -> 5"),
