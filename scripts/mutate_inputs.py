@@ -6,6 +6,7 @@ Every run must end with exit 0, or exit 2 / 3 with a message ("sim: error:
 error") is a failure, kept in <out>/failures/ with the command to replay it.
 
     scripts/mutate_inputs.py --sim build-fuzz/sim --runs 2000 --out /tmp/mut
+    scripts/mutate_inputs.py --only pytorch --runs 300      # one family
 
 Mutations (chosen at random with --seed, so a campaign is reproducible):
   bytes      bit flips, truncation, inserted/deleted bytes in one rank's binary ET
@@ -488,6 +489,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=30)
     ap.add_argument("--out", default="/tmp/sim_mutate")
+    ap.add_argument("--only", help="one family only (e.g. pytorch)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     shutil.rmtree(args.out, ignore_errors=True)
@@ -507,6 +509,11 @@ def main():
     families += ["msccl", "msccl"] if msccl.sources else []
     families += ["astrasim"] if astrasim.available() else []
     families += ["pytorch"] if pytorch.files else []
+    if args.only:
+        if args.only not in families:
+            print(f"--only {args.only}: not one of {sorted(set(families))} (its inputs may be absent)", file=sys.stderr)
+            return 2
+        families = [args.only]
     counts = collections.Counter()
     by_family = collections.defaultdict(collections.Counter)
     for i in range(args.runs):

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/strict_json.h"
 #include "workload/pytorch/json_element_stream.h"
 
 namespace sim::pytorch {
@@ -102,10 +103,8 @@ int recorded_rank(const std::string& kineto_path) {
     const std::size_t open = head.find('{', info);
     if (open != std::string::npos) {
       const std::string text = object_at(head, open);
-      if (!text.empty()) {
-        json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
-        if (!parsed.is_discarded()) return rank_of_info(parsed, kineto_path);
-      }
+      // The strict reader: bounded nesting, no repeated keys (a hostile head cannot recurse deep).
+      if (!text.empty()) return rank_of_info(parse_json_strict(text, kineto_path + ": distributedInfo"), kineto_path);
     }
   } else if (events != std::string::npos) {
     return -1;  // Kineto writes distributedInfo before traceEvents: none recorded
