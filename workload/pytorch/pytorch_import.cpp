@@ -126,9 +126,21 @@ struct CommSig {
 std::vector<RankFiles> resolve_pytorch_files(const std::vector<std::string>& host_specs,
                                              const std::vector<std::string>& kineto_specs) {
   if (host_specs.empty()) throw InputError("--host-et is required");
-  const auto host = ranks_of_files(files_of(host_specs, Kind::kHost, "--host-et"), false, "--host-et");
   std::map<int, std::string> kineto;
   if (!kineto_specs.empty()) kineto = ranks_of_files(files_of(kineto_specs, Kind::kKineto, "--kineto"), true, "--kineto");
+  // A host trace whose name states no rank takes its process's device trace's.
+  const std::vector<std::string> host_files = files_of(host_specs, Kind::kHost, "--host-et");
+  std::map<std::int64_t, int> rank_of_pid;
+  const bool unnamed = std::any_of(host_files.begin(), host_files.end(), [](const std::string& f) { return rank_in_name(f) < 0; });
+  if (unnamed && host_files.size() > 1) {
+    std::set<std::int64_t> shared;  // processes of several hosts may have one pid: such a pid says nothing
+    for (const auto& [r, f] : kineto) {
+      const std::int64_t pid = trace_pid(f, true);
+      if (pid >= 0 && !rank_of_pid.emplace(pid, r).second) shared.insert(pid);
+    }
+    for (std::int64_t pid : shared) rank_of_pid.erase(pid);
+  }
+  const auto host = ranks_of_files(host_files, false, "--host-et", rank_of_pid);
   if (!kineto.empty() && kineto.size() != host.size()) {
     throw InputError("--kineto gives " + std::to_string(kineto.size()) + " device traces for " + std::to_string(host.size()) +
                      " host traces: give one per rank, or none");

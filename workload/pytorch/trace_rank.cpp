@@ -115,7 +115,53 @@ int recorded_rank(const std::string& kineto_path) {
   return it == top.end() ? -1 : rank_of_info(*it, kineto_path);
 }
 
-std::map<int, std::string> ranks_of_files(const std::vector<std::string>& files, bool kineto, const char* option) {
+std::int64_t trace_pid(const std::string& path, bool kineto) {
+  const std::string head = peek_json_text(path, 1 << 16);
+  auto pid_of = [](const json& j) -> std::int64_t {
+    auto p = j.find("pid");
+    return p != j.end() && p->is_number_integer() ? p->get<std::int64_t>() : -1;
+  };
+  if (!kineto) {  // "pid" comes before "nodes" in ExecutionTraceObserver's output
+    const std::size_t nodes = head.find("\"nodes\"");
+    const std::size_t key = head.find("\"pid\"");
+    if (key == std::string::npos || (nodes != std::string::npos && key > nodes)) {
+      // Written after the nodes (or past the head): the whole file's top level says.
+      return pid_of(stream_json_array(path, "nodes", [](json&) {}));
+    }
+    std::size_t i = head.find(':', key);
+    if (i == std::string::npos) return -1;
+    while (++i < head.size() && (head[i] == ' ' || head[i] == '\n' || head[i] == '\t' || head[i] == '\r')) {
+    }
+    std::size_t end = i;
+    while (end < head.size() && std::isdigit(static_cast<unsigned char>(head[end]))) ++end;
+    if (end == i || end - i > 15) return -1;
+    return std::stoll(head.substr(i, end - i));
+  }
+  const std::size_t events = head.find("\"traceEvents\"");
+  if (events == std::string::npos) return -1;
+  std::size_t at = head.find('[', events);
+  for (int seen = 0; at != std::string::npos && seen < 4096; ++seen) {
+    const std::size_t open = head.find('{', at);
+    if (open == std::string::npos) break;
+    const std::string text = object_at(head, open);
+    if (text.empty()) break;
+    at = open + text.size();
+    json e;
+    try {
+      e = parse_json_strict(text, path);
+    } catch (const InputError&) {
+      return -1;  // the full read reports it
+    }
+    auto cat = e.find("cat");
+    if (cat == e.end() || !cat->is_string()) continue;
+    const std::string& c = cat->get_ref<const std::string&>();
+    if (c == "cpu_op" || c == "user_annotation") return pid_of(e);
+  }
+  return -1;
+}
+
+std::map<int, std::string> ranks_of_files(const std::vector<std::string>& files, bool kineto, const char* option,
+                                          const std::map<std::int64_t, int>& rank_of_pid) {
   std::map<int, std::string> out;
   const std::string opt(option);
   for (const std::string& f : files) {
@@ -128,9 +174,14 @@ std::map<int, std::string> ranks_of_files(const std::vector<std::string>& files,
                        ": rename the file or give the right one");
     }
     if (r < 0) r = files.size() == 1 ? 0 : named;
+    if (r < 0 && !rank_of_pid.empty()) {
+      if (auto it = rank_of_pid.find(trace_pid(f, kineto)); it != rank_of_pid.end()) r = it->second;
+    }
     if (r < 0) {
       throw InputError(opt + ": " + f + " has no rank: " +
-                       (kineto ? std::string("it records none (distributedInfo.rank) and its name ") : std::string("its name ")) +
+                       (kineto ? std::string("it records none (distributedInfo.rank) and its name ")
+                               : std::string(rank_of_pid.empty() ? "" : "no device trace is of its process (pid), and ") +
+                                     "its name ") +
                        "states none unambiguously (\"rank<N>\" or a single number, e.g. et_rank0.json)");
     }
     auto [it, fresh] = out.emplace(r, f);

@@ -290,6 +290,25 @@ TEST_F(PytorchInputChecks, ProfilerDefaultNamesTakeTheRankTheyRecord) {
   EXPECT_EQ(run.code, 0) << run.output;
 }
 
+// Host traces named by host and pid only: each takes the rank of its process's device trace.
+TEST_F(PytorchInputChecks, HostTracesWithoutARankInTheirNameTakeTheirProcesssDeviceTraceRank) {
+  for (int r = 0; r < 2; ++r) {
+    write("in/host_" + std::to_string(20 - r) + "_step2.json", host_trace(20 - r, json::array({op(5, "aten::mm", 2, 3)})));
+    write("in/gpu-node_" + std::to_string(20 - r) + ".17326551879" + std::to_string(r) + ".pt.trace.json",
+          kineto_trace(r, 2, json::array({cpu_event(20 - r, "aten::mm", 3, 100, 10, 41)})));
+  }
+  const auto files = resolve_pytorch_files({path("in")}, {path("in")});
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files[0].host, path("in/host_20_step2.json"));
+  EXPECT_EQ(files[1].host, path("in/host_19_step2.json"));
+  EXPECT_EQ(import_folder(true).code, 0);
+  // Without the device traces nothing says which is which.
+  const auto run = import_folder(false);
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_NE(run.output.find("host_19_step2.json has no rank: its name states none unambiguously"), std::string::npos)
+      << run.output;
+}
+
 TEST_F(PytorchInputChecks, ANameContradictingTheRecordedRankOrTwoFilesOfOneRankAreErrors) {
   write("in/et_rank0.json", host_trace(10, json::array({op(5, "aten::mm", 2, 3)})));
   write("in/et_rank1.json", host_trace(11, json::array({op(5, "aten::mm", 2, 3)})));
