@@ -363,5 +363,21 @@ TEST_F(PytorchInputChecks, TheReportGivesGpuAndCpuBusyTimesApart) {
   EXPECT_EQ(rank["finish_ns"], 17000);
 }
 
+// A trace without CPU nodes: every COMP is GPU time, as compute_ns always counted it.
+TEST_F(PytorchInputChecks, WithoutCpuNodesGpuBusyIsComputeAndCpuBusyIsZero) {
+  std::ofstream(path("w.0.json")) << R"({"metadata": {"version": "0.0.4"}, "nodes": [
+      {"id": "1", "name": "a", "type": "COMP_NODE", "durationMicros": "3"},
+      {"id": "2", "name": "b", "type": "COMP_NODE", "durationMicros": "4", "dataDeps": ["1"]}]})";
+  std::ofstream(path("one.yml")) << "shape: Switch\nnpus: 2\nbandwidth: 50GB/s\nlatency: 500ns\n";
+  const auto run = run_bounded("--workload " + path("w") + " --network " + path("one.yml") + " --report " + path("r.json"));
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("per rank (max): compute 7 us, exposed communication"), std::string::npos) << run.output;
+  std::ifstream in(path("r.json"));
+  const json rank = json::parse(in)["ranks"][0];
+  EXPECT_EQ(rank["compute_ns"], 7000);
+  EXPECT_EQ(rank["gpu_busy_ns"], 7000);
+  EXPECT_EQ(rank["cpu_busy_ns"], 0);
+}
+
 }  // namespace
 }  // namespace sim::pytorch
