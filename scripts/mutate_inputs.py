@@ -6,6 +6,7 @@ Every run must end with exit 0, or exit 2 / 3 with a message ("sim: error:
 error") is a failure, kept in <out>/failures/ with the command to replay it.
 
     scripts/mutate_inputs.py --sim build-fuzz/sim --runs 2000 --out /tmp/mut
+    scripts/mutate_inputs.py --only pytorch --runs 300      # one family
 
 Mutations (chosen at random with --seed, so a campaign is reproducible):
   bytes      bit flips, truncation, inserted/deleted bytes in one rank's binary ET
@@ -33,6 +34,13 @@ Mutations (chosen at random with --seed, so a campaign is reproducible):
              prefixes (mpirun --tag-output, srun --label) on some or all lines
   kernels    kernel table CSVs (configs/kernels/h100) through `sim compute
              time`: bytes, numbers replaced the same way, a byte order mark
+  pytorch    a PyTorch job (../shared/testdata/pytorch/ddp4-gloo-h100: 4 host
+             execution traces + 4 Kineto traces), one file mutated, through
+             `sim workload import pytorch`: bytes of the JSON text, and
+             semantic edits (ctrl_deps cycles, self-parents and dangling
+             parents, duplicated or dangling rf / External / correlation ids,
+             huge or negative durations, distributedInfo.rank and pg_config
+             ranks out of range, files renamed to PyTorch's default names)
 Debian's python3 only. Counts go to docs/reliability.md.
 """
 import argparse
@@ -422,6 +430,88 @@ def kernels_case(rng, sim, case):
     return f"{what} in configs/kernels/h100/{os.path.basename(src)}", [
         sim, "-q", "compute", "time", "--system", system, "--kernels", os.path.join(case, "kernels.csv"),
         "-o", os.path.join(case, "out.csv")]
+class PytorchRunner:
+    """One mutated file of a real 4-rank PyTorch job, imported."""
+
+    def __init__(self, sim):
+        self.sim = sim
+        self.src = os.path.join(TESTDATA, "pytorch", "ddp4-gloo-h100")
+        self.files = sorted(f for f in os.listdir(self.src) if f.endswith(".json.gz")) if os.path.isdir(self.src) else []
+        self.cache = {}
+
+    def doc(self, name):
+        if name not in self.cache:
+            import gzip
+            with gzip.open(os.path.join(self.src, name), "rt") as f:
+                self.cache[name] = f.read()
+        return json.loads(self.cache[name])
+
+    @staticmethod
+    def host_edit(rng, doc):
+        nodes = doc["nodes"]
+        a, b = rng.choice(nodes), rng.choice(nodes)
+        how = rng.choice(["cycle", "self", "dangling", "dup_rf", "dur", "drop"])
+        if how == "cycle":
+            a["ctrl_deps"], b["ctrl_deps"] = b["id"], a["id"]
+        elif how == "self":
+            a["ctrl_deps"] = a["id"]
+        elif how == "dangling":
+            a["ctrl_deps"] = rng.choice(BIG[:4]) if rng.random() < 0.5 else max(n["id"] for n in nodes) + 1
+        elif how == "dup_rf":
+            rf = [x for x in b.get("attrs", []) if x.get("name") == "rf_id"]
+            for x in a.get("attrs", []):
+                if x.get("name") == "rf_id" and rf:
+                    x["value"] = rf[0]["value"]
+        elif how == "dur":
+            a["dur"] = rng.choice([1e13, 1e300, -1, 2**63])
+        else:
+            nodes.remove(a)
+        return f"{how} at op {a.get('id')}"
+
+    @staticmethod
+    def kineto_edit(rng, doc):
+        ev = [e for e in doc["traceEvents"] if isinstance(e, dict) and isinstance(e.get("args"), dict)]
+        a, b = rng.choice(ev), rng.choice(ev)
+        info = doc.get("distributedInfo", {})
+        how = rng.choice(["dur", "corr", "dup_ext", "dup_rf", "rank", "pg_rank", "drop"])
+        if how == "dur":
+            a["dur"] = rng.choice([1e13, 1e300, -1, 2**63])
+        elif how == "corr":
+            a["args"]["correlation"] = b["args"].get("correlation", rng.choice(BIG))
+        elif how == "dup_ext":
+            a["args"]["External id"] = b["args"].get("External id", 1)
+        elif how == "dup_rf":
+            a["args"]["Record function id"] = b["args"].get("Record function id", 1)
+        elif how == "rank":
+            info["rank"] = rng.choice([0, 1, 2, 3, 99, -1, 2**40, "0"])
+        elif how == "pg_rank":
+            for g in info.get("pg_config", []):
+                g["ranks"] = [rng.choice([0, 1, 2, 3, 4, 99, -1, 2**63 - 1]) for _ in g.get("ranks", [0])]
+        else:
+            doc["traceEvents"].remove(a)
+        return f"{how} at event {a.get('name')!r}"
+
+    def case(self, rng, case):
+        victim = rng.choice(self.files)
+        names = {f: f[:-3] for f in self.files}
+        if rng.random() < 0.1:  # PyTorch's default profiler names for the device traces
+            names = {f: (f"host_{i}.{1700000000 + rng.randrange(9)}.pt.trace.json" if f.startswith("kineto") else f[:-3])
+                     for i, f in enumerate(self.files)}
+        for f in self.files:
+            if f != victim:
+                with open(os.path.join(case, names[f]), "w") as out:
+                    out.write(self.cache.get(f) or json.dumps(self.doc(f)))
+        doc = self.doc(victim)
+        if rng.random() < 0.3:
+            text, how = mutate_bytes(rng, json.dumps(doc).encode())
+            what = f"{how} in {victim}"
+        else:
+            what = (self.host_edit if victim.startswith("et_") else self.kineto_edit)(rng, doc) + f" in {victim}"
+            text = json.dumps(doc).encode()
+        with open(os.path.join(case, names[victim]), "wb") as out:
+            out.write(text)
+        return what, [self.sim, "-q", "workload", "import", "pytorch", "--host-et", case, "--kineto", case,
+                      "-o", os.path.join(case, "out")]
 
 
 def mutate_bytes(rng, data):
@@ -468,6 +558,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=30)
     ap.add_argument("--out", default="/tmp/sim_mutate")
+    ap.add_argument("--only", help="one family only (e.g. pytorch)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     shutil.rmtree(args.out, ignore_errors=True)
@@ -481,11 +572,18 @@ def main():
     system_cfg = os.path.join(ROOT, "configs", "system", "h100_like.yml")
     msccl = MscclRunner(args.sim, args.out)
     astrasim = AstrasimRunner()
+    pytorch = PytorchRunner(args.sim)
     families = ["semantic", "semantic", "et_bytes", "topology_bytes", "system_bytes"] if et_dirs else [
         "semantic", "topology_bytes", "system_bytes"]
     families += ["msccl", "msccl"] if msccl.sources else []
     families += ["astrasim"] if astrasim.available() else []
     families += ["curve", "kernels"]
+    families += ["pytorch"] if pytorch.files else []
+    if args.only:
+        if args.only not in families:
+            print(f"--only {args.only}: not one of {sorted(set(families))} (its inputs may be absent)", file=sys.stderr)
+            return 2
+        families = [args.only]
     counts = collections.Counter()
     by_family = collections.defaultdict(collections.Counter)
     for i in range(args.runs):
@@ -502,6 +600,8 @@ def main():
             what, cmd = curve_case(rng, args.sim, case)
         elif family == "kernels":
             what, cmd = kernels_case(rng, args.sim, case)
+        elif family == "pytorch":
+            what, cmd = pytorch.case(rng, case)
         elif family == "semantic":
             what, ranks = semantic(rng, base_workload())
             for r, doc in enumerate(ranks):

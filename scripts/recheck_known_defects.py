@@ -367,6 +367,99 @@ def reference_csv_bom(c):
     bom = c.text("bom.csv", "\ufeff" + REF_HEADER + "x,8,all_reduce,1048576,60,1,1\n")
     c.cmd = ["compare", bom, plain, "--tolerance", "0"]
     c.codes, c.output_has = {0}, ["1 points compared"]
+# --- PyTorch traces (workload import pytorch, --workload pytorch:DIR) ---
+
+def pt_op(i, name, parent, rf, **extra):
+    op = {"id": i, "name": name, "ctrl_deps": parent, "inputs": {"values": [], "shapes": [], "types": []},
+          "outputs": {"values": [], "shapes": [], "types": []},
+          "attrs": [{"name": "rf_id", "type": "uint64", "value": rf}, {"name": "tid", "type": "uint64", "value": 1}]}
+    op.update(extra)
+    return op
+
+
+def pt_host(c, name, nodes, pid=10):
+    roots = [pt_op(1, "[pytorch|profiler|execution_trace|process]", 1, 0),
+             pt_op(2, "[pytorch|profiler|execution_trace|thread]", 1, 0)]
+    with open(c.path(name), "w") as f:
+        json.dump({"schema": "1.1.1-chakra.0.0.4", "pid": pid, "nodes": roots + nodes}, f)
+
+
+def pt_kineto(c, name, rank, world, dur=10, pid=10, groups=None):
+    info = {"backend": "nccl", "rank": rank, "world_size": world}
+    if groups is not None:
+        info["pg_config"] = groups
+    ev = [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": pid, "tid": pid, "ts": 100, "dur": dur,
+           "args": {"External id": 41, "Record function id": 3}}]
+    with open(c.path(name), "w") as f:
+        json.dump({"schemaVersion": 1, "distributedInfo": info, "traceEvents": ev}, f)
+
+
+def pt_import(c, host, kineto=None):
+    c.cmd = ["workload", "import", "pytorch", "--host-et", c.path(host), "-o", c.path("out")]
+    if kineto:
+        c.cmd += ["--kineto", c.path(kineto)]
+
+
+def pytorch_ctrl_deps_cycle(c):
+    os.mkdir(c.path("in"))
+    pt_host(c, "in/et_rank0.json", [pt_op(5, "aten::add", 6, 3), pt_op(6, "aten::mul", 5, 4),
+                                    pt_op(7, "c10d::barrier", 5, 5)])
+    pt_import(c, "in")
+    c.needles = ["in/et_rank0.json: rank 0", "form a cycle: 5 -> 6 -> 5"]
+
+
+def pytorch_scheme_ctrl_deps_cycle(c):
+    os.mkdir(c.path("in"))
+    pt_host(c, "in/et_rank0.json", [pt_op(5, "aten::add", 6, 3), pt_op(6, "aten::mul", 5, 4),
+                                    pt_op(7, "c10d::barrier", 5, 5)])
+    c.run_on("pytorch:" + c.path("in"))
+    c.needles = ["in/et_rank0.json: rank 0", "form a cycle: 5 -> 6 -> 5"]
+
+
+def pytorch_some_ranks(c):
+    os.mkdir(c.path("in"))
+    groups = [{"pg_name": "0", "pg_desc": "default_pg", "ranks": [0, 1, 2, 3]}]
+    for r in range(2):
+        pt_host(c, f"in/et_rank{r}.json", [pt_op(5, "aten::mm", 2, 3)], pid=10 + r)
+        pt_kineto(c, f"in/kineto_rank{r}.json", r, 4, pid=10 + r, groups=groups)
+    pt_import(c, "in", "in")
+    c.needles = ["kineto_rank0.json: rank 0", "process group '0' (default_pg) lists ranks 2, 3, whose traces are missing"]
+
+
+def pytorch_group_rank_99(c):
+    os.mkdir(c.path("in"))
+    groups = [{"pg_name": "0", "ranks": [0, 1]}, {"pg_name": "5", "ranks": [0, 99]}]
+    for r in range(2):
+        pt_host(c, f"in/et_rank{r}.json", [pt_op(5, "aten::mm", 2, 3)], pid=10 + r)
+        pt_kineto(c, f"in/kineto_rank{r}.json", r, 2, pid=10 + r, groups=groups)
+    pt_import(c, "in", "in")
+    c.needles = ["process group '5' lists rank 99", "the trace's job had 2 ranks"]
+
+
+def pytorch_kineto_dur_1e13(c):
+    pt_host(c, "et_rank0.json", [pt_op(5, "aten::mm", 2, 3)])
+    pt_kineto(c, "kineto_rank0.json", 0, 1, dur=1e13)
+    pt_import(c, "et_rank0.json", "kineto_rank0.json")
+    c.needles = ["kineto_rank0.json: rank 0: traceEvents[0] (cpu_op 'aten::mm'): field 'dur' is 10000000000000 us",
+                 LIMIT]
+
+
+def pytorch_profiler_default_names(c):
+    os.mkdir(c.path("in"))
+    for r in range(2):
+        pt_host(c, f"in/et_rank{r}.json", [pt_op(5, "aten::mm", 2, 3)], pid=10 + r)
+        pt_kineto(c, f"in/gpu-node_{10 + r}.{1732655187999 - r}.pt.trace.json", r, 2, pid=10 + r)
+    pt_import(c, "in", "in")
+    c.codes = {0}
+
+
+def pytorch_name_contradicts_rank(c):
+    os.mkdir(c.path("in"))
+    for r in range(2):
+        pt_host(c, f"in/et_rank{r}.json", [pt_op(5, "aten::mm", 2, 3)], pid=10 + r)
+        pt_kineto(c, f"in/kineto_rank{r}.json", 1 - r, 2, pid=10 + r)
+    pt_import(c, "in", "in")
+    c.needles = ["records rank 1 (distributedInfo.rank) but its name says rank 0"]
 
 
 CASES = [
@@ -405,6 +498,13 @@ CASES = [
     ("compute time accepts unknown membound ops", "op 'frobnicate'", compute_unknown_membound_op),
     ("CSV byte order mark misread", "kernel CSV with a BOM", kernel_csv_bom),
     ("CSV byte order mark misread", "reference CSV with a BOM", reference_csv_bom),
+    ("pytorch import hangs", "host trace ctrl_deps cycle 5 -> 6 -> 5", pytorch_ctrl_deps_cycle),
+    ("pytorch import hangs", "the same through --workload pytorch:DIR", pytorch_scheme_ctrl_deps_cycle),
+    ("pytorch import succeeds, run cannot", "2 of 4 ranks imported", pytorch_some_ranks),
+    ("pytorch import succeeds, run cannot", "process group naming rank 99", pytorch_group_rank_99),
+    ("pytorch import succeeds, run cannot", "Kineto dur 1e13 us", pytorch_kineto_dur_1e13),
+    ("pytorch trace ranks", "profiler default names, rank recorded", pytorch_profiler_default_names),
+    ("pytorch trace ranks", "name rank contradicts distributedInfo.rank", pytorch_name_contradicts_rank),
 ]
 
 
