@@ -33,7 +33,7 @@ OUTSIDE = ["proto", "fuzz", "tests", "extern"]  # read by the layers or reading 
 def tracked(repo):
     """Repository-relative paths of the files git tracks (every file when there is no git)."""
     try:
-        out = subprocess.run(["git", "-C", str(repo), "ls-files", "-z"], check=True, capture_output=True).stdout
+        out = subprocess.run(["git", "-C", str(repo), "ls-files", "-z", "--cached", "--others", "--exclude-standard"], check=True, capture_output=True).stdout
         return sorted(n for n in out.decode().split("\0") if n)
     except (OSError, subprocess.CalledProcessError):
         return sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*")

@@ -65,7 +65,7 @@ BINARY = {".png", ".et", ".gz", ".tgz", ".pb", ".pftrace", ".bin", ".so", ".a", 
 
 def files(repo):
     try:
-        out = subprocess.run(["git", "-C", str(repo), "ls-files", "-z"], check=True, capture_output=True).stdout
+        out = subprocess.run(["git", "-C", str(repo), "ls-files", "-z", "--cached", "--others", "--exclude-standard"], check=True, capture_output=True).stdout
         names = [n for n in out.decode().split("\0") if n]
     except (OSError, subprocess.CalledProcessError):
         names = [p.relative_to(repo).as_posix() for p in repo.rglob("*") if p.is_file()]
