@@ -15,7 +15,7 @@ and extern/ when there is no git) and prints each line that names:
     in) is not about an issue;
   - the people or places of the work: helpers' builds, branch names ("branch
     `s6-loop`", "this branch", "the main branch"), "after all merges", the
-    "house move", "this fix", "previously";
+    "house move", "this fix", "until this change", "previously";
   - "the seed" or "the seed paper" for the paper the product reproduces (name
     the paper by its title). A random seed and fuzzing's seed inputs or seed
     corpora are fine.
@@ -50,6 +50,7 @@ WORDS = [
     re.compile(r"\bthis fix\b", re.I),
     re.compile(r"\bfix alone\b", re.I),
     re.compile(r"\bpreviously\b", re.I),
+    re.compile(r"\b(?:until|before|after|since) (?:this|the) (?:change|fix|merge)\b", re.I),
     re.compile(r"\bbranch\s+`[^`]+`", re.I),
     re.compile(r"\b(?:this|the main|the branch's|of the) branch\b(?!\s+(?:of|that|NCCL))", re.I),
     re.compile(r"\bbranch's\s+base\b", re.I),
