@@ -25,7 +25,7 @@ std::uint64_t pack(std::uint32_t rank, std::uint32_t index) {
 
 // Where `rank` stands in `group`. Every rank joins each collective, so a
 // search per join is O(ranks^2) for a collective over all of them (10% of
-// issue 25's benchmark (b), 4,096 ranks); most groups are consecutive ranks,
+// docs/benchmarks.md's case (b), 4,096 ranks); most groups are consecutive ranks,
 // where the offset from the first member is the answer. A group lists each
 // rank once (process_groups.cpp refuses a rank named twice), so a match there
 // is the one the search would find.

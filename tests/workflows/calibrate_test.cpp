@@ -271,7 +271,7 @@ TEST_F(Calibrate, CommandLineErrorsComeBeforeTheFit) {
   EXPECT_FALSE(std::filesystem::exists(path("out")));
 }
 
-// The check: calibrate dgx-h100 (NCCL's algorithms; the preset frees
+// Held-out check: calibrate dgx-h100 (NCCL's algorithms; the preset frees
 // NVLS's efficiency and NCCL's per-call overhead) on the measured all-reduce
 // at 16 MiB to 256 MiB only; the calibrated files must then predict
 // all-reduce at 1-2 GiB and all-gather and reduce-scatter at every size >= 16
