@@ -277,8 +277,8 @@ def gen_seq_2_26(c):
 def gen_wide_model(c):
     model = c.text("wide.yml", "layers: 2\nhidden: 4194304\nffn_hidden: 16777216\nheads: 32\nkv_heads: 8\n"
                                "vocab: 32000\nmlp: swiglu\nnorm: rmsnorm\n")
-    gen_run(c, f"model={model}&parallel=tp=1&global-batch=1&seq=2048")
-    c.needles, c.max_cpu = ["gen:transformer: seq=2048", "hidden 4194304", "wide.yml"], 5
+    gen_run(c, f"model={model}&parallel=tp=2&global-batch=1&seq=262144")
+    c.needles, c.max_cpu = ["gen:transformer: seq=262144", "MLP FC1 GEMM", "hidden 4194304", "wide.yml"], 5
 
 
 def gen_vocab_1e12(c):
@@ -329,7 +329,7 @@ def impossible_mfu(c):
     md = {"version": "0.0.4", "attr": [{"name": "model_flops", "int64Val": str(10**18)}, {"name": "pp", "int64Val": "1"}]}
     with open(c.path("w.0.json"), "w") as f:
         json.dump({"metadata": md, "nodes": [comp(1, 1)]}, f)
-    sys_yml = c.text("sys.yml", "compute:\n  peak_tflops: 989\n")
+    sys_yml = c.text("sys.yml", "compute:\n  peak_tflops: 989\n  memory_bandwidth: 3350GB/s\n")
     c.run_on(c.path("w"), SWITCH8, "--system", sys_yml, "--strict")
     c.needles = ["MFU", "exceeds what a GPU can do", "--strict: the training iteration's MFU exceeds 100 %"]
 
@@ -359,7 +359,7 @@ CASES = [
     ("process groups misread", "pg_name \"0.0\", file defines \"0\" as a subset", pg_float_name),
     ("involved_dim ignored", "[true, false] on an 8x8 torus", involved_dim),
     ("generated counts wrap", "gen: seq 2^26 at tp 2 (MFU 140,135 %)", gen_seq_2_26),
-    ("generated counts wrap", "gen: model hidden 4194304", gen_wide_model),
+    ("generated counts wrap", "gen: hidden 2^22 at seq 2^18 (MFU 358 %)", gen_wide_model),
     ("generated counts wrap", "gen: model vocab 10^12", gen_vocab_1e12),
     ("generated workload past memory", "gen: 2^24 micro-batches", gen_microbatches_2_24),
     ("generated workload past memory", "gen: a billion layers", gen_billion_layers),
