@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)gen::rank_memory(spec, spec.plan.world() - 1);
     // Rings (cp, tp overlap) add steps per layer beyond the low bound: count them in.
     const std::uint64_t per_rank =
-        gen::min_nodes_per_rank(spec) * (2 + 4 * std::uint64_t{spec.plan.cp} + 8 * std::uint64_t{spec.plan.tp});
+        gen::min_nodes_per_rank(spec) * (4 + 4 * std::uint64_t{spec.plan.cp} + 8 * std::uint64_t{spec.plan.tp});
     if (spec.plan.world() > 64 || per_rank * spec.plan.world() > kMaxGeneratedNodes) return;
     gen::transformer_rank_graphs(spec, GraphOptions{}, "gen:transformer", 1);
   });
