@@ -353,7 +353,10 @@ int main(int argc, char** argv) {
     if (*compute.time) return run_compute_command(compute, std::cout, std::cerr);
     if (*pt_import.app) return run_pytorch_import_command(pt_import, std::cout, std::cerr);
     if (system_command_given(system_cmd)) return run_system_command(system_cmd, std::cout);
-    if (*calibrate.app) return run_calibrate_command(calibrate, std::cout);
+    if (*calibrate.app) {
+      calibrate.quiet = calibrate.quiet || o.quiet;  // sim -q calibrate ...
+      return run_calibrate_command(calibrate, std::cout, std::cerr);
+    }
     if (const auto code = run_workflow_commands(*workflows)) return *code;
     presets::use_system_folder(o.system, o.network);  // --system DIR (sim system gen)
     return run_simulation(o);

@@ -2,7 +2,7 @@
 """Whole-program robustness: run `sim` on mutated real inputs.
 
 Every run must end with exit 0, or exit 2 / 3 with a message ("sim: error:
-..."); a signal, a sanitizer report, a hang (timeout) or exit 1 ("internal
+..."), or for `sim compare` exit 1 with its "outside tolerance:" lines; a signal, a sanitizer report, a hang (timeout) or exit 1 ("internal
 error") is a failure, kept in <out>/failures/ with the command to replay it.
 
     scripts/mutate_inputs.py --sim build-fuzz/sim --runs 2000 --out /tmp/mut
@@ -32,6 +32,12 @@ Mutations (chosen at random with --seed, so a campaign is reproducible):
              (2^24, 2^26, 10^12, 2^63, 2^64), negative or non-numeric; bad
              parallel plans and schedules; and model YAML (configs/models) with
              bytes mutated or a key set to such a value, run through a small query
+  curve      measured curves as `sim compare` reads them (the nccl-tests log in
+             tests/workflows/data, ../shared/testdata/reference-curves): bytes,
+             numbers replaced by nan, inf, 0, negatives, 2^64, and launcher
+             prefixes (mpirun --tag-output, srun --label) on some or all lines
+  kernels    kernel table CSVs (configs/kernels/h100) through `sim compute
+             time`: bytes, numbers replaced the same way, a byte order mark
 Debian's python3 only. Counts go to docs/reliability.md.
 """
 import argparse
@@ -424,6 +430,67 @@ def gen_case(rng, sim, case):
         query = f"model={model}&parallel=tp=1,pp=2,dp=1&global-batch=2&seq=64"
     return what, [sim, "-q", "--workload", "gen:transformer?" + query, "--network",
                   os.path.join(ROOT, "configs", "switch8.yml"), "--system", sys_yml, "--strict"]
+# --- curves and kernel tables (sim compare, sim compute time) ---------------
+
+ODD_NUMBERS = ["nan", "inf", "-inf", "0", "-1", "1e308", "1e-320", "18446744073709551616", "", "0x10", "1,5"]
+
+
+def mutate_numbers(rng, text):
+    """Some numbers of `text` replaced by odd ones; returns (description, text)."""
+    spans = [m.span() for m in re.finditer(r"-?[0-9]+(\.[0-9]+)?(e-?[0-9]+)?", text)]
+    if not spans:
+        return "no numbers", text
+    picked = sorted(rng.sample(spans, min(len(spans), rng.randint(1, 3))), reverse=True)
+    news = []
+    for a, b in picked:
+        new = rng.choice(ODD_NUMBERS)
+        news.append(f"{text[a:b]!r}->{new!r}")
+        text = text[:a] + new + text[b:]
+    return "numbers " + ", ".join(news), text
+
+
+def with_prefixes(rng, text):
+    forms = ["[1,0]<stdout>:", "[1,1]<stderr>:", "0: ", " 3: ", "12:"]
+    lines = text.split("\n")
+    everywhere = rng.random() < 0.7
+    form = rng.choice(forms)
+    out = [(form if everywhere or rng.random() < 0.5 else rng.choice(forms)) + l for l in lines]
+    return f"prefix {form!r} {'on every line' if everywhere else 'mixed'}", "\n".join(out)
+
+
+def curve_case(rng, sim, case):
+    sources = [os.path.join(ROOT, "tests", "workflows", "data", "all_reduce_perf_8xH100.txt")]
+    sources += sorted(glob.glob(os.path.join(TESTDATA, "reference-curves", "*.csv")))
+    src = rng.choice(sources)
+    text = open(src, "rb").read()
+    how = rng.choice(["bytes", "numbers", "numbers", "prefix"])
+    if how == "bytes":
+        data, what = mutate_bytes(rng, text)
+    else:
+        what, out = (mutate_numbers if how == "numbers" else with_prefixes)(rng, text.decode())
+        data = out.encode()
+    name = os.path.basename(src)
+    open(os.path.join(case, name), "wb").write(data)
+    cmd = [sim, "-q", "compare", os.path.join(case, name), src, "--metric", rng.choice(["time", "busbw"])]
+    return f"{what} in {name}", cmd
+
+
+def kernels_case(rng, sim, case):
+    src = os.path.join(ROOT, "configs", "kernels", "h100", rng.choice(["gemm.csv", "attention.csv", "membound.csv"]))
+    text = open(src, "rb").read()
+    how = rng.choice(["bytes", "numbers", "numbers", "bom"])
+    if how == "bytes":
+        data, what = mutate_bytes(rng, text)
+    elif how == "bom":
+        data, what = b"\xef\xbb\xbf" + text, "byte order mark"
+    else:
+        what, out = mutate_numbers(rng, text.decode())
+        data = out.encode()
+    open(os.path.join(case, "kernels.csv"), "wb").write(data)
+    system = os.path.join(ROOT, "configs", "system", "h100_kernels.yml")
+    return f"{what} in configs/kernels/h100/{os.path.basename(src)}", [
+        sim, "-q", "compute", "time", "--system", system, "--kernels", os.path.join(case, "kernels.csv"),
+        "-o", os.path.join(case, "out.csv")]
 
 
 def mutate_bytes(rng, data):
@@ -458,6 +525,8 @@ def classify(proc, timed_out):
         return "exit 0"
     if proc.returncode in (2, 3):
         return f"exit {proc.returncode}" if "sim: error:" in text else f"exit {proc.returncode} without message"
+    if proc.returncode == 1 and "outside tolerance:" in proc.stdout:
+        return "compare: outside"  # `sim compare`'s answer, as diff's exit 1 (docs/workflows.md)
     return f"exit {proc.returncode}"
 
 
@@ -486,6 +555,7 @@ def main():
     families += ["msccl", "msccl"] if msccl.sources else []
     families += ["astrasim"] if astrasim.available() else []
     families += ["gen"]
+    families += ["curve", "kernels"]
     counts = collections.Counter()
     by_family = collections.defaultdict(collections.Counter)
     for i in range(args.runs):
@@ -500,6 +570,10 @@ def main():
             what, cmd = astrasim.case(rng, args.sim, case)
         elif family == "gen":
             what, cmd = gen_case(rng, args.sim, case)
+        elif family == "curve":
+            what, cmd = curve_case(rng, args.sim, case)
+        elif family == "kernels":
+            what, cmd = kernels_case(rng, args.sim, case)
         elif family == "semantic":
             what, ranks = semantic(rng, base_workload())
             for r, doc in enumerate(ranks):
@@ -537,7 +611,7 @@ def main():
             proc, outcome = None, "hang"
         counts[outcome] += 1
         by_family[family][outcome] += 1
-        ok = outcome in ("exit 0", "exit 2", "exit 3")
+        ok = outcome in ("exit 0", "exit 2", "exit 3", "compare: outside")
         if not ok:
             keep = os.path.join(args.out, "failures", f"{i:05d}")
             shutil.copytree(case, keep)
@@ -550,7 +624,7 @@ def main():
     for fam in sorted(by_family):
         c = by_family[fam]
         print(f"| {fam} | {sum(c.values())} | " + " | ".join(str(c[k]) for k in sorted(counts)) + " |")
-    bad = sum(v for k, v in counts.items() if k not in ("exit 0", "exit 2", "exit 3"))
+    bad = sum(v for k, v in counts.items() if k not in ("exit 0", "exit 2", "exit 3", "compare: outside"))
     print(f"failures: {bad} (kept in {os.path.join(args.out, 'failures')})")
     return 1 if bad else 0
 

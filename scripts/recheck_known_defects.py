@@ -65,6 +65,8 @@ class Case:
         self.needles = []      # substrings of stderr that name the culprit
         self.max_cpu = None    # CPU seconds (user + system): wall time is noisy on a shared machine
         self.after = None      # extra check: returns "" or what is wrong
+        self.output_has = []   # substrings stdout + stderr must hold
+        self.output_lacks = [] # substrings neither may hold (e.g. "nan" in a report)
 
     def path(self, name):
         return os.path.join(self.d, name)
@@ -332,6 +334,112 @@ def impossible_mfu(c):
     sys_yml = c.text("sys.yml", "compute:\n  peak_tflops: 989\n  memory_bandwidth: 3350GB/s\n")
     c.run_on(c.path("w"), SWITCH8, "--system", sys_yml, "--strict")
     c.needles = ["MFU", "exceeds what a GPU can do", "--strict: the training iteration's MFU exceeds 100 %"]
+# --- sim calibrate, sim compare and sim compute time inputs ---
+
+REF_HEADER = "system,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps\n"
+NCCL_LOG = [
+    "# nThread 1 nGpus 1 minBytes 1024 maxBytes 4096 step: 4(factor) warmup iters: 5 iters: 20",
+    "#  Rank  0 Group  0 Pid  1 on node device  0 [0x18] NVIDIA H100 80GB HBM3",
+    "#  Rank  1 Group  0 Pid  2 on node device  1 [0x28] NVIDIA H100 80GB HBM3",
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)",
+    "        1024           256     float     sum      -1    30.00    0.03    0.00      0    29.70    0.03    0.06      0",
+    "        4096          1024     float     sum      -1    30.01    0.14    0.24      0    29.71    0.14    0.24      0",
+]
+
+
+def calibration_folder(c):
+    """A ring of 8 with its link bandwidth free: what `sim calibrate --system` takes."""
+    d = c.path("sys")
+    os.makedirs(d)
+    shutil.copy(RING8, os.path.join(d, "network.yml"))
+    with open(os.path.join(d, "system.yml"), "w") as f:
+        f.write("collective:\n  algorithms:\n    all_reduce: ring\n")
+    with open(os.path.join(d, "calibration.yml"), "w") as f:
+        f.write("free:\n  - {name: link_bandwidth, file: network, key: bandwidth, min: 10GB/s, max: 100GB/s}\n")
+    return d
+
+
+def calibrate_on(c, rows, *extra):
+    ref = c.text("ref.csv", REF_HEADER + "x,8,all_reduce,1048576,60,1,1\n" + rows)
+    c.cmd = ["calibrate", ref, "--system", calibration_folder(c), "-o", c.path("out")] + list(extra)
+
+
+def calibrate_nan_time(c):
+    calibrate_on(c, "x,8,all_reduce,4194304,nan,1,1\n")
+    c.needles = ["ref.csv:3: column 5 (time_us)", "'nan'"]
+    c.after = lambda: "files written" if os.path.exists(c.path("out")) else ""
+
+
+def calibrate_zero_time(c):
+    calibrate_on(c, "x,8,all_reduce,4194304,0,1,1\n")
+    c.needles = ["ref.csv:3: column 5 (time_us)", "must be above 0"]
+
+
+def calibrate_fit_twice(c):
+    calibrate_on(c, "", "--fit", "link_bandwidth,link_bandwidth")
+    c.needles = ["--fit", "'link_bandwidth' given twice"]
+
+
+def calibrate_fit_empty(c):
+    calibrate_on(c, "", "--fit", "")
+    c.needles = ["--fit ''", "empty parameter name"]
+
+
+def calibrate_output_is_a_file(c):
+    calibrate_on(c, "")
+    c.text("out", "a file\n")
+    c.needles = ["-o " + c.path("out"), "exists and is not a folder"]
+    c.max_cpu = 2  # refused before the fit
+
+
+def calibrate_filter_system(c):
+    calibrate_on(c, "y,8,all_reduce,4194304,100,1,1\n", "--filter", "system=x")
+    c.codes = {0}
+
+    def check():
+        head = open(c.path("out/network.yml")).read()
+        return "" if "--fit link_bandwidth --filter system=x`" in head else "the header lacks --fit and --filter"
+    c.after = check
+
+
+def compare_zero_reference(c):
+    log = c.text("all_reduce_perf.txt", "\n".join(NCCL_LOG) + "\n")
+    ours = c.text("ours.csv", REF_HEADER + "x,2,all_reduce,1024,31,0.03,0.05\nx,2,all_reduce,4096,30,0.14,0.24\n")
+    c.cmd = ["compare", ours, log, "--metric", "busbw"]
+    c.codes, c.output_has, c.output_lacks = {0}, ["not compared", "1 points compared"], ["nan", "inf%"]
+
+
+def nccl_log_prefixed(prefix):
+    def build(c):
+        plain = c.text("all_reduce_perf.txt", "\n".join(NCCL_LOG) + "\n")
+        tagged = c.text("tagged_all_reduce_perf.txt", "".join(prefix + line + "\n" for line in NCCL_LOG))
+        c.cmd = ["compare", tagged, plain, "--tolerance", "0"]
+        c.codes, c.output_has = {0}, ["2 points compared"]
+    return build
+
+
+def compute_unknown_membound_op(c):
+    c.text("membound.csv", "op,dtype,elements,time_us\nadd,bf16,1048576,9.2\nadd,bf16,4194304,30\n"
+                           "copy,bf16,1048576,7.9\ncopy,bf16,4194304,25\n")
+    sys_yml = c.text("sys.yml", "compute:\n  peak_tflops: 989\n  memory_bandwidth: 3.35TB/s\n  kernels: membound.csv\n")
+    ask = c.text("ask.csv", "op,dtype,elements,time_us\nfrobnicate,bf16,1048576,9.2\n")
+    c.cmd = ["compute", "time", "--system", sys_yml, "--kernels", ask]
+    c.needles = ["ask.csv:2", "'frobnicate'", "known: add, copy"]
+
+
+def kernel_csv_bom(c):
+    sys_yml = c.text("sys.yml", "compute:\n  peak_tflops: 989\n  memory_bandwidth: 3.35TB/s\n")
+    ask = c.text("ask.csv", "\ufeffop,dtype,elements,time_us\ncopy,bf16,1048576,9.2\n")
+    c.cmd = ["compute", "time", "--system", sys_yml, "--kernels", ask]
+    c.codes, c.output_has = {0}, ["copy,bf16,1048576,9.2,"]
+
+
+def reference_csv_bom(c):
+    plain = c.text("ref.csv", REF_HEADER + "x,8,all_reduce,1048576,60,1,1\n")
+    bom = c.text("bom.csv", "\ufeff" + REF_HEADER + "x,8,all_reduce,1048576,60,1,1\n")
+    c.cmd = ["compare", bom, plain, "--tolerance", "0"]
+    c.codes, c.output_has = {0}, ["1 points compared"]
 
 
 CASES = [
@@ -369,6 +477,18 @@ CASES = [
     ("generator options read as defaults", "gen: global-batch=0", gen_global_batch_zero),
     ("gen: query errors name flags", "gen: cp=3 with seq=2048", gen_query_names_keys),
     ("physically impossible results", "MFU above 100 % with --strict", impossible_mfu),
+    ("calibrate accepts nonsense times", "reference time_us nan", calibrate_nan_time),
+    ("calibrate accepts nonsense times", "reference time_us 0", calibrate_zero_time),
+    ("calibrate --fit lists", "--fit a,a", calibrate_fit_twice),
+    ("calibrate --fit lists", "--fit ''", calibrate_fit_empty),
+    ("calibrate -o checked after the fit", "-o onto an existing file", calibrate_output_is_a_file),
+    ("calibrate --filter on a reference column", "--filter system=x; header names --fit", calibrate_filter_system),
+    ("compare prints nan/inf deviations", "nccl-tests busbw 0.00 as reference", compare_zero_reference),
+    ("nccl-tests logs through launchers refused", "mpirun --tag-output prefixes", nccl_log_prefixed("[1,0]<stdout>:")),
+    ("nccl-tests logs through launchers refused", "srun --label prefixes", nccl_log_prefixed("0: ")),
+    ("compute time accepts unknown membound ops", "op 'frobnicate'", compute_unknown_membound_op),
+    ("CSV byte order mark misread", "kernel CSV with a BOM", kernel_csv_bom),
+    ("CSV byte order mark misread", "reference CSV with a BOM", reference_csv_bom),
 ]
 
 
@@ -403,6 +523,13 @@ def run_case(sim, timeout, build, cpu_factor):
         missing = [n for n in c.needles if n not in err]
         if missing:
             return "FAIL", f"message lacks {missing!r}: {first}"
+        both = proc.stdout + err
+        absent = [n for n in c.output_has if n not in both]
+        if absent:
+            return "FAIL", f"output lacks {absent!r}: {first}"
+        present = [n for n in c.output_lacks if n in both]
+        if present:
+            return "FAIL", f"output holds {present!r}: {first}"
         if c.max_cpu and cpu > c.max_cpu * cpu_factor:
             return "FAIL", f"took {cpu:.1f} CPU s, more than {c.max_cpu * cpu_factor:g}"
         if c.after:
