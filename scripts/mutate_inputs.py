@@ -28,6 +28,11 @@ Mutations (chosen at random with --seed, so a campaign is reproducible):
              JSON edits (keys dropped, unknown, repeated, wrong-typed, huge),
              and command-line edits (options dropped, unknown, repeated, without
              a value, bad numbers, absent files, folders, /dev/null)
+  gen        the transformer generator: a gen:transformer query with keys
+             dropped, repeated, unknown, without a value, or set to 0, huge
+             (2^24, 2^26, 10^12, 2^63, 2^64), negative or non-numeric; bad
+             parallel plans and schedules; and model YAML (configs/models) with
+             bytes mutated or a key set to such a value, run through a small query
   curve      measured curves as `sim compare` reads them (the nccl-tests log in
              tests/workflows/data, ../shared/testdata/reference-curves): bytes,
              numbers replaced by nan, inf, 0, negatives, 2^64, and launcher
@@ -369,6 +374,70 @@ class AstrasimRunner:
         return what, [sim] + opts
 
 
+# --- the transformer generator ------------------------------------------------
+
+GEN_BASE = {"model": "llama3-8b", "parallel": "tp=2,pp=2,dp=2,sp", "global-batch": "4", "seq": "256"}
+GEN_KEYS = ["model", "parallel", "global-batch", "micro-batch", "seq", "schedule", "zero", "recompute", "dtype",
+            "attention", "first-stage-layers", "last-stage-layers", "bucket-params", "comm-free", "layers-only",
+            "pp-scatter-gather", "tp-comm-overlap"]
+GEN_VALUES = ["0", "1", "2", "3", "7", str(2**24), str(2**26), str(10**12), str(2**63), str(2**64), "-1", "x", "",
+              "1.5"]
+GEN_MODEL_KEYS = ["layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocab", "dropout"]
+GEN_MODEL_VALUES = ["0", "1", "3", str(2**32), str(2**40), str(2**63), str(10**12), "-1", "1.5", "x", "[]"]
+
+
+def gen_query(rng):
+    """A mutated gen:transformer query; returns (description, query)."""
+    q = dict(GEN_BASE)
+    kind = rng.choice(["value", "value", "drop", "unknown", "repeat", "no_value", "parallel", "schedule", "flag"])
+    key = rng.choice(GEN_KEYS)
+    extra = ""
+    if kind == "value":
+        q[key] = rng.choice(GEN_VALUES)
+    elif kind == "drop":
+        q.pop(rng.choice(sorted(q)), None)
+    elif kind == "unknown":
+        q[rng.choice(["colour", "Seq", "seq ", "--seq", "layers"])] = "1"
+    elif kind == "repeat":
+        extra = f"&{key}={rng.choice(GEN_VALUES)}"
+    elif kind == "no_value":
+        extra = f"&{key}"
+    elif kind == "parallel":
+        q["parallel"] = rng.choice(["tp=3", "tp=0", "tp=2,tp=2", "pp=3", "cp=3", "ep=2", "tp=1,sp", "tp=2,pp=2,dp=2,cp=2",
+                                    f"dp={2**20}", f"tp={2**21}", "tp=2,xp=1", ",", "tp=2,pp=2,dp=2,cp=2,sp"])
+    elif kind == "schedule":
+        q["parallel"] = "tp=1,pp=4,dp=1"
+        q["global-batch"] = "8"
+        q["schedule"] = rng.choice(["interleaved:2", "interleaved:0", "interleaved:1024", "interleaved:x", "gpipe", ""])
+    else:
+        q[rng.choice(["comm-free", "layers-only", "pp-scatter-gather", "tp-comm-overlap"])] = rng.choice(
+            ["", "true", "false", "yes", "1"])
+    return f"{kind} {key}", "&".join(f"{k}={v}" for k, v in q.items()) + extra
+
+
+def gen_case(rng, sim, case):
+    """A mutated query, or a mutated model YAML through a small query."""
+    sys_yml = os.path.join(case, "sys.yml")
+    with open(sys_yml, "w") as f:
+        f.write("compute:\n  peak_tflops: 989\n  memory_bandwidth: 3350GB/s\n")
+    if rng.random() < 0.6:
+        what, query = gen_query(rng)
+    else:
+        src = rng.choice(sorted(glob.glob(os.path.join(ROOT, "configs", "models", "*.yml"))))
+        text = open(src, encoding="utf-8").read()
+        if rng.random() < 0.5:
+            data, how = mutate_bytes(rng, text.encode())
+        else:
+            key = rng.choice(GEN_MODEL_KEYS)
+            value = rng.choice(GEN_MODEL_VALUES)
+            lines = [l for l in text.splitlines() if not l.startswith(key + ":")]
+            data, how = ("\n".join(lines) + f"\n{key}: {value}\n").encode(), f"{key}: {value}"
+        model = os.path.join(case, "model.yml")
+        open(model, "wb").write(data)
+        what = f"{how} in configs/models/{os.path.basename(src)}"
+        query = f"model={model}&parallel=tp=1,pp=2,dp=1&global-batch=2&seq=64"
+    return what, [sim, "-q", "--workload", "gen:transformer?" + query, "--network",
+                  os.path.join(ROOT, "configs", "switch8.yml"), "--system", sys_yml, "--strict"]
 # --- curves and kernel tables (sim compare, sim compute time) ---------------
 
 ODD_NUMBERS = ["nan", "inf", "-inf", "0", "-1", "1e308", "1e-320", "18446744073709551616", "", "0x10", "1,5"]
@@ -577,6 +646,7 @@ def main():
         "semantic", "topology_bytes", "system_bytes"]
     families += ["msccl", "msccl"] if msccl.sources else []
     families += ["astrasim"] if astrasim.available() else []
+    families += ["gen"]
     families += ["curve", "kernels"]
     families += ["pytorch"] if pytorch.files else []
     if args.only:
@@ -596,6 +666,8 @@ def main():
             what, cmd = msccl.case(rng, case)
         elif family == "astrasim":
             what, cmd = astrasim.case(rng, args.sim, case)
+        elif family == "gen":
+            what, cmd = gen_case(rng, args.sim, case)
         elif family == "curve":
             what, cmd = curve_case(rng, args.sim, case)
         elif family == "kernels":

@@ -261,6 +261,79 @@ def involved_dim(c):
     c.after = check
 
 
+# --- the transformer generator (gen:transformer?..., model YAML) ---
+
+SWITCH8 = os.path.join(ROOT, "configs", "switch8.yml")
+
+
+def gen_run(c, query, network=SWITCH8, *extra):
+    sys_yml = c.text("sys.yml", "compute:\n  peak_tflops: 312\n  memory_bandwidth: 2039GB/s\n")
+    c.cmd = ["--workload", "gen:transformer?" + query, "--network", network, "--system", sys_yml, "--strict"] + list(extra)
+
+
+def gen_seq_2_26(c):
+    gen_run(c, "model=llama3-8b&parallel=tp=2,pp=1,dp=1&global-batch=1&seq=67108864")
+    c.needles, c.max_cpu = ["gen:transformer: seq=67108864", "attention kernel's FLOPs", "hidden 4096"], 5
+
+
+def gen_wide_model(c):
+    model = c.text("wide.yml", "layers: 2\nhidden: 4194304\nffn_hidden: 16777216\nheads: 32\nkv_heads: 8\n"
+                               "vocab: 32000\nmlp: swiglu\nnorm: rmsnorm\n")
+    gen_run(c, f"model={model}&parallel=tp=2&global-batch=1&seq=262144")
+    c.needles, c.max_cpu = ["gen:transformer: seq=262144", "MLP FC1 GEMM", "hidden 4194304", "wide.yml"], 5
+
+
+def gen_vocab_1e12(c):
+    model = c.text("vocab.yml", "layers: 2\nhidden: 4096\nffn_hidden: 14336\nheads: 32\nkv_heads: 8\n"
+                                "vocab: 1000000000000\n")
+    gen_run(c, f"model={model}&parallel=tp=1&global-batch=1&seq=2048")
+    c.needles, c.max_cpu = ["output layer GEMM", "vocab 1000000000000", "vocab.yml"], 5
+
+
+def gen_microbatches_2_24(c):
+    gen_run(c, "model=llama3-8b&parallel=tp=1&global-batch=16777216&seq=128")
+    c.needles, c.max_cpu = ["global-batch=16777216", "at least 12884901888 nodes", "lower global-batch="], 2
+
+
+def gen_billion_layers(c):
+    model = c.text("deep.yml", "layers: 1000000000\nhidden: 64\nffn_hidden: 256\nheads: 4\nvocab: 128\n")
+    gen_run(c, f"model={model}&parallel=tp=1&global-batch=1&seq=16")
+    c.needles, c.max_cpu = ["nodes", "layers 1000000000 of", "deep.yml"], 2
+
+
+def gen_past_memory(c):
+    gen_run(c, "model=llama3-8b&parallel=tp=1,pp=1,dp=64&global-batch=268435456&seq=128", TORUS)
+    c.needles, c.max_cpu = ["too large for the memory available", "3221225472 nodes", "lower global-batch="], 2
+
+
+def gen_first_stage_zero(c):
+    gen_run(c, "model=llama3-8b&parallel=tp=1,pp=4&global-batch=8&seq=128&first-stage-layers=0&last-stage-layers=8")
+    c.needles = ["first-stage-layers=0: must be from 1"]
+
+
+def gen_bucket_zero(c):
+    gen_run(c, "model=llama3-8b&parallel=tp=1,dp=2&global-batch=8&seq=128&bucket-params=0")
+    c.needles = ["bucket-params=0: must be at least 1"]
+
+
+def gen_global_batch_zero(c):
+    gen_run(c, "model=llama3-8b&parallel=tp=1&global-batch=0&seq=128")
+    c.needles = ["global-batch=0: must be at least 1"]
+
+
+def gen_query_names_keys(c):
+    gen_run(c, "model=llama3-8b&parallel=tp=1,cp=3&global-batch=8&seq=2048")
+    c.needles = ["2 x cp must divide seq=2048"]
+
+
+def impossible_mfu(c):
+    # The generator's metadata (model_flops) claiming 10^18 FLOPs for a 1 us iteration.
+    md = {"version": "0.0.4", "attr": [{"name": "model_flops", "int64Val": str(10**18)}, {"name": "pp", "int64Val": "1"}]}
+    with open(c.path("w.0.json"), "w") as f:
+        json.dump({"metadata": md, "nodes": [comp(1, 1)]}, f)
+    sys_yml = c.text("sys.yml", "compute:\n  peak_tflops: 989\n  memory_bandwidth: 3350GB/s\n")
+    c.run_on(c.path("w"), SWITCH8, "--system", sys_yml, "--strict")
+    c.needles = ["MFU", "exceeds what a GPU can do", "--strict: the training iteration's MFU exceeds 100 %"]
 # --- sim calibrate, sim compare and sim compute time inputs ---
 
 REF_HEADER = "system,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps\n"
@@ -486,6 +559,17 @@ CASES = [
     ("deadlock told in internal terms", "a sub-group member never issues", deadlock_names_group),
     ("process groups misread", "pg_name \"0.0\", file defines \"0\" as a subset", pg_float_name),
     ("involved_dim ignored", "[true, false] on an 8x8 torus", involved_dim),
+    ("generated counts wrap", "gen: seq 2^26 at tp 2 (MFU 140,135 %)", gen_seq_2_26),
+    ("generated counts wrap", "gen: hidden 2^22 at seq 2^18 (MFU 358 %)", gen_wide_model),
+    ("generated counts wrap", "gen: model vocab 10^12", gen_vocab_1e12),
+    ("generated workload past memory", "gen: 2^24 micro-batches", gen_microbatches_2_24),
+    ("generated workload past memory", "gen: a billion layers", gen_billion_layers),
+    ("generated workload past memory", "gen: 64 ranks of 3.2e9 nodes", gen_past_memory),
+    ("generator options read as defaults", "gen: first-stage-layers=0", gen_first_stage_zero),
+    ("generator options read as defaults", "gen: bucket-params=0", gen_bucket_zero),
+    ("generator options read as defaults", "gen: global-batch=0", gen_global_batch_zero),
+    ("gen: query errors name flags", "gen: cp=3 with seq=2048", gen_query_names_keys),
+    ("physically impossible results", "MFU above 100 % with --strict", impossible_mfu),
     ("calibrate accepts nonsense times", "reference time_us nan", calibrate_nan_time),
     ("calibrate accepts nonsense times", "reference time_us 0", calibrate_zero_time),
     ("calibrate --fit lists", "--fit a,a", calibrate_fit_twice),
