@@ -45,13 +45,13 @@ std::string message_of(const std::function<void()> &f) {
 }
 
 TEST(GeneratedGraphChecks, CycleSelfEdgeAndAbsentParentNameRankAndNodes) {
-  EXPECT_EQ(message_of<IncompleteError>([] {
+  EXPECT_EQ(message_of<InputError>([] {
               streamed(3, {{3}, {1}, {2}});
             }),
             "gen:transformer rank 3: rank 3: dependency cycle: 1 -> 2 -> 3 -> "
             "1 (3 nodes can never run)");
   EXPECT_EQ(
-      message_of<IncompleteError>([] {
+      message_of<InputError>([] {
         streamed(5, {{}, {2}});
       }),
       "gen:transformer rank 5: rank 5, node 2: node depends on itself (cycle)");
