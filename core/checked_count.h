@@ -17,18 +17,15 @@ namespace sim {
 
 // The largest integer a Chakra trace attribute keeps (int64; num_ops,
 // tensor_size, comm_size and comm_tag are read back as 0..2^63 - 1).
-inline constexpr std::uint64_t kMaxTraceInt =
-    static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+inline constexpr std::uint64_t kMaxTraceInt = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
 
 class CheckedCount {
-public:
+ public:
   constexpr CheckedCount() = default;
-  constexpr CheckedCount(std::uint64_t v)
-      : value_(v) {} // NOLINT: implicit, so that plain counts mix in
+  constexpr CheckedCount(std::uint64_t v) : value_(v) {}  // NOLINT: implicit, so that plain counts mix in
 
   // Whether no step overflowed and the value is at most `limit`.
-  constexpr bool
-  fits(std::uint64_t limit = std::numeric_limits<std::uint64_t>::max()) const {
+  constexpr bool fits(std::uint64_t limit = std::numeric_limits<std::uint64_t>::max()) const {
     return !overflow_ && value_ <= limit;
   }
   constexpr bool overflowed() const { return overflow_; }
@@ -37,14 +34,12 @@ public:
 
   friend constexpr CheckedCount operator*(CheckedCount a, CheckedCount b) {
     CheckedCount r;
-    r.overflow_ = a.overflow_ || b.overflow_ ||
-                  __builtin_mul_overflow(a.value_, b.value_, &r.value_);
+    r.overflow_ = a.overflow_ || b.overflow_ || __builtin_mul_overflow(a.value_, b.value_, &r.value_);
     return r;
   }
   friend constexpr CheckedCount operator+(CheckedCount a, CheckedCount b) {
     CheckedCount r;
-    r.overflow_ = a.overflow_ || b.overflow_ ||
-                  __builtin_add_overflow(a.value_, b.value_, &r.value_);
+    r.overflow_ = a.overflow_ || b.overflow_ || __builtin_add_overflow(a.value_, b.value_, &r.value_);
     return r;
   }
   // b must not be 0.
@@ -57,9 +52,9 @@ public:
   CheckedCount &operator*=(CheckedCount b) { return *this = *this * b; }
   CheckedCount &operator+=(CheckedCount b) { return *this = *this + b; }
 
-private:
+ private:
   std::uint64_t value_ = 0;
   bool overflow_ = false;
 };
 
-} // namespace sim
+}  // namespace sim

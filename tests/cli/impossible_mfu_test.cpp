@@ -16,7 +16,7 @@ namespace sim::testing {
 namespace {
 
 class ImpossibleMfu : public TempFolderTest {
-protected:
+ protected:
   void SetUp() override {
     TempFolderTest::SetUp();
     EtTrace t;
@@ -35,14 +35,12 @@ protected:
     n.set_duration_micros(1);
     write_et(t, path("wl.0.et"));
     write_et(t, path("wl.1.et"));
-    std::ofstream(path("sys.yml"))
-        << "compute:\n  peak_tflops: 989\n  memory_bandwidth: 3350GB/s\n";
-    std::ofstream(path("two.yml"))
-        << "shape: Switch\nnpus: 2\nbandwidth: 50GB/s\nlatency: 500ns\n";
+    std::ofstream(path("sys.yml")) << "compute:\n  peak_tflops: 989\n  memory_bandwidth: 3350GB/s\n";
+    std::ofstream(path("two.yml")) << "shape: Switch\nnpus: 2\nbandwidth: 50GB/s\nlatency: 500ns\n";
   }
   std::string args() const {
-    return "--workload " + path("wl") + " --network " + path("two.yml") +
-           " --system " + path("sys.yml") + " --report " + path("r.json");
+    return "--workload " + path("wl") + " --network " + path("two.yml") + " --system " + path("sys.yml") +
+           " --report " + path("r.json");
   }
   std::int64_t flops_ = 1'000'000'000'000'000'000;
 };
@@ -58,9 +56,7 @@ TEST_F(ImpossibleMfu, IsAWarningAndInTheReport) {
             "model FLOPs and the system's compute peak\n");
   const auto report = nlohmann::json::parse(read(path("r.json")));
   ASSERT_EQ(report["warnings"].size(), 1u);
-  EXPECT_NE(
-      report["warnings"][0].get<std::string>().find("MFU 50556117290.19 %"),
-      std::string::npos);
+  EXPECT_NE(report["warnings"][0].get<std::string>().find("MFU 50556117290.19 %"), std::string::npos);
 }
 
 TEST_F(ImpossibleMfu, IsAnErrorWithStrict) {
@@ -73,12 +69,12 @@ TEST_F(ImpossibleMfu, IsAnErrorWithStrict) {
 }
 
 TEST_F(ImpossibleMfu, APhysicalIterationIsQuiet) {
-  flops_ = 2'000'000; // 10^6 FLOP per GPU in 1 us: 1 TFLOP/s
+  flops_ = 2'000'000;  // 10^6 FLOP per GPU in 1 us: 1 TFLOP/s
   SetUp();
   const SimRun run = run_sim(args() + " -q --strict");
   EXPECT_EQ(run.code, 0) << run.output;
   EXPECT_EQ(run.output, "");
 }
 
-} // namespace
-} // namespace sim::testing
+}  // namespace
+}  // namespace sim::testing

@@ -25,4 +25,4 @@ std::uint64_t max_stage_layers(const TrainingSpec &spec);
 // keys when a count would not fit. Called by make_training_spec.
 void check_quantity_limits(const TrainingSpec &spec);
 
-} // namespace sim::gen
+}  // namespace sim::gen

@@ -17,18 +17,16 @@ namespace sim::testing {
 namespace {
 
 // Nodes 1..deps.size(), COMP, node i depending on deps[i - 1].
-RankGraph streamed(int rank,
-                   const std::vector<std::vector<std::uint64_t>> &deps) {
-  return RankGraph(rank, "gen:transformer rank " + std::to_string(rank),
-                   GraphOptions{}, [&](const RankGraph::NodeSink &sink) {
+RankGraph streamed(int rank, const std::vector<std::vector<std::uint64_t>> &deps) {
+  return RankGraph(rank, "gen:transformer rank " + std::to_string(rank), GraphOptions{},
+                   [&](const RankGraph::NodeSink &sink) {
                      for (std::size_t i = 0; i < deps.size(); ++i) {
                        et::Node n;
                        n.set_id(i + 1);
                        n.set_name("layer" + std::to_string(i) + ".fwd mb0");
                        n.set_type(et::COMP_NODE);
                        n.set_duration_micros(1);
-                       for (const std::uint64_t d : deps[i])
-                         n.add_data_deps(d);
+                       for (const std::uint64_t d : deps[i]) n.add_data_deps(d);
                        sink(n);
                      }
                    });
@@ -50,11 +48,10 @@ TEST(GeneratedGraphChecks, CycleSelfEdgeAndAbsentParentNameRankAndNodes) {
             }),
             "gen:transformer rank 3: rank 3: dependency cycle: 1 -> 2 -> 3 -> "
             "1 (3 nodes can never run)");
-  EXPECT_EQ(
-      message_of<InputError>([] {
-        streamed(5, {{}, {2}});
-      }),
-      "gen:transformer rank 5: rank 5, node 2: node depends on itself (cycle)");
+  EXPECT_EQ(message_of<InputError>([] {
+              streamed(5, {{}, {2}});
+            }),
+            "gen:transformer rank 5: rank 5, node 2: node depends on itself (cycle)");
   EXPECT_EQ(message_of<InputError>([] {
               streamed(7, {{}, {1, 9}});
             }),
@@ -75,12 +72,10 @@ TEST(GeneratedGraphChecks, GeneratedRanksPassTheChecks) {
   const gen::TrainingSpec spec = gen::make_training_spec(o);
   for (std::uint32_t r = 0; r < spec.plan.world(); r += 2) {
     const RankGraph g(static_cast<int>(r), "gen", GraphOptions{},
-                      [&](const RankGraph::NodeSink &sink) {
-                        gen::transformer_rank_stream(spec, r, sink);
-                      });
+                      [&](const RankGraph::NodeSink &sink) { gen::transformer_rank_stream(spec, r, sink); });
     EXPECT_GT(g.size(), 0u);
   }
 }
 
-} // namespace
-} // namespace sim::testing
+}  // namespace
+}  // namespace sim::testing
