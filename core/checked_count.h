@@ -49,8 +49,8 @@ class CheckedCount {
     r.value_ = r.overflow_ ? 0 : a.value_ / b.value_;
     return r;
   }
-  CheckedCount &operator*=(CheckedCount b) { return *this = *this * b; }
-  CheckedCount &operator+=(CheckedCount b) { return *this = *this + b; }
+  CheckedCount& operator*=(CheckedCount b) { return *this = *this * b; }
+  CheckedCount& operator+=(CheckedCount b) { return *this = *this + b; }
 
  private:
   std::uint64_t value_ = 0;

@@ -19,7 +19,7 @@ constexpr std::uint64_t kMaxGeneratedNodes = 50'000;
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace sim;
   fuzz::expect_clean("gen_query", [&] {
     const std::string query = fuzz::text_of(data, size);

@@ -8,7 +8,7 @@
 #include "workload/generators/transformer_graph.h"
 #include "workload/rank_graph.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace sim;
   fuzz::expect_clean("model_yaml", [&] {
     const gen::ModelConfig model = gen::parse_model(fuzz::text_of(data, size), "fuzz/model.yml");
@@ -23,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     (void)gen::model_flops_per_iteration(spec);
     if (gen::min_nodes_per_rank(spec) > 5'000 || spec.plan.world() > 8) return;
     const RankGraph g(0, "fuzz/model.yml", GraphOptions{},
-                      [&](const RankGraph::NodeSink &sink) { gen::transformer_rank_stream(spec, 0, sink); });
+                      [&](const RankGraph::NodeSink& sink) { gen::transformer_rank_stream(spec, 0, sink); });
   });
   return 0;
 }

@@ -21,14 +21,14 @@ class ImpossibleMfu : public TempFolderTest {
     TempFolderTest::SetUp();
     EtTrace t;
     t.metadata.set_version("0.0.4");
-    auto md = [&](const char *name, std::int64_t v) {
-      et::AttributeProto *a = t.metadata.add_attr();
+    auto md = [&](const char* name, std::int64_t v) {
+      et::AttributeProto* a = t.metadata.add_attr();
       a->set_name(name);
       a->set_int64_val(v);
     };
     md("model_flops", flops_);
     md("pp", 1);
-    et::Node &n = t.nodes.emplace_back();
+    et::Node& n = t.nodes.emplace_back();
     n.set_id(1);
     n.set_name("layer0.fwd mb0");
     n.set_type(et::COMP_NODE);

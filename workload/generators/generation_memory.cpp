@@ -18,19 +18,19 @@ std::string mib(std::uint64_t bytes) {
 
 }  // namespace
 
-std::uint64_t min_nodes_per_rank(const TrainingSpec &spec) {
+std::uint64_t min_nodes_per_rank(const TrainingSpec& spec) {
   // check_quantity_limits (make_training_spec) has kept this under 2^32.
   return kMinNodesPerLayerAndMicrobatch * max_stage_layers(spec) * spec.microbatches;
 }
 
-void check_memory_for_generation(const TrainingSpec &spec, std::uint64_t ranks_held, std::uint64_t bytes_per_node,
-                                 const std::string &what) {
+void check_memory_for_generation(const TrainingSpec& spec, std::uint64_t ranks_held, std::uint64_t bytes_per_node,
+                                 const std::string& what) {
   const MemoryAvailable avail = available_memory();
   if (avail.bytes == UINT64_MAX) return;
   const std::uint64_t per_rank = min_nodes_per_rank(spec);
   const CheckedCount need = CheckedCount(per_rank) * bytes_per_node * ranks_held;
   if (need.fits(avail.bytes)) return;
-  const ModelConfig &m = spec.model;
+  const ModelConfig& m = spec.model;
   throw InputError(what + ": the workload is too large for the memory available: " + std::to_string(ranks_held) +
                    " rank(s) held at once of at least " + std::to_string(per_rank) + " nodes (" +
                    std::to_string(kMinNodesPerLayerAndMicrobatch) + " per layer and micro-batch x " +

@@ -25,12 +25,12 @@ inline constexpr std::uint64_t kGraphBytesPerNode = 16;
 inline constexpr std::uint64_t kTraceBytesPerNode = 100;
 
 // Lower bound of the nodes the rank with the most layers writes.
-std::uint64_t min_nodes_per_rank(const TrainingSpec &spec);
+std::uint64_t min_nodes_per_rank(const TrainingSpec& spec);
 
 // InputError (exit 2) when `ranks_held` ranks of `bytes_per_node` each
 // cannot fit in available_memory(): names `what` (the workload), the
 // estimate, the memory available and the options to change.
-void check_memory_for_generation(const TrainingSpec &spec, std::uint64_t ranks_held, std::uint64_t bytes_per_node,
-                                 const std::string &what);
+void check_memory_for_generation(const TrainingSpec& spec, std::uint64_t ranks_held, std::uint64_t bytes_per_node,
+                                 const std::string& what);
 
 }  // namespace sim::gen

@@ -14,9 +14,9 @@ namespace {
 std::string num(std::uint64_t v) { return std::to_string(v); }
 
 // "(hidden 4096, vocab 128256 of built-in model llama3-8b)".
-std::string model_keys(const ModelConfig &m, const std::vector<const char *> &keys) {
+std::string model_keys(const ModelConfig& m, const std::vector<const char*>& keys) {
   std::string s;
-  for (const char *k : keys) {
+  for (const char* k : keys) {
     const std::string key(k);
     const std::uint64_t v = key == "layers"       ? m.layers
                             : key == "hidden"     ? m.hidden
@@ -32,17 +32,17 @@ std::string model_keys(const ModelConfig &m, const std::vector<const char *> &ke
 
 class Limits {
  public:
-  explicit Limits(const TrainingSpec &t) : t_(t) {}
+  explicit Limits(const TrainingSpec& t) : t_(t) {}
 
   // `value` must be at most 2^63 - 1; else InputError: what it is, how it is
   // made, and what to change.
-  void require(const CheckedCount &value, const std::string &what, const std::string &remedy) const {
+  void require(const CheckedCount& value, const std::string& what, const std::string& remedy) const {
     if (value.fits(kMaxTraceInt)) return;
     const std::string size = value.overflowed() ? "passes 2^64 - 1" : "is " + num(value.value()) + ", past 2^63 - 1";
     throw InputError(what + " " + size + ", the most a trace's int64 holds: " + remedy);
   }
-  std::string opt(const char *key) const { return t_.option(key); }
-  std::string given(const char *key, std::uint64_t v) const { return option_given(t_.spelling, key, num(v)); }
+  std::string opt(const char* key) const { return t_.option(key); }
+  std::string given(const char* key, std::uint64_t v) const { return option_given(t_.spelling, key, num(v)); }
   // "seq=67108864 with micro-batch=1" (and cp, when it splits the sequence).
   std::string tokens_given() const {
     std::string s = given("seq", t_.seq) + " with " + given("micro-batch", t_.micro_batch);
@@ -52,7 +52,7 @@ class Limits {
   std::string tokens_remedy() const { return "lower " + opt("seq") + " or " + opt("micro-batch"); }
 
  private:
-  const TrainingSpec &t_;
+  const TrainingSpec& t_;
 };
 
 // A GEMM of m x n x k (batch of them): its FLOPs and the bytes it moves
@@ -66,7 +66,7 @@ CheckedCount gemm_size(CheckedCount m, CheckedCount n, CheckedCount k, CheckedCo
 
 }  // namespace
 
-std::uint64_t max_stage_layers(const TrainingSpec &t) {
+std::uint64_t max_stage_layers(const TrainingSpec& t) {
   std::uint64_t most = 0;
   for (std::uint32_t s = 0; s < t.plan.pp; ++s) {
     std::uint64_t layers = 0;
@@ -76,10 +76,10 @@ std::uint64_t max_stage_layers(const TrainingSpec &t) {
   return most;
 }
 
-void check_quantity_limits(const TrainingSpec &t) {
+void check_quantity_limits(const TrainingSpec& t) {
   const Limits l(t);
-  const ModelConfig &m = t.model;
-  const ParallelPlan &p = t.plan;
+  const ModelConfig& m = t.model;
+  const ParallelPlan& p = t.plan;
   const std::uint64_t tp = p.tp;
   const CheckedCount b = t.micro_batch, s = t.seq_local(), h = m.hidden, d = m.head_dim();
   const CheckedCount tok = b * s;
@@ -128,9 +128,9 @@ void check_quantity_limits(const TrainingSpec &t) {
   // GEMMs over the micro-batch's tokens (their weight gradients are the same
   // products).
   struct Gemm {
-    const char *name;
+    const char* name;
     CheckedCount n, k;
-    std::vector<const char *> keys;
+    std::vector<const char*> keys;
   };
   const Gemm gemms[] = {
       {"QKV", qkv_out, h, {"hidden", "heads", "kv_heads"}},
@@ -139,7 +139,7 @@ void check_quantity_limits(const TrainingSpec &t) {
       {"MLP FC2", m.is_moe() ? CheckedCount(0) : h, f, {"hidden", "ffn_hidden"}},
       {"output layer", t.layers_only ? CheckedCount(0) : CheckedCount(m.vocab / tp), h, {"hidden", "vocab"}},
   };
-  for (const Gemm &g : gemms) {
+  for (const Gemm& g : gemms) {
     if (g.n.fits() && g.n.value() == 0) continue;  // not in this model (MoE MLP, --layers-only)
     l.require(gemm_size(tok, g.n, g.k),
               tokens + ": the " + g.name + " GEMM's FLOPs or bytes (tokens x its width x hidden)",

@@ -19,10 +19,10 @@ namespace sim::gen {
 inline constexpr std::uint64_t kMinNodesPerLayerAndMicrobatch = 24;
 
 // Layers on the stage that holds the most (all its chunks).
-std::uint64_t max_stage_layers(const TrainingSpec &spec);
+std::uint64_t max_stage_layers(const TrainingSpec& spec);
 
 // InputError naming the options (as spelled: seq= or --seq) and the model's
 // keys when a count would not fit. Called by make_training_spec.
-void check_quantity_limits(const TrainingSpec &spec);
+void check_quantity_limits(const TrainingSpec& spec);
 
 }  // namespace sim::gen

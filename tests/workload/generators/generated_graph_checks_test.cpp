@@ -17,9 +17,9 @@ namespace sim::testing {
 namespace {
 
 // Nodes 1..deps.size(), COMP, node i depending on deps[i - 1].
-RankGraph streamed(int rank, const std::vector<std::vector<std::uint64_t>> &deps) {
+RankGraph streamed(int rank, const std::vector<std::vector<std::uint64_t>>& deps) {
   return RankGraph(rank, "gen:transformer rank " + std::to_string(rank), GraphOptions{},
-                   [&](const RankGraph::NodeSink &sink) {
+                   [&](const RankGraph::NodeSink& sink) {
                      for (std::size_t i = 0; i < deps.size(); ++i) {
                        et::Node n;
                        n.set_id(i + 1);
@@ -33,10 +33,10 @@ RankGraph streamed(int rank, const std::vector<std::vector<std::uint64_t>> &deps
 }
 
 template <typename Error>
-std::string message_of(const std::function<void()> &f) {
+std::string message_of(const std::function<void()>& f) {
   try {
     f();
-  } catch (const Error &e) {
+  } catch (const Error& e) {
     return e.what();
   }
   return "(no error)";
@@ -72,7 +72,7 @@ TEST(GeneratedGraphChecks, GeneratedRanksPassTheChecks) {
   const gen::TrainingSpec spec = gen::make_training_spec(o);
   for (std::uint32_t r = 0; r < spec.plan.world(); r += 2) {
     const RankGraph g(static_cast<int>(r), "gen", GraphOptions{},
-                      [&](const RankGraph::NodeSink &sink) { gen::transformer_rank_stream(spec, r, sink); });
+                      [&](const RankGraph::NodeSink& sink) { gen::transformer_rank_stream(spec, r, sink); });
     EXPECT_GT(g.size(), 0u);
   }
 }

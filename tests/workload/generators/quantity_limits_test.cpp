@@ -17,16 +17,16 @@
 namespace sim::testing {
 namespace {
 
-std::string query_error(const std::string &workload) {
+std::string query_error(const std::string& workload) {
   try {
     gen::generated_workload_spec(workload);
-  } catch (const InputError &e) {
+  } catch (const InputError& e) {
     return e.what();
   }
   return "(no error)";
 }
 
-bool starts_with(const std::string &s, const std::string &prefix) { return s.rfind(prefix, 0) == 0; }
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
 // seq 2^26 at tp 2: one attention kernel's backward FLOPs are 8 x 2^52 x 2048
 // = 2^66 (wrapped to an MFU of 140,135 % once).
@@ -87,7 +87,7 @@ TEST_F(GeneratorTest, LargeButRepresentableSequenceGivesTheClosedForm) {
   EXPECT_EQ(gen::model_flops_per_iteration(spec), static_cast<double>(exact));
   u128 counted = 0;
   std::int64_t largest = 0;
-  each_node(spec, [&](std::uint32_t, const et::Node &n) {
+  each_node(spec, [&](std::uint32_t, const et::Node& n) {
     if (n.type() != et::COMP_NODE || recomputed(n)) return;
     const std::int64_t ops = attr_int(n, "num_ops").value_or(0);
     counted += static_cast<u128>(ops);
@@ -198,7 +198,7 @@ TEST_F(GeneratorTest, QueryErrorsNameTheQueryKeys) {
   EXPECT_EQ(query_error("gen:transformer?model=llama3-8b&parallel=tp=1&global-batch=8&seq=x"),
             "gen:transformer: seq= must be a whole number from 0 to "
             "18446744073709551615, got 'x'");
-  for (const std::string &e :
+  for (const std::string& e :
        {query_error(q + "&parallel=tp=1&tp-comm-overlap"), query_error(q + "&parallel=tp=1&zero=5"),
         query_error(q + "&parallel=tp=1,pp=2&first-stage-layers=3&last-stage-layers=3")}) {
     EXPECT_EQ(e.find("--"), std::string::npos) << e;  // no command-line flag in a query's message
