@@ -1,6 +1,8 @@
 #include "calibrate_command.h"
 
-#include <sstream>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 
 #include "core/error.h"
 #include "core/units.h"
@@ -15,27 +17,42 @@ void add_calibrate_command(CLI::App& app, CalibrateCommand& c) {
       ->required();
   c.app->add_option("--system", c.system, "folder with network.yml, system.yml, calibration.yml (sim system gen)")
       ->required();
-  c.app->add_option("--fit", c.fit, "parameters to fit, comma-separated (default: every one calibration.yml lists)");
+  c.fit_option = c.app->add_option("--fit", c.fit, "parameters to fit, comma-separated (default: every one calibration.yml lists)");
   c.app->add_option("--filter", c.filters, "fit only on rows where column=value (collective=allreduce); repeatable");
   c.app->add_option("--sizes", c.sizes, "fit only on sizes A:B, inclusive (16MiB:256MiB)");
   c.app->add_option("--collective", c.collective, "the collective of nccl-tests output whose file name does not say");
   c.app->add_option("-o,--output", c.output, "folder to write the calibrated files and errors.csv to")->required();
+  c.app->add_flag("-q,--quiet", c.quiet, "no progress lines on stderr");
 }
 
-int run_calibrate_command(const CalibrateCommand& c, std::ostream& out) {
+namespace {
+
+// "a,b" -> {a, b}; an empty name (--fit '', a,,b, a,) or one given twice is an error.
+std::vector<std::string> fit_names(const std::string& text) {
+  std::vector<std::string> names;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string name = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (name.empty()) throw InputError("--fit '" + text + "': an empty parameter name (expected NAME,NAME,...)");
+    if (std::find(names.begin(), names.end(), name) != names.end()) {
+      throw InputError("--fit '" + text + "': parameter '" + name + "' given twice");
+    }
+    names.push_back(name);
+    if (comma == std::string::npos) return names;
+    start = comma + 1;
+  }
+}
+
+}  // namespace
+
+int run_calibrate_command(const CalibrateCommand& c, std::ostream& out, std::ostream& err) {
   workflows::CalibrateOptions o;
   o.reference = c.reference;
   o.system_dir = c.system;
   o.output = c.output;
   o.nccl_collective = c.collective;
-  if (!c.fit.empty()) {
-    std::istringstream in(c.fit);
-    std::string name;
-    while (std::getline(in, name, ',')) {
-      if (name.empty()) throw InputError("--fit '" + c.fit + "': an empty name");
-      o.fit.push_back(name);
-    }
-  }
+  if (c.fit_option && c.fit_option->count() > 0) o.fit = fit_names(c.fit);
   for (const std::string& f : c.filters) {
     const auto eq = f.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == f.size()) {
@@ -52,6 +69,20 @@ int run_calibrate_command(const CalibrateCommand& c, std::ostream& out) {
       throw InputError("--sizes '" + c.sizes + "': " + e.what());
     }
     if (o.sizes->first > o.sizes->second) throw InputError("--sizes '" + c.sizes + "': A is above B");
+  }
+  workflows::check_calibration_output(o.output);  // before the fit, not after it
+  const auto start = std::chrono::steady_clock::now();
+  double last_line = 0;
+  if (!c.quiet) {
+    o.progress = [&](const workflows::CalibrateProgress& p) {
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (elapsed < 2 || elapsed - last_line < 5) return;
+      last_line = elapsed;
+      char line[256];
+      std::snprintf(line, sizeof line, "calibrate: round %d, %s searched: %zu evaluations, best rms log error %.4g, %.0f s\n",
+                    p.round, p.parameter.c_str(), p.evaluations, p.best_rms_log_error, elapsed);
+      err << line << std::flush;
+    };
   }
   const workflows::CalibrationResult r = workflows::calibrate(o);
   workflows::write_calibration(r, o);

@@ -12,11 +12,14 @@ namespace sim {
 struct CalibrateCommand {
   std::string reference, system, output, sizes, fit, collective;
   std::vector<std::string> filters;
+  bool quiet = false;
   CLI::App* app = nullptr;
+  CLI::Option* fit_option = nullptr;  // given at all (an empty --fit '' is an error, not the default)
 };
 
 void add_calibrate_command(CLI::App& app, CalibrateCommand& command);
-// Returns the exit code; throws SimError for bad input.
-int run_calibrate_command(const CalibrateCommand& command, std::ostream& out);
+// Returns the exit code; throws SimError for bad input. Progress lines go to
+// `err` (unless --quiet): after 2 s, then at most one every 5 s.
+int run_calibrate_command(const CalibrateCommand& command, std::ostream& out, std::ostream& err);
 
 }  // namespace sim

@@ -62,6 +62,20 @@ int run_compute_command(const ComputeCommand& c, std::ostream& out, std::ostream
     chosen = kernels->with_options(options);
   }
   const ComputeModel& model = *chosen;
+  // A memory-bound op the tables did not measure would be timed as another
+  // (the closest series: `copy`), and its row compared with a prediction
+  // for a different kernel. The roofline times every op by its bytes.
+  if (const auto* kernels = dynamic_cast<const KernelModel*>(chosen.get())) {
+    const std::vector<std::string> ops = kernels->membound_ops();
+    for (const KernelCsvRow& row : csv.rows) {
+      const KernelShape& s = row.samples[0].shape;
+      if (s.kind != KernelKind::kMembound || std::binary_search(ops.begin(), ops.end(), s.op)) continue;
+      std::string known;
+      for (const std::string& op : ops) known += (known.empty() ? "" : ", ") + op;
+      throw InputError(c.kernels + ":" + std::to_string(row.line) + ": membound op '" + s.op + "' is not one the model's kernel tables measured (" +
+                       (known.empty() ? std::string("they measure no memory-bound op") : "known: " + known) + ")");
+    }
+  }
   const auto time_of = [&](const KernelSample& s) {
     ComputeNode node;
     node.kernel = &s.shape;

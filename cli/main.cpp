@@ -50,6 +50,7 @@
 #include "transformer_command.h"
 #include "workflow_commands.h"
 #include "workflows/progress.h"
+#include "report/physical_bounds.h"
 #include "report/report.h"
 #include "system/runner/simulation.h"
 #include "workload/example_workload.h"
@@ -141,6 +142,13 @@ int run_simulation(const RunOptions& o) {
   auto& [result, info, implausible] = run.first;
   const SystemConfig& config = run.second.config;
   info.training = training->finish(result, config);
+  // An MFU above 100 % cannot happen: warned about (in the report too), and an error with --strict.
+  const std::vector<std::string> impossible_mfu =
+      info.training ? training_bound_warnings(*info.training) : std::vector<std::string>{};
+  for (const std::string& w : impossible_mfu) {
+    spdlog::warn("{}", w);
+    result.warnings.push_back(w);
+  }
   outputs.write(result, info);
   if (!o.quiet) {
     // With an output on stdout ("-") the summary goes to stderr, out of its way.
@@ -153,6 +161,9 @@ int run_simulation(const RunOptions& o) {
   if (o.strict && implausible > 0) {
     throw InputError("--strict: " + std::to_string(implausible) +
                      " collective result(s) exceed what their ranks can inject (see the warnings above)");
+  }
+  if (o.strict && !impossible_mfu.empty()) {
+    throw InputError("--strict: the training iteration's MFU exceeds 100 %, which no GPU can do (see the warning above)");
   }
   return kExitOk;
 }
@@ -253,7 +264,8 @@ int main(int argc, char** argv) {
   app.add_option("--placement", o.placement,
                  "several jobs: JSON {\"<job>-<rank>\": <npu>, ...} (default: jobs packed in the order given)");
   app.add_flag("--strict", o.strict,
-               "exit 2 when a collective's bus bandwidth exceeds what its ranks can inject (otherwise a warning)");
+               "exit 2 when a collective's bus bandwidth exceeds what its ranks can inject, or a training iteration's "
+               "MFU exceeds 100 % (otherwise a warning)");
   app.add_flag("--ctrl-deps", o.ctrl_deps, "also follow ctrl_deps (dangling ones are warned about and ignored)");
   app.add_flag("--strict-deps", o.strict_deps, "with --ctrl-deps: a ctrl dep on an absent node is an error");
   app.add_flag("-q,--quiet", o.quiet, "print nothing on success");
@@ -347,7 +359,10 @@ int main(int argc, char** argv) {
     if (*compute.time) return run_compute_command(compute, std::cout, std::cerr);
     if (*pt_import.app) return run_pytorch_import_command(pt_import, std::cout, std::cerr);
     if (system_command_given(system_cmd)) return run_system_command(system_cmd, std::cout);
-    if (*calibrate.app) return run_calibrate_command(calibrate, std::cout);
+    if (*calibrate.app) {
+      calibrate.quiet = calibrate.quiet || o.quiet;  // sim -q calibrate ...
+      return run_calibrate_command(calibrate, std::cout, std::cerr);
+    }
     if (const auto code = run_workflow_commands(*workflows)) return *code;
     presets::use_system_folder(o.system, o.network);  // --system DIR (sim system gen)
     return run_simulation(o);

@@ -1,5 +1,7 @@
 #include "cli/transformer_command.h"
 
+#include <utility>
+
 #include "workload/generators/model.h"
 #include "workload/generators/transformer_workload.h"
 
@@ -44,6 +46,13 @@ void add_transformer_command(CLI::App& workload_gen, TransformerCommand& c) {
 }
 
 int run_transformer_command(const TransformerCommand& c, std::ostream& out) {
+  // 0 is how the options say "not given": a typed 0 is refused, not read as the default.
+  const gen::TrainingOptions& o = c.options;
+  for (const auto& [key, value] : {std::pair<const char*, std::uint64_t>{"first-stage-layers", o.first_stage_layers},
+                                   {"last-stage-layers", o.last_stage_layers},
+                                   {"bucket-params", o.bucket_params}}) {
+    if (c.app->get_option(std::string("--") + key)->count() > 0) gen::check_given_count(o.spelling, key, value);
+  }
   return gen::write_transformer_workload(c.options, c.prefix, out, c.threads);
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "compute/attention_schedule.h"
@@ -527,6 +528,14 @@ KernelModel::Prediction KernelModel::predict(const KernelShape& shape) const {
 std::optional<double> KernelModel::seconds(const ComputeNode& node) const {
   if (node.kernel) return predict(*node.kernel).seconds;
   return roofline_->seconds(node);
+}
+
+std::vector<std::string> KernelModel::membound_ops() const {
+  std::set<std::string> ops;
+  for (const KernelSample& s : samples_) {
+    if (s.shape.kind == KernelKind::kMembound) ops.insert(s.shape.op);
+  }
+  return {ops.begin(), ops.end()};
 }
 
 std::vector<KernelModel::SeriesInfo> KernelModel::series() const {

@@ -126,6 +126,8 @@ class KernelModel final : public ComputeModel {
     double efficiency = 0;                // e
   };
   std::vector<SeriesInfo> series() const;
+  // The memory-bound ops the tables measured (any dtype), sorted.
+  std::vector<std::string> membound_ops() const;
   const RooflineModel& roofline() const { return *roofline_; }
   const KernelModelOptions& options() const { return options_; }
   // The same tables and roofline under other options.

@@ -64,7 +64,11 @@ bool is_prediction_column(std::string_view name) {
 
 }  // namespace
 
-KernelCsv parse_kernel_csv(const std::string& text, const std::string& path) {
+KernelCsv parse_kernel_csv(const std::string& file_text, const std::string& path) {
+  // A leading UTF-8 byte order mark (spreadsheet programs write one) is not
+  // part of the first column's name.
+  std::string_view text = file_text;
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   KernelCsv csv;
   csv.path = path;
   std::vector<std::pair<std::size_t, std::string_view>> lines;  // (line number, text)
@@ -72,7 +76,7 @@ KernelCsv parse_kernel_csv(const std::string& text, const std::string& path) {
     std::size_t start = 0, number = 0;
     while (start < text.size()) {
       std::size_t end = text.find('\n', start);
-      if (end == std::string::npos) end = text.size();
+      if (end == std::string_view::npos) end = text.size();
       ++number;
       std::string_view line(text.data() + start, end - start);
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);

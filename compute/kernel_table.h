@@ -50,7 +50,8 @@ struct KernelCsv {
   std::vector<KernelCsvRow> rows;
 };
 
-// Parses CSV text; `path` names it in messages.
+// Parses CSV text (a leading UTF-8 byte order mark is skipped); `path` names
+// it in messages.
 KernelCsv parse_kernel_csv(const std::string& text, const std::string& path);
 // Reads and parses a file (InputError when unreadable).
 KernelCsv read_kernel_csv(const std::string& path);

@@ -46,4 +46,16 @@ std::vector<std::string> physical_bound_warnings(const SimulationResult& result,
   return warnings;
 }
 
+std::vector<std::string> training_bound_warnings(const TrainingSummary& s) {
+  // A relative tolerance for the double arithmetic of MFU (an exact 100 % stays quiet).
+  if (s.peak_tflops_per_gpu <= 0 || !(s.model_tflops_per_gpu > s.peak_tflops_per_gpu * (1 + 1e-9))) return {};
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "training iteration: MFU %.2f %% (%.3f model TFLOP/s per GPU over %u GPUs) exceeds what a GPU can do "
+                "(its peak, %.3f TFLOP/s)",
+                100 * s.mfu, s.model_tflops_per_gpu, s.world, s.peak_tflops_per_gpu);
+  return {std::string(buf) + ": the result is not physical; check the workload's model FLOPs and the system's "
+                             "compute peak"};
+}
+
 }  // namespace sim

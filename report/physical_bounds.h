@@ -9,12 +9,17 @@
 // With in-network reduction (an NPU under a switch marked
 // in_network_reduction) an all-reduce's bound is twice that: each rank sends
 // its data up once and takes the sum down once.
+//
+// Likewise a training iteration's model FLOPs per GPU per second can never
+// exceed the GPU's peak: an MFU above 100 % means the model FLOPs or the
+// iteration time are wrong (a wrapped count, a peak for the wrong dtype).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "network/topology.h"
+#include "report/training_report.h"
 #include "system/runner/simulation.h"
 
 namespace sim {
@@ -22,5 +27,9 @@ namespace sim {
 // One warning per kind of collective (type, size, group, algorithm) whose
 // busbw on some rank exceeds that rank's NPU port bandwidth.
 std::vector<std::string> physical_bound_warnings(const SimulationResult& result, const Topology& topology);
+
+// One warning when the iteration's model TFLOP/s per GPU exceed the GPU's
+// peak (MFU above 100 %); none when the peak is unknown.
+std::vector<std::string> training_bound_warnings(const TrainingSummary& summary);
 
 }  // namespace sim

@@ -102,14 +102,18 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
   }
   if (info.training) print_training_summary(out, *info.training);
   if (!r.ranks.empty()) {
-    Time compute = 0, exposed = 0, idle = 0;
+    Time compute = 0, gpu = 0, cpu = 0, exposed = 0, idle = 0;
     for (const RankStats& s : r.ranks) {
       compute = std::max(compute, s.compute);
+      gpu = std::max(gpu, s.gpu_busy);
+      cpu = std::max(cpu, s.cpu_busy);
       exposed = std::max(exposed, s.exposed_comm);
       idle = std::max(idle, s.idle);
     }
-    out << "per rank (max): compute " << format_time(compute) << ", exposed communication " << format_time(exposed)
-        << ", idle " << format_time(idle) << "\n";
+    out << "per rank (max): compute " << format_time(compute);
+    // Traces with host operators (PyTorch imports): what the GPU and the CPU each did.
+    if (cpu > 0) out << " (GPU busy " << format_time(gpu) << ", CPU busy " << format_time(cpu) << ")";
+    out << ", exposed communication " << format_time(exposed) << ", idle " << format_time(idle) << "\n";
   }
   // One line per (type, bytes, group, algorithm): count and the slowest instance.
   std::map<std::tuple<int, std::uint64_t, std::uint32_t, std::string, std::string>, std::pair<std::size_t, const CollectiveRecord*>> groups;
@@ -235,6 +239,8 @@ void json_ranks(JsonStream& j, const SimulationResult& r) {
         .field("rank", r.rank_numbers.empty() ? i : r.rank_numbers[i])
         .field("finish_ns", to_ns(s.finish))
         .field("compute_ns", to_ns(s.compute))
+        .field("gpu_busy_ns", to_ns(s.gpu_busy))
+        .field("cpu_busy_ns", to_ns(s.cpu_busy))
         .field("exposed_comm_ns", to_ns(s.exposed_comm))
         .field("comm_ns", to_ns(s.comm))
         .field("memory_ns", to_ns(s.memory))

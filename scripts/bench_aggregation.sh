@@ -1,6 +1,6 @@
 #!/bin/sh
-# Exact step aggregation (issue 25; docs/benchmarks.md "Exact step
-# aggregation"): the issue's cases with aggregation (the default) and with
+# Exact step aggregation (docs/benchmarks.md "Exact step
+# aggregation"): its cases (a) to (c) with aggregation (the default) and with
 # --no-aggregation, one run each. Wall time and peak RSS from /usr/bin/time
 # (Debian package `time`); simulated time, events and aggregated collectives
 # from sim's summary. Builds nothing: SIM (default build/sim).

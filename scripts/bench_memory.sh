@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Memory per workload node on huge traces (a benchmark, not a test; issue 11 section 4).
+# Memory per workload node on huge traces (a benchmark, not a test; docs/benchmarks.md).
 #
 #   SIM=build/sim scripts/bench_memory.sh [one wide]
 #

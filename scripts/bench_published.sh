@@ -2,7 +2,11 @@
 # Every published training run of docs/published-runs.md, simulated on its
 # cluster preset, set beside the published model TFLOP/s per GPU.
 #
-#   scripts/bench_published.sh [FILTER]     SIM=build/sim by default
+#   scripts/bench_published.sh [FILTER]                SIM=build/sim by default
+#   scripts/bench_published.sh --write-docs [FILTER]   also rewrite those cases' rows in
+#                                                      docs/published-runs.md's generated table
+#   scripts/bench_published.sh --check-docs [FILTER]   exit 1 when that table shows another
+#                                                      iteration or TFLOP/s (scripts/published_runs_doc.py)
 #
 # FILTER (a grep pattern) picks cases by their line below (e.g. "nemo", "sc21").
 # Prints, per case: GPUs, the simulated iteration, model TFLOP/s per GPU (as
@@ -14,6 +18,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIM=${SIM:-build/sim}
+docs=
+case ${1:-} in --write-docs) docs=write; shift ;; --check-docs) docs=check; shift ;; esac
 filter=${1:-.}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench_published.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -70,4 +76,7 @@ got = t["model_tflops_per_gpu"]
 print(f"{sys.argv[3]:<20} {t['world_size']:<6} {t['iteration_time_ns'] / 1e6:>9.1f} ms {got:>8.1f}  {pub:>8.1f}  "
       f"{(got / pub - 1) * 100:>+5.1f}%  {sys.argv[5]:<5} {float(wall):>5.1f} s  {int(kb) / 1024:.0f} MiB")
 PY
-done
+done | tee "$tmp/rows"
+if [ -n "$docs" ]; then
+  python3 scripts/published_runs_doc.py "$docs" docs/published-runs.md "$tmp/rows"
+fi

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Ranks with identical traces share one graph (issue 25 item 3; docs/benchmarks.md
-# "Identical traces held once"): workloads whose every rank has the same ET,
+# Ranks with identical traces share one graph (docs/benchmarks.md
+# "Loading thousands of small traces"): workloads whose every rank has the same ET,
 # run with --no-aggregation (so identical-rank folding does not hide the
 # graphs) and with the defaults. Peak RSS and wall time from /usr/bin/time
 # (Debian package `time`), loading time from sim's summary, and the JSON

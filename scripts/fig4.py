@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reproduce Fig. 4 of the seed paper: a 1D ring algorithm on 64-NPU topologies.
+"""Reproduce Fig. 4 of "Towards a Standardized Representation for Deep Learning Collective Algorithms": a 1D ring on 64-NPU topologies.
 
 Each rank runs one all-reduce then one all-gather of the same size; both are
 expanded with the ring algorithm written as Chakra ETs (`sim collective gen`).

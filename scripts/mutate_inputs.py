@@ -2,10 +2,11 @@
 """Whole-program robustness: run `sim` on mutated real inputs.
 
 Every run must end with exit 0, or exit 2 / 3 with a message ("sim: error:
-..."); a signal, a sanitizer report, a hang (timeout) or exit 1 ("internal
+..."), or for `sim compare` exit 1 with its "outside tolerance:" lines; a signal, a sanitizer report, a hang (timeout) or exit 1 ("internal
 error") is a failure, kept in <out>/failures/ with the command to replay it.
 
     scripts/mutate_inputs.py --sim build-fuzz/sim --runs 2000 --out /tmp/mut
+    scripts/mutate_inputs.py --only pytorch --runs 300      # one family
 
 Mutations (chosen at random with --seed, so a campaign is reproducible):
   bytes      bit flips, truncation, inserted/deleted bytes in one rank's binary ET
@@ -27,6 +28,24 @@ Mutations (chosen at random with --seed, so a campaign is reproducible):
              JSON edits (keys dropped, unknown, repeated, wrong-typed, huge),
              and command-line edits (options dropped, unknown, repeated, without
              a value, bad numbers, absent files, folders, /dev/null)
+  gen        the transformer generator: a gen:transformer query with keys
+             dropped, repeated, unknown, without a value, or set to 0, huge
+             (2^24, 2^26, 10^12, 2^63, 2^64), negative or non-numeric; bad
+             parallel plans and schedules; and model YAML (configs/models) with
+             bytes mutated or a key set to such a value, run through a small query
+  curve      measured curves as `sim compare` reads them (the nccl-tests log in
+             tests/workflows/data, ../shared/testdata/reference-curves): bytes,
+             numbers replaced by nan, inf, 0, negatives, 2^64, and launcher
+             prefixes (mpirun --tag-output, srun --label) on some or all lines
+  kernels    kernel table CSVs (configs/kernels/h100) through `sim compute
+             time`: bytes, numbers replaced the same way, a byte order mark
+  pytorch    a PyTorch job (../shared/testdata/pytorch/ddp4-gloo-h100: 4 host
+             execution traces + 4 Kineto traces), one file mutated, through
+             `sim workload import pytorch`: bytes of the JSON text, and
+             semantic edits (ctrl_deps cycles, self-parents and dangling
+             parents, duplicated or dangling rf / External / correlation ids,
+             huge or negative durations, distributedInfo.rank and pg_config
+             ranks out of range, files renamed to PyTorch's default names)
 Debian's python3 only. Counts go to docs/reliability.md.
 """
 import argparse
@@ -355,6 +374,215 @@ class AstrasimRunner:
         return what, [sim] + opts
 
 
+# --- the transformer generator ------------------------------------------------
+
+GEN_BASE = {"model": "llama3-8b", "parallel": "tp=2,pp=2,dp=2,sp", "global-batch": "4", "seq": "256"}
+GEN_KEYS = ["model", "parallel", "global-batch", "micro-batch", "seq", "schedule", "zero", "recompute", "dtype",
+            "attention", "first-stage-layers", "last-stage-layers", "bucket-params", "comm-free", "layers-only",
+            "pp-scatter-gather", "tp-comm-overlap"]
+GEN_VALUES = ["0", "1", "2", "3", "7", str(2**24), str(2**26), str(10**12), str(2**63), str(2**64), "-1", "x", "",
+              "1.5"]
+GEN_MODEL_KEYS = ["layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocab", "dropout"]
+GEN_MODEL_VALUES = ["0", "1", "3", str(2**32), str(2**40), str(2**63), str(10**12), "-1", "1.5", "x", "[]"]
+
+
+def gen_query(rng):
+    """A mutated gen:transformer query; returns (description, query)."""
+    q = dict(GEN_BASE)
+    kind = rng.choice(["value", "value", "drop", "unknown", "repeat", "no_value", "parallel", "schedule", "flag"])
+    key = rng.choice(GEN_KEYS)
+    extra = ""
+    if kind == "value":
+        q[key] = rng.choice(GEN_VALUES)
+    elif kind == "drop":
+        q.pop(rng.choice(sorted(q)), None)
+    elif kind == "unknown":
+        q[rng.choice(["colour", "Seq", "seq ", "--seq", "layers"])] = "1"
+    elif kind == "repeat":
+        extra = f"&{key}={rng.choice(GEN_VALUES)}"
+    elif kind == "no_value":
+        extra = f"&{key}"
+    elif kind == "parallel":
+        q["parallel"] = rng.choice(["tp=3", "tp=0", "tp=2,tp=2", "pp=3", "cp=3", "ep=2", "tp=1,sp", "tp=2,pp=2,dp=2,cp=2",
+                                    f"dp={2**20}", f"tp={2**21}", "tp=2,xp=1", ",", "tp=2,pp=2,dp=2,cp=2,sp"])
+    elif kind == "schedule":
+        q["parallel"] = "tp=1,pp=4,dp=1"
+        q["global-batch"] = "8"
+        q["schedule"] = rng.choice(["interleaved:2", "interleaved:0", "interleaved:1024", "interleaved:x", "gpipe", ""])
+    else:
+        q[rng.choice(["comm-free", "layers-only", "pp-scatter-gather", "tp-comm-overlap"])] = rng.choice(
+            ["", "true", "false", "yes", "1"])
+    return f"{kind} {key}", "&".join(f"{k}={v}" for k, v in q.items()) + extra
+
+
+def gen_case(rng, sim, case):
+    """A mutated query, or a mutated model YAML through a small query."""
+    sys_yml = os.path.join(case, "sys.yml")
+    with open(sys_yml, "w") as f:
+        f.write("compute:\n  peak_tflops: 989\n  memory_bandwidth: 3350GB/s\n")
+    if rng.random() < 0.6:
+        what, query = gen_query(rng)
+    else:
+        src = rng.choice(sorted(glob.glob(os.path.join(ROOT, "configs", "models", "*.yml"))))
+        text = open(src, encoding="utf-8").read()
+        if rng.random() < 0.5:
+            data, how = mutate_bytes(rng, text.encode())
+        else:
+            key = rng.choice(GEN_MODEL_KEYS)
+            value = rng.choice(GEN_MODEL_VALUES)
+            lines = [l for l in text.splitlines() if not l.startswith(key + ":")]
+            data, how = ("\n".join(lines) + f"\n{key}: {value}\n").encode(), f"{key}: {value}"
+        model = os.path.join(case, "model.yml")
+        open(model, "wb").write(data)
+        what = f"{how} in configs/models/{os.path.basename(src)}"
+        query = f"model={model}&parallel=tp=1,pp=2,dp=1&global-batch=2&seq=64"
+    return what, [sim, "-q", "--workload", "gen:transformer?" + query, "--network",
+                  os.path.join(ROOT, "configs", "switch8.yml"), "--system", sys_yml, "--strict"]
+# --- curves and kernel tables (sim compare, sim compute time) ---------------
+
+ODD_NUMBERS = ["nan", "inf", "-inf", "0", "-1", "1e308", "1e-320", "18446744073709551616", "", "0x10", "1,5"]
+
+
+def mutate_numbers(rng, text):
+    """Some numbers of `text` replaced by odd ones; returns (description, text)."""
+    spans = [m.span() for m in re.finditer(r"-?[0-9]+(\.[0-9]+)?(e-?[0-9]+)?", text)]
+    if not spans:
+        return "no numbers", text
+    picked = sorted(rng.sample(spans, min(len(spans), rng.randint(1, 3))), reverse=True)
+    news = []
+    for a, b in picked:
+        new = rng.choice(ODD_NUMBERS)
+        news.append(f"{text[a:b]!r}->{new!r}")
+        text = text[:a] + new + text[b:]
+    return "numbers " + ", ".join(news), text
+
+
+def with_prefixes(rng, text):
+    forms = ["[1,0]<stdout>:", "[1,1]<stderr>:", "0: ", " 3: ", "12:"]
+    lines = text.split("\n")
+    everywhere = rng.random() < 0.7
+    form = rng.choice(forms)
+    out = [(form if everywhere or rng.random() < 0.5 else rng.choice(forms)) + l for l in lines]
+    return f"prefix {form!r} {'on every line' if everywhere else 'mixed'}", "\n".join(out)
+
+
+def curve_case(rng, sim, case):
+    sources = [os.path.join(ROOT, "tests", "workflows", "data", "all_reduce_perf_8xH100.txt")]
+    sources += sorted(glob.glob(os.path.join(TESTDATA, "reference-curves", "*.csv")))
+    src = rng.choice(sources)
+    text = open(src, "rb").read()
+    how = rng.choice(["bytes", "numbers", "numbers", "prefix"])
+    if how == "bytes":
+        data, what = mutate_bytes(rng, text)
+    else:
+        what, out = (mutate_numbers if how == "numbers" else with_prefixes)(rng, text.decode())
+        data = out.encode()
+    name = os.path.basename(src)
+    open(os.path.join(case, name), "wb").write(data)
+    cmd = [sim, "-q", "compare", os.path.join(case, name), src, "--metric", rng.choice(["time", "busbw"])]
+    return f"{what} in {name}", cmd
+
+
+def kernels_case(rng, sim, case):
+    src = os.path.join(ROOT, "configs", "kernels", "h100", rng.choice(["gemm.csv", "attention.csv", "membound.csv"]))
+    text = open(src, "rb").read()
+    how = rng.choice(["bytes", "numbers", "numbers", "bom"])
+    if how == "bytes":
+        data, what = mutate_bytes(rng, text)
+    elif how == "bom":
+        data, what = b"\xef\xbb\xbf" + text, "byte order mark"
+    else:
+        what, out = mutate_numbers(rng, text.decode())
+        data = out.encode()
+    open(os.path.join(case, "kernels.csv"), "wb").write(data)
+    system = os.path.join(ROOT, "configs", "system", "h100_kernels.yml")
+    return f"{what} in configs/kernels/h100/{os.path.basename(src)}", [
+        sim, "-q", "compute", "time", "--system", system, "--kernels", os.path.join(case, "kernels.csv"),
+        "-o", os.path.join(case, "out.csv")]
+class PytorchRunner:
+    """One mutated file of a real 4-rank PyTorch job, imported."""
+
+    def __init__(self, sim):
+        self.sim = sim
+        self.src = os.path.join(TESTDATA, "pytorch", "ddp4-gloo-h100")
+        self.files = sorted(f for f in os.listdir(self.src) if f.endswith(".json.gz")) if os.path.isdir(self.src) else []
+        self.cache = {}
+
+    def doc(self, name):
+        if name not in self.cache:
+            import gzip
+            with gzip.open(os.path.join(self.src, name), "rt") as f:
+                self.cache[name] = f.read()
+        return json.loads(self.cache[name])
+
+    @staticmethod
+    def host_edit(rng, doc):
+        nodes = doc["nodes"]
+        a, b = rng.choice(nodes), rng.choice(nodes)
+        how = rng.choice(["cycle", "self", "dangling", "dup_rf", "dur", "drop"])
+        if how == "cycle":
+            a["ctrl_deps"], b["ctrl_deps"] = b["id"], a["id"]
+        elif how == "self":
+            a["ctrl_deps"] = a["id"]
+        elif how == "dangling":
+            a["ctrl_deps"] = rng.choice(BIG[:4]) if rng.random() < 0.5 else max(n["id"] for n in nodes) + 1
+        elif how == "dup_rf":
+            rf = [x for x in b.get("attrs", []) if x.get("name") == "rf_id"]
+            for x in a.get("attrs", []):
+                if x.get("name") == "rf_id" and rf:
+                    x["value"] = rf[0]["value"]
+        elif how == "dur":
+            a["dur"] = rng.choice([1e13, 1e300, -1, 2**63])
+        else:
+            nodes.remove(a)
+        return f"{how} at op {a.get('id')}"
+
+    @staticmethod
+    def kineto_edit(rng, doc):
+        ev = [e for e in doc["traceEvents"] if isinstance(e, dict) and isinstance(e.get("args"), dict)]
+        a, b = rng.choice(ev), rng.choice(ev)
+        info = doc.get("distributedInfo", {})
+        how = rng.choice(["dur", "corr", "dup_ext", "dup_rf", "rank", "pg_rank", "drop"])
+        if how == "dur":
+            a["dur"] = rng.choice([1e13, 1e300, -1, 2**63])
+        elif how == "corr":
+            a["args"]["correlation"] = b["args"].get("correlation", rng.choice(BIG))
+        elif how == "dup_ext":
+            a["args"]["External id"] = b["args"].get("External id", 1)
+        elif how == "dup_rf":
+            a["args"]["Record function id"] = b["args"].get("Record function id", 1)
+        elif how == "rank":
+            info["rank"] = rng.choice([0, 1, 2, 3, 99, -1, 2**40, "0"])
+        elif how == "pg_rank":
+            for g in info.get("pg_config", []):
+                g["ranks"] = [rng.choice([0, 1, 2, 3, 4, 99, -1, 2**63 - 1]) for _ in g.get("ranks", [0])]
+        else:
+            doc["traceEvents"].remove(a)
+        return f"{how} at event {a.get('name')!r}"
+
+    def case(self, rng, case):
+        victim = rng.choice(self.files)
+        names = {f: f[:-3] for f in self.files}
+        if rng.random() < 0.1:  # PyTorch's default profiler names for the device traces
+            names = {f: (f"host_{i}.{1700000000 + rng.randrange(9)}.pt.trace.json" if f.startswith("kineto") else f[:-3])
+                     for i, f in enumerate(self.files)}
+        for f in self.files:
+            if f != victim:
+                with open(os.path.join(case, names[f]), "w") as out:
+                    out.write(self.cache.get(f) or json.dumps(self.doc(f)))
+        doc = self.doc(victim)
+        if rng.random() < 0.3:
+            text, how = mutate_bytes(rng, json.dumps(doc).encode())
+            what = f"{how} in {victim}"
+        else:
+            what = (self.host_edit if victim.startswith("et_") else self.kineto_edit)(rng, doc) + f" in {victim}"
+            text = json.dumps(doc).encode()
+        with open(os.path.join(case, names[victim]), "wb") as out:
+            out.write(text)
+        return what, [self.sim, "-q", "workload", "import", "pytorch", "--host-et", case, "--kineto", case,
+                      "-o", os.path.join(case, "out")]
+
+
 def mutate_bytes(rng, data):
     data = bytearray(data)
     how = rng.choice(["flip", "truncate", "insert", "delete", "flip"])
@@ -387,6 +615,8 @@ def classify(proc, timed_out):
         return "exit 0"
     if proc.returncode in (2, 3):
         return f"exit {proc.returncode}" if "sim: error:" in text else f"exit {proc.returncode} without message"
+    if proc.returncode == 1 and "outside tolerance:" in proc.stdout:
+        return "compare: outside"  # `sim compare`'s answer, as diff's exit 1 (docs/workflows.md)
     return f"exit {proc.returncode}"
 
 
@@ -397,6 +627,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=30)
     ap.add_argument("--out", default="/tmp/sim_mutate")
+    ap.add_argument("--only", help="one family only (e.g. pytorch)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     shutil.rmtree(args.out, ignore_errors=True)
@@ -410,10 +641,19 @@ def main():
     system_cfg = os.path.join(ROOT, "configs", "system", "h100_like.yml")
     msccl = MscclRunner(args.sim, args.out)
     astrasim = AstrasimRunner()
+    pytorch = PytorchRunner(args.sim)
     families = ["semantic", "semantic", "et_bytes", "topology_bytes", "system_bytes"] if et_dirs else [
         "semantic", "topology_bytes", "system_bytes"]
     families += ["msccl", "msccl"] if msccl.sources else []
     families += ["astrasim"] if astrasim.available() else []
+    families += ["gen"]
+    families += ["curve", "kernels"]
+    families += ["pytorch"] if pytorch.files else []
+    if args.only:
+        if args.only not in families:
+            print(f"--only {args.only}: not one of {sorted(set(families))} (its inputs may be absent)", file=sys.stderr)
+            return 2
+        families = [args.only]
     counts = collections.Counter()
     by_family = collections.defaultdict(collections.Counter)
     for i in range(args.runs):
@@ -426,6 +666,14 @@ def main():
             what, cmd = msccl.case(rng, case)
         elif family == "astrasim":
             what, cmd = astrasim.case(rng, args.sim, case)
+        elif family == "gen":
+            what, cmd = gen_case(rng, args.sim, case)
+        elif family == "curve":
+            what, cmd = curve_case(rng, args.sim, case)
+        elif family == "kernels":
+            what, cmd = kernels_case(rng, args.sim, case)
+        elif family == "pytorch":
+            what, cmd = pytorch.case(rng, case)
         elif family == "semantic":
             what, ranks = semantic(rng, base_workload())
             for r, doc in enumerate(ranks):
@@ -463,7 +711,7 @@ def main():
             proc, outcome = None, "hang"
         counts[outcome] += 1
         by_family[family][outcome] += 1
-        ok = outcome in ("exit 0", "exit 2", "exit 3")
+        ok = outcome in ("exit 0", "exit 2", "exit 3", "compare: outside")
         if not ok:
             keep = os.path.join(args.out, "failures", f"{i:05d}")
             shutil.copytree(case, keep)
@@ -476,7 +724,7 @@ def main():
     for fam in sorted(by_family):
         c = by_family[fam]
         print(f"| {fam} | {sum(c.values())} | " + " | ".join(str(c[k]) for k in sorted(counts)) + " |")
-    bad = sum(v for k, v in counts.items() if k not in ("exit 0", "exit 2", "exit 3"))
+    bad = sum(v for k, v in counts.items() if k not in ("exit 0", "exit 2", "exit 3", "compare: outside"))
     print(f"failures: {bad} (kept in {os.path.join(args.out, 'failures')})")
     return 1 if bad else 0
 

@@ -2,7 +2,9 @@
 """Writes a large PyTorch host execution trace and its Kineto trace by repeating
 a real pair K times (ids, rf_ids, External ids and correlations shifted so every
 copy links only to itself; Kineto times shifted by one step per copy), for the
-import benchmark (docs/benchmarks.md, "PyTorch import"). Debian python3 only.
+import benchmark (docs/benchmarks.md, "PyTorch import"). The pair is made a
+job of one rank (its process groups keep rank 0 only), which the importer
+takes alone. Debian python3 only.
 
     scripts/pytorch_big_trace.py HOST.json.gz KINETO.json.gz COPIES OUT_PREFIX
     # writes OUT_PREFIX/et_rank0.json.gz and OUT_PREFIX/kineto_rank0.json.gz
@@ -11,6 +13,16 @@ import gzip
 import json
 import os
 import sys
+
+
+def one_rank(groups):
+    """A job's process groups as a 1-rank job's: rank 0 only ([] stays "every rank")."""
+    for g in groups:
+        g["ranks"] = [r for r in g.get("ranks", []) if r == 0]
+        for key in ("group_size", "pg_size"):
+            if key in g:
+                g[key] = 1
+    return groups
 
 
 def main():
@@ -37,7 +49,16 @@ def main():
             m["id"] = n["id"] + k * id_span if n["id"] != 1 else 1
             m["attrs"] = [dict(a, value=a["value"] + k * rf_span) if a["name"] == "rf_id" else a for a in n["attrs"]]
             big_nodes.append(m)
+    for n in big_nodes:
+        if "process_group:init" in n["name"]:
+            values = list(n["inputs"]["values"])
+            values[0] = json.dumps(one_rank(json.loads(values[0])))
+            n["inputs"] = dict(n["inputs"], values=values)
     host["nodes"] = big_nodes
+    info = kineto.get("distributedInfo")
+    if isinstance(info, dict):
+        info["world_size"] = 1
+        one_rank(info.get("pg_config", []))
     big_ev = []
     for k in range(copies):
         for e in ev:

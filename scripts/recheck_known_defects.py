@@ -66,6 +66,8 @@ class Case:
         self.max_cpu = None    # CPU seconds (user + system): wall time is noisy on a shared machine
         self.after = None      # extra check: returns "" or what is wrong
         self.sim = None        # the binary, for cases that prepare with it
+        self.output_has = []   # substrings stdout + stderr must hold
+        self.output_lacks = [] # substrings neither may hold (e.g. "nan" in a report)
 
     def path(self, name):
         return os.path.join(self.d, name)
@@ -260,6 +262,280 @@ def involved_dim(c):
     c.after = check
 
 
+# --- the transformer generator (gen:transformer?..., model YAML) ---
+
+SWITCH8 = os.path.join(ROOT, "configs", "switch8.yml")
+
+
+def gen_run(c, query, network=SWITCH8, *extra):
+    sys_yml = c.text("sys.yml", "compute:\n  peak_tflops: 312\n  memory_bandwidth: 2039GB/s\n")
+    c.cmd = ["--workload", "gen:transformer?" + query, "--network", network, "--system", sys_yml, "--strict"] + list(extra)
+
+
+def gen_seq_2_26(c):
+    gen_run(c, "model=llama3-8b&parallel=tp=2,pp=1,dp=1&global-batch=1&seq=67108864")
+    c.needles, c.max_cpu = ["gen:transformer: seq=67108864", "attention kernel's FLOPs", "hidden 4096"], 5
+
+
+def gen_wide_model(c):
+    model = c.text("wide.yml", "layers: 2\nhidden: 4194304\nffn_hidden: 16777216\nheads: 32\nkv_heads: 8\n"
+                               "vocab: 32000\nmlp: swiglu\nnorm: rmsnorm\n")
+    gen_run(c, f"model={model}&parallel=tp=2&global-batch=1&seq=262144")
+    c.needles, c.max_cpu = ["gen:transformer: seq=262144", "MLP FC1 GEMM", "hidden 4194304", "wide.yml"], 5
+
+
+def gen_vocab_1e12(c):
+    model = c.text("vocab.yml", "layers: 2\nhidden: 4096\nffn_hidden: 14336\nheads: 32\nkv_heads: 8\n"
+                                "vocab: 1000000000000\n")
+    gen_run(c, f"model={model}&parallel=tp=1&global-batch=1&seq=2048")
+    c.needles, c.max_cpu = ["output layer GEMM", "vocab 1000000000000", "vocab.yml"], 5
+
+
+def gen_microbatches_2_24(c):
+    gen_run(c, "model=llama3-8b&parallel=tp=1&global-batch=16777216&seq=128")
+    c.needles, c.max_cpu = ["global-batch=16777216", "at least 12884901888 nodes", "lower global-batch="], 2
+
+
+def gen_billion_layers(c):
+    model = c.text("deep.yml", "layers: 1000000000\nhidden: 64\nffn_hidden: 256\nheads: 4\nvocab: 128\n")
+    gen_run(c, f"model={model}&parallel=tp=1&global-batch=1&seq=16")
+    c.needles, c.max_cpu = ["nodes", "layers 1000000000 of", "deep.yml"], 2
+
+
+def gen_past_memory(c):
+    gen_run(c, "model=llama3-8b&parallel=tp=1,pp=1,dp=64&global-batch=268435456&seq=128", TORUS)
+    c.needles, c.max_cpu = ["too large for the memory available", "3221225472 nodes", "lower global-batch="], 2
+
+
+def gen_first_stage_zero(c):
+    gen_run(c, "model=llama3-8b&parallel=tp=1,pp=4&global-batch=8&seq=128&first-stage-layers=0&last-stage-layers=8")
+    c.needles = ["first-stage-layers=0: must be from 1"]
+
+
+def gen_bucket_zero(c):
+    gen_run(c, "model=llama3-8b&parallel=tp=1,dp=2&global-batch=8&seq=128&bucket-params=0")
+    c.needles = ["bucket-params=0: must be at least 1"]
+
+
+def gen_global_batch_zero(c):
+    gen_run(c, "model=llama3-8b&parallel=tp=1&global-batch=0&seq=128")
+    c.needles = ["global-batch=0: must be at least 1"]
+
+
+def gen_query_names_keys(c):
+    gen_run(c, "model=llama3-8b&parallel=tp=1,cp=3&global-batch=8&seq=2048")
+    c.needles = ["2 x cp must divide seq=2048"]
+
+
+def impossible_mfu(c):
+    # The generator's metadata (model_flops) claiming 10^18 FLOPs for a 1 us iteration.
+    md = {"version": "0.0.4", "attr": [{"name": "model_flops", "int64Val": str(10**18)}, {"name": "pp", "int64Val": "1"}]}
+    with open(c.path("w.0.json"), "w") as f:
+        json.dump({"metadata": md, "nodes": [comp(1, 1)]}, f)
+    sys_yml = c.text("sys.yml", "compute:\n  peak_tflops: 989\n  memory_bandwidth: 3350GB/s\n")
+    c.run_on(c.path("w"), SWITCH8, "--system", sys_yml, "--strict")
+    c.needles = ["MFU", "exceeds what a GPU can do", "--strict: the training iteration's MFU exceeds 100 %"]
+# --- sim calibrate, sim compare and sim compute time inputs ---
+
+REF_HEADER = "system,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps\n"
+NCCL_LOG = [
+    "# nThread 1 nGpus 1 minBytes 1024 maxBytes 4096 step: 4(factor) warmup iters: 5 iters: 20",
+    "#  Rank  0 Group  0 Pid  1 on node device  0 [0x18] NVIDIA H100 80GB HBM3",
+    "#  Rank  1 Group  0 Pid  2 on node device  1 [0x28] NVIDIA H100 80GB HBM3",
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)",
+    "        1024           256     float     sum      -1    30.00    0.03    0.00      0    29.70    0.03    0.06      0",
+    "        4096          1024     float     sum      -1    30.01    0.14    0.24      0    29.71    0.14    0.24      0",
+]
+
+
+def calibration_folder(c):
+    """A ring of 8 with its link bandwidth free: what `sim calibrate --system` takes."""
+    d = c.path("sys")
+    os.makedirs(d)
+    shutil.copy(RING8, os.path.join(d, "network.yml"))
+    with open(os.path.join(d, "system.yml"), "w") as f:
+        f.write("collective:\n  algorithms:\n    all_reduce: ring\n")
+    with open(os.path.join(d, "calibration.yml"), "w") as f:
+        f.write("free:\n  - {name: link_bandwidth, file: network, key: bandwidth, min: 10GB/s, max: 100GB/s}\n")
+    return d
+
+
+def calibrate_on(c, rows, *extra):
+    ref = c.text("ref.csv", REF_HEADER + "x,8,all_reduce,1048576,60,1,1\n" + rows)
+    c.cmd = ["calibrate", ref, "--system", calibration_folder(c), "-o", c.path("out")] + list(extra)
+
+
+def calibrate_nan_time(c):
+    calibrate_on(c, "x,8,all_reduce,4194304,nan,1,1\n")
+    c.needles = ["ref.csv:3: column 5 (time_us)", "'nan'"]
+    c.after = lambda: "files written" if os.path.exists(c.path("out")) else ""
+
+
+def calibrate_zero_time(c):
+    calibrate_on(c, "x,8,all_reduce,4194304,0,1,1\n")
+    c.needles = ["ref.csv:3: column 5 (time_us)", "must be above 0"]
+
+
+def calibrate_fit_twice(c):
+    calibrate_on(c, "", "--fit", "link_bandwidth,link_bandwidth")
+    c.needles = ["--fit", "'link_bandwidth' given twice"]
+
+
+def calibrate_fit_empty(c):
+    calibrate_on(c, "", "--fit", "")
+    c.needles = ["--fit ''", "empty parameter name"]
+
+
+def calibrate_output_is_a_file(c):
+    calibrate_on(c, "")
+    c.text("out", "a file\n")
+    c.needles = ["-o " + c.path("out"), "exists and is not a folder"]
+    c.max_cpu = 2  # refused before the fit
+
+
+def calibrate_filter_system(c):
+    calibrate_on(c, "y,8,all_reduce,4194304,100,1,1\n", "--filter", "system=x")
+    c.codes = {0}
+
+    def check():
+        head = open(c.path("out/network.yml")).read()
+        return "" if "--fit link_bandwidth --filter system=x`" in head else "the header lacks --fit and --filter"
+    c.after = check
+
+
+def compare_zero_reference(c):
+    log = c.text("all_reduce_perf.txt", "\n".join(NCCL_LOG) + "\n")
+    ours = c.text("ours.csv", REF_HEADER + "x,2,all_reduce,1024,31,0.03,0.05\nx,2,all_reduce,4096,30,0.14,0.24\n")
+    c.cmd = ["compare", ours, log, "--metric", "busbw"]
+    c.codes, c.output_has, c.output_lacks = {0}, ["not compared", "1 points compared"], ["nan", "inf%"]
+
+
+def nccl_log_prefixed(prefix):
+    def build(c):
+        plain = c.text("all_reduce_perf.txt", "\n".join(NCCL_LOG) + "\n")
+        tagged = c.text("tagged_all_reduce_perf.txt", "".join(prefix + line + "\n" for line in NCCL_LOG))
+        c.cmd = ["compare", tagged, plain, "--tolerance", "0"]
+        c.codes, c.output_has = {0}, ["2 points compared"]
+    return build
+
+
+def compute_unknown_membound_op(c):
+    c.text("membound.csv", "op,dtype,elements,time_us\nadd,bf16,1048576,9.2\nadd,bf16,4194304,30\n"
+                           "copy,bf16,1048576,7.9\ncopy,bf16,4194304,25\n")
+    sys_yml = c.text("sys.yml", "compute:\n  peak_tflops: 989\n  memory_bandwidth: 3.35TB/s\n  kernels: membound.csv\n")
+    ask = c.text("ask.csv", "op,dtype,elements,time_us\nfrobnicate,bf16,1048576,9.2\n")
+    c.cmd = ["compute", "time", "--system", sys_yml, "--kernels", ask]
+    c.needles = ["ask.csv:2", "'frobnicate'", "known: add, copy"]
+
+
+def kernel_csv_bom(c):
+    sys_yml = c.text("sys.yml", "compute:\n  peak_tflops: 989\n  memory_bandwidth: 3.35TB/s\n")
+    ask = c.text("ask.csv", "\ufeffop,dtype,elements,time_us\ncopy,bf16,1048576,9.2\n")
+    c.cmd = ["compute", "time", "--system", sys_yml, "--kernels", ask]
+    c.codes, c.output_has = {0}, ["copy,bf16,1048576,9.2,"]
+
+
+def reference_csv_bom(c):
+    plain = c.text("ref.csv", REF_HEADER + "x,8,all_reduce,1048576,60,1,1\n")
+    bom = c.text("bom.csv", "\ufeff" + REF_HEADER + "x,8,all_reduce,1048576,60,1,1\n")
+    c.cmd = ["compare", bom, plain, "--tolerance", "0"]
+    c.codes, c.output_has = {0}, ["1 points compared"]
+# --- PyTorch traces (workload import pytorch, --workload pytorch:DIR) ---
+
+def pt_op(i, name, parent, rf, **extra):
+    op = {"id": i, "name": name, "ctrl_deps": parent, "inputs": {"values": [], "shapes": [], "types": []},
+          "outputs": {"values": [], "shapes": [], "types": []},
+          "attrs": [{"name": "rf_id", "type": "uint64", "value": rf}, {"name": "tid", "type": "uint64", "value": 1}]}
+    op.update(extra)
+    return op
+
+
+def pt_host(c, name, nodes, pid=10):
+    roots = [pt_op(1, "[pytorch|profiler|execution_trace|process]", 1, 0),
+             pt_op(2, "[pytorch|profiler|execution_trace|thread]", 1, 0)]
+    with open(c.path(name), "w") as f:
+        json.dump({"schema": "1.1.1-chakra.0.0.4", "pid": pid, "nodes": roots + nodes}, f)
+
+
+def pt_kineto(c, name, rank, world, dur=10, pid=10, groups=None):
+    info = {"backend": "nccl", "rank": rank, "world_size": world}
+    if groups is not None:
+        info["pg_config"] = groups
+    ev = [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": pid, "tid": pid, "ts": 100, "dur": dur,
+           "args": {"External id": 41, "Record function id": 3}}]
+    with open(c.path(name), "w") as f:
+        json.dump({"schemaVersion": 1, "distributedInfo": info, "traceEvents": ev}, f)
+
+
+def pt_import(c, host, kineto=None):
+    c.cmd = ["workload", "import", "pytorch", "--host-et", c.path(host), "-o", c.path("out")]
+    if kineto:
+        c.cmd += ["--kineto", c.path(kineto)]
+
+
+def pytorch_ctrl_deps_cycle(c):
+    os.mkdir(c.path("in"))
+    pt_host(c, "in/et_rank0.json", [pt_op(5, "aten::add", 6, 3), pt_op(6, "aten::mul", 5, 4),
+                                    pt_op(7, "c10d::barrier", 5, 5)])
+    pt_import(c, "in")
+    c.needles = ["in/et_rank0.json: rank 0", "form a cycle: 5 -> 6 -> 5"]
+
+
+def pytorch_scheme_ctrl_deps_cycle(c):
+    os.mkdir(c.path("in"))
+    pt_host(c, "in/et_rank0.json", [pt_op(5, "aten::add", 6, 3), pt_op(6, "aten::mul", 5, 4),
+                                    pt_op(7, "c10d::barrier", 5, 5)])
+    c.run_on("pytorch:" + c.path("in"))
+    c.needles = ["in/et_rank0.json: rank 0", "form a cycle: 5 -> 6 -> 5"]
+
+
+def pytorch_some_ranks(c):
+    os.mkdir(c.path("in"))
+    groups = [{"pg_name": "0", "pg_desc": "default_pg", "ranks": [0, 1, 2, 3]}]
+    for r in range(2):
+        pt_host(c, f"in/et_rank{r}.json", [pt_op(5, "aten::mm", 2, 3)], pid=10 + r)
+        pt_kineto(c, f"in/kineto_rank{r}.json", r, 4, pid=10 + r, groups=groups)
+    pt_import(c, "in", "in")
+    c.needles = ["kineto_rank0.json: rank 0", "process group '0' (default_pg) lists ranks 2, 3, whose traces are missing"]
+
+
+def pytorch_group_rank_99(c):
+    os.mkdir(c.path("in"))
+    groups = [{"pg_name": "0", "ranks": [0, 1]}, {"pg_name": "5", "ranks": [0, 99]}]
+    for r in range(2):
+        pt_host(c, f"in/et_rank{r}.json", [pt_op(5, "aten::mm", 2, 3)], pid=10 + r)
+        pt_kineto(c, f"in/kineto_rank{r}.json", r, 2, pid=10 + r, groups=groups)
+    pt_import(c, "in", "in")
+    c.needles = ["process group '5' lists rank 99", "the trace's job had 2 ranks"]
+
+
+def pytorch_kineto_dur_1e13(c):
+    pt_host(c, "et_rank0.json", [pt_op(5, "aten::mm", 2, 3)])
+    pt_kineto(c, "kineto_rank0.json", 0, 1, dur=1e13)
+    pt_import(c, "et_rank0.json", "kineto_rank0.json")
+    c.needles = ["kineto_rank0.json: rank 0: traceEvents[0] (cpu_op 'aten::mm'): field 'dur' is 10000000000000 us",
+                 LIMIT]
+
+
+def pytorch_profiler_default_names(c):
+    os.mkdir(c.path("in"))
+    for r in range(2):
+        pt_host(c, f"in/et_rank{r}.json", [pt_op(5, "aten::mm", 2, 3)], pid=10 + r)
+        pt_kineto(c, f"in/gpu-node_{10 + r}.{1732655187999 - r}.pt.trace.json", r, 2, pid=10 + r)
+    pt_import(c, "in", "in")
+    c.codes = {0}
+
+
+def pytorch_name_contradicts_rank(c):
+    os.mkdir(c.path("in"))
+    for r in range(2):
+        pt_host(c, f"in/et_rank{r}.json", [pt_op(5, "aten::mm", 2, 3)], pid=10 + r)
+        pt_kineto(c, f"in/kineto_rank{r}.json", 1 - r, 2, pid=10 + r)
+    pt_import(c, "in", "in")
+    c.needles = ["records rank 1 (distributedInfo.rank) but its name says rank 0"]
+
+
 def stale_rank_files(c):
     # 8 ranks written, then 4 to the same prefix: the run must see the 4.
     subprocess.run([c.sim, "workload", "gen", "collectives", "--npus", "8", "--coll", "allreduce", "--size", "1MiB",
@@ -318,6 +594,36 @@ CASES = [
     ("deadlock told in internal terms", "a sub-group member never issues", deadlock_names_group),
     ("process groups misread", "pg_name \"0.0\", file defines \"0\" as a subset", pg_float_name),
     ("involved_dim ignored", "[true, false] on an 8x8 torus", involved_dim),
+    ("generated counts wrap", "gen: seq 2^26 at tp 2 (MFU 140,135 %)", gen_seq_2_26),
+    ("generated counts wrap", "gen: hidden 2^22 at seq 2^18 (MFU 358 %)", gen_wide_model),
+    ("generated counts wrap", "gen: model vocab 10^12", gen_vocab_1e12),
+    ("generated workload past memory", "gen: 2^24 micro-batches", gen_microbatches_2_24),
+    ("generated workload past memory", "gen: a billion layers", gen_billion_layers),
+    ("generated workload past memory", "gen: 64 ranks of 3.2e9 nodes", gen_past_memory),
+    ("generator options read as defaults", "gen: first-stage-layers=0", gen_first_stage_zero),
+    ("generator options read as defaults", "gen: bucket-params=0", gen_bucket_zero),
+    ("generator options read as defaults", "gen: global-batch=0", gen_global_batch_zero),
+    ("gen: query errors name flags", "gen: cp=3 with seq=2048", gen_query_names_keys),
+    ("physically impossible results", "MFU above 100 % with --strict", impossible_mfu),
+    ("calibrate accepts nonsense times", "reference time_us nan", calibrate_nan_time),
+    ("calibrate accepts nonsense times", "reference time_us 0", calibrate_zero_time),
+    ("calibrate --fit lists", "--fit a,a", calibrate_fit_twice),
+    ("calibrate --fit lists", "--fit ''", calibrate_fit_empty),
+    ("calibrate -o checked after the fit", "-o onto an existing file", calibrate_output_is_a_file),
+    ("calibrate --filter on a reference column", "--filter system=x; header names --fit", calibrate_filter_system),
+    ("compare prints nan/inf deviations", "nccl-tests busbw 0.00 as reference", compare_zero_reference),
+    ("nccl-tests logs through launchers refused", "mpirun --tag-output prefixes", nccl_log_prefixed("[1,0]<stdout>:")),
+    ("nccl-tests logs through launchers refused", "srun --label prefixes", nccl_log_prefixed("0: ")),
+    ("compute time accepts unknown membound ops", "op 'frobnicate'", compute_unknown_membound_op),
+    ("CSV byte order mark misread", "kernel CSV with a BOM", kernel_csv_bom),
+    ("CSV byte order mark misread", "reference CSV with a BOM", reference_csv_bom),
+    ("pytorch import hangs", "host trace ctrl_deps cycle 5 -> 6 -> 5", pytorch_ctrl_deps_cycle),
+    ("pytorch import hangs", "the same through --workload pytorch:DIR", pytorch_scheme_ctrl_deps_cycle),
+    ("pytorch import succeeds, run cannot", "2 of 4 ranks imported", pytorch_some_ranks),
+    ("pytorch import succeeds, run cannot", "process group naming rank 99", pytorch_group_rank_99),
+    ("pytorch import succeeds, run cannot", "Kineto dur 1e13 us", pytorch_kineto_dur_1e13),
+    ("pytorch trace ranks", "profiler default names, rank recorded", pytorch_profiler_default_names),
+    ("pytorch trace ranks", "name rank contradicts distributedInfo.rank", pytorch_name_contradicts_rank),
     ("stale rank files reused", "gen 8 ranks, then 4 to the same prefix", stale_rank_files),
     ("prefix writers", "-o dir/ (hidden dir/.0.et)", prefix_not_plain),
     ("one-member collective", "1-rank all-gather on nccl", one_rank_nccl),
@@ -356,6 +662,13 @@ def run_case(sim, timeout, build, cpu_factor):
         missing = [n for n in c.needles if n not in err]
         if missing:
             return "FAIL", f"message lacks {missing!r}: {first}"
+        both = proc.stdout + err
+        absent = [n for n in c.output_has if n not in both]
+        if absent:
+            return "FAIL", f"output lacks {absent!r}: {first}"
+        present = [n for n in c.output_lacks if n in both]
+        if present:
+            return "FAIL", f"output holds {present!r}: {first}"
         if c.max_cpu and cpu > c.max_cpu * cpu_factor:
             return "FAIL", f"took {cpu:.1f} CPU s, more than {c.max_cpu * cpu_factor:g}"
         if c.after:

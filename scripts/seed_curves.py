@@ -1,5 +1,7 @@
 #!/usr/bin/python3
-"""The seed's bandwidth curves: all-gather bus bandwidth vs size on 64 NPUs.
+"""The paper's bandwidth curves: all-gather bus bandwidth vs size on 64 NPUs.
+
+The paper: Yoo et al., "Towards a Standardized Representation for Deep Learning Collective Algorithms" (IEEE Micro, 2025).
 
 Ring and Direct (written as Chakra ETs by `sim collective gen`) and the
 synthesized algorithm (`sim collective synth`, one per topology) are each
@@ -10,8 +12,8 @@ Every link is 50 GB/s and 500 ns (the script checks the configs say so).
 Sizes are per rank (the all-gather's input); busbw = (N-1) x size / time of
 the slowest rank (nccl-tests). See docs/synthesizer.md.
 
-Topologies: configs/mesh8x8.yml (the seed's 2-D mesh), configs/torus4x4x4.yml
-and configs/hypercube64.yml (the issue's readings of the seed's "3-D
+Topologies: configs/mesh8x8.yml (the paper's 2-D mesh), configs/torus4x4x4.yml
+and configs/hypercube64.yml (two readings of the paper's "3-D
 hypercube 4x4x4"), and configs/mesh4x4x4.yml (what TACOS's Hypercube3D
 actually is: a 3-D mesh without wraparound).
 
@@ -42,7 +44,7 @@ TOPOLOGIES = {
 }
 ALGORITHMS = ("synth", "ring", "direct")
 LABELS = {"synth": "synthesized (TACOS-style)", "ring": "ring", "direct": "direct"}
-# The plateaus the seed reports (GB/s): synthesized / ring / direct.
+# The plateaus the paper reports (GB/s): synthesized / ring / direct.
 SEED = {"mesh8x8": (100, 20, 5), "3-D": (150, 40, 5)}
 DEFAULT_SIZES = POWERS_OF_4  # 1 KiB .. 1 GiB
 QUICK_SIZES = [1 << 10, 1 << 20, 1 << 24]
@@ -53,7 +55,7 @@ def run(cmd):
 
 
 def check_links(topology):
-    """Every shipped config the script runs must be the seed's 50 GB/s, 500 ns links."""
+    """Every shipped config the script runs must be the paper's 50 GB/s, 500 ns links."""
     with open(os.path.join(ROOT, "configs", topology + ".yml")) as f:
         text = f.read()
     bw = re.search(r"^bandwidth:\s*(\S+)", text, re.M)
@@ -103,7 +105,7 @@ def plot(results, sizes, backends, topologies, path):
         ax.grid(True, alpha=0.3, which="both")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(backends) * 2 if len(backends) > 1 else 3, fontsize=8)
-    fig.suptitle(f"all-gather on {NPUS} NPUs, 50 GB/s 500 ns links (dotted: the seed's plateaus, "
+    fig.suptitle(f"all-gather on {NPUS} NPUs, 50 GB/s 500 ns links (dotted: the paper's plateaus, "
                  "synthesized / ring / direct)", fontsize=10)
     fig.tight_layout(rect=(0, 0.07, 1, 0.96))
     fig.savefig(path, dpi=110)
@@ -181,7 +183,7 @@ def main():
         for s in sizes:
             cells = [" / ".join(f"{results[(b, t, a, s)][1]:.1f}" for a in ALGORITHMS) for t in topologies]
             print(f"{size_label(s):>8}  " + "  ".join(f"{c:>22}" for c in cells))
-    print("the seed: mesh 100 / 20 / 5, 3-D hypercube 150 / 40 / 5")
+    print("the paper: mesh 100 / 20 / 5, 3-D hypercube 150 / 40 / 5")
     print(f"wrote {csv_path} and {png_path}")
 
 

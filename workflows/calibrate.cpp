@@ -4,7 +4,10 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <map>
+#include <stdexcept>
+#include <unistd.h>
 #include <sstream>
 
 #include "core/error.h"
@@ -63,6 +66,39 @@ std::string format_value(const std::string& kind, double v) {
     std::snprintf(buf, sizeof buf, "%.6g", v);
   }
   return buf;
+}
+
+// A value as written back to its kind's base unit (B/s, ps, plain); nothing
+// when it does not read as one.
+std::optional<double> value_of(const std::string& kind, const std::string& text) {
+  try {
+    if (kind == "bandwidth") return static_cast<double>(parse_bandwidth(text));
+    if (kind == "time") return static_cast<double>(parse_time(text));
+    const std::optional<double> v = parse_finite(text);
+    return v;
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
+}
+
+bool within(const FreeParameterSpec& p, const std::string& text) {
+  const std::optional<double> v = value_of(p.kind, text);
+  return v && *v >= p.min && *v <= p.max;
+}
+
+// `v` as written (format_value), moved inside [min, max] when the writing
+// rounds it out (456.7891GB/s as 456.789GB/s above a max of 456.7889GB/s).
+std::string bounded_value(const FreeParameterSpec& p, double v) {
+  v = std::clamp(v, p.min, p.max);
+  for (int i = 0; i < 8; ++i) {
+    const std::string text = format_value(p.kind, v);
+    const std::optional<double> x = value_of(p.kind, text);
+    if (!x) break;
+    if (*x >= p.min && *x <= p.max) return text;
+    v = std::clamp(*x > p.max ? 2 * p.max - *x : 2 * p.min - *x, p.min, p.max);  // mirrored inside
+  }
+  throw InputError(p.where + ": parameter '" + p.name + "': no value between min and max can be written " +
+                   "(the bounds are closer together than a file's precision: 6 digits, or 1 ps)");
 }
 
 struct Files {
@@ -170,8 +206,8 @@ bool passes(const CurvePoint& p, const CalibrateOptions& o) {
     if (column == "collective") {
       if (p.collective != canonical_collective(value)) return false;
     } else {
-      const auto it = p.labels.find(column);
-      if (it == p.labels.end() || it->second != value) return false;
+      const std::string* v = column_value(p, column);
+      if (!v || *v != value) return false;
     }
   }
   if (o.sizes && (p.bytes < o.sizes->first || p.bytes > o.sizes->second)) return false;
@@ -181,7 +217,13 @@ bool passes(const CurvePoint& p, const CalibrateOptions& o) {
 // The rank's buffer as the simulator counts it: a reference-curve CSV gives
 // an all-gather's gathered total (nccl-tests' size), the simulator the input.
 std::uint64_t simulator_bytes(const Curve& curve, const CurvePoint& p, std::uint32_t npus) {
-  if (curve.format == "reference-curve" && p.collective == "ALL_GATHER") return p.bytes / npus;
+  if (curve.format == "reference-curve" && p.collective == "ALL_GATHER") {
+    if (p.bytes % npus != 0) {
+      throw InputError(p.where + ": all-gather size " + std::to_string(p.bytes) + " B (the gathered total) is not a " +
+                       "multiple of the network's " + std::to_string(npus) + " NPUs");
+    }
+    return p.bytes / npus;
+  }
   return p.bytes;
 }
 
@@ -205,23 +247,40 @@ class Evaluator {
     for (CalibratedRow& row : rows_) {
       if (!row.fitted) continue;
       const double t = simulate(f, row);
+      // t is 1 ps to 2^63 ps and the measured time 1 ps to 10^16 ns
+      // (simulate, calibrate and the readers check), so the quotient and its
+      // log are finite.
       sum += std::pow(std::log(t / row.measured_ns), 2);
       ++n;
     }
     ++evaluations_;
-    return cache_[key] = sum / static_cast<double>(n);
+    const double mean = sum / static_cast<double>(n);
+    if (!std::isfinite(mean)) throw std::logic_error("calibrate: the objective is not finite");
+    best_ = std::min(best_, mean);
+    return cache_[key] = mean;
   }
 
   // Simulated ns of `row` with the files `f` (also sets its busbw).
   double simulate(const Files& f, CalibratedRow& row) {
     const std::uint64_t bytes = row.point.bytes;
-    const std::uint64_t ps = simulate_collective(f.network_text, f.network_source, f.system_text, f.system_source,
-                                                 row.point.collective, bytes, &row.simulated_busbw);
+    std::uint64_t ps = 0;
+    try {
+      ps = simulate_collective(f.network_text, f.network_source, f.system_text, f.system_source, row.point.collective,
+                               bytes, &row.simulated_busbw);
+    } catch (const SimError& e) {  // the row that could not run, and why
+      throw SimError(e.exit_code(), row.point.where + ": " + row.point.collective + " of " + std::to_string(bytes) +
+                                        " B: " + e.what());
+    }
+    if (ps == 0) {
+      throw InputError(row.point.where + ": the network simulates this " + row.point.collective + " of " +
+                       std::to_string(bytes) + " B in 0 ns (one NPU?): a fit needs simulated times above 0");
+    }
     row.simulated_ns = static_cast<double>(ps) / 1e3;
     return row.simulated_ns;
   }
 
   std::size_t evaluations() const { return evaluations_; }
+  double best() const { return best_; }
 
  private:
   const Files& base_;
@@ -230,20 +289,27 @@ class Evaluator {
   std::vector<CalibratedRow>& rows_;
   std::map<std::string, double> cache_;
   std::size_t evaluations_ = 0;
+  double best_ = std::numeric_limits<double>::infinity();
 };
 
 // Golden-section search of parameter k over its bracket in log space, the
-// others held; returns the best value (as written) among those evaluated.
+// others held; returns the best value (as written) among those evaluated,
+// which lies within [min, max] (the starting value is a candidate only when
+// it does).
 std::string golden_section(Evaluator& ev, const FreeParameterSpec& p, std::vector<std::string> values, std::size_t k,
                            int steps) {
   const double phi = (std::sqrt(5.0) - 1) / 2;
   double a = std::log(p.min), b = std::log(p.max);
-  std::string best = values[k];
-  double best_f = ev.objective(values);
+  std::string best;
+  double best_f = std::numeric_limits<double>::infinity();
+  if (within(p, values[k])) {
+    best = values[k];
+    best_f = ev.objective(values);
+  }
   auto eval = [&](double x) {
-    values[k] = format_value(p.kind, std::exp(x));
+    values[k] = bounded_value(p, std::exp(x));
     const double f = ev.objective(values);
-    if (f < best_f) {
+    if (f < best_f || best.empty()) {
       best_f = f;
       best = values[k];
     }
@@ -301,10 +367,24 @@ YAML::Node find_key(YAML::Node root, const std::vector<std::string>& path) {
   return at;
 }
 
+// `text` as one word of a shell command: quoted when it holds anything but
+// the characters of plain paths and values, so the header's command runs as written.
+std::string shell_word(const std::string& text) {
+  if (!text.empty() && text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.,:/=+-") ==
+                           std::string::npos) {
+    return text;
+  }
+  std::string quoted = "'";
+  for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 std::string header_comment(const CalibrateOptions& o, const CalibrationResult& r) {
   std::ostringstream h;
-  h << "# Calibrated by `sim calibrate " << o.reference << " --system " << o.system_dir;
-  for (const auto& [c, v] : o.filters) h << " --filter " << c << "=" << v;
+  h << "# Calibrated by `sim calibrate " << shell_word(o.reference) << " --system " << shell_word(o.system_dir) << " --fit ";
+  for (std::size_t i = 0; i < r.parameters.size(); ++i) h << (i ? "," : "") << r.parameters[i].name;
+  if (!o.nccl_collective.empty()) h << " --collective " << shell_word(o.nccl_collective);
+  for (const auto& [c, v] : o.filters) h << " --filter " << shell_word(c + "=" + v);
   if (o.sizes) h << " --sizes " << o.sizes->first << ":" << o.sizes->second;
   h << "` (docs/calibrate.md).\n# Fitted (a fit, not a spec-sheet number), on " << std::count_if(r.rows.begin(), r.rows.end(), [](const CalibratedRow& x) { return x.fitted; })
     << " rows, rms log error " << r.fit_rms_log_error << ":\n";
@@ -341,6 +421,35 @@ std::uint64_t simulate_collective(const std::string& network_text, const std::st
   if (rows.size() != 1) throw InputError("calibration point: expected one collective, got " + std::to_string(rows.size()));
   if (busbw_gbps) *busbw_gbps = rows[0].busbw_gbps;
   return static_cast<std::uint64_t>(rows[0].duration);
+}
+
+std::optional<double> CalibratedRow::busbw_error() const {
+  return relative_deviation(simulated_busbw, measured_busbw);
+}
+
+void check_calibration_output(const std::string& output) {
+  namespace fs = std::filesystem;
+  if (output.empty()) throw InputError("-o: an empty folder name");
+  std::error_code ec;
+  const fs::path out(output);
+  if (fs::exists(out, ec)) {
+    if (!fs::is_directory(out, ec)) throw InputError("-o " + output + ": exists and is not a folder");
+    for (const char* f : {"network.yml", "system.yml", "calibration.yml", "errors.csv"}) {
+      const fs::path file = out / f;
+      if (fs::exists(file, ec) && !fs::is_regular_file(file, ec)) {
+        throw InputError("-o " + output + ": " + file.string() + " exists and is not a file");
+      }
+    }
+    if (::access(output.c_str(), W_OK | X_OK) != 0) throw InputError("-o " + output + ": the folder is not writable");
+    return;
+  }
+  // The nearest ancestor that exists must be a folder we may create in.
+  fs::path at = fs::absolute(out, ec).parent_path();
+  while (!at.empty() && !fs::exists(at, ec) && at != at.root_path()) at = at.parent_path();
+  if (!fs::is_directory(at, ec)) throw InputError("-o " + output + ": " + at.string() + " is not a folder");
+  if (::access(at.c_str(), W_OK | X_OK) != 0) {
+    throw InputError("-o " + output + ": cannot create the folder (" + at.string() + " is not writable)");
+  }
 }
 
 std::vector<FreeParameterSpec> read_free_parameters(const std::string& path) {
@@ -394,6 +503,8 @@ CalibrationResult calibrate(const CalibrateOptions& o) {
     result.parameters = all;
   } else {
     for (const std::string& name : o.fit) {
+      if (name.empty()) throw InputError("--fit: an empty parameter name");
+      if (std::count(o.fit.begin(), o.fit.end(), name) > 1) throw InputError("--fit: parameter '" + name + "' given twice");
       const auto it = std::find_if(all.begin(), all.end(), [&](const FreeParameterSpec& p) { return p.name == name; });
       if (it == all.end()) {
         std::string known;
@@ -428,32 +539,49 @@ CalibrationResult calibrate(const CalibrateOptions& o) {
     const std::string& column = filter.first;
     if (column == "collective") continue;
     const bool known = std::any_of(curve.points.begin(), curve.points.end(),
-                                   [&](const CurvePoint& p) { return p.labels.count(column) > 0; });
+                                   [&](const CurvePoint& p) { return column_value(p, column) != nullptr; });
     if (!known) {
       std::string columns = "collective";
       if (!curve.points.empty()) {
         for (const auto& [c, v] : curve.points.front().labels) columns += ", " + c;
+        for (const auto& [c, v] : curve.points.front().columns) columns += ", " + c;
       }
       throw InputError("--filter " + column + "=" + filter.second + ": " + o.reference + " has no column '" + column +
                        "' (it has: " + columns + ")");
     }
   }
+  std::size_t other_npus = 0, filtered = 0;
   for (const CurvePoint& p : curve.points) {
-    if (!p.time_ns || *p.time_ns <= 0) continue;
-    if (const auto it = p.labels.find("npus"); it != p.labels.end() && it->second != std::to_string(npus)) continue;
+    if (!p.time_ns) throw InputError(p.where + ": no time to fit on");
+    // Times are above 0 in measured curves (reference_reader.h); a simulated
+    // curve used as a reference may hold 0 (one rank), and a time below the
+    // simulator's resolution has no ratio to fit.
+    if (!(*p.time_ns >= 1e-3)) {
+      throw InputError(p.where + ": time " + std::to_string(*p.time_ns) + " ns: a fit needs measured times of 1 ps or more");
+    }
+    if (const auto it = p.labels.find("npus"); it != p.labels.end() && it->second != std::to_string(npus)) {
+      ++other_npus;
+      continue;
+    }
     CalibratedRow row;
     row.point = p;
     row.point.bytes = simulator_bytes(curve, p, npus);
-    if (row.point.bytes == 0) continue;
+    if (row.point.bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      throw InputError(p.where + ": size " + std::to_string(row.point.bytes) +
+                       " B is above the largest a collective carries (2^63 - 1 B, Chakra's comm_size)");
+    }
     row.fitted = passes(p, o);
+    filtered += !row.fitted;
     row.measured_ns = *p.time_ns;
     row.measured_busbw = p.busbw_gbps.value_or(0);
     result.rows.push_back(std::move(row));
   }
   const auto fitting = std::count_if(result.rows.begin(), result.rows.end(), [](const CalibratedRow& r) { return r.fitted; });
   if (fitting == 0) {
-    throw InputError(o.reference + ": no row to fit on (" + std::to_string(result.rows.size()) + " rows on " +
-                     std::to_string(npus) + " NPUs; check --filter and --sizes)");
+    throw InputError(o.reference + ": no row to fit on: of its " + std::to_string(curve.points.size()) + " rows, " +
+                     std::to_string(other_npus) + " are on another NPU count than the network's " +
+                     std::to_string(npus) + " and " + std::to_string(filtered) +
+                     " are left out by --filter and --sizes");
   }
 
   Evaluator ev(base, result.parameters, calibration_path, result.rows);
@@ -461,9 +589,10 @@ CalibrationResult calibrate(const CalibrateOptions& o) {
   // part in 1e9), at most `rounds` rounds: parameters that trade off against
   // each other (a bandwidth and a latency) need several.
   double last = ev.objective(result.values);
-  for (int round = 0; round < o.rounds; ++round) {
+  for (int round = 0; round < std::max(o.rounds, 1); ++round) {
     for (std::size_t k = 0; k < result.parameters.size(); ++k) {
       result.values[k] = golden_section(ev, result.parameters[k], result.values, k, o.steps);
+      if (o.progress) o.progress(CalibrateProgress{round + 1, result.parameters[k].name, ev.evaluations(), std::sqrt(ev.best())});
     }
     const double now = ev.objective(result.values);
     if (now >= last * (1 - 1e-9)) break;
@@ -471,6 +600,12 @@ CalibrationResult calibrate(const CalibrateOptions& o) {
   }
   result.fit_rms_log_error = std::sqrt(ev.objective(result.values));
   result.evaluations = ev.evaluations();
+  for (std::size_t k = 0; k < result.parameters.size(); ++k) {
+    if (!within(result.parameters[k], result.values[k])) {
+      throw std::logic_error("calibrate: the fitted " + result.parameters[k].name + " = " + result.values[k] +
+                             " lies outside its bounds");
+    }
+  }
 
   // Every row with the fitted files.
   const Files fitted = with_values(base, result.parameters, result.values, calibration_path);
@@ -492,12 +627,16 @@ void write_calibration(const CalibrationResult& r, const CalibrateOptions& o) {
          "busbw_error_pct\n";
   for (const CalibratedRow& row : r.rows) {
     char line[512];
-    const double busbw_err = row.measured_busbw > 0 ? (row.simulated_busbw / row.measured_busbw - 1) * 100 : 0;
-    std::snprintf(line, sizeof line, "%s,%llu,%s,%.3f,%.3f,%.2f,%.2f,%.2f,%.2f\n", row.point.collective.c_str(),
+    std::snprintf(line, sizeof line, "%s,%llu,%s,%.3f,%.3f,%.2f,%.2f,%.2f,", row.point.collective.c_str(),
                   static_cast<unsigned long long>(row.point.bytes), row.fitted ? "fit" : "held-out",
                   row.measured_ns / 1e3, row.simulated_ns / 1e3, row.error() * 100, row.measured_busbw,
-                  row.simulated_busbw, busbw_err);
+                  row.simulated_busbw);
     csv << line;
+    if (const std::optional<double> e = row.busbw_error()) {  // empty: no measured busbw to compare with
+      std::snprintf(line, sizeof line, "%.2f", *e * 100);
+      csv << line;
+    }
+    csv << "\n";
   }
   OutputFile net((fs::path(o.output) / "network.yml").string()), sys((fs::path(o.output) / "system.yml").string()),
       cal((fs::path(o.output) / "calibration.yml").string()), err((fs::path(o.output) / "errors.csv").string());
@@ -521,11 +660,11 @@ std::string describe_calibration(const CalibrationResult& r) {
   double worst = 0;
   for (const CalibratedRow& row : r.rows) {
     if (row.fitted) continue;
-    char line[256];
-    const double busbw_err = row.measured_busbw > 0 ? (row.simulated_busbw / row.measured_busbw - 1) * 100 : 0;
-    std::snprintf(line, sizeof line, "  %-15s %12llu %12.2f %12.2f %+8.1f%% %+8.1f%%\n", row.point.collective.c_str(),
+    char line[256], busbw[32] = "      n/a";
+    if (const std::optional<double> e = row.busbw_error()) std::snprintf(busbw, sizeof busbw, "%+8.1f%%", *e * 100);
+    std::snprintf(line, sizeof line, "  %-15s %12llu %12.2f %12.2f %+8.1f%% %s\n", row.point.collective.c_str(),
                   static_cast<unsigned long long>(row.point.bytes), row.measured_ns / 1e3, row.simulated_ns / 1e3,
-                  row.error() * 100, busbw_err);
+                  row.error() * 100, busbw);
     o << line;
     worst = std::max(worst, std::abs(row.error()));
   }

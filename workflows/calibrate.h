@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -29,6 +30,15 @@
 #include "workflows/curve_table.h"
 
 namespace sim::workflows {
+
+// Where a fit is, for a progress line: reported after each parameter's
+// search in each round.
+struct CalibrateProgress {
+  int round = 0;                  // from 1
+  std::string parameter;          // the one just searched
+  std::size_t evaluations = 0;    // objective evaluations so far
+  double best_rms_log_error = 0;  // sqrt of the lowest objective so far
+};
 
 struct CalibrateOptions {
   std::string reference;        // any curve read_curve reads
@@ -40,6 +50,7 @@ struct CalibrateOptions {
   std::string output;
   int rounds = 20;              // coordinate-descent rounds at most (it stops when a round gains nothing)
   int steps = 24;               // golden-section evaluations per parameter and round
+  std::function<void(const CalibrateProgress&)> progress;  // may be empty
 };
 
 struct FreeParameterSpec {
@@ -54,7 +65,11 @@ struct CalibratedRow {
   bool fitted = false;           // a fitting row
   double measured_ns = 0, simulated_ns = 0;
   double measured_busbw = 0, simulated_busbw = 0;  // GB/s (nccl-tests definitions)
-  double error() const { return simulated_ns / measured_ns - 1; }  // of time; busbw's is 1/(1+e) - 1
+  // Of time; finite, as the fit refuses measured times below 1 ps and the
+  // simulator's times are below 2^63 ps.
+  double error() const { return simulated_ns / measured_ns - 1; }
+  // Of busbw, when the measurement has one above 0.
+  std::optional<double> busbw_error() const;
 };
 
 struct CalibrationResult {
@@ -71,8 +86,15 @@ struct CalibrationResult {
 std::vector<FreeParameterSpec> read_free_parameters(const std::string& path);
 
 // Throws InputError for bad input (no fitting row, an unknown parameter or
-// filter column, a key the files lack, a point that fails to simulate).
+// filter column, a key the files lack, a point that fails to simulate, a
+// measured time below 1 ps, a simulated time of 0). Every fitted value lies
+// within its parameter's [min, max] (checked before returning).
 CalibrationResult calibrate(const CalibrateOptions& options);
+
+// Throws InputError when `output` cannot become the output folder (a file is
+// there, a file of the folder's is a folder, an ancestor is not a folder or
+// not writable): checked before a fit, so a fit is not run for nothing.
+void check_calibration_output(const std::string& output);
 
 // Writes OUT/network.yml, OUT/system.yml, OUT/calibration.yml and
 // OUT/errors.csv (every row: fitted or held out, measured and simulated time

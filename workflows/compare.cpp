@@ -57,9 +57,9 @@ void apply_filters(Curve& ref, const std::vector<std::string>& filters) {
     bool known = false;
     std::vector<CurvePoint> kept;
     for (CurvePoint& p : ref.points) {
-      auto it = p.labels.find(key);
-      known = known || it != p.labels.end();
-      if (it != p.labels.end() && it->second == value) kept.push_back(std::move(p));
+      const std::string* v = column_value(p, key);
+      known = known || v != nullptr;
+      if (v && *v == value) kept.push_back(std::move(p));
     }
     if (!known) throw InputError("--filter " + f + ": " + ref.source + " has no column '" + key + "'");
     ref.points = std::move(kept);
@@ -99,6 +99,7 @@ int compare_curves(const CompareOptions& o, std::ostream& out) {
     if (b.count(k)) shared.insert(k);
   }
   std::vector<Match> matches;
+  std::vector<std::pair<const CurvePoint*, const CurvePoint*>> zero;  // reference value 0: no relative deviation
   for (const CurvePoint& p : ours.points) {
     const CurvePoint* found = nullptr;
     for (const CurvePoint& r : ref.points) {
@@ -118,13 +119,21 @@ int compare_curves(const CompareOptions& o, std::ostream& out) {
       throw InputError((va ? found->where : p.where) + ": has no " + o.metric + " to compare (try --metric " +
                        (o.metric == "time" ? "busbw" : "time") + ")");
     }
-    const double dev = *vb == 0 ? (*va == 0 ? 0 : INFINITY) : (*va - *vb) / *vb;
-    matches.push_back(Match{&p, found, *va, *vb, dev});
+    // Both 0 agree; against a reference of 0 (nccl-tests prints busbw 0.00
+    // below its resolution) any other value has no relative deviation.
+    const std::optional<double> dev = *va == 0 && *vb == 0 ? std::optional<double>(0) : relative_deviation(*va, *vb);
+    if (!dev) {
+      zero.emplace_back(&p, found);
+      continue;
+    }
+    matches.push_back(Match{&p, found, *va, *vb, *dev});
   }
   std::string on = "collective, bytes";
   for (const std::string& k : shared) on += ", " + k;
   if (matches.empty()) {
-    throw InputError("no point of " + o.results + " matches a point of " + o.reference + " (matched on " + on + ")");
+    throw InputError("no point of " + o.results + " matches a point of " + o.reference + " (matched on " + on + ")" +
+                     (zero.empty() ? "" : "; " + std::to_string(zero.size()) + " matched a reference " + o.metric +
+                                              " of 0, which has no relative deviation"));  // or one too small for a finite deviation
   }
   const char* unit = o.metric == "time" ? "ns" : "GB/s";
   out << "compare " << o.results << " with " << o.reference << " (" << ref.format << "): " << o.metric << " in "
@@ -137,8 +146,16 @@ int compare_curves(const CompareOptions& o, std::ostream& out) {
     std::snprintf(buf, sizeof buf, "  %14.3f %14.3f %+9.3f%%  %s  ", m.a, m.b, 100 * m.deviation, bad ? "OUTSIDE" : "ok     ");
     out << buf << describe(*m.ours, shared) << "\n";
   }
-  out << matches.size() << " points compared (" << ours.points.size() - matches.size()
-      << " without a reference point), " << outside << " outside " << o.tolerance * 100 << "%\n";
+  for (const auto& [p, r] : zero) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%.6g", *metric_of(*r, o.metric));
+    out << "  not compared: " << describe(*p, shared) << ": the reference " << o.metric << " at " << r->where << " is "
+        << value << " (no finite relative deviation)\n";
+  }
+  out << matches.size() << " points compared (" << ours.points.size() - matches.size() - zero.size()
+      << " without a reference point";
+  if (!zero.empty()) out << ", " << zero.size() << " against a reference of 0";
+  out << "), " << outside << " outside " << o.tolerance * 100 << "%\n";
   for (const Match& m : matches) {
     if (std::fabs(m.deviation) <= o.tolerance) continue;
     char buf[96];

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sim::workflows {
@@ -15,6 +16,9 @@ struct CurvePoint {
   std::string collective;  // Chakra name, ALL_REDUCE
   std::uint64_t bytes = 0; // per-rank buffer as the simulator counts it (comm_size)
   std::map<std::string, std::string> labels;
+  // Other text columns of the row (a reference CSV's `system`, `source`):
+  // --filter may select on them, points are not matched on them.
+  std::map<std::string, std::string> columns;
   std::optional<double> time_ns, busbw_gbps;
   std::string where;  // "file:line", for messages
   std::string id;     // "point 7" in a sim results CSV, else empty
@@ -26,13 +30,35 @@ struct Curve {
   std::vector<CurvePoint> points;
 };
 
-// Splits CSV text into rows of fields (RFC 4180 quoting); throws InputError
-// naming `source` and the line for an unterminated quote.
+// Splits CSV text into rows of fields (RFC 4180 quoting; a leading UTF-8
+// byte order mark, as spreadsheet programs write, is skipped); throws
+// InputError naming `source` and the line for an unterminated quote.
 struct CsvRow {
   std::size_t line = 0;  // where the row starts, from 1
   std::vector<std::string> fields;
 };
 std::vector<CsvRow> parse_csv(const std::string& text, const std::string& source);
+
+// `column`'s value for `p`: a label, or one of its other columns; null when
+// the point has no such column.
+const std::string* column_value(const CurvePoint& p, const std::string& column);
+
+// (a - b) / b, or nothing when b is not positive or the quotient is not a
+// finite number: a relative deviation never reaches a report as inf or nan.
+std::optional<double> relative_deviation(double a, double b);
+
+// The text with a leading UTF-8 byte order mark (EF BB BF) removed.
+std::string_view without_bom(std::string_view text);
+
+// A decimal number as a measurement is written ("35.84", "1e3", spaces
+// around it allowed): nothing for anything else, and for nan and inf.
+std::optional<double> parse_finite(std::string_view text);
+// A byte count: digits only (spaces around allowed), below 2^64; nothing else.
+std::optional<std::uint64_t> parse_byte_count(std::string_view text);
+
+// Times in curves are at most this (ns): the simulator's own limit (2^63 ps
+// is 9.2e15 ns), so no time read from a curve overflows a report's sums.
+inline constexpr double kMaxCurveTimeNs = 1e16;
 
 // "ALL_REDUCE" from any spelling (all_reduce, allreduce); empty if unknown.
 std::string canonical_collective(const std::string& name);

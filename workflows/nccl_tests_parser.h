@@ -17,7 +17,17 @@
 // does not name its collective: it is given, or taken from the file name
 // (all_gather_perf.txt). nccl-tests prints all-gather sizes as the gathered
 // total; the simulator's all-gather size is the per-rank input, so those are
-// divided by the rank count (the `Rank` lines).
+// divided by the rank count (the `Rank` lines), and must be a multiple of it.
+//
+// Every value is checked: the size a byte count above 0, the time a finite
+// number of us above 0, busbw finite and 0 or more; errors name the file,
+// line and column.
+//
+// Output printed through a launcher carries a prefix on every line:
+// `[1,0]<stdout>:` (mpirun --tag-output) or `0: ` (srun --label). When every
+// non-blank line has one, of one form, they are stripped, and only the lines
+// of the rank that printed the column header are read (the others' are
+// NCCL's log lines); line numbers stay those of the file.
 #pragma once
 
 #include <string>
@@ -31,6 +41,10 @@ struct NcclTestsOutput {
   double avg_busbw_gbps = -1;  // the `Avg bus bandwidth` summary (-1: absent)
   Curve curve;
 };
+
+// `text` without the launcher prefixes described above (unchanged when not
+// every non-blank line carries one of the same form).
+std::string without_launcher_prefixes(const std::string& text);
 
 // Whether `text` looks like nccl-tests output (its column header).
 bool looks_like_nccl_tests(const std::string& text);

@@ -9,13 +9,25 @@
 //   - nccl-tests text output (workflows/nccl_tests_parser.h).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "workflows/curve_table.h"
 
 namespace sim::workflows {
 
+// Every value is checked where it is read, and an error names the file, line
+// and column: sizes are byte counts above 0; times finite, at most 10^16 ns,
+// and above 0 in a measured curve (reference CSV, nccl-tests) or 0 or more in
+// a simulated one; bandwidths finite and 0 or more (nccl-tests prints 0.00
+// for small sizes). A header naming a column twice is an error.
+
 // Throws InputError naming the file (and line) when it is none of these.
 Curve read_curve(const std::string& path, const std::string& nccl_collective = "");
+// The same for text already read; `path` names it in messages.
+Curve parse_curve(const std::string& text, const std::string& path, const std::string& nccl_collective = "");
+
+// Curve files are at most this large (a 256-rank NCCL_DEBUG=INFO log is far below).
+inline constexpr std::uint64_t kMaxCurveFileBytes = std::uint64_t{256} << 20;
 
 }  // namespace sim::workflows

@@ -505,7 +505,7 @@ std::optional<RankFile> parse_rank_file(std::string_view name) {
 // The names of the regular files in `dir` (symbolic links followed), as
 // std::filesystem::directory_iterator with is_regular_file lists them, through
 // readdir: the iterator builds a path per entry, 3,000 instructions a file
-// when listing 4,096 rank files (issue 25's benchmark (b), docs/benchmarks.md).
+// when listing 4,096 rank files (case (b) of docs/benchmarks.md).
 std::vector<std::string> regular_files_in(const std::string& dir, std::error_code& ec) {
   std::vector<std::string> names;
   DIR* d = ::opendir(dir.c_str());
@@ -540,7 +540,7 @@ std::vector<std::string> regular_files_in(const std::string& dir, std::error_cod
 
 // One prefix's files as (rank, path), in any order. A vector sorted once,
 // not a map: a node and a copy of the path per file were most of listing
-// 4,096 rank files (issue 25's benchmark (b), docs/benchmarks.md).
+// 4,096 rank files (case (b) of docs/benchmarks.md).
 using RankPaths = std::vector<std::pair<int, std::string>>;
 
 // Sorts by rank; InputError for a rank with two files (the lowest such rank).
@@ -594,7 +594,7 @@ void scan_wire(std::string_view data, const std::string& path, et::GlobalMetadat
   // The memo points into `data`: one per buffer. Clearing it costs about as
   // much as decoding a few nodes (128 entries, ~10 KB), so a trace of a few
   // hundred bytes, where attributes barely repeat, goes without (benchmark
-  // (b) of issue 25 loads 4,096 traces of 76 B: the clearing was 15% of its
+  // (b) of docs/benchmarks.md loads 4,096 traces of 76 B: clearing it is 15% of its
   // instructions). The memo never changes a result, only its cost.
   constexpr std::size_t kMemoFrom = 1024;
   std::unique_ptr<WireAttrMemo> memo;

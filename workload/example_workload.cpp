@@ -5,7 +5,7 @@
 namespace sim {
 
 const char* const kExampleTopologyYaml =
-    "# 8 NPUs on a bidirectional ring, 50 GB/s and 500 ns per link (the seed paper's setting)\n"
+    "# 8 NPUs on a bidirectional ring, 50 GB/s and 500 ns per link (Fig. 4 of Yoo et al., IEEE Micro 2025)\n"
     "shape: Ring\n"
     "dims: [8]\n"
     "bandwidth: 50GB/s\n"

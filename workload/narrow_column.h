@@ -4,7 +4,7 @@
 //
 // Why: the per-node numbers of a graph (tags, name suffixes) are usually
 // round or layer numbers, small next to 2^16, and at millions of nodes each
-// byte per node is megabytes (docs/benchmarks.md, "Bytes per node").
+// byte per node is megabytes (docs/benchmarks.md, "Compact graphs").
 #pragma once
 
 #include <cstdint>

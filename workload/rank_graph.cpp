@@ -497,7 +497,7 @@ void RankGraph::link(Body& b, const GraphOptions& options, Pending& p) {
         continue;
       }
       const auto parent = static_cast<std::uint32_t>(found);
-      if (parent == i) throw IncompleteError(where(path_, rank_, id) + ": node depends on itself (cycle)");
+      if (parent == i) throw InputError(where(path_, rank_, id) + ": node depends on itself (cycle)");
       backward &= parent < i;
       if (last_child[parent] == i + 1) continue;
       last_child[parent] = i + 1;
@@ -692,7 +692,7 @@ void RankGraph::check_acyclic() const {
   }
   if (shown < length) cycle += " -> ... (" + std::to_string(length) + " nodes in all)";
   cycle += " -> " + std::to_string(id(cur));
-  throw IncompleteError(path_ + ": rank " + std::to_string(rank_) + ": dependency cycle: " + cycle + " (" +
+  throw InputError(path_ + ": rank " + std::to_string(rank_) + ": dependency cycle: " + cycle + " (" +
                         std::to_string(n - seen) + " nodes can never run)");
 }
 

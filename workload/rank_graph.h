@@ -138,8 +138,8 @@ class RankGraph {
   // ids and dependency lists, lookup tables, linking's temporaries. A loading
   // thread keeps one across the graphs it builds, so these are allocated a few
   // times instead of once per graph and leave no freed holes between the
-  // graphs' columns (holes that stay resident: docs/benchmarks.md, "Case (p):
-  // loading"). A graph of over a million nodes still frees them as it goes.
+  // graphs' columns (holes that stay resident: docs/benchmarks.md, "Decoding
+  // ETs"). A graph of over a million nodes still frees them as it goes.
   class Scratch {
    public:
     Scratch();

@@ -19,7 +19,7 @@ namespace sim {
 // decoded again: its rank shares that graph's nodes and edges (the graph
 // decoding would build, named by its own rank and path; RankGraph::storage()
 // tells). A workload of identical per-rank files (ASTRA-sim's microbenchmarks:
-// 4,096 of them in issue 25's benchmark (b)) is decoded, and held, once per
+// 4,096 of them in docs/benchmarks.md's case (b)) is decoded, and held, once per
 // thread.
 struct LoadStats {
   std::size_t decoded = 0;  // graphs decoded; the others share one of these

@@ -12,7 +12,9 @@ namespace sim {
 
 struct RankStats {
   Time finish = 0;
-  Time compute = 0;        // some COMP node running
+  Time compute = 0;        // some COMP node running (CPU or GPU)
+  Time gpu_busy = 0;       // some COMP node without is_cpu_op running (a kernel, copy, or any COMP of a GPU-only trace)
+  Time cpu_busy = 0;       // some COMP node with is_cpu_op running (a host operator)
   Time exposed_comm = 0;   // communication running and no compute
   Time memory = 0;         // only memory ops running
   Time idle = 0;           // nothing running

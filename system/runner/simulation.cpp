@@ -25,7 +25,7 @@ std::uint64_t pack(std::uint32_t rank, std::uint32_t index) {
 
 // Where `rank` stands in `group`. Every rank joins each collective, so a
 // search per join is O(ranks^2) for a collective over all of them (10% of
-// issue 25's benchmark (b), 4,096 ranks); most groups are consecutive ranks,
+// docs/benchmarks.md's case (b), 4,096 ranks); most groups are consecutive ranks,
 // where the offset from the first member is the answer. A group lists each
 // rank once (process_groups.cpp refuses a rank named twice), so a match there
 // is the one the search would find.
@@ -369,6 +369,8 @@ void Simulation::account(RankRun& r) {
   const Time now = queue_.now();
   const Time dt = now - r.last;
   if (dt > 0) {
+    if (r.active_cpu > 0) r.stats.cpu_busy += dt;
+    if (r.active_compute > r.active_cpu) r.stats.gpu_busy += dt;
     if (r.active_compute > 0) r.stats.compute += dt;
     else if (r.active_comm > 0) r.stats.exposed_comm += dt;
     else if (r.active_mem > 0) r.stats.memory += dt;
@@ -533,7 +535,12 @@ void Simulation::start(std::uint32_t rank, std::uint32_t index) {
     case NodeKind::kComp:
     case NodeKind::kMemLoad:
     case NodeKind::kMemStore:
-      if (kind == NodeKind::kComp) ++r.active_compute; else ++r.active_mem;
+      if (kind == NodeKind::kComp) {
+        ++r.active_compute;
+        if (g.is_cpu_op(index)) ++r.active_cpu;
+      } else {
+        ++r.active_mem;
+      }
       queue_.schedule_in(compute_time(rank, g.node(index)), this, kNodeDone, pack(rank, index));
       return;
     case NodeKind::kCommColl:
@@ -564,7 +571,10 @@ void Simulation::complete(std::uint32_t rank, std::uint32_t index) {
   const NodeKind kind = g.kind(index);
   account(r);
   switch (kind) {
-    case NodeKind::kComp: --r.active_compute; break;
+    case NodeKind::kComp:
+      --r.active_compute;
+      if (g.is_cpu_op(index)) --r.active_cpu;
+      break;
     case NodeKind::kMemLoad:
     case NodeKind::kMemStore: --r.active_mem; break;
     case NodeKind::kCommColl:

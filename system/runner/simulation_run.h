@@ -29,6 +29,7 @@ struct alignas(64) RankRun {
   std::uint32_t waiting_nodes = 0;  // in all of waiting[]
   // Activity counters for the time breakdown.
   std::uint32_t active_compute = 0, active_comm = 0, active_mem = 0;
+  std::uint32_t active_cpu = 0;  // of active_compute, the COMP nodes with is_cpu_op
   Time last = 0;
   std::uint64_t done = 0;
   RankStats stats;

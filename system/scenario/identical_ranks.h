@@ -1,4 +1,4 @@
-// Ranks whose traces are the same, simulated once (issue 25 item 2).
+// Ranks whose traces are the same, simulated once.
 //
 // A workload whose every rank runs the same trace (a microbenchmark, a
 // data-parallel step written once per rank) does the same thing on every rank

@@ -82,5 +82,24 @@ TEST_F(ComputeCli, ShippedH100ConfigAgainstTheMeasurements) {
   EXPECT_NE(r.output.find("127 rows (gemm)"), std::string::npos) << r.output;
 }
 
+TEST_F(ComputeCli, AMemboundOpTheTablesDidNotMeasureIsAnErrorListingTheKnownOnes) {
+  std::ofstream(path("membound.csv")) << "op,dtype,elements,time_us\nadd,bf16,1048576,9.2\nadd,bf16,4194304,30\n"
+                                      << "copy,bf16,1048576,7.9\ncopy,bf16,4194304,25\n";
+  std::ofstream(path("mb_system.yml")) << "compute:\n  peak_tflops: 989\n  memory_bandwidth: 3.35TB/s\n"
+                                       << "  kernels: [gemm.csv, membound.csv]\n";
+  std::ofstream(path("ask.csv")) << "op,dtype,elements,time_us\ncopy,bf16,2097152,12\nfrobnicate,bf16,1048576,9.2\n";
+  const auto r = run_sim("compute time --system " + path("mb_system.yml") + " --kernels " + path("ask.csv"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("sim: error: " + path("ask.csv") +
+                          ":3: membound op 'frobnicate' is not one the model's kernel tables measured (known: add, copy)"),
+            std::string::npos)
+      << r.output;
+  // A measured op is timed; a BOM before the header changes nothing.
+  std::ofstream(path("bom.csv")) << "\xEF\xBB\xBFop,dtype,elements,time_us\ncopy,bf16,2097152,12\n";
+  const auto ok = run_sim("compute time --system " + path("mb_system.yml") + " --kernels " + path("bom.csv"));
+  EXPECT_EQ(ok.code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("op,dtype,elements,time_us,predicted_us\ncopy,bf16,2097152,12,"), std::string::npos) << ok.output;
+}
+
 }  // namespace
 }  // namespace sim

@@ -1,5 +1,5 @@
 // A trace larger than memory fails with a clear message and exit 2, never the
-// OOM killer or a crash (issue 11 section 4; docs/reliability.md). The runs
+// OOM killer or a crash (docs/reliability.md). The runs
 // get a small address space with `ulimit -v` so the tests do not depend on
 // how much RAM the machine has.
 #include <gtest/gtest.h>

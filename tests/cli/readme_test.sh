@@ -49,4 +49,15 @@ while IFS= read -r cmd; do
     exit 1
   fi
 done <<< "$commands"
+# Everything the commands wrote is ignored by git (.gitignore), so a user who
+# runs them in a checkout keeps `git status` clean.
+if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
+  for path in $(find . -mindepth 1 -maxdepth 1 ! -type l -printf '%P\n' | sort); do
+    [ -d "$path" ] && probe="$path/x" || probe="$path"
+    if ! git -C "$src" check-ignore -q --no-index "$probe"; then
+      echo "readme_test: the commands wrote $path, which .gitignore does not cover"
+      exit 1
+    fi
+  done
+fi
 echo "readme_test: all $n commands of 'Using it' exit 0"

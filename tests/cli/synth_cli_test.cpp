@@ -66,7 +66,7 @@ TEST_F(SynthCli, BadInputExitsTwo) {
   EXPECT_EQ(r.code, 2);
 }
 
-// The seed-curves script end to end on one topology and one size: its CSV has
+// scripts/seed_curves.py end to end on one topology and one size: its CSV has
 // every algorithm on the flow backend, and the synthesized one is fastest.
 TEST_F(SynthCli, SeedCurvesScriptQuickRun) {
   if (::access("/usr/bin/python3", X_OK) != 0 || std::system("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null") != 0) {

@@ -59,6 +59,18 @@ TEST(KernelTable, MemboundRowsAndColumnsInAnyOrder) {
   EXPECT_EQ(csv.rows.at(0).samples.at(0).shape, membound("layernorm", 1048576, "fp32"));
 }
 
+TEST(KernelTable, AByteOrderMarkIsNotPartOfTheFirstColumnName) {
+  const std::string text = "op,dtype,elements,time_us\nadd,bf16,1048576,9.25\n";
+  const KernelCsv plain = parse_kernel_csv(text, "m.csv");
+  const KernelCsv bom = parse_kernel_csv("\xEF\xBB\xBF" + text, "m.csv");
+  EXPECT_EQ(bom.format, KernelCsvFormat::kMembound);
+  EXPECT_EQ(bom.header, "op,dtype,elements,time_us");
+  ASSERT_EQ(bom.rows.size(), 1u);
+  EXPECT_EQ(bom.rows[0].line, 2u);
+  EXPECT_EQ(bom.rows[0].samples[0].shape.op, plain.rows[0].samples[0].shape.op);
+  EXPECT_EQ(bom.rows[0].samples[0].seconds, plain.rows[0].samples[0].seconds);
+}
+
 TEST(KernelTable, OwnOutputReadsAgain) {
   const KernelCsv csv = parse_kernel_csv("op,dtype,elements,time_us,GBps,predicted_us\nadd,bf16,64,9,1,8.5\n", "m.csv");
   EXPECT_EQ(csv.rows.size(), 1u);

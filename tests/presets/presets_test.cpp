@@ -162,7 +162,7 @@ TEST(Presets, NodesTheRadixDoesNotDivideSpreadEvenlyOverPartlyPopulatedSwitches)
 //   reduce-scatter    (n-1) x (2L + (S/n)/B)
 //   all-gather        (n-1) x (2L + S/B)      (S: each rank's input)
 // A preset's system file selects NCCL's algorithms; the H100 NVSwitch reduces
-// (NVLS). The issue's check on the spec-sheet dgx-h100, all-reduce at 4 GiB:
+// (NVLS). Checked on the spec-sheet dgx-h100, all-reduce at 4 GiB:
 // NCCL's own choice (NVLS) within 10% of the 480 GB/s busbw NVIDIA staff
 // report, the ring forced (`nccl:algo=ring`) within 10% of 370 GB/s
 // (nccl-tests issue 212). Nothing here is fitted: NCCL's search and tuning

@@ -75,7 +75,7 @@ TEST(PublishedRuns, Llama3_405bOn16384H100sWithin5PercentOfThePaper) {
                      "&first-stage-layers=7&last-stage-layers=7&schedule=interleaved:8");
   RecordProperty("predicted_tflops_per_gpu", std::to_string(predicted));
   // Measured 2026-11-29 with NCCL's choices and stand-ins: 399.2 (-0.2%; with a ring
-  // per dimension, before session 16: 409.0, +2.3%). The issue asks for 15%; 5% here
+  // per dimension: 409.0, +2.3%). Published runs are predicted within 15%; 5% here
   // so that a change to the kernel model, the schedule or the network that
   // moves this prediction is noticed.
   EXPECT_NEAR(predicted / published, 1.0, 0.05) << "predicted " << predicted << " TFLOP/s per GPU";
@@ -92,11 +92,10 @@ struct NemoRow {
   double published;
 };
 
-// The issue's aim for predictions of published runs: within 15% of TFLOP/s
+// The aim for predictions of published runs: within 15% of TFLOP/s
 // per GPU. Measured 2026-11-29 (NCCL on the 1- and 16-node rows), with
-// Transformer Engine's fp8 casts: -8.0%, -8.9%, +4.4%; before them -2.7%,
-// -4.4%, +10.6%; before session 15's context-parallel and output-layer fixes
-// -0.4%, -2.1%, -9.1% (docs/published-runs.md).
+// Transformer Engine's fp8 casts: -8.0%, -8.9%, +4.4%; without the casts -2.7%,
+// -4.4%, +10.6% (docs/published-runs.md).
 TEST(PublishedRuns, NemoH100Fp8RunsWithin15PercentHeldOut) {
   const NemoRow rows[] = {
       {"GPT3-175B, 128 GPUs", "gpt3_175b_128", 16,
@@ -117,7 +116,7 @@ TEST(PublishedRuns, NemoH100Fp8RunsWithin15PercentHeldOut) {
     // Every one of its 128 ranks runs NCCL's rings message by message: 40 s
     // in Release, past ctest's limit unoptimised; the Release suite runs it.
     if (row.nodes == 16) continue;
-    // NCCL with stand-ins across two leaves: 8 s in Release (session 16).
+    // NCCL with stand-ins across two leaves: 8 s in Release.
     if (row.nodes == 64) continue;
 #endif
     const double predicted = tflops_per_gpu("dgx-h100-superpod", row.nodes, row.workload);
@@ -144,9 +143,9 @@ double sc21_model_tflops(double published, double layers, double hidden) {
 // The plans are the paper's script (NVIDIA/Megatron-LM
 // examples/sc21/run_table_1.sh), attention as Megatron-LM ran it then
 // (unfused: batched GEMMs around the softmax, dropout 0.1 in the model files).
-// Measured 2026-11-29 (session 17): -3.4%, -2.0%, +3.0%, -2.7%, +6.5%, +0.7%,
-// +2.3% (530B +0.9%, 1T -4.7%); before, with a fused attention kernel and
-// 0.518, the error drifted with size from +10.4% to -20.6%.
+// Measured 2026-11-29: -3.4%, -2.0%, +3.0%, -2.7%, +6.5%, +0.7%,
+// +2.3% (530B +0.9%, 1T -4.7%); with a fused attention kernel instead the
+// error drifts with size from +10.4% to -20.6%.
 TEST(PublishedRuns, MegatronSc21A100RunsWithin10PercentHeldOut) {
   const std::string models = std::string(SIM_SOURCE_DIR) + "/configs/models/megatron-sc21/";
   struct Row {

@@ -93,7 +93,7 @@ TEST(FlowBackend, DirectAllToAllOnMeshReachesItsBisectionBound) {
   std::vector<bool> left(n);
   for (std::uint32_t i = 0; i < n; ++i) left[i] = i % 8 < 4;
   const double bound_busbw = all_to_all_busbw_gbps(bytes, n, static_cast<Time>(cut_bound_seconds(t, left, bytes / n) * kSecond));
-  EXPECT_NEAR(bound_busbw, 24.6, 0.05);  // the figure: B/2 * 63/64
+  EXPECT_NEAR(bound_busbw, 24.6, 0.05);  // the cut bound: B/2 * 63/64
 
   const SimulationResult flow = simulate(direct_all_to_all(static_cast<int>(n), bytes), t, on("flow"));
   const double busbw = all_to_all_busbw_gbps(bytes, n, flow.makespan);

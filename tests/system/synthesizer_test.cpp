@@ -1,6 +1,7 @@
 // The TACOS-style synthesizer (system/producers/synthesizer.h): its ETs pass
 // the checker's data check on every topology form, replay its schedule on the
-// analytical backend, and beat ring and direct on the seed's topologies.
+// analytical backend, and beat ring and direct on the paper's 64-NPU topologies
+// ("Towards a Standardized Representation for Deep Learning Collective Algorithms").
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -122,7 +123,7 @@ TEST_F(Synthesizer, WrittenOnceRunsAtOtherSizes) {
   }
 }
 
-// The bound: at >= 16 MiB per rank on the flow backend, the
+// The injection bound: at >= 16 MiB per rank on the flow backend, the
 // hypercube's all-gather reaches >= 60% of what an NPU can receive (6 links x
 // 50 GB/s). With one chunk the schedule takes 11 steps where 63/6 = 10.5 is
 // the bound: 95.3%.
@@ -139,7 +140,7 @@ TEST_F(Synthesizer, HypercubeAllGatherNearTheInjectionBound) {
   }
 }
 
-// The seed's comparison: on each topology, synthesized beats ring and direct
+// The paper's comparison: on each topology, synthesized beats ring and direct
 // at sizes >= 1 MiB (flow backend), and is faster on the 3-D topologies (6
 // links per NPU) than on the mesh (2 at the corners).
 TEST_F(Synthesizer, BeatsRingAndDirectAndPrefersThreeDimensions) {

@@ -164,7 +164,114 @@ TEST_F(Calibrate, BadInputIsAnErrorNamingIt) {
   EXPECT_FALSE(std::filesystem::exists(o.output));
 }
 
-// The check: calibrate dgx-h100 (NCCL's algorithms; the preset frees
+TEST_F(Calibrate, NonFiniteOrTooSmallMeasuredTimesAreErrorsAndNothingIsWritten) {
+  const std::string dir = ring_preset();
+  const std::string header = "system,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps,source\n";
+  CalibrateOptions o;
+  o.system_dir = dir;
+  o.output = path("out");
+  const auto error_for = [&](const std::string& rows) {
+    std::ofstream(path("ref.csv")) << header << "x,8,all_reduce,1048576,40,1,1,s\n" << rows;
+    o.reference = path("ref.csv");
+    try {
+      calibrate(o);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_for("x,8,all_reduce,4194304,nan,1,1,s\n"), path("ref.csv") + ":3: column 5 (time_us): 'nan' is not a finite number");
+  EXPECT_EQ(error_for("x,8,all_reduce,4194304,inf,1,1,s\n"), path("ref.csv") + ":3: column 5 (time_us): 'inf' is not a finite number");
+  EXPECT_EQ(error_for("x,8,all_reduce,4194304,0,1,1,s\n"), path("ref.csv") + ":3: column 5 (time_us): time '0' must be above 0");
+  EXPECT_EQ(error_for("x,8,all_reduce,4194304,-5,1,1,s\n"), path("ref.csv") + ":3: column 5 (time_us): time '-5' must be above 0");
+  EXPECT_EQ(error_for("x,8,all_reduce,4194304,1e-7,1,1,s\n"),
+            path("ref.csv") + ":3: time 0.000100 ns: a fit needs measured times of 1 ps or more");
+  EXPECT_EQ(error_for("x,8,all_gather,4194305,30,1,1,s\n"),
+            path("ref.csv") + ":3: all-gather size 4194305 B (the gathered total) is not a multiple of the network's 8 NPUs");
+  EXPECT_EQ(error_for("x,8,all_reduce,9223372036854775808,30,1,1,s\n"),
+            path("ref.csv") + ":3: size 9223372036854775808 B is above the largest a collective carries (2^63 - 1 B, "
+                              "Chakra's comm_size)");
+  // The rows left out are counted by reason.
+  o.filters = {{"collective", "alltoall"}};
+  EXPECT_EQ(error_for("x,16,all_reduce,4194304,30,1,1,s\n"),
+            path("ref.csv") + ": no row to fit on: of its 2 rows, 1 are on another NPU count than the network's 8 and 1 "
+                              "are left out by --filter and --sizes");
+  EXPECT_FALSE(std::filesystem::exists(o.output));
+}
+
+// A fitted value lies within its bounds: even when the file's starting value
+// does not (500 GB/s, above the max), and when the best value is the max
+// itself and writing it to 6 digits rounds it up (299.9996 GB/s -> 300GB/s).
+// The fitting rows are chosen by the reference CSV's `system` column.
+TEST_F(Calibrate, FittedValuesLieWithinTheirBoundsAndTheHeaderNamesTheFitSet) {
+  const std::string dir = ring_preset();
+  const std::string ref = synthetic_reference(dir, {{"bandwidth.0", "350GB/s"}}, {});
+  std::ofstream(dir + "/calibration.yml")
+      << "free:\n"
+         "  - {name: nvlink_bandwidth, file: network, key: bandwidth.0, min: 180GB/s, max: 299.9996GB/s}\n"
+         "  - {name: nvlink_latency, file: network, key: latency.0, min: 50ns, max: 20us}\n";
+  const std::string network = with(TempFolderTest::read(dir + "/network.yml"), {{"bandwidth.0", "500GB/s"}});
+  std::ofstream(dir + "/network.yml") << network;
+  CalibrateOptions o;
+  o.reference = ref;
+  o.system_dir = dir;
+  o.fit = {"nvlink_bandwidth"};
+  o.filters = {{"system", "synthetic"}, {"collective", "allreduce"}};
+  o.output = path("out");
+  o.rounds = 1;
+  o.steps = 6;
+  std::vector<CalibrateProgress> progress;
+  o.progress = [&](const CalibrateProgress& p) { progress.push_back(p); };
+  const CalibrationResult r = calibrate(o);
+  ASSERT_EQ(r.values.size(), 1u);
+  const auto bw = static_cast<double>(parse_bandwidth(r.values[0]));
+  EXPECT_GE(bw, 180e9) << r.values[0];
+  EXPECT_LE(bw, 299.9996e9) << r.values[0];
+  EXPECT_NEAR(bw, 299.9996e9, 0.001e9) << r.values[0];  // the truth (350 GB/s) is beyond the max
+  EXPECT_NE(r.network_text.find("--fit nvlink_bandwidth --filter system=synthetic --filter collective=allreduce`"),
+            std::string::npos)
+      << r.network_text.substr(0, 300);
+  // Values a shell would split are quoted, so the header's command runs as written.
+  std::ofstream(path("ref2.csv")) << "system,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps,source\n"
+                                  << "\"H100 x8 (it's)\",8,all_reduce,16777216,120,1,1,test\n";
+  o.reference = path("ref2.csv");
+  o.filters = {{"system", "H100 x8 (it's)"}};
+  o.progress = nullptr;
+  EXPECT_NE(calibrate(o).network_text.find("--fit nvlink_bandwidth --filter 'system=H100 x8 (it'\\''s)'`"), std::string::npos);
+  ASSERT_EQ(progress.size(), 1u);
+  EXPECT_EQ(progress[0].round, 1);
+  EXPECT_EQ(progress[0].parameter, "nvlink_bandwidth");
+  EXPECT_EQ(progress[0].evaluations, r.evaluations);
+  EXPECT_TRUE(std::isfinite(progress[0].best_rms_log_error));
+  EXPECT_NEAR(progress[0].best_rms_log_error, r.fit_rms_log_error, 1e-12);
+}
+
+// The command's own checks run before the fit: an existing file at -o, an
+// empty or repeated --fit name.
+TEST_F(Calibrate, CommandLineErrorsComeBeforeTheFit) {
+  const std::string dir = preset();
+  std::ofstream(path("ref.csv")) << "system,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps\n"
+                                 << "x,8,all_reduce,16777216,120,1,1\n";
+  std::ofstream(path("taken")) << "a file\n";
+  const std::string base = "calibrate " + path("ref.csv") + " --system " + dir + " ";
+  const auto expect_error = [&](const std::string& args, const std::string& message) {
+    const auto run = run_sim(base + args);
+    EXPECT_EQ(run.code, 2) << args << ": " << run.output;
+    EXPECT_EQ(run.output, "sim: error: " + message + "\n") << args;
+  };
+  expect_error("-o " + path("taken"), "-o " + path("taken") + ": exists and is not a folder");
+  expect_error("-o " + path("taken") + "/out", "-o " + path("taken") + "/out: " + path("taken") + " is not a folder");
+  expect_error("--fit nccl_overhead,nccl_overhead -o " + path("out"),
+               "--fit 'nccl_overhead,nccl_overhead': parameter 'nccl_overhead' given twice");
+  expect_error("--fit '' -o " + path("out"), "--fit '': an empty parameter name (expected NAME,NAME,...)");
+  expect_error("--fit nccl_overhead, -o " + path("out"), "--fit 'nccl_overhead,': an empty parameter name (expected NAME,NAME,...)");
+  expect_error("--filter system=y -o " + path("out"),
+               path("ref.csv") + ": no row to fit on: of its 1 rows, 0 are on another NPU count than the network's 8 and 1 "
+                                 "are left out by --filter and --sizes");
+  EXPECT_FALSE(std::filesystem::exists(path("out")));
+}
+
+// Held-out check: calibrate dgx-h100 (NCCL's algorithms; the preset frees
 // NVLS's efficiency and NCCL's per-call overhead) on the measured all-reduce
 // at 16 MiB to 256 MiB only; the calibrated files must then predict
 // all-reduce at 1-2 GiB and all-gather and reduce-scatter at every size >= 16

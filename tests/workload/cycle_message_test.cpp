@@ -27,7 +27,7 @@ EtTrace ring_of_deps(std::uint64_t n) {
 std::string cycle_message(const EtTrace& t) {
   try {
     RankGraph g(t, 0, GraphOptions{});
-  } catch (const IncompleteError& e) {
+  } catch (const InputError& e) {
     return e.what();
   }
   ADD_FAILURE() << "expected a cycle";

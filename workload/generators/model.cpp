@@ -70,6 +70,10 @@ ModelConfig parse_model(const std::string& yaml_text, const std::string& source)
   if (const YAML::Node moe = root["moe"]) {
     if (!moe.IsMap()) reader.fail(moe, "moe is a map (experts, top_k, capacity_factor)");
     reader.check_keys(moe, "moe.", {"experts", "top_k", "capacity_factor"});
+    // Kept in 32 bits: a larger count is refused, not truncated (2^32 experts would read as 0: dense).
+    for (const char* key : {"experts", "top_k"}) {
+      if (positive(reader, moe, key) > 0xffffffffu) reader.fail(moe[key], std::string("moe.") + key + " must be at most 4294967295");
+    }
     m.moe.experts = static_cast<std::uint32_t>(positive(reader, moe, "experts"));
     m.moe.top_k = static_cast<std::uint32_t>(positive(reader, moe, "top_k"));
     if (m.moe.top_k > m.moe.experts) reader.fail(moe["top_k"], "moe.top_k must be at most moe.experts");
@@ -89,7 +93,7 @@ std::vector<std::string> builtin_model_names() {
   return names;
 }
 
-ModelConfig load_model(const std::string& name_or_path) {
+ModelConfig load_model(const std::string& name_or_path, const std::string& given) {
   for (const auto& [name, text] : kBuiltinModels) {
     if (name_or_path == name) return parse_model(text, "built-in model " + name_or_path);
   }
@@ -97,7 +101,7 @@ ModelConfig load_model(const std::string& name_or_path) {
   if (!in) {
     std::string names;
     for (const std::string& n : builtin_model_names()) names += (names.empty() ? "" : ", ") + n;
-    throw InputError("--model: '" + name_or_path + "' is neither a built-in model (" + names +
+    throw InputError((given.empty() ? "--model: '" + name_or_path + "'" : given) + " is neither a built-in model (" + names +
                      ") nor a readable YAML file");
   }
   std::ostringstream text;

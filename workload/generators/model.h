@@ -61,8 +61,9 @@ struct ModelConfig {
 
 // Parses YAML text; InputError "<source>:<line>: ..." for any problem.
 ModelConfig parse_model(const std::string& yaml_text, const std::string& source);
-// A built-in name (gpt3-175b, llama3-8b, ...) or a YAML file path.
-ModelConfig load_model(const std::string& name_or_path);
+// A built-in name (gpt3-175b, llama3-8b, ...) or a YAML file path. `given`
+// names the option in messages as written ("model=x"); empty: "--model: 'x'".
+ModelConfig load_model(const std::string& name_or_path, const std::string& given = "");
 // Names of the built-in models (configs/models/*.yml, compiled in).
 std::vector<std::string> builtin_model_names();
 

@@ -19,13 +19,16 @@
 
 namespace sim::gen {
 
-// Model FLOPs of one iteration (all ranks), exact. uint128-free: fits 64 bits
-// for any model below ~9.2e18 FLOPs per iteration; larger throws InputError.
+// Model FLOPs of one iteration (all ranks): exact in 128 bits, as a double
+// (computed in floating point past 2^128); model_flops_exact throws
+// InputError past 2^63 - 1 (~9.2e18 FLOPs per iteration).
 double model_flops_per_iteration(const TrainingSpec& spec);
 std::uint64_t model_flops_exact(const TrainingSpec& spec);
 // Whether model_flops_exact(spec) is in range (below 2^63).
 bool model_flops_fit_64_bits(const TrainingSpec& spec);
 
+// Parameter and byte counts below throw InputError naming the model's sizes
+// when they would pass 2^64 - 1.
 // Parameters `rank` holds (before ZeRO sharding): its stage's layers (split
 // by tp, experts by ep), the word embedding on the first stage, the output
 // layer (and final norm) on the last; a tied output on the last stage holds

@@ -15,16 +15,16 @@ std::string ParallelPlan::describe() const {
   return s;
 }
 
-ParallelPlan parse_parallel_plan(const std::string& text) {
+ParallelPlan parse_parallel_plan(const std::string& text, const std::string& given) {
   ParallelPlan plan;
   bool seen[6] = {};
   std::size_t start = 0;
-  if (text.empty()) throw InputError("--parallel: empty; expected e.g. tp=8,pp=4,dp=16[,cp=2,ep=4,sp]");
+  const std::string where = (given.empty() ? "--parallel '" + text + "'" : given) + ": ";
+  if (text.empty()) throw InputError(where + "empty; expected e.g. tp=8,pp=4,dp=16[,cp=2,ep=4,sp]");
   while (start <= text.size()) {
     const std::size_t comma = std::min(text.find(',', start), text.size());
     const std::string item = text.substr(start, comma - start);
     start = comma + 1;
-    const std::string where = "--parallel '" + text + "': ";
     if (item == "sp") {
       if (seen[5]) throw InputError(where + "'sp' given twice");
       seen[5] = plan.sp = true;
@@ -53,7 +53,7 @@ ParallelPlan parse_parallel_plan(const std::string& text) {
     if (comma == text.size()) break;
   }
   if (static_cast<std::uint64_t>(plan.tp) * plan.pp * plan.dp * plan.cp > (1u << 24)) {
-    throw InputError("--parallel '" + text + "': more than 16,777,216 ranks");
+    throw InputError(where + "more than 16,777,216 ranks");
   }
   return plan;
 }

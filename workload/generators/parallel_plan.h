@@ -24,8 +24,10 @@ struct ParallelPlan {
 };
 
 // "tp=8,pp=16,dp=128[,cp=2,ep=4,sp]": every key at most once, values >= 1;
-// absent keys are 1. Throws InputError naming the option and the bad item.
-ParallelPlan parse_parallel_plan(const std::string& text);
+// absent keys are 1. Throws InputError naming the option and the bad item;
+// `given` is the option as written ("--parallel 'tp=8'", "parallel=tp=8"),
+// empty for "--parallel '<text>'".
+ParallelPlan parse_parallel_plan(const std::string& text, const std::string& given = "");
 
 struct RankCoords {
   std::uint32_t tp = 0, cp = 0, dp = 0, pp = 0;

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "core/error.h"
+#include "workload/generators/quantity_limits.h"
 
 namespace sim::gen {
 namespace {
@@ -18,12 +19,37 @@ std::uint64_t parse_count(const std::string& key, const std::string& value) {
   std::uint64_t v = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   if (value.empty() || ec != std::errc() || end != value.data() + value.size()) {
-    throw InputError("gen:transformer: " + key + " must be a whole number, got '" + value + "'");
+    throw InputError("gen:transformer: " + key + "= must be a whole number from 0 to 18446744073709551615, got '" +
+                     value + "'");
   }
   return v;
 }
 
 }  // namespace
+
+std::string option_name(OptionSpelling spelling, const std::string& key) {
+  return spelling == OptionSpelling::kQuery ? key + "=" : "--" + key;
+}
+
+std::string option_given(OptionSpelling spelling, const std::string& key, const std::string& value) {
+  return spelling == OptionSpelling::kQuery ? key + "=" + value : "--" + key + " " + value;
+}
+
+void check_given_count(OptionSpelling spelling, const std::string& key, std::uint64_t value) {
+  if (value != 0) return;
+  const std::string given = option_given(spelling, key, "0") + ": ";
+  if (key == "first-stage-layers" || key == "last-stage-layers") {
+    throw InputError(given + "must be from 1 to the model's layers - 1 (layers on the " +
+                     (key[0] == 'f' ? "first" : "last") + " pipeline stage; leave it out to split the layers evenly)");
+  }
+  if (key == "bucket-params") {
+    throw InputError(given + "must be at least 1 (parameters per gradient bucket; leave it out for Megatron-LM's "
+                             "default max(4e7, 1e6 x dp x cp))");
+  }
+  const char* what = key == "seq" ? "tokens per sequence" : key == "global-batch" ? "sequences per iteration"
+                                                                                   : "sequences per micro-batch";
+  throw InputError(given + "must be at least 1 (" + what + ")");
+}
 
 std::string TrainingSpec::describe() const {
   std::string s = model.name + ", " + plan.describe() + ", global batch " + num(global_batch) + " x " + num(seq) +
@@ -40,15 +66,26 @@ std::string TrainingSpec::describe() const {
   return s;
 }
 
-TrainingSpec make_training_spec(const TrainingOptions& o) {
+namespace {
+
+TrainingSpec build_spec(const TrainingOptions& o, const ModelConfig* model) {
   TrainingSpec t;
-  if (o.model.empty()) throw InputError("--model is required (a built-in name or a model YAML file)");
-  if (o.parallel.empty()) throw InputError("--parallel is required, e.g. tp=8,pp=4,dp=16");
-  t.plan = parse_parallel_plan(o.parallel);
-  t.model = load_model(o.model);
+  t.spelling = o.spelling;
+  const bool query = o.spelling == OptionSpelling::kQuery;
+  // "--seq" / "seq=", "--seq 4096" / "seq=4096", "--schedule 'x'" / "schedule=x", "--comm-free" / "comm-free".
+  const auto opt = [&](const std::string& key) { return option_name(o.spelling, key); };
+  const auto given = [&](const std::string& key, const std::string& value) { return option_given(o.spelling, key, value); };
+  const auto quoted = [&](const std::string& key, const std::string& value) {
+    return query ? key + "=" + value : "--" + key + " '" + value + "'";
+  };
+  const auto flag = [&](const std::string& key) { return query ? key : "--" + key; };
+  if (o.model.empty()) throw InputError(opt("model") + " is required (a built-in name or a model YAML file)");
+  if (o.parallel.empty()) throw InputError(opt("parallel") + " is required, e.g. tp=8,pp=4,dp=16");
+  t.plan = parse_parallel_plan(o.parallel, quoted("parallel", o.parallel));
+  t.model = model ? *model : load_model(o.model, query ? "model=" + o.model : "");
   const ModelConfig& m = t.model;
   const ParallelPlan& p = t.plan;
-  const std::string plan = "--parallel " + p.describe() + ": ";
+  const std::string plan = given("parallel", p.describe()) + ": ";
   require_divides(p.tp, m.heads, plan + "tp=" + num(p.tp) + " must divide the model's " + num(m.heads) +
                                      " attention heads (" + m.source + ")");
   require_divides(p.tp, m.kv_heads, plan + "tp=" + num(p.tp) + " must divide the model's " + num(m.kv_heads) +
@@ -60,22 +97,33 @@ TrainingSpec make_training_spec(const TrainingOptions& o) {
   if (p.sp && p.tp == 1) throw InputError(plan + "sp (sequence parallelism) needs tp > 1");
   if (p.ep > 1 && !m.is_moe()) throw InputError(plan + "ep=" + num(p.ep) + " but " + m.name + " has no experts");
 
-  if (o.seq == 0) throw InputError("--seq is required (tokens per sequence, >= 1)");
-  if (o.global_batch == 0) throw InputError("--global-batch is required (sequences per iteration, >= 1)");
-  if (o.micro_batch == 0) throw InputError("--micro-batch must be at least 1");
+  // The query leaves a key out as 0 (and refuses an explicit 0): "required";
+  // on the command line CLI11 requires them, so a 0 here was typed.
+  for (const auto& [key, value] : {std::pair<const char*, std::uint64_t>{"seq", o.seq}, {"global-batch", o.global_batch}}) {
+    if (value == 0 && query) {
+      throw InputError(opt(key) + " is required (" + (key[0] == 's' ? "tokens per sequence" : "sequences per iteration") +
+                       ", at least 1)");
+    }
+    check_given_count(o.spelling, key, value);
+  }
+  check_given_count(o.spelling, "micro-batch", o.micro_batch);
   t.seq = o.seq;
   t.global_batch = o.global_batch;
   t.micro_batch = o.micro_batch;
   if (p.cp > 1) {  // Megatron-LM cuts a sequence into 2 cp chunks (causal load balancing, transformer_graph.cpp)
     require_divides(2 * std::uint64_t{p.cp}, o.seq,
-                    plan + "cp=" + num(p.cp) + ": 2 x cp must divide --seq " + num(o.seq) +
+                    plan + "cp=" + num(p.cp) + ": 2 x cp must divide " + given("seq", num(o.seq)) +
                         " (each sequence is cut into 2 x cp chunks, two per CP rank)");
   }
   require_divides(o.micro_batch * p.dp, o.global_batch,
-                  "--global-batch " + num(o.global_batch) + " must be a multiple of --micro-batch x dp = " +
-                      num(o.micro_batch) + " x " + num(p.dp));
+                  given("global-batch", num(o.global_batch)) + " must be a multiple of " + opt("micro-batch") +
+                      " x dp = " + num(o.micro_batch) + " x " + num(p.dp));
   const std::uint64_t mb = o.global_batch / (o.micro_batch * p.dp);
-  if (mb > (1u << 24)) throw InputError("--global-batch: " + num(mb) + " micro-batches per replica is too many");
+  if (mb > (1u << 24)) {
+    throw InputError(given("global-batch", num(o.global_batch)) + ": " + num(mb) +
+                     " micro-batches per replica (global batch / (micro-batch x dp)); at most 16777216: lower " +
+                     opt("global-batch") + " or raise " + opt("micro-batch") + " or dp");
+  }
   t.microbatches = static_cast<std::uint32_t>(mb);
   if (p.sp) {
     require_divides(p.tp, t.tokens(), plan + "with sp, tp=" + num(p.tp) + " must divide the tokens of a micro-batch (" +
@@ -102,30 +150,35 @@ TrainingSpec make_training_spec(const TrainingOptions& o) {
     std::uint64_t chunks = 0;
     const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), chunks);
     if (v.empty() || ec != std::errc() || end != v.data() + v.size() || chunks < 2 || chunks > 1024) {
-      throw InputError("--schedule '" + o.schedule + "': interleaved:V needs V from 2 to 1024 chunks per stage");
+      throw InputError(quoted("schedule", o.schedule) + ": interleaved:V needs V from 2 to 1024 chunks per stage");
     }
     t.chunks = static_cast<std::uint32_t>(chunks);
-    if (p.pp < 2) throw InputError("--schedule " + o.schedule + " needs pp >= 2");
+    if (p.pp < 2) throw InputError(given("schedule", o.schedule) + " needs pp >= 2");
     require_divides(p.pp, t.microbatches,
-                    "--schedule " + o.schedule + ": the micro-batches per replica (" + num(t.microbatches) +
+                    given("schedule", o.schedule) + ": the micro-batches per replica (" + num(t.microbatches) +
                         ") must be a multiple of pp=" + num(p.pp) + " (Megatron-LM's interleaved schedule)");
   } else {
-    throw InputError("--schedule '" + o.schedule + "': expected 1f1b or interleaved:V");
+    throw InputError(quoted("schedule", o.schedule) + ": expected 1f1b or interleaved:V");
   }
 
   // Layers per stage and chunk.
   const std::uint64_t L = m.layers, P = p.pp, V = t.chunks;
+  // The tables below hold one entry per (stage, chunk): sized before they are allocated.
+  if (P * V > (1u << 20)) {
+    throw InputError(plan + "pp=" + num(P) + " x " + num(V) + " chunks per stage is " + num(P * V) +
+                     " model chunks, more than 1048576");
+  }
   std::vector<std::uint64_t> per_stage(P, 0);
   if (o.first_stage_layers || o.last_stage_layers) {
-    if (P < 2) throw InputError("--first-stage-layers / --last-stage-layers need pp >= 2");
+    if (P < 2) throw InputError(opt("first-stage-layers") + " / " + opt("last-stage-layers") + " need pp >= 2");
     const std::uint64_t inner = P - 2;
     const std::uint64_t first = o.first_stage_layers, last = o.last_stage_layers;
     if (first == 0 || last == 0) {
-      throw InputError("--first-stage-layers and --last-stage-layers go together, each >= 1");
+      throw InputError(opt("first-stage-layers") + " and " + opt("last-stage-layers") + " go together, each >= 1");
     }
     if (first + last > L || (inner == 0 && first + last != L) ||
         (inner > 0 && (L - first - last == 0 || (L - first - last) % inner != 0))) {
-      throw InputError("--first-stage-layers " + num(first) + " and --last-stage-layers " + num(last) + " leave " +
+      throw InputError(given("first-stage-layers", num(first)) + " and " + given("last-stage-layers", num(last)) + " leave " +
                        (first + last > L ? "no" : num(L - first - last)) + " of the model's " + num(L) +
                        " layers for the " + num(inner) + " inner stages: they must split evenly, at least one each");
     }
@@ -135,7 +188,8 @@ TrainingSpec make_training_spec(const TrainingOptions& o) {
   } else {
     require_divides(P * V, L, plan + "pp=" + num(P) + (V > 1 ? " x " + num(V) + " chunks" : "") +
                                   " must divide the model's " + num(L) + " layers" +
-                                  (V > 1 ? "" : " (or give --first-stage-layers and --last-stage-layers)"));
+                                  (V > 1 ? "" : " (or give " + opt("first-stage-layers") + " and " +
+                                                    opt("last-stage-layers") + ")"));
     std::fill(per_stage.begin(), per_stage.end(), L / P);
   }
   // Layers per (stage, chunk). Interleaved with a shorter first or last stage
@@ -149,8 +203,8 @@ TrainingSpec make_training_spec(const TrainingOptions& o) {
     const std::uint64_t per_chunk = P > 2 ? inner / V : 0;
     if (P < 3 || inner % V != 0 || per_stage[0] > inner || per_stage[P - 1] > inner ||
         inner - per_stage[0] > per_chunk || inner - per_stage[P - 1] > per_chunk) {
-      throw InputError("--schedule " + o.schedule + " with --first-stage-layers " + num(per_stage[0]) +
-                       " and --last-stage-layers " + num(per_stage[P - 1]) +
+      throw InputError(given("schedule", o.schedule) + " with " + given("first-stage-layers", num(per_stage[0])) +
+                       " and " + given("last-stage-layers", num(per_stage[P - 1])) +
                        ": needs pp >= 3, the inner stages' layers (" + num(inner) + ") a multiple of " + num(V) +
                        " chunks, and the first and last stages at most one chunk (" + num(per_chunk) +
                        " layers) short of them");
@@ -175,7 +229,7 @@ TrainingSpec make_training_spec(const TrainingOptions& o) {
     }
   }
 
-  if (o.zero > 3) throw InputError("--zero must be 0, 1, 2 or 3, got " + num(o.zero));
+  if (o.zero > 3) throw InputError(opt("zero") + " must be 0, 1, 2 or 3, got " + num(o.zero));
   t.zero = o.zero;
   if (o.recompute == "none") {
     t.recompute = Recompute::kNone;
@@ -184,18 +238,18 @@ TrainingSpec make_training_spec(const TrainingOptions& o) {
   } else if (o.recompute == "full") {
     t.recompute = Recompute::kFull;
   } else {
-    throw InputError("--recompute '" + o.recompute + "': expected none, selective or full");
+    throw InputError(quoted("recompute", o.recompute) + ": expected none, selective or full");
   }
-  if (o.dtype != "bf16" && o.dtype != "fp8") throw InputError("--dtype '" + o.dtype + "': expected bf16 or fp8");
+  if (o.dtype != "bf16" && o.dtype != "fp8") throw InputError(quoted("dtype", o.dtype) + ": expected bf16 or fp8");
   t.fp8 = o.dtype == "fp8";
   if (o.attention != "fused" && o.attention != "unfused") {
-    throw InputError("--attention '" + o.attention + "': expected fused or unfused");
+    throw InputError(quoted("attention", o.attention) + ": expected fused or unfused");
   }
   t.unfused_attention = o.attention == "unfused";
   // Context parallelism's ring attention is Transformer Engine's fused kernel
   // working on blocks; Megatron-LM has no unfused form of it.
   if (t.unfused_attention && p.cp > 1) {
-    throw InputError("--attention unfused: context parallelism (cp=" + num(p.cp) +
+    throw InputError(given("attention", "unfused") + ": context parallelism (cp=" + num(p.cp) +
                      ") runs the fused attention kernel only (Transformer Engine's ring attention)");
   }
   const std::uint64_t dpc = std::uint64_t{p.dp} * p.cp;
@@ -205,7 +259,7 @@ TrainingSpec make_training_spec(const TrainingOptions& o) {
   // With sequence parallelism the message is already 1/tp of the activation on
   // each rank, and with tp 1 there is nothing to split: the option is then moot.
   if (o.pp_scatter_gather && (p.tp == 1 || p.sp)) {
-    throw InputError("--pp-scatter-gather: needs tp > 1 without sp (the pipeline message is already split over tp "
+    throw InputError(flag("pp-scatter-gather") + ": needs tp > 1 without sp (the pipeline message is already split over tp "
                      "with sequence parallelism, and with tp = 1 there is nothing to split)");
   }
   t.pp_scatter_gather = o.pp_scatter_gather;
@@ -213,24 +267,41 @@ TrainingSpec make_training_spec(const TrainingOptions& o) {
     // Megatron-LM refuses tp_comm_overlap without sequence parallelism
     // (megatron/training/arguments.py): the userbuffers overlap splits the
     // sequence-parallel all-gathers and reduce-scatters.
-    if (!p.sp) throw InputError("--tp-comm-overlap needs sequence parallelism (sp in --parallel, and tp > 1)");
+    if (!p.sp) {
+      throw InputError(flag("tp-comm-overlap") + " needs sequence parallelism (sp in " + opt("parallel") + ", and tp > 1)");
+    }
     // The row-parallel GEMMs are cut into kTpOverlapSplits pieces of tokens,
     // each reduce-scattered over tp: the micro-batch's tokens must divide.
     const std::uint64_t pieces = std::uint64_t{kTpOverlapSplits} * p.tp;
     if (t.tokens() % pieces != 0) {
-      throw InputError("--tp-comm-overlap: the micro-batch's " + num(t.tokens()) + " tokens on a rank (micro-batch x seq / cp) must be a multiple of " +
+      throw InputError(flag("tp-comm-overlap") + ": the micro-batch's " + num(t.tokens()) + " tokens on a rank (micro-batch x seq / cp) must be a multiple of " +
                        num(kTpOverlapSplits) + " pieces x tp = " + num(pieces));
     }
   }
   t.tp_comm_overlap = o.tp_comm_overlap;
+  check_quantity_limits(t);
   return t;
+}
+
+}  // namespace
+
+TrainingSpec make_training_spec(const TrainingOptions& options) { return build_spec(options, nullptr); }
+
+TrainingSpec make_training_spec(const TrainingOptions& options, const ModelConfig& model) {
+  return build_spec(options, &model);
 }
 
 TrainingOptions parse_training_query(const std::string& query) {
   TrainingOptions o;
+  o.spelling = OptionSpelling::kQuery;
   std::size_t start = 0;
   bool seen_any = false;
   std::vector<std::string> seen;
+  const auto positive_count = [](const std::string& key, const std::string& value) {
+    const std::uint64_t v = parse_count(key, value);
+    check_given_count(OptionSpelling::kQuery, key, v);
+    return v;
+  };
   while (start < query.size()) {
     const std::size_t amp = std::min(query.find('&', start), query.size());
     const std::string item = query.substr(start, amp - start);
@@ -258,17 +329,17 @@ TrainingOptions parse_training_query(const std::string& query) {
     if (eq == std::string::npos) throw InputError("gen:transformer: '" + item + "' needs a value (key=value)");
     if (key == "model") o.model = value;
     else if (key == "parallel") o.parallel = value;
-    else if (key == "global-batch") o.global_batch = parse_count(key, value);
-    else if (key == "micro-batch") o.micro_batch = parse_count(key, value);
-    else if (key == "seq") o.seq = parse_count(key, value);
+    else if (key == "global-batch") o.global_batch = positive_count(key, value);
+    else if (key == "micro-batch") o.micro_batch = positive_count(key, value);
+    else if (key == "seq") o.seq = positive_count(key, value);
     else if (key == "schedule") o.schedule = value;
     else if (key == "zero") o.zero = static_cast<std::uint32_t>(std::min<std::uint64_t>(parse_count(key, value), 99));
     else if (key == "recompute") o.recompute = value;
     else if (key == "dtype") o.dtype = value;
     else if (key == "attention") o.attention = value;
-    else if (key == "first-stage-layers") o.first_stage_layers = parse_count(key, value);
-    else if (key == "last-stage-layers") o.last_stage_layers = parse_count(key, value);
-    else if (key == "bucket-params") o.bucket_params = parse_count(key, value);
+    else if (key == "first-stage-layers") o.first_stage_layers = positive_count(key, value);
+    else if (key == "last-stage-layers") o.last_stage_layers = positive_count(key, value);
+    else if (key == "bucket-params") o.bucket_params = positive_count(key, value);
     else {
       throw InputError("gen:transformer: unknown key '" + key +
                        "' (model, parallel, global-batch, micro-batch, seq, schedule, zero, recompute, dtype, attention, "

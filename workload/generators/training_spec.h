@@ -21,9 +21,25 @@ enum class Recompute : std::uint8_t { kNone, kSelective, kFull };
 // launcher_scripts/conf/training/tp_overlap/ub_cfg_h100_fp8_h8192_tp4_mbs1_seqlen8192.yaml).
 constexpr std::uint32_t kTpOverlapSplits = 4;
 
+// How the options were written, so that every message names them the way
+// the user did: `--seq 4096` on the command line, `seq=4096` in a
+// gen:transformer query.
+enum class OptionSpelling : std::uint8_t { kFlags, kQuery };
+// "--seq" or "seq=" for key "seq".
+std::string option_name(OptionSpelling spelling, const std::string& key);
+// "--seq 4096" or "seq=4096".
+std::string option_given(OptionSpelling spelling, const std::string& key, const std::string& value);
+// InputError naming the option when a count that must be at least 1 was
+// given as 0 (seq, global-batch, micro-batch, first-stage-layers,
+// last-stage-layers, bucket-params), with the valid range.
+void check_given_count(OptionSpelling spelling, const std::string& key, std::uint64_t value);
+
 // The options as typed (`sim workload gen transformer ...`, or the query of
-// `--workload gen:transformer?model=...&parallel=...`).
+// `--workload gen:transformer?model=...&parallel=...`). A count of 0 for
+// first_stage_layers, last_stage_layers and bucket_params means "not given"
+// (the default); both readers refuse an explicit 0.
 struct TrainingOptions {
+  OptionSpelling spelling = OptionSpelling::kFlags;
   std::string model;
   std::string parallel;
   std::uint64_t global_batch = 0;  // sequences per iteration
@@ -46,6 +62,7 @@ struct TrainingOptions {
 };
 
 struct TrainingSpec {
+  OptionSpelling spelling = OptionSpelling::kFlags;  // as the options were written, for messages
   ModelConfig model;
   ParallelPlan plan;
   std::uint64_t global_batch = 0, micro_batch = 1, seq = 0;
@@ -70,16 +87,24 @@ struct TrainingSpec {
   std::uint64_t seq_local() const { return seq / plan.cp; }                 // tokens of a sequence on one CP rank
   std::uint64_t tokens() const { return micro_batch * seq_local(); }        // tokens of a micro-batch on one rank
   std::string describe() const;
+  // "--seq" or "seq=" for `key`, as the options were written.
+  std::string option(const std::string& key) const { return option_name(spelling, key); }
 };
 
 // Resolves the model (built-in name or YAML file) and checks everything:
 // divisibility of heads, KV heads, hidden, FFN and vocabulary by tp, layers by
 // pp (or the first/last stage sizes), the batch by micro-batch x dp, the
-// sequence by cp (and by tp with sp), experts by ep, ... Throws InputError.
+// sequence by cp (and by tp with sp), experts by ep, ...; that every FLOP,
+// byte, element and tag count the generator writes fits a trace's int64
+// (workload/generators/quantity_limits.h). Throws InputError naming the
+// options as they were written.
 TrainingSpec make_training_spec(const TrainingOptions& options);
+// The same with the model already read (options.model only names it).
+TrainingSpec make_training_spec(const TrainingOptions& options, const ModelConfig& model);
 
 // Parses "model=llama3-8b&parallel=tp=8,pp=2,dp=4&global-batch=64&seq=4096&..."
-// (keys are the command's long option names); unknown keys are errors.
+// (keys are the command's long option names); unknown keys are errors, and
+// so is 0 for a count that must be at least 1.
 TrainingOptions parse_training_query(const std::string& query);
 
 }  // namespace sim::gen

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/checked_count.h"
+#include "core/error.h"
 #include "workload/generators/model_flops.h"
 #include "workload/generators/pipeline_schedule.h"
 #include "workload/rank_graph.h"
@@ -12,7 +14,7 @@ namespace {
 
 constexpr std::uint64_t kWire = 2;  // bytes per activation or gradient element communicated (bf16)
 
-std::uint64_t ceil_to(std::uint64_t v, std::uint64_t multiple) { return (v + multiple - 1) / multiple * multiple; }
+CheckedCount ceil_to(CheckedCount v, std::uint64_t multiple) { return (v + (multiple - 1)) / multiple * multiple; }
 
 // Parameters of one thing that owns weights, in forward order within a chunk.
 struct ParamGroup {
@@ -88,6 +90,26 @@ class RankBuilder {
     return a;
   }
   static void set_int(et::Node& n, const char* name, std::int64_t v) { attr(n, name)->set_int64_val(v); }
+  // A count derived from the sizes (FLOPs, bytes, elements): checked where it
+  // is written. make_training_spec's limits (quantity_limits.h) refuse the
+  // sizes that pass them up front; this names the node should any slip by.
+  void set_count(et::Node& n, const char* name, const CheckedCount& v) const {
+    if (!v.fits(kMaxTraceInt)) too_large("node " + std::to_string(n.id()) + " '" + n.name() + "': " + name);
+    set_int(n, name, static_cast<std::int64_t>(v.value()));
+  }
+  void set_size(et::Node& n, const CheckedCount& v) const {
+    if (!v.fits(kMaxTraceInt)) too_large("node " + std::to_string(n.id()) + " '" + n.name() + "': tensor_size");
+    attr(n, "tensor_size")->set_uint64_val(v.value());
+  }
+  std::int64_t tag_of(const CheckedCount& v) const {
+    if (!v.fits(kMaxTraceInt)) too_large("a ring exchange's message tag");
+    return static_cast<std::int64_t>(v.value());
+  }
+  [[noreturn]] void too_large(const std::string& what) const {
+    throw InputError("rank " + std::to_string(rank_) + " " + what + " passes 2^63 - 1, the most a trace's int64 holds: lower " +
+                     t_.option("seq") + ", " + t_.option("micro-batch") + " or " + t_.option("global-batch") +
+                     ", or use a smaller model (" + m_.source + ")");
+  }
   // Puts `n` on the GPU stream: after the stream's last node and whatever it must wait for.
   std::uint64_t stream(et::Node& n) {
     if (last_) n.add_data_deps(last_);
@@ -107,30 +129,30 @@ class RankBuilder {
   bool fp8_gemm() const { return t_.fp8 && !outside_te_; }
 
   // A GEMM of m x n x k (batch of them), on the stream.
-  void gemm(const std::string& name, std::uint64_t m, std::uint64_t n, std::uint64_t k, std::uint64_t batch = 1) {
+  void gemm(const std::string& name, CheckedCount m, CheckedCount n, CheckedCount k, CheckedCount batch = 1) {
     et::Node& node = add(et::COMP_NODE, name);
     const std::uint64_t in = fp8_gemm() ? 1 : 2;
-    set_int(node, "num_ops", static_cast<std::int64_t>(2 * batch * m * n * k));
-    attr(node, "tensor_size")->set_uint64_val(batch * ((m * k + k * n) * in + m * n * 2));
+    set_count(node, "num_ops", CheckedCount(2) * batch * m * n * k);
+    set_size(node, batch * ((m * k + k * n) * in + m * n * 2));
     attr(node, "kernel")->set_string_val("gemm");
-    set_int(node, "gemm_m", static_cast<std::int64_t>(m));
-    set_int(node, "gemm_n", static_cast<std::int64_t>(n));
-    set_int(node, "gemm_k", static_cast<std::int64_t>(k));
-    if (batch != 1) set_int(node, "gemm_batch", static_cast<std::int64_t>(batch));
+    set_count(node, "gemm_m", m);
+    set_count(node, "gemm_n", n);
+    set_count(node, "gemm_k", k);
+    if (!batch.fits(1)) set_count(node, "gemm_batch", batch);
     attr(node, "dtype")->set_string_val(fp8_gemm() ? "fp8" : "bf16");
     mark(node);
     stream(node);
   }
   // A memory-bound op over `elements` elements moving `bytes` (no model FLOPs);
   // `dtype` is what it reads (bf16 unless given; Adam's fp32).
-  void membound(const std::string& name, const char* op, std::uint64_t elements, std::uint64_t bytes,
+  void membound(const std::string& name, const char* op, CheckedCount elements, CheckedCount bytes,
                 const char* dtype = nullptr) {
     et::Node& node = add(et::COMP_NODE, name);
     set_int(node, "num_ops", 0);
-    attr(node, "tensor_size")->set_uint64_val(bytes);
+    set_size(node, bytes);
     attr(node, "kernel")->set_string_val("membound");
     attr(node, "membound_op")->set_string_val(op);
-    set_int(node, "elements", static_cast<std::int64_t>(elements));
+    set_count(node, "elements", elements);
     attr(node, "dtype")->set_string_val(dtype ? dtype : std::string(op) == "adam" ? "fp32" : "bf16");
     mark(node);
     stream(node);
@@ -147,11 +169,11 @@ class RankBuilder {
   bool te_sp() const { return p_.sp && p_.tp > 1; }
   // cast_to_fp8 (`transpose` false) or fp8_cast_transpose_fused (the fp8 copy and
   // its transpose, which the weight-gradient GEMM reads) of a bf16 tensor.
-  void fp8_cast(const std::string& name, std::uint64_t elements, bool transpose) {
+  void fp8_cast(const std::string& name, CheckedCount elements, bool transpose) {
     membound(name, transpose ? "fp8_cast_transpose" : "fp8_cast", elements, elements * (transpose ? 4 : 3));
   }
   // tex.fp8_transpose of an fp8 tensor: 1 B read, 1 B written.
-  void fp8_transpose(const std::string& name, std::uint64_t elements) {
+  void fp8_transpose(const std::string& name, CheckedCount elements) {
     membound(name, "fp8_transpose", elements, 2 * elements, "fp8");
   }
   // The weight's fp8 copy and transpose (fp8_cast_transpose_fused), made in the
@@ -160,7 +182,7 @@ class RankBuilder {
   // (megatron/core/pipeline_parallel/schedules.py) and TE reuses its cached
   // weight while is_first_microbatch is False (update_fp8_weights in linear.py).
   // A recomputed forward reuses it too.
-  void weight_cast(const std::string& what, std::uint32_t mb, std::uint64_t elements) {
+  void weight_cast(const std::string& what, std::uint32_t mb, CheckedCount elements) {
     if (fp8_gemm() && mb == 0 && !recomputing_) fp8_cast(nm(what + ".weight_cast", "fwd", mb), elements, true);
   }
   // A plain Linear's input (row-parallel: the projection, FC2; or an expert's):
@@ -168,21 +190,21 @@ class RankBuilder {
   // transposed in the backward pass (input_transpose()). Under full
   // recomputation the first forward runs without gradients (Megatron's
   // te_checkpoint), so TE casts alone; the recomputed forward casts as usual.
-  void input_cast(const std::string& what, const char* pass, std::uint32_t mb, std::uint64_t elements,
+  void input_cast(const std::string& what, const char* pass, std::uint32_t mb, CheckedCount elements,
                   bool sequence_parallel) {
     const bool no_grad = t_.recompute == Recompute::kFull && !recomputing_;
     if (fp8_gemm()) fp8_cast(nm(what + ".cast", pass, mb), elements, !sequence_parallel && !no_grad);
   }
-  void input_transpose(const std::string& what, std::uint32_t mb, std::uint64_t elements) {
+  void input_transpose(const std::string& what, std::uint32_t mb, CheckedCount elements) {
     if (fp8_gemm()) fp8_transpose(nm(what + ".input_transpose", "bwd", mb), elements);
   }
   // The incoming gradient of a GEMM: cast with its transpose; for a
   // row-parallel GEMM under sequence parallelism TE casts the local shard,
   // all-gathers it in fp8 and transposes the whole (grad_transpose()).
-  void grad_cast(const std::string& what, std::uint32_t mb, std::uint64_t elements, bool shard) {
+  void grad_cast(const std::string& what, std::uint32_t mb, CheckedCount elements, bool shard) {
     if (fp8_gemm()) fp8_cast(nm(what + ".grad_cast", "bwd", mb), elements, !shard);
   }
-  void grad_transpose(const std::string& what, std::uint32_t mb, std::uint64_t elements) {
+  void grad_transpose(const std::string& what, std::uint32_t mb, CheckedCount elements) {
     if (fp8_gemm()) fp8_transpose(nm(what + ".grad_transpose", "bwd", mb), elements);
   }
   // Core attention of this rank's heads, as one kernel: `batch` x heads/tp
@@ -190,18 +212,18 @@ class RankBuilder {
   // model FLOPs the kernel stands for, counted as Megatron-LM counts them
   // (causal attention as the full s x s product): with CP each ring step
   // carries 4 b (s/cp)^2 heads d, whatever part of that block it computes.
-  void attention(const std::string& name, bool bwd, std::uint64_t batch, std::uint64_t seq, bool causal) {
-    const std::uint64_t s = t_.seq_local(), b = t_.micro_batch, heads = m_.heads / p_.tp;
+  void attention(const std::string& name, bool bwd, CheckedCount batch, CheckedCount seq, bool causal) {
+    const CheckedCount s = t_.seq_local(), b = t_.micro_batch, heads = m_.heads / p_.tp;
     et::Node& node = add(et::COMP_NODE, name);
-    const std::uint64_t fwd_flops = 4 * b * s * s * heads * m_.head_dim();
-    set_int(node, "num_ops", static_cast<std::int64_t>(bwd ? 2 * fwd_flops : fwd_flops));
-    const std::uint64_t kv = m_.kv_heads / p_.tp * m_.head_dim(), q = heads * m_.head_dim();
+    const CheckedCount fwd_flops = CheckedCount(4) * b * s * s * heads * m_.head_dim();
+    set_count(node, "num_ops", bwd ? CheckedCount(2) * fwd_flops : fwd_flops);
+    const CheckedCount kv = m_.kv_heads / p_.tp * m_.head_dim(), q = heads * m_.head_dim();
     // Forward: Q, K, V read, O written; backward: Q, K, V, O, dO read, dQ, dK, dV written.
-    attr(node, "tensor_size")->set_uint64_val(batch * seq * (bwd ? 4 * (q + kv) : 2 * (q + kv)) * 2);
+    set_size(node, batch * seq * (CheckedCount(bwd ? 4 : 2) * (q + kv)) * 2);
     attr(node, "kernel")->set_string_val("attention");
-    set_int(node, "attn_batch", static_cast<std::int64_t>(batch));
-    set_int(node, "attn_heads", static_cast<std::int64_t>(heads));
-    set_int(node, "attn_seq", static_cast<std::int64_t>(seq));
+    set_count(node, "attn_batch", batch);
+    set_count(node, "attn_heads", heads);
+    set_count(node, "attn_seq", seq);
     set_int(node, "attn_head_dim", static_cast<std::int64_t>(m_.head_dim()));
     attr(node, "attn_causal")->set_bool_val(causal);
     attr(node, "attn_pass")->set_string_val(bwd ? "bwd" : "fwd");
@@ -212,39 +234,39 @@ class RankBuilder {
   void mark(et::Node& n) {
     if (recomputing_) attr(n, "recompute")->set_bool_val(true);
   }
-  std::uint64_t bytes(std::uint64_t b) const { return t_.comm_free ? 0 : b; }
+  CheckedCount bytes(CheckedCount b) const { return t_.comm_free ? CheckedCount(0) : b; }
   // A collective on `group`; on the stream (blocking) or depending on `dep` only (overlapped).
-  std::uint64_t collective(const std::string& name, CollectiveType type, std::uint64_t size, const std::string& group,
+  std::uint64_t collective(const std::string& name, CollectiveType type, CheckedCount size, const std::string& group,
                            bool on_stream, std::uint64_t dep = 0) {
     et::Node& n = add(et::COMM_COLL_NODE, name);
     set_int(n, "comm_type", static_cast<std::int64_t>(type));
-    set_int(n, "comm_size", static_cast<std::int64_t>(bytes(size)));
+    set_count(n, "comm_size", bytes(size));
     attr(n, "pg_name")->set_string_val(group);
     mark(n);
     if (on_stream) return stream(n);
     if (dep) n.add_data_deps(dep);
     return n.id();
   }
-  std::uint64_t send(const std::string& name, std::uint32_t dst, std::int64_t tag, std::uint64_t size,
+  std::uint64_t send(const std::string& name, std::uint32_t dst, std::int64_t tag, CheckedCount size,
                      std::uint64_t dep) {
     et::Node& n = add(et::COMM_SEND_NODE, name);
     set_int(n, "comm_src", rank_);
     set_int(n, "comm_dst", dst);
     set_int(n, "comm_tag", tag);
-    set_int(n, "comm_size", static_cast<std::int64_t>(bytes(size)));
+    set_count(n, "comm_size", bytes(size));
     mark(n);
     if (dep) n.add_data_deps(dep);
     return n.id();
   }
   // Posted at the start (no dependencies) or once `dep` is done: the pass that needs it waits for it.
-  std::uint64_t recv(const std::string& name, std::uint32_t src, std::int64_t tag, std::uint64_t size,
+  std::uint64_t recv(const std::string& name, std::uint32_t src, std::int64_t tag, CheckedCount size,
                      std::uint64_t dep = 0) {
     et::Node& n = add(et::COMM_RECV_NODE, name);
     if (dep) n.add_data_deps(dep);
     set_int(n, "comm_src", src);
     set_int(n, "comm_dst", rank_);
     set_int(n, "comm_tag", tag);
-    set_int(n, "comm_size", static_cast<std::int64_t>(bytes(size)));
+    set_count(n, "comm_size", bytes(size));
     mark(n);
     return n.id();
   }
@@ -294,7 +316,7 @@ class RankBuilder {
   }
   bool holds_output(std::uint32_t chunk) const { return c_.pp == p_.pp - 1 && chunk == t_.chunks - 1; }
   bool holds_input(std::uint32_t chunk) const { return c_.pp == 0 && chunk == 0; }
-  std::uint64_t act_bytes() const { return tok_ * m_.hidden * kWire / (p_.sp ? p_.tp : 1); }
+  CheckedCount act_bytes() const { return tok_ * m_.hidden * kWire / (p_.sp ? p_.tp : 1); }
   const char* norm() const { return m_.rmsnorm ? "rmsnorm" : "layernorm"; }
 
   static std::string nm(const std::string& what, const char* pass, std::uint32_t mb) {
@@ -305,7 +327,7 @@ class RankBuilder {
   // Output of a row-parallel block: all-reduce, or reduce-scatter with sp.
   void tp_reduce(const std::string& what, const char* pass, std::uint32_t mb) {
     if (tp_.empty()) return;
-    const std::uint64_t full = tok_ * m_.hidden * kWire;
+    const CheckedCount full = tok_ * m_.hidden * kWire;
     if (p_.sp) collective(nm(what + ".tp_reduce_scatter", pass, mb), CollectiveType::kReduceScatter, full, tp_, true);
     else collective(nm(what + ".tp_allreduce", pass, mb), CollectiveType::kAllReduce, full, tp_, true);
   }
@@ -326,7 +348,7 @@ class RankBuilder {
   // Under fp8 (a LayerNormLinear: QKV, FC1) TE first casts the gradient with its
   // transpose and, before the weight gradient, transposes the fp8 norm output
   // it kept (layernorm_linear.py's backward: fp8_transpose of ln_out_total).
-  void column_backward(const std::string& what, std::uint32_t mb, std::uint64_t in, std::uint64_t out) {
+  void column_backward(const std::string& what, std::uint32_t mb, CheckedCount in, CheckedCount out) {
     grad_cast(what, mb, tok_ * out, false);
     std::uint64_t gathered = 0;
     if (p_.sp && !tp_.empty()) {  // the weight gradient needs the full input again
@@ -336,7 +358,7 @@ class RankBuilder {
     gemm(nm(what, "bwd_data", mb), tok_, in, out);
     std::uint64_t reduce = 0;
     if (!tp_.empty()) {
-      const std::uint64_t full = tok_ * m_.hidden * kWire;
+      const CheckedCount full = tok_ * m_.hidden * kWire;
       reduce = p_.sp ? collective(nm(what + ".tp_reduce_scatter", "bwd", mb), CollectiveType::kReduceScatter, full,
                                   tp_, false, last_)
                      : collective(nm(what + ".tp_allreduce", "bwd", mb), CollectiveType::kAllReduce, full, tp_, false,
@@ -360,9 +382,9 @@ class RankBuilder {
   // Tag of step 0 of one ring: layer, micro-batch, which GEMM (0 qkv, 1 fc1
   // forward, 2 fc2, 3 proj data gradient; + 4 recomputed), after the CP tags.
   std::int64_t tp_tag(std::uint64_t l, std::uint32_t mb, std::uint32_t gemm) const {
-    const std::int64_t after_cp = 2 * std::int64_t{t_.chunks} * t_.microbatches +
-                                  4 * static_cast<std::int64_t>(m_.layers) * t_.microbatches * p_.cp;
-    return after_cp + ((static_cast<std::int64_t>(l) * t_.microbatches + mb) * 8 + gemm + (recomputing_ ? 4 : 0)) * p_.tp;
+    const CheckedCount after_cp = CheckedCount(2) * t_.chunks * t_.microbatches +
+                                  CheckedCount(4) * m_.layers * t_.microbatches * p_.cp;
+    return tag_of(after_cp + ((CheckedCount(l) * t_.microbatches + mb) * 8 + gemm + (recomputing_ ? 4 : 0)) * p_.tp);
   }
   // Ring-exchange all-gather GEMM (TE's split_overlap_ag): the GEMM runs as tp
   // pieces, one per sequence shard of sp_tok_ tokens (m = tokens, n, k = hidden
@@ -371,10 +393,10 @@ class RankBuilder {
   // piece's GEMM overlaps the transfer the next piece needs. The rank sends tp - 1
   // shards, exactly what a ring all-gather sends.
   void allgather_ring_gemm(const std::string& what, const char* pass, std::uint32_t mb, std::int64_t tag,
-                           std::uint64_t n, std::uint64_t k) {
+                           CheckedCount n, CheckedCount k) {
     const std::uint32_t next = rank_of(p_, {(c_.tp + 1) % p_.tp, c_.cp, c_.dp, c_.pp});
     const std::uint32_t prev = rank_of(p_, {(c_.tp + p_.tp - 1) % p_.tp, c_.cp, c_.dp, c_.pp});
-    const std::uint64_t shard = sp_tok_ * m_.hidden * gather_wire(fp8_gemm());
+    const CheckedCount shard = sp_tok_ * m_.hidden * gather_wire(fp8_gemm());
     // The rank's own shard is ready when the stream's next node could start: after
     // its last node and whatever that next node waits for (e.g. the gradient from
     // the next pipeline stage, the previous reduce-scatters).
@@ -405,8 +427,8 @@ class RankBuilder {
   // pieces of tokens; each piece's partial output is reduce-scattered over tp
   // while the next piece computes, and the layer's output waits for all of them.
   // Together they reduce-scatter the whole output, as the one collective did.
-  void gemm_pipelined_reduce_scatter(const std::string& what, const char* pass, std::uint32_t mb, std::uint64_t k) {
-    const std::uint64_t rows = tok_ / kTpOverlapSplits;
+  void gemm_pipelined_reduce_scatter(const std::string& what, const char* pass, std::uint32_t mb, CheckedCount k) {
+    const CheckedCount rows = tok_ / kTpOverlapSplits;
     std::vector<std::uint64_t> scattered;
     for (std::uint32_t i = 0; i < kTpOverlapSplits; ++i) {
       gemm(nm(what + ".piece" + std::to_string(i), pass, mb), rows, m_.hidden, k);
@@ -427,8 +449,8 @@ class RankBuilder {
   // which is what makes small hidden sizes slow. Torch matmuls: outside
   // Transformer Engine, so never fp8.
   void unfused_attention(const std::string& what, const char* pass, std::uint32_t mb, bool bwd) {
-    const std::uint64_t s = t_.seq_local(), d = m_.head_dim(), bh = t_.micro_batch * (m_.heads / p_.tp);
-    const std::uint64_t e = bh * s * s;
+    const CheckedCount s = t_.seq_local(), d = m_.head_dim(), bh = CheckedCount(t_.micro_batch) * (m_.heads / p_.tp);
+    const CheckedCount e = bh * s * s;
     outside_te_ = true;
     if (!bwd) {
       gemm(nm(what + ".scores", pass, mb), s, s, d, bh);
@@ -458,11 +480,11 @@ class RankBuilder {
     // (with its gradients in the backward pass), forwarded on to the next rank.
     const std::uint32_t next = rank_of(p_, {c_.tp, (c_.cp + 1) % p_.cp, c_.dp, c_.pp});
     const std::uint32_t prev = rank_of(p_, {c_.tp, (c_.cp + p_.cp - 1) % p_.cp, c_.dp, c_.pp});
-    const std::uint64_t kv = t_.micro_batch * t_.seq_local() * 2 * (m_.kv_heads / p_.tp * m_.head_dim()) * kWire;
-    const std::uint64_t block = bwd ? 2 * kv : kv;
-    const std::int64_t base = 2 * std::int64_t{t_.chunks} * t_.microbatches +
-                              ((static_cast<std::int64_t>(l) * t_.microbatches + mb) * 4 + (bwd ? 1 : 0) +
-                               (recomputing_ ? 2 : 0)) * p_.cp;
+    const CheckedCount kv = CheckedCount(t_.micro_batch) * t_.seq_local() * 2 * (m_.kv_heads / p_.tp * m_.head_dim()) * kWire;
+    const CheckedCount block = bwd ? CheckedCount(2) * kv : kv;
+    const CheckedCount first_tag = CheckedCount(2) * t_.chunks * t_.microbatches +
+                                   ((CheckedCount(l) * t_.microbatches + mb) * 4 + (bwd ? 1 : 0) + (recomputing_ ? 2 : 0)) * p_.cp;
+    const std::int64_t base = tag_of(first_tag + p_.cp) - p_.cp;  // the ring's last tag fits too
     // Transformer Engine posts step j's exchange (send and receive) as step
     // j - 1 begins, so the receive is posted when the K/V step j - 1 uses are
     // in hand, not at the start of the iteration: its time in the report is
@@ -501,8 +523,8 @@ class RankBuilder {
   // after it: linear.py), and transposes the fp8 input it kept; without, it
   // casts the gradient with its transpose and kept the input's transpose.
   void row_backward(const std::string& what, const std::string& gather, std::uint32_t mb, std::int64_t tag,
-                    std::uint64_t in) {
-    const std::uint64_t h = m_.hidden;
+                    CheckedCount in) {
+    const CheckedCount h = m_.hidden;
     grad_cast(what, mb, (te_sp() ? sp_tok_ : tok_) * h, te_sp());
     if (tp_overlap()) {
       allgather_ring_gemm(what, "bwd_data", mb, tag, in, h);
@@ -523,23 +545,23 @@ class RankBuilder {
   // the gradient entering the block, and the gradient leaving the block is
   // summed with the one the residual carried past it (autograd's accumulation).
   void residual_add(const std::string& what, const char* pass, std::uint32_t mb) {
-    const std::uint64_t e = sp_tok_ * m_.hidden;
+    const CheckedCount e = sp_tok_ * m_.hidden;
     if (m_.dropout > 0) membound(nm(what + ".residual", pass, mb), "bias_dropout_add", e, 7 * e);
     else membound(nm(what + ".residual", pass, mb), "add", e, 6 * e);
   }
   void residual_dropout_backward(const std::string& what, std::uint32_t mb) {
-    const std::uint64_t e = sp_tok_ * m_.hidden;
+    const CheckedCount e = sp_tok_ * m_.hidden;
     if (m_.dropout > 0) membound(nm(what + ".dropout", "bwd", mb), "dropout_backward", e, 5 * e);
   }
   void residual_accumulate(const std::string& what, std::uint32_t mb) {
-    const std::uint64_t e = sp_tok_ * m_.hidden;
+    const CheckedCount e = sp_tok_ * m_.hidden;
     membound(nm(what + ".residual", "bwd", mb), "add", e, 6 * e);
   }
 
   void layer_forward(std::uint64_t l, std::uint32_t mb) {
     const char* pass = recomputing_ ? "recompute" : "fwd";
     const std::string L = layer(l);
-    const std::uint64_t h = m_.hidden;
+    const CheckedCount h = m_.hidden;
     membound(nm(L + ".attn.norm", pass, mb), norm(), sp_tok_ * h, 2 * sp_tok_ * h * 2);
     weight_cast(L + ".attn.qkv", mb, h * qkv_out_);
     if (tp_overlap()) {
@@ -563,7 +585,7 @@ class RankBuilder {
       residual_add(L + ".mlp", pass, mb);
       return;
     }
-    const std::uint64_t f = m_.ffn_hidden / p_.tp;
+    const CheckedCount f = m_.ffn_hidden / p_.tp;
     membound(nm(L + ".mlp.norm", pass, mb), norm(), sp_tok_ * h, 2 * sp_tok_ * h * 2);
     weight_cast(L + ".mlp.fc1", mb, h * fc1_out_);
     if (tp_overlap()) {
@@ -592,12 +614,12 @@ class RankBuilder {
       recomputing_ = false;
     }
     const std::string L = layer(l);
-    const std::uint64_t h = m_.hidden;
+    const CheckedCount h = m_.hidden;
     residual_dropout_backward(L + ".mlp", mb);
     if (m_.is_moe()) {
       moe_backward(L, mb);
     } else {
-      const std::uint64_t f = m_.ffn_hidden / p_.tp;
+      const CheckedCount f = m_.ffn_hidden / p_.tp;
       row_backward(L + ".mlp.fc2", L + ".mlp.grad", mb, tp_tag(l, mb, 2), f);
       membound(nm(L + ".mlp.act", "bwd", mb), m_.swiglu ? "swiglu_backward" : "gelu_backward", tok_ * f,
                (m_.swiglu ? 5 : 3) * tok_ * f * 2);
@@ -622,14 +644,16 @@ class RankBuilder {
 
   // Mixture of experts on this rank's sp_tok_ tokens: router, dispatch
   // all-to-all over ep, the local experts as one grouped GEMM, combine.
-  std::uint64_t routed_per_expert() const { return sp_tok_ * m_.moe.top_k * p_.ep / m_.moe.experts; }
-  std::uint64_t a2a_bytes() const {
-    return static_cast<std::uint64_t>(std::ceil(static_cast<double>(sp_tok_ * m_.moe.top_k) * m_.moe.capacity_factor)) *
-           m_.hidden * kWire;
+  CheckedCount routed_per_expert() const { return sp_tok_ * m_.moe.top_k * p_.ep / m_.moe.experts; }
+  CheckedCount a2a_bytes() const {
+    const CheckedCount routed = sp_tok_ * m_.moe.top_k;
+    const double slots = std::ceil(static_cast<double>(routed.value()) * m_.moe.capacity_factor);
+    if (!routed.fits() || !(slots < 0x1p63)) return CheckedCount(kMaxTraceInt) * 4;  // too large: refused where written
+    return CheckedCount(static_cast<std::uint64_t>(slots)) * m_.hidden * kWire;
   }
   void moe_forward(const std::string& L, std::uint32_t mb, const char* pass) {
-    const std::uint64_t h = m_.hidden, f = m_.ffn_hidden, E = m_.moe.experts, local = E / p_.ep;
-    const std::uint64_t te = routed_per_expert();
+    const CheckedCount h = m_.hidden, f = m_.ffn_hidden, E = m_.moe.experts, local = E / p_.ep;
+    const CheckedCount te = routed_per_expert();
     membound(nm(L + ".mlp.norm", pass, mb), norm(), sp_tok_ * h, 2 * sp_tok_ * h * 2);
     outside_te_ = true;
     gemm(nm(L + ".mlp.router", pass, mb), sp_tok_, E, h);
@@ -637,7 +661,7 @@ class RankBuilder {
     if (!ep_.empty()) collective(nm(L + ".mlp.ep_dispatch", pass, mb), CollectiveType::kAllToAll, a2a_bytes(), ep_, true);
     // The experts are plain TE Linears on their own tokens (no sequence
     // parallelism, no fused norm): each casts its input with its transpose.
-    const std::uint64_t f1 = f * (m_.swiglu ? 2 : 1);
+    const CheckedCount f1 = f * (m_.swiglu ? 2 : 1);
     weight_cast(L + ".mlp.experts.fc1", mb, local * h * f1);
     input_cast(L + ".mlp.experts.fc1", pass, mb, local * te * h, false);
     gemm(nm(L + ".mlp.experts.fc1", pass, mb), te, f1, h, local);
@@ -649,8 +673,8 @@ class RankBuilder {
     if (!ep_.empty()) collective(nm(L + ".mlp.ep_combine", pass, mb), CollectiveType::kAllToAll, a2a_bytes(), ep_, true);
   }
   void moe_backward(const std::string& L, std::uint32_t mb) {
-    const std::uint64_t h = m_.hidden, f = m_.ffn_hidden, E = m_.moe.experts, local = E / p_.ep;
-    const std::uint64_t te = routed_per_expert(), f1 = f * (m_.swiglu ? 2 : 1);
+    const CheckedCount h = m_.hidden, f = m_.ffn_hidden, E = m_.moe.experts, local = E / p_.ep;
+    const CheckedCount te = routed_per_expert(), f1 = f * (m_.swiglu ? 2 : 1);
     if (!ep_.empty()) collective(nm(L + ".mlp.ep_combine", "bwd", mb), CollectiveType::kAllToAll, a2a_bytes(), ep_, true);
     grad_cast(L + ".mlp.experts.fc2", mb, local * te * h, false);
     gemm(nm(L + ".mlp.experts.fc2", "bwd_data", mb), te, f, h, local);
@@ -669,17 +693,17 @@ class RankBuilder {
   }
 
   void embedding_forward(std::uint32_t mb) {
-    const std::uint64_t e = tok_ * m_.hidden;
+    const CheckedCount e = tok_ * m_.hidden;
     membound(nm("embedding", "fwd", mb), "embedding", e, 2 * e * 2);
     tp_reduce("embedding", "fwd", mb);  // vocabulary-parallel lookup: partial sums
   }
   void embedding_backward(std::uint32_t mb) {
     sp_gather("embedding.grad", "bwd", mb, false);
-    const std::uint64_t e = tok_ * m_.hidden;
+    const CheckedCount e = tok_ * m_.hidden;
     membound(nm("embedding", "bwd", mb), "embedding_backward", e, 2 * e * 2);
   }
   void output_forward(std::uint32_t mb) {
-    const std::uint64_t h = m_.hidden, v = m_.vocab / p_.tp;
+    const CheckedCount h = m_.hidden, v = m_.vocab / p_.tp;
     membound(nm("output.norm", "fwd", mb), norm(), sp_tok_ * h, 2 * sp_tok_ * h * 2);
     sp_gather("output", "fwd", mb, false);
     outside_te_ = true;
@@ -690,7 +714,7 @@ class RankBuilder {
     if (!tp_.empty()) collective(nm("loss.tp_allreduce", "fwd", mb), CollectiveType::kAllReduce, 3 * tok_ * 4, tp_, true);
   }
   void output_backward(std::uint32_t mb) {
-    const std::uint64_t h = m_.hidden, v = m_.vocab / p_.tp;
+    const CheckedCount h = m_.hidden, v = m_.vocab / p_.tp;
     membound(nm("loss", "bwd", mb), "cross_entropy_backward", tok_ * v, 2 * tok_ * v * 2);
     outside_te_ = true;
     column_backward("output.logits", mb, h, v);
@@ -708,7 +732,7 @@ class RankBuilder {
   // with scatter-gather its 1/tp slice, sent by every tensor-parallel rank to
   // its peer of the next stage over its own NIC (Narayanan et al., SC'21, 4.1;
   // Megatron-LM's split_tensor_into_1d_equal_chunks).
-  std::uint64_t pp_bytes() const { return t_.pp_scatter_gather ? act_bytes() / p_.tp : act_bytes(); }
+  CheckedCount pp_bytes() const { return t_.pp_scatter_gather ? act_bytes() / p_.tp : act_bytes(); }
   // Receives a pipeline message; with scatter-gather the slices are then
   // all-gathered over the tensor-parallel group (gather_split_1d_tensor), and
   // the pass waits for that.
@@ -786,7 +810,7 @@ class RankBuilder {
   static std::string group_name(const ParamGroup& g) {
     return g.kind == ParamGroup::kEmbedding ? "embedding" : g.kind == ParamGroup::kOutput ? "output" : layer(g.layer);
   }
-  std::uint64_t zero3_shard_bytes(const ParamGroup& g) const {
+  CheckedCount zero3_shard_bytes(const ParamGroup& g) const {
     return ceil_to(g.dense, dpc_) / dpc_ * 2;  // experts stay whole on their ranks (sharded only in the optimizer)
   }
   void gradients_ready(const ParamGroup& g, std::uint32_t mb, bool last_mb) {
@@ -821,7 +845,7 @@ class RankBuilder {
       const std::string name = std::string(dim) + ".grad_" + (t_.zero == 0 ? "allreduce" : "reduce_scatter") +
                                " bucket" + std::to_string(buckets.size());
       grad_colls_.push_back(t_.zero == 0
-                                ? collective(name, CollectiveType::kAllReduce, pending * 2, group, false, last_)
+                                ? collective(name, CollectiveType::kAllReduce, CheckedCount(pending) * 2, group, false, last_)
                                 : collective(name, CollectiveType::kReduceScatter, ceil_to(pending, size) * 2, group,
                                              false, last_));
       buckets.push_back(pending);
@@ -832,11 +856,12 @@ class RankBuilder {
   void finish_iteration() {
     if (!embd_.empty()) {  // tied embeddings: first and last stage sum their copies' gradients
       const std::uint64_t emb = m_.vocab * m_.hidden / p_.tp;
-      grad_colls_.push_back(collective("embd.grad_allreduce", CollectiveType::kAllReduce, emb * 2, embd_, false, last_));
+      grad_colls_.push_back(collective("embd.grad_allreduce", CollectiveType::kAllReduce, CheckedCount(emb) * 2, embd_, false, last_));
     }
     waits_.insert(waits_.end(), grad_colls_.begin(), grad_colls_.end());
     const RankParams p = rank_params(t_, rank_);
-    const std::uint64_t local = t_.zero >= 1 ? (p.dense + dpc_ - 1) / dpc_ + (p.expert + edp_ - 1) / edp_ : p.total();
+    const CheckedCount local = t_.zero >= 1 ? ceil_to(p.dense, dpc_) / dpc_ + ceil_to(p.expert, edp_) / edp_
+                                            : CheckedCount(p.dense) + p.expert;
     // Adam: reads the gradient (2 B), master weights, m and v (4 B each), writes the last three and the bf16 weights.
     membound("optimizer.step", "adam", local, local * (2 + 12 + 12 + 2));
     if (t_.zero == 1 || t_.zero == 2) {  // distributed optimizer: gather the updated parameters
@@ -890,7 +915,8 @@ class RankBuilder {
   EtTrace& trace_;
   const std::function<void(const et::Node&)>* sink_;
   std::size_t used_ = 0;  // nodes of trace_ written so far
-  std::uint64_t tok_ = 0, sp_tok_ = 0, hq_ = 0, qkv_out_ = 0, fc1_out_ = 0, dpc_ = 1, edp_ = 1;
+  CheckedCount tok_, sp_tok_, hq_, qkv_out_, fc1_out_;
+  std::uint64_t dpc_ = 1, edp_ = 1;
   std::string tp_, cp_, dp_, ep_, edp_name_, embd_;  // group names; empty: no such group of 2+ ranks
   std::uint64_t last_ = 0;              // the GPU stream's last node
   std::vector<std::uint64_t> waits_;    // what the stream's next node must also wait for

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "workload/generators/generation_memory.h"
 #include "workload/generators/model_flops.h"
 #include "workload/generators/transformer_graph.h"
 #include "workload/rank_set_writer.h"
@@ -50,6 +51,10 @@ void for_each_rank(std::uint32_t n, unsigned threads, Work&& work) {
 int write_transformer_workload(const TrainingOptions& options, const std::string& prefix, std::ostream& out,
                                unsigned threads) {
   const TrainingSpec spec = make_training_spec(options);
+  // Each generating thread holds one rank's decoded trace at a time.
+  check_memory_for_generation(spec, std::min<std::uint64_t>(threads ? threads : std::max(1u, std::thread::hardware_concurrency()),
+                                                            spec.plan.world()),
+                              kTraceBytesPerNode, "workload gen transformer");
   const std::uint32_t n = spec.plan.world();
   RankSetWriter writer(prefix, n);
   std::atomic<std::uint64_t> nodes{0};
@@ -76,6 +81,8 @@ std::vector<RankGraph> transformer_rank_graphs(const TrainingSpec& spec, const G
                                                const std::string& name, const std::vector<std::uint32_t>& ranks,
                                                unsigned threads) {
   const auto n = static_cast<std::uint32_t>(ranks.size());
+  // Every rank's graph is kept for the run: refused before the first is built when they cannot all fit.
+  check_memory_for_generation(spec, n, kGraphBytesPerNode, name);
   std::vector<std::optional<RankGraph>> graphs(n);
   for_each_rank(n, threads, [&](std::uint32_t i, EtTrace&) {
     const std::uint32_t r = ranks[i];
@@ -112,7 +119,13 @@ TrainingSpec generated_workload_spec(const std::string& workload) {
                      "?model=...&parallel=...&global-batch=...&seq=...");
   }
   const std::string query = workload.size() > scheme.size() ? workload.substr(scheme.size() + 1) : "";
-  return make_training_spec(parse_training_query(query));
+  try {
+    return make_training_spec(parse_training_query(query));
+  } catch (const InputError& e) {
+    // Every message of the query names its keys (seq=); say which workload they are of.
+    if (std::string(e.what()).rfind(scheme, 0) == 0) throw;
+    throw InputError(scheme + ": " + e.what());
+  }
 }
 
 }  // namespace sim::gen

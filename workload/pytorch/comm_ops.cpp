@@ -1,6 +1,7 @@
 #include "workload/pytorch/comm_ops.h"
 
 #include <algorithm>
+#include <limits>
 #include <string_view>
 
 #include "core/error.h"
@@ -109,11 +110,20 @@ bool is_tensor(const json& v) {
   return true;
 }
 
+constexpr std::uint64_t kMaxCommBytes = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+
 bool tensor_bytes(const json& v, std::uint64_t& out, int depth = 0) {
   if (depth > 8 || !v.is_array()) return false;
   if (is_tensor(v)) {
     const std::int64_t numel = v[3].get<std::int64_t>(), item = v[4].get<std::int64_t>();
-    if (numel > 0 && item > 0) out += static_cast<std::uint64_t>(numel) * static_cast<std::uint64_t>(item);
+    // Saturates past 2^63 - 1 B (ETs hold comm_size as int64): the caller refuses that.
+    if (numel > 0 && item > 0) {
+      std::uint64_t b = 0;
+      if (__builtin_mul_overflow(static_cast<std::uint64_t>(numel), static_cast<std::uint64_t>(item), &b) ||
+          __builtin_add_overflow(out, b, &out) || out > kMaxCommBytes) {
+        out = kMaxCommBytes + 1;
+      }
+    }
     return true;
   }
   bool any = v.empty();  // an empty list of tensors is 0 bytes, not an error
@@ -281,6 +291,7 @@ CommExtraction extract_comm_ops(const HostTrace& host, const TraceLinks& links, 
       if (!read_record(op, c, /*set_type=*/true)) continue;  // "wait", "init", ...: not communication
       if (v.is_array() && !v.empty()) tensor_bytes(v[0], c.bytes);
     }
+    if (c.bytes > kMaxCommBytes) fail(op, "inputs.values", "hold tensors of more than 2^63 - 1 B in all (numel x itemsize)");
     out.ops.push_back(std::move(c));
   }
 

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "workload/pytorch/json_element_stream.h"
+#include "workload/pytorch/trace_durations.h"
 
 namespace sim::pytorch {
 
@@ -85,6 +86,18 @@ std::optional<HostOp::Gemm> gemm_of(const std::string& name, const json& shapes,
   return g;
 }
 
+// 2 * batch * m * n * k operations and the three matrices' bytes (at 4 B an
+// element) within int64, as the ET's num_ops and tensor_size hold them.
+bool gemm_fits(const HostOp::Gemm& g) {
+  std::int64_t ops = 2, mk = 0, kn = 0, mn = 0, sum = 0, bytes = 0;
+  return !__builtin_mul_overflow(ops, g.batch, &ops) && !__builtin_mul_overflow(ops, g.m, &ops) &&
+         !__builtin_mul_overflow(ops, g.n, &ops) && !__builtin_mul_overflow(ops, g.k, &ops) &&
+         !__builtin_mul_overflow(g.m, g.k, &mk) && !__builtin_mul_overflow(g.k, g.n, &kn) &&
+         !__builtin_mul_overflow(g.m, g.n, &mn) && !__builtin_add_overflow(mk, kn, &sum) &&
+         !__builtin_add_overflow(sum, mn, &sum) && !__builtin_mul_overflow(sum, g.batch, &bytes) &&
+         !__builtin_mul_overflow(bytes, std::int64_t{4}, &bytes);
+}
+
 class NodeReader {
  public:
   NodeReader(const std::string& path, int rank, const std::string& schema, bool known)
@@ -109,6 +122,7 @@ class NodeReader {
     if (const json* dur = member(node, "dur")) {
       if (!dur->is_number() || dur->get<double>() < 0) fail(where, "dur", "is not a non-negative number");
       op.dur_us = dur->get<double>();
+      checked_micros(*op.dur_us, path_ + ": rank " + std::to_string(rank_) + ": " + where + " (" + op.name + ")");
     }
     const bool keep = keeps_arguments(op.name);
     for (const char* side : {"inputs", "outputs"}) {
@@ -140,6 +154,19 @@ class NodeReader {
       const json* types = member(*in, "types");
       if (!types) types = &op.input_types;
       op.gemm = gemm_of(op.name, shapes ? *shapes : kNull, *types);
+      if (op.gemm && !gemm_fits(*op.gemm)) {
+        fail(where + " (" + op.name + ")", "inputs.shapes", "give a matrix product of more than 2^63 - 1 operations or bytes");
+      }
+    }
+    for (const std::vector<TensorRef>* side : {&op.inputs, &op.outputs}) {
+      for (const TensorRef& t : *side) {
+        std::uint64_t b = 0;
+        if (t.numel > 0 && t.itemsize > 0 &&
+            __builtin_mul_overflow(static_cast<std::uint64_t>(t.numel), static_cast<std::uint64_t>(t.itemsize), &b)) {
+          fail(where + " (" + op.name + ")", side == &op.inputs ? "inputs.values" : "outputs.values",
+               "holds a tensor of more than 2^64 - 1 B (numel x itemsize)");
+        }
+      }
     }
     json* attrs = member(node, "attrs");
     if (!attrs || !attrs->is_array()) fail(where, "attrs", attrs ? "is not a list" : "is missing");

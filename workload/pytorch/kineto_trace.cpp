@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "workload/pytorch/json_element_stream.h"
+#include "workload/pytorch/trace_durations.h"
 
 namespace sim::pytorch {
 
@@ -18,7 +19,7 @@ class EventReader {
     if (!e.is_object()) return;  // Chrome traces tolerate odd entries; nothing here is used
     auto ph = e.find("ph");
     auto cat = e.find("cat");
-    if (ph == e.end() || !ph->is_string() || *ph != "X" || cat == e.end() || !cat->is_string()) return;
+    if (ph == e.end() || !ph->is_string() || ph->get_ref<const std::string&>() != "X" || cat == e.end() || !cat->is_string()) return;
     const std::string& c = cat->get_ref<const std::string&>();
     const bool host_op = c == "cpu_op" || c == "user_annotation";
     const bool runtime = c == "cuda_runtime" || c == "cuda_driver";
@@ -27,10 +28,12 @@ class EventReader {
     const double ts = number(e, "ts", c);
     const double dur = number(e, "dur", c);
     if (dur < 0) fail(c, "dur", "is negative");
+    const std::string name = e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : std::string();
+    checked_micros(dur, path_ + ": rank " + std::to_string(rank_) + ": traceEvents[" + std::to_string(index_ - 1) +
+                            "] (" + c + " '" + name + "')");
     static const json kEmpty = json::object();
     auto args_it = e.find("args");
     const json& args = args_it != e.end() && args_it->is_object() ? *args_it : kEmpty;
-    const std::string name = e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : std::string();
     if (host_op) {
       KinetoOp op;
       op.ts = ts;

@@ -1,7 +1,6 @@
 #include "workload/pytorch/pytorch_import.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <future>
@@ -16,6 +15,7 @@
 #include "workload/pytorch/kineto_trace.h"
 #include "workload/pytorch/process_group_sources.h"
 #include "workload/pytorch/trace_linker.h"
+#include "workload/pytorch/trace_rank.h"
 
 namespace sim::pytorch {
 
@@ -45,25 +45,6 @@ bool json_name(const std::string& name) {
   return ends(".json") || ends(".json.gz");
 }
 
-// The last run of digits in the file name (extension excluded), -1 if none.
-int rank_in_name(const std::string& path) {
-  std::string name = fs::path(path).filename().string();
-  for (const char* ext : {".json.gz", ".json"}) {
-    const std::string e(ext);
-    if (name.size() > e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0) {
-      name.resize(name.size() - e.size());
-      break;
-    }
-  }
-  std::size_t end = name.size();
-  while (end > 0 && !std::isdigit(static_cast<unsigned char>(name[end - 1]))) --end;
-  if (end == 0) return -1;
-  std::size_t begin = end;
-  while (begin > 0 && std::isdigit(static_cast<unsigned char>(name[begin - 1]))) --begin;
-  if (end - begin > 7) return -1;
-  return std::stoi(name.substr(begin, end - begin));
-}
-
 std::vector<std::string> files_of(const std::vector<std::string>& specs, Kind kind, const char* option) {
   std::vector<std::string> out;
   for (const std::string& spec : specs) {
@@ -80,6 +61,7 @@ std::vector<std::string> files_of(const std::vector<std::string>& specs, Kind ki
                          (kind == Kind::kHost ? "PyTorch host execution traces" : "Kineto device traces") +
                          " (.json or .json.gz)");
       }
+      std::sort(found.begin(), found.end());  // directory order is arbitrary: messages name files in name order
       out.insert(out.end(), found.begin(), found.end());
     } else if (fs::is_regular_file(spec, ec)) {
       out.push_back(spec);
@@ -95,27 +77,43 @@ std::vector<std::string> files_of(const std::vector<std::string>& specs, Kind ki
         }
       }
       if (found.empty()) throw InputError(std::string(option) + " " + spec + ": no such file, folder or prefix of .json / .json.gz files");
+      std::sort(found.begin(), found.end());  // directory order is arbitrary: messages name files in name order
       out.insert(out.end(), found.begin(), found.end());
     }
   }
   return out;
 }
 
-std::map<int, std::string> by_rank(const std::vector<std::string>& files, const char* option) {
-  std::map<int, std::string> out;
-  for (const std::string& f : files) {
-    // One file is rank 0 whatever its name ("1.0.2-chakra.0.0.4.json" holds digits that are no rank).
-    int r = files.size() == 1 ? 0 : rank_in_name(f);
-    if (r < 0) throw InputError(std::string(option) + ": " + f + " has no rank number in its name (e.g. et_rank0.json)");
-    auto [it, fresh] = out.emplace(r, f);
-    if (!fresh) throw InputError(std::string(option) + ": rank " + std::to_string(r) + " twice: " + it->second + " and " + f);
+// Every rank a process group lists must be one of the imported ranks:
+// otherwise the import would succeed and every run of it fail. Importing some
+// of a job's ranks is refused here, naming the group and the ranks missing.
+void check_group_members(const RankGroups& groups, const std::string& file, int rank,
+                         std::size_t world, std::int64_t job_world) {
+  for (const PgDef& g : groups.groups) {
+    std::vector<std::int64_t> missing;
+    std::set<std::int64_t> seen;
+    for (std::int64_t r : g.ranks) {
+      if (!seen.insert(r).second) {
+        throw InputError(file + ": rank " + std::to_string(rank) + ": process group '" + g.name + "' (" + groups.source +
+                         ") lists rank " + std::to_string(r) + " twice");
+      }
+      if (r < 0 || static_cast<std::size_t>(r) >= world) missing.push_back(r);
+    }
+    if (missing.empty()) continue;
+    std::string list;
+    for (std::size_t i = 0; i < missing.size(); ++i) list += (i ? ", " : "") + std::to_string(missing[i]);
+    std::string why;
+    const bool outside = job_world >= 0 && std::any_of(missing.begin(), missing.end(), [&](std::int64_t r) { return r >= job_world; });
+    if (outside) {
+      why = ": the trace's job had " + std::to_string(job_world) + " ranks (distributedInfo.world_size), so the group names ranks outside it";
+    } else {
+      why = ": traces were given for " + std::to_string(world) + (world == 1 ? " rank (0)" : " ranks (0.." + std::to_string(world - 1) + ")") +
+            "; give every rank's traces (a run needs each member of each group)";
+    }
+    throw InputError(file + ": rank " + std::to_string(rank) + ": process group '" + g.name + "'" +
+                     (g.desc.empty() ? "" : " (" + g.desc + ")") + " lists rank" + (missing.size() == 1 ? " " : "s ") + list +
+                     ", whose traces are missing" + why);
   }
-  int expect = 0;
-  for (const auto& [r, f] : out) {
-    if (r != expect) throw InputError(std::string(option) + ": no file for rank " + std::to_string(expect) + " (ranks must be 0..N-1; found rank " + std::to_string(r) + ": " + f + ")");
-    ++expect;
-  }
-  return out;
 }
 
 struct CommSig {
@@ -128,9 +126,21 @@ struct CommSig {
 std::vector<RankFiles> resolve_pytorch_files(const std::vector<std::string>& host_specs,
                                              const std::vector<std::string>& kineto_specs) {
   if (host_specs.empty()) throw InputError("--host-et is required");
-  const auto host = by_rank(files_of(host_specs, Kind::kHost, "--host-et"), "--host-et");
   std::map<int, std::string> kineto;
-  if (!kineto_specs.empty()) kineto = by_rank(files_of(kineto_specs, Kind::kKineto, "--kineto"), "--kineto");
+  if (!kineto_specs.empty()) kineto = ranks_of_files(files_of(kineto_specs, Kind::kKineto, "--kineto"), true, "--kineto");
+  // A host trace whose name states no rank takes its process's device trace's.
+  const std::vector<std::string> host_files = files_of(host_specs, Kind::kHost, "--host-et");
+  std::map<std::int64_t, int> rank_of_pid;
+  const bool unnamed = std::any_of(host_files.begin(), host_files.end(), [](const std::string& f) { return rank_in_name(f) < 0; });
+  if (unnamed && host_files.size() > 1) {
+    std::set<std::int64_t> shared;  // processes of several hosts may have one pid: such a pid says nothing
+    for (const auto& [r, f] : kineto) {
+      const std::int64_t pid = trace_pid(f, true);
+      if (pid >= 0 && !rank_of_pid.emplace(pid, r).second) shared.insert(pid);
+    }
+    for (std::int64_t pid : shared) rank_of_pid.erase(pid);
+  }
+  const auto host = ranks_of_files(host_files, false, "--host-et", rank_of_pid);
   if (!kineto.empty() && kineto.size() != host.size()) {
     throw InputError("--kineto gives " + std::to_string(kineto.size()) + " device traces for " + std::to_string(host.size()) +
                      " host traces: give one per rank, or none");
@@ -182,9 +192,11 @@ void import_pytorch(const std::vector<RankFiles>& files, const std::function<voi
       if (kineto.world_size >= 0) world_in_trace = kineto.world_size;
     }
     const KinetoTrace* k = has_kineto ? &kineto : nullptr;
-    TraceLinks links = link_traces(host, k);
+    TraceLinks links = link_traces(host, k, rank);
     CommExtraction comm = extract_comm_ops(host, links, rank);
     RankGroups groups = rank_groups(host, k, rank);
+    check_group_members(groups, has_kineto && !kineto.pg_config.is_null() ? rf.kineto : rf.host, rank, files.size(),
+                        has_kineto ? kineto.world_size : -1);
     assign_groups(comm.ops, groups, host, links, k, rank, inferred);
     BuildStats stats;
     EtTrace et = build_rank_graph(host, k, links, comm, groups, rank, stats);

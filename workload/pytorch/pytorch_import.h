@@ -20,8 +20,8 @@ struct RankFiles {
 
 // Resolves the --host-et and --kineto arguments: each a folder (its .json /
 // .json.gz files of that kind, told apart by content), a prefix (the files
-// starting with it) or a file; several may be given. A file's rank is the
-// last number in its name (one file without a number is rank 0). Throws
+// starting with it) or a file; several may be given. A file's rank is the one
+// it records, else the one its name states (trace_rank.h). Throws
 // InputError: nothing found, ranks not 0..N-1, a rank twice, a device trace
 // for a rank without a host trace or host traces of only some ranks covered.
 std::vector<RankFiles> resolve_pytorch_files(const std::vector<std::string>& host_specs,

@@ -39,6 +39,15 @@ struct TraceLinks {
 bool is_root_op(const HostOp& op);
 
 // Links host ops among themselves (parents) and, when `kineto` is given, to it.
-TraceLinks link_traces(const HostTrace& host, const KinetoTrace* kineto);
+// Both are checked as graphs first; `rank` names the rank in messages. Throws
+// InputError naming the file, rank and ids:
+//  - host trace: a ctrl_deps naming no node (dangling parent), a node that is
+//    its own parent (only the process root may be), a cycle of parents (the
+//    ids on it), two operators with one rf_id;
+//  - Kineto trace: two operators with one "Record function id" or one
+//    "External id", two runtime calls with one "correlation", a GPU activity
+//    whose "correlation" names no runtime call.
+// Linear in the number of ops and events.
+TraceLinks link_traces(const HostTrace& host, const KinetoTrace* kineto, int rank);
 
 }  // namespace sim::pytorch

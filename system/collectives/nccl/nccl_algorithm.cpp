@@ -258,7 +258,7 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     // (docs/calibrate.md) is slower still; fitted with NCCL's rule the gap
     // goes into the per-call overhead, which all-gather and reduce-scatter pay
     // too, and three of their held-out rows miss by 15.7-31.7% (docs/nccl.md,
-    // "nvls"). Until the model explains that gap, 128 KiB stays (issue 22).
+    // "nvls"). Until the model explains that gap, 128 KiB stays.
     const std::uint64_t ops = std::uint64_t{pl.channels} * static_cast<std::uint64_t>(local);
     const bool one_node_all_reduce = pl.algo == Algo::kNvls && in.nodes == 1 && type == CollectiveType::kAllReduce;
     m.step_bytes = one_node_all_reduce      ? kNvlsChunk

@@ -117,7 +117,7 @@ TEST(NcclClosedForm, NvlsReducesInTheSwitch) {
   EXPECT_EQ(r.collectives[0].algorithm, "nccl:nvls/simple");
 }
 
-// The dgx-h100 node of the issue: 8 GPUs, NVSwitch with reduction, 18 links x 25 GB/s = 450 GB/s per direction.
+// A dgx-h100 node: 8 GPUs, NVSwitch with reduction, 18 links x 25 GB/s = 450 GB/s per direction.
 Topology dgx_h100() { return node(8, "450GB/s", "500ns", true); }
 
 double busbw(const SimulationResult& r) { return busbw_gbps(r.collectives[0]); }
