@@ -340,8 +340,14 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : kExitBadInput;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // One line, in the form of every other error.
+    std::string what = e.what();
+    for (char& ch : what) {
+      if (ch == '\n') ch = ' ';
+    }
+    std::cerr << "sim: error: " << what << " (sim --help lists the options)\n";
+    return kExitBadInput;
   }
   return reporting_errors([&] {
     if (*gen) return generate_algorithm(g, std::cout);

@@ -38,7 +38,7 @@ int run_pytorch_import_command(const PytorchImportCommand& c, std::ostream& out,
   char line[160];
   std::snprintf(line, sizeof line, "import time %.3f s, peak memory %ld MiB\n", seconds, ru.ru_maxrss / 1024);
   out << "wrote " << files.size() << (files.size() == 1 ? " file " : " files ") << c.prefix << ".{0.."
-      << files.size() - 1 << "}.et\n"
+      << files.size() - 1 << "}.et" << summary.removed_note << "\n"
       << line;
   return kExitOk;
 }

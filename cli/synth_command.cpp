@@ -9,6 +9,7 @@
 #include "network/topology.h"
 #include "system/program/collective_writer.h"
 #include "system/producers/synthesizer.h"
+#include "workload/rank_set_writer.h"
 
 namespace sim {
 
@@ -38,11 +39,12 @@ int run_synth_command(const SynthCommand& c, std::ostream& out) {
   }
   o.chunks = c.chunks;
   o.seed = c.seed;
+  prepare_rank_prefix(c.prefix);
   const Topology topology = load_topology(c.network);
   const auto start = std::chrono::steady_clock::now();
   const Synthesis s = synthesize(topology, o);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const std::size_t removed = write_program_ets(*s.program, o.type, o.bytes, o.chunks, c.prefix);
+  const std::string removed = write_program_ets(*s.program, o.type, o.bytes, o.chunks, c.prefix);
 
   const std::uint32_t n = topology.npu_count();
   std::uint64_t nodes = 0;
@@ -58,7 +60,7 @@ int run_synth_command(const SynthCommand& c, std::ostream& out) {
   out << "wrote " << n << (n == 1 ? " file " : " files ") << c.prefix << ".{0.." << n - 1
       << "}.et: synth " << collective_name(o.type) << " on " << topology.description() << ", " << o.chunks
       << (o.chunks == 1 ? " chunk" : " chunks") << " per share, seed " << o.seed;
-  if (removed > 0) out << "; removed " << removed << " stale rank file" << (removed == 1 ? "" : "s");
+  out << removed;
   out << "\n";
   out << s.channels << " channels, " << s.transfers << " chunk transfers, up to " << nodes << " nodes per rank\n";
   out << "schedule at " << format_bytes(o.bytes) << ": " << format_time(s.predicted) << " (" << line << ")\n";

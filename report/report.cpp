@@ -89,7 +89,11 @@ std::string dims_text(const std::vector<std::uint32_t>& dims) {
 }  // namespace
 
 void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& info) {
-  out << "workload:  " << info.workload << " (" << r.ranks.size() << " ranks)\n";
+  // Folded replicas: the job's ranks, then how many of them the run simulated.
+  const std::uint64_t job_ranks = static_cast<std::uint64_t>(r.ranks.size()) * std::max<std::uint32_t>(r.folded_replicas, 1);
+  out << "workload:  " << info.workload << " (" << job_ranks << " ranks";
+  if (job_ranks != r.ranks.size()) out << ", " << r.ranks.size() << " simulated";
+  out << ")\n";
   out << "network:   " << info.topology << ", backend " << info.backend << "\n";
   out << "simulated time: " << format_time(r.makespan) << " (" << format_ns(r.makespan) << " ns)\n";
   for (const JobResult& job : r.jobs) {

@@ -65,6 +65,7 @@ class Case:
         self.needles = []      # substrings of stderr that name the culprit
         self.max_cpu = None    # CPU seconds (user + system): wall time is noisy on a shared machine
         self.after = None      # extra check: returns "" or what is wrong
+        self.sim = None        # the binary, for cases that prepare with it
         self.output_has = []   # substrings stdout + stderr must hold
         self.output_lacks = [] # substrings neither may hold (e.g. "nan" in a report)
 
@@ -535,6 +536,40 @@ def pytorch_name_contradicts_rank(c):
     c.needles = ["records rank 1 (distributedInfo.rank) but its name says rank 0"]
 
 
+def stale_rank_files(c):
+    # 8 ranks written, then 4 to the same prefix: the run must see the 4.
+    subprocess.run([c.sim, "workload", "gen", "collectives", "--npus", "8", "--coll", "allreduce", "--size", "1MiB",
+                    "-o", c.path("wl/job")], capture_output=True, check=True)
+    c.cmd = ["workload", "gen", "collectives", "--npus", "4", "--coll", "allreduce", "--size", "1MiB",
+             "-o", c.path("wl/job")]
+    c.codes = {0}
+
+    def check():
+        left = sorted(os.listdir(c.path("wl")))
+        if left != [f"job.{r}.et" for r in range(4)]:
+            return "rank files left: " + ", ".join(left)
+        run = subprocess.run([c.sim, "--workload", c.path("wl/job"), "--network", RING8], capture_output=True,
+                             text=True)
+        return "" if run.returncode == 0 and "(4 ranks)" in run.stdout else "the run is not of the 4 ranks written"
+    c.after = check
+
+
+def prefix_not_plain(c):
+    os.makedirs(c.path("dir"))
+    c.cmd = ["workload", "gen", "collectives", "--npus", "2", "--coll", "allreduce", "--size", "1MiB",
+             "-o", c.path("dir") + "/"]
+    c.needles = ["-o '" + c.path("dir") + "/'", "a prefix is a path"]
+    c.after = lambda: "" if not os.listdir(c.path("dir")) else "files written: " + ", ".join(os.listdir(c.path("dir")))
+
+
+def one_rank_nccl(c):
+    w = c.workload([[coll(1, 1 << 20, comm_type=2)]])  # ALL_GATHER on one rank
+    sys_yml = c.text("nccl.yml", "compute:\n  peak_tflops: 1000\n  memory_bandwidth: 2TB/s\n"
+                                 "collective:\n  algorithms: {all_gather: nccl}\n")
+    c.run_on(w, RING8, "--system", sys_yml)
+    c.codes = {0}
+
+
 CASES = [
     ("simulated time wraps", "two chained COMPs of 5e12 us", time_wraps),
     ("simulated time wraps", "duration_micros 2^62", duration_2_62),
@@ -589,6 +624,9 @@ CASES = [
     ("pytorch import succeeds, run cannot", "Kineto dur 1e13 us", pytorch_kineto_dur_1e13),
     ("pytorch trace ranks", "profiler default names, rank recorded", pytorch_profiler_default_names),
     ("pytorch trace ranks", "name rank contradicts distributedInfo.rank", pytorch_name_contradicts_rank),
+    ("stale rank files reused", "gen 8 ranks, then 4 to the same prefix", stale_rank_files),
+    ("prefix writers", "-o dir/ (hidden dir/.0.et)", prefix_not_plain),
+    ("one-member collective", "1-rank all-gather on nccl", one_rank_nccl),
 ]
 
 
@@ -596,6 +634,7 @@ def run_case(sim, timeout, build, cpu_factor):
     d = tempfile.mkdtemp(prefix="sim_known_defects_")
     try:
         c = Case(d)
+        c.sim = sim
         build(c)
         start = time.monotonic()
         before = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -715,7 +715,7 @@ void wire_node_from(const et::Node& node, WireNode& out) {
   out.inputs_values = node.inputs().values();
 }
 
-void write_et(const EtTrace& trace, const std::string& path) {
+std::string et_bytes(const EtTrace& trace, const std::string& path) {
   // Python's Chakra reader takes a zero length as end of stream, so an empty
   // frame would silently cut the trace short for those tools.
   if (trace.metadata.ByteSizeLong() == 0)
@@ -735,8 +735,10 @@ void write_et(const EtTrace& trace, const std::string& path) {
   append(trace.metadata);
   for (const et::Node& n : trace.nodes) append(n);
   if (ends_with(path, ".gz")) bytes = gzip(bytes, path);
-  write_atomically(path, bytes);
+  return bytes;
 }
+
+void write_et(const EtTrace& trace, const std::string& path) { write_atomically(path, et_bytes(trace, path)); }
 
 void write_et_json(const EtTrace& trace, const std::string& path) {
   google::protobuf::util::JsonPrintOptions opts;
@@ -818,6 +820,22 @@ std::vector<std::string> resolve_rank_files(const std::string& folder_or_prefix)
   sort_ranks(files);
   if (files.empty()) throw InputError("no files " + folder_or_prefix + ".<rank>.et found");
   return by_rank(std::move(files), folder_or_prefix);
+}
+
+std::vector<std::pair<int, std::string>> rank_files_of(const std::string& prefix) {
+  const fs::path p(prefix);
+  const std::string base = p.filename().string();
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  RankPaths files;
+  std::error_code ec;
+  if (base.empty() || !fs::is_directory(dir, ec)) return files;
+  for (const std::string& name : regular_files_in(dir.string(), ec)) {
+    if (name.size() <= base.size() || name.compare(0, base.size(), base) != 0 || name[base.size()] != '.') continue;
+    const auto rf = parse_rank_file(name);
+    if (rf && rf->prefix == base) files.emplace_back(rf->rank, prefix + std::string(rf->suffix));
+  }
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 const et::AttributeProto* find_attr(const et::Node& node, std::string_view name) {

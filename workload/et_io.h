@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -126,6 +127,8 @@ std::string_view wire_attr_string(const WireNode& node, const WireAttr& a);
 // GlobalMetadata that would serialize to zero bytes (Chakra's Python reader
 // stops at a zero frame), so set metadata.version.
 void write_et(const EtTrace& trace, const std::string& path);
+// The bytes write_et writes (checked the same way).
+std::string et_bytes(const EtTrace& trace, const std::string& path);
 // Writes our JSON form, atomically.
 void write_et_json(const EtTrace& trace, const std::string& path);
 
@@ -135,6 +138,10 @@ void write_et_json(const EtTrace& trace, const std::string& path);
 // ranks are not 0..N-1 without gaps (naming the missing rank), or when a folder
 // holds several prefixes.
 std::vector<std::string> resolve_rank_files(const std::string& folder_or_prefix);
+// Every regular file resolve_rank_files would take as a rank of `prefix`
+// (<prefix>.<N>.et, .et.gz, .json, any N), as (rank, path) sorted, unchecked:
+// gaps and two files of one rank are listed as they are.
+std::vector<std::pair<int, std::string>> rank_files_of(const std::string& prefix);
 
 // --- attributes (Node.attr) -------------------------------------------------
 // An attribute of the wrong kind or range. what() names the node id;

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "system/program/collective_writer.h"
+#include "workload/rank_set_writer.h"
 
 namespace sim {
 
@@ -622,6 +623,7 @@ EtAlgorithm load_msccl_algorithm(const std::string& path, std::optional<Collecti
 }
 
 int run_msccl_import(const MscclImportOptions& o, std::ostream& out) {
+  prepare_rank_prefix(o.prefix);
   std::optional<CollectiveType> coll;
   if (!o.collective.empty()) {
     CollectiveType t;
@@ -643,7 +645,7 @@ int run_msccl_import(const MscclImportOptions& o, std::ostream& out) {
   const MscclImport imp = import_msccl(xml, coll, size);
   // Load what will be written, so a file that cannot run is never written.
   et_algorithm_from_traces(imp.traces, o.prefix, imp.type);
-  const std::size_t removed = write_rank_ets(imp.traces, o.prefix);
+  const std::string removed = write_rank_ets(imp.traces, o.prefix);
   const std::size_t n = imp.traces.size();
   out << "wrote " << n << (n == 1 ? " file " : " files ") << o.prefix << ".{0.." << n - 1 << "}.et: MSCCL-IR '"
       << xml.name << "' " << collective_name(imp.type) << " on " << n << " GPUs (proto "
@@ -651,7 +653,7 @@ int run_msccl_import(const MscclImportOptions& o, std::ostream& out) {
       << imp.steps << " steps -> " << imp.sends << " sends, " << imp.recvs << " receives, " << imp.comps
       << " COMPs; sizes " << (size ? "resolved for " + format_bytes(*size) + " (comm_size) and " : std::string())
       << "symbolic (chunk attributes)";
-  if (removed > 0) out << "; removed " << removed << " stale rank file" << (removed == 1 ? "" : "s");
+  out << removed;
   out << "\n";
   return kExitOk;
 }

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/error.h"
+#include "workload/rank_set_writer.h"
 
 namespace sim {
 
@@ -217,32 +218,21 @@ EtTrace program_et(const CollectiveProgram& program, CollectiveType type, std::u
 }
 
 
-// Writes trace_of(r) to <prefix>.<r>.et for r < ranks, then removes stale
-// files of higher ranks; returns how many it removed.
+// Writes trace_of(r) to <prefix>.<r>.et for r < ranks; returns the note on
+// earlier files removed.
 template <typename TraceOf>
-static std::size_t write_ranks(std::size_t ranks, const std::string& prefix, TraceOf&& trace_of) {
-  namespace fs = std::filesystem;
-  const fs::path parent = fs::path(prefix).parent_path();
-  std::error_code ec;
-  if (!parent.empty()) {
-    fs::create_directories(parent, ec);
-    if (ec) throw InputError("cannot create folder '" + parent.string() + "': " + ec.message());
-  }
-  for (std::size_t r = 0; r < ranks; ++r) write_et(trace_of(r), prefix + "." + std::to_string(r) + ".et");
-  std::size_t removed = 0;
-  for (std::size_t r = ranks;; ++r) {
-    const std::string stale = prefix + "." + std::to_string(r) + ".et";
-    if (!fs::remove(stale, ec)) break;
-    ++removed;
-  }
-  return removed;
+static std::string write_ranks(std::size_t ranks, const std::string& prefix, TraceOf&& trace_of) {
+  RankSetWriter writer(prefix, static_cast<std::uint32_t>(ranks));
+  for (std::size_t r = 0; r < ranks; ++r) writer.write(static_cast<std::uint32_t>(r), trace_of(r));
+  writer.commit();
+  return writer.removed_note();
 }
 
-std::size_t write_rank_ets(const std::vector<EtTrace>& traces, const std::string& prefix) {
+std::string write_rank_ets(const std::vector<EtTrace>& traces, const std::string& prefix) {
   return write_ranks(traces.size(), prefix, [&](std::size_t r) -> const EtTrace& { return traces[r]; });
 }
 
-std::size_t write_program_ets(const CollectiveProgram& program, CollectiveType type, std::uint64_t bytes,
+std::string write_program_ets(const CollectiveProgram& program, CollectiveType type, std::uint64_t bytes,
                               std::uint32_t chunks, const std::string& prefix) {
   return write_ranks(program.group_size(), prefix, [&](std::size_t r) {
     return program_et(program, type, bytes, chunks, static_cast<std::uint32_t>(r));

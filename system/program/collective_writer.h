@@ -52,13 +52,14 @@ void put_int_attr(et::Node& node, const char* name, std::uint64_t value);
 void put_metadata(et::GlobalMetadata& md, const char* name, std::int64_t value);
 void put_metadata(et::GlobalMetadata& md, const char* name, const std::string& value);
 
-// Writes `traces[r]` to <prefix>.<r>.et (creating the folder) and removes stale
-// <prefix>.<r>.et files of higher ranks, which would otherwise extend the
-// algorithm. Returns how many stale files it removed.
-std::size_t write_rank_ets(const std::vector<EtTrace>& traces, const std::string& prefix);
+// Writes `traces[r]` to <prefix>.<r>.et as workload/rank_set_writer.h says
+// (the prefix checked, its folder created, rank files of an earlier write
+// that the new set does not replace removed). Returns
+// RankSetWriter::removed_note(), "" when nothing was removed.
+std::string write_rank_ets(const std::vector<EtTrace>& traces, const std::string& prefix);
 // The same for program_ets(program, ...), one rank in memory at a time (large
 // synthesized algorithms: 1,024 ranks x 2,000 nodes would hold gigabytes).
-std::size_t write_program_ets(const CollectiveProgram& program, CollectiveType type, std::uint64_t bytes,
+std::string write_program_ets(const CollectiveProgram& program, CollectiveType type, std::uint64_t bytes,
                               std::uint32_t chunks, const std::string& prefix);
 
 }  // namespace sim

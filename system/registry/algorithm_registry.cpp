@@ -13,6 +13,7 @@
 #include "system/collectives/halving_doubling.h"
 #include "system/collectives/hierarchical.h"
 #include "system/collectives/nccl/nccl_algorithm.h"
+#include "system/collectives/one_member.h"
 #include "system/collectives/ring.h"
 #include "system/collectives/tree.h"
 #include "system/producers/msccl_import.h"
@@ -655,6 +656,14 @@ std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const Co
     if (const auto no = config_.unavailable.find(req.type); no != config_.unavailable.end()) throw InputError(no->second);
     bool halving_doubling = false;
     const auto make = [&](std::uint64_t bytes) -> std::shared_ptr<const CollectiveProgram> {
+      if (n == 1 && !(ch && ch->injected) && !config_.astrasim_quirks) {
+        // Nothing to send (system/collectives/one_member.h).
+        const std::string algorithm = !ch                     ? default_algorithm(req.type)
+                                      : ch->choice.hierarchical ? "hierarchical"
+                                                                : ch->choice.native->name;
+        return std::make_shared<const OneMemberProgram>(algorithm, normalized(req.type), bytes,
+                                                        gpu_memory().bandwidth);
+      }
       if (ch && ch->injected) {
         const EtAlgorithm& inj = *ch->injected;
         if (inj.ranks.size() != n) {

@@ -10,6 +10,7 @@
 #include "system/registry/algorithm_registry.h"
 #include "system/registry/collective_checker.h"
 #include "system/program/collective_writer.h"
+#include "workload/rank_set_writer.h"
 #include "system/program/et_algorithm.h"
 #include "system/registry/algorithm_source.h"
 
@@ -64,7 +65,7 @@ std::vector<EtTrace> native_algorithm_ets(const std::string& algorithm, Collecti
 int generate_algorithm(const GenOptions& options, std::ostream& out) {
   if (options.npus == 0) throw InputError("collective gen: --npus must be >= 1");
   if (options.chunks == 0) throw InputError("collective gen: --chunks must be >= 1");
-  if (options.prefix.empty()) throw InputError("collective gen: -o <prefix> is required");
+  prepare_rank_prefix(options.prefix);
   const CollectiveType type = collective_option(options.collective);
   const std::uint64_t bytes = size_option(options.size_text);
   std::vector<std::uint32_t> dims;
@@ -79,7 +80,7 @@ int generate_algorithm(const GenOptions& options, std::ostream& out) {
   }
   const std::vector<EtTrace> traces =
       native_algorithm_ets(options.algorithm, type, options.npus, options.chunks, bytes, dims);
-  const std::size_t removed = write_rank_ets(traces, options.prefix);
+  const std::string removed = write_rank_ets(traces, options.prefix);
   std::string name;
   for (const auto& a : traces.front().metadata.attr()) {
     if (a.name() == "algorithm_full") name = a.string_val();
@@ -88,7 +89,7 @@ int generate_algorithm(const GenOptions& options, std::ostream& out) {
       << traces.size() - 1 << "}.et: " << name << " " << collective_name(normalized(type)) << " on " << options.npus
       << " NPUs, " << options.chunks << (options.chunks == 1 ? " chunk" : " chunks") << ", "
       << traces.front().nodes.size() << " nodes per rank, sized for " << format_bytes(bytes);
-  if (removed > 0) out << "; removed " << removed << " stale rank file" << (removed == 1 ? "" : "s");
+  out << removed;
   out << "\n";
   return kExitOk;
 }

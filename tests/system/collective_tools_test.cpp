@@ -172,7 +172,7 @@ TEST(CollectiveGen, SummaryLine) {
   // Rewriting a smaller ring under the same prefix removes the stale ranks.
   EXPECT_EQ(gen(kAG, 2, 3, prefix, "3000"),
             "wrote 2 files " + prefix + ".{0..1}.et: ring ALL_GATHER on 2 NPUs, 3 chunks, 6 nodes per rank, "
-            "sized for 2.92 KiB (3000 B); removed 2 stale rank files\n");
+            "sized for 2.92 KiB (3000 B); removed 2 rank files of an earlier write of " + prefix + " (ranks 2, 3)\n");
   EXPECT_FALSE(fs::exists(rank_file(prefix, 2)));
 }
 

@@ -12,6 +12,7 @@
 #include "workload/generators/generation_memory.h"
 #include "workload/generators/model_flops.h"
 #include "workload/generators/transformer_graph.h"
+#include "workload/rank_set_writer.h"
 
 namespace sim::gen {
 namespace {
@@ -54,23 +55,18 @@ int write_transformer_workload(const TrainingOptions& options, const std::string
   check_memory_for_generation(spec, std::min<std::uint64_t>(threads ? threads : std::max(1u, std::thread::hardware_concurrency()),
                                                             spec.plan.world()),
                               kTraceBytesPerNode, "workload gen transformer");
-  if (prefix.empty()) throw InputError("-o: an output prefix is required");
-  const std::filesystem::path parent = std::filesystem::path(prefix).parent_path();
-  std::error_code ec;
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  if (ec) throw InputError("-o " + prefix + ": cannot create folder '" + parent.string() + "': " + ec.message());
   const std::uint32_t n = spec.plan.world();
-  std::atomic<std::uint64_t> nodes{0}, bytes{0};
+  RankSetWriter writer(prefix, n);
+  std::atomic<std::uint64_t> nodes{0};
   for_each_rank(n, threads, [&](std::uint32_t r, EtTrace& trace) {
-    const std::string path = prefix + "." + std::to_string(r) + ".et";
-    transformer_rank_trace(spec, r, trace, path);
-    write_et(trace, path);
+    transformer_rank_trace(spec, r, trace, writer.path(r));
+    writer.write(r, trace);
     nodes += trace.nodes.size();
-    bytes += std::filesystem::file_size(path);
   });
-  out << "wrote " << n << " ranks (" << nodes.load() << " nodes, " << bytes.load() << " B) to " << prefix
+  writer.commit();
+  out << "wrote " << n << " ranks (" << nodes.load() << " nodes, " << writer.bytes() << " B) to " << prefix
       << ".<rank>.et: " << spec.describe() << "; model FLOPs per iteration " << model_flops_per_iteration(spec)
-      << "\n";
+      << writer.removed_note() << "\n";
   return 0;
 }
 

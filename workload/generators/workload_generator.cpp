@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
+#include "workload/rank_set_writer.h"
 
 namespace sim {
 namespace {
@@ -91,18 +92,13 @@ std::vector<CollectiveType> parse_collective_list(const std::string& text) {
   return out;
 }
 
+// Returns RankSetWriter::removed_note().
 template <typename Spec, typename Build>
-void write_ranks(const Spec& spec, const std::string& prefix, Build build) {
-  const std::filesystem::path parent = std::filesystem::path(prefix).parent_path();
-  if (!parent.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(parent, ec);
-    if (ec) throw InputError("cannot create folder '" + parent.string() + "': " + ec.message());
-  }
-  for (std::uint32_t r = 0; r < spec.npus; ++r) {
-    const std::string path = prefix + "." + std::to_string(r) + ".et";
-    write_et(build(spec, r, path), path);
-  }
+std::string write_ranks(const Spec& spec, const std::string& prefix, Build build) {
+  RankSetWriter writer(prefix, spec.npus);
+  for (std::uint32_t r = 0; r < spec.npus; ++r) writer.write(r, build(spec, r, writer.path(r)));
+  writer.commit();
+  return writer.removed_note();
 }
 
 template <typename Spec>
@@ -174,28 +170,28 @@ std::vector<EtTrace> p2p_ring_workload(const P2PRingSpec& spec) { return all_ran
 
 int generate_workload(const WorkloadGenOptions& o, std::ostream& out) {
   if (o.npus == 0) throw InputError("--npus: must be at least 1");
-  if (o.prefix.empty()) throw InputError("-o: output prefix is empty");
-  std::string what;
+  prepare_rank_prefix(o.prefix);
+  std::string what, removed;
   if (o.kind == "collectives") {
     CollectivesSpec spec{o.npus, parse_collective_list(o.collectives), parse_bytes_option("--size", o.size_text),
                          o.compute_text.empty() ? 0 : parse_micros_option("--compute", o.compute_text)};
-    write_ranks(spec, o.prefix, &collectives_trace);
+    removed = write_ranks(spec, o.prefix, &collectives_trace);
     what = std::to_string(spec.collectives.size()) + " collective(s) of " + format_bytes(spec.bytes) + " per rank";
   } else if (o.kind == "chain") {
     ChainSpec spec{o.npus, o.nodes, parse_micros_option("--duration", o.duration_text)};
-    write_ranks(spec, o.prefix, &chain_trace);
+    removed = write_ranks(spec, o.prefix, &chain_trace);
     what = std::to_string(spec.nodes) + " dependent compute nodes of " + std::to_string(spec.duration_micros) +
            " us per rank";
   } else if (o.kind == "p2p-ring") {
     // With one rank the "ring" would be a rank sending to itself.
     if (o.npus < 2) throw InputError("p2p-ring: --npus must be at least 2");
     P2PRingSpec spec{o.npus, parse_bytes_option("--size", o.size_text), o.iterations};
-    write_ranks(spec, o.prefix, &p2p_ring_trace);
+    removed = write_ranks(spec, o.prefix, &p2p_ring_trace);
     what = std::to_string(spec.iterations) + " round(s) of " + format_bytes(spec.bytes) + " to the next rank";
   } else {
     throw InputError("workload gen: unknown kind '" + o.kind + "' (collectives, chain, p2p-ring)");
   }
-  out << "wrote " << o.prefix << ".{0.." << o.npus - 1 << "}.et: " << o.kind << ", " << what << "\n";
+  out << "wrote " << o.prefix << ".{0.." << o.npus - 1 << "}.et: " << o.kind << ", " << what << removed << "\n";
   return kExitOk;
 }
 

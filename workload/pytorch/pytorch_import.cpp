@@ -8,7 +8,7 @@
 #include <set>
 
 #include "core/error.h"
-#include "core/temp_file_registry.h"
+#include "workload/rank_set_writer.h"
 #include "workload/pytorch/comm_ops.h"
 #include "workload/pytorch/host_trace.h"
 #include "workload/pytorch/json_element_stream.h"
@@ -297,36 +297,11 @@ void import_pytorch(const std::vector<RankFiles>& files, const std::function<voi
 
 ImportSummary import_pytorch_to_files(const std::vector<RankFiles>& files, const std::string& prefix) {
   ImportSummary summary;
-  std::vector<std::pair<std::string, std::string>> written;  // temporary, final
-  std::vector<int> slots;
-  auto cleanup = [&] {
-    for (const auto& [tmp, fin] : written) std::remove(tmp.c_str());
-    for (int s : slots) unregister_temp_file(s);
-  };
-  try {
-    import_pytorch(
-        files,
-        [&](int rank, EtTrace&& et) {
-          const std::string fin = prefix + "." + std::to_string(rank) + ".et";
-          const std::string tmp = fin + ".importing";
-          slots.push_back(register_temp_file(tmp));
-          written.emplace_back(tmp, fin);
-          write_et(et, tmp);
-        },
-        summary);
-  } catch (...) {
-    cleanup();
-    throw;
-  }
-  for (const auto& [tmp, fin] : written) {
-    std::error_code ec;
-    fs::rename(tmp, fin, ec);
-    if (ec) {
-      cleanup();
-      throw InputError(fin + ": cannot write (" + ec.message() + ")");
-    }
-  }
-  for (int s : slots) unregister_temp_file(s);
+  RankSetWriter writer(prefix, static_cast<std::uint32_t>(files.size()));
+  import_pytorch(
+      files, [&](int rank, EtTrace&& et) { writer.write(static_cast<std::uint32_t>(rank), et); }, summary);
+  writer.commit();
+  summary.removed_note = writer.removed_note();
   return summary;
 }
 

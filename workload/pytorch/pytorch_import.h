@@ -31,6 +31,7 @@ struct ImportSummary {
   std::vector<std::string> warnings;  // said once each, with counts
   std::vector<std::string> lines;     // per-rank summary for people
   std::vector<BuildStats> stats;      // per rank
+  std::string removed_note;           // rank files of an earlier write removed (RankSetWriter)
 };
 
 // Imports every rank, one at a time (only one rank's traces in memory),

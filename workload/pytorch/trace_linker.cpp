@@ -67,11 +67,19 @@ void Unlinked::add(const std::string& name) {
 }
 
 std::string Unlinked::describe(const std::string& what) const {
+  // One readable line: a CUDA kernel's name (a C++ template) runs to
+  // hundreds of characters, so each is cut short and the list too.
+  constexpr std::size_t kName = 48, kLine = 200;
   std::string s = std::to_string(count) + " " + what;
   if (!first_names.empty()) {
     s += " (first: ";
-    for (std::size_t i = 0; i < first_names.size(); ++i) s += (i ? ", " : "") + first_names[i];
-    s += count > first_names.size() ? ", ...)" : ")";
+    std::size_t shown = 0;
+    for (const std::string& name : first_names) {
+      const std::string cut = name.size() > kName ? name.substr(0, kName - 3) + "..." : name;
+      if (shown > 0 && s.size() + 2 + cut.size() > kLine) break;
+      s += (shown++ ? ", " : "") + cut;
+    }
+    s += count > shown ? ", ...)" : ")";
   }
   return s;
 }

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "system/collectives/nccl/nccl_protocol.h"
+#include "system/collectives/one_member.h"
 
 namespace sim::nccl {
 
@@ -320,6 +321,8 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
 std::shared_ptr<const CollectiveProgram> make_program(CollectiveType type, std::uint64_t bytes, const Params& params,
                                                       const AlgorithmContext& ctx) {
   if (type == CollectiveType::kReduceScatterBlock) type = CollectiveType::kReduceScatter;
+  // NCCL returns at once for one rank (system/collectives/one_member.h).
+  if (ctx.size() == 1) return std::make_shared<const OneMemberProgram>("nccl", type, bytes, ctx.memory.bandwidth);
   const Plan pl = plan(type, bytes, params, ctx);
   switch (pl.algo) {
     case Algo::kTree: return make_tree_program(pl.name, bytes, ctx, pl.model);
