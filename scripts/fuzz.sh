@@ -92,8 +92,8 @@ for name in "${harnesses[@]}"; do
       "build-fuzz/corpus/$name" >"$log" 2>&1
   rc=$?
   set -e
-  done_runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
-  took=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | grep -o 'in [0-9]*' | grep -o '[0-9]*' || echo "$seconds")
+  done_runs=$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+  took=$(grep -ao 'Done [0-9]* runs in [0-9]* second' "$log" | grep -o 'in [0-9]*' | grep -o '[0-9]*' || echo "$seconds")
   if ((rc == 0)); then result=ok; else result="FAILED (exit $rc, see $log)"; failed=1; fi
   printf '%-18s %12s %8s %10s  %s\n' "$name" "${done_runs:-0}" "$took" "$(( ${done_runs:-0} / (took > 0 ? took : 1) ))" "$result"
 done
