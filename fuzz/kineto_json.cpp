@@ -45,7 +45,7 @@ sim::pytorch::HostTrace host_of(const sim::pytorch::KinetoTrace& kineto) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace sim;
   using namespace sim::pytorch;
-  if (size > fuzz::kMaxPytorchInput) return 0;
+  if (fuzz::too_large_to_fuzz(data, size)) return 0;
   const fuzz::InputFile file(data, size, "kineto.json");
   fuzz::expect_clean("kineto_json", [&] { (void)recorded_rank(file.path()); });
   fuzz::expect_clean("kineto_json", [&] {

@@ -15,7 +15,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace sim;
   using namespace sim::pytorch;
-  if (size > fuzz::kMaxPytorchInput) return 0;
+  if (fuzz::too_large_to_fuzz(data, size)) return 0;
   const fuzz::InputFile file(data, size, "host.json");
   fuzz::expect_clean("pytorch_host_json", [&] {
     const HostTrace host = read_host_trace(file.path(), 0);

@@ -73,13 +73,15 @@ for name in "${harnesses[@]}"; do
   mkdir -p "build-fuzz/artifacts/$name"
   log=build-fuzz/fuzz_$name.log
   # Harnesses slow per input (a whole MSCCL-IR import and check; a sweep
-  # expanded and its configs parsed) take a share of FUZZ_RUNS, so that the
+  # expanded and its configs parsed; a PyTorch trace) take a share of FUZZ_RUNS, so that the
   # CI step (all harnesses) stays within ~5 minutes on 2 cores.
   runs=${FUZZ_RUNS:-}
   if [ -n "$runs" ] && [ -z "${FUZZ_CAMPAIGN:-}" ]; then
     case $name in
       msccl_import) runs=$((runs / 5)) ;;
       sweep_spec) runs=$((runs / 4)) ;;
+      # whole JSON traces, curves with their checks, models with a rank generated
+      pytorch_host_json | kineto_json | reference_curve | model_yaml) runs=$((runs / 10)) ;;
     esac
   fi
   asan=detect_leaks=1
