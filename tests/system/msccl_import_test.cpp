@@ -25,10 +25,22 @@ namespace {
 using namespace sim::testing;
 namespace fs = std::filesystem;
 
+// Folders removed when the test binary exits, so that a run outside ctest
+// (whose TMPDIR is a folder of its own) leaves nothing in /tmp.
+struct TempDirs {
+  std::vector<fs::path> dirs;
+  ~TempDirs() {
+    std::error_code ec;
+    for (const fs::path& d : dirs) fs::remove_all(d, ec);
+  }
+};
+
 std::string temp_dir(const std::string& name) {
+  static TempDirs made;
   const fs::path dir = fs::path(::testing::TempDir()) / ("msccl_import_" + std::to_string(::getpid()) + "_" + name);
   fs::remove_all(dir);
   fs::create_directories(dir);
+  made.dirs.push_back(dir);
   return dir.string();
 }
 
