@@ -6,13 +6,13 @@ is; the history of the work belongs in `git log`. This test reads every text
 file of the repository (the files git tracks, or every file outside build*/
 and extern/ when there is no git) and prints each line that names:
 
-  - a work session ("session 12", "this session", "other sessions' builds");
-  - an issue of this project ("issue 25", "issue #25", "the issue's check").
+  - a work session ("session" and a number, "this session", "other sessions' builds");
+  - an issue of this project ("issue" and a number, with or without "#"; "the issue's check").
     An issue of ANOTHER project is a source and is allowed when the project is
     named right before it: "<project> issue N" or "<project>'s issue #N", with
-    <project> one of EXTERNAL_PROJECTS (e.g. "nccl-tests issue 212",
-    "ASTRA-sim's issue #370"). "the issue order" (the order ops are issued
-    in) is not about an issue;
+    <project> one of EXTERNAL_PROJECTS (nccl-tests, ASTRA-sim, ...: a cited
+    source). "the issue order" (the order ops are issued in) is not about an
+    issue;
   - the people or places of the work: helpers' builds, branch names ("branch
     `s6-loop`", "this branch", "the main branch"), "after all merges", the
     "house move", "this fix", "until this change", "previously";
@@ -35,7 +35,7 @@ EXTERNAL_PROJECTS = [
 ]
 
 _project = "|".join(re.escape(p) for p in EXTERNAL_PROJECTS)
-# "issue 25", "issue #25", "issues 25 and 26" not preceded by an external project's name.
+# "issue" or "issues" and a number, with or without "#", not preceded by an external project's name.
 ISSUE = re.compile(r"(?<![\w-])issues?\s*#?\s*\d+", re.I)
 ALLOWED_ISSUE_PREFIX = re.compile(r"(?:" + _project + r")(?:'s)?\s+$", re.I)
 
