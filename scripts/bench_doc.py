@@ -4,7 +4,7 @@
 The table sits between the markers below (SCRIPT names the benchmark script, e.g.
 scripts/bench.sh), with the machine it was measured on on the line before it. ROWS is a
 tab-separated file the script writes: a header line of column names, then one line per case,
-each cell as the table shows it; a row's key is its first cell's first word (e.g. "(c)").
+each cell as the table shows it (whole numbers get thousands separators here); a row's key is its first cell's first word (e.g. "(c)").
 
 `write` replaces the rows of the cases in ROWS, keeps the others, and writes the machine line;
 `check` exits 1 when a case of ROWS shows another value in one of the EXACT columns (simulated
@@ -36,7 +36,9 @@ def machine():
 
 
 def read_rows(path):
-    lines = [ln.rstrip("\n").split("\t") for ln in open(path) if ln.strip()]
+    """The header and the rows by key; whole numbers written with thousands separators."""
+    lines = [[f"{int(c):,}" if c.isdigit() else c for c in ln.rstrip("\n").split("\t")]
+             for ln in open(path) if ln.strip()]
     if len(lines) < 2:
         sys.exit(f"bench_doc: no case rows in {path}")
     return lines[0], {r[0].split()[0]: r for r in lines[1:]}
@@ -96,7 +98,7 @@ def main():
     for line in bad:
         print(line)
     if bad:
-        print(f"bench_doc: run {script} --write-docs {' '.join(printed)} on a quiet machine and say in the "
+        print(f"bench_doc: run {script} --write-docs {' '.join(k.strip('()') for k in printed)} on a quiet machine and say in the "
               "prose what moved")
         return 1
     print(f"bench_doc: {len(printed)} case(s) of {doc} show what {script} prints ({', '.join(exact)})")
