@@ -30,7 +30,8 @@ cannot drift away from its command.
                                                            differs from what its command prints
 
 The check compares simulated figures exactly (the same inputs give the same picoseconds). Host
-timings and memory (`wall time`, `loading`, `event loop`, `M events/s`, `peak memory`) depend on
+timings and memory (`wall time`, `loading`, `event loop`, `M events/s`, `peak memory`,
+`synthesis time`) depend on
 the machine and its load: they are masked on both sides before comparing (the document shows
 those of the machine that last ran --write).
 """
@@ -52,6 +53,7 @@ TIMINGS = [re.compile(p) for p in (
     r"(?<=event loop )[\d.]+(?= s)",
     r"[\d.]+(?= M events/s)",
     r"(?<=peak memory: )\d+(?= MiB)",
+    r"(?<=synthesis time: )[\d.]+(?= s)",
 )]
 LINKED = ("configs", "examples", "scripts")
 
