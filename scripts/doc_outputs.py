@@ -31,9 +31,8 @@ cannot drift away from its command.
 
 The check compares simulated figures exactly (the same inputs give the same picoseconds). Host
 timings and memory (`wall time`, `loading`, `event loop`, `M events/s`, `peak memory`,
-`synthesis time`) depend on
-the machine and its load: they are masked on both sides before comparing (the document shows
-those of the machine that last ran --write).
+`synthesis time`) depend on the machine and its load: they are masked on both sides before
+comparing (the document shows those of the machine that last ran --write).
 """
 import os
 import re
