@@ -6,7 +6,8 @@ scripts/bench.sh), with the machine it was measured on on the line before it. RO
 tab-separated file the script writes: a header line of column names, then one line per case,
 each cell as the table shows it (whole numbers get thousands separators here); a row's key is its first cell's first word (e.g. "(c)").
 
-`write` replaces the rows of the cases in ROWS, keeps the others, and writes the machine line;
+`write` replaces the rows of the cases in ROWS, keeps the others (warning when the machine line
+names another machine), and writes the machine line;
 `check` exits 1 when a case of ROWS shows another value in one of the EXACT columns (simulated
 figures: the same inputs give the same picoseconds and events) or is missing. Timings and
 memory depend on the machine and its load: they are neither checked nor measured by `check`.
@@ -32,7 +33,7 @@ def machine():
                 break
     except OSError:
         pass
-    return f"Measured on {model}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} when written."
+    return f"Measured on {model}, {os.cpu_count()} cores."
 
 
 def read_rows(path):
@@ -76,7 +77,13 @@ def main():
         shown.update(printed)
         table = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         table += ["| " + " | ".join(shown[k]) + " |" for k in order]
-        body = "\n" + machine() + "\n\n" + "\n".join(table) + "\n"
+        kept = [k for k in shown if k not in printed]
+        old = next((ln for ln in block.splitlines() if ln.startswith("Measured on ")), "")
+        if kept and not old.startswith(machine()):
+            print(f"bench_doc: rows {' '.join(kept)} were measured on another machine ({old or 'not stated'}): "
+                  "write every case on one machine", file=sys.stderr)
+        note = f"{machine()} Load average {os.getloadavg()[0]:.1f} when {', '.join(printed)} were written."
+        body = "\n" + note + "\n\n" + "\n".join(table) + "\n"
         open(doc, "w").write(head + markers(script)[0] + body + markers(script)[1] + tail)
         print(f"bench_doc: {len(printed)} row(s) of {doc} rewritten")
         return 0
