@@ -1,5 +1,6 @@
-// `sim calibrate REFERENCE --system DIR [--fit NAME,...] [--filter
-// column=value] [--sizes A:B] -o OUT` (workflows/calibrate.h, docs/calibrate.md).
+// `sim calibrate REFERENCE --system DIR|--preset NAME [--fit NAME,...]
+// [--filter column=value] [--sizes A:B] -o OUT` (workflows/calibrate.h,
+// docs/calibrate.md).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -10,7 +11,7 @@
 namespace sim {
 
 struct CalibrateCommand {
-  std::string reference, system, output, sizes, fit, collective;
+  std::string reference, system, preset, output, sizes, fit, collective;
   std::vector<std::string> filters;
   bool quiet = false;
   CLI::App* app = nullptr;
@@ -19,7 +20,8 @@ struct CalibrateCommand {
 
 void add_calibrate_command(CLI::App& app, CalibrateCommand& command);
 // Returns the exit code; throws SimError for bad input. Progress lines go to
-// `err` (unless --quiet): after 2 s, then at most one every 5 s.
+// `err` (unless --quiet): after 2 s, then at most one every 5 s; so does a
+// warning for each fitted value on a bound.
 int run_calibrate_command(const CalibrateCommand& command, std::ostream& out, std::ostream& err);
 
 }  // namespace sim
