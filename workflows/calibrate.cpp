@@ -218,18 +218,6 @@ bool passes(const CurvePoint& p, const CalibrateOptions& o) {
   return true;
 }
 
-// The rank's buffer as the simulator counts it: a reference-curve CSV gives
-// an all-gather's gathered total (nccl-tests' size), the simulator the input.
-std::uint64_t simulator_bytes(const Curve& curve, const CurvePoint& p, std::uint32_t npus) {
-  if (curve.format == "reference-curve" && p.collective == "ALL_GATHER") {
-    if (p.bytes % npus != 0) {
-      throw InputError(p.where + ": all-gather size " + std::to_string(p.bytes) + " B (the gathered total) is not a " +
-                       "multiple of the network's " + std::to_string(npus) + " NPUs");
-    }
-    return p.bytes / npus;
-  }
-  return p.bytes;
-}
 
 // One system the rows run on: the --system folder, or the preset on one
 // node count.
@@ -450,6 +438,17 @@ std::uint64_t simulate_collective(const std::string& network_text, const std::st
   if (rows.size() != 1) throw InputError("calibration point: expected one collective, got " + std::to_string(rows.size()));
   if (busbw_gbps) *busbw_gbps = rows[0].busbw_gbps;
   return static_cast<std::uint64_t>(rows[0].duration);
+}
+
+std::uint64_t simulator_bytes(const Curve& curve, const CurvePoint& p, std::uint32_t npus) {
+  if (curve.format == "reference-curve" && p.collective == "ALL_GATHER") {
+    if (p.bytes % npus != 0) {
+      throw InputError(p.where + ": all-gather size " + std::to_string(p.bytes) + " B (the gathered total) is not a " +
+                       "multiple of the network's " + std::to_string(npus) + " NPUs");
+    }
+    return p.bytes / npus;
+  }
+  return p.bytes;
 }
 
 std::optional<double> CalibratedRow::busbw_error() const {

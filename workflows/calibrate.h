@@ -135,6 +135,12 @@ void write_calibration(const CalibrationResult& result, const CalibrateOptions& 
 // (by node count with --preset), for people (printed by `sim calibrate`).
 std::string describe_calibration(const CalibrationResult& result);
 
+// The rank's buffer as the simulator counts it for a curve's row on `npus`
+// ranks: a reference-curve CSV's all-gather size is the gathered total
+// (nccl-tests' size), the simulator's the input (InputError when it does not
+// divide).
+std::uint64_t simulator_bytes(const Curve& curve, const CurvePoint& p, std::uint32_t npus);
+
 // Simulated time (ps) of one collective of `bytes` per rank on every NPU of
 // the network, with the given files: what a calibration point costs.
 std::uint64_t simulate_collective(const std::string& network_text, const std::string& network_source,
