@@ -796,7 +796,8 @@ void write_calibration(const CalibrationResult& r, const CalibrateOptions& o) {
   for (const CalibratedRow& row : r.rows) {
     char line[512];
     if (by_nodes) csv << row.nodes << ",";
-    std::snprintf(line, sizeof line, "%s,%llu,%s,%.3f,%.3f,%.2f,%.2f,%.2f,", row.point.collective.c_str(),
+    // The simulated time to the picosecond, the simulator's resolution.
+    std::snprintf(line, sizeof line, "%s,%llu,%s,%.3f,%.6f,%.2f,%.2f,%.2f,", row.point.collective.c_str(),
                   static_cast<unsigned long long>(row.point.bytes), row.fitted ? "fit" : "held-out",
                   row.measured_ns / 1e3, row.simulated_ns / 1e3, row.error() * 100, row.measured_busbw,
                   row.simulated_busbw);

@@ -46,7 +46,8 @@ std::uint32_t row_nodes(const CurvePoint& p, const presets::Preset& preset) {
     if (!nodes) nodes = *ranks / per_node;
   }
   if (!nodes) {
-    throw InputError(p.where + ": the row says no node count (a 'nodes' or 'ranks' column) to build preset " +
+    throw InputError(p.where + ": the row says no node count (a 'nodes' or 'ranks' column, nccl-tests' '# Rank' lines) "
+                     "to build preset " +
                      preset.name + " at");
   }
   return *nodes;
