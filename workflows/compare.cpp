@@ -121,10 +121,11 @@ Curve simulate_on_preset(Curve& ref, const std::string& name, const std::vector<
     double busbw = 0;
     std::uint64_t ps = 0;
     try {
-      ps = simulate_collective(s.network_text, s.network_source, s.system_text, s.system_source, r.collective, bytes, &busbw);
+      ps = simulate_collective(s.network_text, s.network_source, s.system_text, s.system_source, r.collective, bytes,
+                               &busbw);
     } catch (const SimError& e) {  // the row that could not run, and why
-      throw SimError(e.exit_code(), r.where + ": " + r.collective + " of " + std::to_string(bytes) + " B on " + p.where +
-                                        ": " + e.what());
+      throw SimError(e.exit_code(), r.where + ": " + r.collective + " of " + std::to_string(bytes) + " B on " +
+                                        p.where + ": " + e.what());
     }
     p.time_ns = static_cast<double>(ps) / 1e3;
     p.busbw_gbps = busbw;

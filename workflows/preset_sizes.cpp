@@ -40,13 +40,14 @@ std::uint32_t row_nodes(const CurvePoint& p, const presets::Preset& preset) {
                        std::to_string(per_node) + " GPUs each)");
     }
     if (nodes && *nodes * per_node != *ranks) {
-      throw InputError(p.where + ": nodes " + *nodes_text + " and ranks " + *ranks_text + " disagree: a " + preset.name +
-                       " node has " + std::to_string(per_node) + " GPUs");
+      throw InputError(p.where + ": nodes " + *nodes_text + " and ranks " + *ranks_text + " disagree: a " +
+                       preset.name + " node has " + std::to_string(per_node) + " GPUs");
     }
     if (!nodes) nodes = *ranks / per_node;
   }
   if (!nodes) {
-    throw InputError(p.where + ": the row says no node count (a 'nodes' or 'ranks' column, nccl-tests' '# Rank' lines) "
+    throw InputError(p.where +
+                     ": the row says no node count (a 'nodes' or 'ranks' column, nccl-tests' '# Rank' lines) "
                      "to build preset " +
                      preset.name + " at");
   }

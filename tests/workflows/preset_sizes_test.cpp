@@ -4,6 +4,7 @@
 // their bounds and the warning for one on a bound; the row checks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -32,7 +33,8 @@ class PresetSizes : public TempFolderTest {
   // set to `overhead` (the preset's own files have 0us), to the picosecond.
   std::string reference(const std::string& overhead, bool with_nodes_column = true) {
     std::ofstream out(path("reference.csv"));
-    out << "system" << (with_nodes_column ? ",nodes" : "") << ",ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps\n";
+    out << "system" << (with_nodes_column ? ",nodes" : "")
+        << ",ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps\n";
     for (std::uint32_t nodes : {1u, 2u}) {
       const presets::PresetFiles f = presets::generate_preset(presets::find_preset(kPreset), nodes);
       std::string sys = f.system_yaml;
@@ -55,15 +57,15 @@ class PresetSizes : public TempFolderTest {
 
   // The slowest rank's time (ns, as `sim --csv` writes it) of an all-reduce
   // of `bytes` per rank on every NPU of the files given: a separate `sim` run.
-  std::string separate_run(std::uint32_t npus, std::uint64_t bytes, const std::string& network, const std::string& system) {
+  std::string separate_run(std::uint32_t npus, std::uint64_t bytes, const std::string& network,
+                           const std::string& system) {
     const std::string wl = path("wl" + std::to_string(npus) + "_" + std::to_string(bytes));
     const std::string csv = path("run.csv");
     const auto run = run_sim("workload gen collectives --npus " + std::to_string(npus) + " --coll allreduce --size " +
-                             std::to_string(bytes) + " -o " + wl + " > /dev/null && " + SIM_BINARY + " --workload " + wl +
-                             " --network " + network + " --system " + system + " --csv " + csv + " > /dev/null");
+                             std::to_string(bytes) + " -o " + wl + " > /dev/null && " + SIM_BINARY + " --workload " +
+                             wl + " --network " + network + " --system " + system + " --csv " + csv + " > /dev/null");
     EXPECT_EQ(run.code, 0) << run.output;
     double slowest = 0;
-    std::string text;
     const std::vector<CsvRow> rows = parse_csv(read(csv), csv);
     for (std::size_t r = 1; r < rows.size(); ++r) slowest = std::max(slowest, std::stod(rows[r].fields[7]));
     char buf[64];
@@ -97,7 +99,8 @@ class PresetSizes : public TempFolderTest {
 TEST_F(PresetSizes, CalibrateFitsOneValueOverEveryNodeCountAndRunsEachRowAtItsOwn) {
   const std::string ref = reference("20us");
   const std::string out = path("fit");
-  const auto run = run_sim("calibrate " + ref + " --preset " + kPreset + " --fit nccl_overhead --filter nodes=2 -q -o " + out);
+  const auto run =
+      run_sim("calibrate " + ref + " --preset " + kPreset + " --fit nccl_overhead --filter nodes=2 -q -o " + out);
   ASSERT_EQ(run.code, 0) << run.output;
   EXPECT_EQ(run.output.find("warning"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("fitted 1 parameters"), std::string::npos) << run.output;
@@ -129,7 +132,8 @@ TEST_F(PresetSizes, CalibrateFitsOneValueOverEveryNodeCountAndRunsEachRowAtItsOw
     const std::string gen = generated(nodes), fitted = out + "/nodes-" + f[0];
     EXPECT_EQ(without_comments(read(fitted + "/network.yml")), without_comments(read(gen + "/network.yml"))) << f[0];
     EXPECT_EQ(read(fitted + "/system.yml").find("overhead=0us"), std::string::npos);
-    const std::string separate = separate_run(nodes * 8, std::stoull(f[2]), gen + "/network.yml", fitted + "/system.yml");
+    const std::string separate =
+        separate_run(nodes * 8, std::stoull(f[2]), gen + "/network.yml", fitted + "/system.yml");
     char ns[64];
     std::snprintf(ns, sizeof ns, "%.3f", std::stod(f[5]) * 1e3);  // errors.csv: us to the picosecond
     EXPECT_EQ(std::string(ns), separate) << "nodes " << f[0] << ", " << f[2] << " B";
@@ -142,8 +146,8 @@ TEST_F(PresetSizes, CalibrateFitsOneValueOverEveryNodeCountAndRunsEachRowAtItsOw
 // preset's GPUs per node, and --filter nodes=N still selects by it.
 TEST_F(PresetSizes, RanksGiveTheNodeCountWhenTheFileHasNoNodesColumn) {
   const std::string ref = reference("20us", false);
-  const auto run = run_sim("calibrate " + ref + " --preset " + kPreset + " --fit nccl_overhead --filter nodes=1 -q -o " +
-                           path("fit"));
+  const auto run = run_sim("calibrate " + ref + " --preset " + kPreset +
+                           " --fit nccl_overhead --filter nodes=1 -q -o " + path("fit"));
   ASSERT_EQ(run.code, 0) << run.output;
   const std::vector<CsvRow> rows = parse_csv(read(path("fit/errors.csv")), "errors.csv");
   ASSERT_EQ(rows.size(), 5u);
@@ -159,10 +163,12 @@ TEST_F(PresetSizes, AFittedValueOnABoundIsAWarningNamingIt) {
   const auto run = run_shell(std::string(SIM_BINARY) + " calibrate " + ref + " --preset " + kPreset +
                              " --fit nccl_overhead --filter nodes=2 -q -o " + path("fit") + " 2>&1 >/dev/null");
   ASSERT_EQ(run.code, 0) << run.output;
-  EXPECT_EQ(run.output.rfind("sim: warning: calibrate: fitted nccl_overhead = 100000.000ns sits on its upper bound 100us "
-                             "(bounds [100ns, 100us], " + kPreset + " --nodes 2: calibration.yml:",
-                             0),
-            0u)
+  EXPECT_EQ(
+      run.output.rfind("sim: warning: calibrate: fitted nccl_overhead = 100000.000ns sits on its upper bound 100us "
+                       "(bounds [100ns, 100us], " +
+                           kPreset + " --nodes 2: calibration.yml:",
+                       0),
+      0u)
       << run.output;
 }
 
@@ -232,30 +238,38 @@ TEST_F(PresetSizes, BadNodeCountsAndPresetsAreErrorsNamingThem) {
   }
   expect_error(header + good + "x,2,12,all_reduce,1048576,40,1,1\n",
                csv + ":3: ranks 12 is not a whole number of " + kPreset + " nodes (8 GPUs each)", csv);
-  expect_error("system,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps\nx,8,all_reduce,1048576,40,1,1\n"
-               "x,20,all_reduce,1048576,40,1,1\n",
-               csv + ":3: ranks 20 is not a whole number of " + kPreset + " nodes (8 GPUs each)", csv);
+  expect_error(
+      "system,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps\nx,8,all_reduce,1048576,40,1,1\n"
+      "x,20,all_reduce,1048576,40,1,1\n",
+      csv + ":3: ranks 20 is not a whole number of " + kPreset + " nodes (8 GPUs each)", csv);
   expect_error(header + good + "x,2,8,all_reduce,1048576,40,1,1\n",
                csv + ":3: nodes 2 and ranks 8 disagree: a " + kPreset + " node has 8 GPUs", csv);
   // nccl-tests output without its '# Rank' lines: no rank count.
-  expect_error("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
-               "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
-               "     1048576        262144     float     sum      -1    32.91   31.86   55.75      0    32.58   32.18   56.32      0\n",
-               path("all_reduce_perf.txt") + ":3: the row says no node count (a 'nodes' or 'ranks' column, "
-                                             "nccl-tests' '# Rank' lines) to build preset " + kPreset + " at",
-               path("all_reduce_perf.txt"));
+  expect_error(
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
+      "#wrong\n"
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+      "     1048576        262144     float     sum      -1    32.91   31.86   55.75      0    32.58   32.18   56.32   "
+      "   0\n",
+      path("all_reduce_perf.txt") +
+          ":3: the row says no node count (a 'nodes' or 'ranks' column, "
+          "nccl-tests' '# Rank' lines) to build preset " +
+          kPreset + " at",
+      path("all_reduce_perf.txt"));
   expect_error(header + good + "x,65,520,all_reduce,1048576,40,1,1\n",
                csv + ":3: 65 nodes of preset " + kPreset + ": --nodes 65: " + kPreset +
                    " has at most 64 nodes (a rail is one 64-port 400 Gb/s switch, NVIDIA Quantum-2 QM9700 (spec "
                    "sheet); larger clusters: dgx-h100-superpod)",
                csv);
   std::ofstream(csv) << header << good;
-  for (const std::string& command : {"calibrate " + csv + " --preset p6 -o " + path("out"), "compare " + csv + " --preset p6"}) {
+  for (const std::string& command :
+       {"calibrate " + csv + " --preset p6 -o " + path("out"), "compare " + csv + " --preset p6"}) {
     const auto run = run_sim(command);
     EXPECT_EQ(run.code, 2) << run.output;
     EXPECT_EQ(run.output.rfind("sim: error: unknown preset 'p6' (known: dgx-h100, ", 0), 0u) << run.output;
   }
-  const auto both = run_sim("calibrate " + csv + " --preset " + kPreset + " --system " + path("x") + " -o " + path("out"));
+  const auto both =
+      run_sim("calibrate " + csv + " --preset " + kPreset + " --system " + path("x") + " -o " + path("out"));
   EXPECT_EQ(both.code, 2) << both.output;
   const auto neither = run_sim("calibrate " + csv + " -o " + path("out"));
   EXPECT_EQ(neither.code, 2) << neither.output;
