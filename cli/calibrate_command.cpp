@@ -26,6 +26,7 @@ void add_calibrate_command(CLI::App& app, CalibrateCommand& c) {
   c.app->add_option("--collective", c.collective, "the collective of nccl-tests output whose file name does not say");
   c.app->add_option("-o,--output", c.output, "folder to write the calibrated files and errors.csv to")->required();
   c.app->add_flag("-q,--quiet", c.quiet, "no progress lines on stderr");
+  c.app->add_option("-j,--jobs", c.jobs, "threads simulating the rows side by side (default: one per core)");
 }
 
 namespace {
@@ -59,6 +60,7 @@ int run_calibrate_command(const CalibrateCommand& c, std::ostream& out, std::ost
   }
   o.output = c.output;
   o.nccl_collective = c.collective;
+  o.jobs = c.jobs;
   if (c.fit_option && c.fit_option->count() > 0) o.fit = fit_names(c.fit);
   for (const std::string& f : c.filters) {
     const auto eq = f.find('=');

@@ -68,6 +68,7 @@ void add_compare(CLI::App& app, WorkflowCommands& c) {
   c.compare->add_option("--preset", o.preset,
                         "simulate every reference row on this preset at the row's node count (sim compare REFERENCE "
                         "--preset p5) instead of reading results");
+  c.compare->add_option("-j,--jobs", o.jobs, "--preset: threads simulating the rows side by side (default: one per core)");
   c.compare->add_option("--tolerance", c.tolerance, "largest relative deviation allowed (default 5%)");
   c.compare->add_option("--metric", o.metric, "time (default) or busbw");
   c.compare->add_option("--plot", o.plot, "write an overlay of both curves as PNG here (python3-matplotlib)");

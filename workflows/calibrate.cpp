@@ -1,6 +1,7 @@
 #include "workflows/calibrate.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -22,6 +23,7 @@
 #include "system/scenario/scenario.h"
 #include "system/scenario/system_files.h"
 #include "presets/preset.h"
+#include "workflows/parallel_rows.h"
 #include "workflows/point_result.h"
 #include "workflows/preset_sizes.h"
 #include "workflows/reference_reader.h"
@@ -245,7 +247,8 @@ Files machine_files(const Machine& m, const std::vector<std::string>& values) {
 
 class Evaluator {
  public:
-  Evaluator(const std::vector<Machine>& machines, std::vector<CalibratedRow>& rows) : machines_(machines), rows_(rows) {}
+  Evaluator(const std::vector<Machine>& machines, std::vector<CalibratedRow>& rows, unsigned jobs)
+      : machines_(machines), rows_(rows), jobs_(jobs) {}
 
   // Mean squared log ratio over the fitting rows (simulating them).
   double objective(const std::vector<std::string>& values) {
@@ -259,15 +262,29 @@ class Evaluator {
     for (std::size_t m = 0; m < machines_.size(); ++m) {
       if (machines_[m].fitting) files[m] = machine_files(machines_[m], values);
     }
+    std::vector<std::size_t> fitting;
+    for (std::size_t i = 0; i < rows_.size(); ++i) {
+      if (rows_[i].fitted) fitting.push_back(i);
+    }
+    std::vector<double> times(fitting.size());
+    // Threads pay off for rows of milliseconds or more, not for microsecond
+    // rows evaluated thousands of times: the first evaluation, on one
+    // thread, says which.
+    const auto start = std::chrono::steady_clock::now();
+    for_each_row(fitting.size(), threaded_ ? jobs_ : 1, [&](std::size_t k) {
+      CalibratedRow& row = rows_[fitting[k]];
+      times[k] = simulate(*files[row.system], row);
+    });
+    if (evaluations_ == 0) {
+      threaded_ = std::chrono::steady_clock::now() - start > std::chrono::milliseconds(20) * fitting.size();
+    }
     double sum = 0;
     std::size_t n = 0;
-    for (CalibratedRow& row : rows_) {
-      if (!row.fitted) continue;
-      const double t = simulate(*files[row.system], row);
-      // t is 1 ps to 2^63 ps and the measured time 1 ps to 10^16 ns
+    for (std::size_t k = 0; k < fitting.size(); ++k) {  // in row order: the same sum on any number of threads
+      // The time is 1 ps to 2^63 ps and the measured time 1 ps to 10^16 ns
       // (simulate, calibrate and the readers check), so the quotient and its
       // log are finite.
-      sum += std::pow(std::log(t / row.measured_ns), 2);
+      sum += std::pow(std::log(times[k] / rows_[fitting[k]].measured_ns), 2);
       ++n;
     }
     ++evaluations_;
@@ -302,6 +319,8 @@ class Evaluator {
  private:
   const std::vector<Machine>& machines_;
   std::vector<CalibratedRow>& rows_;
+  unsigned jobs_;
+  bool threaded_ = false;
   std::map<std::string, double> cache_;
   std::size_t evaluations_ = 0;
   double best_ = std::numeric_limits<double>::infinity();
@@ -725,7 +744,7 @@ CalibrationResult calibrate(const CalibrateOptions& o) {
     for (const Machine& m : machines) check_calibration_output(sizes_folder(o.output, m.nodes));
   }
 
-  Evaluator ev(machines, result.rows);
+  Evaluator ev(machines, result.rows, o.jobs);
   // Coordinate descent until a round no longer lowers the objective (by a
   // part in 1e9), at most `rounds` rounds: parameters that trade off against
   // each other (a bandwidth and a latency) need several.
@@ -757,13 +776,14 @@ CalibrationResult calibrate(const CalibrateOptions& o) {
   }
 
   // Every row with the fitted files.
+  std::vector<Files> fitted_files;
+  for (const Machine& m : machines) fitted_files.push_back(machine_files(m, result.values));
+  for_each_row(result.rows.size(), o.jobs,
+               [&](std::size_t i) { ev.simulate(fitted_files[result.rows[i].system], result.rows[i]); });
   const std::string head = header_comment(o, result);
   for (std::size_t i = 0; i < machines.size(); ++i) {
     const Machine& m = machines[i];
-    const Files fitted = machine_files(m, result.values);
-    for (CalibratedRow& row : result.rows) {
-      if (row.system == i) ev.simulate(fitted, row);
-    }
+    const Files& fitted = fitted_files[i];
     const std::string size_head =
         m.nodes ? head + "# These files: preset " + o.preset + " on " + std::to_string(m.nodes) + " nodes.\n" : head;
     result.systems.push_back(CalibratedSystem{m.nodes, size_head + fitted.network_text, size_head + fitted.system_text,

@@ -57,6 +57,7 @@ struct CalibrateOptions {
   std::string output;
   int rounds = 20;              // coordinate-descent rounds at most (it stops when a round gains nothing)
   int steps = 24;               // golden-section evaluations per parameter and round
+  unsigned jobs = 0;            // threads simulating rows side by side (0: one per core)
   std::function<void(const CalibrateProgress&)> progress;  // may be empty
 };
 

@@ -13,6 +13,7 @@
 #include "presets/preset.h"
 #include "report/report.h"
 #include "workflows/calibrate.h"
+#include "workflows/parallel_rows.h"
 #include "workflows/plot_launcher.h"
 #include "workflows/preset_sizes.h"
 #include "workflows/reference_reader.h"
@@ -93,7 +94,7 @@ void write_overlay(const std::string& path, const std::vector<Match>& matches, c
 
 // Every reference row simulated on the preset at its node count: the curve
 // to compare. Both curves get a `nodes` label (matched on, and shown).
-Curve simulate_on_preset(Curve& ref, const std::string& name, const std::vector<std::string>& filters) {
+Curve simulate_on_preset(Curve& ref, const std::string& name, const std::vector<std::string>& filters, unsigned jobs) {
   const presets::Preset& preset = presets::find_preset(name);
   std::vector<std::uint32_t> nodes;
   for (CurvePoint& p : ref.points) {
@@ -103,10 +104,17 @@ Curve simulate_on_preset(Curve& ref, const std::string& name, const std::vector<
   }
   apply_filters(ref, filters);
   Curve ours{"preset " + name, "sim", {}};
+  // Each node count's files made once, before the rows run side by side.
   PresetSizes sizes(preset);
+  std::vector<const SizedSystem*> systems;
   for (const CurvePoint& r : ref.points) {
-    const std::uint32_t n = static_cast<std::uint32_t>(std::stoul(r.labels.at("nodes")));
-    const SizedSystem& s = sizes.at(n, r.where);
+    systems.push_back(&sizes.at(static_cast<std::uint32_t>(std::stoul(r.labels.at("nodes"))), r.where));
+  }
+  ours.points.resize(ref.points.size());
+  for_each_row(ref.points.size(), jobs, [&](std::size_t i) {
+    const CurvePoint& r = ref.points[i];
+    const SizedSystem& s = *systems[i];
+    const std::uint32_t n = s.nodes;
     const std::uint64_t bytes = simulator_bytes(ref, r, s.npus);
     if (bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
       throw InputError(r.where + ": size " + std::to_string(bytes) +
@@ -129,8 +137,8 @@ Curve simulate_on_preset(Curve& ref, const std::string& name, const std::vector<
     }
     p.time_ns = static_cast<double>(ps) / 1e3;
     p.busbw_gbps = busbw;
-    ours.points.push_back(std::move(p));
-  }
+    ours.points[i] = std::move(p);
+  });
   return ours;
 }
 
@@ -144,7 +152,7 @@ int compare_curves(const CompareOptions& o, std::ostream& out) {
     ours = read_curve(o.results);
     apply_filters(ref, o.filters);
   } else {
-    ours = simulate_on_preset(ref, o.preset, o.filters);
+    ours = simulate_on_preset(ref, o.preset, o.filters, o.jobs);
   }
   const std::string results = o.preset.empty() ? o.results : ours.source + " at each row's node count";
   const std::set<std::string> a = common_labels(ours), b = common_labels(ref);

@@ -27,6 +27,7 @@ struct CompareOptions {
   std::string reference_collective;  // nccl-tests output that its file name does not tell
   std::vector<std::string> filters;  // key=value on reference labels
   std::string preset;                // simulate the reference on it instead of reading `results`
+  unsigned jobs = 0;                 // --preset: threads simulating rows (0: one per core)
 };
 
 int compare_curves(const CompareOptions& options, std::ostream& out);
