@@ -172,6 +172,33 @@ TEST_F(PresetSizes, AFittedValueOnABoundIsAWarningNamingIt) {
       << run.output;
 }
 
+// Rows run side by side on -j threads: the same values, times and output
+// as on one.
+TEST_F(PresetSizes, TheSameResultsOnAnyNumberOfThreads) {
+  const std::string ref = reference("20us");
+  CalibrateOptions o;
+  o.reference = ref;
+  o.preset = kPreset;
+  o.fit = {"nccl_overhead"};
+  o.filters = {{"nodes", "2"}};
+  o.jobs = 1;
+  const CalibrationResult one = calibrate(o);
+  o.jobs = 3;
+  const CalibrationResult three = calibrate(o);
+  EXPECT_EQ(one.values, three.values);
+  EXPECT_EQ(one.evaluations, three.evaluations);
+  ASSERT_EQ(one.rows.size(), three.rows.size());
+  for (std::size_t i = 0; i < one.rows.size(); ++i) {
+    EXPECT_EQ(one.rows[i].simulated_ns, three.rows[i].simulated_ns) << i;
+    EXPECT_EQ(one.rows[i].nodes, three.rows[i].nodes) << i;
+  }
+  EXPECT_EQ(describe_calibration(one), describe_calibration(three));
+  const auto a = run_sim("compare " + ref + " --preset " + kPreset + " -j 1");
+  const auto b = run_sim("compare " + ref + " --preset " + kPreset + " -j 3");
+  EXPECT_EQ(a.code, 1) << a.output;  // 20 us per call in the reference, none in the preset
+  EXPECT_EQ(a.output, b.output);
+}
+
 TEST(OnBound, WithinAThousandthOfTheLogRangeOfEitherBound) {
   FreeParameterSpec p;
   p.min = 100;
