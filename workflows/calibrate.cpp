@@ -8,7 +8,6 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <set>
 #include <stdexcept>
 #include <unistd.h>
 #include <sstream>

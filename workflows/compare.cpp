@@ -96,11 +96,10 @@ void write_overlay(const std::string& path, const std::vector<Match>& matches, c
 // to compare. Both curves get a `nodes` label (matched on, and shown).
 Curve simulate_on_preset(Curve& ref, const std::string& name, const std::vector<std::string>& filters, unsigned jobs) {
   const presets::Preset& preset = presets::find_preset(name);
-  std::vector<std::uint32_t> nodes;
   for (CurvePoint& p : ref.points) {
-    nodes.push_back(row_nodes(p, preset));
+    const std::uint32_t nodes = row_nodes(p, preset);
     p.columns.erase("nodes");
-    p.labels["nodes"] = std::to_string(nodes.back());
+    p.labels["nodes"] = std::to_string(nodes);  // matched on and shown
   }
   apply_filters(ref, filters);
   Curve ours{"preset " + name, "sim", {}};
