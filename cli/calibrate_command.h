@@ -1,5 +1,5 @@
 // `sim calibrate REFERENCE --system DIR [--fit NAME,...] [--filter
-// column=value] [--sizes A:B] -o OUT` (workflows/calibrate.h, docs/calibrate.md).
+// column=value] [--sizes A:B] -o OUT` (workflows/calibrate/calibrate.h, docs/calibrate.md).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -30,7 +30,8 @@ LAYERS = [
     ["system/scenario"],
     ["report"],
     ["presets"],
-    ["workflows"],
+    ["workflows/sweep", "workflows/compare"],
+    ["workflows/calibrate"],
     ["cli"],
 ]
 PEERS = set()  # (from, to) pairs of one layer allowed to include each other

@@ -2,7 +2,7 @@
 // (so the search is checked against a truth), is deterministic, rejects bad
 // input, and, on the measured one-node H100 curve, predicts the rows it was
 // not fitted on.
-#include "workflows/calibrate.h"
+#include "workflows/calibrate/calibrate.h"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "presets/preset.h"
-#include "workflows/yaml_override.h"
+#include "workflows/sweep/yaml_override.h"
 
 namespace sim::workflows {
 namespace {

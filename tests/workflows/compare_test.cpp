@@ -3,9 +3,9 @@
 
 #include "core/error.h"
 #include "sweep_fixture.h"
-#include "workflows/compare.h"
-#include "workflows/nccl_tests_parser.h"
-#include "workflows/reference_reader.h"
+#include "workflows/compare/compare.h"
+#include "workflows/compare/nccl_tests_parser.h"
+#include "workflows/compare/reference_reader.h"
 
 namespace sim::testing {
 namespace {

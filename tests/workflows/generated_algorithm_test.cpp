@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "sweep_fixture.h"
-#include "workflows/generated_algorithm.h"
+#include "workflows/sweep/generated_algorithm.h"
 
 namespace sim::testing {
 namespace {

@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "sweep_fixture.h"
-#include "workflows/point_inputs.h"
-#include "workflows/sweep_spec.h"
+#include "workflows/sweep/point_inputs.h"
+#include "workflows/sweep/sweep_spec.h"
 
 namespace sim::workflows {
 namespace {
