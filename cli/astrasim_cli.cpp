@@ -17,7 +17,7 @@
 #include "core/error.h"
 #include "core/input_file.h"
 #include "core/time.h"
-#include "network/config_reader.h"
+#include "core/config_reader.h"
 #include "network/topology.h"
 #include "system/astrasim/astrasim_system.h"
 #include "system/scenario/scenario.h"

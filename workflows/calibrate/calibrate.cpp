@@ -14,7 +14,7 @@
 #include "core/input_file.h"
 #include "core/output_file.h"
 #include "core/units.h"
-#include "network/config_reader.h"
+#include "core/config_reader.h"
 #include "network/topology.h"
 #include "system/runner/simulation.h"
 #include "system/scenario/scenario.h"

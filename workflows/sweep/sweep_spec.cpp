@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
-#include "network/config_reader.h"
+#include "core/config_reader.h"
 #include "system/registry/algorithm_registry.h"
 #include "workflows/sweep/content_hash.h"
 #include "workflows/sweep/generated_algorithm.h"

@@ -1,7 +1,7 @@
 #include "workflows/sweep/yaml_override.h"
 
 #include "core/error.h"
-#include "network/config_reader.h"
+#include "core/config_reader.h"
 
 namespace sim::workflows {
 

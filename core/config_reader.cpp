@@ -1,4 +1,4 @@
-#include "network/config_reader.h"
+#include "core/config_reader.h"
 
 #include <charconv>
 #include <cmath>
