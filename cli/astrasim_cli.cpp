@@ -25,7 +25,7 @@
 #include "system/groups/comm_group_file.h"
 #include "report/report.h"
 #include "system/runner/simulation.h"
-#include "workload/workload_loader.h"
+#include "workload/loader/workload_loader.h"
 #include "timed_run.h"
 
 namespace sim {

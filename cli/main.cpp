@@ -54,7 +54,7 @@
 #include "report/report.h"
 #include "system/runner/simulation.h"
 #include "workload/example_workload.h"
-#include "workload/workload_loader.h"
+#include "workload/loader/workload_loader.h"
 #include "workload/generators/workload_generator.h"
 
 namespace {

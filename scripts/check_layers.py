@@ -18,6 +18,7 @@ import sys
 LAYERS = [
     ["core"],
     ["network", "workload"],
+    ["workload/loader"],
     ["workload/generators", "workload/pytorch"],
     ["compute"],
     ["system/config"],

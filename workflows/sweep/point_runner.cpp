@@ -7,7 +7,7 @@
 #include "report/physical_bounds.h"
 #include "system/scenario/scenario.h"
 #include "workflows/sweep/generated_algorithm.h"
-#include "workload/workload_loader.h"
+#include "workload/loader/workload_loader.h"
 #include "system/registry/algorithm_source.h"
 
 namespace sim::workflows {

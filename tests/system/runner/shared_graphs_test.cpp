@@ -1,5 +1,5 @@
 // Ranks whose trace files are byte for byte the same share one graph
-// (workload/workload_loader.h, RankGraph::storage()). The run keeps every
+// (workload/loader/workload_loader.h, RankGraph::storage()). The run keeps every
 // rank's state (ready counts, cursors) itself, so a run on shared graphs must
 // give what the same files decoded one by one (a graph per rank) give, to the
 // picosecond and byte.
@@ -12,7 +12,7 @@
 #include "system/scenario/system_files.h"
 #include "tests/common/temp_folder.h"
 #include "tests/system/test_util.h"
-#include "workload/workload_loader.h"
+#include "workload/loader/workload_loader.h"
 
 namespace sim {
 namespace {

@@ -1,4 +1,4 @@
-#include "workload/memory_budget.h"
+#include "workload/loader/memory_budget.h"
 
 #include <fcntl.h>
 #include <sys/resource.h>

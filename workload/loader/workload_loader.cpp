@@ -1,4 +1,4 @@
-#include "workload/workload_loader.h"
+#include "workload/loader/workload_loader.h"
 
 #include <malloc.h>
 
@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "core/input_file.h"
-#include "workload/memory_budget.h"
+#include "workload/loader/memory_budget.h"
 
 namespace sim {
 
@@ -19,7 +19,7 @@ std::vector<RankGraph> load_rank_graphs(const std::vector<std::string>& files, c
   // The files' sizes, as the memory budget's stat found them (-1: unknown):
   // each file is then read without a stat of its own.
   std::vector<std::int64_t> sizes;
-  if (n > 0) {  // refuse a workload that clearly cannot fit before reading it (workload/memory_budget.h)
+  if (n > 0) {  // refuse a workload that clearly cannot fit before reading it (workload/loader/memory_budget.h)
     const std::size_t slash = files[0].rfind('/');
     check_memory_for_load(files, n == 1 || slash == std::string::npos ? files[0] : files[0].substr(0, slash),
                           &sizes);

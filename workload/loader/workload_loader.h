@@ -13,7 +13,7 @@ namespace sim {
 // the thread count; when several ranks fail, the lowest rank's error is thrown.
 // Each decoded trace is dropped once its graph is built. First, a workload
 // whose graphs clearly do not fit in the memory available is refused with an
-// InputError naming its folder (workload/memory_budget.h).
+// InputError naming its folder (workload/loader/memory_budget.h).
 //
 // A file holding the same bytes as the one its thread loaded last is not
 // decoded again: its rank shares that graph's nodes and edges (the graph

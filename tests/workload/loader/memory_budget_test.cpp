@@ -1,6 +1,6 @@
-// The memory check before loading (workload/memory_budget.h): what is
+// The memory check before loading (workload/loader/memory_budget.h): what is
 // available, the lower-bound estimate, and the refusal message.
-#include "workload/memory_budget.h"
+#include "workload/loader/memory_budget.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>

@@ -1,4 +1,4 @@
-#include "workload/workload_loader.h"
+#include "workload/loader/workload_loader.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 // Loading decodes a trace once when the next rank's file holds the same bytes
-// (workload/workload_loader.h): the shared graph must be the one decoding
+// (workload/loader/workload_loader.h): the shared graph must be the one decoding
 // would build, under the rank's own number and path, held once (the ranks'
 // storage() is the same), and files that differ in any byte must each be
 // decoded into their own.
@@ -13,7 +13,7 @@
 
 #include "tests/common/temp_folder.h"
 #include "workload/et_io.h"
-#include "workload/workload_loader.h"
+#include "workload/loader/workload_loader.h"
 
 namespace sim {
 namespace {
