@@ -1,6 +1,6 @@
 // The closed form of astrasimTree (ASTRA-sim's doubleBinaryTree) when no two
 // messages share a link at once (ASTRA-sim's congestion-unaware backend);
-// docs/collectives.md and tests/system/astrasim_tree_test.cpp.
+// docs/collectives.md and tests/system/collectives/astrasim_tree_test.cpp.
 #pragma once
 
 #include <algorithm>
