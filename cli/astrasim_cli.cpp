@@ -17,7 +17,7 @@
 #include "core/error.h"
 #include "core/input_file.h"
 #include "core/time.h"
-#include "network/config_reader.h"
+#include "core/config_reader.h"
 #include "network/topology.h"
 #include "system/astrasim/astrasim_system.h"
 #include "system/scenario/scenario.h"
@@ -25,7 +25,7 @@
 #include "system/groups/comm_group_file.h"
 #include "report/report.h"
 #include "system/runner/simulation.h"
-#include "workload/workload_loader.h"
+#include "workload/loader/workload_loader.h"
 #include "timed_run.h"
 
 namespace sim {

@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
-#include "workflows/calibrate.h"
+#include "workflows/calibrate/calibrate.h"
 
 namespace sim {
 

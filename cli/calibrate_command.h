@@ -1,5 +1,5 @@
 // `sim calibrate REFERENCE --system DIR|--preset NAME [--fit NAME,...]
-// [--filter column=value] [--sizes A:B] -o OUT` (workflows/calibrate.h,
+// [--filter column=value] [--sizes A:B] -o OUT` (workflows/calibrate/calibrate.h,
 // docs/calibrate.md).
 #pragma once
 

@@ -49,12 +49,12 @@
 #include "training_run.h"
 #include "transformer_command.h"
 #include "workflow_commands.h"
-#include "workflows/progress.h"
+#include "workflows/sweep/progress.h"
 #include "report/physical_bounds.h"
 #include "report/report.h"
 #include "system/runner/simulation.h"
 #include "workload/example_workload.h"
-#include "workload/workload_loader.h"
+#include "workload/loader/workload_loader.h"
 #include "workload/generators/workload_generator.h"
 
 namespace {
@@ -331,7 +331,7 @@ int main(int argc, char** argv) {
 
   SystemCommand system_cmd;  // sim system list|gen (presets/)
   add_system_command(app, system_cmd);
-  CalibrateCommand calibrate;  // sim calibrate (workflows/calibrate.h)
+  CalibrateCommand calibrate;  // sim calibrate (workflows/calibrate/calibrate.h)
   add_calibrate_command(app, calibrate);
   const auto workflows = add_workflow_commands(app);  // sweep, sweep merge, compare, plot
   ComputeCommand compute;  // sim compute time (cli/compute_command.h)

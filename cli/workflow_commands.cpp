@@ -5,11 +5,11 @@
 #include "core/error.h"
 #include "core/plugin.h"
 
-#include "workflows/compare.h"
-#include "workflows/plot_launcher.h"
-#include "workflows/sweep_merge.h"
-#include "workflows/sweep_runner.h"
-#include "workflows/mpi_sweep.h"
+#include "workflows/compare/compare.h"
+#include "workflows/compare/plot_launcher.h"
+#include "workflows/sweep/sweep_merge.h"
+#include "workflows/sweep/sweep_runner.h"
+#include "workflows/sweep/mpi_sweep.h"
 
 namespace sim {
 

@@ -11,7 +11,7 @@
 #include "compute/kernel_table.h"
 #include "core/error.h"
 #include "core/units.h"
-#include "network/config_reader.h"
+#include "core/config_reader.h"
 
 namespace sim {
 

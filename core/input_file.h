@@ -30,7 +30,7 @@ class FileBuffer {
   // Same checks and messages as read_input_file; the view lives until the next read or release.
   std::string_view read(const std::string& path, const std::string& what, std::uint64_t max_bytes);
   // The same for a regular file of `size` bytes by a stat just made (the
-  // memory budget's, workload/memory_budget.h): no fstat of its own, so a
+  // memory budget's, workload/loader/memory_budget.h): no fstat of its own, so a
   // small file costs open, read, close. A file that changed size since reads
   // as read() would.
   std::string_view read_sized(const std::string& path, const std::string& what, std::uint64_t max_bytes,

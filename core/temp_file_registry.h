@@ -21,7 +21,7 @@ void unregister_temp_file(int slot);
 
 // Installs the handlers now (idempotent). `sim` calls it first thing, so a
 // command that catches SIGINT/SIGTERM itself for a while (a sweep finishing
-// its running points, workflows/interrupt.h) overrides them and restores
+// its running points, workflows/sweep/interrupt.h) overrides them and restores
 // them after, rather than being overridden by the first file it writes.
 void install_temp_file_cleanup();
 

@@ -1,5 +1,5 @@
 // A measured or simulated curve as `sim calibrate` and `sim compare` read it
-// (workflows/reference_reader.h): reference CSVs, sim and ASTRA-sim results
+// (workflows/compare/reference_reader.h): reference CSVs, sim and ASTRA-sim results
 // CSVs, and nccl-tests logs, plain or with launcher prefixes. The input is
 // read under two names: one naming an all-gather test (nccl-tests sizes are
 // then divided by the rank count) and one naming no collective, given as
@@ -10,8 +10,8 @@
 #include <cstdlib>
 
 #include "fuzz/harness.h"
-#include "workflows/nccl_tests_parser.h"
-#include "workflows/reference_reader.h"
+#include "workflows/compare/nccl_tests_parser.h"
+#include "workflows/compare/reference_reader.h"
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include "fuzz/harness.h"
 #include "network/topology.h"
 #include "system/config/system_config.h"
-#include "workflows/sweep_spec.h"
-#include "workflows/yaml_override.h"
+#include "workflows/sweep/sweep_spec.h"
+#include "workflows/sweep/yaml_override.h"
 
 namespace {
 

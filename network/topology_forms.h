@@ -7,7 +7,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "network/config_reader.h"
+#include "core/config_reader.h"
 #include "network/topology.h"
 
 namespace sim {

@@ -58,6 +58,48 @@ def graph(repo, files):
     return edges
 
 
+def floors(repo, files):
+    """Lines giving the floors (the longest include chain) of the top level and of
+    every folder with subfolders, and any include cycle between a folder's parts
+    (a part is a subfolder, or "." for the folder's own files)."""
+    code = [n for n in files if n.endswith((".h", ".cpp")) and "/" in n and n.split("/")[0] not in OUTSIDE]
+    known = set(code)
+    includes = [(n, t) for n in code for t in INCLUDE.findall((repo / n).read_text(errors="replace")) if t in known]
+    parents = sorted({n.rsplit("/", 1)[0].rsplit("/", i)[0] + "/" for n in code for i in range(n.count("/"))})
+    out, cycles = [], []
+    for prefix in [""] + parents:
+        def part(n):
+            if not n.startswith(prefix):
+                return None
+            rest = n[len(prefix):].split("/")
+            return rest[0] + "/" if len(rest) > 1 else "."
+        parts = {part(n) for n in code} - {None}
+        if len(parts) < 2:
+            continue
+        edges = {p: set() for p in parts}
+        for a, b in includes:
+            pa, pb = part(a), part(b)
+            if pa is not None and pb is not None and pa != pb:
+                edges[pa].add(pb)
+        depth, active = {}, []
+        def visit(p):  # longest chain from p; a part met again on the way is a cycle
+            if p in active:
+                cycle = active[active.index(p):]
+                cycles.append(" <-> ".join(prefix + (q if q != "." else "") for q in cycle))
+                return 0
+            if p not in depth:
+                active.append(p)
+                depth[p] = 1 + max((visit(q) for q in sorted(edges[p])), default=0)
+                active.pop()
+            return depth[p]
+        for p in sorted(parts):
+            visit(p)
+        out.append(f"{prefix or 'top level'} {max(depth.values())}")
+    lines = ["floors (the longest include chain): " + ", ".join(out)]
+    lines.append("include cycles: " + ("; ".join(sorted(set(cycles))) or "none"))
+    return lines
+
+
 def render(repo, files):
     edges = graph(repo, files)
     rank = {f: i for i, layer in enumerate(LAYERS) for f in layer}
@@ -72,6 +114,7 @@ def render(repo, files):
     lines.append("")
     lines.append("inside a layer's folder: " + ", ".join(d + "/" for d in inner))
     lines.append("outside the layers: " + ", ".join(d + "/" for d in OUTSIDE))
+    lines += floors(repo, files)
     return "\n".join(lines) + "\n"
 
 

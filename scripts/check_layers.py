@@ -18,6 +18,7 @@ import sys
 LAYERS = [
     ["core"],
     ["network", "workload"],
+    ["workload/loader"],
     ["workload/generators", "workload/pytorch"],
     ["compute"],
     ["system/config"],
@@ -30,7 +31,8 @@ LAYERS = [
     ["system/scenario"],
     ["report"],
     ["presets"],
-    ["workflows"],
+    ["workflows/sweep", "workflows/compare"],
+    ["workflows/calibrate"],
     ["cli"],
 ]
 PEERS = set()  # (from, to) pairs of one layer allowed to include each other

@@ -34,7 +34,7 @@ Mutations (chosen at random with --seed, so a campaign is reproducible):
              parallel plans and schedules; and model YAML (configs/models) with
              bytes mutated or a key set to such a value, run through a small query
   curve      measured curves as `sim compare` reads them (the nccl-tests log in
-             tests/workflows/data, ../shared/testdata/reference-curves): bytes,
+             tests/workflows/compare/data, ../shared/testdata/reference-curves): bytes,
              numbers replaced by nan, inf, 0, negatives, 2^64, and launcher
              prefixes (mpirun --tag-output, srun --label) on some or all lines
   kernels    kernel table CSVs (configs/kernels/h100) through `sim compute
@@ -467,7 +467,7 @@ def with_prefixes(rng, text):
 
 
 def curve_case(rng, sim, case):
-    sources = [os.path.join(ROOT, "tests", "workflows", "data", "all_reduce_perf_8xH100.txt")]
+    sources = [os.path.join(ROOT, "tests", "workflows", "compare", "data", "all_reduce_perf_8xH100.txt")]
     sources += sorted(glob.glob(os.path.join(TESTDATA, "reference-curves", "*.csv")))
     src = rng.choice(sources)
     text = open(src, "rb").read()

@@ -15,7 +15,7 @@ PACKAGES=(
   zlib1g-dev                          # gzip-compressed ETs
   libpugixml-dev                      # MSCCL-IR XML in converted collective ETs (collective check)
   libgtest-dev libgmock-dev           # tests
-  libssl-dev                          # SHA-256 keys of sweep points (workflows/content_hash.h)
+  libssl-dev                          # SHA-256 keys of sweep points (workflows/sweep/content_hash.h)
   libopenmpi-dev openmpi-bin          # optional: `mpirun -n K sim sweep` (built only when found)
   python3 python3-matplotlib python3-yaml  # scripts/fig4.py, scripts/plot_results.py (sim plot)
   time                                # /usr/bin/time in scripts/bench.sh

@@ -175,7 +175,7 @@ class RankGraph {
   // are those `same` was decoded from (a graph is a function of the bytes and
   // the options; the rank and path only name it in messages), so decoding
   // runs once and the two share one copy of the nodes and edges
-  // (workload/workload_loader.h).
+  // (workload/loader/workload_loader.h).
   RankGraph(const RankGraph& same, int rank, std::string path);
   // Scratch keeps a file's bytes for the next file up to this size.
   static constexpr std::size_t kKeptFileBytes = std::size_t{64} << 20;
@@ -250,7 +250,7 @@ class RankGraph {
   // body shared with other ranks in full.
   std::size_t memory_bytes() const;
   // The address of the nodes and edges: the same for two ranks whose graphs
-  // share them (identical traces, workload/workload_loader.h), else distinct.
+  // share them (identical traces, workload/loader/workload_loader.h), else distinct.
   const void* storage() const { return body_.get(); }
 
  private:

@@ -1,6 +1,6 @@
 #include "system/astrasim/astrasim_system.h"
 
-#include "network/config_reader.h"
+#include "core/config_reader.h"
 
 #include <algorithm>
 #include <cctype>

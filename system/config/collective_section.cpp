@@ -4,7 +4,7 @@
 #include <set>
 
 #include "core/error.h"
-#include "network/config_reader.h"
+#include "core/config_reader.h"
 #include "system/config/config_sections.h"
 #include "workload/et_io.h"
 

@@ -2,7 +2,7 @@
 // (config_sections.h); `collective:` has a file of its own.
 #include "compute/compute_config.h"
 #include "core/error.h"
-#include "network/config_reader.h"
+#include "core/config_reader.h"
 #include "system/config/config_sections.h"
 
 #include <set>

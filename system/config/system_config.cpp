@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "network/config_reader.h"
+#include "core/config_reader.h"
 
 namespace sim {
 

@@ -32,7 +32,7 @@
 //     nic_bandwidth: 400Gbps      # the backend's own options (sim --help lists them)
 //
 // Unknown keys, duplicate keys, wrong types, lenient numbers and non-positive
-// rates are errors naming the file, line and key (network/config_reader.h).
+// rates are errors naming the file, line and key (core/config_reader.h).
 // ASTRA-sim's system JSON is read by system/astrasim/astrasim_system.h; the
 // choice between the two forms is made above both (system/scenario/system_files.h).
 #pragma once

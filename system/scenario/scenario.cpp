@@ -13,7 +13,7 @@
 #include "workload/generators/parallel_plan.h"
 #include "workload/generators/transformer_workload.h"
 #include "workload/pytorch/pytorch_workload.h"
-#include "workload/workload_loader.h"
+#include "workload/loader/workload_loader.h"
 
 namespace sim {
 

@@ -9,7 +9,7 @@
 #include "compute/kernel_model.h"
 #include "compute_test_util.h"
 #include "core/error.h"
-#include "network/config_reader.h"
+#include "core/config_reader.h"
 
 namespace sim {
 namespace {

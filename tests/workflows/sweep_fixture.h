@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/run_sim.h"
-#include "workflows/curve_table.h"
+#include "workflows/compare/curve_table.h"
 
 namespace sim::testing {
 

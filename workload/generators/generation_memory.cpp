@@ -5,7 +5,7 @@
 #include "core/checked_count.h"
 #include "core/error.h"
 #include "workload/generators/quantity_limits.h"
-#include "workload/memory_budget.h"
+#include "workload/loader/memory_budget.h"
 
 namespace sim::gen {
 namespace {

@@ -4,7 +4,7 @@
 // large is refused at once with the estimate and the option to change,
 // instead of generating for minutes until memory runs out.
 //
-// Like workload/memory_budget.h's check of trace files, the estimate is a
+// Like workload/loader/memory_budget.h's check of trace files, the estimate is a
 // deliberate lower bound: a run is refused only when it clearly cannot fit.
 #pragma once
 

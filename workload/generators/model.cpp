@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "core/error.h"
-#include "network/config_reader.h"
+#include "core/config_reader.h"
 
 namespace sim::gen {
 namespace {

@@ -1,0 +1,46 @@
+#include "report/physical_bounds.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/system/test_util.h"
+
+namespace sim {
+namespace {
+
+using namespace sim::testing;
+
+TEST(PhysicalBounds, RealCollectivesStayUnderTheirPorts) {
+  const Topology t = load_topology(source_dir() + "/configs/ring8.yml");
+  for (const std::string backend : {"analytical", "flow"}) {
+    SystemConfig c;
+    c.network.backend = backend;
+    const SimulationResult r = simulate_collective(t, CollectiveType::kAllReduce, 1 << 30, c);
+    EXPECT_TRUE(physical_bound_warnings(r, t).empty()) << backend;
+  }
+}
+
+TEST(PhysicalBounds, ABusBandwidthAboveThePortsIsWarnedOncePerKind) {
+  // ring8: every NPU has two 50 GB/s links out and two in, so 100 GB/s at most.
+  const Topology t = load_topology(source_dir() + "/configs/ring8.yml");
+  SimulationResult r;
+  CollectiveRecord c;
+  c.type = CollectiveType::kAllGather;
+  c.bytes = 1'000'000;  // busbw = 7 * 1e6 B / t
+  c.group_size = 8;
+  c.algorithm = "et:x";
+  c.duration = 70'000'000;  // 70 us: busbw exactly 100 GB/s, allowed
+  for (std::uint32_t rank = 0; rank < 8; ++rank) {
+    c.rank = rank;
+    r.collectives.push_back(c);
+  }
+  EXPECT_TRUE(physical_bound_warnings(r, t).empty());
+  r.collectives[3].duration = 35'000'000;  // 200 GB/s
+  r.collectives[5].duration = 50'000'000;  // 140 GB/s
+  const auto w = physical_bound_warnings(r, t);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("busbw 200.00 GB/s on rank 3 exceeds"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("(100 GB/s over all its links)"), std::string::npos) << w[0];
+}
+
+}  // namespace
+}  // namespace sim

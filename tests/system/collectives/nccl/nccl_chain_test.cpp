@@ -1,0 +1,196 @@
+// NCCL's broadcast and reduce: ring pipelines (a chain along each channel's
+// ring from the root), the protocol chosen per size by NCCL's tuning model
+// (ring only, nccl-tests' busbw = algbw), each equal to its closed form.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/system/test_util.h"
+#include "report/report.h"
+#include "system/collectives/algorithm_context.h"
+#include "system/collectives/nccl/nccl_algorithm.h"
+#include "system/collectives/nccl/nccl_protocol.h"
+#include "system/collectives/nccl/nccl_system.h"
+#include "system/collectives/nccl/nccl_tuner.h"
+
+namespace sim {
+namespace {
+
+using namespace sim::testing;
+
+Topology node(std::uint32_t n, const std::string& bw, const std::string& lat) {
+  return parse_topology("shape: Switch\nnpus: " + std::to_string(n) + "\nbandwidth: " + bw + "\nlatency: " + lat + "\n",
+                        "test-node");
+}
+
+SystemConfig choose(CollectiveType type, const std::string& text, const std::string& backend = "analytical") {
+  SystemConfig c;
+  c.network.backend = backend;
+  c.algorithms[type] = text;
+  return c;
+}
+
+nccl::Plan plan_for(const Topology& topo, CollectiveType type, std::uint64_t bytes, const nccl::Params& params) {
+  auto members = std::make_shared<std::vector<std::uint32_t>>();
+  for (std::uint32_t i = 0; i < topo.npu_count(); ++i) members->push_back(i);
+  return nccl::plan(type, bytes, params, *make_algorithm_context(members, &topo));
+}
+
+constexpr std::uint64_t kSimple = static_cast<std::uint64_t>(nccl::Proto::kSimple);
+constexpr std::uint64_t kLL = static_cast<std::uint64_t>(nccl::Proto::kLL);
+constexpr std::uint64_t kLL128 = static_cast<std::uint64_t>(nccl::Proto::kLL128);
+constexpr CollectiveType kBroadcast = CollectiveType::kBroadcast;
+constexpr CollectiveType kReduce = CollectiveType::kReduce;
+
+const char* const kFast = "1000000000GB/s";  // 1e9 GB/s, no latency: a 512 KiB message crosses a link in 1 ps
+
+std::string proto_text(std::uint64_t p) { return nccl::proto_name(static_cast<nccl::Proto>(p)); }
+
+// One channel, k chunks of the protocol's step. The chain's head sends chunk
+// j at its pace; every other rank receives it, waits the hop latency and
+// forwards it, its pacer free by then (chunks arrive one pace apart). The
+// last rank has chunk 0 after (n-1) (pace + hop) and the others one pace
+// apart: base + (n-1)(pace + hop) + (k-1) pace. The network's 1 ps a message
+// hides under the pace (a message is delivered when its pacer is through).
+TEST(NcclChainClosedForm, OneChannelPipeline) {
+  for (const CollectiveType type : {kBroadcast, kReduce}) {
+    for (const std::uint64_t proto : {kSimple, kLL, kLL128}) {
+      for (const std::uint64_t k : {1, 2, 5}) {
+        const std::uint32_t n = 6;
+        const Topology topo = node(n, kFast, "0ns");
+        const std::uint64_t step = nccl::chain_step_payload(static_cast<nccl::Proto>(proto));
+        const std::uint64_t bytes = step * k;
+        const std::string text = "nccl:algo=ring,proto=" + proto_text(proto) + ",channels=1";
+        const nccl::Plan pl = plan_for(topo, type, bytes, {{"proto", proto}, {"channels", 1}});
+        const SimulationResult r = simulate_collective(topo, type, bytes, choose(type, text));
+        const Time pace = transfer_time(nccl::wire_bytes(pl.proto, step), nccl::wire_rate(pl.model));
+        const std::string at = std::string(collective_name(type)) + " " + text + " k=" + std::to_string(k);
+        EXPECT_EQ(r.makespan, pl.model.base + (n - 1) * (pace + pl.model.hop_intra) +
+                                  static_cast<Time>(k - 1) * pace)
+            << at;
+        EXPECT_EQ(r.collectives[0].algorithm, "nccl:ring/" + proto_text(proto)) << at;
+        // NCCL's constants: ring base latency and NVLink hop of the protocol.
+        EXPECT_EQ(pl.model.base, static_cast<Time>(std::llround(
+                                     nccl::base_latency(nccl::Algo::kRing, static_cast<nccl::Proto>(proto)) * 1e6)))
+            << at;
+      }
+    }
+  }
+}
+
+// Channels run side by side: 4 channels of one chunk each take what one does.
+TEST(NcclChainClosedForm, ChannelsSideBySide) {
+  const std::uint32_t n = 8;
+  const Topology topo = node(n, kFast, "0ns");
+  const std::uint64_t bytes = 4 * nccl::chain_step_payload(nccl::Proto::kSimple);
+  const nccl::Plan pl = plan_for(topo, kBroadcast, bytes, {{"proto", kSimple}, {"channels", 4}});
+  const SimulationResult r =
+      simulate_collective(topo, kBroadcast, bytes, choose(kBroadcast, "nccl:proto=simple,channels=4"));
+  const Time pace = transfer_time(bytes / 4, nccl::wire_rate(pl.model));
+  EXPECT_EQ(r.makespan, pl.model.base + (n - 1) * (pace + pl.model.hop_intra));
+}
+
+// dgx-h100 node: 8 GPUs, 450 GB/s per GPU and direction, 500 ns links.
+Topology dgx_h100() { return node(8, "450GB/s", "500ns"); }
+
+// NCCL's pipeline on a real node: 12 channels of 30 GB/s (NCCL's ring search),
+// 64 chunks of 512 KiB each. The network (1 us and 1.2 us of transfer a hop,
+// 12 channels' messages through one 450 GB/s port) stays under the 17.5 us
+// pace of a chunk, so the closed form holds exactly here too.
+TEST(NcclChainDgxH100, BroadcastPipelineClosedForm) {
+  const std::uint64_t chunk = nccl::chain_step_payload(nccl::Proto::kSimple);
+  const std::uint64_t bytes = 12 * 64 * chunk;  // 384 MiB
+  const std::uint32_t n = 8;
+  for (const CollectiveType type : {kBroadcast, kReduce}) {
+    const nccl::Plan pl = plan_for(dgx_h100(), type, bytes, {});
+    ASSERT_EQ(pl.name, "nccl:ring/simple");
+    ASSERT_EQ(pl.channels, 12u);
+    EXPECT_EQ(pl.model.channel_rate, 30'000'000'000);  // NCCL's busBw 12 x 30 GB/s, algBw = busBw (n/n steps)
+    const SimulationResult r = simulate_collective(dgx_h100(), type, bytes, choose(type, "nccl"));
+    const Time pace = transfer_time(chunk, nccl::wire_rate(pl.model));
+    EXPECT_EQ(r.makespan, pl.model.base + (n - 1) * (pace + pl.model.hop_intra) + 63 * pace) << collective_name(type);
+    // The collective's record times its first member, the root: a
+    // broadcast's root is done when its last chunk has left (base + 64
+    // paces), a reduce's when the last sum arrived (the makespan).
+    const Time root_done = type == kBroadcast ? pl.model.base + 64 * pace : r.makespan;
+    EXPECT_EQ(r.collectives[0].duration, root_done) << collective_name(type);
+    // nccl-tests' busbw for broadcast and reduce is algbw (factor 1).
+    EXPECT_NEAR(busbw_gbps(r.collectives[0]), algbw_gbps(r.collectives[0]), 1e-9);
+    // The whole pipeline: 7 hops of fill (20.9 us each) against 1.1 ms of streaming.
+    EXPECT_NEAR(static_cast<double>(bytes) / (static_cast<double>(r.makespan) / kSecond) / 1e9, 320.7, 0.1);
+  }
+  // The flow backend shares the port among the 12 channels' flows: within 1%.
+  const SimulationResult f = simulate_collective(dgx_h100(), kBroadcast, bytes, choose(kBroadcast, "nccl", "flow"));
+  const SimulationResult a = simulate_collective(dgx_h100(), kBroadcast, bytes, choose(kBroadcast, "nccl"));
+  EXPECT_NEAR(static_cast<double>(f.makespan), static_cast<double>(a.makespan), 0.01 * static_cast<double>(a.makespan));
+}
+
+// NCCL's table for broadcast / reduce (tuning.cc): ring only; algBw = busBw
+// (nsteps = nRanks); LL busBw / 3 for broadcast on one node, / 4 for reduce,
+// capped at llMaxBw; latency = baseLat + one hop (sameChannels: one pipelined chain).
+TEST(NcclChainTuner, TablesOnOneNode) {
+  using nccl::Algo;
+  const int ring = static_cast<int>(Algo::kRing);
+  nccl::TuneInput in;
+  in.ranks = 8;
+  in.nodes = 1;
+  in.arch = nccl::Arch::kAmpere;
+  // dgx-a100 node: 12 NVLink3 per GPU at NCCL's 20 GB/s = 240 GB/s: 12 x 20 GB/s rings.
+  in.graphs = nccl::search_graphs(nccl::Arch::kAmpere, 8, 1, 240, 0, false, false);
+  ASSERT_EQ(in.graphs[ring].channels, 12);
+  ASSERT_DOUBLE_EQ(in.graphs[ring].bw_intra, 20.0);
+  in.type = kBroadcast;
+  const nccl::TuneTable b = nccl::tune(in);
+  in.type = kReduce;
+  const nccl::TuneTable r = nccl::tune(in);
+  EXPECT_NEAR(b.bandwidth[ring][kLL], 80.0, 1e-9);  // min(87.7, 240 / 3)
+  EXPECT_NEAR(r.bandwidth[ring][kLL], 60.0, 1e-9);  // min(87.7, 240 / 4)
+  for (const nccl::TuneTable* t : {&b, &r}) {
+    EXPECT_NEAR(t->bandwidth[ring][kLL128], 240 * 0.92, 1e-9);  // min(x 0.92, 12 x 20.0)
+    EXPECT_NEAR(t->bandwidth[ring][kSimple], 240.0, 1e-9);
+    EXPECT_NEAR(t->latency[ring][kLL], 6.6 + 0.6, 1e-9);
+    EXPECT_NEAR(t->latency[ring][kLL128], 14.0 + 1.9, 1e-9);
+    EXPECT_NEAR(t->latency[ring][kSimple], 8.4 + 3.4, 1e-9);
+    for (int a = 0; a < nccl::kAlgos; ++a) {
+      if (a == ring) continue;
+      for (int p = 0; p < nccl::kProtos; ++p) EXPECT_EQ(t->bandwidth[a][p], 0) << a << "/" << p;
+    }
+  }
+}
+
+// The choice per size on a dgx-h100 node: LL (7.2 us + S / 87.7 GB/s) until
+// Simple (11.8 us + S / 360 GB/s) is faster, at 4.6 us = S (1/87.7 - 1/360)
+// us/kB: S = 533.4 kB. LL128 (15.9 us, 331.2 GB/s) never wins.
+TEST(NcclChainTuner, DgxH100ChoicePerSize) {
+  for (const CollectiveType type : {kBroadcast, kReduce}) {
+    const auto name = [&](std::uint64_t bytes) { return plan_for(dgx_h100(), type, bytes, {}).name; };
+    EXPECT_EQ(name(4 << 10), "nccl:ring/ll") << collective_name(type);
+    EXPECT_EQ(name(512 << 10), "nccl:ring/ll") << collective_name(type);     // 13.18 us against 13.26
+    EXPECT_EQ(name(520 << 10), "nccl:ring/ll") << collective_name(type);     // 13.2716 us against 13.2791
+    EXPECT_EQ(name(530 << 10), "nccl:ring/simple") << collective_name(type); // 13.3076 us against 13.3884
+    EXPECT_EQ(name(1 << 20), "nccl:ring/simple") << collective_name(type);   // 14.71 us against 19.16
+    EXPECT_EQ(name(std::uint64_t{1} << 30), "nccl:ring/simple") << collective_name(type);
+    const nccl::Plan pl = plan_for(dgx_h100(), type, 512 << 10, {});
+    EXPECT_NEAR(pl.predicted_us, 7.2 + 524288 / (1000 * 87.7), 1e-9);
+  }
+  // The report names what ran.
+  const SimulationResult r = simulate_collective(dgx_h100(), kBroadcast, 64 << 10, choose(kBroadcast, "nccl"));
+  EXPECT_EQ(r.collectives[0].algorithm, "nccl:ring/ll");
+  const SimulationResult s = simulate_collective(dgx_h100(), kReduce, 64 << 20, choose(kReduce, "nccl"));
+  EXPECT_EQ(s.collectives[0].algorithm, "nccl:ring/simple");
+}
+
+TEST(NcclChainErrors, OnlyRing) {
+  const Topology topo = dgx_h100();
+  for (const char* algo : {"tree", "nvls", "collnet"}) {
+    try {
+      simulate_collective(topo, kBroadcast, 1 << 20, choose(kBroadcast, std::string("nccl:algo=") + algo));
+      FAIL() << algo << ": expected an InputError";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("BROADCAST"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sim

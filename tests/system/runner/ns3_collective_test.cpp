@@ -1,0 +1,110 @@
+// Whole collectives on the ns3 backend (real packets, TCP) against the flow
+// backend: deliveries reach the collective engine as from any backend.
+// Skipped with a message when ns-3 was not found at configure time.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "tests/system/test_util.h"
+
+namespace sim {
+namespace {
+
+using namespace sim::testing;
+
+SystemConfig on(const std::string& backend) {
+  SystemConfig c;
+  c.network.backend = backend;
+  return c;
+}
+
+// 64 MiB is in docs/network.md's table (DISABLED_ComparisonTable below): too slow for a unit test.
+TEST(Ns3Collective, RingAllReduceWithinTenPercentOfFlow) {
+#ifndef SIM_HAVE_NS3
+  GTEST_SKIP() << "ns-3 not found at configure time: the ns3 backend is not built";
+#endif
+  for (const std::string name : {"ring8.yml", "switch8.yml"}) {
+    const Topology t = load_topology(source_dir() + "/configs/" + name);
+    for (const std::uint64_t bytes : {std::uint64_t{1} << 20, std::uint64_t{16} << 20}) {
+      SCOPED_TRACE(name + " " + std::to_string(bytes) + " B");
+      const SimulationResult flow = simulate_collective(t, CollectiveType::kAllReduce, bytes, on("flow"));
+      const SimulationResult ns3 = simulate_collective(t, CollectiveType::kAllReduce, bytes, on("ns3"));
+      ASSERT_EQ(ns3.collectives.size(), t.npu_count());
+      EXPECT_NEAR(static_cast<double>(ns3.makespan), static_cast<double>(flow.makespan),
+                  0.10 * static_cast<double>(flow.makespan));
+      ASSERT_TRUE(ns3.packet_level);
+      std::uint64_t drops = 0;
+      for (const LinkRecord& l : ns3.links) drops += l.usage.drops;
+      EXPECT_EQ(drops, 0u);  // one flow per link: the default queues never fill
+      std::printf("[ns3] all-reduce %s %llu B: flow %.1f ns, ns3 %.1f ns (%+.2f%%)\n", name.c_str(),
+                  static_cast<unsigned long long>(bytes), to_ns(flow.makespan), to_ns(ns3.makespan),
+                  100.0 * (static_cast<double>(ns3.makespan) / static_cast<double>(flow.makespan) - 1));
+    }
+  }
+}
+
+// Ping-pong between ranks 0 and 1 with compute in between: deliveries reach
+// point-to-point matching, and compute and network events interleave on one
+// clock, so the run is four one-way message times plus the compute.
+TEST(Ns3Collective, PingPongWithComputeIsMessagesPlusCompute) {
+#ifndef SIM_HAVE_NS3
+  GTEST_SKIP() << "ns-3 not found at configure time: the ns3 backend is not built";
+#endif
+  const Topology t = load_topology(source_dir() + "/configs/switch8.yml");
+  const std::uint64_t bytes = 64 << 10;  // 8 segments: inside the initial window, so every message costs the same
+  const auto one_way = make_traces(8, [&](int r) {
+    if (r == 0) return std::vector<et::Node>{p2p_node(1, true, 1, bytes)};
+    if (r == 1) return std::vector<et::Node>{p2p_node(1, false, 0, bytes)};
+    return std::vector<et::Node>{};
+  });
+  const auto ping_pong = make_traces(8, [&](int r) {
+    if (r == 0) {
+      return std::vector<et::Node>{p2p_node(1, true, 1, bytes, 0), p2p_node(2, false, 1, bytes, 1, {1}),
+                                   comp_node(3, 3, {2}), p2p_node(4, true, 1, bytes, 2, {3}),
+                                   p2p_node(5, false, 1, bytes, 3, {4})};
+    }
+    if (r == 1) {
+      return std::vector<et::Node>{p2p_node(1, false, 0, bytes, 0), comp_node(2, 3, {1}),
+                                   p2p_node(3, true, 0, bytes, 1, {2}), p2p_node(4, false, 0, bytes, 2, {3}),
+                                   p2p_node(5, true, 0, bytes, 3, {4})};
+    }
+    return std::vector<et::Node>{};
+  });
+  const Time message = simulate(one_way, t, on("ns3")).makespan;
+  const Time total = simulate(ping_pong, t, on("ns3")).makespan;
+  const Time expected = 4 * message + 6 * kMicrosecond;
+  // Up to a few ns: an ACK leaving at the instant a reply starts goes first.
+  EXPECT_NEAR(static_cast<double>(total), static_cast<double>(expected), 5.0 * kNanosecond);
+  std::printf("[ns3] ping-pong: one message %.3f ns, total %.3f ns, 4 x message + 6 us = %.3f ns\n", to_ns(message),
+              to_ns(total), to_ns(expected));
+}
+
+// docs/network.md's table (seconds per 64 MiB run, so not part of ctest):
+//   build/tests/system_tests --gtest_also_run_disabled_tests --gtest_filter='Ns3Collective.DISABLED_*'
+TEST(Ns3Collective, DISABLED_ComparisonTable) {
+#ifndef SIM_HAVE_NS3
+  GTEST_SKIP() << "ns-3 not found at configure time: the ns3 backend is not built";
+#endif
+  std::printf("| topology | S | analytical (us) | flow (us) | ns3 (us) | ns3 vs flow | ns3 packets | drops |\n");
+  for (const std::string name : {"ring8.yml", "switch8.yml"}) {
+    const Topology t = load_topology(source_dir() + "/configs/" + name);
+    for (const std::uint64_t mib : {1, 16, 64}) {
+      const std::uint64_t bytes = mib << 20;
+      const double a = to_us(simulate_collective(t, CollectiveType::kAllReduce, bytes, on("analytical")).makespan);
+      const double f = to_us(simulate_collective(t, CollectiveType::kAllReduce, bytes, on("flow")).makespan);
+      const SimulationResult n = simulate_collective(t, CollectiveType::kAllReduce, bytes, on("ns3"));
+      std::uint64_t packets = 0, drops = 0;
+      for (const LinkRecord& l : n.links) {
+        packets += l.usage.packets;
+        drops += l.usage.drops;
+      }
+      std::printf("| %s | %llu MiB | %.2f | %.2f | %.2f | %+.2f%% | %llu | %llu |\n", name.c_str(),
+                  static_cast<unsigned long long>(mib), a, f, to_us(n.makespan), 100 * (to_us(n.makespan) / f - 1),
+                  static_cast<unsigned long long>(packets), static_cast<unsigned long long>(drops));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sim

@@ -1,0 +1,53 @@
+// `sim plot` and `sim compare --plot` write PNGs through scripts/plot_results.py.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "workflows/sweep_fixture.h"
+
+namespace sim::testing {
+namespace {
+
+bool have_matplotlib() { return std::system("/usr/bin/python3 -c 'import matplotlib' > /dev/null 2>&1") == 0; }
+
+bool is_png(const std::string& path) { return slurp(path).rfind("\x89PNG\r\n", 0) == 0; }
+
+TEST(Plot, SweepResultsAndCompareOverlayArePngs) {
+  if (!have_matplotlib()) GTEST_SKIP() << "python3-matplotlib not installed";
+  TempDir tmp("sweep_plot");
+  const std::string spec = source_path("configs/sweeps/bandwidth_size.yml");
+  ASSERT_EQ(run_sim("sweep " + spec + " -q -o " + (tmp / "out")).code, 0);
+  const SimRun plot = run_sim("plot " + (tmp / "out") + " -o " + (tmp / "busbw.png"));
+  ASSERT_EQ(plot.code, 0) << plot.output;
+  EXPECT_TRUE(is_png(tmp / "busbw.png"));
+  const std::string csv = tmp / "out/results.csv";
+  const SimRun compare = run_sim("compare " + csv + " " + csv + " --plot " + (tmp / "overlay.png"));
+  ASSERT_EQ(compare.code, 0) << compare.output;
+  EXPECT_TRUE(is_png(tmp / "overlay.png"));
+  // Only the PNGs are left: no overlay CSV, no temporary image.
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(tmp.path())) files += e.is_regular_file();
+  EXPECT_EQ(files, 2u);
+  // A missing input is one line naming it, not a Python traceback.
+  const SimRun absent = run_sim("plot " + (tmp / "absent.csv") + " -o " + (tmp / "x.png"));
+  EXPECT_EQ(absent.code, 2);
+  EXPECT_NE(absent.output.find("absent.csv: no such file"), std::string::npos) << absent.output;
+  EXPECT_EQ(absent.output.find("Traceback"), std::string::npos) << absent.output;
+  const SimRun no_csv = run_sim("plot " + tmp.path().string() + " -o " + (tmp / "x.png"));
+  EXPECT_EQ(no_csv.code, 2);
+  EXPECT_NE(no_csv.output.find("the folder holds no results.csv"), std::string::npos) << no_csv.output;
+  // One panel per bandwidth, log busbw, and time relative to the analytical backend.
+  const SimRun facet = run_sim("plot " + (tmp / "out") + " --facet network.bandwidth --style backend --log -o " + (tmp / "facet.png"));
+  ASSERT_EQ(facet.code, 0) << facet.output;
+  EXPECT_TRUE(is_png(tmp / "facet.png"));
+  const SimRun ratio =
+      run_sim("plot " + (tmp / "out") + " --metric time --baseline backend=analytical -o " + (tmp / "ratio.png"));
+  ASSERT_EQ(ratio.code, 0) << ratio.output;
+  EXPECT_TRUE(is_png(tmp / "ratio.png"));
+  const SimRun bad = run_sim("plot " + (tmp / "out") + " --facet nosuch -o " + (tmp / "bad.png"));
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.output.find("--facet nosuch: not an axis"), std::string::npos) << bad.output;
+}
+
+}  // namespace
+}  // namespace sim::testing

@@ -1,0 +1,229 @@
+// `sim sweep` end to end: a sweep equals single runs, reruns reuse the cache,
+// a changed input reruns exactly its points, a bad point does not stop others,
+// and shards merge into the local CSV byte for byte.
+#include <gtest/gtest.h>
+
+#include "workflows/sweep_fixture.h"
+
+namespace sim::testing {
+namespace {
+
+const std::string kBandwidthSpec = source_path("configs/sweeps/bandwidth_size.yml");
+
+TEST(SweepRun, FortyEightPointsEqualFortyEightSingleRuns) {
+  TempDir tmp("sweep48");
+  const SimRun sweep = run_sim("sweep " + kBandwidthSpec + " -o " + (tmp / "out") + " -j 2");
+  ASSERT_EQ(sweep.code, 0) << sweep.output;
+  const auto rows = csv_rows(tmp / "out/results.csv");
+  ASSERT_EQ(rows.size(), 48u);
+  for (const auto& row : rows) {
+    ASSERT_EQ(row.at("status"), "ok");
+    // The same point as one `sim` run on files: a generated workload and the
+    // ring with its bandwidth edited.
+    const std::string size = row.at("size"), bw = row.at("network.bandwidth");
+    const std::string wl = tmp / ("wl_" + size + "/w"), net = tmp / ("ring_" + bw.substr(0, bw.find('G')) + ".yml");
+    if (!std::filesystem::exists(net)) {
+      spit(net, shape8("Ring", bw));
+    }
+    if (!std::filesystem::exists(tmp / ("wl_" + size))) {
+      ASSERT_EQ(run_sim("workload gen collectives --npus 8 --coll allreduce --size " + size + " -o " + wl).code, 0);
+    }
+    const std::string csv = tmp / "single.csv";
+    const SimRun one = run_sim("-q --workload " + wl + " --network " + net + " --collective " + row.at("--collective") +
+                               " --backend " + row.at("backend") + " --csv " + csv);
+    ASSERT_EQ(one.code, 0) << one.output;
+    double slowest = 0;
+    for (const auto& r : csv_rows(csv)) slowest = std::max(slowest, std::stod(r.at("duration_ns")));
+    EXPECT_EQ(std::stod(row.at("time_ns")), slowest) << "point " << row.at("point");
+    EXPECT_EQ(std::stod(row.at("sim_time_ns")), slowest) << "point " << row.at("point");
+  }
+}
+
+TEST(SweepRun, RerunSimulatesNothingAndWritesTheSameCsv) {
+  TempDir tmp("sweep_rerun");
+  ASSERT_EQ(run_sim("sweep " + kBandwidthSpec + " -q -o " + (tmp / "out")).code, 0);
+  EXPECT_EQ(summary_of(tmp / "out").at("simulated"), 48);
+  const std::string first = slurp(tmp / "out/results.csv");
+  const SimRun again = run_sim("sweep " + kBandwidthSpec + " -o " + (tmp / "out"));
+  ASSERT_EQ(again.code, 0) << again.output;
+  EXPECT_EQ(summary_of(tmp / "out").at("simulated"), 0);
+  EXPECT_EQ(summary_of(tmp / "out").at("from_cache"), 48);
+  EXPECT_NE(again.output.find("0 simulated, 48 from cache"), std::string::npos) << again.output;
+  EXPECT_EQ(slurp(tmp / "out/results.csv"), first);
+}
+
+TEST(SweepRun, ChangingOneInputFileRerunsExactlyThePointsThatReadIt) {
+  TempDir tmp("sweep_change");
+  spit(tmp / "a.yml", shape8("Ring"));
+  spit(tmp / "b.yml", shape8("Switch"));
+  spit(tmp / "spec.yml",
+       "base:\n  microbenchmark: {npus: 8, collectives: [allreduce, allgather]}\n  network: a.yml\n"
+       "axes:\n  network: [a.yml, b.yml]\n  size: [4KiB, 1MiB, 64MiB]\n");
+  ASSERT_EQ(run_sim("sweep " + (tmp / "spec.yml") + " -q -o " + (tmp / "out")).code, 0);
+  EXPECT_EQ(summary_of(tmp / "out").at("simulated"), 6);
+  const auto before = csv_rows(tmp / "out/results.csv");
+
+  spit(tmp / "b.yml", shape8("Switch", "100GB/s"));
+  ASSERT_EQ(run_sim("sweep " + (tmp / "spec.yml") + " -q -o " + (tmp / "out")).code, 0);
+  const nlohmann::json j = nlohmann::json::parse(slurp(tmp / "out/results.json"));
+  EXPECT_EQ(j.at("summary").at("simulated"), 3);
+  for (const auto& p : j.at("points")) {
+    EXPECT_EQ(p.at("from_cache").get<bool>(), p.at("axes").at("network") == "a.yml") << p.dump();
+  }
+  const auto after = csv_rows(tmp / "out/results.csv");
+  ASSERT_EQ(after.size(), before.size());
+  for (std::size_t r = 0; r < after.size(); ++r) {
+    if (after[r].at("network") == "a.yml") EXPECT_EQ(after[r], before[r]);
+    else EXPECT_LT(std::stod(after[r].at("time_ns")), std::stod(before[r].at("time_ns")));  // twice the bandwidth
+  }
+}
+
+TEST(SweepRun, APointWithBadInputIsReportedAndTheOthersComplete) {
+  TempDir tmp("sweep_bad");
+  spit(tmp / "good.yml", shape8("Ring"));
+  spit(tmp / "typo.yml", shape8("Ring", "50GB/s", "bandwidht"));
+  spit(tmp / "spec.yml",
+       "base:\n  microbenchmark: {npus: 8}\n  network: good.yml\n"
+       "axes:\n  network: [good.yml, typo.yml, missing.yml]\n  size: [1KiB, 1MiB]\n");
+  const SimRun run = run_sim("sweep " + (tmp / "spec.yml") + " -o " + (tmp / "out"));
+  EXPECT_EQ(run.code, 4) << run.output;  // finished, some points failed
+  EXPECT_NE(run.output.find("typo.yml"), std::string::npos) << run.output;
+  const auto rows = csv_rows(tmp / "out/results.csv");
+  ASSERT_EQ(rows.size(), 6u);
+  for (const auto& r : rows) {
+    if (r.at("network") == "good.yml") {
+      EXPECT_EQ(r.at("status"), "ok");
+      continue;
+    }
+    EXPECT_EQ(r.at("status"), "failed");
+    EXPECT_EQ(r.at("exit_code"), "2");
+    EXPECT_NE(r.at("message").find(r.at("network") == "typo.yml" ? "bandwidht" : "missing.yml"), std::string::npos)
+        << r.at("message");
+  }
+}
+
+TEST(SweepRun, ShardsMergeIntoTheLocalCsvByteForByte) {
+  TempDir tmp("sweep_shard");
+  ASSERT_EQ(run_sim("sweep " + kBandwidthSpec + " -q -j 2 -o " + (tmp / "local")).code, 0);
+  ASSERT_EQ(run_sim("sweep " + kBandwidthSpec + " -q --shard 0/2 -o " + (tmp / "s0")).code, 0);
+  ASSERT_EQ(run_sim("sweep " + kBandwidthSpec + " -q --shard 1/2 -o " + (tmp / "s1")).code, 0);
+  EXPECT_EQ(csv_rows(tmp / "s0/results.csv").size(), 24u);
+  // A merge of one shard is refused: it misses half the points.
+  const SimRun partial = run_sim("sweep merge " + (tmp / "s0") + " -o " + (tmp / "partial"));
+  EXPECT_EQ(partial.code, 2);
+  EXPECT_NE(partial.output.find("24 of 48 points are in none of the folders"), std::string::npos) << partial.output;
+  const SimRun merge = run_sim("sweep merge " + (tmp / "s0") + " " + (tmp / "s1") + " -o " + (tmp / "merged"));
+  ASSERT_EQ(merge.code, 0) << merge.output;
+  EXPECT_EQ(slurp(tmp / "merged/results.csv"), slurp(tmp / "local/results.csv"));
+}
+
+TEST(SweepRun, AnAlgorithmInjectedAsEtsEqualsTheNativeOneAndIsKeyedByItsFiles) {
+  TempDir tmp("sweep_et");
+  ASSERT_EQ(run_sim("collective gen ring --coll allreduce --npus 8 -o " + (tmp / "algo/ring")).code, 0);
+  spit(tmp / "spec.yml", "base:\n  microbenchmark: {npus: 8}\n  network: " + source_path("configs/switch8.yml") +
+                             "\naxes:\n  collective: [allreduce=ring, allreduce=algo/ring]\n  size: [64KiB, 1MiB, 16MiB]\n"
+                             "  backend: [analytical, flow]\n");
+  ASSERT_EQ(run_sim("sweep " + (tmp / "spec.yml") + " -q -o " + (tmp / "out")).code, 0);
+  const auto rows = csv_rows(tmp / "out/results.csv");
+  ASSERT_EQ(rows.size(), 12u);
+  for (std::size_t r = 0; r < 6; ++r) {
+    EXPECT_EQ(rows[r].at("algorithm"), "ring");
+    EXPECT_EQ(rows[r + 6].at("algorithm").rfind("et:", 0), 0u) << rows[r + 6].at("algorithm");
+    EXPECT_EQ(rows[r].at("time_ns"), rows[r + 6].at("time_ns")) << "point " << r;  // bit-identical
+  }
+  // Rewritten with 2 chunks: only the 6 points that read those files rerun.
+  ASSERT_EQ(run_sim("collective gen ring --coll allreduce --npus 8 --chunks 2 -o " + (tmp / "algo/ring")).code, 0);
+  ASSERT_EQ(run_sim("sweep " + (tmp / "spec.yml") + " -q -o " + (tmp / "out")).code, 0);
+  EXPECT_EQ(summary_of(tmp / "out").at("simulated"), 6);
+}
+
+TEST(SweepRun, InterruptedSweepKeepsFinishedPointsAndTheRerunFinishesIt) {
+  TempDir tmp("sweep_int");
+  std::string sizes;
+  for (int k = 0; k < 40; ++k) sizes += (k ? ", " : "") + std::to_string(1000 + k) + "KiB";
+  spit(tmp / "spec.yml", "base:\n  microbenchmark: {npus: 64}\n  network: " + source_path("configs/torus8x8.yml") +
+                             "\naxes:\n  size: [" + sizes + "]\n  collective: [allreduce=ring, allreduce=direct]\n"
+                             "  backend: [analytical, flow]\n");
+  // SIGINT once the first point is saved (not after a fixed delay: on a loaded
+  // machine the signal could come before sim has even started): running
+  // points finish, the rest are left for the rerun.
+  const std::string cache = tmp / "out/cache";
+  const std::string cmd = "sh -c '" + std::string(SIM_BINARY) + " sweep " + (tmp / "spec.yml") + " -j 1 -o " +
+                          (tmp / "out") + " & pid=$!; i=0; while [ $i -lt 600 ] && ! ls " + cache +
+                          " 2>/dev/null | grep -q json; do sleep 0.05; i=$((i+1)); done; kill -INT $pid; wait $pid; "
+                          "echo exit=$?'";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  char buf[4096];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
+  pclose(pipe);
+  if (out.find("exit=0") != std::string::npos) GTEST_SKIP() << "the sweep finished before the signal";
+  ASSERT_NE(out.find("exit=130"), std::string::npos) << out;
+  const nlohmann::json j = nlohmann::json::parse(slurp(tmp / "out/results.json"));
+  EXPECT_TRUE(j.at("interrupted").get<bool>());
+  const std::size_t saved = j.at("points").size();
+  EXPECT_LT(saved, 160u);
+  EXPECT_EQ(csv_rows(tmp / "out/results.csv").size(), saved);  // a whole file, its finished points
+  for (const auto& entry : std::filesystem::directory_iterator(tmp / "out/cache")) {
+    EXPECT_EQ(entry.path().extension(), ".json") << entry.path();  // no temporary file left
+  }
+  ASSERT_EQ(run_sim("sweep " + (tmp / "spec.yml") + " -q -o " + (tmp / "out")).code, 0);
+  EXPECT_EQ(summary_of(tmp / "out").at("simulated"), 160 - static_cast<int>(saved));
+  EXPECT_EQ(csv_rows(tmp / "out/results.csv").size(), 160u);
+}
+
+TEST(SweepRun, ProgressLinesWhenNotATerminal) {
+  TempDir tmp("sweep_progress");
+  const SimRun run = run_sim("sweep " + kBandwidthSpec + " --progress-interval 0.001 -j 1 -o " + (tmp / "out"));
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("sweep: 48/48 points, 0 failed"), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find("\r["), std::string::npos);  // no bar in a log
+}
+
+TEST(SweepRun, ZippedAxesAdvanceTogether) {
+  TempDir tmp("sweep_zip");
+  spit(tmp / "spec.yml",
+       "base:\n  microbenchmark: {npus: 8}\n  network: " + source_path("configs/ring8.yml") +
+           "\naxes:\n  size: [1KiB, 1MiB, 1GiB]\n  network.bandwidth: [10, 20, 40]\n  backend: [analytical, flow]\n"
+           "zip: [[size, network.bandwidth]]\n");
+  ASSERT_EQ(run_sim("sweep " + (tmp / "spec.yml") + " -q -o " + (tmp / "out")).code, 0);
+  const auto rows = csv_rows(tmp / "out/results.csv");
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_EQ(rows[0].at("size") + rows[0].at("network.bandwidth") + rows[0].at("backend"), "1KiB10analytical");
+  EXPECT_EQ(rows[1].at("size") + rows[1].at("network.bandwidth") + rows[1].at("backend"), "1KiB10flow");
+  EXPECT_EQ(rows[5].at("size") + rows[5].at("network.bandwidth") + rows[5].at("backend"), "1GiB40flow");
+}
+
+struct SpecError {
+  std::string spec, expected;
+  friend void PrintTo(const SpecError& e, std::ostream* os) { *os << e.expected; }
+};
+
+class SweepSpecErrors : public ::testing::TestWithParam<SpecError> {};
+
+TEST_P(SweepSpecErrors, ExitTwoNamingTheLine) {
+  TempDir tmp("sweep_spec_err");
+  spit(tmp / "ring.yml", shape8("Ring"));
+  spit(tmp / "spec.yml", GetParam().spec);
+  const SimRun run = run_sim("sweep " + (tmp / "spec.yml") + " -o " + (tmp / "out"));
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_NE(run.output.find(GetParam().expected), std::string::npos) << run.output;
+  EXPECT_FALSE(std::filesystem::exists(tmp / "out/results.csv"));
+}
+
+const std::string kBase = "base:\n  microbenchmark: {npus: 8}\n  network: ring.yml\n";
+INSTANTIATE_TEST_SUITE_P(
+    Spec, SweepSpecErrors,
+    ::testing::Values(SpecError{kBase + "axes:\n  size: [1KiB]\nbogus: 1\n", "spec.yml:6: unknown key 'bogus'"},
+                      SpecError{kBase + "axes:\n  size: []\n", "spec.yml:5: axes.size: expected a non-empty list"},
+                      SpecError{kBase + "axes:\n  network.bandwith: [10, 20]\n",
+                                "spec.yml:5: axis 'network.bandwith': " },
+                      SpecError{kBase + "axes:\n  colour: [red]\n", "spec.yml:5: axes: unknown axis 'colour'"},
+                      SpecError{kBase + "axes:\n  size: [1KiB, 2KiB]\n  backend: [flow]\nzip: [[size, backend]]\n",
+                                "spec.yml:7: zip: axis 'backend' has 1 values but 'size' has 2"},
+                      SpecError{kBase + "axes:\n  size: [1KiB, 1KiB]\n", "'1KiB' is listed twice"},
+                      SpecError{kBase + "axes:\n  size: [lots]\n", "spec.yml:5: axes.size[0]"}));
+
+}  // namespace
+}  // namespace sim::testing

@@ -1,0 +1,238 @@
+#include "workflows/compare/compare.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include <limits>
+
+#include "core/error.h"
+#include "presets/preset.h"
+#include "report/report.h"
+#include "workflows/compare/parallel_rows.h"
+#include "workflows/compare/plot_launcher.h"
+#include "workflows/compare/preset_sizes.h"
+#include "workflows/compare/reference_reader.h"
+#include "workflows/compare/row_simulation.h"
+
+namespace sim::workflows {
+
+double parse_tolerance(const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const bool percent = !text.empty() && text.back() == '%';
+    const std::string number = percent ? text.substr(0, text.size() - 1) : text;
+    double v = std::stod(number, &used);
+    if (used != number.size() || !(v >= 0) || !std::isfinite(v)) throw std::invalid_argument("bad");
+    return percent ? v / 100 : v;
+  } catch (const std::exception&) {
+    throw InputError("--tolerance " + text + ": expected a percentage (5%) or a fraction (0.05)");
+  }
+}
+
+namespace {
+
+std::set<std::string> common_labels(const Curve& c) {
+  std::set<std::string> names;
+  if (c.points.empty()) return names;
+  for (const auto& [k, v] : c.points.front().labels) names.insert(k);
+  for (const CurvePoint& p : c.points) {
+    for (auto it = names.begin(); it != names.end();) it = p.labels.count(*it) ? std::next(it) : names.erase(it);
+  }
+  return names;
+}
+
+std::optional<double> metric_of(const CurvePoint& p, const std::string& metric) {
+  return metric == "time" ? p.time_ns : p.busbw_gbps;
+}
+
+std::string describe(const CurvePoint& p, const std::set<std::string>& shown) {
+  std::string s = (p.id.empty() ? "" : p.id + " ") + "(" + p.collective + " " + std::to_string(p.bytes) + " B";
+  for (const std::string& k : shown) s += ", " + k + "=" + p.labels.at(k);
+  return s + ")";
+}
+
+void apply_filters(Curve& ref, const std::vector<std::string>& filters) {
+  for (const std::string& f : filters) {
+    const auto eq = f.find('=');
+    if (eq == std::string::npos) throw InputError("--filter " + f + ": expected key=value");
+    const std::string key = f.substr(0, eq), value = f.substr(eq + 1);
+    bool known = false;
+    std::vector<CurvePoint> kept;
+    for (CurvePoint& p : ref.points) {
+      const std::string* v = column_value(p, key);
+      known = known || v != nullptr;
+      if (v && *v == value) kept.push_back(std::move(p));
+    }
+    if (!known) throw InputError("--filter " + f + ": " + ref.source + " has no column '" + key + "'");
+    ref.points = std::move(kept);
+  }
+}
+
+struct Match {
+  const CurvePoint* ours;
+  const CurvePoint* ref;
+  double a, b, deviation;
+};
+
+void write_overlay(const std::string& path, const std::vector<Match>& matches, const std::set<std::string>& shared) {
+  std::string csv = "series,collective,bytes,results,reference\n";
+  for (const Match& m : matches) {
+    std::string series = m.ours->collective;
+    for (const std::string& k : shared) {
+      if (k != "size") series.append(" ").append(k).append("=").append(m.ours->labels.at(k));  // size is the x axis
+    }
+    char buf[128];
+    std::snprintf(buf, sizeof buf, ",%.9g,%.9g\n", m.a, m.b);
+    csv += "\"" + series + "\"," + m.ours->collective + "," + std::to_string(m.ours->bytes) + buf;
+  }
+  write_file_atomically(path, csv);
+}
+
+// Every reference row simulated on the preset at its node count: the curve
+// to compare. Both curves get a `nodes` label (matched on, and shown).
+Curve simulate_on_preset(Curve& ref, const std::string& name, const std::vector<std::string>& filters, unsigned jobs) {
+  const presets::Preset& preset = presets::find_preset(name);
+  for (CurvePoint& p : ref.points) {
+    const std::uint32_t nodes = row_nodes(p, preset);
+    p.columns.erase("nodes");
+    p.labels["nodes"] = std::to_string(nodes);  // matched on and shown
+  }
+  apply_filters(ref, filters);
+  Curve ours{"preset " + name, "sim", {}};
+  // Each node count's files made once, before the rows run side by side.
+  PresetSizes sizes(preset);
+  std::vector<const SizedSystem*> systems;
+  for (const CurvePoint& r : ref.points) {
+    systems.push_back(&sizes.at(static_cast<std::uint32_t>(std::stoul(r.labels.at("nodes"))), r.where));
+  }
+  ours.points.resize(ref.points.size());
+  for_each_row(ref.points.size(), jobs, [&](std::size_t i) {
+    const CurvePoint& r = ref.points[i];
+    const SizedSystem& s = *systems[i];
+    const std::uint32_t n = s.nodes;
+    const std::uint64_t bytes = simulator_bytes(ref, r, s.npus);
+    if (bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      throw InputError(r.where + ": size " + std::to_string(bytes) +
+                       " B is above the largest a collective carries (2^63 - 1 B, Chakra's comm_size)");
+    }
+    CurvePoint p;
+    p.collective = r.collective;
+    p.bytes = r.bytes;
+    p.labels = r.labels;
+    p.labels["npus"] = std::to_string(s.npus);
+    p.where = name + " --nodes " + std::to_string(n);
+    double busbw = 0;
+    std::uint64_t ps = 0;
+    try {
+      ps = simulate_collective(s.network_text, s.network_source, s.system_text, s.system_source, r.collective, bytes,
+                               &busbw);
+    } catch (const SimError& e) {  // the row that could not run, and why
+      throw SimError(e.exit_code(), r.where + ": " + r.collective + " of " + std::to_string(bytes) + " B on " +
+                                        p.where + ": " + e.what());
+    }
+    p.time_ns = static_cast<double>(ps) / 1e3;
+    p.busbw_gbps = busbw;
+    ours.points[i] = std::move(p);
+  });
+  return ours;
+}
+
+}  // namespace
+
+int compare_curves(const CompareOptions& o, std::ostream& out) {
+  if (o.metric != "time" && o.metric != "busbw") throw InputError("--metric " + o.metric + ": expected time or busbw");
+  Curve ref = read_curve(o.reference, o.reference_collective);
+  Curve ours;
+  if (o.preset.empty()) {
+    ours = read_curve(o.results);
+    apply_filters(ref, o.filters);
+  } else {
+    ours = simulate_on_preset(ref, o.preset, o.filters, o.jobs);
+  }
+  const std::string results = o.preset.empty() ? o.results : ours.source + " at each row's node count";
+  const std::set<std::string> a = common_labels(ours), b = common_labels(ref);
+  std::set<std::string> shared;
+  for (const std::string& k : a) {
+    if (b.count(k)) shared.insert(k);
+  }
+  std::vector<Match> matches;
+  std::vector<std::pair<const CurvePoint*, const CurvePoint*>> zero;  // reference value 0: no relative deviation
+  for (const CurvePoint& p : ours.points) {
+    const CurvePoint* found = nullptr;
+    for (const CurvePoint& r : ref.points) {
+      if (r.collective != p.collective || r.bytes != p.bytes) continue;
+      bool same = true;
+      for (const std::string& k : shared) same = same && r.labels.at(k) == p.labels.at(k);
+      if (!same) continue;
+      if (found) {
+        throw InputError(p.where + ": matches both " + found->where + " and " + r.where +
+                         " (narrow the reference with --filter key=value)");
+      }
+      found = &r;
+    }
+    if (!found) continue;
+    const auto va = metric_of(p, o.metric), vb = metric_of(*found, o.metric);
+    if (!va || !vb) {
+      throw InputError((va ? found->where : p.where) + ": has no " + o.metric + " to compare (try --metric " +
+                       (o.metric == "time" ? "busbw" : "time") + ")");
+    }
+    // Both 0 agree; against a reference of 0 (nccl-tests prints busbw 0.00
+    // below its resolution) any other value has no relative deviation.
+    const std::optional<double> dev = *va == 0 && *vb == 0 ? std::optional<double>(0) : relative_deviation(*va, *vb);
+    if (!dev) {
+      zero.emplace_back(&p, found);
+      continue;
+    }
+    matches.push_back(Match{&p, found, *va, *vb, *dev});
+  }
+  std::string on = "collective, bytes";
+  for (const std::string& k : shared) on += ", " + k;
+  if (matches.empty()) {
+    throw InputError("no point of " + results + " matches a point of " + o.reference + " (matched on " + on + ")" +
+                     (zero.empty() ? "" : "; " + std::to_string(zero.size()) + " matched a reference " + o.metric +
+                                              " of 0, which has no relative deviation"));  // or one too small for a finite deviation
+  }
+  const char* unit = o.metric == "time" ? "ns" : "GB/s";
+  out << "compare " << results << " with " << o.reference << " (" << ref.format << "): " << o.metric << " in "
+      << unit << ", matched on " << on << "; tolerance " << o.tolerance * 100 << "%\n";
+  std::size_t outside = 0;
+  for (const Match& m : matches) {
+    const bool bad = !(std::fabs(m.deviation) <= o.tolerance);
+    outside += bad;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "  %14.3f %14.3f %+9.3f%%  %s  ", m.a, m.b, 100 * m.deviation, bad ? "OUTSIDE" : "ok     ");
+    out << buf << describe(*m.ours, shared) << "\n";
+  }
+  for (const auto& [p, r] : zero) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%.6g", *metric_of(*r, o.metric));
+    out << "  not compared: " << describe(*p, shared) << ": the reference " << o.metric << " at " << r->where << " is "
+        << value << " (no finite relative deviation)\n";
+  }
+  out << matches.size() << " points compared (" << ours.points.size() - matches.size() - zero.size()
+      << " without a reference point";
+  if (!zero.empty()) out << ", " << zero.size() << " against a reference of 0";
+  out << "), " << outside << " outside " << o.tolerance * 100 << "%\n";
+  for (const Match& m : matches) {
+    if (std::fabs(m.deviation) <= o.tolerance) continue;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%.6g %s vs reference %.6g %s (%+.2f%%)", m.a, unit, m.b, unit, 100 * m.deviation);
+    out << "outside tolerance: " << describe(*m.ours, shared) << " at " << m.ours->where << ": " << o.metric << " "
+        << buf << ", reference " << m.ref->where << "\n";
+  }
+  if (!o.plot.empty()) {
+    const std::string overlay = o.plot + ".overlay." + std::to_string(::getpid()) + ".csv";
+    write_overlay(overlay, matches, shared);
+    const int code = run_plot_script({"--overlay", overlay, "--metric", o.metric, "-o", o.plot});
+    std::error_code ec;
+    std::filesystem::remove(overlay, ec);
+    if (code != 0) throw InputError("the plotting script failed (exit " + std::to_string(code) + ")");
+  }
+  return outside ? 1 : 0;
+}
+
+}  // namespace sim::workflows

@@ -1,0 +1,114 @@
+#include "workflows/compare/curve_table.h"
+
+#include <charconv>
+#include <cmath>
+
+#include "core/error.h"
+#include "workload/rank_graph.h"
+
+namespace sim::workflows {
+
+std::string_view without_bom(std::string_view text) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+  return text;
+}
+
+const std::string* column_value(const CurvePoint& p, const std::string& column) {
+  if (const auto it = p.labels.find(column); it != p.labels.end()) return &it->second;
+  if (const auto it = p.columns.find(column); it != p.columns.end()) return &it->second;
+  return nullptr;
+}
+
+std::optional<double> relative_deviation(double a, double b) {
+  if (!(b > 0) || !std::isfinite(a) || !std::isfinite(b)) return std::nullopt;
+  const double d = (a - b) / b;
+  if (!std::isfinite(d)) return std::nullopt;
+  return d;
+}
+
+namespace {
+
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+std::optional<double> parse_finite(std::string_view text) {
+  text = trimmed(text);
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::optional<std::uint64_t> parse_byte_count(std::string_view text) {
+  text = trimmed(text);
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+  std::uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;  // 2^64 or more
+  return v;
+}
+
+std::vector<CsvRow> parse_csv(const std::string& all, const std::string& source) {
+  const std::string_view text = without_bom(all);
+  std::vector<CsvRow> rows;
+  std::size_t row_line = 1;
+  std::vector<std::string> row;
+  std::string field;
+  bool quoted = false, any = false;
+  std::size_t line = 1, quote_line = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        if (c == '\n') ++line;
+        field += c;
+      }
+      continue;
+    }
+    if (c == '"') {
+      quoted = true;
+      quote_line = line;
+      any = true;
+    } else if (c == ',') {
+      row.push_back(std::move(field));
+      field.clear();
+      any = true;
+    } else if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      if (any || !field.empty()) {
+        row.push_back(std::move(field));
+        rows.push_back(CsvRow{row_line, std::move(row)});
+      }
+      row.clear();
+      field.clear();
+      any = false;
+      row_line = ++line;
+    } else {
+      field += c;
+      any = true;
+    }
+  }
+  if (quoted) throw InputError(source + ":" + std::to_string(quote_line) + ": unterminated quoted field");
+  if (any || !field.empty()) {
+    row.push_back(std::move(field));
+    rows.push_back(CsvRow{row_line, std::move(row)});
+  }
+  return rows;
+}
+
+std::string canonical_collective(const std::string& name) {
+  CollectiveType t;
+  return parse_collective_name(name, t) ? collective_name(t) : "";
+}
+
+}  // namespace sim::workflows

@@ -1,0 +1,120 @@
+#include "workflows/sweep/results_writer.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "report/report.h"
+#include "workflows/sweep/point_inputs.h"
+
+namespace sim::workflows {
+
+namespace {
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+}  // namespace
+
+std::string results_csv(const SweepOutput& out) {
+  std::string csv = "point";
+  // The `collective` axis (--collective values) would clash with the
+  // collective type column, so its column is named after the option.
+  for (const std::string& a : out.axes) csv.append(",").append(csv_field(a == "collective" ? "--collective" : a));
+  csv += ",status,exit_code,npus,sim_time_ns,collective,bytes,group_size,algorithm,ranks,time_ns,algbw_gbps,busbw_gbps,message\n";
+  for (const SweepRow& p : out.points) {
+    const PointResult& r = p.result;
+    std::string head = std::to_string(r.index);
+    for (const std::string& l : p.labels) head.append(",").append(csv_field(l));
+    head.append(r.ok() ? ",ok," : ",failed,").append(std::to_string(r.exit_code)).append(",");
+    head.append(std::to_string(r.npus)).append(",").append(r.ok() ? format_ns(r.sim_time) : "");
+    if (r.collectives.empty()) {
+      csv.append(head).append(",,,,,,,,,").append(csv_field(r.message)).append("\n");
+      continue;
+    }
+    for (const CollectiveRow& c : r.collectives) {
+      csv.append(head).append(",").append(c.collective).append(",").append(std::to_string(c.bytes));
+      csv.append(",").append(std::to_string(c.group_size)).append(",").append(csv_field(c.algorithm));
+      csv.append(",").append(std::to_string(c.ranks)).append(",").append(format_ns(c.duration));
+      csv.append(",").append(fixed(c.algbw_gbps, 6)).append(",").append(fixed(c.busbw_gbps, 6));
+      csv.append(",").append(csv_field(r.message)).append("\n");
+    }
+  }
+  return csv;
+}
+
+nlohmann::json results_json(const SweepOutput& out) {
+  nlohmann::json points = nlohmann::json::array();
+  std::size_t computed = 0, cached = 0, failed = 0;
+  for (const SweepRow& p : out.points) {
+    nlohmann::json j = to_json(p.result);
+    nlohmann::json axes = nlohmann::json::object();
+    for (std::size_t k = 0; k < out.axes.size(); ++k) axes[out.axes[k]] = p.labels[k];
+    j["axes"] = axes;
+    j["labels"] = p.labels;
+    j["from_cache"] = p.result.from_cache;
+    points.push_back(std::move(j));
+    (p.result.from_cache ? cached : computed)++;
+    if (!p.result.ok()) ++failed;
+  }
+  return {{"units", {{"time", "ps in *_ps fields, ns in the CSV"}, {"bandwidth", "GB/s (1e9 B/s)"}, {"bytes", "B"},
+                     {"wall_seconds", "s"}}},
+          {"sim_version", sim_version()},
+          {"spec", out.spec_path},
+          {"spec_digest", out.spec_digest},
+          {"axes", out.axes},
+          {"total_points", out.total_points},
+          {"share", out.share},
+          {"interrupted", out.interrupted},
+          {"summary", {{"points", out.points.size()}, {"simulated", computed}, {"from_cache", cached}, {"failed", failed}}},
+          {"points", points}};
+}
+
+void write_results(const std::string& out_dir, const SweepOutput& out) {
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) throw InputError(out_dir + ": cannot create the output folder: " + ec.message());
+  write_file_atomically(out_dir + "/results.csv", results_csv(out));
+  write_file_atomically(out_dir + "/results.json", results_json(out).dump(1) + "\n");
+}
+
+SweepOutput read_results(const std::string& out_dir) {
+  const std::string path = out_dir + "/results.json";
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open (not a sweep output folder?)");
+  try {
+    const nlohmann::json j = nlohmann::json::parse(in);
+    SweepOutput out;
+    out.spec_path = j.at("spec").get<std::string>();
+    out.spec_digest = j.at("spec_digest").get<std::string>();
+    out.axes = j.at("axes").get<std::vector<std::string>>();
+    out.total_points = j.at("total_points").get<std::size_t>();
+    out.share = j.at("share").get<std::string>();
+    out.interrupted = j.at("interrupted").get<bool>();
+    for (const auto& p : j.at("points")) {
+      SweepRow row{p.at("labels").get<std::vector<std::string>>(), point_result_from_json(p)};
+      row.result.from_cache = p.at("from_cache").get<bool>();
+      if (row.labels.size() != out.axes.size()) throw std::runtime_error("a point's labels do not match the axes");
+      out.points.push_back(std::move(row));
+    }
+    return out;
+  } catch (const std::exception& e) {
+    throw InputError(path + ": not a sweep results file: " + e.what());
+  }
+}
+
+}  // namespace sim::workflows
