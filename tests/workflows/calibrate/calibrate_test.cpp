@@ -3,6 +3,7 @@
 // input, and, on the measured one-node H100 curve, predicts the rows it was
 // not fitted on.
 #include "workflows/calibrate/calibrate.h"
+#include "workflows/compare/row_simulation.h"
 
 #include <gtest/gtest.h>
 

@@ -15,6 +15,7 @@
 #include "core/units.h"
 #include "presets/preset.h"
 #include "workflows/calibrate/calibrate.h"
+#include "workflows/compare/row_simulation.h"
 #include "workflows/compare/curve_table.h"
 
 namespace sim::workflows {
