@@ -15,14 +15,18 @@ void add_calibrate_command(CLI::App& app, CalibrateCommand& c) {
                              "fit a system folder's free parameters to a measured curve (docs/calibrate.md)");
   c.app->add_option("reference", c.reference, "measured curve: nccl-tests output, reference CSV or sim results CSV")
       ->required();
-  c.app->add_option("--system", c.system, "folder with network.yml, system.yml, calibration.yml (sim system gen)")
-      ->required();
+  auto* system = c.app->add_option("--system", c.system, "folder with network.yml, system.yml, calibration.yml (sim system gen)");
+  auto* preset = c.app->add_option("--preset", c.preset,
+                                   "a preset (sim system list): each row runs on it at the row's node count");
+  system->excludes(preset);
+  preset->excludes(system);
   c.fit_option = c.app->add_option("--fit", c.fit, "parameters to fit, comma-separated (default: every one calibration.yml lists)");
   c.app->add_option("--filter", c.filters, "fit only on rows where column=value (collective=allreduce); repeatable");
   c.app->add_option("--sizes", c.sizes, "fit only on sizes A:B, inclusive (16MiB:256MiB)");
   c.app->add_option("--collective", c.collective, "the collective of nccl-tests output whose file name does not say");
   c.app->add_option("-o,--output", c.output, "folder to write the calibrated files and errors.csv to")->required();
   c.app->add_flag("-q,--quiet", c.quiet, "no progress lines on stderr");
+  c.app->add_option("-j,--jobs", c.jobs, "threads simulating the rows side by side (default: one per core)");
 }
 
 namespace {
@@ -50,8 +54,13 @@ int run_calibrate_command(const CalibrateCommand& c, std::ostream& out, std::ost
   workflows::CalibrateOptions o;
   o.reference = c.reference;
   o.system_dir = c.system;
+  o.preset = c.preset;
+  if (c.system.empty() == c.preset.empty()) {
+    throw InputError("calibrate: give --system DIR or --preset NAME (the system the reference's rows run on)");
+  }
   o.output = c.output;
   o.nccl_collective = c.collective;
+  o.jobs = c.jobs;
   if (c.fit_option && c.fit_option->count() > 0) o.fit = fit_names(c.fit);
   for (const std::string& f : c.filters) {
     const auto eq = f.find('=');
@@ -86,8 +95,15 @@ int run_calibrate_command(const CalibrateCommand& c, std::ostream& out, std::ost
   }
   const workflows::CalibrationResult r = workflows::calibrate(o);
   workflows::write_calibration(r, o);
+  for (const std::string& w : r.warnings) err << "sim: warning: " << w << "\n";
   out << workflows::describe_calibration(r);
-  out << "wrote " << c.output << "/{network,system,calibration}.yml and " << c.output << "/errors.csv\n";
+  if (c.preset.empty()) {
+    out << "wrote " << c.output << "/{network,system,calibration}.yml and " << c.output << "/errors.csv\n";
+  } else {
+    out << "wrote " << c.output << "/errors.csv and, for each node count N (";
+    for (std::size_t i = 0; i < r.systems.size(); ++i) out << (i ? ", " : "") << r.systems[i].nodes;
+    out << "), " << c.output << "/nodes-N/{network,system,calibration}.yml\n";
+  }
   return kExitOk;
 }
 

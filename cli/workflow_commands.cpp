@@ -61,10 +61,14 @@ void add_sweep(CLI::App& app, WorkflowCommands& c) {
 void add_compare(CLI::App& app, WorkflowCommands& c) {
   auto& o = c.compare_options;
   c.compare = app.add_subcommand("compare", "compare results with a reference curve; exit 0 within tolerance, 1 outside");
-  c.compare->add_option("results", o.results, "a sim sweep results.csv")->required();
+  // Two files, or with --preset only the reference (the results are simulated).
+  c.compare->add_option("results", o.results, "a sim sweep results.csv (with --preset: the reference)")->required();
   c.compare->add_option("reference", o.reference,
-                        "sim results.csv, ASTRA-sim results CSV, reference curve CSV, or nccl-tests output")
-      ->required();
+                        "sim results.csv, ASTRA-sim results CSV, reference curve CSV, or nccl-tests output");
+  c.compare->add_option("--preset", o.preset,
+                        "simulate every reference row on this preset at the row's node count (sim compare REFERENCE "
+                        "--preset p5) instead of reading results");
+  c.compare->add_option("-j,--jobs", o.jobs, "--preset: threads simulating the rows side by side (default: one per core)");
   c.compare->add_option("--tolerance", c.tolerance, "largest relative deviation allowed (default 5%)");
   c.compare->add_option("--metric", o.metric, "time (default) or busbw");
   c.compare->add_option("--plot", o.plot, "write an overlay of both curves as PNG here (python3-matplotlib)");
@@ -108,7 +112,17 @@ std::optional<int> run_workflow_commands(WorkflowCommands& c) {
   if (*c.merge) return workflows::merge_sweeps(c.merge_dirs, c.merge_out, std::cout);
   if (*c.sweep) return run_sweep_command(c);
   if (*c.compare) {
-    c.compare_options.tolerance = workflows::parse_tolerance(c.tolerance);
+    auto& o = c.compare_options;
+    o.tolerance = workflows::parse_tolerance(c.tolerance);
+    if (!o.preset.empty()) {
+      if (!o.reference.empty()) {
+        throw InputError("compare --preset " + o.preset + ": give only the reference (the results are simulated): sim compare REFERENCE --preset " + o.preset);
+      }
+      o.reference = std::move(o.results);
+      o.results.clear();
+    } else if (o.reference.empty()) {
+      throw InputError("compare: give RESULTS and REFERENCE, or REFERENCE --preset NAME");
+    }
     return workflows::compare_curves(c.compare_options, std::cout);
   }
   if (*c.plot) {

@@ -2,19 +2,29 @@
 # Simulator speed and memory on fixed cases (a benchmark, not a test).
 #
 #   SIM=build/sim scripts/bench.sh [case...]     cases: a b c d e f g h p p-flow (default: all)
+#   SIM=build/sim scripts/bench.sh --write-docs [case...]   also rewrite those cases' rows of
+#                                   docs/benchmarks.md's "Headline cases" table (and its machine line)
+#   SIM=build/sim scripts/bench.sh --check-docs [case...]   exit 1 when that table shows another
+#                                   simulated time or event count (scripts/bench_doc.py)
 #
 # Builds nothing: point $SIM at a Release build. Workloads are generated into a
 # temporary folder first, so only the simulation itself is timed. Wall time and
 # peak RSS come from /usr/bin/time (Debian package `time`); without it, from
-# the figures `sim` prints at the end of its summary. See docs/benchmarks.md.
+# the figures `sim` prints at the end of its summary. Every case runs with
+# --no-aggregation: every message is an event (docs/benchmarks.md, "Exact step
+# aggregation", times the aggregated runs). See docs/benchmarks.md.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SIM=${SIM:-$ROOT/build/sim}
 [[ -x $SIM ]] || { echo "bench: no sim binary at $SIM (set SIM=...)" >&2; exit 2; }
+DOCS=
+case ${1:-} in --write-docs) DOCS=write; shift ;; --check-docs) DOCS=check; shift ;; esac
 CASES=${*:-a b c d e f g h p p-flow}
-TMP=$(mktemp -d)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/bench.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
+# The rows as docs/benchmarks.md shows them (tab-separated, scripts/bench_doc.py).
+printf 'case\tranks\tsimulated time\twall (s)\tevent loop (s)\tevents\tpeak RSS (MiB)\n' >"$TMP/rows"
 HAVE_TIME=0
 [[ -x /usr/bin/time ]] && HAVE_TIME=1
 
@@ -27,13 +37,13 @@ run() {
   shift 2
   local out=$TMP/out.txt
   if ((HAVE_TIME)); then
-    /usr/bin/time -f "%e %M" -o "$TMP/time.txt" "$SIM" "$@" >"$out" 2>"$TMP/err.txt" || {
+    /usr/bin/time -f "%e %M" -o "$TMP/time.txt" "$SIM" "$@" --no-aggregation >"$out" 2>"$TMP/err.txt" || {
       echo "bench: $label failed:" >&2
       cat "$TMP/err.txt" >&2
       return 0
     }
   else
-    "$SIM" "$@" >"$out" 2>"$TMP/err.txt" || { echo "bench: $label failed:" >&2; cat "$TMP/err.txt" >&2; return 0; }
+    "$SIM" "$@" --no-aggregation >"$out" 2>"$TMP/err.txt" || { echo "bench: $label failed:" >&2; cat "$TMP/err.txt" >&2; return 0; }
   fi
   # "simulated time: 4.27 ms (4270000 ns)", "events: N, messages: M, wall time X s (...)", "peak memory: Z MiB"
   local simtime events wall rss
@@ -51,6 +61,8 @@ run() {
   loop=$(sed -n 's/.*event loop \([0-9.]*\) s.*/\1/p' "$out")
   rate=$(awk -v e="$events" -v w="$loop" 'BEGIN { if (w > 0) printf "%.2fM", e / w / 1e6; else print "-" }')
   row "$label" "$ranks" "$simtime" "$wall" "${loop:--}" "$events" "$rate" "$rss"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$ranks" "$simtime" "$wall" "${loop:--}" \
+    "$events" "$rss" >>"$TMP/rows"
 }
 
 for c in $CASES; do
@@ -114,3 +126,9 @@ for c in $CASES; do
     *) echo "bench: unknown case '$c' (a b c d e f g h p p-flow)" >&2; exit 2 ;;
   esac
 done
+if [[ -n $DOCS ]]; then
+  # Simulated time and events are exact; timings are the machine's and are not checked.
+  exact=()
+  [[ $DOCS == check ]] && exact=("case,ranks,simulated time,events")
+  python3 "$ROOT/scripts/bench_doc.py" "$DOCS" "$ROOT/docs/benchmarks.md" scripts/bench.sh "$TMP/rows" "${exact[@]}"
+fi

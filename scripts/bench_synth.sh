@@ -3,6 +3,10 @@
 # on fixed cases, ETs written to a temporary folder.
 #
 #   SIM=build/sim scripts/bench_synth.sh [case...]   cases: s64 s128ar s1024t s1024h (default: all)
+#   SIM=build/sim scripts/bench_synth.sh --write-docs [case...]   also rewrite those cases' rows
+#                                   of docs/benchmarks.md's synthesizer table (and its machine line)
+#   SIM=build/sim scripts/bench_synth.sh --check-docs [case...]   exit 1 when that table shows
+#                                   another NPU count or schedule (scripts/bench_doc.py)
 #
 # Wall time, user time and peak RSS come from /usr/bin/time -v (Debian package
 # `time`); "synthesis" is the matching and DAG building alone, as sim prints it
@@ -13,9 +17,13 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SIM=${SIM:-$ROOT/build/sim}
 [[ -x $SIM ]] || { echo "bench_synth: no sim binary at $SIM (set SIM=...)" >&2; exit 2; }
 [[ -x /usr/bin/time ]] || { echo "bench_synth: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
+DOCS=
+case ${1:-} in --write-docs) DOCS=write; shift ;; --check-docs) DOCS=check; shift ;; esac
 CASES=${*:-s64 s128ar s1024t s1024h}
-TMP=$(mktemp -d)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/bench_synth.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
+# The rows as docs/benchmarks.md shows them (tab-separated, scripts/bench_doc.py).
+printf 'case\tNPUs\twall (s)\tuser (s)\tsynthesis (s)\tRSS (MiB)\tschedule at 1 MiB\n' >"$TMP/rows"
 
 row() { printf '%-46s %6s %9s %9s %13s %9s %s\n' "$@"; }
 row case npus "wall (s)" "user (s)" "synthesis (s)" "RSS (MiB)" "schedule"
@@ -35,6 +43,7 @@ synth() {
   synth=$(sed -n 's/^synthesis time: \([0-9.]*\) s.*/\1/p' "$TMP/out.txt")
   sched=$(sed -n 's/^schedule at [^:]*: //p' "$TMP/out.txt")
   row "$label" "$npus" "$wall" "$user" "$synth" "$rss" "$sched"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$npus" "$wall" "$user" "$synth" "$rss" "$sched" >>"$TMP/rows"
   rm -rf "$TMP/out"
 }
 
@@ -47,3 +56,9 @@ for c in $CASES; do
     *) echo "bench_synth: unknown case '$c' (s64 s128ar s1024t s1024h)" >&2; exit 2 ;;
   esac
 done
+if [[ -n $DOCS ]]; then
+  # The schedule is exact; timings are the machine's and are not checked.
+  exact=()
+  [[ $DOCS == check ]] && exact=("case,NPUs,schedule at 1 MiB")
+  python3 "$ROOT/scripts/bench_doc.py" "$DOCS" "$ROOT/docs/benchmarks.md" scripts/bench_synth.sh "$TMP/rows" "${exact[@]}"
+fi

@@ -1,11 +1,13 @@
 #include "workflows/calibrate.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <unistd.h>
 #include <sstream>
@@ -19,7 +21,10 @@
 #include "system/runner/simulation.h"
 #include "system/scenario/scenario.h"
 #include "system/scenario/system_files.h"
+#include "presets/preset.h"
+#include "workflows/parallel_rows.h"
 #include "workflows/point_result.h"
+#include "workflows/preset_sizes.h"
 #include "workflows/reference_reader.h"
 #include "workflows/sweep_spec.h"
 #include "workflows/yaml_override.h"
@@ -214,24 +219,35 @@ bool passes(const CurvePoint& p, const CalibrateOptions& o) {
   return true;
 }
 
-// The rank's buffer as the simulator counts it: a reference-curve CSV gives
-// an all-gather's gathered total (nccl-tests' size), the simulator the input.
-std::uint64_t simulator_bytes(const Curve& curve, const CurvePoint& p, std::uint32_t npus) {
-  if (curve.format == "reference-curve" && p.collective == "ALL_GATHER") {
-    if (p.bytes % npus != 0) {
-      throw InputError(p.where + ": all-gather size " + std::to_string(p.bytes) + " B (the gathered total) is not a " +
-                       "multiple of the network's " + std::to_string(npus) + " NPUs");
-    }
-    return p.bytes / npus;
+
+// One system the rows run on: the --system folder, or the preset on one
+// node count.
+struct Machine {
+  std::uint32_t nodes = 0, npus = 0;
+  Files base;
+  std::string calibration_source, calibration_text;
+  std::vector<FreeParameterSpec> declared;  // its calibration.yml
+  // The fitted parameters it declares: (index in the fitted list, its own
+  // declaration, which names its own file and line).
+  std::vector<std::pair<std::size_t, FreeParameterSpec>> fitted;
+  bool fitting = false;  // it runs a fitting row
+};
+
+// The machine's files with the fitted parameters it declares set to `values`.
+Files machine_files(const Machine& m, const std::vector<std::string>& values) {
+  std::vector<FreeParameterSpec> params;
+  std::vector<std::string> own;
+  for (const auto& [k, spec] : m.fitted) {
+    params.push_back(spec);
+    own.push_back(values[k]);
   }
-  return p.bytes;
+  return with_values(m.base, params, own, m.calibration_source);
 }
 
 class Evaluator {
  public:
-  Evaluator(const Files& base, const std::vector<FreeParameterSpec>& params, std::string calibration_path,
-            std::vector<CalibratedRow>& rows)
-      : base_(base), params_(params), calibration_path_(std::move(calibration_path)), rows_(rows) {}
+  Evaluator(const std::vector<Machine>& machines, std::vector<CalibratedRow>& rows, unsigned jobs)
+      : machines_(machines), rows_(rows), jobs_(jobs) {}
 
   // Mean squared log ratio over the fitting rows (simulating them).
   double objective(const std::vector<std::string>& values) {
@@ -241,16 +257,33 @@ class Evaluator {
       return k;
     }();
     if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
-    const Files f = with_values(base_, params_, values, calibration_path_);
+    std::vector<std::optional<Files>> files(machines_.size());
+    for (std::size_t m = 0; m < machines_.size(); ++m) {
+      if (machines_[m].fitting) files[m] = machine_files(machines_[m], values);
+    }
+    std::vector<std::size_t> fitting;
+    for (std::size_t i = 0; i < rows_.size(); ++i) {
+      if (rows_[i].fitted) fitting.push_back(i);
+    }
+    std::vector<double> times(fitting.size());
+    // Threads pay off for rows of milliseconds or more, not for microsecond
+    // rows evaluated thousands of times: the first evaluation, on one
+    // thread, says which.
+    const auto start = std::chrono::steady_clock::now();
+    for_each_row(fitting.size(), threaded_ ? jobs_ : 1, [&](std::size_t k) {
+      CalibratedRow& row = rows_[fitting[k]];
+      times[k] = simulate(*files[row.system], row);
+    });
+    if (evaluations_ == 0) {
+      threaded_ = std::chrono::steady_clock::now() - start > std::chrono::milliseconds(20) * fitting.size();
+    }
     double sum = 0;
     std::size_t n = 0;
-    for (CalibratedRow& row : rows_) {
-      if (!row.fitted) continue;
-      const double t = simulate(f, row);
-      // t is 1 ps to 2^63 ps and the measured time 1 ps to 10^16 ns
+    for (std::size_t k = 0; k < fitting.size(); ++k) {  // in row order: the same sum on any number of threads
+      // The time is 1 ps to 2^63 ps and the measured time 1 ps to 10^16 ns
       // (simulate, calibrate and the readers check), so the quotient and its
       // log are finite.
-      sum += std::pow(std::log(t / row.measured_ns), 2);
+      sum += std::pow(std::log(times[k] / rows_[fitting[k]].measured_ns), 2);
       ++n;
     }
     ++evaluations_;
@@ -283,10 +316,10 @@ class Evaluator {
   double best() const { return best_; }
 
  private:
-  const Files& base_;
-  const std::vector<FreeParameterSpec>& params_;
-  std::string calibration_path_;
+  const std::vector<Machine>& machines_;
   std::vector<CalibratedRow>& rows_;
+  unsigned jobs_;
+  bool threaded_ = false;
   std::map<std::string, double> cache_;
   std::size_t evaluations_ = 0;
   double best_ = std::numeric_limits<double>::infinity();
@@ -381,7 +414,8 @@ std::string shell_word(const std::string& text) {
 
 std::string header_comment(const CalibrateOptions& o, const CalibrationResult& r) {
   std::ostringstream h;
-  h << "# Calibrated by `sim calibrate " << shell_word(o.reference) << " --system " << shell_word(o.system_dir) << " --fit ";
+  h << "# Calibrated by `sim calibrate " << shell_word(o.reference)
+    << (o.preset.empty() ? " --system " + shell_word(o.system_dir) : " --preset " + shell_word(o.preset)) << " --fit ";
   for (std::size_t i = 0; i < r.parameters.size(); ++i) h << (i ? "," : "") << r.parameters[i].name;
   if (!o.nccl_collective.empty()) h << " --collective " << shell_word(o.nccl_collective);
   for (const auto& [c, v] : o.filters) h << " --filter " << shell_word(c + "=" + v);
@@ -392,7 +426,8 @@ std::string header_comment(const CalibrateOptions& o, const CalibrationResult& r
     h << "#   " << r.parameters[i].name << " (" << r.parameters[i].file << ".yml " << r.parameters[i].key
       << ") = " << r.values[i] << "\n";
   }
-  h << "# Errors on every other row: errors.csv next to this file.\n";
+  h << (o.preset.empty() ? "# Errors on every other row: errors.csv next to this file.\n"
+                         : "# Errors on every other row: errors.csv in the folder above this one.\n");
   return h.str();
 }
 
@@ -421,6 +456,17 @@ std::uint64_t simulate_collective(const std::string& network_text, const std::st
   if (rows.size() != 1) throw InputError("calibration point: expected one collective, got " + std::to_string(rows.size()));
   if (busbw_gbps) *busbw_gbps = rows[0].busbw_gbps;
   return static_cast<std::uint64_t>(rows[0].duration);
+}
+
+std::uint64_t simulator_bytes(const Curve& curve, const CurvePoint& p, std::uint32_t npus) {
+  if (curve.format == "reference-curve" && p.collective == "ALL_GATHER") {
+    if (p.bytes % npus != 0) {
+      throw InputError(p.where + ": all-gather size " + std::to_string(p.bytes) + " B (the gathered total) is not a " +
+                       "multiple of the network's " + std::to_string(npus) + " NPUs");
+    }
+    return p.bytes / npus;
+  }
+  return p.bytes;
 }
 
 std::optional<double> CalibratedRow::busbw_error() const {
@@ -453,7 +499,10 @@ void check_calibration_output(const std::string& output) {
 }
 
 std::vector<FreeParameterSpec> read_free_parameters(const std::string& path) {
-  const std::string text = read_input_file(path, "calibration file");
+  return parse_free_parameters(read_input_file(path, "calibration file"), path);
+}
+
+std::vector<FreeParameterSpec> parse_free_parameters(const std::string& text, const std::string& path) {
   const ConfigReader r(path);
   const YAML::Node root = r.load(text);
   if (!root.IsMap()) r.fail(root, "expected a map with 'free:' (docs/calibrate.md)");
@@ -470,9 +519,10 @@ std::vector<FreeParameterSpec> read_free_parameters(const std::string& path) {
     p.file = r.text(r.require(n, "file"), at + "file");
     if (p.file != "network" && p.file != "system") r.fail(n["file"], "'" + at + "file' must be network or system, not '" + p.file + "'");
     p.key = r.text(r.require(n, "key"), at + "key");
-    const std::string min_text = r.text(r.require(n, "min"), at + "min");
-    p.kind = kind_of(min_text);
-    if (kind_of(r.text(r.require(n, "max"), at + "max")) != p.kind) r.fail(n["max"], "'" + at + "max' is not in min's unit");
+    p.min_text = r.text(r.require(n, "min"), at + "min");
+    p.max_text = r.text(r.require(n, "max"), at + "max");
+    p.kind = kind_of(p.min_text);
+    if (kind_of(p.max_text) != p.kind) r.fail(n["max"], "'" + at + "max' is not in min's unit");
     p.min = read_value(r, n["min"], at + "min", p.kind);
     p.max = read_value(r, n["max"], at + "max", p.kind);
     if (!(p.min > 0) || !(p.max > p.min)) r.fail(n["max"], "'" + at + "min' must be > 0 and below 'max' (a log-space search)");
@@ -486,19 +536,180 @@ std::vector<FreeParameterSpec> read_free_parameters(const std::string& path) {
   return params;
 }
 
-CalibrationResult calibrate(const CalibrateOptions& o) {
-  namespace fs = std::filesystem;
-  const std::string dir = o.system_dir;
-  if (!fs::is_directory(dir)) throw InputError(dir + ": --system must be a folder with network.yml, system.yml and calibration.yml (`sim system gen`)");
-  Files base;
-  base.network_source = (fs::path(dir) / "network.yml").string();
-  base.system_source = (fs::path(dir) / "system.yml").string();
-  const std::string calibration_path = (fs::path(dir) / "calibration.yml").string();
-  base.network_text = read_input_file(base.network_source, "network file");
-  base.system_text = read_input_file(base.system_source, "system file");
+bool on_bound(const FreeParameterSpec& p, double value) {
+  // The search's own space: a value 0.1% of the way from a bound in log space.
+  const double lo = std::log(p.min), hi = std::log(p.max), x = std::log(value);
+  const double margin = 1e-3 * (hi - lo);
+  return x - lo <= margin || hi - x <= margin;
+}
 
-  std::vector<FreeParameterSpec> all = read_free_parameters(calibration_path);
+namespace {
+
+// The --system folder as the one machine every row runs on.
+Machine folder_machine(const std::string& dir) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(dir)) throw InputError(dir + ": --system must be a folder with network.yml, system.yml and calibration.yml (`sim system gen`)");
+  Machine m;
+  m.base.network_source = (fs::path(dir) / "network.yml").string();
+  m.base.system_source = (fs::path(dir) / "system.yml").string();
+  m.calibration_source = (fs::path(dir) / "calibration.yml").string();
+  m.base.network_text = read_input_file(m.base.network_source, "network file");
+  m.base.system_text = read_input_file(m.base.system_source, "system file");
+  m.calibration_text = read_input_file(m.calibration_source, "calibration file");
+  m.declared = parse_free_parameters(m.calibration_text, m.calibration_source);
+  m.npus = parse_topology(m.base.network_text, m.base.network_source).npu_count();
+  return m;
+}
+
+Machine preset_machine(const SizedSystem& s) {
+  Machine m;
+  m.nodes = s.nodes;
+  m.npus = s.npus;
+  m.base = Files{s.network_text, s.network_source, s.system_text, s.system_source};
+  m.calibration_source = s.calibration_source;
+  m.calibration_text = s.calibration_text;
+  m.declared = parse_free_parameters(s.calibration_text, s.calibration_source);
+  return m;
+}
+
+bool declared_alike(const FreeParameterSpec& a, const FreeParameterSpec& b) {
+  return a.file == b.file && a.key == b.key && a.kind == b.kind && a.min == b.min && a.max == b.max;
+}
+
+// The value the machine's files hold for `p` (its key must exist).
+std::string starting_value(const Machine& m, const FreeParameterSpec& p) {
+  const bool network = p.file == "network";
+  const ConfigReader reader(network ? m.base.network_source : m.base.system_source);
+  const YAML::Node root = reader.load(network ? m.base.network_text : m.base.system_text);
+  const auto [path, param] = key_parts(p.key);
+  const std::vector<std::string> targets = param.empty() ? std::vector<std::string>{path} : param_targets(root, path, param);
+  const YAML::Node v = targets.empty() ? YAML::Node() : find_key(root, split(targets.front(), '.'));
+  const std::string value = !v || !v.IsScalar() ? "" : param.empty() ? v.Scalar() : param_of(v.Scalar(), param);
+  if (value.empty()) {
+    throw InputError(p.where + ": parameter '" + p.name + "': " + (network ? m.base.network_source : m.base.system_source) +
+                     " has no key '" + p.key + "'" +
+                     (param.empty() ? "" : " (an algorithm string with '" + param + "=<value>' at '" + path + "')"));
+  }
+  return value;
+}
+
+std::string sizes_folder(const std::string& output, std::uint32_t nodes) {
+  return (std::filesystem::path(output) / ("nodes-" + std::to_string(nodes))).string();
+}
+
+}  // namespace
+
+CalibrationResult calibrate(const CalibrateOptions& o) {
+  if (o.system_dir.empty() == o.preset.empty()) {
+    throw InputError("give --system DIR or --preset NAME: the system the rows run on (one of them)");
+  }
   CalibrationResult result;
+  result.preset = o.preset;
+  std::vector<Machine> machines;
+  const presets::Preset* preset = o.preset.empty() ? nullptr : &presets::find_preset(o.preset);
+  if (!preset) machines.push_back(folder_machine(o.system_dir));
+
+  const Curve curve = read_curve(o.reference, o.nccl_collective);
+  std::vector<CurvePoint> points = curve.points;
+  // With --preset: each row's node count, and each count's files made once
+  // (in increasing order); a row without a `nodes` column gets one, so
+  // --filter nodes=N selects by it whatever the file calls its sizes.
+  std::vector<std::size_t> machine_of(points.size(), 0);
+  if (preset) {
+    std::vector<std::uint32_t> nodes(points.size());
+    std::map<std::uint32_t, std::string> first_row;  // node count -> the first row asking for it
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      nodes[i] = row_nodes(points[i], *preset);
+      if (!column_value(points[i], "nodes")) points[i].columns["nodes"] = std::to_string(nodes[i]);
+      first_row.emplace(nodes[i], points[i].where);
+    }
+    PresetSizes sizes(*preset);
+    std::map<std::uint32_t, std::size_t> index;
+    for (const auto& [n, where] : first_row) {
+      index[n] = machines.size();
+      machines.push_back(preset_machine(sizes.at(n, where)));
+    }
+    for (std::size_t i = 0; i < points.size(); ++i) machine_of[i] = index.at(nodes[i]);
+  }
+
+  for (const auto& filter : o.filters) {
+    const std::string& column = filter.first;
+    if (column == "collective") continue;
+    const bool known = std::any_of(points.begin(), points.end(),
+                                   [&](const CurvePoint& p) { return column_value(p, column) != nullptr; });
+    if (!known) {
+      std::string columns = "collective";
+      if (!points.empty()) {
+        for (const auto& [c, v] : points.front().labels) columns += ", " + c;
+        for (const auto& [c, v] : points.front().columns) columns += ", " + c;
+      }
+      throw InputError("--filter " + column + "=" + filter.second + ": " + o.reference + " has no column '" + column +
+                       "' (it has: " + columns + ")");
+    }
+  }
+  std::size_t other_npus = 0, filtered = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const CurvePoint& p = points[i];
+    if (!p.time_ns) throw InputError(p.where + ": no time to fit on");
+    // Times are above 0 in measured curves (reference_reader.h); a simulated
+    // curve used as a reference may hold 0 (one rank), and a time below the
+    // simulator's resolution has no ratio to fit.
+    if (!(*p.time_ns >= 1e-3)) {
+      throw InputError(p.where + ": time " + std::to_string(*p.time_ns) + " ns: a fit needs measured times of 1 ps or more");
+    }
+    Machine& m = machines[machine_of[i]];
+    if (const auto it = p.labels.find("npus"); !preset && it != p.labels.end() && it->second != std::to_string(m.npus)) {
+      ++other_npus;
+      continue;
+    }
+    CalibratedRow row;
+    row.point = p;
+    row.system = machine_of[i];
+    row.nodes = m.nodes;
+    row.point.bytes = simulator_bytes(curve, p, m.npus);
+    if (row.point.bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      throw InputError(p.where + ": size " + std::to_string(row.point.bytes) +
+                       " B is above the largest a collective carries (2^63 - 1 B, Chakra's comm_size)");
+    }
+    row.fitted = passes(p, o);
+    filtered += !row.fitted;
+    m.fitting = m.fitting || row.fitted;
+    row.measured_ns = *p.time_ns;
+    row.measured_busbw = p.busbw_gbps.value_or(0);
+    result.rows.push_back(std::move(row));
+  }
+  const auto fitting = std::count_if(result.rows.begin(), result.rows.end(), [](const CalibratedRow& r) { return r.fitted; });
+  if (fitting == 0) {
+    throw InputError(o.reference + ": no row to fit on: of its " + std::to_string(curve.points.size()) + " rows, " +
+                     (preset ? std::string()
+                             : std::to_string(other_npus) + " are on another NPU count than the network's " +
+                                   std::to_string(machines[0].npus) + " and ") +
+                     std::to_string(filtered) + " are left out by --filter and --sizes");
+  }
+
+  // The free parameters: those the systems with fitting rows declare, in the
+  // order of first declaration; a name every system declares alike.
+  std::map<std::string, const FreeParameterSpec*> seen;
+  for (const Machine& m : machines) {
+    for (const FreeParameterSpec& p : m.declared) {
+      const auto it = seen.find(p.name);
+      if (it == seen.end()) {
+        seen.emplace(p.name, &p);
+      } else if (!declared_alike(p, *it->second)) {
+        throw InputError(p.where + ": parameter '" + p.name + "' is declared otherwise at " + it->second->where +
+                         " (one fit sets one value for every node count: the same file, key and bounds)");
+      }
+    }
+  }
+  std::vector<FreeParameterSpec> all;
+  std::string declared_by;
+  for (const Machine& m : machines) {
+    if (!m.fitting) continue;
+    declared_by += (declared_by.empty() ? "" : ", ") + m.calibration_source;
+    for (const FreeParameterSpec& p : m.declared) {
+      if (std::none_of(all.begin(), all.end(), [&](const FreeParameterSpec& q) { return q.name == p.name; })) all.push_back(p);
+    }
+  }
   if (o.fit.empty()) {
     result.parameters = all;
   } else {
@@ -509,82 +720,30 @@ CalibrationResult calibrate(const CalibrateOptions& o) {
       if (it == all.end()) {
         std::string known;
         for (const FreeParameterSpec& p : all) known += (known.empty() ? "" : ", ") + p.name;
-        throw InputError("--fit " + name + ": " + calibration_path + " has no such parameter (it has: " + known + ")");
+        throw InputError("--fit " + name + ": " + declared_by + " has no such parameter (it has: " + known + ")");
       }
       result.parameters.push_back(*it);
     }
   }
 
-  // Starting values: what the files hold (each key must exist).
-  const ConfigReader net_reader(base.network_source), sys_reader(base.system_source);
-  const YAML::Node net_root = net_reader.load(base.network_text), sys_root = sys_reader.load(base.system_text);
-  for (const FreeParameterSpec& p : result.parameters) {
-    const auto [path, param] = key_parts(p.key);
-    const YAML::Node& root = p.file == "network" ? net_root : sys_root;
-    const std::vector<std::string> targets = param.empty() ? std::vector<std::string>{path} : param_targets(root, path, param);
-    const YAML::Node v = targets.empty() ? YAML::Node() : find_key(root, split(targets.front(), '.'));
-    const std::string value = !v || !v.IsScalar() ? "" : param.empty() ? v.Scalar() : param_of(v.Scalar(), param);
-    if (value.empty()) {
-      throw InputError(p.where + ": parameter '" + p.name + "': " + (p.file == "network" ? base.network_source : base.system_source) +
-                       " has no key '" + p.key + "'" +
-                       (param.empty() ? "" : " (an algorithm string with '" + param + "=<value>' at '" + path + "')"));
+  // Each system sets the fitted parameters it declares; the starting value is
+  // the first fitting system's (each key must exist in every system's files).
+  result.values.assign(result.parameters.size(), "");
+  for (Machine& m : machines) {
+    for (std::size_t k = 0; k < result.parameters.size(); ++k) {
+      const auto own = std::find_if(m.declared.begin(), m.declared.end(),
+                                    [&](const FreeParameterSpec& p) { return p.name == result.parameters[k].name; });
+      if (own == m.declared.end()) continue;
+      m.fitted.emplace_back(k, *own);
+      const std::string value = starting_value(m, *own);
+      if (m.fitting && result.values[k].empty()) result.values[k] = value;
     }
-    result.values.push_back(value);
+  }
+  if (preset && !o.output.empty()) {
+    for (const Machine& m : machines) check_calibration_output(sizes_folder(o.output, m.nodes));
   }
 
-  const Topology topology = parse_topology(base.network_text, base.network_source);
-  const std::uint32_t npus = topology.npu_count();
-  const Curve curve = read_curve(o.reference, o.nccl_collective);
-  for (const auto& filter : o.filters) {
-    const std::string& column = filter.first;
-    if (column == "collective") continue;
-    const bool known = std::any_of(curve.points.begin(), curve.points.end(),
-                                   [&](const CurvePoint& p) { return column_value(p, column) != nullptr; });
-    if (!known) {
-      std::string columns = "collective";
-      if (!curve.points.empty()) {
-        for (const auto& [c, v] : curve.points.front().labels) columns += ", " + c;
-        for (const auto& [c, v] : curve.points.front().columns) columns += ", " + c;
-      }
-      throw InputError("--filter " + column + "=" + filter.second + ": " + o.reference + " has no column '" + column +
-                       "' (it has: " + columns + ")");
-    }
-  }
-  std::size_t other_npus = 0, filtered = 0;
-  for (const CurvePoint& p : curve.points) {
-    if (!p.time_ns) throw InputError(p.where + ": no time to fit on");
-    // Times are above 0 in measured curves (reference_reader.h); a simulated
-    // curve used as a reference may hold 0 (one rank), and a time below the
-    // simulator's resolution has no ratio to fit.
-    if (!(*p.time_ns >= 1e-3)) {
-      throw InputError(p.where + ": time " + std::to_string(*p.time_ns) + " ns: a fit needs measured times of 1 ps or more");
-    }
-    if (const auto it = p.labels.find("npus"); it != p.labels.end() && it->second != std::to_string(npus)) {
-      ++other_npus;
-      continue;
-    }
-    CalibratedRow row;
-    row.point = p;
-    row.point.bytes = simulator_bytes(curve, p, npus);
-    if (row.point.bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      throw InputError(p.where + ": size " + std::to_string(row.point.bytes) +
-                       " B is above the largest a collective carries (2^63 - 1 B, Chakra's comm_size)");
-    }
-    row.fitted = passes(p, o);
-    filtered += !row.fitted;
-    row.measured_ns = *p.time_ns;
-    row.measured_busbw = p.busbw_gbps.value_or(0);
-    result.rows.push_back(std::move(row));
-  }
-  const auto fitting = std::count_if(result.rows.begin(), result.rows.end(), [](const CalibratedRow& r) { return r.fitted; });
-  if (fitting == 0) {
-    throw InputError(o.reference + ": no row to fit on: of its " + std::to_string(curve.points.size()) + " rows, " +
-                     std::to_string(other_npus) + " are on another NPU count than the network's " +
-                     std::to_string(npus) + " and " + std::to_string(filtered) +
-                     " are left out by --filter and --sizes");
-  }
-
-  Evaluator ev(base, result.parameters, calibration_path, result.rows);
+  Evaluator ev(machines, result.rows, o.jobs);
   // Coordinate descent until a round no longer lowers the objective (by a
   // part in 1e9), at most `rounds` rounds: parameters that trade off against
   // each other (a bandwidth and a latency) need several.
@@ -601,33 +760,63 @@ CalibrationResult calibrate(const CalibrateOptions& o) {
   result.fit_rms_log_error = std::sqrt(ev.objective(result.values));
   result.evaluations = ev.evaluations();
   for (std::size_t k = 0; k < result.parameters.size(); ++k) {
-    if (!within(result.parameters[k], result.values[k])) {
-      throw std::logic_error("calibrate: the fitted " + result.parameters[k].name + " = " + result.values[k] +
-                             " lies outside its bounds");
+    const FreeParameterSpec& p = result.parameters[k];
+    if (!within(p, result.values[k])) {
+      throw std::logic_error("calibrate: the fitted " + p.name + " = " + result.values[k] + " lies outside its bounds");
+    }
+    if (on_bound(p, *value_of(p.kind, result.values[k]))) {
+      const bool low = std::log(*value_of(p.kind, result.values[k])) - std::log(p.min) <
+                       std::log(p.max) - std::log(*value_of(p.kind, result.values[k]));
+      result.warnings.push_back("calibrate: fitted " + p.name + " = " + result.values[k] + " sits on its " +
+                                (low ? "lower bound " + p.min_text : "upper bound " + p.max_text) + " (bounds [" +
+                                p.min_text + ", " + p.max_text + "], " + p.where +
+                                "): the rows ask for a value beyond it, so the other parameters absorb the rest");
     }
   }
 
   // Every row with the fitted files.
-  const Files fitted = with_values(base, result.parameters, result.values, calibration_path);
-  for (CalibratedRow& row : result.rows) ev.simulate(fitted, row);
+  std::vector<Files> fitted_files;
+  for (const Machine& m : machines) fitted_files.push_back(machine_files(m, result.values));
+  for_each_row(result.rows.size(), o.jobs,
+               [&](std::size_t i) { ev.simulate(fitted_files[result.rows[i].system], result.rows[i]); });
   const std::string head = header_comment(o, result);
-  result.network_text = head + fitted.network_text;
-  result.system_text = head + fitted.system_text;
-  result.calibration_text = head + read_input_file(calibration_path, "calibration file");
+  for (std::size_t i = 0; i < machines.size(); ++i) {
+    const Machine& m = machines[i];
+    const Files& fitted = fitted_files[i];
+    const std::string size_head =
+        m.nodes ? head + "# These files: preset " + o.preset + " on " + std::to_string(m.nodes) + " nodes.\n" : head;
+    result.systems.push_back(CalibratedSystem{m.nodes, size_head + fitted.network_text, size_head + fitted.system_text,
+                                              size_head + m.calibration_text});
+  }
+  if (!preset) {
+    result.network_text = result.systems[0].network_text;
+    result.system_text = result.systems[0].system_text;
+    result.calibration_text = result.systems[0].calibration_text;
+  }
   return result;
 }
 
 void write_calibration(const CalibrationResult& r, const CalibrateOptions& o) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(o.output, ec);
-  if (ec || !fs::is_directory(o.output)) throw InputError(o.output + ": cannot create the folder (" + ec.message() + ")");
+  const bool by_nodes = !r.preset.empty();
+  std::vector<std::string> folders{o.output};
+  if (by_nodes) {
+    for (const CalibratedSystem& s : r.systems) folders.push_back(sizes_folder(o.output, s.nodes));
+  }
+  for (const std::string& folder : folders) {
+    std::error_code ec;
+    fs::create_directories(folder, ec);
+    if (ec || !fs::is_directory(folder)) throw InputError(folder + ": cannot create the folder (" + ec.message() + ")");
+  }
   std::ostringstream csv;
-  csv << "collective,bytes,role,measured_us,simulated_us,time_error_pct,measured_busbw_gbps,simulated_busbw_gbps,"
+  csv << (by_nodes ? "nodes," : "")
+      << "collective,bytes,role,measured_us,simulated_us,time_error_pct,measured_busbw_gbps,simulated_busbw_gbps,"
          "busbw_error_pct\n";
   for (const CalibratedRow& row : r.rows) {
     char line[512];
-    std::snprintf(line, sizeof line, "%s,%llu,%s,%.3f,%.3f,%.2f,%.2f,%.2f,", row.point.collective.c_str(),
+    if (by_nodes) csv << row.nodes << ",";
+    // The simulated time to the picosecond, the simulator's resolution.
+    std::snprintf(line, sizeof line, "%s,%llu,%s,%.3f,%.6f,%.2f,%.2f,%.2f,", row.point.collective.c_str(),
                   static_cast<unsigned long long>(row.point.bytes), row.fitted ? "fit" : "held-out",
                   row.measured_ns / 1e3, row.simulated_ns / 1e3, row.error() * 100, row.measured_busbw,
                   row.simulated_busbw);
@@ -638,35 +827,62 @@ void write_calibration(const CalibrationResult& r, const CalibrateOptions& o) {
     }
     csv << "\n";
   }
-  OutputFile net((fs::path(o.output) / "network.yml").string()), sys((fs::path(o.output) / "system.yml").string()),
-      cal((fs::path(o.output) / "calibration.yml").string()), err((fs::path(o.output) / "errors.csv").string());
-  net.write(r.network_text);
-  sys.write(r.system_text);
-  cal.write(r.calibration_text);
-  err.write(csv.str());
-  net.commit();
-  sys.commit();
-  cal.commit();
-  err.commit();
+  // Every file written beside its final name first, then all renamed.
+  std::vector<std::unique_ptr<OutputFile>> files;
+  const auto add = [&](const std::string& path, const std::string& text) {
+    files.push_back(std::make_unique<OutputFile>(path));
+    files.back()->write(text);
+  };
+  for (std::size_t i = 0; i < r.systems.size(); ++i) {
+    const std::string folder = by_nodes ? folders[i + 1] : o.output;
+    add((fs::path(folder) / "network.yml").string(), r.systems[i].network_text);
+    add((fs::path(folder) / "system.yml").string(), r.systems[i].system_text);
+    add((fs::path(folder) / "calibration.yml").string(), r.systems[i].calibration_text);
+  }
+  add((fs::path(o.output) / "errors.csv").string(), csv.str());
+  for (const auto& f : files) f->commit();
 }
 
 std::string describe_calibration(const CalibrationResult& r) {
   std::ostringstream o;
   o << "fitted " << r.parameters.size() << " parameters (" << r.evaluations << " evaluations, rms log error "
-    << r.fit_rms_log_error << " on the fitting rows):\n";
-  for (std::size_t i = 0; i < r.parameters.size(); ++i) o << "  " << r.parameters[i].name << " = " << r.values[i] << "\n";
-  o << "rows not fitted on (time and busbw error of the simulation against the measurement):\n";
-  o << "  collective       bytes        measured us  simulated us  time err  busbw err\n";
-  double worst = 0;
-  for (const CalibratedRow& row : r.rows) {
-    if (row.fitted) continue;
-    char line[256], busbw[32] = "      n/a";
-    if (const std::optional<double> e = row.busbw_error()) std::snprintf(busbw, sizeof busbw, "%+8.1f%%", *e * 100);
-    std::snprintf(line, sizeof line, "  %-15s %12llu %12.2f %12.2f %+8.1f%% %s\n", row.point.collective.c_str(),
-                  static_cast<unsigned long long>(row.point.bytes), row.measured_ns / 1e3, row.simulated_ns / 1e3,
-                  row.error() * 100, busbw);
+    << r.fit_rms_log_error << " on the fitting rows), each beside its bounds:\n";
+  for (std::size_t i = 0; i < r.parameters.size(); ++i) {
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-20s %-16s [%s, %s]\n", r.parameters[i].name.c_str(), r.values[i].c_str(),
+                  r.parameters[i].min_text.c_str(), r.parameters[i].max_text.c_str());
     o << line;
-    worst = std::max(worst, std::abs(row.error()));
+  }
+  const bool by_nodes = !r.preset.empty();
+  o << "rows not fitted on (time and busbw error of the simulation against the measurement"
+    << (by_nodes ? ", by node count of " + r.preset : std::string()) << "):\n";
+  o << (by_nodes ? "  nodes " : "") << "  collective       bytes        measured us  simulated us  time err  busbw err\n";
+  // By node count (in increasing order), each in the file's order.
+  std::vector<const CalibratedRow*> rows;
+  for (const CalibratedRow& row : r.rows) {
+    if (!row.fitted) rows.push_back(&row);
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const CalibratedRow* a, const CalibratedRow* b) { return a->nodes < b->nodes; });
+  double worst = 0;
+  std::map<std::uint32_t, double> worst_by_nodes;
+  for (const CalibratedRow* row : rows) {
+    char line[256], busbw[32] = "      n/a";
+    if (const std::optional<double> e = row->busbw_error()) std::snprintf(busbw, sizeof busbw, "%+8.1f%%", *e * 100);
+    if (by_nodes) {
+      std::snprintf(line, sizeof line, "  %5u ", static_cast<unsigned>(row->nodes));
+      o << line;
+    }
+    std::snprintf(line, sizeof line, "  %-15s %12llu %12.2f %12.2f %+8.1f%% %s\n", row->point.collective.c_str(),
+                  static_cast<unsigned long long>(row->point.bytes), row->measured_ns / 1e3, row->simulated_ns / 1e3,
+                  row->error() * 100, busbw);
+    o << line;
+    worst = std::max(worst, std::abs(row->error()));
+    worst_by_nodes[row->nodes] = std::max(worst_by_nodes[row->nodes], std::abs(row->error()));
+  }
+  if (by_nodes && worst_by_nodes.size() > 1) {
+    o << "worst held-out time error by node count:";
+    for (const auto& [n, e] : worst_by_nodes) o << " " << n << " nodes " << e * 100 << "%" << (n == worst_by_nodes.rbegin()->first ? "" : ",");
+    o << "\n";
   }
   o << "worst held-out time error " << worst * 100 << "%\n";
   return o.str();

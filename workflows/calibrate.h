@@ -1,6 +1,12 @@
 // `sim calibrate REFERENCE --system DIR`: fits a system folder's free
 // parameters to a measured curve.
 //
+// `sim calibrate REFERENCE --preset NAME` instead simulates each row on the
+// preset generated at that row's node count (workflows/preset_sizes.h) and
+// fits one set of values over every node count: each size's calibration.yml
+// declares its free parameters, and a parameter several sizes declare (by
+// name) must be declared alike.
+//
 // DIR holds network.yml and system.yml (what `sim --network --system` take)
 // and calibration.yml, the parameters that may be fitted (written by `sim
 // system gen`, presets/preset.h):
@@ -43,13 +49,15 @@ struct CalibrateProgress {
 struct CalibrateOptions {
   std::string reference;        // any curve read_curve reads
   std::string nccl_collective;  // for nccl-tests output whose file name does not say
-  std::string system_dir;       // network.yml, system.yml, calibration.yml
+  std::string system_dir;       // network.yml, system.yml, calibration.yml; or
+  std::string preset;           // a preset, generated at each row's node count
   std::vector<std::string> fit;                                  // names; empty: every free parameter
   std::vector<std::pair<std::string, std::string>> filters;      // column=value, all must hold
   std::optional<std::pair<std::uint64_t, std::uint64_t>> sizes;  // bytes, inclusive
   std::string output;
   int rounds = 20;              // coordinate-descent rounds at most (it stops when a round gains nothing)
   int steps = 24;               // golden-section evaluations per parameter and round
+  unsigned jobs = 0;            // threads simulating rows side by side (0: one per core)
   std::function<void(const CalibrateProgress&)> progress;  // may be empty
 };
 
@@ -57,11 +65,14 @@ struct FreeParameterSpec {
   std::string name, file, key;
   std::string kind;       // "bandwidth" (B/s), "time" (ps), "number"
   double min = 0, max = 0;  // in the kind's base unit
+  std::string min_text, max_text;  // as calibration.yml writes them ("100ns", "100us")
   std::string where;      // "calibration.yml:4"
 };
 
 struct CalibratedRow {
   CurvePoint point;
+  std::uint32_t nodes = 0;       // the preset's node count it ran on (--preset; 0 with --system)
+  std::size_t system = 0;        // index in CalibrationResult::systems
   bool fitted = false;           // a fitting row
   double measured_ns = 0, simulated_ns = 0;
   double measured_busbw = 0, simulated_busbw = 0;  // GB/s (nccl-tests definitions)
@@ -72,18 +83,36 @@ struct CalibratedRow {
   std::optional<double> busbw_error() const;
 };
 
+// The calibrated files of one system: the --system folder's, or one size of
+// the preset's.
+struct CalibratedSystem {
+  std::uint32_t nodes = 0;  // 0: the --system folder
+  std::string network_text, system_text, calibration_text;
+};
+
 struct CalibrationResult {
   std::vector<FreeParameterSpec> parameters;  // the fitted ones
   std::vector<std::string> values;            // fitted value per parameter, as written ("391.2GB/s")
   std::vector<CalibratedRow> rows;            // every reference row the network can run
   double fit_rms_log_error = 0;
   std::size_t evaluations = 0;
-  std::string network_text, system_text, calibration_text;  // the calibrated files
+  std::string preset;                          // --preset's name, or empty
+  std::vector<CalibratedSystem> systems;       // by node count with --preset
+  std::string network_text, system_text, calibration_text;  // the calibrated files (--system)
+  // Fitted values on a bound (within 0.1% of the searched range, in log
+  // space as the search): the data pull the value beyond what its bounds allow.
+  std::vector<std::string> warnings;
 };
 
 // Reads DIR/calibration.yml strictly (unknown keys, bad bounds: InputError
 // naming the file and line).
 std::vector<FreeParameterSpec> read_free_parameters(const std::string& path);
+// The same from the text of such a file (`source` names it in messages).
+std::vector<FreeParameterSpec> parse_free_parameters(const std::string& text, const std::string& source);
+
+// Whether `value` (in the kind's base unit) lies within 0.1% of p's searched
+// range (in log space) of min or max.
+bool on_bound(const FreeParameterSpec& p, double value);
 
 // Throws InputError for bad input (no fitting row, an unknown parameter or
 // filter column, a key the files lack, a point that fails to simulate, a
@@ -98,11 +127,20 @@ void check_calibration_output(const std::string& output);
 
 // Writes OUT/network.yml, OUT/system.yml, OUT/calibration.yml and
 // OUT/errors.csv (every row: fitted or held out, measured and simulated time
-// and busbw, the error); each file atomically.
+// and busbw, the error); each file atomically. With --preset: OUT/errors.csv
+// (with a `nodes` column) and OUT/nodes-N/{network,system,calibration}.yml
+// for each node count N of the reference.
 void write_calibration(const CalibrationResult& result, const CalibrateOptions& options);
 
-// The table of held-out rows for people (also printed by `sim calibrate`).
+// The fitted values beside their bounds and the table of held-out rows
+// (by node count with --preset), for people (printed by `sim calibrate`).
 std::string describe_calibration(const CalibrationResult& result);
+
+// The rank's buffer as the simulator counts it for a curve's row on `npus`
+// ranks: a reference-curve CSV's all-gather size is the gathered total
+// (nccl-tests' size), the simulator's the input (InputError when it does not
+// divide).
+std::uint64_t simulator_bytes(const Curve& curve, const CurvePoint& p, std::uint32_t npus);
 
 // Simulated time (ps) of one collective of `bytes` per rank on every NPU of
 // the network, with the given files: what a calibration point costs.

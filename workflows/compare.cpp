@@ -7,9 +7,15 @@
 #include <filesystem>
 #include <set>
 
+#include <limits>
+
 #include "core/error.h"
+#include "presets/preset.h"
 #include "report/report.h"
+#include "workflows/calibrate.h"
+#include "workflows/parallel_rows.h"
 #include "workflows/plot_launcher.h"
+#include "workflows/preset_sizes.h"
 #include "workflows/reference_reader.h"
 
 namespace sim::workflows {
@@ -86,13 +92,68 @@ void write_overlay(const std::string& path, const std::vector<Match>& matches, c
   write_file_atomically(path, csv);
 }
 
+// Every reference row simulated on the preset at its node count: the curve
+// to compare. Both curves get a `nodes` label (matched on, and shown).
+Curve simulate_on_preset(Curve& ref, const std::string& name, const std::vector<std::string>& filters, unsigned jobs) {
+  const presets::Preset& preset = presets::find_preset(name);
+  for (CurvePoint& p : ref.points) {
+    const std::uint32_t nodes = row_nodes(p, preset);
+    p.columns.erase("nodes");
+    p.labels["nodes"] = std::to_string(nodes);  // matched on and shown
+  }
+  apply_filters(ref, filters);
+  Curve ours{"preset " + name, "sim", {}};
+  // Each node count's files made once, before the rows run side by side.
+  PresetSizes sizes(preset);
+  std::vector<const SizedSystem*> systems;
+  for (const CurvePoint& r : ref.points) {
+    systems.push_back(&sizes.at(static_cast<std::uint32_t>(std::stoul(r.labels.at("nodes"))), r.where));
+  }
+  ours.points.resize(ref.points.size());
+  for_each_row(ref.points.size(), jobs, [&](std::size_t i) {
+    const CurvePoint& r = ref.points[i];
+    const SizedSystem& s = *systems[i];
+    const std::uint32_t n = s.nodes;
+    const std::uint64_t bytes = simulator_bytes(ref, r, s.npus);
+    if (bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      throw InputError(r.where + ": size " + std::to_string(bytes) +
+                       " B is above the largest a collective carries (2^63 - 1 B, Chakra's comm_size)");
+    }
+    CurvePoint p;
+    p.collective = r.collective;
+    p.bytes = r.bytes;
+    p.labels = r.labels;
+    p.labels["npus"] = std::to_string(s.npus);
+    p.where = name + " --nodes " + std::to_string(n);
+    double busbw = 0;
+    std::uint64_t ps = 0;
+    try {
+      ps = simulate_collective(s.network_text, s.network_source, s.system_text, s.system_source, r.collective, bytes,
+                               &busbw);
+    } catch (const SimError& e) {  // the row that could not run, and why
+      throw SimError(e.exit_code(), r.where + ": " + r.collective + " of " + std::to_string(bytes) + " B on " +
+                                        p.where + ": " + e.what());
+    }
+    p.time_ns = static_cast<double>(ps) / 1e3;
+    p.busbw_gbps = busbw;
+    ours.points[i] = std::move(p);
+  });
+  return ours;
+}
+
 }  // namespace
 
 int compare_curves(const CompareOptions& o, std::ostream& out) {
   if (o.metric != "time" && o.metric != "busbw") throw InputError("--metric " + o.metric + ": expected time or busbw");
-  const Curve ours = read_curve(o.results);
   Curve ref = read_curve(o.reference, o.reference_collective);
-  apply_filters(ref, o.filters);
+  Curve ours;
+  if (o.preset.empty()) {
+    ours = read_curve(o.results);
+    apply_filters(ref, o.filters);
+  } else {
+    ours = simulate_on_preset(ref, o.preset, o.filters, o.jobs);
+  }
+  const std::string results = o.preset.empty() ? o.results : ours.source + " at each row's node count";
   const std::set<std::string> a = common_labels(ours), b = common_labels(ref);
   std::set<std::string> shared;
   for (const std::string& k : a) {
@@ -131,12 +192,12 @@ int compare_curves(const CompareOptions& o, std::ostream& out) {
   std::string on = "collective, bytes";
   for (const std::string& k : shared) on += ", " + k;
   if (matches.empty()) {
-    throw InputError("no point of " + o.results + " matches a point of " + o.reference + " (matched on " + on + ")" +
+    throw InputError("no point of " + results + " matches a point of " + o.reference + " (matched on " + on + ")" +
                      (zero.empty() ? "" : "; " + std::to_string(zero.size()) + " matched a reference " + o.metric +
                                               " of 0, which has no relative deviation"));  // or one too small for a finite deviation
   }
   const char* unit = o.metric == "time" ? "ns" : "GB/s";
-  out << "compare " << o.results << " with " << o.reference << " (" << ref.format << "): " << o.metric << " in "
+  out << "compare " << results << " with " << o.reference << " (" << ref.format << "): " << o.metric << " in "
       << unit << ", matched on " << on << "; tolerance " << o.tolerance * 100 << "%\n";
   std::size_t outside = 0;
   for (const Match& m : matches) {

@@ -7,6 +7,10 @@
 // outside (naming it), 2 for bad input (nothing matches, a point matches
 // twice, a file in no known format). Reference rows may be narrowed with
 // --filter key=value (e.g. backend=analytical).
+//
+// `sim compare REFERENCE --preset NAME` makes the results instead: every
+// reference row (after --filter) simulated on the preset generated at the
+// row's node count (workflows/preset_sizes.h), matched on `nodes` too.
 #pragma once
 
 #include <ostream>
@@ -22,6 +26,8 @@ struct CompareOptions {
   std::string plot;                // PNG overlay, empty: none
   std::string reference_collective;  // nccl-tests output that its file name does not tell
   std::vector<std::string> filters;  // key=value on reference labels
+  std::string preset;                // simulate the reference on it instead of reading `results`
+  unsigned jobs = 0;                 // --preset: threads simulating rows (0: one per core)
 };
 
 int compare_curves(const CompareOptions& options, std::ostream& out);
