@@ -100,6 +100,8 @@ std::string join(const std::vector<std::string>& items) {
 const std::string kNvlsEfficiencyKey = "collective.algorithms.all_reduce:nvls_efficiency";
 // The per-call overhead in every NCCL collective's string.
 const std::string kNcclOverheadKey = "collective.algorithms.*:overhead";
+const std::string kNcclProxyKey = "collective.algorithms.*:proxy";
+const std::string kNcclNetLatencyKey = "collective.algorithms.*:net_latency";
 
 // The value `key` has in `preset` after its fit (if it has one), else `dflt`.
 Figure value_of(const Preset& p, const std::string& file, const std::string& key, Figure dflt) {
@@ -230,9 +232,24 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::size_t ndims,
   // The parameters calibration fits are written out, with their sources.
   const Figure call = value_of(p, "system", kNcclOverheadKey,
                                {"0us", "none in NCCL's model; free for calibration: kernel launch, framework"});
-  const std::string nccl = std::string("nccl:overhead=") + call.value;
-  std::string all_reduce = nccl;
+  std::string nccl = std::string("nccl:overhead=") + call.value;
   o << "  # overhead " << call.value << ": a fixed cost per call (" << call.source << ")\n";
+  if (*p.nccl_version.value) {
+    nccl += std::string(",version=") + p.nccl_version.value;
+    o << "  # version " << p.nccl_version.value << ": NCCL's release (" << p.nccl_version.source << ")\n";
+  }
+  if (*p.nccl_proxy.value) {
+    const Figure proxy = value_of(p, "system", kNcclProxyKey, p.nccl_proxy);
+    const Figure hop = value_of(p, "system", kNcclNetLatencyKey, p.nccl_net_latency);
+    nccl += std::string(",proxy=") + proxy.value + ",net_latency=" + hop.value;
+    o << "  # proxy " << proxy.value << ": NCCL's proxy thread per network message (" << proxy.source << ")\n"
+      << "  # net_latency " << hop.value << ": the fabric's latency per network hop (" << hop.source << ")\n";
+  }
+  std::string all_reduce = nccl;
+  if (*p.nccl_tuner.value) {
+    all_reduce += std::string(",tuner=") + p.nccl_tuner.value;
+    o << "  # tuner " << p.nccl_tuner.value << " (all-reduce): " << p.nccl_tuner.source << "\n";
+  }
   if (*g.nvswitch_reduces) {
     const Figure eff = value_of(p, "system", kNvlsEfficiencyKey,
                                 {"1", "NCCL 2.19's model as is; NCCL 2.2x's own model scales NVLS by 0.85 on Hopper"});
@@ -297,6 +314,18 @@ std::vector<FreeParameter> free_parameters(const Preset& p, std::uint32_t nodes)
                     p.gpu->nvlink_total.value, "NVLink efficiency: what a GPU moves through the NVSwitch, per direction"});
     free.push_back({"nvlink_latency", "network", "latency.0", "50ns", "20us",
                     "per link of a GPU-NVSwitch-GPU step (NCCL's per-step protocol latency lands here)"});
+  }
+  if (*p.nccl_proxy.value) {
+    // NCCL's structure is simulated (proxy, hops, the tuner's choice): what is
+    // physically unknown is fitted, the published link rates stay.
+    free.clear();
+    free.push_back({"nccl_overhead", "system", kNcclOverheadKey, "1us", "400us",
+                    "a fixed cost per NCCL call (kernel launch, the plugin's and the framework's own work)"});
+    free.push_back({"nccl_proxy", "system", kNcclProxyKey, "200ns", "5us",
+                    "NCCL's proxy thread per network message it posts or completes"});
+    free.push_back({"nccl_net_latency", "system", kNcclNetLatencyKey, "2us", "60us",
+                    "the fabric's latency per network hop as NCCL sees it (NCCL's table: 14 us on InfiniBand)"});
+    return free;
   }
   free.push_back({"nccl_overhead", "system", kNcclOverheadKey, "100ns", "100us",
                   "a fixed cost per NCCL call (kernel launch, a framework's own work around it)"});

@@ -52,6 +52,16 @@ struct Preset {
   // compute.efficiency (written when set): cluster presets sustain less than
   // the one-GPU kernel measurements (docs/published-runs.md).
   Figure compute_efficiency{"", ""};
+  // NCCL as the platform runs it (docs/nccl.md), written into every `nccl`
+  // choice when set: its release (the NVLS-tree chunk rule), the tuner
+  // plugin the platform ships, and the costs NCCL's tuning model leaves out,
+  // the proxy thread's per network message and the fabric's latency per hop.
+  // A preset that sets `nccl_proxy` calibrates these (calibration.yml), not
+  // the published link bandwidths.
+  Figure nccl_version{"", ""};
+  Figure nccl_tuner{"", ""};
+  Figure nccl_proxy{"", ""};
+  Figure nccl_net_latency{"", ""};
   // Fitted presets: the files' values replaced (key path -> value, source).
   struct Fitted {
     std::string file, key, value;

@@ -50,6 +50,13 @@ struct CollectiveOp {
   std::uint32_t channel = 0;
   BytesPerSecond rate = 0;
   std::uint32_t node = 0;    // switch ops: the switch's node id in the topology
+  // NCCL's proxy thread (docs/nccl.md, "The proxy"): a send with proxy_ns > 0
+  // crosses the network through the sending rank's proxy, which posts it
+  // proxy_ns after it is free (one message after another, whatever the
+  // channel), and the receiving rank's proxy takes as long to complete it
+  // before the receive sees it. A rank's proxy is one serialized resource
+  // shared by all its collectives. 0: no proxy.
+  std::uint32_t proxy_ns = 0;
 };
 
 using OpRef = std::uint64_t;  // program-defined handle of one op on one rank

@@ -185,8 +185,8 @@ void CollectiveEngine::issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref
   }
   switch (op.kind) {
     case OpKind::kSend: {
-      if (op.rate > 0) {
-        issue_switch_op(inst, pos, ref, op);  // paced: the same path as uploads
+      if (op.rate > 0 || op.proxy_ns > 0) {
+        issue_switch_op(inst, pos, ref, op);  // paced or proxied: the same path as uploads
         break;
       }
       const std::uint32_t m = in_flight_.alloc(InFlight{inst, pos, op.peer, op.tag, op.bytes, ref});
@@ -283,26 +283,33 @@ void CollectiveEngine::delivered(std::uint32_t m) {
     queue_.schedule(in_flight_[m].not_before, this, kDelivered, m);
     return;
   }
+  // Mirrored: what arrives is the copy of this message sent to this rank.
+  // With a period P, the message to member z stands for the one to member
+  // z mod P, sent by the member as many positions before the sender.
+  const Instance& in = instances_[in_flight_[m].instance];
+  std::uint32_t to = in_flight_[m].dst;
+  MatchKey key{in_flight_[m].instance, in_flight_[m].src, in_flight_[m].dst, in_flight_[m].tag};
+  if (in.mirrored && in.period == 1) {
+    to = in_flight_[m].src;
+    key = MatchKey{in_flight_[m].instance, kMirrorPeer, in_flight_[m].src, in_flight_[m].send_ref};
+  } else if (in.mirrored) {
+    const auto n = static_cast<std::uint32_t>(in.members->size());
+    const std::uint32_t shift = in_flight_[m].dst - in_flight_[m].dst % in.period;
+    to = in_flight_[m].dst - shift;
+    key = MatchKey{in_flight_[m].instance, (in_flight_[m].src + n - shift) % n, to, in_flight_[m].tag};
+  }
+  if (in_flight_[m].proxy_ns > 0 && !in_flight_[m].cancelled) {  // the receiver's proxy completes it first
+    const Time done = proxy_through((*in.members)[to], queue_.now(), Time{in_flight_[m].proxy_ns} * kNanosecond);
+    in_flight_[m].proxy_ns = 0;
+    in_flight_[m].not_before = done;
+    queue_.schedule(done, this, kDelivered, m);
+    return;
+  }
   const InFlight msg = in_flight_[m];
   in_flight_.free(m);
   if (msg.cancelled) return;  // taken back: its collective was aggregated
   work_.push_back(make_work(msg.instance, msg.src, msg.send_ref, true));  // eager send: done on delivery
   PostedRecv recv;
-  // Mirrored: what arrives is the copy of this message sent to this rank.
-  // With a period P, the message to member z stands for the one to member
-  // z mod P, sent by the member as many positions before the sender.
-  const Instance& in = instances_[msg.instance];
-  std::uint32_t to = msg.dst;
-  MatchKey key{msg.instance, msg.src, msg.dst, msg.tag};
-  if (in.mirrored && in.period == 1) {
-    to = msg.src;
-    key = MatchKey{msg.instance, kMirrorPeer, msg.src, msg.send_ref};
-  } else if (in.mirrored) {
-    const auto n = static_cast<std::uint32_t>(in.members->size());
-    const std::uint32_t shift = msg.dst - msg.dst % in.period;
-    to = msg.dst - shift;
-    key = MatchKey{msg.instance, (msg.src + n - shift) % n, to, msg.tag};
-  }
   if (match_.arrive(key, msg.bytes, recv)) {
     check_sizes(instances_[msg.instance], msg.src, to, msg.tag, msg.bytes, recv.bytes);
     work_.push_back(make_work(msg.instance, to, recv.ref, true));
@@ -389,6 +396,13 @@ Time CollectiveEngine::pace(std::uint32_t inst, std::uint32_t pos, const Collect
   return pacer[op.channel];
 }
 
+Time CollectiveEngine::proxy_through(NodeId npu, Time at, Time cost) {
+  if (proxy_free_.size() <= npu) proxy_free_.resize(std::size_t{npu} + 1, 0);
+  const Time start = std::max(at, proxy_free_[npu]);
+  proxy_free_[npu] = add_time(start, cost, "a proxy thread's work");
+  return proxy_free_[npu];
+}
+
 bool CollectiveEngine::switch_ops(NodeId sw) const {
   return network_.carries_switch_ops() && network_.topology().reduces(sw);
 }
@@ -406,9 +420,14 @@ void CollectiveEngine::issue_switch_op(std::uint32_t inst, std::uint32_t pos, Op
     if (in.mirrored) ++mirrored_messages_;
     if (in.tentative) in.tentative_sends.push_back(m);
   }
-  // The message leaves when its pacer starts it (not before the endpoint delay).
+  // The message leaves when its pacer starts it (not before the endpoint
+  // delay), and through a proxy once the sender's proxy has posted it.
   const Time paced_start = op.rate > 0 ? msg.not_before - transfer_time(op.bytes, op.rate) : queue_.now();
-  const Time at = std::max(add_time(queue_.now(), config_.endpoint_delay, "a send's endpoint delay"), paced_start);
+  Time at = std::max(add_time(queue_.now(), config_.endpoint_delay, "a send's endpoint delay"), paced_start);
+  if (op.proxy_ns > 0) {
+    at = proxy_through((*instances_[inst].members)[pos], at, Time{op.proxy_ns} * kNanosecond);
+    in_flight_[m].proxy_ns = op.proxy_ns;
+  }
   if (at > queue_.now()) {
     queue_.schedule(at, this, kInject, m);
   } else {

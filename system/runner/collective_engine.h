@@ -182,6 +182,7 @@ class CollectiveEngine final : public EventHandler {
     Carry carry = Carry::kSend;
     NodeId node = 0;         // switch ops: the switch
     Time not_before = 0;     // its channel's pacer is through with it then
+    std::uint32_t proxy_ns = 0;  // the receiving rank's proxy has yet to complete it (CollectiveOp::proxy_ns)
     std::uint32_t count = 0;  // kCopies: copies in flight; kCopy: its kCopies record
   };
   struct SwitchKey {
@@ -246,6 +247,10 @@ class CollectiveEngine final : public EventHandler {
   void stand_ins_due(std::uint64_t payload);
   // Puts message `m` on the network (a send, a switch upload, or their split into sends).
   void inject(std::uint32_t m);
+  // The proxy thread of `npu` (CollectiveOp::proxy_ns): it takes a message
+  // at `at` or when free, whichever is later, and is through with it
+  // `cost` later, which it returns.
+  Time proxy_through(NodeId npu, Time at, Time cost);
   // When a send or upload with a rate may be delivered at the earliest; moves the channel's pacer.
   Time pace(std::uint32_t inst, std::uint32_t pos, const CollectiveOp& op);
   void issue_switch_op(std::uint32_t inst, std::uint32_t pos, OpRef ref, const CollectiveOp& op);
@@ -288,6 +293,7 @@ class CollectiveEngine final : public EventHandler {
   std::size_t live_instances_ = 0;
 
   IndexPool<InFlight> in_flight_;  // a send's Delivery payload is its index here
+  std::vector<Time> proxy_free_;   // per NPU: when its proxy thread is free
   IndexPool<Pending> pending_;
   // Arrived messages (their sizes) and posted receives, FIFO per key.
   MessageMatcher<MatchKey, std::uint64_t, PostedRecv, MatchKeyHash> match_;

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "system/collectives/nccl/nccl_protocol.h"
+#include "system/collectives/nccl/tuner_regions.h"
 #include "system/collectives/one_member.h"
 
 namespace sim::nccl {
@@ -47,7 +48,9 @@ bool modelled(Algo a, CollectiveType type, int nodes) {
 }  // namespace
 
 const std::vector<std::string>& param_names() {
-  static const std::vector<std::string> kNames = {"algo", "proto", "channels", "arch", "overhead", "nvls_efficiency", "nvls_latency"};
+  static const std::vector<std::string> kNames = {"algo",           "proto",        "channels", "arch",   "overhead",
+                                                  "nvls_efficiency", "nvls_latency", "proxy",    "version",
+                                                  "tuner",           "net_latency"};
   return kNames;
 }
 
@@ -96,7 +99,23 @@ std::uint64_t param_value(const std::string& key, const std::string& value) {
     }
     return static_cast<std::uint64_t>(std::llround(v * kMillionths));
   }
-  if (key == "nvls_latency" || key == "overhead") {  // a time, kept in ps
+  if (key == "tuner") return static_cast<std::uint64_t>(tuner_plugin(value));
+  if (key == "version") {  // 2.N or 2.N.M, kept as 100 x 2 + N (2.19 -> 219)
+    std::size_t i = 0;
+    std::uint64_t minor = 0;
+    const bool two = value.size() >= 3 && value[0] == '2' && value[1] == '.';
+    for (i = 2; two && i < value.size() && value[i] >= '0' && value[i] <= '9' && minor < 100; ++i) {
+      minor = minor * 10 + static_cast<std::uint64_t>(value[i] - '0');
+    }
+    bool ok = two && i > 2 && minor < 100;
+    if (ok && i < value.size()) {  // a patch level: .M
+      ok = value[i] == '.' && i + 1 < value.size();
+      for (std::size_t k = i + 1; ok && k < value.size(); ++k) ok = value[k] >= '0' && value[k] <= '9';
+    }
+    if (!ok) throw InputError("nccl: version must be NCCL's release as 2.N or 2.N.M, e.g. 2.21 or 2.27.7, not '" + value + "'");
+    return 200 + minor;
+  }
+  if (key == "nvls_latency" || key == "overhead" || key == "proxy" || key == "net_latency") {  // a time, kept in ps
     Time t = -1;
     try {
       if (!value.empty() && value.back() == 's') t = parse_time(value);
@@ -117,6 +136,8 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     arch = it->second == 70 ? Arch::kVolta : it->second == 80 ? Arch::kAmpere : Arch::kHopper;
   }
   pl.system = describe_system(ctx, arch);
+  const auto version_it = params.find("version");
+  const int version = version_it == params.end() ? kDefaultVersion : static_cast<int>(version_it->second);
   TuneInput& in = pl.input;
   in.type = type;
   in.ranks = pl.system.ranks;
@@ -201,7 +222,21 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
       type == CollectiveType::kAllGather ? bytes * static_cast<std::uint64_t>(in.ranks) : bytes;
   Choice best;
   const auto forced_proto = params.find("proto");
-  for (int a = 0; a < kAlgos; ++a) {
+  // A tuner plugin's pick replaces NCCL's model where it has one and the
+  // group can run it (tuner_regions.h); forcing algo or proto overrides both.
+  const auto tuner = params.find("tuner");
+  bool picked = false;
+  if (tuner != params.end() && forced_algo == params.end() && forced_proto == params.end()) {
+    const auto pick = tuner_pick(static_cast<TunerPlugin>(tuner->second), type, tuned_bytes, in.ranks, in.nodes);
+    if (pick && allowed[static_cast<int>(pick->algo)]) {
+      const double t = algo_time(in, pl.table, pick->algo, pick->proto, tuned_bytes);
+      if (t >= 0) {
+        best = Choice{pick->algo, pick->proto, t};
+        picked = true;
+      }
+    }
+  }
+  for (int a = 0; a < kAlgos && !picked; ++a) {
     if (!allowed[a]) continue;
     for (int p = 0; p < kProtos; ++p) {
       if (forced_proto != params.end() && forced_proto->second != static_cast<std::uint64_t>(p)) continue;
@@ -224,8 +259,13 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
   pl.proto = best.proto;
   const Graph& g = in.graphs[static_cast<int>(pl.algo)];
   pl.channels = static_cast<std::uint32_t>(g.channels);
-  if (const auto it = params.find("channels"); it != params.end()) pl.channels = static_cast<std::uint32_t>(it->second);
+  const auto forced_channels = params.find("channels");
+  if (forced_channels != params.end()) pl.channels = static_cast<std::uint32_t>(forced_channels->second);
   pl.predicted_us = algo_time(in, pl.table, pl.algo, pl.proto, tuned_bytes, static_cast<int>(pl.channels));
+  // NVLS-tree runs on nvlsChannels CTAs whatever the search found (src/enqueue.cc:
+  // "NVLS should not need more than 16 channels", nc = comm->nvlsChannels);
+  // NCCL's model prices it on the search's graph (above).
+  if (pl.algo == Algo::kNvlsTree && forced_channels == params.end()) pl.channels = kNvlsChannels;
 
   // The step model: a channel moves NCCL's modelled bandwidth per channel.
   const int ai = static_cast<int>(pl.algo), pi = static_cast<int>(pl.proto);
@@ -246,7 +286,7 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     const double uploaded = type == CollectiveType::kAllGather       ? 1 / local
                             : type == CollectiveType::kReduceScatter ? 1.0
                                                                      : (local + 1) / local;
-    m.channel_rate = static_cast<BytesPerSecond>(std::llround(uploaded * alg_bw / g.channels * 1e9));
+    m.channel_rate = static_cast<BytesPerSecond>(std::llround(uploaded * alg_bw / pl.channels * 1e9));
     // NCCL's chunk per head and round, by nBytes, per algorithm (src/enqueue.cc,
     // calcCollChunking: NVLS's rule for all-reduce, all-gather and
     // reduce-scatter alike, NVLS-tree's its own): a round's multicasts all land
@@ -263,7 +303,9 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     const bool one_node_all_reduce = pl.algo == Algo::kNvls && in.nodes == 1 && type == CollectiveType::kAllReduce;
     m.step_bytes = one_node_all_reduce      ? kNvlsChunk
                    : pl.algo == Algo::kNvls ? nvls_chunk(tuned_bytes, ops, in.nodes, pl.table.bandwidth[ai][pi])
-                                            : nvls_tree_chunk(tuned_bytes, ops, in.nodes);
+                                            : nvls_tree_chunk(tuned_bytes, ops, in.nodes, version);
+    // NVLS-tree's network connections have NCCL_STEPS slots of a chunk each.
+    if (pl.algo == Algo::kNvlsTree) m.window = static_cast<std::uint32_t>(kNcclSteps);
     // One node: NVLS's whole latency up front. Across nodes (NVLS-tree, and
     // NVLS with SHARP) the NVLink hop up front and the network hop after each
     // message from the network, so the deepest path pays NCCL's latency.
@@ -311,6 +353,13 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
       m.step_bytes = chain_step_payload(pl.proto);
       m.window = kChainStepsInFlight;
     }
+  }
+  if (const auto it = params.find("proxy"); it != params.end()) m.proxy = static_cast<Time>(it->second);
+  // The network's latency per hop where the fabric's differs from NCCL's
+  // table (hwLat[NET], measured on InfiniBand): in the simulated steps only,
+  // so NCCL's choice stays its model's.
+  if (const auto it = params.find("net_latency"); it != params.end() && m.hop_inter > 0) {
+    m.hop_inter = static_cast<Time>(it->second);
   }
   // (one-node NVLS's base is the table's latency, which has it)
   if (pl.algo != Algo::kNvls || in.nodes > 1) m.base += extra;

@@ -17,7 +17,16 @@ constexpr std::uint32_t kNone = DagBuilder::kNone;
 // Per-rank op lists, with the kinds of op NCCL's steps use.
 class Builder {
  public:
-  explicit Builder(std::uint32_t n) : dag_(n) {}
+  // Sends between GPUs of different nodes go through NCCL's proxy threads
+  // when the model has one (StepModel::proxy).
+  // A send across nodes stands for as many of NCCL's network messages as it
+  // has steps of `step` payload (programs cap their loops, so one send may
+  // carry several of NCCL's steps): its proxy time is that many.
+  Builder(const AlgorithmContext& ctx, const StepModel& m, std::uint64_t step)
+      : dag_(ctx.size()),
+        domain_of_(ctx.domain_of),
+        proxy_ns_(proxy_ns(m.proxy)),
+        step_wire_(std::max<std::uint64_t>(1, wire_bytes(m.proto, step))) {}
 
   std::uint32_t add(std::uint32_t r, const CollectiveOp& op, std::initializer_list<std::uint32_t> parents) {
     return dag_.add(r, op, parents);
@@ -42,6 +51,10 @@ class Builder {
     op.tag = tag;
     op.channel = channel;
     op.rate = rate;
+    if (proxy_ns_ > 0 && r < domain_of_.size() && peer < domain_of_.size() && domain_of_[r] != domain_of_[peer]) {
+      const std::uint64_t messages = std::max<std::uint64_t>(1, (wire + step_wire_ - 1) / step_wire_);
+      op.proxy_ns = static_cast<std::uint32_t>(std::min<std::uint64_t>(messages * proxy_ns_, 0xffffffff));
+    }
     return add(r, op, parents);
   }
   std::uint32_t recv(std::uint32_t r, std::uint32_t peer, std::uint64_t wire, std::uint64_t tag) {
@@ -55,7 +68,13 @@ class Builder {
   std::shared_ptr<const CollectiveProgram> build(std::string name) { return dag_.build(std::move(name)); }
 
  private:
+  static std::uint32_t proxy_ns(Time t) {
+    return static_cast<std::uint32_t>(std::min<Time>((t + kNanosecond / 2) / kNanosecond, 0xffffffff));
+  }
   DagBuilder dag_;
+  std::vector<std::uint32_t> domain_of_;
+  std::uint32_t proxy_ns_;
+  std::uint64_t step_wire_;
 };
 
 // Loops (chunks) per channel: the protocol's step size, but at most kMaxLoops
@@ -149,7 +168,7 @@ BytesPerSecond wire_rate(const StepModel& m) {
 std::shared_ptr<const CollectiveProgram> make_ring_program(std::string name, CollectiveType type, std::uint64_t bytes,
                                                            const AlgorithmContext& ctx, const StepModel& m) {
   const std::uint32_t n = ctx.size();
-  Builder b(n);
+  Builder b(ctx, m, m.step_bytes ? m.step_bytes : step_payload(m.proto));
   const bool gather = type == CollectiveType::kAllGather;
   if (type != CollectiveType::kAllReduce && type != CollectiveType::kReduceScatter && !gather) {
     throw std::invalid_argument("nccl ring: unsupported collective");
@@ -220,7 +239,7 @@ std::shared_ptr<const CollectiveProgram> make_ring_program(std::string name, Col
 std::shared_ptr<const CollectiveProgram> make_chain_program(std::string name, CollectiveType type, std::uint64_t bytes,
                                                             const AlgorithmContext& ctx, const StepModel& m) {
   const std::uint32_t n = ctx.size();
-  Builder b(n);
+  Builder b(ctx, m, m.step_bytes ? m.step_bytes : chain_step_payload(m.proto));
   if (type != CollectiveType::kBroadcast && type != CollectiveType::kReduce) {
     throw std::invalid_argument("nccl chain: unsupported collective");
   }
@@ -262,7 +281,7 @@ std::shared_ptr<const CollectiveProgram> make_chain_program(std::string name, Co
 std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std::uint64_t bytes,
                                                            const AlgorithmContext& ctx, const StepModel& m) {
   const std::uint32_t n = ctx.size();
-  Builder b(n);
+  Builder b(ctx, m, m.step_bytes ? m.step_bytes : step_payload(m.proto));
   if (n <= 1) return b.build(std::move(name));
   const std::uint64_t step = m.step_bytes ? m.step_bytes : step_payload(m.proto);
   const std::uint32_t window = m.window ? m.window : steps_in_flight(m.proto);
@@ -327,7 +346,7 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
 std::shared_ptr<const CollectiveProgram> make_nvls_program(std::string name, std::uint64_t bytes,
                                                            const AlgorithmContext& ctx, const StepModel& m) {
   const std::uint32_t n = ctx.size();
-  Builder b(n);
+  Builder b(ctx, m, m.step_bytes ? m.step_bytes : kNvlsChunk);
   if (n <= 1) return b.build(std::move(name));
   if (ctx.domains > 1) {
     const std::vector<NodeId> rail = rail_switches(ctx);
@@ -371,7 +390,7 @@ std::shared_ptr<const CollectiveProgram> make_nvls_scatter_gather_program(std::s
                                                                          std::uint64_t bytes, const AlgorithmContext& ctx,
                                                                          const StepModel& m) {
   const std::uint32_t n = ctx.size();
-  Builder b(n);
+  Builder b(ctx, m, m.step_bytes ? m.step_bytes : kNvlsChunk);
   if (n <= 1) return b.build(std::move(name));
   const bool gather = type == CollectiveType::kAllGather;
   if (!gather && type != CollectiveType::kReduceScatter) throw std::invalid_argument("nccl nvls: unsupported collective");
@@ -432,7 +451,7 @@ std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std
                                                            const AlgorithmContext& ctx, const StepModel& m,
                                                            const std::vector<NodeId>& rail) {
   const std::uint32_t n = ctx.size();
-  Builder b(n);
+  Builder b(ctx, m, m.step_bytes ? m.step_bytes : kNvlsChunk);
   if (n <= 1) return b.build(std::move(name));
   if (!ctx.domain_reduces) throw std::invalid_argument("nccl nvls across nodes: needs every node's switch to reduce");
   const std::uint32_t D = ctx.domains;
@@ -527,7 +546,7 @@ std::shared_ptr<const CollectiveProgram> make_nvls_tree_program(std::string name
 std::shared_ptr<const CollectiveProgram> make_collnet_chain_program(std::string name, std::uint64_t bytes,
                                                                     const AlgorithmContext& ctx, const StepModel& m) {
   const std::uint32_t n = ctx.size();
-  Builder b(n);
+  Builder b(ctx, m, m.step_bytes ? m.step_bytes : chain_step_payload(m.proto));
   if (n <= 1) return b.build(std::move(name));
   const std::vector<NodeId> rail = rail_switches(ctx);
   if (rail.empty()) throw std::invalid_argument("nccl collnetchain: needs a reducing switch above every node");
@@ -582,7 +601,7 @@ std::shared_ptr<const CollectiveProgram> make_collnet_chain_program(std::string 
 std::shared_ptr<const CollectiveProgram> make_collnet_direct_program(std::string name, std::uint64_t bytes,
                                                                      const AlgorithmContext& ctx, const StepModel& m) {
   const std::uint32_t n = ctx.size();
-  Builder b(n);
+  Builder b(ctx, m, m.step_bytes ? m.step_bytes : chain_step_payload(m.proto));
   if (n <= 1) return b.build(std::move(name));
   const std::vector<NodeId> rail = rail_switches(ctx);
   if (rail.empty()) throw std::invalid_argument("nccl collnetdirect: needs a reducing switch above every node");

@@ -82,6 +82,10 @@ struct StepModel {
   // has one load). 0: reductions free (NCCL's tuning model, which prices
   // none). NVLS and NVLS-tree ignore it: the switch sums the node's buffers.
   BytesPerSecond memory_bandwidth = 0;
+  // NCCL's proxy thread (CollectiveOp::proxy_ns): the time a rank's proxy
+  // spends on each network message it posts or completes, one after another
+  // (rounded to the nanosecond). 0: no proxy (NCCL's tuning model has none).
+  Time proxy = 0;
 };
 
 // The pacing rate of a channel's wire bytes for a payload rate.

@@ -12,6 +12,7 @@
 // eight steps in flight.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "system/collectives/nccl/nccl_tuner.h"
@@ -86,13 +87,29 @@ inline std::uint64_t nvls_chunk(std::uint64_t n_bytes, std::uint64_t concurrent_
   return chunk;
 }
 
+// NCCL's release, as 200 + minor (2.21 -> 221): the `version` key of `nccl`.
+// Left out, the rules of 2.21 and later.
+inline constexpr int kDefaultVersion = 221;
+
+// CTAs NVLS and NVLS-tree run on: nvlsChannels (NCCL_NVLS_NCHANNELS, 16 by
+// default on Hopper), whatever the topology search found.
+inline constexpr std::uint32_t kNvlsChannels = 16;
+
 // NCCL's NVLS-tree chunk (src/enqueue.cc, calcCollChunking, the
-// NCCL_ALGO_NVLS_TREE branch): 128 KiB, at most 64 KiB on 4 nodes or more
-// (NCCL_NVLSTREE_MAX_CHUNKSIZE's default, -2); then 64 KiB below 4 x ops x
-// chunk and 32 KiB below 1 x ops x 64 KiB (its 256 and 128 KiB steps never
-// apply to a 128 KiB start). On two dgx-h100 (64 ops): 32 MiB and 4 MiB.
-inline std::uint64_t nvls_tree_chunk(std::uint64_t n_bytes, std::uint64_t concurrent_ops, int nodes) {
-  std::uint64_t chunk = nodes >= 4 ? 65536 : kNvlsChunk;
+// NCCL_ALGO_NVLS_TREE branch) for nBytes over `concurrent_ops` = channels x
+// heads. Its start changed with the release: a Simple slot (4 MiB buffer /
+// NCCL_STEPS = 512 KiB) before 2.21, NCCL_NVLS_CHUNKSIZE (128 KiB) from 2.21
+// on; from 2.19 on at most 64 KiB on 4 nodes or more (NCCL_NVLSTREE_MAX_CHUNKSIZE's
+// default, -2). Then halved: to 256 KiB below 32 x ops x chunk, 128 KiB below
+// 16 x ops x chunk, 64 KiB below 4 x ops x chunk, 32 KiB below 1 x ops x 64 KiB.
+// On two H100 nodes, 2.21 (16 CTAs x 8 heads = 128 ops): 32 KiB below 8 MiB,
+// 64 KiB below 64 MiB, 128 KiB above.
+inline std::uint64_t nvls_tree_chunk(std::uint64_t n_bytes, std::uint64_t concurrent_ops, int nodes,
+                                     int version = kDefaultVersion) {
+  std::uint64_t chunk = version >= 221 ? kNvlsChunk : 4 * 1024 * 1024 / kNcclSteps;
+  if (version >= 219 && nodes >= 4) chunk = std::min<std::uint64_t>(chunk, 65536);
+  if (n_bytes < 32 * concurrent_ops * chunk && chunk > 262144) chunk = 262144;
+  if (n_bytes < 16 * concurrent_ops * chunk && chunk > 131072) chunk = 131072;
   if (n_bytes < 4 * concurrent_ops * chunk && chunk > 65536) chunk = 65536;
   if (n_bytes < 1 * concurrent_ops * chunk && chunk > 32768) chunk = 32768;
   return chunk;

@@ -145,13 +145,13 @@ FlowPlan plan_on_flow(const CollectiveProgram& program, const std::vector<std::u
     seen[m] = true;
   }
   const std::uint32_t origin = program.symmetric_origin();
-  // Plain sends only: a paced channel (op.rate) is a rule the carrier does not model.
+  // Plain sends only: a paced channel (op.rate) or a proxy is a rule the carrier does not model.
   bool plain = true;
   for_each_op(program, origin, [&](OpRef, const CollectiveOp& op) {
-    plain = !(op.rate > 0 || op.kind == OpKind::kSwitchReduce || op.kind == OpKind::kMulticast);
+    plain = !(op.rate > 0 || op.proxy_ns > 0 || op.kind == OpKind::kSwitchReduce || op.kind == OpKind::kMulticast);
     return plain;
   });
-  if (!plain) return refuse("paced channels or switch operations");
+  if (!plain) return refuse("paced channels, proxies or switch operations");
   std::unordered_map<std::uint32_t, FlowNetwork::SoloRoute> mine;  // the origin's route per peer
   const auto cost = [&](std::uint32_t peer) {
     const FlowNetwork::SoloRoute& r =

@@ -154,6 +154,7 @@ std::pair<std::uint64_t, std::uint64_t> program_fingerprint(const CollectiveProg
       h.add(op.tag);
       h.add(static_cast<std::uint64_t>(op.duration));
       h.add(static_cast<std::uint64_t>(op.rate));
+      h.add(op.proxy_ns);
       return true;
     });
   }

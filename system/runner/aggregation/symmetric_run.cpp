@@ -205,6 +205,9 @@ class SymmetricRun final : public EventHandler, private CarrierHost {
         return fail("a switch operation");
       case OpKind::kSend: {
         if (op.peer == origin_) return fail("a message to itself");
+        // A rank's proxy thread serves its sends and its receives in one queue, in
+        // an order the representative run does not reproduce.
+        if (op.proxy_ns > 0) return fail("messages through NCCL's proxy thread");
         const std::uint32_t m =
             messages_in_flight_.alloc(Message{ref, peer_state(op.peer), op.bytes, queue_.now(), queue_.now(), 0});
         if (op.rate > 0) {  // CollectiveEngine::pace and issue_switch_op

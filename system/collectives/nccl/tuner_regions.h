@@ -1,0 +1,39 @@
+// Tuner plugins: a platform's own choice of algorithm and protocol, which
+// replaces NCCL's tuning model where the plugin has one.
+//
+// aws-ofi-nccl (the EFA network plugin AWS ships on its GPU instances) has a
+// "region" tuner: per platform and collective, polygons over (nBytes, nRanks)
+// in log2-log2 space, each labelled with an algorithm and protocol; the first
+// polygon that holds the point (its edges included) wins, and outside every
+// polygon NCCL's own model chooses. `nccl:tuner=aws-p5` applies the table of
+// p5.48xlarge / p5e (8 H100 per node, 32 x 100 Gb/s EFA): aws/aws-ofi-nccl
+// src/tuner/nccl_ofi_regions.cpp, region_init_internal_p5_p5e, all-reduce with
+// 8 ranks per node (commit 228fa0ea). The plugin's other cases (2 ranks or 1
+// rank per node, other collectives) fall back to NCCL, as here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "system/collectives/nccl/nccl_tuner.h"
+#include "workload/rank_graph.h"
+
+namespace sim::nccl {
+
+enum class TunerPlugin : std::uint8_t { kNone = 0, kAwsP5 = 1 };
+
+// "none" or "aws-p5" (throws InputError otherwise).
+TunerPlugin tuner_plugin(const std::string& name);
+const char* tuner_plugin_name(TunerPlugin t);
+
+struct TunerPick {
+  Algo algo = Algo::kRing;
+  Proto proto = Proto::kSimple;
+};
+
+// The plugin's pick for a collective of `n_bytes` (NCCL's nBytes) on `ranks`
+// ranks over `nodes` nodes, or none where NCCL's model decides.
+std::optional<TunerPick> tuner_pick(TunerPlugin t, CollectiveType type, std::uint64_t n_bytes, int ranks, int nodes);
+
+}  // namespace sim::nccl

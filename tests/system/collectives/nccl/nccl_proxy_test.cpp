@@ -1,0 +1,130 @@
+// NCCL's proxy thread, its release's chunk rule, NVLS-tree's CTAs and a
+// tuner plugin's regions.
+//
+// The proxy: every message between nodes is posted by the sending rank's
+// proxy thread and completed by the receiving rank's, each taking `proxy`,
+// one message after another per rank. Closed form on one ring channel over
+// two nodes of two GPUs, g0 g1 | g2 g3 (ring g0 g1 g2 g3, the network hop
+// latency set to 0, the proxy slower than the channel's pacing P): g1 and g3
+// post, g2 and g0 complete. The all-reduce's last message is g3's step-5 send
+// to g0, which waits for g2's step-4 piece, which g2 has once it completed
+// g1's step-3 send, which waited for g0's step-2 piece, which g0 has once it
+// completed g3's step-1 send, which g3's proxy posted after its step-0 send:
+// post, post, complete, post, complete, post, complete = 7 proxy times on the
+// longest chain (plus intra-node paces), so two proxy costs differ by exactly
+// 7 x their difference.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "../test_util.h"
+#include "nccl_test_cluster.h"
+#include "system/collectives/nccl/nccl_algorithm.h"
+#include "system/collectives/nccl/nccl_protocol.h"
+#include "system/collectives/nccl/tuner_regions.h"
+
+namespace sim {
+namespace {
+
+using namespace sim::testing;
+
+Time ring_time(const Topology& topo, std::uint32_t channels, const std::string& proxy) {
+  const std::string text = "nccl:algo=ring,proto=simple,channels=" + std::to_string(channels) +
+                           ",net_latency=0us" + (proxy.empty() ? "" : ",proxy=" + proxy);
+  return simulate_collective(topo, CollectiveType::kAllReduce, 8192, choose_all_reduce(text)).makespan;
+}
+
+TEST(NcclProxy, EachMessageIsPostedAndCompletedByOneThreadPerRank) {
+  const Topology topo = nccl_cluster(2, 2, "100GB/s", "50GB/s", "0ns", "0ns", false, false);
+  const Time a = ring_time(topo, 1, "10us"), b = ring_time(topo, 1, "25us");
+  EXPECT_EQ(b - a, Time{7} * 15 * kMicrosecond);
+  // More channels: one thread per rank serves them all, so the cost grows with them.
+  EXPECT_GT(ring_time(topo, 4, "10us") - ring_time(topo, 4, ""), ring_time(topo, 2, "10us") - ring_time(topo, 2, ""));
+  EXPECT_GT(a, ring_time(topo, 1, ""));
+}
+
+TEST(NcclProxy, MessagesInsideANodeSkipIt) {
+  const Topology topo = parse_topology("shape: Switch\nnpus: 4\nbandwidth: 100GB/s\nlatency: 0ns\n", "test-node");
+  const std::string text = "nccl:algo=ring,proto=simple,channels=2";
+  const SystemConfig plain = choose_all_reduce(text), proxied = choose_all_reduce(text + ",proxy=5us");
+  EXPECT_EQ(simulate_collective(topo, CollectiveType::kAllReduce, 1 << 20, plain).makespan,
+            simulate_collective(topo, CollectiveType::kAllReduce, 1 << 20, proxied).makespan);
+}
+
+TEST(NcclProxy, AProxiedRunIsTheSameWithoutAggregation) {
+  const Topology topo = nccl_cluster(2, 4, "100GB/s", "50GB/s", "0ns", "1us", false, false);
+  SystemConfig c = choose_all_reduce("nccl:algo=ring,proto=simple,channels=2,proxy=3us");
+  const SimulationResult folded = simulate_collective(topo, CollectiveType::kAllReduce, 1 << 22, c);
+  c.aggregation = false;
+  EXPECT_EQ(simulate_collective(topo, CollectiveType::kAllReduce, 1 << 22, c).makespan, folded.makespan);
+}
+
+TEST(NcclVersion, NvlsTreeChunkFollowsTheRelease) {
+  // Two nodes of 8 GPUs, 16 CTAs: 128 concurrent ops.
+  const std::uint64_t ops = 128, MiB = 1 << 20;
+  // Before 2.21 the chunk starts at a Simple slot (512 KiB) and halves by size.
+  EXPECT_EQ(nccl::nvls_tree_chunk(1024 * MiB, ops, 2, 219), 256u * 1024);
+  EXPECT_EQ(nccl::nvls_tree_chunk(8192 * MiB, ops, 2, 219), 512u * 1024);
+  EXPECT_EQ(nccl::nvls_tree_chunk(32 * MiB, ops, 2, 219), 64u * 1024);
+  // From 2.21 on it starts at NCCL_NVLS_CHUNKSIZE (128 KiB).
+  EXPECT_EQ(nccl::nvls_tree_chunk(8192 * MiB, ops, 2, 227), 128u * 1024);
+  EXPECT_EQ(nccl::nvls_tree_chunk(32 * MiB, ops, 2, 227), 64u * 1024);
+  EXPECT_EQ(nccl::nvls_tree_chunk(4 * MiB, ops, 2, 227), 32u * 1024);
+  // From 4 nodes on, at most 64 KiB (2.19 and later), not before.
+  EXPECT_EQ(nccl::nvls_tree_chunk(8192 * MiB, ops, 4, 219), 64u * 1024);
+  EXPECT_EQ(nccl::nvls_tree_chunk(8192 * MiB, ops, 4, 218), 512u * 1024);
+}
+
+TEST(NcclVersion, NvlsTreeRunsOnNcclsCtaCount) {
+  const Topology topo = nccl_cluster(8, 2, "450GB/s", "50GB/s", "0ns", "0ns", true, false);
+  const nccl::Plan pl = all_reduce_plan(topo, 256 << 20,
+                                        {{"algo", static_cast<std::uint64_t>(nccl::Algo::kNvlsTree)},
+                                         {"version", nccl::param_value("version", "2.27.7")}});
+  EXPECT_EQ(pl.channels, nccl::kNvlsChannels);
+  EXPECT_EQ(pl.model.step_bytes, 128u * 1024);
+  EXPECT_EQ(pl.model.window, 8u);
+}
+
+TEST(NcclVersion, BadValuesAreRefused) {
+  for (const char* bad : {"3.1", "2", "2.", "2.x", "2.21.", "2.21a", "22"}) {
+    EXPECT_THROW(nccl::param_value("version", bad), InputError) << bad;
+  }
+  EXPECT_EQ(nccl::param_value("version", "2.19"), 219u);
+  EXPECT_THROW(nccl::param_value("proxy", "2"), InputError);
+  EXPECT_THROW(nccl::param_value("tuner", "aws"), InputError);
+}
+
+TEST(NcclTuner, AwsP5RegionsPickPerSizeAndRanks) {
+  using nccl::Algo;
+  using nccl::Proto;
+  const auto pick = [](std::uint64_t bytes, int nodes) {
+    return nccl::tuner_pick(nccl::TunerPlugin::kAwsP5, CollectiveType::kAllReduce, bytes, 8 * nodes, nodes);
+  };
+  const std::uint64_t MiB = 1 << 20, GiB = MiB << 10;
+  const struct {
+    std::uint64_t bytes;
+    int nodes;
+    Algo algo;
+    Proto proto;
+  } cases[] = {
+      {30 * MiB, 2, Algo::kTree, Proto::kLL128},       {32 * MiB, 2, Algo::kNvlsTree, Proto::kSimple},
+      {8 * GiB, 2, Algo::kNvlsTree, Proto::kSimple},   {32 * MiB, 4, Algo::kTree, Proto::kLL128},
+      {64 * MiB, 4, Algo::kRing, Proto::kLL128},       {1 * GiB, 4, Algo::kRing, Proto::kLL128},
+      {2 * GiB, 4, Algo::kRing, Proto::kSimple},       {64 * MiB, 8, Algo::kTree, Proto::kLL128},
+      {128 * MiB, 8, Algo::kRing, Proto::kLL128},      {4 * GiB, 8, Algo::kRing, Proto::kSimple},
+      {4 * GiB, 16, Algo::kNvlsTree, Proto::kSimple},  {8 * GiB, 16, Algo::kRing, Proto::kSimple},
+      {512 * MiB, 32, Algo::kNvlsTree, Proto::kSimple}, {1536 * MiB, 32, Algo::kRing, Proto::kLL128},
+  };
+  for (const auto& c : cases) {
+    const auto p = pick(c.bytes, c.nodes);
+    ASSERT_TRUE(p.has_value()) << c.bytes << " B on " << c.nodes << " nodes";
+    EXPECT_EQ(p->algo, c.algo) << c.bytes << " B on " << c.nodes << " nodes";
+    EXPECT_EQ(p->proto, c.proto) << c.bytes << " B on " << c.nodes << " nodes";
+  }
+  // Outside its table (not 8 GPUs per node, not all-reduce) NCCL's model decides.
+  EXPECT_FALSE(nccl::tuner_pick(nccl::TunerPlugin::kAwsP5, CollectiveType::kAllReduce, GiB, 12, 2).has_value());
+  EXPECT_FALSE(nccl::tuner_pick(nccl::TunerPlugin::kAwsP5, CollectiveType::kAllGather, GiB, 16, 2).has_value());
+}
+
+}  // namespace
+}  // namespace sim
