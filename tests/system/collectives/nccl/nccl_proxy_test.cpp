@@ -17,7 +17,7 @@
 
 #include <string>
 
-#include "../test_util.h"
+#include "tests/system/test_util.h"
 #include "nccl_test_cluster.h"
 #include "system/collectives/nccl/nccl_algorithm.h"
 #include "system/collectives/nccl/nccl_protocol.h"
