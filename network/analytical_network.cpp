@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <new>
 #include <string>
 
 #include "core/error.h"
@@ -17,21 +18,39 @@ AnalyticalNetwork::AnalyticalNetwork(const Topology& topology, EventQueue& queue
       model_(model),
       serialize_egress_(serialize_egress),
       egress_free_at_(topology.links().size(), 0),
-      last_(topology.npu_count()) {}
+      last_(topology.npu_count()) {
+  const std::uint64_t npus = topology.npu_count();
+  if (npus * npus <= kDensePairs) {
+    dense_pair_of_.reset(static_cast<std::uint32_t*>(std::calloc(npus * npus, sizeof(std::uint32_t))));
+    if (!dense_pair_of_) throw std::bad_alloc();
+  }
+}
 
 std::uint32_t AnalyticalNetwork::pair_index(NodeId src, NodeId dst) {
   const std::uint64_t key = std::uint64_t{src} * topology_.npu_count() + dst;
-  if (const std::uint32_t* known = pair_of_.find(key)) return *known;
+  if (dense_pair_of_) {
+    if (const std::uint32_t known = dense_pair_of_[key]; known != 0) return known - 1;
+  } else if (const std::uint32_t* known = pair_of_.find(key)) {
+    return *known;
+  }
   const PathCost cost = route_cost(src, dst);
   const auto index = static_cast<std::uint32_t>(pairs_.size());
   pairs_.push_back(Pair{src, dst, cost, 0});
-  pair_of_[key] = index;
+  if (dense_pair_of_) {
+    dense_pair_of_[key] = index + 1;
+  } else {
+    pair_of_[key] = index;
+  }
   return index;
 }
 
 AnalyticalNetwork::PathCost AnalyticalNetwork::path_cost_once(NodeId src, NodeId dst) {
   const std::uint64_t key = std::uint64_t{src} * topology_.npu_count() + dst;
-  if (const std::uint32_t* known = pair_of_.find(key)) return pairs_[*known].cost;
+  if (dense_pair_of_) {
+    if (const std::uint32_t known = dense_pair_of_[key]; known != 0) return pairs_[known - 1].cost;
+  } else if (const std::uint32_t* known = pair_of_.find(key)) {
+    return pairs_[*known].cost;
+  }
   return route_cost(src, dst);
 }
 

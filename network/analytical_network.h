@@ -22,6 +22,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -100,7 +102,17 @@ class AnalyticalNetwork final : public Network {
   LinkModel model_;
   bool serialize_egress_;
   std::vector<Time> egress_free_at_;                    // per link; only first links are used
-  FlatMap<std::uint64_t, std::uint32_t, Mix64Hash> pair_of_;  // src * npus + dst -> index in pairs_
+  // src * npus + dst -> index in pairs_ + 1 (0: not used yet). Dense up to
+  // kDensePairs NPU pairs: a source's destinations are then one row, which
+  // all-to-all patterns (direct: every rank to every other) walk in order,
+  // where a hash table would miss the cache on every pair. Calloc'd, so only
+  // the rows of sources that send are ever touched; hashed above that.
+  static constexpr std::uint64_t kDensePairs = std::uint64_t{1} << 24;
+  struct FreeDeleter {
+    void operator()(std::uint32_t* p) const noexcept { std::free(p); }
+  };
+  std::unique_ptr<std::uint32_t[], FreeDeleter> dense_pair_of_;
+  FlatMap<std::uint64_t, std::uint32_t, Mix64Hash> pair_of_;  // the same, hashed: src * npus + dst -> index
   std::vector<Pair> pairs_;                                 // only the pairs actually used
   // Each source's last destination: collectives send to the same peer again
   // and again, so most lookups end here without hashing.
