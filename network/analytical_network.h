@@ -78,6 +78,9 @@ class AnalyticalNetwork final : public Network {
   // collective priced for all its ranks at once leaves the backend as sending
   // each of its messages would have (egress ports, bytes per pair, messages).
   bool serializes_egress() const { return serialize_egress_; }
+  // Room for `more` NPU pairs beyond those used so far (a collective about
+  // to be priced for every rank at once), so the table grows once.
+  void reserve_pairs(std::size_t more) { pairs_.reserve(pairs_.size() + more); }
   // When every egress port of NPU `npu` is free (0 if it never sent).
   Time egress_free(NodeId npu) const { return last_[npu].busy_until; }
   // Takes back a message send() injected at the current time (its delivery

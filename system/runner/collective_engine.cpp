@@ -878,6 +878,7 @@ const CollectiveEngine::Plan* CollectiveEngine::plan_for(const Instance& in) {
     if (mine[i].bottleneck_link != mine[i].first_link) return nullptr;
     my_port_peer[i] = port_peer(mine[i].first_link, static_cast<std::uint32_t>(i));
   }
+  analytical_->reserve_pairs(members.size() * peers.size());
   for (std::uint32_t p = 0; p < members.size(); ++p) {
     clear_ports();
     for (std::size_t i = 0; i < peers.size(); ++i) {
