@@ -34,9 +34,9 @@ class FlatMap {
   bool empty() const { return size_ == 0; }
 
   Value* find(const Key& key) {
-    const std::size_t h = Hash()(key);
+    const std::size_t h = hash_of(key);
     std::size_t i = h & mask_;
-    while (slots_[i].used) {
+    while (slots_[i].hash != 0) {
       if (slots_[i].hash == h && slots_[i].key == key) return &slots_[i].value;
       i = (i + 1) & mask_;
     }
@@ -45,14 +45,16 @@ class FlatMap {
 
   // The value for `key`, default-constructed if absent.
   Value& operator[](const Key& key) {
-    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.size() * 2);  // load <= 1/2: short probe runs
-    const std::size_t h = Hash()(key);
+    // Load <= 3/4: probe runs stay a cache line or two, and a table of
+    // millions of keys (every posted receive of a direct all-to-all) half
+    // the size it would be at 1/2.
+    if ((size_ + 1) * 4 > slots_.size() * 3) rehash(slots_.size() * 2);
+    const std::size_t h = hash_of(key);
     std::size_t i = h & mask_;
-    while (slots_[i].used) {
+    while (slots_[i].hash != 0) {
       if (slots_[i].hash == h && slots_[i].key == key) return slots_[i].value;
       i = (i + 1) & mask_;
     }
-    slots_[i].used = true;
     slots_[i].hash = h;
     slots_[i].key = key;
     slots_[i].value = Value{};
@@ -72,9 +74,9 @@ class FlatMap {
   }
 
   bool erase(const Key& key) {
-    const std::size_t h = Hash()(key);
+    const std::size_t h = hash_of(key);
     std::size_t i = h & mask_;
-    while (slots_[i].used) {
+    while (slots_[i].hash != 0) {
       if (slots_[i].hash == h && slots_[i].key == key) {
         erase_slot(i);
         return true;
@@ -87,7 +89,7 @@ class FlatMap {
   template <typename F>
   void for_each(F&& f) const {
     for (const Slot& s : slots_) {
-      if (s.used) f(s.key, s.value);
+      if (s.hash != 0) f(s.key, s.value);
     }
   }
 
@@ -95,21 +97,25 @@ class FlatMap {
   struct Slot {
     Key key{};
     Value value{};
-    std::size_t hash = 0;  // kept so probing and deletion never rehash a key
-    bool used = false;
+    std::size_t hash = 0;  // kept so probing and deletion never rehash a key; 0: empty
   };
+  // The key's hash, never 0 (which marks an empty slot).
+  static std::size_t hash_of(const Key& key) {
+    const std::size_t h = Hash()(key);
+    return h != 0 ? h : 1;
+  }
 
   void erase_slot(std::size_t i) {
     // Shift later members of the probe run back so no search stops early.
     std::size_t hole = i;
-    for (std::size_t j = (i + 1) & mask_; slots_[j].used; j = (j + 1) & mask_) {
+    for (std::size_t j = (i + 1) & mask_; slots_[j].hash != 0; j = (j + 1) & mask_) {
       const std::size_t home = slots_[j].hash & mask_;
       if (((j - home) & mask_) >= ((j - hole) & mask_)) {
         slots_[hole] = slots_[j];
         hole = j;
       }
     }
-    slots_[hole].used = false;
+    slots_[hole].hash = 0;
     --size_;
   }
 
@@ -119,9 +125,13 @@ class FlatMap {
     std::vector<Slot> old = std::move(slots_);
     slots_.assign(cap, Slot{});
     mask_ = cap - 1;
-    size_ = 0;
+    // Keys are distinct and their hashes kept: each goes to the first free
+    // slot from its home, in the old table's order (as inserting them would).
     for (const Slot& s : old) {
-      if (s.used) (*this)[s.key] = s.value;
+      if (s.hash == 0) continue;
+      std::size_t i = s.hash & mask_;
+      while (slots_[i].hash != 0) i = (i + 1) & mask_;
+      slots_[i] = s;
     }
   }
 

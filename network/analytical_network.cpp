@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <new>
 #include <string>
 
 #include "core/error.h"
@@ -17,21 +18,48 @@ AnalyticalNetwork::AnalyticalNetwork(const Topology& topology, EventQueue& queue
       model_(model),
       serialize_egress_(serialize_egress),
       egress_free_at_(topology.links().size(), 0),
-      last_(topology.npu_count()) {}
+      last_(topology.npu_count()) {
+  const std::uint64_t npus = topology.npu_count();
+  if (npus * npus <= kDensePairs) {
+    dense_pair_of_.reset(static_cast<std::uint32_t*>(std::calloc(npus * npus, sizeof(std::uint32_t))));
+    if (!dense_pair_of_) throw std::bad_alloc();
+  }
+}
 
 std::uint32_t AnalyticalNetwork::pair_index(NodeId src, NodeId dst) {
   const std::uint64_t key = std::uint64_t{src} * topology_.npu_count() + dst;
-  if (const std::uint32_t* known = pair_of_.find(key)) return *known;
-  const PathCost cost = route_cost(src, dst);
+  if (dense_pair_of_) {
+    if (const std::uint32_t known = dense_pair_of_[key]; known != 0) return known - 1;
+  } else if (const std::uint32_t* known = pair_of_.find(key)) {
+    return *known;
+  }
+  const std::uint32_t cost = cost_index(route_cost(src, dst));
   const auto index = static_cast<std::uint32_t>(pairs_.size());
   pairs_.push_back(Pair{src, dst, cost, 0});
-  pair_of_[key] = index;
+  if (dense_pair_of_) {
+    dense_pair_of_[key] = index + 1;
+  } else {
+    pair_of_[key] = index;
+  }
   return index;
+}
+
+std::uint32_t AnalyticalNetwork::cost_index(const PathCost& cost) {
+  std::uint32_t& index = cost_of_[cost];  // 0: new (indices are stored + 1)
+  if (index == 0) {
+    costs_.push_back(cost);
+    index = static_cast<std::uint32_t>(costs_.size());
+  }
+  return index - 1;
 }
 
 AnalyticalNetwork::PathCost AnalyticalNetwork::path_cost_once(NodeId src, NodeId dst) {
   const std::uint64_t key = std::uint64_t{src} * topology_.npu_count() + dst;
-  if (const std::uint32_t* known = pair_of_.find(key)) return pairs_[*known].cost;
+  if (dense_pair_of_) {
+    if (const std::uint32_t known = dense_pair_of_[key]; known != 0) return costs_[pairs_[known - 1].cost];
+  } else if (const std::uint32_t* known = pair_of_.find(key)) {
+    return costs_[pairs_[*known].cost];
+  }
   return route_cost(src, dst);
 }
 
@@ -61,11 +89,12 @@ Time AnalyticalNetwork::busiest_queue() const {
   std::unordered_map<LinkId, Time> busy;
   for (const Pair& p : pairs_) {
     if (p.bytes == 0) continue;
-    if (p.cost.bottleneck_link != p.cost.first_link) {
-      busy[p.cost.first_link] += transfer_time(p.bytes, p.cost.port_bandwidth);
-      busy[p.cost.bottleneck_link] += transfer_time(p.bytes, p.cost.min_bandwidth);
+    const PathCost& cost = costs_[p.cost];
+    if (cost.bottleneck_link != cost.first_link) {
+      busy[cost.first_link] += transfer_time(p.bytes, cost.port_bandwidth);
+      busy[cost.bottleneck_link] += transfer_time(p.bytes, cost.min_bandwidth);
     } else {
-      busy[p.cost.first_link] += transfer_time(p.bytes, p.cost.min_bandwidth);
+      busy[cost.first_link] += transfer_time(p.bytes, cost.min_bandwidth);
     }
   }
   for (std::size_t l = 0; l < link_bytes_.size(); ++l) {
@@ -84,7 +113,7 @@ void AnalyticalNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const 
     last.pair = pair_index(src, dst);
   }
   Pair& pair = pairs_[last.pair];
-  const PathCost& cost = pair.cost;
+  const PathCost& cost = costs_[pair.cost];
   // Every sum checked: 1e14 B at 1 B/s, or a long queue at the egress port,
   // must stop the run with the limit named, never wrap into the past.
   const Time beta = transfer_time(bytes, cost.min_bandwidth);
@@ -150,7 +179,7 @@ void AnalyticalNetwork::record_batch(NodeId src, NodeId dst, std::uint64_t messa
   Pair& pair = pairs_[pair_index(src, dst)];
   pair.bytes = add_bytes(pair.bytes, bytes, "the bytes an NPU pair sent");
   if (serialize_egress_ && messages > 0) {
-    egress_free_at_[pair.cost.first_link] = egress_free;
+    egress_free_at_[costs_[pair.cost].first_link] = egress_free;
     last_[src].busy_until = std::max(last_[src].busy_until, egress_free);
   }
   recount_messages(messages, 0);

@@ -22,6 +22,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -44,6 +46,7 @@ class AnalyticalNetwork final : public Network {
     LinkId bottleneck_link = 0;
     BytesPerSecond port_bandwidth = 0;
     std::uint32_t hops = 0;
+    bool operator==(const PathCost&) const = default;
   };
 
   AnalyticalNetwork(const Topology& topology, EventQueue& queue, LinkModel model = {},
@@ -66,7 +69,7 @@ class AnalyticalNetwork final : public Network {
   Time busiest_queue() const;
 
   // Cost of the route src -> dst (src != dst), computed once then cached.
-  PathCost path_cost(NodeId src, NodeId dst) { return pairs_[pair_index(src, dst)].cost; }
+  PathCost path_cost(NodeId src, NodeId dst) { return costs_[pairs_[pair_index(src, dst)].cost]; }
   // The same, not cached: for checks over many pairs that never send (the
   // replicas a fold mirrors), which would fill the cache with pairs never used.
   PathCost path_cost_once(NodeId src, NodeId dst);
@@ -75,6 +78,9 @@ class AnalyticalNetwork final : public Network {
   // collective priced for all its ranks at once leaves the backend as sending
   // each of its messages would have (egress ports, bytes per pair, messages).
   bool serializes_egress() const { return serialize_egress_; }
+  // Room for `more` NPU pairs beyond those used so far (a collective about
+  // to be priced for every rank at once), so the table grows once.
+  void reserve_pairs(std::size_t more) { pairs_.reserve(pairs_.size() + more); }
   // When every egress port of NPU `npu` is free (0 if it never sent).
   Time egress_free(NodeId npu) const { return last_[npu].busy_until; }
   // Takes back a message send() injected at the current time (its delivery
@@ -86,13 +92,22 @@ class AnalyticalNetwork final : public Network {
   void record_batch(NodeId src, NodeId dst, std::uint64_t messages, std::uint64_t bytes, Time egress_free);
 
  private:
-  // One NPU pair that has sent: its cost and the bytes it has sent so far.
+  // One NPU pair that has sent: its cost (an index into costs_: routes of
+  // one shape share one, so a pair is 24 bytes where an all-to-all has a
+  // million) and the bytes it has sent so far.
   struct Pair {
     NodeId src, dst;
-    PathCost cost;
+    std::uint32_t cost;
     std::uint64_t bytes = 0;
   };
+  struct PathCostHash {
+    std::size_t operator()(const PathCost& c) const noexcept {
+      return mix64(static_cast<std::uint64_t>(c.latency_sum) * 0x9e3779b97f4a7c15ull ^ c.min_bandwidth ^
+                   (std::uint64_t{c.first_link} << 32 | c.bottleneck_link) ^ (c.port_bandwidth << 7) ^ c.hops);
+    }
+  };
   std::uint32_t pair_index(NodeId src, NodeId dst);
+  std::uint32_t cost_index(const PathCost& cost);
   PathCost route_cost(NodeId src, NodeId dst);
 
   const Topology& topology_;
@@ -100,8 +115,20 @@ class AnalyticalNetwork final : public Network {
   LinkModel model_;
   bool serialize_egress_;
   std::vector<Time> egress_free_at_;                    // per link; only first links are used
-  FlatMap<std::uint64_t, std::uint32_t, Mix64Hash> pair_of_;  // src * npus + dst -> index in pairs_
+  // src * npus + dst -> index in pairs_ + 1 (0: not used yet). Dense up to
+  // kDensePairs NPU pairs: a source's destinations are then one row, which
+  // all-to-all patterns (direct: every rank to every other) walk in order,
+  // where a hash table would miss the cache on every pair. Calloc'd, so only
+  // the rows of sources that send are ever touched; hashed above that.
+  static constexpr std::uint64_t kDensePairs = std::uint64_t{1} << 24;
+  struct FreeDeleter {
+    void operator()(std::uint32_t* p) const noexcept { std::free(p); }
+  };
+  std::unique_ptr<std::uint32_t[], FreeDeleter> dense_pair_of_;
+  FlatMap<std::uint64_t, std::uint32_t, Mix64Hash> pair_of_;  // the same, hashed: src * npus + dst -> index
   std::vector<Pair> pairs_;                                 // only the pairs actually used
+  std::vector<PathCost> costs_;                             // the distinct costs of their routes
+  FlatMap<PathCost, std::uint32_t, PathCostHash> cost_of_;  // cost -> index in costs_
   // Each source's last destination: collectives send to the same peer again
   // and again, so most lookups end here without hashing.
   struct LastPath {

@@ -15,11 +15,13 @@
 # (b) 1 GiB hierarchical ring all-reduce on ASTRA-sim's 16x16x16 torus files (ring_3d.json)
 # (b-native) 1 GiB all-reduce, no algorithm named, on bench/torus16x16x16.yml: the hierarchical default
 # (c) 64 ranks x 5,000 layers of (50 us compute + 1 MiB all-reduce), 4 chunks, configs/switch64.yml
+# (d-direct) 1 GiB direct all-reduce, 1,024 NPUs behind one switch (bench/switch1024.yml): every rank sends to every other
+# (d-hd) the same with halvingDoubling
 set -eu
 SIM=${SIM:-build/sim}
 NO_AGG=${NO_AGG:-1}
 REF=${REF:-../shared/testdata/astrasim-reference}
-CASES=${*:-a a-astra b b-native c}
+CASES=${*:-a a-astra b b-native c d-direct d-hd}
 command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/bench_aggregation.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
@@ -35,19 +37,21 @@ run() {
       [ "$NO_AGG" = 1 ] || continue
       flag=--no-aggregation
     fi
-    /usr/bin/time -f "%e %M" -o "$TMP/time" "$SIM" "$@" $flag > "$TMP/out" 2>&1 || { cat "$TMP/out" >&2; exit 1; }
-    read -r wall rss < "$TMP/time"
+    /usr/bin/time -f "%e %M %U %S" -o "$TMP/time" "$SIM" "$@" $flag > "$TMP/out" 2>&1 || { cat "$TMP/out" >&2; exit 1; }
+    read -r wall rss user sys < "$TMP/time"
     simt=$(sed -n "s/^simulated time: \(.*\) (.*/\1/p" "$TMP/out" | head -1)
     events=$(sed -n 's/^events: \([0-9]*\).*/\1/p' "$TMP/out" | tail -1)
     messages=$(sed -n 's/^events: [0-9]*, messages: \([0-9]*\).*/\1/p' "$TMP/out" | tail -1)
     agg=$(sed -n 's/.*aggregated collectives: \([0-9]*\) (\([0-9]*\) representative.*/\1 (\2 events)/p' "$TMP/out" | tail -1)
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s MiB |\n' "$name" "$mode" "$simt" "$wall" "$events" "$messages" \
-      "${agg:-0}" "$((rss / 1024))"
+    rate=$(sed -n 's/.*event loop [^:]*: \([0-9.]*\) M events\/s.*/\1/p' "$TMP/out" | tail -1)
+    cpu=$(echo "$user $sys" | awk '{ printf "%.2f", $1 + $2 }')
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s M/s | %s MiB |\n' "$name" "$mode" "$simt" "$wall" "$cpu" \
+      "$events" "$messages" "${agg:-0}" "${rate:-?}" "$((rss / 1024))"
   done
 }
 
-echo "| case | mode | simulated | wall (s) | events | messages | aggregated collectives (representative events) | peak RSS |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| case | mode | simulated | wall (s) | CPU (s) | events | messages | aggregated collectives (representative events) | event loop | peak RSS |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for c in $CASES; do
   case $c in
     a)
@@ -74,6 +78,11 @@ for c in $CASES; do
       coll=$(awk 'BEGIN { for (i = 0; i < 5000; i++) printf "%sallreduce", (i ? "," : "") }')
       "$SIM" workload gen collectives --npus 64 --coll "$coll" --size 1MiB --compute 50us -o "$TMP/c/w" > /dev/null
       run "(c) 64 ranks x 5,000 layers" --workload "$TMP/c/w" --network configs/switch64.yml --system "$TMP/chunks4.yml" ;;
-    *) echo "unknown case $c (a a-astra b b-native c)" >&2; exit 2 ;;
+    d-direct|d-hd)
+      [ -d "$TMP/d" ] || "$SIM" workload gen collectives --npus 1024 --coll allreduce --size 1GiB -o "$TMP/d/w" > /dev/null
+      algo=direct; [ "$c" = d-hd ] && algo=halvingDoubling
+      run "($c) $algo all-reduce, switch 1,024" --workload "$TMP/d/w" --network bench/switch1024.yml \
+        --collective "allreduce=$algo" ;;
+    *) echo "unknown case $c (a a-astra b b-native c d-direct d-hd)" >&2; exit 2 ;;
   esac
 done

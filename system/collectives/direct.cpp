@@ -41,6 +41,9 @@ DirectProgram::DirectProgram(CollectiveType type, std::uint32_t group_size, std:
   window_ = window == 0 || window > n_ - 1 ? (n_ > 1 ? n_ - 1 : 1) : window;
   buffer_ = collectives::buffer_bytes(type_, bytes_, n_);
   name_ = window == 0 ? "direct" : "direct(window=" + std::to_string(window) + ")";
+  const bool equal_parts = type_ == CollectiveType::kAllGather || type_ == CollectiveType::kBarrier ||
+                           buffer_ % (static_cast<std::uint64_t>(n_) * chunks_) == 0;
+  symmetric_ = n_ >= 2 && pattern_ == Pattern::kAll && equal_parts;
 }
 
 std::uint64_t DirectProgram::chunk_total() const {

@@ -43,6 +43,16 @@ class DirectProgram final : public CollectiveProgram {
   std::uint64_t chunk_total() const override;
   ChunkRange chunk_range(std::uint32_t pos, OpRef ref) const override;
   std::string label(std::uint32_t pos, OpRef ref) const override;
+  // Symmetric under rotation (rank p sends to p + i what rank 0 sends to i)
+  // when every rank sends to every other and each (phase, chunk) has one
+  // message size: all-gather and barrier always, the others when the buffer
+  // divides into its N x k parts (near-equal parts differ by a byte otherwise).
+  bool rank_symmetric() const override { return symmetric_; }
+  std::uint32_t symmetric_peer(std::uint32_t pos, std::uint32_t origin_peer) const override {
+    return static_cast<std::uint32_t>((static_cast<std::uint64_t>(pos) + origin_peer) % n_);
+  }
+  // The receive from pos - i takes that rank's send to its (pos - i) + i.
+  OpRef matched_send(OpRef recv) const override { return recv & ~OpRef{3}; }
 
   // OpRef: chunk << 40 | phase << 38 | i << 2 | slot (0 send to pos+i, 1 recv
   // from pos-i, 2 reduce of that receive); ascending = issue order.
@@ -64,6 +74,7 @@ class DirectProgram final : public CollectiveProgram {
   std::uint32_t n_, chunks_, window_, phases_;
   std::uint64_t bytes_, buffer_;
   std::string name_;
+  bool symmetric_ = false;
 };
 
 }  // namespace sim

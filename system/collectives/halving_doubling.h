@@ -59,6 +59,18 @@ class HalvingDoublingProgram final : public CollectiveProgram {
   ChunkRange chunk_range(std::uint32_t pos, OpRef ref) const override;
   bool strided_blocks() const override { return type_ == CollectiveType::kAllGather; }
   std::string label(std::uint32_t pos, OpRef ref) const override;
+  // Symmetric under XOR (rank p's partner at a step is p ^ d where rank 0's
+  // is d) on a power-of-two group whose pieces all have one size: the buffer
+  // divides into chunk_total() parts (near-equal parts differ by a byte
+  // otherwise). With extra ranks (N not a power of two) the paired ranks do more.
+  bool rank_symmetric() const override {
+    return n_ >= 2 && r_ == 0 && buffer_ % chunk_total() == 0;
+  }
+  std::uint32_t symmetric_peer(std::uint32_t pos, std::uint32_t origin_peer) const override {
+    return pos ^ origin_peer;
+  }
+  // The receive of a step takes the partner's send of that step.
+  OpRef matched_send(OpRef recv) const override { return recv & ~OpRef{3}; }
 
   // OpRef: chunk << 34 | global step << 2 | slot (0 send, 1 recv, 2 reduce).
   // Global steps: 0 pre, 1.. halving steps, then doubling steps, last post.

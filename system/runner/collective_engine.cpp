@@ -845,6 +845,7 @@ void CollectiveEngine::drop_tentative(Instance& in) {
 }
 
 const CollectiveEngine::Plan* CollectiveEngine::plan_for(const Instance& in) {
+  constexpr std::uint32_t kNoPeer = 0xffffffffu;
   auto [it, fresh] = plans_.try_emplace({in.program.get(), in.members.get()});
   if (!fresh) return it->second->exact ? it->second.get() : nullptr;
   it->second = std::make_unique<Plan>();
@@ -870,25 +871,43 @@ const CollectiveEngine::Plan* CollectiveEngine::plan_for(const Instance& in) {
   if (!plan.outcome.exact) return nullptr;
   // Every rank must see the routes the origin sees: the same cost towards
   // each of its peers, and the same egress port shared by the same peers.
+  // Ports are compared as partitions of the peers: per peer, the first peer
+  // (in order of first use) that leaves by the same port, found through a
+  // per-link table, so a rank with thousands of peers (direct) costs a pass.
   const auto& peers = plan.outcome.peers;
-  std::vector<AnalyticalNetwork::PathCost> mine(peers.size()), theirs(peers.size());
+  std::vector<AnalyticalNetwork::PathCost> mine(peers.size());
+  std::vector<std::uint32_t> my_port_peer(peers.size());
+  std::vector<std::uint32_t> first_on(analytical_->topology().links().size(), kNoPeer);
+  std::vector<LinkId> touched;
+  const auto port_peer = [&](LinkId link, std::uint32_t i) {
+    if (first_on[link] == kNoPeer) {
+      first_on[link] = i;
+      touched.push_back(link);
+    }
+    return first_on[link];
+  };
+  const auto clear_ports = [&] {
+    for (const LinkId link : touched) first_on[link] = kNoPeer;
+    touched.clear();
+  };
   for (std::size_t i = 0; i < peers.size(); ++i) {
     mine[i] = analytical_->path_cost(members[origin], members[peers[i].peer]);
     // A bottleneck past the sender's port is a queue other ranks' messages
     // share, which one rank's run cannot see.
     if (mine[i].bottleneck_link != mine[i].first_link) return nullptr;
+    my_port_peer[i] = port_peer(mine[i].first_link, static_cast<std::uint32_t>(i));
   }
+  analytical_->reserve_pairs(members.size() * peers.size());
   for (std::uint32_t p = 0; p < members.size(); ++p) {
+    clear_ports();
     for (std::size_t i = 0; i < peers.size(); ++i) {
       const std::uint32_t q = program.symmetric_peer(p, peers[i].peer);
       if (q >= members.size() || members[q] == members[p]) return nullptr;
-      theirs[i] = analytical_->path_cost(members[p], members[q]);
-      if (theirs[i].latency_sum != mine[i].latency_sum || theirs[i].min_bandwidth != mine[i].min_bandwidth ||
-          theirs[i].bottleneck_link != theirs[i].first_link) {
+      const AnalyticalNetwork::PathCost theirs = analytical_->path_cost(members[p], members[q]);
+      if (theirs.latency_sum != mine[i].latency_sum || theirs.min_bandwidth != mine[i].min_bandwidth ||
+          theirs.bottleneck_link != theirs.first_link ||
+          port_peer(theirs.first_link, static_cast<std::uint32_t>(i)) != my_port_peer[i]) {
         return nullptr;
-      }
-      for (std::size_t j = 0; j < i; ++j) {
-        if ((theirs[i].first_link == theirs[j].first_link) != (mine[i].first_link == mine[j].first_link)) return nullptr;
       }
     }
   }
