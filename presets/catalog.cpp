@@ -85,14 +85,15 @@ Preset p5() {
   p.nccl_version = {"2.27", "the NCCL of AWS's deep learning AMIs and containers in 2025; the public p5 "
                             "benchmark of docs/public-data.md ran 2.27.7 with aws-ofi-nccl 1.16.3"};
   p.nccl_tuner = {"aws-p5", "aws-ofi-nccl's region tuner for p5/p5e, installed with the EFA software (docs/nccl.md)"};
-  p.nccl_proxy = {"1.558us", "fit (see the header)"};
-  p.nccl_net_latency = {"13.241us", "fit (see the header)"};
-  p.fitted = {{"system", "collective.algorithms.*:overhead", "155.680us"}};
+  p.nccl_proxy = {"1577.099ns", "fit (see the header)"};
+  p.nccl_net_latency = {"12880.479ns", "fit (see the header)"};
+  p.fitted = {{"system", "collective.algorithms.*:overhead", "153543.709ns"}};
   p.fit_note =
-      "Fitted by a golden-section search of rms log time error on the 2-node all-reduce rows of 32-256 MiB\n"
-      "(4 rows) of the public p5 curve (docs/public-data.md, p5_efa_allreduce_2-32nodes.csv): NCCL's per-call\n"
-      "overhead 155.680us, proxy 1.558us per network message, network hop 13.241us; rms 0.079 on those rows.\n"
-      "The link rates are the spec sheet's. Held out (every other row of the file): docs/nccl.md.";
+      "Fitted by `sim calibrate CURVE --preset p5 --filter nodes=2 --sizes 32MiB:256MiB` on the 4 two-node\n"
+      "all-reduce rows of 32-256 MiB of the public p5 curve (docs/public-data.md, p5_efa_allreduce_2-32nodes.csv):\n"
+      "NCCL's per-call overhead 153543.709ns [1us, 400us], proxy 1577.099ns per network message [200ns, 5us],\n"
+      "network hop 12880.479ns [2us, 60us]; rms log error 0.079 on those rows. The link rates are the spec\n"
+      "sheet's. Held out (every other row of the file): docs/nccl.md.";
   return p;
 }
 
