@@ -24,9 +24,6 @@ std::vector<BackendOption> with_link_model(std::vector<BackendOption> own) {
   return own;
 }
 
-const char* const kNs3Summary =
-    "packet-level on ns-3 3.37: every link a point-to-point channel, one TCP connection per NPU pair, "
-    "routes as ours";
 // What to do when build/libsim_ns3.so or its ns-3 libraries are missing.
 const char* const kNs3Install = "install libns3-dev libgsl-dev libsqlite3-dev (scripts/setup.sh) and rebuild";
 
@@ -35,25 +32,7 @@ std::unique_ptr<Network> make_ns3(const Topology& t, EventQueue& q, const Backen
     throw InputError("network backend 'ns3' does not model reduction or multicast in switches, and this topology "
                      "marks switches 'in_network_reduction: true'; use the analytical or flow backend, or drop the key");
   }
-  Ns3Options n;
-  n.links = o.link_model();
-  if (o.has("mtu")) n.mtu = static_cast<std::uint32_t>(o.integer("mtu", 576, 65535));
-  if (o.has("queue_size")) n.queue_bytes = o.integer("queue_size", 1, std::uint64_t{1} << 32);
-  if (o.has("tcp_buffer")) n.tcp_buffer = o.integer("tcp_buffer", 1 << 12, std::uint64_t{1} << 30);
-  if (o.has("min_rto")) n.min_rto = o.time("min_rto");
-  if (o.has("delayed_ack")) n.delayed_ack = o.time("delayed_ack");
-  if (o.has("initial_cwnd")) n.initial_cwnd = static_cast<std::uint32_t>(o.integer("initial_cwnd", 1, 1 << 16));
-  if (o.has("congestion")) n.congestion = o.choice("congestion", {"newreno", "cubic"});
-  if (o.has("connect")) n.connect_before_start = o.choice("connect", {"before_start", "on_first_send"}) == "before_start";
-  // Every ordered pair's connection up front is quadratic (and ns-3 finds sockets by a linear scan).
-  constexpr std::uint32_t kMostNpusConnectedBeforeStart = 128;
-  if (n.connect_before_start && t.npu_count() > kMostNpusConnectedBeforeStart) {
-    throw InputError("network backend 'ns3': connect: before_start (the default) would open " +
-                     std::to_string(std::uint64_t{t.npu_count()} * (t.npu_count() - 1)) + " TCP connections for " +
-                     std::to_string(t.npu_count()) + " NPUs (at most " + std::to_string(kMostNpusConnectedBeforeStart) +
-                     " NPUs); set network.connect: on_first_send");
-  }
-  if (o.has("seed")) n.seed = static_cast<std::uint32_t>(o.integer("seed", 1, 0xffffffffu));
+  const Ns3Options n = parse_ns3_options(t, o);
   Ns3MakeNetwork* make = nullptr;
   try {
     make = module_function<Ns3MakeNetwork>(kNs3ModuleFile, kNs3EntryPoint);
@@ -166,17 +145,7 @@ const std::vector<BackendInfo>& network_backends() {
        },
        ""},
       {"ns3", kNs3Summary,
-       with_link_model(
-           {{"mtu", "IP packet size of every link in bytes (default 9000: jumbo frames; TCP segments carry mtu - 52)"},
-            {"queue_size", "drop-tail transmit queue of every link, e.g. 1MiB (default 4MiB)"},
-            {"tcp_buffer", "send and receive buffer of every TCP connection (default 2MiB)"},
-            {"min_rto", "TCP minimum retransmission timeout (default 1ms)"},
-            {"delayed_ack", "TCP delayed-ACK timeout (default 10us; an ACK every 2 segments)"},
-            {"initial_cwnd", "TCP initial congestion window in segments (default 10, as Linux)"},
-            {"congestion", "TCP congestion control: newreno (default) or cubic"},
-            {"connect", "before_start (default): every NPU pair's handshake done before time 0; "
-                        "on_first_send: a pair's first message waits for its handshake"},
-            {"seed", "ns-3 random seed (default 1)"}}),
+       with_link_model(ns3_backend_options()),
        make_ns3, kNs3ModuleFile},
   };
   return backends;

@@ -56,6 +56,8 @@ class BackendOptions {
   // One of `allowed`, as written.
   std::string choice(const std::string& key, std::initializer_list<std::string> allowed) const;
   LinkModel link_model() const;
+  // Where `key` was written, for messages ("sys.yml:7: network.mtu").
+  const std::string& where(const std::string& key) const { return values_.at(key).where; }
 
  private:
   const std::map<std::string, OptionValue>& values_;

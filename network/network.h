@@ -33,6 +33,12 @@ struct LinkUsage {
   std::uint64_t packets = 0;           // frames sent
   std::uint64_t drops = 0;             // frames dropped at its full transmit queue
   std::uint64_t peak_queue_bytes = 0;  // most bytes waiting in its transmit queue
+  // Lossless packet-level transports (ns3 with transport: roce), 0 elsewhere:
+  std::uint64_t pauses_sent = 0;      // PFC PAUSE frames its sender sent on it (stopping the far end's traffic back)
+  std::uint64_t pauses_received = 0;  // PAUSE frames that stopped its sender
+  Time paused = 0;                    // time its sender spent paused
+  std::uint64_t ecn_marks = 0;        // packets ECN-marked in its transmit queue
+  std::uint64_t cnps = 0;             // congestion notification packets it carried
 };
 
 class Network {

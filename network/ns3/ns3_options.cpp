@@ -1,0 +1,151 @@
+#include "network/ns3/ns3_options.h"
+
+#include <iterator>
+#include <string>
+
+#include "core/error.h"
+
+namespace sim {
+
+const char* const kNs3Summary =
+    "packet-level on ns-3 3.37: every link a point-to-point channel, one TCP connection per NPU pair "
+    "(transport: tcp) or RoCEv2 queue pairs with PFC, ECN and DCQCN (transport: roce), routes as ours";
+
+namespace {
+
+// Keys that only one transport reads: setting one for the other is an error,
+// not a silently ignored line.
+const char* const kTcpOnly[] = {"queue_size", "tcp_buffer", "min_rto", "delayed_ack",
+                                "initial_cwnd", "congestion", "connect"};
+const char* const kRoceOnly[] = {"pfc", "buffer_size", "pfc_xoff", "pfc_xon", "ecn_kmin", "ecn_kmax", "ecn_pmax",
+                                 "dcqcn", "dcqcn_g", "dcqcn_alpha_timer", "dcqcn_rate_timer", "dcqcn_byte_counter",
+                                 "dcqcn_fast_recovery", "dcqcn_rate_ai", "dcqcn_rate_hai", "dcqcn_min_rate",
+                                 "cnp_interval", "retransmit_timeout"};
+
+bool flag(const BackendOptions& o, const std::string& key) { return o.choice(key, {"true", "false"}) == "true"; }
+
+Time positive_time(const BackendOptions& o, const std::string& key) {
+  const Time t = o.time(key);
+  if (t <= 0) throw InputError(o.where(key) + ": expected a time > 0, e.g. 50us");
+  return t;
+}
+
+void parse_tcp(const Topology& t, const BackendOptions& o, Ns3Options& n) {
+  if (o.has("queue_size")) n.queue_bytes = o.integer("queue_size", 1, std::uint64_t{1} << 32);
+  if (o.has("tcp_buffer")) n.tcp_buffer = o.integer("tcp_buffer", 1 << 12, std::uint64_t{1} << 30);
+  if (o.has("min_rto")) n.min_rto = o.time("min_rto");
+  if (o.has("delayed_ack")) n.delayed_ack = o.time("delayed_ack");
+  if (o.has("initial_cwnd")) n.initial_cwnd = static_cast<std::uint32_t>(o.integer("initial_cwnd", 1, 1 << 16));
+  if (o.has("congestion")) n.congestion = o.choice("congestion", {"newreno", "cubic"});
+  if (o.has("connect")) n.connect_before_start = o.choice("connect", {"before_start", "on_first_send"}) == "before_start";
+  // Every ordered pair's connection up front is quadratic (and ns-3 finds sockets by a linear scan).
+  constexpr std::uint32_t kMostNpusConnectedBeforeStart = 128;
+  if (n.connect_before_start && t.npu_count() > kMostNpusConnectedBeforeStart) {
+    throw InputError("network backend 'ns3': connect: before_start (the default) would open " +
+                     std::to_string(std::uint64_t{t.npu_count()} * (t.npu_count() - 1)) + " TCP connections for " +
+                     std::to_string(t.npu_count()) + " NPUs (at most " + std::to_string(kMostNpusConnectedBeforeStart) +
+                     " NPUs); set network.connect: on_first_send");
+  }
+}
+
+void parse_roce(const BackendOptions& o, RoceOptions& r) {
+  constexpr std::uint64_t kMostBytes = std::uint64_t{1} << 40;
+  if (o.has("pfc")) r.pfc = flag(o, "pfc");
+  if (o.has("buffer_size")) r.buffer_bytes = o.integer("buffer_size", 1, kMostBytes);
+  if (o.has("pfc_xoff")) r.pfc_xoff = o.integer("pfc_xoff", 1, kMostBytes);
+  if (o.has("pfc_xon")) r.pfc_xon = o.integer("pfc_xon", 1, kMostBytes);
+  if (r.pfc_xon != 0 && r.pfc_xoff != 0 && r.pfc_xon >= r.pfc_xoff) {
+    throw InputError(o.where("pfc_xon") + ": expected less than pfc_xoff (" + std::to_string(r.pfc_xoff) + " B), got " +
+                     std::to_string(r.pfc_xon) + " B");
+  }
+  if (o.has("ecn_kmin")) r.ecn_kmin = o.integer("ecn_kmin", 0, kMostBytes);
+  if (o.has("ecn_kmax")) r.ecn_kmax = o.integer("ecn_kmax", 1, kMostBytes);
+  if (r.ecn_kmin >= r.ecn_kmax) {
+    throw InputError((o.has("ecn_kmax") ? o.where("ecn_kmax") : o.where("ecn_kmin")) + ": expected ecn_kmin < ecn_kmax, got " +
+                     std::to_string(r.ecn_kmin) + " B and " + std::to_string(r.ecn_kmax) + " B");
+  }
+  if (o.has("ecn_pmax")) r.ecn_pmax = o.fraction("ecn_pmax");
+  if (o.has("dcqcn")) r.dcqcn = flag(o, "dcqcn");
+  if (o.has("dcqcn_g")) r.g = o.fraction("dcqcn_g");
+  if (o.has("dcqcn_alpha_timer")) r.alpha_timer = positive_time(o, "dcqcn_alpha_timer");
+  if (o.has("dcqcn_rate_timer")) r.rate_timer = positive_time(o, "dcqcn_rate_timer");
+  if (o.has("dcqcn_byte_counter")) r.byte_counter = o.integer("dcqcn_byte_counter", 1, kMostBytes);
+  if (o.has("dcqcn_fast_recovery")) {
+    r.fast_recovery_steps = static_cast<std::uint32_t>(o.integer("dcqcn_fast_recovery", 1, 1000));
+  }
+  if (o.has("dcqcn_rate_ai")) r.rate_ai = o.bandwidth("dcqcn_rate_ai");
+  if (o.has("dcqcn_rate_hai")) r.rate_hai = o.bandwidth("dcqcn_rate_hai");
+  if (o.has("dcqcn_min_rate")) r.min_rate = o.bandwidth("dcqcn_min_rate");
+  if (o.has("cnp_interval")) r.cnp_interval = o.time("cnp_interval");
+  if (o.has("retransmit_timeout")) r.retransmit_timeout = positive_time(o, "retransmit_timeout");
+}
+
+}  // namespace
+
+std::vector<BackendOption> ns3_backend_options() {
+  return {
+      {"transport", "tcp (default): one TCP connection per NPU pair over drop-tail queues; roce: RoCEv2 queue pairs "
+                    "with PFC, ECN marking and DCQCN"},
+      {"mtu", "IP packet size of every link in bytes (default 9000: jumbo frames; TCP segments carry mtu - 52, "
+              "RoCE packets the largest IB MTU <= mtu - 44)"},
+      {"queue_size", "tcp: drop-tail transmit queue of every link, e.g. 1MiB (default 4MiB)"},
+      {"tcp_buffer", "tcp: send and receive buffer of every TCP connection (default 2MiB)"},
+      {"min_rto", "tcp: TCP minimum retransmission timeout (default 1ms)"},
+      {"delayed_ack", "tcp: TCP delayed-ACK timeout (default 10us; an ACK every 2 segments)"},
+      {"initial_cwnd", "tcp: TCP initial congestion window in segments (default 10, as Linux)"},
+      {"congestion", "tcp: TCP congestion control: newreno (default) or cubic"},
+      {"connect", "tcp: before_start (default): every NPU pair's handshake done before time 0; "
+                  "on_first_send: a pair's first message waits for its handshake"},
+      {"pfc", "roce: true (default): switches pause the upstream sender per priority; false: they drop when full"},
+      {"buffer_size", "roce: shared packet buffer of every switch (default 12MB)"},
+      {"pfc_xoff", "roce: ingress bytes per port that send PAUSE (default: the buffer left after headroom, shared "
+                   "by the ports)"},
+      {"pfc_xon", "roce: ingress bytes per port below which RESUME is sent (default pfc_xoff - 2 frames)"},
+      {"ecn_kmin", "roce: egress queue below which no packet is ECN-marked (default 5KB)"},
+      {"ecn_kmax", "roce: egress queue above which every packet is marked (default 200KB)"},
+      {"ecn_pmax", "roce: marking probability at ecn_kmax, rising linearly from ecn_kmin (default 0.01)"},
+      {"dcqcn", "roce: true (default): DCQCN rate control at every NIC; false: line rate always"},
+      {"dcqcn_g", "roce: gain of alpha's moving average (default 0.0048828125 = 5/1024)"},
+      {"dcqcn_alpha_timer", "roce: alpha's period: it decays by 1 - g for every one without a CNP (default 1us)"},
+      {"dcqcn_rate_timer", "roce: rate-increase timer (default 300us)"},
+      {"dcqcn_byte_counter", "roce: bytes sent per rate-increase event (default 32767)"},
+      {"dcqcn_fast_recovery", "roce: fast-recovery steps before additive increase (default 1)"},
+      {"dcqcn_rate_ai", "roce: additive increase of the target rate (default 5Mbps)"},
+      {"dcqcn_rate_hai", "roce: hyper increase of the target rate (default 50Mbps)"},
+      {"dcqcn_min_rate", "roce: lowest rate a QP is cut to (default 1Mbps)"},
+      {"cnp_interval", "roce: at most one CNP per queue pair per interval (default 50us)"},
+      {"retransmit_timeout", "roce: go-back-N resends from the last acknowledged byte after this long without "
+                             "progress (default 67.108864ms: 4.096us x 2^14)"},
+      {"seed", "ns-3 random seed and ECN marking's random stream (default 1)"},
+  };
+}
+
+Ns3Options parse_ns3_options(const Topology& t, const BackendOptions& o) {
+  Ns3Options n;
+  n.links = o.link_model();
+  if (o.has("transport")) n.transport = o.choice("transport", {"tcp", "roce"}) == "roce" ? Ns3Transport::kRoce : Ns3Transport::kTcp;
+  const bool roce = n.transport == Ns3Transport::kRoce;
+  auto refuse = [&](const char* const* begin, const char* const* end, const char* other) {
+    for (const char* const* k = begin; k != end; ++k) {
+      if (o.has(*k)) {
+        throw InputError(o.where(*k) + ": option '" + *k + "' is for transport: " + other + " only (this network's "
+                         "transport is " + (roce ? "roce" : "tcp") + ")");
+      }
+    }
+  };
+  if (roce) {
+    refuse(std::begin(kTcpOnly), std::end(kTcpOnly), "tcp");
+  } else {
+    refuse(std::begin(kRoceOnly), std::end(kRoceOnly), "roce");
+  }
+  if (o.has("mtu")) n.mtu = static_cast<std::uint32_t>(o.integer("mtu", 576, 65535));
+  if (roce) {
+    parse_roce(o, n.roce);
+  } else {
+    parse_tcp(t, o, n);
+  }
+  if (o.has("seed")) n.seed = static_cast<std::uint32_t>(o.integer("seed", 1, 0xffffffffu));
+  return n;
+}
+
+}  // namespace sim

@@ -1,0 +1,28 @@
+// Routes by NPU pair, as our router chooses them (fat-tree ECMP hashes the
+// pair, the torus goes dimension by dimension, graphs take fewest hops), so
+// every transport's packets take exactly the other backends' links.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "network/topology.h"
+
+namespace sim {
+
+class PairRoutes {
+ public:
+  explicit PairRoutes(const Topology& topology) : topology_(topology) {}
+  // The links from src to dst in order; computed once per pair. The reference
+  // stays valid while this object lives (node-based map).
+  const std::vector<LinkId>& route(NodeId src, NodeId dst);
+
+ private:
+  const Topology& topology_;
+  std::unordered_map<std::uint64_t, std::vector<LinkId>> routes_;
+};
+
+inline std::uint64_t pair_key(NodeId src, NodeId dst) { return (std::uint64_t{src} << 32) | dst; }
+
+}  // namespace sim
