@@ -145,6 +145,11 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
         out << ", busy " << fixed(100 * busy_fraction(l, r.makespan), 1) << "%, " << l.usage.packets << " packets ("
             << l.usage.wire_bytes << " B on the wire), " << l.usage.drops << " dropped, peak queue "
             << l.usage.peak_queue_bytes << " B";
+        if (l.usage.pauses_received + l.usage.pauses_sent + l.usage.ecn_marks + l.usage.cnps > 0) {
+          out << ", PFC pauses " << l.usage.pauses_received << " received (paused " << format_time(l.usage.paused)
+              << ") and " << l.usage.pauses_sent << " sent, " << l.usage.ecn_marks << " ECN-marked, " << l.usage.cnps
+              << " CNPs";
+        }
       } else if (r.link_time_known) {
         out << ", busy " << fixed(100 * busy_fraction(l, r.makespan), 1) << "%, peak " << l.usage.peak_flows
             << (l.usage.peak_flows == 1 ? " flow" : " flows");
@@ -296,7 +301,12 @@ void json_links(JsonStream& j, const SimulationResult& r) {
       j.field("wire_bytes", l.usage.wire_bytes)
           .field("packets", l.usage.packets)
           .field("drops", l.usage.drops)
-          .field("peak_queue_bytes", l.usage.peak_queue_bytes);
+          .field("peak_queue_bytes", l.usage.peak_queue_bytes)
+          .field("pauses_received", l.usage.pauses_received)
+          .field("paused_ns", to_ns(l.usage.paused))
+          .field("pauses_sent", l.usage.pauses_sent)
+          .field("ecn_marks", l.usage.ecn_marks)
+          .field("cnps", l.usage.cnps);
     }
     j.end_object();
   }
@@ -352,9 +362,11 @@ void write_csv_report(const std::string& path, const SimulationResult& r) {
 }
 
 void write_link_stats(std::ostream& out, const SimulationResult& r) {
-  // A packet-level backend adds four columns; the first nine are the same for every backend.
+  // A packet-level backend adds nine columns; the first nine are the same for every backend.
   out << "link,src,dst,bandwidth_gbps,bytes,busy_ns,utilization,busy_fraction,peak_flows"
-      << (r.packet_level ? ",wire_bytes,packets,drops,peak_queue_bytes\n" : "\n");
+      << (r.packet_level ? ",wire_bytes,packets,drops,peak_queue_bytes,pauses_received,paused_ns,pauses_sent,"
+                           "ecn_marks,cnps\n"
+                         : "\n");
   for (std::size_t i = 0; i < r.links.size(); ++i) {
     const LinkRecord& l = r.links[i];
     out << i << ',' << node_label(l.from, r.npu_count) << ',' << node_label(l.to, r.npu_count) << ','
@@ -364,7 +376,8 @@ void write_link_stats(std::ostream& out, const SimulationResult& r) {
           << fixed(busy_fraction(l, r.makespan), 6) << ',';
       if (r.packet_level) {  // peak flows unknown; packets, drops and queues known
         out << ',' << l.usage.wire_bytes << ',' << l.usage.packets << ',' << l.usage.drops << ','
-            << l.usage.peak_queue_bytes << '\n';
+            << l.usage.peak_queue_bytes << ',' << l.usage.pauses_received << ',' << format_ns(l.usage.paused) << ','
+            << l.usage.pauses_sent << ',' << l.usage.ecn_marks << ',' << l.usage.cnps << '\n';
       } else {
         out << l.usage.peak_flows << '\n';
       }

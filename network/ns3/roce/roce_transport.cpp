@@ -1,11 +1,481 @@
+// transport: roce (roce_transport.h): ports, forwarding nodes with PFC and
+// ECN, and NICs with queue pairs, DCQCN and go-back-N, as events on ns-3's
+// simulator. The only translation unit of the RoCE model that includes ns-3
+// (its simulator only).
 #include "network/ns3/roce/roce_transport.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdint>
+#include <deque>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
 #include "core/error.h"
+#include "network/ns3/link_stats.h"
+#include "network/ns3/roce/dcqcn.h"
+#include "network/ns3/roce/frames.h"
+#include "network/ns3/roce/pfc_thresholds.h"
+#include "network/ns3/routes.h"
+#include "ns3/event-id.h"
+#include "ns3/nstime.h"
+#include "ns3/simulator.h"
 
 namespace sim {
+namespace {
 
-std::unique_ptr<Transport> make_roce_transport(const Topology&, const Ns3Options&, MessageSink&) {
-  throw InputError("network backend 'ns3': transport: roce is not available in this build");
+Time now() { return ns3::Simulator::Now().GetPicoSeconds(); }
+ns3::Time ps(Time t) { return ns3::PicoSeconds(t); }
+
+// The receiver acknowledges at every message's end and every this many bytes
+// (a NIC coalesces ACKs; they only free the sender's retransmission state).
+constexpr std::uint64_t kAckEvery = 64 * 1024;
+
+class RoceTransport final : public Transport {
+ public:
+  RoceTransport(const Topology& topology, const Ns3Options& options, MessageSink& sink);
+
+  void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to, Time at) override;
+  std::vector<LinkUsage> link_usage() const override;
+  std::vector<std::pair<std::string, std::uint64_t>> counters() const override;
+
+ private:
+  // The transmitting end of one directed link.
+  struct Port {
+    BytesPerSecond rate = 0;
+    Time latency = 0;
+    bool busy = false;
+    bool paused = false;  // by a PAUSE from the far end (data only: control frames have their own priority)
+    Time paused_since = 0;
+    std::deque<RocePacket> control;  // ACK, NACK, CNP: strict priority over data
+    std::deque<RocePacket> data;     // data forwarded through this node
+    std::uint64_t data_bytes = 0;
+    bool transit_turn = false;           // at an NPU that forwards: alternate forwarded and own data
+    std::vector<std::uint32_t> qps;      // queue pairs starting on this link (NPU only)
+    std::size_t next_qp = 0;             // round robin among them
+    ns3::EventId wake;                   // the earliest rate-limited QP's next packet
+    Time wake_at = -1;
+    // The far end's ingress accounting of data that arrived on this link.
+    std::uint64_t ingress_bytes = 0;
+    bool xoff = false;  // a PAUSE is in force for it
+    LinkStats stats;
+  };
+  struct Message {
+    std::uint64_t end;
+    Delivery to;
+  };
+  struct QueuePair {
+    NodeId src = 0, dst = 0;
+    const std::vector<LinkId>* route = nullptr;  // src -> dst: data
+    const std::vector<LinkId>* back = nullptr;   // dst -> src: ACK, NACK, CNP
+    // Sender (the NIC of src).
+    std::uint64_t queued = 0;     // bytes of every message sent so far
+    std::uint64_t offered = 0;    // bytes injected so far
+    std::uint64_t next = 0;       // next byte to send
+    std::uint64_t highest = 0;    // one past the highest byte ever sent
+    std::uint64_t acked = 0;      // every byte below is acknowledged
+    std::deque<std::uint64_t> ends;  // message ends not yet acknowledged
+    std::uint32_t epoch = 0;      // go-back count
+    Time next_send = 0;           // the rate limiter's next departure
+    DcqcnRate rate;
+    ns3::EventId rate_timer, rto;
+    std::uint64_t acked_at_rto = 0;  // `acked` when the timeout was armed
+    bool sent_since_rto = false;     // a packet left since then
+    // Receiver (the NIC of dst).
+    std::uint64_t expected = 0;      // next byte in order
+    std::uint64_t ack_sent = 0;      // `expected` of the last ACK
+    std::uint32_t nacked_epoch = 0;  // 1 + the epoch last NACKed (0: none)
+    Time last_cnp = -1;
+    std::deque<Message> messages;
+    QueuePair(const RoceOptions& o, BytesPerSecond line) : rate(o, line) {}
+  };
+
+  QueuePair& queue_pair(NodeId src, NodeId dst, std::uint32_t& index);
+  void inject(std::uint32_t qp, std::uint64_t bytes);
+  void try_send(LinkId l);
+  bool next_own_packet(LinkId l, Port& port, RocePacket& out);
+  void transmitted(LinkId l) {
+    ports_[l].busy = false;
+    try_send(l);
+  }
+  void arrive(LinkId l, RocePacket p);
+  void forward(NodeId at, LinkId in, RocePacket p);
+  void leave_buffer(NodeId at, const RocePacket& p);
+  void pause(LinkId l, bool on);
+  void paused_arrives(LinkId l, bool on);
+  void receive_data(QueuePair& q, std::uint32_t qp, const RocePacket& p);
+  void receive_control(QueuePair& q, std::uint32_t qp, const RocePacket& p);
+  void send_control(std::uint32_t qp, RocePacket::Kind kind, std::uint64_t seq, std::uint32_t epoch);
+  void go_back(QueuePair& q, std::uint64_t to);
+  void arm_rto(std::uint32_t qp);
+  void on_rto(std::uint32_t qp);
+  void on_rate_timer(std::uint32_t qp);
+  void kick(QueuePair& q) { try_send(q.route->front()); }
+  bool marks(std::uint64_t queue_bytes);
+
+  const Topology& topology_;
+  const Ns3Options options_;
+  const RoceOptions& roce_;
+  MessageSink& sink_;
+  PairRoutes routes_;
+  const std::uint32_t payload_mtu_;
+  std::vector<Port> ports_;                     // per link
+  std::vector<LinkId> reverse_;                 // per link: the link back, or kNoReverse
+  std::vector<PfcThresholds> thresholds_;       // per node
+  std::vector<std::uint64_t> buffered_;         // per node: data bytes in its buffer
+  std::deque<QueuePair> qps_;
+  std::unordered_map<std::uint64_t, std::uint32_t> qp_of_pair_;
+  std::mt19937_64 rng_;
+  std::uint64_t retransmitted_ = 0, timeouts_ = 0, nacks_ = 0;
+  static constexpr LinkId kNoReverse = ~LinkId{0};
+};
+
+RoceTransport::RoceTransport(const Topology& topology, const Ns3Options& options, MessageSink& sink)
+    : topology_(topology),
+      options_(options),
+      roce_(options_.roce),
+      sink_(sink),
+      routes_(topology),
+      payload_mtu_(roce_payload_mtu(options.mtu)),
+      rng_(options.seed) {
+  const std::vector<Link>& links = topology_.links();
+  ports_.resize(links.size());
+  reverse_.assign(links.size(), kNoReverse);
+  std::unordered_map<std::uint64_t, LinkId> by_ends;
+  for (LinkId l = 0; l < links.size(); ++l) {
+    ports_[l].rate = options_.links.effective(links[l].bandwidth);
+    ports_[l].latency = links[l].latency;
+    ports_[l].stats.rate = ports_[l].rate;
+    by_ends.emplace(pair_key(links[l].from, links[l].to), l);
+  }
+  for (LinkId l = 0; l < links.size(); ++l) {
+    auto it = by_ends.find(pair_key(links[l].to, links[l].from));
+    if (it != by_ends.end()) reverse_[l] = it->second;
+  }
+  thresholds_ = pfc_thresholds(topology_, options_, payload_mtu_ + kRoceHeaderBytes);
+  buffered_.assign(topology_.node_count(), 0);
+}
+
+RoceTransport::QueuePair& RoceTransport::queue_pair(NodeId src, NodeId dst, std::uint32_t& index) {
+  auto [it, fresh] = qp_of_pair_.try_emplace(pair_key(src, dst), static_cast<std::uint32_t>(qps_.size()));
+  index = it->second;
+  if (!fresh) return qps_[index];
+  const std::vector<LinkId>& route = routes_.route(src, dst);
+  qps_.emplace_back(roce_, ports_[route.front()].rate);
+  QueuePair& q = qps_.back();
+  q.src = src;
+  q.dst = dst;
+  q.route = &route;
+  q.back = &routes_.route(dst, src);
+  ports_[route.front()].qps.push_back(index);
+  return q;
+}
+
+void RoceTransport::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to, Time at) {
+  std::uint32_t index = 0;
+  QueuePair& q = queue_pair(src, dst, index);
+  // A queue pair's stream has no empty message: one of 0 bytes is carried as 1 byte.
+  const std::uint64_t wire = bytes == 0 ? 1 : bytes;
+  q.queued += wire;
+  q.messages.push_back({q.queued, to});
+  ns3::Simulator::Schedule(ps(at - now()), &RoceTransport::inject, this, index, wire);
+}
+
+void RoceTransport::inject(std::uint32_t qp, std::uint64_t bytes) {
+  QueuePair& q = qps_[qp];
+  q.offered += bytes;
+  q.ends.push_back(q.offered);
+  kick(q);
+}
+
+// Starts the next frame on link l if it is idle: control first, then data
+// unless paused (forwarded data and the NIC's own queue pairs in turn).
+void RoceTransport::try_send(LinkId l) {
+  Port& port = ports_[l];
+  if (port.busy) return;
+  RocePacket p;
+  bool have = false;
+  if (!port.control.empty()) {
+    p = port.control.front();
+    port.control.pop_front();
+    have = true;
+    if (p.kind == RocePacket::kCnp) ++port.stats.cnps;
+  } else if (!port.paused) {
+    const bool forwarded_first = !port.data.empty() && (port.qps.empty() || port.transit_turn);
+    if (!forwarded_first) have = next_own_packet(l, port, p);
+    if (!have && !port.data.empty()) {
+      p = port.data.front();
+      port.data.pop_front();
+      // ECN at egress: marked as it leaves, on the queue it leaves behind
+      // and itself, so the mark reaches the receiver without the queue's delay.
+      if (marks(port.data_bytes)) {
+        p.ecn = true;
+        ++port.stats.ecn_marks;
+      }
+      port.data_bytes -= p.wire;
+      leave_buffer(topology_.links()[l].from, p);
+      have = true;
+    }
+    port.transit_turn = !forwarded_first;
+  }
+  if (!have) return;
+  port.busy = true;
+  port.stats.transmitted(p.wire, p.kind == RocePacket::kData ? p.payload : 0);
+  const Time serialize = transfer_time(p.wire, port.rate);
+  ns3::Simulator::Schedule(ps(serialize), &RoceTransport::transmitted, this, l);
+  ns3::Simulator::Schedule(ps(serialize + port.latency), &RoceTransport::arrive, this, l, p);
+}
+
+// The NIC's next data packet on link l: round robin over the queue pairs that
+// start there and have bytes to send and whose rate limiter allows it now.
+bool RoceTransport::next_own_packet(LinkId l, Port& port, RocePacket& out) {
+  const std::size_t n = port.qps.size();
+  Time earliest = -1;
+  const Time t = now();
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t i = (port.next_qp + k) % n;
+    const std::uint32_t qp = port.qps[i];
+    QueuePair& q = qps_[qp];
+    if (q.next >= q.offered) continue;
+    if (q.next_send > t) {
+      earliest = earliest < 0 ? q.next_send : std::min(earliest, q.next_send);
+      continue;
+    }
+    port.next_qp = (i + 1) % n;
+    // A packet never spans two messages (each is its own RDMA operation).
+    const auto end = std::upper_bound(q.ends.begin(), q.ends.end(), q.next);
+    const std::uint64_t message_end = end == q.ends.end() ? q.offered : *end;
+    out = RocePacket{};
+    out.kind = RocePacket::kData;
+    out.qp = qp;
+    out.seq = q.next;
+    out.payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(payload_mtu_, message_end - q.next));
+    out.wire = out.payload + kRoceHeaderBytes;
+    out.epoch = q.epoch;
+    if (q.next < q.highest) ++retransmitted_;
+    q.sent_since_rto = true;
+    q.next += out.payload;
+    q.highest = std::max(q.highest, q.next);
+    if (roce_.dcqcn) {
+      // The rate limiter spaces departures by the frame's time at the QP's rate.
+      q.next_send = t + static_cast<Time>(static_cast<double>(out.wire) / q.rate.rate() * 1e12);
+      q.rate.on_sent(out.payload);
+    }
+    if (!q.rto.IsRunning()) arm_rto(qp);
+    return true;
+  }
+  if (earliest >= 0 && (!port.wake.IsRunning() || earliest < port.wake_at)) {
+    port.wake.Cancel();
+    port.wake = ns3::Simulator::Schedule(ps(earliest - t), &RoceTransport::try_send, this, l);
+    port.wake_at = earliest;
+  }
+  return false;
+}
+
+void RoceTransport::arrive(LinkId l, RocePacket p) {
+  const NodeId at = topology_.links()[l].to;
+  QueuePair& q = qps_[p.qp];
+  const std::vector<LinkId>& route = p.kind == RocePacket::kData ? *q.route : *q.back;
+  if (p.hop + 1 < route.size()) {
+    forward(at, l, p);
+  } else if (p.kind == RocePacket::kData) {
+    receive_data(q, p.qp, p);
+  } else {
+    receive_control(q, p.qp, p);
+  }
+}
+
+// A packet passing through `at` (a switch, or an NPU that forwards): control
+// frames go straight to their egress queue; data is buffered and counted
+// against its ingress port for PFC or, when the buffer is full, dropped.
+void RoceTransport::forward(NodeId at, LinkId in, RocePacket p) {
+  QueuePair& q = qps_[p.qp];
+  ++p.hop;
+  const LinkId out = (p.kind == RocePacket::kData ? *q.route : *q.back)[p.hop];
+  Port& egress = ports_[out];
+  if (p.kind != RocePacket::kData) {
+    egress.control.push_back(p);
+    try_send(out);
+    return;
+  }
+  if (buffered_[at] + p.wire > roce_.buffer_bytes) {
+    ++egress.stats.drops;
+    return;
+  }
+  buffered_[at] += p.wire;
+  p.ingress = in;
+  Port& ingress = ports_[in];
+  ingress.ingress_bytes += p.wire;
+  if (roce_.pfc && !ingress.xoff && ingress.ingress_bytes > thresholds_[at].xoff) pause(in, true);
+  egress.data.push_back(p);
+  egress.data_bytes += p.wire;
+  egress.stats.queue_at(egress.data_bytes);
+  try_send(out);
+}
+
+void RoceTransport::leave_buffer(NodeId at, const RocePacket& p) {
+  buffered_[at] -= p.wire;
+  Port& ingress = ports_[p.ingress];
+  ingress.ingress_bytes -= p.wire;
+  if (ingress.xoff && ingress.ingress_bytes <= thresholds_[at].xon) pause(p.ingress, false);
+}
+
+// RED on the egress queue: never below Kmin, always above Kmax, linear to Pmax between.
+bool RoceTransport::marks(std::uint64_t queue_bytes) {
+  if (queue_bytes <= roce_.ecn_kmin) return false;
+  if (queue_bytes >= roce_.ecn_kmax) return true;
+  const double p = roce_.ecn_pmax * static_cast<double>(queue_bytes - roce_.ecn_kmin) /
+                   static_cast<double>(roce_.ecn_kmax - roce_.ecn_kmin);
+  return static_cast<double>(rng_() >> 11) * 0x1.0p-53 < p;
+}
+
+// The receiving end of link l sends PAUSE (on) or RESUME (off) for its data
+// priority; it leaves at once (a MAC control frame) on the link back and takes
+// effect at l's sender after its serialization and the cable's latency.
+void RoceTransport::pause(LinkId l, bool on) {
+  Port& port = ports_[l];
+  port.xoff = on;
+  const LinkId back = reverse_[l];
+  Time delay = port.latency + transfer_time(kPauseFrameBytes, port.rate);
+  if (back != kNoReverse) {
+    ++ports_[back].stats.pauses_sent;
+    delay = ports_[back].latency + transfer_time(kPauseFrameBytes, ports_[back].rate);
+  }
+  ns3::Simulator::Schedule(ps(delay), &RoceTransport::paused_arrives, this, l, on);
+}
+
+void RoceTransport::paused_arrives(LinkId l, bool on) {
+  Port& port = ports_[l];
+  if (on == port.paused) return;
+  port.paused = on;
+  if (on) {
+    ++port.stats.pauses_received;
+    port.paused_since = now();
+  } else {
+    port.stats.paused += now() - port.paused_since;
+    try_send(l);
+  }
+}
+
+void RoceTransport::receive_data(QueuePair& q, std::uint32_t qp, const RocePacket& p) {
+  // The notification point: a CNP for marked packets, at most one per interval.
+  if (p.ecn && roce_.dcqcn && (q.last_cnp < 0 || now() - q.last_cnp >= roce_.cnp_interval)) {
+    q.last_cnp = now();
+    send_control(qp, RocePacket::kCnp, 0, 0);
+  }
+  if (p.seq != q.expected) {
+    // Go-back-N: the receiver keeps only in-order data. A gap is NACKed once
+    // per sender epoch (each go-back starts a new one).
+    if (p.seq > q.expected && p.epoch + 1 > q.nacked_epoch) {
+      q.nacked_epoch = p.epoch + 1;
+      ++nacks_;
+      send_control(qp, RocePacket::kNack, q.expected, p.epoch);
+    }
+    return;
+  }
+  q.expected += p.payload;
+  bool ended = false;
+  while (!q.messages.empty() && q.messages.front().end <= q.expected) {
+    const Delivery to = q.messages.front().to;
+    q.messages.pop_front();
+    sink_.delivered(to);
+    ended = true;
+  }
+  if (ended || q.expected - q.ack_sent >= kAckEvery) {
+    q.ack_sent = q.expected;
+    send_control(qp, RocePacket::kAck, q.expected, 0);
+  }
+}
+
+void RoceTransport::send_control(std::uint32_t qp, RocePacket::Kind kind, std::uint64_t seq, std::uint32_t epoch) {
+  RocePacket c;
+  c.kind = kind;
+  c.qp = qp;
+  c.seq = seq;
+  c.epoch = epoch;
+  c.wire = kind == RocePacket::kCnp ? kCnpFrameBytes : kAckFrameBytes;
+  const LinkId first = qps_[qp].back->front();
+  ports_[first].control.push_back(c);
+  try_send(first);
+}
+
+void RoceTransport::receive_control(QueuePair& q, std::uint32_t qp, const RocePacket& p) {
+  if (p.kind == RocePacket::kCnp) {
+    // The reaction point: cut the rate, restart the increase timer.
+    q.rate.on_cnp(now());
+    q.rate_timer.Cancel();
+    q.rate_timer = ns3::Simulator::Schedule(ps(roce_.rate_timer), &RoceTransport::on_rate_timer, this, qp);
+    return;
+  }
+  if (p.seq > q.acked) {
+    q.acked = p.seq;
+    while (!q.ends.empty() && q.ends.front() <= q.acked) q.ends.pop_front();
+  }
+  if (p.kind == RocePacket::kNack && p.epoch == q.epoch && p.seq < q.next) go_back(q, p.seq);
+}
+
+void RoceTransport::go_back(QueuePair& q, std::uint64_t to) {
+  q.next = std::max(to, q.acked);
+  ++q.epoch;
+  kick(q);
+}
+
+void RoceTransport::arm_rto(std::uint32_t qp) {
+  qps_[qp].acked_at_rto = qps_[qp].acked;
+  qps_[qp].sent_since_rto = false;
+  qps_[qp].rto = ns3::Simulator::Schedule(ps(roce_.retransmit_timeout), &RoceTransport::on_rto, this, qp);
+}
+
+// Bytes are outstanding and for a whole timeout no acknowledgement moved and
+// nothing was sent (a sender still sending would hear a NACK for a gap): the
+// tail was lost; resend from the first unacknowledged byte.
+void RoceTransport::on_rto(std::uint32_t qp) {
+  QueuePair& q = qps_[qp];
+  if (q.acked >= q.highest) return;
+  if (q.acked == q.acked_at_rto && !q.sent_since_rto) {
+    ++timeouts_;
+    go_back(q, q.acked);
+  }
+  arm_rto(qp);
+}
+
+void RoceTransport::on_rate_timer(std::uint32_t qp) {
+  QueuePair& q = qps_[qp];
+  q.rate.on_rate_timer();
+  if (!q.rate.at_line_rate()) {
+    q.rate_timer = ns3::Simulator::Schedule(ps(roce_.rate_timer), &RoceTransport::on_rate_timer, this, qp);
+  }
+}
+
+std::vector<LinkUsage> RoceTransport::link_usage() const {
+  std::vector<LinkUsage> out(ports_.size());
+  for (LinkId l = 0; l < ports_.size(); ++l) {
+    out[l] = ports_[l].stats.usage();
+    if (ports_[l].paused) out[l].paused += now() - ports_[l].paused_since;
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> RoceTransport::counters() const {
+  std::uint64_t pauses = 0, marks = 0, cnps = 0;
+  for (const Port& p : ports_) {
+    pauses += p.stats.pauses_received;
+    marks += p.stats.ecn_marks;
+  }
+  for (const Port& p : ports_) cnps += p.stats.cnps;
+  return {{"queue pairs", qps_.size()},       {"PFC pauses", pauses},
+          {"ECN marks", marks},               {"CNP transmissions (all hops)", cnps},
+          {"NACKs", nacks_},                  {"retransmitted packets", retransmitted_},
+          {"retransmission timeouts", timeouts_}};
+}
+
+}  // namespace
+
+std::unique_ptr<Transport> make_roce_transport(const Topology& topology, const Ns3Options& options, MessageSink& sink) {
+  return std::make_unique<RoceTransport>(topology, options, sink);
 }
 
 }  // namespace sim
