@@ -34,21 +34,20 @@ struct RoceOptions {
   std::uint64_t ecn_kmax = 200'000;
   double ecn_pmax = 0.01;
   bool dcqcn = true;
-  // DCQCN's reaction and notification points as NVIDIA ConnectX NICs ship
-  // them (NVIDIA's "DCQCN CC Parameters", firmware/mlnx_qos names):
-  // dce_tcp_g 1019 (g = 5/1024), dce_tcp_rtt 1 us (alpha's period K),
-  // rpg_time_reset 300 us (T), rpg_byte_reset 32767 B (B), rpg_threshold 1 (F),
-  // rpg_ai_rate 5 Mb/s, rpg_hai_rate 50 Mb/s, rpg_min_rate 1 Mb/s,
-  // min_time_between_cnps 4 us.
-  double g = 5.0 / 1024;
-  Time alpha_timer = kMicrosecond;               // K
-  Time rate_timer = 300 * kMicrosecond;          // T
-  std::uint64_t byte_counter = 32'767;           // B
-  std::uint32_t fast_recovery_steps = 1;         // F
-  BytesPerSecond rate_ai = 625'000;              // R_AI 5 Mb/s
+  // DCQCN's reaction and notification points as the DCQCN paper sets them
+  // (Zhu et al., SIGCOMM 2015, section 5: g = 1/256, K = 55 us, T = 55 us,
+  // B = 10 MB, F = 5, R_AI = 40 Mb/s, N = 50 us). The paper gives no R_HAI
+  // nor a floor: those are NVIDIA ConnectX's defaults (rpg_hai_rate 50 Mb/s,
+  // rpg_min_rate 1 Mb/s).
+  double g = 1.0 / 256;
+  Time alpha_timer = 55 * kMicrosecond;          // K
+  Time rate_timer = 55 * kMicrosecond;           // T
+  std::uint64_t byte_counter = 10'000'000;       // B
+  std::uint32_t fast_recovery_steps = 5;         // F
+  BytesPerSecond rate_ai = 5'000'000;            // R_AI 40 Mb/s
   BytesPerSecond rate_hai = 6'250'000;           // R_HAI 50 Mb/s
   BytesPerSecond min_rate = 125'000;             // 1 Mb/s
-  // Notification point: at most one CNP per QP per interval.
+  // Notification point: at most one CNP per QP per interval (N).
   Time cnp_interval = 50 * kMicrosecond;
   // Go-back-N's fallback when no NACK comes (a lost tail): InfiniBand's local
   // ACK timeout, 4.096 us x 2^14 (NCCL_IB_TIMEOUT 14, NCCL's default before 2.14).

@@ -30,7 +30,11 @@ class DcqcnRate {
   void on_cnp(Time now) {
     if (last_cnp_ >= 0) alpha_ *= std::pow(1 - o_->g, static_cast<double>((now - last_cnp_) / o_->alpha_timer));
     last_cnp_ = now;
-    target_ = current_;
+    // Cuts with no increase between them keep the target: the rate the
+    // queue pair had before the congestion is what recovery heads back to
+    // (ConnectX's clamp_tgt_rate 0; HPCC's simulator's ClampTargetRate false).
+    if (increased_since_cut_) target_ = current_;
+    increased_since_cut_ = false;
     current_ = std::max(static_cast<double>(o_->min_rate), current_ * (1 - alpha_ / 2));
     alpha_ = (1 - o_->g) * alpha_ + o_->g;
     timer_events_ = byte_events_ = 0;
@@ -66,12 +70,14 @@ class DcqcnRate {
     }
     target_ = std::min(target_, line_);
     current_ = std::min(line_, (target_ + current_) / 2);
+    increased_since_cut_ = true;
   }
 
   const RoceOptions* o_;
   double line_, current_, target_;
   double alpha_ = 1.0;  // the paper's initial alpha
   Time last_cnp_ = -1;
+  bool increased_since_cut_ = true;
   std::uint32_t timer_events_ = 0, byte_events_ = 0;
   std::uint64_t bytes_ = 0;
 };
