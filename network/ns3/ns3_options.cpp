@@ -51,9 +51,15 @@ void parse_tcp(const Topology& t, const BackendOptions& o, Ns3Options& n) {
 void parse_roce(const BackendOptions& o, RoceOptions& r) {
   constexpr std::uint64_t kMostBytes = std::uint64_t{1} << 40;
   if (o.has("pfc")) r.pfc = flag(o, "pfc");
-  if (o.has("buffer_size")) r.buffer_bytes = o.integer("buffer_size", 1, kMostBytes);
+  if (o.has("buffer_size")) {
+    r.buffer_bytes = o.integer("buffer_size", 1, kMostBytes);
+    r.buffer_where = o.where("buffer_size");
+  }
   if (o.has("pfc_xoff")) r.pfc_xoff = o.integer("pfc_xoff", 1, kMostBytes);
-  if (o.has("pfc_xon")) r.pfc_xon = o.integer("pfc_xon", 1, kMostBytes);
+  if (o.has("pfc_xon")) {
+    r.pfc_xon = o.integer("pfc_xon", 1, kMostBytes);
+    r.pfc_xon_where = o.where("pfc_xon");
+  }
   if (r.pfc_xon != 0 && r.pfc_xoff != 0 && r.pfc_xon >= r.pfc_xoff) {
     throw InputError(o.where("pfc_xon") + ": expected less than pfc_xoff (" + std::to_string(r.pfc_xoff) + " B), got " +
                      std::to_string(r.pfc_xon) + " B");

@@ -25,9 +25,11 @@ struct RoceOptions {
   // Shared packet buffer of every switch: 12 MB, the Broadcom Trident II of
   // the DCQCN paper's testbed (Zhu et al., SIGCOMM 2015, section 5).
   std::uint64_t buffer_bytes = 12'000'000;
+  std::string buffer_where = "network.buffer_size";  // where it was set, for messages
   // PFC thresholds per ingress port; 0: derived from the buffer (docs/network.md).
   std::uint64_t pfc_xoff = 0;
   std::uint64_t pfc_xon = 0;
+  std::string pfc_xon_where = "network.pfc_xon";
   // RED-style ECN marking at switch egress: the DCQCN paper's Kmin 5 KB,
   // Kmax 200 KB, Pmax 1% (section 5, for 40 Gb/s links).
   std::uint64_t ecn_kmin = 5'000;

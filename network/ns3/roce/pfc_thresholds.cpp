@@ -31,7 +31,7 @@ std::vector<PfcThresholds> pfc_thresholds(const Topology& topology, const Ns3Opt
     if (r.pfc && forwards && r.pfc_xoff == 0 && t.xoff < 2ull * max_frame) {
       const std::string node = v < topology.npu_count() ? "npu" + std::to_string(v)
                                                         : "switch " + std::to_string(v - topology.npu_count());
-      throw InputError("network.buffer_size: " + std::to_string(r.buffer_bytes) + " B leaves " + node + " (" +
+      throw InputError(r.buffer_where + ": " + std::to_string(r.buffer_bytes) + " B leaves " + node + " (" +
                        std::to_string(ports[v]) + " ports in) no room above its PFC headroom of " +
                        std::to_string(headroom[v]) + " B (2 x rate x latency + 2 max frames + 64 B per port); "
                        "raise buffer_size or set pfc_xoff");
@@ -39,7 +39,7 @@ std::vector<PfcThresholds> pfc_thresholds(const Topology& topology, const Ns3Opt
     if (r.pfc_xon != 0) {
       t.xon = r.pfc_xon;
       if (r.pfc && forwards && t.xon >= t.xoff) {
-        throw InputError("network.pfc_xon: " + std::to_string(t.xon) + " B must be below the derived pfc_xoff of " +
+        throw InputError(r.pfc_xon_where + ": " + std::to_string(t.xon) + " B must be below the derived pfc_xoff of " +
                          std::to_string(t.xoff) + " B");
       }
     } else {

@@ -5,7 +5,6 @@
 #include "network/ns3/roce/roce_transport.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdint>
 #include <deque>
 #include <random>

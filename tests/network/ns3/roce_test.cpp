@@ -359,9 +359,12 @@ TEST(Ns3Roce, BadOptionsAreErrors) {
                "sys.yml:7: network.tcp_buffer: option 'tcp_buffer' is for transport: tcp only");
   expect_error({{"dcqcn_rate_timer", {"0us", "sys.yml:8: network.dcqcn_rate_timer"}}}, "expected a time > 0");
   expect_error({{"buffer_size", {"100KB", "sys.yml:9: network.buffer_size"}}},
-               "no room above its PFC headroom of 233520 B");
+               "sys.yml:9: network.buffer_size: 100000 B leaves switch 0 (4 ports in) no room above its PFC headroom "
+               "of 233520 B");
   expect_error({{"pfc_xoff", {"100KB", "t"}}, {"pfc_xon", {"200KB", "sys.yml:3: network.pfc_xon"}}},
                "sys.yml:3: network.pfc_xon: expected less than pfc_xoff");
+  expect_error({{"pfc_xon", {"3MB", "sys.yml:3: network.pfc_xon"}}},
+               "sys.yml:3: network.pfc_xon: 3000000 B must be below the derived pfc_xoff of 2941620 B");
   // A RoCE key on the TCP transport, and a transport that does not exist.
   auto expect_ns3_error = [&](Options o, const std::string& part) {
     NetworkConfig c;
