@@ -21,8 +21,11 @@ class Ns3Network final : public Network {
   Ns3Network(const Topology& topology, EventQueue& queue, const Ns3Options& options)
       : topology_(topology), queue_(queue), bridge_(queue, options.links.message_latency) {
     try {
-      transport_ = options.transport == Ns3Transport::kRoce ? make_roce_transport(topology, options, bridge_)
-                                                            : make_tcp_transport(topology, options, bridge_);
+      switch (options.transport) {
+        case Ns3Transport::kRoce: transport_ = make_roce_transport(topology, options, bridge_); break;
+        case Ns3Transport::kIb: transport_ = make_ib_transport(topology, options, bridge_); break;
+        case Ns3Transport::kTcp: transport_ = make_tcp_transport(topology, options, bridge_); break;
+      }
     } catch (...) {
       if (transport_) transport_->close();
       turn_.destroy_simulator();

@@ -9,7 +9,8 @@ namespace sim {
 
 const char* const kNs3Summary =
     "packet-level on ns-3 3.37: every link a point-to-point channel, one TCP connection per NPU pair "
-    "(transport: tcp) or RoCEv2 queue pairs with PFC, ECN and DCQCN (transport: roce), routes as ours";
+    "(transport: tcp), RoCEv2 queue pairs with PFC, ECN and DCQCN (transport: roce) or InfiniBand ones with credit "
+    "flow control (transport: ib), routes as ours";
 
 namespace {
 
@@ -91,7 +92,7 @@ void parse_roce(const BackendOptions& o, RoceOptions& r) {
 std::vector<BackendOption> ns3_backend_options() {
   return {
       {"transport", "tcp (default): one TCP connection per NPU pair over drop-tail queues; roce: RoCEv2 queue pairs "
-                    "with PFC, ECN marking and DCQCN"},
+                    "with PFC, ECN marking and DCQCN; ib: InfiniBand queue pairs with credit-based link flow control"},
       {"mtu", "IP packet size of every link in bytes (default 9000: jumbo frames; TCP segments carry mtu - 52, "
               "RoCE packets the largest IB MTU <= mtu - 44)"},
       {"queue_size", "tcp: drop-tail transmit queue of every link, e.g. 1MiB (default 4MiB)"},
@@ -103,7 +104,8 @@ std::vector<BackendOption> ns3_backend_options() {
       {"connect", "tcp: before_start (default): every NPU pair's handshake done before time 0; "
                   "on_first_send: a pair's first message waits for its handshake"},
       {"pfc", "roce: true (default): switches pause the upstream sender per priority; false: they drop when full"},
-      {"buffer_size", "roce: shared packet buffer of every switch (default 12MB)"},
+      {"buffer_size", "roce: shared packet buffer of every switch; ib: every node's input buffers, split evenly "
+                      "among its input ports as their credits (default 12MB)"},
       {"pfc_xoff", "roce: ingress bytes per port that send PAUSE (default: the buffer left after headroom, shared "
                    "by the ports)"},
       {"pfc_xon", "roce: ingress bytes per port below which RESUME is sent (default pfc_xoff - 2 frames)"},
@@ -129,26 +131,29 @@ std::vector<BackendOption> ns3_backend_options() {
 Ns3Options parse_ns3_options(const Topology& t, const BackendOptions& o) {
   Ns3Options n;
   n.links = o.link_model();
-  if (o.has("transport")) n.transport = o.choice("transport", {"tcp", "roce"}) == "roce" ? Ns3Transport::kRoce : Ns3Transport::kTcp;
-  const bool roce = n.transport == Ns3Transport::kRoce;
-  auto refuse = [&](const char* const* begin, const char* const* end, const char* other) {
+  std::string name = "tcp";
+  if (o.has("transport")) name = o.choice("transport", {"tcp", "roce", "ib"});
+  n.transport = name == "roce" ? Ns3Transport::kRoce : name == "ib" ? Ns3Transport::kIb : Ns3Transport::kTcp;
+  auto refuse = [&](const char* const* begin, const char* const* end, const char* other, const char* allowed) {
     for (const char* const* k = begin; k != end; ++k) {
-      if (o.has(*k)) {
+      if (o.has(*k) && (allowed == nullptr || std::string(*k) != allowed)) {
         throw InputError(o.where(*k) + ": option '" + *k + "' is for transport: " + other + " only (this network's "
-                         "transport is " + (roce ? "roce" : "tcp") + ")");
+                         "transport is " + name + ")");
       }
     }
   };
-  if (roce) {
-    refuse(std::begin(kTcpOnly), std::end(kTcpOnly), "tcp");
-  } else {
-    refuse(std::begin(kRoceOnly), std::end(kRoceOnly), "roce");
-  }
+  if (n.transport != Ns3Transport::kTcp) refuse(std::begin(kTcpOnly), std::end(kTcpOnly), "tcp", nullptr);
+  if (n.transport == Ns3Transport::kTcp) refuse(std::begin(kRoceOnly), std::end(kRoceOnly), "roce", nullptr);
+  if (n.transport == Ns3Transport::kIb) refuse(std::begin(kRoceOnly), std::end(kRoceOnly), "roce", "buffer_size");
   if (o.has("mtu")) n.mtu = static_cast<std::uint32_t>(o.integer("mtu", 576, 65535));
-  if (roce) {
-    parse_roce(o, n.roce);
-  } else {
+  if (n.transport == Ns3Transport::kTcp) {
     parse_tcp(t, o, n);
+  } else {
+    parse_roce(o, n.roce);
+    if (n.transport == Ns3Transport::kIb) {
+      n.roce.pfc = false;  // credits instead
+      n.roce.dcqcn = false;
+    }
   }
   if (o.has("seed")) n.seed = static_cast<std::uint32_t>(o.integer("seed", 1, 0xffffffffu));
   return n;

@@ -17,7 +17,7 @@
 
 namespace sim {
 
-enum class Ns3Transport : std::uint8_t { kTcp, kRoce };
+enum class Ns3Transport : std::uint8_t { kTcp, kRoce, kIb };
 
 // RoCEv2 with PFC, ECN marking and DCQCN (network/ns3/roce/).
 struct RoceOptions {
@@ -67,7 +67,7 @@ struct Ns3Options {
   std::uint32_t initial_cwnd = 10;          // tcp: initial window in segments (Linux, RFC 6928)
   std::string congestion = "newreno";       // tcp: newreno or cubic
   bool connect_before_start = true;         // tcp: handshakes of every NPU pair done before time 0
-  RoceOptions roce;                         // roce only
+  RoceOptions roce;                         // roce (and ib: buffer_size only)
   std::uint32_t seed = 1;                   // ns-3 random streams, ECN marking
 };
 

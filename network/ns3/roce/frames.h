@@ -13,7 +13,8 @@ namespace sim {
 inline constexpr std::uint32_t kRoceHeaderBytes = 62;
 // What `mtu` (an IP packet) leaves for payload: IPv4 + UDP + BTH + ICRC.
 inline constexpr std::uint32_t kRoceIpOverhead = 44;
-inline constexpr std::uint32_t kAckFrameBytes = kRoceHeaderBytes + 4;   // + AETH
+// InfiniBand (transport: ib): LRH 8 + BTH 12 + ICRC 4 + VCRC 2.
+inline constexpr std::uint32_t kIbHeaderBytes = 26;
 inline constexpr std::uint32_t kCnpFrameBytes = kRoceHeaderBytes + 16;  // + 16 reserved bytes
 inline constexpr std::uint32_t kPauseFrameBytes = 64;                   // a minimum Ethernet frame
 

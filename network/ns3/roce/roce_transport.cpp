@@ -57,6 +57,8 @@ class RoceTransport final : public Transport {
     std::size_t next_qp = 0;             // round robin among them
     ns3::EventId wake;                   // the earliest rate-limited QP's next packet
     Time wake_at = -1;
+    // transport: ib: bytes of data the far end can still take (its credits).
+    std::uint64_t credits = 0;
     // The far end's ingress accounting of data that arrived on this link.
     std::uint64_t ingress_bytes = 0;
     bool xoff = false;  // a PAUSE is in force for it
@@ -114,6 +116,11 @@ class RoceTransport final : public Transport {
   void on_rate_timer(std::uint32_t qp);
   void kick(QueuePair& q) { try_send(q.route->front()); }
   bool marks(std::uint64_t queue_bytes);
+  void return_credits(LinkId l, std::uint32_t bytes);
+  void credits_arrive(LinkId l, std::uint32_t bytes) {
+    ports_[l].credits += bytes;
+    try_send(l);
+  }
 
   const Topology& topology_;
   const Ns3Options options_;
@@ -121,6 +128,10 @@ class RoceTransport final : public Transport {
   MessageSink& sink_;
   PairRoutes routes_;
   const std::uint32_t payload_mtu_;
+  // transport: ib: link-level credits instead of PFC, no ECN, no DCQCN, and
+  // InfiniBand's headers instead of RoCEv2's.
+  const bool credit_flow_;
+  const std::uint32_t header_bytes_;
   std::vector<Port> ports_;                     // per link
   std::vector<LinkId> reverse_;                 // per link: the link back, or kNoReverse
   std::vector<PfcThresholds> thresholds_;       // per node
@@ -139,6 +150,8 @@ RoceTransport::RoceTransport(const Topology& topology, const Ns3Options& options
       sink_(sink),
       routes_(topology),
       payload_mtu_(roce_payload_mtu(options.mtu)),
+      credit_flow_(options.transport == Ns3Transport::kIb),
+      header_bytes_(credit_flow_ ? kIbHeaderBytes : kRoceHeaderBytes),
       rng_(options.seed) {
   const std::vector<Link>& links = topology_.links();
   ports_.resize(links.size());
@@ -154,8 +167,25 @@ RoceTransport::RoceTransport(const Topology& topology, const Ns3Options& options
     auto it = by_ends.find(pair_key(links[l].to, links[l].from));
     if (it != by_ends.end()) reverse_[l] = it->second;
   }
-  thresholds_ = pfc_thresholds(topology_, options_, payload_mtu_ + kRoceHeaderBytes);
   buffered_.assign(topology_.node_count(), 0);
+  if (!credit_flow_) {
+    thresholds_ = pfc_thresholds(topology_, options_, payload_mtu_ + header_bytes_);
+    return;
+  }
+  // Every input port's buffer is its share of the node's, and what the link
+  // into it starts with as credits.
+  thresholds_.assign(topology_.node_count(), PfcThresholds{});
+  std::vector<std::uint64_t> ports_in(topology_.node_count(), 0);
+  for (const Link& k : links) ++ports_in[k.to];
+  for (LinkId l = 0; l < links.size(); ++l) {
+    ports_[l].credits = roce_.buffer_bytes / ports_in[links[l].to];
+    if (ports_[l].credits < payload_mtu_ + header_bytes_) {
+      throw InputError(roce_.buffer_where + ": " + std::to_string(roce_.buffer_bytes) + " B shared by the " +
+                       std::to_string(ports_in[links[l].to]) + " input ports of node " +
+                       std::to_string(links[l].to) + " leaves each less than one " +
+                       std::to_string(payload_mtu_ + header_bytes_) + " B packet of credits");
+    }
+  }
 }
 
 RoceTransport::QueuePair& RoceTransport::queue_pair(NodeId src, NodeId dst, std::uint32_t& index) {
@@ -203,14 +233,18 @@ void RoceTransport::try_send(LinkId l) {
     have = true;
     if (p.kind == RocePacket::kCnp) ++port.stats.cnps;
   } else if (!port.paused) {
-    const bool forwarded_first = !port.data.empty() && (port.qps.empty() || port.transit_turn);
-    if (!forwarded_first) have = next_own_packet(l, port, p);
-    if (!have && !port.data.empty()) {
+    // Under credit flow a packet leaves only when the far end has room for it
+    // (a NIC's own: room for a full one).
+    const bool forwarded_fits = !port.data.empty() && (!credit_flow_ || port.credits >= port.data.front().wire);
+    const bool own_fits = !credit_flow_ || port.credits >= payload_mtu_ + header_bytes_;
+    const bool forwarded_first = forwarded_fits && (port.qps.empty() || port.transit_turn);
+    if (!forwarded_first && own_fits) have = next_own_packet(l, port, p);
+    if (!have && forwarded_fits) {
       p = port.data.front();
       port.data.pop_front();
       // ECN at egress: marked as it leaves, on the queue it leaves behind
       // and itself, so the mark reaches the receiver without the queue's delay.
-      if (marks(port.data_bytes)) {
+      if (!credit_flow_ && marks(port.data_bytes)) {
         p.ecn = true;
         ++port.stats.ecn_marks;
       }
@@ -221,6 +255,7 @@ void RoceTransport::try_send(LinkId l) {
     port.transit_turn = !forwarded_first;
   }
   if (!have) return;
+  if (credit_flow_ && p.kind == RocePacket::kData) port.credits -= p.wire;
   port.busy = true;
   port.stats.transmitted(p.wire, p.kind == RocePacket::kData ? p.payload : 0);
   const Time serialize = transfer_time(p.wire, port.rate);
@@ -252,7 +287,7 @@ bool RoceTransport::next_own_packet(LinkId l, Port& port, RocePacket& out) {
     out.qp = qp;
     out.seq = q.next;
     out.payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(payload_mtu_, message_end - q.next));
-    out.wire = out.payload + kRoceHeaderBytes;
+    out.wire = out.payload + header_bytes_;
     out.epoch = q.epoch;
     if (q.next < q.highest) ++retransmitted_;
     q.sent_since_rto = true;
@@ -281,6 +316,7 @@ void RoceTransport::arrive(LinkId l, RocePacket p) {
   if (p.hop + 1 < route.size()) {
     forward(at, l, p);
   } else if (p.kind == RocePacket::kData) {
+    if (credit_flow_) return_credits(l, p.wire);  // the NIC takes it at once
     receive_data(q, p.qp, p);
   } else {
     receive_control(q, p.qp, p);
@@ -300,7 +336,7 @@ void RoceTransport::forward(NodeId at, LinkId in, RocePacket p) {
     try_send(out);
     return;
   }
-  if (buffered_[at] + p.wire > roce_.buffer_bytes) {
+  if (!credit_flow_ && buffered_[at] + p.wire > roce_.buffer_bytes) {
     ++egress.stats.drops;
     return;
   }
@@ -317,9 +353,16 @@ void RoceTransport::forward(NodeId at, LinkId in, RocePacket p) {
 
 void RoceTransport::leave_buffer(NodeId at, const RocePacket& p) {
   buffered_[at] -= p.wire;
+  if (credit_flow_) return_credits(p.ingress, p.wire);
   Port& ingress = ports_[p.ingress];
   ingress.ingress_bytes -= p.wire;
   if (ingress.xoff && ingress.ingress_bytes <= thresholds_[at].xon) pause(p.ingress, false);
+}
+
+// A flow-control update back up link l: its sender may send `bytes` more
+// once the update has crossed the cable.
+void RoceTransport::return_credits(LinkId l, std::uint32_t bytes) {
+  ns3::Simulator::Schedule(ps(ports_[l].latency), &RoceTransport::credits_arrive, this, l, bytes);
 }
 
 // RED on the egress queue: never below Kmin, always above Kmax, linear to Pmax between.
@@ -395,7 +438,7 @@ void RoceTransport::send_control(std::uint32_t qp, RocePacket::Kind kind, std::u
   c.qp = qp;
   c.seq = seq;
   c.epoch = epoch;
-  c.wire = kind == RocePacket::kCnp ? kCnpFrameBytes : kAckFrameBytes;
+  c.wire = kind == RocePacket::kCnp ? kCnpFrameBytes : header_bytes_ + 4;  // ACK/NACK: + AETH
   const LinkId first = qps_[qp].back->front();
   ports_[first].control.push_back(c);
   try_send(first);
@@ -474,6 +517,10 @@ std::vector<std::pair<std::string, std::uint64_t>> RoceTransport::counters() con
 }  // namespace
 
 std::unique_ptr<Transport> make_roce_transport(const Topology& topology, const Ns3Options& options, MessageSink& sink) {
+  return std::make_unique<RoceTransport>(topology, options, sink);
+}
+
+std::unique_ptr<Transport> make_ib_transport(const Topology& topology, const Ns3Options& options, MessageSink& sink) {
   return std::make_unique<RoceTransport>(topology, options, sink);
 }
 

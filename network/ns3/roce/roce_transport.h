@@ -14,4 +14,11 @@ namespace sim {
 
 std::unique_ptr<Transport> make_roce_transport(const Topology& topology, const Ns3Options& options, MessageSink& sink);
 
+// transport: ib. The same fabric and queue pairs with InfiniBand's link-level
+// flow control instead: a sender sends a data packet only when the far end's
+// input buffer has credits for it (one data virtual lane; ACKs on their own,
+// never blocked), so nothing is dropped or paused; no ECN, no DCQCN;
+// InfiniBand's 26 B of headers per packet.
+std::unique_ptr<Transport> make_ib_transport(const Topology& topology, const Ns3Options& options, MessageSink& sink);
+
 }  // namespace sim

@@ -380,8 +380,8 @@ TEST(Ns3Roce, BadOptionsAreErrors) {
   expect_ns3_error({{"dcqcn", {"true", "sys.yml:2: network.dcqcn"}}},
                    "sys.yml:2: network.dcqcn: option 'dcqcn' is for transport: roce only (this network's transport "
                    "is tcp)");
-  expect_ns3_error({{"transport", {"ib", "sys.yml:2: network.transport"}}},
-                   "sys.yml:2: network.transport: expected one of tcp, roce, got 'ib'");
+  expect_ns3_error({{"transport", {"infiniband", "sys.yml:2: network.transport"}}},
+                   "sys.yml:2: network.transport: expected one of tcp, roce, ib, got 'infiniband'");
 }
 
 // Every pair's messages in order, each when its last byte is in; a one-hop
@@ -409,6 +409,89 @@ TEST(Ns3Roce, MessagesArriveInOrderAtTheirLastByte) {
   EXPECT_EQ(u[0].bytes, kMiB + 1 + 5000);
   EXPECT_EQ(u[0].packets, 256u + 1 + 2);
   EXPECT_EQ(u[0].drops, 0u);
+}
+
+// transport: ib: credits instead of PFC. The same 7-to-1 incast drops nothing
+// and pauses nothing, and keeps the port into NPU 0 busy (26 B of InfiniBand
+// headers per 4096 B packet); the victim flow is blocked behind the incast
+// as under PFC (credits back up the same way).
+std::unique_ptr<Network> ib(const Topology& t, EventQueue& q, Options extra = {}) {
+  NetworkConfig c;
+  c.backend = "ns3";
+  c.options = std::move(extra);
+  c.options["transport"] = {"ib", "test"};
+  return make_network(c, t, q);
+}
+
+TEST(Ns3Ib, CreditFlowControlIsLosslessWithoutPauses) {
+  SKIP_WITHOUT_NS3();
+  const Topology t = one_switch(8);
+  const std::uint64_t bytes = 2 * kMiB;
+  EventQueue q;
+  Recorder r(q);
+  auto net = ib(t, q, {{"buffer_size", {"1MB", "test"}}});
+  for (NodeId s = 1; s < 8; ++s) net->send(s, 0, bytes, r.to(s));
+  q.run();
+  ASSERT_EQ(r.seen.size(), 7u);
+  const Totals s = totals(*net);
+  EXPECT_EQ(s.drops, 0u);
+  EXPECT_EQ(s.pauses, 0u);
+  EXPECT_EQ(s.marks, 0u);
+  EXPECT_EQ(counter(*net, "retransmitted packets"), 0u);
+  const double frames = 7 * static_cast<double>(bytes + bytes / 4096 * 26);
+  const double bound_ps = frames / 50e9 * 1e12 + 1e6;
+  const Time last = r.seen.back().at;
+  EXPECT_GE(static_cast<double>(last), bound_ps);
+  EXPECT_LE(static_cast<double>(last), 1.05 * bound_ps);
+  std::printf("[ib] 7-to-1 incast of 2 MiB, 1 MB of input buffers per switch: last done %.1f ns, bound %.1f ns "
+              "(+%.2f%%), peak queue %llu B, 0 drops, 0 pauses\n",
+              to_ns(last), bound_ps / 1e3, 100 * (static_cast<double>(last) / bound_ps - 1),
+              static_cast<unsigned long long>(s.peak_queue));
+}
+
+TEST(Ns3Ib, VictimFlowIsBlockedBehindTheIncast) {
+  SKIP_WITHOUT_NS3();
+  const Time alone = victim_finish({{"dcqcn", {"false", "test"}}}, false);
+  const Topology t = parse_topology(
+      "npus: 6\nswitches: 2\nbandwidth: 50GB/s\nlatency: 500ns\nlinks:\n"
+      "  - {src: npu0, dst: sw0}\n  - {src: npu1, dst: sw0}\n  - {src: npu2, dst: sw0}\n  - {src: npu3, dst: sw0}\n"
+      "  - {src: npu4, dst: sw1}\n  - {src: npu5, dst: sw1}\n  - {src: sw0, dst: sw1, bandwidth: 200GB/s}\n",
+      "victim.yml");
+  EventQueue q;
+  Recorder r(q);
+  auto net = ib(t, q, {{"buffer_size", {"2MB", "test"}}});
+  for (NodeId s = 0; s < 3; ++s) net->send(s, 4, 16 * kMiB, r.to(s));
+  net->send(3, 5, 16 * kMiB, r.to(3));
+  q.run();
+  ASSERT_EQ(r.seen.size(), 4u);
+  EXPECT_EQ(totals(*net).drops, 0u);
+  EXPECT_GT(r.at[3], alone * 3 / 2);
+  std::printf("[ib] victim flow of 16 MiB beside a 3-to-1 incast (2 MB of input buffers per switch): %.1f us, "
+              "x%.2f its time alone on roce\n", to_us(r.at[3]), static_cast<double>(r.at[3]) / static_cast<double>(alone));
+}
+
+TEST(Ns3Ib, RoceOptionsAreErrors) {
+  SKIP_WITHOUT_NS3();
+  const Topology t = one_switch(4);
+  EventQueue q;
+  try {
+    ib(t, q, {{"dcqcn", {"true", "sys.yml:2: network.dcqcn"}}});
+    ADD_FAILURE() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("sys.yml:2: network.dcqcn: option 'dcqcn' is for transport: roce only (this "
+                                         "network's transport is ib)"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    ib(t, q, {{"buffer_size", {"4KB", "sys.yml:3: network.buffer_size"}}});
+    ADD_FAILURE() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("sys.yml:3: network.buffer_size: 4000 B shared by the 4 input ports of node 4 "
+                                         "leaves each less than one 4122 B packet of credits"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
