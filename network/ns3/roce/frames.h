@@ -1,4 +1,4 @@
-// RoCEv2 frame sizes on the wire and the packet the model carries.
+// RoCEv2 (and InfiniBand) frame sizes on the wire and the packet the model carries.
 #pragma once
 
 #include <cstdint>

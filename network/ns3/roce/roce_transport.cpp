@@ -1,7 +1,7 @@
-// transport: roce (roce_transport.h): ports, forwarding nodes with PFC and
-// ECN, and NICs with queue pairs, DCQCN and go-back-N, as events on ns-3's
-// simulator. The only translation unit of the RoCE model that includes ns-3
-// (its simulator only).
+// transport: roce and transport: ib (roce_transport.h): ports, forwarding
+// nodes with PFC and ECN (or InfiniBand's credits), and NICs with queue
+// pairs, DCQCN and go-back-N, as events on ns-3's simulator. The only
+// translation unit of the RDMA model that includes ns-3 (its simulator only).
 #include "network/ns3/roce/roce_transport.h"
 
 #include <algorithm>
