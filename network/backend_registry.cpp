@@ -5,9 +5,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
-#include "network/analytical_network.h"
 #include "core/plugin.h"
-#include "network/flow_network.h"
 #include "network/ns3/ns3_network.h"
 
 namespace sim {
@@ -19,10 +17,6 @@ const std::vector<BackendOption> kLinkModelOptions = {
     {"message_latency", "added to every message's delivery, e.g. 2us: endpoint/NIC overhead (default 0)"},
 };
 
-std::vector<BackendOption> with_link_model(std::vector<BackendOption> own) {
-  own.insert(own.begin(), kLinkModelOptions.begin(), kLinkModelOptions.end());
-  return own;
-}
 
 const char* const kNs3Summary =
     "packet-level on ns-3 3.37: every link a point-to-point channel, one TCP connection per NPU pair, "
@@ -64,6 +58,11 @@ std::unique_ptr<Network> make_ns3(const Topology& t, EventQueue& q, const Backen
 }
 
 }  // namespace
+
+std::vector<BackendOption> with_link_model(std::vector<BackendOption> own) {
+  own.insert(own.begin(), kLinkModelOptions.begin(), kLinkModelOptions.end());
+  return own;
+}
 
 BytesPerSecond LinkModel::effective(BytesPerSecond bandwidth) const {
   if (link_efficiency >= 1.0) return bandwidth;
@@ -141,30 +140,8 @@ LinkModel BackendOptions::link_model() const {
 
 const std::vector<BackendInfo>& network_backends() {
   static const std::vector<BackendInfo> backends = {
-      {"analytical",
-       "alpha-beta per message (latency sum + bytes / bottleneck bandwidth), serialized at the sender's "
-       "first link; no contention inside the network",
-       with_link_model({{"egress", "serialize (default): an NPU's messages leave each port one after another; "
-                                   "overlap: each message as if alone (ASTRA-sim's congestion-unaware model, "
-                                   "which can exceed a port's bandwidth)"}}),
-       [](const Topology& t, EventQueue& q, const BackendOptions& o) -> std::unique_ptr<Network> {
-         const bool serialize = !o.has("egress") || o.choice("egress", {"serialize", "overlap"}) == "serialize";
-         return std::make_unique<AnalyticalNetwork>(t, q, o.link_model(), serialize);
-       },
-       ""},
-      {"flow",
-       "congestion-aware: every message is a flow on its route, links shared max-min fairly, cut-through",
-       with_link_model({{"nic_bandwidth", "cap on all traffic out of one NPU, and on all into it (default: none)"},
-                        {"pair_order", "fifo (default): messages between the same two NPUs leave one after another; "
-                                       "shared: they share bandwidth like any flows"}}),
-       [](const Topology& t, EventQueue& q, const BackendOptions& o) -> std::unique_ptr<Network> {
-         FlowNetwork::Options fo;
-         fo.links = o.link_model();
-         if (o.has("nic_bandwidth")) fo.nic_bandwidth = o.bandwidth("nic_bandwidth");
-         if (o.has("pair_order")) fo.pair_fifo = o.choice("pair_order", {"fifo", "shared"}) == "fifo";
-         return std::make_unique<FlowNetwork>(t, q, fo);
-       },
-       ""},
+      analytical_backend(),
+      flow_backend(),
       {"ns3", kNs3Summary,
        with_link_model(
            {{"mtu", "IP packet size of every link in bytes (default 9000: jumbo frames; TCP segments carry mtu - 52)"},
@@ -177,7 +154,7 @@ const std::vector<BackendInfo>& network_backends() {
             {"connect", "before_start (default): every NPU pair's handshake done before time 0; "
                         "on_first_send: a pair's first message waits for its handshake"},
             {"seed", "ns-3 random seed (default 1)"}}),
-       make_ns3, kNs3ModuleFile},
+       make_ns3, kNs3ModuleFile, BackendCapabilities{}},
   };
   return backends;
 }

@@ -61,6 +61,13 @@ class BackendOptions {
   const std::map<std::string, OptionValue>& values_;
 };
 
+// What a backend can do beyond send() (network/capabilities.h), known before
+// one is built: scenario building decides folding from it.
+struct BackendCapabilities {
+  bool closed_form_routes = false;  // Network::closed_form_routes() is offered
+  bool solo_flows = false;          // Network::solo_flows() is offered
+};
+
 struct BackendInfo {
   std::string name;
   std::string summary;
@@ -69,7 +76,16 @@ struct BackendInfo {
   // The shared module holding its code ("libsim_ns3.so", core/plugin.h), or
   // "" when it is built into the executable.
   std::string module;
+  BackendCapabilities capabilities;
 };
+
+// Each backend's entry, defined in its folder (network/analytical/,
+// network/flow/, network/ns3/): a new backend adds a folder and one line in
+// network_backends().
+BackendInfo analytical_backend();
+BackendInfo flow_backend();
+// The options every backend takes (LinkModel) ahead of its own.
+std::vector<BackendOption> with_link_model(std::vector<BackendOption> own);
 
 // Every backend, in the order --help lists them.
 const std::vector<BackendInfo>& network_backends();

@@ -13,6 +13,9 @@
 
 namespace sim {
 
+class ClosedFormRoutes;  // network/capabilities.h
+class SoloFlows;
+
 // Where a delivery is reported: the backend schedules `handler->on_event`
 // with this kind and payload at the delivery time. Each send names its own
 // target, so point-to-point traffic, collectives and tests need no shared
@@ -60,6 +63,10 @@ class Network {
   // Sends `bytes` over link `link` alone (one hop, NPU to switch or switch to
   // NPU). Only when carries_switch_ops(); throws std::logic_error otherwise.
   virtual void send_on_link(LinkId link, std::uint64_t bytes, const Delivery& to);
+  // Capabilities the engine asks for instead of knowing backends by type
+  // (network/capabilities.h); nullptr when the backend does not offer one.
+  virtual ClosedFormRoutes* closed_form_routes() { return nullptr; }
+  virtual SoloFlows* solo_flows() { return nullptr; }
   // Backend-specific counters for benchmarks and reports, e.g. {"rate recomputations", n}.
   virtual std::vector<std::pair<std::string, std::uint64_t>> counters() const { return {}; }
 

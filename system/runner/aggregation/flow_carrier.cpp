@@ -51,7 +51,7 @@ void FlowCarrier::start(std::uint32_t p, std::uint32_t message, std::uint64_t by
     host_->deliver_at(message, add_time(now, pair.latency, "a message's delivery"));
     return;
   }
-  const Time drain = FlowNetwork::drain_time(bytes, pair.bottleneck);
+  const Time drain = SoloFlows::drain_time(bytes, pair.bottleneck);
   if (drain < 0) return host_->carrier_refuse("a time limit");  // the per-message run reports it
   const Time finish = add_time(now, drain, "a message's finish on the flow network");
   const Time delivery = add_time(finish, pair.latency, "a message's delivery");
@@ -128,7 +128,7 @@ std::vector<std::vector<bool>> FlowCarrier::overlaps() const {
 // --- the plan ----------------------------------------------------------------
 
 FlowPlan plan_on_flow(const CollectiveProgram& program, const std::vector<std::uint32_t>& members,
-                      const SystemConfig& config, FlowNetwork& net) {
+                      const SystemConfig& config, SoloFlows& net) {
   FlowPlan plan;
   auto refuse = [&](const std::string& why) {
     plan.exact = false;
@@ -152,9 +152,9 @@ FlowPlan plan_on_flow(const CollectiveProgram& program, const std::vector<std::u
     return plain;
   });
   if (!plain) return refuse("paced channels, proxies or switch operations");
-  std::unordered_map<std::uint32_t, FlowNetwork::SoloRoute> mine;  // the origin's route per peer
+  std::unordered_map<std::uint32_t, SoloFlows::SoloRoute> mine;  // the origin's route per peer
   const auto cost = [&](std::uint32_t peer) {
-    const FlowNetwork::SoloRoute& r =
+    const SoloFlows::SoloRoute& r =
         mine.try_emplace(peer, net.solo_route(members[origin], members[peer])).first->second;
     return SymmetricPeerCost{r.latency, r.bottleneck, 0};
   };
@@ -174,8 +174,8 @@ FlowPlan plan_on_flow(const CollectiveProgram& program, const std::vector<std::u
     for (std::uint32_t i = 0; i < peers.size(); ++i) {
       const std::uint32_t q = program.symmetric_peer(p, peers[i].peer);
       if (q >= members.size() || q == p) return refuse("the program's symmetry maps a member onto itself");
-      const FlowNetwork::SoloRoute theirs = net.solo_route(members[p], members[q]);
-      const FlowNetwork::SoloRoute& ours = mine.at(peers[i].peer);
+      const SoloFlows::SoloRoute theirs = net.solo_route(members[p], members[q]);
+      const SoloFlows::SoloRoute& ours = mine.at(peers[i].peer);
       if (theirs.latency != ours.latency || theirs.bottleneck != ours.bottleneck) {
         return refuse("NPU " + std::to_string(members[p]) + " -> " + std::to_string(members[q]) +
                       " is not priced as the origin's route");

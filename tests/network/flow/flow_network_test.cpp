@@ -1,6 +1,6 @@
 // The flow backend against closed forms of max-min fair sharing, exactly in
 // picoseconds (50 GB/s divides every size used here evenly).
-#include "network/flow_network.h"
+#include "network/flow/flow_network.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "delivery_recorder.h"
+#include "tests/network/delivery_recorder.h"
 #include "network/backend_registry.h"
 
 namespace sim {

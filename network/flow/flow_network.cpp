@@ -1,4 +1,4 @@
-#include "network/flow_network.h"
+#include "network/flow/flow_network.h"
 
 #include <algorithm>
 #include <functional>
@@ -505,11 +505,11 @@ std::vector<LinkUsage> FlowNetwork::link_usage() const {
   return usage;
 }
 
-Time FlowNetwork::drain_time(std::uint64_t bytes, BytesPerSecond rate) {
+Time SoloFlows::drain_time(std::uint64_t bytes, BytesPerSecond rate) {
   return time_to_drain(static_cast<uint128>(bytes) * kPsPerSecond, rate);
 }
 
-FlowNetwork::SoloRoute FlowNetwork::solo_route(NodeId src, NodeId dst) {
+SoloFlows::SoloRoute FlowNetwork::solo_route(NodeId src, NodeId dst) {
   const Route& r = routes_[route_of(src, dst)];
   SoloRoute out;
   out.latency = r.latency;

@@ -41,11 +41,12 @@
 
 #include "core/flat_map.h"
 #include "network/backend_registry.h"
+#include "network/capabilities.h"
 #include "network/network.h"
 
 namespace sim {
 
-class FlowNetwork final : public Network, public EventHandler {
+class FlowNetwork final : public Network, public SoloFlows, public EventHandler {
  public:
   struct Options {
     LinkModel links;
@@ -65,6 +66,7 @@ class FlowNetwork final : public Network, public EventHandler {
   void send_on_link(LinkId link, std::uint64_t bytes, const Delivery& to) override;
   std::vector<LinkUsage> link_usage() const override;
   bool measures_link_time() const override { return true; }
+  SoloFlows* solo_flows() override { return this; }
   std::vector<std::pair<std::string, std::uint64_t>> counters() const override;
 
   // Flows still sending (for tests).
@@ -72,31 +74,21 @@ class FlowNetwork final : public Network, public EventHandler {
   // The current rate of every flow in flight on `link`, in B/s (for tests).
   std::vector<BytesPerSecond> rates_on(LinkId link) const;
 
-  // The time a message of `bytes` takes to leave its bottleneck at `rate`
-  // (ceil(bytes x 1e12 / rate) ps), or -1 if it does not fit a Time: the
-  // arithmetic of every message alone on its links.
-  static Time drain_time(std::uint64_t bytes, BytesPerSecond rate);
-
   // --- exact step aggregation (system/runner/aggregation/): a collective
   // whose every flow is alone on its links is priced for all its ranks at
   // once, and leaves the backend as sending each of its messages would have.
-  struct SoloRoute {
-    Time latency = 0;              // route latency plus the per-message latency
-    BytesPerSecond bottleneck = 0; // the rate of a message alone on the route
-    std::vector<LinkId> links;     // NIC links included
-  };
-  SoloRoute solo_route(NodeId src, NodeId dst);
-  bool pair_fifo() const { return options_.pair_fifo; }
+  SoloRoute solo_route(NodeId src, NodeId dst) override;
+  bool pair_fifo() const override { return options_.pair_fifo; }
   // Messages in the network: flows not yet taken off their links and messages
   // queued behind their pair's previous one.
-  std::size_t messages_in_network() const { return in_flight_ + queued_count_; }
+  std::size_t messages_in_network() const override { return in_flight_ + queued_count_; }
   // Takes back the last message send() gave pair src -> dst at the current
   // time (its events become void): the last one queued, or the flow that
   // started now, alone on its links. Throws std::logic_error for anything else.
-  void take_back(NodeId src, NodeId dst, std::uint64_t bytes);
+  void take_back(NodeId src, NodeId dst, std::uint64_t bytes) override;
   // `messages` messages, `bytes` in all, from src to dst, each alone on its
   // links, sending for `busy` in all: the links' bytes, busy time and peak.
-  void record_batch(NodeId src, NodeId dst, std::uint64_t messages, std::uint64_t bytes, Time busy);
+  void record_batch(NodeId src, NodeId dst, std::uint64_t messages, std::uint64_t bytes, Time busy) override;
 
   void on_event(const Event& event) override;
 
