@@ -19,8 +19,21 @@ const std::vector<BackendOption> kLinkModelOptions = {
     {"message_latency", "added to every message's delivery, e.g. 2us: endpoint/NIC overhead (default 0)"},
 };
 
+// Every backend takes them, so a system config (or a preset) that names its
+// fabric's routing runs on any backend; only flow routes by them
+// (BackendOptions::routing_model; analytical and ns3 route each pair on one path).
+const std::vector<BackendOption> kRoutingOptions = {
+    {"routing", "multi-path fabrics (FatTree): ecmp-hash (default): each queue pair on the path its (src, dst, qp) "
+                "hashes to; spray: every message split evenly over all equal-cost paths (EFA's SRD); adaptive: each "
+                "queue pair's part on the least loaded path when it starts (flow backend only)"},
+    {"qps_per_connection", "queue pairs per connection, a message split evenly over them, as "
+                           "NCCL_IB_QPS_PER_CONNECTION (default 1; flow backend only)"},
+    {"ecmp_seed", "seed of the ECMP hash, 0 .. 2^32-1 (default 0; flow backend only)"},
+};
+
 std::vector<BackendOption> with_link_model(std::vector<BackendOption> own) {
   own.insert(own.begin(), kLinkModelOptions.begin(), kLinkModelOptions.end());
+  own.insert(own.end(), kRoutingOptions.begin(), kRoutingOptions.end());
   return own;
 }
 
@@ -139,6 +152,18 @@ LinkModel BackendOptions::link_model() const {
   return m;
 }
 
+RoutingModel BackendOptions::routing_model() const {
+  RoutingModel m;
+  if (has("routing")) {
+    const std::string r = choice("routing", {"ecmp-hash", "spray", "adaptive"});
+    m.routing = r == "spray" ? Routing::kSpray : r == "adaptive" ? Routing::kAdaptive : Routing::kEcmpHash;
+  }
+  // NCCL takes NCCL_IB_QPS_PER_CONNECTION up to NCCL_IB_MAX_QPS = 128 (src/transport/net_ib.cc).
+  if (has("qps_per_connection")) m.qps_per_connection = static_cast<std::uint32_t>(integer("qps_per_connection", 1, 128));
+  if (has("ecmp_seed")) m.ecmp_seed = integer("ecmp_seed", 0, 0xffffffffu);
+  return m;
+}
+
 const std::vector<BackendInfo>& network_backends() {
   static const std::vector<BackendInfo> backends = {
       {"analytical",
@@ -149,6 +174,7 @@ const std::vector<BackendInfo>& network_backends() {
                                    "which can exceed a port's bandwidth)"}}),
        [](const Topology& t, EventQueue& q, const BackendOptions& o) -> std::unique_ptr<Network> {
          const bool serialize = !o.has("egress") || o.choice("egress", {"serialize", "overlap"}) == "serialize";
+         o.routing_model();  // checked, not used: every equal-cost path of a fat tree costs the same alone
          return std::make_unique<AnalyticalNetwork>(t, q, o.link_model(), serialize);
        },
        ""},
@@ -162,6 +188,7 @@ const std::vector<BackendInfo>& network_backends() {
          fo.links = o.link_model();
          if (o.has("nic_bandwidth")) fo.nic_bandwidth = o.bandwidth("nic_bandwidth");
          if (o.has("pair_order")) fo.pair_fifo = o.choice("pair_order", {"fifo", "shared"}) == "fifo";
+         fo.routing = o.routing_model();
          return std::make_unique<FlowNetwork>(t, q, fo);
        },
        ""},
