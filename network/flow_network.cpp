@@ -306,9 +306,10 @@ void FlowNetwork::start_parts(std::uint32_t pair, std::uint64_t bytes, const Del
     message.undelivered = static_cast<std::uint32_t>(scratch_parts_.size());
     message.parts.assign(scratch_parts_.size(), kNoFlow);
   }
-  const std::vector<std::pair<std::uint64_t, std::uint64_t>> parts = scratch_parts_;  // least_loaded_path reuses scratch
-  for (std::uint32_t i = 0; i < parts.size(); ++i) {
-    start_flow(path_of_part(parts[i].first), pair, parts[i].second, Delivery{this, kPartDelivered, id}, id, i);
+  // One after another at the same instant: adaptive sees the parts started before it.
+  for (std::uint32_t i = 0; i < scratch_parts_.size(); ++i) {
+    start_flow(path_of_part(scratch_parts_[i].first), pair, scratch_parts_[i].second, Delivery{this, kPartDelivered, id},
+               id, i);
   }
   if (options_.pair_fifo) routes_[pair].active_message = id;
 }
