@@ -303,7 +303,7 @@ TEST(MultipathRouting, OptionsAreCheckedOnEveryBackend) {
     }
     return std::string();
   };
-  for (const std::string backend : {"analytical", "flow"}) {
+  for (const char* backend : {"analytical", "flow"}) {
     EXPECT_EQ(message(backend, "routing", "spray"), "");
     EXPECT_EQ(message(backend, "routing", "adaptive"), "");
     EXPECT_EQ(message(backend, "qps_per_connection", "4"), "");
