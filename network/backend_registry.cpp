@@ -17,6 +17,18 @@ const std::vector<BackendOption> kLinkModelOptions = {
     {"message_latency", "added to every message's delivery, e.g. 2us: endpoint/NIC overhead (default 0)"},
 };
 
+// Every backend takes them, so a system config (or a preset) that names its
+// fabric's routing runs on any backend; only flow routes by them
+// (BackendOptions::routing_model; analytical and ns3 route each pair on one path).
+const std::vector<BackendOption> kRoutingOptions = {
+    {"routing", "multi-path fabrics (FatTree): ecmp-hash (default): each queue pair on the path its (src, dst, qp) "
+                "hashes to; spray: every message split evenly over all equal-cost paths (EFA's SRD); adaptive: each "
+                "queue pair's part on the least loaded path when it starts (flow backend only)"},
+    {"qps_per_connection", "queue pairs per connection, a message split evenly over them, as "
+                           "NCCL_IB_QPS_PER_CONNECTION (default 1; flow backend only)"},
+    {"ecmp_seed", "seed of the ECMP hash, 0 .. 2^32-1 (default 0; flow backend only)"},
+};
+
 
 const char* const kNs3Summary =
     "packet-level on ns-3 3.37: every link a point-to-point channel, one TCP connection per NPU pair, "
@@ -61,6 +73,7 @@ std::unique_ptr<Network> make_ns3(const Topology& t, EventQueue& q, const Backen
 
 std::vector<BackendOption> with_link_model(std::vector<BackendOption> own) {
   own.insert(own.begin(), kLinkModelOptions.begin(), kLinkModelOptions.end());
+  own.insert(own.end(), kRoutingOptions.begin(), kRoutingOptions.end());
   return own;
 }
 
@@ -135,6 +148,18 @@ LinkModel BackendOptions::link_model() const {
   LinkModel m;
   if (has("link_efficiency")) m.link_efficiency = fraction("link_efficiency");
   if (has("message_latency")) m.message_latency = time("message_latency");
+  return m;
+}
+
+RoutingModel BackendOptions::routing_model() const {
+  RoutingModel m;
+  if (has("routing")) {
+    const std::string r = choice("routing", {"ecmp-hash", "spray", "adaptive"});
+    m.routing = r == "spray" ? Routing::kSpray : r == "adaptive" ? Routing::kAdaptive : Routing::kEcmpHash;
+  }
+  // NCCL takes NCCL_IB_QPS_PER_CONNECTION up to NCCL_IB_MAX_QPS = 128 (src/transport/net_ib.cc).
+  if (has("qps_per_connection")) m.qps_per_connection = static_cast<std::uint32_t>(integer("qps_per_connection", 1, 128));
+  if (has("ecmp_seed")) m.ecmp_seed = integer("ecmp_seed", 0, 0xffffffffu);
   return m;
 }
 

@@ -38,6 +38,19 @@ struct LinkModel {
   BytesPerSecond effective(BytesPerSecond bandwidth) const;
 };
 
+// How a multi-path fabric (a FatTree's spines and cores) spreads a pair's
+// traffic over its equal-cost paths (docs/network.md, "Multi-path routing").
+enum class Routing {
+  kEcmpHash,  // each queue pair on the path its (src, dst, qp) hashes to
+  kSpray,     // every message split evenly over all equal-cost paths (EFA's SRD)
+  kAdaptive,  // each queue pair's part of a message on the least loaded path when it starts
+};
+struct RoutingModel {
+  Routing routing = Routing::kEcmpHash;
+  std::uint32_t qps_per_connection = 1;  // NCCL_IB_QPS_PER_CONNECTION
+  std::uint64_t ecmp_seed = 0;           // the ECMP hash's seed
+};
+
 struct BackendOption {
   std::string key;
   std::string help;
@@ -56,6 +69,7 @@ class BackendOptions {
   // One of `allowed`, as written.
   std::string choice(const std::string& key, std::initializer_list<std::string> allowed) const;
   LinkModel link_model() const;
+  RoutingModel routing_model() const;
 
  private:
   const std::map<std::string, OptionValue>& values_;

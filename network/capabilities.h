@@ -79,6 +79,11 @@ class SoloFlows {
   virtual const Topology& topology() const = 0;
   // The route src -> dst as a message alone on it sees it.
   virtual SoloRoute solo_route(NodeId src, NodeId dst) = 0;
+  // Whether some pair has several equal-cost paths (so connections other
+  // than a pair's first may take other links than solo_route()).
+  virtual bool multipath() const = 0;
+  // Whether every message a pair sends on its first connection is one flow on solo_route().
+  virtual bool routes_by_pair() const = 0;
   // Whether messages of one NPU pair leave one after another.
   virtual bool pair_fifo() const = 0;
   // Messages in the network: in flight or queued behind their pair's previous one.

@@ -26,6 +26,17 @@ struct Delivery {
   std::uint64_t payload = 0;
 };
 
+// Which of an NPU pair's connections carries a message. NCCL opens one
+// connection per channel to each peer (and network.qps_per_connection RDMA
+// queue pairs per connection, NCCL_IB_QPS_PER_CONNECTION), and a multi-path
+// fabric hashes each queue pair onto its own path, so ECMP collisions depend
+// on connections, not on NPU pairs (docs/network.md, "Multi-path routing").
+// 0 is the pair's first connection: point-to-point messages and collectives
+// without channels use it.
+struct Connection {
+  std::uint32_t index = 0;
+};
+
 // What one directed link saw over a run.
 struct LinkUsage {
   std::uint64_t bytes = 0;       // payload bytes that crossed it
@@ -47,6 +58,13 @@ class Network {
   // last byte has arrived at `dst`. src == dst is delivered at once (zero
   // time); bytes may be 0. Throws InputError for an NPU outside the topology.
   virtual void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) = 0;
+  // The same on connection `connection` of the pair; send() is connection 0.
+  // A backend that routes every connection of a pair alike keeps this
+  // default (analytical, ns3); flow routes each queue pair (network.routing).
+  virtual void send_on(Connection connection, NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) {
+    (void)connection;
+    send(src, dst, bytes, to);
+  }
   // Messages sent so far (for reports and benchmarks).
   std::uint64_t messages_sent() const { return messages_sent_; }
   // Per link, indexed by LinkId.

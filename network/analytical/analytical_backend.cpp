@@ -17,6 +17,7 @@ BackendInfo analytical_backend() {
                                           "which can exceed a port's bandwidth)"}});
   b.make = [](const Topology& t, EventQueue& q, const BackendOptions& o) -> std::unique_ptr<Network> {
     const bool serialize = !o.has("egress") || o.choice("egress", {"serialize", "overlap"}) == "serialize";
+    o.routing_model();  // checked, not used: every equal-cost path of a fat tree costs the same alone
     return std::make_unique<AnalyticalNetwork>(t, q, o.link_model(), serialize);
   };
   // Every route priced alone, queues only at the sender: replicas fold and

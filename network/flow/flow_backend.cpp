@@ -19,6 +19,7 @@ BackendInfo flow_backend() {
     fo.links = o.link_model();
     if (o.has("nic_bandwidth")) fo.nic_bandwidth = o.bandwidth("nic_bandwidth");
     if (o.has("pair_order")) fo.pair_fifo = o.choice("pair_order", {"fifo", "shared"}) == "fifo";
+    fo.routing = o.routing_model();
     return std::make_unique<FlowNetwork>(t, q, fo);
   };
   // Links are shared inside the fabric (no folding), but a collective whose

@@ -189,7 +189,9 @@ void CollectiveEngine::issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref
         issue_switch_op(inst, pos, ref, op);  // paced or proxied: the same path as uploads
         break;
       }
-      const std::uint32_t m = in_flight_.alloc(InFlight{inst, pos, op.peer, op.tag, op.bytes, ref});
+      InFlight sent{inst, pos, op.peer, op.tag, op.bytes, ref};
+      sent.channel = op.channel;
+      const std::uint32_t m = in_flight_.alloc(sent);
       if (in.mirrored) ++mirrored_messages_;
       // (flow: a zero-byte message may or may not wait in its pair's queue, which resolve() cannot count)
       if (in.tentative && solo_flows_ != nullptr && op.bytes == 0) drop_tentative(in);
@@ -198,7 +200,8 @@ void CollectiveEngine::issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref
         queue_.schedule_in(config_.endpoint_delay, this, kInject, m);
       } else {
         in_flight_[m].injected = true;
-        network_.send((*in.members)[pos], (*in.members)[op.peer], op.bytes, Delivery{this, kDelivered, m});
+        network_.send_on(Connection{op.channel}, (*in.members)[pos], (*in.members)[op.peer], op.bytes,
+                         Delivery{this, kDelivered, m});
       }
       break;
     }
@@ -413,6 +416,7 @@ void CollectiveEngine::issue_switch_op(std::uint32_t inst, std::uint32_t pos, Op
               : op.kind == OpKind::kMulticast  ? Carry::kUpMulticast
                                                : Carry::kSend;
   msg.node = op.node;
+  msg.channel = op.channel;
   msg.not_before = pace(inst, pos, op);
   const std::uint32_t m = in_flight_.alloc(msg);
   if (msg.carry == Carry::kSend) {  // a paced send: counted and logged as the unpaced ones are
@@ -442,7 +446,7 @@ void CollectiveEngine::inject(std::uint32_t m) {
   const NodeId from = (*in.members)[msg.src];
   switch (msg.carry) {
     case Carry::kSend:
-      network_.send(from, (*in.members)[msg.dst], msg.bytes, Delivery{this, kDelivered, m});
+      network_.send_on(Connection{msg.channel}, from, (*in.members)[msg.dst], msg.bytes, Delivery{this, kDelivered, m});
       return;
     case Carry::kUpReduce:
       if (switch_ops(msg.node)) {
@@ -452,7 +456,7 @@ void CollectiveEngine::inject(std::uint32_t m) {
                          " for every member under it (CollNet / SHARP), which needs the switch marked "
                          "in_network_reduction and a backend that carries switch operations (analytical, flow)");
       } else {  // no reduction in the network: the contribution goes to its owner
-        network_.send(from, (*in.members)[msg.dst], msg.bytes, Delivery{this, kUploaded, m});
+        network_.send_on(Connection{msg.channel}, from, (*in.members)[msg.dst], msg.bytes, Delivery{this, kUploaded, m});
       }
       return;
     case Carry::kUpMulticast:
@@ -471,7 +475,7 @@ void CollectiveEngine::inject(std::uint32_t m) {
           copy.count = m;
           copy.not_before = msg.not_before;
           const std::uint32_t c = in_flight_.alloc(copy);
-          network_.send(from, (*in.members)[p], msg.bytes, Delivery{this, kCameDown, c});
+          network_.send_on(Connection{msg.channel}, from, (*in.members)[p], msg.bytes, Delivery{this, kCameDown, c});
         }
       }
       return;

@@ -183,6 +183,7 @@ class CollectiveEngine final : public EventHandler {
     Time not_before = 0;     // its channel's pacer is through with it then
     std::uint32_t proxy_ns = 0;  // the receiving rank's proxy has yet to complete it (CollectiveOp::proxy_ns)
     std::uint32_t count = 0;  // kCopies: copies in flight; kCopy: its kCopies record
+    std::uint32_t channel = 0;  // CollectiveOp::channel: the pair's connection it travels on
   };
   struct SwitchKey {
     std::uint32_t instance;

@@ -136,6 +136,7 @@ FlowPlan plan_on_flow(const CollectiveProgram& program, const std::vector<std::u
     return plan;
   };
   if (!net.pair_fifo()) return refuse("pair_order: shared (messages of one pair share links)");
+  if (!net.routes_by_pair()) return refuse("routing spreads a pair's messages over several paths");
   // (That nothing outside the members can send is the engine's to check:
   // it depends on the moment, CollectiveListener::finished_outside.)
   const std::uint32_t npus = net.topology().npu_count();
@@ -145,13 +146,16 @@ FlowPlan plan_on_flow(const CollectiveProgram& program, const std::vector<std::u
     seen[m] = true;
   }
   const std::uint32_t origin = program.symmetric_origin();
-  // Plain sends only: a paced channel (op.rate) or a proxy is a rule the carrier does not model.
+  // Plain sends only: a paced channel (op.rate) or a proxy is a rule the carrier does not model,
+  // nor a connection other than the pair's first where it may take another path.
+  const bool multipath = net.multipath();
   bool plain = true;
   for_each_op(program, origin, [&](OpRef, const CollectiveOp& op) {
-    plain = !(op.rate > 0 || op.proxy_ns > 0 || op.kind == OpKind::kSwitchReduce || op.kind == OpKind::kMulticast);
+    plain = !(op.rate > 0 || op.proxy_ns > 0 || op.kind == OpKind::kSwitchReduce || op.kind == OpKind::kMulticast ||
+              (multipath && op.kind == OpKind::kSend && op.channel != 0));
     return plain;
   });
-  if (!plain) return refuse("paced channels, proxies or switch operations");
+  if (!plain) return refuse("paced channels, proxies, switch operations or other connections on a multi-path fabric");
   std::unordered_map<std::uint32_t, SoloFlows::SoloRoute> mine;  // the origin's route per peer
   const auto cost = [&](std::uint32_t peer) {
     const SoloFlows::SoloRoute& r =

@@ -319,7 +319,7 @@ TEST(FlowOptions, BadOptionsNameTheirPlace) {
   };
   EXPECT_EQ(message({"analytical", {{"nic_bandwidth", {"1", "s.yml:4: network.nic_bandwidth"}}}}),
             "s.yml:4: network.nic_bandwidth: backend 'analytical' has no option 'nic_bandwidth' (its options: "
-            "link_efficiency, message_latency, egress)");
+            "link_efficiency, message_latency, egress, routing, qps_per_connection, ecmp_seed)");
   EXPECT_NE(message({"flow", {{"nic_bandwidth", {"fast", "s.yml:4: network.nic_bandwidth"}}}}).find("s.yml:4"),
             std::string::npos);
   EXPECT_NE(message({"flow", {{"link_efficiency", {"1.5", "s.yml:5: x"}}}}).find("(0, 1]"), std::string::npos);
