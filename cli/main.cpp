@@ -46,7 +46,7 @@
 #include "system/groups/job_placement.h"
 #include "system/groups/process_groups.h"
 #include "timed_run.h"
-#include "training_run.h"
+#include "report/training_run.h"
 #include "transformer_command.h"
 #include "workflow_commands.h"
 #include "workflows/sweep/progress.h"

@@ -5,9 +5,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
-#include "network/analytical_network.h"
 #include "core/plugin.h"
-#include "network/flow_network.h"
 #include "network/ns3/ns3_network.h"
 
 namespace sim {
@@ -19,10 +17,17 @@ const std::vector<BackendOption> kLinkModelOptions = {
     {"message_latency", "added to every message's delivery, e.g. 2us: endpoint/NIC overhead (default 0)"},
 };
 
-std::vector<BackendOption> with_link_model(std::vector<BackendOption> own) {
-  own.insert(own.begin(), kLinkModelOptions.begin(), kLinkModelOptions.end());
-  return own;
-}
+// Every backend takes them, so a system config (or a preset) that names its
+// fabric's routing runs on any backend; only flow routes by them
+// (BackendOptions::routing_model; analytical and ns3 route each pair on one path).
+const std::vector<BackendOption> kRoutingOptions = {
+    {"routing", "multi-path fabrics (FatTree): ecmp-hash (default): each queue pair on the path its (src, dst, qp) "
+                "hashes to; spray: every message split evenly over all equal-cost paths (EFA's SRD); adaptive: each "
+                "queue pair's part on the least loaded path when it starts (flow backend only)"},
+    {"qps_per_connection", "queue pairs per connection, a message split evenly over them, as "
+                           "NCCL_IB_QPS_PER_CONNECTION (default 1; flow backend only)"},
+    {"ecmp_seed", "seed of the ECMP hash, 0 .. 2^32-1 (default 0; flow backend only)"},
+};
 
 // What to do when build/libsim_ns3.so or its ns-3 libraries are missing.
 const char* const kNs3Install = "install libns3-dev libgsl-dev libsqlite3-dev (scripts/setup.sh) and rebuild";
@@ -43,6 +48,12 @@ std::unique_ptr<Network> make_ns3(const Topology& t, EventQueue& q, const Backen
 }
 
 }  // namespace
+
+std::vector<BackendOption> with_link_model(std::vector<BackendOption> own) {
+  own.insert(own.begin(), kLinkModelOptions.begin(), kLinkModelOptions.end());
+  own.insert(own.end(), kRoutingOptions.begin(), kRoutingOptions.end());
+  return own;
+}
 
 BytesPerSecond LinkModel::effective(BytesPerSecond bandwidth) const {
   if (link_efficiency >= 1.0) return bandwidth;
@@ -118,35 +129,25 @@ LinkModel BackendOptions::link_model() const {
   return m;
 }
 
+RoutingModel BackendOptions::routing_model() const {
+  RoutingModel m;
+  if (has("routing")) {
+    const std::string r = choice("routing", {"ecmp-hash", "spray", "adaptive"});
+    m.routing = r == "spray" ? Routing::kSpray : r == "adaptive" ? Routing::kAdaptive : Routing::kEcmpHash;
+  }
+  // NCCL takes NCCL_IB_QPS_PER_CONNECTION up to NCCL_IB_MAX_QPS = 128 (src/transport/net_ib.cc).
+  if (has("qps_per_connection")) m.qps_per_connection = static_cast<std::uint32_t>(integer("qps_per_connection", 1, 128));
+  if (has("ecmp_seed")) m.ecmp_seed = integer("ecmp_seed", 0, 0xffffffffu);
+  return m;
+}
+
 const std::vector<BackendInfo>& network_backends() {
   static const std::vector<BackendInfo> backends = {
-      {"analytical",
-       "alpha-beta per message (latency sum + bytes / bottleneck bandwidth), serialized at the sender's "
-       "first link; no contention inside the network",
-       with_link_model({{"egress", "serialize (default): an NPU's messages leave each port one after another; "
-                                   "overlap: each message as if alone (ASTRA-sim's congestion-unaware model, "
-                                   "which can exceed a port's bandwidth)"}}),
-       [](const Topology& t, EventQueue& q, const BackendOptions& o) -> std::unique_ptr<Network> {
-         const bool serialize = !o.has("egress") || o.choice("egress", {"serialize", "overlap"}) == "serialize";
-         return std::make_unique<AnalyticalNetwork>(t, q, o.link_model(), serialize);
-       },
-       ""},
-      {"flow",
-       "congestion-aware: every message is a flow on its route, links shared max-min fairly, cut-through",
-       with_link_model({{"nic_bandwidth", "cap on all traffic out of one NPU, and on all into it (default: none)"},
-                        {"pair_order", "fifo (default): messages between the same two NPUs leave one after another; "
-                                       "shared: they share bandwidth like any flows"}}),
-       [](const Topology& t, EventQueue& q, const BackendOptions& o) -> std::unique_ptr<Network> {
-         FlowNetwork::Options fo;
-         fo.links = o.link_model();
-         if (o.has("nic_bandwidth")) fo.nic_bandwidth = o.bandwidth("nic_bandwidth");
-         if (o.has("pair_order")) fo.pair_fifo = o.choice("pair_order", {"fifo", "shared"}) == "fifo";
-         return std::make_unique<FlowNetwork>(t, q, fo);
-       },
-       ""},
+      analytical_backend(),
+      flow_backend(),
       {"ns3", kNs3Summary,
        with_link_model(ns3_backend_options()),
-       make_ns3, kNs3ModuleFile},
+       make_ns3, kNs3ModuleFile, BackendCapabilities{}},
   };
   return backends;
 }

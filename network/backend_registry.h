@@ -38,6 +38,19 @@ struct LinkModel {
   BytesPerSecond effective(BytesPerSecond bandwidth) const;
 };
 
+// How a multi-path fabric (a FatTree's spines and cores) spreads a pair's
+// traffic over its equal-cost paths (docs/network.md, "Multi-path routing").
+enum class Routing {
+  kEcmpHash,  // each queue pair on the path its (src, dst, qp) hashes to
+  kSpray,     // every message split evenly over all equal-cost paths (EFA's SRD)
+  kAdaptive,  // each queue pair's part of a message on the least loaded path when it starts
+};
+struct RoutingModel {
+  Routing routing = Routing::kEcmpHash;
+  std::uint32_t qps_per_connection = 1;  // NCCL_IB_QPS_PER_CONNECTION
+  std::uint64_t ecmp_seed = 0;           // the ECMP hash's seed
+};
+
 struct BackendOption {
   std::string key;
   std::string help;
@@ -58,9 +71,17 @@ class BackendOptions {
   LinkModel link_model() const;
   // Where `key` was written, for messages ("sys.yml:7: network.mtu").
   const std::string& where(const std::string& key) const { return values_.at(key).where; }
+  RoutingModel routing_model() const;
 
  private:
   const std::map<std::string, OptionValue>& values_;
+};
+
+// What a backend can do beyond send() (network/capabilities.h), known before
+// one is built: scenario building decides folding from it.
+struct BackendCapabilities {
+  bool closed_form_routes = false;  // Network::closed_form_routes() is offered
+  bool solo_flows = false;          // Network::solo_flows() is offered
 };
 
 struct BackendInfo {
@@ -71,7 +92,16 @@ struct BackendInfo {
   // The shared module holding its code ("libsim_ns3.so", core/plugin.h), or
   // "" when it is built into the executable.
   std::string module;
+  BackendCapabilities capabilities;
 };
+
+// Each backend's entry, defined in its folder (network/analytical/,
+// network/flow/, network/ns3/): a new backend adds a folder and one line in
+// network_backends().
+BackendInfo analytical_backend();
+BackendInfo flow_backend();
+// The options every backend takes (LinkModel) ahead of its own.
+std::vector<BackendOption> with_link_model(std::vector<BackendOption> own);
 
 // Every backend, in the order --help lists them.
 const std::vector<BackendInfo>& network_backends();

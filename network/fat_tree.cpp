@@ -34,10 +34,11 @@ struct Layout {
   LinkId spine_down(std::uint32_t spine, std::uint32_t c) const { return spine_up(spine, c) + 1; }
 };
 
-// splitmix64 (Steele, Lea, Flood 2014): a fixed, well-mixed 64-bit hash, so
-// consecutive pairs land on unrelated paths and every build routes alike.
-std::uint64_t splitmix64(std::uint64_t x) {
-  return mix64(x + 0x9e3779b97f4a7c15ULL);
+// splitmix64 (Steele, Lea, Flood 2014), its increment scaled by an odd
+// multiple per seed: a fixed, well-mixed 64-bit hash, so consecutive keys land
+// on unrelated paths and every build routes alike; seed 0 is splitmix64 itself.
+std::uint64_t seeded_splitmix64(std::uint64_t x, std::uint64_t seed) {
+  return mix64(x + (2 * seed + 1) * 0x9e3779b97f4a7c15ULL);
 }
 
 class FatTreeRouter final : public Router {
@@ -45,17 +46,28 @@ class FatTreeRouter final : public Router {
   FatTreeRouter(Layout layout, std::uint32_t npus, EcmpRule ecmp) : d_(layout), npus_(npus), ecmp_(ecmp) {}
 
   void route(NodeId src, NodeId dst, std::vector<LinkId>& out) const override {
+    route_path(src, dst, ecmp_path(src, dst, 0, 0), out);
+  }
+
+  bool multipath() const override { return d_.spines > 1 || d_.cores > 1; }
+
+  std::uint64_t path_count(NodeId src, NodeId dst) const override {
+    const std::uint32_t leaf_src = src / d_.npus_per_leaf, leaf_dst = dst / d_.npus_per_leaf;
+    if (leaf_src == leaf_dst) return 1;
+    if (leaf_src / d_.leaves == leaf_dst / d_.leaves) return d_.spines;
+    return std::uint64_t{d_.spines} * d_.cores;
+  }
+
+  // Path k: spine j = k mod spines, and across pods core c = k / spines.
+  void route_path(NodeId src, NodeId dst, std::uint64_t k, std::vector<LinkId>& out) const override {
     const std::uint32_t leaf_src = src / d_.npus_per_leaf, leaf_dst = dst / d_.npus_per_leaf;
     out.push_back(Layout::npu_up(src));
     if (leaf_src != leaf_dst) {
-      // One key picks both levels: its low "digit" the spine, the next the core.
-      const std::uint64_t v =
-          ecmp_ == EcmpRule::kHash ? splitmix64(std::uint64_t{src} * npus_ + dst) : std::uint64_t{dst};
-      const auto j = static_cast<std::uint32_t>(v % d_.spines);
+      const auto j = static_cast<std::uint32_t>(k % d_.spines);
       out.push_back(d_.leaf_up(leaf_src, j));
       const std::uint32_t pod_src = leaf_src / d_.leaves, pod_dst = leaf_dst / d_.leaves;
       if (pod_src != pod_dst) {
-        const auto c = static_cast<std::uint32_t>(v / d_.spines % d_.cores);
+        const auto c = static_cast<std::uint32_t>(k / d_.spines % d_.cores);
         out.push_back(d_.spine_up(pod_src * d_.spines + j, c));
         out.push_back(d_.spine_down(pod_dst * d_.spines + j, c));
       }
@@ -64,9 +76,19 @@ class FatTreeRouter final : public Router {
     out.push_back(Layout::npu_down(dst));
   }
 
+  // One key v picks both levels: v mod path_count, whose low "digit" is the
+  // spine and the next the core. hash: v = seeded_splitmix64((qp * npus + src)
+  // * npus + dst, seed), in 64-bit arithmetic; dmodk: v = dst whatever the QP.
+  std::uint64_t ecmp_path(NodeId src, NodeId dst, std::uint64_t qp, std::uint64_t seed) const override {
+    const std::uint64_t v = ecmp_ == EcmpRule::kHash
+                                ? seeded_splitmix64((qp * npus_ + src) * npus_ + dst, seed)
+                                : std::uint64_t{dst};
+    return v % path_count(src, dst);
+  }
+
  private:
   Layout d_;
-  std::uint32_t npus_;
+  std::uint64_t npus_;
   EcmpRule ecmp_;
 };
 

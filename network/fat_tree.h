@@ -20,9 +20,10 @@
 namespace sim {
 
 // How a route picks among its equal-cost paths. Either way the choice is a
-// function of (src, dst) alone: the same pair always takes the same path.
+// function of (src, dst) and the message's queue pair alone: the same queue
+// pair always takes the same path (Router::ecmp_path).
 enum class EcmpRule {
-  kHash,             // splitmix64(src * npus + dst): pairs spread like flows under hashing ECMP
+  kHash,             // splitmix64((qp * npus + src) * npus + dst): queue pairs spread as under hashing ECMP
   kDestinationModK,  // D-mod-k: dst itself, so all traffic to one NPU converges on one path down
 };
 
@@ -42,8 +43,8 @@ struct FatTree {
 // Builds the graph and its router. A route goes up only as far as needed:
 // same leaf NPU-leaf-NPU (2 links), same pod through one spine (4), else
 // through spine j, a core of plane j and spine j of the other pod (6). With
-// v = the ECMP key (hash or dst): spine j = v mod spines, core = (v / spines)
-// mod cores_per_spine. `label` heads the description; `source` names the file
+// v = the ECMP key (hash or dst) and k = v mod (the pair's path count): spine
+// j = k mod spines, core = k / spines (= (v / spines) mod cores_per_spine). `label` heads the description; `source` names the file
 // in the InputError thrown when the tree is too large to represent.
 Topology build_fat_tree(const std::string& source, const std::string& label, const FatTree& tree);
 

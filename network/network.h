@@ -13,6 +13,9 @@
 
 namespace sim {
 
+class ClosedFormRoutes;  // network/capabilities.h
+class SoloFlows;
+
 // Where a delivery is reported: the backend schedules `handler->on_event`
 // with this kind and payload at the delivery time. Each send names its own
 // target, so point-to-point traffic, collectives and tests need no shared
@@ -21,6 +24,17 @@ struct Delivery {
   EventHandler* handler = nullptr;
   std::uint32_t kind = 0;
   std::uint64_t payload = 0;
+};
+
+// Which of an NPU pair's connections carries a message. NCCL opens one
+// connection per channel to each peer (and network.qps_per_connection RDMA
+// queue pairs per connection, NCCL_IB_QPS_PER_CONNECTION), and a multi-path
+// fabric hashes each queue pair onto its own path, so ECMP collisions depend
+// on connections, not on NPU pairs (docs/network.md, "Multi-path routing").
+// 0 is the pair's first connection: point-to-point messages and collectives
+// without channels use it.
+struct Connection {
+  std::uint32_t index = 0;
 };
 
 // What one directed link saw over a run.
@@ -50,6 +64,13 @@ class Network {
   // last byte has arrived at `dst`. src == dst is delivered at once (zero
   // time); bytes may be 0. Throws InputError for an NPU outside the topology.
   virtual void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) = 0;
+  // The same on connection `connection` of the pair; send() is connection 0.
+  // A backend that routes every connection of a pair alike keeps this
+  // default (analytical, ns3); flow routes each queue pair (network.routing).
+  virtual void send_on(Connection connection, NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) {
+    (void)connection;
+    send(src, dst, bytes, to);
+  }
   // Messages sent so far (for reports and benchmarks).
   std::uint64_t messages_sent() const { return messages_sent_; }
   // Per link, indexed by LinkId.
@@ -66,6 +87,10 @@ class Network {
   // Sends `bytes` over link `link` alone (one hop, NPU to switch or switch to
   // NPU). Only when carries_switch_ops(); throws std::logic_error otherwise.
   virtual void send_on_link(LinkId link, std::uint64_t bytes, const Delivery& to);
+  // Capabilities the engine asks for instead of knowing backends by type
+  // (network/capabilities.h); nullptr when the backend does not offer one.
+  virtual ClosedFormRoutes* closed_form_routes() { return nullptr; }
+  virtual SoloFlows* solo_flows() { return nullptr; }
   // Backend-specific counters for benchmarks and reports, e.g. {"rate recomputations", n}.
   virtual std::vector<std::pair<std::string, std::uint64_t>> counters() const { return {}; }
 

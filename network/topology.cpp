@@ -65,6 +65,20 @@ void Topology::route(NodeId src, NodeId dst, std::vector<LinkId>& out) const {
   if (src != dst) router_->route(src, dst, out);
 }
 
+bool Topology::multipath() const { return router_->multipath(); }
+
+std::uint64_t Topology::path_count(NodeId src, NodeId dst) const {
+  return src == dst ? 1 : router_->path_count(src, dst);
+}
+
+void Topology::route_path(NodeId src, NodeId dst, std::uint64_t k, std::vector<LinkId>& out) const {
+  if (src != dst) router_->route_path(src, dst, k, out);
+}
+
+std::uint64_t Topology::ecmp_path(NodeId src, NodeId dst, std::uint64_t qp, std::uint64_t seed) const {
+  return src == dst ? 0 : router_->ecmp_path(src, dst, qp, seed);
+}
+
 void check_link_count(const std::string& source, std::uint64_t links) {
   if (links > kMaxLinks) {
     throw InputError(source + ": topology too large (" + std::to_string(links) + " links, limit 2^24)");

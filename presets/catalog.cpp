@@ -10,6 +10,13 @@ const Figure kEfaLatency{kNetLatency.value,
                          "NCCL: hwLat[NET][Ring][LL] = 2.7 us per step, half per link (NCCL uses it for any "
                          "network; EFA's SRD is likely slower: free for calibration)"};
 const Figure kRoceCoreShare{"200Gbps", "stated: 2:1 oversubscription spine -> core, each GPU's share 400 Gb/s / 2"};
+const Figure kIbRouting{"ecmp-hash",
+                        "InfiniBand's subnet manager routes each destination statically (adaptive routing is "
+                        "opt-in), so flows collide as under hashing; `ecmp: dmodk` in a FatTree is its per-destination rule"};
+const Figure kRoceRouting{"ecmp-hash", "RoCEv2 switches hash each queue pair's UDP 5-tuple (its source port differs "
+                                       "per QP) onto one equal-cost uplink"};
+const Figure kEfaRouting{"spray", "EFA's SRD sprays each connection's packets over many paths (AWS, \"A "
+                                  "Cloud-Optimized Transport Protocol for Elastic and Scalable HPC\", IEEE Micro 2020)"};
 
 Preset dgx_h100() {
   Preset p;
@@ -37,6 +44,7 @@ Preset dgx_h100_superpod() {
                                                "bisection), so each GPU keeps its 400 Gb/s across scalable units"},
                       kUpperLevelLatency, "any number of scalable units"});
   p.default_nodes = 64;
+  p.routing = kIbRouting;
   return p;
 }
 
@@ -53,6 +61,7 @@ Preset h100_roce_clos() {
                       kUpperLevelLatency, "stated: 32 leaves per pod (64-port spine, 32 down, 32 up)"});
   p.levels.push_back({"core", 0, kRoceCoreShare, kUpperLevelLatency, "any number of pods"});
   p.default_nodes = 64;
+  p.routing = kRoceRouting;
   return p;
 }
 
@@ -70,6 +79,7 @@ Preset dgx_a100() {
                       Figure{kConnectX6Hdr.value, "spec sheet: the reference architecture's spine is 1:1, so each "
                                                   "GPU keeps its 200 Gb/s across scalable units"},
                       kUpperLevelLatency, "any number of scalable units"});
+  p.routing = kIbRouting;
   return p;
 }
 
@@ -84,6 +94,7 @@ Preset p5() {
                       "an EC2 UltraCluster, taken as one non-blocking level (AWS publishes no per-tier figures)"});
   p.nccl_version = {"2.27", "the NCCL of AWS's deep learning AMIs and containers in 2025; the public p5 "
                             "benchmark of docs/public-data.md ran 2.27.7 with aws-ofi-nccl 1.16.3"};
+  p.routing = kEfaRouting;
   p.nccl_tuner = {"aws-p5", "aws-ofi-nccl's region tuner for p5/p5e, installed with the EFA software (docs/nccl.md)"};
   p.nccl_proxy = {"1577.099ns", "fit (see the header)"};
   p.nccl_net_latency = {"12880.479ns", "fit (see the header)"};

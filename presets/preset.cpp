@@ -263,6 +263,13 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::size_t ndims,
     << "    broadcast: " << nccl << "\n"
     << "    reduce: " << nccl << "\n"
     << "    all_to_all: " << (ndims == 1 ? "direct" : "[direct]") << "   # NCCL's all-to-all: a send and a receive per peer\n";
+  if (*p.routing.value) {
+    o << "network:\n"
+      << "  # routing " << p.routing.value << ": " << p.routing.source << ".\n"
+      << "  # The levels of network.yml are Switch dimensions, one path per GPU pair, where it changes\n"
+      << "  # nothing; it applies when network.yml is a FatTree (docs/network.md, \"Multi-path routing\").\n"
+      << "  routing: " << p.routing.value << "\n";
+  }
   return o.str();
 }
 

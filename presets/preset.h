@@ -62,6 +62,10 @@ struct Preset {
   Figure nccl_tuner{"", ""};
   Figure nccl_proxy{"", ""};
   Figure nccl_net_latency{"", ""};
+  // How the fabric spreads a GPU pair's traffic over equal-cost paths
+  // (network.routing: ecmp-hash, spray, adaptive; docs/network.md), written
+  // into system.yml's `network:` section when set.
+  Figure routing{"", ""};
   // Fitted presets: the files' values replaced (key path -> value, source).
   struct Fitted {
     std::string file, key, value;

@@ -37,8 +37,8 @@ CollectiveEngine::CollectiveEngine(EventQueue& queue, Network& network, const Sy
                                    CollectiveListener& listener)
     : queue_(queue), network_(network), config_(config), listener_(listener) {
   if (config_.aggregation) {
-    analytical_ = dynamic_cast<AnalyticalNetwork*>(&network_);
-    flow_ = dynamic_cast<FlowNetwork*>(&network_);
+    closed_form_ = network_.closed_form_routes();
+    solo_flows_ = network_.solo_flows();
   }
 }
 
@@ -71,7 +71,7 @@ void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const Collec
     in.mirrored_pos = pos;
     in.period = std::max<std::uint32_t>(mirrored, 1);
     // (a period of replicas runs per message: its members' routes differ)
-    in.tentative = (analytical_ != nullptr || flow_ != nullptr) && program->rank_symmetric() &&
+    in.tentative = (closed_form_ != nullptr || solo_flows_ != nullptr) && program->rank_symmetric() &&
                    program->op_count(program->symmetric_origin()) > 0 && in.period == 1;
     in.stand_in = false;
     if (in.mirrored && stand_ins_ && in.period == 1) {
@@ -105,7 +105,7 @@ void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const Collec
   ++in.joined;
   // Aggregation needs every rank to start at one instant on idle egress ports.
   if (in.tentative && (in.joined_at != queue_.now() ||
-                       (analytical_ != nullptr && analytical_->egress_free((*members)[pos]) > queue_.now()))) {
+                       (closed_form_ != nullptr && closed_form_->egress_free((*members)[pos]) > queue_.now()))) {
     drop_tentative(in);
   }
   if (in.stand_in) {
@@ -189,16 +189,19 @@ void CollectiveEngine::issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref
         issue_switch_op(inst, pos, ref, op);  // paced or proxied: the same path as uploads
         break;
       }
-      const std::uint32_t m = in_flight_.alloc(InFlight{inst, pos, op.peer, op.tag, op.bytes, ref});
+      InFlight sent{inst, pos, op.peer, op.tag, op.bytes, ref};
+      sent.channel = op.channel;
+      const std::uint32_t m = in_flight_.alloc(sent);
       if (in.mirrored) ++mirrored_messages_;
       // (flow: a zero-byte message may or may not wait in its pair's queue, which resolve() cannot count)
-      if (in.tentative && flow_ != nullptr && op.bytes == 0) drop_tentative(in);
+      if (in.tentative && solo_flows_ != nullptr && op.bytes == 0) drop_tentative(in);
       if (in.tentative) in.tentative_sends.push_back(m);
       if (config_.endpoint_delay > 0) {
         queue_.schedule_in(config_.endpoint_delay, this, kInject, m);
       } else {
         in_flight_[m].injected = true;
-        network_.send((*in.members)[pos], (*in.members)[op.peer], op.bytes, Delivery{this, kDelivered, m});
+        network_.send_on(Connection{op.channel}, (*in.members)[pos], (*in.members)[op.peer], op.bytes,
+                         Delivery{this, kDelivered, m});
       }
       break;
     }
@@ -413,6 +416,7 @@ void CollectiveEngine::issue_switch_op(std::uint32_t inst, std::uint32_t pos, Op
               : op.kind == OpKind::kMulticast  ? Carry::kUpMulticast
                                                : Carry::kSend;
   msg.node = op.node;
+  msg.channel = op.channel;
   msg.not_before = pace(inst, pos, op);
   const std::uint32_t m = in_flight_.alloc(msg);
   if (msg.carry == Carry::kSend) {  // a paced send: counted and logged as the unpaced ones are
@@ -442,7 +446,7 @@ void CollectiveEngine::inject(std::uint32_t m) {
   const NodeId from = (*in.members)[msg.src];
   switch (msg.carry) {
     case Carry::kSend:
-      network_.send(from, (*in.members)[msg.dst], msg.bytes, Delivery{this, kDelivered, m});
+      network_.send_on(Connection{msg.channel}, from, (*in.members)[msg.dst], msg.bytes, Delivery{this, kDelivered, m});
       return;
     case Carry::kUpReduce:
       if (switch_ops(msg.node)) {
@@ -452,7 +456,7 @@ void CollectiveEngine::inject(std::uint32_t m) {
                          " for every member under it (CollNet / SHARP), which needs the switch marked "
                          "in_network_reduction and a backend that carries switch operations (analytical, flow)");
       } else {  // no reduction in the network: the contribution goes to its owner
-        network_.send(from, (*in.members)[msg.dst], msg.bytes, Delivery{this, kUploaded, m});
+        network_.send_on(Connection{msg.channel}, from, (*in.members)[msg.dst], msg.bytes, Delivery{this, kUploaded, m});
       }
       return;
     case Carry::kUpMulticast:
@@ -471,7 +475,7 @@ void CollectiveEngine::inject(std::uint32_t m) {
           copy.count = m;
           copy.not_before = msg.not_before;
           const std::uint32_t c = in_flight_.alloc(copy);
-          network_.send(from, (*in.members)[p], msg.bytes, Delivery{this, kCameDown, c});
+          network_.send_on(Connection{msg.channel}, from, (*in.members)[p], msg.bytes, Delivery{this, kCameDown, c});
         }
       }
       return;
@@ -630,7 +634,7 @@ void CollectiveEngine::check_mirrored(const Instance& in) {
   // Once per program (its bytes decide whether its parts are equal, hence
   // whether it is symmetric) and member list.
   if (!mirror_checked_.insert({in.program.get(), in.members.get()}).second) return;
-  auto* analytical = dynamic_cast<AnalyticalNetwork*>(&network_);
+  auto* analytical = network_.closed_form_routes();
   if (!analytical) fail("only the analytical backend can fold replicas", FoldingRefused::kOther);
   if (port_.empty()) {
     const auto& links = network_.topology().links();
@@ -653,11 +657,11 @@ void CollectiveEngine::check_mirrored(const Instance& in) {
   });
   for (std::uint32_t peer = 0; peer < members.size(); ++peer) {
     if (peer == origin || !talks[peer]) continue;
-    const AnalyticalNetwork::PathCost mine = analytical->path_cost(members[origin], members[peer]);
+    const ClosedFormRoutes::PathCost mine = analytical->path_cost(members[origin], members[peer]);
     for (std::uint32_t p = 0; p < members.size(); ++p) {
       const std::uint32_t q = program.symmetric_peer(p, peer);
       if (q >= members.size() || q == p) fail("the algorithm's symmetry maps a member onto itself", FoldingRefused::kOther);
-      const AnalyticalNetwork::PathCost theirs = analytical->path_cost_once(members[p], members[q]);
+      const ClosedFormRoutes::PathCost theirs = analytical->path_cost_once(members[p], members[q]);
       if (theirs.latency_sum != mine.latency_sum || theirs.min_bandwidth != mine.min_bandwidth ||
           port_[theirs.first_link] != port_[mine.first_link] || theirs.bottleneck_link != theirs.first_link) {
         fail("NPU " + std::to_string(members[p]) + " -> " + std::to_string(members[q]) + " is not priced as NPU " +
@@ -676,7 +680,7 @@ bool CollectiveEngine::mirrors_exactly(const Instance& in) {
   try {
     check_mirrored(in);
   } catch (const FoldingRefused& refused) {
-    if (!dynamic_cast<AnalyticalNetwork*>(&network_)) throw;  // folding itself needs the analytical backend
+    if (!network_.closed_form_routes()) throw;  // folding itself needs the analytical backend
     it->second = false;
     return false;
   }
@@ -752,7 +756,7 @@ void CollectiveEngine::check_period(const Instance& in,
   const auto n = static_cast<std::uint32_t>(members.size());
   const std::uint32_t period = in.period;
   if (n % period != 0) fail("its " + std::to_string(n) + " members are not a whole number of periods", FoldingRefused::kOther);
-  auto* analytical = static_cast<AnalyticalNetwork*>(&network_);
+  auto* analytical = network_.closed_form_routes();
   // Each simulated member's ops in walking order, and the members it talks to.
   std::vector<std::vector<std::pair<OpRef, CollectiveOp>>> walk(period);
   for (std::uint32_t x = 0; x < period; ++x) {
@@ -790,10 +794,10 @@ void CollectiveEngine::check_period(const Instance& in,
     std::sort(peers.begin(), peers.end());
     peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
     for (const std::uint32_t q : peers) {
-      const AnalyticalNetwork::PathCost mine = analytical->path_cost(members[x], members[q]);
+      const ClosedFormRoutes::PathCost mine = analytical->path_cost(members[x], members[q]);
       for (std::uint32_t y = x; y < n; y += period) {
         const std::uint32_t z = (q + y - x) % n;
-        const AnalyticalNetwork::PathCost theirs = analytical->path_cost_once(members[y], members[z]);
+        const ClosedFormRoutes::PathCost theirs = analytical->path_cost_once(members[y], members[z]);
         bool same = theirs.latency_sum == mine.latency_sum && theirs.min_bandwidth == mine.min_bandwidth &&
                     port_[theirs.first_link] == port_[mine.first_link];
         if (mine.bottleneck_link == mine.first_link) {
@@ -853,8 +857,8 @@ const CollectiveEngine::Plan* CollectiveEngine::plan_for(const Instance& in) {
   const CollectiveProgram& program = *in.program;
   const std::vector<std::uint32_t>& members = *in.members;
   const std::uint32_t origin = program.symmetric_origin();
-  if (flow_ != nullptr) {  // the proof that every flow is alone: aggregation/flow_carrier.h
-    FlowPlan flow = plan_on_flow(program, members, config_, *flow_);
+  if (solo_flows_ != nullptr) {  // the proof that every flow is alone: aggregation/flow_carrier.h
+    FlowPlan flow = plan_on_flow(program, members, config_, *solo_flows_);
     aggregated_events_ += flow.outcome.events;
     if (!flow.exact) return nullptr;
     plan.outcome = std::move(flow.outcome);
@@ -863,10 +867,10 @@ const CollectiveEngine::Plan* CollectiveEngine::plan_for(const Instance& in) {
     return &plan;
   }
   const auto cost = [&](std::uint32_t peer) {
-    const AnalyticalNetwork::PathCost c = analytical_->path_cost(members[origin], members[peer]);
+    const ClosedFormRoutes::PathCost c = closed_form_->path_cost(members[origin], members[peer]);
     return SymmetricPeerCost{c.latency_sum, c.min_bandwidth, c.first_link};
   };
-  plan.outcome = run_symmetric(program, config_, analytical_->serializes_egress(), cost);
+  plan.outcome = run_symmetric(program, config_, closed_form_->serializes_egress(), cost);
   aggregated_events_ += plan.outcome.events;  // the work done once per (program, group)
   if (!plan.outcome.exact) return nullptr;
   // Every rank must see the routes the origin sees: the same cost towards
@@ -875,9 +879,9 @@ const CollectiveEngine::Plan* CollectiveEngine::plan_for(const Instance& in) {
   // (in order of first use) that leaves by the same port, found through a
   // per-link table, so a rank with thousands of peers (direct) costs a pass.
   const auto& peers = plan.outcome.peers;
-  std::vector<AnalyticalNetwork::PathCost> mine(peers.size());
+  std::vector<ClosedFormRoutes::PathCost> mine(peers.size());
   std::vector<std::uint32_t> my_port_peer(peers.size());
-  std::vector<std::uint32_t> first_on(analytical_->topology().links().size(), kNoPeer);
+  std::vector<std::uint32_t> first_on(closed_form_->topology().links().size(), kNoPeer);
   std::vector<LinkId> touched;
   const auto port_peer = [&](LinkId link, std::uint32_t i) {
     if (first_on[link] == kNoPeer) {
@@ -891,19 +895,19 @@ const CollectiveEngine::Plan* CollectiveEngine::plan_for(const Instance& in) {
     touched.clear();
   };
   for (std::size_t i = 0; i < peers.size(); ++i) {
-    mine[i] = analytical_->path_cost(members[origin], members[peers[i].peer]);
+    mine[i] = closed_form_->path_cost(members[origin], members[peers[i].peer]);
     // A bottleneck past the sender's port is a queue other ranks' messages
     // share, which one rank's run cannot see.
     if (mine[i].bottleneck_link != mine[i].first_link) return nullptr;
     my_port_peer[i] = port_peer(mine[i].first_link, static_cast<std::uint32_t>(i));
   }
-  analytical_->reserve_pairs(members.size() * peers.size());
+  closed_form_->reserve_pairs(members.size() * peers.size());
   for (std::uint32_t p = 0; p < members.size(); ++p) {
     clear_ports();
     for (std::size_t i = 0; i < peers.size(); ++i) {
       const std::uint32_t q = program.symmetric_peer(p, peers[i].peer);
       if (q >= members.size() || members[q] == members[p]) return nullptr;
-      const AnalyticalNetwork::PathCost theirs = analytical_->path_cost(members[p], members[q]);
+      const ClosedFormRoutes::PathCost theirs = closed_form_->path_cost(members[p], members[q]);
       if (theirs.latency_sum != mine[i].latency_sum || theirs.min_bandwidth != mine[i].min_bandwidth ||
           theirs.bottleneck_link != theirs.first_link ||
           port_peer(theirs.first_link, static_cast<std::uint32_t>(i)) != my_port_peer[i]) {
@@ -932,12 +936,12 @@ void CollectiveEngine::resolve(std::uint32_t inst) {
     return drop_tentative(in);
   }
   const std::vector<std::uint32_t>& members = *in.members;
-  if (flow_ != nullptr) return resolve_on_flow(inst, *plan, end);
+  if (solo_flows_ != nullptr) return resolve_on_flow(inst, *plan, end);
   // Take back what the ranks issued when they joined.
   for (const std::uint32_t m : in.tentative_sends) {
     InFlight& f = in_flight_[m];
     f.cancelled = true;
-    if (f.injected) analytical_->unsend(members[f.src], members[f.dst], f.bytes);
+    if (f.injected) closed_form_->unsend(members[f.src], members[f.dst], f.bytes);
   }
   for (const std::uint32_t p : in.tentative_computes) pending_[p].cancelled = true;
   for (std::size_t i = 0; i < in.tentative_recvs.size(); ++i) {
@@ -955,7 +959,7 @@ void CollectiveEngine::resolve(std::uint32_t inst) {
   for (std::uint32_t p = 0; p < members.size(); ++p) {
     for (const SymmetricOutcome::Peer& peer : plan->outcome.peers) {
       const std::uint32_t q = in.program->symmetric_peer(p, peer.peer);
-      analytical_->record_batch(members[p], members[q], peer.messages, peer.bytes, start + peer.egress_free);
+      closed_form_->record_batch(members[p], members[q], peer.messages, peer.bytes, start + peer.egress_free);
     }
   }
   drop_tentative(in);
@@ -976,11 +980,11 @@ void CollectiveEngine::resolve_on_flow(std::uint32_t inst, const Plan& plan, Tim
   }
   std::size_t injected = 0;
   for (const std::uint32_t m : in.tentative_sends) injected += in_flight_[m].injected ? 1 : 0;
-  if (flow_->messages_in_network() != injected) return drop_tentative(in);
+  if (solo_flows_->messages_in_network() != injected) return drop_tentative(in);
   for (auto it = in.tentative_sends.rbegin(); it != in.tentative_sends.rend(); ++it) {
     InFlight& f = in_flight_[*it];
     f.cancelled = true;
-    if (f.injected) flow_->take_back(members[f.src], members[f.dst], f.bytes);
+    if (f.injected) solo_flows_->take_back(members[f.src], members[f.dst], f.bytes);
   }
   for (std::size_t i = 0; i < in.tentative_recvs.size(); ++i) {
     const auto src = static_cast<std::uint32_t>(in.tentative_recvs[i] >> 32);
@@ -992,7 +996,7 @@ void CollectiveEngine::resolve_on_flow(std::uint32_t inst, const Plan& plan, Tim
     for (std::size_t i = 0; i < plan.outcome.peers.size(); ++i) {
       const SymmetricOutcome::Peer& peer = plan.outcome.peers[i];
       const std::uint32_t q = in.program->symmetric_peer(p, peer.peer);
-      flow_->record_batch(members[p], members[q], peer.messages, peer.bytes, plan.busy[i]);
+      solo_flows_->record_batch(members[p], members[q], peer.messages, peer.bytes, plan.busy[i]);
     }
   }
   drop_tentative(in);

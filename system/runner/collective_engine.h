@@ -26,8 +26,7 @@
 #include "core/error.h"
 #include "core/event_queue.h"
 #include "core/index_pool.h"
-#include "network/analytical_network.h"
-#include "network/flow_network.h"
+#include "network/capabilities.h"
 #include "network/network.h"
 #include "system/program/collective_program.h"
 #include "system/program/message_matcher.h"
@@ -184,6 +183,7 @@ class CollectiveEngine final : public EventHandler {
     Time not_before = 0;     // its channel's pacer is through with it then
     std::uint32_t proxy_ns = 0;  // the receiving rank's proxy has yet to complete it (CollectiveOp::proxy_ns)
     std::uint32_t count = 0;  // kCopies: copies in flight; kCopy: its kCopies record
+    std::uint32_t channel = 0;  // CollectiveOp::channel: the pair's connection it travels on
   };
   struct SwitchKey {
     std::uint32_t instance;
@@ -306,13 +306,13 @@ class CollectiveEngine final : public EventHandler {
   std::vector<std::pair<std::uint32_t, std::uint64_t>> done_;  // (rank, cookie) to report
   bool running_ = false;
 
-  // Exact step aggregation: on when the config allows it and the backend is
-  // analytical (its cost per message is a closed form and only the sender's
-  // egress port is shared); plans cached per (program, members).
-  AnalyticalNetwork* analytical_ = nullptr;
-  // ... or flow, when every message of a collective is alone on its links
+  // Exact step aggregation: on when the config allows it and the backend
+  // prices routes in closed form (only the sender's egress port is shared);
+  // plans cached per (program, members).
+  ClosedFormRoutes* closed_form_ = nullptr;
+  // ... or offers solo flows, when every message of a collective is alone on its links
   // (system/runner/aggregation/flow_carrier.h).
-  FlowNetwork* flow_ = nullptr;
+  SoloFlows* solo_flows_ = nullptr;
   std::map<std::pair<const void*, const void*>, std::unique_ptr<Plan>> plans_;
   std::vector<bool> simulated_npu_;
   std::set<std::pair<const void*, const void*>> mirror_checked_;  // (program, members) checked for mirroring

@@ -191,7 +191,7 @@ void Simulation::check_folding() {
   const ReplicaFolding& f = options_.folding;
   result_.folded_replicas = f.replicas / f.period;
   result_.replica_period = f.period;
-  auto* analytical = dynamic_cast<AnalyticalNetwork*>(network_.get());
+  ClosedFormRoutes* analytical = network_->closed_form_routes();
   if (!analytical) {
     throw FoldingRefused("folded replicas need the analytical backend (the " + std::string(network_->name()) +
                      " backend shares links between replicas; run with --no-aggregation)");

@@ -89,8 +89,16 @@ void load_system_and_network(const ScenarioSpec& spec, Scenario& s) {
   }
 }
 
+// Whether backend `name` prices every route in closed form (what a copy's
+// routes are checked against when replicas fold).
+bool prices_routes_alone(const std::string& name) {
+  const BackendInfo* b = find_backend(name);
+  return b != nullptr && b->capabilities.closed_form_routes;
+}
+
 // Whether the scenario's one job may be folded (replicas or identical ranks):
-// one unplaced job, step aggregation on, the analytical backend, and a stack
+// one unplaced job, step aggregation on, a backend with closed-form routes
+// (network/capabilities.h), and a stack
 // of Switch dimensions, which gives each NPU one link per dimension in the
 // same order on every NPU, so a copy's ports mirror the original's (rings
 // and meshes number them otherwise).
@@ -99,7 +107,7 @@ bool foldable_job(const ScenarioSpec& spec, const Scenario& s) {
                         std::all_of(s.topology->dimensions().begin(), s.topology->dimensions().end(),
                                     [](const TopologyDimension& d) { return d.kind == DimensionKind::kSwitch; });
   return spec.jobs.size() == 1 && spec.jobs[0].name.empty() && spec.jobs[0].comm_group_file.empty() &&
-         spec.placement.empty() && s.config.aggregation && s.config.network.backend == "analytical" && switches;
+         spec.placement.empty() && s.config.aggregation && prices_routes_alone(s.config.network.backend) && switches;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "workflows/sweep/json_override.h"
 #include "workflows/sweep/yaml_override.h"
 #include "workload/et_io.h"
+#include "workload/generators/transformer_workload.h"
 
 namespace sim::workflows {
 
@@ -137,6 +138,13 @@ void InputReader::read_workload(const PointSettings& s, PointInputs& in, std::st
     in.workload_key = "microbenchmark npus=" + std::to_string(mb.npus) + " bytes=" + std::to_string(mb.bytes) + " collectives=";
     for (CollectiveType t : mb.collectives) in.workload_key += std::string(collective_name(t)) + ",";
     in.microbenchmark = mb;
+    key += in.workload_key + "\n";
+    return;
+  }
+  if (gen::is_generated_workload(s.workload)) {
+    gen::generated_workload_spec(s.workload);  // a bad query fails the point (InputError), as a missing file does
+    in.generated_workload = s.workload;
+    in.workload_key = "generated " + s.workload;
     key += in.workload_key + "\n";
     return;
   }

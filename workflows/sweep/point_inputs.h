@@ -28,7 +28,9 @@ struct PointInputs {
   std::shared_ptr<const SystemConfig> system;  // parsed once per distinct text
   std::string backend;
   std::vector<std::string> collectives;        // --collective values
-  std::vector<std::string> workload_files;     // per rank; empty with a microbenchmark
+  std::vector<std::string> workload_files;     // per rank; empty with a microbenchmark or a generated workload
+  std::string generated_workload;              // 'gen:transformer?...', checked; or ""
+
   std::optional<CollectivesSpec> microbenchmark;
   std::string workload_key;                    // names the loaded workload for sharing
 };

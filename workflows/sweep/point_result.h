@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/time.h"
+#include "report/training_report.h"
 #include "system/runner/simulation.h"
 
 namespace sim::workflows {
@@ -37,6 +39,11 @@ struct PointResult {
   std::uint32_t npus = 0;
   std::vector<CollectiveRow> collectives;
   std::vector<std::string> warnings;
+  // A generated training iteration: what the training report says (its
+  // collectives are not listed: an iteration issues thousands), and how its
+  // ranks were folded (the notes `sim` prints).
+  std::optional<TrainingSummary> training;
+  std::vector<std::string> notes;
   double wall_seconds = 0;  // load + simulate, this run or the one cached
   bool from_cache = false;  // not serialized
   bool ok() const { return exit_code == 0; }

@@ -5,8 +5,10 @@
 
 #include "core/error.h"
 #include "report/physical_bounds.h"
+#include "report/training_run.h"
 #include "system/scenario/scenario.h"
 #include "workflows/sweep/generated_algorithm.h"
+#include "workload/generators/transformer_workload.h"
 #include "workload/loader/workload_loader.h"
 #include "system/registry/algorithm_source.h"
 
@@ -40,22 +42,62 @@ std::string runnable_collective(const std::string& value, const PointInputs& in,
   return g->type_text + "=" + *prefix;
 }
 
+// A generated training iteration, run as `sim --workload 'gen:...'` runs it:
+// folded where exact, stand-ins where replicas do not mirror (the command
+// line's default), every rank otherwise; the training report's figures.
+void simulate_training(const PointInputs& in, ScenarioSpec spec, PointResult& out) {
+  spec.jobs = {JobInput{"", in.generated_workload, ""}};
+  spec.stand_ins = true;
+  spec.load_threads = 1;  // points already run in parallel
+  TrainingRun training(spec.jobs);
+  auto run = simulate_folded_if_exact(
+      spec,
+      [&](const ScenarioSpec& s) {
+        Scenario scenario = build_scenario(s);
+        const std::uint32_t world = scenario.options.folding.active()
+                                        ? scenario.options.folding.world
+                                        : static_cast<std::uint32_t>(scenario.graphs->size());
+        scenario.options.timeline = training.attach(nullptr, world);
+        Simulation simulation(scenario.graphs, *scenario.topology, scenario.config, scenario.options);
+        SimulationResult result = simulation.run();
+        return std::make_pair(std::move(result), std::move(scenario));
+      },
+      [&](const std::string& why) { out.notes.push_back(why); });
+  SimulationResult& result = run.first;
+  for (const std::string& w : physical_bound_warnings(result, *run.second.topology)) result.warnings.push_back(w);
+  if (const TrainingSummary* t = training.finish(result, run.second.config)) out.training = *t;
+  out.sim_time = result.makespan;
+  out.events = result.events;
+  out.npus = static_cast<std::uint32_t>(result.ranks.size()) * result.folded_replicas;
+  out.warnings = std::move(result.warnings);
+}
+
 void simulate(const PointInputs& in, SharedInputs& shared, PointResult& out) {
   const auto topology = shared.topologies.get(
       in.network_digest, [&] { return parse_topology(in.network_text, in.network_source); });
-  const auto graphs = shared.workloads.get(in.workload_key, [&] { return load_workload(in); });
   ScenarioSpec spec;
   spec.topology = topology;
   spec.system_config = in.system;
-  const auto npus = static_cast<std::uint32_t>(graphs->size());
-  std::map<std::string, std::string> labels;
-  for (const std::string& c : in.collectives) spec.collectives.push_back(runnable_collective(c, in, *topology, npus, shared, labels));
   spec.backend = in.backend;
-  spec.graphs = graphs;
   spec.load_algorithm = [&shared](const std::string& source, CollectiveType type) {
     return shared.algorithms.get(source + "\n" + collective_name(type),
                                  [&] { return load_et_algorithm(source, type); });
   };
+  if (!in.generated_workload.empty()) {
+    // Generated algorithms (gen:, synth) are written for the world's size.
+    const auto world = gen::generated_workload_spec(in.generated_workload).plan.world();
+    std::map<std::string, std::string> labels;
+    for (const std::string& c : in.collectives) {
+      spec.collectives.push_back(runnable_collective(c, in, *topology, world, shared, labels));
+    }
+    simulate_training(in, std::move(spec), out);
+    return;
+  }
+  const auto graphs = shared.workloads.get(in.workload_key, [&] { return load_workload(in); });
+  const auto npus = static_cast<std::uint32_t>(graphs->size());
+  std::map<std::string, std::string> labels;
+  for (const std::string& c : in.collectives) spec.collectives.push_back(runnable_collective(c, in, *topology, npus, shared, labels));
+  spec.graphs = graphs;
   const Scenario scenario = build_scenario(spec);
   Simulation simulation(scenario.graphs, *scenario.topology, scenario.config, scenario.options);
   SimulationResult result = simulation.run();

@@ -28,9 +28,42 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
+// The training columns of a point: empty for a point that failed or ran no
+// training iteration.
+std::string training_fields(const PointResult& r) {
+  std::string f;
+  if (!r.ok() || !r.training) return std::string(4 + kTrainingDims + 2, ',');
+  const TrainingSummary& t = *r.training;
+  f.append(",").append(std::to_string(t.world)).append(",").append(fixed(t.model_tflops_per_gpu, 3));
+  f.append(",").append(t.peak_tflops_per_gpu > 0 ? fixed(100 * t.mfu, 2) : "");
+  for (std::size_t d = 0; d < kTrainingDims; ++d) f.append(",").append(fixed(t.exposed_ns[d], 3));
+  f.append(",").append(fixed(t.exposed_total_ns, 3)).append(",").append(fixed(100 * t.pipeline_bubble, 2));
+  return f;
+}
+
+std::string training_csv(const SweepOutput& out) {
+  std::string csv = "point";
+  for (const std::string& a : out.axes) csv.append(",").append(csv_field(a == "collective" ? "--collective" : a));
+  csv += ",status,exit_code,npus,sim_time_ns,gpus,model_tflops_per_gpu,mfu_percent";
+  for (std::size_t d = 0; d < kTrainingDims; ++d) {
+    csv.append(",exposed_").append(training_dim_name(static_cast<TrainingDim>(d))).append("_ns");
+  }
+  csv += ",exposed_comm_ns,pipeline_bubble_percent,message\n";
+  for (const SweepRow& p : out.points) {
+    const PointResult& r = p.result;
+    csv.append(std::to_string(r.index));
+    for (const std::string& l : p.labels) csv.append(",").append(csv_field(l));
+    csv.append(r.ok() ? ",ok," : ",failed,").append(std::to_string(r.exit_code)).append(",");
+    csv.append(std::to_string(r.npus)).append(",").append(r.ok() ? format_ns(r.sim_time) : "");
+    csv.append(training_fields(r)).append(",").append(csv_field(r.message)).append("\n");
+  }
+  return csv;
+}
+
 }  // namespace
 
 std::string results_csv(const SweepOutput& out) {
+  if (out.training) return training_csv(out);
   std::string csv = "point";
   // The `collective` axis (--collective values) would clash with the
   // collective type column, so its column is named after the option.
@@ -71,7 +104,7 @@ nlohmann::json results_json(const SweepOutput& out) {
     (p.result.from_cache ? cached : computed)++;
     if (!p.result.ok()) ++failed;
   }
-  return {{"units", {{"time", "ps in *_ps fields, ns in the CSV"}, {"bandwidth", "GB/s (1e9 B/s)"}, {"bytes", "B"},
+  nlohmann::json j = {{"units", {{"time", "ps in *_ps fields, ns in the CSV"}, {"bandwidth", "GB/s (1e9 B/s)"}, {"bytes", "B"},
                      {"wall_seconds", "s"}}},
           {"sim_version", sim_version()},
           {"spec", out.spec_path},
@@ -82,6 +115,8 @@ nlohmann::json results_json(const SweepOutput& out) {
           {"interrupted", out.interrupted},
           {"summary", {{"points", out.points.size()}, {"simulated", computed}, {"from_cache", cached}, {"failed", failed}}},
           {"points", points}};
+  if (out.training) j["training"] = true;  // generated training iterations (the CSV's training columns)
+  return j;
 }
 
 void write_results(const std::string& out_dir, const SweepOutput& out) {
@@ -105,6 +140,7 @@ SweepOutput read_results(const std::string& out_dir) {
     out.total_points = j.at("total_points").get<std::size_t>();
     out.share = j.at("share").get<std::string>();
     out.interrupted = j.at("interrupted").get<bool>();
+    out.training = j.value("training", false);
     for (const auto& p : j.at("points")) {
       SweepRow row{p.at("labels").get<std::vector<std::string>>(), point_result_from_json(p)};
       row.result.from_cache = p.at("from_cache").get<bool>();

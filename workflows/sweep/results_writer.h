@@ -9,6 +9,14 @@
 // slowest rank), algbw_gbps, busbw_gbps (nccl-tests definitions, GB/s = 1e9
 // B/s), message (why a point failed). Wall time is only in results.json, so
 // the CSV stays deterministic.
+//
+// A sweep of generated training iterations (a 'gen:transformer?...'
+// workload) has one row per point, without the collective columns, and after
+// sim_time_ns the training report's columns: gpus, model_tflops_per_gpu
+// (TFLOP/s = 1e12 FLOP/s), mfu_percent, exposed_<dim>_ns for tp, pp, dp, cp,
+// ep and other (time that dimension's communication ran while no compute
+// did, mean over the sampled ranks), exposed_comm_ns (any communication, no
+// compute), pipeline_bubble_percent.
 #pragma once
 
 #include <string>
@@ -30,6 +38,7 @@ struct SweepOutput {
   std::string share = "all";     // "all", or "I/K" for one shard
   std::vector<SweepRow> points;  // ascending point index
   bool interrupted = false;
+  bool training = false;  // generated training iterations: the training columns
 };
 
 std::string results_csv(const SweepOutput& out);

@@ -19,6 +19,7 @@ int merge_sweeps(const std::vector<std::string>& dirs, const std::string& out_di
       merged.spec_digest = part.spec_digest;
       merged.axes = part.axes;
       merged.total_points = part.total_points;
+      merged.training = part.training;
     } else if (part.spec_digest != merged.spec_digest || part.axes != merged.axes ||
                part.total_points != merged.total_points) {
       throw InputError(dirs[d] + ": results of another sweep spec than " + dirs[0] + " (" + part.spec_path + " vs " +

@@ -36,6 +36,38 @@ std::string resolve_collective(const std::string& folder, const std::string& opt
   return native ? option : type + resolve(folder, value);
 }
 
+bool generated(const std::string& workload) { return workload.rfind("gen:", 0) == 0; }
+
+// A workload value: a generated one ('gen:transformer?...') as written, a
+// path resolved against the spec's folder.
+std::string workload_value(const std::string& folder, const std::string& value) {
+  return generated(value) ? value : resolve(folder, value);
+}
+
+// `uri` ('gen:NAME?k=v&...') with query key `key` set to `value`: replaced
+// where the query has it, appended where it does not.
+std::string with_query_value(const std::string& uri, const std::string& key, const std::string& value) {
+  const std::size_t q = uri.find('?');
+  std::string out = q == std::string::npos ? uri : uri.substr(0, q);
+  std::string query = q == std::string::npos ? "" : uri.substr(q + 1);
+  std::string rebuilt;
+  bool set = false;
+  std::size_t start = 0;
+  while (start <= query.size() && !query.empty()) {
+    const std::size_t amp = std::min(query.find('&', start), query.size());
+    std::string part = query.substr(start, amp - start);
+    const std::size_t eq = part.find('=');
+    if (part.substr(0, eq) == key) {
+      part = key + "=" + value;
+      set = true;
+    }
+    if (!part.empty()) rebuilt += (rebuilt.empty() ? "" : "&") + part;
+    start = amp + 1;
+  }
+  if (!set) rebuilt += (rebuilt.empty() ? "" : "&") + key + "=" + value;
+  return out + "?" + rebuilt;
+}
+
 std::string label_of(const YAML::Node& value) {
   if (value.IsScalar()) return value.Scalar();
   YAML::Emitter out;
@@ -125,7 +157,7 @@ struct SpecReader {
     r.require_map(node, "base");
     r.check_keys(node, "base.", {"workload", "microbenchmark", "network", "system", "backend", "collective"});
     PointSettings s;
-    if (node["workload"]) s.workload = resolve(folder, r.text(node["workload"], "base.workload"));
+    if (node["workload"]) s.workload = workload_value(folder, r.text(node["workload"], "base.workload"));
     if (node["microbenchmark"]) s.microbenchmark = microbenchmark(node["microbenchmark"]);
     if (node["workload"] && node["microbenchmark"]) {
       r.fail(node["microbenchmark"], "base: give either 'workload' or 'microbenchmark', not both");
@@ -140,10 +172,22 @@ struct SpecReader {
   void check_axis(const Axis& a, const YAML::Node& key, const PointSettings& base) const {
     static const std::set<std::string> plain = {"workload", "network", "system", "backend", "collective", "size", "npus"};
     const bool keyed = a.name.rfind("network.", 0) == 0 || a.name.rfind("system.", 0) == 0;
-    if (!plain.count(a.name) && !keyed) {
+    const bool query = a.name.rfind("workload.", 0) == 0;
+    if (!plain.count(a.name) && !keyed && !query) {
       r.fail(key, "axes: unknown axis '" + a.name +
-                      "' (expected workload, network, system, backend, collective, size, npus, or a key path "
-                      "network.<key>[.<key>...] / system.<key>[.<key>...])");
+                      "' (expected workload, network, system, backend, collective, size, npus, a key path "
+                      "network.<key>[.<key>...] / system.<key>[.<key>...], or workload.<key> of a generated "
+                      "workload's query)");
+    }
+    if (query) {
+      const std::string k = a.name.substr(9);
+      if (k.empty() || k.find_first_of(".?&=") != std::string::npos) {
+        r.fail(key, "axes: '" + a.name + "' must name one key of the generated workload's query (e.g. workload.parallel)");
+      }
+      if (!generated(base.workload)) {
+        r.fail(key, "axes." + a.name + ": varies a generated workload's query, but base.workload is not one "
+                    "('gen:transformer?...')");
+      }
     }
     if (keyed) {
       for (const std::string& part : split_path(a.name)) {
@@ -171,6 +215,10 @@ struct SpecReader {
       if (a.name == "size") size(v, where);
       if (a.name == "npus") npus(v, where);
       if (a.name == "collective") collectives(v, where);
+      if (a.name.rfind("workload.", 0) == 0 &&
+          (!v.IsScalar() || v.Scalar().empty() || v.Scalar().find_first_of("&?") != std::string::npos)) {
+        r.fail(v, where + ": expected one query value (no '&' or '?')");
+      }
       a.values.push_back(v);
       a.labels.push_back(label_of(v));
       if (!seen.insert(a.labels.back()).second) r.fail(v, where + ": '" + a.labels.back() + "' is listed twice");
@@ -184,8 +232,10 @@ void apply_axis(const Axis& axis, const YAML::Node& value, const std::string& fo
   const SpecReader reader{r, folder};
   const std::string& name = axis.name;
   if (name == "workload") {
-    s.workload = resolve(folder, value.Scalar());
+    s.workload = workload_value(folder, value.Scalar());
     s.microbenchmark.reset();
+  } else if (name.rfind("workload.", 0) == 0) {
+    s.workload = with_query_value(s.workload, name.substr(9), value.Scalar());
   } else if (name == "network") {
     s.network = resolve(folder, value.Scalar());
   } else if (name == "system") {

@@ -2,7 +2,8 @@
 //
 //   base:
 //     microbenchmark: {npus: 8, collectives: [allreduce], size: 1MiB}   # or
-//     workload: et/prefix            # Chakra ETs (folder or prefix)
+//     workload: et/prefix            # Chakra ETs (folder or prefix), or a
+//       # generated iteration: 'gen:transformer?model=llama3-8b&parallel=...'
 //     network: ../ring8.yml          # paths are relative to the spec file
 //     system: ../system/h100_like.yml   # optional
 //     backend: analytical            # optional
@@ -17,6 +18,8 @@
 //       # allreduce=gen:ring, allgather=synth (workflows/sweep/generated_algorithm.h)
 //     backend: [analytical, flow]
 //     network: [../ring8.yml, ../switch8.yml]         # whole files (workload, system too)
+//     workload.parallel: ['tp=8,pp=4,dp=4', 'tp=4,pp=8,dp=4']  # a key of a generated
+//       # workload's query (model, global-batch, schedule, seq, ...): set or replaced
 //   zip: [[network.bandwidth, size]] # optional: these advance together
 //
 // Points are the cartesian product of the axes (first axis slowest), a zip
@@ -43,7 +46,7 @@ struct Microbenchmark {
 
 // What one point runs: the base with its axis values applied.
 struct PointSettings {
-  std::string workload;  // resolved path, empty with a microbenchmark
+  std::string workload;  // resolved path, or a generated workload as written; empty with a microbenchmark
   std::optional<Microbenchmark> microbenchmark;
   std::string network;   // resolved path
   std::string system;    // resolved path, empty: defaults

@@ -51,7 +51,7 @@ void FlowCarrier::start(std::uint32_t p, std::uint32_t message, std::uint64_t by
     host_->deliver_at(message, add_time(now, pair.latency, "a message's delivery"));
     return;
   }
-  const Time drain = FlowNetwork::drain_time(bytes, pair.bottleneck);
+  const Time drain = SoloFlows::drain_time(bytes, pair.bottleneck);
   if (drain < 0) return host_->carrier_refuse("a time limit");  // the per-message run reports it
   const Time finish = add_time(now, drain, "a message's finish on the flow network");
   const Time delivery = add_time(finish, pair.latency, "a message's delivery");
@@ -128,7 +128,7 @@ std::vector<std::vector<bool>> FlowCarrier::overlaps() const {
 // --- the plan ----------------------------------------------------------------
 
 FlowPlan plan_on_flow(const CollectiveProgram& program, const std::vector<std::uint32_t>& members,
-                      const SystemConfig& config, FlowNetwork& net) {
+                      const SystemConfig& config, SoloFlows& net) {
   FlowPlan plan;
   auto refuse = [&](const std::string& why) {
     plan.exact = false;
@@ -136,6 +136,7 @@ FlowPlan plan_on_flow(const CollectiveProgram& program, const std::vector<std::u
     return plan;
   };
   if (!net.pair_fifo()) return refuse("pair_order: shared (messages of one pair share links)");
+  if (!net.routes_by_pair()) return refuse("routing spreads a pair's messages over several paths");
   // (That nothing outside the members can send is the engine's to check:
   // it depends on the moment, CollectiveListener::finished_outside.)
   const std::uint32_t npus = net.topology().npu_count();
@@ -145,16 +146,19 @@ FlowPlan plan_on_flow(const CollectiveProgram& program, const std::vector<std::u
     seen[m] = true;
   }
   const std::uint32_t origin = program.symmetric_origin();
-  // Plain sends only: a paced channel (op.rate) or a proxy is a rule the carrier does not model.
+  // Plain sends only: a paced channel (op.rate) or a proxy is a rule the carrier does not model,
+  // nor a connection other than the pair's first where it may take another path.
+  const bool multipath = net.multipath();
   bool plain = true;
   for_each_op(program, origin, [&](OpRef, const CollectiveOp& op) {
-    plain = !(op.rate > 0 || op.proxy_ns > 0 || op.kind == OpKind::kSwitchReduce || op.kind == OpKind::kMulticast);
+    plain = !(op.rate > 0 || op.proxy_ns > 0 || op.kind == OpKind::kSwitchReduce || op.kind == OpKind::kMulticast ||
+              (multipath && op.kind == OpKind::kSend && op.channel != 0));
     return plain;
   });
-  if (!plain) return refuse("paced channels, proxies or switch operations");
-  std::unordered_map<std::uint32_t, FlowNetwork::SoloRoute> mine;  // the origin's route per peer
+  if (!plain) return refuse("paced channels, proxies, switch operations or other connections on a multi-path fabric");
+  std::unordered_map<std::uint32_t, SoloFlows::SoloRoute> mine;  // the origin's route per peer
   const auto cost = [&](std::uint32_t peer) {
-    const FlowNetwork::SoloRoute& r =
+    const SoloFlows::SoloRoute& r =
         mine.try_emplace(peer, net.solo_route(members[origin], members[peer])).first->second;
     return SymmetricPeerCost{r.latency, r.bottleneck, 0};
   };
@@ -174,8 +178,8 @@ FlowPlan plan_on_flow(const CollectiveProgram& program, const std::vector<std::u
     for (std::uint32_t i = 0; i < peers.size(); ++i) {
       const std::uint32_t q = program.symmetric_peer(p, peers[i].peer);
       if (q >= members.size() || q == p) return refuse("the program's symmetry maps a member onto itself");
-      const FlowNetwork::SoloRoute theirs = net.solo_route(members[p], members[q]);
-      const FlowNetwork::SoloRoute& ours = mine.at(peers[i].peer);
+      const SoloFlows::SoloRoute theirs = net.solo_route(members[p], members[q]);
+      const SoloFlows::SoloRoute& ours = mine.at(peers[i].peer);
       if (theirs.latency != ours.latency || theirs.bottleneck != ours.bottleneck) {
         return refuse("NPU " + std::to_string(members[p]) + " -> " + std::to_string(members[q]) +
                       " is not priced as the origin's route");

@@ -1,4 +1,4 @@
-// Exact step aggregation on the flow backend (network/flow_network.h).
+// Exact step aggregation on the flow backend (network/flow/flow_network.h).
 //
 // The flow backend shares links max-min fairly, so a message's time depends on
 // every other flow on its links. One case is closed form: a message alone on
@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "core/event_queue.h"
-#include "network/flow_network.h"
+#include "network/capabilities.h"
 #include "system/program/collective_program.h"
 #include "system/runner/aggregation/symmetric_run.h"
 
@@ -97,6 +97,6 @@ struct FlowPlan {
 // The representative run of `program` over `members` on `net`, and the proof
 // above; `exact` only when both hold.
 FlowPlan plan_on_flow(const CollectiveProgram& program, const std::vector<std::uint32_t>& members,
-                      const SystemConfig& config, FlowNetwork& net);
+                      const SystemConfig& config, SoloFlows& net);
 
 }  // namespace sim

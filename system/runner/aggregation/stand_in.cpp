@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "core/event_queue.h"
-#include "network/analytical_network.h"
+#include "network/capabilities.h"
 #include "network/backend_registry.h"
 #include "system/runner/collective_engine.h"
 
@@ -73,8 +73,8 @@ StandInTiming time_alone(const std::shared_ptr<const CollectiveProgram>& program
   // at their sender's egress port (or a bottleneck past it); the fabric's
   // other links do not serialize messages of different senders.
   if (t.slowest > 0) {
-    if (const auto* analytical = dynamic_cast<const AnalyticalNetwork*>(network.get())) {
-      t.load = std::min(1.0, static_cast<double>(analytical->busiest_queue()) / static_cast<double>(t.slowest));
+    if (const ClosedFormRoutes* routes = network->closed_form_routes()) {
+      t.load = std::min(1.0, static_cast<double>(routes->busiest_queue()) / static_cast<double>(t.slowest));
     } else {
       t.load = 1;  // no measure of it: concurrent stand-ins take turns
     }

@@ -253,7 +253,7 @@ class SymmetricRun final : public EventHandler, private CarrierHost {
     }
   }
 
-  // The analytical backend's send (network/analytical_network.cpp), on the origin's egress ports.
+  // The analytical backend's send (network/analytical/analytical_network.cpp), on the origin's egress ports.
   void network_send(std::uint32_t m) {
     Message& msg = messages_in_flight_[m];
     PeerState& ps = peers_[msg.peer_state];

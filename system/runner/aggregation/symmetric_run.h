@@ -12,7 +12,7 @@
 // network's closed form per message:
 //
 //   start = max(now, egress free time of the first link), sent = start + beta,
-//   delivery = sent + route latency          (network/analytical_network.h)
+//   delivery = sent + route latency          (network/analytical/analytical_network.h)
 //
 // Equal-time ties. In the per-message run, two events of one rank at the same
 // picosecond leave in the order they were scheduled; when both were scheduled

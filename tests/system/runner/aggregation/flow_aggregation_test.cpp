@@ -6,7 +6,7 @@
 
 #include <cstdio>
 
-#include "network/flow_network.h"
+#include "network/flow/flow_network.h"
 #include "random_workloads.h"
 
 namespace sim {

@@ -11,7 +11,7 @@
 #include <map>
 #include <random>
 
-#include "network/flow_network.h"
+#include "network/flow/flow_network.h"
 #include "tests/system/test_util.h"
 
 namespace sim {

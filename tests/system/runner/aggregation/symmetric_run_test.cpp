@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "network/analytical_network.h"
+#include "network/analytical/analytical_network.h"
 #include "system/collectives/ring.h"
 #include "system/registry/algorithm_registry.h"
 #include "tests/system/test_util.h"

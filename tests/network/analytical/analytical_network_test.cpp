@@ -1,4 +1,4 @@
-#include "network/analytical_network.h"
+#include "network/analytical/analytical_network.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "delivery_recorder.h"
+#include "tests/network/delivery_recorder.h"
 #include "network/backend_registry.h"
 
 namespace sim {

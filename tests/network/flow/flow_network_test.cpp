@@ -1,6 +1,6 @@
 // The flow backend against closed forms of max-min fair sharing, exactly in
 // picoseconds (50 GB/s divides every size used here evenly).
-#include "network/flow_network.h"
+#include "network/flow/flow_network.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "delivery_recorder.h"
+#include "tests/network/delivery_recorder.h"
 #include "network/backend_registry.h"
 
 namespace sim {
@@ -319,7 +319,7 @@ TEST(FlowOptions, BadOptionsNameTheirPlace) {
   };
   EXPECT_EQ(message({"analytical", {{"nic_bandwidth", {"1", "s.yml:4: network.nic_bandwidth"}}}}),
             "s.yml:4: network.nic_bandwidth: backend 'analytical' has no option 'nic_bandwidth' (its options: "
-            "link_efficiency, message_latency, egress)");
+            "link_efficiency, message_latency, egress, routing, qps_per_connection, ecmp_seed)");
   EXPECT_NE(message({"flow", {{"nic_bandwidth", {"fast", "s.yml:4: network.nic_bandwidth"}}}}).find("s.yml:4"),
             std::string::npos);
   EXPECT_NE(message({"flow", {{"link_efficiency", {"1.5", "s.yml:5: x"}}}}).find("(0, 1]"), std::string::npos);

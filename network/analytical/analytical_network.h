@@ -30,24 +30,14 @@
 
 #include "core/flat_map.h"
 #include "network/backend_registry.h"
+#include "network/capabilities.h"
 #include "network/network.h"
 
 namespace sim {
 
-class AnalyticalNetwork final : public Network {
+class AnalyticalNetwork final : public Network, public ClosedFormRoutes {
  public:
-  // What a route costs; the same for every message on it, so cached per pair.
-  struct PathCost {
-    Time latency_sum = 0;
-    BytesPerSecond min_bandwidth = 0;
-    LinkId first_link = 0;
-    // The first link of least bandwidth (first_link when that one is the
-    // slowest), and the first link's own bandwidth.
-    LinkId bottleneck_link = 0;
-    BytesPerSecond port_bandwidth = 0;
-    std::uint32_t hops = 0;
-    bool operator==(const PathCost&) const = default;
-  };
+  using PathCost = ClosedFormRoutes::PathCost;
 
   AnalyticalNetwork(const Topology& topology, EventQueue& queue, LinkModel model = {},
                     bool serialize_egress = true);
@@ -62,34 +52,35 @@ class AnalyticalNetwork final : public Network {
   // Bytes per link (each pair's bytes spread over its route when asked).
   std::vector<LinkUsage> link_usage() const override;
   bool measures_link_time() const override { return false; }
+  ClosedFormRoutes* closed_form_routes() override { return this; }
 
   // The longest any link that serializes messages (an egress port, a
   // bottleneck past it, a switch's port for switch operations) has been busy
   // so far: its messages' injection times summed.
-  Time busiest_queue() const;
+  Time busiest_queue() const override;
 
   // Cost of the route src -> dst (src != dst), computed once then cached.
-  PathCost path_cost(NodeId src, NodeId dst) { return costs_[pairs_[pair_index(src, dst)].cost]; }
+  PathCost path_cost(NodeId src, NodeId dst) override { return costs_[pairs_[pair_index(src, dst)].cost]; }
   // The same, not cached: for checks over many pairs that never send (the
   // replicas a fold mirrors), which would fill the cache with pairs never used.
-  PathCost path_cost_once(NodeId src, NodeId dst);
+  PathCost path_cost_once(NodeId src, NodeId dst) override;
 
   // --- exact step aggregation (system/runner/aggregation/): a symmetric
   // collective priced for all its ranks at once leaves the backend as sending
   // each of its messages would have (egress ports, bytes per pair, messages).
-  bool serializes_egress() const { return serialize_egress_; }
+  bool serializes_egress() const override { return serialize_egress_; }
   // Room for `more` NPU pairs beyond those used so far (a collective about
   // to be priced for every rank at once), so the table grows once.
-  void reserve_pairs(std::size_t more) { pairs_.reserve(pairs_.size() + more); }
+  void reserve_pairs(std::size_t more) override { pairs_.reserve(pairs_.size() + more); }
   // When every egress port of NPU `npu` is free (0 if it never sent).
-  Time egress_free(NodeId npu) const { return last_[npu].busy_until; }
+  Time egress_free(NodeId npu) const override { return last_[npu].busy_until; }
   // Takes back a message send() injected at the current time (its delivery
   // event stays queued: the caller ignores it). The egress port is left as
   // it is; record_batch() sets it.
-  void unsend(NodeId src, NodeId dst, std::uint64_t bytes);
+  void unsend(NodeId src, NodeId dst, std::uint64_t bytes) override;
   // `messages` messages, `bytes` in all, from src to dst, the last of them
   // leaving src's egress port at `egress_free`.
-  void record_batch(NodeId src, NodeId dst, std::uint64_t messages, std::uint64_t bytes, Time egress_free);
+  void record_batch(NodeId src, NodeId dst, std::uint64_t messages, std::uint64_t bytes, Time egress_free) override;
 
  private:
   // One NPU pair that has sent: its cost (an index into costs_: routes of

@@ -1,4 +1,4 @@
-#include "network/flow_network.h"
+#include "network/flow/flow_network.h"
 
 #include <algorithm>
 #include <functional>
@@ -54,9 +54,42 @@ std::uint32_t FlowNetwork::route_of(NodeId src, NodeId dst) {
   if (const std::uint32_t* known = route_of_.find(key)) {
     index = *known;
   } else {
-    scratch_route_.clear();
+    // The path of the pair's first queue pair: the topology's own route
+    // unless the ECMP hash is seeded.
+    const std::uint64_t paths = topology_.path_count(src, dst);
+    const std::uint64_t k =
+        paths > 1 ? topology_.ecmp_path(src, dst, 0, options_.routing.ecmp_seed) : 0;
+    index = make_route(src, dst, k, paths);
+    route_of_[key] = index;
+  }
+  last_[src] = LastRoute{dst, index};
+  return index;
+}
+
+std::uint32_t FlowNetwork::path_route(std::uint32_t pair, std::uint64_t k) {
+  if (routes_[pair].path == k) return pair;
+  const std::uint64_t key = std::uint64_t{pair} << 32 | k;
+  if (const std::uint32_t* known = path_of_.find(key)) return *known;
+  const std::uint32_t index = make_route(routes_[pair].src, routes_[pair].dst, k, routes_[pair].paths);
+  path_of_[key] = index;
+  return index;
+}
+
+std::uint32_t FlowNetwork::make_route(NodeId src, NodeId dst, std::uint64_t k, std::uint64_t paths) {
+  // Path numbers index a topology's links (FatTree: spines x cores), far below 2^32.
+  if (paths > 0xffffffffu) throw std::logic_error("flow network: more than 2^32 equal-cost paths");
+  scratch_route_.clear();
+  if (paths > 1) {
+    topology_.route_path(src, dst, k, scratch_route_);
+  } else {
     topology_.route(src, dst, scratch_route_);
+  }
+  {
     Route r;
+    r.src = src;
+    r.dst = dst;
+    r.paths = static_cast<std::uint32_t>(paths);
+    r.path = static_cast<std::uint32_t>(k);
     r.begin = static_cast<std::uint32_t>(route_links_.size());
     const auto real = static_cast<LinkId>(topology_.links().size());
     if (options_.nic_bandwidth) route_links_.push_back(real + src);
@@ -69,12 +102,43 @@ std::uint32_t FlowNetwork::route_of(NodeId src, NodeId dst) {
     r.latency += options_.links.message_latency;
     r.bottleneck = std::numeric_limits<BytesPerSecond>::max();
     for (std::uint32_t h = 0; h < r.hops; ++h) r.bottleneck = std::min(r.bottleneck, links_[route_links_[r.begin + h]].capacity);
-    index = static_cast<std::uint32_t>(routes_.size());
     routes_.push_back(r);
-    route_of_[key] = index;
   }
-  last_[src] = LastRoute{dst, index};
-  return index;
+  return static_cast<std::uint32_t>(routes_.size() - 1);
+}
+
+bool FlowNetwork::routes_by_pair() const {
+  return !topology_.multipath() ||
+         (options_.routing.routing == Routing::kEcmpHash && options_.routing.qps_per_connection == 1);
+}
+
+bool FlowNetwork::one_flow(const Route& pair, Connection connection) const {
+  return pair.paths == 1 || (connection.index == 0 && options_.routing.routing == Routing::kEcmpHash &&
+                             options_.routing.qps_per_connection == 1);
+}
+
+std::size_t FlowNetwork::load_of(LinkId link) const {
+  const std::uint32_t o = occupant_[link];
+  if (o == kShared) return links_[link].flows.size();
+  if (o != kNoFlow) return flows_[o].finish > queue_.now() ? 1 : 0;
+  return 0;
+}
+
+std::uint32_t FlowNetwork::least_loaded_path(std::uint32_t pair, std::uint64_t from) {
+  const std::uint64_t paths = routes_[pair].paths;
+  std::uint32_t best = kNoFlow;
+  for (std::uint64_t t = 0; t < paths; ++t) {
+    const std::uint32_t r = path_route(pair, (from + t) % paths);
+    const Route& route = routes_[r];
+    scratch_load_.clear();
+    for (std::uint32_t h = 0; h < route.hops; ++h) scratch_load_.push_back(load_of(route_links_[route.begin + h]));
+    // Hop by hop, the first hop whose load differs decides: each switch on the way up takes its least loaded uplink.
+    if (best == kNoFlow || scratch_load_ < best_load_) {
+      best = r;
+      best_load_.swap(scratch_load_);
+    }
+  }
+  return best;
 }
 
 std::uint32_t FlowNetwork::alloc_flow() {
@@ -92,6 +156,13 @@ void FlowNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delive
   const LastRoute last = last_[src];  // most lookups end here, without a call
   const std::uint32_t r = last.dst == dst ? last.route : route_of(src, dst);
   send_route(r, bytes, to);
+}
+
+void FlowNetwork::send_on(Connection connection, NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) {
+  if (!admit(src, dst, to, queue_)) return;
+  const LastRoute last = last_[src];
+  const std::uint32_t r = last.dst == dst ? last.route : route_of(src, dst);
+  send_route(r, bytes, to, connection);
 }
 
 std::uint32_t FlowNetwork::link_route(LinkId link) {
@@ -117,7 +188,7 @@ void FlowNetwork::send_on_link(LinkId link, std::uint64_t bytes, const Delivery&
   send_route(link_route(link), bytes, to);
 }
 
-void FlowNetwork::send_route(std::uint32_t r, std::uint64_t bytes, const Delivery& to) {
+void FlowNetwork::send_route(std::uint32_t r, std::uint64_t bytes, const Delivery& to, Connection connection) {
   if (options_.pair_fifo && pair_busy(r)) {
     std::uint32_t q;
     if (free_queued_ != kNoFlow) {
@@ -127,27 +198,45 @@ void FlowNetwork::send_route(std::uint32_t r, std::uint64_t bytes, const Deliver
       q = static_cast<std::uint32_t>(queued_.size());
       queued_.emplace_back();
     }
-    queued_[q] = Queued{bytes, to, kNoFlow};
+    queued_[q] = Queued{bytes, to, kNoFlow, connection};
     ++queued_count_;
     Route& route = routes_[r];
     if (route.queued_tail == kNoFlow) route.queued_head = q; else queued_[route.queued_tail].next = q;
     route.queued_tail = q;
     if (route.active != kNoFlow) watch(route.active);
+    if (route.active_message != kNoFlow) {
+      for (const std::uint32_t f : messages_[route.active_message].parts) {
+        if (f != kNoFlow) watch(f);
+      }
+    }
     return;
   }
-  start_message(r, bytes, to);
+  start_message(r, bytes, to, connection);
 }
 
 bool FlowNetwork::pair_busy(std::uint32_t r) {
+  if (routes_[r].queued_head != kNoFlow) return true;
+  return sending(r);
+}
+
+bool FlowNetwork::sending(std::uint32_t r) {
   Route& route = routes_[r];
-  if (route.queued_head != kNoFlow) return true;
-  if (route.active == kNoFlow) return false;
-  const Flow& flow = flows_[route.active];
-  if (flow.solo && flow.finish <= queue_.now()) {  // sent everything; only its latency is left
-    route.active = kNoFlow;
-    return false;
+  const Time now = queue_.now();
+  if (route.active != kNoFlow) {
+    const Flow& flow = flows_[route.active];
+    if (flow.solo && flow.finish <= now) {  // sent everything; only its latency is left
+      route.active = kNoFlow;
+      return false;
+    }
+    return true;
   }
-  return true;
+  if (route.active_message != kNoFlow) {
+    for (const std::uint32_t f : messages_[route.active_message].parts) {
+      if (f != kNoFlow && !(flows_[f].solo && flows_[f].finish <= now)) return true;
+    }
+    route.active_message = kNoFlow;
+  }
+  return false;
 }
 
 void FlowNetwork::watch(std::uint32_t f) {
@@ -159,7 +248,8 @@ void FlowNetwork::watch(std::uint32_t f) {
 
 void FlowNetwork::pair_advance(std::uint32_t r) {
   routes_[r].active = kNoFlow;
-  while (routes_[r].queued_head != kNoFlow && routes_[r].active == kNoFlow) {
+  routes_[r].active_message = kNoFlow;
+  while (routes_[r].queued_head != kNoFlow && routes_[r].active == kNoFlow && routes_[r].active_message == kNoFlow) {
     Route& route = routes_[r];
     const std::uint32_t q = route.queued_head;
     const Queued next = queued_[q];
@@ -168,11 +258,74 @@ void FlowNetwork::pair_advance(std::uint32_t r) {
     queued_[q].next = free_queued_;
     free_queued_ = q;
     --queued_count_;
-    start_message(r, next.bytes, next.to);  // a zero-byte message leaves at once; the loop goes on
+    start_message(r, next.bytes, next.to, next.connection);  // a zero-byte message leaves at once; the loop goes on
   }
 }
 
-void FlowNetwork::start_message(std::uint32_t r, std::uint64_t bytes, const Delivery& to) {
+void FlowNetwork::start_message(std::uint32_t r, std::uint64_t bytes, const Delivery& to, Connection connection) {
+  if (one_flow(routes_[r], connection) || bytes == 0) {
+    start_flow(r, r, bytes, to, kNoFlow, 0);
+  } else {
+    start_parts(r, bytes, to, connection);
+  }
+}
+
+void FlowNetwork::start_parts(std::uint32_t pair, std::uint64_t bytes, const Delivery& to, Connection connection) {
+  const RoutingModel& m = options_.routing;
+  const NodeId src = routes_[pair].src, dst = routes_[pair].dst;
+  // (QP or path, bytes) of every part that carries bytes: an even split, the
+  // first `bytes mod n` parts one byte more.
+  scratch_parts_.clear();
+  const std::uint64_t n = m.routing == Routing::kSpray ? routes_[pair].paths : m.qps_per_connection;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::uint64_t share = bytes / n + (i < bytes % n ? 1 : 0);
+    if (share == 0) continue;
+    scratch_parts_.emplace_back(m.routing == Routing::kSpray ? i : std::uint64_t{connection.index} * n + i, share);
+  }
+  const auto path_of_part = [&](std::uint64_t id) {
+    if (m.routing == Routing::kSpray) return path_route(pair, id);
+    const std::uint64_t hashed = topology_.ecmp_path(src, dst, id, m.ecmp_seed);
+    return m.routing == Routing::kAdaptive ? least_loaded_path(pair, hashed) : path_route(pair, hashed);
+  };
+  if (scratch_parts_.size() == 1) {  // one part carries it all: a whole message on that path
+    start_flow(path_of_part(scratch_parts_[0].first), pair, bytes, to, kNoFlow, 0);
+    return;
+  }
+  std::uint32_t id;
+  if (free_message_ != kNoFlow) {
+    id = free_message_;
+    free_message_ = messages_[id].next_free;
+  } else {
+    id = static_cast<std::uint32_t>(messages_.size());
+    messages_.emplace_back();
+  }
+  {
+    Message& message = messages_[id];
+    message.to = to;
+    message.pair = pair;
+    message.undelivered = static_cast<std::uint32_t>(scratch_parts_.size());
+    message.parts.assign(scratch_parts_.size(), kNoFlow);
+  }
+  // One after another at the same instant: adaptive sees the parts started before it.
+  for (std::uint32_t i = 0; i < scratch_parts_.size(); ++i) {
+    start_flow(path_of_part(scratch_parts_[i].first), pair, scratch_parts_[i].second, Delivery{this, kPartDelivered, id},
+               id, i);
+  }
+  if (options_.pair_fifo) routes_[pair].active_message = id;
+}
+
+void FlowNetwork::part_delivered(std::uint32_t id, const Event& event) {
+  Message& message = messages_[id];
+  if (--message.undelivered > 0) return;
+  const Delivery to = message.to;
+  if (routes_[message.pair].active_message == id) routes_[message.pair].active_message = kNoFlow;
+  message.next_free = free_message_;
+  free_message_ = id;
+  to.handler->on_event(Event{event.time, event.seq, to.handler, to.payload, to.kind});
+}
+
+void FlowNetwork::start_flow(std::uint32_t r, std::uint32_t pair, std::uint64_t bytes, const Delivery& to,
+                             std::uint32_t message, std::uint32_t part) {
   const Time now = queue_.now();
   Route& route = routes_[r];
   if (bytes == 0) {  // nothing to share: only the latency
@@ -201,11 +354,15 @@ void FlowNetwork::start_message(std::uint32_t r, std::uint64_t bytes, const Deli
   flow.latency = route.latency;
   flow.to = to;
   flow.route = r;
+  flow.pair = pair;
+  flow.message = message;
+  flow.part = part;
+  if (message != kNoFlow) messages_[message].parts[part] = f;
   flow.finish = -1;
   flow.frozen = false;
   flow.solo = alone;
   flow.watched = false;
-  if (options_.pair_fifo) route.active = f;
+  if (options_.pair_fifo && message == kNoFlow) routes_[pair].active = f;
   ++in_flight_;
   peak_in_flight_ = std::max(peak_in_flight_, in_flight_);
   if (!alone) {
@@ -240,7 +397,7 @@ void FlowNetwork::start_message(std::uint32_t r, std::uint64_t bytes, const Deli
   flow.finish = at;
   ++flow.version;
   queue_.schedule(delivered, this, kSoloDelivered, static_cast<std::uint64_t>(flow.version) << 32 | f);
-  if (route.queued_head != kNoFlow) watch(f);
+  if (routes_[pair].queued_head != kNoFlow) watch(f);
 }
 
 void FlowNetwork::attach(std::uint32_t f, std::uint64_t bytes) {
@@ -320,7 +477,9 @@ void FlowNetwork::make_ordinary(std::uint32_t f) {
 
 void FlowNetwork::free_flow(std::uint32_t f) {
   Flow& flow = flows_[f];
-  if (routes_[flow.route].active == f) routes_[flow.route].active = kNoFlow;
+  if (routes_[flow.pair].active == f) routes_[flow.pair].active = kNoFlow;
+  if (flow.message != kNoFlow) messages_[flow.message].parts[flow.part] = kNoFlow;
+  flow.message = kNoFlow;
   ++flow.version;  // whatever event still names it is stale
   flow.finish = -1;
   flow.solo = false;
@@ -371,9 +530,10 @@ void FlowNetwork::finish(std::uint32_t f) {
   Flow& flow = flows_[f];
   detach(f, queue_.now());
   queue_.schedule(add_time(queue_.now(), flow.latency, "a message's delivery"), flow.to.handler, flow.to.kind, flow.to.payload);
-  const std::uint32_t r = flow.route;
+  const std::uint32_t r = flow.pair;
+  const bool whole = flow.message == kNoFlow;
   free_flow(f);
-  pair_advance(r);
+  if (whole || !sending(r)) pair_advance(r);
 }
 
 void FlowNetwork::on_event(const Event& event) {
@@ -381,21 +541,33 @@ void FlowNetwork::on_event(const Event& event) {
     recompute();
     return;
   }
+  if (event.kind == kPartDelivered) {
+    part_delivered(static_cast<std::uint32_t>(event.payload), event);
+    return;
+  }
   const auto f = static_cast<std::uint32_t>(event.payload);
   const auto version = static_cast<std::uint32_t>(event.payload >> 32);
   Flow& flow = flows_[f];
   if (flow.version != version) return;  // rescheduled since
   if (event.kind == kPairNext) {  // a watched solo flow has sent everything
-    if (flow.solo && flow.finish == queue_.now()) pair_advance(flow.route);
+    if (flow.solo && flow.finish == queue_.now() && !sending(flow.pair)) pair_advance(flow.pair);
     return;
   }
   if (event.kind == kSoloDelivered) {
     if (flow.attached) detach_solo(flow);  // the version matched: still solo
     const Delivery to = flow.to;
-    const std::uint32_t r = flow.route;
+    const std::uint32_t r = flow.pair;
+    const std::uint32_t message = flow.message;
     free_flow(f);
     // With zero latency the delivery can come before the watch event: advance here.
-    if (routes_[r].active == kNoFlow && routes_[r].queued_head != kNoFlow) pair_advance(r);
+    if (routes_[r].queued_head != kNoFlow && routes_[r].active == kNoFlow &&
+        (message == kNoFlow ? routes_[r].active_message == kNoFlow : !sending(r))) {
+      pair_advance(r);
+    }
+    if (message != kNoFlow) {
+      part_delivered(message, event);
+      return;
+    }
     to.handler->on_event(Event{event.time, event.seq, to.handler, to.payload, to.kind});
     return;
   }
@@ -505,11 +677,11 @@ std::vector<LinkUsage> FlowNetwork::link_usage() const {
   return usage;
 }
 
-Time FlowNetwork::drain_time(std::uint64_t bytes, BytesPerSecond rate) {
+Time SoloFlows::drain_time(std::uint64_t bytes, BytesPerSecond rate) {
   return time_to_drain(static_cast<uint128>(bytes) * kPsPerSecond, rate);
 }
 
-FlowNetwork::SoloRoute FlowNetwork::solo_route(NodeId src, NodeId dst) {
+SoloFlows::SoloRoute FlowNetwork::solo_route(NodeId src, NodeId dst) {
   const Route& r = routes_[route_of(src, dst)];
   SoloRoute out;
   out.latency = r.latency;

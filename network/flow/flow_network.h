@@ -30,6 +30,15 @@
 // in the order sent, which point-to-point matching relies on. `pair_order:
 // shared` makes them share like any other flows instead.
 //
+// Multi-path fabrics (a FatTree's spines and cores, `routing`): a message on
+// connection c is split evenly over its qps_per_connection queue pairs
+// c * qps + i, each part a flow on the path its queue pair hashes to
+// (ecmp-hash) or the least loaded path when it starts (adaptive); `spray`
+// splits it evenly over every equal-cost path. The parts of one message start
+// together, the pair's next message when all have left, and the message is
+// delivered with its last part. Connection 0 under ecmp-hash with one QP is
+// one flow on the pair's own route, as on single-path topologies.
+//
 // `nic_bandwidth` adds one virtual egress link per NPU at the head of every
 // route and one ingress link at its tail, so an NPU's total injection (and
 // ejection) is capped whatever the topology.
@@ -41,16 +50,18 @@
 
 #include "core/flat_map.h"
 #include "network/backend_registry.h"
+#include "network/capabilities.h"
 #include "network/network.h"
 
 namespace sim {
 
-class FlowNetwork final : public Network, public EventHandler {
+class FlowNetwork final : public Network, public SoloFlows, public EventHandler {
  public:
   struct Options {
     LinkModel links;
     BytesPerSecond nic_bandwidth = 0;  // 0: no per-NPU cap
     bool pair_fifo = true;             // messages of one (src, dst) pair one after another
+    RoutingModel routing;              // multi-path fabrics: how a pair's traffic spreads
   };
 
   FlowNetwork(const Topology& topology, EventQueue& queue, Options options);
@@ -59,12 +70,14 @@ class FlowNetwork final : public Network, public EventHandler {
   std::string_view name() const override { return "flow"; }
   const Topology& topology() const override { return topology_; }
   void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) override;
+  void send_on(Connection connection, NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) override;
   // Switch operations: a flow on one link (N uploads share the switch's
   // links with everything else; a reduced message is one flow down).
   bool carries_switch_ops() const override { return true; }
   void send_on_link(LinkId link, std::uint64_t bytes, const Delivery& to) override;
   std::vector<LinkUsage> link_usage() const override;
   bool measures_link_time() const override { return true; }
+  SoloFlows* solo_flows() override { return this; }
   std::vector<std::pair<std::string, std::uint64_t>> counters() const override;
 
   // Flows still sending (for tests).
@@ -72,31 +85,26 @@ class FlowNetwork final : public Network, public EventHandler {
   // The current rate of every flow in flight on `link`, in B/s (for tests).
   std::vector<BytesPerSecond> rates_on(LinkId link) const;
 
-  // The time a message of `bytes` takes to leave its bottleneck at `rate`
-  // (ceil(bytes x 1e12 / rate) ps), or -1 if it does not fit a Time: the
-  // arithmetic of every message alone on its links.
-  static Time drain_time(std::uint64_t bytes, BytesPerSecond rate);
-
   // --- exact step aggregation (system/runner/aggregation/): a collective
   // whose every flow is alone on its links is priced for all its ranks at
   // once, and leaves the backend as sending each of its messages would have.
-  struct SoloRoute {
-    Time latency = 0;              // route latency plus the per-message latency
-    BytesPerSecond bottleneck = 0; // the rate of a message alone on the route
-    std::vector<LinkId> links;     // NIC links included
-  };
-  SoloRoute solo_route(NodeId src, NodeId dst);
-  bool pair_fifo() const { return options_.pair_fifo; }
+  SoloRoute solo_route(NodeId src, NodeId dst) override;
+  // Whether every message a pair sends on connection 0 is one flow on
+  // solo_route(): always on single-path topologies, else only under
+  // ecmp-hash with one QP per connection.
+  bool routes_by_pair() const override;
+  bool multipath() const override { return topology_.multipath(); }
+  bool pair_fifo() const override { return options_.pair_fifo; }
   // Messages in the network: flows not yet taken off their links and messages
   // queued behind their pair's previous one.
-  std::size_t messages_in_network() const { return in_flight_ + queued_count_; }
+  std::size_t messages_in_network() const override { return in_flight_ + queued_count_; }
   // Takes back the last message send() gave pair src -> dst at the current
   // time (its events become void): the last one queued, or the flow that
   // started now, alone on its links. Throws std::logic_error for anything else.
-  void take_back(NodeId src, NodeId dst, std::uint64_t bytes);
+  void take_back(NodeId src, NodeId dst, std::uint64_t bytes) override;
   // `messages` messages, `bytes` in all, from src to dst, each alone on its
   // links, sending for `busy` in all: the links' bytes, busy time and peak.
-  void record_batch(NodeId src, NodeId dst, std::uint64_t messages, std::uint64_t bytes, Time busy);
+  void record_batch(NodeId src, NodeId dst, std::uint64_t messages, std::uint64_t bytes, Time busy) override;
 
   void on_event(const Event& event) override;
 
@@ -109,7 +117,10 @@ class FlowNetwork final : public Network, public EventHandler {
     Time finish = 0;   // when its last byte leaves the bottleneck at `rate`
     Time latency = 0;  // route latency plus the per-message latency
     Delivery to;
-    std::uint32_t route = 0;    // index into routes_
+    std::uint32_t route = 0;    // index into routes_: its path
+    std::uint32_t pair = 0;     // index into routes_: its pair's route, whose FIFO it is in
+    std::uint32_t message = 0xffffffffu;  // a part of messages_[message], or a whole message
+    std::uint32_t part = 0;               // its index in that message's parts
     std::uint32_t version = 0;  // bumped when `finish` moves: older finish events are stale
     std::uint32_t seen = 0;     // epoch of the last recompute that reached it
     bool frozen = false;        // its rate is settled in the current recompute
@@ -137,29 +148,61 @@ class FlowNetwork final : public Network, public EventHandler {
     std::uint32_t seen = 0;      // epoch
     bool dirty = false;
   };
-  // One (src, dst) pair: its route, and its messages when they go one at a time.
+  // One (src, dst) pair: its route, and its messages when they go one at a
+  // time. Also one more equal-cost path of a pair (its FIFO fields unused).
   struct Route {
     std::uint32_t begin = 0, hops = 0;  // into route_links_
+    NodeId src = 0, dst = 0;
+    std::uint32_t paths = 1;  // the pair's equal-cost paths (1 for a link's route)
+    std::uint32_t path = 0;   // which one this is
     Time latency = 0;
     BytesPerSecond bottleneck = 0;
     std::uint64_t drain_bytes = 0;  // the last solo message's size (0: none yet) ...
     Time drain = 0;                 // ... and its time to leave at `bottleneck`
     std::uint32_t active = 0xffffffffu;  // the flow now sending, if any
+    std::uint32_t active_message = 0xffffffffu;  // or the message of several parts now sending
     std::uint32_t queued_head = 0xffffffffu, queued_tail = 0xffffffffu;
   };
   struct Queued {  // a message waiting for its pair's previous one
     std::uint64_t bytes;
     Delivery to;
     std::uint32_t next;
+    Connection connection;
+  };
+  // A message sent as several flows (its parts): delivered with its last part.
+  struct Message {
+    Delivery to;
+    std::uint32_t pair = 0;
+    std::uint32_t undelivered = 0;
+    std::vector<std::uint32_t> parts;  // flow ids; kNoFlow once that part is freed
+    std::uint32_t next_free = 0xffffffffu;
   };
 
-  enum Kind : std::uint32_t { kFinish = 0, kRecompute = 1, kSoloDelivered = 2, kPairNext = 3 };
+  enum Kind : std::uint32_t { kFinish = 0, kRecompute = 1, kSoloDelivered = 2, kPairNext = 3, kPartDelivered = 4 };
 
   // Finds or builds the pair's route, and makes it the source's last one.
   std::uint32_t route_of(NodeId src, NodeId dst);
-  void start_message(std::uint32_t route, std::uint64_t bytes, const Delivery& to);
+  // Builds the route of path k of src -> dst (`paths` of them).
+  std::uint32_t make_route(NodeId src, NodeId dst, std::uint64_t k, std::uint64_t paths);
+  // Path k of the pair whose route is `pair`.
+  std::uint32_t path_route(std::uint32_t pair, std::uint64_t k);
+  // The least loaded of the pair's paths now (adaptive; docs/network.md), searched from path `from`.
+  std::uint32_t least_loaded_path(std::uint32_t pair, std::uint64_t from);
+  // Flows sending on `link` now.
+  std::size_t load_of(LinkId link) const;
+  // Whether the pair's messages are one flow on its own route.
+  bool one_flow(const Route& pair, Connection connection) const;
+  void start_message(std::uint32_t route, std::uint64_t bytes, const Delivery& to, Connection connection);
+  // One flow of `bytes` on path `route` for pair `pair` (part `part` of message `message`, or a whole one).
+  void start_flow(std::uint32_t route, std::uint32_t pair, std::uint64_t bytes, const Delivery& to,
+                  std::uint32_t message, std::uint32_t part);
+  // A message split over several paths (start_message past one_flow).
+  void start_parts(std::uint32_t pair, std::uint64_t bytes, const Delivery& to, Connection connection);
+  void part_delivered(std::uint32_t message, const Event& event);
   // send()'s common part once the route is known: one after another per route, or at once.
-  void send_route(std::uint32_t route, std::uint64_t bytes, const Delivery& to);
+  void send_route(std::uint32_t route, std::uint64_t bytes, const Delivery& to, Connection connection = {});
+  // Whether the pair's current message is still sending (clears it when it is through).
+  bool sending(std::uint32_t route);
   // The one-link route of `link` (switch operations).
   std::uint32_t link_route(LinkId link);
   // Whether the pair has a message still sending (or waiting).
@@ -199,6 +242,11 @@ class FlowNetwork final : public Network, public EventHandler {
   };
   std::vector<LastRoute> last_;  // per source: most lookups end here
   std::vector<LinkId> scratch_route_;
+  FlatMap<std::uint64_t, std::uint32_t, Mix64Hash> path_of_;  // pair route << 32 | path -> index in routes_
+  std::vector<Message> messages_;
+  std::uint32_t free_message_ = 0xffffffffu;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> scratch_parts_;  // (path or QP, bytes)
+  std::vector<std::size_t> scratch_load_, best_load_;
 
   std::vector<Queued> queued_;
   std::uint32_t free_queued_ = 0xffffffffu;

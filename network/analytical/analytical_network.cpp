@@ -1,4 +1,4 @@
-#include "network/analytical_network.h"
+#include "network/analytical/analytical_network.h"
 
 #include <unordered_map>
 

@@ -1,4 +1,4 @@
-#include "cli/training_run.h"
+#include "report/training_run.h"
 
 #include "core/error.h"
 #include "workload/et_io.h"
