@@ -6,7 +6,6 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "core/plugin.h"
-#include "network/ns3/ns3_network.h"
 
 namespace sim {
 
@@ -28,24 +27,6 @@ const std::vector<BackendOption> kRoutingOptions = {
                            "NCCL_IB_QPS_PER_CONNECTION (default 1; flow backend only)"},
     {"ecmp_seed", "seed of the ECMP hash, 0 .. 2^32-1 (default 0; flow backend only)"},
 };
-
-// What to do when build/libsim_ns3.so or its ns-3 libraries are missing.
-const char* const kNs3Install = "install libns3-dev libgsl-dev libsqlite3-dev (scripts/setup.sh) and rebuild";
-
-std::unique_ptr<Network> make_ns3(const Topology& t, EventQueue& q, const BackendOptions& o) {
-  if (t.any_reduces()) {
-    throw InputError("network backend 'ns3' does not model reduction or multicast in switches, and this topology "
-                     "marks switches 'in_network_reduction: true'; use the analytical or flow backend, or drop the key");
-  }
-  const Ns3Options n = parse_ns3_options(t, o);
-  Ns3MakeNetwork* make = nullptr;
-  try {
-    make = module_function<Ns3MakeNetwork>(kNs3ModuleFile, kNs3EntryPoint);
-  } catch (const ModuleError& e) {
-    throw ModuleError("network backend 'ns3': " + std::string(e.what()) + "; " + kNs3Install);
-  }
-  return std::unique_ptr<Network>(make(t, q, n));
-}
 
 }  // namespace
 
@@ -145,9 +126,7 @@ const std::vector<BackendInfo>& network_backends() {
   static const std::vector<BackendInfo> backends = {
       analytical_backend(),
       flow_backend(),
-      {"ns3", kNs3Summary,
-       with_link_model(ns3_backend_options()),
-       make_ns3, kNs3ModuleFile, BackendCapabilities{}},
+      ns3_backend(),
   };
   return backends;
 }

@@ -100,6 +100,7 @@ struct BackendInfo {
 // network_backends().
 BackendInfo analytical_backend();
 BackendInfo flow_backend();
+BackendInfo ns3_backend();
 // The options every backend takes (LinkModel) ahead of its own.
 std::vector<BackendOption> with_link_model(std::vector<BackendOption> own);
 

@@ -9,8 +9,6 @@
 #include <vector>
 
 #include "network/ns3/clock_bridge.h"
-#include "network/ns3/roce/roce_transport.h"
-#include "network/ns3/tcp/tcp_transport.h"
 #include "network/ns3/transport.h"
 
 namespace sim {

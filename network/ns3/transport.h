@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "network/network.h"
+#include "network/ns3/ns3_options.h"
 
 namespace sim {
 
@@ -39,5 +40,20 @@ class Transport {
   // transport itself is destroyed after it, with its nodes and devices.
   virtual void close() {}
 };
+
+// The transports, each defined in its folder (network.transport picks one):
+// a new transport adds a folder and a line here and in ns3_network.cpp.
+//
+// tcp/: every NPU and switch an ns-3 node with an IPv4 stack, every directed
+// link a point-to-point channel with a drop-tail queue, every ordered NPU pair
+// one TCP connection whose byte stream carries its messages back to back.
+std::unique_ptr<Transport> make_tcp_transport(const Topology& topology, const Ns3Options& options, MessageSink& sink);
+// roce/: RoCEv2 over a lossless (or lossy) Ethernet fabric, with our own
+// ports, switches and NICs on ns-3's simulator (no IP stack): every NPU pair's
+// messages on one queue pair, MTU-sized packets, PFC at switch ingress, ECN
+// marking at switch egress, DCQCN at the NICs, go-back-N when a packet is lost.
+std::unique_ptr<Transport> make_roce_transport(const Topology& topology, const Ns3Options& options, MessageSink& sink);
+// roce/ too: InfiniBand's credit-based link flow control on the same ports.
+std::unique_ptr<Transport> make_ib_transport(const Topology& topology, const Ns3Options& options, MessageSink& sink);
 
 }  // namespace sim

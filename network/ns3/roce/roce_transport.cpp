@@ -1,8 +1,8 @@
-// transport: roce and transport: ib (roce_transport.h): ports, forwarding
+// transport: roce and transport: ib (network/ns3/transport.h): ports, forwarding
 // nodes with PFC and ECN (or InfiniBand's credits), and NICs with queue
 // pairs, DCQCN and go-back-N, as events on ns-3's simulator. The only
 // translation unit of the RDMA model that includes ns-3 (its simulator only).
-#include "network/ns3/roce/roce_transport.h"
+#include "network/ns3/transport.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,7 +1,7 @@
-// transport: tcp (tcp_transport.h). The only translation unit of the TCP
+// transport: tcp (network/ns3/transport.h). The only translation unit of the TCP
 // model: it includes ns-3's internet and point-to-point modules, which
 // compile slowly.
-#include "network/ns3/tcp/tcp_transport.h"
+#include "network/ns3/transport.h"
 
 #include <cstdint>
 #include <deque>
