@@ -74,7 +74,7 @@ void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const Collec
     in.tentative = (analytical_ != nullptr || flow_ != nullptr) && program->rank_symmetric() &&
                    program->op_count(program->symmetric_origin()) > 0 && in.period == 1;
     in.stand_in = false;
-    if (in.mirrored && stand_ins_ && in.period == 1) {
+    if (in.mirrored && stand_ins_) {
       in.stand_in = !mirrors_exactly(in);
       if (in.stand_in) in.tentative = false;
     } else if (in.mirrored) {
@@ -109,16 +109,9 @@ void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const Collec
     drop_tentative(in);
   }
   if (in.stand_in) {
-    // Its one running rank ends when the slowest member would, sharing the
-    // rank's links with the rank's other stand-ins running then (stand_in.h:
-    // collectives timed alone would otherwise overlap for free).
-    ++stand_in_stats_.collectives;
-    const std::pair<Time, double> timing = stand_in_timing(in);
-    const std::uint32_t npu = (*members)[pos];
-    StandInShare& share = stand_in_shares_[npu];
-    share.advance(queue_.now());
-    share.add(idx, timing.first, timing.second);
-    schedule_stand_ins(npu);
+    // Timed once every simulated member is in (every copy joins with its
+    // original): no member of the full run could end before then.
+    if (in.joined == in.running()) start_stand_in(idx);
     return;
   }
   rs.op_count = in.program->op_count(pos);
@@ -611,7 +604,7 @@ void CollectiveEngine::check_mirror(std::shared_ptr<const CollectiveProgram> pro
   in.mirrored = true;
   in.period = period;
   in.mirrored_pos = pos;
-  if (stand_ins_ && period == 1) {
+  if (stand_ins_) {
     mirrors_exactly(in);  // what does not mirror is timed alone when reached
   } else {
     check_mirrored(in);
@@ -623,8 +616,14 @@ void CollectiveEngine::check_mirrored(const Instance& in) {
   const std::vector<std::uint32_t>& members = *in.members;
   const std::function<void(const std::string&, FoldingRefused::Reason)> fail =
       [&](const std::string& why, FoldingRefused::Reason reason) {
-    throw FoldingRefused(reason, "collective '" + program.name() + "' on the " + std::to_string(members.size()) +
-                     " copies of rank " + std::to_string(members[in.mirrored_pos]) + " cannot be folded: " + why +
+    // With P > 1 the group is P simulated ranks followed by their copies (context parallelism's data x context group).
+    const std::string over =
+        in.period == 1 ? "on the " + std::to_string(members.size()) + " copies of rank " +
+                             std::to_string(members[in.mirrored_pos])
+                       : "over rank " + std::to_string(members[in.mirrored_pos]) + "'s group of " +
+                             std::to_string(in.period) + " simulated ranks and their copies (" +
+                             std::to_string(members.size()) + " members)";
+    throw FoldingRefused(reason, "collective '" + program.name() + "' " + over + " cannot be folded: " + why +
                      " (run with --no-aggregation)");
   };
   // Once per program (its bytes decide whether its parts are equal, hence
@@ -681,32 +680,61 @@ bool CollectiveEngine::mirrors_exactly(const Instance& in) {
     return false;
   }
   // Switch operations are not mirrored message by message (issue_op refuses them).
-  for_each_op(*in.program, in.mirrored_pos, [&](OpRef, const CollectiveOp& op) {
-    if (op.kind == OpKind::kSwitchReduce || op.kind == OpKind::kMulticast) it->second = false;
-    return it->second;
-  });
+  for (std::uint32_t x = 0; x < in.period && it->second; ++x) {
+    for_each_op(*in.program, in.period == 1 ? in.mirrored_pos : x, [&](OpRef, const CollectiveOp& op) {
+      if (op.kind == OpKind::kSwitchReduce || op.kind == OpKind::kMulticast) it->second = false;
+      return it->second;
+    });
+  }
   return it->second;
 }
 
-std::pair<Time, double> CollectiveEngine::stand_in_timing(const Instance& in) {
+CollectiveEngine::StandInEnds CollectiveEngine::stand_in_timing(const Instance& in) {
   auto by_program = stand_in_by_program_.find(in.program.get());
   if (by_program != stand_in_by_program_.end()) return by_program->second.second;
   const auto [a, b] = program_fingerprint(*in.program);
+  // Equal shapes map the members one to one, so each member's end carries over.
   auto key = std::make_tuple(a, b, placement_shape(network_.topology().dimensions(), *in.members));
   auto by_shape = stand_in_by_shape_.find(key);
-  std::pair<Time, double> timing;
+  StandInEnds timing;
   if (by_shape != stand_in_by_shape_.end()) {
     timing = by_shape->second;
   } else {
-    const StandInTiming t = time_alone(in.program, in.members, network_.topology(), config_);
+    StandInTiming t = time_alone(in.program, in.members, network_.topology(), config_);
     ++stand_in_stats_.timings;
     stand_in_stats_.events += t.events;
     stand_in_stats_.spread = std::max(stand_in_stats_.spread, t.slowest - t.fastest);
-    timing = {t.slowest, t.load};
+    timing = StandInEnds{std::move(t.ends), t.load};
     stand_in_by_shape_.emplace(std::move(key), timing);
   }
   stand_in_by_program_.emplace(in.program.get(), std::make_pair(in.program, timing));
   return timing;
+}
+
+// Simulated member x (x < P) stands for members x, x + P, x + 2P, ...: it
+// ends when the slowest of them would, so what it does next waits, as in the
+// full run, for the copy that took longest. With P = 1 that is the
+// collective's slowest member. Each simulated member's stand-in shares its
+// NPU's links with the NPU's other stand-ins running then (stand_in.h:
+// collectives timed alone would otherwise overlap for free).
+void CollectiveEngine::start_stand_in(std::uint32_t inst) {
+  ++stand_in_stats_.collectives;
+  const StandInEnds timing = stand_in_timing(instances_[inst]);
+  const Instance& in = instances_[inst];
+  const std::uint32_t first = in.period == 1 ? in.mirrored_pos : 0;
+  for (std::uint32_t x = 0; x < in.period; ++x) {
+    Time end = 0;
+    if (in.period == 1) {
+      end = *std::max_element(timing.ends.begin(), timing.ends.end());
+    } else {
+      for (std::size_t y = x; y < timing.ends.size(); y += in.period) end = std::max(end, timing.ends[y]);
+    }
+    const std::uint32_t npu = (*in.members)[first + x];
+    StandInShare& share = stand_in_shares_[npu];
+    share.advance(queue_.now());
+    share.add(inst, end, timing.load);
+    schedule_stand_ins(npu);
+  }
 }
 
 void CollectiveEngine::schedule_stand_ins(std::uint32_t npu) {
@@ -724,11 +752,17 @@ void CollectiveEngine::stand_ins_due(std::uint64_t payload) {
   share.advance(queue_.now());
   for (const std::uint32_t inst : share.take_done()) {
     Instance& in = instances_[inst];
-    RankState& rs = in.ranks[in.mirrored_pos];
+    // The simulated member on this NPU (P of them, on P NPUs).
+    std::uint32_t pos = in.mirrored_pos;
+    if (in.period > 1) {
+      pos = 0;
+      while (pos + 1 < in.period && (*in.members)[pos] != npu) ++pos;
+    }
+    RankState& rs = in.ranks[pos];
     rs.done = true;
     ++in.ranks_done;
-    done_.emplace_back((*in.members)[in.mirrored_pos], rs.cookie);
-    release(inst);
+    done_.emplace_back((*in.members)[pos], rs.cookie);
+    if (in.ranks_done == in.running()) release(inst);
   }
   schedule_stand_ins(npu);
   notify_done();  // last: the listener may join the next collective

@@ -142,9 +142,9 @@ auto simulate_folded_if_exact(const ScenarioSpec& spec, Simulate&& simulate, Not
         again.replica_period = 1;
         again.use_stand_ins = true;
         try {
-          note(std::string("replicas folded one at a time with stand-ins (collectives over the copies that do not "
-                           "mirror are timed alone: approximate, docs/system.md; --exact-folding for the exact "
-                           "run): ") + why);
+          note(std::string("replicas folded one at a time with stand-ins (collectives over a rank's copies, or "
+                           "over context-parallel ranks and their copies, that do not mirror are timed alone: "
+                           "approximate, docs/system.md; --exact-folding for the exact run): ") + why);
           return simulate(again);
         } catch (const FoldingRefused& last) {
           why = last.what();

@@ -50,6 +50,7 @@ namespace sim {
 struct StandInTiming {
   Time slowest = 0;  // from the common start to the last member's end
   Time fastest = 0;  // ... to the first member's end
+  std::vector<Time> ends;  // ... to each member's end, in member order
   // The busiest NPU egress port's share of `slowest` (its bytes at its
   // bandwidth over `slowest`, at most 1): how much of the ports that
   // serialize messages on the analytical backend the collective holds while
