@@ -639,7 +639,10 @@ void CollectiveEngine::check_mirrored(const Instance& in) {
   }
   if (in.period > 1) return check_period(in, fail);
   // (a program the same every few members may still fold a period of replicas at a time)
-  if (!program.rank_symmetric()) fail("the algorithm is not rank-symmetric", FoldingRefused::kRoutes);
+  if (!program.rank_symmetric()) {
+    fail("the algorithm is not rank-symmetric", repeats_at_a_longer_period(program, 1) ? FoldingRefused::kRoutes
+                                                                                         : FoldingRefused::kNoPeriod);
+  }
   // The origin's peers: the members its sends and receives name, found by
   // walking its ops (each finished as soon as it is ready: only the set
   // matters). Checking every member instead was O(members^2) route look-ups:
@@ -779,22 +782,25 @@ void CollectiveEngine::stand_ins_due(std::uint64_t payload) {
 // a program that does not repeat every cp members (a ring per network
 // dimension over a group spanning two leaves) may still repeat every leaf, so
 // that refusal, like a route's, lets the run try a period of replicas.
-void CollectiveEngine::check_period(const Instance& in,
-                                    const std::function<void(const std::string&, FoldingRefused::Reason)>& fail) {
-  const CollectiveProgram& program = *in.program;
-  const std::vector<std::uint32_t>& members = *in.members;
-  const auto n = static_cast<std::uint32_t>(members.size());
-  const std::uint32_t period = in.period;
-  if (n % period != 0) fail("its " + std::to_string(n) + " members are not a whole number of periods", FoldingRefused::kOther);
-  auto* analytical = static_cast<AnalyticalNetwork*>(&network_);
-  // Each simulated member's ops in walking order, and the members it talks to.
-  std::vector<std::vector<std::pair<OpRef, CollectiveOp>>> walk(period);
-  for (std::uint32_t x = 0; x < period; ++x) {
+std::vector<std::vector<std::pair<OpRef, CollectiveOp>>> CollectiveEngine::walk_ops(const CollectiveProgram& program,
+                                                                                    std::uint32_t members) {
+  std::vector<std::vector<std::pair<OpRef, CollectiveOp>>> walk(members);
+  for (std::uint32_t x = 0; x < members; ++x) {
     for_each_op(program, x, [&](OpRef ref, const CollectiveOp& op) {
       walk[x].emplace_back(ref, op);
       return true;
     });
   }
+  return walk;
+}
+
+// The first member y >= P that does not run member y mod P's ops (`walk`,
+// P = walk.size()) with every peer moved by y - y mod P, the same tags and no
+// switch operations; n when every member does.
+std::uint32_t CollectiveEngine::first_not_repeating(const CollectiveProgram& program,
+                                                    const std::vector<std::vector<std::pair<OpRef, CollectiveOp>>>& walk,
+                                                    std::uint32_t n) {
+  const auto period = static_cast<std::uint32_t>(walk.size());
   for (std::uint32_t y = period; y < n; ++y) {
     const std::uint32_t x = y % period;
     std::size_t i = 0;
@@ -810,11 +816,41 @@ void CollectiveEngine::check_period(const Instance& in,
       }
       return same;
     });
-    if (!same || i != walk[x].size()) {
-      fail("the algorithm does not repeat every " + std::to_string(period) + " members (member " + std::to_string(y) +
-               " does not run member " + std::to_string(x) + "'s ops moved by " + std::to_string(y - x) + ")",
-           FoldingRefused::kRoutes);  // a longer period (more replicas at a time) may repeat
+    if (!same || i != walk[x].size()) return y;
+  }
+  return n;
+}
+
+// Whether the program's ops repeat every k P members for some k > 1 with
+// k P dividing the group and short of it: whether a longer period of
+// replicas could fold it (its routes are checked when that is tried).
+bool CollectiveEngine::repeats_at_a_longer_period(const CollectiveProgram& program, std::uint32_t period) {
+  const std::uint32_t n = program.group_size();
+  for (std::uint64_t p = 2ull * period; p < n; p += period) {
+    if (n % p == 0 && first_not_repeating(program, walk_ops(program, static_cast<std::uint32_t>(p)), n) == n) {
+      return true;
     }
+  }
+  return false;
+}
+
+void CollectiveEngine::check_period(const Instance& in,
+                                    const std::function<void(const std::string&, FoldingRefused::Reason)>& fail) {
+  const CollectiveProgram& program = *in.program;
+  const std::vector<std::uint32_t>& members = *in.members;
+  const auto n = static_cast<std::uint32_t>(members.size());
+  const std::uint32_t period = in.period;
+  if (n % period != 0) fail("its " + std::to_string(n) + " members are not a whole number of periods", FoldingRefused::kOther);
+  auto* analytical = static_cast<AnalyticalNetwork*>(&network_);
+  // Each simulated member's ops in walking order, and the members it talks to.
+  std::vector<std::vector<std::pair<OpRef, CollectiveOp>>> walk = walk_ops(program, period);
+  const std::uint32_t differs = first_not_repeating(program, walk, n);
+  if (differs < n) {
+    // A longer period (more replicas at a time) may repeat; else none will.
+    fail("the algorithm does not repeat every " + std::to_string(period) + " members (member " +
+             std::to_string(differs) + " does not run member " + std::to_string(differs % period) + "'s ops moved by " +
+             std::to_string(differs - differs % period) + ")",
+         repeats_at_a_longer_period(program, period) ? FoldingRefused::kRoutes : FoldingRefused::kNoPeriod);
   }
   for (std::uint32_t x = 0; x < period; ++x) {
     std::vector<std::uint32_t> peers;

@@ -237,6 +237,15 @@ class CollectiveEngine final : public EventHandler {
   // ones its origin sees (checked once per program and member list).
   void check_mirrored(const Instance& in);
   void check_period(const Instance& in, const std::function<void(const std::string&, FoldingRefused::Reason)>& fail);
+  // Members 0..P-1's ops in walking order; the first member that does not
+  // repeat them P, 2P, ... members on (n: none); whether some longer period
+  // would (refusals say kNoPeriod when none does: no period of replicas folds it).
+  static std::vector<std::vector<std::pair<OpRef, CollectiveOp>>> walk_ops(const CollectiveProgram& program,
+                                                                           std::uint32_t members);
+  static std::uint32_t first_not_repeating(const CollectiveProgram& program,
+                                           const std::vector<std::vector<std::pair<OpRef, CollectiveOp>>>& walk,
+                                           std::uint32_t n);
+  static bool repeats_at_a_longer_period(const CollectiveProgram& program, std::uint32_t period);
   static constexpr std::uint32_t kMirrorPeer = 0xfffffffeu;  // a mirrored message's source in match keys
   // Stand-ins on: whether a mirrored instance mirrors exactly
   // (check_mirrored passes and it has no switch operations), cached per
