@@ -727,11 +727,7 @@ void CollectiveEngine::start_stand_in(std::uint32_t inst) {
   const std::uint32_t first = in.period == 1 ? in.mirrored_pos : 0;
   for (std::uint32_t x = 0; x < in.period; ++x) {
     Time end = 0;
-    if (in.period == 1) {
-      end = *std::max_element(timing.ends.begin(), timing.ends.end());
-    } else {
-      for (std::size_t y = x; y < timing.ends.size(); y += in.period) end = std::max(end, timing.ends[y]);
-    }
+    for (std::size_t y = x; y < timing.ends.size(); y += in.period) end = std::max(end, timing.ends[y]);
     const std::uint32_t npu = (*in.members)[first + x];
     StandInShare& share = stand_in_shares_[npu];
     share.advance(queue_.now());
