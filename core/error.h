@@ -33,8 +33,10 @@ class FoldingRefused : public InputError {
  public:
   // kRoutes: a copy's route is not priced as the original's; folding more
   // replicas at a time (a longer period, system/groups/replica_folding.h) may
-  // still be exact.
-  enum Reason { kOther, kRoutes };
+  // still be exact. kNoPeriod: a collective over the copies is not the same
+  // member after member at any period short of its whole group (NCCL's tree),
+  // so no period of replicas folds it exactly, though stand-ins may time it.
+  enum Reason { kOther, kRoutes, kNoPeriod };
   explicit FoldingRefused(const std::string& what) : InputError(what) {}
   FoldingRefused(Reason reason, const std::string& what) : InputError(what), reason_(reason) {}
   Reason reason() const { return reason_; }

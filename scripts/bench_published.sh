@@ -14,7 +14,8 @@
 # to the same count, the error, whether the preset's compute.efficiency was
 # fitted on the case or not, wall time and peak RSS of `sim`. Data-parallel
 # replicas fold (docs/system.md): each case takes seconds, the 310B to 1T rows up to minutes
-# (128 to 512 ranks simulated through pipelines of 16 to 64 stages).
+# (128 to 512 ranks simulated through pipelines of 16 to 64 stages), llama3-405b-cp16 about an
+# hour (2,048 ranks: tp x cp x pp of one replica, docs/published-runs.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIM=${SIM:-build/sim}
@@ -27,9 +28,11 @@ trap 'rm -rf "$tmp"' EXIT
 # case | preset | nodes[/nodes per leaf] | published model TFLOP/s per GPU | fit or held | workload (gen:transformer? query)
 # Sources, plans and FLOP conversions: docs/published-runs.md.
 cases=(
-  # Llama 3 Herd of Models (Meta, 2024), Table 4: BF16, 430 and 400 TFLOP/s per GPU.
+  # Llama 3 Herd of Models (Meta, 2024), Table 4: BF16, 430, 400 and 380 TFLOP/s per GPU.
   "llama3-405b-8k  dgx-h100-superpod 1024 430 fit  model=llama3-405b&parallel=tp=8,pp=16,dp=64,sp&global-batch=2048&seq=8192&first-stage-layers=7&last-stage-layers=7&schedule=interleaved:8"
   "llama3-405b-16k dgx-h100-superpod 2048 400 held model=llama3-405b&parallel=tp=8,pp=16,dp=128,sp&global-batch=2048&seq=8192&first-stage-layers=7&last-stage-layers=7&schedule=interleaved:8"
+  # Its long-context run (380 TFLOP/s per GPU): cp 16, sequence 131,072, 16M tokens per batch = 128 sequences.
+  "llama3-405b-cp16 dgx-h100-superpod 2048 380 held model=llama3-405b&parallel=tp=8,cp=16,pp=16,dp=8,sp&global-batch=128&seq=131072&first-stage-layers=7&last-stage-layers=7&schedule=interleaved:8"
   # NeMo 24.07 performance summary (NVIDIA/NeMo docs/source/performance/performance_summary.md), DGX-H100, FP8.
   # tp-comm-overlap: NeMo-Framework-Launcher's gpt3/175b.yaml and llama/llama3_70b.yaml set
   # ub_tp_comm_overlap: true (the 8B row has tp 1: no TP communication to overlap).

@@ -74,7 +74,7 @@ void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const Collec
     in.tentative = (closed_form_ != nullptr || solo_flows_ != nullptr) && program->rank_symmetric() &&
                    program->op_count(program->symmetric_origin()) > 0 && in.period == 1;
     in.stand_in = false;
-    if (in.mirrored && stand_ins_ && in.period == 1) {
+    if (in.mirrored && stand_ins_) {
       in.stand_in = !mirrors_exactly(in);
       if (in.stand_in) in.tentative = false;
     } else if (in.mirrored) {
@@ -109,16 +109,9 @@ void CollectiveEngine::join(const InstanceKey& key, std::shared_ptr<const Collec
     drop_tentative(in);
   }
   if (in.stand_in) {
-    // Its one running rank ends when the slowest member would, sharing the
-    // rank's links with the rank's other stand-ins running then (stand_in.h:
-    // collectives timed alone would otherwise overlap for free).
-    ++stand_in_stats_.collectives;
-    const std::pair<Time, double> timing = stand_in_timing(in);
-    const std::uint32_t npu = (*members)[pos];
-    StandInShare& share = stand_in_shares_[npu];
-    share.advance(queue_.now());
-    share.add(idx, timing.first, timing.second);
-    schedule_stand_ins(npu);
+    // Timed once every simulated member is in (every copy joins with its
+    // original): no member of the full run could end before then.
+    if (in.joined == in.running()) start_stand_in(idx);
     return;
   }
   rs.op_count = in.program->op_count(pos);
@@ -615,7 +608,7 @@ void CollectiveEngine::check_mirror(std::shared_ptr<const CollectiveProgram> pro
   in.mirrored = true;
   in.period = period;
   in.mirrored_pos = pos;
-  if (stand_ins_ && period == 1) {
+  if (stand_ins_) {
     mirrors_exactly(in);  // what does not mirror is timed alone when reached
   } else {
     check_mirrored(in);
@@ -627,8 +620,14 @@ void CollectiveEngine::check_mirrored(const Instance& in) {
   const std::vector<std::uint32_t>& members = *in.members;
   const std::function<void(const std::string&, FoldingRefused::Reason)> fail =
       [&](const std::string& why, FoldingRefused::Reason reason) {
-    throw FoldingRefused(reason, "collective '" + program.name() + "' on the " + std::to_string(members.size()) +
-                     " copies of rank " + std::to_string(members[in.mirrored_pos]) + " cannot be folded: " + why +
+    // With P > 1 the group is P simulated ranks followed by their copies (context parallelism's data x context group).
+    const std::string over =
+        in.period == 1 ? "on the " + std::to_string(members.size()) + " copies of rank " +
+                             std::to_string(members[in.mirrored_pos])
+                       : "over rank " + std::to_string(members[in.mirrored_pos]) + "'s group of " +
+                             std::to_string(in.period) + " simulated ranks and their copies (" +
+                             std::to_string(members.size()) + " members)";
+    throw FoldingRefused(reason, "collective '" + program.name() + "' " + over + " cannot be folded: " + why +
                      " (run with --no-aggregation)");
   };
   // Once per program (its bytes decide whether its parts are equal, hence
@@ -644,7 +643,10 @@ void CollectiveEngine::check_mirrored(const Instance& in) {
   }
   if (in.period > 1) return check_period(in, fail);
   // (a program the same every few members may still fold a period of replicas at a time)
-  if (!program.rank_symmetric()) fail("the algorithm is not rank-symmetric", FoldingRefused::kRoutes);
+  if (!program.rank_symmetric()) {
+    fail("the algorithm is not rank-symmetric", repeats_at_a_longer_period(program, 1) ? FoldingRefused::kRoutes
+                                                                                         : FoldingRefused::kNoPeriod);
+  }
   // The origin's peers: the members its sends and receives name, found by
   // walking its ops (each finished as soon as it is ready: only the set
   // matters). Checking every member instead was O(members^2) route look-ups:
@@ -685,32 +687,57 @@ bool CollectiveEngine::mirrors_exactly(const Instance& in) {
     return false;
   }
   // Switch operations are not mirrored message by message (issue_op refuses them).
-  for_each_op(*in.program, in.mirrored_pos, [&](OpRef, const CollectiveOp& op) {
-    if (op.kind == OpKind::kSwitchReduce || op.kind == OpKind::kMulticast) it->second = false;
-    return it->second;
-  });
+  for (std::uint32_t x = 0; x < in.period && it->second; ++x) {
+    for_each_op(*in.program, in.period == 1 ? in.mirrored_pos : x, [&](OpRef, const CollectiveOp& op) {
+      if (op.kind == OpKind::kSwitchReduce || op.kind == OpKind::kMulticast) it->second = false;
+      return it->second;
+    });
+  }
   return it->second;
 }
 
-std::pair<Time, double> CollectiveEngine::stand_in_timing(const Instance& in) {
+CollectiveEngine::StandInEnds CollectiveEngine::stand_in_timing(const Instance& in) {
   auto by_program = stand_in_by_program_.find(in.program.get());
   if (by_program != stand_in_by_program_.end()) return by_program->second.second;
   const auto [a, b] = program_fingerprint(*in.program);
+  // Equal shapes map the members one to one, so each member's end carries over.
   auto key = std::make_tuple(a, b, placement_shape(network_.topology().dimensions(), *in.members));
   auto by_shape = stand_in_by_shape_.find(key);
-  std::pair<Time, double> timing;
+  StandInEnds timing;
   if (by_shape != stand_in_by_shape_.end()) {
     timing = by_shape->second;
   } else {
-    const StandInTiming t = time_alone(in.program, in.members, network_.topology(), config_);
+    StandInTiming t = time_alone(in.program, in.members, network_.topology(), config_);
     ++stand_in_stats_.timings;
     stand_in_stats_.events += t.events;
     stand_in_stats_.spread = std::max(stand_in_stats_.spread, t.slowest - t.fastest);
-    timing = {t.slowest, t.load};
+    timing = StandInEnds{std::move(t.ends), t.load};
     stand_in_by_shape_.emplace(std::move(key), timing);
   }
   stand_in_by_program_.emplace(in.program.get(), std::make_pair(in.program, timing));
   return timing;
+}
+
+// Simulated member x (x < P) stands for members x, x + P, x + 2P, ...: it
+// ends when the slowest of them would, so what it does next waits, as in the
+// full run, for the copy that took longest. With P = 1 that is the
+// collective's slowest member. Each simulated member's stand-in shares its
+// NPU's links with the NPU's other stand-ins running then (stand_in.h:
+// collectives timed alone would otherwise overlap for free).
+void CollectiveEngine::start_stand_in(std::uint32_t inst) {
+  ++stand_in_stats_.collectives;
+  const StandInEnds timing = stand_in_timing(instances_[inst]);
+  const Instance& in = instances_[inst];
+  const std::uint32_t first = in.period == 1 ? in.mirrored_pos : 0;
+  for (std::uint32_t x = 0; x < in.period; ++x) {
+    Time end = 0;
+    for (std::size_t y = x; y < timing.ends.size(); y += in.period) end = std::max(end, timing.ends[y]);
+    const std::uint32_t npu = (*in.members)[first + x];
+    StandInShare& share = stand_in_shares_[npu];
+    share.advance(queue_.now());
+    share.add(inst, end, timing.load);
+    schedule_stand_ins(npu);
+  }
 }
 
 void CollectiveEngine::schedule_stand_ins(std::uint32_t npu) {
@@ -728,11 +755,17 @@ void CollectiveEngine::stand_ins_due(std::uint64_t payload) {
   share.advance(queue_.now());
   for (const std::uint32_t inst : share.take_done()) {
     Instance& in = instances_[inst];
-    RankState& rs = in.ranks[in.mirrored_pos];
+    // The simulated member on this NPU (P of them, on P NPUs).
+    std::uint32_t pos = in.mirrored_pos;
+    if (in.period > 1) {
+      pos = 0;
+      while (pos + 1 < in.period && (*in.members)[pos] != npu) ++pos;
+    }
+    RankState& rs = in.ranks[pos];
     rs.done = true;
     ++in.ranks_done;
-    done_.emplace_back((*in.members)[in.mirrored_pos], rs.cookie);
-    release(inst);
+    done_.emplace_back((*in.members)[pos], rs.cookie);
+    if (in.ranks_done == in.running()) release(inst);
   }
   schedule_stand_ins(npu);
   notify_done();  // last: the listener may join the next collective
@@ -749,22 +782,25 @@ void CollectiveEngine::stand_ins_due(std::uint64_t payload) {
 // a program that does not repeat every cp members (a ring per network
 // dimension over a group spanning two leaves) may still repeat every leaf, so
 // that refusal, like a route's, lets the run try a period of replicas.
-void CollectiveEngine::check_period(const Instance& in,
-                                    const std::function<void(const std::string&, FoldingRefused::Reason)>& fail) {
-  const CollectiveProgram& program = *in.program;
-  const std::vector<std::uint32_t>& members = *in.members;
-  const auto n = static_cast<std::uint32_t>(members.size());
-  const std::uint32_t period = in.period;
-  if (n % period != 0) fail("its " + std::to_string(n) + " members are not a whole number of periods", FoldingRefused::kOther);
-  auto* analytical = network_.closed_form_routes();
-  // Each simulated member's ops in walking order, and the members it talks to.
-  std::vector<std::vector<std::pair<OpRef, CollectiveOp>>> walk(period);
-  for (std::uint32_t x = 0; x < period; ++x) {
+std::vector<std::vector<std::pair<OpRef, CollectiveOp>>> CollectiveEngine::walk_ops(const CollectiveProgram& program,
+                                                                                    std::uint32_t members) {
+  std::vector<std::vector<std::pair<OpRef, CollectiveOp>>> walk(members);
+  for (std::uint32_t x = 0; x < members; ++x) {
     for_each_op(program, x, [&](OpRef ref, const CollectiveOp& op) {
       walk[x].emplace_back(ref, op);
       return true;
     });
   }
+  return walk;
+}
+
+// The first member y >= P that does not run member y mod P's ops (`walk`,
+// P = walk.size()) with every peer moved by y - y mod P, the same tags and no
+// switch operations; n when every member does.
+std::uint32_t CollectiveEngine::first_not_repeating(const CollectiveProgram& program,
+                                                    const std::vector<std::vector<std::pair<OpRef, CollectiveOp>>>& walk,
+                                                    std::uint32_t n) {
+  const auto period = static_cast<std::uint32_t>(walk.size());
   for (std::uint32_t y = period; y < n; ++y) {
     const std::uint32_t x = y % period;
     std::size_t i = 0;
@@ -780,11 +816,41 @@ void CollectiveEngine::check_period(const Instance& in,
       }
       return same;
     });
-    if (!same || i != walk[x].size()) {
-      fail("the algorithm does not repeat every " + std::to_string(period) + " members (member " + std::to_string(y) +
-               " does not run member " + std::to_string(x) + "'s ops moved by " + std::to_string(y - x) + ")",
-           FoldingRefused::kRoutes);  // a longer period (more replicas at a time) may repeat
+    if (!same || i != walk[x].size()) return y;
+  }
+  return n;
+}
+
+// Whether the program's ops repeat every k P members for some k > 1 with
+// k P dividing the group and short of it: whether a longer period of
+// replicas could fold it (its routes are checked when that is tried).
+bool CollectiveEngine::repeats_at_a_longer_period(const CollectiveProgram& program, std::uint32_t period) {
+  const std::uint32_t n = program.group_size();
+  for (std::uint64_t p = 2ull * period; p < n; p += period) {
+    if (n % p == 0 && first_not_repeating(program, walk_ops(program, static_cast<std::uint32_t>(p)), n) == n) {
+      return true;
     }
+  }
+  return false;
+}
+
+void CollectiveEngine::check_period(const Instance& in,
+                                    const std::function<void(const std::string&, FoldingRefused::Reason)>& fail) {
+  const CollectiveProgram& program = *in.program;
+  const std::vector<std::uint32_t>& members = *in.members;
+  const auto n = static_cast<std::uint32_t>(members.size());
+  const std::uint32_t period = in.period;
+  if (n % period != 0) fail("its " + std::to_string(n) + " members are not a whole number of periods", FoldingRefused::kOther);
+  ClosedFormRoutes* analytical = network_.closed_form_routes();
+  // Each simulated member's ops in walking order, and the members it talks to.
+  std::vector<std::vector<std::pair<OpRef, CollectiveOp>>> walk = walk_ops(program, period);
+  const std::uint32_t differs = first_not_repeating(program, walk, n);
+  if (differs < n) {
+    // A longer period (more replicas at a time) may repeat; else none will.
+    fail("the algorithm does not repeat every " + std::to_string(period) + " members (member " +
+             std::to_string(differs) + " does not run member " + std::to_string(differs % period) + "'s ops moved by " +
+             std::to_string(differs - differs % period) + ")",
+         repeats_at_a_longer_period(program, period) ? FoldingRefused::kRoutes : FoldingRefused::kNoPeriod);
   }
   for (std::uint32_t x = 0; x < period; ++x) {
     std::vector<std::uint32_t> peers;

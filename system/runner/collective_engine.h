@@ -97,10 +97,13 @@ class CollectiveEngine final : public EventHandler {
   void set_simulated_npus(std::vector<bool> simulated) { simulated_npu_ = std::move(simulated); }
 
   // Folded replicas with stand-ins (system/runner/aggregation/stand_in.h): a
-  // collective over one rank's copies whose program does not mirror exactly
-  // (not rank-symmetric, routes that differ, switch operations) is timed
-  // alone on a private network and ends on the rank when its slowest member
-  // would, instead of being refused. An approximation; off by default.
+  // collective over one rank's copies, or over P simulated members and their
+  // copies (context parallelism's data x context group), whose program does
+  // not mirror exactly (not rank-symmetric, not the same every P members,
+  // routes that differ, switch operations) is timed alone on a private
+  // network instead of being refused: once its P simulated members have
+  // joined, each ends when the slowest of its copies would. An
+  // approximation; off by default.
   void set_stand_ins(bool on) { stand_ins_ = on; }
   struct StandInStats {
     std::uint64_t collectives = 0;  // instances ended by a stand-in
@@ -234,14 +237,30 @@ class CollectiveEngine final : public EventHandler {
   // ones its origin sees (checked once per program and member list).
   void check_mirrored(const Instance& in);
   void check_period(const Instance& in, const std::function<void(const std::string&, FoldingRefused::Reason)>& fail);
+  // Members 0..P-1's ops in walking order; the first member that does not
+  // repeat them P, 2P, ... members on (n: none); whether some longer period
+  // would (refusals say kNoPeriod when none does: no period of replicas folds it).
+  static std::vector<std::vector<std::pair<OpRef, CollectiveOp>>> walk_ops(const CollectiveProgram& program,
+                                                                           std::uint32_t members);
+  static std::uint32_t first_not_repeating(const CollectiveProgram& program,
+                                           const std::vector<std::vector<std::pair<OpRef, CollectiveOp>>>& walk,
+                                           std::uint32_t n);
+  static bool repeats_at_a_longer_period(const CollectiveProgram& program, std::uint32_t period);
   static constexpr std::uint32_t kMirrorPeer = 0xfffffffeu;  // a mirrored message's source in match keys
-  // Stand-ins on: whether a mirrored instance (period 1) mirrors exactly
+  // Stand-ins on: whether a mirrored instance mirrors exactly
   // (check_mirrored passes and it has no switch operations), cached per
   // program and members.
   bool mirrors_exactly(const Instance& in);
-  // A mirrored instance's stand-in: its slowest member's end, timed alone,
-  // and the load it puts on its busiest link (stand_in.h).
-  std::pair<Time, double> stand_in_timing(const Instance& in);
+  // A mirrored instance's stand-in, timed alone: every member's end, and the
+  // load the collective puts on its busiest link (stand_in.h).
+  struct StandInEnds {
+    std::vector<Time> ends;  // per member, from the common start
+    double load = 0;
+  };
+  StandInEnds stand_in_timing(const Instance& in);
+  // Its P simulated members are in: each ends, sharing its NPU's links with
+  // the NPU's other stand-ins, when the slowest of its copies would.
+  void start_stand_in(std::uint32_t inst);
   // The next end among `npu`'s stand-ins, and the ends that are due.
   void schedule_stand_ins(std::uint32_t npu);
   void stand_ins_due(std::uint64_t payload);
@@ -322,10 +341,8 @@ class CollectiveEngine final : public EventHandler {
   // (program fingerprint, placement shape) (stand_in.h).
   bool stand_ins_ = false;
   std::map<std::pair<const void*, const void*>, bool> mirror_verdict_;
-  std::map<const void*, std::pair<std::shared_ptr<const CollectiveProgram>, std::pair<Time, double>>>
-      stand_in_by_program_;
-  std::map<std::tuple<std::uint64_t, std::uint64_t, std::vector<std::uint32_t>>, std::pair<Time, double>>
-      stand_in_by_shape_;
+  std::map<const void*, std::pair<std::shared_ptr<const CollectiveProgram>, StandInEnds>> stand_in_by_program_;
+  std::map<std::tuple<std::uint64_t, std::uint64_t, std::vector<std::uint32_t>>, StandInEnds> stand_in_by_shape_;
   StandInStats stand_in_stats_;
   std::unordered_map<std::uint32_t, StandInShare> stand_in_shares_;  // per simulated NPU
 };

@@ -177,10 +177,16 @@ Scenario build_scenario(const ScenarioSpec& spec) {
             f.graph_of[replicas.replica0[i] + k * f.stride] = i + (k % f.period) * n0;
           }
         }
-        *graphs = gen::transformer_rank_graphs(training, spec.graph_options, "gen:transformer", f.real_rank,
-                                               spec.load_threads);
+        ScenarioSpec::FoldedGraphs* kept = spec.folded_graphs.get();
+        if (kept && kept->graphs && kept->workload == spec.jobs[0].workload && kept->ranks == f.real_rank) {
+          s.graphs = kept->graphs;  // an earlier try of this spec built them
+        } else {
+          *graphs = gen::transformer_rank_graphs(training, spec.graph_options, "gen:transformer", f.real_rank,
+                                                 spec.load_threads);
+          s.graphs = std::move(graphs);
+          if (kept) *kept = {spec.jobs[0].workload, f.real_rank, s.graphs};
+        }
         s.options.npu_of = f.real_rank;
-        s.graphs = std::move(graphs);
         s.workload_name = spec.jobs[0].workload;
         return s;
       }

@@ -61,6 +61,16 @@ struct ScenarioSpec {
   // (off with --exact-folding); `use_stand_ins` is the retry that does it.
   bool stand_ins = false;
   bool use_stand_ins = false;
+  // The graphs of the last folded generated workload built for this spec and
+  // its retries (simulate_folded_if_exact): a retry that folds the same ranks
+  // again (one replica, now with stand-ins) reuses them instead of generating
+  // them anew. Null: none kept.
+  struct FoldedGraphs {
+    std::string workload;
+    std::vector<std::uint32_t> ranks;  // ReplicaFolding::real_rank
+    std::shared_ptr<const std::vector<RankGraph>> graphs;
+  };
+  std::shared_ptr<FoldedGraphs> folded_graphs;
 
   // The workload: graphs already loaded (shared), else one job per entry of
   // `jobs` (a lone unnamed job is a plain --workload). `workload_name` names
@@ -111,20 +121,27 @@ inline constexpr std::uint32_t kLongestExactPeriod = 8;
 
 // Runs `simulate(spec)`; when folded replicas turn out not to mirror each
 // other (FoldingRefused), again: with a period of replicas when a route
-// differed, then (spec.stand_ins) one replica with stand-ins, then with every
-// rank. `note` hears why each retry was made.
+// differed or a collective repeats at a longer period, then (spec.stand_ins)
+// one replica with stand-ins, then with every rank. `note` hears why each
+// retry was made.
 template <class Simulate, class Note>
-auto simulate_folded_if_exact(const ScenarioSpec& spec, Simulate&& simulate, Note&& note) {
+auto simulate_folded_if_exact(const ScenarioSpec& given, Simulate&& simulate, Note&& note) {
+  ScenarioSpec spec = given;
+  if (!spec.folded_graphs) spec.folded_graphs = std::make_shared<ScenarioSpec::FoldedGraphs>();
   try {
     return simulate(spec);
   } catch (const FoldingRefused& refused) {
     ScenarioSpec again = spec;
-    if (refused.reason() == FoldingRefused::kRoutes && spec.fold_replicas && spec.replica_period == 1) {
+    const bool no_period = refused.reason() == FoldingRefused::kNoPeriod;
+    if ((refused.reason() == FoldingRefused::kRoutes || no_period) && spec.fold_replicas && spec.replica_period == 1) {
       again.replica_period = 0;
       std::string why = refused.what();
       // With stand-ins allowed, only a short period is worth simulating exactly.
-      const auto [period, replicas] = spec.stand_ins ? folding_period(again) : std::pair<std::uint32_t, std::uint32_t>{};
-      if (spec.stand_ins && (period <= 1 || period >= replicas || period > kLongestExactPeriod)) {
+      const auto [period, replicas] =
+          spec.stand_ins && !no_period ? folding_period(again) : std::pair<std::uint32_t, std::uint32_t>{};
+      if (no_period) {
+        why += "; no period of replicas repeats it";  // nothing to try short of every rank, or stand-ins
+      } else if (spec.stand_ins && (period <= 1 || period >= replicas || period > kLongestExactPeriod)) {
         why += period <= 1 || period >= replicas
                    ? "; no period of replicas short of all " + std::to_string(replicas) +
                          " maps the network onto itself"
@@ -133,6 +150,7 @@ auto simulate_folded_if_exact(const ScenarioSpec& spec, Simulate&& simulate, Not
       } else {
         try {
           note(std::string("replicas folded a period at a time: ") + refused.what());
+          *again.folded_graphs = {};  // other ranks: not kept beside theirs
           return simulate(again);
         } catch (const FoldingRefused& again_refused) {
           why = again_refused.what();
@@ -142,9 +160,9 @@ auto simulate_folded_if_exact(const ScenarioSpec& spec, Simulate&& simulate, Not
         again.replica_period = 1;
         again.use_stand_ins = true;
         try {
-          note(std::string("replicas folded one at a time with stand-ins (collectives over the copies that do not "
-                           "mirror are timed alone: approximate, docs/system.md; --exact-folding for the exact "
-                           "run): ") + why);
+          note(std::string("replicas folded one at a time with stand-ins (collectives over a rank's copies, or "
+                           "over context-parallel ranks and their copies, that do not mirror are timed alone: "
+                           "approximate, docs/system.md; --exact-folding for the exact run): ") + why);
           return simulate(again);
         } catch (const FoldingRefused& last) {
           why = last.what();
@@ -156,6 +174,7 @@ auto simulate_folded_if_exact(const ScenarioSpec& spec, Simulate&& simulate, Not
     }
     again.fold_replicas = false;
     again.fold_identical_ranks = false;
+    *again.folded_graphs = {};
     return simulate(again);
   }
 }

@@ -69,6 +69,7 @@ StandInTiming time_alone(const std::shared_ptr<const CollectiveProgram>& program
     t.fastest = std::min(t.fastest, end);
   }
   if (ends.ends().empty()) t.fastest = 0;
+  t.ends = ends.ends();
   // On the analytical backend (the only one folding runs on) messages queue
   // at their sender's egress port (or a bottleneck past it); the fabric's
   // other links do not serialize messages of different senders.

@@ -28,6 +28,11 @@
 // It is exact when the collective is alone on the network and its members
 // start together (a workload of that collective alone: tested).
 //
+// With context parallelism the group is replica 0's cp ranks followed by
+// their copies (system/groups/group_table.cpp, add_mirrored): each of the cp
+// simulated ranks ends when the slowest of its own copies would, once all of
+// them have joined (CollectiveEngine, start_stand_in).
+//
 // Timings are cached on the program and on the members' placement up to the
 // network's symmetry: on a stack of Switch dimensions (the only networks
 // folding accepts) a renaming of the coordinate values of each dimension maps
@@ -50,6 +55,7 @@ namespace sim {
 struct StandInTiming {
   Time slowest = 0;  // from the common start to the last member's end
   Time fastest = 0;  // ... to the first member's end
+  std::vector<Time> ends;  // ... to each member's end, in member order
   // The busiest NPU egress port's share of `slowest` (its bytes at its
   // bandwidth over `slowest`, at most 1): how much of the ports that
   // serialize messages on the analytical backend the collective holds while
