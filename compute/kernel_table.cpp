@@ -142,7 +142,9 @@ KernelCsv parse_kernel_csv(const std::string& file_text, const std::string& path
       const std::string_view f = field(name);
       double v = 0;
       const auto [ptr, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
-      if (ec != std::errc() || ptr != f.data() + f.size() || !std::isfinite(v) || !(v > 0)) {
+      // In seconds it must stay a normal number: 1e-320 us would become 0 s.
+      if (ec != std::errc() || ptr != f.data() + f.size() || !std::isfinite(v) || !std::isnormal(v * 1e-6) ||
+          !(v > 0)) {
         fail(number, column(name), name, "expected a positive time in microseconds, got '" + std::string(f) + "'");
       }
       return v;
@@ -186,7 +188,7 @@ KernelCsv parse_kernel_csv(const std::string& file_text, const std::string& path
         s.head_dim = dim("head_dim");
         const double fwd = micros("fwd_us");
         const double both = micros("fwd_bwd_us");
-        if (!(both > fwd)) {
+        if (!(both > fwd) || !std::isnormal((both - fwd) * 1e-6)) {
           fail(number, column("fwd_bwd_us"), "fwd_bwd_us",
                "forward + backward (" + std::string(field("fwd_bwd_us")) + " us) must be longer than the forward (" +
                    std::string(field("fwd_us")) + " us)");

@@ -86,6 +86,12 @@ TEST(KernelTable, ErrorsNameFileLineAndColumn) {
             "t.csv:2: column 6 (time_us): expected a positive time in microseconds, got '-3'");
   EXPECT_EQ(error_of(gemm_header + "gemm,bf16,512,512,512,nan\n"),
             "t.csv:2: column 6 (time_us): expected a positive time in microseconds, got 'nan'");
+  // A time that would vanish in seconds (1e-320 us is 0 s in a double).
+  EXPECT_EQ(error_of(gemm_header + "gemm,bf16,512,512,512,1e-320\n"),
+            "t.csv:2: column 6 (time_us): expected a positive time in microseconds, got '1e-320'");
+  EXPECT_EQ(error_of("op,batch,heads,seq,head_dim,fwd_us,fwd_bwd_us\nsdpa,1,8,2048,128,1e-301,1.005e-301\n"),
+            "t.csv:2: column 7 (fwd_bwd_us): forward + backward (1.005e-301 us) must be longer than the forward "
+            "(1e-301 us)");
   EXPECT_EQ(error_of(gemm_header + "gemm,bf17,512,512,512,3\n"),
             "t.csv:2: column 2 (dtype): unknown dtype 'bf17' (expected bf16, fp16, fp8, fp32 or tf32)");
   EXPECT_EQ(error_of(gemm_header + "matmul,bf16,512,512,512,3\n"), "t.csv:2: column 1 (op): expected 'gemm', got 'matmul'");
