@@ -352,6 +352,10 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     if (type == CollectiveType::kBroadcast || type == CollectiveType::kReduce || pl.algo == Algo::kCollNetChain) {
       m.step_bytes = chain_step_payload(pl.proto);
       m.window = kChainStepsInFlight;
+    } else if (pl.algo == Algo::kTree) {
+      // A tree chunk is one slot of the connection's buffer: NCCL_STEPS of them in flight.
+      m.step_bytes = tree_chunk(pl.proto, tuned_bytes, pl.channels, in.ranks, in.nodes);
+      m.window = static_cast<std::uint32_t>(kNcclSteps);
     }
   }
   if (const auto it = params.find("proxy"); it != params.end()) m.proxy = static_cast<Time>(it->second);

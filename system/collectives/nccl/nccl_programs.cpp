@@ -87,6 +87,12 @@ constexpr std::uint64_t kMaxNvlsRounds = 256;
 // A chain (broadcast, reduce) has 3 ops a chunk per rank: NCCL's own 512 KiB
 // Simple chunks up to 3 GiB on 12 channels, so the pipeline's fill is NCCL's.
 constexpr std::uint64_t kMaxChainLoops = 512;
+// A tree's pipeline is as deep as its chains and the tree over the nodes (9 hops
+// up and 9 down on 16 nodes of 8 GPUs): its fill is depth / loops of the time,
+// so capping the loops below NCCL's own chunk count would slow it. 4 ops a
+// loop per rank and channel; NCCL's 72,000-byte LL128 chunks of 256 MiB on
+// 16 channels are 233 loops.
+constexpr std::uint64_t kMaxTreeLoops = 512;
 // CollNet direct's smallest chunk per head (src/enqueue.cc: halved while above 131072 bytes).
 constexpr std::uint64_t kCollNetDirectMinChunk = 128 * 1024;
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b, std::uint64_t most = kMaxLoops) {
@@ -298,7 +304,10 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
     return mirror ? D - 1 - p : p;
   };
   for (std::uint32_t c = 0; c < m.channels; ++c) {
-    const bool mirror = D > 1 && c % 2 == 1;
+    // NCCL duplicates its channels (ncclTopoPostset) and gives a channel's
+    // copy, c + channels / 2, the mirrored tree: the same chain heads take
+    // both trees, so each is a leaf in one (src/graph/connect.cc, connectTrees).
+    const bool mirror = D > 1 && (m.channels % 2 == 0 ? c >= m.channels / 2 : c % 2 == 1);
     const auto chain = chains(ctx, c);
     std::vector<std::int64_t> parent(n, -1);
     std::vector<std::vector<std::uint32_t>> children(n);
@@ -312,7 +321,7 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
       if (parent[r] >= 0) children[static_cast<std::size_t>(parent[r])].push_back(r);
     }
     const std::uint64_t share = part_bytes(bytes, m.channels, c);
-    const std::uint64_t k = ceil_div(share, step);
+    const std::uint64_t k = ceil_div(share, step, kMaxTreeLoops);
     for (std::uint32_t r = 0; r < n; ++r) {
       const auto hop = [&](std::uint32_t from) { return ctx.domain_of[from] == ctx.domain_of[r] ? m.hop_intra : m.hop_inter; };
       std::vector<std::uint32_t> up_send(k, kNone);

@@ -18,9 +18,11 @@
 // channels leave a node through different GPUs), NCCL's reduce-scatter then
 // all-gather per loop of `ranks` steps, `window` steps in flight.
 // Tree (all-reduce): per channel, a chain through each node's GPUs, the chains'
-// heads joined by one of two binary trees over the nodes (even channels the
-// first, odd the mirrored one: every node is a leaf in one of them); chunks
-// are reduced up to the root and broadcast back down, pipelined.
+// heads joined by one of two binary trees over the nodes (the first half of
+// the channels the first, their copies in the second half the mirrored one:
+// every node is a leaf in one of them, and so is every chain head); chunks of
+// NCCL's tree size (tree_chunk) are reduced up to the root and broadcast back
+// down, pipelined, NCCL_STEPS in flight per connection.
 // Ring broadcast / reduce: per channel, a chain along that channel's ring
 // from the root (group position 0, as the other native algorithms take it):
 // broadcast from the root to the rank before it, reduce from the rank after

@@ -115,4 +115,31 @@ inline std::uint64_t nvls_tree_chunk(std::uint64_t n_bytes, std::uint64_t concur
   return chunk;
 }
 
+// NCCL's tree chunk per channel for an all-reduce of `n_bytes` (nBytes) on
+// `channels` channels, `ranks` ranks over `nodes` nodes (src/enqueue.cc,
+// calcCollChunking): one step of the protocol's buffer (chunkSteps is 1 but
+// for ring Simple): Simple 512 KiB (4 MiB / NCCL_STEPS), LL128 576,000 bytes
+// of payload. LL128 is then halved while a channel gets fewer than
+// nsteps x 64 / ppn chunks and the chunk is above 128 KiB, and while it gets
+// fewer than nsteps x 16 / ppn and is above 32 KiB, where nsteps = 1 +
+// log2i(nodes) + 0.1 ppn estimates the tree's depth in steps (ppn the ranks
+// per node; integer chunk counts, as NCCL divides). On 4 nodes of 8 GPUs (16
+// channels) 32 MiB gets 72,000-byte chunks, 8 times shorter than a step: the
+// pipeline through 9 hops up and 9 down fills in an eighth of the time.
+// (Releases before 2.19 halve Simple too, by the tree's depth; not modelled.
+// LL keeps its step.)
+inline std::uint64_t tree_chunk(Proto proto, std::uint64_t n_bytes, std::uint64_t channels, int ranks, int nodes) {
+  if (proto == Proto::kSimple) return 4 * 1024 * 1024 / kNcclSteps;
+  std::uint64_t chunk = step_payload(proto);
+  if (proto != Proto::kLL128 || channels == 0 || nodes < 1 || ranks < nodes) return chunk;
+  int log2_nodes = 0;
+  for (int x = nodes; x > 1; x >>= 1) ++log2_nodes;
+  const double ppn = static_cast<double>(ranks) / nodes;
+  const double nsteps = 1 + log2_nodes + 0.1 * ppn;
+  const auto chunks = [&] { return static_cast<double>(n_bytes / (channels * chunk)); };
+  while (chunks() < nsteps * 64 / ppn && chunk > 131072) chunk /= 2;
+  while (chunks() < nsteps * 16 / ppn && chunk > 32768) chunk /= 2;
+  return chunk;
+}
+
 }  // namespace sim::nccl

@@ -120,7 +120,7 @@ TEST(NcclReductionCost, RingAllReduceReadsInItsFirstHalfOnlyAndAllGatherNever) {
 TEST(NcclReductionCost, TreeChainReadsOnEveryRankWithAChild) {
   const std::uint32_t n = 8;
   const Topology topo = fast_node(n);
-  const std::uint64_t bytes = 1 << 20;  // one chunk (a Simple step is 2 MiB)
+  const std::uint64_t bytes = 1 << 19;  // one chunk (a tree's Simple chunk is 512 KiB)
   const BytesPerSecond hbm = 1'000'000'000'000;
   const char* const text = "nccl:algo=tree,proto=simple,channels=1";
   auto members = std::make_shared<std::vector<std::uint32_t>>();

@@ -83,7 +83,7 @@ TEST(NcclClosedForm, RingAllGatherTwoChannels) {
 TEST(NcclClosedForm, TreeChainInsideANode) {
   const std::uint32_t n = 8;
   const Topology topo = node(n, kFast, "0ns", false);
-  const std::uint64_t bytes = 1 << 20;  // one chunk (a Simple step is 2 MiB)
+  const std::uint64_t bytes = 1 << 19;  // one chunk (a tree's Simple chunk is 512 KiB)
   const nccl::Params params = {{"algo", kTree}, {"proto", kSimple}, {"channels", 1}};
   const nccl::Plan pl = plan_for(topo, CollectiveType::kAllReduce, bytes, params);
   const SimulationResult r =

@@ -1,0 +1,72 @@
+// NCCL's tree chunk (src/enqueue.cc, calcCollChunking): one slot of the
+// connection's buffer, Simple 512 KiB and LL128 576,000 bytes of payload,
+// LL128's halved while a channel would get too few chunks for the tree's
+// depth in steps, 1 + log2i(nodes) + 0.1 ppn. Checked on the rule's
+// thresholds, on what `nccl` plans for four 8-GPU nodes, and on a pipelined
+// run's closed form.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/system/test_util.h"
+#include "nccl_test_cluster.h"
+#include "system/collectives/nccl/nccl_algorithm.h"
+#include "system/collectives/nccl/nccl_protocol.h"
+
+namespace sim {
+namespace {
+
+using namespace sim::testing;
+
+constexpr std::uint64_t kMiB = 1 << 20;
+constexpr std::uint64_t kTree = static_cast<std::uint64_t>(nccl::Algo::kTree);
+constexpr std::uint64_t kLL128 = static_cast<std::uint64_t>(nccl::Proto::kLL128);
+constexpr std::uint64_t kSimple = static_cast<std::uint64_t>(nccl::Proto::kSimple);
+
+// 4 nodes of 8 (ppn 8): nsteps = 1 + 2 + 0.8 = 3.8, so halve while a channel
+// gets fewer than 30.4 chunks (and the chunk is above 128 KiB), then while
+// fewer than 7.6 (above 32 KiB). On 16 channels: 576,000 B chunks need
+// 16 x 576,000 x 31 = 285,696,000 B; 32 MiB gets 72,000 (27 chunks a channel
+// after three halvings); 1 MiB gets 18,000.
+TEST(NcclTreeChunk, LL128Rule) {
+  using nccl::Proto;
+  EXPECT_EQ(nccl::tree_chunk(Proto::kLL128, 16 * 576000 * 31, 16, 32, 4), 576000u);
+  EXPECT_EQ(nccl::tree_chunk(Proto::kLL128, 16 * 576000 * 31 - 16, 16, 32, 4), 288000u);
+  EXPECT_EQ(nccl::tree_chunk(Proto::kLL128, 32 * kMiB, 16, 32, 4), 72000u);
+  EXPECT_EQ(nccl::tree_chunk(Proto::kLL128, kMiB, 16, 32, 4), 18000u);
+  // One node of 8: nsteps 1.8, thresholds 14.4 and 3.6 chunks.
+  EXPECT_EQ(nccl::tree_chunk(Proto::kLL128, 8 * 576000 * 15, 8, 8, 1), 576000u);
+  EXPECT_EQ(nccl::tree_chunk(Proto::kLL128, 8 * 576000 * 14, 8, 8, 1), 288000u);
+  // Simple: one 512 KiB slot at every size; LL: its step.
+  EXPECT_EQ(nccl::tree_chunk(Proto::kSimple, kMiB, 16, 32, 4), 512u * 1024);
+  EXPECT_EQ(nccl::tree_chunk(Proto::kSimple, std::uint64_t{8} << 30, 16, 32, 4), 512u * 1024);
+  EXPECT_EQ(nccl::tree_chunk(Proto::kLL, 32 * kMiB, 16, 32, 4), nccl::step_payload(Proto::kLL));
+}
+
+TEST(NcclTreeChunk, PlannedAcrossNodes) {
+  const Topology four = nccl_cluster(8, 4, "450GB/s", "50GB/s", "300ns", "1350ns", false, false);
+  for (const std::uint64_t bytes : {kMiB, 32 * kMiB, std::uint64_t{2} << 30}) {
+    const nccl::Plan pl = all_reduce_plan(four, bytes, {{"algo", kTree}, {"proto", kLL128}});
+    EXPECT_EQ(pl.model.step_bytes, nccl::tree_chunk(nccl::Proto::kLL128, bytes, pl.channels, 32, 4)) << bytes;
+    EXPECT_EQ(pl.model.window, 8u) << bytes;
+  }
+}
+
+// Two ranks, one channel, Simple, 1 MiB: two 512 KiB chunks. The leaf's
+// pacer sends both up back to back; the root sends each down once it has it
+// and the hop has passed; the leaf has the last one a hop after it lands:
+// base + 3 x pace + 2 x hop. (One chunk of 1 MiB would be base + 4 x pace +
+// 2 x hop.)
+TEST(NcclTreeChunk, TwoChunksPipelineOnAChain) {
+  const Topology topo = parse_topology("shape: Switch\nnpus: 2\nbandwidth: 100000GB/s\nlatency: 0ns\n", "pair");
+  const nccl::Params params = {{"algo", kTree}, {"proto", kSimple}, {"channels", 1}};
+  const nccl::Plan pl = all_reduce_plan(topo, kMiB, params);
+  ASSERT_EQ(pl.model.step_bytes, 512u * 1024);
+  const SimulationResult r =
+      simulate_collective(topo, CollectiveType::kAllReduce, kMiB, choose_all_reduce("nccl:algo=tree,proto=simple,channels=1"));
+  const Time pace = transfer_time(512 * 1024, nccl::wire_rate(pl.model));
+  EXPECT_EQ(r.makespan, pl.model.base + 3 * pace + 2 * pl.model.hop_intra);
+}
+
+}  // namespace
+}  // namespace sim
