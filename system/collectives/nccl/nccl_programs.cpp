@@ -87,12 +87,6 @@ constexpr std::uint64_t kMaxNvlsRounds = 256;
 // A chain (broadcast, reduce) has 3 ops a chunk per rank: NCCL's own 512 KiB
 // Simple chunks up to 3 GiB on 12 channels, so the pipeline's fill is NCCL's.
 constexpr std::uint64_t kMaxChainLoops = 512;
-// A tree's pipeline is as deep as its chains and the tree over the nodes (9 hops
-// up and 9 down on 16 nodes of 8 GPUs): its fill is depth / loops of the time,
-// so capping the loops below NCCL's own chunk count would slow it. 4 ops a
-// loop per rank and channel; NCCL's 72,000-byte LL128 chunks of 256 MiB on
-// 16 channels are 233 loops.
-constexpr std::uint64_t kMaxTreeLoops = 512;
 // CollNet direct's smallest chunk per head (src/enqueue.cc: halved while above 131072 bytes).
 constexpr std::uint64_t kCollNetDirectMinChunk = 128 * 1024;
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b, std::uint64_t most = kMaxLoops) {
@@ -321,7 +315,7 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
       if (parent[r] >= 0) children[static_cast<std::size_t>(parent[r])].push_back(r);
     }
     const std::uint64_t share = part_bytes(bytes, m.channels, c);
-    const std::uint64_t k = ceil_div(share, step, kMaxTreeLoops);
+    const std::uint64_t k = ceil_div(share, step);
     for (std::uint32_t r = 0; r < n; ++r) {
       const auto hop = [&](std::uint32_t from) { return ctx.domain_of[from] == ctx.domain_of[r] ? m.hop_intra : m.hop_inter; };
       std::vector<std::uint32_t> up_send(k, kNone);
