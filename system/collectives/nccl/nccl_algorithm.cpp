@@ -262,6 +262,8 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
   const auto forced_channels = params.find("channels");
   if (forced_channels != params.end()) pl.channels = static_cast<std::uint32_t>(forced_channels->second);
   pl.predicted_us = algo_time(in, pl.table, pl.algo, pl.proto, tuned_bytes, static_cast<int>(pl.channels));
+  // NCCL's model prices the search's channels; a small ring or tree runs on fewer.
+  if (forced_channels == params.end()) pl.channels = runtime_channels(pl.algo, pl.proto, tuned_bytes, in.ranks, pl.channels);
   // NVLS-tree runs on nvlsChannels CTAs whatever the search found (src/enqueue.cc:
   // "NVLS should not need more than 16 channels", nc = comm->nvlsChannels);
   // NCCL's model prices it on the search's graph (above).

@@ -142,4 +142,23 @@ inline std::uint64_t tree_chunk(Proto proto, std::uint64_t n_bytes, std::uint64_
   return chunk;
 }
 
+// The channels a ring or tree collective of `n_bytes` (nBytes) runs on
+// (src/enqueue.cc, topoGetAlgoInfo): from the communicator's `channels`, one
+// fewer while nBytes < channels x threads x threshold, down to 1, where
+// threads is the protocol's most per channel (LL 512, LL128 640, Simple 512:
+// NCCL_*_MAX_NTHREADS) and threshold the bytes each thread must get (LL and
+// LL128 8, Simple 64: NCCL_*_THREAD_THRESHOLD; a ring's LL x nRanks, as
+// src/graph/tuning.cc sets it). So a 48 KiB all-reduce over 8 GPUs runs on
+// one channel (ring LL: 512 x 64 = 32 KiB a channel), 1 MiB on every one.
+// (Below one channel's worth NCCL halves the threads too; not modelled.)
+inline std::uint32_t runtime_channels(Algo algo, Proto proto, std::uint64_t n_bytes, int ranks, std::uint32_t channels) {
+  if (algo != Algo::kRing && algo != Algo::kTree) return channels;
+  const std::uint64_t threads = proto == Proto::kLL128 ? 640 : 512;
+  std::uint64_t threshold = proto == Proto::kSimple ? 64 : 8;
+  if (algo == Algo::kRing && proto == Proto::kLL) threshold *= static_cast<std::uint64_t>(std::max(ranks, 1));
+  std::uint32_t nc = channels;
+  while (nc >= 2 && n_bytes < nc * threads * threshold) --nc;
+  return nc;
+}
+
 }  // namespace sim::nccl
