@@ -190,7 +190,7 @@ std::string network_yaml(const Preset& p, std::uint32_t nodes, const std::vector
   return o.str();
 }
 
-std::string system_yaml(const Preset& p, std::uint32_t nodes, std::size_t ndims, std::uint32_t npus) {
+std::string system_yaml(const Preset& p, std::uint32_t nodes, std::uint32_t npus) {
   const GpuSpec& g = *p.gpu;
   const Figure overhead = value_of(p, "system", "collective.endpoint_delay",
                                    {"0ns", "none by default; free for calibration (per-message overhead)"});
@@ -225,8 +225,8 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::size_t ndims,
     << "  chunks: 1\n"
     << "  endpoint_delay: " << overhead.value << "   # " << overhead.source << "\n";
   // NCCL's algorithms, chosen per size by NCCL's tuning model (docs/nccl.md),
-  // over the whole group, on any number of nodes; all-to-all is
-  // point-to-point sends in NCCL too. A large job's data-parallel replicas
+  // over the whole group, on any number of nodes; all-to-all is NCCL's
+  // grouped point-to-point sends (nccl_p2p.h). A large job's data-parallel replicas
   // still fold where NCCL's programs do not mirror (its tree; its rings
   // through leaf and spine): with stand-ins (docs/system.md).
   // The parameters calibration fits are written out, with their sources.
@@ -262,7 +262,7 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::size_t ndims,
     << "    reduce_scatter: " << nccl << "\n"
     << "    broadcast: " << nccl << "\n"
     << "    reduce: " << nccl << "\n"
-    << "    all_to_all: " << (ndims == 1 ? "direct" : "[direct]") << "   # NCCL's all-to-all: a send and a receive per peer\n";
+    << "    all_to_all: " << nccl << "   # NCCL's all-to-all: grouped sends and receives, through the proxy across nodes\n";
   if (*p.routing.value) {
     o << "network:\n"
       << "  # routing " << p.routing.value << ": " << p.routing.source << ".\n"
@@ -361,7 +361,7 @@ PresetFiles generate_preset(const Preset& p, std::uint32_t nodes) {
     files.dims.push_back(d.size);
   }
   files.network_yaml = network_yaml(p, nodes, dims, files.npus);
-  files.system_yaml = system_yaml(p, nodes, dims.size(), files.npus);
+  files.system_yaml = system_yaml(p, nodes, files.npus);
   files.calibration_yaml = calibration_yaml(p, nodes, free_parameters(p, nodes), files.npus);
   return files;
 }

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
+#include "system/collectives/nccl/nccl_p2p.h"
 #include "system/collectives/nccl/nccl_protocol.h"
 #include "system/collectives/nccl/tuner_regions.h"
 #include "system/collectives/one_member.h"
@@ -57,7 +58,7 @@ const std::vector<std::string>& param_names() {
 const std::vector<CollectiveType>& supported_types() {
   static const std::vector<CollectiveType> kTypes = {CollectiveType::kAllReduce, CollectiveType::kAllGather,
                                                      CollectiveType::kReduceScatter, CollectiveType::kBroadcast,
-                                                     CollectiveType::kReduce};
+                                                     CollectiveType::kReduce, CollectiveType::kAllToAll};
   return kTypes;
 }
 
@@ -373,11 +374,31 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
   return pl;
 }
 
+P2pModel p2p_model(const Params& params) {
+  for (const char* key : {"algo", "proto", "tuner", "nvls_efficiency", "nvls_latency"}) {
+    if (params.count(key)) {
+      throw InputError(std::string("nccl: ") + key + " does not apply to ALL_TO_ALL: NCCL runs it as point-to-point "
+                       "sends (keys: channels, overhead, proxy, net_latency, arch, version; docs/nccl.md)");
+    }
+  }
+  P2pModel m;
+  if (const auto it = params.find("channels"); it != params.end()) m.channels = static_cast<std::uint32_t>(it->second);
+  if (const auto it = params.find("overhead"); it != params.end()) m.base = static_cast<Time>(it->second);
+  if (const auto it = params.find("proxy"); it != params.end()) m.proxy = static_cast<Time>(it->second);
+  // A chunk's hop: NCCL's Simple latency per step of a ring (hwLat), the
+  // network's replaced by net_latency where the fabric's differs.
+  m.hop_intra = us(hop_latency(Hw::kNvlink, Algo::kRing, Proto::kSimple));
+  m.hop_inter = us(hop_latency(Hw::kNet, Algo::kRing, Proto::kSimple));
+  if (const auto it = params.find("net_latency"); it != params.end()) m.hop_inter = static_cast<Time>(it->second);
+  return m;
+}
+
 std::shared_ptr<const CollectiveProgram> make_program(CollectiveType type, std::uint64_t bytes, const Params& params,
                                                       const AlgorithmContext& ctx) {
   if (type == CollectiveType::kReduceScatterBlock) type = CollectiveType::kReduceScatter;
   // NCCL returns at once for one rank (system/collectives/one_member.h).
   if (ctx.size() == 1) return std::make_shared<const OneMemberProgram>("nccl", type, bytes, ctx.memory.bandwidth);
+  if (type == CollectiveType::kAllToAll) return make_alltoall_program("nccl:p2p", bytes, ctx, p2p_model(params));
   const Plan pl = plan(type, bytes, params, ctx);
   switch (pl.algo) {
     case Algo::kTree: return make_tree_program(pl.name, bytes, ctx, pl.model);

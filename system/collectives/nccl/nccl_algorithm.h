@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "system/collectives/algorithm_context.h"
+#include "system/collectives/nccl/nccl_p2p.h"
 #include "system/collectives/nccl/nccl_programs.h"
 #include "system/collectives/nccl/nccl_system.h"
 #include "system/collectives/nccl/nccl_tuner.h"
@@ -29,7 +30,8 @@ using Params = std::map<std::string, std::uint64_t>;
 // The parameter names `nccl` accepts, and a value's code (throws InputError naming the key).
 const std::vector<std::string>& param_names();
 std::uint64_t param_value(const std::string& key, const std::string& value);
-// The collectives `nccl` implements: ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER.
+// The collectives `nccl` implements: ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER,
+// BROADCAST, REDUCE, and ALL_TO_ALL as NCCL's grouped sends (nccl_p2p.h).
 const std::vector<CollectiveType>& supported_types();
 
 // What would run: NCCL's view, its table, the pair chosen and the step model.
@@ -47,6 +49,10 @@ struct Plan {
 // Throws InputError for a forced algorithm the group cannot run (NVLS without
 // a reducing switch, ...) or one this simulator does not model yet.
 Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const AlgorithmContext& ctx);
+
+// ALL_TO_ALL's point-to-point model from `nccl`'s keys (throws InputError for
+// keys that choose among NCCL's collective algorithms).
+P2pModel p2p_model(const Params& params);
 
 std::shared_ptr<const CollectiveProgram> make_program(CollectiveType type, std::uint64_t bytes, const Params& params,
                                                       const AlgorithmContext& ctx);

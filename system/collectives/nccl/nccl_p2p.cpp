@@ -1,0 +1,116 @@
+#include "system/collectives/nccl/nccl_p2p.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "system/collectives/nccl/nccl_dag.h"
+
+namespace sim::nccl {
+
+namespace {
+
+constexpr std::uint32_t kNone = DagBuilder::kNone;
+// At most this many chunks per peer: a bigger part's chunks are carried
+// several to a send (the network's pace is the same; its proxy time counts
+// every NCCL chunk it stands for).
+constexpr std::uint64_t kMaxChunksPerPeer = 64;
+
+std::uint32_t proxy_ns(Time per_message, std::uint64_t messages) {
+  const Time ns = (per_message + kNanosecond / 2) / kNanosecond;
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(ns) * messages, 0xffffffff));
+}
+
+}  // namespace
+
+std::shared_ptr<const CollectiveProgram> make_alltoall_program(std::string name, std::uint64_t bytes,
+                                                               const AlgorithmContext& ctx, const P2pModel& m) {
+  const std::uint32_t n = ctx.size();
+  DagBuilder dag(n);
+  const std::uint32_t channels = std::max<std::uint32_t>(1, m.channels);
+  const auto chunk_of = [&](std::uint32_t a, std::uint32_t b) {
+    return std::max<std::uint64_t>(1, ctx.domain_of[a] == ctx.domain_of[b] ? m.nvl_chunk : m.net_chunk);
+  };
+  const auto chunks = [](std::uint64_t part, std::uint64_t chunk) {
+    return std::min<std::uint64_t>(kMaxChunksPerPeer, (part + chunk - 1) / chunk);
+  };
+  // NCCL's p2p schedule (src/init.cc, p2pSchedule): round (node delta,
+  // local delta), node delta outer; the peer is the GPU `local delta` places
+  // on in its node `node delta` nodes on. With the same GPUs on every node,
+  // every rank's rounds are rank 0's renamed (the program is rank-symmetric);
+  // otherwise position + round.
+  const std::vector<std::vector<std::uint32_t>> nodes = ctx.positions_by_domain();
+  bool uniform = !nodes.empty();
+  for (const auto& d : nodes) uniform = uniform && d.size() == nodes.front().size();
+  std::vector<std::uint32_t> local(n, 0);
+  for (const auto& d : nodes) {
+    for (std::uint32_t i = 0; i < d.size(); ++i) local[d[i]] = i;
+  }
+  const auto peer = [&](std::uint32_t p, std::uint32_t round, bool forward) {
+    if (!uniform) return forward ? (p + round) % n : (p + n - round) % n;
+    const auto N = static_cast<std::uint32_t>(nodes.size()), L = static_cast<std::uint32_t>(nodes.front().size());
+    const std::uint32_t dn = round / L, dl = round % L, node = ctx.domain_of[p];
+    return forward ? nodes[(node + dn) % N][(local[p] + dl) % L] : nodes[(node + N - dn) % N][(local[p] + L - dl) % L];
+  };
+  for (std::uint32_t p = 0; p < n; ++p) {
+    std::uint32_t start = kNone;
+    if (m.base > 0) {
+      CollectiveOp wait;
+      wait.kind = OpKind::kCompute;
+      wait.duration = m.base;
+      start = dag.add(p, wait, {});
+    }
+    // Per channel, what its next round waits for: the last send and the last receive (+ hop).
+    std::vector<std::vector<std::uint32_t>> channel_done(std::min(channels, std::max<std::uint32_t>(n, 1)),
+                                                         std::vector<std::uint32_t>{start});
+    for (std::uint32_t i = 1; i < n; ++i) {
+      const std::uint32_t to = peer(p, i, true), from = peer(p, i, false);
+      std::vector<std::uint32_t>& after = channel_done[(i - 1) % channel_done.size()];
+      std::vector<std::uint32_t> done;
+      // The part for `to`, in chunks, NCCL_STEPS of them in flight.
+      const std::uint64_t out = part_bytes(bytes, n, to);
+      if (out > 0) {
+        const std::uint64_t chunk = chunk_of(p, to), k = chunks(out, chunk);
+        const bool network = ctx.domain_of[p] != ctx.domain_of[to];
+        std::vector<std::uint32_t> sent(k, kNone);
+        for (std::uint64_t j = 0; j < k; ++j) {
+          CollectiveOp op;
+          op.kind = OpKind::kSend;
+          op.peer = to;
+          op.bytes = part_bytes(out, k, j);
+          op.tag = std::uint64_t{i} << 24 | j;  // unique per send: the round, then the chunk
+          if (network && m.proxy > 0) op.proxy_ns = proxy_ns(m.proxy, (op.bytes + chunk - 1) / chunk);
+          std::vector<std::uint32_t> parents = after;
+          if (j >= m.window && m.window > 0) parents.push_back(sent[j - m.window]);
+          sent[j] = dag.add(p, op, parents);
+        }
+        done.push_back(sent[k - 1]);
+      }
+      // `from`'s part for this rank, posted at once; the round is done a hop after its last chunk.
+      const std::uint64_t in = part_bytes(bytes, n, p);
+      if (in > 0) {
+        const std::uint64_t chunk = chunk_of(from, p), k = chunks(in, chunk);
+        std::uint32_t last = kNone;
+        for (std::uint64_t j = 0; j < k; ++j) {
+          CollectiveOp op;
+          op.kind = OpKind::kRecv;
+          op.peer = from;
+          op.bytes = part_bytes(in, k, j);
+          op.tag = std::uint64_t{i} << 24 | j;  // unique per send: the round, then the chunk
+          last = dag.add(p, op, {});
+        }
+        const Time hop = ctx.domain_of[from] == ctx.domain_of[p] ? m.hop_intra : m.hop_inter;
+        if (hop > 0) {
+          CollectiveOp wait;
+          wait.kind = OpKind::kCompute;
+          wait.duration = hop;
+          last = dag.add(p, wait, {last});
+        }
+        done.push_back(last);
+      }
+      if (!done.empty()) after = done;
+    }
+  }
+  return dag.build(std::move(name));
+}
+
+}  // namespace sim::nccl

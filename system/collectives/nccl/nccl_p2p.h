@@ -1,0 +1,47 @@
+// NCCL's all-to-all: point-to-point sends in one group (every rank's
+// ncclSend and ncclRecv to every peer between ncclGroupStart and
+// ncclGroupEnd; NCCL has no all-to-all algorithm of its own).
+//
+// Per rank, the peers come in rounds as NCCL's p2p schedule pairs them
+// (round i = node delta x GPUs per node + local delta: send to the GPU that
+// many places on in the node that many nodes on, receive from the one as far
+// back; position + i where nodes hold different numbers of GPUs), round i on p2p
+// channel (i - 1) mod `channels`; a channel takes its rounds one after
+// another, the next once its send is out and its receive is in. A peer's
+// part is cut into NCCL's p2p chunks (NCCL_P2P_NET_CHUNKSIZE 128 KiB across
+// nodes, NCCL_P2P_NVL_CHUNKSIZE 512 KiB inside one), NCCL_STEPS in flight per
+// connection; every chunk across nodes is a network message that the
+// sending and the receiving rank's proxy threads each spend `proxy` on
+// (CollectiveOp::proxy_ns), so an all-to-all over many remote peers is capped
+// by the proxy when its chunks are small. Sends are not paced: the network
+// sets their pace. A received chunk waits the hop latency before its round
+// counts as done. docs/nccl.md, "All-to-all".
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/time.h"
+#include "system/collectives/algorithm_context.h"
+#include "system/program/collective_program.h"
+
+namespace sim::nccl {
+
+struct P2pModel {
+  std::uint32_t channels = 32;                     // p2p channels (NCCL's p2pnChannels on Hopper)
+  std::uint64_t net_chunk = 128 * 1024;            // NCCL_P2P_NET_CHUNKSIZE
+  std::uint64_t nvl_chunk = 512 * 1024;            // NCCL_P2P_NVL_CHUNKSIZE
+  std::uint32_t window = 8;                        // NCCL_STEPS
+  Time base = 0;                                   // once per rank at the start (the per-call overhead)
+  Time hop_intra = 0;                              // after a chunk received from a GPU of the same node
+  Time hop_inter = 0;                              // after a chunk received from another node
+  Time proxy = 0;                                  // per network message, at each end (0: no proxy)
+};
+
+// `bytes` is each rank's whole send buffer; the part for position d is
+// part_bytes(bytes, size, d), as the native all-to-all programs cut it.
+std::shared_ptr<const CollectiveProgram> make_alltoall_program(std::string name, std::uint64_t bytes,
+                                                               const AlgorithmContext& ctx, const P2pModel& m);
+
+}  // namespace sim::nccl

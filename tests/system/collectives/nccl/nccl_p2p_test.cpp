@@ -1,0 +1,65 @@
+// NCCL's all-to-all as grouped point-to-point sends (nccl_p2p.h): its closed
+// forms where one resource sets the time. With small parts, every rank's
+// proxy posts its sends to other nodes and completes its receives from them
+// one after another: 2 x remote peers x proxy, then the network hop. Inside
+// one node (no proxy), a rank's sends leave its link one after another:
+// (n - 1) parts at the link's rate, then the NVLink hop.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/system/test_util.h"
+#include "nccl_test_cluster.h"
+#include "system/collectives/nccl/nccl_algorithm.h"
+#include "system/collectives/nccl/nccl_tuner.h"
+
+namespace sim {
+namespace {
+
+using namespace sim::testing;
+
+SystemConfig choose_all_to_all(const std::string& text) {
+  SystemConfig c;
+  c.network.backend = "analytical";
+  c.algorithms[CollectiveType::kAllToAll] = text;
+  return c;
+}
+
+TEST(NcclAllToAll, ProxyBoundAcrossNodes) {
+  // 4 nodes of 2 GPUs on a network too fast to matter, 64 KiB parts (one
+  // chunk each): 6 remote peers a rank, 2 x 6 proxy slots, then the hop; the
+  // peer in the node goes over NVLink without the proxy.
+  const Topology topo = nccl_cluster(2, 4, "1000000000GB/s", "1000000000GB/s", "0ns", "0ns", false, false);
+  const std::uint64_t bytes = 8 * 64 * 1024;
+  const SimulationResult r = simulate_collective(topo, CollectiveType::kAllToAll, bytes,
+                                                 choose_all_to_all("nccl:proxy=2us,net_latency=10us"));
+  EXPECT_EQ(r.collectives[0].algorithm, "nccl:p2p");
+  EXPECT_EQ(r.makespan, 2 * 6 * 2 * kMicrosecond + 10 * kMicrosecond);
+  // 512 KiB parts: 4 network chunks of 128 KiB each, 2 x 6 x 4 proxy slots.
+  const SimulationResult big = simulate_collective(topo, CollectiveType::kAllToAll, 8 * bytes,
+                                                   choose_all_to_all("nccl:proxy=2us,net_latency=10us"));
+  EXPECT_EQ(big.makespan, 2 * 6 * 4 * 2 * kMicrosecond + 10 * kMicrosecond);
+}
+
+TEST(NcclAllToAll, LinkBoundInsideANode) {
+  const std::uint32_t n = 8;
+  const Topology topo = parse_topology("shape: Switch\nnpus: 8\nbandwidth: 100GB/s\nlatency: 0ns\n", "node");
+  const std::uint64_t part = 1 << 20, bytes = n * part;  // 2 NVLink chunks of 512 KiB a peer
+  const SimulationResult r = simulate_collective(topo, CollectiveType::kAllToAll, bytes, choose_all_to_all("nccl"));
+  const Time hop = static_cast<Time>(std::llround(
+      nccl::hop_latency(nccl::Hw::kNvlink, nccl::Algo::kRing, nccl::Proto::kSimple) * 1e6));
+  EXPECT_EQ(r.makespan, transfer_time((n - 1) * part, 100'000'000'000) + hop);
+}
+
+TEST(NcclAllToAll, KeysOfCollectiveAlgorithmsAreErrors) {
+  const Topology topo = nccl_cluster(2, 4, "50GB/s", "50GB/s", "0ns", "0ns", false, false);
+  try {
+    simulate_collective(topo, CollectiveType::kAllToAll, 1 << 20, choose_all_to_all("nccl:algo=ring"));
+    FAIL() << "expected an error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("algo does not apply to ALL_TO_ALL"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace sim
