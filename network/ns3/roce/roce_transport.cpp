@@ -114,6 +114,7 @@ class RoceTransport final : public Transport {
   void arm_rto(std::uint32_t qp);
   void on_rto(std::uint32_t qp);
   void on_rate_timer(std::uint32_t qp);
+  void retime(QueuePair& q, double old_rate);
   void kick(QueuePair& q) { try_send(q.route->front()); }
   bool marks(std::uint64_t queue_bytes);
   void return_credits(LinkId l, std::uint32_t bytes);
@@ -295,8 +296,8 @@ bool RoceTransport::next_own_packet(LinkId l, Port& port, RocePacket& out) {
     q.highest = std::max(q.highest, q.next);
     if (roce_.dcqcn) {
       // The rate limiter spaces departures by the frame's time at the QP's rate.
-      q.next_send = t + static_cast<Time>(static_cast<double>(out.wire) / q.rate.rate() * 1e12);
       q.rate.on_sent(out.payload);
+      q.next_send = t + static_cast<Time>(static_cast<double>(out.wire) / q.rate.rate() * 1e12);
     }
     if (!q.rto.IsRunning()) arm_rto(qp);
     return true;
@@ -447,7 +448,9 @@ void RoceTransport::send_control(std::uint32_t qp, RocePacket::Kind kind, std::u
 void RoceTransport::receive_control(QueuePair& q, std::uint32_t qp, const RocePacket& p) {
   if (p.kind == RocePacket::kCnp) {
     // The reaction point: cut the rate, restart the increase timer.
+    const double old_rate = q.rate.rate();
     q.rate.on_cnp(now());
+    retime(q, old_rate);
     q.rate_timer.Cancel();
     q.rate_timer = ns3::Simulator::Schedule(ps(roce_.rate_timer), &RoceTransport::on_rate_timer, this, qp);
     return;
@@ -484,9 +487,24 @@ void RoceTransport::on_rto(std::uint32_t qp) {
   arm_rto(qp);
 }
 
+// The rate changed while the limiter holds the queue pair's next packet: what
+// is left of the gap runs at the new rate, as a rate limiter that earns its
+// credit at the current rate does. Without this a queue pair cut to a low rate
+// and raised again stays silent for the whole gap the low rate set (at the
+// 1 Mb/s floor, 33 ms for one 4 KiB packet).
+void RoceTransport::retime(QueuePair& q, double old_rate) {
+  const Time t = now();
+  if (q.next_send <= t || old_rate == q.rate.rate()) return;
+  const bool sooner = q.rate.rate() > old_rate;
+  q.next_send = t + static_cast<Time>(static_cast<double>(q.next_send - t) * old_rate / q.rate.rate());
+  if (sooner && q.next < q.offered) kick(q);
+}
+
 void RoceTransport::on_rate_timer(std::uint32_t qp) {
   QueuePair& q = qps_[qp];
+  const double old_rate = q.rate.rate();
   q.rate.on_rate_timer();
+  retime(q, old_rate);
   if (!q.rate.at_line_rate()) {
     q.rate_timer = ns3::Simulator::Schedule(ps(roce_.rate_timer), &RoceTransport::on_rate_timer, this, qp);
   }
