@@ -57,7 +57,6 @@ TEST_F(RoceCli, AllReduceRunsOverInfiniBandCredits) {
   EXPECT_NE(r.output.find(" 0 packets dropped, 8 queue pairs, 0 PFC pauses"), std::string::npos) << r.output;
 }
 
-
 // The simulated time a run prints, in ns (-1 when absent).
 double simulated_ns(const std::string& output) {
   std::smatch m;
@@ -87,13 +86,14 @@ TEST_F(RoceCli, AgreesWithFlowOnRingAllToAllAndIncast) {
     int npus;
     std::string file;
   };
-  const Fabric fabrics[] = {{"switch8", 8, testing::shipped_config("switch8.yml")}, {"leaf-spine 16", 16, path("ls16.yml")}};
+  const Fabric fabrics[] = {{"switch8", 8, testing::shipped_config("switch8.yml")},
+                            {"leaf-spine 16", 16, path("ls16.yml")}};
   for (const Fabric& f : fabrics) {
     for (const char* coll : {"allreduce", "alltoall", "gather"}) {
       for (const char* size : {"1MiB", "4MiB"}) {
         const std::string w = path(std::string("w_") + std::to_string(f.npus) + coll + size + "/w");
-        ASSERT_EQ(run_sim("workload gen collectives --npus " + std::to_string(f.npus) + " --coll " + coll +
-                          " --size " + size + " -o " + w)
+        ASSERT_EQ(run_sim("workload gen collectives --npus " + std::to_string(f.npus) + " --coll " + coll + " --size " +
+                          size + " -o " + w)
                       .code,
                   0);
         const std::string common = "--workload " + w + " --network " + f.file + " --system ";
@@ -104,8 +104,8 @@ TEST_F(RoceCli, AgreesWithFlowOnRingAllToAllAndIncast) {
         ASSERT_EQ(ns3.code, 0) << ns3.output;
         const double a = simulated_ns(flow.output), b = simulated_ns(ns3.output);
         ASSERT_GT(a, 0) << flow.output;
-        EXPECT_LE(std::abs(b / a - 1), 0.10) << f.name << " " << coll << " " << size << ": flow " << a << " ns, ns3 "
-                                             << b << " ns";
+        EXPECT_LE(std::abs(b / a - 1), 0.10)
+            << f.name << " " << coll << " " << size << ": flow " << a << " ns, ns3 " << b << " ns";
         EXPECT_NE(ns3.output.find(" 0 packets dropped"), std::string::npos) << ns3.output;
         std::printf("[roce] %s, %s %s: flow %.1f us, ns3 roce%s %.1f us (%+.2f%%)\n", f.name, coll, size, a / 1e3,
                     incast ? " (PFC alone)" : "", b / 1e3, 100 * (b / a - 1));

@@ -30,8 +30,8 @@ using Options = std::map<std::string, OptionValue>;
 
 // 4 leaves of 4 NPUs, 4 spines, 1:1, 50 GB/s and 500 ns everywhere.
 Topology leaf_spine() {
-  return parse_topology(
-      "shape: FatTree\nleaves: 4\nnpus_per_leaf: 4\nspines: 4\nbandwidth: 50GB/s\nlatency: 500ns\n", "ls16.yml");
+  return parse_topology("shape: FatTree\nleaves: 4\nnpus_per_leaf: 4\nspines: 4\nbandwidth: 50GB/s\nlatency: 500ns\n",
+                        "ls16.yml");
 }
 
 struct Incast {
@@ -90,8 +90,7 @@ TEST(Ns3RoceLeafSpine, IncastIsLosslessAtTheBottleneckBoundAndLossyWithoutPfc) {
   EXPECT_LE(static_cast<double>(pfc.last), 1.05 * bound_ps);
 
   const Incast lossy = incast(
-      "ns3", roce({{"pfc", {"false", "test"}}, {"dcqcn", {"false", "test"}}, {"buffer_size", {"1MB", "test"}}}),
-      bytes);
+      "ns3", roce({{"pfc", {"false", "test"}}, {"dcqcn", {"false", "test"}}, {"buffer_size", {"1MB", "test"}}}), bytes);
   EXPECT_GT(lossy.drops, 0u);
   EXPECT_GT(lossy.resent, 0u);
   EXPECT_EQ(lossy.pauses, 0u);
@@ -99,12 +98,12 @@ TEST(Ns3RoceLeafSpine, IncastIsLosslessAtTheBottleneckBoundAndLossyWithoutPfc) {
 
   const Incast flow = incast("flow", {}, bytes);
   EXPECT_LE(std::abs(static_cast<double>(pfc.last) / static_cast<double>(flow.last) - 1), 0.10);
-  std::printf("[roce] 15-to-1 incast of 2 MiB on a 16-NPU leaf-spine: bound %.1f us; PFC alone %.1f us (%+.2f%%), "
-              "%llu pauses, 0 drops; no PFC with 1 MB buffers %.1f us, %llu drops, %llu packets resent; flow %.1f us\n",
-              bound_ps / 1e6, to_us(pfc.last), 100 * (static_cast<double>(pfc.last) / bound_ps - 1),
-              static_cast<unsigned long long>(pfc.pauses), to_us(lossy.last),
-              static_cast<unsigned long long>(lossy.drops), static_cast<unsigned long long>(lossy.resent),
-              to_us(flow.last));
+  std::printf(
+      "[roce] 15-to-1 incast of 2 MiB on a 16-NPU leaf-spine: bound %.1f us; PFC alone %.1f us (%+.2f%%), "
+      "%llu pauses, 0 drops; no PFC with 1 MB buffers %.1f us, %llu drops, %llu packets resent; flow %.1f us\n",
+      bound_ps / 1e6, to_us(pfc.last), 100 * (static_cast<double>(pfc.last) / bound_ps - 1),
+      static_cast<unsigned long long>(pfc.pauses), to_us(lossy.last), static_cast<unsigned long long>(lossy.drops),
+      static_cast<unsigned long long>(lossy.resent), to_us(flow.last));
 }
 
 // With DCQCN on as well (the default) the incast stays lossless; at 2 MiB per
@@ -118,10 +117,11 @@ TEST(Ns3RoceLeafSpine, DcqcnIncastStaysLossless) {
   EXPECT_EQ(dcqcn.drops, 0u);
   EXPECT_GT(dcqcn.cnps, 0u);
   EXPECT_LE(static_cast<double>(dcqcn.last), 1.05 * bound_ps);
-  std::printf("[roce] 15-to-1 incast of 2 MiB with PFC and DCQCN: %.1f us (%+.2f%% over the bound), %llu pauses, "
-              "%llu CNPs, 0 drops\n",
-              to_us(dcqcn.last), 100 * (static_cast<double>(dcqcn.last) / bound_ps - 1),
-              static_cast<unsigned long long>(dcqcn.pauses), static_cast<unsigned long long>(dcqcn.cnps));
+  std::printf(
+      "[roce] 15-to-1 incast of 2 MiB with PFC and DCQCN: %.1f us (%+.2f%% over the bound), %llu pauses, "
+      "%llu CNPs, 0 drops\n",
+      to_us(dcqcn.last), 100 * (static_cast<double>(dcqcn.last) / bound_ps - 1),
+      static_cast<unsigned long long>(dcqcn.pauses), static_cast<unsigned long long>(dcqcn.cnps));
 }
 
 }  // namespace
