@@ -113,8 +113,8 @@ class Runner:
         return r
 
 
-def pct(a, b):
-    return f"{(a / b - 1) * 100:+.1f}%"
+def pct(a, b, digits=1):
+    return f"{(a / b - 1) * 100:+.{digits}f}%"
 
 
 def us(ns):
@@ -195,7 +195,7 @@ def incast(rn, speed_rows):
              "| case | last delivery (us) | vs bound | drops | PFC pauses | CNPs | NACKs | packets resent | timeouts "
              "| wall (s) |", "|---|---|---|---|---|---|---|---|---|---|"]
     flow = rn.run(wl, net, "flow")
-    lines.append(f"| flow | {us(flow['ns'])} | {pct(flow['ns'], bound_ns)} | - | - | - | - | - | - | "
+    lines.append(f"| flow | {us(flow['ns'])} | {pct(flow['ns'], bound_ns, 2)} | - | - | - | - | - | - | "
                  f"{flow['wall']:.1f} |")
     for label, opts in [("roce: PFC and DCQCN (defaults)", {"transport": "roce"}),
                         ("roce: PFC and DCQCN with NVIDIA ConnectX's defaults", dict(NVIDIA, transport="roce")),
@@ -206,7 +206,7 @@ def incast(rn, speed_rows):
                         ("roce: no PFC, DCQCN, 1 MB buffers", {"transport": "roce", "pfc": "false",
                                                               "buffer_size": "1MB"})]:
         r = rn.run(wl, net, "ns3", opts)
-        lines.append(f"| {label} | {us(r['ns'])} | {pct(r['ns'], bound_ns)} | {r['drops']:,} | {r['pauses']:,} | "
+        lines.append(f"| {label} | {us(r['ns'])} | {pct(r['ns'], bound_ns, 2)} | {r['drops']:,} | {r['pauses']:,} | "
                      f"{r['cnps']:,} | {r['nacks']:,} | {r['resent']:,} | {r['timeouts']:,} | {r['wall']:.1f} |")
         print(lines[-1], flush=True)
         speed_rows.append((f"63-to-1 incast of 8 MiB, fattree64.yml, {label.split(': ')[1]}", "roce", r))
