@@ -17,7 +17,8 @@ Sections (all by default):
 Every case runs `sim` on workloads generated into a temporary folder removed at exit, timed by
 /usr/bin/time -v (wall, CPU = user + sys, peak RSS). Within one fabric and collective, sizes run
 smallest first; a size whose run time, extrapolated linearly in bytes from the last one run, would
-exceed --budget (default 150 s) is reported as not run. --write-docs replaces the marked blocks of
+exceed --budget (default 150 s) is reported as not run (the 1 GiB ring all-reduce of `speed`:
+twice the budget). --write-docs replaces the marked blocks of
 the sections run in docs/network.md and docs/benchmarks.md. Run it with `nice`: it is CPU-bound.
 """
 import os
