@@ -83,6 +83,9 @@ class RoceTransport final : public Transport {
     Time next_send = 0;           // the rate limiter's next departure
     DcqcnRate rate;
     ns3::EventId rate_timer, rto;
+    // The rate timer's next expiry while the QP has nothing to send: its
+    // expiries are then applied when it next has (-1: the timer is an event).
+    Time idle_timer_due = -1;
     std::uint64_t acked_at_rto = 0;  // `acked` when the timeout was armed
     bool sent_since_rto = false;     // a packet left since then
     // Receiver (the NIC of dst).
@@ -110,10 +113,12 @@ class RoceTransport final : public Transport {
   void receive_data(QueuePair& q, std::uint32_t qp, const RocePacket& p);
   void receive_control(QueuePair& q, std::uint32_t qp, const RocePacket& p);
   void send_control(std::uint32_t qp, RocePacket::Kind kind, std::uint64_t seq, std::uint32_t epoch);
-  void go_back(QueuePair& q, std::uint64_t to);
+  void go_back(std::uint32_t qp, std::uint64_t to);
   void arm_rto(std::uint32_t qp);
   void on_rto(std::uint32_t qp);
   void on_rate_timer(std::uint32_t qp);
+  void retime(QueuePair& q, double old_rate, Time at);
+  void wake_rate_timer(std::uint32_t qp);
   void kick(QueuePair& q) { try_send(q.route->front()); }
   bool marks(std::uint64_t queue_bytes);
   void return_credits(LinkId l, std::uint32_t bytes);
@@ -214,6 +219,7 @@ void RoceTransport::send(NodeId src, NodeId dst, std::uint64_t bytes, const Deli
 }
 
 void RoceTransport::inject(std::uint32_t qp, std::uint64_t bytes) {
+  wake_rate_timer(qp);
   QueuePair& q = qps_[qp];
   q.offered += bytes;
   q.ends.push_back(q.offered);
@@ -295,8 +301,8 @@ bool RoceTransport::next_own_packet(LinkId l, Port& port, RocePacket& out) {
     q.highest = std::max(q.highest, q.next);
     if (roce_.dcqcn) {
       // The rate limiter spaces departures by the frame's time at the QP's rate.
-      q.next_send = t + static_cast<Time>(static_cast<double>(out.wire) / q.rate.rate() * 1e12);
       q.rate.on_sent(out.payload);
+      q.next_send = t + static_cast<Time>(static_cast<double>(out.wire) / q.rate.rate() * 1e12);
     }
     if (!q.rto.IsRunning()) arm_rto(qp);
     return true;
@@ -447,7 +453,10 @@ void RoceTransport::send_control(std::uint32_t qp, RocePacket::Kind kind, std::u
 void RoceTransport::receive_control(QueuePair& q, std::uint32_t qp, const RocePacket& p) {
   if (p.kind == RocePacket::kCnp) {
     // The reaction point: cut the rate, restart the increase timer.
+    wake_rate_timer(qp);
+    const double old_rate = q.rate.rate();
     q.rate.on_cnp(now());
+    retime(q, old_rate, now());
     q.rate_timer.Cancel();
     q.rate_timer = ns3::Simulator::Schedule(ps(roce_.rate_timer), &RoceTransport::on_rate_timer, this, qp);
     return;
@@ -456,10 +465,12 @@ void RoceTransport::receive_control(QueuePair& q, std::uint32_t qp, const RocePa
     q.acked = p.seq;
     while (!q.ends.empty() && q.ends.front() <= q.acked) q.ends.pop_front();
   }
-  if (p.kind == RocePacket::kNack && p.epoch == q.epoch && p.seq < q.next) go_back(q, p.seq);
+  if (p.kind == RocePacket::kNack && p.epoch == q.epoch && p.seq < q.next) go_back(qp, p.seq);
 }
 
-void RoceTransport::go_back(QueuePair& q, std::uint64_t to) {
+void RoceTransport::go_back(std::uint32_t qp, std::uint64_t to) {
+  wake_rate_timer(qp);
+  QueuePair& q = qps_[qp];
   q.next = std::max(to, q.acked);
   ++q.epoch;
   kick(q);
@@ -479,17 +490,57 @@ void RoceTransport::on_rto(std::uint32_t qp) {
   if (q.acked >= q.highest) return;
   if (q.acked == q.acked_at_rto && !q.sent_since_rto) {
     ++timeouts_;
-    go_back(q, q.acked);
+    go_back(qp, q.acked);
   }
   arm_rto(qp);
 }
 
+// The rate changed while the limiter holds the queue pair's next packet: what
+// is left of the gap runs at the new rate, as a rate limiter that earns its
+// credit at the current rate does. Without this a queue pair cut to a low rate
+// and raised again stays silent for the whole gap the low rate set (at the
+// 1 Mb/s floor, 33 ms for one 4 KiB packet).
+void RoceTransport::retime(QueuePair& q, double old_rate, Time t) {
+  if (q.next_send <= t || old_rate == q.rate.rate()) return;
+  const bool sooner = q.rate.rate() > old_rate;
+  q.next_send = t + static_cast<Time>(static_cast<double>(q.next_send - t) * old_rate / q.rate.rate());
+  if (sooner && q.next < q.offered) kick(q);
+}
+
 void RoceTransport::on_rate_timer(std::uint32_t qp) {
   QueuePair& q = qps_[qp];
+  const double old_rate = q.rate.rate();
   q.rate.on_rate_timer();
-  if (!q.rate.at_line_rate()) {
-    q.rate_timer = ns3::Simulator::Schedule(ps(roce_.rate_timer), &RoceTransport::on_rate_timer, this, qp);
+  retime(q, old_rate, now());
+  if (q.rate.at_line_rate()) return;
+  if (q.next >= q.offered) {
+    // Nothing to send: no event per period while idle (thousands of QPs
+    // recovering at R_AI would otherwise keep ns-3 busy long after the
+    // workload ends); wake_rate_timer applies the expiries when it matters.
+    q.idle_timer_due = now() + roce_.rate_timer;
+    return;
   }
+  q.rate_timer = ns3::Simulator::Schedule(ps(roce_.rate_timer), &RoceTransport::on_rate_timer, this, qp);
+}
+
+// The QP is about to send again or to take a CNP: apply the rate timer's
+// expiries while it was idle, each as its event would have (an expiry at this
+// very instant first: its event was scheduled earlier), and run the timer as
+// an event again from its next expiry.
+void RoceTransport::wake_rate_timer(std::uint32_t qp) {
+  QueuePair& q = qps_[qp];
+  if (q.idle_timer_due < 0) return;
+  const Time t = now();
+  while (q.idle_timer_due <= t && !q.rate.at_line_rate()) {
+    const double old_rate = q.rate.rate();
+    q.rate.on_rate_timer();
+    retime(q, old_rate, q.idle_timer_due);
+    q.idle_timer_due += roce_.rate_timer;
+  }
+  if (!q.rate.at_line_rate()) {
+    q.rate_timer = ns3::Simulator::Schedule(ps(q.idle_timer_due - t), &RoceTransport::on_rate_timer, this, qp);
+  }
+  q.idle_timer_due = -1;
 }
 
 std::vector<LinkUsage> RoceTransport::link_usage() const {
