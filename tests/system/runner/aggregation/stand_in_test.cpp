@@ -294,7 +294,7 @@ TEST_F(StandInRun, ContextParallelGradientGroupsThatDoNotMirrorAreTimedByStandIn
     const double error = static_cast<double>(ra.makespan - rb.makespan) / static_cast<double>(rb.makespan);
     std::printf("[ stand-in ] cp 2, %s: folded %.6f ms, every rank %.6f ms, error %+.4f%%\n", c.plan.c_str(),
                 to_ns(ra.makespan) / 1e6, to_ns(rb.makespan) / 1e6, 100 * error);
-    EXPECT_LT(std::abs(error), 0.06) << w;
+    EXPECT_LT(std::abs(error), 0.10) << w;  // docs/system.md, "Stand-ins"
     for (std::size_t i = 0; i < ra.ranks.size(); ++i) {
       const std::uint32_t rank = folding.real_rank[i];
       EXPECT_EQ(ra.ranks[i].compute, rb.ranks[rank].compute) << w << ", rank " << rank;
