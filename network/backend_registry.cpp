@@ -162,17 +162,30 @@ std::unique_ptr<Network> make_network(const NetworkConfig& config, const Topolog
     for (const BackendInfo& k : network_backends()) known += (known.empty() ? "" : ", ") + k.name;
     throw InputError("unknown network backend '" + config.backend + "' (known: " + known + ")");
   }
+  // "<backend>.<key>": an option of that backend's own section, checked
+  // against its options whichever backend runs, applied only when it does.
+  std::map<std::string, OptionValue> applied;
   for (const auto& [key, value] : config.options) {
+    const std::size_t dot = key.find('.');
+    const BackendInfo* owner = dot == std::string::npos ? b : find_backend(key.substr(0, dot));
+    const std::string name = dot == std::string::npos ? key : key.substr(dot + 1);
     bool ok = false;
-    for (const BackendOption& o : b->options) ok = ok || o.key == key;
+    if (owner) {
+      for (const BackendOption& o : owner->options) ok = ok || o.key == name;
+    }
     if (!ok) {
+      const BackendInfo& who = owner ? *owner : *b;
       std::string list;
-      for (const BackendOption& o : b->options) list += (list.empty() ? "" : ", ") + o.key;
-      throw InputError(value.where + ": backend '" + b->name + "' has no option '" + key + "' (its options: " +
+      for (const BackendOption& o : who.options) list += (list.empty() ? "" : ", ") + o.key;
+      throw InputError(value.where + ": backend '" + who.name + "' has no option '" + name + "' (its options: " +
                        list + ")");
     }
+    if (owner != b) continue;
+    if (!applied.emplace(name, value).second) {
+      throw InputError(value.where + ": set twice for backend '" + b->name + "' (also " + applied.at(name).where + ")");
+    }
   }
-  return b->make(topology, queue, BackendOptions(config.options));
+  return b->make(topology, queue, BackendOptions(applied));
 }
 
 }  // namespace sim

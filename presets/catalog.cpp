@@ -18,6 +18,10 @@ const Figure kRoceRouting{"ecmp-hash", "RoCEv2 switches hash each queue pair's U
 const Figure kEfaRouting{"spray", "EFA's SRD sprays each connection's packets over many paths (AWS, \"A "
                                   "Cloud-Optimized Transport Protocol for Elastic and Scalable HPC\", IEEE Micro 2020)"};
 
+const Figure kIbTransport{"ib", "spec sheet: the compute fabric is InfiniBand (credit-based, lossless), Quantum-2 NDR "
+                                "for H100 systems, Quantum HDR for A100"};
+const Figure kRoceTransport{"roce", "stated: RoCEv2 on lossless Ethernet (PFC, ECN with DCQCN), as such Clos fabrics run"};
+
 Preset dgx_h100() {
   Preset p;
   p.name = "dgx-h100";
@@ -28,6 +32,7 @@ Preset dgx_h100() {
   p.levels.push_back({"rail (one InfiniBand switch per GPU position)", 64, kConnectX7, kNetLatency,
                       "a rail is one 64-port 400 Gb/s switch, NVIDIA Quantum-2 QM9700 (spec sheet); "
                       "larger clusters: dgx-h100-superpod"});
+  p.transport = kIbTransport;
   return p;
 }
 
@@ -62,6 +67,7 @@ Preset h100_roce_clos() {
   p.levels.push_back({"core", 0, kRoceCoreShare, kUpperLevelLatency, "any number of pods"});
   p.default_nodes = 64;
   p.routing = kRoceRouting;
+  p.transport = kRoceTransport;
   return p;
 }
 
@@ -80,6 +86,7 @@ Preset dgx_a100() {
                                                   "GPU keeps its 200 Gb/s across scalable units"},
                       kUpperLevelLatency, "any number of scalable units"});
   p.routing = kIbRouting;
+  p.transport = kIbTransport;
   return p;
 }
 

@@ -263,12 +263,18 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::uint32_t npus
     << "    broadcast: " << nccl << "\n"
     << "    reduce: " << nccl << "\n"
     << "    all_to_all: " << nccl << "   # NCCL's all-to-all: grouped sends and receives, through the proxy across nodes\n";
+  if (*p.routing.value || *p.transport.value) o << "network:\n";
   if (*p.routing.value) {
-    o << "network:\n"
-      << "  # routing " << p.routing.value << ": " << p.routing.source << ".\n"
+    o << "  # routing " << p.routing.value << ": " << p.routing.source << ".\n"
       << "  # The levels of network.yml are Switch dimensions, one path per GPU pair, where it changes\n"
       << "  # nothing; it applies when network.yml is a FatTree (docs/network.md, \"Multi-path routing\").\n"
       << "  routing: " << p.routing.value << "\n";
+  }
+  if (*p.transport.value) {
+    o << "  # transport " << p.transport.value << " on the packet-level backend (--backend ns3): " << p.transport.source
+      << ".\n"
+      << "  ns3:\n"
+      << "    transport: " << p.transport.value << "\n";
   }
   return o.str();
 }

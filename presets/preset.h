@@ -66,6 +66,9 @@ struct Preset {
   // (network.routing: ecmp-hash, spray, adaptive; docs/network.md), written
   // into system.yml's `network:` section when set.
   Figure routing{"", ""};
+  // The fabric's transport on the packet-level backend (`ns3: {transport:
+  // roce | ib}` in system.yml's `network:` section, applied only when ns3 runs).
+  Figure transport{"", ""};
   // Fitted presets: the files' values replaced (key path -> value, source).
   struct Fitted {
     std::string file, key, value;

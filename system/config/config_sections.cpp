@@ -45,6 +45,28 @@ NetworkConfig read_network_section(const ConfigReader& r, const YAML::Node& n, c
     const std::string key = kv.first.Scalar();
     const std::string where = "network." + key;
     if (!seen.insert(key).second) r.fail(kv.first, "duplicate key '" + where + "'");
+    if (kv.second.IsMap()) {
+      // Options for one backend only, applied when it runs (a preset's
+      // `ns3: {transport: roce}` leaves the other backends as they are).
+      if (!find_backend(key)) {
+        std::string known;
+        for (const BackendInfo& b : network_backends()) known += (known.empty() ? "" : ", ") + b.name;
+        r.fail(kv.first, "'" + where + "' holds a section, but only a backend's name does (" + known +
+                             "): its options apply when that backend runs");
+      }
+      for (const auto& opt : kv.second) {
+        if (!opt.first.IsScalar()) r.fail(opt.first, "keys must be plain names");
+        const std::string name = key + "." + opt.first.Scalar();
+        const std::string at_where = "network." + name;
+        const std::string text = r.text(opt.second, at_where);
+        const YAML::Mark m = opt.first.Mark();
+        std::string at = source;
+        if (!m.is_null()) at.append(":").append(std::to_string(m.line + 1));
+        at.append(": ").append(at_where);
+        if (!s.options.emplace(name, OptionValue{text, at}).second) r.fail(opt.first, "duplicate key '" + at_where + "'");
+      }
+      continue;
+    }
     const std::string value = r.text(kv.second, where);
     const YAML::Mark mark = kv.first.Mark();
     std::string at = source;
