@@ -35,8 +35,8 @@ TEST_F(GeneratorTest, BadPlansAreClearErrors) {
   EXPECT_EQ(error_of(options("mixtral-8x7b", "tp=1,pp=1,dp=2,ep=3", 8, 2048)),
             "--parallel tp=1,pp=1,dp=2,ep=3: ep=3 must divide the model's 8 experts");
   EXPECT_EQ(error_of(options("no-such-model", "tp=1", 8, 2048)),
-            "--model: 'no-such-model' is neither a built-in model (gpt3-175b, llama3-405b, llama3-70b, llama3-8b, "
-            "mixtral-8x7b) nor a readable YAML file");
+            "--model: 'no-such-model' is neither a built-in model (deepseek-v3, gpt3-175b, llama3-405b, llama3-70b, llama3-8b, "
+            "mixtral-8x22b, mixtral-8x7b) nor a readable YAML file");
 }
 
 TEST_F(GeneratorTest, BadOptionsAreClearErrors) {
