@@ -40,25 +40,19 @@ std::vector<std::uint64_t> expert_tokens(const TrainingSpec& t, std::uint64_t la
   std::vector<std::uint64_t> count(E, N / E);
   if (moe.routing.zipf) {
     const std::vector<std::uint32_t> rank = popularity(E, moe.routing.seed, layer);
-    std::vector<double> share(E);
-    for (std::uint32_t e = 0; e < E; ++e) share[e] = std::pow(static_cast<double>(rank[e]) + 1, -moe.routing.exponent);
-    // Water-filling: shares past 1 / top_k are held there, the rest rescaled.
+    // Zipf weights by popularity rank, decreasing: the shares held at the
+    // cap 1 / top_k are a prefix of them. With the first c held, the rest
+    // share 1 - c / top_k in proportion; c is the fewest for which the next
+    // share is within the cap (at most top_k of them; suffix sums: O(E)).
+    std::vector<double> weight(E), suffix(std::size_t{E} + 1, 0);
+    for (std::uint32_t i = 0; i < E; ++i) weight[i] = std::pow(static_cast<double>(i) + 1, -moe.routing.exponent);
+    for (std::uint32_t i = E; i-- > 0;) suffix[i] = suffix[i + 1] + weight[i];
     const double cap = 1.0 / moe.top_k;
-    std::vector<bool> capped(E, false);
-    for (bool again = true; again;) {
-      again = false;
-      double free_sum = 0, held = 0;
-      for (std::uint32_t e = 0; e < E; ++e) (capped[e] ? held : free_sum) += capped[e] ? cap : share[e];
-      const double scale = free_sum > 0 ? (1 - held) / free_sum : 0;
-      for (std::uint32_t e = 0; e < E; ++e) {
-        if (capped[e]) continue;
-        share[e] *= scale;
-        if (share[e] > cap) capped[e] = again = true;
-      }
-      for (std::uint32_t e = 0; e < E; ++e) {
-        if (capped[e]) share[e] = cap;
-      }
-    }
+    std::uint32_t held = 0;
+    while (held < E && held < moe.top_k && weight[held] * (1 - held * cap) > cap * suffix[held]) ++held;
+    const double rest = held < E && suffix[held] > 0 ? (1 - held * cap) / suffix[held] : 0;
+    std::vector<double> share(E);
+    for (std::uint32_t e = 0; e < E; ++e) share[e] = rank[e] < held ? cap : weight[rank[e]] * rest;
     // Largest remainder: floors, then one more token to the largest
     // fractions (lower expert first on ties) until N are placed.
     std::vector<double> frac(E);

@@ -68,7 +68,7 @@ TEST_F(GeneratorTest, BadOptionsAreClearErrors) {
 TEST_F(GeneratorTest, BadModelFilesNameFileLineAndKey) {
   const std::string bad = model_file("bad", "layers: 4\nhidden: 64\nffn_hidden: 256\nheads: 4\nvocab: 128\nlayer: 3\n");
   EXPECT_EQ(error_of(options(bad, "tp=1", 8, 32)), bad + ":6: unknown key 'layer' (allowed: name, layers, hidden, "
-                                                  "ffn_hidden, heads, kv_heads, vocab, mlp, norm, bias, tied_embeddings, dropout, moe)");
+                                                  "ffn_hidden, heads, kv_heads, vocab, mlp, norm, bias, tied_embeddings, dropout, moe, mla)");
   const std::string heads = model_file("heads", "layers: 4\nhidden: 64\nffn_hidden: 256\nheads: 5\nvocab: 128\n");
   EXPECT_EQ(error_of(options(heads, "tp=1", 8, 32)), heads + ":4: hidden (64) must be a multiple of heads (5)");
 }
