@@ -117,7 +117,7 @@ double model_flops_per_iteration(const TrainingSpec& t) {
 
 std::uint64_t dense_dp_size(const TrainingSpec& t) { return std::uint64_t{t.plan.dp} * t.plan.cp; }
 std::uint64_t expert_dp_size(const TrainingSpec& t) {
-  return std::uint64_t{t.plan.tp} * t.plan.dp / t.plan.ep * t.plan.cp;
+  return std::uint64_t{t.plan.tp} * t.plan.dp / (std::uint64_t{t.plan.ep} * t.plan.etp) * t.plan.cp;
 }
 
 RankParams layer_params(const TrainingSpec& t, std::uint64_t layer) {
@@ -149,7 +149,7 @@ RankParams layer_params(const TrainingSpec& t, std::uint64_t layer) {
   if (m.moe_layer(layer)) {
     dense += h * m.moe.experts;  // router (replicated)
     if (m.moe.shared_experts) dense += mlp(m.shared_ffn(), tp);  // shared experts: tensor-parallel like a dense MLP
-    expert = CheckedCount(m.moe.experts / t.plan.ep) * mlp(m.moe.expert_ffn_hidden, 1);
+    expert = CheckedCount(m.moe.experts / t.plan.ep) * mlp(m.moe.expert_ffn_hidden, t.plan.etp);  // split etp ways
   } else {
     dense += mlp(m.ffn_hidden, tp);
   }

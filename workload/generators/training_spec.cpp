@@ -120,6 +120,7 @@ TrainingSpec build_spec(const TrainingOptions& o, const ModelConfig* model) {
                                      m.source + "; Megatron pads it to a multiple of 128 x tp)");
   if (p.sp && p.tp == 1) throw InputError(plan + "sp (sequence parallelism) needs tp > 1");
   if (p.ep > 1 && !m.is_moe()) throw InputError(plan + "ep=" + num(p.ep) + " but " + m.name + " has no experts");
+  if (p.etp > 1 && !m.is_moe()) throw InputError(plan + "etp=" + num(p.etp) + " but " + m.name + " has no experts");
 
   // The query leaves a key out as 0 (and refuses an explicit 0): "required";
   // on the command line CLI11 requires them, so a 0 here was typed.
@@ -168,9 +169,13 @@ TrainingSpec build_spec(const TrainingOptions& o, const ModelConfig* model) {
     }
     require_divides(p.ep, m.moe.experts, plan + "ep=" + num(p.ep) + " must divide the model's " +
                                              num(m.moe.experts) + " experts");
-    require_divides(p.ep, std::uint64_t{p.tp} * p.dp, plan + "ep=" + num(p.ep) + " must divide tp x dp = " +
-                                                            num(std::uint64_t{p.tp} * p.dp) +
-                                                            " (experts take their ranks from tensor x data parallelism)");
+    require_divides(std::uint64_t{p.ep} * p.etp, std::uint64_t{p.tp} * p.dp,
+                    plan + (p.etp > 1 ? "ep x etp = " + num(std::uint64_t{p.ep} * p.etp) : "ep=" + num(p.ep)) +
+                        " must divide tp x dp = " + num(std::uint64_t{p.tp} * p.dp) +
+                        " (experts take their ranks from tensor x data parallelism)");
+    require_divides(p.etp, m.moe.expert_ffn_hidden, plan + "etp=" + num(p.etp) + " must divide the experts' width " +
+                                                        num(m.moe.expert_ffn_hidden) + " (moe.expert_ffn_hidden of " +
+                                                        m.source + ")");
     if (p.tp > 1 && !p.sp) throw InputError(plan + "a mixture of experts with tp > 1 needs sp (as in Megatron-LM)");
     const std::uint64_t routed = (p.sp ? t.tokens() / p.tp : t.tokens()) * m.moe.top_k * p.ep;
     if (!m.moe.routing.zipf) require_divides(m.moe.experts, routed,

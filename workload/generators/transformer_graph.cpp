@@ -47,7 +47,7 @@ class RankBuilder {
     attn_dq_ = m_.is_mla() ? m_.mla.qk_head_dim + m_.mla.rope_head_dim : m_.head_dim();
     attn_dv_ = m_.is_mla() ? m_.mla.v_head_dim : m_.head_dim();
     if (m_.is_mla()) hq_ = CheckedCount(m_.heads) * attn_dv_;  // the output projection's input
-    ep_position_ = (c_.tp + p_.tp * c_.dp) % p_.ep;
+    ep_position_ = (c_.tp + p_.tp * c_.dp) / p_.etp % p_.ep;
     dpc_ = dense_dp_size(t);
     edp_ = expert_dp_size(t);
   }
@@ -299,6 +299,7 @@ class RankBuilder {
     define(Dim::kDp, dp_);
     if (m_.is_moe()) {
       define(Dim::kEp, ep_);
+      define(Dim::kExpertTp, etp_);
       define(Dim::kExpertDp, edp_name_);
     }
     if (m_.tied_embeddings && !t_.layers_only && p_.pp > 1 && (c_.pp == 0 || c_.pp == p_.pp - 1)) define(Dim::kEmbedding, embd_);
@@ -739,6 +740,11 @@ class RankBuilder {
   // routing, capacity) one GEMM over all their rows (the same FLOPs). Every
   // all-to-all is sized by the group's most loaded rank (its tokens x hidden
   // x 2 B sent by each rank): the hottest receiver sets its time.
+  // With expert tensor parallelism (etp > 1) each expert's MLP is split etp
+  // ways (FC1 by columns, FC2 by rows, as a dense MLP over tp): after the
+  // dispatch the etp ranks all-gather their tokens, compute all of them on
+  // their slice of the weights, and reduce-scatter the output before the
+  // combine (Megatron-core's alltoall dispatcher with expert TP).
   const RankExpertLoad& load(std::uint64_t l) {
     auto it = loads_.find(l);
     if (it == loads_.end()) it = loads_.emplace(l, rank_expert_load(t_, l, ep_position_)).first;
@@ -747,23 +753,36 @@ class RankBuilder {
   // The experts' GEMM of m rows per expert (n x k weights), forward or one of the backward pair.
   void expert_gemm(const std::string& name, const RankExpertLoad& ld, bool rows_are_m, CheckedCount a, CheckedCount b) {
     const bool even = std::all_of(ld.local.begin(), ld.local.end(), [&](std::uint64_t x) { return x == ld.local[0]; });
-    const CheckedCount rows = even ? CheckedCount(ld.local[0]) : CheckedCount(ld.total);
+    const CheckedCount rows = (even ? CheckedCount(ld.local[0]) : CheckedCount(ld.total)) * p_.etp;
     const CheckedCount batch = even ? CheckedCount(ld.local.size()) : CheckedCount(1);
     // rows_are_m: rows x a x b (forward, data gradient); else a x b x rows (weight gradient).
     if (rows_are_m) gemm(name, rows, a, b, batch);
     else gemm(name, a, b, rows, batch);
   }
   CheckedCount a2a_bytes(std::uint64_t l) { return CheckedCount(load(l).heaviest_rank) * m_.hidden * kWire; }
+  // The expert-tensor-parallel exchange around the experts: the rank's
+  // dispatched tokens gathered from its etp peers, or the output's partial
+  // sums reduce-scattered back to them.
+  void etp_gather(const std::string& what, const char* pass, std::uint32_t mb, std::uint64_t l) {
+    if (etp_.empty()) return;
+    collective(nm(what + ".tp_allgather", pass, mb), CollectiveType::kAllGather, a2a_bytes(l), etp_, true);
+  }
+  void etp_scatter(const std::string& what, const char* pass, std::uint32_t mb, std::uint64_t l) {
+    if (etp_.empty()) return;
+    collective(nm(what + ".tp_reduce_scatter", pass, mb), CollectiveType::kReduceScatter, a2a_bytes(l) * p_.etp, etp_,
+               true);
+  }
   void moe_forward(std::uint64_t l, std::uint32_t mb, const char* pass) {
     const std::string L = layer(l);
-    const CheckedCount h = m_.hidden, f = m_.moe.expert_ffn_hidden, E = m_.moe.experts;
+    const CheckedCount h = m_.hidden, f = m_.moe.expert_ffn_hidden / p_.etp, E = m_.moe.experts;
     const RankExpertLoad& ld = load(l);
-    const CheckedCount te = ld.total, local = ld.local.size();
+    const CheckedCount te = CheckedCount(ld.total) * p_.etp, local = ld.local.size();
     membound(nm(L + ".mlp.norm", pass, mb), norm(), sp_tok_ * h, 2 * sp_tok_ * h * 2);
     outside_te_ = true;
     gemm(nm(L + ".mlp.router", pass, mb), sp_tok_, E, h);
     outside_te_ = false;
     if (!ep_.empty()) collective(nm(L + ".mlp.ep_dispatch", pass, mb), CollectiveType::kAllToAll, a2a_bytes(l), ep_, true);
+    etp_gather(L + ".mlp.experts", pass, mb, l);
     // The experts are plain TE Linears on their own tokens (no sequence
     // parallelism, no fused norm): each casts its input with its transpose.
     const CheckedCount f1 = f * (m_.swiglu ? 2 : 1);
@@ -777,16 +796,18 @@ class RankBuilder {
       input_cast(L + ".mlp.experts.fc2", pass, mb, te * f, false);
       expert_gemm(nm(L + ".mlp.experts.fc2", pass, mb), ld, true, h, f);
     }
+    etp_scatter(L + ".mlp.experts", pass, mb, l);
     if (!ep_.empty()) collective(nm(L + ".mlp.ep_combine", pass, mb), CollectiveType::kAllToAll, a2a_bytes(l), ep_, true);
     if (m_.moe.shared_experts) dense_mlp_forward(l, L + ".mlp.shared", pass, mb, m_.shared_ffn());
   }
   void moe_backward(std::uint64_t l, std::uint32_t mb) {
     const std::string L = layer(l);
-    const CheckedCount h = m_.hidden, f = m_.moe.expert_ffn_hidden, E = m_.moe.experts;
+    const CheckedCount h = m_.hidden, f = m_.moe.expert_ffn_hidden / p_.etp, E = m_.moe.experts;
     const RankExpertLoad& ld = load(l);
-    const CheckedCount te = ld.total, f1 = f * (m_.swiglu ? 2 : 1);
+    const CheckedCount te = CheckedCount(ld.total) * p_.etp, f1 = f * (m_.swiglu ? 2 : 1);
     if (m_.moe.shared_experts) dense_mlp_backward(l, L + ".mlp.shared", mb, m_.shared_ffn());
     if (!ep_.empty()) collective(nm(L + ".mlp.ep_combine", "bwd", mb), CollectiveType::kAllToAll, a2a_bytes(l), ep_, true);
+    etp_gather(L + ".mlp.experts.grad", "bwd", mb, l);  // backward of the reduce-scatter
     if (ld.total > 0) {
       grad_cast(L + ".mlp.experts.fc2", mb, te * h, false);
       expert_gemm(nm(L + ".mlp.experts.fc2", "bwd_data", mb), ld, true, f, h);
@@ -797,6 +818,7 @@ class RankBuilder {
       expert_gemm(nm(L + ".mlp.experts.fc1", "bwd_data", mb), ld, true, h, f1);
       expert_gemm(nm(L + ".mlp.experts.fc1", "bwd_weight", mb), ld, false, f1, h);
     }
+    etp_scatter(L + ".mlp.experts.grad", "bwd", mb, l);  // backward of the all-gather
     if (!ep_.empty()) collective(nm(L + ".mlp.ep_dispatch", "bwd", mb), CollectiveType::kAllToAll, a2a_bytes(l), ep_, true);
     outside_te_ = true;
     gemm(nm(L + ".mlp.router", "bwd_data", mb), sp_tok_, h, E);
@@ -1033,7 +1055,7 @@ class RankBuilder {
   std::uint32_t ep_position_ = 0;            // this rank's place in its expert-parallel group
   std::unordered_map<std::uint64_t, RankExpertLoad> loads_;  // per MoE layer
   std::uint64_t dpc_ = 1, edp_ = 1;
-  std::string tp_, cp_, dp_, ep_, edp_name_, embd_;  // group names; empty: no such group of 2+ ranks
+  std::string tp_, cp_, dp_, ep_, etp_, edp_name_, embd_;  // group names; empty: no such group of 2+ ranks
   std::uint64_t last_ = 0;              // the GPU stream's last node
   std::vector<std::uint64_t> waits_;    // what the stream's next node must also wait for
   bool recomputing_ = false;

@@ -115,13 +115,14 @@ Replicas data_parallel_replicas(const TrainingSpec& spec) {
 Replicas expert_replicas(const TrainingSpec& spec) {
   Replicas r;
   const ParallelPlan& p = spec.plan;
-  // Expert-parallel groups are ep consecutive (tp, dp) positions: the
-  // smallest block of data-parallel replicas holding whole tensor- and
-  // expert-parallel groups is lcm(tp, ep) / tp of them. Such blocks repeat
+  // Expert-parallel groups (with their expert-tensor-parallel peers) fill
+  // ep x etp consecutive (tp, dp) positions: the smallest block of
+  // data-parallel replicas holding whole tensor- and expert-parallel groups
+  // is lcm(tp, ep x etp) / tp of them. Such blocks repeat
   // (the same expert-parallel positions, hence the same experts and loads);
   // data-parallel and expert-data-parallel groups join several members of
   // each block, which the period fold mirrors as it does context-parallel ranks.
-  const std::uint64_t block = std::lcm(std::uint64_t{p.tp}, std::uint64_t{p.ep}) / p.tp;
+  const std::uint64_t block = std::lcm(std::uint64_t{p.tp}, std::uint64_t{p.ep} * p.etp) / p.tp;
   if (p.dp % block != 0 || p.dp / block < 2) return r;
   for (std::uint32_t rank = 0; rank < p.world(); ++rank) {
     if (coords_of(p, rank).dp < block) r.replica0.push_back(rank);

@@ -40,7 +40,7 @@ struct Replicas {
   std::uint32_t count = 1, stride = 0;
 };
 Replicas data_parallel_replicas(const TrainingSpec& spec);
-// A mixture of experts' replicas: blocks of lcm(tp, ep) / tp data-parallel
+// A mixture of experts' replicas: blocks of lcm(tp, ep x etp) / tp data-parallel
 // replicas (whole expert-parallel groups), any cp; empty when dp holds fewer
 // than two such blocks.
 Replicas expert_replicas(const TrainingSpec& spec);

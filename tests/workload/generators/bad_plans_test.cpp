@@ -29,7 +29,7 @@ TEST_F(GeneratorTest, BadPlansAreClearErrors) {
   EXPECT_EQ(error_of(o("tp=2,pp=2,dp=2,ep=2,tp=4")), "--parallel 'tp=2,pp=2,dp=2,ep=2,tp=4': 'tp' given twice");
   EXPECT_EQ(error_of(o("tp=0")), "--parallel 'tp=0': tp must be a whole number from 1 to 1048576, got '0'");
   EXPECT_EQ(error_of(o("tp=2,xp=2")),
-            "--parallel 'tp=2,xp=2': unknown item 'xp=2' (expected tp=N, pp=N, dp=N, cp=N, ep=N or sp)");
+            "--parallel 'tp=2,xp=2': unknown item 'xp=2' (expected tp=N, pp=N, dp=N, cp=N, ep=N, etp=N or sp)");
   EXPECT_EQ(error_of(options("mixtral-8x7b", "tp=2,pp=1,dp=2,ep=2", 8, 2048)),
             "--parallel tp=2,pp=1,dp=2,ep=2: a mixture of experts with tp > 1 needs sp (as in Megatron-LM)");
   EXPECT_EQ(error_of(options("mixtral-8x7b", "tp=1,pp=1,dp=2,ep=3", 8, 2048)),

@@ -99,6 +99,14 @@ TEST_F(ExpertFoldingTest, MixtralFoldsExactlyInterleaved) {
                4);
 }
 
+TEST_F(ExpertFoldingTest, ExpertTensorParallelPlansFoldExactly) {
+  // Blocks of lcm(2, 2 x 2) / 2 = 2 replicas.
+  expect_exact("gen:transformer?model=mixtral-8x7b&seq=256&global-batch=16&parallel=tp=2,pp=2,dp=8,ep=2,etp=2,sp", 4);
+  expect_exact("gen:transformer?model=" + small_deepseek() +
+                   "&seq=256&global-batch=16&parallel=tp=2,pp=2,dp=8,ep=2,etp=2,sp&schedule=interleaved:2",
+               4);
+}
+
 TEST_F(ExpertFoldingTest, SkewedSharedExpertsAndDenseLayersFoldExactly) {
   const std::string m = small_deepseek();
   expect_exact("gen:transformer?model=" + m + "&seq=256&global-batch=16&parallel=tp=2,pp=2,dp=8,ep=4,sp", 4);

@@ -12,6 +12,7 @@
 #include "workload/generators/expert_load.h"
 #include "workload/generators/model.h"
 #include "workload/generators/model_flops.h"
+#include "workload/generators/parallel_plan.h"
 
 namespace sim::testing {
 namespace {
@@ -162,6 +163,47 @@ TEST_F(MoeModelTest, CapacityFactorDropsWhatPassesIt) {
   EXPECT_EQ(*std::max_element(load.begin(), load.end()), 40u);  // ceil(1.25 x 256 / 8)
   EXPECT_LT(std::accumulate(load.begin(), load.end(), std::uint64_t{0}), 256u);
   EXPECT_LT(counted_flops(spec).first, gen::model_flops_exact(spec));  // dropped tokens are not computed
+}
+
+// Expert tensor parallelism: etp consecutive (tp, dp) positions split each
+// expert; expert-parallel groups take one of each of ep such groups.
+TEST_F(MoeModelTest, ExpertTensorParallelGroupsFlopsAndParameters) {
+  const gen::ParallelPlan p = gen::parse_parallel_plan("tp=2,pp=1,dp=4,ep=2,etp=2,sp");
+  EXPECT_EQ(p.describe(), "tp=2,pp=1,dp=4,ep=2,etp=2,sp");
+  EXPECT_EQ(gen::group_of(p, gen::Dim::kExpertTp, 0).ranks, (std::vector<std::uint32_t>{0, 1}));
+  EXPECT_EQ(gen::group_of(p, gen::Dim::kEp, 0).ranks, (std::vector<std::uint32_t>{0, 2}));
+  EXPECT_EQ(gen::group_of(p, gen::Dim::kExpertDp, 0).ranks, (std::vector<std::uint32_t>{0, 4}));
+  EXPECT_EQ(gen::group_of(p, gen::Dim::kExpertTp, 3).ranks, (std::vector<std::uint32_t>{2, 3}));
+  EXPECT_EQ(gen::group_of(p, gen::Dim::kEp, 3).ranks, (std::vector<std::uint32_t>{1, 3}));
+  EXPECT_EQ(gen::group_of(p, gen::Dim::kExpertDp, 3).ranks, (std::vector<std::uint32_t>{3, 7}));
+  EXPECT_EQ(gen::group_of(p, gen::Dim::kExpertTp, 3).name, "etp:1");
+  EXPECT_EQ(gen::group_of(p, gen::Dim::kEp, 3).name, "ep:1");
+
+  const std::string model = model_file("ds", small_deepseek());
+  for (const char* plan : {"tp=2,pp=1,dp=4,ep=2,etp=2,sp", "tp=1,pp=2,dp=4,ep=2,etp=2", "tp=2,pp=2,dp=2,ep=1,etp=4,sp"}) {
+    const gen::TrainingSpec spec = gen::make_training_spec(options(model, plan, 8, 32));
+    const std::uint64_t duplicated = spec.plan.tp == 2 ? 17'301'504u : 0u;  // MLA's down-projections, as above
+    EXPECT_EQ(counted_flops(spec).first, 158'859'264u + duplicated) << plan;
+    // E/ep experts of 3 x 64 x 16, split etp ways.
+    EXPECT_EQ(gen::layer_params(spec, 1).expert, 8u / spec.plan.ep * 3 * 64 * 16 / spec.plan.etp) << plan;
+    EXPECT_EQ(gen::expert_dp_size(spec), std::uint64_t{spec.plan.tp} * spec.plan.dp / (spec.plan.ep * spec.plan.etp)) << plan;
+  }
+  // The etp all-gather carries the rank's dispatched tokens, the reduce-scatter etp times that.
+  const gen::TrainingSpec spec = gen::make_training_spec(options(model, "tp=2,pp=1,dp=4,ep=2,etp=2,sp", 8, 32));
+  std::int64_t gathered = 0, scattered = 0;
+  for (const et::Node& n : gen::transformer_rank_trace(spec, 0).nodes) {
+    if (n.name() == "layer1.mlp.experts.tp_allgather.fwd mb0") gathered = attr_int(n, "comm_size").value_or(0);
+    if (n.name() == "layer1.mlp.experts.tp_reduce_scatter.fwd mb0") scattered = attr_int(n, "comm_size").value_or(0);
+  }
+  EXPECT_EQ(gathered, 16 * 2 * 64 * 2);  // 16 tokens x top 2 x ep 2 / 8 experts x 4 local x 64 x 2 B
+  EXPECT_EQ(scattered, 2 * gathered);
+  EXPECT_NE(error_of(options(model, "tp=2,pp=1,dp=16,ep=1,etp=32,sp", 32, 32)).find("etp=32 must divide the experts' width 16"),
+            std::string::npos);
+  EXPECT_NE(error_of(options(model, "tp=2,pp=1,dp=4,ep=1,etp=32,sp", 8, 32)).find("ep x etp = 32 must divide tp x dp = 8"),
+            std::string::npos);
+  EXPECT_NE(error_of(options(model_file("llama", llama_yaml(2, 64, 96, 4, 2, 128)), "tp=1,pp=1,dp=2,etp=2", 8, 32))
+                .find("etp=2 but"),
+            std::string::npos);
 }
 
 TEST_F(MoeModelTest, BadMoeKeysAreErrorsNamingTheKey) {
