@@ -4,7 +4,8 @@
 // as one, and every simulated rank finishes, computes and communicates as
 // that rank does when every rank is simulated (--no-aggregation), to the
 // picosecond: ep inside a node and across nodes, 1F1B and interleaved,
-// uniform and Zipf-skewed routing, shared experts and dense first layers.
+// uniform and Zipf-skewed routing, shared experts and dense first layers,
+// expert tensor parallelism, the default collectives and NCCL's.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -47,15 +48,18 @@ class ExpertFoldingTest : public testing::TempFolderTest {
   }
 
   // Folded (with the command line's retries) against every rank, rank by rank.
-  void expect_exact(const std::string& w, std::uint32_t replicas) {
+  // `collectives`: --collective values for both runs (e.g. NCCL's all-to-all, as the presets select).
+  void expect_exact(const std::string& w, std::uint32_t replicas, const std::vector<std::string>& collectives = {}) {
     std::vector<std::string> notes;
     const auto run = [&](const ScenarioSpec& x) {
       const Scenario sc = build_scenario(x);
       Simulation sim(sc.graphs, *sc.topology, sc.config, sc.options);
       return std::make_pair(sim.run(), sc.options.folding);
     };
-    const auto [ra, folding] = simulate_folded_if_exact(spec(w, true), run, [&](const std::string& why) { notes.push_back(why); });
-    const Scenario full = build_scenario(spec(w, false));
+    ScenarioSpec folded = spec(w, true), every = spec(w, false);
+    folded.collectives = every.collectives = collectives;
+    const auto [ra, folding] = simulate_folded_if_exact(folded, run, [&](const std::string& why) { notes.push_back(why); });
+    const Scenario full = build_scenario(every);
     ASSERT_FALSE(full.options.folding.active()) << w;
     Simulation b(full.graphs, *full.topology, full.config, full.options);
     const SimulationResult rb = b.run();
@@ -91,6 +95,14 @@ TEST_F(ExpertFoldingTest, MixtralFoldsExactly1F1B) {
   expect_exact("gen:transformer?model=mixtral-8x7b&seq=256&global-batch=8&parallel=tp=2,pp=2,dp=4,ep=2,sp", 4);
   // Each expert group spans two nodes (8 ranks, 4 a node).
   expect_exact("gen:transformer?model=mixtral-8x7b&seq=256&global-batch=16&parallel=tp=1,pp=2,dp=16,ep=8", 2);
+}
+
+// NCCL's all-to-all (grouped sends, through the proxies across nodes) and
+// NCCL's rings and trees for the gradients, as the dgx-h100 presets select them.
+TEST_F(ExpertFoldingTest, MixtralFoldsExactlyWithNcclCollectives) {
+  const std::vector<std::string> nccl = {"alltoall=nccl", "allreduce=nccl", "allgather=nccl", "reducescatter=nccl"};
+  // Each expert group spans two nodes: the all-to-all goes through the proxies.
+  expect_exact("gen:transformer?model=mixtral-8x7b&seq=256&global-batch=16&parallel=tp=1,pp=2,dp=16,ep=8", 2, nccl);
 }
 
 TEST_F(ExpertFoldingTest, MixtralFoldsExactlyInterleaved) {
