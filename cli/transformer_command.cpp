@@ -32,6 +32,8 @@ void add_transformer_command(CLI::App& workload_gen, TransformerCommand& c) {
   c.app->add_option("--last-stage-layers", o.last_stage_layers, "layers on the last pipeline stage");
   c.app->add_option("--bucket-params", o.bucket_params,
                     "parameters per data-parallel gradient bucket (default Megatron's max(4e7, 1e6 x dp x cp))");
+  c.app->add_option("--routing", o.routing,
+                    "MoE routing over the experts: uniform or zipf:S[:SEED] (default: the model's moe.routing)");
   c.app->add_flag("--comm-free", o.comm_free, "every communication carries 0 B: the schedule and compute alone");
   c.app->add_flag("--layers-only", o.layers_only,
                   "only the transformer layers (no embedding, output layer, loss): equal pipeline stages");

@@ -379,7 +379,7 @@ class AstrasimRunner:
 GEN_BASE = {"model": "llama3-8b", "parallel": "tp=2,pp=2,dp=2,sp", "global-batch": "4", "seq": "256"}
 GEN_KEYS = ["model", "parallel", "global-batch", "micro-batch", "seq", "schedule", "zero", "recompute", "dtype",
             "attention", "first-stage-layers", "last-stage-layers", "bucket-params", "comm-free", "layers-only",
-            "pp-scatter-gather", "tp-comm-overlap"]
+            "pp-scatter-gather", "tp-comm-overlap", "routing"]
 GEN_VALUES = ["0", "1", "2", "3", "7", str(2**24), str(2**26), str(10**12), str(2**63), str(2**64), "-1", "x", "",
               "1.5"]
 GEN_MODEL_KEYS = ["layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocab", "dropout"]
@@ -404,7 +404,8 @@ def gen_query(rng):
         extra = f"&{key}"
     elif kind == "parallel":
         q["parallel"] = rng.choice(["tp=3", "tp=0", "tp=2,tp=2", "pp=3", "cp=3", "ep=2", "tp=1,sp", "tp=2,pp=2,dp=2,cp=2",
-                                    f"dp={2**20}", f"tp={2**21}", "tp=2,xp=1", ",", "tp=2,pp=2,dp=2,cp=2,sp"])
+                                    f"dp={2**20}", f"tp={2**21}", "tp=2,xp=1", ",", "tp=2,pp=2,dp=2,cp=2,sp",
+                                    "tp=2,pp=2,dp=2,etp=2,sp", "etp=0", f"etp={2**21}"])
     elif kind == "schedule":
         q["parallel"] = "tp=1,pp=4,dp=1"
         q["global-batch"] = "8"

@@ -34,7 +34,8 @@ namespace {
 // 0's cp members followed by their copies shifted by cp positions, which the
 // period fold runs (system/groups/group_table.cpp, add_mirrored). Rank r of
 // replica k is then r + k x tp x cp (rank = tp + tp (cp + cp (dp + dp pp))).
-// Experts still refuse: expert-data groups join ranks of several replicas.
+// A mixture of experts folds blocks of replicas holding whole expert-parallel
+// groups (gen::expert_replicas), any cp.
 gen::Replicas folding_replicas(const gen::TrainingSpec& training) {
   const gen::ParallelPlan& p = training.plan;
   if (p.cp == 1 || p.dp < 2 || training.model.is_moe()) return gen::data_parallel_replicas(training);

@@ -8,8 +8,12 @@
 //   QKV        2 h (h_q + 2 h_kv)     (h_q = heads x d, h_kv = kv_heads x d)
 //   attention  4 s h_q
 //   projection 2 h_q h
-//   MLP        2 h f x (2 for GeLU, 3 for SwiGLU); MoE: top_k experts of that, plus the router 2 h E
-// and the logits 2 h V per token. An iteration is 3 B s (l x layer + 2 h V).
+//   MLP        2 h f x (2 for GeLU, 3 for SwiGLU); an MoE layer instead (top_k +
+//              shared) experts of 2 h f_e x that, plus the router 2 h E
+// and the logits 2 h V per token. An iteration is 3 B s (sum of layers + 2 h V).
+// Multi-head latent attention (MLA) instead of QKV, attention and projection:
+//   2 h r_q + 2 r_q H (d_qk + d_r) + 2 h (r_kv + d_r) + 2 r_kv H (d_qk + d_v)
+//   + 2 s H (d_qk + d_r + d_v) + 2 H d_v h.
 // For GPT (h_q = h_kv = h, f = 4h, GeLU) this is 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
 #pragma once
 
@@ -40,8 +44,9 @@ struct RankParams {
   std::uint64_t total() const { return dense + expert; }
 };
 RankParams rank_params(const TrainingSpec& spec, std::uint32_t rank);
-// Parameters of one layer on one rank (no embedding).
-RankParams layer_params(const TrainingSpec& spec);
+// Parameters of layer `layer` on one rank (no embedding): dense and MoE
+// layers differ.
+RankParams layer_params(const TrainingSpec& spec, std::uint64_t layer);
 
 // Bytes a rank holds, mixed precision as in the ZeRO paper (Rajbhandari et
 // al., SC'20, section 3.1): bf16 parameters (2 B) and gradients (2 B), and

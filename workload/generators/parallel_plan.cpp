@@ -11,34 +11,35 @@ std::string ParallelPlan::describe() const {
   std::string s = "tp=" + std::to_string(tp) + ",pp=" + std::to_string(pp) + ",dp=" + std::to_string(dp);
   if (cp > 1) s += ",cp=" + std::to_string(cp);
   if (ep > 1) s += ",ep=" + std::to_string(ep);
+  if (etp > 1) s += ",etp=" + std::to_string(etp);
   if (sp) s += ",sp";
   return s;
 }
 
 ParallelPlan parse_parallel_plan(const std::string& text, const std::string& given) {
   ParallelPlan plan;
-  bool seen[6] = {};
+  bool seen[7] = {};
   std::size_t start = 0;
   const std::string where = (given.empty() ? "--parallel '" + text + "'" : given) + ": ";
-  if (text.empty()) throw InputError(where + "empty; expected e.g. tp=8,pp=4,dp=16[,cp=2,ep=4,sp]");
+  if (text.empty()) throw InputError(where + "empty; expected e.g. tp=8,pp=4,dp=16[,cp=2,ep=4,etp=2,sp]");
   while (start <= text.size()) {
     const std::size_t comma = std::min(text.find(',', start), text.size());
     const std::string item = text.substr(start, comma - start);
     start = comma + 1;
     if (item == "sp") {
-      if (seen[5]) throw InputError(where + "'sp' given twice");
-      seen[5] = plan.sp = true;
+      if (seen[6]) throw InputError(where + "'sp' given twice");
+      seen[6] = plan.sp = true;
       continue;
     }
     const std::size_t eq = item.find('=');
     const std::string key = item.substr(0, eq);
-    static const char* const kKeys[] = {"tp", "pp", "dp", "cp", "ep"};
+    static const char* const kKeys[] = {"tp", "pp", "dp", "cp", "ep", "etp"};
     int k = -1;
-    for (int i = 0; i < 5; ++i) {
+    for (int i = 0; i < 6; ++i) {
       if (key == kKeys[i]) k = i;
     }
     if (eq == std::string::npos || k < 0) {
-      throw InputError(where + "unknown item '" + item + "' (expected tp=N, pp=N, dp=N, cp=N, ep=N or sp)");
+      throw InputError(where + "unknown item '" + item + "' (expected tp=N, pp=N, dp=N, cp=N, ep=N, etp=N or sp)");
     }
     if (seen[k]) throw InputError(where + "'" + key + "' given twice");
     seen[k] = true;
@@ -48,7 +49,7 @@ ParallelPlan parse_parallel_plan(const std::string& text, const std::string& giv
     if (ec != std::errc() || end != value.data() + value.size() || v == 0 || v > (1u << 20)) {
       throw InputError(where + key + " must be a whole number from 1 to 1048576, got '" + value + "'");
     }
-    std::uint32_t* fields[] = {&plan.tp, &plan.pp, &plan.dp, &plan.cp, &plan.ep};
+    std::uint32_t* fields[] = {&plan.tp, &plan.pp, &plan.dp, &plan.cp, &plan.ep, &plan.etp};
     *fields[k] = v;
     if (comma == text.size()) break;
   }
@@ -96,20 +97,26 @@ GroupRef group_of(const ParallelPlan& plan, Dim dim, std::uint32_t rank) {
       break;
     }
     case Dim::kEp:
+    case Dim::kExpertTp:
     case Dim::kExpertDp: {
-      // Experts over the (tp, dp) ranks of one (cp, pp): flat index f = tp + tp * dp;
-      // an expert-parallel group is ep consecutive f, expert-data-parallel the f with equal f % ep.
-      const std::uint32_t f = me.tp + plan.tp * me.dp, n = plan.tp * plan.dp;
+      // Experts over the (tp, dp) ranks of one (cp, pp): flat index f = tp + tp * dp,
+      // in blocks of ep x etp: an expert-tensor-parallel group is etp consecutive f,
+      // an expert-parallel group the f of one block with equal f % etp,
+      // expert-data-parallel the f with equal f % (ep x etp).
+      const std::uint32_t f = me.tp + plan.tp * me.dp, n = plan.tp * plan.dp, block = plan.ep * plan.etp;
       auto at = [&](std::uint32_t flat) { add({flat % plan.tp, me.cp, flat / plan.tp, me.pp}); };
       const std::uint32_t plane = me.cp + plan.cp * me.pp;
       if (dim == Dim::kEp) {
-        for (std::uint32_t i = 0; i < plan.ep; ++i) at(f / plan.ep * plan.ep + i);
-        g.name = "ep:" + std::to_string(plane * (n / plan.ep) + f / plan.ep);
+        for (std::uint32_t i = 0; i < plan.ep; ++i) at(f / block * block + f % plan.etp + i * plan.etp);
+        g.name = "ep:" + std::to_string(plane * (n / plan.ep) + f / block * plan.etp + f % plan.etp);
+      } else if (dim == Dim::kExpertTp) {
+        for (std::uint32_t i = 0; i < plan.etp; ++i) at(f / plan.etp * plan.etp + i);
+        g.name = "etp:" + std::to_string(plane * (n / plan.etp) + f / plan.etp);
       } else {  // every context-parallel rank too: they hold the same experts
         for (std::uint32_t c = 0; c < plan.cp; ++c) {
-          for (std::uint32_t i = f % plan.ep; i < n; i += plan.ep) add({i % plan.tp, c, i / plan.tp, me.pp});
+          for (std::uint32_t i = f % block; i < n; i += block) add({i % plan.tp, c, i / plan.tp, me.pp});
         }
-        g.name = "edp:" + std::to_string(me.pp * plan.ep + f % plan.ep);
+        g.name = "edp:" + std::to_string(me.pp * block + f % block);
       }
       break;
     }

@@ -88,6 +88,7 @@ void check_quantity_limits(const TrainingSpec& t) {
   const CheckedCount qkv_out = (CheckedCount(m.heads) * d + CheckedCount(2) * m.kv_hidden()) / tp;
   const CheckedCount f = m.ffn_hidden / tp, fc1_out = CheckedCount(m.ffn_hidden) * (m.swiglu ? 2 : 1) / tp;
   const std::string tokens = l.tokens_given();
+  const bool dense_mlp = !m.is_moe() || m.moe.first_dense_layers > 0;
 
   // Nodes first: the count that grows with layers and micro-batches, whatever
   // the sizes.
@@ -116,6 +117,11 @@ void check_quantity_limits(const TrainingSpec& t) {
                   ": the bytes of one softmax over the attention scores "
                   "(micro-batch x heads / tp x seq^2)",
               l.tokens_remedy() + " " + model_keys(m, {"heads"}));
+  } else if (m.is_mla()) {
+    const CheckedCount dims = CheckedCount(m.mla.qk_head_dim) + m.mla.rope_head_dim + m.mla.v_head_dim;
+    l.require(CheckedCount(4) * b * s * s * heads * dims,
+              tokens + ": one attention kernel's FLOPs (4 x micro-batch x (seq / cp)^2 x heads / tp x (qk + rope + v head dims))",
+              l.tokens_remedy() + " " + model_keys(m, {"heads"}));
   } else {
     l.require(CheckedCount(8) * b * s * s * hq,
               tokens +
@@ -135,8 +141,11 @@ void check_quantity_limits(const TrainingSpec& t) {
   const Gemm gemms[] = {
       {"QKV", qkv_out, h, {"hidden", "heads", "kv_heads"}},
       {"attention projection", h, hq, {"hidden"}},
-      {"MLP FC1", m.is_moe() ? CheckedCount(0) : fc1_out, h, {"hidden", "ffn_hidden"}},
-      {"MLP FC2", m.is_moe() ? CheckedCount(0) : h, f, {"hidden", "ffn_hidden"}},
+      {"MLP FC1", dense_mlp ? fc1_out : CheckedCount(0), h, {"hidden", "ffn_hidden"}},
+      {"MLP FC2", dense_mlp ? h : CheckedCount(0), f, {"hidden", "ffn_hidden"}},
+      {"shared experts' FC1", CheckedCount(m.shared_ffn()) * (m.swiglu ? 2 : 1) / tp, h, {"hidden", "experts"}},
+      {"MLA up-projection", m.is_mla() ? CheckedCount(m.heads) * (m.mla.qk_head_dim + m.mla.rope_head_dim + m.mla.qk_head_dim + m.mla.v_head_dim) / tp : CheckedCount(0),
+       CheckedCount(std::max(m.mla.q_lora_rank, m.mla.kv_lora_rank)) + h, {"hidden", "heads"}},
       {"output layer", t.layers_only ? CheckedCount(0) : CheckedCount(m.vocab / tp), h, {"hidden", "vocab"}},
   };
   for (const Gemm& g : gemms) {
@@ -163,27 +172,23 @@ void check_quantity_limits(const TrainingSpec& t) {
               l.tokens_remedy() + " " + model_keys(m, {"hidden", "ffn_hidden"}));
   }
   if (m.is_moe()) {
-    const CheckedCount local = m.moe.experts / p.ep;
-    const CheckedCount routed = sp_tok * m.moe.top_k * p.ep / m.moe.experts;
-    const CheckedCount f1 = CheckedCount(m.ffn_hidden) * (m.swiglu ? 2 : 1);
+    // Every token of the expert-parallel group routed to this rank's experts
+    // bounds what any routing (skewed or not) hands one rank.
+    const CheckedCount routed = sp_tok * m.moe.top_k * p.ep;
+    const CheckedCount f1 = CheckedCount(m.moe.expert_ffn_hidden) * (m.swiglu ? 2 : 1);
     l.require(gemm_size(sp_tok, m.moe.experts, h), tokens + ": the MoE router GEMM's FLOPs",
               l.tokens_remedy() + " " + model_keys(m, {"hidden", "experts"}));
-    l.require(gemm_size(routed, f1, h, local) + CheckedCount(10) * local * routed * m.ffn_hidden,
+    l.require(gemm_size(routed, f1, h) + CheckedCount(10) * routed * m.moe.expert_ffn_hidden,
               tokens + ": the experts' grouped GEMM's FLOPs or bytes",
               l.tokens_remedy() + " " + model_keys(m, {"hidden", "ffn_hidden", "experts"}));
-    const double a2a = std::ceil(static_cast<double>(sp_tok.value()) * m.moe.top_k * m.moe.capacity_factor) *
-                       static_cast<double>(m.hidden) * 2;
-    if (!(a2a < 9.2e18)) {
-      throw InputError(tokens +
-                       ": the bytes of one expert all-to-all (tokens x top_k x "
-                       "capacity_factor x hidden x 2 B) "
-                       "pass 2^63 - 1, the most a trace's int64 holds: " +
-                       l.tokens_remedy() + " " + model_keys(m, {"hidden"}));
-    }
+    l.require(routed * h * 2,
+              tokens + ": the bytes of one expert all-to-all (tokens x top_k x ep x hidden x 2 B at most)",
+              l.tokens_remedy() + " " + model_keys(m, {"hidden"}));
   }
 
   // Parameters: the optimizer step moves 28 B per parameter a rank updates.
-  const RankParams per = layer_params(t);
+  const RankParams first = layer_params(t, 0), last = layer_params(t, m.layers - 1);  // dense and MoE layers
+  const RankParams per{std::max(first.dense, last.dense), std::max(first.expert, last.expert)};
   const CheckedCount embedding = CheckedCount(m.vocab) * m.hidden / tp;
   const CheckedCount dense = CheckedCount(per.dense) * stage_layers + CheckedCount(2) * embedding + CheckedCount(2) * h;
   const CheckedCount expert = CheckedCount(per.expert) * stage_layers;

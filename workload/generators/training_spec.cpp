@@ -27,6 +27,29 @@ std::uint64_t parse_count(const std::string& key, const std::string& value) {
 
 }  // namespace
 
+RoutingConfig parse_routing(const std::string& text, const std::string& given) {
+  RoutingConfig r;
+  if (text == "uniform") return r;
+  const std::string expected = ": expected uniform or zipf:S[:SEED] (S in (0, 100], SEED a whole number)";
+  if (text.rfind("zipf:", 0) != 0) throw InputError(given + expected);
+  const std::string rest = text.substr(5);
+  const std::size_t colon = rest.find(':');
+  const std::string s = rest.substr(0, colon);
+  double exponent = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), exponent);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !(exponent > 0 && exponent <= 100)) {
+    throw InputError(given + expected);
+  }
+  r.zipf = true;
+  r.exponent = exponent;
+  if (colon != std::string::npos) {
+    const std::string seed = rest.substr(colon + 1);
+    const auto [e2, ec2] = std::from_chars(seed.data(), seed.data() + seed.size(), r.seed);
+    if (seed.empty() || ec2 != std::errc() || e2 != seed.data() + seed.size()) throw InputError(given + expected);
+  }
+  return r;
+}
+
 std::string option_name(OptionSpelling spelling, const std::string& key) {
   return spelling == OptionSpelling::kQuery ? key + "=" : "--" + key;
 }
@@ -63,6 +86,7 @@ std::string TrainingSpec::describe() const {
   if (layers_only) s += ", transformer layers only";
   if (pp_scatter_gather) s += ", pipeline messages scattered over tp and gathered";
   if (tp_comm_overlap) s += ", TP communication overlapped with GEMMs";
+  if (model.is_moe() && model.moe.routing.zipf) s += ", routing " + model.moe.routing.describe();
   return s;
 }
 
@@ -96,6 +120,7 @@ TrainingSpec build_spec(const TrainingOptions& o, const ModelConfig* model) {
                                      m.source + "; Megatron pads it to a multiple of 128 x tp)");
   if (p.sp && p.tp == 1) throw InputError(plan + "sp (sequence parallelism) needs tp > 1");
   if (p.ep > 1 && !m.is_moe()) throw InputError(plan + "ep=" + num(p.ep) + " but " + m.name + " has no experts");
+  if (p.etp > 1 && !m.is_moe()) throw InputError(plan + "etp=" + num(p.etp) + " but " + m.name + " has no experts");
 
   // The query leaves a key out as 0 (and refuses an explicit 0): "required";
   // on the command line CLI11 requires them, so a 0 here was typed.
@@ -129,15 +154,31 @@ TrainingSpec build_spec(const TrainingOptions& o, const ModelConfig* model) {
     require_divides(p.tp, t.tokens(), plan + "with sp, tp=" + num(p.tp) + " must divide the tokens of a micro-batch (" +
                                           num(t.tokens()) + ")");
   }
+  if (!o.routing.empty()) {
+    if (!m.is_moe()) throw InputError(quoted("routing", o.routing) + ": " + m.name + " has no experts (" + m.source + ")");
+    t.model.moe.routing = parse_routing(o.routing, quoted("routing", o.routing));
+  }
   if (m.is_moe()) {
+    if (m.moe.shared_experts > 0) {
+      require_divides(p.tp, m.shared_ffn(), plan + "tp=" + num(p.tp) + " must divide the shared experts' width " +
+                                                num(m.shared_ffn()) + " (moe.shared_experts x moe.expert_ffn_hidden of " +
+                                                m.source + ")");
+    }
+    if (m.moe.routing.zipf && m.moe.experts > (1u << 20)) {
+      throw InputError("moe.routing zipf: at most 1048576 experts, the model has " + num(m.moe.experts) + " (" + m.source + ")");
+    }
     require_divides(p.ep, m.moe.experts, plan + "ep=" + num(p.ep) + " must divide the model's " +
                                              num(m.moe.experts) + " experts");
-    require_divides(p.ep, std::uint64_t{p.tp} * p.dp, plan + "ep=" + num(p.ep) + " must divide tp x dp = " +
-                                                            num(std::uint64_t{p.tp} * p.dp) +
-                                                            " (experts take their ranks from tensor x data parallelism)");
+    require_divides(std::uint64_t{p.ep} * p.etp, std::uint64_t{p.tp} * p.dp,
+                    plan + (p.etp > 1 ? "ep x etp = " + num(std::uint64_t{p.ep} * p.etp) : "ep=" + num(p.ep)) +
+                        " must divide tp x dp = " + num(std::uint64_t{p.tp} * p.dp) +
+                        " (experts take their ranks from tensor x data parallelism)");
+    require_divides(p.etp, m.moe.expert_ffn_hidden, plan + "etp=" + num(p.etp) + " must divide the experts' width " +
+                                                        num(m.moe.expert_ffn_hidden) + " (moe.expert_ffn_hidden of " +
+                                                        m.source + ")");
     if (p.tp > 1 && !p.sp) throw InputError(plan + "a mixture of experts with tp > 1 needs sp (as in Megatron-LM)");
-    const std::uint64_t routed = t.tokens() / p.tp * m.moe.top_k * p.ep;
-    require_divides(m.moe.experts, routed,
+    const std::uint64_t routed = (p.sp ? t.tokens() / p.tp : t.tokens()) * m.moe.top_k * p.ep;
+    if (!m.moe.routing.zipf) require_divides(m.moe.experts, routed,
                     plan + "the tokens routed to one expert must be whole: tokens per rank x top_k x ep (" +
                         num(routed) + ") must be a multiple of the " + num(m.moe.experts) + " experts");
   }
@@ -246,6 +287,13 @@ TrainingSpec build_spec(const TrainingOptions& o, const ModelConfig* model) {
     throw InputError(quoted("attention", o.attention) + ": expected fused or unfused");
   }
   t.unfused_attention = o.attention == "unfused";
+  // Multi-head latent attention is written for the plain fused kernel only.
+  if (m.is_mla()) {
+    const std::string why = " (" + m.source + "): its ring exchange, unfused form and userbuffers overlap are not modelled";
+    if (p.cp > 1) throw InputError(plan + "cp=" + num(p.cp) + " with multi-head latent attention (mla)" + why);
+    if (o.attention == "unfused") throw InputError(given("attention", "unfused") + " with multi-head latent attention (mla)" + why);
+    if (o.tp_comm_overlap) throw InputError(flag("tp-comm-overlap") + " with multi-head latent attention (mla)" + why);
+  }
   // Context parallelism's ring attention is Transformer Engine's fused kernel
   // working on blocks; Megatron-LM has no unfused form of it.
   if (t.unfused_attention && p.cp > 1) {
@@ -340,10 +388,11 @@ TrainingOptions parse_training_query(const std::string& query) {
     else if (key == "first-stage-layers") o.first_stage_layers = positive_count(key, value);
     else if (key == "last-stage-layers") o.last_stage_layers = positive_count(key, value);
     else if (key == "bucket-params") o.bucket_params = positive_count(key, value);
+    else if (key == "routing") o.routing = value;
     else {
       throw InputError("gen:transformer: unknown key '" + key +
                        "' (model, parallel, global-batch, micro-batch, seq, schedule, zero, recompute, dtype, attention, "
-                       "first-stage-layers, last-stage-layers, bucket-params, comm-free, layers-only, pp-scatter-gather, "
+                       "first-stage-layers, last-stage-layers, bucket-params, routing, comm-free, layers-only, pp-scatter-gather, "
                        "tp-comm-overlap)");
     }
   }

@@ -59,6 +59,9 @@ struct TrainingOptions {
   // receiver (Megatron-LM 2021's --scatter-gather-tensors-in-pipeline).
   bool pp_scatter_gather = false;
   bool tp_comm_overlap = false;     // Transformer Engine's userbuffers overlap of TP communication with the GEMMs
+  // Routing of an MoE model's tokens over its experts, replacing the model's
+  // moe.routing: "uniform" or "zipf:S[:SEED]" (workload/generators/expert_load.h); empty: the model's.
+  std::string routing;
 };
 
 struct TrainingSpec {
@@ -101,6 +104,9 @@ struct TrainingSpec {
 TrainingSpec make_training_spec(const TrainingOptions& options);
 // The same with the model already read (options.model only names it).
 TrainingSpec make_training_spec(const TrainingOptions& options, const ModelConfig& model);
+
+// "uniform" or "zipf:S[:SEED]" (the routing option); InputError naming `given`.
+RoutingConfig parse_routing(const std::string& text, const std::string& given);
 
 // Parses "model=llama3-8b&parallel=tp=8,pp=2,dp=4&global-batch=64&seq=4096&..."
 // (keys are the command's long option names); unknown keys are errors, and

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 #include "core/checked_count.h"
 #include "core/error.h"
+#include "workload/generators/expert_load.h"
 #include "workload/generators/model_flops.h"
 #include "workload/generators/pipeline_schedule.h"
 #include "workload/rank_graph.h"
@@ -41,6 +43,11 @@ class RankBuilder {
     hq_ = m_.heads * m_.head_dim();
     qkv_out_ = (hq_ + 2 * m_.kv_hidden()) / p_.tp;
     fc1_out_ = m_.ffn_hidden * (m_.swiglu ? 2 : 1) / p_.tp;
+    // Per-head widths of the attention core: queries and keys, values.
+    attn_dq_ = m_.is_mla() ? m_.mla.qk_head_dim + m_.mla.rope_head_dim : m_.head_dim();
+    attn_dv_ = m_.is_mla() ? m_.mla.v_head_dim : m_.head_dim();
+    if (m_.is_mla()) hq_ = CheckedCount(m_.heads) * attn_dv_;  // the output projection's input
+    ep_position_ = (c_.tp + p_.tp * c_.dp) / p_.etp % p_.ep;
     dpc_ = dense_dp_size(t);
     edp_ = expert_dp_size(t);
   }
@@ -215,16 +222,20 @@ class RankBuilder {
   void attention(const std::string& name, bool bwd, CheckedCount batch, CheckedCount seq, bool causal) {
     const CheckedCount s = t_.seq_local(), b = t_.micro_batch, heads = m_.heads / p_.tp;
     et::Node& node = add(et::COMP_NODE, name);
-    const CheckedCount fwd_flops = CheckedCount(4) * b * s * s * heads * m_.head_dim();
+    // Scores over the query/key width, values over the value width (equal but for MLA).
+    const CheckedCount fwd_flops = CheckedCount(2) * b * s * s * heads * (attn_dq_ + attn_dv_);
     set_count(node, "num_ops", bwd ? CheckedCount(2) * fwd_flops : fwd_flops);
-    const CheckedCount kv = m_.kv_heads / p_.tp * m_.head_dim(), q = heads * m_.head_dim();
-    // Forward: Q, K, V read, O written; backward: Q, K, V, O, dO read, dQ, dK, dV written.
-    set_size(node, batch * seq * (CheckedCount(bwd ? 4 : 2) * (q + kv)) * 2);
+    const CheckedCount kv_heads = m_.kv_heads / p_.tp;
+    // Forward: Q, K, V read, O written; backward: Q, K, V, O, dO read, dQ, dK, dV written (twice the forward).
+    const CheckedCount fwd_elements = heads * attn_dq_ + kv_heads * attn_dq_ + kv_heads * attn_dv_ + heads * attn_dv_;
+    set_size(node, batch * seq * (CheckedCount(bwd ? 2 : 1) * fwd_elements) * 2);
     attr(node, "kernel")->set_string_val("attention");
     set_count(node, "attn_batch", batch);
     set_count(node, "attn_heads", heads);
     set_count(node, "attn_seq", seq);
-    set_int(node, "attn_head_dim", static_cast<std::int64_t>(m_.head_dim()));
+    // The kernel's time model counts 4 x head dim per score (compute/attention_schedule.cpp):
+    // with unequal widths, their mean, rounded up.
+    set_int(node, "attn_head_dim", static_cast<std::int64_t>((attn_dq_ + attn_dv_ + 1) / 2));
     attr(node, "attn_causal")->set_bool_val(causal);
     attr(node, "attn_pass")->set_string_val(bwd ? "bwd" : "fwd");
     attr(node, "dtype")->set_string_val("bf16");  // the attention core stays bf16 under FP8 (Transformer Engine)
@@ -288,6 +299,7 @@ class RankBuilder {
     define(Dim::kDp, dp_);
     if (m_.is_moe()) {
       define(Dim::kEp, ep_);
+      define(Dim::kExpertTp, etp_);
       define(Dim::kExpertDp, edp_name_);
     }
     if (m_.tied_embeddings && !t_.layers_only && p_.pp > 1 && (c_.pp == 0 || c_.pp == p_.pp - 1)) define(Dim::kEmbedding, embd_);
@@ -302,10 +314,11 @@ class RankBuilder {
     const bool first = holds_input(chunk) && !t_.layers_only, last = holds_output(chunk) && !t_.layers_only;
     const std::uint64_t emb = m_.vocab * m_.hidden / p_.tp;
     if (first) g.push_back({ParamGroup::kEmbedding, 0, emb, 0});
-    const RankParams per = layer_params(t_);
     const std::uint64_t first_layer = t_.first_layer(c_.pp, chunk);
-    for (std::uint64_t l = 0; l < t_.layers_in(c_.pp, chunk); ++l) {
-      g.push_back({ParamGroup::kLayer, first_layer + l, per.dense, per.expert});
+    const RankParams dense = layer_params(t_, 0), moe = m_.is_moe() ? layer_params(t_, m_.layers - 1) : dense;
+    for (std::uint64_t l = first_layer; l < first_layer + t_.layers_in(c_.pp, chunk); ++l) {
+      const RankParams& per = m_.moe_layer(l) ? moe : dense;
+      g.push_back({ParamGroup::kLayer, l, per.dense, per.expert});
     }
     if (last) {
       std::uint64_t out = m_.rmsnorm ? m_.hidden : 2 * m_.hidden;
@@ -563,12 +576,16 @@ class RankBuilder {
     const std::string L = layer(l);
     const CheckedCount h = m_.hidden;
     membound(nm(L + ".attn.norm", pass, mb), norm(), sp_tok_ * h, 2 * sp_tok_ * h * 2);
-    weight_cast(L + ".attn.qkv", mb, h * qkv_out_);
-    if (tp_overlap()) {
-      allgather_ring_gemm(L + ".attn.qkv", pass, mb, tp_tag(l, mb, 0), qkv_out_, h);
+    if (m_.is_mla()) {
+      mla_projections_forward(L, pass, mb);
     } else {
-      sp_gather(L + ".attn", pass, mb, true);
-      gemm(nm(L + ".attn.qkv", pass, mb), tok_, qkv_out_, h);
+      weight_cast(L + ".attn.qkv", mb, h * qkv_out_);
+      if (tp_overlap()) {
+        allgather_ring_gemm(L + ".attn.qkv", pass, mb, tp_tag(l, mb, 0), qkv_out_, h);
+      } else {
+        sp_gather(L + ".attn", pass, mb, true);
+        gemm(nm(L + ".attn.qkv", pass, mb), tok_, qkv_out_, h);
+      }
     }
     attention_core(l, mb, false);
     weight_cast(L + ".attn.proj", mb, hq_ / p_.tp * h);
@@ -580,31 +597,107 @@ class RankBuilder {
       tp_reduce(L + ".attn", pass, mb);
     }
     residual_add(L + ".attn", pass, mb);
-    if (m_.is_moe()) {
-      moe_forward(L, mb, pass);
+    if (m_.moe_layer(l)) {
+      moe_forward(l, mb, pass);
       residual_add(L + ".mlp", pass, mb);
       return;
     }
-    const CheckedCount f = m_.ffn_hidden / p_.tp;
     membound(nm(L + ".mlp.norm", pass, mb), norm(), sp_tok_ * h, 2 * sp_tok_ * h * 2);
-    weight_cast(L + ".mlp.fc1", mb, h * fc1_out_);
-    if (tp_overlap()) {
-      allgather_ring_gemm(L + ".mlp.fc1", pass, mb, tp_tag(l, mb, 1), fc1_out_, h);
-    } else {
-      sp_gather(L + ".mlp", pass, mb, true);
-      gemm(nm(L + ".mlp.fc1", pass, mb), tok_, fc1_out_, h);
-    }
-    membound(nm(L + ".mlp.act", pass, mb), m_.swiglu ? "swiglu" : "gelu", tok_ * f,
-             (m_.swiglu ? 3 : 2) * tok_ * f * 2);
-    weight_cast(L + ".mlp.fc2", mb, f * h);
-    input_cast(L + ".mlp.fc2", pass, mb, tok_ * f, te_sp());
-    if (tp_overlap()) {
-      gemm_pipelined_reduce_scatter(L + ".mlp.fc2", pass, mb, f);
-    } else {
-      gemm(nm(L + ".mlp.fc2", pass, mb), tok_, h, f);
-      tp_reduce(L + ".mlp", pass, mb);
-    }
+    dense_mlp_forward(l, L + ".mlp", pass, mb, m_.ffn_hidden);
     residual_add(L + ".mlp", pass, mb);
+  }
+  // A tensor-parallel MLP of `width` over the rank's tokens (after its norm):
+  // FC1 column-parallel, activation, FC2 row-parallel and its reduction.
+  // The dense layers' MLP (`what` = layerN.mlp), and an MoE layer's shared experts.
+  void dense_mlp_forward(std::uint64_t l, const std::string& what, const char* pass, std::uint32_t mb,
+                         std::uint64_t width) {
+    const CheckedCount h = m_.hidden, f = width / p_.tp, f1 = CheckedCount(width) * (m_.swiglu ? 2 : 1) / p_.tp;
+    weight_cast(what + ".fc1", mb, h * f1);
+    if (tp_overlap()) {
+      allgather_ring_gemm(what + ".fc1", pass, mb, tp_tag(l, mb, 1), f1, h);
+    } else {
+      sp_gather(what, pass, mb, true);
+      gemm(nm(what + ".fc1", pass, mb), tok_, f1, h);
+    }
+    membound(nm(what + ".act", pass, mb), m_.swiglu ? "swiglu" : "gelu", tok_ * f, (m_.swiglu ? 3 : 2) * tok_ * f * 2);
+    weight_cast(what + ".fc2", mb, f * h);
+    input_cast(what + ".fc2", pass, mb, tok_ * f, te_sp());
+    if (tp_overlap()) {
+      gemm_pipelined_reduce_scatter(what + ".fc2", pass, mb, f);
+    } else {
+      gemm(nm(what + ".fc2", pass, mb), tok_, h, f);
+      tp_reduce(what, pass, mb);
+    }
+  }
+  void dense_mlp_backward(std::uint64_t l, const std::string& what, std::uint32_t mb, std::uint64_t width) {
+    const CheckedCount f = width / p_.tp, f1 = CheckedCount(width) * (m_.swiglu ? 2 : 1) / p_.tp;
+    row_backward(what + ".fc2", what + ".grad", mb, tp_tag(l, mb, 2), f);
+    membound(nm(what + ".act", "bwd", mb), m_.swiglu ? "swiglu_backward" : "gelu_backward", tok_ * f,
+             (m_.swiglu ? 5 : 3) * tok_ * f * 2);
+    column_backward(what + ".fc1", mb, m_.hidden, f1);
+  }
+
+  // --- multi-head latent attention (DeepSeek-V2/V3) ---------------------------------
+  // What Megatron-core's MLASelfAttention computes before the attention core,
+  // on the rank's gathered tokens: the query down-projection (h -> r_q) and
+  // its norm, the up-projection to heads/tp x (d_qk + d_rope); the key/value
+  // down-projection (h -> r_kv + d_rope: the latent and the shared rotary key)
+  // and its norm, the up-projection to heads/tp x (d_qk + d_v). The
+  // down-projections are duplicated on every tensor-parallel rank (whole
+  // weights, full width), the up-projections split by heads. Rotary embedding
+  // and the concatenations are elementwise, left out.
+  void mla_projections_forward(const std::string& L, const char* pass, std::uint32_t mb) {
+    const MlaConfig& a = m_.mla;
+    const CheckedCount h = m_.hidden, heads = m_.heads / p_.tp;
+    sp_gather(L + ".attn", pass, mb, true);
+    weight_cast(L + ".attn.q_down", mb, h * a.q_lora_rank);
+    gemm(nm(L + ".attn.q_down", pass, mb), tok_, a.q_lora_rank, h);
+    membound(nm(L + ".attn.q_norm", pass, mb), "rmsnorm", tok_ * a.q_lora_rank, 2 * tok_ * a.q_lora_rank * 2);
+    weight_cast(L + ".attn.q_up", mb, CheckedCount(a.q_lora_rank) * heads * attn_dq_);
+    gemm(nm(L + ".attn.q_up", pass, mb), tok_, heads * attn_dq_, a.q_lora_rank);
+    const CheckedCount kv_down = CheckedCount(a.kv_lora_rank) + a.rope_head_dim;
+    weight_cast(L + ".attn.kv_down", mb, h * kv_down);
+    gemm(nm(L + ".attn.kv_down", pass, mb), tok_, kv_down, h);
+    membound(nm(L + ".attn.kv_norm", pass, mb), "rmsnorm", tok_ * a.kv_lora_rank, 2 * tok_ * a.kv_lora_rank * 2);
+    const CheckedCount kv_up = heads * (a.qk_head_dim + a.v_head_dim);
+    weight_cast(L + ".attn.kv_up", mb, CheckedCount(a.kv_lora_rank) * kv_up);
+    gemm(nm(L + ".attn.kv_up", pass, mb), tok_, kv_up, a.kv_lora_rank);
+  }
+  // Backward in reverse: each up-projection's data and weight gradients, the
+  // norms, then the down-projections'. The down-projections' input gradient is
+  // a partial sum over the tensor-parallel ranks (each holds its heads' share
+  // of the latents' gradient): reduced as a column-parallel GEMM's is,
+  // overlapped with the weight gradients.
+  void mla_projections_backward(const std::string& L, std::uint32_t mb) {
+    const MlaConfig& a = m_.mla;
+    const CheckedCount h = m_.hidden, heads = m_.heads / p_.tp;
+    const CheckedCount kv_up = heads * (a.qk_head_dim + a.v_head_dim), q_up = heads * attn_dq_;
+    const CheckedCount kv_down = CheckedCount(a.kv_lora_rank) + a.rope_head_dim;
+    gemm(nm(L + ".attn.kv_up", "bwd_data", mb), tok_, a.kv_lora_rank, kv_up);
+    gemm(nm(L + ".attn.kv_up", "bwd_weight", mb), kv_up, a.kv_lora_rank, tok_);
+    membound(nm(L + ".attn.kv_norm", "bwd", mb), "rmsnorm", tok_ * a.kv_lora_rank, 3 * tok_ * a.kv_lora_rank * 2);
+    gemm(nm(L + ".attn.q_up", "bwd_data", mb), tok_, a.q_lora_rank, q_up);
+    gemm(nm(L + ".attn.q_up", "bwd_weight", mb), q_up, a.q_lora_rank, tok_);
+    membound(nm(L + ".attn.q_norm", "bwd", mb), "rmsnorm", tok_ * a.q_lora_rank, 3 * tok_ * a.q_lora_rank * 2);
+    std::uint64_t gathered = 0;
+    if (p_.sp && !tp_.empty()) {  // the weight gradients need the full input again
+      gathered = collective(nm(L + ".attn.down.tp_allgather", "bwd", mb), CollectiveType::kAllGather,
+                            sp_tok_ * m_.hidden * gather_wire(fp8_gemm()), tp_, false, last_);
+    }
+    gemm(nm(L + ".attn.kv_down", "bwd_data", mb), tok_, h, kv_down);
+    gemm(nm(L + ".attn.q_down", "bwd_data", mb), tok_, h, a.q_lora_rank);
+    std::uint64_t reduce = 0;
+    if (!tp_.empty()) {
+      const CheckedCount full = tok_ * m_.hidden * kWire;
+      reduce = p_.sp ? collective(nm(L + ".attn.down.tp_reduce_scatter", "bwd", mb), CollectiveType::kReduceScatter,
+                                  full, tp_, false, last_)
+                     : collective(nm(L + ".attn.down.tp_allreduce", "bwd", mb), CollectiveType::kAllReduce, full, tp_,
+                                  false, last_);
+    }
+    if (gathered) waits_.push_back(gathered);
+    gemm(nm(L + ".attn.kv_down", "bwd_weight", mb), kv_down, h, tok_);
+    gemm(nm(L + ".attn.q_down", "bwd_weight", mb), a.q_lora_rank, h, tok_);
+    if (reduce) waits_.push_back(reduce);
   }
 
   void layer_backward(std::uint64_t l, std::uint32_t mb) {
@@ -616,14 +709,10 @@ class RankBuilder {
     const std::string L = layer(l);
     const CheckedCount h = m_.hidden;
     residual_dropout_backward(L + ".mlp", mb);
-    if (m_.is_moe()) {
-      moe_backward(L, mb);
+    if (m_.moe_layer(l)) {
+      moe_backward(l, mb);
     } else {
-      const CheckedCount f = m_.ffn_hidden / p_.tp;
-      row_backward(L + ".mlp.fc2", L + ".mlp.grad", mb, tp_tag(l, mb, 2), f);
-      membound(nm(L + ".mlp.act", "bwd", mb), m_.swiglu ? "swiglu_backward" : "gelu_backward", tok_ * f,
-               (m_.swiglu ? 5 : 3) * tok_ * f * 2);
-      column_backward(L + ".mlp.fc1", mb, h, fc1_out_);
+      dense_mlp_backward(l, L + ".mlp", mb, m_.ffn_hidden);
       membound(nm(L + ".mlp.norm", "bwd", mb), norm(), sp_tok_ * h, 3 * sp_tok_ * h * 2);
     }
     residual_accumulate(L + ".mlp", mb);
@@ -637,54 +726,100 @@ class RankBuilder {
       recomputing_ = false;
     }
     attention_core(l, mb, true);
-    column_backward(L + ".attn.qkv", mb, h, qkv_out_);
+    if (m_.is_mla()) mla_projections_backward(L, mb);
+    else column_backward(L + ".attn.qkv", mb, h, qkv_out_);
     membound(nm(L + ".attn.norm", "bwd", mb), norm(), sp_tok_ * h, 3 * sp_tok_ * h * 2);
     residual_accumulate(L + ".attn", mb);
   }
 
   // Mixture of experts on this rank's sp_tok_ tokens: router, dispatch
-  // all-to-all over ep, the local experts as one grouped GEMM, combine.
-  CheckedCount routed_per_expert() const { return sp_tok_ * m_.moe.top_k * p_.ep / m_.moe.experts; }
-  CheckedCount a2a_bytes() const {
-    const CheckedCount routed = sp_tok_ * m_.moe.top_k;
-    const double slots = std::ceil(static_cast<double>(routed.value()) * m_.moe.capacity_factor);
-    if (!routed.fits() || !(slots < 0x1p63)) return CheckedCount(kMaxTraceInt) * 4;  // too large: refused where written
-    return CheckedCount(static_cast<std::uint64_t>(slots)) * m_.hidden * kWire;
+  // all-to-all over ep, the local experts as one grouped GEMM, combine; then
+  // the shared experts (a tensor-parallel MLP on every token). The local
+  // experts' tokens come from the routing (workload/generators/expert_load.h):
+  // equal loads are a grouped GEMM of E/ep experts; unequal ones (skewed
+  // routing, capacity) one GEMM over all their rows (the same FLOPs). Every
+  // all-to-all is sized by the group's most loaded rank (its tokens x hidden
+  // x 2 B sent by each rank): the hottest receiver sets its time.
+  // With expert tensor parallelism (etp > 1) each expert's MLP is split etp
+  // ways (FC1 by columns, FC2 by rows, as a dense MLP over tp): after the
+  // dispatch the etp ranks all-gather their tokens, compute all of them on
+  // their slice of the weights, and reduce-scatter the output before the
+  // combine (Megatron-core's alltoall dispatcher with expert TP).
+  const RankExpertLoad& load(std::uint64_t l) {
+    auto it = loads_.find(l);
+    if (it == loads_.end()) it = loads_.emplace(l, rank_expert_load(t_, l, ep_position_)).first;
+    return it->second;
   }
-  void moe_forward(const std::string& L, std::uint32_t mb, const char* pass) {
-    const CheckedCount h = m_.hidden, f = m_.ffn_hidden, E = m_.moe.experts, local = E / p_.ep;
-    const CheckedCount te = routed_per_expert();
+  // The experts' GEMM of m rows per expert (n x k weights), forward or one of the backward pair.
+  void expert_gemm(const std::string& name, const RankExpertLoad& ld, bool rows_are_m, CheckedCount a, CheckedCount b) {
+    const bool even = std::all_of(ld.local.begin(), ld.local.end(), [&](std::uint64_t x) { return x == ld.local[0]; });
+    const CheckedCount rows = (even ? CheckedCount(ld.local[0]) : CheckedCount(ld.total)) * p_.etp;
+    const CheckedCount batch = even ? CheckedCount(ld.local.size()) : CheckedCount(1);
+    // rows_are_m: rows x a x b (forward, data gradient); else a x b x rows (weight gradient).
+    if (rows_are_m) gemm(name, rows, a, b, batch);
+    else gemm(name, a, b, rows, batch);
+  }
+  CheckedCount a2a_bytes(std::uint64_t l) { return CheckedCount(load(l).heaviest_rank) * m_.hidden * kWire; }
+  // The expert-tensor-parallel exchange around the experts: the rank's
+  // dispatched tokens gathered from its etp peers, or the output's partial
+  // sums reduce-scattered back to them.
+  void etp_gather(const std::string& what, const char* pass, std::uint32_t mb, std::uint64_t l) {
+    if (etp_.empty()) return;
+    collective(nm(what + ".tp_allgather", pass, mb), CollectiveType::kAllGather, a2a_bytes(l), etp_, true);
+  }
+  void etp_scatter(const std::string& what, const char* pass, std::uint32_t mb, std::uint64_t l) {
+    if (etp_.empty()) return;
+    collective(nm(what + ".tp_reduce_scatter", pass, mb), CollectiveType::kReduceScatter, a2a_bytes(l) * p_.etp, etp_,
+               true);
+  }
+  void moe_forward(std::uint64_t l, std::uint32_t mb, const char* pass) {
+    const std::string L = layer(l);
+    const CheckedCount h = m_.hidden, f = m_.moe.expert_ffn_hidden / p_.etp, E = m_.moe.experts;
+    const RankExpertLoad& ld = load(l);
+    const CheckedCount te = CheckedCount(ld.total) * p_.etp, local = ld.local.size();
     membound(nm(L + ".mlp.norm", pass, mb), norm(), sp_tok_ * h, 2 * sp_tok_ * h * 2);
     outside_te_ = true;
     gemm(nm(L + ".mlp.router", pass, mb), sp_tok_, E, h);
     outside_te_ = false;
-    if (!ep_.empty()) collective(nm(L + ".mlp.ep_dispatch", pass, mb), CollectiveType::kAllToAll, a2a_bytes(), ep_, true);
+    if (!ep_.empty()) collective(nm(L + ".mlp.ep_dispatch", pass, mb), CollectiveType::kAllToAll, a2a_bytes(l), ep_, true);
+    etp_gather(L + ".mlp.experts", pass, mb, l);
     // The experts are plain TE Linears on their own tokens (no sequence
     // parallelism, no fused norm): each casts its input with its transpose.
     const CheckedCount f1 = f * (m_.swiglu ? 2 : 1);
-    weight_cast(L + ".mlp.experts.fc1", mb, local * h * f1);
-    input_cast(L + ".mlp.experts.fc1", pass, mb, local * te * h, false);
-    gemm(nm(L + ".mlp.experts.fc1", pass, mb), te, f1, h, local);
-    membound(nm(L + ".mlp.experts.act", pass, mb), m_.swiglu ? "swiglu" : "gelu", local * te * f,
-             (m_.swiglu ? 3 : 2) * local * te * f * 2);
-    weight_cast(L + ".mlp.experts.fc2", mb, local * f * h);
-    input_cast(L + ".mlp.experts.fc2", pass, mb, local * te * f, false);
-    gemm(nm(L + ".mlp.experts.fc2", pass, mb), te, h, f, local);
-    if (!ep_.empty()) collective(nm(L + ".mlp.ep_combine", pass, mb), CollectiveType::kAllToAll, a2a_bytes(), ep_, true);
+    if (ld.total > 0) {
+      weight_cast(L + ".mlp.experts.fc1", mb, local * h * f1);
+      input_cast(L + ".mlp.experts.fc1", pass, mb, te * h, false);
+      expert_gemm(nm(L + ".mlp.experts.fc1", pass, mb), ld, true, f1, h);
+      membound(nm(L + ".mlp.experts.act", pass, mb), m_.swiglu ? "swiglu" : "gelu", te * f,
+               (m_.swiglu ? 3 : 2) * te * f * 2);
+      weight_cast(L + ".mlp.experts.fc2", mb, local * f * h);
+      input_cast(L + ".mlp.experts.fc2", pass, mb, te * f, false);
+      expert_gemm(nm(L + ".mlp.experts.fc2", pass, mb), ld, true, h, f);
+    }
+    etp_scatter(L + ".mlp.experts", pass, mb, l);
+    if (!ep_.empty()) collective(nm(L + ".mlp.ep_combine", pass, mb), CollectiveType::kAllToAll, a2a_bytes(l), ep_, true);
+    if (m_.moe.shared_experts) dense_mlp_forward(l, L + ".mlp.shared", pass, mb, m_.shared_ffn());
   }
-  void moe_backward(const std::string& L, std::uint32_t mb) {
-    const CheckedCount h = m_.hidden, f = m_.ffn_hidden, E = m_.moe.experts, local = E / p_.ep;
-    const CheckedCount te = routed_per_expert(), f1 = f * (m_.swiglu ? 2 : 1);
-    if (!ep_.empty()) collective(nm(L + ".mlp.ep_combine", "bwd", mb), CollectiveType::kAllToAll, a2a_bytes(), ep_, true);
-    grad_cast(L + ".mlp.experts.fc2", mb, local * te * h, false);
-    gemm(nm(L + ".mlp.experts.fc2", "bwd_data", mb), te, f, h, local);
-    gemm(nm(L + ".mlp.experts.fc2", "bwd_weight", mb), h, f, te, local);
-    membound(nm(L + ".mlp.experts.act", "bwd", mb), m_.swiglu ? "swiglu_backward" : "gelu_backward", local * te * f,
-             (m_.swiglu ? 5 : 3) * local * te * f * 2);
-    grad_cast(L + ".mlp.experts.fc1", mb, local * te * f1, false);
-    gemm(nm(L + ".mlp.experts.fc1", "bwd_data", mb), te, h, f1, local);
-    gemm(nm(L + ".mlp.experts.fc1", "bwd_weight", mb), f1, h, te, local);
-    if (!ep_.empty()) collective(nm(L + ".mlp.ep_dispatch", "bwd", mb), CollectiveType::kAllToAll, a2a_bytes(), ep_, true);
+  void moe_backward(std::uint64_t l, std::uint32_t mb) {
+    const std::string L = layer(l);
+    const CheckedCount h = m_.hidden, f = m_.moe.expert_ffn_hidden / p_.etp, E = m_.moe.experts;
+    const RankExpertLoad& ld = load(l);
+    const CheckedCount te = CheckedCount(ld.total) * p_.etp, f1 = f * (m_.swiglu ? 2 : 1);
+    if (m_.moe.shared_experts) dense_mlp_backward(l, L + ".mlp.shared", mb, m_.shared_ffn());
+    if (!ep_.empty()) collective(nm(L + ".mlp.ep_combine", "bwd", mb), CollectiveType::kAllToAll, a2a_bytes(l), ep_, true);
+    etp_gather(L + ".mlp.experts.grad", "bwd", mb, l);  // backward of the reduce-scatter
+    if (ld.total > 0) {
+      grad_cast(L + ".mlp.experts.fc2", mb, te * h, false);
+      expert_gemm(nm(L + ".mlp.experts.fc2", "bwd_data", mb), ld, true, f, h);
+      expert_gemm(nm(L + ".mlp.experts.fc2", "bwd_weight", mb), ld, false, h, f);
+      membound(nm(L + ".mlp.experts.act", "bwd", mb), m_.swiglu ? "swiglu_backward" : "gelu_backward", te * f,
+               (m_.swiglu ? 5 : 3) * te * f * 2);
+      grad_cast(L + ".mlp.experts.fc1", mb, te * f1, false);
+      expert_gemm(nm(L + ".mlp.experts.fc1", "bwd_data", mb), ld, true, h, f1);
+      expert_gemm(nm(L + ".mlp.experts.fc1", "bwd_weight", mb), ld, false, f1, h);
+    }
+    etp_scatter(L + ".mlp.experts.grad", "bwd", mb, l);  // backward of the all-gather
+    if (!ep_.empty()) collective(nm(L + ".mlp.ep_dispatch", "bwd", mb), CollectiveType::kAllToAll, a2a_bytes(l), ep_, true);
     outside_te_ = true;
     gemm(nm(L + ".mlp.router", "bwd_data", mb), sp_tok_, h, E);
     gemm(nm(L + ".mlp.router", "bwd_weight", mb), E, h, sp_tok_);
@@ -916,8 +1051,11 @@ class RankBuilder {
   const std::function<void(const et::Node&)>* sink_;
   std::size_t used_ = 0;  // nodes of trace_ written so far
   CheckedCount tok_, sp_tok_, hq_, qkv_out_, fc1_out_;
+  std::uint64_t attn_dq_ = 0, attn_dv_ = 0;  // attention core's per-head widths
+  std::uint32_t ep_position_ = 0;            // this rank's place in its expert-parallel group
+  std::unordered_map<std::uint64_t, RankExpertLoad> loads_;  // per MoE layer
   std::uint64_t dpc_ = 1, edp_ = 1;
-  std::string tp_, cp_, dp_, ep_, edp_name_, embd_;  // group names; empty: no such group of 2+ ranks
+  std::string tp_, cp_, dp_, ep_, etp_, edp_name_, embd_;  // group names; empty: no such group of 2+ ranks
   std::uint64_t last_ = 0;              // the GPU stream's last node
   std::vector<std::uint64_t> waits_;    // what the stream's next node must also wait for
   bool recomputing_ = false;

@@ -2,6 +2,8 @@
 
 #include <malloc.h>
 
+#include <numeric>
+
 #include <atomic>
 #include <exception>
 #include <filesystem>
@@ -99,14 +101,34 @@ std::vector<RankGraph> transformer_rank_graphs(const TrainingSpec& spec, const G
 Replicas data_parallel_replicas(const TrainingSpec& spec) {
   Replicas r;
   const ParallelPlan& p = spec.plan;
-  // Experts: expert-data groups join ranks of several replicas; context
-  // parallelism: the gradient groups join each replica's context ranks too.
-  if (p.dp < 2 || p.cp > 1 || spec.model.is_moe()) return r;
+  if (spec.model.is_moe()) return expert_replicas(spec);
+  // Context parallelism: the gradient groups join each replica's context ranks too.
+  if (p.dp < 2 || p.cp > 1) return r;
   for (std::uint32_t rank = 0; rank < p.world(); ++rank) {
     if (coords_of(p, rank).dp == 0) r.replica0.push_back(rank);
   }
   r.count = p.dp;
   r.stride = p.tp;  // rank = tp + tp (cp + cp (dp + dp pp)), cp = 1
+  return r;
+}
+
+Replicas expert_replicas(const TrainingSpec& spec) {
+  Replicas r;
+  const ParallelPlan& p = spec.plan;
+  // Expert-parallel groups (with their expert-tensor-parallel peers) fill
+  // ep x etp consecutive (tp, dp) positions: the smallest block of
+  // data-parallel replicas holding whole tensor- and expert-parallel groups
+  // is lcm(tp, ep x etp) / tp of them. Such blocks repeat
+  // (the same expert-parallel positions, hence the same experts and loads);
+  // data-parallel and expert-data-parallel groups join several members of
+  // each block, which the period fold mirrors as it does context-parallel ranks.
+  const std::uint64_t block = std::lcm(std::uint64_t{p.tp}, std::uint64_t{p.ep} * p.etp) / p.tp;
+  if (p.dp % block != 0 || p.dp / block < 2) return r;
+  for (std::uint32_t rank = 0; rank < p.world(); ++rank) {
+    if (coords_of(p, rank).dp < block) r.replica0.push_back(rank);
+  }
+  r.count = static_cast<std::uint32_t>(p.dp / block);
+  r.stride = static_cast<std::uint32_t>(block * p.tp * p.cp);  // rank = tp + tp (cp + cp (dp + dp pp))
   return r;
 }
 

@@ -33,13 +33,17 @@ std::vector<RankGraph> transformer_rank_graphs(const TrainingSpec& spec, const G
 // Data-parallel replicas that can be simulated as one (system/groups/replica_folding.h):
 // the ranks of replica 0 in ascending order, with rank r of replica k being
 // r + k x stride. Empty when the plan has no such replicas: dp = 1; cp > 1
-// (gradient groups are data x context, joining ranks inside a replica too);
-// a mixture of experts (expert-data groups join ranks of several replicas).
+// (gradient groups are data x context, joining ranks inside a replica too).
+// A mixture of experts: expert_replicas.
 struct Replicas {
   std::vector<std::uint32_t> replica0;
   std::uint32_t count = 1, stride = 0;
 };
 Replicas data_parallel_replicas(const TrainingSpec& spec);
+// A mixture of experts' replicas: blocks of lcm(tp, ep x etp) / tp data-parallel
+// replicas (whole expert-parallel groups), any cp; empty when dp holds fewer
+// than two such blocks.
+Replicas expert_replicas(const TrainingSpec& spec);
 
 // "gen:transformer?model=...&parallel=...": true when `workload` asks for a
 // generated workload instead of files.

@@ -29,14 +29,14 @@ TEST_F(GeneratorTest, BadPlansAreClearErrors) {
   EXPECT_EQ(error_of(o("tp=2,pp=2,dp=2,ep=2,tp=4")), "--parallel 'tp=2,pp=2,dp=2,ep=2,tp=4': 'tp' given twice");
   EXPECT_EQ(error_of(o("tp=0")), "--parallel 'tp=0': tp must be a whole number from 1 to 1048576, got '0'");
   EXPECT_EQ(error_of(o("tp=2,xp=2")),
-            "--parallel 'tp=2,xp=2': unknown item 'xp=2' (expected tp=N, pp=N, dp=N, cp=N, ep=N or sp)");
+            "--parallel 'tp=2,xp=2': unknown item 'xp=2' (expected tp=N, pp=N, dp=N, cp=N, ep=N, etp=N or sp)");
   EXPECT_EQ(error_of(options("mixtral-8x7b", "tp=2,pp=1,dp=2,ep=2", 8, 2048)),
             "--parallel tp=2,pp=1,dp=2,ep=2: a mixture of experts with tp > 1 needs sp (as in Megatron-LM)");
   EXPECT_EQ(error_of(options("mixtral-8x7b", "tp=1,pp=1,dp=2,ep=3", 8, 2048)),
             "--parallel tp=1,pp=1,dp=2,ep=3: ep=3 must divide the model's 8 experts");
   EXPECT_EQ(error_of(options("no-such-model", "tp=1", 8, 2048)),
-            "--model: 'no-such-model' is neither a built-in model (gpt3-175b, llama3-405b, llama3-70b, llama3-8b, "
-            "mixtral-8x7b) nor a readable YAML file");
+            "--model: 'no-such-model' is neither a built-in model (deepseek-v3, gpt3-175b, llama3-405b, llama3-70b, llama3-8b, "
+            "mixtral-8x22b, mixtral-8x7b) nor a readable YAML file");
 }
 
 TEST_F(GeneratorTest, BadOptionsAreClearErrors) {
@@ -68,7 +68,7 @@ TEST_F(GeneratorTest, BadOptionsAreClearErrors) {
 TEST_F(GeneratorTest, BadModelFilesNameFileLineAndKey) {
   const std::string bad = model_file("bad", "layers: 4\nhidden: 64\nffn_hidden: 256\nheads: 4\nvocab: 128\nlayer: 3\n");
   EXPECT_EQ(error_of(options(bad, "tp=1", 8, 32)), bad + ":6: unknown key 'layer' (allowed: name, layers, hidden, "
-                                                  "ffn_hidden, heads, kv_heads, vocab, mlp, norm, bias, tied_embeddings, dropout, moe)");
+                                                  "ffn_hidden, heads, kv_heads, vocab, mlp, norm, bias, tied_embeddings, dropout, moe, mla)");
   const std::string heads = model_file("heads", "layers: 4\nhidden: 64\nffn_hidden: 256\nheads: 5\nvocab: 128\n");
   EXPECT_EQ(error_of(options(heads, "tp=1", 8, 32)), heads + ":4: hidden (64) must be a multiple of heads (5)");
 }

@@ -192,9 +192,9 @@ TEST_F(GeneratorTest, QueryErrorsNameTheQueryKeys) {
             "gen:transformer: parallel=tp=0: tp must be a whole number from 1 to "
             "1048576, got '0'");
   EXPECT_EQ(query_error("gen:transformer?model=nope&parallel=tp=1&global-batch=8&seq=2048"),
-            "gen:transformer: model=nope is neither a built-in model (gpt3-175b, "
+            "gen:transformer: model=nope is neither a built-in model (deepseek-v3, gpt3-175b, "
             "llama3-405b, llama3-70b, llama3-8b, "
-            "mixtral-8x7b) nor a readable YAML file");
+            "mixtral-8x22b, mixtral-8x7b) nor a readable YAML file");
   EXPECT_EQ(query_error("gen:transformer?model=llama3-8b&parallel=tp=1&global-batch=8&seq=x"),
             "gen:transformer: seq= must be a whole number from 0 to "
             "18446744073709551615, got 'x'");

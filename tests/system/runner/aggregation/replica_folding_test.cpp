@@ -79,11 +79,12 @@ TEST_F(ReplicaFoldingTest, OnlyWhereItIsExact) {
   const std::string w = "gen:transformer?model=llama3-8b&seq=512&parallel=tp=4,pp=2,dp=4&global-batch=8";
   // The flow backend shares links inside the fabric: every rank is simulated.
   EXPECT_FALSE(build_scenario(spec(w, true, "flow")).options.folding.active());
-  // No replicas to fold: dp = 1; a mixture of experts (expert-data groups mix replicas).
+  // No replicas to fold: dp = 1; a mixture of experts whose one expert-parallel
+  // group spans every replica (ep = tp x dp).
   EXPECT_FALSE(build_scenario(spec("gen:transformer?model=llama3-8b&seq=512&parallel=tp=4,pp=2,dp=1&global-batch=8",
                                    true))
                    .options.folding.active());
-  EXPECT_FALSE(build_scenario(spec("gen:transformer?model=mixtral-8x7b&seq=512&parallel=tp=2,pp=1,dp=4,ep=2,sp"
+  EXPECT_FALSE(build_scenario(spec("gen:transformer?model=mixtral-8x7b&seq=512&parallel=tp=2,pp=1,dp=4,ep=8,sp"
                                    "&global-batch=8",
                                    true))
                    .options.folding.active());

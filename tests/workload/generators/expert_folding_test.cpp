@@ -1,0 +1,131 @@
+// Expert parallelism folds: a mixture-of-experts iteration's blocks of
+// lcm(tp, ep) / tp data-parallel replicas (whole expert-parallel groups,
+// workload/generators/transformer_workload.h: expert_replicas) are simulated
+// as one, and every simulated rank finishes, computes and communicates as
+// that rank does when every rank is simulated (--no-aggregation), to the
+// picosecond: ep inside a node and across nodes, 1F1B and interleaved,
+// uniform and Zipf-skewed routing, shared experts and dense first layers,
+// expert tensor parallelism, the default collectives and NCCL's.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "system/runner/simulation.h"
+#include "system/scenario/scenario.h"
+#include "tests/common/temp_folder.h"
+#include "workload/generators/training_spec.h"
+#include "workload/generators/transformer_workload.h"
+
+namespace sim {
+namespace {
+
+class ExpertFoldingTest : public testing::TempFolderTest {
+ protected:
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name)) << text;
+    return path(name);
+  }
+  // 4 GPUs per node, 2 nodes per leaf, 4 leaves: 32 GPUs.
+  ScenarioSpec spec(const std::string& workload, bool folded) const {
+    ScenarioSpec s;
+    s.network = write("net.yml",
+                      "topology: [Switch, Switch, Switch]\nnpus_count: [4, 2, 4]\n"
+                      "bandwidth: [450GB/s, 50GB/s, 50GB/s]\nlatency: [300ns, 1350ns, 500ns]\n");
+    s.system = write("sys.yml", "compute: {peak_tflops: 989, memory_bandwidth: 3350GB/s}\nnetwork: {backend: analytical}\n");
+    s.no_aggregation = !folded;
+    s.jobs = {JobInput{"", workload, ""}};
+    return s;
+  }
+  // A small DeepSeek-style model: MLA, 2 shared and 8 routed experts, a dense first layer.
+  std::string small_deepseek() const {
+    return write("ds.yml",
+                 "layers: 4\nhidden: 256\nffn_hidden: 512\nheads: 4\nvocab: 512\nmlp: swiglu\nnorm: rmsnorm\n"
+                 "mla: {q_lora_rank: 64, kv_lora_rank: 32, qk_head_dim: 32, rope_head_dim: 16, v_head_dim: 32}\n"
+                 "moe:\n  experts: 8\n  top_k: 2\n  expert_ffn_hidden: 128\n  shared_experts: 2\n"
+                 "  first_dense_layers: 1\n  routing: {distribution: zipf, exponent: 1.1, seed: 5}\n");
+  }
+
+  // Folded (with the command line's retries) against every rank, rank by rank.
+  // `collectives`: --collective values for both runs (e.g. NCCL's all-to-all, as the presets select).
+  void expect_exact(const std::string& w, std::uint32_t replicas, const std::vector<std::string>& collectives = {}) {
+    std::vector<std::string> notes;
+    const auto run = [&](const ScenarioSpec& x) {
+      const Scenario sc = build_scenario(x);
+      Simulation sim(sc.graphs, *sc.topology, sc.config, sc.options);
+      return std::make_pair(sim.run(), sc.options.folding);
+    };
+    ScenarioSpec folded = spec(w, true), every = spec(w, false);
+    folded.collectives = every.collectives = collectives;
+    const auto [ra, folding] = simulate_folded_if_exact(folded, run, [&](const std::string& why) { notes.push_back(why); });
+    const Scenario full = build_scenario(every);
+    ASSERT_FALSE(full.options.folding.active()) << w;
+    Simulation b(full.graphs, *full.topology, full.config, full.options);
+    const SimulationResult rb = b.run();
+    for (const std::string& n : notes) EXPECT_EQ(n.find("ranks not folded"), std::string::npos) << w << ": " << n;
+    EXPECT_EQ(ra.folded_replicas * folding.period, replicas) << w;
+    ASSERT_EQ(ra.ranks.size() * ra.folded_replicas, rb.ranks.size()) << w;
+    EXPECT_EQ(ra.makespan, rb.makespan) << w;
+    EXPECT_LT(ra.events, rb.events) << w;
+    for (std::size_t i = 0; i < ra.ranks.size(); ++i) {
+      const std::uint32_t rank = folding.real_rank[i];
+      const RankStats &x = ra.ranks[i], &y = rb.ranks[rank];
+      EXPECT_EQ(x.finish, y.finish) << w << ", rank " << rank;
+      EXPECT_EQ(x.compute, y.compute) << w << ", rank " << rank;
+      EXPECT_EQ(x.exposed_comm, y.exposed_comm) << w << ", rank " << rank;
+      EXPECT_EQ(x.comm, y.comm) << w << ", rank " << rank;
+      EXPECT_EQ(x.idle, y.idle) << w << ", rank " << rank;
+    }
+  }
+};
+
+TEST_F(ExpertFoldingTest, BlocksOfWholeExpertGroupsAreTheReplicas) {
+  const auto replicas = [](const std::string& query) { return gen::expert_replicas(gen::generated_workload_spec(query)); };
+  const gen::Replicas r =
+      replicas("gen:transformer?model=mixtral-8x7b&seq=256&global-batch=16&parallel=tp=2,pp=2,dp=8,ep=4,sp");
+  EXPECT_EQ(r.count, 4u);    // lcm(2, 4) / 2 = 2 data-parallel replicas a block
+  EXPECT_EQ(r.stride, 4u);   // 2 replicas x tp 2
+  EXPECT_EQ(r.replica0, (std::vector<std::uint32_t>{0, 1, 2, 3, 16, 17, 18, 19}));
+  // ep = tp x dp: one expert group holds every replica, nothing to fold.
+  EXPECT_EQ(replicas("gen:transformer?model=mixtral-8x7b&seq=256&global-batch=8&parallel=tp=1,pp=1,dp=8,ep=8").count, 1u);
+}
+
+TEST_F(ExpertFoldingTest, MixtralFoldsExactly1F1B) {
+  expect_exact("gen:transformer?model=mixtral-8x7b&seq=256&global-batch=8&parallel=tp=2,pp=2,dp=4,ep=2,sp", 4);
+  // Each expert group spans two nodes (8 ranks, 4 a node).
+  expect_exact("gen:transformer?model=mixtral-8x7b&seq=256&global-batch=16&parallel=tp=1,pp=2,dp=16,ep=8", 2);
+}
+
+// NCCL's all-to-all (grouped sends, through the proxies across nodes) and
+// NCCL's rings and trees for the gradients, as the dgx-h100 presets select them.
+TEST_F(ExpertFoldingTest, MixtralFoldsExactlyWithNcclCollectives) {
+  const std::vector<std::string> nccl = {"alltoall=nccl", "allreduce=nccl", "allgather=nccl", "reducescatter=nccl"};
+  // Each expert group spans two nodes: the all-to-all goes through the proxies.
+  expect_exact("gen:transformer?model=mixtral-8x7b&seq=256&global-batch=16&parallel=tp=1,pp=2,dp=16,ep=8", 2, nccl);
+}
+
+TEST_F(ExpertFoldingTest, MixtralFoldsExactlyInterleaved) {
+  expect_exact("gen:transformer?model=mixtral-8x7b&seq=256&global-batch=16&parallel=tp=2,pp=2,dp=8,ep=4,sp"
+               "&schedule=interleaved:2",
+               4);
+}
+
+TEST_F(ExpertFoldingTest, ExpertTensorParallelPlansFoldExactly) {
+  // Blocks of lcm(2, 2 x 2) / 2 = 2 replicas.
+  expect_exact("gen:transformer?model=mixtral-8x7b&seq=256&global-batch=16&parallel=tp=2,pp=2,dp=8,ep=2,etp=2,sp", 4);
+  expect_exact("gen:transformer?model=" + small_deepseek() +
+                   "&seq=256&global-batch=16&parallel=tp=2,pp=2,dp=8,ep=2,etp=2,sp&schedule=interleaved:2",
+               4);
+}
+
+TEST_F(ExpertFoldingTest, SkewedSharedExpertsAndDenseLayersFoldExactly) {
+  const std::string m = small_deepseek();
+  expect_exact("gen:transformer?model=" + m + "&seq=256&global-batch=16&parallel=tp=2,pp=2,dp=8,ep=4,sp", 4);
+  expect_exact("gen:transformer?model=" + m + "&seq=256&global-batch=32&parallel=tp=1,pp=2,dp=16,ep=4"
+               "&schedule=interleaved:2&zero=1",
+               4);
+}
+
+}  // namespace
+}  // namespace sim
