@@ -9,7 +9,7 @@
 #   chain   N chained COMP nodes on one rank (N = 75,000 .. 300,000)
 #   ranks   R ranks x 10,000 chained nodes (R = 256 .. 1,024), --no-aggregation: every
 #           rank runs its chain (identical traces are still decoded once per thread)
-# Wall time and peak RSS from /usr/bin/time.
+# Wall time, CPU time (user + system) and peak RSS from /usr/bin/time.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SIM=${SIM:-$ROOT/build/sim}
@@ -23,22 +23,24 @@ esac
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 load0=$(cut -d' ' -f1 /proc/loadavg)
-printf 'case\tsize\tedges\twall (s)\tRSS (MiB)\n' >"$TMP/rows.tsv"
+printf 'case\tsize\tedges\twall (s)\tCPU (s)\tRSS (MiB)\n' >"$TMP/rows.tsv"
 # The table's first cell of each shape (the rows below it leave it empty).
 declare -A title=([fanin]="one node with N data deps (our JSON form)" [chain]="N chained COMP nodes, one rank (binary ET)"
   [ranks]='R ranks x 10,000 chained nodes, `--no-aggregation`')
 
-printf '%-8s %10s %12s %9s %10s\n' case size "edges" "wall (s)" "RSS (MiB)"
+printf '%-8s %10s %12s %9s %8s %10s\n' case size "edges" "wall (s)" "CPU (s)" "RSS (MiB)"
 run() {
   local label=$1 size=$2 edges=$3
   shift 3
-  /usr/bin/time -f "%e %M" -o "$TMP/time.txt" "$SIM" -q "$@" >/dev/null 2>"$TMP/err.txt" || {
+  /usr/bin/time -f "%e %U %S %M" -o "$TMP/time.txt" "$SIM" -q "$@" >/dev/null 2>"$TMP/err.txt" || {
     echo "bench_linear: $label $size failed:" >&2; cat "$TMP/err.txt" >&2; [[ -z $docs ]] || exit 3; return 0; }
-  read -r wall rss <"$TMP/time.txt"
-  printf '%-8s %10s %12s %9s %10s\n' "$label" "$size" "$edges" "$wall" "$((rss / 1024))"
+  read -r wall user sys rss <"$TMP/time.txt"
+  local cpu
+  cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
+  printf '%-8s %10s %12s %9s %8s %10s\n' "$label" "$size" "$edges" "$wall" "$cpu" "$((rss / 1024))"
   local shown=$size
-  [[ $size != *x* ]] || shown="${size%x*} x $(sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"${size#*x}")"
-  printf '%s\t%s\t%s\t%s\t%s\n' "${title[$label]}" "$shown" "$edges" "$wall" "$((rss / 1024))" >>"$TMP/rows.tsv"
+  [[ $size != *x* ]] || shown=$(sed 's/x/ x /;:a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$size")
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "${title[$label]}" "$shown" "$edges" "$wall" "$cpu" "$((rss / 1024))" >>"$TMP/rows.tsv"
   title[$label]=""
 }
 
