@@ -37,7 +37,7 @@ run() {
   name=$1; shown=$2; shift 2
   for bin in "$SIM" $BASE; do
     /usr/bin/time -f "%e %U %S %M" -o "$TMP/time" "$bin" "$@" --report "$TMP/report.json" > "$TMP/out" 2>&1 ||
-      { cat "$TMP/out" >&2; exit 1; }
+      { cat "$TMP/out" >&2; exit 3; }
     read -r wall user sys rss < "$TMP/time"
     simt=$(sed -n "s/^simulated time: \(.*\) (.*/\1/p" "$TMP/out" | head -1)
     load=$(sed -n 's/.*(loading \([0-9.]* s\).*/\1/p' "$TMP/out" | tail -1)
