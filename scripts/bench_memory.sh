@@ -57,7 +57,7 @@ measure() {
        split(w, t, ":"); s = (length(t) == 3) ? t[1] * 3600 + t[2] * 60 + t[3] : t[1] * 60 + t[2];
        rss = k * 1024;
        printf "%-30s %6d %11d %12.1f %9.2f %10s %11.1f %9.1f %10.1f\n", l, r, n, b / 1e6, s, ld, rss / 1048576, rss / n, (rss - b) / n
-       printf "%s\t%d\t%.1f\t%.1f\t%s\t%.1f\t%.1f\t%.1f\n", d, n, b / 1e6, s, ld, rss / 1048576, rss / n, (rss - b) / n >>tsv
+       printf "%s\t%d\t%.1f\t%.2f\t%s\t%.1f\t%.1f\t%.1f\n", d, n, b / 1e6, s, ld, rss / 1048576, rss / n, (rss - b) / n >>tsv
      }'
   rm -rf "$TMP/w"
 }
