@@ -14,6 +14,12 @@ memory depend on the machine and its load: they are neither checked nor measured
 
     scripts/bench_doc.py write DOC SCRIPT ROWS
     scripts/bench_doc.py check DOC SCRIPT ROWS EXACT[,EXACT...]
+    scripts/bench_doc.py block DOC NAME SCRIPT ROWS LOAD
+
+`block` writes a whole table, ROWS in their order (a row may start with an empty cell, under
+the case above it), between `<!-- NAME: begin (SCRIPT --write-docs) -->` and
+`<!-- NAME: end -->`, after a line naming the machine and its load average: LOAD (the 1-minute
+average /proc/loadavg gave when the measurement started) and the one at the end.
 """
 import os
 import platform
@@ -45,8 +51,8 @@ def read_rows(path):
     return lines[0], {r[0].split()[0]: r for r in lines[1:]}
 
 
-def split(text, doc, script):
-    begin, end = markers(script)
+def split(text, doc, script, begin_end=None):
+    begin, end = begin_end or markers(script)
     if text.count(begin) != 1 or end not in text.split(begin, 1)[1]:
         sys.exit(f"bench_doc: {doc} has no block marked {begin!r} ... {end!r}")
     head, rest = text.split(begin, 1)
@@ -63,7 +69,27 @@ def doc_rows(block, width):
     return rows
 
 
+def write_block(doc, name, script, rows_path, load_start):
+    """Replaces the block NAME of DOC with the table of ROWS and the machine line."""
+    begin_end = (f"<!-- {name}: begin ({script} --write-docs) -->", f"<!-- {name}: end -->")
+    text = open(doc).read()
+    head, _, tail = split(text, doc, script, begin_end)
+    lines = [[f"{int(c):,}" if c.isdigit() else c for c in ln.rstrip("\n").split("\t")]
+             for ln in open(rows_path) if ln.strip()]
+    if len(lines) < 2:
+        sys.exit(f"bench_doc: no rows in {rows_path}")
+    note = (f"{machine()} Load average {float(load_start):.1f} when the measurement started, "
+            f"{os.getloadavg()[0]:.1f} when it ended (1-minute averages, /proc/loadavg).")
+    table = ["| " + " | ".join(lines[0]) + " |", "|" + "---|" * len(lines[0])]
+    table += ["| " + " | ".join(r) + " |" for r in lines[1:]]
+    open(doc, "w").write(head + begin_end[0] + "\n" + note + "\n\n" + "\n".join(table) + "\n" + begin_end[1] + tail)
+    print(f"bench_doc: the {name} table of {doc} rewritten ({len(lines) - 1} rows)")
+    return 0
+
+
 def main():
+    if len(sys.argv) == 7 and sys.argv[1] == "block":
+        return write_block(*sys.argv[2:])
     if len(sys.argv) < 5 or sys.argv[1] not in ("write", "check") or (sys.argv[1] == "check") != (len(sys.argv) == 6):
         print(__doc__)
         return 2

@@ -3,26 +3,45 @@
 # half and full size: a time proportional to size doubles with it.
 #
 #   SIM=build/sim scripts/bench_linear.sh
+#   SIM=build/sim scripts/bench_linear.sh --write-docs   also rewrite the table of docs/benchmarks.md
 #
 #   fanin   one node with N data deps (N = 50,000 .. 200,000), our JSON form
 #   chain   N chained COMP nodes on one rank (N = 75,000 .. 300,000)
-#   ranks   R ranks x 10,000 chained nodes (R = 256 .. 1,024)
-# Wall time and peak RSS from /usr/bin/time. Numbers in docs/benchmarks.md.
+#   ranks   R ranks x 10,000 chained nodes (R = 256 .. 1,024), --no-aggregation: every
+#           rank runs its chain (identical traces are still decoded once per thread)
+# Wall time, CPU time (user + system) and peak RSS from /usr/bin/time.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SIM=${SIM:-$ROOT/build/sim}
 [[ -x $SIM ]] || { echo "bench_linear: no sim binary at $SIM (set SIM=...)" >&2; exit 2; }
+docs=
+case ${1:-} in
+  --write-docs) docs=1 ;;
+  "") ;;
+  *) echo "bench_linear: unknown argument '$1' (--write-docs)" >&2; exit 2 ;;
+esac
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+load0=$(cut -d' ' -f1 /proc/loadavg)
+printf 'case\tsize\tedges\twall (s)\tCPU (s)\tRSS (MiB)\n' >"$TMP/rows.tsv"
+# The table's first cell of each shape (the rows below it leave it empty).
+declare -A title=([fanin]="one node with N data deps (our JSON form)" [chain]="N chained COMP nodes, one rank (binary ET)"
+  [ranks]='R ranks x 10,000 chained nodes, `--no-aggregation`')
 
-printf '%-8s %10s %12s %9s %10s\n' case size "edges" "wall (s)" "RSS (MiB)"
+printf '%-8s %10s %12s %9s %8s %10s\n' case size "edges" "wall (s)" "CPU (s)" "RSS (MiB)"
 run() {
   local label=$1 size=$2 edges=$3
   shift 3
-  /usr/bin/time -f "%e %M" -o "$TMP/time.txt" "$SIM" -q "$@" >/dev/null 2>"$TMP/err.txt" || {
-    echo "bench_linear: $label $size failed:" >&2; cat "$TMP/err.txt" >&2; return 0; }
-  read -r wall rss <"$TMP/time.txt"
-  printf '%-8s %10s %12s %9s %10s\n' "$label" "$size" "$edges" "$wall" "$((rss / 1024))"
+  /usr/bin/time -f "%e %U %S %M" -o "$TMP/time.txt" "$SIM" -q "$@" >/dev/null 2>"$TMP/err.txt" || {
+    echo "bench_linear: $label $size failed:" >&2; cat "$TMP/err.txt" >&2; [[ -z $docs ]] || exit 3; return 0; }
+  read -r wall user sys rss <"$TMP/time.txt"
+  local cpu
+  cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
+  printf '%-8s %10s %12s %9s %8s %10s\n' "$label" "$size" "$edges" "$wall" "$cpu" "$((rss / 1024))"
+  local shown=$size
+  [[ $size != *x* ]] || shown=$(sed 's/x/ x /;:a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$size")
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "${title[$label]}" "$shown" "$edges" "$wall" "$cpu" "$((rss / 1024))" >>"$TMP/rows.tsv"
+  title[$label]=""
 }
 
 # One COMP node depending on all N others (our JSON form: no protobuf writer in python3).
@@ -47,6 +66,9 @@ for n in 75000 150000 300000; do
 done
 for r in 256 512 1024; do
   "$SIM" workload gen chain --npus "$r" --nodes 10000 -o "$TMP/ranks$r/c" >/dev/null
-  run ranks "${r}x10000" "$((r * 9999))" --workload "$TMP/ranks$r/c" --network "$ROOT/bench/switch1024.yml"
+  run ranks "${r}x10000" "$((r * 9999))" --workload "$TMP/ranks$r/c" --network "$ROOT/bench/switch1024.yml" --no-aggregation
   rm -rf "$TMP/ranks$r"
 done
+if [[ -n $docs ]]; then
+  python3 "$ROOT/scripts/bench_doc.py" block "$ROOT/docs/benchmarks.md" linear scripts/bench_linear.sh "$TMP/rows.tsv" "$load0"
+fi

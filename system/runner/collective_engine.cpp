@@ -6,6 +6,7 @@
 #include "system/runner/aggregation/flow_carrier.h"
 #include "system/runner/aggregation/stand_in.h"
 #include "system/runner/aggregation/symmetric_run.h"
+#include "system/runner/time_alone.h"
 
 namespace sim {
 

@@ -33,6 +33,10 @@
 // simulated ranks ends when the slowest of its own copies would, once all of
 // them have joined (CollectiveEngine, start_stand_in).
 //
+// The private run itself is the engine's (system/runner/time_alone.h, which
+// fills a StandInTiming); this file holds what the engine shares out and
+// caches, so it includes nothing of the engine.
+//
 // Timings are cached on the program and on the members' placement up to the
 // network's symmetry: on a stack of Switch dimensions (the only networks
 // folding accepts) a renaming of the coordinate values of each dimension maps
@@ -41,13 +45,11 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <utility>
 #include <vector>
 
 #include "core/time.h"
 #include "network/topology.h"
-#include "system/config/system_config.h"
 #include "system/program/collective_program.h"
 
 namespace sim {
@@ -92,12 +94,6 @@ class StandInShare {
   std::vector<Active> active_;
   Time updated_ = 0;
 };
-
-// Runs `program` on `members`, every member joining at time 0, alone on a
-// fresh network of `config.network`'s backend over `topology`.
-StandInTiming time_alone(const std::shared_ptr<const CollectiveProgram>& program,
-                         const std::shared_ptr<const std::vector<std::uint32_t>>& members, const Topology& topology,
-                         const SystemConfig& config);
 
 // The members' placement up to renaming each dimension's coordinate values:
 // per member and dimension, the rank in the group of its coordinate's first
