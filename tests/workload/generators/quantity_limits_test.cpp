@@ -4,7 +4,6 @@
 // large sizes that do fit give the exact answer.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -98,7 +97,6 @@ TEST_F(GeneratorTest, LargeButRepresentableSequenceGivesTheClosedForm) {
 }
 
 TEST_F(GeneratorTest, TooManyNodesForARankAreRefusedAtOnce) {
-  const auto start = std::chrono::steady_clock::now();
   // 2^24 micro-batches of llama3-8b's 32 layers: at least 24 x 32 x 2^24 nodes
   // on one rank.
   EXPECT_EQ(query_error("gen:transformer?model=llama3-8b&parallel=tp=1&global-"
@@ -114,23 +112,21 @@ TEST_F(GeneratorTest, TooManyNodesForARankAreRefusedAtOnce) {
   const std::string b = error_of(options(billion, "tp=1", 1, 16));
   EXPECT_TRUE(starts_with(b, "--global-batch 1: a rank would hold at least 24000000000 nodes")) << b;
   EXPECT_NE(b.find("(layers 1000000000 of " + billion + ")"), std::string::npos) << b;
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
 }
 
 // 64 ranks of 3.2e9 nodes each fit a rank's limit but not any machine's
 // memory: refused before the first graph is built, with the estimate (on a
-// torus: no replicas folded, every rank held).
+// torus: no replicas folded, every rank held). A run that built them would
+// not end within the test's timeout.
 TEST_F(GeneratorTest, GraphsLargerThanMemoryAreRefusedBeforeGenerating) {
   const std::string sys = path("sys.yml");
   std::ofstream(sys) << "compute:\n  peak_tflops: 989\n  memory_bandwidth: 3350GB/s\n";
-  const auto start = std::chrono::steady_clock::now();
   const SimRun run = run_sim(
       "--workload "
       "'gen:transformer?model=llama3-8b&parallel=tp=1,pp=1,dp=64&"
       "global-batch=268435456&seq=128' "
       "--network " +
       shipped_config("torus8x8.yml") + " --system " + sys + " -q");
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(run.code, 2) << run.output;
   EXPECT_NE(run.output.find("sim: error: gen:transformer: the workload is too large "
                             "for the memory available: 64 "
@@ -139,7 +135,6 @@ TEST_F(GeneratorTest, GraphsLargerThanMemoryAreRefusedBeforeGenerating) {
       << run.output;
   EXPECT_NE(run.output.find("lower global-batch=, raise micro-batch="), std::string::npos) << run.output;
   EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << run.output;
-  EXPECT_LT(seconds, 2.0);
 }
 
 TEST_F(GeneratorTest, ZeroCountsAreErrorsNamingTheKey) {
