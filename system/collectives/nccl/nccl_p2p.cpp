@@ -18,6 +18,22 @@ constexpr std::uint32_t kNone = DagBuilder::kNone;
 // 8,000 ops per rank and all-to-all.
 constexpr std::uint64_t kMaxChunksPerPeer = 4;
 
+CollectiveOp message(OpKind kind, std::uint32_t peer, std::uint64_t bytes, std::uint32_t round, std::uint64_t chunk) {
+  CollectiveOp op;
+  op.kind = kind;
+  op.peer = peer;
+  op.bytes = bytes;
+  op.tag = std::uint64_t{round} << 24 | chunk;  // unique per send: the round, then the chunk
+  return op;
+}
+
+CollectiveOp delay_op(Time t) {
+  CollectiveOp op;
+  op.kind = OpKind::kCompute;
+  op.duration = t;
+  return op;
+}
+
 std::uint32_t proxy_ns(Time per_message, std::uint64_t messages) {
   const Time ns = (per_message + kNanosecond / 2) / kNanosecond;
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(ns) * messages, 0xffffffff));
@@ -57,10 +73,7 @@ std::shared_ptr<const CollectiveProgram> make_alltoall_program(std::string name,
   for (std::uint32_t p = 0; p < n; ++p) {
     std::uint32_t start = kNone;
     if (m.base > 0) {
-      CollectiveOp wait;
-      wait.kind = OpKind::kCompute;
-      wait.duration = m.base;
-      start = dag.add(p, wait, {});
+      start = dag.add(p, delay_op(m.base), {});
     }
     // Per channel, what its next round waits for: the last send and the last receive (+ hop).
     std::vector<std::vector<std::uint32_t>> channel_done(std::min(channels, std::max<std::uint32_t>(n, 1)),
@@ -76,11 +89,7 @@ std::shared_ptr<const CollectiveProgram> make_alltoall_program(std::string name,
         const bool network = ctx.domain_of[p] != ctx.domain_of[to];
         std::vector<std::uint32_t> sent(k, kNone);
         for (std::uint64_t j = 0; j < k; ++j) {
-          CollectiveOp op;
-          op.kind = OpKind::kSend;
-          op.peer = to;
-          op.bytes = part_bytes(out, k, j);
-          op.tag = std::uint64_t{i} << 24 | j;  // unique per send: the round, then the chunk
+          CollectiveOp op = message(OpKind::kSend, to, part_bytes(out, k, j), i, j);
           if (network && m.proxy > 0) op.proxy_ns = proxy_ns(m.proxy, (op.bytes + chunk - 1) / chunk);
           std::vector<std::uint32_t> parents = after;
           if (j >= m.window && m.window > 0) parents.push_back(sent[j - m.window]);
@@ -94,19 +103,11 @@ std::shared_ptr<const CollectiveProgram> make_alltoall_program(std::string name,
         const std::uint64_t chunk = chunk_of(from, p), k = chunks(in, chunk);
         std::uint32_t last = kNone;
         for (std::uint64_t j = 0; j < k; ++j) {
-          CollectiveOp op;
-          op.kind = OpKind::kRecv;
-          op.peer = from;
-          op.bytes = part_bytes(in, k, j);
-          op.tag = std::uint64_t{i} << 24 | j;  // unique per send: the round, then the chunk
-          last = dag.add(p, op, {});
+          last = dag.add(p, message(OpKind::kRecv, from, part_bytes(in, k, j), i, j), {});
         }
         const Time hop = ctx.domain_of[from] == ctx.domain_of[p] ? m.hop_intra : m.hop_inter;
         if (hop > 0) {
-          CollectiveOp wait;
-          wait.kind = OpKind::kCompute;
-          wait.duration = hop;
-          last = dag.add(p, wait, {last});
+          last = dag.add(p, delay_op(hop), {last});
         }
         done.push_back(last);
       }

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "tests/network/delivery_recorder.h"
 #include "network/backend_registry.h"
+#include "tests/network/ns3/skip_without_ns3.h"
 
 namespace sim {
 namespace {
@@ -20,12 +21,6 @@ using testing_support::Recorder;
 
 const std::string kConfigs = std::string(SIM_SOURCE_DIR) + "/configs/";
 constexpr std::uint64_t kMiB = 1'048'576;
-
-#ifndef SIM_HAVE_NS3
-#define SKIP_WITHOUT_NS3() GTEST_SKIP() << "ns-3 not found at configure time: the ns3 backend is not built"
-#else
-#define SKIP_WITHOUT_NS3() (void)0
-#endif
 
 std::unique_ptr<Network> backend(const std::string& name, const Topology& t, EventQueue& q,
                                  std::map<std::string, OptionValue> options = {}) {

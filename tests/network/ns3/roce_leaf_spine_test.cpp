@@ -12,17 +12,12 @@
 
 #include "network/backend_registry.h"
 #include "tests/network/delivery_recorder.h"
+#include "tests/network/ns3/skip_without_ns3.h"
 
 namespace sim {
 namespace {
 
 using testing_support::Recorder;
-
-#ifndef SIM_HAVE_NS3
-#define SKIP_WITHOUT_NS3() GTEST_SKIP() << "ns-3 not found at configure time: the ns3 backend is not built"
-#else
-#define SKIP_WITHOUT_NS3() (void)0
-#endif
 
 constexpr std::uint64_t kMiB = 1'048'576;
 constexpr NodeId kNpus = 16;
