@@ -36,7 +36,9 @@ class FoldingRefused : public InputError {
   // still be exact. kNoPeriod: a collective over the copies is not the same
   // member after member at any period short of its whole group (NCCL's tree),
   // so no period of replicas folds it exactly, though stand-ins may time it.
-  enum Reason { kOther, kRoutes, kNoPeriod };
+  // kPointToPoint: a rank's messages to its own copies (context-parallel
+  // ranks folded as copies) do not mirror; simulating them fold otherwise.
+  enum Reason { kOther, kRoutes, kNoPeriod, kPointToPoint };
   explicit FoldingRefused(const std::string& what) : InputError(what) {}
   FoldingRefused(Reason reason, const std::string& what) : InputError(what), reason_(reason) {}
   Reason reason() const { return reason_; }

@@ -57,6 +57,16 @@ double busy_fraction(const LinkRecord& l, Time makespan) {
   return makespan > 0 ? static_cast<double>(l.usage.busy) / static_cast<double>(makespan) : 0;
 }
 
+// What one simulated rank stood for: "128 identical replicas", or with
+// context-parallel ranks folded as copies "128 copies of each rank (8
+// data-parallel replicas x 16 context-parallel ranks)".
+std::string copies_text(const SimulationResult& r) {
+  if (r.context_ring <= 1) return std::to_string(r.folded_replicas) + " identical replicas";
+  return std::to_string(r.folded_replicas) + " copies of each rank (" +
+         std::to_string(r.folded_replicas / r.context_ring) + " data-parallel replicas x " +
+         std::to_string(r.context_ring) + " context-parallel ranks)";
+}
+
 }  // namespace
 
 double link_utilization(const LinkRecord& l, Time makespan) {
@@ -170,7 +180,7 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
         << r.ranks.size() << " of " << r.ranks.size() * r.folded_replicas
         << " ranks; exact, --no-aggregation simulates all; per-rank and link figures are those replicas')\n";
   } else if (r.folded_replicas > 1 && r.stand_in_collectives > 0) {
-    out << "replicas folded: " << r.folded_replicas << " identical replicas simulated as one ("
+    out << "replicas folded: " << copies_text(r) << " simulated as one ("
         << r.ranks.size() << " of " << r.ranks.size() * r.folded_replicas << " ranks), with stand-ins: "
         << r.stand_in_collectives << " collectives over the copies timed alone (" << r.stand_in_timings
         << " private runs, " << r.stand_in_events << " events; members' ends spread up to "
@@ -178,7 +188,7 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
         << " us); approximate: their traffic shares no link with the rest and is not in the link figures "
            "(docs/system.md; --exact-folding or --no-aggregation for the exact run)\n";
   } else if (r.folded_replicas > 1) {
-    out << "replicas folded: " << r.folded_replicas << " identical replicas simulated as one ("
+    out << "replicas folded: " << copies_text(r) << " simulated as one ("
         << r.ranks.size() << " of " << r.ranks.size() * r.folded_replicas
         << " ranks; exact, --no-aggregation simulates all; per-rank and link figures are replica 0's)\n";
   }

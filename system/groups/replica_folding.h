@@ -20,6 +20,17 @@
 // copies then runs its P simulated members' parts; a message a member sends
 // to a copy is delivered to the simulated member that copy stands for, as the
 // message from the sender's own copy shifted the same way.
+//
+// Copies may also come in cycles (`ring`): a dense model's context-parallel
+// ranks are copies of each other too (ring attention runs the same ops at
+// every position of the ring), so copy k = c + ring x d is context rank c of
+// replica d, and the workload is the same under c -> c + 1 (mod ring) and
+// d -> d + 1. A rank then sends to its own copies (the K/V exchanges to the
+// next context rank): by the shift that takes that copy to the rank itself,
+// the message is the one the rank receives from copy mirror(k) at the same
+// picosecond, so it is delivered back to the rank, matched by its tag
+// (system/runner/simulation.cpp checks, before the run, that every such
+// exchange pairs so and every copy's route is priced as the rank's).
 #pragma once
 
 #include <cstdint>
@@ -42,7 +53,22 @@ struct ReplicaFolding {
   // (system/runner/aggregation/stand_in.h: an approximation) instead of
   // refusing the fold. Period 1 only.
   bool stand_ins = false;
+  // Copies in cycles of `ring` (above; 1: none). Period 1 only.
+  std::uint32_t ring = 1;
   bool active() const { return world != 0; }
+  // The copy whose message to a rank mirrors the rank's own message to its
+  // copy k: each of k's digits (c, d) negated, c modulo ring and d modulo
+  // replicas / ring.
+  std::uint32_t mirror(std::uint32_t k) const {
+    const std::uint32_t c = k % ring, d = k / ring, cycles = replicas / ring;
+    return (ring - c) % ring + ring * ((cycles - d) % cycles);
+  }
+  // Copy j moved by copy k, digit by digit (the copy j's message to its
+  // counterpart reaches, as the rank's reaches copy k).
+  std::uint32_t shifted(std::uint32_t j, std::uint32_t k) const {
+    const std::uint32_t cycles = replicas / ring;
+    return (j % ring + k % ring) % ring + ring * ((j / ring + k / ring) % cycles);
+  }
   bool simulated(std::uint32_t rank) const { return real_rank[graph_of[rank]] == rank; }
 };
 

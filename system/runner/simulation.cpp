@@ -153,18 +153,7 @@ Simulation::Simulation(std::shared_ptr<const std::vector<RankGraph>> graphs, con
                          std::to_string(job_ranks - 1) + ")");
       }
     }
-    if (options_.folding.active()) {
-      for (std::uint32_t i = 0; i < g.size(); ++i) {
-        const NodeKind kind = g.kind(i);
-        if (kind != NodeKind::kCommSend && kind != NodeKind::kCommRecv) continue;
-        const auto peer = static_cast<std::uint32_t>(kind == NodeKind::kCommSend ? g.comm_dst(i) : g.comm_src(i));
-        if (!options_.folding.simulated(peer)) {
-          throw FoldingRefused(g.path() + ": rank " + std::to_string(npu_of_[r]) + ", node " + std::to_string(g.id(i)) +
-                           " '" + g.name(i) + "' talks to rank " + std::to_string(peer) +
-                           " of another replica: replicas cannot be folded (run with --no-aggregation)");
-        }
-      }
-    }
+    if (options_.folding.active()) check_copy_exchanges(r);
     run.coll_seq.assign(groups_->size(), 0);
     if (g.dangling_ctrl_deps() > 0) {
       result_.warnings.push_back(g.path() + ": " + std::to_string(g.dangling_ctrl_deps()) +
@@ -180,6 +169,67 @@ Simulation::Simulation(std::shared_ptr<const std::vector<RankGraph>> graphs, con
 
 Simulation::~Simulation() = default;
 
+// A folded rank's point-to-point messages go to simulated ranks, or to its
+// own copies (context-parallel ranks folded as copies, replica_folding.h):
+// a message to copy k is delivered back to the rank as the one from copy
+// mirror(k), matched by (rank, rank, tag). That is the full run's pairing
+// only if each such tag is sent once and received once, from exactly that
+// copy; anything else is refused before the run.
+void Simulation::check_copy_exchanges(std::uint32_t r) {
+  const ReplicaFolding& f = options_.folding;
+  const RankGraph& g = graphs_[r];
+  const std::uint32_t self = f.real_rank[r];
+  std::unordered_map<std::int64_t, std::pair<std::uint32_t, std::uint32_t>> sent, received;  // tag -> (copy, node)
+  std::vector<std::uint32_t> offsets;
+  const auto refuse = [&](std::uint32_t i, const std::string& why) {
+    throw FoldingRefused(FoldingRefused::kPointToPoint, g.path() + ": rank " + std::to_string(self) + ", node " +
+                                                            std::to_string(g.id(i)) + " '" + g.name(i) + "' " + why);
+  };
+  for (std::uint32_t i = 0; i < g.size(); ++i) {
+    const NodeKind kind = g.kind(i);
+    if (kind != NodeKind::kCommSend && kind != NodeKind::kCommRecv) continue;
+    const bool send = kind == NodeKind::kCommSend;
+    const auto peer = static_cast<std::uint32_t>(send ? g.comm_dst(i) : g.comm_src(i));
+    if (f.graph_of[peer] != r || (peer == self && f.period != 1)) {
+      if (f.simulated(peer)) continue;
+      refuse(i, "talks to rank " + std::to_string(peer) + " of another replica: replicas cannot be folded (run with "
+                "--no-aggregation)");
+    }
+    if (f.period != 1) {
+      refuse(i, "talks to rank " + std::to_string(peer) + ", a copy of itself, which folding " +
+                    std::to_string(f.period) + " replicas at a time does not mirror");
+    }
+    const std::uint32_t k = (peer - self) / f.stride;
+    auto& side = send ? sent : received;
+    if (!side.emplace(g.comm_tag(i), std::make_pair(send ? f.mirror(k) : k, i)).second) {
+      refuse(i, std::string(send ? "sends" : "receives") + " a second message of tag " +
+                    std::to_string(g.comm_tag(i)) + " between copies of rank " + std::to_string(self) +
+                    ", which a folded run cannot tell apart");
+    }
+    if (send && k != 0 && std::find(offsets.begin(), offsets.end(), k) == offsets.end()) offsets.push_back(k);
+  }
+  for (const auto& [tag, want] : sent) {
+    const auto it = received.find(tag);
+    if (it == received.end() || it->second.first != want.first) {
+      refuse(want.second, "sends tag " + std::to_string(tag) + " to rank " +
+                              std::to_string(self + f.mirror(want.first) * f.stride) + ", but rank " +
+                              std::to_string(self) + " receives it " +
+                              (it == received.end() ? std::string("from no copy")
+                                                    : "from rank " + std::to_string(self + it->second.first * f.stride)) +
+                              ", not from rank " + std::to_string(self + want.first * f.stride) +
+                              ": the exchange is not the same at every copy");
+    }
+  }
+  for (const auto& [tag, got] : received) {
+    if (!sent.count(tag)) {
+      refuse(got.second, "receives tag " + std::to_string(tag) + " from rank " +
+                             std::to_string(self + got.first * f.stride) + ", which rank " + std::to_string(self) +
+                             " sends to none of its copies: the exchange is not the same at every copy");
+    }
+  }
+  if (!offsets.empty()) copy_offsets_.emplace_back(r, std::move(offsets));
+}
+
 // Folded replicas are exact only if every copy of replica 0 sees the routes
 // replica 0 sees: for each pair of replica-0 ranks that talk (point to point
 // or in a group of replica 0), the same pair in replica k must have the same
@@ -191,6 +241,7 @@ void Simulation::check_folding() {
   const ReplicaFolding& f = options_.folding;
   result_.folded_replicas = f.replicas / f.period;
   result_.replica_period = f.period;
+  result_.context_ring = f.ring;
   ClosedFormRoutes* analytical = network_->closed_form_routes();
   if (!analytical) {
     throw FoldingRefused("folded replicas need the analytical backend (the " + std::string(network_->name()) +
@@ -258,6 +309,29 @@ void Simulation::check_folding() {
       }
     }
   }
+  // Messages to a rank's own copies: every copy's message to its counterpart
+  // (copy j to copy j + k, digit by digit) must be priced as the rank's, leave
+  // by the same port and queue nowhere past it (the counterpart's links are
+  // not simulated).
+  for (const auto& [r, offsets] : copy_offsets_) {
+    for (const std::uint32_t k : offsets) {
+      const std::uint32_t a0 = npu_of_[r], b0 = a0 + k * f.stride;
+      const auto c0 = analytical->path_cost(a0, b0);
+      for (std::uint32_t j = 0; j < f.replicas; ++j) {
+        const std::uint32_t a = a0 + j * f.stride, b = a0 + f.shifted(j, k) * f.stride;
+        const auto cj = analytical->path_cost_once(a, b);
+        if (cj.latency_sum != c0.latency_sum || cj.min_bandwidth != c0.min_bandwidth ||
+            port[cj.first_link] != port[c0.first_link] || cj.bottleneck_link != cj.first_link) {
+          throw FoldingRefused(FoldingRefused::kPointToPoint,
+                               "rank " + std::to_string(a0) + "'s copies cannot be folded: the route from NPU " +
+                                   std::to_string(a) + " to NPU " + std::to_string(b) + (cj.bottleneck_link != cj.first_link ? " queues past its port" : " differs from NPU " +
+                                   std::to_string(a0) + " to " + std::to_string(b0)) +
+                                   " (messages between copies: context-parallel ranks)");
+        }
+      }
+    }
+  }
+  copy_offsets_.clear();
   // Every collective over a rank's copies, checked now rather than when first
   // reached (the engine's cache keeps the verdict): a run that cannot fold is
   // refused before it has simulated anything.
@@ -766,7 +840,9 @@ void Simulation::issue_send(std::uint32_t rank, std::uint32_t index) {
     p2p_[m].recv_rank = dst;
     p2p_[m].recv_index = recv_index;
   }
-  network_->send(npu_of_[rank], npu_of_[dst], size, Delivery{this, kP2PDelivered, m});
+  // Folded, a rank's NPU is its number: a copy's too (replica_folding.h).
+  const std::uint32_t to = options_.folding.active() ? static_cast<std::uint32_t>(g.comm_dst(index)) : npu_of_[dst];
+  network_->send(npu_of_[rank], to, size, Delivery{this, kP2PDelivered, m});
 }
 
 void Simulation::issue_recv(std::uint32_t rank, std::uint32_t index) {

@@ -114,6 +114,8 @@ struct SimulationResult {
   // and the rank number of each entry of `ranks` (empty: its index).
   std::uint32_t folded_replicas = 1;
   std::uint32_t replica_period = 1;  // replicas simulated (each standing for folded_replicas copies)
+  // Copies in cycles of this many context-parallel ranks (ReplicaFolding::ring; 1: replicas only).
+  std::uint32_t context_ring = 1;
   // Folded with stand-ins (system/runner/aggregation/stand_in.h): collectives
   // over copies timed alone, the private runs that timed them and their
   // events, and the largest spread between a timing's members' ends.
@@ -210,6 +212,9 @@ class Simulation final : public EventHandler, public CollectiveListener {
                                      : job_first_[rank] + static_cast<std::uint32_t>(named);
   }
   void check_folding();
+  void check_copy_exchanges(std::uint32_t rank);
+  // Per rank sending to its own copies: the copy offsets it sends to (until check_folding).
+  std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>> copy_offsets_;
   void expand_copies();
   std::string describe_node(std::uint32_t rank, std::uint32_t index) const;
   std::string rank_label(std::uint32_t rank) const;  // "rank 3" or "job 'b' rank 3"

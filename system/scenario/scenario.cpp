@@ -35,8 +35,14 @@ namespace {
 // period fold runs (system/groups/group_table.cpp, add_mirrored). Rank r of
 // replica k is then r + k x tp x cp (rank = tp + tp (cp + cp (dp + dp pp))).
 // A mixture of experts folds blocks of replicas holding whole expert-parallel
-// groups (gen::expert_replicas), any cp.
-gen::Replicas folding_replicas(const gen::TrainingSpec& training) {
+// groups (gen::expert_replicas), any cp. With `context_copies` a dense
+// model's cp ranks are copies too (gen::context_copies): only ranks with
+// cp = dp = 0 are simulated.
+gen::Replicas folding_replicas(const gen::TrainingSpec& training, bool context_copies) {
+  if (context_copies) {
+    gen::Replicas copies = gen::context_copies(training);
+    if (copies.count > 1) return copies;
+  }
   const gen::ParallelPlan& p = training.plan;
   if (p.cp == 1 || p.dp < 2 || training.model.is_moe()) return gen::data_parallel_replicas(training);
   gen::Replicas r;
@@ -119,11 +125,16 @@ std::pair<std::uint32_t, std::uint32_t> folding_period(const ScenarioSpec& spec)
   load_system_and_network(spec, s);
   if (!foldable_job(spec, s) || !gen::is_generated_workload(spec.jobs[0].workload)) return {0, 0};
   const gen::TrainingSpec training = gen::generated_workload_spec(spec.jobs[0].workload);
-  const gen::Replicas replicas = folding_replicas(training);
+  const gen::Replicas replicas = folding_replicas(training, spec.context_copies && spec.replica_period == 1);
   if (replicas.count < 2) return {0, 0};
   if (spec.replica_period != 0) return {spec.replica_period, replicas.count};
   return {replica_period(s.topology->dimensions(), training.plan.world(), replicas.count, replicas.stride),
           replicas.count};
+}
+
+bool folds_context_copies(const ScenarioSpec& spec) {
+  if (spec.graphs || spec.jobs.size() != 1 || !gen::is_generated_workload(spec.jobs[0].workload)) return false;
+  return gen::context_copies(gen::generated_workload_spec(spec.jobs[0].workload)).count > 1;
 }
 
 Scenario build_scenario(const ScenarioSpec& spec) {
@@ -149,12 +160,13 @@ Scenario build_scenario(const ScenarioSpec& spec) {
     const bool foldable = foldable_job(spec, s);
     if (foldable && spec.fold_replicas && gen::is_generated_workload(spec.jobs[0].workload)) {
       const gen::TrainingSpec training = gen::generated_workload_spec(spec.jobs[0].workload);
-      const gen::Replicas replicas = folding_replicas(training);
+      const gen::Replicas replicas = folding_replicas(training, spec.context_copies && spec.replica_period == 1);
       if (replicas.count > 1) {
         ReplicaFolding& f = s.options.folding;
         f.world = training.plan.world();
         f.replicas = replicas.count;
         f.stride = replicas.stride;
+        f.ring = replicas.ring;
         f.stand_ins = spec.use_stand_ins;
         f.period = spec.replica_period != 0
                        ? spec.replica_period

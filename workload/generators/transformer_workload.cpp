@@ -112,6 +112,20 @@ Replicas data_parallel_replicas(const TrainingSpec& spec) {
   return r;
 }
 
+Replicas context_copies(const TrainingSpec& spec) {
+  Replicas r;
+  const ParallelPlan& p = spec.plan;
+  if (p.cp < 2 || spec.model.is_moe()) return r;
+  for (std::uint32_t rank = 0; rank < p.world(); ++rank) {
+    const RankCoords c = coords_of(p, rank);
+    if (c.cp == 0 && c.dp == 0) r.replica0.push_back(rank);
+  }
+  r.count = p.cp * p.dp;
+  r.stride = p.tp;
+  r.ring = p.cp;
+  return r;
+}
+
 Replicas expert_replicas(const TrainingSpec& spec) {
   Replicas r;
   const ParallelPlan& p = spec.plan;

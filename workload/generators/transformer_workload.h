@@ -38,8 +38,18 @@ std::vector<RankGraph> transformer_rank_graphs(const TrainingSpec& spec, const G
 struct Replicas {
   std::vector<std::uint32_t> replica0;
   std::uint32_t count = 1, stride = 0;
+  // Copies come in cycles of `ring` (context_copies: copy k = c + ring x d
+  // is context rank c of replica d); 1: no cycle.
+  std::uint32_t ring = 1;
 };
 Replicas data_parallel_replicas(const TrainingSpec& spec);
+// A dense model with context parallelism (cp > 1): every rank's context ranks
+// and data-parallel replicas are its copies, cp x dp of them, tp apart
+// (copy k of rank r is r + k x tp: rank = tp + tp (cp + cp (dp + dp pp))), in
+// cycles of cp (the ring attention's K/V exchanges go from context rank c to
+// c + 1 mod cp, the same at every c). Simulated: the ranks with cp = dp = 0.
+// Empty for a mixture of experts or cp = 1.
+Replicas context_copies(const TrainingSpec& spec);
 // A mixture of experts' replicas: blocks of lcm(tp, ep x etp) / tp data-parallel
 // replicas (whole expert-parallel groups), any cp; empty when dp holds fewer
 // than two such blocks.

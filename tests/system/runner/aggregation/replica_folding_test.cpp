@@ -235,6 +235,7 @@ TEST_F(ReplicaFoldingTest, ContextParallelRanksFoldAsAPeriodOfTheGradientGroup) 
                         Case{"dp=4,sp&zero=1&schedule=interleaved:2", 2, 2}}) {
     const std::string w = base + c.plan;
     ScenarioSpec s = spec(w, true);
+    s.context_copies = false;  // each replica's cp ranks simulated (context_copies_test.cpp: as copies)
     std::vector<std::string> notes;
     const auto run = [&](const ScenarioSpec& x) {
       const Scenario sc = build_scenario(x);
@@ -280,6 +281,7 @@ TEST_F(ReplicaFoldingTest, ContextParallelRanksFoldAsAPeriodOfTheGradientGroup) 
 TEST_F(ReplicaFoldingTest, ContextParallelGroupsThatDoNotRepeatAreRunRankByRank) {
   const std::string w = "gen:transformer?model=llama3-8b&seq=512&global-batch=8&parallel=tp=2,pp=2,cp=2,dp=2";
   ScenarioSpec s = spec(w, true);
+  s.context_copies = false;  // each replica's cp ranks simulated (context_copies_test.cpp: as copies)
   s.collectives = {"allreduce=nccl:algo=tree"};
   const Scenario folded = build_scenario(s);
   ASSERT_TRUE(folded.options.folding.active());
