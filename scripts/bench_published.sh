@@ -14,8 +14,8 @@
 # to the same count, the error, whether the preset's compute.efficiency was
 # fitted on the case or not, wall time and peak RSS of `sim`. Data-parallel
 # replicas fold (docs/system.md): each case takes seconds, the 310B to 1T rows up to minutes
-# (128 to 512 ranks simulated through pipelines of 16 to 64 stages), llama3-405b-cp16 about an
-# hour (2,048 ranks: tp x cp x pp of one replica, docs/published-runs.md).
+# (128 to 512 ranks simulated through pipelines of 16 to 64 stages), llama3-405b-cp16 about half
+# a minute (128 ranks: context-parallel ranks fold as copies too, docs/published-runs.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIM=${SIM:-build/sim}
