@@ -25,14 +25,14 @@ TEST(PlanSweep, EveryPlanEqualsTheSamePointRunAlone) {
   spit(tmp / "spec.yml", std::string("base:\n  workload: '") + kBase +
                              "'\n  network: net.yml\n  system: sys.yml\n"
                              "axes:\n  workload.parallel: ['tp=4,pp=1,dp=8', 'tp=8,pp=1,dp=4', 'tp=4,pp=2,dp=4', "
-                             "'tp=2,pp=2,dp=8', 'tp=4,pp=2,dp=3']\n");
+                             "'tp=2,pp=2,dp=8', 'tp=4,pp=1,cp=2,dp=4', 'tp=4,pp=2,dp=3']\n");
   const SimRun sweep = run_sim("sweep " + (tmp / "spec.yml") + " -q -j 2 -o " + (tmp / "out"));
   ASSERT_EQ(sweep.code, 4) << sweep.output;  // one point failed (below)
   const auto rows = csv_rows(tmp / "out/results.csv");
-  ASSERT_EQ(rows.size(), 5u);  // one row per point, not per collective
+  ASSERT_EQ(rows.size(), 6u);  // one row per point, not per collective
   const nlohmann::json results = nlohmann::json::parse(slurp(tmp / "out/results.json"));
   EXPECT_TRUE(results.at("training").get<bool>());
-  for (std::size_t i = 0; i < 4; ++i) {
+  for (std::size_t i = 0; i < 5; ++i) {  // the fifth with context parallelism (cp ranks folded as copies)
     const auto& row = rows[i];
     ASSERT_EQ(row.at("status"), "ok") << row.at("message");
     EXPECT_EQ(row.at("npus"), "32");
@@ -57,8 +57,8 @@ TEST(PlanSweep, EveryPlanEqualsTheSamePointRunAlone) {
     EXPECT_EQ(point.at("pipeline_bubble").get<double>(), alone.at("pipeline_bubble").get<double>()) << plan;
   }
   // A plan that does not fit the 32 NPUs fails alone, naming the plan; the others complete.
-  EXPECT_EQ(rows[4].at("status"), "failed");
-  EXPECT_EQ(rows[4].at("exit_code"), "2");
+  EXPECT_EQ(rows[5].at("status"), "failed");
+  EXPECT_EQ(rows[5].at("exit_code"), "2");
 }
 
 TEST(PlanSweep, QueryAxesNeedAGeneratedBaseAndOneValueEach) {
