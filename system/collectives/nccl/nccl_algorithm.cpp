@@ -49,10 +49,9 @@ bool modelled(Algo a, CollectiveType type, int nodes) {
 }  // namespace
 
 const std::vector<std::string>& param_names() {
-  static const std::vector<std::string> kNames = {"algo",        "proto",           "channels",     "arch",
-                                                  "overhead",    "nvls_efficiency", "nvls_latency", "proxy",
-                                                  "version",     "tuner",           "net_latency",  "nvls_chunk",
-                                                  "nvlstree_max_chunk"};
+  static const std::vector<std::string> kNames = {
+      "algo",  "proto",   "channels", "arch",        "overhead",   "nvls_efficiency",   "nvls_latency",
+      "proxy", "version", "tuner",    "net_latency", "nvls_chunk", "nvlstree_max_chunk"};
   return kNames;
 }
 
@@ -397,7 +396,8 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
 }
 
 P2pModel p2p_model(const Params& params) {
-  for (const char* key : {"algo", "proto", "tuner", "nvls_efficiency", "nvls_latency", "nvls_chunk", "nvlstree_max_chunk"}) {
+  for (const char* key :
+       {"algo", "proto", "tuner", "nvls_efficiency", "nvls_latency", "nvls_chunk", "nvlstree_max_chunk"}) {
     if (params.count(key)) {
       throw InputError(std::string("nccl: ") + key + " does not apply to ALL_TO_ALL: NCCL runs it as point-to-point "
                        "sends (keys: channels, overhead, proxy, net_latency, arch, version; docs/nccl.md)");

@@ -113,7 +113,8 @@ inline constexpr std::uint32_t kNvlsChannels = 16;
 inline std::uint64_t nvls_tree_chunk(std::uint64_t n_bytes, std::uint64_t concurrent_ops, int nodes,
                                      int version = kDefaultVersion, std::uint64_t nvls_chunk_size = 0,
                                      std::uint64_t max_chunk = 0) {
-  std::uint64_t chunk = version >= 221 ? (nvls_chunk_size ? nvls_chunk_size : kNvlsChunk) : 4 * 1024 * 1024 / kNcclSteps;
+  std::uint64_t chunk =
+      version >= 221 ? (nvls_chunk_size ? nvls_chunk_size : kNvlsChunk) : 4 * 1024 * 1024 / kNcclSteps;
   if (max_chunk > 0) {
     chunk = std::min(chunk, max_chunk);
   } else if (version >= 219 && nodes >= 4) {

@@ -134,6 +134,9 @@ TEST(NcclVersion, BadValuesAreRefused) {
     EXPECT_THROW(nccl::param_value("nvlstree_max_chunk", bad), InputError) << bad;
   }
   EXPECT_EQ(nccl::param_value("nvlstree_max_chunk", "512KiB"), 512u * 1024);
+  // NCCL's point-to-point sends have no NVLS chunk: all-to-all refuses the keys.
+  EXPECT_THROW(nccl::p2p_model({{"nvls_chunk", 512 * 1024}}), InputError);
+  EXPECT_THROW(nccl::p2p_model({{"nvlstree_max_chunk", 512 * 1024}}), InputError);
 }
 
 TEST(NcclTuner, AwsP5RegionsPickPerSizeAndRanks) {
