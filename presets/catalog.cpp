@@ -103,6 +103,9 @@ Preset p5() {
                             "benchmark of docs/public-data.md ran 2.27.7 with aws-ofi-nccl 1.16.3"};
   p.routing = kEfaRouting;
   p.nccl_tuner = {"aws-p5", "aws-ofi-nccl's region tuner for p5/p5e, installed with the EFA software (docs/nccl.md)"};
+  p.nccl_nvls_chunk = {"512KiB", "set on p5/p5e by aws-ofi-nccl, the EFA plugin, when NCCL loads it: "
+                                 "src/platform-aws.cpp, platform_data_map; it lifts NCCL's 64 KiB NVLS-tree cap "
+                                 "from 4 nodes on (docs/nccl.md)"};
   p.nccl_proxy = {"1577.099ns", "fit (see the header)"};
   p.nccl_net_latency = {"12880.479ns", "fit (see the header)"};
   p.fitted = {{"system", "collective.algorithms.*:overhead", "153543.709ns"}};

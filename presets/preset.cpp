@@ -245,7 +245,13 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::uint32_t npus
     o << "  # proxy " << proxy.value << ": NCCL's proxy thread per network message (" << proxy.source << ")\n"
       << "  # net_latency " << hop.value << ": the fabric's latency per network hop (" << hop.source << ")\n";
   }
-  std::string all_reduce = nccl;
+  std::string nvls = nccl;  // the collectives NVLS may run (not all-to-all: point-to-point sends)
+  if (*p.nccl_nvls_chunk.value) {
+    nvls += std::string(",nvls_chunk=") + p.nccl_nvls_chunk.value + ",nvlstree_max_chunk=" + p.nccl_nvls_chunk.value;
+    o << "  # nvls_chunk, nvlstree_max_chunk " << p.nccl_nvls_chunk.value << ": NCCL_NVLS_CHUNKSIZE and "
+      << "NCCL_NVLSTREE_MAX_CHUNKSIZE (" << p.nccl_nvls_chunk.source << ")\n";
+  }
+  std::string all_reduce = nvls;
   if (*p.nccl_tuner.value) {
     all_reduce += std::string(",tuner=") + p.nccl_tuner.value;
     o << "  # tuner " << p.nccl_tuner.value << " (all-reduce): " << p.nccl_tuner.source << "\n";
@@ -258,8 +264,8 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::uint32_t npus
   }
   o << "  algorithms:                # NCCL's choice per collective and size (docs/nccl.md)\n"
     << "    all_reduce: " << all_reduce << "\n"
-    << "    all_gather: " << nccl << "\n"
-    << "    reduce_scatter: " << nccl << "\n"
+    << "    all_gather: " << nvls << "\n"
+    << "    reduce_scatter: " << nvls << "\n"
     << "    broadcast: " << nccl << "\n"
     << "    reduce: " << nccl << "\n"
     << "    all_to_all: " << nccl << "   # NCCL's all-to-all: grouped sends and receives, through the proxy across nodes\n";

@@ -62,6 +62,10 @@ struct Preset {
   Figure nccl_tuner{"", ""};
   Figure nccl_proxy{"", ""};
   Figure nccl_net_latency{"", ""};
+  // NCCL's NVLS chunk sizes where the platform sets them in the environment
+  // (NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE, both this size),
+  // written as `nvls_chunk` and `nvlstree_max_chunk` into the collectives NVLS runs.
+  Figure nccl_nvls_chunk{"", ""};
   // How the fabric spreads a GPU pair's traffic over equal-cost paths
   // (network.routing: ecmp-hash, spray, adaptive; docs/network.md), written
   // into system.yml's `network:` section when set.

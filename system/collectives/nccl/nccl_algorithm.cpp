@@ -49,9 +49,9 @@ bool modelled(Algo a, CollectiveType type, int nodes) {
 }  // namespace
 
 const std::vector<std::string>& param_names() {
-  static const std::vector<std::string> kNames = {"algo",           "proto",        "channels", "arch",   "overhead",
-                                                  "nvls_efficiency", "nvls_latency", "proxy",    "version",
-                                                  "tuner",           "net_latency"};
+  static const std::vector<std::string> kNames = {
+      "algo",  "proto",   "channels", "arch",        "overhead",   "nvls_efficiency",   "nvls_latency",
+      "proxy", "version", "tuner",    "net_latency", "nvls_chunk", "nvlstree_max_chunk"};
   return kNames;
 }
 
@@ -115,6 +115,18 @@ std::uint64_t param_value(const std::string& key, const std::string& value) {
     }
     if (!ok) throw InputError("nccl: version must be NCCL's release as 2.N or 2.N.M, e.g. 2.21 or 2.27.7, not '" + value + "'");
     return 200 + minor;
+  }
+  if (key == "nvls_chunk" || key == "nvlstree_max_chunk") {  // a size, kept in bytes
+    std::uint64_t v = 0;
+    try {
+      if (!value.empty() && value.back() == 'B') v = parse_size(value);
+    } catch (const std::exception&) {
+      v = 0;
+    }
+    if (v == 0 || v > (std::uint64_t{1} << 30)) {
+      throw InputError("nccl: " + key + " must be a size with its unit, 1B..1GiB, e.g. 512KiB, not '" + value + "'");
+    }
+    return v;
   }
   if (key == "nvls_latency" || key == "overhead" || key == "proxy" || key == "net_latency") {  // a time, kept in ps
     Time t = -1;
@@ -304,9 +316,18 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     // "nvls"). Until the model explains that gap, 128 KiB stays.
     const std::uint64_t ops = std::uint64_t{pl.channels} * static_cast<std::uint64_t>(local);
     const bool one_node_all_reduce = pl.algo == Algo::kNvls && in.nodes == 1 && type == CollectiveType::kAllReduce;
-    m.step_bytes = one_node_all_reduce      ? kNvlsChunk
-                   : pl.algo == Algo::kNvls ? nvls_chunk(tuned_bytes, ops, in.nodes, pl.table.bandwidth[ai][pi])
-                                            : nvls_tree_chunk(tuned_bytes, ops, in.nodes, version);
+    // A platform's NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE
+    // (`nvls_chunk`, `nvlstree_max_chunk`; aws-ofi-nccl sets both on p5) enter
+    // NCCL's rules; the one-node exception above keeps its 128 KiB.
+    const auto param_or = [&params](const char* key) {
+      const auto it = params.find(key);
+      return it == params.end() ? std::uint64_t{0} : it->second;
+    };
+    const std::uint64_t chunk_size = param_or("nvls_chunk"), tree_max = param_or("nvlstree_max_chunk");
+    m.step_bytes = one_node_all_reduce ? kNvlsChunk
+                   : pl.algo == Algo::kNvls
+                       ? nvls_chunk(tuned_bytes, ops, in.nodes, pl.table.bandwidth[ai][pi], chunk_size)
+                       : nvls_tree_chunk(tuned_bytes, ops, in.nodes, version, chunk_size, tree_max);
     // NVLS-tree's network connections have NCCL_STEPS slots of a chunk each.
     if (pl.algo == Algo::kNvlsTree) m.window = static_cast<std::uint32_t>(kNcclSteps);
     // One node: NVLS's whole latency up front. Across nodes (NVLS-tree, and
@@ -375,7 +396,8 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
 }
 
 P2pModel p2p_model(const Params& params) {
-  for (const char* key : {"algo", "proto", "tuner", "nvls_efficiency", "nvls_latency"}) {
+  for (const char* key :
+       {"algo", "proto", "tuner", "nvls_efficiency", "nvls_latency", "nvls_chunk", "nvlstree_max_chunk"}) {
     if (params.count(key)) {
       throw InputError(std::string("nccl: ") + key + " does not apply to ALL_TO_ALL: NCCL runs it as point-to-point "
                        "sends (keys: channels, overhead, proxy, net_latency, arch, version; docs/nccl.md)");

@@ -77,9 +77,10 @@ constexpr std::uint64_t kNvlsChunk = 128 * 1024;
 // `nccl` applies it to NVLS all-gather and reduce-scatter and to NVLS
 // all-reduce across nodes; NVLS all-reduce on one node keeps kNvlsChunk
 // (nccl_algorithm.cpp says why).
+// `nvls_chunk_size`: NCCL_NVLS_CHUNKSIZE where the platform sets it (0: its default, kNvlsChunk).
 inline std::uint64_t nvls_chunk(std::uint64_t n_bytes, std::uint64_t concurrent_ops, int nodes = 1,
-                                double nvls_allreduce_bw = 0) {
-  std::uint64_t chunk = kNvlsChunk;
+                                double nvls_allreduce_bw = 0, std::uint64_t nvls_chunk_size = 0) {
+  std::uint64_t chunk = nvls_chunk_size ? nvls_chunk_size : kNvlsChunk;
   if (nodes > 1 && nvls_allreduce_bw < 150) chunk = 32768;
   if (n_bytes < 64 * concurrent_ops * chunk && chunk > 65536) chunk = 65536;
   if (n_bytes < 8 * concurrent_ops * chunk && chunk > 32768) chunk = 32768;
@@ -104,10 +105,21 @@ inline constexpr std::uint32_t kNvlsChannels = 16;
 // 16 x ops x chunk, 64 KiB below 4 x ops x chunk, 32 KiB below 1 x ops x 64 KiB.
 // On two H100 nodes, 2.21 (16 CTAs x 8 heads = 128 ops): 32 KiB below 8 MiB,
 // 64 KiB below 64 MiB, 128 KiB above.
+// A platform may set both starts (src/enqueue.cc reads them from the
+// environment): `nvls_chunk_size` is NCCL_NVLS_CHUNKSIZE (0: 128 KiB), and
+// `max_chunk` NCCL_NVLSTREE_MAX_CHUNKSIZE (0: its default, -2, the 64 KiB cap
+// from 4 nodes on). aws-ofi-nccl sets both to 512 KiB on p5 (docs/nccl.md): on
+// 16 nodes 512 KiB from 2 GiB, 256 KiB from 512 MiB, 128 KiB from 64 MiB.
 inline std::uint64_t nvls_tree_chunk(std::uint64_t n_bytes, std::uint64_t concurrent_ops, int nodes,
-                                     int version = kDefaultVersion) {
-  std::uint64_t chunk = version >= 221 ? kNvlsChunk : 4 * 1024 * 1024 / kNcclSteps;
-  if (version >= 219 && nodes >= 4) chunk = std::min<std::uint64_t>(chunk, 65536);
+                                     int version = kDefaultVersion, std::uint64_t nvls_chunk_size = 0,
+                                     std::uint64_t max_chunk = 0) {
+  std::uint64_t chunk =
+      version >= 221 ? (nvls_chunk_size ? nvls_chunk_size : kNvlsChunk) : 4 * 1024 * 1024 / kNcclSteps;
+  if (max_chunk > 0) {
+    chunk = std::min(chunk, max_chunk);
+  } else if (version >= 219 && nodes >= 4) {
+    chunk = std::min<std::uint64_t>(chunk, 65536);
+  }
   if (n_bytes < 32 * concurrent_ops * chunk && chunk > 262144) chunk = 262144;
   if (n_bytes < 16 * concurrent_ops * chunk && chunk > 131072) chunk = 131072;
   if (n_bytes < 4 * concurrent_ops * chunk && chunk > 65536) chunk = 65536;

@@ -108,6 +108,33 @@ TEST(NcclNvlsTree, ClosedFormTwoNodes) {
   EXPECT_EQ(r.collectives[0].algorithm, "nccl:nvlstree/simple");
 }
 
+// A platform's NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE set the
+// shard (`nvls_chunk`, `nvlstree_max_chunk`): the same 128 KiB on 16 KiB
+// shards is two rounds. Each GPU uploads round 0's n shards, then round 1's,
+// one pace p' apart; the last owner (x = n - 1) of node 1 has round 1's node
+// sum at base + (2n) p' + d, then up and down the tree (2d + 2H) and its
+// multicast (p' + d; round 0's left its pacer long before, 2H >> p'):
+// base + (2n + 1) p' + 4d + 2H.
+TEST(NcclNvlsTree, ClosedFormTwoNodesPlatformChunk) {
+  const std::uint32_t n = 4;
+  const Topology topo = nccl_cluster(n, 2, "1000000000", "1000000000", "0", "0", true, false);
+  const std::uint64_t shard = 16 * 1024, bytes = 32 * 1024 * n;
+  const nccl::Params params = {{"algo", kNvlsTree},
+                               {"channels", 1},
+                               {"nvls_chunk", shard},
+                               {"nvlstree_max_chunk", shard}};
+  const nccl::Plan pl = all_reduce_plan(topo, bytes, params);
+  ASSERT_EQ(pl.model.step_bytes, shard);
+  const SimulationResult r =
+      simulate_collective(topo, CollectiveType::kAllReduce, bytes,
+                          choose_all_reduce("nccl:algo=nvlstree,channels=1,nvls_chunk=16KiB,nvlstree_max_chunk=16KiB"));
+  const Time p = transfer_time(shard, nccl::wire_rate(pl.model));
+  const Time d = transfer_time(shard, topo.links()[0].bandwidth);
+  const Time H = pl.model.hop_inter;
+  EXPECT_GT(2 * H, static_cast<Time>(2 * n) * p);
+  EXPECT_EQ(r.makespan, pl.model.base + (2 * n + 1) * p + 4 * d + 2 * H);
+}
+
 // Two dgx-h100 at 4 GiB: NCCL's model gives NVLS-tree 8 x 40 GB/s x 5/6 =
 // 266.7 GB/s of algorithm bandwidth, nccl-tests' busbw x 2 x 15/16 = 500 GB/s;
 // the simulation streams within 2% of it (pipeline fill, 51 us latency), the

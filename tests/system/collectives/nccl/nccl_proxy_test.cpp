@@ -73,6 +73,43 @@ TEST(NcclVersion, NvlsTreeChunkFollowsTheRelease) {
   // From 4 nodes on, at most 64 KiB (2.19 and later), not before.
   EXPECT_EQ(nccl::nvls_tree_chunk(8192 * MiB, ops, 4, 219), 64u * 1024);
   EXPECT_EQ(nccl::nvls_tree_chunk(8192 * MiB, ops, 4, 218), 512u * 1024);
+  // A platform's NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE (aws-ofi-nccl
+  // on p5: both 512 KiB) replace the start and the cap from 4 nodes on; the
+  // halving by size is NCCL's: below 32 x 128 ops x 512 KiB = 2 GiB 256 KiB,
+  // below 512 MiB 128 KiB, below 64 MiB 64 KiB, below 8 MiB 32 KiB.
+  const std::uint64_t KiB = 1024, p5 = 512 * KiB;
+  for (const int nodes : {2, 16}) {
+    EXPECT_EQ(nccl::nvls_tree_chunk(8192 * MiB, ops, nodes, 227, p5, p5), 512 * KiB) << nodes;
+    EXPECT_EQ(nccl::nvls_tree_chunk(2048 * MiB, ops, nodes, 227, p5, p5), 512 * KiB) << nodes;
+    EXPECT_EQ(nccl::nvls_tree_chunk(2047 * MiB, ops, nodes, 227, p5, p5), 256 * KiB) << nodes;
+    EXPECT_EQ(nccl::nvls_tree_chunk(512 * MiB, ops, nodes, 227, p5, p5), 256 * KiB) << nodes;
+    EXPECT_EQ(nccl::nvls_tree_chunk(256 * MiB, ops, nodes, 227, p5, p5), 128 * KiB) << nodes;
+    EXPECT_EQ(nccl::nvls_tree_chunk(32 * MiB, ops, nodes, 227, p5, p5), 64 * KiB) << nodes;
+    EXPECT_EQ(nccl::nvls_tree_chunk(4 * MiB, ops, nodes, 227, p5, p5), 32 * KiB) << nodes;
+  }
+  // The cap alone (NCCL_NVLSTREE_MAX_CHUNKSIZE) keeps NCCL_NVLS_CHUNKSIZE's 128 KiB start.
+  EXPECT_EQ(nccl::nvls_tree_chunk(8192 * MiB, ops, 16, 227, 0, p5), 128 * KiB);
+  // The start alone keeps the 64 KiB cap from 4 nodes on.
+  EXPECT_EQ(nccl::nvls_tree_chunk(8192 * MiB, ops, 16, 227, p5, 0), 64 * KiB);
+  EXPECT_EQ(nccl::nvls_tree_chunk(8192 * MiB, ops, 2, 227, p5, 0), 512 * KiB);
+}
+
+TEST(NcclVersion, PlatformChunksReachThePlan) {
+  const Topology topo = nccl_cluster(8, 4, "450GB/s", "50GB/s", "0ns", "0ns", true, false);
+  const auto step = [&](std::uint64_t bytes, bool platform) {
+    nccl::Params params = {{"algo", static_cast<std::uint64_t>(nccl::Algo::kNvlsTree)},
+                           {"version", nccl::param_value("version", "2.27")}};
+    if (platform) {
+      params["nvls_chunk"] = nccl::param_value("nvls_chunk", "512KiB");
+      params["nvlstree_max_chunk"] = nccl::param_value("nvlstree_max_chunk", "512KiB");
+    }
+    return all_reduce_plan(topo, bytes, params).model.step_bytes;
+  };
+  const std::uint64_t GiB = std::uint64_t{1} << 30;
+  EXPECT_EQ(step(8 * GiB, false), 64u * 1024);
+  EXPECT_EQ(step(8 * GiB, true), 512u * 1024);
+  EXPECT_EQ(step(GiB, true), 256u * 1024);
+  EXPECT_EQ(step(GiB / 4, true), 128u * 1024);
 }
 
 TEST(NcclVersion, NvlsTreeRunsOnNcclsCtaCount) {
@@ -92,6 +129,14 @@ TEST(NcclVersion, BadValuesAreRefused) {
   EXPECT_EQ(nccl::param_value("version", "2.19"), 219u);
   EXPECT_THROW(nccl::param_value("proxy", "2"), InputError);
   EXPECT_THROW(nccl::param_value("tuner", "aws"), InputError);
+  for (const char* bad : {"512", "0B", "2GiB", "KiB", ""}) {
+    EXPECT_THROW(nccl::param_value("nvls_chunk", bad), InputError) << bad;
+    EXPECT_THROW(nccl::param_value("nvlstree_max_chunk", bad), InputError) << bad;
+  }
+  EXPECT_EQ(nccl::param_value("nvlstree_max_chunk", "512KiB"), 512u * 1024);
+  // NCCL's point-to-point sends have no NVLS chunk: all-to-all refuses the keys.
+  EXPECT_THROW(nccl::p2p_model({{"nvls_chunk", 512 * 1024}}), InputError);
+  EXPECT_THROW(nccl::p2p_model({{"nvlstree_max_chunk", 512 * 1024}}), InputError);
 }
 
 TEST(NcclTuner, AwsP5RegionsPickPerSizeAndRanks) {
