@@ -239,6 +239,8 @@ void json_header(JsonStream& j, const SimulationResult& r, const RunInfo& info) 
   j.field("events", r.events).field("messages", r.messages);
   if (r.folded_replicas > 1) j.field("folded_replicas", r.folded_replicas);
   if (r.folded_replicas > 1 && r.replica_period > 1) j.field("replica_period", r.replica_period);
+  // Context-parallel ranks folded as copies: folded_replicas counts them too.
+  if (r.folded_replicas > 1 && r.context_ring > 1) j.field("folded_context_ranks", r.context_ring);
   if (r.stand_in_collectives > 0) {
     j.field("stand_in_collectives", r.stand_in_collectives)
         .field("stand_in_timings", r.stand_in_timings)
