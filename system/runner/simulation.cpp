@@ -322,10 +322,12 @@ void Simulation::check_folding() {
         const auto cj = analytical->path_cost_once(a, b);
         if (cj.latency_sum != c0.latency_sum || cj.min_bandwidth != c0.min_bandwidth ||
             port[cj.first_link] != port[c0.first_link] || cj.bottleneck_link != cj.first_link) {
+          const std::string how = cj.bottleneck_link != cj.first_link
+                                      ? " queues past its port"
+                                      : " differs from NPU " + std::to_string(a0) + " to " + std::to_string(b0);
           throw FoldingRefused(FoldingRefused::kPointToPoint,
                                "rank " + std::to_string(a0) + "'s copies cannot be folded: the route from NPU " +
-                                   std::to_string(a) + " to NPU " + std::to_string(b) + (cj.bottleneck_link != cj.first_link ? " queues past its port" : " differs from NPU " +
-                                   std::to_string(a0) + " to " + std::to_string(b0)) +
+                                   std::to_string(a) + " to NPU " + std::to_string(b) + how +
                                    " (messages between copies: context-parallel ranks)");
         }
       }
