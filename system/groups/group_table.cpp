@@ -108,16 +108,18 @@ std::uint32_t GroupTable::add(std::uint32_t job, const std::string& key, std::st
   return id;
 }
 
-// A group with folded copies is the copies of some replica-0 ranks, its
-// "originals". One original (a data-parallel group): each member is the rank
-// itself or one of its mirrors. With a period P > 1 or several originals (c
-// context-parallel ranks: Megatron-LM's dp-cp group, ranks
-// tp + tp (cp + cp (dp + dp pp)) in ascending order), the members must be the
-// originals followed by their copies replica after replica: member j c + i is
-// original i's copy in replica j. Then the P c members at positions
-// 0..P c - 1 are simulated, and a shift by P c positions is a shift by P
-// replicas (the engine delivers copies' messages by it, and checks that every
-// member runs its simulated counterpart's ops shifted so).
+// A group with folded copies is copies of some simulated ranks. One
+// simulated member (a data-parallel group): each member is that rank or one
+// of its copies, and the engine mirrors the rank's part. Several (a period
+// of P > 1 replicas; c context-parallel ranks: Megatron-LM's dp-cp group,
+// ranks tp + tp (cp + cp (dp + dp pp)) in ascending order; an
+// expert-parallel group over several replicas' ranks): the simulated members
+// must come first, S of them, and member m must be a copy of member m mod S.
+// Then the engine runs those S and delivers a message to member m to member
+// m mod S, as the message from the sender shifted by as many positions (and
+// checks that every member runs its simulated counterpart's ops shifted so,
+// and that their routes are priced alike). The group need not hold every
+// copy: an expert-data-parallel group joins one replica of each block.
 std::uint32_t GroupTable::add_mirrored(std::uint32_t rank, const ProcessGroup& pg, const std::string& where) {
   const std::string key = "mirrored:" + pg.name;
   if (const auto it = by_key_.find("0\x1f" + key); it != by_key_.end()) return it->second;
@@ -125,47 +127,44 @@ std::uint32_t GroupTable::add_mirrored(std::uint32_t rank, const ProcessGroup& p
   g.label = "pg_name '" + pg.name + "'";
   const auto per_replica = static_cast<std::uint32_t>(folding_.real_rank.size() / folding_.period);
   const std::uint32_t original = folding_.real_rank[rank % per_replica];
-  // Member r is replica 0's when it is its own original.
-  const auto in_replica0 = [&](std::uint32_t r) { return folding_.real_rank[folding_.graph_of[r] % per_replica] == r; };
-  const auto originals = static_cast<std::uint32_t>(std::count_if(pg.ranks.begin(), pg.ranks.end(), in_replica0));
   const std::vector<std::uint32_t> npus(pg.ranks.begin(), pg.ranks.end());  // folded, a rank's NPU is its number
-  if (originals <= 1) {
-    for (std::size_t m = 0; m < npus.size(); ++m) {
-      const std::uint32_t r = npus[m];
-      if (folding_.graph_of[r] % per_replica != rank % per_replica) {
-        throw InputError(where + ": pg_name '" + pg.name + "' (from " + pg.source + ") joins rank " +
-                         std::to_string(r) + ", which is not a copy of rank " + std::to_string(original) +
-                         ": its replicas cannot be folded (run with --no-aggregation)");
-      }
-      if (folding_.simulated(r)) {
-        if (g.mirrored_pos < 0) g.mirrored_pos = static_cast<std::int32_t>(m);
-        g.ranks.push_back(folding_.graph_of[r]);
-      }
-    }
-    if (g.ranks.empty()) {
-      throw InputError(where + ": pg_name '" + pg.name + "' (from " + pg.source + ") does not include rank " +
-                       std::to_string(original));
-    }
+  std::vector<std::uint32_t> simulated;  // positions of the simulated members
+  bool one_original = true;              // every member a copy of `rank`'s replica-0 original
+  for (std::size_t m = 0; m < npus.size(); ++m) {
+    if (folding_.simulated(npus[m])) simulated.push_back(static_cast<std::uint32_t>(m));
+    one_original = one_original && folding_.graph_of[npus[m]] % per_replica == rank % per_replica;
   }
-  g.period = std::max<std::uint32_t>(originals, 1) * folding_.period;
-  if (g.period > 1) {
-    // The originals, then their copies in replica order; `rank` among the simulated members.
-    bool in_order = npus.size() == originals * folding_.replicas;
-    g.ranks.clear();
-    for (std::uint32_t m = 0; in_order && m < npus.size(); ++m) {
-      const std::uint32_t i = m % originals, j = m / originals;
-      in_order = in_replica0(npus[i]) && npus[m] == npus[i] + j * folding_.stride;
-      if (in_order && m < g.period) g.ranks.push_back(folding_.graph_of[npus[m]]);
+  if (simulated.empty()) {
+    throw InputError(where + ": pg_name '" + pg.name + "' (from " + pg.source + ") does not include rank " +
+                     std::to_string(original));
+  }
+  const auto period = static_cast<std::uint32_t>(simulated.size());
+  if (period == 1) {
+    if (!one_original) {
+      std::size_t m = 0;
+      while (folding_.graph_of[npus[m]] % per_replica == rank % per_replica) ++m;
+      throw InputError(where + ": pg_name '" + pg.name + "' (from " + pg.source + ") joins rank " +
+                       std::to_string(npus[m]) + ", which is not a copy of rank " + std::to_string(original) +
+                       ": its replicas cannot be folded (run with --no-aggregation)");
     }
+    g.mirrored_pos = static_cast<std::int32_t>(simulated[0]);
+    g.ranks = {folding_.graph_of[npus[simulated[0]]]};
+  } else {
+    bool in_order = npus.size() % period == 0 && simulated.back() == period - 1;
+    for (std::size_t m = period; in_order && m < npus.size(); ++m) {
+      in_order = folding_.graph_of[npus[m]] == folding_.graph_of[npus[m % period]];
+    }
+    for (std::uint32_t m = 0; in_order && m < period; ++m) g.ranks.push_back(folding_.graph_of[npus[m]]);
     in_order = in_order && std::find(g.ranks.begin(), g.ranks.end(), rank) != g.ranks.end();
-    g.mirrored_pos = 0;
     if (!in_order) {
-      throw FoldingRefused(where + ": pg_name '" + pg.name + "' (from " + pg.source + ") is not the copies of " +
-                           std::to_string(std::max<std::uint32_t>(originals, 1)) + " replica-0 rank(s) (rank " +
-                           std::to_string(original) + "'s among them) in replica order, which folding " +
+      throw FoldingRefused(where + ": pg_name '" + pg.name + "' (from " + pg.source + ") is not " +
+                           std::to_string(period) + " simulated ranks (rank " + std::to_string(original) +
+                           "'s among them) followed by their copies in the same order, which folding " +
                            std::to_string(folding_.period) + " replica(s) at a time needs (run with --no-aggregation)");
     }
+    g.mirrored_pos = 0;
   }
+  g.period = period;
   g.dims = spanned_dims(npus);
   g.npus = std::make_shared<const std::vector<std::uint32_t>>(npus);
   const auto id = static_cast<std::uint32_t>(groups_.size());

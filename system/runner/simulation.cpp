@@ -253,7 +253,8 @@ void Simulation::check_folding() {
   }
   {
     std::vector<bool> simulated(topology_.npu_count(), false);
-    for (std::uint32_t r = 0; r < graphs_.size(); ++r) simulated[npu_of_[r]] = true;
+    // (none with queues at ports only: a route queueing past its port is then refused)
+    for (std::uint32_t r = 0; r < graphs_.size() && !f.queues_at_ports_only; ++r) simulated[npu_of_[r]] = true;
     engine_.set_simulated_npus(std::move(simulated));
   }
   engine_.set_stand_ins(f.stand_ins);
@@ -272,6 +273,7 @@ void Simulation::check_folding() {
       return false;
     }
     if (c0.bottleneck_link == c0.first_link) return ck.bottleneck_link == ck.first_link;
+    if (f.queues_at_ports_only) return false;
     // A bottleneck past the port is a queue: folding is exact only if it is
     // a replica-0 NPU's link (so no other replica's messages use it) and the
     // copy's route queues on that NPU's copy's link of the same port.

@@ -34,13 +34,18 @@ namespace {
 // 0's cp members followed by their copies shifted by cp positions, which the
 // period fold runs (system/groups/group_table.cpp, add_mirrored). Rank r of
 // replica k is then r + k x tp x cp (rank = tp + tp (cp + cp (dp + dp pp))).
-// A mixture of experts folds blocks of replicas holding whole expert-parallel
-// groups (gen::expert_replicas), any cp. With `context_copies` a dense
+// A mixture of experts folds single replicas with `expert_copies` and
+// uniform routing (gen::expert_copies), else blocks of replicas holding whole
+// expert-parallel groups (gen::expert_replicas), any cp. With `context_copies` a dense
 // model's cp ranks are copies too (gen::context_copies): only ranks with
 // cp = dp = 0 are simulated.
-gen::Replicas folding_replicas(const gen::TrainingSpec& training, bool context_copies) {
+gen::Replicas folding_replicas(const gen::TrainingSpec& training, bool context_copies, bool expert_copies) {
   if (context_copies) {
     gen::Replicas copies = gen::context_copies(training);
+    if (copies.count > 1) return copies;
+  }
+  if (expert_copies) {
+    gen::Replicas copies = gen::expert_copies(training);
     if (copies.count > 1) return copies;
   }
   const gen::ParallelPlan& p = training.plan;
@@ -125,11 +130,36 @@ std::pair<std::uint32_t, std::uint32_t> folding_period(const ScenarioSpec& spec)
   load_system_and_network(spec, s);
   if (!foldable_job(spec, s) || !gen::is_generated_workload(spec.jobs[0].workload)) return {0, 0};
   const gen::TrainingSpec training = gen::generated_workload_spec(spec.jobs[0].workload);
-  const gen::Replicas replicas = folding_replicas(training, spec.context_copies && spec.replica_period == 1);
+  const gen::Replicas replicas = folding_replicas(training, spec.context_copies && spec.replica_period == 1, spec.expert_copies);
   if (replicas.count < 2) return {0, 0};
   if (spec.replica_period != 0) return {spec.replica_period, replicas.count};
   return {replica_period(s.topology->dimensions(), training.plan.world(), replicas.count, replicas.stride),
           replicas.count};
+}
+
+bool folds_expert_copies(const ScenarioSpec& spec) {
+  if (spec.graphs || spec.jobs.size() != 1 || !gen::is_generated_workload(spec.jobs[0].workload)) return false;
+  return gen::expert_copies(gen::generated_workload_spec(spec.jobs[0].workload)).count > 1;
+}
+
+std::vector<std::uint32_t> expert_copy_periods(const ScenarioSpec& spec) {
+  std::vector<std::uint32_t> periods;
+  if (!folds_expert_copies(spec)) return periods;
+  Scenario s;
+  load_system_and_network(spec, s);
+  const gen::TrainingSpec training = gen::generated_workload_spec(spec.jobs[0].workload);
+  const gen::Replicas copies = gen::expert_copies(training);
+  const gen::Replicas blocks = gen::expert_replicas(training);
+  const std::uint32_t block = blocks.count > 1 ? copies.count / blocks.count : copies.count;
+  std::uint64_t below = 1;
+  for (const TopologyDimension& d : s.topology->dimensions()) {
+    below *= d.size;
+    if (below % copies.stride != 0) continue;
+    const std::uint64_t p = below / copies.stride;
+    if (p >= block) break;
+    if (p > 1 && copies.count % p == 0) periods.push_back(static_cast<std::uint32_t>(p));
+  }
+  return periods;
 }
 
 bool folds_context_copies(const ScenarioSpec& spec) {
@@ -160,13 +190,14 @@ Scenario build_scenario(const ScenarioSpec& spec) {
     const bool foldable = foldable_job(spec, s);
     if (foldable && spec.fold_replicas && gen::is_generated_workload(spec.jobs[0].workload)) {
       const gen::TrainingSpec training = gen::generated_workload_spec(spec.jobs[0].workload);
-      const gen::Replicas replicas = folding_replicas(training, spec.context_copies && spec.replica_period == 1);
+      const gen::Replicas replicas = folding_replicas(training, spec.context_copies && spec.replica_period == 1, spec.expert_copies);
       if (replicas.count > 1) {
         ReplicaFolding& f = s.options.folding;
         f.world = training.plan.world();
         f.replicas = replicas.count;
         f.stride = replicas.stride;
         f.ring = replicas.ring;
+        f.queues_at_ports_only = spec.expert_copies && gen::expert_copies(training).count > 1;
         f.stand_ins = spec.use_stand_ins;
         f.period = spec.replica_period != 0
                        ? spec.replica_period

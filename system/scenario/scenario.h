@@ -65,6 +65,10 @@ struct ScenarioSpec {
   // with its replicas (gen::context_copies; one copy at a time only); off
   // after that was refused, and each replica's cp ranks are simulated.
   bool context_copies = true;
+  // A mixture of experts with uniform routing folds single data-parallel
+  // replicas, a period at a time (gen::expert_copies), rather than blocks of
+  // whole expert-parallel groups; off after that was refused.
+  bool expert_copies = true;
   // The graphs of the last folded generated workload built for this spec and
   // its retries (simulate_folded_if_exact): a retry that folds the same ranks
   // again (one replica, now with stand-ins) reuses them instead of generating
@@ -132,6 +136,15 @@ inline constexpr std::uint32_t kLongestExactPeriod = 8;
 // (spec.context_copies, one copy at a time, a generated dense model with
 // cp > 1). Reads the generated workload's spec, nothing else.
 bool folds_context_copies(const ScenarioSpec& spec);
+// Whether build_scenario(spec) folds a mixture of experts' replicas one by
+// one (spec.expert_copies, gen::expert_copies) rather than as blocks.
+bool folds_expert_copies(const ScenarioSpec& spec);
+// The periods of replicas worth trying when a mixture of experts' replicas do
+// not fold one by one, shortest first: a node's worth of replicas, a leaf's,
+// ... (each a whole number of replicas dividing dp), shorter than a block of
+// whole expert-parallel groups (which folds at least as well as a longer
+// period). Whether a period is exact the run checks.
+std::vector<std::uint32_t> expert_copy_periods(const ScenarioSpec& spec);
 
 template <class Simulate, class Note>
 auto simulate_folded_if_exact(const ScenarioSpec& given, Simulate&& simulate, Note&& note) {
@@ -139,6 +152,33 @@ auto simulate_folded_if_exact(const ScenarioSpec& given, Simulate&& simulate, No
   if (!spec.folded_graphs) spec.folded_graphs = std::make_shared<ScenarioSpec::FoldedGraphs>();
   FoldingRefused::Reason reason;
   std::string why;
+  // A mixture of experts' replicas one by one, then a period of them (an
+  // expert-parallel group spans nodes: its members' routes repeat only every
+  // node or leaf), and if neither folds, blocks of whole expert-parallel groups.
+  if (spec.fold_replicas && spec.replica_period == 1 && spec.expert_copies && folds_expert_copies(spec)) {
+    try {
+      return simulate(spec);
+    } catch (const FoldingRefused& refused) {
+      reason = refused.reason();
+      why = refused.what();
+    }
+    for (const std::uint32_t p : expert_copy_periods(spec)) {
+      if (reason != FoldingRefused::kRoutes) break;
+      ScenarioSpec period = spec;
+      period.replica_period = p;
+      try {
+        *period.folded_graphs = {};
+        return simulate(period);
+      } catch (const FoldingRefused& refused) {
+        reason = refused.reason();
+        why = refused.what();
+      }
+    }
+    note(std::string("expert-parallel ranks folded as blocks of whole expert groups (replicas do not fold one by "
+                     "one or a period at a time): ") + why);
+    spec.expert_copies = false;
+    *spec.folded_graphs = {};
+  }
   try {
     return simulate(spec);
   } catch (const FoldingRefused& refused) {

@@ -146,6 +146,20 @@ Replicas expert_replicas(const TrainingSpec& spec) {
   return r;
 }
 
+Replicas expert_copies(const TrainingSpec& spec) {
+  Replicas r;
+  const ParallelPlan& p = spec.plan;
+  if (!spec.model.is_moe() || spec.model.moe.routing.zipf || p.dp < 2) return r;
+  const std::uint64_t block = std::lcm(std::uint64_t{p.tp}, std::uint64_t{p.ep} * p.etp) / p.tp;
+  if (block < 2) return r;
+  for (std::uint32_t rank = 0; rank < p.world(); ++rank) {
+    if (coords_of(p, rank).dp == 0) r.replica0.push_back(rank);
+  }
+  r.count = p.dp;
+  r.stride = p.tp * p.cp;  // rank = tp + tp (cp + cp (dp + dp pp))
+  return r;
+}
+
 bool is_generated_workload(const std::string& workload) { return workload.rfind("gen:", 0) == 0; }
 
 TrainingSpec generated_workload_spec(const std::string& workload) {

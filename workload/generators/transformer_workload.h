@@ -54,6 +54,14 @@ Replicas context_copies(const TrainingSpec& spec);
 // replicas (whole expert-parallel groups), any cp; empty when dp holds fewer
 // than two such blocks.
 Replicas expert_replicas(const TrainingSpec& spec);
+// A mixture of experts whose routing is uniform: every data-parallel replica
+// is a copy of replica 0 (stride tp x cp), though it holds other experts,
+// since every expert-parallel position sees the same load. An expert-parallel
+// group then joins several replicas' ranks, which a period of replicas folds
+// (system/groups/replica_folding.h): far fewer ranks than a block when a block
+// spans nodes. Empty when routing is skewed (positions differ) or a block is
+// one replica (expert_replicas is the same fold).
+Replicas expert_copies(const TrainingSpec& spec);
 
 // "gen:transformer?model=...&parallel=...": true when `workload` asks for a
 // generated workload instead of files.

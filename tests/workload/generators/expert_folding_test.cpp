@@ -1,7 +1,8 @@
-// Expert parallelism folds: a mixture-of-experts iteration's blocks of
-// lcm(tp, ep) / tp data-parallel replicas (whole expert-parallel groups,
-// workload/generators/transformer_workload.h: expert_replicas) are simulated
-// as one, and every simulated rank finishes, computes and communicates as
+// Expert parallelism folds: a mixture-of-experts iteration's data-parallel
+// replicas, with uniform routing (workload/generators/transformer_workload.h:
+// expert_copies, a period at a time), else its blocks of lcm(tp, ep) / tp
+// replicas (whole expert-parallel groups, expert_replicas), are simulated as
+// one, and every simulated rank finishes, computes and communicates as
 // that rank does when every rank is simulated (--no-aggregation), to the
 // picosecond: ep inside a node and across nodes, 1F1B and interleaved,
 // uniform and Zipf-skewed routing, shared experts and dense first layers,
@@ -28,11 +29,16 @@ class ExpertFoldingTest : public testing::TempFolderTest {
     return path(name);
   }
   // 4 GPUs per node, 2 nodes per leaf, 4 leaves: 32 GPUs.
+  static constexpr const char* kThreeLevels =
+      "topology: [Switch, Switch, Switch]\nnpus_count: [4, 2, 4]\n"
+      "bandwidth: [450GB/s, 50GB/s, 50GB/s]\nlatency: [300ns, 1350ns, 500ns]\n";
+  // 4 GPUs per node, 8 nodes on one switch: a period of one node's replicas maps it onto itself.
+  static constexpr const char* kTwoLevels =
+      "topology: [Switch, Switch]\nnpus_count: [4, 8]\nbandwidth: [450GB/s, 50GB/s]\nlatency: [300ns, 1850ns]\n";
+  std::string network = kThreeLevels;
   ScenarioSpec spec(const std::string& workload, bool folded) const {
     ScenarioSpec s;
-    s.network = write("net.yml",
-                      "topology: [Switch, Switch, Switch]\nnpus_count: [4, 2, 4]\n"
-                      "bandwidth: [450GB/s, 50GB/s, 50GB/s]\nlatency: [300ns, 1350ns, 500ns]\n");
+    s.network = write("net.yml", network);
     s.system = write("sys.yml", "compute: {peak_tflops: 989, memory_bandwidth: 3350GB/s}\nnetwork: {backend: analytical}\n");
     s.no_aggregation = !folded;
     s.jobs = {JobInput{"", workload, ""}};
@@ -49,7 +55,10 @@ class ExpertFoldingTest : public testing::TempFolderTest {
 
   // Folded (with the command line's retries) against every rank, rank by rank.
   // `collectives`: --collective values for both runs (e.g. NCCL's all-to-all, as the presets select).
-  void expect_exact(const std::string& w, std::uint32_t replicas, const std::vector<std::string>& collectives = {}) {
+  // `replicas`: the replicas (expert copies) or blocks folded, simulated
+  // `period` at a time (0: any).
+  void expect_exact(const std::string& w, std::uint32_t replicas, const std::vector<std::string>& collectives = {},
+                    std::uint32_t period = 0) {
     std::vector<std::string> notes;
     const auto run = [&](const ScenarioSpec& x) {
       const Scenario sc = build_scenario(x);
@@ -65,6 +74,9 @@ class ExpertFoldingTest : public testing::TempFolderTest {
     const SimulationResult rb = b.run();
     for (const std::string& n : notes) EXPECT_EQ(n.find("ranks not folded"), std::string::npos) << w << ": " << n;
     EXPECT_EQ(ra.folded_replicas * folding.period, replicas) << w;
+    if (period != 0) {
+      EXPECT_EQ(folding.period, period) << w;
+    }
     ASSERT_EQ(ra.ranks.size() * ra.folded_replicas, rb.ranks.size()) << w;
     EXPECT_EQ(ra.makespan, rb.makespan) << w;
     EXPECT_LT(ra.events, rb.events) << w;
@@ -91,10 +103,47 @@ TEST_F(ExpertFoldingTest, BlocksOfWholeExpertGroupsAreTheReplicas) {
   EXPECT_EQ(replicas("gen:transformer?model=mixtral-8x7b&seq=256&global-batch=8&parallel=tp=1,pp=1,dp=8,ep=8").count, 1u);
 }
 
+TEST_F(ExpertFoldingTest, UniformRoutingMakesEveryReplicaACopy) {
+  const auto copies = [](const std::string& query) { return gen::expert_copies(gen::generated_workload_spec(query)); };
+  const gen::Replicas r =
+      copies("gen:transformer?model=mixtral-8x7b&seq=256&global-batch=16&parallel=tp=2,pp=2,dp=8,ep=4,sp");
+  EXPECT_EQ(r.count, 8u);
+  EXPECT_EQ(r.stride, 2u);
+  EXPECT_EQ(r.replica0, (std::vector<std::uint32_t>{0, 1, 16, 17}));
+  // Skewed routing: expert-parallel positions see different loads, no copies.
+  EXPECT_EQ(copies("gen:transformer?model=mixtral-8x7b&seq=256&global-batch=16&parallel=tp=2,pp=2,dp=8,ep=4,sp"
+                   "&routing=zipf:1.1:5")
+                .count,
+            1u);
+  // A block is one replica: the blocks are the replicas already.
+  EXPECT_EQ(copies("gen:transformer?model=mixtral-8x7b&seq=256&global-batch=8&parallel=tp=2,pp=2,dp=4,ep=2,sp").count,
+            1u);
+}
+
+// Expert-parallel groups over two nodes (a block: 8 replicas with tp 1, 4
+// with tp 2): fewer replicas than a block run, the rest are their copies.
+TEST_F(ExpertFoldingTest, ExpertCopiesFoldFewerReplicasThanABlock) {
+  network = kTwoLevels;
+  expect_exact("gen:transformer?model=mixtral-8x7b&seq=256&global-batch=16&parallel=tp=1,pp=2,dp=16,ep=8", 16, {}, 1);
+  // tp 2: the group's members are both tensor-parallel ranks of 4 replicas,
+  // and some of its routes queue past their port (a neighbour's link), which
+  // copies refuse (replica_folding.h, queues_at_ports_only): 2 blocks of 4.
+  expect_exact("gen:transformer?model=mixtral-8x7b&seq=256&global-batch=16&parallel=tp=2,pp=2,dp=8,ep=8,sp"
+               "&schedule=interleaved:2&zero=1",
+               2);
+  // Shared experts and a dense first layer (uniform routing).
+  const std::string uniform = write("ds_uniform.yml",
+                                    "layers: 4\nhidden: 256\nffn_hidden: 512\nheads: 4\nvocab: 512\nmlp: swiglu\n"
+                                    "norm: rmsnorm\nmoe:\n  experts: 8\n  top_k: 2\n  expert_ffn_hidden: 128\n"
+                                    "  shared_experts: 2\n  first_dense_layers: 1\n");
+  expect_exact("gen:transformer?model=" + uniform + "&seq=256&global-batch=32&parallel=tp=1,pp=2,dp=16,ep=8&zero=1",
+               16, {}, 1);
+}
+
 TEST_F(ExpertFoldingTest, MixtralFoldsExactly1F1B) {
   expect_exact("gen:transformer?model=mixtral-8x7b&seq=256&global-batch=8&parallel=tp=2,pp=2,dp=4,ep=2,sp", 4);
-  // Each expert group spans two nodes (8 ranks, 4 a node).
-  expect_exact("gen:transformer?model=mixtral-8x7b&seq=256&global-batch=16&parallel=tp=1,pp=2,dp=16,ep=8", 2);
+  // Each expert group spans two nodes (8 ranks, 4 a node): 16 replicas, copies of each other.
+  expect_exact("gen:transformer?model=mixtral-8x7b&seq=256&global-batch=16&parallel=tp=1,pp=2,dp=16,ep=8", 16);
 }
 
 // NCCL's all-to-all (grouped sends, through the proxies across nodes) and
@@ -102,6 +151,7 @@ TEST_F(ExpertFoldingTest, MixtralFoldsExactly1F1B) {
 TEST_F(ExpertFoldingTest, MixtralFoldsExactlyWithNcclCollectives) {
   const std::vector<std::string> nccl = {"alltoall=nccl", "allreduce=nccl", "allgather=nccl", "reducescatter=nccl"};
   // Each expert group spans two nodes: the all-to-all goes through the proxies.
+  // NCCL's all-to-all queues past ports (PXN): blocks.
   expect_exact("gen:transformer?model=mixtral-8x7b&seq=256&global-batch=16&parallel=tp=1,pp=2,dp=16,ep=8", 2, nccl);
 }
 
