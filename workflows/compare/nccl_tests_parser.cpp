@@ -167,7 +167,16 @@ NcclTestsOutput parse_nccl_tests(const std::string& raw, const std::string& sour
     if (t[0] == "#" || t[0][0] == '#') {
       if (t[0] != "#") t[0].erase(0, 1), t.insert(t.begin(), "#");
       if (t.size() > 2 && t[1] == "Rank" && is_number(t[2])) ++out.ranks;
-      if (t.size() > 4 && t[1] == "size" && t[2] == "count") header.assign(t.begin() + 1, t.end());
+      if (t.size() > 4 && t[1] == "size" && t[2] == "count") {
+        // Rows are checked against the header before them: a later, different
+        // header (two runs' logs in one file) would leave them short of its columns.
+        const std::vector<std::string> again(t.begin() + 1, t.end());
+        if (!header.empty() && again != header) {
+          throw InputError(source + ":" + std::to_string(line_no) + ": a second column header with other columns "
+                           "than the first (one nccl-tests run per file)");
+        }
+        header = again;
+      }
       if (t.size() >= 6 && t[1] == "Avg" && t[2] == "bus" && t[3] == "bandwidth") {
         const std::optional<double> v = parse_finite(t.back());
         if (!v || *v < 0) {

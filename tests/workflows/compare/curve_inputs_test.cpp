@@ -160,6 +160,14 @@ TEST(CurveInputs, NcclTestsValuesAreChecked) {
   EXPECT_EQ(error_of(with_row("1001", "30", "0.1"), "all_gather_perf.txt"),
             "all_gather_perf.txt:9: column 1 (size): all-gather size 1001 B is not a multiple of the 2 ranks the "
             "'# Rank' lines list");
+  // A second header with more columns than the rows before it (found by fuzzing: read past the rows).
+  EXPECT_EQ(error_of(joined(kLog, "") + "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  "
+                                        "busbw  #wrong  extra\n",
+                     "all_reduce_perf.txt"),
+            "all_reduce_perf.txt:12: a second column header with other columns than the first (one nccl-tests run per "
+            "file)");
+  // The same header again (two runs' logs one after the other) is read on.
+  EXPECT_EQ(error_of(joined(kLog, "") + joined(kLog, ""), "all_reduce_perf.txt"), "no error");
   EXPECT_EQ(error_of(joined(kLog, "") + "# Avg bus bandwidth    : fast\n", "all_reduce_perf.txt"),
             "all_reduce_perf.txt:12: the 'Avg bus bandwidth' summary 'fast' is not a bandwidth (a finite number, 0 or more)");
 }
