@@ -174,11 +174,19 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
     }
     out << "\n";
   }
+  // A mixture of experts' copies whose routes queue past their ports (ReplicaFolding::queues_approximate).
+  const std::string exact =
+      r.queued_past_port_routes == 0
+          ? "exact, --no-aggregation simulates all"
+          : "approximate: " + std::to_string(r.queued_past_port_routes) +
+                " mirrored routes queue past their port, where simultaneous messages may be served in another "
+                "order than with every rank simulated (docs/system.md; --exact-folding or --no-aggregation for the "
+                "exact run)";
   if (r.folded_replicas > 1 && r.replica_period > 1) {
     out << "replicas folded: " << r.folded_replicas * r.replica_period << " identical replicas simulated as "
         << r.replica_period << ", replica k standing for every replica k + " << r.replica_period << " j ("
-        << r.ranks.size() << " of " << r.ranks.size() * r.folded_replicas
-        << " ranks; exact, --no-aggregation simulates all; per-rank and link figures are those replicas')\n";
+        << r.ranks.size() << " of " << r.ranks.size() * r.folded_replicas << " ranks; " << exact
+        << "; per-rank and link figures are those replicas')\n";
   } else if (r.folded_replicas > 1 && r.stand_in_collectives > 0) {
     out << "replicas folded: " << copies_text(r) << " simulated as one ("
         << r.ranks.size() << " of " << r.ranks.size() * r.folded_replicas << " ranks), with stand-ins: "
@@ -189,8 +197,8 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
            "(docs/system.md; --exact-folding or --no-aggregation for the exact run)\n";
   } else if (r.folded_replicas > 1) {
     out << "replicas folded: " << copies_text(r) << " simulated as one ("
-        << r.ranks.size() << " of " << r.ranks.size() * r.folded_replicas
-        << " ranks; exact, --no-aggregation simulates all; per-rank and link figures are replica 0's)\n";
+        << r.ranks.size() << " of " << r.ranks.size() * r.folded_replicas << " ranks; " << exact
+        << "; per-rank and link figures are replica 0's)\n";
   }
   if (r.identical_ranks > 0) {
     out << "ranks folded: " << r.identical_ranks << " ranks with identical traces simulated as one (exact, "
@@ -239,6 +247,7 @@ void json_header(JsonStream& j, const SimulationResult& r, const RunInfo& info) 
   j.field("events", r.events).field("messages", r.messages);
   if (r.folded_replicas > 1) j.field("folded_replicas", r.folded_replicas);
   if (r.folded_replicas > 1 && r.replica_period > 1) j.field("replica_period", r.replica_period);
+  if (r.folded_replicas > 1 && r.queued_past_port_routes > 0) j.field("folding_approximate_routes", r.queued_past_port_routes);
   // Context-parallel ranks folded as copies: folded_replicas counts them too.
   if (r.folded_replicas > 1 && r.context_ring > 1) j.field("folded_context_ranks", r.context_ring);
   if (r.stand_in_collectives > 0) {

@@ -55,12 +55,16 @@ struct ReplicaFolding {
   bool stand_ins = false;
   // Copies in cycles of `ring` (above; 1: none). Period 1 only.
   std::uint32_t ring = 1;
-  // Every mirrored route must queue at its own port only. A bottleneck past
-  // it (a neighbour's rail on a rail-optimised network) is a queue that
-  // several simulated senders may reach at the same picosecond, served in
-  // the order their events run, which a shifted run need not repeat: set for
-  // a mixture of experts' copies, whose all-to-alls cross nodes from every GPU.
+  // A mixture of experts' copies, whose all-to-alls cross nodes from every
+  // GPU: a mirrored route's bottleneck past its port (a neighbour's rail on a
+  // rail-optimised network) is a queue that several simulated senders may
+  // reach at the same picosecond, served in the order their events run,
+  // which the run of every rank need not repeat (ties broken otherwise: the
+  // fold is then approximate, off by up to about a percent). Refused when
+  // `queues_at_ports_only`; else allowed with `queues_approximate` (stand-ins
+  // allowed) and the result says so.
   bool queues_at_ports_only = false;
+  bool queues_approximate = false;
   bool active() const { return world != 0; }
   // The copy whose message to a rank mirrors the rank's own message to its
   // copy k: each of k's digits (c, d) negated, c modulo ring and d modulo

@@ -881,10 +881,13 @@ void CollectiveEngine::check_period(const Instance& in,
           same = same && o < simulated_npu_.size() && simulated_npu_[o] &&
                  owner(theirs.bottleneck_link) == o + (members[y] - members[x]) &&
                  port_[theirs.bottleneck_link] == port_[mine.bottleneck_link];
+          if (same) ++queued_past_port_;
         }
         if (!same) {
-          fail("NPU " + std::to_string(members[y]) + " -> " + std::to_string(members[z]) + " is not priced as NPU " +
-                   std::to_string(members[x]) + " -> " + std::to_string(members[q]),
+          const bool shared = mine.bottleneck_link != mine.first_link && simulated_npu_.empty();
+          fail("NPU " + std::to_string(members[y]) + " -> " + std::to_string(members[z]) +
+                   (shared ? " queues past its port, on a link other senders share"
+                           : " is not priced as NPU " + std::to_string(members[x]) + " -> " + std::to_string(members[q])),
                FoldingRefused::kRoutes);
         }
       }

@@ -124,6 +124,9 @@ class CollectiveEngine final : public EventHandler {
   // Messages the running ranks of mirrored instances sent (their copies' not
   // counted), whether sent one by one or aggregated.
   std::uint64_t mirrored_messages() const { return mirrored_messages_; }
+  // Mirrored routes accepted with a bottleneck past their port (a queue several
+  // simulated senders share; see ReplicaFolding::queues_approximate).
+  std::uint64_t queued_past_port_routes() const { return queued_past_port_; }
 
  private:
   struct RankState {
@@ -336,7 +339,7 @@ class CollectiveEngine final : public EventHandler {
   std::vector<bool> simulated_npu_;
   std::set<std::pair<const void*, const void*>> mirror_checked_;  // (program, members) checked for mirroring
   std::vector<std::uint32_t> port_;  // per link: its position among its source's links
-  std::uint64_t aggregated_ = 0, aggregated_events_ = 0, mirrored_messages_ = 0;
+  std::uint64_t aggregated_ = 0, aggregated_events_ = 0, mirrored_messages_ = 0, queued_past_port_ = 0;
   // Stand-ins: verdicts per (algorithm, members), timings per program and per
   // (program fingerprint, placement shape) (stand_in.h).
   bool stand_ins_ = false;

@@ -254,8 +254,8 @@ void Simulation::check_folding() {
   {
     std::vector<bool> simulated(topology_.npu_count(), false);
     // (none with queues at ports only: a route queueing past its port is then refused)
-    for (std::uint32_t r = 0; r < graphs_.size() && !f.queues_at_ports_only; ++r) simulated[npu_of_[r]] = true;
-    engine_.set_simulated_npus(std::move(simulated));
+    for (std::uint32_t r = 0; r < graphs_.size(); ++r) simulated[npu_of_[r]] = true;
+    engine_.set_simulated_npus(f.queues_at_ports_only ? std::vector<bool>{} : std::move(simulated));
   }
   engine_.set_stand_ins(f.stand_ins);
   result_.stand_ins = f.stand_ins;
@@ -265,6 +265,7 @@ void Simulation::check_folding() {
     std::vector<std::uint32_t> seen(topology_.node_count(), 0);
     for (std::size_t l = 0; l < port.size(); ++l) port[l] = seen[topology_.links()[l].from]++;
   }
+  std::uint64_t queued_past_port = 0;  // routes accepted with a bottleneck past their port
   const auto same = [&](std::uint32_t a, std::uint32_t b, std::uint32_t k) {
     const auto c0 = analytical->path_cost(a, b);
     const auto ck = analytical->path_cost_once(a + k * f.stride, b + k * f.stride);
@@ -282,8 +283,10 @@ void Simulation::check_folding() {
       return link.from < topology_.npu_count() ? link.from : link.to;
     };
     const NodeId o0 = owner(c0.bottleneck_link), ok = owner(ck.bottleneck_link);
-    return o0 < f.world && f.simulated(o0) && ok == o0 + k * f.stride &&
-           port[c0.bottleneck_link] == port[ck.bottleneck_link];
+    const bool queued = o0 < f.world && f.simulated(o0) && ok == o0 + k * f.stride &&
+                        port[c0.bottleneck_link] == port[ck.bottleneck_link];
+    queued_past_port += queued;
+    return queued;
   };
   for (std::uint32_t r = 0; r < graphs_.size(); ++r) {
     std::vector<std::uint32_t> partners;
@@ -363,6 +366,7 @@ void Simulation::check_folding() {
       }
     }
   }
+  if (f.queues_approximate) result_.queued_past_port_routes = queued_past_port + engine_.queued_past_port_routes();
 }
 
 // Every rank a copy of rank 0 (identical traces, system/scenario/identical_ranks.h,

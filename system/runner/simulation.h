@@ -121,6 +121,9 @@ struct SimulationResult {
   // events, and the largest spread between a timing's members' ends.
   bool stand_ins = false;
   std::uint64_t stand_in_collectives = 0, stand_in_timings = 0, stand_in_events = 0;
+  // Copies whose mirrored routes queue past their ports (ReplicaFolding::queues_approximate):
+  // the routes checked that do (0: the fold is exact).
+  std::uint64_t queued_past_port_routes = 0;
   Time stand_in_spread = 0;
   std::vector<std::uint32_t> rank_numbers;
   // Identical ranks folded (ReplicaFolding::expand_copies): how many ranks

@@ -197,7 +197,9 @@ Scenario build_scenario(const ScenarioSpec& spec) {
         f.replicas = replicas.count;
         f.stride = replicas.stride;
         f.ring = replicas.ring;
-        f.queues_at_ports_only = spec.expert_copies && gen::expert_copies(training).count > 1;
+        const bool expert = spec.expert_copies && gen::expert_copies(training).count > 1;
+        f.queues_at_ports_only = expert && !spec.stand_ins;
+        f.queues_approximate = expert && spec.stand_ins;
         f.stand_ins = spec.use_stand_ins;
         f.period = spec.replica_period != 0
                        ? spec.replica_period
