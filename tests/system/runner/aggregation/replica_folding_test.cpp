@@ -80,14 +80,17 @@ TEST_F(ReplicaFoldingTest, OnlyWhereItIsExact) {
   // The flow backend shares links inside the fabric: every rank is simulated.
   EXPECT_FALSE(build_scenario(spec(w, true, "flow")).options.folding.active());
   // No replicas to fold: dp = 1; a mixture of experts whose one expert-parallel
-  // group spans every replica (ep = tp x dp).
+  // group spans every replica (ep = tp x dp) has no two blocks, though with
+  // uniform routing its replicas are copies (gen::expert_copies).
   EXPECT_FALSE(build_scenario(spec("gen:transformer?model=llama3-8b&seq=512&parallel=tp=4,pp=2,dp=1&global-batch=8",
                                    true))
                    .options.folding.active());
-  EXPECT_FALSE(build_scenario(spec("gen:transformer?model=mixtral-8x7b&seq=512&parallel=tp=2,pp=1,dp=4,ep=8,sp"
-                                   "&global-batch=8",
-                                   true))
-                   .options.folding.active());
+  ScenarioSpec one_group = spec("gen:transformer?model=mixtral-8x7b&seq=512&parallel=tp=2,pp=1,dp=4,ep=8,sp"
+                                "&global-batch=8",
+                                true);
+  EXPECT_TRUE(build_scenario(one_group).options.folding.active());
+  one_group.expert_copies = false;
+  EXPECT_FALSE(build_scenario(one_group).options.folding.active());
   // A network whose NPUs number their ports differently (a ring): not folded.
   ScenarioSpec ring = spec(w, true);
   ring.network = write("ring.yml", "topology: [Ring]\nnpus_count: [32]\nbandwidth: [50]\nlatency: [500]\n");
