@@ -174,8 +174,8 @@ auto simulate_folded_if_exact(const ScenarioSpec& given, Simulate&& simulate, No
         why = refused.what();
       }
     }
-    note(std::string("expert-parallel ranks folded as blocks of whole expert groups (replicas do not fold one by "
-                     "one or a period at a time): ") + why);
+    note(std::string("a mixture of experts' replicas not folded as copies (one by one or a period at a time; "
+                     "blocks of whole expert groups next, if there are two or more): ") + why);
     spec.expert_copies = false;
     *spec.folded_graphs = {};
   }
