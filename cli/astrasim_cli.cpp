@@ -21,12 +21,12 @@
 #include "network/topology.h"
 #include "system/astrasim/astrasim_system.h"
 #include "system/scenario/scenario.h"
+#include "workflows/run/run.h"
 #include "system/scenario/system_files.h"
 #include "system/groups/comm_group_file.h"
 #include "report/report.h"
 #include "system/runner/simulation.h"
 #include "workload/loader/workload_loader.h"
-#include "timed_run.h"
 
 namespace sim {
 
@@ -170,10 +170,12 @@ int run_astrasim_cli(int argc, char** argv) {
   if (opt.count("csv")) paths.csv = opt["csv"];
   RunOutputs outputs(paths);
 
-  const Scenario scenario = build_scenario(spec);
-  const Topology& topology = *scenario.topology;
-  Simulation simulation(scenario.graphs, topology, scenario.config, scenario.options);
-  const auto [result, info, implausible] = run_timed(simulation, topology, workload, scenario.config.network.backend, wall_start);
+  RunHooks hooks;
+  hooks.wall_start = wall_start;
+  hooks.log_warnings = true;
+  const RunOutcome run = sim::run(spec, hooks);
+  const SimulationResult& result = run.result;
+  const RunInfo& info = run.info;
   outputs.write(result, info);
   print_summary(std::cout, result, info);
   // ASTRA-sim's per-rank lines (cycles = ns, truncated to whole ns as ASTRA-sim counts them).

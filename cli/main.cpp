@@ -45,7 +45,7 @@
 #include "run_outputs.h"
 #include "system/groups/job_placement.h"
 #include "system/groups/process_groups.h"
-#include "timed_run.h"
+#include "workflows/run/run.h"
 #include "report/training_run.h"
 #include "transformer_command.h"
 #include "workflow_commands.h"
@@ -100,55 +100,15 @@ int run_simulation(const RunOptions& o) {
   }
   RunOutputs outputs({o.report, o.csv, o.link_stats, o.timeline, o.timeline_ranks, o.timeline_window,
                       o.timeline_format});
-  // A training iteration (gen:transformer?..., or ETs the generator wrote)
-  // gets the training report; looked for once the scenario has checked the
-  // files (and the memory budget).
-  std::optional<TrainingRun> training;
-  // Folded replicas or identical ranks that turn out not to mirror each
-  // other (e.g. NCCL's ring across a two-level fabric, whose hops differ):
-  // run again with every rank, which gives the same results the long way.
-  // The timeline's slices so far: a run refused before it simulated anything
-  // (folding is checked up front) left none, and may be run again.
-  struct CountedTimeline final : TimelineSink {
-    TimelineSink* next = nullptr;
-    std::uint64_t slices = 0;
-    bool wants(std::uint32_t rank, Time start, Time end) const override { return next->wants(rank, start, end); }
-    void slice(const TimelineSlice& s) override {
-      ++slices;
-      next->slice(s);
-    }
-  } counted;
-  counted.next = outputs.timeline();
-  const auto simulate = [&](const ScenarioSpec& s) {
-    Scenario scenario = build_scenario(s);
-    if (!training) training.emplace(spec.jobs);
-    scenario.options.timeline = counted.next ? &counted : nullptr;
-    if (!o.quiet) scenario.options.progress = workflows::long_run_progress(std::cerr);
-    // Folded, ranks are numbered in the whole world (timelines, reports).
-    const std::uint32_t world = scenario.options.folding.active() ? scenario.options.folding.world
-                                                                  : static_cast<std::uint32_t>(scenario.graphs->size());
-    scenario.options.timeline = training->attach(scenario.options.timeline, world);
-    Simulation simulation(scenario.graphs, *scenario.topology, scenario.config, scenario.options);
-    return std::make_pair(run_timed(simulation, *scenario.topology, scenario.workload_name,
-                                    scenario.config.network.backend, wall_start),
-                          std::move(scenario));
-  };
-  auto run = simulate_folded_if_exact(spec, simulate, [&](const std::string& why) {
-    // A timeline that has the folded run's first slices cannot take another
-    // run's: say why instead (the reason, after the note's prefix).
-    if (counted.slices > 0) throw FoldingRefused(why.substr(why.find(": ") + 2));
-    std::cerr << "sim: note: " << why << "\n";
-  });
-  auto& [result, info, implausible] = run.first;
-  const SystemConfig& config = run.second.config;
-  info.training = training->finish(result, config);
-  // An MFU above 100 % cannot happen: warned about (in the report too), and an error with --strict.
-  const std::vector<std::string> impossible_mfu =
-      info.training ? training_bound_warnings(*info.training) : std::vector<std::string>{};
-  for (const std::string& w : impossible_mfu) {
-    spdlog::warn("{}", w);
-    result.warnings.push_back(w);
-  }
+  RunHooks hooks;
+  hooks.wall_start = wall_start;
+  hooks.timeline = outputs.timeline();
+  if (!o.quiet) hooks.progress = workflows::long_run_progress(std::cerr);
+  hooks.note = [](const std::string& why) { std::cerr << "sim: note: " << why << "\n"; };
+  hooks.log_warnings = true;
+  RunOutcome run = sim::run(spec, hooks);
+  const SimulationResult& result = run.result;
+  const RunInfo& info = run.info;
   outputs.write(result, info);
   if (!o.quiet) {
     // With an output on stdout ("-") the summary goes to stderr, out of its way.
@@ -158,11 +118,11 @@ int run_simulation(const RunOptions& o) {
     getrusage(RUSAGE_SELF, &ru);
     out << "peak memory: " << ru.ru_maxrss / 1024 << " MiB\n";
   }
-  if (o.strict && implausible > 0) {
-    throw InputError("--strict: " + std::to_string(implausible) +
+  if (o.strict && run.implausible > 0) {
+    throw InputError("--strict: " + std::to_string(run.implausible) +
                      " collective result(s) exceed what their ranks can inject (see the warnings above)");
   }
-  if (o.strict && !impossible_mfu.empty()) {
+  if (o.strict && run.impossible_mfu > 0) {
     throw InputError("--strict: the training iteration's MFU exceeds 100 %, which no GPU can do (see the warning above)");
   }
   return kExitOk;

@@ -31,6 +31,7 @@ LAYERS = [
     ["system/scenario"],
     ["report"],
     ["presets"],
+    ["workflows/run"],
     ["workflows/sweep", "workflows/compare"],
     ["workflows/calibrate"],
     ["cli"],

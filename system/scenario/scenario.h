@@ -127,11 +127,6 @@ std::pair<std::uint32_t, std::uint32_t> folding_period(const ScenarioSpec& spec)
 // (a node's worth of GPUs); a longer one is timed with stand-ins instead.
 inline constexpr std::uint32_t kLongestExactPeriod = 8;
 
-// Runs `simulate(spec)`; when folded replicas turn out not to mirror each
-// other (FoldingRefused), again: with a period of replicas when a route
-// differed or a collective repeats at a longer period, then (spec.stand_ins)
-// one replica with stand-ins, then with every rank. `note` hears why each
-// retry was made.
 // Whether build_scenario(spec) folds context-parallel ranks as copies
 // (spec.context_copies, one copy at a time, a generated dense model with
 // cp > 1). Reads the generated workload's spec, nothing else.
@@ -145,108 +140,6 @@ bool folds_expert_copies(const ScenarioSpec& spec);
 // whole expert-parallel groups (which folds at least as well as a longer
 // period). Whether a period is exact the run checks.
 std::vector<std::uint32_t> expert_copy_periods(const ScenarioSpec& spec);
-
-template <class Simulate, class Note>
-auto simulate_folded_if_exact(const ScenarioSpec& given, Simulate&& simulate, Note&& note) {
-  ScenarioSpec spec = given;
-  if (!spec.folded_graphs) spec.folded_graphs = std::make_shared<ScenarioSpec::FoldedGraphs>();
-  FoldingRefused::Reason reason;
-  std::string why;
-  // A mixture of experts' replicas one by one, then a period of them (an
-  // expert-parallel group spans nodes: its members' routes repeat only every
-  // node or leaf), and if neither folds, blocks of whole expert-parallel groups.
-  if (spec.fold_replicas && spec.replica_period == 1 && spec.expert_copies && folds_expert_copies(spec)) {
-    try {
-      return simulate(spec);
-    } catch (const FoldingRefused& refused) {
-      reason = refused.reason();
-      why = refused.what();
-    }
-    for (const std::uint32_t p : expert_copy_periods(spec)) {
-      if (reason != FoldingRefused::kRoutes) break;
-      ScenarioSpec period = spec;
-      period.replica_period = p;
-      try {
-        *period.folded_graphs = {};
-        return simulate(period);
-      } catch (const FoldingRefused& refused) {
-        reason = refused.reason();
-        why = refused.what();
-      }
-    }
-    note(std::string("a mixture of experts' replicas not folded as copies (one by one or a period at a time; "
-                     "blocks of whole expert groups next, if there are two or more): ") + why);
-    spec.expert_copies = false;
-    *spec.folded_graphs = {};
-  }
-  try {
-    return simulate(spec);
-  } catch (const FoldingRefused& refused) {
-    reason = refused.reason();
-    why = refused.what();
-  }
-  // Context-parallel ranks folded as copies and refused: simulate each
-  // replica's cp ranks instead (their exchanges then run as they are), unless
-  // the gradient group's program repeats at no period, which refuses that
-  // too. Stand-ins still fold them as copies, unless their exchanges were
-  // what did not mirror.
-  const bool copies = spec.fold_replicas && spec.replica_period == 1 && spec.context_copies && folds_context_copies(spec);
-  const bool stand_in_copies = copies && reason != FoldingRefused::kPointToPoint;
-  if (copies && reason != FoldingRefused::kNoPeriod) {
-    spec.context_copies = false;
-    try {
-      note(std::string("context-parallel ranks simulated, each replica's (they do not fold as copies of each "
-                       "other): ") + why);
-      return simulate(spec);
-    } catch (const FoldingRefused& refused) {
-      reason = refused.reason();
-      why = refused.what();
-    }
-  }
-  ScenarioSpec again = spec;
-  const bool no_period = reason == FoldingRefused::kNoPeriod;
-  if ((reason == FoldingRefused::kRoutes || no_period) && spec.fold_replicas && spec.replica_period == 1) {
-    again.replica_period = 0;
-    again.context_copies = false;
-    // With stand-ins allowed, only a short period is worth simulating exactly.
-    const auto [period, replicas] =
-        spec.stand_ins && !no_period ? folding_period(again) : std::pair<std::uint32_t, std::uint32_t>{};
-    if (no_period) {
-      why += "; no period of replicas repeats it";  // nothing to try short of every rank, or stand-ins
-    } else if (spec.stand_ins && (period <= 1 || period >= replicas || period > kLongestExactPeriod)) {
-      why += period <= 1 || period >= replicas
-                 ? "; no period of replicas short of all " + std::to_string(replicas) + " maps the network onto itself"
-                 : "; the period is " + std::to_string(period) + " replicas, longer than " +
-                       std::to_string(kLongestExactPeriod);
-    } else {
-      try {
-        note(std::string("replicas folded a period at a time: ") + why);
-        *again.folded_graphs = {};  // other ranks: not kept beside theirs
-        return simulate(again);
-      } catch (const FoldingRefused& again_refused) {
-        why = again_refused.what();
-      }
-    }
-    if (spec.stand_ins) {
-      again.replica_period = 1;
-      again.use_stand_ins = true;
-      again.context_copies = stand_in_copies;
-      try {
-        note(std::string("replicas folded one at a time with stand-ins (collectives over a rank's copies, or "
-                         "over context-parallel ranks and their copies, that do not mirror are timed alone: "
-                         "approximate, docs/system.md; --exact-folding for the exact run): ") + why);
-        return simulate(again);
-      } catch (const FoldingRefused& last) {
-        why = last.what();
-      }
-    }
-  }
-  note(std::string("ranks not folded, simulating every rank: ") + why);
-  again.fold_replicas = false;
-  again.fold_identical_ranks = false;
-  *again.folded_graphs = {};
-  return simulate(again);
-}
 
 // The graphs of one job's workload: a folder, a prefix or one rank file of
 // Chakra ETs (.et, .et.gz, .json), or a generated workload built in memory

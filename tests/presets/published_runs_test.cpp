@@ -18,6 +18,7 @@
 #include "network/topology.h"
 #include "presets/preset.h"
 #include "system/runner/simulation.h"
+#include "system/scenario/fold_plan.h"
 #include "system/scenario/scenario.h"
 #include "system/scenario/system_files.h"
 #include "workload/generators/model_flops.h"

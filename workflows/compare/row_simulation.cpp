@@ -5,9 +5,9 @@
 
 #include "core/error.h"
 #include "network/topology.h"
-#include "system/runner/simulation.h"
 #include "system/scenario/scenario.h"
 #include "system/scenario/system_files.h"
+#include "workflows/run/run.h"
 #include "report/report.h"
 #include "workload/generators/workload_generator.h"
 
@@ -29,9 +29,7 @@ std::uint64_t simulate_collective(const std::string& network_text, const std::st
   const std::vector<EtTrace> traces = collectives_workload(spec);
   for (std::size_t r = 0; r < traces.size(); ++r) graphs->emplace_back(traces[r], static_cast<int>(r), s.graph_options);
   s.graphs = std::move(graphs);
-  const Scenario scenario = build_scenario(s);
-  Simulation simulation(scenario.graphs, *scenario.topology, scenario.config, scenario.options);
-  const SimulationResult result = simulation.run();
+  const SimulationResult result = run(s).result;
   // One collective on every rank: its slowest rank's record.
   const CollectiveRecord* slowest = nullptr;
   for (const CollectiveRecord& c : result.collectives) {

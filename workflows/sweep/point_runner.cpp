@@ -4,9 +4,8 @@
 #include <map>
 
 #include "core/error.h"
-#include "report/physical_bounds.h"
-#include "report/training_run.h"
 #include "system/scenario/scenario.h"
+#include "workflows/run/run.h"
 #include "workflows/sweep/generated_algorithm.h"
 #include "workload/generators/transformer_workload.h"
 #include "workload/loader/workload_loader.h"
@@ -49,27 +48,14 @@ void simulate_training(const PointInputs& in, ScenarioSpec spec, PointResult& ou
   spec.jobs = {JobInput{"", in.generated_workload, ""}};
   spec.stand_ins = true;
   spec.load_threads = 1;  // points already run in parallel
-  TrainingRun training(spec.jobs);
-  auto run = simulate_folded_if_exact(
-      spec,
-      [&](const ScenarioSpec& s) {
-        Scenario scenario = build_scenario(s);
-        const std::uint32_t world = scenario.options.folding.active()
-                                        ? scenario.options.folding.world
-                                        : static_cast<std::uint32_t>(scenario.graphs->size());
-        scenario.options.timeline = training.attach(nullptr, world);
-        Simulation simulation(scenario.graphs, *scenario.topology, scenario.config, scenario.options);
-        SimulationResult result = simulation.run();
-        return std::make_pair(std::move(result), std::move(scenario));
-      },
-      [&](const std::string& why) { out.notes.push_back(why); });
-  SimulationResult& result = run.first;
-  for (const std::string& w : physical_bound_warnings(result, *run.second.topology)) result.warnings.push_back(w);
-  if (const TrainingSummary* t = training.finish(result, run.second.config)) out.training = *t;
-  out.sim_time = result.makespan;
-  out.events = result.events;
-  out.npus = static_cast<std::uint32_t>(result.ranks.size()) * result.folded_replicas;
-  out.warnings = std::move(result.warnings);
+  RunHooks hooks;
+  hooks.note = [&](const std::string& why) { out.notes.push_back(why); };
+  RunOutcome run = sim::run(spec, hooks);
+  if (run.info.training) out.training = *run.info.training;
+  out.sim_time = run.result.makespan;
+  out.events = run.result.events;
+  out.npus = static_cast<std::uint32_t>(run.result.ranks.size()) * run.result.folded_replicas;
+  out.warnings = std::move(run.result.warnings);
 }
 
 void simulate(const PointInputs& in, SharedInputs& shared, PointResult& out) {
@@ -98,10 +84,8 @@ void simulate(const PointInputs& in, SharedInputs& shared, PointResult& out) {
   std::map<std::string, std::string> labels;
   for (const std::string& c : in.collectives) spec.collectives.push_back(runnable_collective(c, in, *topology, npus, shared, labels));
   spec.graphs = graphs;
-  const Scenario scenario = build_scenario(spec);
-  Simulation simulation(scenario.graphs, *scenario.topology, scenario.config, scenario.options);
-  SimulationResult result = simulation.run();
-  for (const std::string& w : physical_bound_warnings(result, *topology)) result.warnings.push_back(w);
+  RunOutcome run = sim::run(spec);
+  SimulationResult& result = run.result;
   out.sim_time = result.makespan;
   out.events = result.events;
   out.npus = static_cast<std::uint32_t>(result.ranks.size());

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "system/runner/simulation.h"
+#include "system/scenario/fold_plan.h"
 #include "system/scenario/scenario.h"
 #include "tests/common/temp_folder.h"
 #include "workload/generators/training_spec.h"

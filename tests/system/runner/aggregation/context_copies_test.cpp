@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "system/runner/simulation.h"
+#include "system/scenario/fold_plan.h"
 #include "system/scenario/scenario.h"
 #include "tests/common/temp_folder.h"
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "system/runner/simulation.h"
+#include "system/scenario/fold_plan.h"
 #include "system/scenario/scenario.h"
 #include "tests/common/temp_folder.h"
 #include "core/error.h"
