@@ -70,7 +70,7 @@ struct ScenarioSpec {
   // whole expert-parallel groups; off after that was refused.
   bool expert_copies = true;
   // The graphs of the last folded generated workload built for this spec and
-  // its retries (simulate_folded_if_exact): a retry that folds the same ranks
+  // the later steps of its fold plan (fold_plan.h): a step that folds the same ranks
   // again (one replica, now with stand-ins) reuses them instead of generating
   // them anew. Null: none kept.
   struct FoldedGraphs {

@@ -54,7 +54,7 @@ class ContextCopiesTest : public testing::TempFolderTest {
     SimulationResult result;
     ReplicaFolding folding;
   };
-  // The command line's way: refusals retried as simulate_folded_if_exact does.
+  // The command line's way: along the fold plan (system/scenario/fold_plan.h).
   Folded run_folded(const ScenarioSpec& s, std::vector<std::string>& notes) const {
     return simulate_folded_if_exact(
         s,
