@@ -1,53 +1,36 @@
 #include "report/training_run.h"
 
 #include "core/error.h"
-#include "workload/et_io.h"
-#include "workload/generators/model_flops.h"
-#include "workload/generators/transformer_workload.h"
+#include "workload/source/workload_source.h"
 
 namespace sim {
+
 namespace {
 
-struct StopReading {};
-
-// The first rank's global metadata (frame 0), without reading its nodes.
-et::GlobalMetadata first_metadata(const std::string& path) {
-  et::GlobalMetadata md;
+// The one job's training facts; nullopt with several jobs.
+std::optional<TrainingFacts> facts_of(const std::vector<JobInput>& jobs) {
+  if (jobs.size() != 1) return std::nullopt;
+  const std::string& workload = jobs[0].workload;
+  if (is_generated(workload)) return open_workload(workload)->training_facts();  // a bad query is the user's error
+  // Anything else (other schemes, traces that do not say so, traces that
+  // cannot be read) is no training iteration; the scenario, built before, has
+  // already reported unreadable inputs.
   try {
-    read_et_wire_nodes(path, md, [](const WireNode&) { throw StopReading{}; });
-  } catch (const StopReading&) {
+    return open_workload(workload)->training_facts();
+  } catch (const InputError&) {
+    return std::nullopt;
   }
-  return md;
 }
 
 }  // namespace
 
-TrainingRun::TrainingRun(const std::vector<JobInput>& jobs) {
-  if (jobs.size() != 1) return;
-  const std::string& workload = jobs[0].workload;
-  if (gen::is_generated_workload(workload)) {
-    const gen::TrainingSpec spec = gen::generated_workload_spec(workload);
-    model_flops_ = gen::model_flops_per_iteration(spec);
-    stages_ = spec.plan.pp;
-    dtype_ = spec.fp8 ? "fp8" : "bf16";
-    return;
-  }
-  // ETs the generator wrote say so in their metadata. Anything else (other
-  // workload schemes, traces without it) is no training iteration; the
-  // scenario, built before, has already reported unreadable inputs.
-  et::GlobalMetadata md;
-  try {
-    const std::vector<std::string> files = resolve_rank_files(workload);
-    if (files.empty()) return;
-    md = first_metadata(files[0]);
-  } catch (const InputError&) {
-    return;
-  }
-  if (const auto flops = metadata_number(md, "model_flops"); flops && *flops > 0) {
-    model_flops_ = *flops;
-    stages_ = static_cast<std::uint32_t>(metadata_int(md, "pp").value_or(1));
-    dtype_ = metadata_string(md, "dtype").value_or("bf16");  // ETs written before the key: bf16
-  }
+TrainingRun::TrainingRun(const std::vector<JobInput>& jobs) : TrainingRun(facts_of(jobs)) {}
+
+TrainingRun::TrainingRun(const std::optional<TrainingFacts>& facts) {
+  if (!facts) return;
+  model_flops_ = facts->model_flops;
+  stages_ = facts->stages;
+  dtype_ = facts->dtype;
 }
 
 TimelineSink* TrainingRun::attach(TimelineSink* timeline, std::uint32_t world) {

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "report/training_report.h"
 #include "system/config/system_config.h"
 #include "system/groups/job_placement.h"
+#include "workload/source/workload_source.h"
 
 namespace sim {
 
@@ -17,6 +19,8 @@ class TrainingRun {
  public:
   // Learns model FLOPs and pipeline stages from the jobs (nothing with several jobs).
   explicit TrainingRun(const std::vector<JobInput>& jobs);
+  // From the facts the workload gives (WorkloadSource::training_facts); nullopt: not a training iteration.
+  explicit TrainingRun(const std::optional<TrainingFacts>& facts);
   // The sink for SimulationOptions::timeline: `timeline` itself, or the
   // training breakdown passing slices on to it when the run is a training iteration.
   TimelineSink* attach(TimelineSink* timeline, std::uint32_t world);

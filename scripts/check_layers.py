@@ -20,6 +20,7 @@ LAYERS = [
     ["network", "workload"],
     ["workload/loader"],
     ["workload/generators", "workload/pytorch"],
+    ["workload/source"],
     ["compute"],
     ["system/config"],
     ["system/groups"],

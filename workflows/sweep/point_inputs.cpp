@@ -12,7 +12,7 @@
 #include "workflows/sweep/json_override.h"
 #include "workflows/sweep/yaml_override.h"
 #include "workload/et_io.h"
-#include "workload/generators/transformer_workload.h"
+#include "workload/source/workload_source.h"
 
 namespace sim::workflows {
 
@@ -141,8 +141,8 @@ void InputReader::read_workload(const PointSettings& s, PointInputs& in, std::st
     key += in.workload_key + "\n";
     return;
   }
-  if (gen::is_generated_workload(s.workload)) {
-    gen::generated_workload_spec(s.workload);  // a bad query fails the point (InputError), as a missing file does
+  if (is_generated(s.workload)) {
+    open_workload(s.workload);  // a bad query fails the point (InputError), as a missing file does
     in.generated_workload = s.workload;
     in.workload_key = "generated " + s.workload;
     key += in.workload_key + "\n";

@@ -7,7 +7,7 @@
 #include "system/scenario/scenario.h"
 #include "workflows/run/run.h"
 #include "workflows/sweep/generated_algorithm.h"
-#include "workload/generators/transformer_workload.h"
+#include "workload/source/workload_source.h"
 #include "workload/loader/workload_loader.h"
 #include "system/registry/algorithm_source.h"
 
@@ -71,7 +71,7 @@ void simulate(const PointInputs& in, SharedInputs& shared, PointResult& out) {
   };
   if (!in.generated_workload.empty()) {
     // Generated algorithms (gen:, synth) are written for the world's size.
-    const auto world = gen::generated_workload_spec(in.generated_workload).plan.world();
+    const auto world = open_workload(in.generated_workload)->training_spec()->plan.world();
     std::map<std::string, std::string> labels;
     for (const std::string& c : in.collectives) {
       spec.collectives.push_back(runnable_collective(c, in, *topology, world, shared, labels));

@@ -10,6 +10,7 @@
 #include "system/registry/algorithm_registry.h"
 #include "workflows/sweep/content_hash.h"
 #include "workflows/sweep/generated_algorithm.h"
+#include "workload/source/workload_source.h"
 
 namespace sim::workflows {
 
@@ -36,12 +37,10 @@ std::string resolve_collective(const std::string& folder, const std::string& opt
   return native ? option : type + resolve(folder, value);
 }
 
-bool generated(const std::string& workload) { return workload.rfind("gen:", 0) == 0; }
-
 // A workload value: a generated one ('gen:transformer?...') as written, a
 // path resolved against the spec's folder.
 std::string workload_value(const std::string& folder, const std::string& value) {
-  return generated(value) ? value : resolve(folder, value);
+  return is_generated(value) ? value : resolve(folder, value);
 }
 
 // `uri` ('gen:NAME?k=v&...') with query key `key` set to `value`: replaced
@@ -184,7 +183,7 @@ struct SpecReader {
       if (k.empty() || k.find_first_of(".?&=") != std::string::npos) {
         r.fail(key, "axes: '" + a.name + "' must name one key of the generated workload's query (e.g. workload.parallel)");
       }
-      if (!generated(base.workload)) {
+      if (!is_generated(base.workload)) {
         r.fail(key, "axes." + a.name + ": varies a generated workload's query, but base.workload is not one "
                     "('gen:transformer?...')");
       }

@@ -1,0 +1,54 @@
+#include "workload/source/workload_source.h"
+
+#include <cctype>
+
+#include "core/error.h"
+#include "workload/source/scheme_sources.h"
+
+namespace sim {
+namespace {
+
+constexpr std::string_view kGeneratedPrefix = "gen:";
+
+// The scheme registry: a new kind of workload is one entry here and its source.
+struct Scheme {
+  std::string_view prefix;
+  std::shared_ptr<const WorkloadSource> (*open)(const std::string& text);
+};
+constexpr Scheme kSchemes[] = {
+    {kGeneratedPrefix, source::open_generated},
+    {"pytorch:", source::open_pytorch},
+};
+
+// "xyz:..." as a URI scheme is spelled: what a user who meant a scheme would
+// have typed. Only a hint in a message: such a text is still opened as a path.
+bool looks_like_a_scheme(std::string_view text) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos || colon == 0 || !std::isalpha(static_cast<unsigned char>(text[0]))) return false;
+  for (std::size_t i = 1; i < colon; ++i) {
+    const char c = text[i];
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '-' && c != '.') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::shared_ptr<const WorkloadSource> open_workload(const std::string& text) {
+  for (const Scheme& s : kSchemes) {
+    if (text.starts_with(s.prefix)) return s.open(text);
+  }
+  try {
+    return source::open_files(text);
+  } catch (const InputError& e) {
+    if (!looks_like_a_scheme(text)) throw;
+    std::string known;
+    for (const Scheme& s : kSchemes) known += (known.empty() ? "" : ", ") + std::string(s.prefix);
+    throw InputError(std::string(e.what()) + " (--workload '" + text + "': '" + text.substr(0, text.find(':') + 1) +
+                     "' is not a workload scheme; the schemes are " + known + ", else ET files)");
+  }
+}
+
+bool is_generated(std::string_view text) { return text.starts_with(kGeneratedPrefix); }
+
+}  // namespace sim
