@@ -1,30 +1,6 @@
 #include "report/training_run.h"
 
-#include "core/error.h"
-#include "workload/source/workload_source.h"
-
 namespace sim {
-
-namespace {
-
-// The one job's training facts; nullopt with several jobs.
-std::optional<TrainingFacts> facts_of(const std::vector<JobInput>& jobs) {
-  if (jobs.size() != 1) return std::nullopt;
-  const std::string& workload = jobs[0].workload;
-  if (is_generated(workload)) return open_workload(workload)->training_facts();  // a bad query is the user's error
-  // Anything else (other schemes, traces that do not say so, traces that
-  // cannot be read) is no training iteration; the scenario, built before, has
-  // already reported unreadable inputs.
-  try {
-    return open_workload(workload)->training_facts();
-  } catch (const InputError&) {
-    return std::nullopt;
-  }
-}
-
-}  // namespace
-
-TrainingRun::TrainingRun(const std::vector<JobInput>& jobs) : TrainingRun(facts_of(jobs)) {}
 
 TrainingRun::TrainingRun(const std::optional<TrainingFacts>& facts) {
   if (!facts) return;

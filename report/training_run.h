@@ -1,6 +1,7 @@
 // What `sim` adds to a run of a training iteration: when the one job's
-// workload is generated (--workload 'gen:transformer?...') or its ETs carry
-// the generator's model_flops, the training report (report/training_report.h).
+// workload says it is one (WorkloadSource::training_facts: a generated
+// iteration, or ETs carrying the generator's model_flops), the training
+// report (report/training_report.h).
 #pragma once
 
 #include <memory>
@@ -10,15 +11,12 @@
 
 #include "report/training_report.h"
 #include "system/config/system_config.h"
-#include "system/groups/job_placement.h"
 #include "workload/source/workload_source.h"
 
 namespace sim {
 
 class TrainingRun {
  public:
-  // Learns model FLOPs and pipeline stages from the jobs (nothing with several jobs).
-  explicit TrainingRun(const std::vector<JobInput>& jobs);
   // From the facts the workload gives (WorkloadSource::training_facts); nullopt: not a training iteration.
   explicit TrainingRun(const std::optional<TrainingFacts>& facts);
   // The sink for SimulationOptions::timeline: `timeline` itself, or the

@@ -110,6 +110,12 @@ Simulation::Simulation(std::shared_ptr<const std::vector<RankGraph>> graphs, con
   }
   if (npu_of_.size() != ranks) throw InputError("the placement gives NPUs for " + std::to_string(npu_of_.size()) +
                                                 " ranks but the workload has " + std::to_string(ranks));
+  // Folded, the world's rank count is what must fit (a simulated rank's NPU
+  // is its number in the world, which the check below would name instead).
+  if (options_.folding.active() && options_.folding.world > topology_.npu_count()) {
+    throw InputError("the workload has " + std::to_string(options_.folding.world) + " ranks but the network has only " +
+                     std::to_string(topology_.npu_count()) + " NPUs");
+  }
   {
     std::vector<std::int64_t> at(topology_.npu_count(), -1);
     for (std::uint32_t r = 0; r < ranks; ++r) {

@@ -16,6 +16,12 @@ FoldLadder::FoldLadder(const ScenarioSpec& given) {
   // The graphs of the folded ranks, kept from one step to the next that
   // folds the same ranks (one replica, then with stand-ins).
   if (!spec.folded_graphs) spec.folded_graphs = std::make_shared<ScenarioSpec::FoldedGraphs>();
+  // A generated workload's query parsed once for every step (a bad one fails
+  // here, as it would in the first step). Other workloads are opened by the
+  // scenario, after the system and network are checked.
+  if (spec.jobs.size() == 1 && is_generated(spec.jobs[0].workload) && !spec.graphs) {
+    spec.sources = workload_sources(spec);
+  }
   const auto always = [](const std::vector<Refusal>&, std::string&) { return true; };
   const auto last_is = [](Reason r) {
     return [r](const std::vector<Refusal>& refusals, std::string&) {

@@ -12,19 +12,28 @@
 #include "workload/et_io.h"
 #include "workload/generators/parallel_plan.h"
 #include "workload/generators/transformer_workload.h"
-#include "workload/pytorch/pytorch_workload.h"
+#include "workload/source/workload_source.h"
 #include "workload/loader/workload_loader.h"
 
 namespace sim {
 
-std::vector<RankGraph> load_job_graphs(const std::string& workload, const GraphOptions& options, unsigned threads) {
-  if (gen::is_generated_workload(workload)) {  // gen:transformer?...: generated in memory, no files
-    return gen::transformer_rank_graphs(gen::generated_workload_spec(workload), options, "gen:transformer", threads);
-  }
-  // pytorch:DIR: PyTorch host (+ Kineto) traces, imported rank by rank in memory.
-  if (pytorch::is_pytorch_workload(workload)) return pytorch::load_pytorch_graphs(workload, options);
-  return load_rank_graphs(resolve_rank_files(workload), options, threads);
+std::vector<std::shared_ptr<const WorkloadSource>> workload_sources(const ScenarioSpec& spec) {
+  if (spec.sources.size() == spec.jobs.size()) return spec.sources;
+  std::vector<std::shared_ptr<const WorkloadSource>> sources;
+  for (const JobInput& job : spec.jobs) sources.push_back(open_workload(job.workload));
+  return sources;
 }
+
+namespace {
+
+// The generated training iteration that the spec's one job runs; null when
+// it has graphs given, several jobs, or a workload that is not generated.
+std::shared_ptr<const WorkloadSource> generated_job(const ScenarioSpec& spec) {
+  if (spec.graphs || spec.jobs.size() != 1 || !is_generated(spec.jobs[0].workload)) return nullptr;
+  return workload_sources(spec)[0];
+}
+
+}  // namespace
 
 namespace {
 
@@ -128,8 +137,9 @@ std::pair<std::uint32_t, std::uint32_t> folding_period(const ScenarioSpec& spec)
   if (spec.graphs || !spec.fold_replicas) return {0, 0};
   Scenario s;
   load_system_and_network(spec, s);
-  if (!foldable_job(spec, s) || !gen::is_generated_workload(spec.jobs[0].workload)) return {0, 0};
-  const gen::TrainingSpec training = gen::generated_workload_spec(spec.jobs[0].workload);
+  const auto source = generated_job(spec);
+  if (!foldable_job(spec, s) || !source) return {0, 0};
+  const gen::TrainingSpec& training = *source->training_spec();
   const gen::Replicas replicas = folding_replicas(training, spec.context_copies && spec.replica_period == 1, spec.expert_copies);
   if (replicas.count < 2) return {0, 0};
   if (spec.replica_period != 0) return {spec.replica_period, replicas.count};
@@ -138,8 +148,8 @@ std::pair<std::uint32_t, std::uint32_t> folding_period(const ScenarioSpec& spec)
 }
 
 bool folds_expert_copies(const ScenarioSpec& spec) {
-  if (spec.graphs || spec.jobs.size() != 1 || !gen::is_generated_workload(spec.jobs[0].workload)) return false;
-  return gen::expert_copies(gen::generated_workload_spec(spec.jobs[0].workload)).count > 1;
+  const auto source = generated_job(spec);
+  return source && gen::expert_copies(*source->training_spec()).count > 1;
 }
 
 std::vector<std::uint32_t> expert_copy_periods(const ScenarioSpec& spec) {
@@ -147,7 +157,7 @@ std::vector<std::uint32_t> expert_copy_periods(const ScenarioSpec& spec) {
   if (!folds_expert_copies(spec)) return periods;
   Scenario s;
   load_system_and_network(spec, s);
-  const gen::TrainingSpec training = gen::generated_workload_spec(spec.jobs[0].workload);
+  const gen::TrainingSpec& training = *generated_job(spec)->training_spec();
   const gen::Replicas copies = gen::expert_copies(training);
   const gen::Replicas blocks = gen::expert_replicas(training);
   const std::uint32_t block = blocks.count > 1 ? copies.count / blocks.count : copies.count;
@@ -163,8 +173,8 @@ std::vector<std::uint32_t> expert_copy_periods(const ScenarioSpec& spec) {
 }
 
 bool folds_context_copies(const ScenarioSpec& spec) {
-  if (spec.graphs || spec.jobs.size() != 1 || !gen::is_generated_workload(spec.jobs[0].workload)) return false;
-  return gen::context_copies(gen::generated_workload_spec(spec.jobs[0].workload)).count > 1;
+  const auto source = generated_job(spec);
+  return source && gen::context_copies(*source->training_spec()).count > 1;
 }
 
 Scenario build_scenario(const ScenarioSpec& spec) {
@@ -187,9 +197,10 @@ Scenario build_scenario(const ScenarioSpec& spec) {
     auto graphs = std::make_shared<std::vector<RankGraph>>();
     // A generated training iteration's data-parallel replicas are simulated
     // as one when the run allows it (system/groups/replica_folding.h).
+    const auto sources = workload_sources(spec);
     const bool foldable = foldable_job(spec, s);
-    if (foldable && spec.fold_replicas && gen::is_generated_workload(spec.jobs[0].workload)) {
-      const gen::TrainingSpec training = gen::generated_workload_spec(spec.jobs[0].workload);
+    if (foldable && spec.fold_replicas && sources[0]->training_spec()) {
+      const gen::TrainingSpec& training = *sources[0]->training_spec();
       const gen::Replicas replicas = folding_replicas(training, spec.context_copies && spec.replica_period == 1, spec.expert_copies);
       if (replicas.count > 1) {
         ReplicaFolding& f = s.options.folding;
@@ -237,10 +248,9 @@ Scenario build_scenario(const ScenarioSpec& spec) {
         return s;
       }
     }
-    if (foldable && spec.fold_identical_ranks && !gen::is_generated_workload(spec.jobs[0].workload) &&
-        !pytorch::is_pytorch_workload(spec.jobs[0].workload)) {
+    if (foldable && spec.fold_identical_ranks && sources[0]->rank_files()) {
       // Every rank's trace the same bytes: perhaps one rank can stand for all.
-      const std::vector<std::string> files = resolve_rank_files(spec.jobs[0].workload);
+      const std::vector<std::string>& files = *sources[0]->rank_files();
       if (files.size() >= 2 && traces_identical(files)) {
         std::vector<RankGraph> one = load_rank_graphs({files[0]}, spec.graph_options, 1);
         const auto world = static_cast<std::uint32_t>(files.size());
@@ -260,8 +270,9 @@ Scenario build_scenario(const ScenarioSpec& spec) {
         }
       }
     }
-    for (const JobInput& job : spec.jobs) {
-      std::vector<RankGraph> g = load_job_graphs(job.workload, spec.graph_options, spec.load_threads);
+    for (std::size_t i = 0; i < spec.jobs.size(); ++i) {
+      const JobInput& job = spec.jobs[i];
+      std::vector<RankGraph> g = sources[i]->graphs(spec.graph_options, spec.load_threads);
       JobSpec js{job.name, static_cast<std::uint32_t>(g.size()), {}, job.comm_group_file};
       if (!job.comm_group_file.empty()) js.comm_groups = load_comm_groups(job.comm_group_file);
       // One job's graphs are taken whole; a vector grown one graph at a time

@@ -24,6 +24,7 @@
 #include "system/groups/job_placement.h"
 #include "system/runner/simulation.h"
 #include "workload/rank_graph.h"
+#include "workload/source/workload_source.h"
 
 namespace sim {
 
@@ -86,6 +87,10 @@ struct ScenarioSpec {
   std::shared_ptr<const std::vector<RankGraph>> graphs;
   std::string workload_name;
   std::vector<JobInput> jobs;
+  // Each job's workload, opened once (workload_sources): the fold plan sets
+  // them so that none of its steps parses a workload again; empty: opened
+  // when the scenario is built.
+  std::vector<std::shared_ptr<const WorkloadSource>> sources;
   std::string placement;  // JSON {"<job>-<rank>": npu}; "" packs jobs in order
   // One unnamed job's process groups when `graphs` are given directly.
   std::string comm_group_file;
@@ -141,10 +146,8 @@ bool folds_expert_copies(const ScenarioSpec& spec);
 // period). Whether a period is exact the run checks.
 std::vector<std::uint32_t> expert_copy_periods(const ScenarioSpec& spec);
 
-// The graphs of one job's workload: a folder, a prefix or one rank file of
-// Chakra ETs (.et, .et.gz, .json), or a generated workload built in memory
-// ('gen:transformer?model=...&parallel=...', workload/generators/transformer_workload.h).
-std::vector<RankGraph> load_job_graphs(const std::string& workload, const GraphOptions& options,
-                                       unsigned threads = 0);
+// Each job's workload opened (workload/source/workload_source.h):
+// spec.sources when the spec carries them, else opened now.
+std::vector<std::shared_ptr<const WorkloadSource>> workload_sources(const ScenarioSpec& spec);
 
 }  // namespace sim

@@ -21,6 +21,18 @@ struct CountedTimeline final : TimelineSink {
   }
 };
 
+// The one job's training iteration, if it is one (several jobs: none).
+// Traces that cannot be read say nothing: the scenario, built before, has
+// reported what it could not read.
+std::optional<TrainingFacts> training_facts(const ScenarioSpec& spec) {
+  if (spec.jobs.size() != 1 || spec.graphs) return std::nullopt;
+  try {
+    return workload_sources(spec)[0]->training_facts();
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 RunOutcome run(const ScenarioSpec& spec, const RunHooks& hooks) {
@@ -33,7 +45,7 @@ RunOutcome run(const ScenarioSpec& spec, const RunHooks& hooks) {
     Scenario scenario = build_scenario(s);
     // A training iteration is recognised once the scenario has checked the
     // files (and the memory budget).
-    if (!training) training = std::make_unique<TrainingRun>(spec.jobs);
+    if (!training) training = std::make_unique<TrainingRun>(training_facts(s));
     scenario.options.timeline = hooks.timeline ? &counted : nullptr;
     scenario.options.progress = hooks.progress;
     // Folded, ranks are numbered in the whole world (timelines, reports).

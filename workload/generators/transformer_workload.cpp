@@ -160,8 +160,6 @@ Replicas expert_copies(const TrainingSpec& spec) {
   return r;
 }
 
-bool is_generated_workload(const std::string& workload) { return workload.rfind("gen:", 0) == 0; }
-
 TrainingSpec generated_workload_spec(const std::string& workload) {
   const std::string scheme(kScheme);
   if (workload.rfind(scheme, 0) != 0 || (workload.size() > scheme.size() && workload[scheme.size()] != '?')) {

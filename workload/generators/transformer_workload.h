@@ -63,10 +63,8 @@ Replicas expert_replicas(const TrainingSpec& spec);
 // one replica (expert_replicas is the same fold).
 Replicas expert_copies(const TrainingSpec& spec);
 
-// "gen:transformer?model=...&parallel=...": true when `workload` asks for a
-// generated workload instead of files.
-bool is_generated_workload(const std::string& workload);
-// The spec such a workload names (InputError for anything else or bad options).
+// The spec a "gen:transformer?model=...&parallel=..." workload names
+// (InputError for anything else or bad options); workload/source/ opens it.
 TrainingSpec generated_workload_spec(const std::string& workload);
 
 }  // namespace sim::gen

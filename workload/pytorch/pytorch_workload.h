@@ -12,7 +12,6 @@ namespace sim::pytorch {
 
 inline constexpr std::string_view kWorkloadScheme = "pytorch:";
 
-inline bool is_pytorch_workload(std::string_view spec) { return spec.substr(0, kWorkloadScheme.size()) == kWorkloadScheme; }
 
 // Imports the folder (or prefix) after "pytorch:": its host traces, and its
 // Kineto traces when it holds any. Warnings go to the log (spdlog). Throws

@@ -98,6 +98,20 @@ TEST_F(ReplicaFoldingTest, OnlyWhereItIsExact) {
   EXPECT_FALSE(build_scenario(ring).options.folding.active());
 }
 
+// A folded world larger than the network: the error counts the world's ranks,
+// not a simulated rank's NPU.
+TEST_F(ReplicaFoldingTest, AWorldLargerThanTheNetworkIsNamed) {
+  const Scenario s =
+      build_scenario(spec("gen:transformer?model=llama3-8b&seq=512&parallel=tp=4,pp=2,dp=8&global-batch=8", true));
+  ASSERT_TRUE(s.options.folding.active());
+  try {
+    Simulation sim(s.graphs, *s.topology, s.config, s.options);
+    ADD_FAILURE() << "a 64-rank world ran on 32 NPUs";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "the workload has 64 ranks but the network has only 32 NPUs");
+  }
+}
+
 // One GPU per node in each data-parallel ring over 8 nodes, 2 nodes per leaf:
 // the ring crosses the spine at every other hop, so replica 1 does not do
 // what replica 0 does (refused, a route differs), but replica 2 does. Folded
