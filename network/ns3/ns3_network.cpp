@@ -41,8 +41,11 @@ class Ns3Network final : public Network {
   std::string_view name() const override { return "ns3"; }
   const Topology& topology() const override { return topology_; }
   void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) override {
+    send_on(Connection{}, src, dst, bytes, to);
+  }
+  void send_on(Connection connection, NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) override {
     if (!admit(src, dst, to, queue_)) return;
-    transport_->send(src, dst, bytes, to, bridge_.ns3_now_of_ours());
+    transport_->send(src, dst, bytes, to, bridge_.ns3_now_of_ours(), connection.index);
   }
   std::vector<LinkUsage> link_usage() const override { return transport_->link_usage(); }
   bool measures_link_time() const override { return true; }

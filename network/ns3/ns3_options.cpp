@@ -156,6 +156,25 @@ Ns3Options parse_ns3_options(const Topology& t, const BackendOptions& o) {
     }
   }
   if (o.has("seed")) n.seed = static_cast<std::uint32_t>(o.integer("seed", 1, 0xffffffffu));
+  n.routing = o.routing_model();
+  // Where a pair has several paths, a key ns3 cannot honour is an error, not
+  // a silent single path (elsewhere every pair has one path and the keys
+  // change nothing, as on every backend).
+  if (t.multipath()) {
+    const RoutingModel plain;
+    if (n.transport == Ns3Transport::kTcp &&
+        (n.routing.routing != plain.routing || n.routing.qps_per_connection != 1 || n.routing.ecmp_seed != 0)) {
+      const char* key = n.routing.routing != plain.routing ? "routing"
+                        : n.routing.qps_per_connection != 1 ? "qps_per_connection"
+                                                             : "ecmp_seed";
+      throw InputError(o.where(key) + ": transport: tcp runs one TCP connection per NPU pair on the pair's own "
+                       "route; queue pairs, spraying and seeded hashing need transport: roce or ib (or the flow backend)");
+    }
+    if (n.routing.routing == Routing::kAdaptive) {
+      throw InputError(o.where("routing") + ": routing: adaptive is modelled by the flow backend only; ns3 routes "
+                       "each queue pair on its hashed path (ecmp-hash) or sprays a message over every path (spray)");
+    }
+  }
   return n;
 }
 

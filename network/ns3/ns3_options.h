@@ -68,6 +68,11 @@ struct Ns3Options {
   std::string congestion = "newreno";       // tcp: newreno or cubic
   bool connect_before_start = true;         // tcp: handshakes of every NPU pair done before time 0
   RoceOptions roce;                         // roce (and ib: buffer_size only)
+  // How a FatTree's equal-cost paths carry a pair's traffic (docs/network.md,
+  // "Multi-path routing"): roce and ib route each queue pair on its hashed
+  // path (ecmp-hash) or spray every message over all paths; tcp runs one
+  // connection per NPU pair on the pair's route.
+  RoutingModel routing;
   std::uint32_t seed = 1;                   // ns-3 random streams, ECN marking
 };
 

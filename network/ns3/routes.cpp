@@ -8,4 +8,11 @@ const std::vector<LinkId>& PairRoutes::route(NodeId src, NodeId dst) {
   return it->second;
 }
 
+const std::vector<LinkId>& PairRoutes::route_path(NodeId src, NodeId dst, std::uint64_t k) {
+  if (topology_.path_count(src, dst) <= 1) return route(src, dst);
+  auto [it, fresh] = paths_.try_emplace({pair_key(src, dst), k});
+  if (fresh) topology_.route_path(src, dst, k, it->second);
+  return it->second;
+}
+
 }  // namespace sim

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -17,10 +19,14 @@ class PairRoutes {
   // The links from src to dst in order; computed once per pair. The reference
   // stays valid while this object lives (node-based map).
   const std::vector<LinkId>& route(NodeId src, NodeId dst);
+  // Equal-cost path `k` of the pair (Topology::route_path), for transports
+  // that route queue pairs apart; path k of a pair with one path is route().
+  const std::vector<LinkId>& route_path(NodeId src, NodeId dst, std::uint64_t k);
 
  private:
   const Topology& topology_;
   std::unordered_map<std::uint64_t, std::vector<LinkId>> routes_;
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::vector<LinkId>> paths_;
 };
 
 inline std::uint64_t pair_key(NodeId src, NodeId dst) { return (std::uint64_t{src} << 32) | dst; }

@@ -30,8 +30,11 @@ class MessageSink {
 class Transport {
  public:
   virtual ~Transport() = default;
-  // A message injected at ns-3 time `at` (picoseconds, >= ns-3's now); src != dst.
-  virtual void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to, Time at) = 0;
+  // A message injected at ns-3 time `at` (picoseconds, >= ns-3's now); src !=
+  // dst. `connection` (Network::send_on: NCCL's channel) picks its queue pairs
+  // where the transport has them.
+  virtual void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to, Time at,
+                    std::uint32_t connection) = 0;
   // Per link, indexed by LinkId, counted from our time 0 (after any warm-up).
   virtual std::vector<LinkUsage> link_usage() const = 0;
   // Transport-specific counters, e.g. {"TCP connections", 56}.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -37,7 +38,7 @@ class RoceTransport final : public Transport {
  public:
   RoceTransport(const Topology& topology, const Ns3Options& options, MessageSink& sink);
 
-  void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to, Time at) override;
+  void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to, Time at, std::uint32_t connection) override;
   std::vector<LinkUsage> link_usage() const override;
   std::vector<std::pair<std::string, std::uint64_t>> counters() const override;
 
@@ -67,7 +68,15 @@ class RoceTransport final : public Transport {
   struct Message {
     std::uint64_t end;
     Delivery to;
+    // A part of a message split over queue pairs (or paths): its index in
+    // splits_, delivered when its last part arrives; kWhole: the message itself.
+    std::uint32_t split = kWhole;
   };
+  struct Split {
+    std::uint32_t parts_left = 0;
+    Delivery to;
+  };
+  static constexpr std::uint32_t kWhole = ~std::uint32_t{0};
   struct QueuePair {
     NodeId src = 0, dst = 0;
     const std::vector<LinkId>* route = nullptr;  // src -> dst: data
@@ -97,7 +106,12 @@ class RoceTransport final : public Transport {
     QueuePair(const RoceOptions& o, BytesPerSecond line) : rate(o, line) {}
   };
 
-  QueuePair& queue_pair(NodeId src, NodeId dst, std::uint32_t& index);
+  // The queue pair of src -> dst on equal-cost path `path` (0 where the
+  // pair has one): queue pairs of a pair that hash onto one path share it.
+  QueuePair& queue_pair(NodeId src, NodeId dst, std::uint64_t path, std::uint32_t& index);
+  void put(NodeId src, NodeId dst, std::uint64_t path, std::uint64_t wire, const Delivery& to, std::uint32_t split,
+           Time at);
+  void message_arrived(const Message& m);
   void inject(std::uint32_t qp, std::uint64_t bytes);
   void try_send(LinkId l);
   bool next_own_packet(LinkId l, Port& port, RocePacket& out);
@@ -142,7 +156,9 @@ class RoceTransport final : public Transport {
   std::vector<PfcThresholds> thresholds_;       // per node
   std::vector<std::uint64_t> buffered_;         // per node: data bytes in its buffer
   std::deque<QueuePair> qps_;
-  std::unordered_map<std::uint64_t, std::uint32_t> qp_of_pair_;
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint32_t> qp_of_path_;  // (pair, path) -> qps_ index
+  std::vector<Split> splits_;
+  std::vector<std::uint32_t> free_splits_;
   std::mt19937_64 rng_;
   std::uint64_t retransmitted_ = 0, timeouts_ = 0, nacks_ = 0;
   static constexpr LinkId kNoReverse = ~LinkId{0};
@@ -193,29 +209,77 @@ RoceTransport::RoceTransport(const Topology& topology, const Ns3Options& options
   }
 }
 
-RoceTransport::QueuePair& RoceTransport::queue_pair(NodeId src, NodeId dst, std::uint32_t& index) {
-  auto [it, fresh] = qp_of_pair_.try_emplace(pair_key(src, dst), static_cast<std::uint32_t>(qps_.size()));
+RoceTransport::QueuePair& RoceTransport::queue_pair(NodeId src, NodeId dst, std::uint64_t path, std::uint32_t& index) {
+  auto [it, fresh] = qp_of_path_.try_emplace({pair_key(src, dst), path}, static_cast<std::uint32_t>(qps_.size()));
   index = it->second;
   if (!fresh) return qps_[index];
-  const std::vector<LinkId>& route = routes_.route(src, dst);
+  const std::vector<LinkId>& route = routes_.route_path(src, dst, path);
   qps_.emplace_back(roce_, ports_[route.front()].rate);
   QueuePair& q = qps_.back();
   q.src = src;
   q.dst = dst;
   q.route = &route;
+  // ACKs, NACKs and CNPs take the reverse pair's own route (small frames of
+  // strict priority, whichever path the data took).
   q.back = &routes_.route(dst, src);
   ports_[route.front()].qps.push_back(index);
   return q;
 }
 
-void RoceTransport::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to, Time at) {
-  std::uint32_t index = 0;
-  QueuePair& q = queue_pair(src, dst, index);
+void RoceTransport::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to, Time at,
+                         std::uint32_t connection) {
   // A queue pair's stream has no empty message: one of 0 bytes is carried as 1 byte.
   const std::uint64_t wire = bytes == 0 ? 1 : bytes;
+  // Where the pair has several equal-cost paths (a FatTree), the message is
+  // split evenly over its connection's queue pairs, each on the path its
+  // (src, dst, qp) hashes to as in the flow backend (ecmp-hash), or over every
+  // path (spray); parts of no byte are not sent.
+  const std::uint64_t paths = topology_.path_count(src, dst);
+  const RoutingModel& m = options_.routing;
+  const bool spray = m.routing == Routing::kSpray;
+  const std::uint64_t n = paths <= 1 ? 1 : spray ? paths : m.qps_per_connection;
+  const auto path_of = [&](std::uint64_t i) -> std::uint64_t {
+    if (paths <= 1) return 0;
+    if (spray) return i;
+    return topology_.ecmp_path(src, dst, std::uint64_t{connection} * m.qps_per_connection + i, m.ecmp_seed);
+  };
+  const std::uint64_t parts = std::min(n, wire);
+  if (parts == 1) {
+    put(src, dst, path_of(0), wire, to, kWhole, at);
+    return;
+  }
+  std::uint32_t split;
+  if (!free_splits_.empty()) {
+    split = free_splits_.back();
+    free_splits_.pop_back();
+  } else {
+    split = static_cast<std::uint32_t>(splits_.size());
+    splits_.emplace_back();
+  }
+  splits_[split] = Split{static_cast<std::uint32_t>(parts), to};
+  for (std::uint64_t i = 0; i < parts; ++i) {
+    put(src, dst, path_of(i), wire / n + (i < wire % n ? 1 : 0), to, split, at);
+  }
+}
+
+void RoceTransport::put(NodeId src, NodeId dst, std::uint64_t path, std::uint64_t wire, const Delivery& to,
+                        std::uint32_t split, Time at) {
+  std::uint32_t index = 0;
+  QueuePair& q = queue_pair(src, dst, path, index);
   q.queued += wire;
-  q.messages.push_back({q.queued, to});
+  q.messages.push_back({q.queued, to, split});
   ns3::Simulator::Schedule(ps(at - now()), &RoceTransport::inject, this, index, wire);
+}
+
+void RoceTransport::message_arrived(const Message& m) {
+  if (m.split == kWhole) {
+    sink_.delivered(m.to);
+    return;
+  }
+  Split& s = splits_[m.split];
+  if (--s.parts_left > 0) return;
+  free_splits_.push_back(m.split);
+  sink_.delivered(s.to);
 }
 
 void RoceTransport::inject(std::uint32_t qp, std::uint64_t bytes) {
@@ -427,9 +491,9 @@ void RoceTransport::receive_data(QueuePair& q, std::uint32_t qp, const RocePacke
   q.expected += p.payload;
   bool ended = false;
   while (!q.messages.empty() && q.messages.front().end <= q.expected) {
-    const Delivery to = q.messages.front().to;
+    const Message m = q.messages.front();
     q.messages.pop_front();
-    sink_.delivered(to);
+    message_arrived(m);
     ended = true;
   }
   if (ended || q.expected - q.ack_sent >= kAckEvery) {

@@ -1,0 +1,148 @@
+// Multi-path routing under transport: roce (docs/network.md, "Multi-path
+// routing"): each queue pair on the path its (src, dst, qp) hashes to, as the
+// flow backend routes it, or a message sprayed over every path. The fabric
+// and the traffic are multipath_routing_test.cpp's: a 1:1 leaf-spine of 2
+// leaves with U NPUs each and U spines, 50 GB/s and 500 ns, NPU i of leaf 0
+// sending S bytes to a distinct NPU of leaf 1 (a permutation), all at once.
+// ns3 and flow must pick the same uplinks and agree on the time within 10%;
+// spraying loads every uplink evenly and meets the bound.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "network/backend_registry.h"
+#include "tests/network/delivery_recorder.h"
+#include "tests/network/ns3/skip_without_ns3.h"
+
+namespace sim {
+namespace {
+
+using testing_support::Recorder;
+using Options = std::map<std::string, OptionValue>;
+
+constexpr std::uint32_t kU = 8;
+constexpr std::uint64_t kS = 1'048'576;
+constexpr Time kLat = 500'000;
+constexpr Time kBound = 4 * kLat + 20'971'520;  // S / B + 4 links' latency
+
+Topology leaf_spine(std::uint32_t leaves = 2) {
+  return parse_topology("shape: FatTree\nleaves: " + std::to_string(leaves) + "\nnpus_per_leaf: " +
+                            std::to_string(kU) + "\nspines: " + std::to_string(kU) +
+                            "\nbandwidth: 50GB/s\nlatency: 500ns\n",
+                        "leaf-spine.yml");
+}
+
+struct Outcome {
+  std::set<LinkId> uplinks;  // leaf 0 -> spine links that carried bytes
+  std::vector<std::uint64_t> uplink_bytes;
+  Time last = 0;
+};
+
+Outcome run(const std::string& backend, Options options, const std::vector<std::uint32_t>& dst) {
+  const Topology t = leaf_spine();
+  EventQueue q;
+  Recorder r(q);
+  NetworkConfig c;
+  c.backend = backend;
+  if (backend == "ns3") {
+    options["transport"] = {"roce", "test"};
+    options["dcqcn"] = {"false", "test"};  // PFC alone: shares a port as flow's max-min does
+  }
+  c.options = std::move(options);
+  auto net = make_network(c, t, q);
+  for (std::uint32_t i = 0; i < kU; ++i) net->send_on(Connection{0}, i, kU + dst[i], kS, r.to(i));
+  q.run();
+  EXPECT_EQ(r.seen.size(), kU) << backend;
+  Outcome out;
+  for (const auto& s : r.seen) out.last = std::max(out.last, s.at);
+  const std::vector<LinkUsage> usage = net->link_usage();
+  // FatTree's layout: leaf 0 -> spine j right after the NPU links.
+  for (std::uint32_t j = 0; j < kU; ++j) {
+    const LinkId l = 2 * t.npu_count() + 2 * j;
+    out.uplink_bytes.push_back(usage[l].bytes);
+    if (usage[l].bytes > 0) out.uplinks.insert(l);
+  }
+  return out;
+}
+
+Options routing(const std::string& how, std::uint32_t qps, std::uint64_t seed) {
+  return {{"routing", {how, "test"}},
+          {"qps_per_connection", {std::to_string(qps), "test"}},
+          {"ecmp_seed", {std::to_string(seed), "test"}}};
+}
+
+TEST(Ns3RoceMultipath, QueuePairsTakeTheUplinksFlowHashesThemOnto) {
+  SKIP_WITHOUT_NS3();
+  std::mt19937_64 rng(7);
+  std::vector<std::uint32_t> dst(kU);
+  bool some_collide = false;
+  for (const std::uint32_t qps : {1u, 4u}) {
+    for (std::uint64_t seed = 0; seed < 3; ++seed) {
+      std::iota(dst.begin(), dst.end(), 0u);
+      std::shuffle(dst.begin(), dst.end(), rng);
+      const Outcome flow = run("flow", routing("ecmp-hash", qps, seed), dst);
+      const Outcome ns3 = run("ns3", routing("ecmp-hash", qps, seed), dst);
+      EXPECT_EQ(ns3.uplinks, flow.uplinks) << qps << " QPs, seed " << seed;
+      EXPECT_EQ(ns3.uplink_bytes, flow.uplink_bytes) << qps << " QPs, seed " << seed;
+      EXPECT_NEAR(static_cast<double>(ns3.last) / static_cast<double>(flow.last), 1.0, 0.10)
+          << qps << " QPs, seed " << seed << ": ns3 " << ns3.last << " ps, flow " << flow.last << " ps";
+      some_collide |= flow.uplinks.size() < kU;
+    }
+  }
+  EXPECT_TRUE(some_collide) << "no trial had two queue pairs on one uplink: the test shows nothing";
+}
+
+TEST(Ns3RoceMultipath, SprayLoadsEveryUplinkEvenlyAndMeetsTheBound) {
+  SKIP_WITHOUT_NS3();
+  std::vector<std::uint32_t> dst(kU);
+  std::iota(dst.begin(), dst.end(), 0u);
+  const Outcome ns3 = run("ns3", routing("spray", 1, 0), dst);
+  const Outcome flow = run("flow", routing("spray", 1, 0), dst);
+  for (const std::uint64_t b : ns3.uplink_bytes) EXPECT_EQ(b, kS);  // S / U from each of U
+  EXPECT_EQ(flow.last, kBound);
+  // Packets add their headers (62 B per 4,096 B), a frame's store-and-forward
+  // per hop and the parts' interleaving at each port: within the agreement
+  // bound of 10%, and no collision's loss (a shared uplink would double it).
+  EXPECT_GE(ns3.last, kBound);
+  EXPECT_LT(static_cast<double>(ns3.last), 1.10 * static_cast<double>(kBound)) << ns3.last << " ps";
+}
+
+TEST(Ns3RoceMultipath, WhatNs3CannotRouteIsAnError) {
+  SKIP_WITHOUT_NS3();
+  const Topology t = leaf_spine();
+  EventQueue q;
+  const auto error = [&](Options o) -> std::string {
+    NetworkConfig c;
+    c.backend = "ns3";
+    c.options = std::move(o);
+    try {
+      make_network(c, t, q);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(error({{"transport", {"roce", "t"}}, {"routing", {"adaptive", "sys.yml:3: network.routing"}}}),
+            "sys.yml:3: network.routing: routing: adaptive is modelled by the flow backend only; ns3 routes each "
+            "queue pair on its hashed path (ecmp-hash) or sprays a message over every path (spray)");
+  EXPECT_EQ(error({{"qps_per_connection", {"4", "sys.yml:4: network.qps_per_connection"}}}),
+            "sys.yml:4: network.qps_per_connection: transport: tcp runs one TCP connection per NPU pair on the "
+            "pair's own route; queue pairs, spraying and seeded hashing need transport: roce or ib (or the flow "
+            "backend)");
+  // One path per pair: the keys change nothing, on ns3 as on every backend.
+  const Topology one = parse_topology("topology: [Switch]\nnpus_count: [4]\nbandwidth: [50]\nlatency: [500]\n", "s4");
+  NetworkConfig c;
+  c.backend = "ns3";
+  c.options = {{"routing", {"adaptive", "t"}}, {"qps_per_connection", {"4", "t"}}};
+  EXPECT_NO_THROW(make_network(c, one, q));
+}
+
+}  // namespace
+}  // namespace sim
