@@ -6,6 +6,8 @@
 
 #include "system/collectives/nccl/nccl_protocol.h"
 #include "system/collectives/nccl/nccl_dag.h"
+#include "system/collectives/nccl/nccl_program_parts.h"
+#include "system/collectives/nccl/nccl_ring_program.h"
 #include "system/collectives/nccl/nccl_system.h"
 
 namespace sim::nccl {
@@ -25,7 +27,7 @@ class Builder {
   Builder(const AlgorithmContext& ctx, const StepModel& m, std::uint64_t step)
       : dag_(ctx.size()),
         domain_of_(ctx.domain_of),
-        proxy_ns_(proxy_ns(m.proxy)),
+        proxy_ns_(proxy_nanoseconds(m.proxy)),
         step_wire_(std::max<std::uint64_t>(1, wire_bytes(m.proto, step))) {}
 
   std::uint32_t add(std::uint32_t r, const CollectiveOp& op, std::initializer_list<std::uint32_t> parents) {
@@ -68,74 +70,20 @@ class Builder {
   std::shared_ptr<const CollectiveProgram> build(std::string name) { return dag_.build(std::move(name)); }
 
  private:
-  static std::uint32_t proxy_ns(Time t) {
-    return static_cast<std::uint32_t>(std::min<Time>((t + kNanosecond / 2) / kNanosecond, 0xffffffff));
-  }
   DagBuilder dag_;
   std::vector<std::uint32_t> domain_of_;
   std::uint32_t proxy_ns_;
   std::uint64_t step_wire_;
 };
 
-// Loops (chunks) per channel: the protocol's step size, but at most kMaxLoops
-// (bigger steps beyond): the pacing sets the bandwidth whatever the step, and
-// a forced LL at gigabytes would otherwise be millions of ops.
 // NVLS pipelines 18 ops a round per rank and channel against a ring's 42
 // per loop: it may have more rounds (4 GiB on 8 GPUs is 512 rounds of 128 KiB).
-constexpr std::uint64_t kMaxLoops = 64;
 constexpr std::uint64_t kMaxNvlsRounds = 256;
 // A chain (broadcast, reduce) has 3 ops a chunk per rank: NCCL's own 512 KiB
 // Simple chunks up to 3 GiB on 12 channels, so the pipeline's fill is NCCL's.
 constexpr std::uint64_t kMaxChainLoops = 512;
 // CollNet direct's smallest chunk per head (src/enqueue.cc: halved while above 131072 bytes).
 constexpr std::uint64_t kCollNetDirectMinChunk = 128 * 1024;
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b, std::uint64_t most = kMaxLoops) {
-  return a == 0 ? 1 : std::min<std::uint64_t>((a + b - 1) / b, most);
-}
-
-// Each domain's positions ordered by rail, rotated by `shift`.
-std::vector<std::vector<std::uint32_t>> chains(const AlgorithmContext& ctx, std::uint32_t shift) {
-  std::vector<std::vector<std::uint32_t>> by = ctx.positions_by_domain();
-  for (auto& d : by) {
-    std::stable_sort(d.begin(), d.end(), [&](std::uint32_t a, std::uint32_t b) { return ctx.rail_of[a] < ctx.rail_of[b]; });
-    if (!d.empty()) std::rotate(d.begin(), d.begin() + shift % d.size(), d.end());
-  }
-  return by;
-}
-
-std::uint64_t tag_of(std::uint32_t channel, std::uint64_t chunk, std::uint64_t low) {
-  return static_cast<std::uint64_t>(channel) << 48 | chunk << 24 | low;
-}
-
-// A GPU-side reduction's read of the rank's own addend (NCCL's
-// recvReduceSend, recvReduceCopySend: two loads and one store per element
-// where a copy's recvCopySend has one load). The operand received from a peer
-// sits in NCCL's staging slots, recycled every few steps (in the L2, like a
-// copy's); the addend is the rank's buffer, read from HBM at the channel's
-// share of StepModel::memory_bandwidth (0 when the buffer fits the L2, or no
-// bandwidth is known: free). Every algorithm charges its reductions here.
-class AddendReads {
- public:
-  explicit AddendReads(const StepModel& m)
-      : read_rate_(m.memory_bandwidth > 0 ? static_cast<double>(m.memory_bandwidth) / m.channels : 0) {}
-  bool charged() const { return read_rate_ > 0; }
-  // The pacing rate of a send that carries a sum the sender made: its wire
-  // bytes at `rate` (0: unpaced, the network alone sets its pace), then the
-  // same threads' read of the payload's addend.
-  BytesPerSecond summing_rate(BytesPerSecond rate, std::uint64_t wire, std::uint64_t payload) const {
-    if (!charged() || wire == 0) return rate;
-    const double wire_s = rate > 0 ? static_cast<double>(wire) / static_cast<double>(rate) : 0.0;
-    const double seconds = wire_s + static_cast<double>(payload) / read_rate_;
-    return static_cast<BytesPerSecond>(std::llround(static_cast<double>(wire) / seconds));
-  }
-  // The read alone: a reduction with no send of its own to pace it.
-  Time read_time(std::uint64_t payload) const {
-    return charged() ? transfer_time(payload, static_cast<BytesPerSecond>(std::llround(read_rate_))) : 0;
-  }
-
- private:
-  double read_rate_;
-};
 
 // An op at switch `node` (NVLS, CollNet: docs/nccl.md): a reduce or a
 // multicast for member `peer` (kSwitchPeer: every member under the switch),
@@ -167,6 +115,12 @@ BytesPerSecond wire_rate(const StepModel& m) {
 
 std::shared_ptr<const CollectiveProgram> make_ring_program(std::string name, CollectiveType type, std::uint64_t bytes,
                                                            const AlgorithmContext& ctx, const StepModel& m) {
+  return std::make_shared<const NcclRingProgram>(std::move(name), type, bytes, ctx, m);
+}
+
+std::shared_ptr<const CollectiveProgram> make_ring_dag_program(std::string name, CollectiveType type,
+                                                               std::uint64_t bytes, const AlgorithmContext& ctx,
+                                                               const StepModel& m) {
   const std::uint32_t n = ctx.size();
   Builder b(ctx, m, m.step_bytes ? m.step_bytes : step_payload(m.proto));
   const bool gather = type == CollectiveType::kAllGather;

@@ -1,4 +1,5 @@
-// NCCL's algorithms as collective programs (explicit per-rank DAGs).
+// NCCL's algorithms as collective programs (explicit per-rank DAGs; the
+// ring's computed on demand).
 //
 // Every algorithm runs over `channels` channels, each with its share of the
 // buffer, cut into steps of the protocol's size. What a step costs:
@@ -93,8 +94,14 @@ struct StepModel {
 // The pacing rate of a channel's wire bytes for a payload rate.
 BytesPerSecond wire_rate(const StepModel& m);
 
+// The ring's ops are computed on demand (NcclRingProgram, nccl_ring_program.h).
 std::shared_ptr<const CollectiveProgram> make_ring_program(std::string name, CollectiveType type, std::uint64_t bytes,
                                                            const AlgorithmContext& ctx, const StepModel& model);
+// The same ring built op by op as an explicit DAG (NcclDagProgram): the
+// reference make_ring_program's program is tested against, op for op.
+std::shared_ptr<const CollectiveProgram> make_ring_dag_program(std::string name, CollectiveType type,
+                                                               std::uint64_t bytes, const AlgorithmContext& ctx,
+                                                               const StepModel& model);
 std::shared_ptr<const CollectiveProgram> make_chain_program(std::string name, CollectiveType type, std::uint64_t bytes,
                                                             const AlgorithmContext& ctx, const StepModel& model);
 std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std::uint64_t bytes,

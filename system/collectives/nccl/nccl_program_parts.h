@@ -1,0 +1,75 @@
+// Pieces NCCL's programs share (nccl_programs.cpp, nccl_ring_program.cpp):
+// how many loops a channel runs, the rings' order of a node's GPUs, message
+// tags, what a GPU-side reduction's read costs, the proxy's time per message.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "core/time.h"
+#include "system/collectives/algorithm_context.h"
+#include "system/collectives/nccl/nccl_programs.h"
+
+namespace sim::nccl {
+
+// Loops (chunks) per channel: the protocol's step size, but at most kMaxLoops
+// (bigger steps beyond): the pacing sets the bandwidth whatever the step, and
+// a forced LL at gigabytes would otherwise be millions of ops.
+constexpr std::uint64_t kMaxLoops = 64;
+
+inline std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b, std::uint64_t most = kMaxLoops) {
+  return a == 0 ? 1 : std::min<std::uint64_t>((a + b - 1) / b, most);
+}
+
+// Each domain's positions ordered by rail, rotated by `shift`.
+inline std::vector<std::vector<std::uint32_t>> chains(const AlgorithmContext& ctx, std::uint32_t shift) {
+  std::vector<std::vector<std::uint32_t>> by = ctx.positions_by_domain();
+  for (auto& d : by) {
+    std::stable_sort(d.begin(), d.end(), [&](std::uint32_t a, std::uint32_t b) { return ctx.rail_of[a] < ctx.rail_of[b]; });
+    if (!d.empty()) std::rotate(d.begin(), d.begin() + shift % d.size(), d.end());
+  }
+  return by;
+}
+
+inline std::uint64_t tag_of(std::uint32_t channel, std::uint64_t chunk, std::uint64_t low) {
+  return static_cast<std::uint64_t>(channel) << 48 | chunk << 24 | low;
+}
+
+// StepModel::proxy in whole nanoseconds (CollectiveOp::proxy_ns).
+inline std::uint32_t proxy_nanoseconds(Time t) {
+  return static_cast<std::uint32_t>(std::min<Time>((t + kNanosecond / 2) / kNanosecond, 0xffffffff));
+}
+
+// A GPU-side reduction's read of the rank's own addend (NCCL's
+// recvReduceSend, recvReduceCopySend: two loads and one store per element
+// where a copy's recvCopySend has one load). The operand received from a peer
+// sits in NCCL's staging slots, recycled every few steps (in the L2, like a
+// copy's); the addend is the rank's buffer, read from HBM at the channel's
+// share of StepModel::memory_bandwidth (0 when the buffer fits the L2, or no
+// bandwidth is known: free). Every algorithm charges its reductions here.
+class AddendReads {
+ public:
+  explicit AddendReads(const StepModel& m)
+      : read_rate_(m.memory_bandwidth > 0 ? static_cast<double>(m.memory_bandwidth) / m.channels : 0) {}
+  bool charged() const { return read_rate_ > 0; }
+  // The pacing rate of a send that carries a sum the sender made: its wire
+  // bytes at `rate` (0: unpaced, the network alone sets its pace), then the
+  // same threads' read of the payload's addend.
+  BytesPerSecond summing_rate(BytesPerSecond rate, std::uint64_t wire, std::uint64_t payload) const {
+    if (!charged() || wire == 0) return rate;
+    const double wire_s = rate > 0 ? static_cast<double>(wire) / static_cast<double>(rate) : 0.0;
+    const double seconds = wire_s + static_cast<double>(payload) / read_rate_;
+    return static_cast<BytesPerSecond>(std::llround(static_cast<double>(wire) / seconds));
+  }
+  // The read alone: a reduction with no send of its own to pace it.
+  Time read_time(std::uint64_t payload) const {
+    return charged() ? transfer_time(payload, static_cast<BytesPerSecond>(std::llround(read_rate_))) : 0;
+  }
+
+ private:
+  double read_rate_;
+};
+
+}  // namespace sim::nccl
