@@ -75,7 +75,7 @@ void NcclDagProgram::find_symmetry() {
       const CollectiveOp& a = o.ops[i];
       const CollectiveOp& b = r.ops[i];
       if (a.kind != b.kind || a.bytes != b.bytes || a.tag != b.tag || a.duration != b.duration ||
-          a.channel != b.channel || a.rate != b.rate) {
+          a.channel != b.channel || a.rate != b.rate || a.proxy_ns != b.proxy_ns) {
         return;
       }
       if (a.kind != OpKind::kSend && a.kind != OpKind::kRecv) continue;

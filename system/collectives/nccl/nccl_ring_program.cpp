@@ -295,7 +295,7 @@ std::uint32_t NcclRingProgram::symmetric_peer(std::uint32_t pos, std::uint32_t o
 
 // NcclDagProgram::find_symmetry's answer on the same ring, from its rules:
 // every rank's ops and dependencies are rank 0's (kind, bytes, tag,
-// duration, channel, rate: the proxy's time is not compared) with its peers
+// duration, channel, rate, the proxy's time) with its peers
 // renamed one to one, and every receive takes a send of its tag and size.
 // A ring position q sends piece q - s of a chunk at step s: as the ranks take
 // every position, each step's pieces must all look alike on the wire.
@@ -340,6 +340,19 @@ bool NcclRingProgram::find_symmetry() {
         for (std::uint32_t pos = 1; pos < n; ++pos) {
           if (lasting(delay_of(c, pos, j, steps_ - 1)) != d0) return false;
         }
+      }
+    }
+  }
+  // The proxy: every rank's sends cross nodes in the channels rank 0's do
+  // (a ring over nodes of different sizes crosses at some positions only).
+  if (proxy_ns_ > 0) {
+    const auto crosses = [&](std::uint32_t c, std::uint32_t pos) {
+      const std::uint32_t to = next(c, pos);
+      return pos < domain_of_.size() && to < domain_of_.size() && domain_of_[pos] != domain_of_[to];
+    };
+    for (std::uint32_t c = 0; c < channels_; ++c) {
+      for (std::uint32_t pos = 1; pos < n; ++pos) {
+        if (crosses(c, pos) != crosses(c, 0)) return false;
       }
     }
   }

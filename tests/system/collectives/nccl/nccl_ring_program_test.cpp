@@ -307,5 +307,25 @@ TEST(NcclRingProgram, RefusesOtherCollectives) {
   EXPECT_THROW(nccl::make_ring_program("r", CollectiveType::kBroadcast, 64, ctx, StepModel{}), std::invalid_argument);
 }
 
+
+// A ring over two nodes crosses the network at two positions of sixteen:
+// with the hops' latencies alike, only the proxy's time on those sends tells
+// the positions apart, and with a proxy the ring is not rank-symmetric.
+TEST(NcclRingProgram, AProxyOnSomePositionsOnlyIsNotSymmetric) {
+  const AlgorithmContext ctx = group(16, 8, false);
+  StepModel m;
+  m.channels = 1;
+  m.hop_intra = m.hop_inter = 600;
+  const auto plain = nccl::make_ring_program("nccl:ring", CollectiveType::kAllGather, 48 * 16, ctx, m);
+  const auto dag_plain = nccl::make_ring_dag_program("nccl:ring", CollectiveType::kAllGather, 48 * 16, ctx, m);
+  EXPECT_TRUE(plain->rank_symmetric());
+  EXPECT_TRUE(dag_plain->rank_symmetric());
+  m.proxy = 2500;
+  const auto proxied = nccl::make_ring_program("nccl:ring", CollectiveType::kAllGather, 48 * 16, ctx, m);
+  const auto dag_proxied = nccl::make_ring_dag_program("nccl:ring", CollectiveType::kAllGather, 48 * 16, ctx, m);
+  EXPECT_FALSE(proxied->rank_symmetric());
+  EXPECT_FALSE(dag_proxied->rank_symmetric());
+}
+
 }  // namespace
 }  // namespace sim
