@@ -27,6 +27,11 @@ class TempFolderTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  // Writes `text` to `name` in the folder; returns its path.
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name)) << text;
+    return path(name);
+  }
   static std::string read(const std::string& p) {
     std::ifstream in(p, std::ios::binary);
     std::stringstream s;

@@ -19,10 +19,6 @@ namespace {
 
 class FoldPlanTest : public testing::TempFolderTest {
  protected:
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path(name)) << text;
-    return path(name);
-  }
   // 4 GPUs per node, 2 nodes per leaf, 4 leaves: 32 GPUs.
   ScenarioSpec spec(const std::string& query, bool stand_ins = true) const {
     ScenarioSpec s;

@@ -17,10 +17,6 @@ namespace {
 
 class ScenarioTest : public testing::TempFolderTest {
  protected:
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path(name)) << text;
-    return path(name);
-  }
   // An all-reduce microbenchmark on `npus` ranks, written as ETs.
   std::string allreduce(const std::string& prefix, std::uint32_t npus, std::uint64_t bytes) const {
     CollectivesSpec spec{npus, {CollectiveType::kAllReduce}, bytes, 0};

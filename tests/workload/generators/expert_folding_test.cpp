@@ -25,10 +25,6 @@ namespace {
 
 class ExpertFoldingTest : public testing::TempFolderTest {
  protected:
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path(name)) << text;
-    return path(name);
-  }
   // 4 GPUs per node, 2 nodes per leaf, 4 leaves: 32 GPUs.
   static constexpr const char* kThreeLevels =
       "topology: [Switch, Switch, Switch]\nnpus_count: [4, 2, 4]\n"

@@ -24,10 +24,6 @@ namespace {
 
 class ContextCopiesTest : public testing::TempFolderTest {
  protected:
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path(name)) << text;
-    return path(name);
-  }
   // `gpus` GPUs per node, every node under one switch: 32 GPUs.
   std::string one_switch(std::uint32_t gpus) const {
     return write("net" + std::to_string(gpus) + ".yml",

@@ -39,10 +39,6 @@ struct Outcome {
 
 class NcclAggregation : public testing::TempFolderTest {
  protected:
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path(name)) << text;
-    return path(name);
-  }
   Outcome run(ScenarioSpec spec) {
     spec.load_threads = 1;
     const Scenario s = build_scenario(spec);

@@ -21,10 +21,6 @@ namespace {
 
 class ReplicaFoldingTest : public testing::TempFolderTest {
  protected:
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path(name)) << text;
-    return path(name);
-  }
   // 4 GPUs per node, 2 nodes per leaf, 4 leaves: 32 GPUs; node = rank / 4.
   std::string network() const {
     return write("net.yml",

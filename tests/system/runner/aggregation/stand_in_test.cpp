@@ -191,10 +191,6 @@ TEST(StandIn, PlacementShapeIsTheSplitAlongEveryDimension) {
 // queue message by message. Bounds: 0.1% and 6%.
 class StandInRun : public testing::TempFolderTest {
  protected:
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path(name)) << text;
-    return path(name);
-  }
 };
 
 TEST_F(StandInRun, AGeneratedIterationFoldedWithStandInsIsCloseToTheFullRun) {
