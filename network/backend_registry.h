@@ -82,6 +82,10 @@ class BackendOptions {
 struct BackendCapabilities {
   bool closed_form_routes = false;  // Network::closed_form_routes() is offered
   bool solo_flows = false;          // Network::solo_flows() is offered
+  // Without closed-form routes, whether a generated job's replicas may still
+  // fold one at a time with stand-ins (system/runner/aggregation/stand_in.h):
+  // links inside the fabric are shared, so such a fold is approximate.
+  bool stand_in_folds = false;
 };
 
 struct BackendInfo {

@@ -25,12 +25,14 @@ filter=${1:-.}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench_published.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-# case | preset | nodes[/nodes per leaf] | published model TFLOP/s per GPU | fit or held | workload (gen:transformer? query)
+# case | preset | nodes[/nodes per leaf] | published model TFLOP/s per GPU | fit or held | workload (gen:transformer? query) [sim options]
 # Sources, plans and FLOP conversions: docs/published-runs.md.
 cases=(
   # Llama 3 Herd of Models (Meta, 2024), Table 4: BF16, 430, 400 and 380 TFLOP/s per GPU.
   "llama3-405b-8k  dgx-h100-superpod 1024 430 fit  model=llama3-405b&parallel=tp=8,pp=16,dp=64,sp&global-batch=2048&seq=8192&first-stage-layers=7&last-stage-layers=7&schedule=interleaved:8"
   "llama3-405b-16k dgx-h100-superpod 2048 400 held model=llama3-405b&parallel=tp=8,pp=16,dp=128,sp&global-batch=2048&seq=8192&first-stage-layers=7&last-stage-layers=7&schedule=interleaved:8"
+  # The same on the congestion-aware backend: one replica with stand-ins (docs/system.md).
+  "llama3-405b-16k-flow dgx-h100-superpod 2048 400 held model=llama3-405b&parallel=tp=8,pp=16,dp=128,sp&global-batch=2048&seq=8192&first-stage-layers=7&last-stage-layers=7&schedule=interleaved:8 --backend flow"
   # Its long-context run (380 TFLOP/s per GPU): cp 16, sequence 131,072, 16M tokens per batch = 128 sequences.
   "llama3-405b-cp16 dgx-h100-superpod 2048 380 held model=llama3-405b&parallel=tp=8,cp=16,pp=16,dp=8,sp&global-batch=128&seq=131072&first-stage-layers=7&last-stage-layers=7&schedule=interleaved:8"
   # NeMo 24.07 performance summary (NVIDIA/NeMo docs/source/performance/performance_summary.md), DGX-H100, FP8.
@@ -60,23 +62,25 @@ cases=(
   "sc21-gpt-530b-2520 dgx-a100 315/9 122.31 held model=configs/models/megatron-sc21/gpt-530b.yml&parallel=tp=8,pp=35,dp=9&global-batch=2520&micro-batch=1&seq=2048&recompute=full&attention=unfused&schedule=interleaved:3&bucket-params=100000000000&pp-scatter-gather"
   "sc21-gpt-1t-3072   dgx-a100 384/12 122.29 held model=configs/models/megatron-sc21/gpt-1t.yml&parallel=tp=8,pp=64,dp=6&global-batch=3072&micro-batch=1&seq=2048&recompute=full&attention=unfused&bucket-params=100000000000&pp-scatter-gather"
 )
-printf '%-20s %-6s %-12s %-9s %-9s %-7s %-5s %-8s %s\n' case GPUs iteration TFLOP/s published error fit wall peak
+printf '%-21s %-6s %-12s %-9s %-9s %-7s %-5s %-8s %s\n' case GPUs iteration TFLOP/s published error fit wall peak
 for c in "${cases[@]}"; do
   grep -q -- "$filter" <<<"$c" || continue
   read -r name preset nodes published fit query <<<"$c"
+  options=()
+  if [[ $query == *" "* ]]; then read -r -a options <<<"${query#* }"; query=${query%% *}; fi
   leaf=()
   if [[ $nodes == */* ]]; then leaf=(--leaf-nodes "${nodes#*/}"); nodes=${nodes%/*}; fi
   sys="$tmp/$preset-$nodes-${leaf[1]:-spread}"
   [ -d "$sys" ] || "$SIM" system gen "$preset" --nodes "$nodes" "${leaf[@]}" -o "$sys" >/dev/null
   /usr/bin/time -f "%e %M" -o "$tmp/time" "$SIM" --quiet --workload "gen:transformer?$query" \
-    --network "$sys/network.yml" --system "$sys/system.yml" --report "$tmp/r.json" >/dev/null
+    --network "$sys/network.yml" --system "$sys/system.yml" "${options[@]}" --report "$tmp/r.json" >/dev/null
   python3 - "$tmp/r.json" "$tmp/time" "$name" "$published" "$fit" <<'PY'
 import json, sys
 t = json.load(open(sys.argv[1]))["training"]
 wall, kb = open(sys.argv[2]).read().split()
 pub = float(sys.argv[4])
 got = t["model_tflops_per_gpu"]
-print(f"{sys.argv[3]:<20} {t['world_size']:<6} {t['iteration_time_ns'] / 1e6:>9.1f} ms {got:>8.1f}  {pub:>8.1f}  "
+print(f"{sys.argv[3]:<21} {t['world_size']:<6} {t['iteration_time_ns'] / 1e6:>9.1f} ms {got:>8.1f}  {pub:>8.1f}  "
       f"{(got / pub - 1) * 100:>+5.1f}%  {sys.argv[5]:<5} {float(wall):>5.1f} s  {int(kb) / 1024:.0f} MiB")
 PY
 done | tee "$tmp/rows"

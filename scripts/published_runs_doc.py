@@ -71,7 +71,13 @@ def main():
         return 1
     shown = doc_rows(block)
     if mode == "write":
-        order = list(shown) + [n for n in printed if n not in shown]
+        # A new case goes after the case the script printed before it (else last).
+        order = list(shown)
+        before = None
+        for n in printed:
+            if n not in order:
+                order.insert(order.index(before) + 1 if before in order else len(order), n)
+            before = n
         shown.update(printed)
         body = "\n" + HEADER + "\n".join(cell_row(n, shown[n]) for n in order) + "\n"
         open(doc, "w").write(head + BEGIN + body + END + tail)

@@ -22,9 +22,11 @@ BackendInfo flow_backend() {
     fo.routing = o.routing_model();
     return std::make_unique<FlowNetwork>(t, q, fo);
   };
-  // Links are shared inside the fabric (no folding), but a collective whose
-  // every flow is alone on its links is advanced as one.
+  // A collective whose every flow is alone on its links is advanced as one.
   b.capabilities.solo_flows = true;
+  // Links are shared inside the fabric, so no fold is exact; one replica with
+  // stand-ins is (docs/system.md states its error against every rank).
+  b.capabilities.stand_in_folds = true;
   return b;
 }
 

@@ -680,10 +680,13 @@ bool CollectiveEngine::mirrors_exactly(const Instance& in) {
   const auto emplaced = mirror_verdict_.try_emplace({in.program.get(), in.members.get()}, true);
   const auto it = emplaced.first;
   if (!emplaced.second) return it->second;
+  if (!network_.closed_form_routes()) {
+    it->second = false;  // links shared inside the fabric: no collective over copies mirrors exactly
+    return false;
+  }
   try {
     check_mirrored(in);
   } catch (const FoldingRefused& refused) {
-    if (!network_.closed_form_routes()) throw;  // folding itself needs the analytical backend
     it->second = false;
     return false;
   }

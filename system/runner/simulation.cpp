@@ -249,7 +249,10 @@ void Simulation::check_folding() {
   result_.replica_period = f.period;
   result_.context_ring = f.ring;
   ClosedFormRoutes* analytical = network_->closed_form_routes();
-  if (!analytical) {
+  // A backend that shares links inside the fabric folds one replica with
+  // stand-ins at most: its routes are not checked (the fold is approximate
+  // anyway), and every collective over the copies is timed alone.
+  if (!analytical && !f.stand_ins) {
     throw FoldingRefused("folded replicas need the analytical backend (the " + std::string(network_->name()) +
                      " backend shares links between replicas; run with --no-aggregation)");
   }
@@ -294,7 +297,7 @@ void Simulation::check_folding() {
     queued_past_port += queued;
     return queued;
   };
-  for (std::uint32_t r = 0; r < graphs_.size(); ++r) {
+  for (std::uint32_t r = 0; analytical && r < graphs_.size(); ++r) {
     std::vector<std::uint32_t> partners;
     const RankGraph& g = graphs_[r];
     for (std::uint32_t i = 0; i < g.size(); ++i) {
@@ -324,6 +327,7 @@ void Simulation::check_folding() {
   // (copy j to copy j + k, digit by digit) must be priced as the rank's, leave
   // by the same port and queue nowhere past it (the counterpart's links are
   // not simulated).
+  if (!analytical) copy_offsets_.clear();
   for (const auto& [r, offsets] : copy_offsets_) {
     for (const std::uint32_t k : offsets) {
       const std::uint32_t a0 = npu_of_[r], b0 = a0 + k * f.stride;

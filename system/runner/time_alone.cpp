@@ -51,15 +51,19 @@ StandInTiming time_alone(const std::shared_ptr<const CollectiveProgram>& program
   }
   if (ends.ends().empty()) t.fastest = 0;
   t.ends = ends.ends();
-  // On the analytical backend (the only one folding runs on) messages queue
-  // at their sender's egress port (or a bottleneck past it); the fabric's
-  // other links do not serialize messages of different senders.
+  // On the analytical backend messages queue at their sender's egress port
+  // (or a bottleneck past it); the fabric's other links do not serialize
+  // messages of different senders. On a backend that shares links (flow),
+  // the busiest link's busy time is the measure.
   if (t.slowest > 0) {
+    Time busiest = t.slowest;  // no measure of it: concurrent stand-ins take turns
     if (const ClosedFormRoutes* routes = network->closed_form_routes()) {
-      t.load = std::min(1.0, static_cast<double>(routes->busiest_queue()) / static_cast<double>(t.slowest));
-    } else {
-      t.load = 1;  // no measure of it: concurrent stand-ins take turns
+      busiest = routes->busiest_queue();
+    } else if (network->measures_link_time()) {
+      busiest = 0;
+      for (const LinkUsage& u : network->link_usage()) busiest = std::max(busiest, u.busy);
     }
+    t.load = std::min(1.0, static_cast<double>(busiest) / static_cast<double>(t.slowest));
   }
   return t;
 }

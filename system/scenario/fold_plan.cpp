@@ -31,6 +31,10 @@ FoldLadder::FoldLadder(const ScenarioSpec& given) {
   // The ladder below starts from one replica at a time; a spec that names its
   // period (tests, --no-aggregation's every rank) runs as given, then every rank.
   const bool ladder = spec.fold_replicas && spec.replica_period == 1;
+  if (ladder && backend_folding(spec) == BackendFolding::kStandInsOnly) {
+    plan_stand_ins_only(spec);
+    return;
+  }
 
   // A mixture of experts' replicas as copies: one at a time, then a node's or
   // a leaf's worth at a time while only routes differ (an expert-parallel
@@ -148,9 +152,45 @@ FoldLadder::FoldLadder(const ScenarioSpec& given) {
   steps_.push_back({"every rank", every, "ranks not folded, simulating every rank: ", always});
 }
 
+void FoldLadder::plan_stand_ins_only(ScenarioSpec spec) {
+  const auto always = [](const std::vector<Refusal>&, std::string&) { return true; };
+  ScenarioSpec one = spec;
+  one.use_stand_ins = true;
+  one.expert_copies = false;  // a mixture of experts folds by blocks of whole expert groups
+  const bool folds = folding_period(one).second >= 2;
+  const std::string backend = "the " + backend_of(spec) + " backend shares links inside the fabric, so no fold of replicas is exact";
+  std::string every_note;  // nothing folds: nothing to say
+  if (folds && spec.stand_ins) {
+    every_note = "ranks not folded, simulating every rank: ";
+    const std::string note = backend + ": replicas folded one at a time with stand-ins (collectives over a "
+                                       "rank's copies timed alone: approximate, docs/system.md; --exact-folding "
+                                       "for every rank)";
+    if (folds_context_copies(one)) {
+      steps_.push_back({"one replica with stand-ins, context-parallel ranks as copies", one, note, always});
+      one.context_copies = false;
+      steps_.push_back({"one replica with stand-ins", one,
+                        "context-parallel ranks simulated, each replica's (they do not fold as copies of each "
+                        "other), with stand-ins: ",
+                        [](const std::vector<Refusal>& refusals, std::string&) {
+                          return refusals.back().reason == FoldingRefused::kPointToPoint;
+                        }});
+    } else {
+      one.context_copies = false;
+      steps_.push_back({"one replica with stand-ins", one, note, always});
+    }
+  } else if (folds) {
+    every_note = backend + " and stand-ins are off (--exact-folding): simulating every rank";
+  }
+  spec.fold_replicas = false;
+  spec.fold_identical_ranks = false;
+  steps_.push_back({"every rank", spec, every_note, always});
+}
+
 const ScenarioSpec& FoldLadder::next(const std::function<void(const std::string&)>& note) {
   if (!started_) {
+    // (a first step's note says why the plan starts there: no refusal yet)
     started_ = true;
+    if (!steps_[current_].note.empty()) note(steps_[current_].note);
     return steps_[current_].spec;
   }
   for (++current_; current_ + 1 < steps_.size(); ++current_) {

@@ -56,7 +56,8 @@ class FoldLadder {
     std::string name;
     ScenarioSpec spec;
     // What `note` hears when the run moves on to this step (the last
-    // refusal's reason follows); empty: nothing.
+    // refusal's reason follows) or, for the first step, why the plan starts
+    // there; empty: nothing.
     std::string note;
     // Whether the step is worth trying after `refusals`; may add to `why`
     // what made it not worth it.
@@ -64,6 +65,11 @@ class FoldLadder {
     // The graphs an earlier step built are kept for this one (the same ranks).
     bool reuses_graphs = false;
   };
+
+  // The plan on a backend that folds only with stand-ins (flow): one
+  // replica with them (context-parallel ranks as copies, then simulated),
+  // then every rank.
+  void plan_stand_ins_only(ScenarioSpec spec);
 
   std::vector<Step> steps_;
   std::vector<Refusal> refusals_;

@@ -70,6 +70,13 @@ gen::Replicas folding_replicas(const gen::TrainingSpec& training, bool context_c
 
 }  // namespace
 
+BackendFolding folding_on(const std::string& backend) {
+  const BackendInfo* b = find_backend(backend);
+  if (b == nullptr) return BackendFolding::kNone;
+  if (b->capabilities.closed_form_routes) return BackendFolding::kExact;
+  return b->capabilities.stand_in_folds ? BackendFolding::kStandInsOnly : BackendFolding::kNone;
+}
+
 std::uint32_t replica_period(const std::vector<TopologyDimension>& dims, std::uint32_t world, std::uint32_t replicas,
                              std::uint32_t stride) {
   std::uint64_t below = 1, spanned = 1;
@@ -110,16 +117,19 @@ void load_system_and_network(const ScenarioSpec& spec, Scenario& s) {
   }
 }
 
-// Whether backend `name` prices every route in closed form (what a copy's
-// routes are checked against when replicas fold).
-bool prices_routes_alone(const std::string& name) {
-  const BackendInfo* b = find_backend(name);
-  return b != nullptr && b->capabilities.closed_form_routes;
+// Whether the spec's fold is one `backend` allows: any on a backend that
+// prices routes in closed form; one replica at a time with stand-ins on one
+// that allows only that.
+bool backend_folds(const ScenarioSpec& spec, const std::string& backend) {
+  const BackendFolding how = folding_on(backend);
+  return how == BackendFolding::kExact ||
+         (how == BackendFolding::kStandInsOnly && spec.use_stand_ins && spec.replica_period == 1);
 }
 
 // Whether the scenario's one job may be folded (replicas or identical ranks):
 // one unplaced job, step aggregation on, a backend with closed-form routes
-// (network/capabilities.h), and a stack
+// (network/capabilities.h) or one replica with stand-ins on a backend that
+// allows that, and a stack
 // of Switch dimensions, which gives each NPU one link per dimension in the
 // same order on every NPU, so a copy's ports mirror the original's (rings
 // and meshes number them otherwise).
@@ -128,7 +138,7 @@ bool foldable_job(const ScenarioSpec& spec, const Scenario& s) {
                         std::all_of(s.topology->dimensions().begin(), s.topology->dimensions().end(),
                                     [](const TopologyDimension& d) { return d.kind == DimensionKind::kSwitch; });
   return spec.jobs.size() == 1 && spec.jobs[0].name.empty() && spec.jobs[0].comm_group_file.empty() &&
-         spec.placement.empty() && s.config.aggregation && prices_routes_alone(s.config.network.backend) && switches;
+         spec.placement.empty() && s.config.aggregation && switches && backend_folds(spec, s.config.network.backend);
 }
 
 }  // namespace
@@ -146,6 +156,14 @@ std::pair<std::uint32_t, std::uint32_t> folding_period(const ScenarioSpec& spec)
   return {replica_period(s.topology->dimensions(), training.plan.world(), replicas.count, replicas.stride),
           replicas.count};
 }
+
+std::string backend_of(const ScenarioSpec& spec) {
+  if (!spec.backend.empty()) return spec.backend;
+  if (spec.system_config) return spec.system_config->network.backend;
+  return spec.system.empty() ? SystemConfig{}.network.backend : load_system_config(spec.system).network.backend;
+}
+
+BackendFolding backend_folding(const ScenarioSpec& spec) { return folding_on(backend_of(spec)); }
 
 bool folds_expert_copies(const ScenarioSpec& spec) {
   const auto source = generated_job(spec);

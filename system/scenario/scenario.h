@@ -132,6 +132,17 @@ std::pair<std::uint32_t, std::uint32_t> folding_period(const ScenarioSpec& spec)
 // (a node's worth of GPUs); a longer one is timed with stand-ins instead.
 inline constexpr std::uint32_t kLongestExactPeriod = 8;
 
+// How the backend a spec runs on lets a generated job fold: any way, exact
+// where the run accepts it (the backend prices routes in closed form:
+// analytical); only one replica at a time with stand-ins (links are shared
+// inside the fabric, so nothing folds exactly: flow); or not at all (ns3).
+enum class BackendFolding { kNone, kStandInsOnly, kExact };
+BackendFolding backend_folding(const ScenarioSpec& spec);
+// The same, for a backend named in the registry (kNone if it is unknown).
+BackendFolding folding_on(const std::string& backend);
+// The backend a spec runs on: --backend, else its system config's.
+std::string backend_of(const ScenarioSpec& spec);
+
 // Whether build_scenario(spec) folds context-parallel ranks as copies
 // (spec.context_copies, one copy at a time, a generated dense model with
 // cp > 1). Reads the generated workload's spec, nothing else.

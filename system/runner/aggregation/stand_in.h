@@ -61,7 +61,8 @@ struct StandInTiming {
   // The busiest NPU egress port's share of `slowest` (its bytes at its
   // bandwidth over `slowest`, at most 1): how much of the ports that
   // serialize messages on the analytical backend the collective holds while
-  // it runs, which concurrent stand-ins of one rank share (StandInShare).
+  // it runs, which concurrent stand-ins of one rank share (StandInShare). On
+  // a backend that shares links (flow): the busiest link's busy share.
   double load = 0;
   std::uint64_t events = 0;  // events the private run processed
 };

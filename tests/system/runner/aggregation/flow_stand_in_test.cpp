@@ -1,0 +1,145 @@
+// Folding on the flow backend (system/scenario/fold_plan.h): links are
+// shared inside the fabric, so no fold of replicas is exact there, and the
+// plan is one replica with stand-ins (every collective over a rank's copies
+// timed alone on a private flow network), then every rank.
+//
+// - The plan: stand-ins only, said in a note; with --exact-folding, every
+//   rank, said too; a workload that does not fold says nothing.
+// - The approximation, stated (docs/system.md, "Stand-ins on the flow
+//   backend"): generated iterations folded with stand-ins against every rank
+//   simulated on the flow backend, each simulated rank's compute identical
+//   and the iteration within the bound below.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "system/scenario/fold_plan.h"
+#include "system/scenario/scenario.h"
+#include "tests/common/temp_folder.h"
+
+namespace sim {
+namespace {
+
+// 4 GPUs a node, 2 nodes a leaf, 4 leaves (as stand_in_test.cpp).
+const char* kNetwork =
+    "topology: [Switch, Switch, Switch]\nnpus_count: [4, 2, 4]\n"
+    "bandwidth: [450GB/s, 50GB/s, 50GB/s]\nlatency: [300ns, 1350ns, 500ns]\n";
+
+std::string system_yaml(const std::string& all_reduce) {
+  return "compute: {peak_tflops: 989, memory_bandwidth: 3350GB/s}\n"
+         "network: {backend: flow}\n"
+         "collective:\n  algorithms: {all_reduce: '" + all_reduce + "', all_gather: nccl, reduce_scatter: nccl}\n";
+}
+
+struct Outcome {
+  SimulationResult result;
+  ReplicaFolding folding;
+};
+
+Outcome run(const ScenarioSpec& spec) {
+  const Scenario sc = build_scenario(spec);
+  Simulation sim(sc.graphs, *sc.topology, sc.config, sc.options);
+  return {sim.run(), sc.options.folding};
+}
+
+class FlowFolding : public testing::TempFolderTest {
+ protected:
+  ScenarioSpec spec(const std::string& workload, const std::string& all_reduce = "nccl") {
+    ScenarioSpec s;
+    s.network = write("net.yml", kNetwork);
+    s.system = write("sys.yml", system_yaml(all_reduce));
+    s.jobs = {JobInput{"", workload, ""}};
+    s.stand_ins = true;
+    return s;
+  }
+};
+
+const std::string kDense = "gen:transformer?model=llama3-8b&seq=512&global-batch=8&parallel=tp=4,pp=1,dp=8";
+const std::string kContext = "gen:transformer?model=llama3-8b&seq=512&global-batch=8&parallel=tp=2,pp=2,cp=2,dp=4";
+
+TEST_F(FlowFolding, ThePlanIsOneReplicaWithStandInsThenEveryRank) {
+  EXPECT_EQ(backend_folding(spec(kDense)), BackendFolding::kStandInsOnly);
+  EXPECT_EQ(FoldLadder(spec(kDense)).names(), (std::vector<std::string>{"one replica with stand-ins", "every rank"}));
+  EXPECT_EQ(FoldLadder(spec(kContext)).names(),
+            (std::vector<std::string>{"one replica with stand-ins, context-parallel ranks as copies",
+                                      "one replica with stand-ins", "every rank"}));
+  ScenarioSpec exact = spec(kDense);
+  exact.stand_ins = false;  // --exact-folding
+  EXPECT_EQ(FoldLadder(exact).names(), std::vector<std::string>{"every rank"});
+  ScenarioSpec analytical = spec(kDense);
+  analytical.backend = "analytical";
+  EXPECT_EQ(backend_folding(analytical), BackendFolding::kExact);
+  ScenarioSpec ns3 = spec(kDense);
+  ns3.backend = "ns3";
+  EXPECT_EQ(backend_folding(ns3), BackendFolding::kNone);
+}
+
+TEST_F(FlowFolding, TheNoteSaysWhyAndWhatTheRunFolds) {
+  std::vector<std::string> notes;
+  const auto note = [&](const std::string& why) { notes.push_back(why); };
+  const Outcome folded = simulate_folded_if_exact(spec(kDense), run, note);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("the flow backend shares links inside the fabric, so no fold of replicas is exact: "
+                          "replicas folded one at a time with stand-ins"),
+            std::string::npos)
+      << notes[0];
+  EXPECT_EQ(folded.result.folded_replicas, 8u);
+  EXPECT_GT(folded.result.stand_in_collectives, 0u);
+
+  notes.clear();
+  ScenarioSpec exact = spec(kDense);
+  exact.stand_ins = false;
+  const Outcome every = simulate_folded_if_exact(exact, run, note);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("stand-ins are off (--exact-folding): simulating every rank"), std::string::npos) << notes[0];
+  EXPECT_FALSE(every.folding.active());
+  EXPECT_EQ(every.result.ranks.size(), 32u);
+
+  notes.clear();  // one replica: nothing folds, nothing said
+  const Outcome alone =
+      simulate_folded_if_exact(spec("gen:transformer?model=llama3-8b&seq=512&global-batch=8&parallel=tp=4,pp=2,dp=1"),
+                               run, note);
+  EXPECT_TRUE(notes.empty());
+  EXPECT_FALSE(alone.folding.active());
+}
+
+// Folded with stand-ins against every rank, both on the flow backend. Each
+// simulated rank's compute is the full run's exactly; the iteration's error
+// is printed (docs/system.md) and bounded at 10%, the bound stand-ins have on
+// the analytical backend.
+TEST_F(FlowFolding, StandInsAreCloseToEveryRank) {
+  struct Case {
+    std::string workload;
+    std::string all_reduce;
+  };
+  const std::string gen = "gen:transformer?model=llama3-8b&seq=512&global-batch=8&parallel=";
+  for (const Case& c : {Case{kDense, "nccl:algo=ring"}, Case{kDense, "nccl:algo=tree"},
+                        Case{gen + "tp=2,pp=2,dp=8", "nccl"}, Case{gen + "tp=4,pp=2,dp=4&schedule=interleaved:2", "nccl"},
+                        Case{kContext, "nccl:algo=tree"}, Case{gen + "tp=4,pp=1,dp=8", "ring"}}) {
+    const std::string what = c.workload.substr(gen.size()) + ", " + c.all_reduce;
+    ScenarioSpec s = spec(c.workload, c.all_reduce);
+    const Outcome folded = simulate_folded_if_exact(s, run, [](const std::string&) {});
+    ASSERT_TRUE(folded.folding.active()) << what;
+    ASSERT_TRUE(folded.folding.stand_ins) << what;
+    s.fold_replicas = false;
+    const Outcome every = run(s);
+    ASSERT_FALSE(every.folding.active()) << what;
+    EXPECT_GT(folded.result.stand_in_collectives, 0u) << what;
+    const double error = static_cast<double>(folded.result.makespan - every.result.makespan) /
+                         static_cast<double>(every.result.makespan);
+    std::printf("[ flow stand-in ] %s: folded %.6f ms (%zu ranks), every rank %.6f ms, error %+.4f%%\n", what.c_str(),
+                to_ns(folded.result.makespan) / 1e6, folded.result.ranks.size(), to_ns(every.result.makespan) / 1e6,
+                100 * error);
+    EXPECT_LT(std::abs(error), 0.10) << what;
+    for (std::size_t i = 0; i < folded.result.ranks.size(); ++i) {
+      const std::uint32_t rank = folded.folding.real_rank[i];
+      EXPECT_EQ(folded.result.ranks[i].compute, every.result.ranks[rank].compute) << what << ", rank " << rank;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sim
