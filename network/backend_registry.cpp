@@ -22,8 +22,7 @@ const std::vector<BackendOption> kLinkModelOptions = {
 const std::vector<BackendOption> kRoutingOptions = {
     {"routing", "multi-path fabrics (FatTree): ecmp-hash (default): each queue pair on the path its (src, dst, qp) "
                 "hashes to; spray: every message split evenly over all equal-cost paths (EFA's SRD); adaptive: each "
-                "queue pair's part on the least loaded path when it starts (flow backend only); ns3 takes ecmp-hash "
-                "and spray with transport roce or ib"},
+                "queue pair's part on the least loaded path when it starts; ns3 takes them with transport roce or ib"},
     {"qps_per_connection", "queue pairs per connection, a message split evenly over them, as "
                            "NCCL_IB_QPS_PER_CONNECTION (default 1; flow, and ns3 with transport roce or ib)"},
     {"ecmp_seed", "seed of the ECMP hash, 0 .. 2^32-1 (default 0; flow, and ns3 with transport roce or ib)"},

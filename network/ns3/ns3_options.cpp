@@ -168,11 +168,8 @@ Ns3Options parse_ns3_options(const Topology& t, const BackendOptions& o) {
                         : n.routing.qps_per_connection != 1 ? "qps_per_connection"
                                                              : "ecmp_seed";
       throw InputError(o.where(key) + ": transport: tcp runs one TCP connection per NPU pair on the pair's own "
-                       "route; queue pairs, spraying and seeded hashing need transport: roce or ib (or the flow backend)");
-    }
-    if (n.routing.routing == Routing::kAdaptive) {
-      throw InputError(o.where("routing") + ": routing: adaptive is modelled by the flow backend only; ns3 routes "
-                       "each queue pair on its hashed path (ecmp-hash) or sprays a message over every path (spray)");
+                       "route; queue pairs, spraying, adaptive routing and seeded hashing need transport: roce or ib "
+                       "(or the flow backend)");
     }
   }
   return n;

@@ -87,6 +87,7 @@ class RoceTransport final : public Transport {
     std::uint64_t next = 0;       // next byte to send
     std::uint64_t highest = 0;    // one past the highest byte ever sent
     std::uint64_t acked = 0;      // every byte below is acknowledged
+    bool loading = false;         // queued > acked: counted on its route's links (adaptive routing)
     std::deque<std::uint64_t> ends;  // message ends not yet acknowledged
     std::uint32_t epoch = 0;      // go-back count
     Time next_send = 0;           // the rate limiter's next departure
@@ -112,6 +113,11 @@ class RoceTransport final : public Transport {
   void put(NodeId src, NodeId dst, std::uint64_t path, std::uint64_t wire, const Delivery& to, std::uint32_t split,
            Time at);
   void message_arrived(const Message& m);
+  // routing: adaptive: the least loaded of the pair's equal-cost paths,
+  // candidates from path `from` on (ties stay where ecmp-hash puts them).
+  std::uint64_t least_loaded_path(NodeId src, NodeId dst, std::uint64_t from);
+  // Counts q on its route's links while it has bytes not yet acknowledged.
+  void set_loading(QueuePair& q, bool on);
   void inject(std::uint32_t qp, std::uint64_t bytes);
   void try_send(LinkId l);
   bool next_own_packet(LinkId l, Port& port, RocePacket& out);
@@ -152,6 +158,9 @@ class RoceTransport final : public Transport {
   const bool credit_flow_;
   const std::uint32_t header_bytes_;
   std::vector<Port> ports_;                     // per link
+  // Per link: queue pairs with unacknowledged data whose route crosses it
+  // (the load adaptive routing compares, as the flow backend's flows).
+  std::vector<std::uint32_t> link_load_;
   std::vector<LinkId> reverse_;                 // per link: the link back, or kNoReverse
   std::vector<PfcThresholds> thresholds_;       // per node
   std::vector<std::uint64_t> buffered_;         // per node: data bytes in its buffer
@@ -176,6 +185,7 @@ RoceTransport::RoceTransport(const Topology& topology, const Ns3Options& options
       rng_(options.seed) {
   const std::vector<Link>& links = topology_.links();
   ports_.resize(links.size());
+  link_load_.assign(links.size(), 0);
   reverse_.assign(links.size(), kNoReverse);
   std::unordered_map<std::uint64_t, LinkId> by_ends;
   for (LinkId l = 0; l < links.size(); ++l) {
@@ -232,8 +242,9 @@ void RoceTransport::send(NodeId src, NodeId dst, std::uint64_t bytes, const Deli
   const std::uint64_t wire = bytes == 0 ? 1 : bytes;
   // Where the pair has several equal-cost paths (a FatTree), the message is
   // split evenly over its connection's queue pairs, each on the path its
-  // (src, dst, qp) hashes to as in the flow backend (ecmp-hash), or over every
-  // path (spray); parts of no byte are not sent.
+  // (src, dst, qp) hashes to as in the flow backend (ecmp-hash) or on the
+  // least loaded path when it is sent (adaptive: each part sees the parts put
+  // before it), or over every path (spray); parts of no byte are not sent.
   const std::uint64_t paths = topology_.path_count(src, dst);
   const RoutingModel& m = options_.routing;
   const bool spray = m.routing == Routing::kSpray;
@@ -241,7 +252,9 @@ void RoceTransport::send(NodeId src, NodeId dst, std::uint64_t bytes, const Deli
   const auto path_of = [&](std::uint64_t i) -> std::uint64_t {
     if (paths <= 1) return 0;
     if (spray) return i;
-    return topology_.ecmp_path(src, dst, std::uint64_t{connection} * m.qps_per_connection + i, m.ecmp_seed);
+    const std::uint64_t hashed =
+        topology_.ecmp_path(src, dst, std::uint64_t{connection} * m.qps_per_connection + i, m.ecmp_seed);
+    return m.routing == Routing::kAdaptive ? least_loaded_path(src, dst, hashed) : hashed;
   };
   const std::uint64_t parts = std::min(n, wire);
   if (parts == 1) {
@@ -262,10 +275,35 @@ void RoceTransport::send(NodeId src, NodeId dst, std::uint64_t bytes, const Deli
   }
 }
 
+std::uint64_t RoceTransport::least_loaded_path(NodeId src, NodeId dst, std::uint64_t from) {
+  const std::uint64_t paths = topology_.path_count(src, dst);
+  std::uint64_t best = from;
+  std::vector<std::uint32_t> best_load, load;
+  for (std::uint64_t t = 0; t < paths; ++t) {
+    const std::uint64_t k = (from + t) % paths;
+    load.clear();
+    for (const LinkId l : routes_.route_path(src, dst, k)) load.push_back(link_load_[l]);
+    // Hop by hop, the first hop whose load differs decides: each switch on
+    // the way up takes its least loaded uplink (the flow backend's rule).
+    if (t == 0 || load < best_load) {
+      best = k;
+      best_load.swap(load);
+    }
+  }
+  return best;
+}
+
+void RoceTransport::set_loading(QueuePair& q, bool on) {
+  if (q.loading == on) return;
+  q.loading = on;
+  for (const LinkId l : *q.route) link_load_[l] += on ? 1 : -1;
+}
+
 void RoceTransport::put(NodeId src, NodeId dst, std::uint64_t path, std::uint64_t wire, const Delivery& to,
                         std::uint32_t split, Time at) {
   std::uint32_t index = 0;
   QueuePair& q = queue_pair(src, dst, path, index);
+  set_loading(q, true);
   q.queued += wire;
   q.messages.push_back({q.queued, to, split});
   ns3::Simulator::Schedule(ps(at - now()), &RoceTransport::inject, this, index, wire);
@@ -528,6 +566,7 @@ void RoceTransport::receive_control(QueuePair& q, std::uint32_t qp, const RocePa
   if (p.seq > q.acked) {
     q.acked = p.seq;
     while (!q.ends.empty() && q.ends.front() <= q.acked) q.ends.pop_front();
+    if (q.acked >= q.queued) set_loading(q, false);
   }
   if (p.kind == RocePacket::kNack && p.epoch == q.epoch && p.seq < q.next) go_back(qp, p.seq);
 }
