@@ -8,6 +8,11 @@
 #   SIM=build/sim scripts/bench_aggregation.sh            # every case
 #   SIM=build/sim scripts/bench_aggregation.sh a c        # some: a b c (d: the flat-ring torus, slow without)
 #   NO_AGG=0 scripts/bench_aggregation.sh                 # skip the --no-aggregation runs
+#   SIM=build/sim scripts/bench_aggregation.sh --write-docs   every case, and rewrite the table of docs/benchmarks.md
+#
+# Each case's simulated time must be the same with and without aggregation
+# (exit 1 otherwise). Cases that read ASTRA-sim's files are skipped when
+# ../shared/testdata (REF) is absent.
 #
 # (a) 1 GiB ring all-reduce, 1,024 NPUs behind one switch (bench/switch1024.yml), 4 chunks (collective.chunks)
 # (a-astra) the same through ASTRA-sim's files: Switch_1024.yml, ring_1d.json (4 splits, active 1, endpoint delay,
@@ -21,16 +26,25 @@ set -eu
 SIM=${SIM:-build/sim}
 NO_AGG=${NO_AGG:-1}
 REF=${REF:-../shared/testdata/astrasim-reference}
+DOCS=
+if [ "${1:-}" = --write-docs ]; then
+  DOCS=1; shift
+  [ $# -eq 0 ] && [ "$NO_AGG" = 1 ] || { echo "bench_aggregation: --write-docs runs every case, both ways" >&2; exit 2; }
+fi
 CASES=${*:-a a-astra b b-native c d-direct d-hd}
+LOAD0=$(cut -d' ' -f1 /proc/loadavg)
 command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/bench_aggregation.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
 printf 'collective:\n  chunks: 4\n' > "$TMP/chunks4.yml"
 
+printf 'case\tmode\tsimulated\twall (s)\tCPU (s)\tevents\tmessages\taggregated collectives (representative events)\tevent loop\tpeak RSS (MiB)\n' > "$TMP/rows.tsv"
+
 # run NAME ARGS...: one row (with aggregation, then without when NO_AGG=1)
 run() {
   name=$1; shift
+  with=""
   for mode in aggregation no-aggregation; do
     flag=""
     if [ "$mode" = no-aggregation ]; then
@@ -47,6 +61,16 @@ run() {
     cpu=$(echo "$user $sys" | awk '{ printf "%.2f", $1 + $2 }')
     printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s M/s | %s MiB |\n' "$name" "$mode" "$simt" "$wall" "$cpu" \
       "$events" "$messages" "${agg:-0}" "${rate:-?}" "$((rss / 1024))"
+    shown=$name
+    [ "$mode" = aggregation ] || shown=""
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$shown" "$mode" "$simt" "$wall" "$cpu" "$events" "$messages" \
+      "${agg:-0}" "${rate:+$rate M/s}" "$((rss / 1024))" >> "$TMP/rows.tsv"
+    if [ "$mode" = aggregation ]; then
+      with=$simt
+    elif [ "$simt" != "$with" ]; then
+      echo "bench_aggregation: $name: $with with aggregation, $simt without" >&2
+      exit 1
+    fi
   done
 }
 
@@ -86,3 +110,6 @@ for c in $CASES; do
     *) echo "unknown case $c (a a-astra b b-native c d-direct d-hd)" >&2; exit 2 ;;
   esac
 done
+if [ -n "$DOCS" ]; then
+  python3 scripts/bench_doc.py block docs/benchmarks.md aggregation scripts/bench_aggregation.sh "$TMP/rows.tsv" "$LOAD0"
+fi
