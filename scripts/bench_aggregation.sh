@@ -22,6 +22,7 @@
 # (c) 64 ranks x 5,000 layers of (50 us compute + 1 MiB all-reduce), 4 chunks, configs/switch64.yml
 # (d-direct) 1 GiB direct all-reduce, 1,024 NPUs behind one switch (bench/switch1024.yml): every rank sends to every other
 # (d-hd) the same with halvingDoubling
+# (a-flow), (b-flow) (a) and (b-native) on the flow backend
 set -eu
 SIM=${SIM:-build/sim}
 NO_AGG=${NO_AGG:-1}
@@ -31,7 +32,7 @@ if [ "${1:-}" = --write-docs ]; then
   DOCS=1; shift
   [ $# -eq 0 ] && [ "$NO_AGG" = 1 ] || { echo "bench_aggregation: --write-docs runs every case, both ways" >&2; exit 2; }
 fi
-CASES=${*:-a a-astra b b-native c d-direct d-hd}
+CASES=${*:-a a-astra a-flow b b-native b-flow c d-direct d-hd}
 LOAD0=$(cut -d' ' -f1 /proc/loadavg)
 command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/bench_aggregation.XXXXXX")
@@ -81,6 +82,14 @@ for c in $CASES; do
     a)
       "$SIM" workload gen collectives --npus 1024 --coll allreduce --size 1GiB -o "$TMP/a/w" > /dev/null
       run "(a) ring, switch 1,024" --workload "$TMP/a/w" --network bench/switch1024.yml --system "$TMP/chunks4.yml" ;;
+    a-flow)
+      [ -d "$TMP/a" ] || "$SIM" workload gen collectives --npus 1024 --coll allreduce --size 1GiB -o "$TMP/a/w" > /dev/null
+      run "(a) ring, switch 1,024, flow backend" --workload "$TMP/a/w" --network bench/switch1024.yml \
+        --system "$TMP/chunks4.yml" --backend flow ;;
+    b-flow)
+      [ -d "$TMP/bn" ] || "$SIM" workload gen collectives --npus 4096 --coll allreduce --size 1GiB -o "$TMP/bn/w" > /dev/null
+      run "(b) default (hierarchical), torus 16x16x16, flow backend" --workload "$TMP/bn/w" \
+        --network bench/torus16x16x16.yml --system "$TMP/chunks4.yml" --backend flow ;;
     a-astra)
       [ -d "$REF" ] || { echo "(a-astra) skipped: $REF absent" >&2; continue; }
       "$SIM" workload gen collectives --npus 1024 --coll allreduce --size 1GiB -o "$TMP/aa/w" > /dev/null
@@ -107,7 +116,7 @@ for c in $CASES; do
       algo=direct; [ "$c" = d-hd ] && algo=halvingDoubling
       run "($c) $algo all-reduce, switch 1,024" --workload "$TMP/d/w" --network bench/switch1024.yml \
         --collective "allreduce=$algo" ;;
-    *) echo "unknown case $c (a a-astra b b-native c d-direct d-hd)" >&2; exit 2 ;;
+    *) echo "unknown case $c (a a-astra a-flow b b-native b-flow c d-direct d-hd)" >&2; exit 2 ;;
   esac
 done
 if [ -n "$DOCS" ]; then

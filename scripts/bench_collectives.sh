@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The collective library at scale: one 1 GiB all-reduce per rank, each
-# algorithm on its network, aggregated (the default) and message by message
+# The collective library at scale: one all-reduce per rank (1 MiB or 1 GiB),
+# each algorithm on its network, aggregated (the default) and message by message
 # (--no-aggregation), which must give the same simulated time to the
 # picosecond (exit 1 otherwise).
 #
@@ -38,13 +38,16 @@ measure() {
   echo "$ns $wall $((rss / 1024)) $events" >"$TMP/run.txt"
 }
 
+# case_row LABEL NPUS ALGO NETWORK [SIZE [SIM OPTIONS...]]: NETWORK relative to the repository or absolute.
 case_row() {
-  local label=$1 npus=$2 algo=$3 network=$4
-  local wl=$TMP/ar$npus/w
-  [[ -d $TMP/ar$npus ]] || "$SIM" workload gen collectives --npus "$npus" --coll allreduce --size 1GiB -o "$wl" >/dev/null
-  measure --workload "$wl" --network "$ROOT/$network" --collective "allreduce=$algo"
+  local label=$1 npus=$2 algo=$3 network=$4 size=${5:-1GiB}
+  shift 4; shift || true
+  [[ $network == /* ]] || network=$ROOT/$network
+  local wl=$TMP/ar$npus-$size/w
+  [[ -d $TMP/ar$npus-$size ]] || "$SIM" workload gen collectives --npus "$npus" --coll allreduce --size "$size" -o "$wl" >/dev/null
+  measure --workload "$wl" --network "$network" --collective "allreduce=$algo" "$@"
   read -r ns wall rss events <"$TMP/run.txt"
-  measure --workload "$wl" --network "$ROOT/$network" --collective "allreduce=$algo" --no-aggregation
+  measure --workload "$wl" --network "$network" --collective "allreduce=$algo" "$@" --no-aggregation
   read -r ns2 wall2 rss2 events2 <"$TMP/run.txt"
   if [[ $ns != "$ns2" ]]; then
     echo "bench_collectives: $label: $ns ns aggregated but $ns2 ns with --no-aggregation" >&2
@@ -58,6 +61,13 @@ case_row() {
     "${astra:--}" >>"$TMP/rows.tsv"
 }
 
+printf 'topology: [Ring]\nnpus_count: [1024]\nbandwidth: [50]\nlatency: [500]\n' >"$TMP/ring1024.yml"
+printf 'collective:\n  chunks: 4\n' >"$TMP/chunks4.yml"
+case_row "1 MiB ring all-reduce, switch" 1024 ring bench/switch1024.yml 1MiB
+case_row "1 MiB ring all-reduce, ring of 1,024" 1024 ring "$TMP/ring1024.yml" 1MiB
+case_row "1 MiB ring all-reduce in 4 chunks (8.4 M messages), switch" 1024 ring bench/switch1024.yml 1MiB \
+  --system "$TMP/chunks4.yml"
+case_row "1 GiB ring all-reduce, switch" 1024 ring bench/switch1024.yml
 case_row "1 GiB halvingDoubling all-reduce, switch" 1024 halvingDoubling bench/switch1024.yml
 case_row "1 GiB direct all-reduce, switch" 1024 direct bench/switch1024.yml
 case_row "1 GiB hierarchical ring all-reduce (\`allreduce=ring,ring,ring\`), torus 16x16x16" 4096 ring,ring,ring \
