@@ -21,6 +21,20 @@ const Figure kEfaRouting{"spray", "EFA's SRD sprays each connection's packets ov
 const Figure kIbTransport{"ib", "spec sheet: the compute fabric is InfiniBand (credit-based, lossless), Quantum-2 NDR "
                                 "for H100 systems, Quantum HDR for A100"};
 const Figure kRoceTransport{"roce", "stated: RoCEv2 on lossless Ethernet (PFC, ECN with DCQCN), as such Clos fabrics run"};
+// DCQCN as NVIDIA ConnectX NICs (ConnectX-4 and later) run it by default: NVIDIA's DOCA
+// documentation, "DCQCN CC Parameters" (docs/network.md, "DCQCN's parameters in three sources").
+// The transport's defaults are the DCQCN paper's, chosen for 40 Gb/s links.
+const std::vector<Preset::TransportOption> kConnectXDcqcn = {
+    {"dcqcn_g", {"0.0048828125", "NVIDIA ConnectX firmware default (DOCA \"DCQCN CC Parameters\"): dce_tcp_g 1019, g = 5/1024"}},
+    {"dcqcn_alpha_timer", {"1us", "NVIDIA ConnectX firmware default (DOCA \"DCQCN CC Parameters\"): dce_tcp_rtt 1 us"}},
+    {"dcqcn_rate_timer", {"300us", "NVIDIA ConnectX firmware default (DOCA \"DCQCN CC Parameters\"): rpg_time_reset 300 us"}},
+    {"dcqcn_byte_counter", {"32767B", "NVIDIA ConnectX firmware default (DOCA \"DCQCN CC Parameters\"): rpg_byte_reset 32767 B"}},
+    {"dcqcn_fast_recovery", {"1", "NVIDIA ConnectX firmware default (DOCA \"DCQCN CC Parameters\"): rpg_threshold 1"}},
+    {"dcqcn_rate_ai", {"5Mbps", "NVIDIA ConnectX firmware default (DOCA \"DCQCN CC Parameters\"): rpg_ai_rate 5 Mb/s"}},
+    {"dcqcn_rate_hai", {"50Mbps", "NVIDIA ConnectX firmware default (DOCA \"DCQCN CC Parameters\"): rpg_hai_rate 50 Mb/s"}},
+    {"dcqcn_min_rate", {"1Mbps", "NVIDIA ConnectX firmware default (DOCA \"DCQCN CC Parameters\"): rpg_min_rate 1 Mb/s"}},
+    {"cnp_interval", {"4us", "NVIDIA ConnectX firmware default (DOCA \"DCQCN CC Parameters\"): min_time_between_cnps 4 us"}},
+};
 
 Preset dgx_h100() {
   Preset p;
@@ -68,6 +82,7 @@ Preset h100_roce_clos() {
   p.default_nodes = 64;
   p.routing = kRoceRouting;
   p.transport = kRoceTransport;
+  p.transport_options = kConnectXDcqcn;
   return p;
 }
 

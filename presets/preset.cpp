@@ -281,6 +281,9 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::uint32_t npus
       << ".\n"
       << "  ns3:\n"
       << "    transport: " << p.transport.value << "\n";
+    for (const Preset::TransportOption& t : p.transport_options) {
+      o << "    " << t.key << ": " << t.figure.value << "   # " << t.figure.source << "\n";
+    }
   }
   return o.str();
 }

@@ -73,6 +73,13 @@ struct Preset {
   // The fabric's transport on the packet-level backend (`ns3: {transport:
   // roce | ib}` in system.yml's `network:` section, applied only when ns3 runs).
   Figure transport{"", ""};
+  // The transport's own options as the fabric's NICs run them (key, value and
+  // source), written under `ns3:` after the transport.
+  struct TransportOption {
+    const char* key;
+    Figure figure;
+  };
+  std::vector<TransportOption> transport_options;
   // Fitted presets: the files' values replaced (key path -> value, source).
   struct Fitted {
     std::string file, key, value;
