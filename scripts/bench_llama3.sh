@@ -1,47 +1,83 @@
 #!/usr/bin/env bash
-# Llama 3 405B pre-training iterations at the scale Meta published them
-# ("The Llama 3 Herd of Models", 2024, Table 4), simulated on the
-# dgx-h100-superpod preset (measured H100 kernel table, rail-optimised
-# fat-tree), and the prediction set beside the published TFLOP/s per GPU.
+# Generated training iterations at scale (docs/benchmarks.md, "Generated
+# training iterations"): llama3-405b, tp 8, pp 16 (7 + 14 x 8 + 7 layers),
+# seq 8,192, micro-batch 1, bf16.
 #
-#   scripts/bench_llama3.sh [--full]      SIM=build/sim by default
+#   scripts/bench_llama3.sh [--write-docs]      SIM=build/sim by default
 #
-# Prints, per case: the simulated iteration, model TFLOP/s per GPU, the
-# published figure and the ratio, wall time and peak RSS of `sim`. --full also
-# runs each case with --no-aggregation (every one of the 8,192 / 16,384 ranks
-# simulated: minutes and GBs; the same iteration time to the picosecond).
-# docs/published-runs.md discusses the numbers.
+# 1. generation: the ETs of one replica written as files (dp 1, 1F1B, 16
+#    micro-batches), and the same plan with dp 8 generated in memory and run
+#    with every rank simulated, on a switch of 1,024 NPUs with roofline compute;
+# 2. the 16,384-GPU iteration (dp 128, interleaved:8, dgx-h100-superpod x2048,
+#    a ring per dimension for every collective) folded (the default) and with
+#    every rank simulated (--no-aggregation: about 5 minutes and 7 GB); the two
+#    must give the same iteration to the picosecond (exit 1 otherwise).
+# Wall time and peak RSS of each `sim` from /usr/bin/time. --write-docs
+# rewrites both tables of docs/benchmarks.md.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-SIM=${SIM:-build/sim}
-full=${1:-}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench_llama3.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SIM=${SIM:-$ROOT/build/sim}
+[[ -x $SIM ]] || { echo "bench_llama3: no sim binary at $SIM (set SIM=...)" >&2; exit 2; }
+docs=
+case ${1:-} in
+  --write-docs) docs=1 ;;
+  "") ;;
+  *) echo "bench_llama3: unknown argument '$1' (--write-docs)" >&2; exit 2 ;;
+esac
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+load0=$(cut -d' ' -f1 /proc/loadavg)
+plan="model=llama3-405b&seq=8192&first-stage-layers=7&last-stage-layers=7"
+timed() { /usr/bin/time -f "%e %M" -o "$TMP/time" "$@"; read -r wall kb <"$TMP/time"; rss=$((kb / 1024)); }
+field() { sed -n "s/$1/\1/p" "$TMP/out" | head -1; }
 
-# name | nodes | dp | global batch (sequences of 8,192 tokens) | published TFLOP/s per GPU
-cases=(
-  "8k   1024  64 2048 430"
-  "16k  2048 128 2048 400"
-)
-printf '%-5s %-7s %-14s %-10s %-10s %-7s %-9s %s\n' case GPUs iteration TFLOP/s published ratio wall peak
-for c in "${cases[@]}"; do
-  read -r name nodes dp batch published <<<"$c"
-  "$SIM" system gen dgx-h100-superpod --nodes "$nodes" -o "$tmp/sys$nodes" >/dev/null
-  w="gen:transformer?model=llama3-405b&parallel=tp=8,pp=16,dp=$dp,sp&global-batch=$batch&seq=8192"
-  w+="&first-stage-layers=7&last-stage-layers=7&schedule=interleaved:8"
-  for mode in folded ${full:+full}; do
-    flag=""
-    [ "$mode" = full ] && flag="--no-aggregation"
-    /usr/bin/time -f "%e %M" -o "$tmp/time" "$SIM" --quiet --workload "$w" --network "$tmp/sys$nodes/network.yml" \
-      --system "$tmp/sys$nodes/system.yml" --report "$tmp/r.json" $flag >/dev/null
-    python3 - "$tmp/r.json" "$tmp/time" "$name${flag:+ (full)}" "$published" <<'EOF'
-import json, sys
-r = json.load(open(sys.argv[1]))
-t = r["training"]
-wall, kb = open(sys.argv[2]).read().split()
-pub = float(sys.argv[4])
-print(f"{sys.argv[3]:<5} {t['world_size']:<7} {t['iteration_time_ns'] / 1e6:>9.1f} ms {t['model_tflops_per_gpu']:>8.1f}  "
-      f"{pub:>8.0f}  {t['model_tflops_per_gpu'] / pub:>6.2f}  {float(wall):>6.1f} s  {int(kb) / 1024:.0f} MiB")
-EOF
-  done
+# 1. Generation.
+printf 'case\tranks\tnodes\tgeneration\trun\tpeak RSS (MiB)\n' >"$TMP/gen.tsv"
+printf 'compute: {peak_tflops: 989, memory_bandwidth: 3350GB/s}\n' >"$TMP/roofline.yml"
+printf 'shape: Switch\nnpus: 1024\nbandwidth: 50GB/s\nlatency: 500ns\n' >"$TMP/switch1024.yml"
+timed "$SIM" workload gen transformer --model llama3-405b --parallel tp=8,pp=16,dp=1 --global-batch 16 --seq 8192 \
+  --first-stage-layers 7 --last-stage-layers 7 -o "$TMP/et/w" >"$TMP/out"
+nodes=$(field '^wrote 128 ranks (\([0-9]*\) nodes, .*')
+bytes=$(field '^wrote 128 ranks ([0-9]* nodes, \([0-9]*\) B).*')
+printf 'ET files, dp 1, 1F1B (`workload gen transformer -o`)\t128\t%s\t%s s, %s MB on disk\t-\t%s\n' \
+  "$nodes" "$wall" "$((bytes / 1000000))" "$rss" | tee -a "$TMP/gen.tsv"
+rm -rf "$TMP/et"
+timed "$SIM" --workload "gen:transformer?$plan&parallel=tp=8,pp=16,dp=8&global-batch=128" \
+  --network "$TMP/switch1024.yml" --system "$TMP/roofline.yml" --no-aggregation >"$TMP/out"
+loading=$(field '.*wall time [0-9.]* s (loading \([0-9.]*\) s.*')
+loop=$(field '.*event loop \([0-9.]*\) s.*')
+printf 'in memory, dp 8, 1F1B, every rank (`gen:transformer?...`, `--no-aggregation`)\t1,024\t-\t%s s (loading)\t%s s event loop (%s s wall)\t%s\n' \
+  "$loading" "$loop" "$wall" "$rss" | tee -a "$TMP/gen.tsv"
+
+# 2. The 16,384-GPU iteration.
+printf 'run\tranks simulated\titeration\tevents\twall (s): loading + event loop\tpeak RSS (MiB)\n' >"$TMP/16k.tsv"
+"$SIM" system gen dgx-h100-superpod --nodes 2048 -o "$TMP/sp2048" >/dev/null
+rings=(--collective allreduce=ring,ring,ring --collective allgather=ring,ring,ring --collective reducescatter=ring,ring,ring)
+first=
+for mode in folded every; do
+  flag=()
+  [[ $mode == every ]] && flag=(--no-aggregation)
+  timed "$SIM" --workload "gen:transformer?$plan&parallel=tp=8,pp=16,dp=128,sp&global-batch=2048&schedule=interleaved:8" \
+    --system "$TMP/sp2048" "${rings[@]}" "${flag[@]}" >"$TMP/out" 2>/dev/null
+  iteration=$(field '^training iteration: \([0-9.]*\) ms.*')
+  events=$(field '^events: \([0-9]*\),.*')
+  loading=$(field '.*wall time [0-9.]* s (loading \([0-9.]*\) s.*')
+  loop=$(field '.*event loop \([0-9.]*\) s.*')
+  ranks=$(field '^replicas folded: .*(\([0-9]*\) of 16384 ranks.*')
+  label="replicas folded (default; docs/system.md)"
+  [[ $mode == every ]] && label='every rank (`--no-aggregation`)'
+  printf '%s\t%s\t%s ms\t%s\t%s (%s + %s)\t%s\n' "$label" "${ranks:-16384}" "$iteration" "$events" "$wall" \
+    "$loading" "$loop" "$rss" | tee -a "$TMP/16k.tsv"
+  if [[ -z $first ]]; then
+    first=$iteration
+  elif [[ $iteration != "$first" ]]; then
+    echo "bench_llama3: folded $first ms, every rank $iteration ms" >&2
+    exit 1
+  fi
 done
+if [[ -n $docs ]]; then
+  python3 "$ROOT/scripts/bench_doc.py" block "$ROOT/docs/benchmarks.md" generation scripts/bench_llama3.sh \
+    "$TMP/gen.tsv" "$load0"
+  python3 "$ROOT/scripts/bench_doc.py" block "$ROOT/docs/benchmarks.md" llama3-16k scripts/bench_llama3.sh \
+    "$TMP/16k.tsv" "$load0"
+fi
