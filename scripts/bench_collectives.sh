@@ -12,18 +12,7 @@
 # upstream build on the same kind of machine) and are read from
 # bench/astrasim_collectives.tsv.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SIM=${SIM:-$ROOT/build/sim}
-[[ -x $SIM ]] || { echo "bench_collectives: no sim binary at $SIM (set SIM=...)" >&2; exit 2; }
-docs=
-case ${1:-} in
-  --write-docs) docs=1 ;;
-  "") ;;
-  *) echo "bench_collectives: unknown argument '$1' (--write-docs)" >&2; exit 2 ;;
-esac
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-load0=$(cut -d' ' -f1 /proc/loadavg)
+source "$(dirname "$0")/bench_start.sh" bench_collectives "$@"
 printf 'case\tranks\tsimulated time\twall (s)\tpeak RSS (MiB)\tevents\t--no-aggregation: wall (s), RSS (MiB)\tASTRA-sim\n' >"$TMP/rows.tsv"
 printf '%-48s %6s %14s %8s %8s %10s %18s\n' case ranks "simulated" "wall" "RSS" events "no-aggregation"
 

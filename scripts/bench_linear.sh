@@ -11,18 +11,7 @@
 #           rank runs its chain (identical traces are still decoded once per thread)
 # Wall time, CPU time (user + system) and peak RSS from /usr/bin/time.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SIM=${SIM:-$ROOT/build/sim}
-[[ -x $SIM ]] || { echo "bench_linear: no sim binary at $SIM (set SIM=...)" >&2; exit 2; }
-docs=
-case ${1:-} in
-  --write-docs) docs=1 ;;
-  "") ;;
-  *) echo "bench_linear: unknown argument '$1' (--write-docs)" >&2; exit 2 ;;
-esac
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-load0=$(cut -d' ' -f1 /proc/loadavg)
+source "$(dirname "$0")/bench_start.sh" bench_linear "$@"
 printf 'case\tsize\tedges\twall (s)\tCPU (s)\tRSS (MiB)\n' >"$TMP/rows.tsv"
 # The table's first cell of each shape (the rows below it leave it empty).
 declare -A title=([fanin]="one node with N data deps (our JSON form)" [chain]="N chained COMP nodes, one rank (binary ET)"

@@ -15,18 +15,7 @@
 # Wall time and peak RSS of each `sim` from /usr/bin/time. --write-docs
 # rewrites both tables of docs/benchmarks.md.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SIM=${SIM:-$ROOT/build/sim}
-[[ -x $SIM ]] || { echo "bench_llama3: no sim binary at $SIM (set SIM=...)" >&2; exit 2; }
-docs=
-case ${1:-} in
-  --write-docs) docs=1 ;;
-  "") ;;
-  *) echo "bench_llama3: unknown argument '$1' (--write-docs)" >&2; exit 2 ;;
-esac
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-load0=$(cut -d' ' -f1 /proc/loadavg)
+source "$(dirname "$0")/bench_start.sh" bench_llama3 "$@"
 plan="model=llama3-405b&seq=8192&first-stage-layers=7&last-stage-layers=7"
 timed() { /usr/bin/time -f "%e %M" -o "$TMP/time" "$@"; read -r wall kb <"$TMP/time"; rss=$((kb / 1024)); }
 field() { sed -n "s/$1/\1/p" "$TMP/out" | head -1; }
