@@ -239,7 +239,8 @@ int main(int argc, char** argv) {
                "fold a generated iteration's data-parallel replicas only where that is exact (a period of replicas, "
                "else every rank): by default collectives over the copies that do not mirror (NCCL's tree, rings "
                "through leaf and spine) are timed alone, approximately, when the exact fold would simulate more "
-               "than 8 replicas (docs/system.md, stand-ins)");
+               "than 8 replicas, and on the flow backend, which folds nothing exactly, always (docs/system.md, "
+               "stand-ins)");
 
   CLI::App* coll = app.add_subcommand("collective", "write or check collective algorithms as Chakra ETs");
   coll->require_subcommand(1);

@@ -15,12 +15,12 @@ void EventQueue::schedule(Time at, EventHandler* handler, std::uint32_t kind, st
 }
 
 void EventQueue::refill() {
-  std::vector<Event>& zero = buckets_[0];
+  auto& zero = buckets_[0];
   zero.clear();
   head_ = 0;
   int i = 1;
   while (buckets_[i].empty()) ++i;
-  std::vector<Event>& from = buckets_[i];
+  auto& from = buckets_[i];
   Time least = from.front().time;
   for (const Event& e : from) least = e.time < least ? e.time : least;
   now_ = least;

@@ -14,6 +14,7 @@
 #include <climits>
 #include <vector>
 
+#include "core/huge_pages.h"
 #include "core/time.h"
 
 namespace sim {
@@ -89,7 +90,7 @@ class EventQueue {
   // Moves the smallest non-empty bucket's events down so bucket 0 holds the next time.
   void refill();
 
-  std::vector<Event> buckets_[kBuckets];
+  std::vector<Event, HugePageAllocator<Event>> buckets_[kBuckets];
   std::size_t head_ = 0;  // bucket 0 is consumed front to back
   std::size_t size_ = 0;
   Time now_ = 0;

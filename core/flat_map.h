@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/huge_pages.h"
+
 namespace sim {
 
 // splitmix64's finalizer: every input bit reaches the low bits, which FlatMap
@@ -122,7 +124,7 @@ class FlatMap {
   void rehash(std::size_t capacity) {
     std::size_t cap = 8;
     while (cap < capacity) cap *= 2;
-    std::vector<Slot> old = std::move(slots_);
+    Slots old = std::move(slots_);
     slots_.assign(cap, Slot{});
     mask_ = cap - 1;
     // Keys are distinct and their hashes kept: each goes to the first free
@@ -135,7 +137,8 @@ class FlatMap {
     }
   }
 
-  std::vector<Slot> slots_;
+  using Slots = std::vector<Slot, HugePageAllocator<Slot>>;
+  Slots slots_;
   std::size_t mask_ = 0;
   std::size_t size_ = 0;
 };

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/huge_pages.h"
+
 namespace sim {
 
 template <typename T>
@@ -48,7 +50,7 @@ class IndexPool {
     T value;
     std::uint32_t next_free;
   };
-  std::vector<Slot> slots_;
+  std::vector<Slot, HugePageAllocator<Slot>> slots_;
   std::uint32_t free_ = kNone;
   std::size_t live_ = 0;
 };
