@@ -4,7 +4,7 @@
 # on ring8 and switch8 and a 64-NPU 1 MiB all-reduce on switch64 and fattree64,
 # each beside the flow backend.
 #
-#   SIM=build/sim scripts/ns3_bench.sh
+#   SIM=build/sim scripts/ns3_bench.sh [--write-docs]   --write-docs: also rewrite the table of docs/benchmarks.md
 #
 # Needs a build with ns-3 (scripts/setup.sh installs it). Workloads are generated
 # first, so only the simulation is timed (/usr/bin/time -v: wall, CPU = user + sys,
@@ -13,12 +13,7 @@
 # `connect: before_start` is in the wall and CPU times.
 # See docs/benchmarks.md.
 set -euo pipefail
-
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SIM=${SIM:-$ROOT/build/sim}
-[[ -x $SIM ]] || { echo "ns3_bench: no sim binary at $SIM (set SIM=...)" >&2; exit 2; }
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+source "$(dirname "$0")/bench_start.sh" ns3_bench "$@"
 
 "$SIM" workload gen collectives --npus 8 --coll allreduce --size 16MiB -o "$TMP/w8/ar" >/dev/null
 "$SIM" workload gen collectives --npus 64 --coll allreduce --size 1MiB -o "$TMP/w64/ar" >/dev/null
@@ -26,6 +21,7 @@ trap 'rm -rf "$TMP"' EXIT
 printf 'network:\n  connect: on_first_send\n' >"$TMP/lazy.yml"
 printf '| case | backend | simulated (ns) | wall (s) | CPU (s) | our events | ns-3 events | events/s (CPU) | packets | packets/s (CPU) | drops | peak RSS (MiB) |\n'
 printf '|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+printf 'case\tbackend\tsimulated (ns)\twall (s)\tCPU (s)\tour events\tns-3 events\tevents/s (CPU)\tpackets\tpackets/s (CPU)\tdrops\tpeak RSS (MiB)\n' >"$TMP/rows.tsv"
 # run <label> <workload> <network> <backend> [system config]
 run() {
   local label=$1 wl=$2 net=$3 backend=$4 out=$TMP/out.txt
@@ -42,10 +38,13 @@ run() {
   ns3ev=$(sed -n 's/.* \([0-9]*\) ns-3 events.*/\1/p' "$out")
   packets=$(sed -n 's/^network: \([0-9]*\) packet transmissions.*/\1/p' "$out")
   drops=$(sed -n 's/.* \([0-9]*\) packets dropped.*/\1/p' "$out")
-  awk -v l="$label" -v b="$backend" -v s="$simns" -v w="$wall" -v e="$events" -v n="${ns3ev:-0}" -v p="${packets:-0}" \
+  awk -v rows="$TMP/rows.tsv" -v l="$label" -v b="$backend" -v s="$simns" -v w="$wall" -v e="$events" -v n="${ns3ev:-0}" -v p="${packets:-0}" \
       -v d="${drops:--}" -v r="$rss" -v c="$cpu" 'BEGIN {
     if (c <= 0) c = 0.01
-    printf "| %s | %s | %s | %.2f | %.2f | %d | %d | %.0f | %d | %.0f | %s | %.0f |\n", l, b, s, w, c, e, n, (e + n) / c, p, p / c, d, r / 1024 }'
+    printf "| %s | %s | %s | %.2f | %.2f | %d | %d | %.0f | %d | %.0f | %s | %.0f |\n", l, b, s, w, c, e, n, (e + n) / c, p, p / c, d, r / 1024
+    rate = (n > 0) ? sprintf("%.0f k", (e + n) / c / 1000) : "-"
+    prate = (p > 0) ? sprintf("%.0f k", p / c / 1000) : "-"
+    printf "%s\t%s\t%s\t%.2f\t%.2f\t%d\t%d\t%s\t%d\t%s\t%s\t%.0f\n", l, b, s, w, c, e, n, rate, p, prate, d, r / 1024 >> rows }'
 }
 for net in ring8.yml switch8.yml; do
   for b in flow ns3; do run "8 NPUs, 16 MiB all-reduce, $net" "$TMP/w8/ar" "$net" "$b"; done
@@ -54,3 +53,7 @@ for net in switch64.yml fattree64.yml; do
   for b in flow ns3; do run "64 NPUs, 1 MiB all-reduce, $net" "$TMP/w64/ar" "$net" "$b"; done
   run "64 NPUs, 1 MiB all-reduce, $net, connect: on_first_send" "$TMP/w64/ar" "$net" ns3 "$TMP/lazy.yml"
 done
+if [[ -n $docs ]]; then
+  python3 "$ROOT/scripts/bench_doc.py" block "$ROOT/docs/benchmarks.md" ns3-speed scripts/ns3_bench.sh "$TMP/rows.tsv" \
+    "$load0"
+fi
