@@ -158,7 +158,8 @@ void FoldLadder::plan_stand_ins_only(ScenarioSpec spec) {
   one.use_stand_ins = true;
   one.expert_copies = false;  // a mixture of experts folds by blocks of whole expert groups
   const bool folds = folding_period(one).second >= 2;
-  const std::string backend = "the " + backend_of(spec) + " backend shares links inside the fabric, so no fold of replicas is exact";
+  const std::string backend =
+      "the " + backend_of(spec) + " backend shares links inside the fabric, so no fold of replicas is exact";
   std::string every_note;  // nothing folds: nothing to say
   if (folds && spec.stand_ins) {
     every_note = "ranks not folded, simulating every rank: ";
