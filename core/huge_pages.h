@@ -4,8 +4,8 @@
 // receives, the messages in flight and the pending events of a direct
 // all-reduce run message by message) misses the TLB on nearly every access
 // with 4 KiB pages, and faults its growth in a page at a time; 2 MiB pages
-// cut both (the 1,024-NPU direct all-reduce with --no-aggregation: 4.99 s
-// with 4 KiB pages, 3.02 s with 2 MiB ones). Linux backs anonymous memory
+// cut both (the 1,024-NPU direct all-reduce with --no-aggregation runs in
+// about half the time: docs/benchmarks.md). Linux backs anonymous memory
 // marked MADV_HUGEPAGE with them when its policy is "madvise" (Debian's
 // default) or "always"; elsewhere the hint is ignored and only the
 // alignment differs. Below 2 MiB an allocation goes to operator new as usual.

@@ -161,6 +161,7 @@ class RoceTransport final : public Transport {
   // Per link: queue pairs with unacknowledged data whose route crosses it
   // (the load adaptive routing compares, as the flow backend's flows).
   std::vector<std::uint32_t> link_load_;
+  std::vector<std::uint32_t> scratch_load_, best_load_;  // least_loaded_path's, kept to allocate once
   std::vector<LinkId> reverse_;                 // per link: the link back, or kNoReverse
   std::vector<PfcThresholds> thresholds_;       // per node
   std::vector<std::uint64_t> buffered_;         // per node: data bytes in its buffer
@@ -278,16 +279,15 @@ void RoceTransport::send(NodeId src, NodeId dst, std::uint64_t bytes, const Deli
 std::uint64_t RoceTransport::least_loaded_path(NodeId src, NodeId dst, std::uint64_t from) {
   const std::uint64_t paths = topology_.path_count(src, dst);
   std::uint64_t best = from;
-  std::vector<std::uint32_t> best_load, load;
   for (std::uint64_t t = 0; t < paths; ++t) {
     const std::uint64_t k = (from + t) % paths;
-    load.clear();
-    for (const LinkId l : routes_.route_path(src, dst, k)) load.push_back(link_load_[l]);
+    scratch_load_.clear();
+    for (const LinkId l : routes_.route_path(src, dst, k)) scratch_load_.push_back(link_load_[l]);
     // Hop by hop, the first hop whose load differs decides: each switch on
     // the way up takes its least loaded uplink (the flow backend's rule).
-    if (t == 0 || load < best_load) {
+    if (t == 0 || scratch_load_ < best_load_) {
       best = k;
-      best_load.swap(load);
+      best_load_.swap(scratch_load_);
     }
   }
   return best;
