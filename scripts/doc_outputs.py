@@ -13,6 +13,20 @@ A block is an HTML comment (invisible on the rendered page) followed by a fenced
     ...what `run` prints...
     ```
 
+A table a command prints (Markdown rows, nothing else) is a `table` block: the same comment
+opened by `<!-- table (scripts/doc_outputs.py --write)`, then the table's lines, up to the first
+line that does not start with `|`:
+
+    <!-- table (scripts/doc_outputs.py --write)
+    run: scripts/tables/nccl.py one-node
+    mask: \d+\.\d s
+    -->
+    | size | busbw |
+    ...
+
+`mask:` (any number, both kinds) names further text that depends on the machine (a table's wall
+times): each match is replaced by "#" on both sides before comparing.
+
 `setup:` lines (any number) and then `run:` are run with bash in a fresh folder per block that
 holds links to the build folder (as `build/`, and `sim` on the PATH), configs/, examples/ and
 scripts/, like a fresh clone; the block is run's standard error (sim's notes and warnings come
@@ -43,8 +57,11 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OPENING = "<!-- output (scripts/doc_outputs.py --write)"
-MARK = re.compile(r"<!-- output \(scripts/doc_outputs\.py --write\)\n(.*?)-->\n```[^\n]*\n(.*?)```\n", re.S)
+OPENINGS = ("<!-- output (scripts/doc_outputs.py --write)", "<!-- table (scripts/doc_outputs.py --write)")
+# An output block: the comment, then a fenced block (group 2); a table block: the comment, then
+# the lines starting with "|" (group 4).
+MARK = re.compile(r"<!-- output \(scripts/doc_outputs\.py --write\)\n(.*?)-->\n```[^\n]*\n(.*?)```\n"
+                  r"|<!-- table \(scripts/doc_outputs\.py --write\)\n(.*?)-->\n((?:\|[^\n]*\n)*)", re.S)
 # Host timings and memory in sim's summary; each number is replaced by "#" before comparing.
 TIMINGS = [re.compile(p) for p in (
     r"(?<=wall time )[\d.]+(?= s)",
@@ -61,11 +78,14 @@ class Block:
     def __init__(self, doc, match, text):
         self.doc = doc
         self.start, self.end = match.span()
-        self.body_start = match.start(2)
-        self.shown = match.group(2)
+        self.table = match.group(1) is None
+        head, body = (3, 4) if self.table else (1, 2)
+        self.body_start = match.start(body)
+        self.shown = match.group(body)
         self.line = text.count("\n", 0, self.start) + 1
         self.setup, self.run, self.lines, self.slow, self.long = [], None, None, False, False
-        for raw in match.group(1).splitlines():
+        self.masks = []
+        for raw in match.group(head).splitlines():
             key, _, value = raw.strip().partition(":")
             value = value.strip()
             if key == "setup":
@@ -74,13 +94,15 @@ class Block:
                 self.run = value
             elif key == "lines":
                 self.lines = re.compile(value)
+            elif key == "mask":
+                self.masks.append(re.compile(value))
             elif key == "slow" and not value:
                 self.slow = True
             elif key == "long" and not value:
                 self.long = True
             elif raw.strip():
                 raise SystemExit(f"doc_outputs: {doc}:{self.line}: unknown line {raw.strip()!r} in a block's "
-                                 "comment (setup:, run:, lines:, slow, long)")
+                                 "comment (setup:, run:, lines:, mask:, slow, long)")
         if self.run is None:
             raise SystemExit(f"doc_outputs: {doc}:{self.line}: the block names no 'run:' command")
 
@@ -91,9 +113,13 @@ class Block:
 def blocks_of(doc):
     text = open(doc).read()
     blocks = [Block(doc, m, text) for m in MARK.finditer(text)]
-    if text.count(OPENING) != len(blocks):
-        raise SystemExit(f"doc_outputs: {doc}: {text.count(OPENING)} comment(s) open an output block, {len(blocks)} "
-                         "are followed by '-->' and a fenced block as the docstring shows")
+    opened = sum(text.count(o) for o in OPENINGS)
+    if opened != len(blocks):
+        raise SystemExit(f"doc_outputs: {doc}: {opened} comment(s) open an output or table block, {len(blocks)} "
+                         "are followed by '-->' and a fenced block or a table as the docstring shows")
+    for b in blocks:
+        if b.table and not b.shown:
+            raise SystemExit(f"doc_outputs: {b.where()}: a table block with no table after its comment")
     return text, blocks
 
 
@@ -128,21 +154,27 @@ def printed(block, sim, work, bindir):
         if r.returncode != 0:
             raise SystemExit(f"doc_outputs: {block.where()}: `{cmd}` exited {r.returncode}:\n"
                              f"{(r.stdout + r.stderr)[-2000:]}")
+    if block.table:
+        if r.stderr.strip():
+            raise SystemExit(f"doc_outputs: {block.where()}: `{block.run}` wrote to standard error:\n{r.stderr[-2000:]}")
+        rows = r.stdout.splitlines()
+        if not rows or any(not ln.startswith("|") for ln in rows):
+            raise SystemExit(f"doc_outputs: {block.where()}: `{block.run}` printed lines that are not table rows")
     lines = (r.stderr + r.stdout).splitlines()
     if block.lines:
         lines = [ln for ln in lines if block.lines.search(ln)]
     return "".join(ln.rstrip() + "\n" for ln in lines)
 
 
-def masked(text):
-    for p in TIMINGS:
+def masked(text, block=None):
+    for p in TIMINGS + (block.masks if block else []):
         text = p.sub("#", text)
     return text
 
 
 def differences(block, now):
     """Lines where the document's block and what the command prints now differ (timings masked)."""
-    shown, got = masked(block.shown).splitlines(), masked(now).splitlines()
+    shown, got = masked(block.shown, block).splitlines(), masked(now, block).splitlines()
     out = []
     for i in range(max(len(shown), len(got))):
         a = shown[i] if i < len(shown) else "(no line)"

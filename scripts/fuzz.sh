@@ -11,6 +11,10 @@
 #       a long campaign: every harness runs all N inputs (no CI shares below),
 #       ASan keeps no allocation stacks (malloc_context_size=0: ~15% faster;
 #       replay a finding to see them)
+#   FUZZ_MAX_LEN=N scripts/fuzz.sh ...
+#       inputs up to N bytes (default 65536): readers that parse slowly under
+#       the sanitizers (the PyTorch traces, model files) run many times more
+#       inputs at a few KiB, and parser faults rarely need more
 #   FUZZ_RUNS=N FUZZ_SEED=S scripts/fuzz.sh SECONDS ...
 #       a reproducible run: N inputs per harness from random seed S (SECONDS
 #       stays an upper bound). CI uses this so that a landing is never decided
@@ -92,7 +96,7 @@ for name in "${harnesses[@]}"; do
   ASAN_OPTIONS=$asan UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     nice -n 19 "build-fuzz/fuzz/fuzz_$name" -max_total_time="$seconds" ${runs:+-runs=$runs} \
       ${FUZZ_SEED:+-seed=$FUZZ_SEED} -timeout=10 -rss_limit_mb=2048 \
-      -max_len=65536 -print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/$name/" \
+      -max_len="${FUZZ_MAX_LEN:-65536}" -print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/$name/" \
       "build-fuzz/corpus/$name" >"$log" 2>&1
   rc=$?
   set -e
