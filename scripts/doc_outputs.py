@@ -24,6 +24,10 @@ line that does not start with `|`:
     | size | busbw |
     ...
 
+`needs: PATH` (relative to the repository) marks a block whose command reads data a clone does
+not have (../shared/testdata): it is skipped, and said so, when PATH is absent. Commands see the
+repository's folder as $SIM_SOURCE_DIR.
+
 `mask:` (any number, both kinds) names further text that depends on the machine (a table's wall
 times): each match is replaced by "#" on both sides before comparing.
 
@@ -85,6 +89,7 @@ class Block:
         self.line = text.count("\n", 0, self.start) + 1
         self.setup, self.run, self.lines, self.slow, self.long = [], None, None, False, False
         self.masks = []
+        self.needs = []
         for raw in match.group(head).splitlines():
             key, _, value = raw.strip().partition(":")
             value = value.strip()
@@ -94,6 +99,8 @@ class Block:
                 self.run = value
             elif key == "lines":
                 self.lines = re.compile(value)
+            elif key == "needs":
+                self.needs.append(value)
             elif key == "mask":
                 self.masks.append(re.compile(value))
             elif key == "slow" and not value:
@@ -102,9 +109,13 @@ class Block:
                 self.long = True
             elif raw.strip():
                 raise SystemExit(f"doc_outputs: {doc}:{self.line}: unknown line {raw.strip()!r} in a block's "
-                                 "comment (setup:, run:, lines:, mask:, slow, long)")
+                                 "comment (setup:, run:, lines:, needs:, mask:, slow, long)")
         if self.run is None:
             raise SystemExit(f"doc_outputs: {doc}:{self.line}: the block names no 'run:' command")
+
+    def missing(self):
+        """The first path the block needs that this checkout lacks, or None."""
+        return next((p for p in self.needs if not os.path.exists(os.path.join(ROOT, p))), None)
 
     def where(self):
         return f"{os.path.relpath(self.doc, ROOT)}:{self.line}"
@@ -147,7 +158,8 @@ def workspace(sim):
 
 def printed(block, sim, work, bindir):
     """What block.run prints after block.setup, in a folder shared with the other blocks."""
-    env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""), SIM=os.path.abspath(sim))
+    env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""), SIM=os.path.abspath(sim),
+               SIM_SOURCE_DIR=ROOT)
     for cmd in block.setup + [block.run]:
         r = subprocess.run(["bash", "-c", cmd], cwd=work, env=env, stdin=subprocess.DEVNULL,
                            capture_output=True, text=True)
@@ -206,7 +218,9 @@ def run_blocks(docs, sim, skip, on_block):
             if not any(run in c for c in commands[:b.line - 1]):
                 raise SystemExit(f"doc_outputs: {b.where()}: the block's command `{b.run}` is not shown "
                                  "above it in the document")
-            if skip(b):
+            if skip(b) or b.missing():
+                if b.missing():
+                    print(f"doc_outputs: {b.where()}: skipped, {b.missing()} is absent")
                 on_block(doc, b, None, None)
                 continue
             base, work, bindir = workspace(sim)
@@ -218,7 +232,8 @@ def run_blocks(docs, sim, skip, on_block):
 
 def write(docs, sim):
     outputs = {}
-    run_blocks(docs, sim, lambda b: False, lambda doc, b, now, work: outputs.setdefault(doc, []).append((b, now)))
+    run_blocks(docs, sim, lambda b: False,
+               lambda doc, b, now, work: now is None or outputs.setdefault(doc, []).append((b, now)))
     for doc, pairs in outputs.items():
         text = open(doc).read()
         for b, now in reversed(pairs):
