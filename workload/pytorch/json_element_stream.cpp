@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <istream>
 #include <memory>
 #include <streambuf>
@@ -14,22 +15,29 @@ namespace sim::pytorch {
 
 namespace {
 
-void check_regular_file(const std::string& path) {
+// The file's size in bytes; a path that is not a regular file is an error.
+std::uint64_t regular_file_size(const std::string& path) {
   struct stat st{};
   if (::stat(path.c_str(), &st) != 0) throw InputError(path + ": no such file");
   if (!S_ISREG(st.st_mode)) throw InputError(path + ": not a regular file");
+  return static_cast<std::uint64_t>(st.st_size);
 }
 
 // gzread reads gzip and plain files alike (zlib's "transparent" mode), so one
 // reader serves .json and .json.gz; the file's bytes decide, not its name.
 class GzStreamBuf : public std::streambuf {
  public:
+  // Buffers of 256 KiB for a large trace, of the file's size for a small
+  // one (a few KiB): zlib's buffers and ours are allocated per open, and a
+  // small file read often (a peek, then the stream) should not pay for 1 MB.
   explicit GzStreamBuf(const std::string& path) : path_(path) {
-    check_regular_file(path);
+    const std::uint64_t size = regular_file_size(path);
+    const auto bytes = static_cast<unsigned>(std::clamp<std::uint64_t>(size, 4096, 1 << 18));
     file_ = gzopen(path.c_str(), "rb");
     if (!file_) throw InputError(path + ": cannot open");
-    gzbuffer(file_, 1 << 18);
-    buffer_.resize(1 << 18);
+    gzbuffer(file_, bytes);
+    buffer_.reset(new char[bytes]);
+    buffer_size_ = bytes;
   }
   ~GzStreamBuf() override {
     if (file_) gzclose(file_);
@@ -41,7 +49,7 @@ class GzStreamBuf : public std::streambuf {
  protected:
   int_type underflow() override {
     if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
-    const int n = gzread(file_, buffer_.data(), static_cast<unsigned>(buffer_.size()));
+    const int n = gzread(file_, buffer_.get(), buffer_size_);
     if (n < 0) {
       int code = 0;
       const char* msg = gzerror(file_, &code);
@@ -54,14 +62,15 @@ class GzStreamBuf : public std::streambuf {
       return traits_type::eof();
     }
     consumed_ += static_cast<std::uint64_t>(n);
-    setg(buffer_.data(), buffer_.data(), buffer_.data() + n);
+    setg(buffer_.get(), buffer_.get(), buffer_.get() + n);
     return traits_type::to_int_type(*gptr());
   }
 
  private:
   std::string path_;
   gzFile file_ = nullptr;
-  std::vector<char> buffer_;
+  std::unique_ptr<char[]> buffer_;  // not zeroed: gzread fills what is read
+  unsigned buffer_size_ = 0;
   std::uint64_t consumed_ = 0;
 };
 
