@@ -1,6 +1,7 @@
 #include "workload/pytorch/host_trace.h"
 
-#include <cstdio>
+#include <charconv>
+#include <tuple>
 #include <unordered_set>
 
 #include "core/error.h"
@@ -13,8 +14,21 @@ namespace {
 
 using json = nlohmann::json;
 
+// "MAJOR.MINOR.PATCH..." (e.g. "1.1.1-chakra.0.0.4"): three numbers that
+// fit an int (from_chars refuses what does not, where sscanf's %d is undefined).
 bool parse_version(const std::string& schema, int (&v)[3]) {
-  return std::sscanf(schema.c_str(), "%d.%d.%d", &v[0], &v[1], &v[2]) == 3;
+  const char* p = schema.data();
+  const char* end = schema.data() + schema.size();
+  for (int i = 0; i < 3; ++i) {
+    if (i > 0) {
+      if (p == end || *p != '.') return false;
+      ++p;
+    }
+    const auto [next, ec] = std::from_chars(p, end, v[i]);
+    if (ec != std::errc() || v[i] < 0) return false;
+    p = next;
+  }
+  return true;
 }
 
 bool is_tensor_value(const json& v) {
@@ -225,8 +239,10 @@ bool is_known_schema(const std::string& schema) {
   int v[3], lo[3], hi[3];
   if (!parse_version(schema, v) || !parse_version(kOldestSchema, lo) || !parse_version(kNewestSchema, hi)) return false;
   if (schema.find("-chakra.0.0.4") == std::string::npos) return false;
-  auto key = [](const int (&x)[3]) { return x[0] * 1000000 + x[1] * 1000 + x[2]; };
-  return key(v) >= key(lo) && key(v) <= key(hi);
+  // Compared part by part: a part may be any int ("1.651588039.1"), so no
+  // packing of the three into one number.
+  const auto as_tuple = [](const int (&x)[3]) { return std::tie(x[0], x[1], x[2]); };
+  return as_tuple(v) >= as_tuple(lo) && as_tuple(v) <= as_tuple(hi);
 }
 
 bool keeps_arguments(const std::string& name) {

@@ -14,6 +14,7 @@
 #include "../../common/run_sim.h"
 #include "../../common/temp_folder.h"
 #include "core/error.h"
+#include "workload/pytorch/host_trace.h"
 #include "workload/pytorch/pytorch_import.h"
 #include "workload/pytorch/trace_rank.h"
 
@@ -381,3 +382,14 @@ TEST_F(PytorchInputChecks, WithoutCpuNodesGpuBusyIsComputeAndCpuBusyIsZero) {
 
 }  // namespace
 }  // namespace sim::pytorch
+
+// A schema's version parts may be any number: compared part by part, and a part
+// past int is not a version (it overflowed the comparison key under UBSan).
+TEST(PytorchSchema, VersionPartsAreComparedWithoutOverflow) {
+  EXPECT_TRUE(sim::pytorch::is_known_schema(sim::pytorch::kNewestSchema));
+  EXPECT_TRUE(sim::pytorch::is_known_schema(sim::pytorch::kOldestSchema));
+  EXPECT_FALSE(sim::pytorch::is_known_schema("1.651588039.1-chakra.0.0.4"));
+  EXPECT_FALSE(sim::pytorch::is_known_schema("1.11111111111111111.1-chakra.0.0.4"));
+  EXPECT_FALSE(sim::pytorch::is_known_schema("-1.0.1-chakra.0.0.4"));
+  EXPECT_FALSE(sim::pytorch::is_known_schema("1.0-chakra.0.0.4"));
+}
