@@ -5,8 +5,8 @@
 // `sim` binary on the flow backend from the row's own files:
 //   --system system/<algorithm>_1d.json  --network network/<topology>.yml
 //   (+ bandwidth_unit: GiB/s)  --backend flow
-// The same rows on analytical and ns3 are in scripts/astrasim_congestion_rows.py,
-// which writes docs/network.md's table ("All 8-NPU congestion-aware rows").
+// The same rows on analytical, flow and ns3 are scripts/tables/network.py astrasim-rows's
+// table in docs/network.md ("All 8-NPU congestion-aware rows").
 //
 //   FullyConnected_8 (every row) and Ring_8 ring: within 0.1% (one link per
 //       message, nothing shared; ASTRA-sim truncates times to whole ns).

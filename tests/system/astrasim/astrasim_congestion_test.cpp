@@ -201,7 +201,7 @@ class AstraSimCongestion : public ::testing::Test {
   fs::path dir_;
 };
 
-// A markdown table row for docs/network.md.
+// The row as a Markdown table row, in the test's output (docs/network.md's tables are scripts/tables/network.py's).
 void print_row(const Row& r, Time ours) {
   const double ours_ns = static_cast<double>(ours) / kNanosecond;
   const double err = 100.0 * (ours_ns - static_cast<double>(r.ns)) / static_cast<double>(r.ns);
@@ -251,27 +251,6 @@ TEST_F(AstraSimCongestion, SwitchRowsDifferByStoreAndForwardExactly) {
     const double gap = static_cast<double>(r.ns) - static_cast<double>(ours) / kNanosecond;
     const double predicted = kSplits * p.steps * (static_cast<double>(p.message) * 1e9 / kLinkRate);
     EXPECT_LT(std::abs(gap - predicted) / r.ns, 0.01) << r.topology << " " << r.collective << " " << r.bytes;
-  }
-}
-
-// The 8-NPU rows on the packet-level backend, for docs/network.md's table (a
-// few seconds per 16 MiB row, so not part of ctest): run with
-//   build/tests/system_tests --gtest_also_run_disabled_tests --gtest_filter='*Ns3OnEightNpuRows'
-TEST_F(AstraSimCongestion, DISABLED_Ns3OnEightNpuRows) {
-#ifndef SIM_HAVE_NS3
-  GTEST_SKIP() << "ns-3 not found at configure time: the ns3 backend is not built";
-#endif
-  std::printf("| topology | collective | S (B) | ASTRA-sim (ns) | flow (ns) | ns3 (ns) | ns3 vs ASTRA-sim | ns3 vs flow |\n");
-  for (const bool switches : {false, true}) {
-    for (const Row& r : ring_rows(switches)) {
-      if (r.npus != 8) continue;
-      const double flow = static_cast<double>(run_ours(r, "flow")) / kNanosecond;
-      const double ns3 = static_cast<double>(run_ours(r, "ns3")) / kNanosecond;
-      const double theirs = static_cast<double>(r.ns);
-      std::printf("| %s | %s | %llu | %lld | %.1f | %.1f | %+.2f%% | %+.2f%% |\n", r.topology.c_str(),
-                  r.collective.c_str(), static_cast<unsigned long long>(r.bytes), static_cast<long long>(r.ns), flow,
-                  ns3, 100 * (ns3 / theirs - 1), 100 * (ns3 / flow - 1));
-    }
   }
 }
 

@@ -19,7 +19,7 @@ SystemConfig on(const std::string& backend) {
   return c;
 }
 
-// 64 MiB is in docs/network.md's table (DISABLED_ComparisonTable below): too slow for a unit test.
+// 64 MiB is in docs/network.md's table (scripts/tables/network.py ns3-ring): too slow for a unit test.
 TEST(Ns3Collective, RingAllReduceWithinTenPercentOfFlow) {
 #ifndef SIM_HAVE_NS3
   GTEST_SKIP() << "ns-3 not found at configure time: the ns3 backend is not built";
@@ -78,32 +78,6 @@ TEST(Ns3Collective, PingPongWithComputeIsMessagesPlusCompute) {
   EXPECT_NEAR(static_cast<double>(total), static_cast<double>(expected), 5.0 * kNanosecond);
   std::printf("[ns3] ping-pong: one message %.3f ns, total %.3f ns, 4 x message + 6 us = %.3f ns\n", to_ns(message),
               to_ns(total), to_ns(expected));
-}
-
-// docs/network.md's table (seconds per 64 MiB run, so not part of ctest):
-//   build/tests/system_tests --gtest_also_run_disabled_tests --gtest_filter='Ns3Collective.DISABLED_*'
-TEST(Ns3Collective, DISABLED_ComparisonTable) {
-#ifndef SIM_HAVE_NS3
-  GTEST_SKIP() << "ns-3 not found at configure time: the ns3 backend is not built";
-#endif
-  std::printf("| topology | S | analytical (us) | flow (us) | ns3 (us) | ns3 vs flow | ns3 packets | drops |\n");
-  for (const std::string name : {"ring8.yml", "switch8.yml"}) {
-    const Topology t = load_topology(source_dir() + "/configs/" + name);
-    for (const std::uint64_t mib : {1, 16, 64}) {
-      const std::uint64_t bytes = mib << 20;
-      const double a = to_us(simulate_collective(t, CollectiveType::kAllReduce, bytes, on("analytical")).makespan);
-      const double f = to_us(simulate_collective(t, CollectiveType::kAllReduce, bytes, on("flow")).makespan);
-      const SimulationResult n = simulate_collective(t, CollectiveType::kAllReduce, bytes, on("ns3"));
-      std::uint64_t packets = 0, drops = 0;
-      for (const LinkRecord& l : n.links) {
-        packets += l.usage.packets;
-        drops += l.usage.drops;
-      }
-      std::printf("| %s | %llu MiB | %.2f | %.2f | %.2f | %+.2f%% | %llu | %llu |\n", name.c_str(),
-                  static_cast<unsigned long long>(mib), a, f, to_us(n.makespan), 100 * (to_us(n.makespan) / f - 1),
-                  static_cast<unsigned long long>(packets), static_cast<unsigned long long>(drops));
-    }
-  }
 }
 
 }  // namespace
