@@ -44,20 +44,23 @@ FLAGS = {"folded": [], "exact": ["--exact-folding"], "every": ["--no-aggregation
 SHOWN = {"folded": "folded (default)", "exact": "`--exact-folding`", "every": "every rank (`--no-aggregation`)"}
 
 
-def run(tmp, preset, nodes, query, mode):
+def run(tmp, preset, nodes, query, mode, extra=()):
+    """One run of a case (`extra`: further sim options, e.g. --backend flow); its summary's figures.
+    Also used by scripts/tables/system.py."""
     system = os.path.join(tmp, f"{preset}-{nodes}")
     if not os.path.isdir(system):
         subprocess.run([SIM, "system", "gen", preset, "--nodes", str(nodes), "-o", system], check=True,
                        stdout=subprocess.DEVNULL)
     timing = os.path.join(tmp, "time")
     cmd = ["/usr/bin/time", "-f", "%e %M", "-o", timing, SIM, "--workload", f"gen:transformer?{query}",
-           "--system", system] + FLAGS[mode]
+           "--system", system] + FLAGS[mode] + list(extra)
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"bench_folding: {' '.join(cmd[5:])} failed:\n{out.stderr}")
     wall, kb = open(timing).read().split()
     text = out.stdout
     iteration = re.search(r"^training iteration: ([\d.]+) ms", text, re.M).group(1)
+    simulated_ns = re.search(r"^simulated time: .*\(([\d.]+) ns\)", text, re.M).group(1)
     events = int(re.search(r"^events: (\d+)", text, re.M).group(1))
     folded = re.search(r"^(?:replicas|ranks) folded: .*?\((\d+) of (\d+) ranks", text, re.M)
     world = re.search(r"on (\d+) GPUs", text).group(1)
@@ -65,7 +68,8 @@ def run(tmp, preset, nodes, query, mode):
     approximate = "stand-ins" in (folded.group(0) if folded else "") or "approximate" in text
     stand_ins = re.search(r"with stand-ins: (\d+) collectives", text)
     return {"iteration": iteration, "events": events, "ranks": ranks, "wall": float(wall), "rss": int(kb) // 1024,
-            "approximate": approximate, "stand_ins": stand_ins.group(1) if stand_ins else ""}
+            "approximate": approximate, "stand_ins": stand_ins.group(1) if stand_ins else "",
+            "simulated_ns": simulated_ns}
 
 
 def main():
