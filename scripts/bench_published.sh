@@ -22,6 +22,7 @@ SIM=${SIM:-build/sim}
 docs=
 case ${1:-} in --write-docs) docs=write; shift ;; --check-docs) docs=check; shift ;; esac
 filter=${1:-.}
+load0=$(cut -d' ' -f1 /proc/loadavg)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench_published.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
@@ -62,7 +63,7 @@ cases=(
   "sc21-gpt-530b-2520 dgx-a100 315/9 122.31 held model=configs/models/megatron-sc21/gpt-530b.yml&parallel=tp=8,pp=35,dp=9&global-batch=2520&micro-batch=1&seq=2048&recompute=full&attention=unfused&schedule=interleaved:3&bucket-params=100000000000&pp-scatter-gather"
   "sc21-gpt-1t-3072   dgx-a100 384/12 122.29 held model=configs/models/megatron-sc21/gpt-1t.yml&parallel=tp=8,pp=64,dp=6&global-batch=3072&micro-batch=1&seq=2048&recompute=full&attention=unfused&bucket-params=100000000000&pp-scatter-gather"
 )
-printf '%-21s %-6s %-12s %-9s %-9s %-7s %-5s %-8s %s\n' case GPUs iteration TFLOP/s published error fit wall peak
+printf '%-21s %-6s %-12s %-9s %-9s %-7s %-5s %-8s %-9s %s\n' case GPUs iteration TFLOP/s published error fit wall peak gradients
 for c in "${cases[@]}"; do
   grep -q -- "$filter" <<<"$c" || continue
   read -r name preset nodes published fit query <<<"$c"
@@ -74,16 +75,25 @@ for c in "${cases[@]}"; do
   [ -d "$sys" ] || "$SIM" system gen "$preset" --nodes "$nodes" "${leaf[@]}" -o "$sys" >/dev/null
   /usr/bin/time -f "%e %M" -o "$tmp/time" "$SIM" --quiet --workload "gen:transformer?$query" \
     --network "$sys/network.yml" --system "$sys/system.yml" "${options[@]}" --report "$tmp/r.json" >/dev/null
-  python3 - "$tmp/r.json" "$tmp/time" "$name" "$published" "$fit" <<'PY'
+  python3 - "$tmp/r.json" "$tmp/time" "$name" "$published" "$fit" "$tmp/rows.jsonl" <<'PY'
 import json, sys
-t = json.load(open(sys.argv[1]))["training"]
+report = json.load(open(sys.argv[1]))
+t = report["training"]
 wall, kb = open(sys.argv[2]).read().split()
 pub = float(sys.argv[4])
 got = t["model_tflops_per_gpu"]
+# The gradient collective: the largest all-reduce or reduce-scatter over a data-parallel group.
+grads = [c for c in report["collectives"] if c["type"] in ("ALL_REDUCE", "REDUCE_SCATTER") and "'dp" in c["group"]]
+g = max(grads, key=lambda c: c["bytes"], default=None)
+gradients = (f"{g['type'].lower().replace('_', '-')} {g['algorithm']} on {g['group_size']:,} ranks" if g else "none")
+row = {"case": sys.argv[3], "gpus": t["world_size"], "iteration_ms": t["iteration_time_ns"] / 1e6, "tflops": got,
+       "published": pub, "error_percent": (got / pub - 1) * 100, "fit": sys.argv[5], "gradients": gradients,
+       "wall_s": float(wall), "peak_mib": round(int(kb) / 1024)}
+print(json.dumps(row), file=open(sys.argv[6], "a"))
 print(f"{sys.argv[3]:<21} {t['world_size']:<6} {t['iteration_time_ns'] / 1e6:>9.1f} ms {got:>8.1f}  {pub:>8.1f}  "
-      f"{(got / pub - 1) * 100:>+5.1f}%  {sys.argv[5]:<5} {float(wall):>5.1f} s  {int(kb) / 1024:.0f} MiB")
+      f"{(got / pub - 1) * 100:>+5.1f}%  {sys.argv[5]:<5} {float(wall):>5.1f} s  {int(kb) / 1024:.0f} MiB  {gradients}")
 PY
-done | tee "$tmp/rows"
+done
 if [ -n "$docs" ]; then
-  python3 scripts/published_runs_doc.py "$docs" docs/published-runs.md "$tmp/rows"
+  python3 scripts/published_runs_doc.py "$docs" "${PUBLISHED_DOC:-docs/published-runs.md}" "$tmp/rows.jsonl" "$load0"
 fi
