@@ -179,15 +179,19 @@ def table(head, rows):
         print("| " + " | ".join(r) + " |")
 
 
-def one_node(r):
-    net = r.dgx_node()
+def choice_ring_tree(r, gpus, net):
+    """All-reduce by size: what `nccl` chooses and its busbw, then forced ring and tree."""
     rows = []
     for size in (64 * KiB, MiB, 16 * MiB, 256 * MiB, 4 * GiB):
-        chosen, _, bw = r.sim(8, "allreduce", size, "nccl", net)
-        ring = r.sim(8, "allreduce", size, "nccl:algo=ring", net)
-        tree = r.sim(8, "allreduce", size, "nccl:algo=tree", net)
+        chosen, _, bw = r.sim(gpus, "allreduce", size, "nccl", net)
+        ring = r.sim(gpus, "allreduce", size, "nccl:algo=ring", net)
+        tree = r.sim(gpus, "allreduce", size, "nccl:algo=tree", net)
         rows.append([size_label(size), chosen, f"{bw:.2f}", f"{ring[0]} {ring[2]:.2f}", f"{tree[0]} {tree[2]:.2f}"])
     table(["size", "`nccl` chooses", "busbw (GB/s)", "`nccl:algo=ring`", "`nccl:algo=tree`"], rows)
+
+
+def one_node(r):
+    choice_ring_tree(r, 8, r.dgx_node())
 
 
 def nvls_chunk(r):
@@ -272,14 +276,7 @@ def reads(r):
 
 
 def two_node(r):
-    net, _ = r.preset(2)
-    rows = []
-    for size in (64 * KiB, MiB, 16 * MiB, 256 * MiB, 4 * GiB):
-        chosen, _, bw = r.sim(16, "allreduce", size, "nccl", net)
-        ring = r.sim(16, "allreduce", size, "nccl:algo=ring", net)
-        tree = r.sim(16, "allreduce", size, "nccl:algo=tree", net)
-        rows.append([size_label(size), chosen, f"{bw:.2f}", f"{ring[0]} {ring[2]:.2f}", f"{tree[0]} {tree[2]:.2f}"])
-    table(["size", "`nccl` chooses", "busbw (GB/s)", "`nccl:algo=ring`", "`nccl:algo=tree`"], rows)
+    choice_ring_tree(r, 16, r.preset(2)[0])
 
 
 def nvls_sharp(r):
