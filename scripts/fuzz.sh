@@ -93,7 +93,10 @@ for name in "${harnesses[@]}"; do
   asan=detect_leaks=1
   [ -z "${FUZZ_CAMPAIGN:-}" ] || asan=$asan:malloc_context_size=0
   set +e
-  ASAN_OPTIONS=$asan UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  # The PyTorch harnesses hand each input over as a file in $TMPDIR: here, so
+  # that an input whose run aborts leaves nothing in /tmp.
+  mkdir -p build-fuzz/tmp
+  TMPDIR=$PWD/build-fuzz/tmp ASAN_OPTIONS=$asan UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     nice -n 19 "build-fuzz/fuzz/fuzz_$name" -max_total_time="$seconds" ${runs:+-runs=$runs} \
       ${FUZZ_SEED:+-seed=$FUZZ_SEED} -timeout=10 -rss_limit_mb=2048 \
       -max_len="${FUZZ_MAX_LEN:-65536}" -print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/$name/" \
