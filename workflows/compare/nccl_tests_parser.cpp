@@ -13,17 +13,23 @@ namespace sim::workflows {
 
 namespace {
 
+// The next white-space separated word of `rest`, taken off its front ("" at the end).
+std::string_view next_word(std::string_view& rest) {
+  const auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  std::size_t i = 0;
+  while (i < rest.size() && space(rest[i])) ++i;
+  std::size_t j = i;
+  while (j < rest.size() && !space(rest[j])) ++j;
+  const std::string_view word = rest.substr(i, j - i);
+  rest.remove_prefix(j);
+  return word;
+}
+
 // The line's words, split at white space as `>>` does (by hand: a string
 // stream per line costs more than the rest of the parse).
-std::vector<std::string> tokens(const std::string& line) {
+std::vector<std::string> tokens(std::string_view line) {
   std::vector<std::string> out;
-  const auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
-  for (std::size_t i = 0; i < line.size();) {
-    while (i < line.size() && space(line[i])) ++i;
-    const std::size_t start = i;
-    while (i < line.size() && !space(line[i])) ++i;
-    if (i > start) out.emplace_back(line, start, i - start);
-  }
+  for (std::string_view w = next_word(line); !w.empty(); w = next_word(line)) out.emplace_back(w);
   return out;
 }
 
@@ -105,18 +111,6 @@ std::vector<std::string_view> lines_of(std::string_view text) {
 }
 
 bool is_blank(std::string_view line) { return line.find_first_not_of(" \t\r") == std::string_view::npos; }
-
-// The next white-space separated word of `rest`, taken off its front ("" at the end).
-std::string_view next_word(std::string_view& rest) {
-  const auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
-  std::size_t i = 0;
-  while (i < rest.size() && space(rest[i])) ++i;
-  std::size_t j = i;
-  while (j < rest.size() && !space(rest[j])) ++j;
-  const std::string_view word = rest.substr(i, j - i);
-  rest.remove_prefix(j);
-  return word;
-}
 
 // nccl-tests' column header, "#  size  count  type ...": asked of every line,
 // so it reads words without copying them.
