@@ -18,11 +18,14 @@ namespace {
 const char* const kNs3Install = "install libns3-dev libgsl-dev libsqlite3-dev (scripts/setup.sh) and rebuild";
 
 std::unique_ptr<Network> make_ns3(const Topology& t, EventQueue& q, const BackendOptions& o) {
-  if (t.any_reduces()) {
-    throw InputError("network backend 'ns3' does not model reduction or multicast in switches, and this topology "
-                     "marks switches 'in_network_reduction: true'; use the analytical or flow backend, or drop the key");
-  }
   const Ns3Options n = parse_ns3_options(t, o);
+  // roce and ib carry the one-hop messages of in-network reduction
+  // (Network::send_on_link); TCP would need a socket at every switch.
+  if (t.any_reduces() && n.transport == Ns3Transport::kTcp) {
+    throw InputError("network backend 'ns3' with transport tcp does not model reduction or multicast in switches, "
+                     "and this topology marks switches 'in_network_reduction: true'; set network.transport to roce "
+                     "or ib, use the analytical or flow backend, or drop the key");
+  }
   Ns3MakeNetwork* make = nullptr;
   try {
     make = module_function<Ns3MakeNetwork>(kNs3ModuleFile, kNs3EntryPoint);

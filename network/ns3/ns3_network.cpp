@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,6 +48,13 @@ class Ns3Network final : public Network {
     if (!admit(src, dst, to, queue_)) return;
     transport_->send(src, dst, bytes, to, bridge_.ns3_now_of_ours(), connection.index);
   }
+  // In-network reduction and multicast: the transport carries the uploads
+  // and copies; the collective engine joins them at the switch.
+  bool carries_switch_ops() const override { return transport_->carries_switch_ops(); }
+  void send_on_link(LinkId link, std::uint64_t bytes, const Delivery& to) override {
+    recount_messages(1, 0);
+    transport_->send_on_link(link, bytes, to, bridge_.ns3_now_of_ours());
+  }
   std::vector<LinkUsage> link_usage() const override { return transport_->link_usage(); }
   bool measures_link_time() const override { return true; }
   bool carries_packets() const override { return true; }
@@ -75,6 +83,11 @@ std::vector<std::pair<std::string, std::uint64_t>> Ns3Network::counters() const 
 }
 
 }  // namespace
+
+void Transport::send_on_link(LinkId /*link*/, std::uint64_t /*bytes*/, const Delivery& /*to*/, Time /*at*/) {
+  throw std::logic_error("this ns3 transport carries no single-link messages (carries_switch_ops() is false)");
+}
+
 }  // namespace sim
 
 extern "C" sim::Network* sim_ns3_make_network(const sim::Topology& topology, sim::EventQueue& queue,

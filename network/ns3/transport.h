@@ -35,6 +35,13 @@ class Transport {
   // where the transport has them.
   virtual void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to, Time at,
                     std::uint32_t connection) = 0;
+  // Whether send_on_link carries one-hop messages to and from switches (the
+  // uploads and copies of in-network reduction and multicast,
+  // Network::send_on_link); a transport without them keeps these defaults.
+  virtual bool carries_switch_ops() const { return false; }
+  // A message over link `link` alone, from its sending end (an NPU or a
+  // switch) to its receiving end, injected at ns-3 time `at`.
+  virtual void send_on_link(LinkId link, std::uint64_t bytes, const Delivery& to, Time at);
   // Per link, indexed by LinkId, counted from our time 0 (after any warm-up).
   virtual std::vector<LinkUsage> link_usage() const = 0;
   // Transport-specific counters, e.g. {"TCP connections", 56}.

@@ -448,7 +448,8 @@ void CollectiveEngine::inject(std::uint32_t m) {
       } else if (msg.dst == kSwitchPeer) {  // a sum for every member: only a reducing switch makes one
         throw InputError("collective '" + in.program->name() + "' reduces at switch " + std::to_string(msg.node) +
                          " for every member under it (CollNet / SHARP), which needs the switch marked "
-                         "in_network_reduction and a backend that carries switch operations (analytical, flow)");
+                         "in_network_reduction and a backend that carries switch operations (analytical, flow, ns3 with "
+                         "transport roce or ib)");
       } else {  // no reduction in the network: the contribution goes to its owner
         network_.send_on(Connection{msg.channel}, from, (*in.members)[msg.dst], msg.bytes, Delivery{this, kUploaded, m});
       }

@@ -39,6 +39,8 @@ class RoceTransport final : public Transport {
   RoceTransport(const Topology& topology, const Ns3Options& options, MessageSink& sink);
 
   void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to, Time at, std::uint32_t connection) override;
+  bool carries_switch_ops() const override { return true; }
+  void send_on_link(LinkId link, std::uint64_t bytes, const Delivery& to, Time at) override;
   std::vector<LinkUsage> link_usage() const override;
   std::vector<std::pair<std::string, std::uint64_t>> counters() const override;
 
@@ -54,7 +56,7 @@ class RoceTransport final : public Transport {
     std::deque<RocePacket> data;     // data forwarded through this node
     std::uint64_t data_bytes = 0;
     bool transit_turn = false;           // at an NPU that forwards: alternate forwarded and own data
-    std::vector<std::uint32_t> qps;      // queue pairs starting on this link (NPU only)
+    std::vector<std::uint32_t> qps;      // queue pairs starting on this link (an NPU's; a switch's one-hop ones)
     std::size_t next_qp = 0;             // round robin among them
     ns3::EventId wake;                   // the earliest rate-limited QP's next packet
     Time wake_at = -1;
@@ -110,8 +112,12 @@ class RoceTransport final : public Transport {
   // The queue pair of src -> dst on equal-cost path `path` (0 where the
   // pair has one): queue pairs of a pair that hash onto one path share it.
   QueuePair& queue_pair(NodeId src, NodeId dst, std::uint64_t path, std::uint32_t& index);
+  // A new queue pair src -> dst on `route`, acknowledged over `back`.
+  std::uint32_t add_queue_pair(NodeId src, NodeId dst, const std::vector<LinkId>& route,
+                               const std::vector<LinkId>& back);
   void put(NodeId src, NodeId dst, std::uint64_t path, std::uint64_t wire, const Delivery& to, std::uint32_t split,
            Time at);
+  void put_on(std::uint32_t index, std::uint64_t wire, const Delivery& to, std::uint32_t split, Time at);
   void message_arrived(const Message& m);
   // routing: adaptive: the least loaded of the pair's equal-cost paths,
   // candidates from path `from` on (ties stay where ecmp-hash puts them).
@@ -167,6 +173,10 @@ class RoceTransport final : public Transport {
   std::vector<std::uint64_t> buffered_;         // per node: data bytes in its buffer
   std::deque<QueuePair> qps_;
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint32_t> qp_of_path_;  // (pair, path) -> qps_ index
+  // send_on_link's queue pairs, one per link, and their one-link routes
+  // (a deque: the queue pairs keep pointers to them).
+  std::unordered_map<LinkId, std::uint32_t> qp_of_link_;
+  std::deque<std::vector<LinkId>> one_hop_routes_;
   std::vector<Split> splits_;
   std::vector<std::uint32_t> free_splits_;
   std::mt19937_64 rng_;
@@ -222,19 +232,48 @@ RoceTransport::RoceTransport(const Topology& topology, const Ns3Options& options
 
 RoceTransport::QueuePair& RoceTransport::queue_pair(NodeId src, NodeId dst, std::uint64_t path, std::uint32_t& index) {
   auto [it, fresh] = qp_of_path_.try_emplace({pair_key(src, dst), path}, static_cast<std::uint32_t>(qps_.size()));
+  if (fresh) {
+    // ACKs, NACKs and CNPs take the reverse pair's own route (small frames of
+    // strict priority, whichever path the data took).
+    add_queue_pair(src, dst, routes_.route_path(src, dst, path), routes_.route(dst, src));
+  }
   index = it->second;
-  if (!fresh) return qps_[index];
-  const std::vector<LinkId>& route = routes_.route_path(src, dst, path);
+  return qps_[index];
+}
+
+std::uint32_t RoceTransport::add_queue_pair(NodeId src, NodeId dst, const std::vector<LinkId>& route,
+                                            const std::vector<LinkId>& back) {
+  const auto index = static_cast<std::uint32_t>(qps_.size());
   qps_.emplace_back(roce_, ports_[route.front()].rate);
   QueuePair& q = qps_.back();
   q.src = src;
   q.dst = dst;
   q.route = &route;
-  // ACKs, NACKs and CNPs take the reverse pair's own route (small frames of
-  // strict priority, whichever path the data took).
-  q.back = &routes_.route(dst, src);
+  q.back = &back;
   ports_[route.front()].qps.push_back(index);
-  return q;
+  return index;
+}
+
+// In-network reduction's uploads and a switch's copies down
+// (Network::send_on_link): one queue pair per link, from its sending end (an
+// NPU's NIC or the switch's port) to its receiving end, acknowledged over the
+// link back. The receiving end takes each packet at once, as a NIC does: a
+// reducing switch sums at line rate (docs/network.md), so an upload holds no
+// buffer there and sends no PAUSE. The switch's own packets wait for PAUSE
+// and credits like forwarded ones and take turns with them at the port.
+void RoceTransport::send_on_link(LinkId link, std::uint64_t bytes, const Delivery& to, Time at) {
+  auto [it, fresh] = qp_of_link_.try_emplace(link, 0);
+  if (fresh) {
+    const Link& k = topology_.links()[link];
+    if (reverse_[link] == kNoReverse) {
+      throw InputError("link " + std::to_string(k.from) + " -> " + std::to_string(k.to) +
+                       " carries a switch reduction or multicast but has no link back for its acknowledgements");
+    }
+    one_hop_routes_.push_back({link});
+    one_hop_routes_.push_back({reverse_[link]});
+    it->second = add_queue_pair(k.from, k.to, one_hop_routes_[one_hop_routes_.size() - 2], one_hop_routes_.back());
+  }
+  put_on(it->second, bytes == 0 ? 1 : bytes, to, kWhole, at);
 }
 
 void RoceTransport::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to, Time at,
@@ -302,7 +341,12 @@ void RoceTransport::set_loading(QueuePair& q, bool on) {
 void RoceTransport::put(NodeId src, NodeId dst, std::uint64_t path, std::uint64_t wire, const Delivery& to,
                         std::uint32_t split, Time at) {
   std::uint32_t index = 0;
-  QueuePair& q = queue_pair(src, dst, path, index);
+  queue_pair(src, dst, path, index);
+  put_on(index, wire, to, split, at);
+}
+
+void RoceTransport::put_on(std::uint32_t index, std::uint64_t wire, const Delivery& to, std::uint32_t split, Time at) {
+  QueuePair& q = qps_[index];
   set_loading(q, true);
   q.queued += wire;
   q.messages.push_back({q.queued, to, split});
