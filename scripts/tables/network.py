@@ -8,6 +8,9 @@
     scripts/tables/network.py ns3-ring    ring all-reduce of 1, 16, 64 MiB on configs/ring8.yml and
                                           switch8.yml: analytical, flow, ns3 (TCP), ns3's packets
                                           and drops                                   (ns3: long)
+    scripts/tables/network.py ns3-presets NCCL's all-reduce of 16 and 256 MiB on h100-roce-clos (roce)
+                                          and dgx-h100-superpod (ib), 2 nodes: flow against ns3,
+                                          NVLS's switch reductions as packets        (ns3: long)
     scripts/tables/network.py astrasim-ring-one-hop
                                           ASTRA-sim's ring schedule as Chakra ETs on Ring_8,
                                           FullyConnected_8, Ring_64, flow, against ASTRA-sim's
@@ -295,6 +298,31 @@ def table_ns3_ring():
                     format(packets, ","), drops))
 
 
+def table_ns3_presets():
+    print("| preset (2 nodes, 16 GPUs) | transport | S | NCCL's choice | flow (us) | ns3 (us) | ns3 vs flow "
+          "| packets (all hops) | drops | PFC pauses |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory(prefix="network-ns3-presets.") as tmp:
+        sizes = (16, 256)
+        for mib in sizes:
+            run(["workload", "gen", "collectives", "--npus", "16", "--coll", "allreduce", "--size", "%dMiB" % mib,
+                 "-o", "wl/ar%d" % mib], tmp)
+        for preset, transport in (("h100-roce-clos", "roce"), ("dgx-h100-superpod", "ib")):
+            run(["system", "gen", preset, "--nodes", "2", "-o", preset], tmp)
+            for mib in sizes:
+                us = {}
+                for backend in ("flow", "ns3"):
+                    us[backend] = report(["--workload", "wl/ar%d" % mib, "--system", preset, "--backend", backend,
+                                          "--link-stats", "links.csv"], tmp) / 1e3
+                with open(os.path.join(tmp, "report.json")) as f:
+                    algorithm = json.load(f)["collectives"][0]["algorithm"]
+                links = link_rows(os.path.join(tmp, "links.csv"))  # the ns3 run's
+                total = lambda key: sum(int(r[key]) for r in links)
+                print("| %s | %s | %d MiB | `%s` | %.2f | %.2f | %+.2f%% | %s | %d | %d |" % (
+                    preset, transport, mib, algorithm, us["flow"], us["ns3"], 100 * (us["ns3"] / us["flow"] - 1),
+                    format(total("packets"), ","), total("drops"), total("pauses_received")))
+
+
 # --- ASTRA-sim ---------------------------------------------------------------------------------
 
 COLL = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reducescatter",
@@ -478,6 +506,7 @@ TABLES = {
     "ecmp": table_ecmp,
     "qps": table_qps,
     "ns3-ring": table_ns3_ring,
+    "ns3-presets": table_ns3_presets,
     "astrasim-ring-one-hop": lambda: table_astrasim_ring(ONE_HOP, False),
     "astrasim-ring-switch": lambda: table_astrasim_ring(SWITCH, True),
     "astrasim-ring-ns3": table_astrasim_ring_ns3,
