@@ -33,7 +33,8 @@ std::string resolve(const std::string& base, const std::string& path) {
 ComputeConfig read_compute_section(const ConfigReader& r, const YAML::Node& c, const std::string& base) {
   ComputeConfig cfg;
   r.require_map(c, "compute");
-  r.check_keys(c, "compute.", {"peak_tflops", "memory_bandwidth", "kernels", "efficiency", "kernel_sms", "kernel_l2_cache"});
+  r.check_keys(c, "compute.", {"peak_tflops", "memory_bandwidth", "kernels", "efficiency", "kernel_sms", "kernel_l2_cache",
+                                   "kernel_curve_loss", "kernel_sustained_load"});
   if (const YAML::Node e = c["efficiency"]) {
     cfg.efficiency = r.real(e, "compute.efficiency");
     if (!(cfg.efficiency > 0 && cfg.efficiency <= 1)) r.fail(e, "'compute.efficiency' must be in (0, 1]");
@@ -107,6 +108,23 @@ ComputeConfig read_compute_section(const ConfigReader& r, const YAML::Node& c, c
       r.fail(n, std::string("'compute.kernel_l2_cache': ") + e.what());
     }
   }
+  // How the kernel model fits its curves: research knobs docs/compute.md
+  // compares (the defaults are what the presets were calibrated with).
+  if (const YAML::Node n = c["kernel_curve_loss"]) {
+    if (!c["kernels"]) r.fail(n, "'compute.kernel_curve_loss' describes the fit of 'compute.kernels': give kernels");
+    const std::string loss = r.text(n, "compute.kernel_curve_loss");
+    if (loss == "huber") {
+      cfg.kernel_options.curve_loss = KernelModelOptions::CurveLoss::kHuber;
+    } else if (loss == "squared") {
+      cfg.kernel_options.curve_loss = KernelModelOptions::CurveLoss::kSquared;
+    } else {
+      r.fail(n, "'compute.kernel_curve_loss' is huber or squared, not '" + loss + "'");
+    }
+  }
+  if (const YAML::Node n = c["kernel_sustained_load"]) {
+    if (!c["kernels"]) r.fail(n, "'compute.kernel_sustained_load' describes the fit of 'compute.kernels': give kernels");
+    cfg.kernel_options.gemm_sustained_load = r.flag(n, "compute.kernel_sustained_load");
+  }
   if (!cfg.roofline) return cfg;
   std::shared_ptr<const RooflineModel> roofline;
   try {
@@ -135,6 +153,8 @@ ComputeConfig read_compute_section(const ConfigReader& r, const YAML::Node& c, c
   for (const auto& [dtype, flops] : cfg.params.peak_flops_by_dtype) key += dtype + "=" + std::to_string(flops) + " ";
   key += std::to_string(cfg.params.default_peak_flops) + " " + std::to_string(cfg.params.memory_bandwidth);
   key += " sms=" + std::to_string(cfg.kernel_options.sm_count) + " l2=" + std::to_string(cfg.kernel_options.l2_bytes);
+  key += " loss=" + std::to_string(static_cast<int>(cfg.kernel_options.curve_loss)) +
+         " load=" + std::to_string(cfg.kernel_options.gemm_sustained_load);
   static std::mutex fitted_mutex;
   static std::map<std::string, std::shared_ptr<const ComputeModel>> fitted;
   {

@@ -217,7 +217,7 @@ struct KernelModel::Series {
 
   // Fits a kCurve or kTiles series on its own rows; GEMMs with the
   // sustained-load term when `fit_load`.
-  void fit(bool fit_load) {
+  void fit(bool fit_load, bool squared_loss) {
     const std::size_t n = t.size();
     const std::size_t full = 3 + shape_term_count(prototype);
     bool with_overhead = true;
@@ -267,7 +267,7 @@ struct KernelModel::Series {
     };
     const Loss loss = [&](const std::vector<double>& q) {
       apply(q);
-      return law == Law::kCurve ? robust_log_error() : squared_log_error();
+      return law == Law::kCurve && !squared_loss ? robust_log_error() : squared_log_error();
     };
     // A few starts (a small or a large overhead), each polished; the best is kept.
     std::pair<double, std::vector<double>> best{INFINITY, {}};
@@ -411,7 +411,7 @@ void KernelModel::fit() const {
       if (s.law == Law::kStream) {
         stream_groups[s.prototype.dtype].push_back(&s);
       } else {
-        s.fit(options_.gemm_sustained_load);
+        s.fit(options_.gemm_sustained_load, options_.curve_loss == KernelModelOptions::CurveLoss::kSquared);
       }
     }
     for (const auto& [dtype, group] : stream_groups) fit_stream_group(group, options_.l2_bytes);

@@ -91,6 +91,11 @@ struct KernelModelOptions {
   // off by default; on, it shifts the calibrated presets' whole-iteration
   // predictions (docs/published-runs.md), whose efficiencies were fitted without it.
   bool gemm_sustained_load = false;
+  // The loss the curves (GEMM, attention backward) are fitted with: Huber's
+  // on the log errors (the default: a few slow library kernels do not pull a
+  // law off the rest) or plain squared log errors (docs/compute.md compares them).
+  enum class CurveLoss : std::uint8_t { kHuber, kSquared };
+  CurveLoss curve_loss = CurveLoss::kHuber;
 };
 
 class KernelModel final : public ComputeModel {

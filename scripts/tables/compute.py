@@ -2,6 +2,8 @@
 """The accuracy table of docs/compute.md: the kernel model against the kernels measured on one H100.
 
     scripts/tables/compute.py accuracy
+    scripts/tables/compute.py variants    the GEMM proxies with the curves fitted by a squared loss,
+                                          by Huber's (the model's), and with the sustained-load term
 
 Each row fits the model on some rows of a measured table and predicts others, as
 tests/compute/h100_accuracy_test.cpp does: a folder FIT holding the fitting rows as TABLE.csv, a
@@ -54,9 +56,10 @@ class Fits:
         self.tmp = tmp
         self.count = 0
 
-    def errors(self, table, fit, held, smooth=False):
+    def errors(self, table, fit, held, smooth=False, system=""):
         """Fits on the rows `fit` of `table`, returns the relative errors on the rows `held`
-        (attention: the forward's and the backward's of each row)."""
+        (attention: the forward's and the backward's of each row); `system`: more lines of the
+        compute section (the fit's options)."""
         self.count += 1
         work = os.path.join(self.tmp, str(self.count))
         os.makedirs(os.path.join(work, "fit"))
@@ -65,7 +68,7 @@ class Fits:
         with open(os.path.join(work, "held.csv"), "w") as f:
             f.write("\n".join([table.header] + [r["_line"] for r in held]) + "\n")
         with open(os.path.join(work, "sys.yml"), "w") as f:
-            f.write(SYSTEM)
+            f.write(SYSTEM + system)
         cmd = [SIM, "compute", "time", "--system", os.path.join(work, "sys.yml"), "--kernels",
                os.path.join(work, "held.csv"), "-o", os.path.join(work, "out.csv")] + (["--smooth"] if smooth else [])
         r = subprocess.run(cmd, capture_output=True, text=True)
@@ -84,6 +87,11 @@ class Fits:
             else:
                 e.append(float(row["predicted_us"]) / float(row["time_us"]) - 1)
         return e
+
+
+def cell(errors):
+    a = sorted(abs(e) for e in errors)
+    return f"{100 * statistics.median(a):.1f}% / {100 * a[-1]:.1f}% / {sum(e <= 0.1 for e in a)}"
 
 
 def line(label, errors):
@@ -167,10 +175,61 @@ def accuracy():
         line("membound, held out one row at a time", one)
 
 
+# The fit's options compared: the curves' loss and the sustained-load term (docs/compute.md).
+VARIANTS = (("squared loss", "  kernel_curve_loss: squared\n"), ("Huber loss (used)", ""),
+            ("with the load term", "  kernel_sustained_load: true\n"))
+
+
+def variants():
+    gemm = Table("gemm")
+    print("| proxy | " + " | ".join(f"{name}: median / max / within 10%" if i == 0 else name
+                                     for i, (name, _) in enumerate(VARIANTS)) + " |")
+    print("|---" * (len(VARIANTS) + 1) + "|")
+
+    def dims(r):
+        return int(r["m"]), int(r["n"]), int(r["k"])
+
+    def us(rows):
+        return [float(r["time_us"]) for r in rows]
+
+    not_tf32 = [r for r in gemm.rows if r["dtype"] != "tf32"]
+    held_by_dim = {d: [r for r in not_tf32 if d in dims(r)] for d in (4096, 1024)}
+    rows = []  # (label, errors per variant, measured times or None)
+    with tempfile.TemporaryDirectory(prefix="compute_table.") as tmp:
+        fits = Fits(tmp)
+        per = {name: {} for name, _ in VARIANTS}
+        for name, system in VARIANTS:
+            e = per[name]
+            for d in (4096, 1024):
+                e[d] = held_out(fits, gemm, lambda r, d=d: r["dtype"] != "tf32" and d in dims(r),
+                                options={"system": system})
+            e["each"] = []
+            for r in not_tf32:
+                same = [x for x in gemm.rows if x["dtype"] == r["dtype"] and x is not r]
+                e["each"] += fits.errors(gemm, same, [r], system=system)
+            e["curves"] = fits.errors(gemm, gemm.rows, gemm.rows, smooth=True, system=system)
+            e["k"] = held_out(fits, gemm, lambda r: r["dtype"] != "tf32" and dims(r)[2] == 4096,
+                              options={"system": system})
+            e["m"] = held_out(fits, gemm, lambda r: r["dtype"] != "tf32" and dims(r)[0] == 1024,
+                              options={"system": system})
+    for key, label, times in ((4096, "every 4,096 row held out", us(held_by_dim[4096])),
+                              (1024, "every 1,024 row held out", us(held_by_dim[1024])),
+                              ("each", "each row alone", us(not_tf32)),
+                              ("curves", "fitted curves alone", None),
+                              ("k", "whole k = 4,096 plane", None),
+                              ("m", "whole m = 1,024 plane", None)):
+        n = len(per[VARIANTS[0][0]][key])
+        print(f"| {label} ({n}) | " + " | ".join(cell(per[name][key]) for name, _ in VARIANTS) + " |")
+        if times is not None:
+            big = [i for i, t in enumerate(times) if t >= LAUNCH_FLOOR_US]
+            print(f"| ... {LAUNCH_FLOOR_US} us or more ({len(big)}) | " +
+                  " | ".join(cell([per[name][key][i] for i in big]) for name, _ in VARIANTS) + " |")
+
+
 if __name__ == "__main__":
-    if sys.argv[1:] != ["accuracy"]:
+    if sys.argv[1:] not in (["accuracy"], ["variants"]):
         sys.exit(__doc__)
     for t in ("gemm", "attention", "membound"):
         if not os.path.exists(os.path.join(MEASURED, t + ".csv")):
             sys.exit(f"compute table: {os.path.join(MEASURED, t + '.csv')} is absent (../shared/testdata)")
-    accuracy()
+    accuracy() if sys.argv[1] == "accuracy" else variants()

@@ -142,6 +142,53 @@ TEST_F(ComputeConfigFiles, TheTablesGpuReachesTheKernelModel) {
             std::string::npos);
 }
 
+// The curves' loss and the sustained-load term are fit options a system
+// config sets; models fitted with other options are not shared by the cache.
+TEST_F(ComputeConfigFiles, TheFitsOptionsReachTheKernelModel) {
+  std::ofstream(path("g.csv")) << "op,dtype,m,n,k,time_us\n"
+                                  "gemm,bf16,512,512,512,15\ngemm,bf16,1024,1024,1024,18\n"
+                                  "gemm,bf16,2048,2048,2048,40\ngemm,bf16,4096,4096,4096,180\n"
+                                  "gemm,bf16,8192,8192,8192,1500\ngemm,bf16,512,4096,512,60\n";
+  const std::string head = "compute:\n  peak_tflops: 989\n  memory_bandwidth: 3.35TB/s\n  kernels: g.csv\n";
+  const auto options = [&](const std::string& extra) {
+    const ComputeConfig c = read_section(head + extra, path("s.yml"), dir_.string());
+    const auto* model = dynamic_cast<const KernelModel*>(c.model.get());
+    EXPECT_NE(model, nullptr);
+    return model ? model->options() : KernelModelOptions{};
+  };
+  using Loss = KernelModelOptions::CurveLoss;
+  EXPECT_EQ(options("").curve_loss, Loss::kHuber);
+  EXPECT_FALSE(options("").gemm_sustained_load);
+  EXPECT_EQ(options("  kernel_curve_loss: squared\n").curve_loss, Loss::kSquared);
+  EXPECT_EQ(options("  kernel_curve_loss: huber\n").curve_loss, Loss::kHuber);
+  EXPECT_TRUE(options("  kernel_sustained_load: true\n").gemm_sustained_load);
+  // The slow shape (512 x 4096 x 512 at 4x its neighbours) pulls a squared fit
+  // further than Huber's: the curves alone differ at a shape between the rows.
+  const auto smooth_us = [&](const std::string& extra) {
+    const ComputeConfig c = read_section(head + extra, path("s.yml"), dir_.string());
+    const auto* model = dynamic_cast<const KernelModel*>(c.model.get());
+    KernelModelOptions o = model->options();
+    o.residual_octaves = 0;
+    KernelShape shape;
+    shape.kind = KernelKind::kGemm;
+    shape.m = shape.n = shape.k = 3000;
+    ComputeNode n;
+    n.kernel = &shape;
+    return model->with_options(o)->seconds(n).value_or(0) * 1e6;
+  };
+  const double huber = smooth_us(""), squared = smooth_us("  kernel_curve_loss: squared\n");
+  EXPECT_GT(huber, 0);
+  EXPECT_GT(squared, 0);
+  EXPECT_GT(std::abs(squared / huber - 1), 1e-3) << huber << " us vs " << squared << " us";
+  EXPECT_NE(error_of(head + "  kernel_curve_loss: l1\n", dir_.string())
+                .find(":5: 'compute.kernel_curve_loss' is huber or squared, not 'l1'"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + "  kernel_sustained_load: maybe\n", dir_.string()).find(":5:"), std::string::npos);
+  EXPECT_NE(error_of("compute:\n  peak_tflops: 1\n  memory_bandwidth: 1GB/s\n  kernel_curve_loss: squared\n")
+                .find("cfg/s.yml:4: 'compute.kernel_curve_loss' describes the fit of 'compute.kernels'"),
+            std::string::npos);
+}
+
 TEST(ComputeConfig, ShippedH100TableReproducesItsRows) {
   // configs/kernels/h100/ is derived by scripts/derive_kernel_table.py
   // (docs/compute.md): the model fitted on it must reproduce it.
