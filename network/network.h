@@ -33,8 +33,14 @@ struct Delivery {
 // on connections, not on NPU pairs (docs/network.md, "Multi-path routing").
 // 0 is the pair's first connection: point-to-point messages and collectives
 // without channels use it.
+//
+// The service level is the sending job's (InfiniBand's SL, a RoCE priority;
+// sim --service-level): on a fabric with several traffic classes
+// (Network::traffic_classes()) it picks the class that carries the message,
+// with its own queues and flow control at every port; 0 by default.
 struct Connection {
   std::uint32_t index = 0;
+  std::uint8_t service_level = 0;
 };
 
 // What one directed link saw over a run.
@@ -71,6 +77,9 @@ class Network {
     (void)connection;
     send(src, dst, bytes, to);
   }
+  // Traffic classes the backend keeps apart (queues and flow control per
+  // class at every port): 1 where every message shares them alike.
+  virtual std::uint32_t traffic_classes() const { return 1; }
   // Messages sent so far (for reports and benchmarks).
   std::uint64_t messages_sent() const { return messages_sent_; }
   // Per link, indexed by LinkId.

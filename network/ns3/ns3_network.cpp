@@ -46,11 +46,12 @@ class Ns3Network final : public Network {
   }
   void send_on(Connection connection, NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) override {
     if (!admit(src, dst, to, queue_)) return;
-    transport_->send(src, dst, bytes, to, bridge_.ns3_now_of_ours(), connection.index);
+    transport_->send(src, dst, bytes, to, bridge_.ns3_now_of_ours(), connection);
   }
   // In-network reduction and multicast: the transport carries the uploads
   // and copies; the collective engine joins them at the switch.
   bool carries_switch_ops() const override { return transport_->carries_switch_ops(); }
+  std::uint32_t traffic_classes() const override { return transport_->traffic_classes(); }
   void send_on_link(LinkId link, std::uint64_t bytes, const Delivery& to) override {
     recount_messages(1, 0);
     transport_->send_on_link(link, bytes, to, bridge_.ns3_now_of_ours());

@@ -124,6 +124,9 @@ std::vector<BackendOption> ns3_backend_options() {
       {"cnp_interval", "roce: at most one CNP per queue pair per interval (default 50us)"},
       {"retransmit_timeout", "roce: go-back-N resends from the last acknowledged byte after this long without "
                              "progress (default 67.108864ms: 4.096us x 2^14)"},
+      {"traffic_classes", "roce, ib: traffic classes with their own queues and flow control per port (PFC "
+                          "priorities, InfiniBand data virtual lanes; default 1); a job's service level "
+                          "(--service-level) mod this picks its class"},
       {"seed", "ns-3 random seed and ECN marking's random stream (default 1)"},
   };
 }
@@ -154,6 +157,15 @@ Ns3Options parse_ns3_options(const Topology& t, const BackendOptions& o) {
       n.roce.pfc = false;  // credits instead
       n.roce.dcqcn = false;
     }
+  }
+  if (o.has("traffic_classes")) {
+    if (n.transport == Ns3Transport::kTcp) {
+      throw InputError(o.where("traffic_classes") + ": option 'traffic_classes' is for transport: roce or ib only "
+                       "(this network's transport is tcp)");
+    }
+    // 802.1p has 8 priorities; InfiniBand defines data virtual lanes 0 to 14.
+    const std::uint64_t most = n.transport == Ns3Transport::kRoce ? 8 : 15;
+    n.traffic_classes = static_cast<std::uint32_t>(o.integer("traffic_classes", 1, most));
   }
   if (o.has("seed")) n.seed = static_cast<std::uint32_t>(o.integer("seed", 1, 0xffffffffu));
   n.routing = o.routing_model();

@@ -68,6 +68,12 @@ struct Ns3Options {
   std::string congestion = "newreno";       // tcp: newreno or cubic
   bool connect_before_start = true;         // tcp: handshakes of every NPU pair done before time 0
   RoceOptions roce;                         // roce (and ib: buffer_size only)
+  // roce and ib: traffic classes, each with its own queues and flow control
+  // at every port (RoCE's 802.1p priorities with PFC per priority, or
+  // InfiniBand's data virtual lanes with credits per lane), served in turn,
+  // one packet each (equal weights). A message's class is its connection's
+  // service level mod this (docs/network.md, "Traffic classes").
+  std::uint32_t traffic_classes = 1;
   // How a FatTree's equal-cost paths carry a pair's traffic (docs/network.md,
   // "Multi-path routing"): roce and ib route each queue pair on its hashed
   // path (ecmp-hash) or spray every message over all paths; tcp runs one

@@ -31,10 +31,12 @@ class Transport {
  public:
   virtual ~Transport() = default;
   // A message injected at ns-3 time `at` (picoseconds, >= ns-3's now); src !=
-  // dst. `connection` (Network::send_on: NCCL's channel) picks its queue pairs
-  // where the transport has them.
+  // dst. `connection` (Network::send_on: NCCL's channel, the job's service
+  // level) picks its queue pairs and traffic class where the transport has them.
   virtual void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to, Time at,
-                    std::uint32_t connection) = 0;
+                    Connection connection) = 0;
+  // Traffic classes kept apart (Network::traffic_classes()).
+  virtual std::uint32_t traffic_classes() const { return 1; }
   // Whether send_on_link carries one-hop messages to and from switches (the
   // uploads and copies of in-network reduction and multicast,
   // Network::send_on_link); a transport without them keeps these defaults.

@@ -30,6 +30,7 @@ struct RocePacket {
   Kind kind = kData;
   bool ecn = false;           // congestion experienced (marked at a switch egress)
   std::uint32_t qp = 0;       // its queue pair
+  std::uint8_t lane = 0;      // its traffic class (PFC priority, InfiniBand data virtual lane)
   std::uint32_t hop = 0;      // index of the link it is on, in its direction's route
   std::uint32_t payload = 0;  // message bytes it carries (data)
   std::uint32_t wire = 0;     // frame bytes

@@ -38,33 +38,41 @@ class RoceTransport final : public Transport {
  public:
   RoceTransport(const Topology& topology, const Ns3Options& options, MessageSink& sink);
 
-  void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to, Time at, std::uint32_t connection) override;
+  void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to, Time at, Connection connection) override;
   bool carries_switch_ops() const override { return true; }
+  std::uint32_t traffic_classes() const override { return classes_; }
   void send_on_link(LinkId link, std::uint64_t bytes, const Delivery& to, Time at) override;
   std::vector<LinkUsage> link_usage() const override;
   std::vector<std::pair<std::string, std::uint64_t>> counters() const override;
 
  private:
-  // The transmitting end of one directed link.
-  struct Port {
-    BytesPerSecond rate = 0;
-    Time latency = 0;
-    bool busy = false;
+  // One traffic class at one directed link (a PFC priority, an InfiniBand
+  // data virtual lane): its queue and flow control at the transmitting end,
+  // and the far end's ingress accounting for it.
+  struct Lane {
     bool paused = false;  // by a PAUSE from the far end (data only: control frames have their own priority)
     Time paused_since = 0;
-    std::deque<RocePacket> control;  // ACK, NACK, CNP: strict priority over data
-    std::deque<RocePacket> data;     // data forwarded through this node
+    std::deque<RocePacket> data;  // data forwarded through this node
     std::uint64_t data_bytes = 0;
-    bool transit_turn = false;           // at an NPU that forwards: alternate forwarded and own data
-    std::vector<std::uint32_t> qps;      // queue pairs starting on this link (an NPU's; a switch's one-hop ones)
-    std::size_t next_qp = 0;             // round robin among them
-    ns3::EventId wake;                   // the earliest rate-limited QP's next packet
-    Time wake_at = -1;
+    bool transit_turn = false;    // at an NPU that forwards: alternate forwarded and own data
     // transport: ib: bytes of data the far end can still take (its credits).
     std::uint64_t credits = 0;
     // The far end's ingress accounting of data that arrived on this link.
     std::uint64_t ingress_bytes = 0;
     bool xoff = false;  // a PAUSE is in force for it
+  };
+  // The transmitting end of one directed link.
+  struct Port {
+    BytesPerSecond rate = 0;
+    Time latency = 0;
+    bool busy = false;
+    std::deque<RocePacket> control;  // ACK, NACK, CNP: strict priority over data
+    std::vector<Lane> lanes;         // per traffic class, served in turn (one packet each)
+    std::uint32_t next_lane = 0;
+    std::vector<std::uint32_t> qps;      // queue pairs starting on this link (an NPU's; a switch's one-hop ones)
+    std::size_t next_qp = 0;             // round robin among them
+    ns3::EventId wake;                   // the earliest rate-limited QP's next packet
+    Time wake_at = -1;
     LinkStats stats;
   };
   struct Message {
@@ -81,6 +89,7 @@ class RoceTransport final : public Transport {
   static constexpr std::uint32_t kWhole = ~std::uint32_t{0};
   struct QueuePair {
     NodeId src = 0, dst = 0;
+    std::uint8_t lane = 0;  // its traffic class
     const std::vector<LinkId>* route = nullptr;  // src -> dst: data
     const std::vector<LinkId>* back = nullptr;   // dst -> src: ACK, NACK, CNP
     // Sender (the NIC of src).
@@ -111,12 +120,12 @@ class RoceTransport final : public Transport {
 
   // The queue pair of src -> dst on equal-cost path `path` (0 where the
   // pair has one): queue pairs of a pair that hash onto one path share it.
-  QueuePair& queue_pair(NodeId src, NodeId dst, std::uint64_t path, std::uint32_t& index);
+  QueuePair& queue_pair(NodeId src, NodeId dst, std::uint64_t path, std::uint8_t lane, std::uint32_t& index);
   // A new queue pair src -> dst on `route`, acknowledged over `back`.
   std::uint32_t add_queue_pair(NodeId src, NodeId dst, const std::vector<LinkId>& route,
                                const std::vector<LinkId>& back);
-  void put(NodeId src, NodeId dst, std::uint64_t path, std::uint64_t wire, const Delivery& to, std::uint32_t split,
-           Time at);
+  void put(NodeId src, NodeId dst, std::uint64_t path, std::uint8_t lane, std::uint64_t wire, const Delivery& to,
+           std::uint32_t split, Time at);
   void put_on(std::uint32_t index, std::uint64_t wire, const Delivery& to, std::uint32_t split, Time at);
   void message_arrived(const Message& m);
   // routing: adaptive: the least loaded of the pair's equal-cost paths,
@@ -126,7 +135,7 @@ class RoceTransport final : public Transport {
   void set_loading(QueuePair& q, bool on);
   void inject(std::uint32_t qp, std::uint64_t bytes);
   void try_send(LinkId l);
-  bool next_own_packet(LinkId l, Port& port, RocePacket& out);
+  bool next_own_packet(LinkId l, Port& port, std::uint8_t lane, RocePacket& out);
   void transmitted(LinkId l) {
     ports_[l].busy = false;
     try_send(l);
@@ -134,8 +143,8 @@ class RoceTransport final : public Transport {
   void arrive(LinkId l, RocePacket p);
   void forward(NodeId at, LinkId in, RocePacket p);
   void leave_buffer(NodeId at, const RocePacket& p);
-  void pause(LinkId l, bool on);
-  void paused_arrives(LinkId l, bool on);
+  void pause(LinkId l, std::uint8_t lane, bool on);
+  void paused_arrives(LinkId l, std::uint8_t lane, bool on);
   void receive_data(QueuePair& q, std::uint32_t qp, const RocePacket& p);
   void receive_control(QueuePair& q, std::uint32_t qp, const RocePacket& p);
   void send_control(std::uint32_t qp, RocePacket::Kind kind, std::uint64_t seq, std::uint32_t epoch);
@@ -147,9 +156,9 @@ class RoceTransport final : public Transport {
   void wake_rate_timer(std::uint32_t qp);
   void kick(QueuePair& q) { try_send(q.route->front()); }
   bool marks(std::uint64_t queue_bytes);
-  void return_credits(LinkId l, std::uint32_t bytes);
-  void credits_arrive(LinkId l, std::uint32_t bytes) {
-    ports_[l].credits += bytes;
+  void return_credits(LinkId l, std::uint8_t lane, std::uint32_t bytes);
+  void credits_arrive(LinkId l, std::uint8_t lane, std::uint32_t bytes) {
+    ports_[l].lanes[lane].credits += bytes;
     try_send(l);
   }
 
@@ -163,6 +172,7 @@ class RoceTransport final : public Transport {
   // InfiniBand's headers instead of RoCEv2's.
   const bool credit_flow_;
   const std::uint32_t header_bytes_;
+  const std::uint32_t classes_;  // traffic classes (network.traffic_classes)
   std::vector<Port> ports_;                     // per link
   // Per link: queue pairs with unacknowledged data whose route crosses it
   // (the load adaptive routing compares, as the flow backend's flows).
@@ -193,6 +203,7 @@ RoceTransport::RoceTransport(const Topology& topology, const Ns3Options& options
       payload_mtu_(roce_payload_mtu(options.mtu)),
       credit_flow_(options.transport == Ns3Transport::kIb),
       header_bytes_(credit_flow_ ? kIbHeaderBytes : kRoceHeaderBytes),
+      classes_(options.traffic_classes),
       rng_(options.seed) {
   const std::vector<Link>& links = topology_.links();
   ports_.resize(links.size());
@@ -203,6 +214,7 @@ RoceTransport::RoceTransport(const Topology& topology, const Ns3Options& options
     ports_[l].rate = options_.links.effective(links[l].bandwidth);
     ports_[l].latency = links[l].latency;
     ports_[l].stats.rate = ports_[l].rate;
+    ports_[l].lanes.resize(classes_);
     by_ends.emplace(pair_key(links[l].from, links[l].to), l);
   }
   for (LinkId l = 0; l < links.size(); ++l) {
@@ -214,28 +226,35 @@ RoceTransport::RoceTransport(const Topology& topology, const Ns3Options& options
     thresholds_ = pfc_thresholds(topology_, options_, payload_mtu_ + header_bytes_);
     return;
   }
-  // Every input port's buffer is its share of the node's, and what the link
-  // into it starts with as credits.
+  // Every input port's buffer is its share of the node's, split evenly
+  // among the data virtual lanes: what the link into it starts with as
+  // credits on each lane.
   thresholds_.assign(topology_.node_count(), PfcThresholds{});
   std::vector<std::uint64_t> ports_in(topology_.node_count(), 0);
   for (const Link& k : links) ++ports_in[k.to];
   for (LinkId l = 0; l < links.size(); ++l) {
-    ports_[l].credits = roce_.buffer_bytes / ports_in[links[l].to];
-    if (ports_[l].credits < payload_mtu_ + header_bytes_) {
+    const std::uint64_t share = roce_.buffer_bytes / ports_in[links[l].to] / classes_;
+    if (share < payload_mtu_ + header_bytes_) {
       throw InputError(roce_.buffer_where + ": " + std::to_string(roce_.buffer_bytes) + " B shared by the " +
                        std::to_string(ports_in[links[l].to]) + " input ports of node " +
-                       std::to_string(links[l].to) + " leaves each less than one " +
-                       std::to_string(payload_mtu_ + header_bytes_) + " B packet of credits");
+                       std::to_string(links[l].to) +
+                       (classes_ > 1 ? " and " + std::to_string(classes_) + " virtual lanes" : std::string()) +
+                       " leaves each less than one " + std::to_string(payload_mtu_ + header_bytes_) +
+                       " B packet of credits");
     }
+    for (Lane& lane : ports_[l].lanes) lane.credits = share;
   }
 }
 
-RoceTransport::QueuePair& RoceTransport::queue_pair(NodeId src, NodeId dst, std::uint64_t path, std::uint32_t& index) {
-  auto [it, fresh] = qp_of_path_.try_emplace({pair_key(src, dst), path}, static_cast<std::uint32_t>(qps_.size()));
+RoceTransport::QueuePair& RoceTransport::queue_pair(NodeId src, NodeId dst, std::uint64_t path, std::uint8_t lane,
+                                                    std::uint32_t& index) {
+  auto [it, fresh] = qp_of_path_.try_emplace({pair_key(src, dst), path * 16 + lane},
+                                             static_cast<std::uint32_t>(qps_.size()));
   if (fresh) {
     // ACKs, NACKs and CNPs take the reverse pair's own route (small frames of
     // strict priority, whichever path the data took).
     add_queue_pair(src, dst, routes_.route_path(src, dst, path), routes_.route(dst, src));
+    qps_.back().lane = lane;
   }
   index = it->second;
   return qps_[index];
@@ -277,7 +296,9 @@ void RoceTransport::send_on_link(LinkId link, std::uint64_t bytes, const Deliver
 }
 
 void RoceTransport::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to, Time at,
-                         std::uint32_t connection) {
+                         Connection c) {
+  const std::uint32_t connection = c.index;
+  const auto lane = static_cast<std::uint8_t>(c.service_level % classes_);
   // A queue pair's stream has no empty message: one of 0 bytes is carried as 1 byte.
   const std::uint64_t wire = bytes == 0 ? 1 : bytes;
   // Where the pair has several equal-cost paths (a FatTree), the message is
@@ -298,7 +319,7 @@ void RoceTransport::send(NodeId src, NodeId dst, std::uint64_t bytes, const Deli
   };
   const std::uint64_t parts = std::min(n, wire);
   if (parts == 1) {
-    put(src, dst, path_of(0), wire, to, kWhole, at);
+    put(src, dst, path_of(0), lane, wire, to, kWhole, at);
     return;
   }
   std::uint32_t split;
@@ -311,7 +332,7 @@ void RoceTransport::send(NodeId src, NodeId dst, std::uint64_t bytes, const Deli
   }
   splits_[split] = Split{static_cast<std::uint32_t>(parts), to};
   for (std::uint64_t i = 0; i < parts; ++i) {
-    put(src, dst, path_of(i), wire / n + (i < wire % n ? 1 : 0), to, split, at);
+    put(src, dst, path_of(i), lane, wire / n + (i < wire % n ? 1 : 0), to, split, at);
   }
 }
 
@@ -338,10 +359,10 @@ void RoceTransport::set_loading(QueuePair& q, bool on) {
   for (const LinkId l : *q.route) link_load_[l] += on ? 1 : -1;
 }
 
-void RoceTransport::put(NodeId src, NodeId dst, std::uint64_t path, std::uint64_t wire, const Delivery& to,
-                        std::uint32_t split, Time at) {
+void RoceTransport::put(NodeId src, NodeId dst, std::uint64_t path, std::uint8_t lane, std::uint64_t wire,
+                        const Delivery& to, std::uint32_t split, Time at) {
   std::uint32_t index = 0;
-  queue_pair(src, dst, path, index);
+  queue_pair(src, dst, path, lane, index);
   put_on(index, wire, to, split, at);
 }
 
@@ -373,7 +394,8 @@ void RoceTransport::inject(std::uint32_t qp, std::uint64_t bytes) {
 }
 
 // Starts the next frame on link l if it is idle: control first, then data
-// unless paused (forwarded data and the NIC's own queue pairs in turn).
+// of the traffic classes in turn, each unless paused (within a class,
+// forwarded data and the NIC's own queue pairs in turn).
 void RoceTransport::try_send(LinkId l) {
   Port& port = ports_[l];
   if (port.busy) return;
@@ -384,30 +406,35 @@ void RoceTransport::try_send(LinkId l) {
     port.control.pop_front();
     have = true;
     if (p.kind == RocePacket::kCnp) ++port.stats.cnps;
-  } else if (!port.paused) {
+  }
+  for (std::uint32_t k = 0; k < classes_ && !have; ++k) {
+    const auto c = static_cast<std::uint8_t>((port.next_lane + k) % classes_);
+    Lane& lane = port.lanes[c];
+    if (lane.paused) continue;
     // Under credit flow a packet leaves only when the far end has room for it
     // (a NIC's own: room for a full one).
-    const bool forwarded_fits = !port.data.empty() && (!credit_flow_ || port.credits >= port.data.front().wire);
-    const bool own_fits = !credit_flow_ || port.credits >= payload_mtu_ + header_bytes_;
-    const bool forwarded_first = forwarded_fits && (port.qps.empty() || port.transit_turn);
-    if (!forwarded_first && own_fits) have = next_own_packet(l, port, p);
+    const bool forwarded_fits = !lane.data.empty() && (!credit_flow_ || lane.credits >= lane.data.front().wire);
+    const bool own_fits = !credit_flow_ || lane.credits >= payload_mtu_ + header_bytes_;
+    const bool forwarded_first = forwarded_fits && (port.qps.empty() || lane.transit_turn);
+    if (!forwarded_first && own_fits) have = next_own_packet(l, port, c, p);
     if (!have && forwarded_fits) {
-      p = port.data.front();
-      port.data.pop_front();
+      p = lane.data.front();
+      lane.data.pop_front();
       // ECN at egress: marked as it leaves, on the queue it leaves behind
       // and itself, so the mark reaches the receiver without the queue's delay.
-      if (!credit_flow_ && marks(port.data_bytes)) {
+      if (!credit_flow_ && marks(lane.data_bytes)) {
         p.ecn = true;
         ++port.stats.ecn_marks;
       }
-      port.data_bytes -= p.wire;
+      lane.data_bytes -= p.wire;
       leave_buffer(topology_.links()[l].from, p);
       have = true;
     }
-    port.transit_turn = !forwarded_first;
+    lane.transit_turn = !forwarded_first;
+    if (have) port.next_lane = (c + 1) % classes_;
   }
   if (!have) return;
-  if (credit_flow_ && p.kind == RocePacket::kData) port.credits -= p.wire;
+  if (credit_flow_ && p.kind == RocePacket::kData) port.lanes[p.lane].credits -= p.wire;
   port.busy = true;
   port.stats.transmitted(p.wire, p.kind == RocePacket::kData ? p.payload : 0);
   const Time serialize = transfer_time(p.wire, port.rate);
@@ -417,7 +444,7 @@ void RoceTransport::try_send(LinkId l) {
 
 // The NIC's next data packet on link l: round robin over the queue pairs that
 // start there and have bytes to send and whose rate limiter allows it now.
-bool RoceTransport::next_own_packet(LinkId l, Port& port, RocePacket& out) {
+bool RoceTransport::next_own_packet(LinkId l, Port& port, std::uint8_t lane, RocePacket& out) {
   const std::size_t n = port.qps.size();
   Time earliest = -1;
   const Time t = now();
@@ -425,7 +452,7 @@ bool RoceTransport::next_own_packet(LinkId l, Port& port, RocePacket& out) {
     const std::size_t i = (port.next_qp + k) % n;
     const std::uint32_t qp = port.qps[i];
     QueuePair& q = qps_[qp];
-    if (q.next >= q.offered) continue;
+    if (q.lane != lane || q.next >= q.offered) continue;
     if (q.next_send > t) {
       earliest = earliest < 0 ? q.next_send : std::min(earliest, q.next_send);
       continue;
@@ -437,6 +464,7 @@ bool RoceTransport::next_own_packet(LinkId l, Port& port, RocePacket& out) {
     out = RocePacket{};
     out.kind = RocePacket::kData;
     out.qp = qp;
+    out.lane = lane;
     out.seq = q.next;
     out.payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(payload_mtu_, message_end - q.next));
     out.wire = out.payload + header_bytes_;
@@ -468,7 +496,7 @@ void RoceTransport::arrive(LinkId l, RocePacket p) {
   if (p.hop + 1 < route.size()) {
     forward(at, l, p);
   } else if (p.kind == RocePacket::kData) {
-    if (credit_flow_) return_credits(l, p.wire);  // the NIC takes it at once
+    if (credit_flow_) return_credits(l, p.lane, p.wire);  // the NIC takes it at once
     receive_data(q, p.qp, p);
   } else {
     receive_control(q, p.qp, p);
@@ -494,27 +522,28 @@ void RoceTransport::forward(NodeId at, LinkId in, RocePacket p) {
   }
   buffered_[at] += p.wire;
   p.ingress = in;
-  Port& ingress = ports_[in];
+  Lane& ingress = ports_[in].lanes[p.lane];
   ingress.ingress_bytes += p.wire;
-  if (roce_.pfc && !ingress.xoff && ingress.ingress_bytes > thresholds_[at].xoff) pause(in, true);
-  egress.data.push_back(p);
-  egress.data_bytes += p.wire;
-  egress.stats.queue_at(egress.data_bytes);
+  if (roce_.pfc && !ingress.xoff && ingress.ingress_bytes > thresholds_[at].xoff) pause(in, p.lane, true);
+  Lane& queue = egress.lanes[p.lane];
+  queue.data.push_back(p);
+  queue.data_bytes += p.wire;
+  egress.stats.queue_at(queue.data_bytes);
   try_send(out);
 }
 
 void RoceTransport::leave_buffer(NodeId at, const RocePacket& p) {
   buffered_[at] -= p.wire;
-  if (credit_flow_) return_credits(p.ingress, p.wire);
-  Port& ingress = ports_[p.ingress];
+  if (credit_flow_) return_credits(p.ingress, p.lane, p.wire);
+  Lane& ingress = ports_[p.ingress].lanes[p.lane];
   ingress.ingress_bytes -= p.wire;
-  if (ingress.xoff && ingress.ingress_bytes <= thresholds_[at].xon) pause(p.ingress, false);
+  if (ingress.xoff && ingress.ingress_bytes <= thresholds_[at].xon) pause(p.ingress, p.lane, false);
 }
 
 // A flow-control update back up link l: its sender may send `bytes` more
 // once the update has crossed the cable.
-void RoceTransport::return_credits(LinkId l, std::uint32_t bytes) {
-  ns3::Simulator::Schedule(ps(ports_[l].latency), &RoceTransport::credits_arrive, this, l, bytes);
+void RoceTransport::return_credits(LinkId l, std::uint8_t lane, std::uint32_t bytes) {
+  ns3::Simulator::Schedule(ps(ports_[l].latency), &RoceTransport::credits_arrive, this, l, lane, bytes);
 }
 
 // RED on the egress queue: never below Kmin, always above Kmax, linear to Pmax between.
@@ -526,30 +555,31 @@ bool RoceTransport::marks(std::uint64_t queue_bytes) {
   return static_cast<double>(rng_() >> 11) * 0x1.0p-53 < p;
 }
 
-// The receiving end of link l sends PAUSE (on) or RESUME (off) for its data
+// The receiving end of link l sends PAUSE (on) or RESUME (off) for one data
 // priority; it leaves at once (a MAC control frame) on the link back and takes
 // effect at l's sender after its serialization and the cable's latency.
-void RoceTransport::pause(LinkId l, bool on) {
+void RoceTransport::pause(LinkId l, std::uint8_t lane, bool on) {
   Port& port = ports_[l];
-  port.xoff = on;
+  port.lanes[lane].xoff = on;
   const LinkId back = reverse_[l];
   Time delay = port.latency + transfer_time(kPauseFrameBytes, port.rate);
   if (back != kNoReverse) {
     ++ports_[back].stats.pauses_sent;
     delay = ports_[back].latency + transfer_time(kPauseFrameBytes, ports_[back].rate);
   }
-  ns3::Simulator::Schedule(ps(delay), &RoceTransport::paused_arrives, this, l, on);
+  ns3::Simulator::Schedule(ps(delay), &RoceTransport::paused_arrives, this, l, lane, on);
 }
 
-void RoceTransport::paused_arrives(LinkId l, bool on) {
+void RoceTransport::paused_arrives(LinkId l, std::uint8_t lane, bool on) {
   Port& port = ports_[l];
-  if (on == port.paused) return;
-  port.paused = on;
+  Lane& c = port.lanes[lane];
+  if (on == c.paused) return;
+  c.paused = on;
   if (on) {
     ++port.stats.pauses_received;
-    port.paused_since = now();
+    c.paused_since = now();
   } else {
-    port.stats.paused += now() - port.paused_since;
+    port.stats.paused += now() - c.paused_since;
     try_send(l);
   }
 }
@@ -694,7 +724,9 @@ std::vector<LinkUsage> RoceTransport::link_usage() const {
   std::vector<LinkUsage> out(ports_.size());
   for (LinkId l = 0; l < ports_.size(); ++l) {
     out[l] = ports_[l].stats.usage();
-    if (ports_[l].paused) out[l].paused += now() - ports_[l].paused_since;
+    for (const Lane& c : ports_[l].lanes) {
+      if (c.paused) out[l].paused += now() - c.paused_since;
+    }
   }
   return out;
 }

@@ -29,7 +29,7 @@ class TcpTransport final : public Transport {
   TcpTransport(const Topology& topology, const Ns3Options& options, MessageSink& sink);
 
   // One connection per NPU pair: `connection` does not change it.
-  void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to, Time at, std::uint32_t connection) override;
+  void send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to, Time at, Connection connection) override;
   std::vector<LinkUsage> link_usage() const override;
   std::vector<std::pair<std::string, std::uint64_t>> counters() const override {
     return {{"TCP connections", pairs_.size()}};
@@ -240,7 +240,7 @@ void TcpTransport::on_accept(ns3::Ptr<ns3::Socket> s, const ns3::Address& from) 
   if (++accepted_ == awaited_ && warming_up_) ns3::Simulator::Stop();
 }
 
-void TcpTransport::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to, Time at, std::uint32_t) {
+void TcpTransport::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to, Time at, Connection) {
   Pair& p = pair(src, dst);
   // A stream has no empty message: one of 0 bytes is carried as 1 byte.
   const std::uint64_t wire = bytes == 0 ? 1 : bytes;
