@@ -64,7 +64,7 @@ using namespace sim;
 struct RunOptions {
   std::string network, system, backend, report, csv, timeline, link_stats, placement;
   std::string timeline_ranks, timeline_window, timeline_format = "auto";
-  std::vector<std::string> workloads, comm_groups, collectives;
+  std::vector<std::string> workloads, comm_groups, collectives, service_levels;
   bool ctrl_deps = false, strict_deps = false, quiet = false, strict = false, no_aggregation = false,
        exact_folding = false;
 };
@@ -74,8 +74,8 @@ int run_simulation(const RunOptions& o) {
   // The bundled topology only goes with the bundled workload: a user's
   // workload silently run on an 8-NPU ring would answer the wrong question.
   if (!o.workloads.empty() && o.network.empty()) throw InputError("--workload needs --network <topology.yml>");
-  if (o.workloads.empty() && (!o.comm_groups.empty() || !o.placement.empty())) {
-    throw InputError("--comm-group and --placement need --workload");
+  if (o.workloads.empty() && (!o.comm_groups.empty() || !o.placement.empty() || !o.service_levels.empty())) {
+    throw InputError("--comm-group, --placement and --service-level need --workload");
   }
   ScenarioSpec spec;
   spec.system = o.system;
@@ -96,6 +96,7 @@ int run_simulation(const RunOptions& o) {
   } else {
     spec.network = o.network;
     spec.jobs = parse_job_args(o.workloads, o.comm_groups);  // one job, or several (system/groups/job_placement.h)
+    apply_service_levels(spec.jobs, o.service_levels);
     spec.placement = o.placement;
   }
   RunOutputs outputs({o.report, o.csv, o.link_stats, o.timeline, o.timeline_ranks, o.timeline_window,
@@ -221,6 +222,10 @@ int main(int argc, char** argv) {
                  "process groups JSON {\"<pg_name>\": [ranks...]} (NAME=FILE per job); a group it (or a trace's "
                  "METADATA node) defines is that group, \"0\" included; \"4.0\" finds \"4\"; absent/empty pg_name "
                  "means all ranks (docs/traces.md)");
+  app.add_option("--service-level", o.service_levels,
+                 "the job's service level, 0 to 15 (LEVEL, or NAME=LEVEL per job; default 0): on ns3 with "
+                 "network.traffic_classes > 1 its messages take traffic class LEVEL mod traffic_classes, with their "
+                 "own queues and flow control (docs/network.md)");
   app.add_option("--placement", o.placement,
                  "several jobs: JSON {\"<job>-<rank>\": <npu>, ...} (default: jobs packed in the order given)");
   app.add_flag("--strict", o.strict,

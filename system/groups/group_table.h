@@ -31,6 +31,7 @@ struct JobSpec {
   std::uint32_t ranks = 0;   // graphs [first, first + ranks), jobs in order
   std::map<std::string, std::vector<std::uint32_t>> comm_groups;  // job-local ranks
   std::string comm_group_file;  // where comm_groups came from (for messages)
+  std::uint8_t service_level = 0;  // its messages' (Connection::service_level)
 };
 
 struct CommGroup {

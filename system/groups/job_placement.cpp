@@ -19,7 +19,51 @@ bool split_named(const std::string& text, std::string& name, std::string& value)
   return true;
 }
 
+std::uint8_t service_level(const std::string& arg, const std::string& value) {
+  std::size_t used = 0;
+  unsigned long n = 16;
+  try {
+    if (!value.empty() && value[0] != '-' && value[0] != '+') n = std::stoul(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != value.size() || value.empty() || n > 15) {
+    throw InputError("--service-level " + arg + ": expected a service level from 0 to 15, got '" + value + "'");
+  }
+  return static_cast<std::uint8_t>(n);
+}
+
 }  // namespace
+
+void apply_service_levels(std::vector<JobInput>& jobs, const std::vector<std::string>& levels) {
+  std::string name, value;
+  if (jobs.size() == 1 && jobs[0].name.empty()) {
+    if (levels.size() > 1) {
+      throw InputError("--service-level given " + std::to_string(levels.size()) + " times for one workload");
+    }
+    if (levels.empty()) return;
+    if (split_named(levels[0], name, value)) {
+      throw InputError("--service-level " + levels[0] + ": a job name is only for --workload NAME=PATH");
+    }
+    jobs[0].service_level = service_level(levels[0], levels[0]);
+    return;
+  }
+  std::map<std::string, bool> given;
+  for (const std::string& l : levels) {
+    if (!split_named(l, name, value)) {
+      throw InputError("--service-level " + l + ": with several workloads each is NAME=LEVEL");
+    }
+    if (given[name]) throw InputError("--service-level: job '" + name + "' given twice");
+    given[name] = true;
+    bool found = false;
+    for (JobInput& j : jobs) {
+      if (j.name != name) continue;
+      j.service_level = service_level(l, value);
+      found = true;
+    }
+    if (!found) throw InputError("--service-level " + l + ": no --workload is named '" + name + "'");
+  }
+}
 
 std::vector<JobInput> parse_job_args(const std::vector<std::string>& workloads,
                                      const std::vector<std::string>& comm_groups) {

@@ -23,6 +23,7 @@ struct JobInput {
   std::string name;            // "" for a single unnamed workload
   std::string workload;        // folder or prefix of its ETs
   std::string comm_group_file; // its --comm-group file, or ""
+  std::uint8_t service_level = 0;  // its --service-level (0 to 15)
 };
 
 // --workload values (a lone PATH, or NAME=PATH each) and --comm-group values
@@ -30,6 +31,12 @@ struct JobInput {
 // repeated or unknown job name, or a mix of the two forms.
 std::vector<JobInput> parse_job_args(const std::vector<std::string>& workloads,
                                      const std::vector<std::string>& comm_groups);
+
+// --service-level values: a lone N (0 to 15, InfiniBand's service levels)
+// for a single workload, or NAME=N per job (jobs not named keep 0). Throws
+// InputError for a value out of range, an unknown or repeated job name, or a
+// mix of the two forms.
+void apply_service_levels(std::vector<JobInput>& jobs, const std::vector<std::string>& levels);
 
 // NPU per rank (jobs in order, ranks in order) from the placement file.
 // Throws InputError naming the file and key: unknown job or rank, an NPU out

@@ -194,7 +194,7 @@ void CollectiveEngine::issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref
         queue_.schedule_in(config_.endpoint_delay, this, kInject, m);
       } else {
         in_flight_[m].injected = true;
-        network_.send_on(Connection{op.channel}, (*in.members)[pos], (*in.members)[op.peer], op.bytes,
+        network_.send_on(connection(op.channel, (*in.members)[pos]), (*in.members)[pos], (*in.members)[op.peer], op.bytes,
                          Delivery{this, kDelivered, m});
       }
       break;
@@ -440,7 +440,7 @@ void CollectiveEngine::inject(std::uint32_t m) {
   const NodeId from = (*in.members)[msg.src];
   switch (msg.carry) {
     case Carry::kSend:
-      network_.send_on(Connection{msg.channel}, from, (*in.members)[msg.dst], msg.bytes, Delivery{this, kDelivered, m});
+      network_.send_on(connection(msg.channel, from), from, (*in.members)[msg.dst], msg.bytes, Delivery{this, kDelivered, m});
       return;
     case Carry::kUpReduce:
       if (switch_ops(msg.node)) {
@@ -451,7 +451,7 @@ void CollectiveEngine::inject(std::uint32_t m) {
                          "in_network_reduction and a backend that carries switch operations (analytical, flow, ns3 with "
                          "transport roce or ib)");
       } else {  // no reduction in the network: the contribution goes to its owner
-        network_.send_on(Connection{msg.channel}, from, (*in.members)[msg.dst], msg.bytes, Delivery{this, kUploaded, m});
+        network_.send_on(connection(msg.channel, from), from, (*in.members)[msg.dst], msg.bytes, Delivery{this, kUploaded, m});
       }
       return;
     case Carry::kUpMulticast:
@@ -470,7 +470,7 @@ void CollectiveEngine::inject(std::uint32_t m) {
           copy.count = m;
           copy.not_before = msg.not_before;
           const std::uint32_t c = in_flight_.alloc(copy);
-          network_.send_on(Connection{msg.channel}, from, (*in.members)[p], msg.bytes, Delivery{this, kCameDown, c});
+          network_.send_on(connection(msg.channel, from), from, (*in.members)[p], msg.bytes, Delivery{this, kCameDown, c});
         }
       }
       return;

@@ -105,6 +105,12 @@ class CollectiveEngine final : public EventHandler {
   // joined, each ends when the slowest of its copies would. An
   // approximation; off by default.
   void set_stand_ins(bool on) { stand_ins_ = on; }
+  // The service level every message carries (Connection::service_level), or
+  // per sending NPU when `per_npu` is not empty (several jobs).
+  void set_service_levels(std::uint8_t level, std::vector<std::uint8_t> per_npu) {
+    service_level_ = level;
+    service_level_of_npu_ = std::move(per_npu);
+  }
   struct StandInStats {
     std::uint64_t collectives = 0;  // instances ended by a stand-in
     std::uint64_t timings = 0;      // private runs (the rest were cached)
@@ -343,6 +349,11 @@ class CollectiveEngine final : public EventHandler {
   // Stand-ins: verdicts per (algorithm, members), timings per program and per
   // (program fingerprint, placement shape) (stand_in.h).
   bool stand_ins_ = false;
+  std::uint8_t service_level_ = 0;
+  std::vector<std::uint8_t> service_level_of_npu_;  // empty: service_level_ for all
+  Connection connection(std::uint32_t channel, NodeId from) const {
+    return Connection{channel, service_level_of_npu_.empty() ? service_level_ : service_level_of_npu_[from]};
+  }
   std::map<std::pair<const void*, const void*>, bool> mirror_verdict_;
   std::map<const void*, std::pair<std::shared_ptr<const CollectiveProgram>, StandInEnds>> stand_in_by_program_;
   std::map<std::tuple<std::uint64_t, std::uint64_t, std::vector<std::uint32_t>>, StandInEnds> stand_in_by_shape_;

@@ -16,6 +16,16 @@
 namespace sim {
 
 namespace {
+
+// The service level of graph r's job (jobs in order, their ranks in order).
+std::uint8_t jobs_service_level(const std::vector<JobSpec>& jobs, std::uint32_t r) {
+  for (const JobSpec& j : jobs) {
+    if (r < j.ranks) return j.service_level;
+    r -= j.ranks;
+  }
+  return 0;
+}
+
 constexpr std::uint32_t kNodeDone = 1;
 constexpr std::uint32_t kP2PDelivered = 2;
 
@@ -130,6 +140,19 @@ Simulation::Simulation(std::shared_ptr<const std::vector<RankGraph>> graphs, con
       at[npu_of_[r]] = r;
     }
   }
+  // Service levels: one job's for every message, or each job's for its NPUs'.
+  std::vector<std::uint8_t> level_of_npu;
+  if (std::any_of(jobs.begin(), jobs.end(), [](const JobSpec& j) { return j.service_level != 0; })) {
+    level_of_npu.assign(topology_.npu_count(), 0);
+    for (std::uint32_t r = 0; r < ranks; ++r) level_of_npu[npu_of_[r]] = jobs_service_level(jobs, r);
+  }
+  if ((options_.service_level != 0 || !level_of_npu.empty()) && network_->traffic_classes() == 1) {
+    result_.warnings.push_back("--service-level changes nothing here: the " + std::string(network_->name()) +
+                               " network carries one traffic class (set network.traffic_classes under ns3's "
+                               "transport roce or ib; docs/network.md, \"Traffic classes\")");
+  }
+  service_level_of_npu_ = level_of_npu;
+  engine_.set_service_levels(options_.service_level, std::move(level_of_npu));
   // Communicators: every group a rank's collectives name (system/groups/group_table.h).
   groups_ = std::make_unique<GroupTable>(graphs_, jobs, npu_of_, topology_.dims(), topology_.npu_count(),
                                          options_.folding);
@@ -860,7 +883,9 @@ void Simulation::issue_send(std::uint32_t rank, std::uint32_t index) {
   }
   // Folded, a rank's NPU is its number: a copy's too (replica_folding.h).
   const std::uint32_t to = options_.folding.active() ? static_cast<std::uint32_t>(g.comm_dst(index)) : npu_of_[dst];
-  network_->send(npu_of_[rank], to, size, Delivery{this, kP2PDelivered, m});
+  const std::uint8_t level =
+      service_level_of_npu_.empty() ? options_.service_level : service_level_of_npu_[npu_of_[rank]];
+  network_->send_on(Connection{0, level}, npu_of_[rank], to, size, Delivery{this, kP2PDelivered, m});
 }
 
 void Simulation::issue_recv(std::uint32_t rank, std::uint32_t index) {

@@ -149,6 +149,9 @@ struct SimulationOptions {
   std::vector<JobSpec> jobs;
   // The NPU each graph runs on (distinct); empty: graph r on NPU r.
   std::vector<std::uint32_t> npu_of;
+  // One job's service level (several jobs: each JobSpec's): every message its
+  // ranks send carries it (Connection::service_level).
+  std::uint8_t service_level = 0;
   TimelineSink* timeline = nullptr;  // given every node's start and end, if set
   // Called every 2^20 events when set (the caller decides when to print).
   std::function<void(const SimulationProgress&)> progress;
@@ -238,6 +241,7 @@ class Simulation final : public EventHandler, public CollectiveListener {
   CollectiveEngine engine_;
   std::vector<RankRun> runs_;
   std::vector<std::uint32_t> npu_of_;     // per rank (graph index)
+  std::vector<std::uint8_t> service_level_of_npu_;  // several jobs' levels; empty: options_.service_level
   std::vector<std::uint32_t> job_first_;  // per rank: the first rank of its job
   std::vector<std::uint32_t> job_size_;   // per rank: its job's rank count
   std::unique_ptr<GroupTable> groups_;

@@ -210,6 +210,7 @@ Scenario build_scenario(const ScenarioSpec& spec) {
     }
   } else {
     if (spec.jobs.empty()) throw InputError("no workload: a scenario needs graphs or at least one job");
+    if (spec.jobs.size() == 1 && spec.jobs[0].name.empty()) s.options.service_level = spec.jobs[0].service_level;
     // Each rank's trace is compacted into its graph as soon as it is read, so
     // only a few decoded traces (one per loading thread) are in memory at once.
     auto graphs = std::make_shared<std::vector<RankGraph>>();
@@ -291,7 +292,7 @@ Scenario build_scenario(const ScenarioSpec& spec) {
     for (std::size_t i = 0; i < spec.jobs.size(); ++i) {
       const JobInput& job = spec.jobs[i];
       std::vector<RankGraph> g = sources[i]->graphs(spec.graph_options, spec.load_threads);
-      JobSpec js{job.name, static_cast<std::uint32_t>(g.size()), {}, job.comm_group_file};
+      JobSpec js{job.name, static_cast<std::uint32_t>(g.size()), {}, job.comm_group_file, job.service_level};
       if (!job.comm_group_file.empty()) js.comm_groups = load_comm_groups(job.comm_group_file);
       // One job's graphs are taken whole; a vector grown one graph at a time
       // moved and touched every graph's ~600 B again at each doubling.

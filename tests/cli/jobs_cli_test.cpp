@@ -127,6 +127,41 @@ TEST_F(Jobs, BadPlacementsAndJobArgumentsExitTwo) {
   EXPECT_NE(unknown.output.find("no --workload is named 'c'"), std::string::npos) << unknown.output;
 }
 
+// --service-level: a lone LEVEL for one workload, NAME=LEVEL per job; bad
+// levels, unknown or repeated jobs and mixed forms exit 2 naming the argument.
+// Where the network has one traffic class (analytical) a warning says the
+// level changes nothing.
+TEST_F(Jobs, ServiceLevelsAreCheckedAndSayWhereTheyChangeNothing) {
+  const std::string a = allreduce_workload("a", 2, 1024);
+  const std::string b = allreduce_workload("b", 2, 1024);
+  const std::string net = " --network " + configs("ring8.yml");
+  const std::string jobs = "--workload a=" + a + " --workload b=" + b + net;
+  const std::pair<std::string, std::string> cases[] = {
+      {jobs + " --service-level b=16", "--service-level b=16: expected a service level from 0 to 15, got '16'"},
+      {jobs + " --service-level b=-1", "expected a service level from 0 to 15, got '-1'"},
+      {jobs + " --service-level b=x", "got 'x'"},
+      {jobs + " --service-level c=1", "--service-level c=1: no --workload is named 'c'"},
+      {jobs + " --service-level b=1 --service-level b=2", "--service-level: job 'b' given twice"},
+      {jobs + " --service-level 1", "--service-level 1: with several workloads each is NAME=LEVEL"},
+      {"--workload " + a + net + " --service-level a=1", "a job name is only for --workload NAME=PATH"},
+      {"--workload " + a + net + " --service-level 1 --service-level 2", "given 2 times for one workload"},
+      {net.substr(1) + " --service-level 1", "--comm-group, --placement and --service-level need --workload"},
+  };
+  for (const auto& [args, want] : cases) {
+    const SimRun r = run_sim(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(want), std::string::npos) << args << "\n" << r.output;
+  }
+  const SimRun one = run_sim("--workload " + a + net + " --service-level 3");
+  EXPECT_EQ(one.code, 0) << one.output;
+  EXPECT_NE(one.output.find("--service-level changes nothing here: the analytical network carries one traffic class"),
+            std::string::npos)
+      << one.output;
+  const SimRun none = run_sim(jobs + " --service-level b=0");
+  EXPECT_EQ(none.code, 0) << none.output;
+  EXPECT_EQ(none.output.find("--service-level"), std::string::npos) << none.output;
+}
+
 // An algorithm written for 1 MiB declared (wrongly) as written for 64 MiB:
 // its messages shrink 64 times, the result beats the links: a warning, and
 // with --strict exit 2.
