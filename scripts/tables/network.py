@@ -11,6 +11,10 @@
     scripts/tables/network.py ns3-presets NCCL's all-reduce of 16 and 256 MiB on h100-roce-clos (roce)
                                           and dgx-h100-superpod (ib), 2 nodes: flow against ns3,
                                           NVLS's switch reductions as packets        (ns3: long)
+    scripts/tables/network.py traffic-classes
+                                          two jobs on ns3 with 2 traffic classes: a victim job's
+                                          16 MiB beside another job's 3-to-1 incast, on the
+                                          incast's service level and on its own    (ns3: slow)
     scripts/tables/network.py astrasim-ring-one-hop
                                           ASTRA-sim's ring schedule as Chakra ETs on Ring_8,
                                           FullyConnected_8, Ring_64, flow, against ASTRA-sim's
@@ -323,6 +327,53 @@ def table_ns3_presets():
                     format(total("packets"), ","), total("drops"), total("pauses_received")))
 
 
+VICTIM_NET = ("npus: 6\nswitches: 2\nbandwidth: 50GB/s\nlatency: 500ns\nlinks:\n"
+              "  - {src: npu0, dst: sw0}\n  - {src: npu1, dst: sw0}\n  - {src: npu2, dst: sw0}\n"
+              "  - {src: npu3, dst: sw0}\n  - {src: npu4, dst: sw1}\n  - {src: npu5, dst: sw1}\n"
+              "  - {src: sw0, dst: sw1, bandwidth: 200GB/s}\n")
+
+
+def p2p(node_id, send, peer, size):
+    return (field_int(1, node_id) + HEAD[SEND if send else RECV] +
+            attr_int64("comm_dst" if send else "comm_src", peer) + attr_int64("comm_size", size) +
+            attr_int64("comm_tag", 0))
+
+
+def table_traffic_classes():
+    size = 16 * MiB
+    cases = (("roce, PFC alone", "transport: roce\n  dcqcn: false"), ("roce, PFC and DCQCN", "transport: roce"),
+             ("ib", "transport: ib"))
+    print("| transport | victim job alone (us) | on the incast job's service level (us) | on its own (us) "
+          "| incast job (us), shared / own |")
+    print("|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory(prefix="network-classes.") as tmp:
+        os.makedirs(os.path.join(tmp, "wl"))
+        for r in range(3):
+            write_et(os.path.join(tmp, "wl", "incast.%d.et" % r), [p2p(1, True, 3, size)])
+        write_et(os.path.join(tmp, "wl", "incast.3.et"), [p2p(k + 1, False, k, size) for k in range(3)])
+        for r in range(2):
+            write_et(os.path.join(tmp, "wl", "victim.%d.et" % r), [p2p(1, r == 0, 1 - r, size)])
+        write(os.path.join(tmp, "victim.yml"), VICTIM_NET)
+        write(os.path.join(tmp, "both.json"), json.dumps(
+            {"incast-0": 0, "incast-1": 1, "incast-2": 2, "incast-3": 4, "victim-0": 3, "victim-1": 5}))
+        write(os.path.join(tmp, "alone.json"), json.dumps({"victim-0": 3, "victim-1": 5}))
+        jobs = ["--workload", "incast=wl/incast", "--workload", "victim=wl/victim", "--placement", "both.json"]
+        for label, transport in cases:
+            write(os.path.join(tmp, "sys.yml"), "network:\n  backend: ns3\n  %s\n  traffic_classes: 2\n"
+                  "  buffer_size: 4MB\n" % transport)
+            common = ["--network", "victim.yml", "--system", "sys.yml"]
+            alone = report(["--workload", "victim=wl/victim", "--placement", "alone.json"] + common, tmp)
+            times = {}
+            for level in ("0", "1"):
+                run(["-q", "--report", "report.json", "--service-level", "victim=" + level] + jobs + common, tmp)
+                with open(os.path.join(tmp, "report.json")) as f:
+                    times[level] = {j["name"]: j["sim_time_ns"] for j in json.load(f)["jobs"]}
+            print("| %s | %.1f | %.1f (x%.2f) | %.1f (x%.2f) | %.1f / %.1f |" % (
+                label, alone / 1e3, times["0"]["victim"] / 1e3, times["0"]["victim"] / alone,
+                times["1"]["victim"] / 1e3, times["1"]["victim"] / alone, times["0"]["incast"] / 1e3,
+                times["1"]["incast"] / 1e3))
+
+
 # --- ASTRA-sim ---------------------------------------------------------------------------------
 
 COLL = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reducescatter",
@@ -507,6 +558,7 @@ TABLES = {
     "qps": table_qps,
     "ns3-ring": table_ns3_ring,
     "ns3-presets": table_ns3_presets,
+    "traffic-classes": table_traffic_classes,
     "astrasim-ring-one-hop": lambda: table_astrasim_ring(ONE_HOP, False),
     "astrasim-ring-switch": lambda: table_astrasim_ring(SWITCH, True),
     "astrasim-ring-ns3": table_astrasim_ring_ns3,
