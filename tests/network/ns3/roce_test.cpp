@@ -15,6 +15,7 @@
 #include "network/backend_registry.h"
 #include "tests/network/delivery_recorder.h"
 #include "tests/network/ns3/skip_without_ns3.h"
+#include "tests/network/ns3/victim_topology.h"
 
 namespace sim {
 namespace {
@@ -320,11 +321,7 @@ TEST(Ns3Roce, DcqcnKeepsTheIncastQueueNearTheMarkingThresholds) {
 // backs up into the trunk and the pauses stop the victim too; DCQCN cuts the
 // incast senders and the victim keeps its line rate.
 Time victim_finish(Options options, bool with_incast, Totals* seen = nullptr) {
-  const Topology t = parse_topology(
-      "npus: 6\nswitches: 2\nbandwidth: 50GB/s\nlatency: 500ns\nlinks:\n"
-      "  - {src: npu0, dst: sw0}\n  - {src: npu1, dst: sw0}\n  - {src: npu2, dst: sw0}\n  - {src: npu3, dst: sw0}\n"
-      "  - {src: npu4, dst: sw1}\n  - {src: npu5, dst: sw1}\n  - {src: sw0, dst: sw1, bandwidth: 200GB/s}\n",
-      "victim.yml");
+  const Topology t = testing_support::victim_topology();
   EventQueue q;
   Recorder r(q);
   options["buffer_size"] = {"2MB", "test"};
@@ -474,11 +471,7 @@ TEST(Ns3Ib, CreditFlowControlIsLosslessWithoutPauses) {
 TEST(Ns3Ib, VictimFlowIsBlockedBehindTheIncast) {
   SKIP_WITHOUT_NS3();
   const Time alone = victim_finish({{"dcqcn", {"false", "test"}}}, false);
-  const Topology t = parse_topology(
-      "npus: 6\nswitches: 2\nbandwidth: 50GB/s\nlatency: 500ns\nlinks:\n"
-      "  - {src: npu0, dst: sw0}\n  - {src: npu1, dst: sw0}\n  - {src: npu2, dst: sw0}\n  - {src: npu3, dst: sw0}\n"
-      "  - {src: npu4, dst: sw1}\n  - {src: npu5, dst: sw1}\n  - {src: sw0, dst: sw1, bandwidth: 200GB/s}\n",
-      "victim.yml");
+  const Topology t = testing_support::victim_topology();
   EventQueue q;
   Recorder r(q);
   auto net = ib(t, q, {{"buffer_size", {"2MB", "test"}}});

@@ -15,6 +15,7 @@
 #include "network/backend_registry.h"
 #include "tests/network/delivery_recorder.h"
 #include "tests/network/ns3/skip_without_ns3.h"
+#include "tests/network/ns3/victim_topology.h"
 
 namespace sim {
 namespace {
@@ -35,11 +36,7 @@ std::unique_ptr<Network> ns3(const Topology& t, EventQueue& q, const std::string
 // NPU 3 sends 16 MiB to the idle NPU 5 across the same link, on service level
 // `victim_sl`. Returns the victim's time; `alone`: the victim without the incast.
 Time victim(const std::string& transport, std::uint32_t classes, std::uint8_t victim_sl, bool alone = false) {
-  const Topology t = parse_topology(
-      "npus: 6\nswitches: 2\nbandwidth: 50GB/s\nlatency: 500ns\nlinks:\n"
-      "  - {src: npu0, dst: sw0}\n  - {src: npu1, dst: sw0}\n  - {src: npu2, dst: sw0}\n  - {src: npu3, dst: sw0}\n"
-      "  - {src: npu4, dst: sw1}\n  - {src: npu5, dst: sw1}\n  - {src: sw0, dst: sw1, bandwidth: 200GB/s}\n",
-      "victim.yml");
+  const Topology t = testing_support::victim_topology();
   EventQueue q;
   Recorder r(q);
   Options o = {{"buffer_size", {"4MB", "test"}}, {"traffic_classes", {std::to_string(classes), "test"}}};

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 
+#include "tests/network/ns3/victim_topology.h"
 #include "tests/system/test_util.h"
 
 namespace sim {
@@ -95,11 +96,7 @@ TEST(Ns3Collective, AJobOnItsOwnServiceLevelIsNotBlockedByAnother) {
 #ifndef SIM_HAVE_NS3
   GTEST_SKIP() << "ns-3 not found at configure time: the ns3 backend is not built";
 #endif
-  const Topology t = parse_topology(
-      "npus: 6\nswitches: 2\nbandwidth: 50GB/s\nlatency: 500ns\nlinks:\n"
-      "  - {src: npu0, dst: sw0}\n  - {src: npu1, dst: sw0}\n  - {src: npu2, dst: sw0}\n  - {src: npu3, dst: sw0}\n"
-      "  - {src: npu4, dst: sw1}\n  - {src: npu5, dst: sw1}\n  - {src: sw0, dst: sw1, bandwidth: 200GB/s}\n",
-      "victim.yml");
+  const Topology t = testing_support::victim_topology();
   const std::uint64_t bytes = 16 << 20;
   auto incast = make_traces(4, [&](int r) {
     if (r < 3) return std::vector<et::Node>{p2p_node(1, true, 3, bytes)};
