@@ -8,7 +8,8 @@
 // (2 x max frame), and the PAUSE frame itself (64 B); the model's MAC and PHY
 // react at once, so the standard's response-time terms are zero. Each port's
 // XOFF is its share of the buffer left after every port's headroom; XON is
-// two maximum frames lower.
+// two maximum frames lower. With several priorities (traffic_classes) the
+// headroom and the share are per port and priority.
 #pragma once
 
 #include <cstdint>

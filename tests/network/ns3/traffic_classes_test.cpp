@@ -106,6 +106,32 @@ TEST(Ns3TrafficClasses, ClassesShareAPortInTurn) {
   }
 }
 
+// PFC per priority keeps headroom per port and priority: an incast on both
+// priorities at once (7 senders, 2 MiB on each) into a 2 MB buffer stays
+// lossless (XOFF per priority 66,620 B; one XOFF per port for both, 191,240
+// B, would let 7 x 2 x 191,240 B in and drop).
+TEST(Ns3TrafficClasses, PfcPerPriorityStaysLosslessWhenEveryPriorityCongests) {
+  SKIP_WITHOUT_NS3();
+  const Topology t = parse_topology("shape: Switch\nnpus: 8\nbandwidth: 50GB/s\nlatency: 500ns\n", "switch.yml");
+  EventQueue q;
+  Recorder r(q);
+  auto net = ns3(t, q, "roce", {{"traffic_classes", {"2", "test"}}, {"buffer_size", {"2MB", "test"}},
+                                {"dcqcn", {"false", "test"}}});
+  for (NodeId s = 1; s < 8; ++s) {
+    net->send_on(Connection{0, 0}, s, 0, 2 * kMiB, r.to(2 * s));
+    net->send_on(Connection{0, 1}, s, 0, 2 * kMiB, r.to(2 * s + 1));
+  }
+  q.run();
+  ASSERT_EQ(r.seen.size(), 14u);
+  std::uint64_t drops = 0, pauses = 0;
+  for (const LinkUsage& u : net->link_usage()) {
+    drops += u.drops;
+    pauses += u.pauses_received;
+  }
+  EXPECT_EQ(drops, 0u);
+  EXPECT_GT(pauses, 0u);
+}
+
 TEST(Ns3TrafficClasses, CountsOutsideTheTransportsRangeAreErrors) {
   SKIP_WITHOUT_NS3();
   const Topology t = parse_topology("shape: Switch\nnpus: 4\nbandwidth: 50GB/s\nlatency: 500ns\n", "switch.yml");
