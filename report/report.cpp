@@ -107,8 +107,9 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
   out << "network:   " << info.topology << ", backend " << info.backend << "\n";
   out << "simulated time: " << format_time(r.makespan) << " (" << format_ns(r.makespan) << " ns)\n";
   for (const JobResult& job : r.jobs) {
-    out << "  job " << job.name << " (" << job.ranks << " ranks): " << format_time(job.makespan) << " ("
-        << format_ns(job.makespan) << " ns)\n";
+    out << "  job " << job.name << " (" << job.ranks << " ranks";
+    if (job.service_level != 0) out << ", service level " << unsigned{job.service_level};
+    out << "): " << format_time(job.makespan) << " (" << format_ns(job.makespan) << " ns)\n";
   }
   if (info.training) print_training_summary(out, *info.training);
   if (!r.ranks.empty()) {
@@ -240,6 +241,7 @@ void json_header(JsonStream& j, const SimulationResult& r, const RunInfo& info) 
           .field("sim_time_ns", to_ns(job.makespan))
           .field("first_rank", job.first_rank)
           .field("ranks", job.ranks)
+          .field("service_level", unsigned{job.service_level})
           .end_object();
     }
     j.end_array();

@@ -534,7 +534,8 @@ SimulationResult Simulation::run() {
     result_.groups.push_back(GroupRecord{groups_->group(g).label, groups_->group(g).dims});
   }
   for (const JobSpec& j : options_.jobs) {
-    JobResult job{j.name, result_.jobs.empty() ? 0 : result_.jobs.back().first_rank + result_.jobs.back().ranks, j.ranks, 0};
+    JobResult job{j.name, result_.jobs.empty() ? 0 : result_.jobs.back().first_rank + result_.jobs.back().ranks, j.ranks, 0,
+                  j.service_level};
     for (std::uint32_t k = 0; k < j.ranks; ++k) job.makespan = std::max(job.makespan, runs_[job.first_rank + k].stats.finish);
     result_.jobs.push_back(std::move(job));
   }

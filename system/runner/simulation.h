@@ -83,6 +83,7 @@ struct JobResult {
   std::string name;
   std::uint32_t first_rank = 0, ranks = 0;  // its ranks in SimulationResult::ranks
   Time makespan = 0;
+  std::uint8_t service_level = 0;  // its messages' (--service-level)
 };
 
 // A group collectives ran on, as reports name it.

@@ -160,6 +160,15 @@ TEST_F(Jobs, ServiceLevelsAreCheckedAndSayWhereTheyChangeNothing) {
   const SimRun none = run_sim(jobs + " --service-level b=0");
   EXPECT_EQ(none.code, 0) << none.output;
   EXPECT_EQ(none.output.find("--service-level"), std::string::npos) << none.output;
+  // The summary and the report say each job's level.
+  const SimRun two = run_sim(jobs + " --service-level b=2 --report " + path("r.json"));
+  EXPECT_EQ(two.code, 0) << two.output;
+  EXPECT_NE(two.output.find("job a (2 ranks): "), std::string::npos) << two.output;
+  EXPECT_NE(two.output.find("job b (2 ranks, service level 2): "), std::string::npos) << two.output;
+  const nlohmann::json r = report("r.json");
+  ASSERT_EQ(r["jobs"].size(), 2u);
+  EXPECT_EQ(r["jobs"][0]["service_level"], 0);
+  EXPECT_EQ(r["jobs"][1]["service_level"], 2);
 }
 
 // An algorithm written for 1 MiB declared (wrongly) as written for 64 MiB:

@@ -126,6 +126,7 @@ TEST(Ns3Collective, AJobOnItsOwnServiceLevelIsNotBlockedByAnother) {
   const SimulationResult own =
       run(both, {JobSpec{"incast", 4, {}, ""}, JobSpec{"victim", 2, {}, "", 1}}, npus, ib);
   ASSERT_EQ(own.jobs.size(), 2u);
+  EXPECT_EQ(own.jobs[1].service_level, 1);
   EXPECT_GT(shared.jobs[1].makespan, 2 * alone);
   // Within 0.1% (20 ns here): the incast's ACKs still share the victim's ports with its data.
   EXPECT_NEAR(static_cast<double>(own.jobs[1].makespan), static_cast<double>(alone), 1e-3 * static_cast<double>(alone));
