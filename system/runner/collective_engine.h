@@ -111,6 +111,11 @@ class CollectiveEngine final : public EventHandler {
     service_level_ = level;
     service_level_of_npu_ = std::move(per_npu);
   }
+  // Channel `channel` of a message NPU `from` sends, with its job's service
+  // level (point-to-point messages use it too, on channel 0).
+  Connection connection(std::uint32_t channel, NodeId from) const {
+    return Connection{channel, service_level_of_npu_.empty() ? service_level_ : service_level_of_npu_[from]};
+  }
   struct StandInStats {
     std::uint64_t collectives = 0;  // instances ended by a stand-in
     std::uint64_t timings = 0;      // private runs (the rest were cached)
@@ -351,9 +356,6 @@ class CollectiveEngine final : public EventHandler {
   bool stand_ins_ = false;
   std::uint8_t service_level_ = 0;
   std::vector<std::uint8_t> service_level_of_npu_;  // empty: service_level_ for all
-  Connection connection(std::uint32_t channel, NodeId from) const {
-    return Connection{channel, service_level_of_npu_.empty() ? service_level_ : service_level_of_npu_[from]};
-  }
   std::map<std::pair<const void*, const void*>, bool> mirror_verdict_;
   std::map<const void*, std::pair<std::shared_ptr<const CollectiveProgram>, StandInEnds>> stand_in_by_program_;
   std::map<std::tuple<std::uint64_t, std::uint64_t, std::vector<std::uint32_t>>, StandInEnds> stand_in_by_shape_;

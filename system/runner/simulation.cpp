@@ -151,7 +151,6 @@ Simulation::Simulation(std::shared_ptr<const std::vector<RankGraph>> graphs, con
                                " network carries one traffic class (set network.traffic_classes under ns3's "
                                "transport roce or ib; docs/network.md, \"Traffic classes\")");
   }
-  service_level_of_npu_ = level_of_npu;
   engine_.set_service_levels(options_.service_level, std::move(level_of_npu));
   // Communicators: every group a rank's collectives name (system/groups/group_table.h).
   groups_ = std::make_unique<GroupTable>(graphs_, jobs, npu_of_, topology_.dims(), topology_.npu_count(),
@@ -884,9 +883,7 @@ void Simulation::issue_send(std::uint32_t rank, std::uint32_t index) {
   }
   // Folded, a rank's NPU is its number: a copy's too (replica_folding.h).
   const std::uint32_t to = options_.folding.active() ? static_cast<std::uint32_t>(g.comm_dst(index)) : npu_of_[dst];
-  const std::uint8_t level =
-      service_level_of_npu_.empty() ? options_.service_level : service_level_of_npu_[npu_of_[rank]];
-  network_->send_on(Connection{0, level}, npu_of_[rank], to, size, Delivery{this, kP2PDelivered, m});
+  network_->send_on(engine_.connection(0, npu_of_[rank]), npu_of_[rank], to, size, Delivery{this, kP2PDelivered, m});
 }
 
 void Simulation::issue_recv(std::uint32_t rank, std::uint32_t index) {

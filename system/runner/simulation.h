@@ -242,7 +242,6 @@ class Simulation final : public EventHandler, public CollectiveListener {
   CollectiveEngine engine_;
   std::vector<RankRun> runs_;
   std::vector<std::uint32_t> npu_of_;     // per rank (graph index)
-  std::vector<std::uint8_t> service_level_of_npu_;  // several jobs' levels; empty: options_.service_level
   std::vector<std::uint32_t> job_first_;  // per rank: the first rank of its job
   std::vector<std::uint32_t> job_size_;   // per rank: its job's rank count
   std::unique_ptr<GroupTable> groups_;
