@@ -17,11 +17,41 @@ DimensionKind building_block(const ConfigReader& config, const YAML::Node& node,
   config.fail(node, "'" + key + "': unknown topology '" + name + "' (known: Ring, FullyConnected, Switch)");
 }
 
+// A dimension's `roles` entry: nvswitch or pcie-switch (a Switch inside a
+// host), leaf, spine, core or switch (the fabric's); nvlink or network for
+// links without switches. Dimensions inside a host come first.
+void read_role(const ConfigReader& config, const YAML::Node& node, const std::string& key, Dimension& d,
+               bool host_may_continue) {
+  const std::string name = config.text(node, key);
+  const bool is_switch = d.kind == DimensionKind::kSwitch;
+  NodeRole role = NodeRole::kSwitch;
+  if (is_switch) {
+    if (!node_role_from_name(name, role) || role == NodeRole::kGpu || role == NodeRole::kNic) {
+      config.fail(node, "'" + key + "': a Switch dimension's role is nvswitch, pcie-switch (inside a host), leaf, "
+                        "spine, core or switch (the fabric), got '" + name + "'");
+    }
+    d.in_host = role == NodeRole::kNvSwitch || role == NodeRole::kPcieSwitch;
+    d.role = role;
+  } else {
+    if (name != "nvlink" && name != "network") {
+      config.fail(node, "'" + key + "': a dimension of links without switches is nvlink (inside a host) or network "
+                        "(between hosts), got '" + name + "'");
+    }
+    d.in_host = name == "nvlink";
+  }
+  if (d.in_host && !host_may_continue) {
+    config.fail(node, "'" + key + "': '" + name + "' is inside a host but a dimension before it is not: the dimensions "
+                      "inside a host come first");
+  }
+  d.declared = true;
+}
+
 }  // namespace
 
 Topology parse_astrasim_form(const ConfigReader& config, const YAML::Node& root) {
   config.check_keys(root, "",
-                    {"name", "topology", "npus_count", "bandwidth", "latency", "bandwidth_unit", "in_network_reduction"});
+                    {"name", "topology", "npus_count", "bandwidth", "latency", "bandwidth_unit", "in_network_reduction",
+                     "roles"});
 
   // ASTRA-sim writes "GB/s" but converts with 2^30; `bandwidth_unit: GiB/s`
   // reproduces its numbers, the default keeps GB/s = 1e9 B/s.
@@ -56,6 +86,18 @@ Topology parse_astrasim_form(const ConfigReader& config, const YAML::Node& root)
     }
   }
 
+  // Optional, one per dimension: what its switches are (or, for links
+  // without switches, whether they join GPUs of one host or of several).
+  YAML::Node roles;
+  const bool has_roles = static_cast<bool>(root["roles"]);
+  if (has_roles) {
+    roles = config.require_list(root, "roles");
+    if (roles.size() != kinds.size()) {
+      config.fail(roles, "'roles' has " + std::to_string(roles.size()) + " entries but 'topology' has " +
+                             std::to_string(kinds.size()) + " (one per dimension)");
+    }
+  }
+
   std::vector<Dimension> dims;
   std::string label;
   for (std::size_t i = 0; i < kinds.size(); ++i) {
@@ -75,6 +117,7 @@ Topology parse_astrasim_form(const ConfigReader& config, const YAML::Node& root)
                                   "not " + kinds[i].Scalar());
       }
     }
+    if (has_roles) read_role(config, roles[i], "roles" + at, d, i == 0 || dims.back().in_host);
     dims.push_back(d);
     label.append(i == 0 ? "" : " x ").append(kinds[i].Scalar()).append(" ").append(std::to_string(size));
   }

@@ -1,5 +1,6 @@
 #include "network/dimension_stack.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "core/error.h"
@@ -100,7 +101,16 @@ class DimensionOrderRouter final : public Router {
 }  // namespace
 
 Topology build_dimension_stack(const std::string& source, const std::string& label,
-                               const std::vector<Dimension>& dims) {
+                               const std::vector<Dimension>& declared_dims) {
+  std::vector<Dimension> dims = declared_dims;
+  const bool declared = std::any_of(dims.begin(), dims.end(), [](const Dimension& d) { return d.declared; });
+  if (!declared) {
+    // The dimension-0 convention: dimension 0 is the host; the levels above, the fabric's.
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+      dims[i].in_host = i == 0;
+      dims[i].role = i == 0 ? NodeRole::kNvSwitch : i == 1 ? NodeRole::kLeaf : i == 2 ? NodeRole::kSpine : NodeRole::kCore;
+    }
+  }
   // Sizes are checked in 64 bits before anything is allocated.
   std::uint64_t npus = 1, links = 0, switches = 0;
   for (const Dimension& d : dims) {
@@ -171,7 +181,8 @@ Topology build_dimension_stack(const std::string& source, const std::string& lab
 
   std::vector<TopologyDimension> sizes;
   for (const Dimension& d : dims) {
-    sizes.push_back(TopologyDimension{d.kind, d.size, d.bandwidth, d.latency, d.in_network_reduction});
+    sizes.push_back(TopologyDimension{d.kind, d.size, d.bandwidth, d.latency, d.in_network_reduction, d.in_host,
+                                      d.kind == DimensionKind::kSwitch ? d.role : NodeRole::kSwitch});
   }
   const auto npu_count = static_cast<std::uint32_t>(npus);
   const auto switch_count = static_cast<std::uint32_t>(switches);
@@ -182,11 +193,21 @@ Topology build_dimension_stack(const std::string& source, const std::string& lab
       reducing.emplace_back(layouts[i].switch_base, npu_count / dims[i].size);
     }
   }
+  // Hosts: the NPUs that differ only in the dimensions inside a host (a prefix of the stack).
+  std::uint64_t host_size = 1;
+  for (std::size_t i = 0; i < dims.size() && dims[i].in_host; ++i) host_size *= dims[i].size;
+  std::vector<NodeRole> roles(switch_count, NodeRole::kSwitch);
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (layouts[i].kind != DimensionKind::kSwitch) continue;
+    const std::uint32_t groups = npu_count / dims[i].size;
+    std::fill_n(roles.begin() + (layouts[i].switch_base - npu_count), groups, dims[i].role);
+  }
   Topology topology(std::move(description), npu_count, switch_count, std::move(all), std::move(sizes),
                     std::make_unique<DimensionOrderRouter>(std::move(layouts)));
   for (const auto& [first, count] : reducing) {
     for (std::uint32_t g = 0; g < count; ++g) topology.mark_reducing(first + g);
   }
+  topology.set_hardware(std::move(roles), static_cast<std::uint32_t>(host_size), {}, declared);
   return topology;
 }
 

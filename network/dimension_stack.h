@@ -24,6 +24,12 @@ struct Dimension {
   BytesPerSecond bandwidth;
   Time latency;
   bool in_network_reduction = false;  // kSwitch: its switches reduce and multicast
+  // Hosts and roles (TopologyDimension): when no dimension of a stack says
+  // (`declared` false on all), dimension 0 is the host (its switches
+  // nvswitch) and the others the fabric's levels (leaf, spine, core).
+  bool in_host = false;
+  NodeRole role = NodeRole::kSwitch;
+  bool declared = false;
 };
 
 // Builds the graph with dimension-order routing: dimension 0 first; within a

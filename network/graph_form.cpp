@@ -42,10 +42,72 @@ NodeId node_ref(const ConfigReader& config, const YAML::Node& node, const std::s
   return static_cast<NodeId>(id);
 }
 
+// `roles: {nvswitch: [sw0, sw1], nic: [sw2, ...], leaf: [...]}`: what each
+// switch is; a switch not named is a "switch". NPUs are GPUs.
+std::vector<NodeRole> read_roles(const ConfigReader& config, const YAML::Node& root, std::uint32_t npus,
+                                 std::uint32_t switches) {
+  const YAML::Node map = root["roles"];
+  if (!map) return {};
+  config.require_map(map, "roles");
+  std::vector<NodeRole> roles(switches, NodeRole::kSwitch);
+  std::vector<bool> named(switches, false);
+  for (const auto& entry : map) {
+    const std::string name = entry.first.as<std::string>();
+    NodeRole role = NodeRole::kSwitch;
+    if (!node_role_from_name(name, role) || role == NodeRole::kGpu) {
+      config.fail(entry.first, "'roles': unknown switch role '" + name +
+                                   "' (known: nic, nvswitch, pcie-switch, leaf, spine, core, switch; NPUs are GPUs)");
+    }
+    const std::string key = "roles." + name;
+    if (!entry.second.IsSequence()) config.fail(entry.second, "'" + key + "' must be a list of switches");
+    for (std::size_t i = 0; i < entry.second.size(); ++i) {
+      const std::string at = key + "[" + std::to_string(i) + "]";
+      const NodeId node = node_ref(config, entry.second[i], at, npus, switches);
+      if (node < npus) config.fail(entry.second[i], "'" + at + "': NPU " + std::to_string(node) + " is a GPU, not a " + name);
+      if (named[node - npus]) {
+        config.fail(entry.second[i], "'" + at + "': switch " + std::to_string(node - npus) + " is given a role twice");
+      }
+      named[node - npus] = true;
+      roles[node - npus] = role;
+    }
+  }
+  return roles;
+}
+
+// `hosts: [[npu0, npu1], [npu2, npu3]]`: the NPUs of each host, every NPU in one.
+std::vector<std::uint32_t> read_hosts(const ConfigReader& config, const YAML::Node& root, std::uint32_t npus,
+                                      std::uint32_t switches) {
+  const YAML::Node list = root["hosts"];
+  if (!list) return {};
+  if (!list.IsSequence() || list.size() == 0) config.fail(list, "'hosts' must be a list of hosts, each a list of NPUs");
+  std::vector<std::uint32_t> hosts(npus, kNoHost);
+  for (std::size_t h = 0; h < list.size(); ++h) {
+    const std::string key = "hosts[" + std::to_string(h) + "]";
+    if (!list[h].IsSequence() || list[h].size() == 0) config.fail(list[h], "'" + key + "' must be a list of NPUs");
+    for (std::size_t i = 0; i < list[h].size(); ++i) {
+      const std::string at = key + "[" + std::to_string(i) + "]";
+      const NodeId node = node_ref(config, list[h][i], at, npus, switches);
+      if (node >= npus) {
+        config.fail(list[h][i], "'" + at + "': switch " + std::to_string(node - npus) +
+                                    " is not an NPU (a host lists its NPUs; its switches and NICs follow from 'roles')");
+      }
+      if (hosts[node] != kNoHost) {
+        config.fail(list[h][i], "'" + at + "': NPU " + std::to_string(node) + " is already in host " +
+                                    std::to_string(hosts[node]));
+      }
+      hosts[node] = static_cast<std::uint32_t>(h);
+    }
+  }
+  for (std::uint32_t n = 0; n < npus; ++n) {
+    if (hosts[n] == kNoHost) config.fail(list, "'hosts': NPU " + std::to_string(n) + " is in no host");
+  }
+  return hosts;
+}
+
 }  // namespace
 
 Topology parse_graph_form(const ConfigReader& config, const YAML::Node& root) {
-  config.check_keys(root, "", {"name", "npus", "switches", "bandwidth", "latency", "links"});
+  config.check_keys(root, "", {"name", "npus", "switches", "bandwidth", "latency", "links", "hosts", "roles"});
   constexpr std::uint64_t kMaxNodes = 1U << 24;
   const std::uint64_t npus = config.count(config.require(root, "npus"), "npus");
   if (npus < 2) config.fail(root["npus"], "'npus' must be >= 2");
@@ -90,10 +152,16 @@ Topology parse_graph_form(const ConfigReader& config, const YAML::Node& root) {
   if (const auto pair = router->unreachable_pair()) {
     config.fail(list, "npu " + std::to_string(pair->first) + " cannot reach npu " + std::to_string(pair->second));
   }
+  std::vector<NodeRole> roles = read_roles(config, root, n, sw);
+  std::vector<std::uint32_t> hosts = read_hosts(config, root, n, sw);
   std::string label = "Graph";
   if (const YAML::Node name = root["name"]) label = config.text(name, "name");
   std::string description = describe_topology(label, n, sw, links);
-  return Topology(std::move(description), n, sw, std::move(links), std::vector<std::uint32_t>{n}, std::move(router));
+  Topology topology(std::move(description), n, sw, std::move(links), std::vector<std::uint32_t>{n}, std::move(router));
+  const bool declared = root["hosts"] || root["roles"];
+  // Without `hosts`, the graph is one host (its one dimension).
+  topology.set_hardware(std::move(roles), hosts.empty() ? n : 1, std::move(hosts), declared);
+  return topology;
 }
 
 }  // namespace sim

@@ -22,6 +22,7 @@ Topology::Topology(std::string description, std::uint32_t npu_count, std::uint32
       dims_(std::move(dims)),
       router_(std::move(router)) {
   for (std::uint32_t d : dims_) dimensions_.push_back(TopologyDimension{DimensionKind::kOther, d, 0, 0});
+  default_hosts();
 }
 
 Topology::Topology(std::string description, std::uint32_t npu_count, std::uint32_t switch_count,
@@ -33,6 +34,7 @@ Topology::Topology(std::string description, std::uint32_t npu_count, std::uint32
       dimensions_(std::move(dimensions)),
       router_(std::move(router)) {
   for (const TopologyDimension& d : dimensions_) dims_.push_back(d.size);
+  default_hosts();
 }
 
 const char* dimension_kind_name(DimensionKind kind) {
@@ -44,6 +46,84 @@ const char* dimension_kind_name(DimensionKind kind) {
     case DimensionKind::kOther: break;
   }
   return "other";
+}
+
+const char* node_role_name(NodeRole role) {
+  switch (role) {
+    case NodeRole::kGpu: return "gpu";
+    case NodeRole::kNic: return "nic";
+    case NodeRole::kNvSwitch: return "nvswitch";
+    case NodeRole::kPcieSwitch: return "pcie-switch";
+    case NodeRole::kLeaf: return "leaf";
+    case NodeRole::kSpine: return "spine";
+    case NodeRole::kCore: return "core";
+    case NodeRole::kSwitch: break;
+  }
+  return "switch";
+}
+
+bool node_role_from_name(const std::string& name, NodeRole& role) {
+  for (const NodeRole r : {NodeRole::kGpu, NodeRole::kNic, NodeRole::kNvSwitch, NodeRole::kPcieSwitch, NodeRole::kLeaf,
+                           NodeRole::kSpine, NodeRole::kCore, NodeRole::kSwitch}) {
+    if (name == node_role_name(r)) {
+      role = r;
+      return true;
+    }
+  }
+  return false;
+}
+
+int fabric_level(NodeRole role) {
+  switch (role) {
+    case NodeRole::kLeaf: return 1;
+    case NodeRole::kSpine: return 2;
+    case NodeRole::kCore: return 3;
+    case NodeRole::kSwitch: return 4;
+    default: return 0;
+  }
+}
+
+void Topology::default_hosts() {
+  host_size_ = dims_.empty() || dims_[0] == 0 || npu_count_ % dims_[0] != 0 ? 1 : dims_[0];
+  host_count_ = npu_count_ / host_size_;
+}
+
+void Topology::set_hardware(std::vector<NodeRole> switch_roles, std::uint32_t host_size,
+                            std::vector<std::uint32_t> npu_hosts, bool declared) {
+  if (!switch_roles.empty() && switch_roles.size() != switch_count_) {
+    throw std::invalid_argument("set_hardware: " + std::to_string(switch_roles.size()) + " roles for " +
+                                std::to_string(switch_count_) + " switches");
+  }
+  for (const NodeRole r : switch_roles) {
+    if (r == NodeRole::kGpu) throw std::invalid_argument("set_hardware: a switch cannot be a gpu");
+  }
+  std::uint32_t count = 0;
+  std::vector<std::uint32_t> slots;
+  if (npu_hosts.empty()) {
+    if (host_size == 0 || npu_count_ % host_size != 0) {
+      throw std::invalid_argument("set_hardware: hosts of " + std::to_string(host_size) + " NPUs do not divide " +
+                                  std::to_string(npu_count_));
+    }
+    count = npu_count_ / host_size;
+  } else {
+    if (npu_hosts.size() != npu_count_) {
+      throw std::invalid_argument("set_hardware: " + std::to_string(npu_hosts.size()) + " hosts for " +
+                                  std::to_string(npu_count_) + " NPUs");
+    }
+    for (const std::uint32_t h : npu_hosts) count = std::max(count, h + 1);
+    std::vector<std::uint32_t> filled(count, 0);
+    slots.resize(npu_count_);
+    for (NodeId n = 0; n < npu_count_; ++n) slots[n] = filled[npu_hosts[n]]++;
+    for (std::uint32_t h = 0; h < count; ++h) {
+      if (filled[h] == 0) throw std::invalid_argument("set_hardware: host " + std::to_string(h) + " has no NPU");
+    }
+  }
+  roles_ = std::move(switch_roles);
+  host_size_ = npu_hosts.empty() ? host_size : 1;
+  hosts_ = std::move(npu_hosts);
+  slots_ = std::move(slots);
+  host_count_ = count;
+  hardware_declared_ = declared;
 }
 
 Topology::Topology(Topology&&) noexcept = default;

@@ -32,6 +32,20 @@ inline constexpr std::uint64_t kMaxLinks = 1ULL << 24;
 // when `links` (counted in 64 bits or more by the caller) passes kMaxLinks.
 void check_link_count(const std::string& source, std::uint64_t links);
 
+// What a node is in the machine (docs/network.md, "Hosts and roles"): a GPU
+// (every NPU), a NIC it reaches the network through, a switch inside a host
+// (NVSwitch, PCIe switch) or one of the fabric's (leaf, spine, core; plain
+// "switch" where a topology does not say).
+enum class NodeRole : std::uint8_t { kGpu, kNic, kNvSwitch, kPcieSwitch, kLeaf, kSpine, kCore, kSwitch };
+const char* node_role_name(NodeRole role);  // "gpu", "nic", "nvswitch", "pcie-switch", "leaf", ...
+// The role written `name` in a YAML file; false when there is none.
+bool node_role_from_name(const std::string& name, NodeRole& role);
+// The fabric's levels in order (leaf 1, spine 2, core 3, switch 4); 0 for the
+// roles that sit in a host.
+int fabric_level(NodeRole role);
+// host() of a node outside every host (the fabric's switches).
+inline constexpr std::uint32_t kNoHost = 0xffffffffU;
+
 // How one logical dimension joins the NPUs that differ only in its coordinate.
 // kOther: not a dimension-stack block (a fat tree's levels, an explicit graph).
 enum class DimensionKind { kRing, kLine, kFullyConnected, kSwitch, kOther };
@@ -45,6 +59,10 @@ struct TopologyDimension {
   BytesPerSecond bandwidth = 0;
   Time latency = 0;
   bool in_network_reduction = false;  // its switches reduce and multicast (docs/network.md)
+  // Inside a host (the NPUs that differ only in the dimensions inside one are
+  // one machine), and what its switches are (kSwitch kind only).
+  bool in_host = false;
+  NodeRole role = NodeRole::kSwitch;
 };
 
 class Router;  // routing rule of one topology form (dimension-order, shortest path, ...)
@@ -97,6 +115,30 @@ class Topology {
   // For the form readers: marks switch `node` as reducing.
   void mark_reducing(NodeId node);
 
+  // Hosts and roles. Unless a file says otherwise (`roles:` of a dimension
+  // stack, `hosts:` and `roles:` of an explicit graph), dimension 0 is the
+  // host: NPU n sits in host n / dims()[0], and every switch is a "switch".
+  // A switch or NIC inside a host (nvswitch, pcie-switch, nic) belongs to the
+  // host of the NPUs that link to it.
+  NodeRole role(NodeId node) const {
+    return node < npu_count_ ? NodeRole::kGpu : roles_.empty() ? NodeRole::kSwitch : roles_[node - npu_count_];
+  }
+  // The host (machine) NPU `npu` sits in, 0..host_count()-1.
+  std::uint32_t host(NodeId npu) const { return hosts_.empty() ? npu / host_size_ : hosts_[npu]; }
+  std::uint32_t host_count() const { return host_count_; }
+  // Where NPU `npu` sits among its host's NPUs (0..), in id order: the rail
+  // of a rail-optimised fabric.
+  std::uint32_t host_slot(NodeId npu) const { return slots_.empty() ? npu % host_size_ : slots_[npu]; }
+  // Whether the topology's file declared its hosts or roles.
+  bool hardware_declared() const { return hardware_declared_; }
+  // For the form readers: the switches' roles (switch_count() of them; empty:
+  // every one a "switch") and the hosts, either as a size (NPU n in host
+  // n / host_size; it must divide npu_count()) or per NPU (`npu_hosts`, each
+  // in 0..H-1 with every host holding an NPU; host_size is then ignored).
+  // Throws std::invalid_argument when they do not fit; readers check first.
+  void set_hardware(std::vector<NodeRole> switch_roles, std::uint32_t host_size, std::vector<std::uint32_t> npu_hosts,
+                    bool declared);
+
  private:
   std::string description_;
   std::uint32_t npu_count_;
@@ -107,6 +149,13 @@ class Topology {
   std::unique_ptr<Router> router_;
   std::vector<bool> reducing_;  // per switch (node - npu_count); empty: none
   std::uint32_t reducing_count_ = 0;
+  std::vector<NodeRole> roles_;       // per switch; empty: every switch kSwitch
+  std::uint32_t host_size_ = 1;        // NPUs per host when hosts_ is empty
+  std::vector<std::uint32_t> hosts_;  // per NPU; empty: npu / host_size_
+  std::vector<std::uint32_t> slots_;  // per NPU; empty: npu % host_size_
+  std::uint32_t host_count_ = 1;
+  bool hardware_declared_ = false;
+  void default_hosts();  // dimension 0 is the host
 };
 
 // Reads a topology YAML file. Throws InputError naming the file and key.

@@ -167,7 +167,15 @@ std::string network_yaml(const Preset& p, std::uint32_t nodes, const std::vector
     o << "#     bandwidth " << dims[d].bandwidth.value << ": " << dims[d].bandwidth.source << "\n"
       << "#     latency   " << dims[d].latency.value << " per link: " << dims[d].latency.source << "\n";
   }
-  std::vector<std::string> topo, count, bw, lat;
+  std::vector<std::string> topo, count, bw, lat, roles;
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    const std::size_t level = dims[d].level;
+    roles.push_back(d == 0 ? "nvswitch" : level == 0 ? "leaf" : level == 1 ? "spine" : "core");
+  }
+  o << "# roles: dimension 0 is one host (a node) and its NVSwitch; the levels\n"
+       "# above are the fabric's. Each GPU's link into the first of them is its\n"
+       "# NIC (NCCL's network device; several NICs of one GPU, as on p5, are one\n"
+       "# device of their summed speed).\n";
   for (const Dimension& d : dims) {
     topo.push_back("Switch");
     count.push_back(std::to_string(d.size));
@@ -178,7 +186,8 @@ std::string network_yaml(const Preset& p, std::uint32_t nodes, const std::vector
     << "topology: [" << join(topo) << "]\n"
     << "npus_count: [" << join(count) << "]\n"
     << "bandwidth: [" << join(bw) << "]\n"
-    << "latency: [" << join(lat) << "]\n";
+    << "latency: [" << join(lat) << "]\n"
+    << "roles: [" << join(roles) << "]\n";
   if (*p.gpu->nvswitch_reduces) {
     // Only the NVSwitch (dimension 0) reduces: the presets' network switches
     // are not SHARP-enabled (CollNet is not assumed).

@@ -30,26 +30,23 @@ std::shared_ptr<const AlgorithmContext> make_algorithm_context(std::shared_ptr<c
     return ctx;
   }
   ctx->dims = topology->dimensions();
-  const std::uint32_t size0 = ctx->dims.empty() ? topology->npu_count() : ctx->dims.front().size;
-  std::unordered_map<std::uint32_t, std::uint32_t> domain_index;  // NPU id / size0 -> domain
+  std::unordered_map<std::uint32_t, std::uint32_t> domain_index;  // host -> domain
   for (std::uint32_t p = 0; p < n; ++p) {
     const std::uint32_t npu = (*ctx->members)[p];
-    ctx->rail_of[p] = npu % size0;
-    const auto [it, fresh] = domain_index.try_emplace(npu / size0, static_cast<std::uint32_t>(domain_index.size()));
+    ctx->rail_of[p] = topology->host_slot(npu);
+    const auto [it, fresh] = domain_index.try_emplace(topology->host(npu), static_cast<std::uint32_t>(domain_index.size()));
     ctx->domain_of[p] = it->second;
   }
   ctx->domains = static_cast<std::uint32_t>(domain_index.size());
   ctx->domain_switch.assign(ctx->domains, kNoSwitch);
-  // The dimension-0 switch of a domain: its first member's lowest-numbered
-  // link to a switch (a dimension stack numbers dimension 0's links first; a
-  // fat tree's NPU has only its leaf link).
-  if (!ctx->dims.empty() && ctx->dims.front().kind == DimensionKind::kSwitch) {
+  // The NVSwitch of a domain: the first one its first member links to.
+  {
     std::vector<std::uint32_t> first(ctx->domains, n);
     for (std::uint32_t p = n; p-- > 0;) first[ctx->domain_of[p]] = p;
     std::unordered_map<NodeId, std::uint32_t> want;  // NPU -> domain
     for (std::uint32_t d = 0; d < ctx->domains; ++d) want.emplace((*ctx->members)[first[d]], d);
     for (const Link& l : topology->links()) {
-      if (l.to < topology->npu_count()) continue;
+      if (l.to < topology->npu_count() || topology->role(l.to) != NodeRole::kNvSwitch) continue;
       const auto it = want.find(l.from);
       if (it == want.end() || ctx->domain_switch[it->second] != kNoSwitch) continue;
       ctx->domain_switch[it->second] = l.to;

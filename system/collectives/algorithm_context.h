@@ -8,11 +8,10 @@
 // and multicast in a switch). The registry builds one context per group
 // (make_algorithm_context) and hands it to factories that take one.
 //
-// Domains. A topology's dimension 0 is the node's scale-up domain (the
-// NVSwitch of a DGX, the fast ring of a TPU slice): members that differ only
-// in their dimension-0 coordinate share a domain; the others are "nodes" apart.
-// A member's rail is its dimension-0 coordinate (on a rail-optimised fabric,
-// GPU i of every node uses NIC rail i).
+// Domains. A domain is a host (Topology::host): the NVSwitch of a DGX, the
+// fast ring of a TPU slice; by default a topology's dimension 0. Members of
+// different hosts are "nodes" apart. A member's rail is its place among its
+// host's NPUs (on a rail-optimised fabric, GPU i of every node uses NIC rail i).
 #pragma once
 
 #include <cstdint>
@@ -46,8 +45,8 @@ struct AlgorithmContext {
   // Topology view of the group.
   std::uint32_t domains = 1;
   std::vector<std::uint32_t> domain_of;  // per position: its domain, 0..domains-1 in order of first appearance
-  std::vector<std::uint32_t> rail_of;    // per position: its dimension-0 coordinate
-  std::vector<NodeId> domain_switch;     // per domain: the dimension-0 switch its members hang off, or kNoSwitch
+  std::vector<std::uint32_t> rail_of;    // per position: its place among its host's NPUs
+  std::vector<NodeId> domain_switch;     // per domain: the NVSwitch its members hang off, or kNoSwitch
   std::vector<TopologyDimension> dims;   // the topology's dimensions (empty when unknown)
 
   // Capabilities.

@@ -39,16 +39,15 @@ inline double wire_ratio(Proto p) {
   return 1.0;
 }
 
-constexpr int kNcclSteps = 8;  // NCCL_STEPS: slots of a connection's buffer
 
 // Payload bytes one ring step moves per channel.
 inline std::uint64_t step_payload(Proto p) {
   switch (p) {
-    case Proto::kLL: return 16 * 1024;
-    case Proto::kLL128: return 576000;  // 120/128 of 614,400 wire bytes
+    case Proto::kLL: return kLLStepPayload;
+    case Proto::kLL128: return kLL128StepPayload;
     case Proto::kSimple: break;
   }
-  return 2 * 1024 * 1024;
+  return kSimpleStepPayload;
 }
 
 // Steps of one channel in flight at once (slots / slots per step).
@@ -59,12 +58,10 @@ inline std::uint32_t steps_in_flight(Proto p) { return p == Proto::kSimple ? 2 :
 // 512 KiB, with all NCCL_STEPS = 8 slots in flight; LL and LL128 chunks are
 // one step whatever the collective (src/enqueue.cc: chunkSteps only for ring Simple).
 inline std::uint64_t chain_step_payload(Proto p) {
-  return p == Proto::kSimple ? std::uint64_t{4} * 1024 * 1024 / kNcclSteps : step_payload(p);
+  return p == Proto::kSimple ? kSimpleBuffer / kNcclSteps : step_payload(p);
 }
 inline constexpr std::uint32_t kChainStepsInFlight = kNcclSteps;
 
-// NVLS moves 128 KiB per rank and step (NCCL_NVLS_CHUNKSIZE's default).
-constexpr std::uint64_t kNvlsChunk = 128 * 1024;
 
 // NCCL's NVLS chunk for a collective of `n_bytes` (nBytes) over `concurrent_ops`
 // = channels x heads (src/enqueue.cc, calcCollChunking, the NCCL_ALGO_NVLS
@@ -88,13 +85,7 @@ inline std::uint64_t nvls_chunk(std::uint64_t n_bytes, std::uint64_t concurrent_
   return chunk;
 }
 
-// NCCL's release, as 200 + minor (2.21 -> 221): the `version` key of `nccl`.
-// Left out, the rules of 2.21 and later.
-inline constexpr int kDefaultVersion = 221;
 
-// CTAs NVLS and NVLS-tree run on: nvlsChannels (NCCL_NVLS_NCHANNELS, 16 by
-// default on Hopper), whatever the topology search found.
-inline constexpr std::uint32_t kNvlsChannels = 16;
 
 // NCCL's NVLS-tree chunk (src/enqueue.cc, calcCollChunking, the
 // NCCL_ALGO_NVLS_TREE branch) for nBytes over `concurrent_ops` = channels x

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "core/error.h"
@@ -11,19 +12,15 @@ namespace sim::nccl {
 
 namespace {
 
-// Speeds per channel NCCL tries, GB/s, highest first (src/graph/search.cc,
-// speedArrayIntra/Inter and sm90SpeedArrayIntra/Inter).
-const std::vector<double> kIntra = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0};
-const std::vector<double> kInter = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
-                                    7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
-const std::vector<double> kIntraSm90 = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
-const std::vector<double> kInterSm90 = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
-                                        15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
-
-constexpr int kMaxChannels = 32;        // MAXCHANNELS
-constexpr int kSearchChannels = 16;     // the search's maxChannels (MAXCHANNELS / 2)
-constexpr int kMaxNvlsArity = 32;       // NCCL_MAX_NVLS_ARITY
-constexpr double kDuplicateAbove = 25;  // rings/trees of >= 25 GB/s are split into twice the channels at half speed
+// The search's speed lists and limits are NCCL's (nccl_constants.h).
+template <std::size_t N>
+std::vector<double> list(const double (&speeds)[N]) {
+  return std::vector<double>(speeds, speeds + N);
+}
+const std::vector<double> kIntra = list(kSpeedIntra);
+const std::vector<double> kInter = list(kSpeedInter);
+const std::vector<double> kIntraSm90 = list(kSpeedIntraSm90);
+const std::vector<double> kInterSm90 = list(kSpeedInterSm90);
 
 // How many channels of `speed` fit `capacity` GB/s (a small tolerance for the float sums NCCL does),
 // at most kMaxChannels: more never changes a search capped at kSearchChannels, and a link of
@@ -32,7 +29,7 @@ int fit(double capacity, double speed) {
   return static_cast<int>(std::min(std::floor(capacity / speed + 1e-9), static_cast<double>(kMaxChannels)));
 }
 
-Graph ring_or_tree(Arch arch, int per_node, int nodes, double gpu_bw, double nic_bw, bool tree) {
+Graph ring_or_tree(Arch arch, int per_node, int nodes, double gpu_bw, double nic_bw, int nics, bool tree) {
   const std::vector<double>& speeds =
       nodes == 1 ? (arch == Arch::kHopper ? kIntraSm90 : kIntra) : (arch == Arch::kHopper ? kInterSm90 : kInter);
   const double max_bw = nodes == 1 ? gpu_bw : std::min(gpu_bw, nic_bw);
@@ -46,10 +43,10 @@ Graph ring_or_tree(Arch arch, int per_node, int nodes, double gpu_bw, double nic
   for (; i < speeds.size(); ++i) {
     const double s = speeds[i];
     // A channel takes `s` on every GPU's NVLink (in and out) and, across
-    // nodes, on one NIC per node: a node's NICs (one per GPU) carry
-    // per_node * floor(nic / s) channels.
+    // nodes, on one NIC per node: a node's NICs carry nics * floor(nic / s)
+    // channels.
     int ch = per_node > 1 ? fit(gpu_bw, s) : kSearchChannels;
-    if (nodes > 1) ch = std::min(ch, per_node * fit(nic_bw, s));
+    if (nodes > 1) ch = std::min(ch, nics * fit(nic_bw, s));
     ch = std::min(ch, kSearchChannels);
     if (ch > 0 && ch * s > best_ch * best_speed + 1e-9) {
       best_ch = ch;
@@ -111,16 +108,136 @@ Graph nvls_graph(Arch arch, int per_node, int nodes, double gpu_bw, double nic_b
 
 }  // namespace
 
-double nvlink_efficiency(Arch arch) { return arch == Arch::kHopper ? 20.6 / 25.0 : 20.0 / 25.0; }
+double host_bandwidth(const Topology& topology, const std::vector<std::uint32_t>& host_npus) {
+  if (host_npus.empty()) return 0;
+  const std::uint32_t host = topology.host(host_npus[0]);
+  std::map<NodeId, std::pair<double, double>> per_gpu;  // GPU -> (NVLink, PCIe) GB/s
+  for (const std::uint32_t n : host_npus) per_gpu[n] = {0, 0};
+  for (const Link& l : topology.links()) {
+    const auto it = per_gpu.find(l.from);
+    if (it == per_gpu.end()) continue;
+    const double gbs = static_cast<double>(l.bandwidth) / 1e9;
+    const NodeRole to = topology.role(l.to);
+    if ((to == NodeRole::kGpu && topology.host(l.to) == host) || to == NodeRole::kNvSwitch) it->second.first += gbs;
+    else if (to == NodeRole::kPcieSwitch) it->second.second += gbs;
+  }
+  double best = 0;
+  for (const auto& [gpu, bw] : per_gpu) best = std::max(best, bw.first > 0 ? bw.first : bw.second);
+  return best;
+}
+
+NetworkDevices network_devices(const Topology& topology, const std::vector<std::uint32_t>& host_npus) {
+  NetworkDevices out;
+  if (host_npus.empty()) return out;
+  const std::uint32_t npus = topology.npu_count();
+  const std::uint32_t host = topology.host(host_npus[0]);
+  std::map<NodeId, std::vector<NodeId>> pcie_nics;   // the host's PCIe switch -> NICs under it
+  std::map<NodeId, std::vector<std::pair<NodeId, double>>> gpu_links;  // GPU -> (node, GB/s) it links to, in link order
+  std::map<NodeId, double> nic_speed;                // NIC -> GB/s out of the host
+  for (const std::uint32_t n : host_npus) gpu_links[n];
+  for (const Link& l : topology.links()) {
+    if (l.from < npus && gpu_links.count(l.from)) gpu_links[l.from].emplace_back(l.to, static_cast<double>(l.bandwidth) / 1e9);
+  }
+  std::set<NodeId> host_switches;
+  for (const auto& [gpu, to] : gpu_links) {
+    for (const auto& [x, bw] : to) {
+      if (x >= npus && topology.role(x) == NodeRole::kPcieSwitch) host_switches.insert(x);
+      if (x >= npus && topology.role(x) == NodeRole::kNic) nic_speed[x] = 0;
+    }
+  }
+  for (const Link& l : topology.links()) {
+    if (host_switches.count(l.from) && l.to >= npus && topology.role(l.to) == NodeRole::kNic) {
+      pcie_nics[l.from].push_back(l.to);
+      nic_speed[l.to] = 0;
+    }
+  }
+  if (!nic_speed.empty()) {
+    // A NIC's speed: its links out of the host (to the fabric, or to GPUs of other hosts).
+    for (const Link& l : topology.links()) {
+      const auto it = nic_speed.find(l.from);
+      if (it == nic_speed.end()) continue;
+      const NodeRole to = topology.role(l.to);
+      const bool inside = to == NodeRole::kNvSwitch || to == NodeRole::kPcieSwitch || to == NodeRole::kNic ||
+                          (to == NodeRole::kGpu && topology.host(l.to) == host);
+      if (!inside) it->second += static_cast<double>(l.bandwidth) / 1e9;
+    }
+    // Which GPUs reach each NIC (directly or under a PCIe switch they link to).
+    std::map<NodeId, std::set<NodeId>> reached_by;
+    std::map<NodeId, std::set<NodeId>> nics_of;
+    for (const auto& [gpu, to] : gpu_links) {
+      for (const auto& [x, bw] : to) {
+        if (x < npus) continue;
+        if (topology.role(x) == NodeRole::kNic) nics_of[gpu].insert(x);
+        if (const auto p = pcie_nics.find(x); p != pcie_nics.end()) nics_of[gpu].insert(p->second.begin(), p->second.end());
+      }
+    }
+    for (const auto& [gpu, nics] : nics_of) {
+      for (const NodeId nic : nics) reached_by[nic].insert(gpu);
+    }
+    std::vector<double> devices;
+    std::set<NodeId> counted;
+    for (const auto& [gpu, nics] : nics_of) {
+      double own = 0;
+      for (const NodeId nic : nics) {
+        if (reached_by[nic].size() == 1) {
+          own += nic_speed[nic];
+        } else if (counted.insert(nic).second) {
+          devices.push_back(nic_speed[nic]);
+        }
+      }
+      if (own > 0) devices.push_back(own);
+    }
+    if (!devices.empty()) {
+      out.devices = static_cast<int>(devices.size());
+      out.speed = *std::min_element(devices.begin(), devices.end());
+    }
+    return out;
+  }
+  // No NIC nodes: each GPU's first link out of its host is its NIC, with its
+  // other links to switches of the same role.
+  std::vector<double> devices;
+  for (const auto& [gpu, to] : gpu_links) {
+    double sum = 0;
+    bool found = false;
+    NodeRole port = NodeRole::kGpu;
+    for (const auto& [x, bw] : to) {
+      const NodeRole role = topology.role(x);
+      const bool leaves = role == NodeRole::kGpu ? topology.host(x) != host : fabric_level(role) > 0;
+      if (!leaves) continue;
+      if (!found) {
+        found = true;
+        port = role;
+        sum = bw;
+      } else if (role == port && role != NodeRole::kGpu) {
+        sum += bw;
+      }
+    }
+    if (found) devices.push_back(sum);
+  }
+  if (!devices.empty()) {
+    out.devices = static_cast<int>(devices.size());
+    out.speed = *std::min_element(devices.begin(), devices.end());
+  }
+  return out;
+}
+
+double nvlink_efficiency(Arch arch) {
+  const double bw = arch == Arch::kHopper ? kNvlinkBwSm90 : arch == Arch::kAmpere ? kNvlinkBwSm80 : kNvlinkBwSm70;
+  return bw / kNvlinkSpecBw;
+}
 
 std::array<Graph, kAlgos> search_graphs(Arch arch, int ranks, int nodes, double gpu_bw, double nic_bw, bool nvls,
-                                        bool collnet) {
+                                        bool collnet, int nics) {
   std::array<Graph, kAlgos> graphs;
   const int per_node = ranks / std::max(nodes, 1);
-  graphs[static_cast<int>(Algo::kRing)] = ring_or_tree(arch, per_node, nodes, gpu_bw, nic_bw, false);
-  graphs[static_cast<int>(Algo::kTree)] = ring_or_tree(arch, per_node, nodes, gpu_bw, nic_bw, true);
+  if (nics <= 0) nics = per_node;
+  graphs[static_cast<int>(Algo::kRing)] = ring_or_tree(arch, per_node, nodes, gpu_bw, nic_bw, nics, false);
+  graphs[static_cast<int>(Algo::kTree)] = ring_or_tree(arch, per_node, nodes, gpu_bw, nic_bw, nics, true);
   if (nvls) {
-    graphs[static_cast<int>(Algo::kNvls)] = nvls_graph(arch, per_node, nodes, gpu_bw, nic_bw);
+    // Each GPU heads a channel on the network: with fewer devices than GPUs,
+    // the heads share them.
+    const double head_nic = nic_bw * std::min(1.0, static_cast<double>(nics) / std::max(per_node, 1));
+    graphs[static_cast<int>(Algo::kNvls)] = nvls_graph(arch, per_node, nodes, gpu_bw, head_nic);
     if (nodes > 1) graphs[static_cast<int>(Algo::kNvlsTree)] = graphs[static_cast<int>(Algo::kNvls)];
   }
   if (collnet && nodes > 1) {
@@ -173,20 +290,16 @@ NcclSystem describe_system(const AlgorithmContext& ctx, Arch arch) {
     }
   }
   s.per_node = s.ranks / std::max(s.nodes, 1);
-  // Per-GPU bandwidth inside the node, by dimension 0's shape (GB/s).
-  double intra = 0;
-  if (!ctx.dims.empty()) {
-    const TopologyDimension& d0 = ctx.dims.front();
-    const double link = static_cast<double>(d0.bandwidth) / 1e9;
-    switch (d0.kind) {
-      case DimensionKind::kSwitch: intra = link; break;
-      case DimensionKind::kFullyConnected: intra = link * (d0.size - 1); break;
-      case DimensionKind::kRing:
-      case DimensionKind::kLine: intra = 2 * link; break;
-      case DimensionKind::kOther: intra = link; break;
+  // The first node's GPUs (members or not: NCCL sees the whole host).
+  std::vector<std::uint32_t> host_npus;
+  if (ctx.topology) {
+    const std::uint32_t host = ctx.topology->host((*ctx.members)[0]);
+    for (NodeId n = 0; n < ctx.topology->npu_count(); ++n) {
+      if (ctx.topology->host(n) == host) host_npus.push_back(n);
     }
   }
-  if (intra <= 0 && ctx.topology) {  // an explicit graph: the first member's first link
+  double intra = ctx.topology ? host_bandwidth(*ctx.topology, host_npus) : 0;
+  if (intra <= 0 && ctx.topology) {  // no link inside the host (one GPU per host): its first link
     for (const Link& l : ctx.topology->links()) {
       if (l.from == (*ctx.members)[0]) {
         intra = static_cast<double>(l.bandwidth) / 1e9;
@@ -197,11 +310,13 @@ NcclSystem describe_system(const AlgorithmContext& ctx, Arch arch) {
   if (intra <= 0) intra = 25;  // no topology (tools): one NVLink
   s.gpu_bw = intra * nvlink_efficiency(arch);
   if (s.nodes > 1) {
-    s.nic_bw = ctx.dims.size() > 1 && ctx.dims[1].bandwidth > 0 ? static_cast<double>(ctx.dims[1].bandwidth) / 1e9 : 12.5;
+    const NetworkDevices net = ctx.topology ? network_devices(*ctx.topology, host_npus) : NetworkDevices{};
+    s.nic_bw = net.devices > 0 ? net.speed : 12.5;  // none found: a 100 Gb/s NIC
+    s.nics = net.devices > 0 ? net.devices : s.per_node;
   }
   s.nvls = ctx.domain_reduces;
   s.collnet = ctx.fabric_reduces && !rail_switches(ctx).empty();
-  s.graphs = search_graphs(arch, s.ranks, s.nodes, s.gpu_bw, s.nic_bw, s.nvls, s.collnet);
+  s.graphs = search_graphs(arch, s.ranks, s.nodes, s.gpu_bw, s.nic_bw, s.nvls, s.collnet, s.nics);
   return s;
 }
 

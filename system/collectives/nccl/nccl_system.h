@@ -6,9 +6,11 @@
 // SM90 20.6 GB/s per link and direction, against 25 GB/s on the spec sheet)
 // and a NIC its port speed. Its search (src/graph/search.cc) then tries speeds
 // per channel from a per-generation list, highest first, and keeps the most
-// channels x speed the links can carry. We redo that search for the shape this
-// simulator knows (dimension 0 a switch or direct-link domain per node, one NIC
-// per GPU above it); docs/nccl.md says what is approximated.
+// channels x speed the links can carry. We redo that search on what the
+// topology says of each host (Topology::host, role): its GPUs' NVLink, and
+// the NICs they reach the network through (one per GPU, shared by several,
+// or several merged into one device per GPU); docs/nccl.md says what is
+// approximated.
 #pragma once
 
 #include <string>
@@ -25,7 +27,8 @@ struct NcclSystem {
   int per_node = 0;          // ranks per node (NCCL needs the same count on every node)
   Arch arch = Arch::kHopper;
   double gpu_bw = 0;         // GB/s per GPU and direction inside the node, NCCL's view
-  double nic_bw = 0;         // GB/s per GPU to the network (0: one node)
+  double nic_bw = 0;         // GB/s of one network device (0: one node)
+  int nics = 0;              // network devices per node (NCCL's count; 0: one node)
   bool nvls = false;         // the node switches reduce and multicast
   bool collnet = false;      // the fabric reduces
   std::array<Graph, kAlgos> graphs;
@@ -46,8 +49,25 @@ std::vector<NodeId> rail_switches(const AlgorithmContext& ctx);
 NcclSystem describe_system(const AlgorithmContext& ctx, Arch arch);
 
 // The search alone, for tests: graphs of `ranks` GPUs, `nodes` nodes of
-// `gpu_bw` GB/s NVLink and `nic_bw` GB/s NIC per GPU.
+// `gpu_bw` GB/s NVLink and `nics` network devices of `nic_bw` GB/s per node
+// (0: one per GPU).
 std::array<Graph, kAlgos> search_graphs(Arch arch, int ranks, int nodes, double gpu_bw, double nic_bw, bool nvls,
-                                        bool collnet);
+                                        bool collnet, int nics = 0);
+
+// How a host's GPUs reach the network, as NCCL counts it: `devices` network
+// devices of `speed` GB/s each. A NIC one GPU alone reaches is merged with
+// that GPU's others into one device (aws-ofi-nccl's rails, NCCL's merged
+// NICs); a NIC several GPUs share is a device of its own. Without NIC nodes,
+// each GPU's first link out of its host is its NIC (with its others to
+// switches of the same role). devices = 0 when nothing leaves the host.
+struct NetworkDevices {
+  int devices = 0;
+  double speed = 0;  // GB/s, the slowest device's
+};
+NetworkDevices network_devices(const Topology& topology, const std::vector<std::uint32_t>& host_npus);
+// GB/s NVLink of the fastest GPU of `host_npus` to its host: its links to the
+// host's other GPUs and NVSwitches (its PCIe switches where it has neither);
+// 0 when it has none.
+double host_bandwidth(const Topology& topology, const std::vector<std::uint32_t>& host_npus);
 
 }  // namespace sim::nccl

@@ -6,33 +6,7 @@ namespace sim::nccl {
 
 namespace {
 
-// All constants below: NVIDIA/nccl src/graph/tuning.cc (commit b6475625).
-// Index order: [algorithm: Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree][protocol: LL, LL128, Simple].
-
-// Base latency of a collective, us (`baseLat`).
-constexpr double kBaseLat[kAlgos][kProtos] = {
-    {6.8, 14.0, 0}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
-
-// Latency per hop by link class, us (`hwLat`).
-constexpr double kHwLat[3][kAlgos][kProtos] = {
-    // NVLink
-    {{.6, 1.25, 28}, {.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 23}, {0, 0, 23}},
-    // PCI
-    {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}},
-    // network
-    {{5.0, 8.5, 28}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 14}}};
-
-// [GPU generation or CPU vendor][1 node, 2 nodes, more] GB/s.
-constexpr double kLLMaxBw[3][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {87.7, 22.5, 19.0}};
-constexpr double kPerChMaxRingLL128Bw[3][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}};
-constexpr double kPerChMaxTreeLL128Bw[3][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}};
-constexpr double kPerChMaxTreeBw[3][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
-
-// Tree bandwidth correction for sizes 64 B << i (`treeCorrectionFactor`).
-constexpr double kTreeCorrection[kProtos][23] = {
-    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
-    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
-    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+// NCCL's tables are in nccl_constants.h.
 
 // NCCL's log2i: floor(log2(n)), 0 for n <= 1.
 int log2i(std::uint64_t n) {

@@ -13,13 +13,15 @@
 // a base latency plus per-hop hardware latencies by link type. Every constant
 // here is NCCL's, from NVIDIA/nccl src/graph/tuning.cc at commit b6475625
 // (the 2.19/2.20 model with NVLS, NVLS-tree and CollNet direct/chain); see
-// docs/nccl.md for the table and what each means. The code is ours.
+// docs/nccl.md for the table and what each means; the tables themselves are in
+// nccl_constants.h. The code is ours.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <string>
 
+#include "system/collectives/nccl/nccl_constants.h"
 #include "workload/rank_graph.h"
 
 namespace sim::nccl {
@@ -27,8 +29,6 @@ namespace sim::nccl {
 // NCCL's order (NCCL_ALGO_*, NCCL_PROTO_*): ties go to the first.
 enum class Algo : std::uint8_t { kTree = 0, kRing, kCollNetDirect, kCollNetChain, kNvls, kNvlsTree };
 enum class Proto : std::uint8_t { kLL = 0, kLL128, kSimple };
-inline constexpr int kAlgos = 6;
-inline constexpr int kProtos = 3;
 
 const char* algo_name(Algo a);    // "ring", "tree", "collnetdirect", "collnetchain", "nvls", "nvlstree"
 const char* proto_name(Proto p);  // "ll", "ll128", "simple"
@@ -71,8 +71,6 @@ TuneTable tune(const TuneInput& in);
 // NCCL's base latency and per-hop latency of a link class, us (baseLat, hwLat).
 double base_latency(Algo a, Proto p);
 double hop_latency(Hw hw, Algo a, Proto p);
-// CollNet direct's latency per peer of its fan in and out of the head, us (tuning.cc: `(localRanks - 1) * 0.4`).
-inline constexpr double kCollNetDirectPeerLatencyUs = 0.4;
 // busBw / algBw of an algorithm as NCCL converts them (ring n/nsteps, tree 1/2, NVLS 5/6).
 double bus_to_alg_ratio(Algo a, CollectiveType type, int ranks);
 

@@ -1,0 +1,86 @@
+// NCCL's own numbers, in one place, each with the file of NVIDIA/nccl (or of
+// the platform's plugin) it comes from. The code that uses them is ours:
+// the tuning model (nccl_tuner.cpp), the topology search (nccl_system.cpp),
+// the protocols' steps and chunks (nccl_protocol.h). The factors inside
+// NCCL's tuning formulas (0.92 for trees, 7/9 for LL128 inside a node, ...)
+// stay in the formula they belong to, as tuning.cc writes them. docs/nccl.md
+// lists every constant with its source and release.
+#pragma once
+
+#include <cstdint>
+
+namespace sim::nccl {
+
+inline constexpr int kAlgos = 6;   // NCCL_NUM_ALGORITHMS (Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree)
+inline constexpr int kProtos = 3;  // NCCL_NUM_PROTOCOLS (LL, LL128, Simple)
+
+// --- The tuning model: src/graph/tuning.cc at commit b6475625 (2.19/2.20). ---
+// Index order: [algorithm][protocol] as above.
+
+// Base latency of a collective, us (`baseLat`).
+inline constexpr double kBaseLat[kAlgos][kProtos] = {
+    {6.8, 14.0, 0}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+
+// Latency per hop by link class [NVLink, PCI, network], us (`hwLat`).
+inline constexpr double kHwLat[3][kAlgos][kProtos] = {
+    {{.6, 1.25, 28}, {.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 23}, {0, 0, 23}},
+    {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}},
+    {{5.0, 8.5, 28}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 14}}};
+
+// Caps, GB/s: [GPU generation or CPU vendor][1 node, 2 nodes, more]
+// (`llMaxBws`, `perChMaxRingLL128Bws`, `perChMaxTreeLL128Bws`, `perChMaxTreeBws`).
+inline constexpr double kLLMaxBw[3][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {87.7, 22.5, 19.0}};
+inline constexpr double kPerChMaxRingLL128Bw[3][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}};
+inline constexpr double kPerChMaxTreeLL128Bw[3][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}};
+inline constexpr double kPerChMaxTreeBw[3][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
+
+// Tree bandwidth correction for sizes 64 B << i (`treeCorrectionFactor`), per protocol.
+inline constexpr double kTreeCorrection[kProtos][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+
+// CollNet direct's latency per peer of its fan in and out of the head, us
+// (tuning.cc: `(localRanks - 1) * 0.4`).
+inline constexpr double kCollNetDirectPeerLatencyUs = 0.4;
+
+// --- The machine as NCCL sees it: src/graph/topo.h. ---
+// GB/s per NVLink and direction NCCL plans with (SM70_NVLINK_BW, SM80_NVLINK_BW,
+// SM90_NVLINK_BW), against the spec sheet's 25 GB/s for NVLink 2, 3 and 4.
+inline constexpr double kNvlinkBwSm70 = 20.0;
+inline constexpr double kNvlinkBwSm80 = 20.0;
+inline constexpr double kNvlinkBwSm90 = 20.6;
+inline constexpr double kNvlinkSpecBw = 25.0;
+
+// --- The topology search: src/graph/search.cc. ---
+// Speeds per channel tried, GB/s, highest first (speedArrayIntra/Inter,
+// sm90SpeedArrayIntra/Inter).
+inline constexpr double kSpeedIntra[] = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0};
+inline constexpr double kSpeedInter[] = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
+                                         7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+inline constexpr double kSpeedIntraSm90[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
+inline constexpr double kSpeedInterSm90[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                             15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+inline constexpr int kMaxChannels = 32;         // MAXCHANNELS
+inline constexpr int kSearchChannels = 16;      // the search's maxChannels (MAXCHANNELS / 2)
+inline constexpr int kMaxNvlsArity = 32;        // NCCL_MAX_NVLS_ARITY
+inline constexpr double kDuplicateAbove = 25;   // rings/trees of >= 25 GB/s: twice the channels at half speed
+
+// --- Protocols and chunks: src/include/device.h, src/enqueue.cc. ---
+inline constexpr int kNcclSteps = 8;  // NCCL_STEPS: slots of a connection's buffer
+// Payload bytes one ring step moves per channel: LL 16 KiB; LL128 120/128 of
+// 614,400 wire bytes; Simple 2 MiB (a 4 MiB buffer, 2 steps of chunkSteps).
+inline constexpr std::uint64_t kLLStepPayload = 16 * 1024;
+inline constexpr std::uint64_t kLL128StepPayload = 576000;
+inline constexpr std::uint64_t kSimpleStepPayload = 2 * 1024 * 1024;
+inline constexpr std::uint64_t kSimpleBuffer = 4 * 1024 * 1024;  // NCCL_PROTO_SIMPLE's buffer per connection
+// NVLS moves 128 KiB per rank and step (NCCL_NVLS_CHUNKSIZE's default).
+inline constexpr std::uint64_t kNvlsChunk = 128 * 1024;
+// CTAs NVLS and NVLS-tree run on: nvlsChannels (NCCL_NVLS_NCHANNELS, 16 by
+// default on Hopper), whatever the topology search found.
+inline constexpr std::uint32_t kNvlsChannels = 16;
+// NCCL's release, as 200 + minor (2.21 -> 221): the `version` key of `nccl`.
+// Left out, the rules of 2.21 and later.
+inline constexpr int kDefaultVersion = 221;
+
+}  // namespace sim::nccl
