@@ -141,6 +141,24 @@ bool foldable_job(const ScenarioSpec& spec, const Scenario& s) {
          spec.placement.empty() && s.config.aggregation && switches && backend_folds(spec, s.config.network.backend);
 }
 
+// Rank 0 alone stands for `world` ranks running its graph `one`, when
+// identical_ranks_fold allows it: sets the fold and the graphs, and says so.
+bool fold_identical(Scenario& s, RankGraph one, std::uint32_t world) {
+  if (world < 2 || !identical_ranks_fold(one, world, s.config, *s.topology)) return false;
+  ReplicaFolding& f = s.options.folding;
+  f.world = world;
+  f.replicas = world;
+  f.stride = 1;
+  f.real_rank = {0};
+  f.graph_of.assign(world, 0);
+  f.expand_copies = true;
+  s.options.npu_of = {0};
+  auto graphs = std::make_shared<std::vector<RankGraph>>();
+  graphs->push_back(std::move(one));
+  s.graphs = std::move(graphs);
+  return true;
+}
+
 }  // namespace
 
 std::pair<std::uint32_t, std::uint32_t> folding_period(const ScenarioSpec& spec) {
@@ -208,6 +226,13 @@ Scenario build_scenario(const ScenarioSpec& spec) {
       s.options.comm_groups = load_comm_groups(spec.comm_group_file);
       s.options.comm_group_file = spec.comm_group_file;
     }
+    const auto switches = std::all_of(s.topology->dimensions().begin(), s.topology->dimensions().end(),
+                                      [](const TopologyDimension& d) { return d.kind == DimensionKind::kSwitch; });
+    if (spec.graphs_identical && spec.fold_identical_ranks && spec.comm_group_file.empty() && spec.placement.empty() &&
+        s.config.aggregation && switches && backend_folds(spec, s.config.network.backend) && !spec.graphs->empty()) {
+      const RankGraph& first = spec.graphs->front();
+      fold_identical(s, RankGraph(first, 0, first.path()), static_cast<std::uint32_t>(spec.graphs->size()));
+    }
   } else {
     if (spec.jobs.empty()) throw InputError("no workload: a scenario needs graphs or at least one job");
     if (spec.jobs.size() == 1 && spec.jobs[0].name.empty()) s.options.service_level = spec.jobs[0].service_level;
@@ -272,18 +297,7 @@ Scenario build_scenario(const ScenarioSpec& spec) {
       const std::vector<std::string>& files = *sources[0]->rank_files();
       if (files.size() >= 2 && traces_identical(files)) {
         std::vector<RankGraph> one = load_rank_graphs({files[0]}, spec.graph_options, 1);
-        const auto world = static_cast<std::uint32_t>(files.size());
-        if (identical_ranks_fold(one[0], world, s.config, *s.topology)) {
-          ReplicaFolding& f = s.options.folding;
-          f.world = world;
-          f.replicas = world;
-          f.stride = 1;
-          f.real_rank = {0};
-          f.graph_of.assign(world, 0);
-          f.expand_copies = true;
-          s.options.npu_of = {0};
-          *graphs = std::move(one);
-          s.graphs = std::move(graphs);
+        if (fold_identical(s, std::move(one[0]), static_cast<std::uint32_t>(files.size()))) {
           s.workload_name = spec.jobs[0].workload;
           return s;
         }

@@ -86,6 +86,9 @@ struct ScenarioSpec {
   // graphs given directly in reports.
   std::shared_ptr<const std::vector<RankGraph>> graphs;
   std::string workload_name;
+  // Every graph of `graphs` is the same trace on its rank (a microbenchmark):
+  // one rank may stand for all, as with identical rank files.
+  bool graphs_identical = false;
   std::vector<JobInput> jobs;
   // Each job's workload, opened once (workload_sources): the fold plan sets
   // them so that none of its steps parses a workload again; empty: opened

@@ -29,6 +29,7 @@ std::uint64_t simulate_collective(const std::string& network_text, const std::st
   const std::vector<EtTrace> traces = collectives_workload(spec);
   for (std::size_t r = 0; r < traces.size(); ++r) graphs->emplace_back(traces[r], static_cast<int>(r), s.graph_options);
   s.graphs = std::move(graphs);
+  s.graphs_identical = true;  // one collective on every rank
   const SimulationResult result = run(s).result;
   // One collective on every rank: its slowest rank's record.
   const CollectiveRecord* slowest = nullptr;

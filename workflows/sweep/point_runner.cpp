@@ -84,6 +84,7 @@ void simulate(const PointInputs& in, SharedInputs& shared, PointResult& out) {
   std::map<std::string, std::string> labels;
   for (const std::string& c : in.collectives) spec.collectives.push_back(runnable_collective(c, in, *topology, npus, shared, labels));
   spec.graphs = graphs;
+  spec.graphs_identical = in.microbenchmark.has_value();  // every rank runs the same collectives
   RunOutcome run = sim::run(spec);
   SimulationResult& result = run.result;
   out.sim_time = result.makespan;

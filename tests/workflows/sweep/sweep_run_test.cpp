@@ -137,6 +137,45 @@ TEST(SweepRun, AnAlgorithmInjectedAsEtsEqualsTheNativeOneAndIsKeyedByItsFiles) {
   EXPECT_EQ(summary_of(tmp / "out").at("simulated"), 6);
 }
 
+// A microbenchmark runs the same collective on every rank: on one switch, rank
+// 0 stands for all (as identical rank files do on the command line), and each
+// point equals the run of every rank message by message.
+TEST(SweepRun, AMicrobenchmarksIdenticalRanksFoldAndEqualEveryRank) {
+  TempDir tmp("sweep_fold");
+  spit(tmp / "spec.yml", "base:\n  microbenchmark: {npus: 64}\n  network: " + source_path("configs/switch64.yml") +
+                             "\naxes:\n  collective: [allreduce=ring, allgather=ring]\n  size: [64KiB, 4MiB]\n");
+  ASSERT_EQ(run_sim("sweep " + (tmp / "spec.yml") + " -q -o " + (tmp / "out")).code, 0);
+  const auto rows = csv_rows(tmp / "out/results.csv");
+  ASSERT_EQ(rows.size(), 4u);
+  // Each point's events, from its cached result.
+  std::vector<std::uint64_t> point_events;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(tmp / "out")) {
+    if (entry.path().extension() != ".json") continue;
+    const nlohmann::json j = nlohmann::json::parse(slurp(entry.path().string()));
+    if (j.contains("events") && j.contains("key")) point_events.push_back(j.at("events").get<std::uint64_t>());
+  }
+  ASSERT_EQ(point_events.size(), 4u);
+  for (const auto& row : rows) {
+    ASSERT_EQ(row.at("status"), "ok");
+    const std::string coll = row.at("--collective"), size = row.at("size");
+    const std::string wl = tmp / ("wl_" + coll.substr(0, coll.find('=')) + size + "/w");
+    ASSERT_EQ(run_sim("workload gen collectives --npus 64 --coll " + coll.substr(0, coll.find('=')) + " --size " + size +
+                      " -o " + wl)
+                  .code,
+              0);
+    const std::string report = tmp / "every.json";
+    const SimRun every = run_sim("-q --workload " + wl + " --network " + source_path("configs/switch64.yml") +
+                                 " --collective " + coll + " --no-aggregation --report " + report);
+    ASSERT_EQ(every.code, 0) << every.output;
+    const nlohmann::json r = nlohmann::json::parse(slurp(report));
+    // The same picosecond (both print ns with ps digits).
+    EXPECT_NEAR(std::stod(row.at("sim_time_ns")), r.at("sim_time_ns").get<double>(), 0.0005) << coll << " " << size;
+    EXPECT_EQ(row.at("npus"), "64");
+    // Folded: a sixty-fourth of the events, near enough.
+    for (const std::uint64_t e : point_events) EXPECT_LT(e * 16, r.at("events").get<std::uint64_t>()) << coll << " " << size;
+  }
+}
+
 TEST(SweepRun, InterruptedSweepKeepsFinishedPointsAndTheRerunFinishesIt) {
   TempDir tmp("sweep_int");
   std::string sizes;
