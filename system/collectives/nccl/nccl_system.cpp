@@ -290,14 +290,10 @@ NcclSystem describe_system(const AlgorithmContext& ctx, Arch arch) {
     }
   }
   s.per_node = s.ranks / std::max(s.nodes, 1);
-  // The first node's GPUs (members or not: NCCL sees the whole host).
+  // The group's GPUs on its first node: NCCL trims the GPUs outside a
+  // communicator from its system (ncclTopoTrimSystem), and each GPU uses its own NICs.
   std::vector<std::uint32_t> host_npus;
-  if (ctx.topology) {
-    const std::uint32_t host = ctx.topology->host((*ctx.members)[0]);
-    for (NodeId n = 0; n < ctx.topology->npu_count(); ++n) {
-      if (ctx.topology->host(n) == host) host_npus.push_back(n);
-    }
-  }
+  for (const std::uint32_t p : by_domain.front()) host_npus.push_back((*ctx.members)[p]);
   double intra = ctx.topology ? host_bandwidth(*ctx.topology, host_npus) : 0;
   if (intra <= 0 && ctx.topology) {  // no link inside the host (one GPU per host): its first link
     for (const Link& l : ctx.topology->links()) {

@@ -64,6 +64,7 @@ struct NetworkDevices {
   int devices = 0;
   double speed = 0;  // GB/s, the slowest device's
 };
+// `host_npus`: the GPUs of one host NCCL's communicator holds.
 NetworkDevices network_devices(const Topology& topology, const std::vector<std::uint32_t>& host_npus);
 // GB/s NVLink of the fastest GPU of `host_npus` to its host: its links to the
 // host's other GPUs and NVSwitches (its PCIe switches where it has neither);

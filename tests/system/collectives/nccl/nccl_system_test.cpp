@@ -107,15 +107,18 @@ TEST(NcclSystem, AGraphWithHostsAndNicsDescribesTheSameSystemAsTheStack) {
   EXPECT_EQ(ctx->rail_of[9], 1u);
   EXPECT_EQ(ctx->domain_switch[1], graph.npu_count() + 1);  // host 1's NVSwitch, sw1
 
-  // Simulated: NCCL's ring all-reduce takes the same time on both (each
-  // route has the same latency and bottleneck, through the NIC node or not).
+  // Simulated: NCCL's ring all-reduce, the same plan on both, within 1%. The
+  // routes differ where a ring crosses nodes between different GPU positions:
+  // the stack's cross the NVSwitch to the peer's rail first (as NCCL's PXN
+  // does) and share that rail's link with its own GPU's traffic, the graph's
+  // leave through the sender's own NIC to the one leaf.
   const std::uint64_t bytes = 64ULL << 20;
   SystemConfig c;
   c.algorithms[CollectiveType::kAllReduce] = "nccl:algo=ring,proto=simple";
   const Time on_stack = simulate_collective(stack, CollectiveType::kAllReduce, bytes, c).makespan;
   const Time on_graph = simulate_collective(graph, CollectiveType::kAllReduce, bytes, c).makespan;
   EXPECT_GT(on_stack, 0);
-  EXPECT_EQ(on_graph, on_stack);
+  EXPECT_NEAR(static_cast<double>(on_graph) / static_cast<double>(on_stack), 1.0, 0.01);
 }
 
 TEST(NcclSystem, NicsSharedByPairsHalveTheNetworkDevices) {
@@ -153,6 +156,13 @@ TEST(NcclSystem, NetworkDevicesOfAHost) {
   EXPECT_EQ(d.devices, 8);
   EXPECT_DOUBLE_EQ(d.speed, 50);
   EXPECT_DOUBLE_EQ(nccl::host_bandwidth(stack, host0), 450);
+  // A communicator of one GPU per node (a data-parallel group beside tensor
+  // parallelism): NCCL sees that GPU alone, on its own NIC.
+  EXPECT_EQ(nccl::network_devices(stack, {3}).devices, 1);
+  auto one_per_node = std::make_shared<std::vector<std::uint32_t>>(std::vector<std::uint32_t>{3, 11});
+  const nccl::NcclSystem dp = nccl::describe_system(*make_algorithm_context(one_per_node, &stack), nccl::Arch::kHopper);
+  EXPECT_EQ(dp.per_node, 1);
+  EXPECT_EQ(dp.nics, 1);
   // A host of one GPU (dimension 0 a leaf): no NVLink, its leaf link the NIC.
   const Topology flat = parse_topology(kStack + "roles: [leaf, spine]\n", "flat.yml");
   EXPECT_DOUBLE_EQ(nccl::host_bandwidth(flat, {0}), 0);
