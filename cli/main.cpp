@@ -74,8 +74,11 @@ int run_simulation(const RunOptions& o) {
   // The bundled topology only goes with the bundled workload: a user's
   // workload silently run on an 8-NPU ring would answer the wrong question.
   if (!o.workloads.empty() && o.network.empty()) throw InputError("--workload needs --network <topology.yml>");
-  if (o.workloads.empty() && (!o.comm_groups.empty() || !o.placement.empty() || !o.service_levels.empty())) {
-    throw InputError("--comm-group, --placement and --service-level need --workload");
+  // Without --workload the bundled example runs on its own ring: a network,
+  // groups, placement or levels given with it would change nothing, silently.
+  if (o.workloads.empty() &&
+      (!o.network.empty() || !o.comm_groups.empty() || !o.placement.empty() || !o.service_levels.empty())) {
+    throw InputError("--network, --comm-group, --placement and --service-level need --workload");
   }
   ScenarioSpec spec;
   spec.system = o.system;
