@@ -27,6 +27,9 @@ void add_transformer_command(CLI::App& workload_gen, TransformerCommand& c) {
   c.app->add_option("--attention", o.attention,
                     "core attention: fused (default; one kernel, FlashAttention) or unfused (batched GEMMs around a "
                     "softmax over the scores, Megatron-LM before fused kernels)");
+  c.app->add_option("--cp-comm", o.cp_comm,
+                    "context parallelism's exchange: p2p (default; ring attention, K/V passed around the cp ring "
+                    "beside the kernels) or all-gather (K/V gathered first, exposed: the Llama 3 paper's)");
   c.app->add_option("--first-stage-layers", o.first_stage_layers,
                     "layers on the first pipeline stage (with --last-stage-layers; the rest split evenly)");
   c.app->add_option("--last-stage-layers", o.last_stage_layers, "layers on the last pipeline stage");

@@ -123,6 +123,12 @@ void check_quantity_limits(const TrainingSpec& t) {
               tokens + ": one attention kernel's FLOPs (4 x micro-batch x (seq / cp)^2 x heads / tp x (qk + rope + v head dims))",
               l.tokens_remedy() + " " + model_keys(m, {"heads"}));
   } else {
+    // The all-gather form's kernel of whole blocks counts cp - 1 ring steps.
+    if (t.cp_all_gather) {
+      l.require(CheckedCount(8) * b * s * s * hq * (p.cp - 1),
+                tokens + ": the attention kernel of whole blocks' FLOPs (8 x micro-batch x (seq / cp)^2 x hidden / tp x (cp - 1))",
+                l.tokens_remedy() + " " + model_keys(m, {"hidden"}));
+    }
     l.require(CheckedCount(8) * b * s * s * hq,
               tokens +
                   ": one attention kernel's FLOPs (8 x micro-batch x (seq / "

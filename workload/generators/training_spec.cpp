@@ -82,6 +82,7 @@ std::string TrainingSpec::describe() const {
   s += recompute == Recompute::kFull ? ", full recompute" : recompute == Recompute::kSelective ? ", selective recompute" : "";
   s += fp8 ? ", fp8 GEMMs" : ", bf16";
   if (unfused_attention) s += ", unfused attention";
+  if (cp_all_gather) s += ", context parallelism by all-gathered K/V";
   if (comm_free) s += ", communication free";
   if (layers_only) s += ", transformer layers only";
   if (pp_scatter_gather) s += ", pipeline messages scattered over tp and gathered";
@@ -300,6 +301,10 @@ TrainingSpec build_spec(const TrainingOptions& o, const ModelConfig* model) {
     throw InputError(given("attention", "unfused") + ": context parallelism (cp=" + num(p.cp) +
                      ") runs the fused attention kernel only (Transformer Engine's ring attention)");
   }
+  if (o.cp_comm != "p2p" && o.cp_comm != "all-gather") {
+    throw InputError(quoted("cp-comm", o.cp_comm) + ": expected p2p or all-gather");
+  }
+  t.cp_all_gather = o.cp_comm == "all-gather" && p.cp > 1;
   const std::uint64_t dpc = std::uint64_t{p.dp} * p.cp;
   t.bucket_params = o.bucket_params ? o.bucket_params : std::max<std::uint64_t>(40'000'000, 1'000'000 * dpc);
   t.comm_free = o.comm_free;
@@ -385,13 +390,14 @@ TrainingOptions parse_training_query(const std::string& query) {
     else if (key == "recompute") o.recompute = value;
     else if (key == "dtype") o.dtype = value;
     else if (key == "attention") o.attention = value;
+    else if (key == "cp-comm") o.cp_comm = value;
     else if (key == "first-stage-layers") o.first_stage_layers = positive_count(key, value);
     else if (key == "last-stage-layers") o.last_stage_layers = positive_count(key, value);
     else if (key == "bucket-params") o.bucket_params = positive_count(key, value);
     else if (key == "routing") o.routing = value;
     else {
       throw InputError("gen:transformer: unknown key '" + key +
-                       "' (model, parallel, global-batch, micro-batch, seq, schedule, zero, recompute, dtype, attention, "
+                       "' (model, parallel, global-batch, micro-batch, seq, schedule, zero, recompute, dtype, attention, cp-comm, "
                        "first-stage-layers, last-stage-layers, bucket-params, routing, comm-free, layers-only, pp-scatter-gather, "
                        "tp-comm-overlap)");
     }

@@ -50,6 +50,7 @@ struct TrainingOptions {
   std::string recompute = "none";  // none | selective | full
   std::string dtype = "bf16";      // bf16 | fp8 (GEMM inputs)
   std::string attention = "fused";  // fused (one kernel, FlashAttention) | unfused (batched GEMMs and a softmax)
+  std::string cp_comm = "p2p";      // p2p (ring attention) | all-gather (K and V gathered first, Llama 3's)
   std::uint64_t first_stage_layers = 0;  // 0: layers / pp
   std::uint64_t last_stage_layers = 0;
   std::uint64_t bucket_params = 0;  // 0: Megatron's default, max(40e6, 1e6 x dp x cp)
@@ -77,6 +78,11 @@ struct TrainingSpec {
   // Core attention as Megatron-LM ran it before fused kernels (2021): two
   // batched GEMMs around a fused scale-mask-softmax over the s x s scores.
   bool unfused_attention = false;
+  // Context parallelism's K and V all-gathered over the cp group before the
+  // attention kernels (exposed), dK and dV reduce-scattered after the
+  // backward ones: Transformer Engine's cp_comm_type "all_gather", the method
+  // of the Llama 3 paper (section 3.3.2). Otherwise the ring (p2p) exchange.
+  bool cp_all_gather = false;
   std::uint64_t bucket_params = 0;
   bool comm_free = false;
   bool layers_only = false;

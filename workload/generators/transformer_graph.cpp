@@ -219,11 +219,13 @@ class RankBuilder {
   // model FLOPs the kernel stands for, counted as Megatron-LM counts them
   // (causal attention as the full s x s product): with CP each ring step
   // carries 4 b (s/cp)^2 heads d, whatever part of that block it computes.
-  void attention(const std::string& name, bool bwd, CheckedCount batch, CheckedCount seq, bool causal) {
+  // `steps`: how many ring steps' worth of those FLOPs the kernel stands for.
+  void attention(const std::string& name, bool bwd, CheckedCount batch, CheckedCount seq, bool causal,
+                 std::uint32_t steps = 1) {
     const CheckedCount s = t_.seq_local(), b = t_.micro_batch, heads = m_.heads / p_.tp;
     et::Node& node = add(et::COMP_NODE, name);
     // Scores over the query/key width, values over the value width (equal but for MLA).
-    const CheckedCount fwd_flops = CheckedCount(2) * b * s * s * heads * (attn_dq_ + attn_dv_);
+    const CheckedCount fwd_flops = CheckedCount(2) * b * s * s * heads * (attn_dq_ + attn_dv_) * steps;
     set_count(node, "num_ops", bwd ? CheckedCount(2) * fwd_flops : fwd_flops);
     const CheckedCount kv_heads = m_.kv_heads / p_.tp;
     // Forward: Q, K, V read, O written; backward: Q, K, V, O, dO read, dQ, dK, dV written (twice the forward).
@@ -489,6 +491,10 @@ class RankBuilder {
       else attention(nm(what, pass, mb), bwd, t_.micro_batch, t_.seq_local(), true);
       return;
     }
+    if (t_.cp_all_gather) {
+      all_gather_attention(what, pass, mb, bwd);
+      return;
+    }
     // Ring attention: cp steps; step j > 0 uses the K/V block received in step j
     // (with its gradients in the backward pass), forwarded on to the next rank.
     const std::uint32_t next = rank_of(p_, {c_.tp, (c_.cp + 1) % p_.cp, c_.dp, c_.pp});
@@ -526,6 +532,31 @@ class RankBuilder {
   void ring_step(const std::string& name, bool bwd, std::uint32_t j) {
     if (j == 0) attention(name, bwd, t_.micro_batch, t_.seq_local(), true);
     else attention(name, bwd, 2 * t_.micro_batch, t_.seq_local() / 2, false);
+  }
+  // Context parallelism by all-gathered K/V (Transformer Engine's
+  // AttnFuncWithCPAndKVAllGather, the Llama 3 paper's section 3.3.2): K and V
+  // are all-gathered over the cp group (two collectives, on the stream: the
+  // kernels wait for them, exposed), then each of the rank's two chunks of
+  // queries (chunks r and 2 cp - 1 - r of 2 cp, as for the ring) attends to
+  // every key before it. The backward pass gathers K and V again (TE keeps
+  // only the local ones), runs the kernels' backward and reduce-scatters dK
+  // and dV. Chunk r covers r whole (s/2cp)^2 blocks and one causal one, chunk
+  // 2 cp - 1 - r covers 2 cp - 1 - r and one: together 2 cp - 1 whole blocks
+  // and two causal, on every rank. They are written as those equal blocks
+  // (the causal pair, then the whole ones as one batch), not as TE's two
+  // kernels whose shapes depend on r, so that every cp rank runs the same
+  // ops: the same causal pairs as the ring's steps, in two launches.
+  void all_gather_attention(const std::string& what, const char* pass, std::uint32_t mb, bool bwd) {
+    const CheckedCount kv_one = CheckedCount(t_.micro_batch) * t_.seq_local() * (m_.kv_heads / p_.tp * m_.head_dim()) * kWire;
+    collective(nm(what + ".cp_allgather_k", pass, mb), CollectiveType::kAllGather, kv_one, cp_, true);
+    collective(nm(what + ".cp_allgather_v", pass, mb), CollectiveType::kAllGather, kv_one, cp_, true);
+    const CheckedCount b = t_.micro_batch, c = t_.seq_local() / 2;
+    attention(nm(what + ".diagonal", pass, mb), bwd, 2 * b, c, true);
+    attention(nm(what + ".whole", pass, mb), bwd, CheckedCount(2 * p_.cp - 1) * b, c, false, p_.cp - 1);
+    if (!bwd) return;
+    const CheckedCount kv_all = kv_one * p_.cp;
+    collective(nm(what + ".cp_reduce_scatter_dk", pass, mb), CollectiveType::kReduceScatter, kv_all, cp_, true);
+    collective(nm(what + ".cp_reduce_scatter_dv", pass, mb), CollectiveType::kReduceScatter, kv_all, cp_, true);
   }
 
   // Backward of a row-parallel GEMM of a layer (input width `in`, output
@@ -721,7 +752,9 @@ class RankBuilder {
     if (t_.recompute == Recompute::kSelective) {
       recomputing_ = true;
       const std::string what = L + ".attn.core";
-      if (cp_.empty()) attention_core(l, mb, false);
+      // The ring's steps are recomputed from the K/V blocks kept; the
+      // all-gather form's forward, checkpointed whole, gathers K and V again.
+      if (cp_.empty() || t_.cp_all_gather) attention_core(l, mb, false);
       else for (std::uint32_t j = 0; j < p_.cp; ++j) ring_step(nm(what + ".block" + std::to_string(j), "recompute", mb), false, j);
       recomputing_ = false;
     }

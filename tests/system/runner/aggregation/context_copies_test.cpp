@@ -87,14 +87,20 @@ class ContextCopiesTest : public testing::TempFolderTest {
 // 0 and 1, cp 2 and 4, dp 1 to 4. And two copies per node on leaves of two
 // nodes (tp 2, cp 2, dp 2): each cp pair inside a node, the gradient group
 // a ring per dimension (NVLink, then the leaf), whose every member's routes
-// are the rank's.
+// are the rank's. With K/V all-gathered instead of passed around the ring,
+// the gathers and reduce-scatters over the cp group mirror as the gradient
+// group's collectives do.
 TEST_F(ContextCopiesTest, ContextRanksFoldAsCopiesToThePicosecond) {
   const std::string base = "gen:transformer?model=llama3-8b&seq=1024&";
   for (const std::string plan :
        {"parallel=tp=4,pp=2,cp=2,dp=2&global-batch=8", "parallel=tp=4,pp=2,cp=4,dp=1,sp&global-batch=4",
         "parallel=tp=4,pp=1,cp=4,dp=2,sp&global-batch=4&zero=1",
         "parallel=tp=4,pp=2,cp=2,dp=2,sp&global-batch=8&schedule=interleaved:2&zero=1",
-        "parallel=tp=8,pp=1,cp=2,dp=2&global-batch=4", "parallel=tp=2,pp=2,cp=2,dp=2&global-batch=8"}) {
+        "parallel=tp=8,pp=1,cp=2,dp=2&global-batch=4", "parallel=tp=2,pp=2,cp=2,dp=2&global-batch=8",
+        // K/V all-gathered over the cp group (collectives over the copies), recomputed too.
+        "parallel=tp=4,pp=2,cp=4,dp=1,sp&global-batch=4&cp-comm=all-gather",
+        "parallel=tp=4,pp=2,cp=2,dp=2,sp&global-batch=8&schedule=interleaved:2&zero=1&cp-comm=all-gather&recompute=selective",
+        "parallel=tp=2,pp=2,cp=2,dp=2&global-batch=8&cp-comm=all-gather"}) {
     const std::string w = base + plan;
     const std::string net = plan.find("tp=2") != std::string::npos ? leaves()
                             : one_switch(plan.find("tp=8") != std::string::npos ? 8 : 4);
