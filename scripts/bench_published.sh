@@ -34,8 +34,10 @@ cases=(
   "llama3-405b-16k dgx-h100-superpod 2048 400 held model=llama3-405b&parallel=tp=8,pp=16,dp=128,sp&global-batch=2048&seq=8192&first-stage-layers=7&last-stage-layers=7&schedule=interleaved:8"
   # The same on the congestion-aware backend: one replica with stand-ins (docs/system.md).
   "llama3-405b-16k-flow dgx-h100-superpod 2048 400 held model=llama3-405b&parallel=tp=8,pp=16,dp=128,sp&global-batch=2048&seq=8192&first-stage-layers=7&last-stage-layers=7&schedule=interleaved:8 --backend flow"
-  # Its long-context run (380 TFLOP/s per GPU): cp 16, sequence 131,072, 16M tokens per batch = 128 sequences.
-  "llama3-405b-cp16 dgx-h100-superpod 2048 380 held model=llama3-405b&parallel=tp=8,cp=16,pp=16,dp=8,sp&global-batch=128&seq=131072&first-stage-layers=7&last-stage-layers=7&schedule=interleaved:8"
+  # Its long-context run (380 TFLOP/s per GPU): cp 16, sequence 131,072, 16M tokens per batch = 128 sequences,
+  # K/V all-gathered over the cp group as the paper describes (section 3.3.2); then the same with ring attention.
+  "llama3-405b-cp16 dgx-h100-superpod 2048 380 held model=llama3-405b&parallel=tp=8,cp=16,pp=16,dp=8,sp&global-batch=128&seq=131072&first-stage-layers=7&last-stage-layers=7&schedule=interleaved:8&cp-comm=all-gather"
+  "llama3-405b-cp16-ring dgx-h100-superpod 2048 380 held model=llama3-405b&parallel=tp=8,cp=16,pp=16,dp=8,sp&global-batch=128&seq=131072&first-stage-layers=7&last-stage-layers=7&schedule=interleaved:8"
   # NeMo 24.07 performance summary (NVIDIA/NeMo docs/source/performance/performance_summary.md), DGX-H100, FP8.
   # tp-comm-overlap: NeMo-Framework-Launcher's gpt3/175b.yaml and llama/llama3_70b.yaml set
   # ub_tp_comm_overlap: true (the 8B row has tp 1: no TP communication to overlap).

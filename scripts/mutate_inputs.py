@@ -378,7 +378,7 @@ class AstrasimRunner:
 
 GEN_BASE = {"model": "llama3-8b", "parallel": "tp=2,pp=2,dp=2,sp", "global-batch": "4", "seq": "256"}
 GEN_KEYS = ["model", "parallel", "global-batch", "micro-batch", "seq", "schedule", "zero", "recompute", "dtype",
-            "attention", "first-stage-layers", "last-stage-layers", "bucket-params", "comm-free", "layers-only",
+            "attention", "cp-comm", "first-stage-layers", "last-stage-layers", "bucket-params", "comm-free", "layers-only",
             "pp-scatter-gather", "tp-comm-overlap", "routing"]
 GEN_VALUES = ["0", "1", "2", "3", "7", str(2**24), str(2**26), str(10**12), str(2**63), str(2**64), "-1", "x", "",
               "1.5"]
