@@ -259,6 +259,14 @@ std::vector<std::string> kernel_table_files(const std::string& source) {
   namespace fs = std::filesystem;
   if (is_builtin_kernel_table(source)) {
     const std::string gpu = source.substr(kBuiltinPrefix.size());
+    // One file of a shipped folder (builtin:h100/gemm.csv), to combine with
+    // another folder's (an attention table of another kernel).
+    if (gpu.find('/') != std::string::npos) {
+      if (!builtin_table(gpu)) {
+        throw InputError(source + ": no such built-in kernel table file (a folder's gemm.csv, attention.csv or membound.csv)");
+      }
+      return {source};
+    }
     std::vector<std::string> files;
     for (const char* name : {"gemm.csv", "attention.csv", "membound.csv"}) {
       if (builtin_table(gpu + "/" + name)) files.push_back(source + "/" + name);

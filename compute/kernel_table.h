@@ -61,7 +61,8 @@ KernelCsv read_kernel_csv(const std::string& path);
 // one must be). Other files in a folder (gpu.csv, notes) are not read.
 //
 // `builtin:<gpu>` names the tables shipped in configs/kernels/<gpu>/, compiled
-// into `sim` (builtin:h100); its files are named builtin:<gpu>/gemm.csv, ...
+// into `sim` (builtin:h100); its files are named builtin:<gpu>/gemm.csv, ...,
+// and such a name is one file of it.
 std::vector<std::string> kernel_table_files(const std::string& source);
 bool is_builtin_kernel_table(const std::string& source);
 std::vector<std::string> builtin_kernel_tables();  // the <gpu> names, sorted

@@ -262,3 +262,51 @@ TEST(KernelModel, EmptyTablesAndMissingPeaksAreErrors) {
 
 }  // namespace
 }  // namespace sim
+
+namespace sim {
+namespace {
+
+// One file of a shipped folder (builtin:h100/gemm.csv) combines with another
+// folder's: today's H100 GEMMs and memory-bound ops with FlashAttention-2's
+// attention (configs/kernels/h100-flash-attention-2, the FlashAttention-3
+// paper's published speeds of it). Its rows are those speeds, and today's
+// table is faster on every one of its shapes, forward and backward.
+TEST(KernelTables, FlashAttention2IsTheEarlierKernel) {
+  using namespace sim::testing;
+  EXPECT_EQ(kernel_table_files("builtin:h100/gemm.csv"), std::vector<std::string>{"builtin:h100/gemm.csv"});
+  EXPECT_THROW(kernel_table_files("builtin:h100/nosuch.csv"), InputError);
+  const std::vector<std::string> fa2_files = kernel_table_files("builtin:h100-flash-attention-2");
+  EXPECT_EQ(fa2_files, std::vector<std::string>{"builtin:h100-flash-attention-2/attention.csv"});
+  const std::vector<KernelSample> fa2 = read_kernel_samples(fa2_files);
+  ASSERT_EQ(fa2.size(), 24u);  // 6 sequences x (causal, not) x (forward, backward)
+  // The paper's speeds at sequence 8k (batch 2, 16 heads, head dim 128): 370 TFLOP/s forward without
+  // a mask, 333 causal, 318 backward without; FLOPs as FlashAttention counts them.
+  const double full = 4.0 * 2 * 16 * 8192.0 * 8192.0 * 128;
+  int checked = 0;
+  for (const KernelSample& s : fa2) {
+    if (s.shape.seq != 8192) continue;
+    const double flops = (s.shape.causal ? full / 2 : full) * (s.shape.backward ? 2.5 : 1);
+    const double tflops = flops / s.seconds / 1e12;
+    if (!s.shape.causal) {
+      EXPECT_NEAR(tflops, s.shape.backward ? 318 : 370, 0.01) << s.shape.describe();
+    } else if (!s.shape.backward) {
+      EXPECT_NEAR(tflops, 333, 0.01) << s.shape.describe();
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);
+  std::vector<KernelSample> combined = read_kernel_samples(
+      {"builtin:h100/gemm.csv", "builtin:h100/membound.csv", "builtin:h100-flash-attention-2/attention.csv"});
+  const KernelModel then(combined, std::make_shared<const RooflineModel>(h100_roofline()));
+  const KernelModel now(read_kernel_samples(kernel_table_files("builtin:h100")),
+                        std::make_shared<const RooflineModel>(h100_roofline()));
+  for (const KernelSample& s : fa2) {
+    EXPECT_NEAR(then.predict(s.shape).seconds / s.seconds, 1, 1e-9) << s.shape.describe();
+    EXPECT_GT(then.predict(s.shape).seconds, now.predict(s.shape).seconds) << s.shape.describe();
+  }
+  // GEMMs are today's in both.
+  EXPECT_EQ(then.predict(gemm(4096, 4096, 4096)).seconds, now.predict(gemm(4096, 4096, 4096)).seconds);
+}
+
+}  // namespace
+}  // namespace sim
