@@ -38,7 +38,7 @@ struct GpuSpec {
 inline constexpr Figure kH100AtScaleEfficiency{
     "0.661",
     "fit: Llama 3 405B on 8,192 H100s, 430 TFLOP/s per GPU (Llama 3 Herd of Models, Table 4); held out: its "
-    "16,384-GPU run, 404 predicted vs 400 published"};
+    "16,384-GPU run (docs/published-runs.md)"};
 
 // The fraction of the roofline an A100 sustains in a long Megatron-LM run
 // (compute.efficiency; the A100 has no measured kernel table, so it stands
