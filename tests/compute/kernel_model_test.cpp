@@ -260,19 +260,12 @@ TEST(KernelModel, EmptyTablesAndMissingPeaksAreErrors) {
   }
 }
 
-}  // namespace
-}  // namespace sim
-
-namespace sim {
-namespace {
-
 // One file of a shipped folder (builtin:h100/gemm.csv) combines with another
 // folder's: today's H100 GEMMs and memory-bound ops with FlashAttention-2's
 // attention (configs/kernels/h100-flash-attention-2, the FlashAttention-3
 // paper's published speeds of it). Its rows are those speeds, and today's
 // table is faster on every one of its shapes, forward and backward.
 TEST(KernelTables, FlashAttention2IsTheEarlierKernel) {
-  using namespace sim::testing;
   EXPECT_EQ(kernel_table_files("builtin:h100/gemm.csv"), std::vector<std::string>{"builtin:h100/gemm.csv"});
   EXPECT_THROW(kernel_table_files("builtin:h100/nosuch.csv"), InputError);
   const std::vector<std::string> fa2_files = kernel_table_files("builtin:h100-flash-attention-2");

@@ -499,7 +499,7 @@ class RankBuilder {
     // (with its gradients in the backward pass), forwarded on to the next rank.
     const std::uint32_t next = rank_of(p_, {c_.tp, (c_.cp + 1) % p_.cp, c_.dp, c_.pp});
     const std::uint32_t prev = rank_of(p_, {c_.tp, (c_.cp + p_.cp - 1) % p_.cp, c_.dp, c_.pp});
-    const CheckedCount kv = CheckedCount(t_.micro_batch) * t_.seq_local() * 2 * (m_.kv_heads / p_.tp * m_.head_dim()) * kWire;
+    const CheckedCount kv = CheckedCount(2) * kv_bytes();
     const CheckedCount block = bwd ? CheckedCount(2) * kv : kv;
     const CheckedCount first_tag = CheckedCount(2) * t_.chunks * t_.microbatches +
                                    ((CheckedCount(l) * t_.microbatches + mb) * 4 + (bwd ? 1 : 0) + (recomputing_ ? 2 : 0)) * p_.cp;
@@ -529,6 +529,10 @@ class RankBuilder {
   // first is two independent (s/2cp)^2 blocks, which is the kernel written here
   // (batch 2b, seq s/2cp); the second has the same work and half as many CTAs,
   // each twice as long. Every rank thus computes 1/cp of the causal pairs.
+  // K (or V) of the rank's micro-batch: its s/cp tokens x kv heads / tp x head dim, in bf16.
+  CheckedCount kv_bytes() const {
+    return CheckedCount(t_.micro_batch) * t_.seq_local() * (m_.kv_heads / p_.tp * m_.head_dim()) * kWire;
+  }
   void ring_step(const std::string& name, bool bwd, std::uint32_t j) {
     if (j == 0) attention(name, bwd, t_.micro_batch, t_.seq_local(), true);
     else attention(name, bwd, 2 * t_.micro_batch, t_.seq_local() / 2, false);
@@ -547,7 +551,7 @@ class RankBuilder {
   // kernels whose shapes depend on r, so that every cp rank runs the same
   // ops: the same causal pairs as the ring's steps, in two launches.
   void all_gather_attention(const std::string& what, const char* pass, std::uint32_t mb, bool bwd) {
-    const CheckedCount kv_one = CheckedCount(t_.micro_batch) * t_.seq_local() * (m_.kv_heads / p_.tp * m_.head_dim()) * kWire;
+    const CheckedCount kv_one = kv_bytes();
     collective(nm(what + ".cp_allgather_k", pass, mb), CollectiveType::kAllGather, kv_one, cp_, true);
     collective(nm(what + ".cp_allgather_v", pass, mb), CollectiveType::kAllGather, kv_one, cp_, true);
     const CheckedCount b = t_.micro_batch, c = t_.seq_local() / 2;
