@@ -185,7 +185,9 @@ int main(int argc, char** argv) {
   app.add_option("--workload", o.workloads,
                  "Chakra ETs: a folder of <prefix>.<rank>.et files, or the <prefix> itself (.et, .et.gz, .json); "
                  "several jobs on one cluster: NAME=PATH, repeated; pytorch:DIR runs PyTorch host execution traces (and "
-                 "Kineto traces) directly (docs/traces.md)");
+                 "Kineto traces) directly (docs/traces.md); 'gen:transformer?...' a generated training iteration, "
+                 "'gen:collectives?npus=N&coll=allreduce&size=1MiB' (gen:chain, gen:p2p-ring) a microbenchmark, made "
+                 "in memory (docs/generators.md)");
   app.add_option("--network", o.network, "network topology YAML (see configs/ and docs/network.md)");
   app.add_option("--system", o.system, "system config YAML: compute, memory and collective models (docs/system.md); or a folder `sim system gen` "
                  "wrote (its system.yml, and its network.yml unless --network is given)");

@@ -40,6 +40,31 @@ inline void free_table(void* p, std::size_t bytes) noexcept {
   }
 }
 
+// A table of `bytes` zero bytes, mapped fresh (zero pages cost nothing until
+// touched) and marked for huge pages: a sparse table whose touched entries
+// spread over many 4 KiB pages (the analytical network's NPU-pair index) then
+// faults once per 2 MiB instead of once per 4 KiB (about 10 us each on a
+// virtual machine). Free with free_zeroed_table and the same size.
+inline void* allocate_zeroed_table(std::size_t bytes) {
+  const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  ::madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
+inline void free_zeroed_table(void* p, std::size_t bytes) noexcept {
+  ::munmap(p, (bytes + kHugePage - 1) / kHugePage * kHugePage);
+}
+
+// For a unique_ptr to such a table.
+struct ZeroedTableDeleter {
+  std::size_t bytes = 0;
+  void operator()(void* p) const noexcept { free_zeroed_table(p, bytes); }
+};
+
 // A std::allocator for the vectors behind such tables (FlatMap, IndexPool,
 // the event queue's buckets).
 template <class T>

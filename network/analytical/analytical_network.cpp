@@ -21,8 +21,9 @@ AnalyticalNetwork::AnalyticalNetwork(const Topology& topology, EventQueue& queue
       last_(topology.npu_count()) {
   const std::uint64_t npus = topology.npu_count();
   if (npus * npus <= kDensePairs) {
-    dense_pair_of_.reset(static_cast<std::uint32_t*>(std::calloc(npus * npus, sizeof(std::uint32_t))));
-    if (!dense_pair_of_) throw std::bad_alloc();
+    const std::size_t bytes = npus * npus * sizeof(std::uint32_t);
+    dense_pair_of_ = std::unique_ptr<std::uint32_t[], ZeroedTableDeleter>(
+        static_cast<std::uint32_t*>(allocate_zeroed_table(bytes)), ZeroedTableDeleter{bytes});
   }
 }
 

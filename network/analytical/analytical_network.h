@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/flat_map.h"
+#include "core/huge_pages.h"
 #include "network/backend_registry.h"
 #include "network/capabilities.h"
 #include "network/network.h"
@@ -109,13 +110,11 @@ class AnalyticalNetwork final : public Network, public ClosedFormRoutes {
   // src * npus + dst -> index in pairs_ + 1 (0: not used yet). Dense up to
   // kDensePairs NPU pairs: a source's destinations are then one row, which
   // all-to-all patterns (direct: every rank to every other) walk in order,
-  // where a hash table would miss the cache on every pair. Calloc'd, so only
-  // the rows of sources that send are ever touched; hashed above that.
+  // where a hash table would miss the cache on every pair. Mapped zero pages
+  // (core/huge_pages.h), so only the parts where sources send are ever
+  // touched; hashed above that.
   static constexpr std::uint64_t kDensePairs = std::uint64_t{1} << 24;
-  struct FreeDeleter {
-    void operator()(std::uint32_t* p) const noexcept { std::free(p); }
-  };
-  std::unique_ptr<std::uint32_t[], FreeDeleter> dense_pair_of_;
+  std::unique_ptr<std::uint32_t[], ZeroedTableDeleter> dense_pair_of_;
   FlatMap<std::uint64_t, std::uint32_t, Mix64Hash> pair_of_;  // the same, hashed: src * npus + dst -> index
   std::vector<Pair> pairs_;                                 // only the pairs actually used
   std::vector<PathCost> costs_;                             // the distinct costs of their routes

@@ -1,30 +1,10 @@
 #include "system/scenario/identical_ranks.h"
 
-#include <filesystem>
-#include <limits>
 #include <set>
 
-#include "core/input_file.h"
 #include "system/registry/algorithm_registry.h"
 
 namespace sim {
-
-bool traces_identical(const std::vector<std::string>& files) {
-  if (files.size() < 2) return false;
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(files[0], ec);
-  if (ec) return false;
-  for (const std::string& f : files) {  // sizes first: a cheap no for most workloads
-    const auto s = std::filesystem::file_size(f, ec);
-    if (ec || s != size) return false;
-  }
-  FileBuffer first_buffer, buffer;
-  const std::string_view first = first_buffer.read(files[0], "trace", std::numeric_limits<std::uint64_t>::max());
-  for (std::size_t i = 1; i < files.size(); ++i) {
-    if (buffer.read(files[i], "trace", std::numeric_limits<std::uint64_t>::max()) != first) return false;
-  }
-  return true;
-}
 
 bool identical_ranks_fold(const RankGraph& graph, std::uint32_t world, const SystemConfig& config,
                           const Topology& topology) {

@@ -21,9 +21,6 @@
 
 namespace sim {
 
-// Whether every file holds the same bytes as the first (sizes first, then contents).
-bool traces_identical(const std::vector<std::string>& files);
-
 // Whether a rank running `graph`, copied onto all `world` NPUs of `topology`,
 // can be folded: a single Switch dimension, no point-to-point nodes, every
 // collective over all ranks (no pg_name, no involved_dim) and run by a

@@ -13,7 +13,6 @@
 #include "workload/generators/parallel_plan.h"
 #include "workload/generators/transformer_workload.h"
 #include "workload/source/workload_source.h"
-#include "workload/loader/workload_loader.h"
 
 namespace sim {
 
@@ -29,7 +28,7 @@ namespace {
 // The generated training iteration that the spec's one job runs; null when
 // it has graphs given, several jobs, or a workload that is not generated.
 std::shared_ptr<const WorkloadSource> generated_job(const ScenarioSpec& spec) {
-  if (spec.graphs || spec.jobs.size() != 1 || !is_generated(spec.jobs[0].workload)) return nullptr;
+  if (spec.graphs || spec.jobs.size() != 1 || !is_generated_training(spec.jobs[0].workload)) return nullptr;
   return workload_sources(spec)[0];
 }
 
@@ -292,12 +291,11 @@ Scenario build_scenario(const ScenarioSpec& spec) {
         return s;
       }
     }
-    if (foldable && spec.fold_identical_ranks && sources[0]->rank_files()) {
-      // Every rank's trace the same bytes: perhaps one rank can stand for all.
-      const std::vector<std::string>& files = *sources[0]->rank_files();
-      if (files.size() >= 2 && traces_identical(files)) {
-        std::vector<RankGraph> one = load_rank_graphs({files[0]}, spec.graph_options, 1);
-        if (fold_identical(s, std::move(one[0]), static_cast<std::uint32_t>(files.size()))) {
+    if (foldable && spec.fold_identical_ranks) {
+      // Every rank running the same trace (a microbenchmark, identical rank
+      // files): perhaps one rank can stand for all.
+      if (auto same = sources[0]->identical_ranks(spec.graph_options)) {
+        if (fold_identical(s, std::move(same->first), same->ranks)) {
           s.workload_name = spec.jobs[0].workload;
           return s;
         }

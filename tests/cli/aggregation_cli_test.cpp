@@ -48,6 +48,37 @@ TEST_F(AggregationCli, NoAggregationGivesTheSameReportMessageByMessage) {
   EXPECT_NE(read(path("with.json")), read(path("flag.json")));  // the event counts do differ
 }
 
+// The same microbenchmark named as a generated workload: no files, its
+// identical ranks folded, the report of the files run message by message
+// (apart from the workload's name); a bad query exits 2 naming its key.
+TEST_F(AggregationCli, AGeneratedMicrobenchmarkFoldsAndEqualsItsFiles) {
+  ASSERT_EQ(run_sim("workload gen collectives --npus 16 --coll allreduce,allgather --size 4MiB --compute 5us -o " +
+                    path("w/w")).code, 0);
+  const std::string net = testing::shipped_config("switch64.yml");
+  const std::string query = "gen:collectives?npus=16&coll=allreduce,allgather&size=4MiB&compute=5us";
+  const auto gen = run_sim("--workload '" + query + "' --network " + net + " --report " + path("gen.json"));
+  const auto files = run_sim("--workload " + path("w/w") + " --network " + net + " --no-aggregation --report " +
+                             path("files.json"));
+  ASSERT_EQ(gen.code, 0) << gen.output;
+  ASSERT_EQ(files.code, 0) << files.output;
+  EXPECT_NE(gen.output.find("ranks folded: 16 ranks with identical traces simulated as one"), std::string::npos)
+      << gen.output;
+  const auto named = [&](const std::string& report, const std::string& workload) {
+    std::string s = stable(report);
+    const std::string quoted = "\"" + workload + "\"";
+    const std::size_t at = s.find(quoted);
+    EXPECT_NE(at, std::string::npos) << workload;
+    return at == std::string::npos ? s : s.replace(at, quoted.size(), "\"-\"");
+  };
+  EXPECT_EQ(named(path("gen.json"), query), named(path("files.json"), path("w/w")));
+
+  const auto bad = run_sim("--workload 'gen:collectives?npus=16&sise=4MiB' --network " + net);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.output.find("gen:collectives: unknown key 'sise' (it takes npus, coll, size, compute)"),
+            std::string::npos)
+      << bad.output;
+}
+
 // Replicas that turn out not to mirror each other (NCCL's ring across a leaf
 // and a spine: its hops differ) are simulated rank by rank, with a note, and
 // the report is the --no-aggregation one.

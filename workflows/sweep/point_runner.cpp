@@ -41,17 +41,26 @@ std::string runnable_collective(const std::string& value, const PointInputs& in,
   return g->type_text + "=" + *prefix;
 }
 
-// A generated training iteration, run as `sim --workload 'gen:...'` runs it:
-// folded where exact, stand-ins where replicas do not mirror (the command
-// line's default), every rank otherwise; the training report's figures.
-void simulate_training(const PointInputs& in, ScenarioSpec spec, PointResult& out) {
+// A generated workload, run as `sim --workload 'gen:...'` runs it: a training
+// iteration folded where exact, stand-ins where replicas do not mirror (the
+// command line's default), every rank otherwise, with the training report's
+// figures; a microbenchmark's identical ranks folded, with its collectives'.
+void simulate_generated(const PointInputs& in, ScenarioSpec spec, const std::map<std::string, std::string>& labels,
+                        PointResult& out) {
   spec.jobs = {JobInput{"", in.generated_workload, ""}};
   spec.stand_ins = true;
   spec.load_threads = 1;  // points already run in parallel
   RunHooks hooks;
   hooks.note = [&](const std::string& why) { out.notes.push_back(why); };
   RunOutcome run = sim::run(spec, hooks);
-  if (run.info.training) out.training = *run.info.training;
+  if (run.info.training) {
+    out.training = *run.info.training;
+  } else {
+    out.collectives = collective_rows(run.result);
+    for (CollectiveRow& row : out.collectives) {
+      if (const auto it = labels.find(row.algorithm); it != labels.end()) row.algorithm = it->second;
+    }
+  }
   out.sim_time = run.result.makespan;
   out.events = run.result.events;
   out.npus = static_cast<std::uint32_t>(run.result.ranks.size()) * run.result.folded_replicas;
@@ -71,12 +80,12 @@ void simulate(const PointInputs& in, SharedInputs& shared, PointResult& out) {
   };
   if (!in.generated_workload.empty()) {
     // Generated algorithms (gen:, synth) are written for the world's size.
-    const auto world = open_workload(in.generated_workload)->training_spec()->plan.world();
+    const auto world = *open_workload(in.generated_workload)->rank_count();
     std::map<std::string, std::string> labels;
     for (const std::string& c : in.collectives) {
       spec.collectives.push_back(runnable_collective(c, in, *topology, world, shared, labels));
     }
-    simulate_training(in, std::move(spec), out);
+    simulate_generated(in, std::move(spec), labels, out);
     return;
   }
   const auto graphs = shared.workloads.get(in.workload_key, [&] { return load_workload(in); });

@@ -176,7 +176,7 @@ int run_sweep(const SweepOptions& o, std::ostream& out) {
   output.total_points = points.size();
   output.share = o.shard_count == 1 ? "all" : std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count);
   output.interrupted = InterruptGuard::requested();
-  for (const SweepPoint& p : points) output.training = output.training || is_generated(p.settings.workload);
+  for (const SweepPoint& p : points) output.training = output.training || is_generated_training(p.settings.workload);
   output.points = gather_rows(spec, points, done, o.communicator, cache);
   if (!root) return kSweepOk;
 

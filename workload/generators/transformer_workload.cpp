@@ -163,8 +163,9 @@ Replicas expert_copies(const TrainingSpec& spec) {
 TrainingSpec generated_workload_spec(const std::string& workload) {
   const std::string scheme(kScheme);
   if (workload.rfind(scheme, 0) != 0 || (workload.size() > scheme.size() && workload[scheme.size()] != '?')) {
-    throw InputError("--workload '" + workload + "': the only generated workload is " + scheme +
-                     "?model=...&parallel=...&global-batch=...&seq=...");
+    throw InputError("--workload '" + workload + "': the generated workloads are " + scheme +
+                     "?model=...&parallel=...&global-batch=...&seq=..., gen:collectives?npus=...&coll=...&size=..., "
+                     "gen:chain?npus=... and gen:p2p-ring?npus=...");
   }
   const std::string query = workload.size() > scheme.size() ? workload.substr(scheme.size() + 1) : "";
   try {

@@ -1,5 +1,7 @@
 #include "workload/generators/workload_generator.h"
 
+#include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <limits>
 #include <stdexcept>
@@ -74,7 +76,7 @@ std::uint64_t parse_micros_option(const std::string& option, const std::string& 
   return static_cast<std::uint64_t>(t / kMicrosecond);
 }
 
-std::vector<CollectiveType> parse_collective_list(const std::string& text) {
+std::vector<CollectiveType> parse_collective_list(const std::string& option, const std::string& text) {
   std::vector<CollectiveType> out;
   std::size_t start = 0;
   for (;;) {
@@ -82,7 +84,7 @@ std::vector<CollectiveType> parse_collective_list(const std::string& text) {
     const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     CollectiveType type;
     if (!parse_collective_name(item, type)) {
-      throw InputError("--coll: unknown collective '" + item +
+      throw InputError(option + ": unknown collective '" + item +
                        "' (allreduce, allgather, reducescatter, alltoall, broadcast, reduce, gather, scatter, barrier)");
     }
     out.push_back(type);
@@ -90,15 +92,6 @@ std::vector<CollectiveType> parse_collective_list(const std::string& text) {
     start = comma + 1;
   }
   return out;
-}
-
-// Returns RankSetWriter::removed_note().
-template <typename Spec, typename Build>
-std::string write_ranks(const Spec& spec, const std::string& prefix, Build build) {
-  RankSetWriter writer(prefix, spec.npus);
-  for (std::uint32_t r = 0; r < spec.npus; ++r) writer.write(r, build(spec, r, writer.path(r)));
-  writer.commit();
-  return writer.removed_note();
 }
 
 template <typename Spec>
@@ -168,30 +161,138 @@ std::vector<EtTrace> collectives_workload(const CollectivesSpec& spec) { return 
 std::vector<EtTrace> chain_workload(const ChainSpec& spec) { return all_ranks(spec, &chain_trace); }
 std::vector<EtTrace> p2p_ring_workload(const P2PRingSpec& spec) { return all_ranks(spec, &p2p_ring_trace); }
 
-int generate_workload(const WorkloadGenOptions& o, std::ostream& out) {
-  if (o.npus == 0) throw InputError("--npus: must be at least 1");
-  prepare_rank_prefix(o.prefix);
-  std::string what, removed;
-  if (o.kind == "collectives") {
-    CollectivesSpec spec{o.npus, parse_collective_list(o.collectives), parse_bytes_option("--size", o.size_text),
-                         o.compute_text.empty() ? 0 : parse_micros_option("--compute", o.compute_text)};
-    removed = write_ranks(spec, o.prefix, &collectives_trace);
-    what = std::to_string(spec.collectives.size()) + " collective(s) of " + format_bytes(spec.bytes) + " per rank";
-  } else if (o.kind == "chain") {
-    ChainSpec spec{o.npus, o.nodes, parse_micros_option("--duration", o.duration_text)};
-    removed = write_ranks(spec, o.prefix, &chain_trace);
-    what = std::to_string(spec.nodes) + " dependent compute nodes of " + std::to_string(spec.duration_micros) +
+std::uint32_t Microbenchmark::npus() const {
+  return std::visit([](const auto& s) { return s.npus; }, spec);
+}
+
+bool Microbenchmark::identical_ranks() const { return !std::holds_alternative<P2PRingSpec>(spec); }
+
+std::string Microbenchmark::describe() const {
+  if (const auto* c = std::get_if<CollectivesSpec>(&spec)) {
+    return std::to_string(c->collectives.size()) + " collective(s) of " + format_bytes(c->bytes) + " per rank";
+  }
+  if (const auto* c = std::get_if<ChainSpec>(&spec)) {
+    return std::to_string(c->nodes) + " dependent compute nodes of " + std::to_string(c->duration_micros) +
            " us per rank";
+  }
+  const auto& r = std::get<P2PRingSpec>(spec);
+  return std::to_string(r.iterations) + " round(s) of " + format_bytes(r.bytes) + " to the next rank";
+}
+
+Microbenchmark make_microbenchmark(const WorkloadGenOptions& o, gen::OptionSpelling spelling) {
+  const bool query = spelling == gen::OptionSpelling::kQuery;
+  const auto option = [&](const char* key) { return query ? "gen:" + o.kind + ": " + key : std::string("--") + key; };
+  if (o.npus == 0) throw InputError(option("npus") + ": must be at least 1");
+  if (o.npus > kMaxMicrobenchmarkNpus) {
+    throw InputError(option("npus") + ": at most " + std::to_string(kMaxMicrobenchmarkNpus) + ", got " +
+                     std::to_string(o.npus));
+  }
+  Microbenchmark mb{o.kind, {}};
+  if (o.kind == "collectives") {
+    mb.spec = CollectivesSpec{o.npus, parse_collective_list(option("coll"), o.collectives),
+                              parse_bytes_option(option("size"), o.size_text),
+                              o.compute_text.empty() ? 0 : parse_micros_option(option("compute"), o.compute_text)};
+  } else if (o.kind == "chain") {
+    if (o.nodes == 0) throw InputError(option("nodes") + ": must be at least 1");
+    mb.spec = ChainSpec{o.npus, o.nodes, parse_micros_option(option("duration"), o.duration_text)};
   } else if (o.kind == "p2p-ring") {
     // With one rank the "ring" would be a rank sending to itself.
-    if (o.npus < 2) throw InputError("p2p-ring: --npus must be at least 2");
-    P2PRingSpec spec{o.npus, parse_bytes_option("--size", o.size_text), o.iterations};
-    removed = write_ranks(spec, o.prefix, &p2p_ring_trace);
-    what = std::to_string(spec.iterations) + " round(s) of " + format_bytes(spec.bytes) + " to the next rank";
+    if (o.npus < 2) throw InputError("p2p-ring: " + option("npus") + " must be at least 2");
+    if (o.iterations == 0) throw InputError(option("iterations") + ": must be at least 1");
+    mb.spec = P2PRingSpec{o.npus, parse_bytes_option(option("size"), o.size_text), o.iterations};
   } else {
     throw InputError("workload gen: unknown kind '" + o.kind + "' (collectives, chain, p2p-ring)");
   }
-  out << "wrote " << o.prefix << ".{0.." << o.npus - 1 << "}.et: " << o.kind << ", " << what << removed << "\n";
+  return mb;
+}
+
+EtTrace microbenchmark_trace(const Microbenchmark& mb, std::uint32_t rank, const std::string& path) {
+  if (const auto* c = std::get_if<CollectivesSpec>(&mb.spec)) return collectives_trace(*c, rank, path);
+  if (const auto* c = std::get_if<ChainSpec>(&mb.spec)) return chain_trace(*c, rank, path);
+  return p2p_ring_trace(std::get<P2PRingSpec>(mb.spec), rank, path);
+}
+
+namespace {
+
+constexpr std::string_view kGenPrefix = "gen:";
+constexpr std::string_view kKinds[] = {"collectives", "chain", "p2p-ring"};
+
+// "collectives" for "gen:collectives?..." (the text between the prefix and '?').
+std::string_view kind_of(std::string_view workload) {
+  if (!workload.starts_with(kGenPrefix)) return {};
+  workload.remove_prefix(kGenPrefix.size());
+  return workload.substr(0, workload.find('?'));
+}
+
+}  // namespace
+
+bool is_microbenchmark_workload(std::string_view workload) {
+  const std::string_view kind = kind_of(workload);
+  return std::find(std::begin(kKinds), std::end(kKinds), kind) != std::end(kKinds);
+}
+
+Microbenchmark parse_microbenchmark_workload(const std::string& workload) {
+  WorkloadGenOptions o;
+  o.kind = std::string(kind_of(workload));
+  const std::string scheme = "gen:" + o.kind;
+  if (!is_microbenchmark_workload(workload)) {
+    throw InputError("--workload '" + workload + "': not a microbenchmark (gen:collectives, gen:chain, gen:p2p-ring)");
+  }
+  // The keys each kind takes: `sim workload gen`'s options without dashes.
+  const std::vector<std::string> keys = o.kind == "collectives" ? std::vector<std::string>{"npus", "coll", "size", "compute"}
+                                        : o.kind == "chain"     ? std::vector<std::string>{"npus", "nodes", "duration"}
+                                                                : std::vector<std::string>{"npus", "size", "iterations"};
+  const std::string query = workload.size() > scheme.size() ? workload.substr(scheme.size() + 1) : "";
+  std::vector<std::string> seen;
+  const auto count = [&](const std::string& key, const std::string& value) {
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || end != value.data() + value.size() || value.empty() ||
+        v > std::numeric_limits<std::uint32_t>::max()) {
+      throw InputError(scheme + ": " + key + "=" + value + ": expected a whole number");
+    }
+    return static_cast<std::uint32_t>(v);
+  };
+  std::size_t start = 0;
+  while (start < query.size()) {
+    const std::size_t amp = std::min(query.find('&', start), query.size());
+    const std::string item = query.substr(start, amp - start);
+    start = amp + 1;
+    if (item.empty()) continue;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos) throw InputError(scheme + ": '" + item + "' needs a value (key=value)");
+    const std::string key = item.substr(0, eq);
+    const std::string value = item.substr(eq + 1);
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      std::string known;
+      for (const std::string& k : keys) known += (known.empty() ? "" : ", ") + k;
+      throw InputError(scheme + ": unknown key '" + key + "' (it takes " + known + ")");
+    }
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) throw InputError(scheme + ": '" + key + "' given twice");
+    seen.push_back(key);
+    if (key == "npus") o.npus = count(key, value);
+    else if (key == "coll") o.collectives = value;
+    else if (key == "size") o.size_text = value;
+    else if (key == "compute") o.compute_text = value;
+    else if (key == "nodes") o.nodes = count(key, value);
+    else if (key == "duration") o.duration_text = value;
+    else o.iterations = count(key, value);
+  }
+  if (std::find(seen.begin(), seen.end(), "npus") == seen.end()) {
+    throw InputError(scheme + ": npus=N is required (the number of ranks)");
+  }
+  return make_microbenchmark(o, gen::OptionSpelling::kQuery);
+}
+
+int generate_workload(const WorkloadGenOptions& o, std::ostream& out) {
+  if (o.npus == 0) throw InputError("--npus: must be at least 1");
+  const Microbenchmark mb = make_microbenchmark(o);
+  prepare_rank_prefix(o.prefix);
+  RankSetWriter writer(o.prefix, mb.npus());
+  for (std::uint32_t r = 0; r < mb.npus(); ++r) writer.write(r, microbenchmark_trace(mb, r, writer.path(r)));
+  writer.commit();
+  out << "wrote " << o.prefix << ".{0.." << o.npus - 1 << "}.et: " << o.kind << ", " << mb.describe()
+      << writer.removed_note() << "\n";
   return kExitOk;
 }
 

@@ -13,11 +13,15 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "workload/et_io.h"
+#include "workload/generators/training_spec.h"
 #include "workload/rank_graph.h"
 
 namespace sim {
@@ -64,6 +68,41 @@ struct WorkloadGenOptions {
   std::uint32_t iterations = 1;
   std::string prefix;
 };
+
+// The most ranks a microbenchmark may have (the command line's --npus range).
+constexpr std::uint32_t kMaxMicrobenchmarkNpus = 1u << 20;
+
+// One microbenchmark, validated: a kind and its spec.
+struct Microbenchmark {
+  std::string kind;  // collectives, chain, p2p-ring
+  std::variant<CollectivesSpec, ChainSpec, P2PRingSpec> spec;
+
+  std::uint32_t npus() const;
+  // Every rank runs the same trace (collectives, chain; a ring's ranks send
+  // to different peers), so rank 0's trace stands for every rank's.
+  bool identical_ranks() const;
+  // "1 collective(s) of 1 GiB per rank".
+  std::string describe() const;
+};
+
+// Checks the options of `kind` and builds its spec; InputError naming the
+// option as the user spelled it (`--size` on the command line, `size` in a
+// gen:collectives query).
+Microbenchmark make_microbenchmark(const WorkloadGenOptions& options,
+                                   gen::OptionSpelling spelling = gen::OptionSpelling::kFlags);
+
+// Rank `rank`'s trace.
+EtTrace microbenchmark_trace(const Microbenchmark& mb, std::uint32_t rank, const std::string& path = "");
+
+// A microbenchmark named as a workload and generated in memory, no files:
+//   gen:collectives?npus=1024&coll=allreduce&size=1GiB[&compute=10us]
+//   gen:chain?npus=8[&nodes=1000&duration=10us]
+//   gen:p2p-ring?npus=8[&size=1MiB&iterations=1]
+// The keys are `sim workload gen`'s options without their dashes (a key the
+// kind does not take, an unknown one or one given twice is an InputError).
+// Whether `workload` names one of these kinds (its query is checked by parse).
+bool is_microbenchmark_workload(std::string_view workload);
+Microbenchmark parse_microbenchmark_workload(const std::string& workload);
 
 // Writes <prefix>.<rank>.et for every rank (creating the parent folder) and a
 // one-line summary to `out`. Returns the exit code; throws InputError for bad

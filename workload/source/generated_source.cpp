@@ -12,6 +12,7 @@ class GeneratedSource final : public WorkloadSource {
       : WorkloadSource(text), spec_(gen::generated_workload_spec(text)) {}
 
   std::string_view scheme() const override { return "gen"; }
+  std::optional<std::uint32_t> rank_count() const override { return spec_.plan.world(); }
   std::vector<RankGraph> graphs(const GraphOptions& options, unsigned threads) const override {
     return gen::transformer_rank_graphs(spec_, options, "gen:transformer", threads);
   }

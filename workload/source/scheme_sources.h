@@ -12,6 +12,8 @@ namespace sim::source {
 
 // "gen:transformer?..." (generated_source.cpp).
 std::shared_ptr<const WorkloadSource> open_generated(const std::string& text);
+// "gen:collectives?...", "gen:chain?...", "gen:p2p-ring?..." (microbenchmark_source.cpp).
+std::shared_ptr<const WorkloadSource> open_microbenchmark(const std::string& text);
 // "pytorch:DIR" (pytorch_source.cpp).
 std::shared_ptr<const WorkloadSource> open_pytorch(const std::string& text);
 // A folder or prefix of Chakra ET rank files: anything no scheme claims (file_source.cpp).

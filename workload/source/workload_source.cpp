@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "core/error.h"
+#include "workload/generators/workload_generator.h"
 #include "workload/source/scheme_sources.h"
 
 namespace sim {
@@ -10,13 +11,18 @@ namespace {
 
 constexpr std::string_view kGeneratedPrefix = "gen:";
 
+// "gen:" names a microbenchmark by its kind, else a training iteration.
+std::shared_ptr<const WorkloadSource> open_gen(const std::string& text) {
+  return is_microbenchmark_workload(text) ? source::open_microbenchmark(text) : source::open_generated(text);
+}
+
 // The scheme registry: a new kind of workload is one entry here and its source.
 struct Scheme {
   std::string_view prefix;
   std::shared_ptr<const WorkloadSource> (*open)(const std::string& text);
 };
 constexpr Scheme kSchemes[] = {
-    {kGeneratedPrefix, source::open_generated},
+    {kGeneratedPrefix, open_gen},
     {"pytorch:", source::open_pytorch},
 };
 
@@ -50,5 +56,9 @@ std::shared_ptr<const WorkloadSource> open_workload(const std::string& text) {
 }
 
 bool is_generated(std::string_view text) { return text.starts_with(kGeneratedPrefix); }
+
+bool is_generated_training(std::string_view text) {
+  return is_generated(text) && !is_microbenchmark_workload(text);
+}
 
 }  // namespace sim

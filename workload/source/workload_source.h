@@ -41,6 +41,19 @@ class WorkloadSource {
   // per core) where the scheme loads ranks in parallel. InputError for inputs
   // that cannot be read, naming them.
   virtual std::vector<RankGraph> graphs(const GraphOptions& options, unsigned threads = 0) const = 0;
+  // The number of ranks when known without building graphs (generated
+  // workloads, ET files), else nullopt.
+  virtual std::optional<std::uint32_t> rank_count() const { return std::nullopt; }
+  // When every rank runs the same trace on its own rank (a microbenchmark;
+  // ET files holding the same bytes): rank 0's graph alone and the rank
+  // count, so that rank 0 may stand for every rank where the run allows it
+  // (system/scenario/identical_ranks.h); else nullopt. Files read every rank's
+  // bytes to know.
+  struct IdenticalRanks {
+    RankGraph first;
+    std::uint32_t ranks = 0;
+  };
+  virtual std::optional<IdenticalRanks> identical_ranks(const GraphOptions&) const { return std::nullopt; }
   // The generated training iteration's spec (gen: only), else null. Parsed
   // once, at open; lives as long as the source.
   virtual const gen::TrainingSpec* training_spec() const { return nullptr; }
@@ -67,8 +80,11 @@ class WorkloadSource {
 // registered prefix makes a scheme.
 std::shared_ptr<const WorkloadSource> open_workload(const std::string& text);
 
-// Without opening: does `text` name a generated training iteration ("gen:")?
-// For places that only need to know (its query is checked at open).
+// Without opening: does `text` name a generated workload ("gen:...": a
+// training iteration or a microbenchmark)? For places that only need to know
+// (its query is checked at open).
 bool is_generated(std::string_view text);
+// ... a generated training iteration ("gen:" and no microbenchmark kind)?
+bool is_generated_training(std::string_view text);
 
 }  // namespace sim

@@ -175,6 +175,34 @@ TEST(SweepRun, AMicrobenchmarksIdenticalRanksFoldAndEqualEveryRank) {
   }
 }
 
+// A microbenchmark named as a generated workload: its query's keys are axes
+// (workload.size, workload.npus), and each point equals the same
+// microbenchmark given as base.microbenchmark, row for row.
+TEST(SweepRun, AGeneratedMicrobenchmarksQueryKeysAreAxes) {
+  TempDir tmp("sweep_genmb");
+  const std::string net = source_path("configs/switch64.yml");
+  spit(tmp / "gen.yml", "base:\n  workload: 'gen:collectives?npus=16&coll=allreduce,allgather'\n  network: " + net +
+                            "\naxes:\n  workload.size: [64KiB, 4MiB]\n  workload.npus: [16, 64]\n"
+                            "  collective: [allreduce=ring, allreduce=halvingDoubling]\n");
+  spit(tmp / "mb.yml", "base:\n  microbenchmark: {npus: 16, collectives: [allreduce, allgather]}\n  network: " + net +
+                           "\naxes:\n  size: [64KiB, 4MiB]\n  npus: [16, 64]\n"
+                           "  collective: [allreduce=ring, allreduce=halvingDoubling]\n");
+  ASSERT_EQ(run_sim("sweep " + (tmp / "gen.yml") + " -q -o " + (tmp / "gen")).code, 0);
+  ASSERT_EQ(run_sim("sweep " + (tmp / "mb.yml") + " -q -o " + (tmp / "mb")).code, 0);
+  const auto gen = csv_rows(tmp / "gen/results.csv");
+  const auto mb = csv_rows(tmp / "mb/results.csv");
+  ASSERT_EQ(gen.size(), 16u);  // 8 points, 2 collectives each
+  ASSERT_EQ(mb.size(), gen.size());
+  for (std::size_t i = 0; i < gen.size(); ++i) {
+    EXPECT_EQ(gen[i].at("status"), "ok");
+    EXPECT_EQ(gen[i].at("workload.size"), mb[i].at("size"));
+    EXPECT_EQ(gen[i].at("workload.npus"), mb[i].at("npus"));
+    for (const char* column : {"npus", "sim_time_ns", "collective", "bytes", "group_size", "algorithm", "time_ns", "busbw_gbps"}) {
+      EXPECT_EQ(gen[i].at(column), mb[i].at(column)) << "row " << i << " " << column;
+    }
+  }
+}
+
 TEST(SweepRun, InterruptedSweepKeepsFinishedPointsAndTheRerunFinishesIt) {
   TempDir tmp("sweep_int");
   std::string sizes;

@@ -13,6 +13,7 @@
 #include "tests/common/temp_workload.h"
 #include "workload/generators/model_flops.h"
 #include "workload/generators/transformer_workload.h"
+#include "workload/generators/workload_generator.h"
 #include "workload/source/workload_source.h"
 
 namespace sim {
@@ -68,6 +69,81 @@ TEST(WorkloadSource, BadGeneratedQueriesFailAtOpenAsTheGeneratorWordsThem) {
     ASSERT_FALSE(want.empty()) << text;
     EXPECT_EQ(error_of([&] { open_workload(text); }), want) << text;
   }
+}
+
+// gen:collectives / gen:chain / gen:p2p-ring: `sim workload gen`'s kinds in
+// memory, each rank's graph the trace the command writes for it.
+TEST(WorkloadSource, MicrobenchmarksAreTheTracesTheGeneratorWrites) {
+  struct Case {
+    std::string text;
+    std::vector<EtTrace> want;
+    bool identical;
+  };
+  const std::vector<Case> cases = {
+      {"gen:collectives?npus=4&coll=allreduce,allgather&size=1MiB&compute=5us",
+       collectives_workload({4, {CollectiveType::kAllReduce, CollectiveType::kAllGather}, 1 << 20, 5}), true},
+      {"gen:collectives?npus=3", collectives_workload({3, {CollectiveType::kAllReduce}, 1 << 20, 0}), true},
+      {"gen:chain?npus=2&nodes=7&duration=3us", chain_workload({2, 7, 3}), true},
+      {"gen:p2p-ring?npus=5&size=4KiB&iterations=2", p2p_ring_workload({5, 4096, 2}), false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    const auto source = open_workload(c.text);
+    EXPECT_EQ(source->scheme(), "gen");
+    EXPECT_EQ(source->training_spec(), nullptr);
+    EXPECT_FALSE(source->training_facts());
+    EXPECT_EQ(source->rank_count(), c.want.size());
+    EXPECT_TRUE(is_generated(c.text));
+    EXPECT_FALSE(is_generated_training(c.text));
+    const std::vector<RankGraph> graphs = source->graphs(GraphOptions{});
+    ASSERT_EQ(graphs.size(), c.want.size());
+    for (std::size_t r = 0; r < graphs.size(); ++r) {
+      const RankGraph want(c.want[r], static_cast<int>(r), GraphOptions{});
+      ASSERT_EQ(graphs[r].size(), want.size());
+      for (std::uint32_t i = 0; i < want.size(); ++i) {
+        EXPECT_EQ(graphs[r].kind(i), want.kind(i));
+        EXPECT_EQ(graphs[r].node(i).id, want.node(i).id);
+        EXPECT_EQ(graphs[r].node(i).comm_size, want.node(i).comm_size);
+        EXPECT_EQ(graphs[r].node(i).coll, want.node(i).coll);
+        EXPECT_EQ(graphs[r].node(i).duration_micros, want.node(i).duration_micros);
+        EXPECT_EQ(graphs[r].node(i).comm_src, want.node(i).comm_src);
+        EXPECT_EQ(graphs[r].node(i).comm_dst, want.node(i).comm_dst);
+        EXPECT_EQ(graphs[r].node(i).num_parents, want.node(i).num_parents);
+      }
+    }
+    const auto same = source->identical_ranks(GraphOptions{});
+    EXPECT_EQ(same.has_value(), c.identical);
+    if (same) {
+      EXPECT_EQ(same->ranks, c.want.size());
+      EXPECT_EQ(same->first.size(), graphs[0].size());
+    }
+  }
+  EXPECT_TRUE(is_generated_training("gen:transformer?model=llama3-8b"));
+}
+
+TEST(WorkloadSource, BadMicrobenchmarkQueriesNameTheKey) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"gen:collectives?coll=allreduce", "gen:collectives: npus=N is required"},
+      {"gen:collectives?npus=0", "gen:collectives: npus: must be at least 1"},
+      {"gen:collectives?npus=4x", "gen:collectives: npus=4x: expected a whole number"},
+      {"gen:collectives?npus=2000000", "gen:collectives: npus: at most 1048576"},
+      {"gen:collectives?npus=4&size=0", "gen:collectives: size: must be at least 1 byte"},
+      {"gen:collectives?npus=4&size=lots", "gen:collectives: size: "},
+      {"gen:collectives?npus=4&coll=allreduse", "gen:collectives: coll: unknown collective 'allreduse'"},
+      {"gen:collectives?npus=4&compute=1ns", "gen:collectives: compute: '1ns' is not a whole number of microseconds"},
+      {"gen:collectives?npus=4&nodes=3", "gen:collectives: unknown key 'nodes' (it takes npus, coll, size, compute)"},
+      {"gen:collectives?npus=4&npus=8", "gen:collectives: 'npus' given twice"},
+      {"gen:collectives?npus", "gen:collectives: 'npus' needs a value (key=value)"},
+      {"gen:chain?npus=2&nodes=0", "gen:chain: nodes: must be at least 1"},
+      {"gen:p2p-ring?npus=1", "p2p-ring: gen:p2p-ring: npus must be at least 2"},
+      {"gen:p2p-ring?npus=2&iterations=0", "gen:p2p-ring: iterations: must be at least 1"},
+  };
+  for (const auto& [text, want] : cases) {
+    const std::string got = error_of([&] { open_workload(text); });
+    EXPECT_EQ(got.rfind(want, 0), 0u) << text << ": " << got;
+  }
+  // An unknown kind is the transformer's reader's to refuse, naming every kind.
+  EXPECT_NE(error_of([&] { open_workload("gen:collective?npus=4"); }).find("gen:collectives?npus="), std::string::npos);
 }
 
 TEST(WorkloadSource, IsGeneratedLooksOnlyAtThePrefix) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "report/report.h"
+#include "workload/generators/workload_generator.h"
 #include "system/scenario/scenario.h"
 #include "workload/et_io.h"
 #include "tests/common/temp_folder.h"
@@ -45,7 +46,10 @@ struct Outputs {
 
 class IdenticalRanks : public testing::TempFolderTest {
  protected:
-  Outputs run(const std::string& topology, const std::string& system, const std::string& prefix, bool fold) {
+  // `name` replaces the workload's name in the reports (to compare two
+  // spellings of one workload).
+  Outputs run(const std::string& topology, const std::string& system, const std::string& prefix, bool fold,
+              const std::string& name = "") {
     ScenarioSpec spec;
     spec.network = topology;
     spec.system = system;
@@ -58,7 +62,8 @@ class IdenticalRanks : public testing::TempFolderTest {
     Outputs out;
     out.identical_ranks = r.identical_ranks;
     const testing::StableReports reports =
-        testing::stable_reports(r, RunInfo{s.workload_name, s.topology->description(), s.config.network.backend, 0, 0});
+        testing::stable_reports(r, RunInfo{name.empty() ? s.workload_name : name, s.topology->description(),
+                                           s.config.network.backend, 0, 0});
     out.json = reports.json;
     out.csv = reports.csv;
     out.links = reports.links;
@@ -179,6 +184,46 @@ TEST_F(IdenticalRanks, DifferentTracesOrATimelineRunEveryRank) {
   spec.fold_identical_ranks = false;  // what the command line sets when writing a timeline
   const Scenario s = build_scenario(spec);
   EXPECT_EQ(s.graphs->size(), 4u);
+}
+
+// A microbenchmark named as a workload (gen:collectives?..., gen:chain?...)
+// is generated in memory and folds with no file read: its reports equal those
+// of the same microbenchmark written by `sim workload gen` and run rank by
+// rank, byte for byte.
+TEST_F(IdenticalRanks, GeneratedMicrobenchmarksFoldAndEqualTheirFilesRunInFull) {
+  const std::string topo = path("sw.yml");
+  std::ofstream(topo) << "shape: Switch\ndims: [16]\nbandwidth: 50GB/s\nlatency: 500ns\n";
+  const std::string ring = path("ring.yml");
+  std::ofstream(ring) << "shape: Ring\ndims: [16]\nbandwidth: 50GB/s\nlatency: 500ns\n";
+  struct Case {
+    std::string query, algorithm, topology;
+    bool folds;
+  };
+  const std::vector<Case> cases = {
+      {"gen:collectives?npus=16&coll=allreduce&size=1GiB", "halvingDoubling", topo, true},
+      {"gen:collectives?npus=16&coll=allreduce&size=1MiB", "direct", topo, true},
+      {"gen:collectives?npus=16&coll=allreduce,allgather,reducescatter&size=3MiB&compute=7us", "ring", topo, true},
+      {"gen:collectives?npus=16&coll=allreduce&size=1MiB", "ring", ring, false},  // a ring's ports differ per NPU
+      {"gen:chain?npus=16&nodes=50&duration=3us", "ring", topo, true},
+      {"gen:p2p-ring?npus=16&size=64KiB&iterations=3", "ring", topo, false},  // ranks send to different peers
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    SCOPED_TRACE(c.query + " (" + c.algorithm + ")");
+    const std::string sys = path("s" + std::to_string(i) + ".yml");
+    std::ofstream(sys) << "collective:\n  algorithms:\n    all_reduce: " << c.algorithm << "\n";
+    // The same microbenchmark as files, as `sim workload gen` writes it.
+    const Microbenchmark mb = parse_microbenchmark_workload(c.query);
+    const std::string prefix = path("w" + std::to_string(i) + "/w");
+    std::filesystem::create_directories(path("w" + std::to_string(i)));
+    for (std::uint32_t r = 0; r < mb.npus(); ++r) write_et(microbenchmark_trace(mb, r), prefix + "." + std::to_string(r) + ".et");
+    const Outputs generated = run(c.topology, sys, c.query, true, "w");
+    const Outputs files = run(c.topology, sys, prefix, false, "w");
+    EXPECT_EQ(generated.identical_ranks, c.folds ? 16u : 0u);
+    EXPECT_EQ(first_difference(generated.json, files.json), "");
+    EXPECT_EQ(first_difference(generated.csv, files.csv), "");
+    EXPECT_EQ(first_difference(generated.links, files.links), "");
+  }
 }
 
 }  // namespace
