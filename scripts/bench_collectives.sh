@@ -28,12 +28,18 @@ measure() {
 }
 
 # case_row LABEL NPUS ALGO NETWORK [SIZE [SIM OPTIONS...]]: NETWORK relative to the repository or absolute.
+# The workload is the rank files `sim workload gen collectives` writes, or with
+# IN_MEMORY=1 the same made in memory (--workload 'gen:collectives?...': no file read).
 case_row() {
   local label=$1 npus=$2 algo=$3 network=$4 size=${5:-1GiB}
   shift 4; shift || true
   [[ $network == /* ]] || network=$ROOT/$network
   local wl=$TMP/ar$npus-$size/w
-  [[ -d $TMP/ar$npus-$size ]] || "$SIM" workload gen collectives --npus "$npus" --coll allreduce --size "$size" -o "$wl" >/dev/null
+  if [[ -n ${IN_MEMORY:-} ]]; then
+    wl="gen:collectives?npus=$npus&coll=allreduce&size=$size"
+  elif [[ ! -d $TMP/ar$npus-$size ]]; then
+    "$SIM" workload gen collectives --npus "$npus" --coll allreduce --size "$size" -o "$wl" >/dev/null
+  fi
   measure --workload "$wl" --network "$network" --collective "allreduce=$algo" "$@"
   read -r ns wall rss events <"$TMP/run.txt"
   measure --workload "$wl" --network "$network" --collective "allreduce=$algo" "$@" --no-aggregation
@@ -59,6 +65,10 @@ case_row "1 MiB ring all-reduce in 4 chunks (8.4 M messages), switch" 1024 ring 
 case_row "1 GiB ring all-reduce, switch" 1024 ring bench/switch1024.yml
 case_row "1 GiB halvingDoubling all-reduce, switch" 1024 halvingDoubling bench/switch1024.yml
 case_row "1 GiB direct all-reduce, switch" 1024 direct bench/switch1024.yml
+IN_MEMORY=1 case_row "1 GiB halvingDoubling all-reduce, switch, made in memory (\`gen:collectives\`)" 1024 \
+  halvingDoubling bench/switch1024.yml
+IN_MEMORY=1 case_row "1 GiB direct all-reduce, switch, made in memory (\`gen:collectives\`)" 1024 direct \
+  bench/switch1024.yml
 case_row "1 GiB hierarchical ring all-reduce (\`allreduce=ring,ring,ring\`), torus 16x16x16" 4096 ring,ring,ring \
   bench/torus16x16x16.yml
 if [[ -n $docs ]]; then
