@@ -16,6 +16,9 @@ void add_system_command(CLI::App& app, SystemCommand& c) {
   c.gen->add_option("--leaf-nodes", c.leaf_nodes,
                     "nodes under each first-level switch (a placement; default: spread evenly, docs/presets.md)")
       ->check(CLI::Range(1, 1 << 16));
+  c.gen->add_flag("--sharp", c.sharp,
+                  "the fabric's switches reduce (InfiniBand SHARP): NCCL runs CollNet, and NVLS across nodes "
+                  "(presets on InfiniBand only; docs/presets.md)");
   c.gen->add_option("-o,--output", c.output, "folder to write")->required();
 }
 
@@ -28,12 +31,13 @@ int run_system_command(const SystemCommand& c, std::ostream& out) {
   }
   const presets::Preset& p = presets::find_preset(c.name);
   const std::uint32_t nodes = c.nodes ? c.nodes : p.default_nodes;
-  const presets::PresetFiles files = presets::generate_preset(p, nodes, c.leaf_nodes);
+  const presets::PresetFiles files = presets::generate_preset(p, nodes, c.leaf_nodes, c.sharp);
   presets::write_preset_folder(files, c.output);
   std::string dims;
   for (const std::uint32_t d : files.dims) dims += (dims.empty() ? "" : "x") + std::to_string(d);
   out << "wrote " << c.output << "/{network,system,calibration}.yml: " << p.name << ", " << nodes
-      << (nodes == 1 ? " node, " : " nodes, ") << files.npus << " GPUs (dimensions " << dims << ")\n"
+      << (nodes == 1 ? " node, " : " nodes, ") << files.npus << " GPUs (dimensions " << dims << ")"
+      << (c.sharp ? ", the fabric reducing (SHARP)" : "") << "\n"
       << "run: sim --workload ... --network " << c.output << "/network.yml --system " << c.output << "/system.yml\n";
   return kExitOk;
 }

@@ -13,6 +13,7 @@ struct SystemCommand {
   std::string name, output;
   std::uint32_t nodes = 0;  // 0: the preset's default
   std::uint32_t leaf_nodes = 0;  // 0: the preset spreads the nodes (docs/presets.md)
+  bool sharp = false;            // the fabric's switches reduce (SHARP)
   CLI::App* list = nullptr;
   CLI::App* gen = nullptr;
 };

@@ -20,6 +20,10 @@ const Figure kEfaRouting{"spray", "EFA's SRD sprays each connection's packets ov
 
 const Figure kIbTransport{"ib", "spec sheet: the compute fabric is InfiniBand (credit-based, lossless), Quantum-2 NDR "
                                 "for H100 systems, Quantum HDR for A100"};
+const Figure kQuantum2Sharp{"SHARPv3", "spec sheet: NVIDIA Quantum-2 QM9700 switches reduce in the network "
+                                        "(SHARPv3); NCCL runs it through its SHARP plugin as CollNet"};
+const Figure kQuantumHdrSharp{"SHARPv2", "spec sheet: NVIDIA Quantum QM8700 HDR switches reduce in the network "
+                                         "(SHARPv2); NCCL runs it through its SHARP plugin as CollNet"};
 const Figure kRoceTransport{"roce", "stated: RoCEv2 on lossless Ethernet (PFC, ECN with DCQCN), as such Clos fabrics run"};
 // DCQCN as NVIDIA ConnectX NICs (ConnectX-4 and later) run it by default: NVIDIA's DOCA
 // documentation, "DCQCN CC Parameters" (docs/network.md, "DCQCN's parameters in three sources").
@@ -47,6 +51,7 @@ Preset dgx_h100() {
                       "a rail is one 64-port 400 Gb/s switch, NVIDIA Quantum-2 QM9700 (spec sheet); "
                       "larger clusters: dgx-h100-superpod"});
   p.transport = kIbTransport;
+  p.fabric_sharp = kQuantum2Sharp;
   return p;
 }
 
@@ -82,6 +87,7 @@ Preset h100_roce_clos() {
   p.default_nodes = 64;
   p.routing = kRoceRouting;
   p.transport = kRoceTransport;
+  p.fabric_sharp = {"", ""};  // Ethernet switches do not reduce
   p.transport_options = kConnectXDcqcn;
   return p;
 }
@@ -102,6 +108,7 @@ Preset dgx_a100() {
                       kUpperLevelLatency, "any number of scalable units"});
   p.routing = kIbRouting;
   p.transport = kIbTransport;
+  p.fabric_sharp = kQuantumHdrSharp;
   return p;
 }
 

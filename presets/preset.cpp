@@ -140,6 +140,7 @@ std::string header(const Preset& p, std::uint32_t nodes, std::uint32_t npus, con
                   (nodes == 1 ? "" : "s") + " (" + std::to_string(npus) + " GPUs): " + p.summary + "\n" +
                   "# Written by `sim system gen " + p.name + " --nodes " + std::to_string(nodes) +
                   (p.leaf_nodes ? " --leaf-nodes " + std::to_string(p.leaf_nodes) : std::string()) +
+                  (p.sharp ? " --sharp" : "") +
                   "` (presets/, docs/presets.md).\n"
                   "# Each number says its source: spec sheet, NCCL constant, estimate, or fit.\n";
   if (!p.fit_note.empty()) h += "#\n" + comment_block(p.fit_note);
@@ -188,13 +189,17 @@ std::string network_yaml(const Preset& p, std::uint32_t nodes, const std::vector
     << "bandwidth: [" << join(bw) << "]\n"
     << "latency: [" << join(lat) << "]\n"
     << "roles: [" << join(roles) << "]\n";
-  if (*p.gpu->nvswitch_reduces) {
-    // Only the NVSwitch (dimension 0) reduces: the presets' network switches
-    // are not SHARP-enabled (CollNet is not assumed).
-    std::vector<std::string> reduces(dims.size(), "false");
-    reduces[0] = "true";
-    o << "# dimension 0 reduces and multicasts (" << p.gpu->nvswitch_reduces << ")\n"
-      << "in_network_reduction: [" << join(reduces) << "]\n";
+  if (*p.gpu->nvswitch_reduces || p.sharp) {
+    // The NVSwitch (dimension 0) reduces; the fabric's switches only when
+    // the user says its SHARP runs (--sharp).
+    std::vector<std::string> reduces(dims.size(), p.sharp ? "true" : "false");
+    reduces[0] = *p.gpu->nvswitch_reduces ? "true" : "false";
+    if (*p.gpu->nvswitch_reduces) o << "# dimension 0 reduces and multicasts (" << p.gpu->nvswitch_reduces << ")\n";
+    if (p.sharp) {
+      o << "# dimensions 1 and up reduce (--sharp: " << p.fabric_sharp.value << "; " << p.fabric_sharp.source
+        << "): NCCL runs CollNet, and NVLS across nodes\n";
+    }
+    o << "in_network_reduction: [" << join(reduces) << "]\n";
   }
   return o.str();
 }
@@ -378,6 +383,15 @@ std::vector<FreeParameter> free_parameters(const Preset& p, std::uint32_t nodes)
 PresetFiles generate_preset(const Preset& p, std::uint32_t nodes) {
   if (nodes < 1) throw InputError("--nodes must be >= 1");
   const std::vector<Dimension> dims = dimensions(p, nodes);
+  if (p.sharp && dims.size() > 2) {
+    // NCCL's CollNet is modelled through one reducing switch per GPU position
+    // (system/collectives/nccl/nccl_system.h, rail_switches); a SHARP tree over
+    // leaves and spines would need switches that reduce into switches.
+    const std::uint32_t most = p.leaf_nodes ? p.leaf_nodes : p.levels[0].radix;
+    throw InputError("--sharp: on " + std::to_string(nodes) + " nodes " + p.name + "'s rails span " +
+                     std::to_string(dims.size() - 1) + " switch levels, and CollNet is modelled through one switch "
+                     "per rail: give --nodes " + std::to_string(most) + " or fewer");
+  }
   PresetFiles files;
   files.npus = 1;
   for (const Dimension& d : dims) {
@@ -390,12 +404,31 @@ PresetFiles generate_preset(const Preset& p, std::uint32_t nodes) {
   return files;
 }
 
-PresetFiles generate_preset(const Preset& p, std::uint32_t nodes, std::uint32_t leaf_nodes) {
+namespace {
+
+std::string sharp_presets() {
+  std::string names;
+  for (const Preset& q : all_presets()) {
+    if (*q.fabric_sharp.value) names += (names.empty() ? "" : ", ") + q.name;
+  }
+  return names;
+}
+
+}  // namespace
+
+PresetFiles generate_preset(const Preset& p, std::uint32_t nodes, std::uint32_t leaf_nodes, bool sharp) {
   if (leaf_nodes != 0 && p.levels.empty()) {
     throw InputError("--leaf-nodes: " + p.name + " has no network level above its nodes");
   }
+  if (sharp && !*p.fabric_sharp.value) {
+    throw InputError("--sharp: " + p.name + "'s fabric does not reduce in its switches" +
+                     (*p.transport.value ? " (" + std::string(p.transport.source) + ")" : std::string()) +
+                     "; the presets whose fabric can: " + sharp_presets());
+  }
+  if (sharp && nodes < 2) throw InputError("--sharp: one node has no fabric to reduce in (give --nodes 2 or more)");
   Preset placed = p;
   placed.leaf_nodes = leaf_nodes;
+  placed.sharp = sharp;
   return generate_preset(placed, nodes);
 }
 

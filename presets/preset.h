@@ -86,6 +86,13 @@ struct Preset {
   };
   std::vector<Fitted> fitted;
   std::string fit_note;  // what the fit was made on (comment lines)
+  // The fabric's switches reduce and multicast (InfiniBand SHARP, which NCCL
+  // runs as CollNet, and with NVLS as NVLS across nodes): its source, or ""
+  // when they cannot. Offered, not assumed (a SHARP-enabled fabric needs its
+  // aggregation manager and NCCL's SHARP plugin): `sim system gen --sharp`.
+  Figure fabric_sharp{"", ""};
+  // A choice of the user's (`sim system gen --sharp`): the fabric's switches reduce.
+  bool sharp = false;
   // A placement, not a property of the machine: the nodes per first-level
   // switch a user asked for (`sim system gen --leaf-nodes`), so a job's groups
   // can sit on whole switches; 0 spreads the nodes as level_sizes does.
@@ -106,8 +113,10 @@ struct PresetFiles {
 // does not fit the preset's levels (it says what would).
 PresetFiles generate_preset(const Preset& preset, std::uint32_t nodes);
 // The same with `leaf_nodes` nodes under each first-level switch (it must
-// divide `nodes` and fit the switch's radix; an InputError says otherwise).
-PresetFiles generate_preset(const Preset& preset, std::uint32_t nodes, std::uint32_t leaf_nodes);
+// divide `nodes` and fit the switch's radix; an InputError says otherwise),
+// and with `sharp` the fabric's switches reducing (an InputError for a
+// preset whose fabric cannot).
+PresetFiles generate_preset(const Preset& preset, std::uint32_t nodes, std::uint32_t leaf_nodes, bool sharp = false);
 
 // The free parameters written for `preset` on `nodes` nodes (a network
 // level's keys only exist when its dimension does).

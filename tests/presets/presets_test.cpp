@@ -167,6 +167,44 @@ TEST(Presets, NodesTheRadixDoesNotDivideSpreadEvenlyOverPartlyPopulatedSwitches)
 // report, the ring forced (`nccl:algo=ring`) within 10% of 370 GB/s
 // (nccl-tests issue 212). Nothing here is fitted: NCCL's search and tuning
 // constants on the spec sheet's 450 GB/s (docs/nccl.md).
+// --sharp: the InfiniBand presets' fabric switches reduce (SHARP, sourced),
+// so NCCL runs NVLS across nodes through CollNet; fabrics that cannot, one
+// node, and rails of more than one switch level are refused, saying why.
+TEST(Presets, SharpMakesTheFabricReduceAndNcclRunsNvlsAcrossNodes) {
+  const Preset& superpod = find_preset("dgx-h100-superpod");
+  const PresetFiles plain = generate_preset(superpod, 4, 0);
+  const PresetFiles sharp = generate_preset(superpod, 4, 0, true);
+  EXPECT_NE(plain.network_yaml.find("in_network_reduction: [true, false]\n"), std::string::npos);
+  EXPECT_NE(sharp.network_yaml.find("in_network_reduction: [true, true]\n"), std::string::npos);
+  EXPECT_NE(sharp.network_yaml.find("--sharp: SHARPv3; spec sheet: NVIDIA Quantum-2 QM9700"), std::string::npos);
+  EXPECT_NE(sharp.network_yaml.find("`sim system gen dgx-h100-superpod --nodes 4 --sharp`"), std::string::npos);
+  EXPECT_NE(sharp.system_yaml.find("`sim system gen dgx-h100-superpod --nodes 4 --sharp`"), std::string::npos);
+  const OneRun without = run_one(plain, CollectiveType::kAllReduce, std::uint64_t{1} << 30);
+  const OneRun with = run_one(sharp, CollectiveType::kAllReduce, std::uint64_t{1} << 30);
+  EXPECT_EQ(without.algorithm.find("nccl:nvls/"), std::string::npos) << without.algorithm;  // NVLS needs CollNet across nodes
+  EXPECT_EQ(with.algorithm, "nccl:nvls/simple");
+  EXPECT_LT(with.duration, without.duration);
+  EXPECT_NO_THROW(generate_preset(find_preset("dgx-a100"), 2, 0, true));
+
+  const auto error_of = [](const std::string& name, std::uint32_t nodes) {
+    try {
+      generate_preset(find_preset(name), nodes, 0, true);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error_of("p5", 4).rfind("--sharp: p5's fabric does not reduce in its switches; the presets whose fabric "
+                                    "can: dgx-h100, ",
+                                    0),
+            0u);
+  EXPECT_NE(error_of("h100-roce-clos", 4).find("RoCEv2"), std::string::npos);
+  EXPECT_EQ(error_of("dgx-h100-superpod", 1), "--sharp: one node has no fabric to reduce in (give --nodes 2 or more)");
+  EXPECT_EQ(error_of("dgx-h100-superpod", 64),
+            "--sharp: on 64 nodes dgx-h100-superpod's rails span 2 switch levels, and CollNet is modelled through one "
+            "switch per rail: give --nodes 32 or fewer");
+}
+
 TEST(Presets, OneNodeDgxH100RunsNcclAtItsPublishedBusBandwidth) {
   const PresetFiles f = generate_preset(find_preset("dgx-h100"), 1);
   EXPECT_NE(f.network_yaml.find("in_network_reduction: [true]"), std::string::npos) << f.network_yaml;
