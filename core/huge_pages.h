@@ -41,16 +41,17 @@ inline void free_table(void* p, std::size_t bytes) noexcept {
 }
 
 // A table of `bytes` zero bytes, mapped fresh (zero pages cost nothing until
-// touched) and marked for huge pages: a sparse table whose touched entries
-// spread over many 4 KiB pages (the analytical network's NPU-pair index) then
-// faults once per 2 MiB instead of once per 4 KiB (about 10 us each on a
-// virtual machine). Free with free_zeroed_table and the same size.
-inline void* allocate_zeroed_table(std::size_t bytes) {
+// touched), with `huge` marked for huge pages: a sparse table whose touched
+// entries spread over many 4 KiB pages (the analytical network's NPU-pair
+// index) then faults once per 2 MiB instead of once per 4 KiB (about 10 us
+// each on a virtual machine), but holds whole 2 MiB pages where it is touched
+// at all. Free with free_zeroed_table and the same size.
+inline void* allocate_zeroed_table(std::size_t bytes, bool huge) {
   const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
   void* p = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
 #ifdef MADV_HUGEPAGE
-  ::madvise(p, rounded, MADV_HUGEPAGE);
+  if (huge) ::madvise(p, rounded, MADV_HUGEPAGE);
 #endif
   return p;
 }

@@ -21,9 +21,14 @@ AnalyticalNetwork::AnalyticalNetwork(const Topology& topology, EventQueue& queue
       last_(topology.npu_count()) {
   const std::uint64_t npus = topology.npu_count();
   if (npus * npus <= kDensePairs) {
+    // Huge pages up to 2,048 NPUs (16 MiB): a check that walks every rank's
+    // routes (folding's, aggregation's) then faults a few times instead of
+    // once per row. Above that the rows are 16 KiB or more and sparsely used,
+    // and whole 2 MiB pages would hold up to 64 MiB for a few entries per row.
     const std::size_t bytes = npus * npus * sizeof(std::uint32_t);
     dense_pair_of_ = std::unique_ptr<std::uint32_t[], ZeroedTableDeleter>(
-        static_cast<std::uint32_t*>(allocate_zeroed_table(bytes)), ZeroedTableDeleter{bytes});
+        static_cast<std::uint32_t*>(allocate_zeroed_table(bytes, bytes <= kHugeDensePairBytes)),
+        ZeroedTableDeleter{bytes});
   }
 }
 

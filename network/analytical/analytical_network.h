@@ -114,6 +114,7 @@ class AnalyticalNetwork final : public Network, public ClosedFormRoutes {
   // (core/huge_pages.h), so only the parts where sources send are ever
   // touched; hashed above that.
   static constexpr std::uint64_t kDensePairs = std::uint64_t{1} << 24;
+  static constexpr std::size_t kHugeDensePairBytes = std::size_t{16} << 20;
   std::unique_ptr<std::uint32_t[], ZeroedTableDeleter> dense_pair_of_;
   FlatMap<std::uint64_t, std::uint32_t, Mix64Hash> pair_of_;  // the same, hashed: src * npus + dst -> index
   std::vector<Pair> pairs_;                                 // only the pairs actually used

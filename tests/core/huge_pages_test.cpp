@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory>
 #include <numeric>
 #include <vector>
 
@@ -26,6 +27,25 @@ TEST(HugePages, LargeTablesStartOnAHugePage) {
   void* small = allocate_table(4096);
   ASSERT_NE(small, nullptr);
   free_table(small, 4096);
+}
+
+// Zeroed tables (the analytical network's pair index): every byte reads 0,
+// every byte is writable, with or without the huge-page hint, and a
+// unique_ptr frees them with their size.
+TEST(HugePages, ZeroedTablesReadZeroAndTakeWrites) {
+  for (const bool huge : {false, true}) {
+    for (const std::size_t bytes : {std::size_t{4096}, kHugePage + 4, 3 * kHugePage}) {
+      std::unique_ptr<std::uint32_t[], ZeroedTableDeleter> t(
+          static_cast<std::uint32_t*>(allocate_zeroed_table(bytes, huge)), ZeroedTableDeleter{bytes});
+      const std::size_t n = bytes / sizeof(std::uint32_t);
+      std::uint64_t sum = 0;
+      for (std::size_t i = 0; i < n; i += 97) sum += t[i];
+      EXPECT_EQ(sum + t[n - 1], 0u) << bytes << (huge ? " huge" : "");
+      t[0] = 1;
+      t[n - 1] = 7;
+      EXPECT_EQ(t[0] + t[n - 1], 8u);
+    }
+  }
 }
 
 TEST(HugePages, VectorsGrowCopyAndMoveAsUsual) {
