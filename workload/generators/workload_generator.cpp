@@ -187,7 +187,7 @@ Microbenchmark make_microbenchmark(const WorkloadGenOptions& o, gen::OptionSpell
     throw InputError(option("npus") + ": at most " + std::to_string(kMaxMicrobenchmarkNpus) + ", got " +
                      std::to_string(o.npus));
   }
-  Microbenchmark mb{o.kind, {}};
+  Microbenchmark mb;
   if (o.kind == "collectives") {
     mb.spec = CollectivesSpec{o.npus, parse_collective_list(option("coll"), o.collectives),
                               parse_bytes_option(option("size"), o.size_text),
@@ -285,7 +285,6 @@ Microbenchmark parse_microbenchmark_workload(const std::string& workload) {
 }
 
 int generate_workload(const WorkloadGenOptions& o, std::ostream& out) {
-  if (o.npus == 0) throw InputError("--npus: must be at least 1");
   const Microbenchmark mb = make_microbenchmark(o);
   prepare_rank_prefix(o.prefix);
   RankSetWriter writer(o.prefix, mb.npus());

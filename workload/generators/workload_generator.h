@@ -72,9 +72,8 @@ struct WorkloadGenOptions {
 // The most ranks a microbenchmark may have (the command line's --npus range).
 constexpr std::uint32_t kMaxMicrobenchmarkNpus = 1u << 20;
 
-// One microbenchmark, validated: a kind and its spec.
+// One microbenchmark, validated: its kind's spec.
 struct Microbenchmark {
-  std::string kind;  // collectives, chain, p2p-ring
   std::variant<CollectivesSpec, ChainSpec, P2PRingSpec> spec;
 
   std::uint32_t npus() const;
