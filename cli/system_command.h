@@ -14,6 +14,7 @@ struct SystemCommand {
   std::uint32_t nodes = 0;  // 0: the preset's default
   std::uint32_t leaf_nodes = 0;  // 0: the preset spreads the nodes (docs/presets.md)
   bool sharp = false;            // the fabric's switches reduce (SHARP)
+  std::string attention;         // --attention: another attention kernel ("" the measured one)
   CLI::App* list = nullptr;
   CLI::App* gen = nullptr;
 };

@@ -59,6 +59,7 @@ Preset dgx_h100_superpod() {
   Preset p = dgx_h100();
   p.name = "dgx-h100-superpod";
   p.compute_efficiency = kH100AtScaleEfficiency;
+  p.compute_efficiency_flash_attention_2 = kH100AtScaleEfficiencyFlashAttention2;
   p.summary = "DGX SuperPOD H100: dgx-h100 nodes on a rail-optimised fat-tree, 32-node scalable units, 1:1 spine";
   p.levels.clear();
   p.levels.push_back({"rail leaf", 32, kConnectX7, kNetLatency,
@@ -76,6 +77,7 @@ Preset h100_roce_clos() {
   Preset p = dgx_h100();
   p.name = "h100-roce-clos";
   p.compute_efficiency = kH100AtScaleEfficiency;
+  p.compute_efficiency_flash_attention_2 = kH100AtScaleEfficiencyFlashAttention2;
   p.summary = "8-GPU H100 servers, 400 Gb/s RoCE per GPU, three-layer Clos (leaf 1:1, spine-core 2:1 oversubscribed)";
   p.levels.clear();
   p.levels.push_back({"leaf", 32, kRoce400, kNetLatency,

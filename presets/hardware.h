@@ -30,6 +30,10 @@ struct GpuSpec {
   // The NVSwitch of this GPU's baseboard reduces and multicasts (NVLink
   // SHARP, which NCCL runs as NVLS): its source, or "" when it does not.
   const char* nvswitch_reduces = "";
+  // compute.kernels with FlashAttention-2's published speeds in place of the
+  // measured attention (`sim system gen --attention flash-attention-2`), or ""
+  // when no such table is shipped for this GPU.
+  const char* flash_attention_2_kernels = "";
 };
 
 // The fraction of measured kernel speed an H100 sustains in a long training
@@ -39,6 +43,14 @@ inline constexpr Figure kH100AtScaleEfficiency{
     "0.661",
     "fit: Llama 3 405B on 8,192 H100s, 430 TFLOP/s per GPU (Llama 3 Herd of Models, Table 4); held out: its "
     "16,384-GPU run (docs/published-runs.md)"};
+
+// The same with the attention kernel of early 2024, FlashAttention-2 at its
+// published H100 speeds (`--attention flash-attention-2`): the slower
+// attention takes part of what the factor stood for.
+inline constexpr Figure kH100AtScaleEfficiencyFlashAttention2{
+    "0.705",
+    "fit: Llama 3 405B on 8,192 H100s with FlashAttention-2's speeds, 430 TFLOP/s per GPU (Llama 3 Herd of "
+    "Models, Table 4); held out: its 16,384-GPU runs at sequence 8,192 and 131,072 (docs/published-runs.md)"};
 
 // The fraction of the roofline an A100 sustains in a long Megatron-LM run
 // (compute.efficiency; the A100 has no measured kernel table, so it stands
@@ -70,6 +82,7 @@ inline constexpr GpuSpec kH100Sxm{
     "builtin:h100",
     "spec sheet: third-generation NVSwitch (HGX/DGX H100) reduces and multicasts in the switch (NVLink "
     "SHARP); NCCL 2.17+ runs it as NVLS",
+    "[builtin:h100/gemm.csv, builtin:h100/membound.csv, builtin:h100-flash-attention-2]",
 };
 
 // NVIDIA A100 Tensor Core GPU datasheet (SXM 80GB column): 312 TFLOP/s BF16

@@ -140,7 +140,7 @@ std::string header(const Preset& p, std::uint32_t nodes, std::uint32_t npus, con
                   (nodes == 1 ? "" : "s") + " (" + std::to_string(npus) + " GPUs): " + p.summary + "\n" +
                   "# Written by `sim system gen " + p.name + " --nodes " + std::to_string(nodes) +
                   (p.leaf_nodes ? " --leaf-nodes " + std::to_string(p.leaf_nodes) : std::string()) +
-                  (p.sharp ? " --sharp" : "") +
+                  (p.sharp ? " --sharp" : "") + (p.attention.empty() ? "" : " --attention " + p.attention) +
                   "` (presets/, docs/presets.md).\n"
                   "# Each number says its source: spec sheet, NCCL constant, estimate, or fit.\n";
   if (!p.fit_note.empty()) h += "#\n" + comment_block(p.fit_note);
@@ -224,16 +224,23 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::uint32_t npus
     << (std::string(g.fp8.value) == "0" ? std::string() : std::string(", fp8: ") + g.fp8.value) << ", tf32: " << g.tf32.value
     << ", fp32: " << g.tf32.value << "}\n"
     << "  memory_bandwidth: " << g.hbm_bandwidth.value << "   # " << g.hbm_bandwidth.source << "\n";
-  if (*g.kernel_table) {
+  const bool flash_attention_2 = p.attention == kFlashAttention2;
+  if (flash_attention_2) {
+    o << "  # COMP nodes with a kernel shape are timed from kernels measured on one " << g.name << "\n"
+      << "  # (GEMMs, memory-bound ops), attention at FlashAttention-2's published speeds, the kernel of\n"
+      << "  # early 2024 (--attention flash-attention-2; configs/kernels/, docs/compute.md).\n"
+      << "  kernels: " << g.flash_attention_2_kernels << "\n";
+  } else if (*g.kernel_table) {
     o << "  # COMP nodes with a kernel shape (GEMM, attention, memory-bound ops) are timed from kernels\n"
       << "  # measured on one " << g.name << ", interpolated; the roofline above outside the table\n"
       << "  # (configs/kernels/, docs/compute.md).\n"
       << "  kernels: " << g.kernel_table << "\n";
   }
-  if (*p.compute_efficiency.value) {
+  const Figure& efficiency = flash_attention_2 ? p.compute_efficiency_flash_attention_2 : p.compute_efficiency;
+  if (*efficiency.value) {
     o << "  # The fraction of that speed sustained in a long training run at scale (power capping,\n"
       << "  # communication kernels beside compute, stragglers); COMP nodes take time / efficiency.\n"
-      << "  efficiency: " << p.compute_efficiency.value << "   # " << p.compute_efficiency.source << "\n";
+      << "  efficiency: " << efficiency.value << "   # " << efficiency.source << "\n";
   }
   o << "collective:\n"
     << "  chunks: 1\n"
@@ -406,29 +413,47 @@ PresetFiles generate_preset(const Preset& p, std::uint32_t nodes) {
 
 namespace {
 
-std::string sharp_presets() {
+// The names of the presets `has` holds for, comma-separated.
+template <typename Has>
+std::string presets_with(Has has) {
   std::string names;
   for (const Preset& q : all_presets()) {
-    if (*q.fabric_sharp.value) names += (names.empty() ? "" : ", ") + q.name;
+    if (has(q)) names += (names.empty() ? "" : ", ") + q.name;
   }
   return names;
 }
 
 }  // namespace
 
-PresetFiles generate_preset(const Preset& p, std::uint32_t nodes, std::uint32_t leaf_nodes, bool sharp) {
-  if (leaf_nodes != 0 && p.levels.empty()) {
+PresetFiles generate_preset(const Preset& p, std::uint32_t nodes, const PresetChoices& choices) {
+  if (choices.leaf_nodes != 0 && p.levels.empty()) {
     throw InputError("--leaf-nodes: " + p.name + " has no network level above its nodes");
   }
-  if (sharp && !*p.fabric_sharp.value) {
+  if (choices.sharp && !*p.fabric_sharp.value) {
     throw InputError("--sharp: " + p.name + "'s fabric does not reduce in its switches" +
                      (*p.transport.value ? " (" + std::string(p.transport.source) + ")" : std::string()) +
-                     "; the presets whose fabric can: " + sharp_presets());
+                     "; the presets whose fabric can: " + presets_with([](const Preset& q) { return *q.fabric_sharp.value != 0; }));
   }
-  if (sharp && nodes < 2) throw InputError("--sharp: one node has no fabric to reduce in (give --nodes 2 or more)");
+  if (choices.sharp && nodes < 2) throw InputError("--sharp: one node has no fabric to reduce in (give --nodes 2 or more)");
+  if (!choices.attention.empty()) {
+    if (choices.attention != kFlashAttention2) {
+      throw InputError("--attention must be " + std::string(kFlashAttention2) + ", not '" + choices.attention + "'");
+    }
+    if (!*p.gpu->flash_attention_2_kernels) {
+      throw InputError("--attention " + choices.attention + ": no table of its speeds on " + p.name + "'s GPU (" +
+                       p.gpu->name + "); the presets with one: " +
+                       presets_with([](const Preset& q) { return *q.gpu->flash_attention_2_kernels != 0; }));
+    }
+    if (*p.compute_efficiency.value && !*p.compute_efficiency_flash_attention_2.value) {
+      throw InputError("--attention " + choices.attention + ": " + p.name +
+                       "'s compute.efficiency was fitted with its GPU's measured attention, and none with " +
+                       choices.attention);
+    }
+  }
   Preset placed = p;
-  placed.leaf_nodes = leaf_nodes;
-  placed.sharp = sharp;
+  placed.leaf_nodes = choices.leaf_nodes;
+  placed.sharp = choices.sharp;
+  placed.attention = choices.attention;
   return generate_preset(placed, nodes);
 }
 

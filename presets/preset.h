@@ -52,6 +52,9 @@ struct Preset {
   // compute.efficiency (written when set): cluster presets sustain less than
   // the one-GPU kernel measurements (docs/published-runs.md).
   Figure compute_efficiency{"", ""};
+  // The same fitted with FlashAttention-2's speeds for attention, written
+  // instead under `--attention flash-attention-2`.
+  Figure compute_efficiency_flash_attention_2{"", ""};
   // NCCL as the platform runs it (docs/nccl.md), written into every `nccl`
   // choice when set: its release (the NVLS-tree chunk rule), the tuner
   // plugin the platform ships, and the costs NCCL's tuning model leaves out,
@@ -97,6 +100,20 @@ struct Preset {
   // switch a user asked for (`sim system gen --leaf-nodes`), so a job's groups
   // can sit on whole switches; 0 spreads the nodes as level_sizes does.
   std::uint32_t leaf_nodes = 0;
+  // A choice of the user's (`sim system gen --attention`): "" times attention
+  // from the GPU's measured kernel table, "flash-attention-2" at
+  // FlashAttention-2's published speeds (the kernel of early 2024).
+  std::string attention;
+};
+
+// `--attention`'s one value: FlashAttention-2's published speeds.
+inline constexpr const char* kFlashAttention2 = "flash-attention-2";
+
+// What a user may choose beside the node count (`sim system gen`'s options).
+struct PresetChoices {
+  std::uint32_t leaf_nodes = 0;  // --leaf-nodes (0: spread evenly)
+  bool sharp = false;            // --sharp
+  std::string attention;         // --attention ("" or "flash-attention-2")
 };
 
 const std::vector<Preset>& all_presets();
@@ -112,11 +129,11 @@ struct PresetFiles {
 // The files of `preset` on `nodes` nodes. Throws InputError when `nodes`
 // does not fit the preset's levels (it says what would).
 PresetFiles generate_preset(const Preset& preset, std::uint32_t nodes);
-// The same with `leaf_nodes` nodes under each first-level switch (it must
-// divide `nodes` and fit the switch's radix; an InputError says otherwise),
-// and with `sharp` the fabric's switches reducing (an InputError for a
-// preset whose fabric cannot).
-PresetFiles generate_preset(const Preset& preset, std::uint32_t nodes, std::uint32_t leaf_nodes, bool sharp = false);
+// The same with the user's choices: `leaf_nodes` nodes under each
+// first-level switch (it must divide `nodes` and fit the switch's radix),
+// `sharp` the fabric's switches reducing, `attention` another attention
+// kernel. An InputError says what a preset cannot take.
+PresetFiles generate_preset(const Preset& preset, std::uint32_t nodes, const PresetChoices& choices);
 
 // The free parameters written for `preset` on `nodes` nodes (a network
 // level's keys only exist when its dimension does).

@@ -71,16 +71,9 @@ cases=(
   "sc21-gpt-1t-3072   dgx-a100 384/12 122.29 held model=configs/models/megatron-sc21/gpt-1t.yml&parallel=tp=8,pp=64,dp=6&global-batch=3072&micro-batch=1&seq=2048&recompute=full&attention=unfused&bucket-params=100000000000&pp-scatter-gather"
 )
 # PRESET+fa2: the preset's system with the attention kernel of early 2024, FlashAttention-2 on H100
-# (configs/kernels/h100-flash-attention-2, scripts/flash_attention_2_table.py: the FlashAttention-3
-# paper's speeds of it), GEMMs and memory-bound ops from builtin:h100 as before, and the efficiency
-# fitted on llama3-405b-8k-fa2 (430 published: 429.9 predicted at 0.705, by hand, three digits).
-variant_system() {  # SYSTEM.yml VARIANT > the variant's system
-  case $2 in
-    fa2) sed -e 's|^  kernels: builtin:h100$|  kernels: [builtin:h100/gemm.csv, builtin:h100/membound.csv, builtin:h100-flash-attention-2]|' \
-             -e 's|^  efficiency: 0.661 .*|  efficiency: 0.705   # fit: llama3-405b-8k-fa2 (scripts/bench_published.sh)|' "$1" ;;
-    *) echo "bench_published: unknown system variant '$2'" >&2; return 1 ;;
-  esac
-}
+# (`sim system gen --attention flash-attention-2`: configs/kernels/h100-flash-attention-2, the
+# FlashAttention-3 paper's speeds of it; GEMMs and memory-bound ops from builtin:h100 as before; the
+# efficiency fitted on llama3-405b-8k-fa2, 430 published: 429.9 predicted at 0.705, three digits).
 printf '%-21s %-6s %-12s %-9s %-9s %-7s %-5s %-8s %-9s %s\n' case GPUs iteration TFLOP/s published error fit wall peak gradients
 for c in "${cases[@]}"; do
   grep -q -- "$filter" <<<"$c" || continue
@@ -91,14 +84,15 @@ for c in "${cases[@]}"; do
   if [[ $query == *" "* ]]; then read -r -a options <<<"${query#* }"; query=${query%% *}; fi
   leaf=()
   if [[ $nodes == */* ]]; then leaf=(--leaf-nodes "${nodes#*/}"); nodes=${nodes%/*}; fi
-  sys="$tmp/$preset-$nodes-${leaf[1]:-spread}"
-  [ -d "$sys" ] || "$SIM" system gen "$preset" --nodes "$nodes" "${leaf[@]}" -o "$sys" >/dev/null
+  gen=()
+  case $variant in
+    "") ;;
+    fa2) gen=(--attention flash-attention-2) ;;
+    *) echo "bench_published: unknown system variant '$variant'" >&2; exit 1 ;;
+  esac
+  sys="$tmp/$preset-$nodes-${leaf[1]:-spread}${variant:+-$variant}"
+  [ -d "$sys" ] || "$SIM" system gen "$preset" --nodes "$nodes" "${leaf[@]}" "${gen[@]}" -o "$sys" >/dev/null
   system="$sys/system.yml"
-  if [ -n "$variant" ]; then
-    system="$sys/system-$variant.yml"
-    variant_system "$sys/system.yml" "$variant" >"$system"
-    cmp -s "$sys/system.yml" "$system" && { echo "bench_published: variant '$variant' changed nothing in $sys/system.yml" >&2; exit 1; }
-  fi
   /usr/bin/time -f "%e %M" -o "$tmp/time" "$SIM" --quiet --workload "gen:transformer?$query" \
     --network "$sys/network.yml" --system "$system" "${options[@]}" --report "$tmp/r.json" >/dev/null
   python3 - "$tmp/r.json" "$tmp/time" "$name" "$published" "$fit" "$tmp/rows.jsonl" <<'PY'

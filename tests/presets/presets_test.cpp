@@ -141,12 +141,12 @@ TEST(Presets, NodesTheRadixDoesNotDivideSpreadEvenlyOverPartlyPopulatedSwitches)
   EXPECT_NE(full.find("npus_count: [8, 20, 12]"), std::string::npos) << full;
   EXPECT_EQ(full.find("partly populated"), std::string::npos) << full;
   // A placement the user names: 192 nodes as 16 leaves of 12 (so that groups of 24 sit on whole leaves).
-  const PresetFiles placed = generate_preset(find_preset("dgx-a100"), 192, 12);
+  const PresetFiles placed = generate_preset(find_preset("dgx-a100"), 192, PresetChoices{12, false, ""});
   EXPECT_EQ(placed.dims, (std::vector<std::uint32_t>{8, 12, 16}));
   EXPECT_NE(placed.network_yaml.find("--nodes 192 --leaf-nodes 12`"), std::string::npos) << placed.network_yaml;
   for (const std::uint32_t bad : {7u, 24u, 0u + 384u}) {
     try {
-      generate_preset(find_preset("dgx-a100"), 192, bad);
+      generate_preset(find_preset("dgx-a100"), 192, PresetChoices{bad, false, ""});
       FAIL() << "--leaf-nodes " << bad << " on 192 nodes of 20-node leaves";
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find("must divide --nodes 192 and be at most the rail leaf switch's 20"),
@@ -167,13 +167,58 @@ TEST(Presets, NodesTheRadixDoesNotDivideSpreadEvenlyOverPartlyPopulatedSwitches)
 // report, the ring forced (`nccl:algo=ring`) within 10% of 370 GB/s
 // (nccl-tests issue 212). Nothing here is fitted: NCCL's search and tuning
 // constants on the spec sheet's 450 GB/s (docs/nccl.md).
+// --attention flash-attention-2: the H100 presets time attention at
+// FlashAttention-2's published speeds (the GEMMs and memory-bound ops stay
+// the measured ones), with the efficiency fitted with it where the preset
+// has one; only the kernels and the efficiency change. The A100 presets,
+// which have no such table, refuse it, naming the presets that have one.
+TEST(Presets, FlashAttention2IsTheAttentionOfEarly2024) {
+  const Preset& superpod = find_preset("dgx-h100-superpod");
+  const PresetFiles plain = generate_preset(superpod, 16);
+  const PresetFiles fa2 = generate_preset(superpod, 16, PresetChoices{0, false, kFlashAttention2});
+  // The network file differs only in the command its header names.
+  EXPECT_EQ(fa2.network_yaml.substr(fa2.network_yaml.find("\n\n")),
+            plain.network_yaml.substr(plain.network_yaml.find("\n\n")));
+  EXPECT_NE(fa2.system_yaml.find("\n  kernels: [builtin:h100/gemm.csv, builtin:h100/membound.csv, "
+                                 "builtin:h100-flash-attention-2]\n"),
+            std::string::npos);
+  EXPECT_NE(fa2.system_yaml.find("\n  efficiency: 0.705   # fit: Llama 3 405B on 8,192 H100s with FlashAttention-2"),
+            std::string::npos);
+  EXPECT_NE(plain.system_yaml.find("\n  kernels: builtin:h100\n"), std::string::npos);
+  EXPECT_NE(plain.system_yaml.find("\n  efficiency: 0.661   #"), std::string::npos);
+  EXPECT_NE(fa2.system_yaml.find("`sim system gen dgx-h100-superpod --nodes 16 --attention flash-attention-2`"),
+            std::string::npos);
+  // Everything after the compute section is the same.
+  EXPECT_EQ(fa2.system_yaml.substr(fa2.system_yaml.find("\ncollective:")),
+            plain.system_yaml.substr(plain.system_yaml.find("\ncollective:")));
+  const SystemConfig parsed = parse_system_text(fa2.system_yaml, "system.yml");
+  EXPECT_DOUBLE_EQ(parsed.compute_efficiency, 0.705);
+
+  // p5 has no fitted efficiency: the kernels change, no efficiency is written.
+  const PresetFiles p5 = generate_preset(find_preset("p5"), 2, PresetChoices{0, false, kFlashAttention2});
+  EXPECT_NE(p5.system_yaml.find("builtin:h100-flash-attention-2]"), std::string::npos);
+  EXPECT_EQ(p5.system_yaml.find("\n  efficiency:"), std::string::npos);
+
+  try {
+    generate_preset(find_preset("dgx-a100"), 2, PresetChoices{0, false, kFlashAttention2});
+    ADD_FAILURE() << "dgx-a100 took --attention flash-attention-2";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--attention flash-attention-2: no table of its speeds on dgx-a100's GPU "
+                                          "(A100 SXM4 80GB); the presets with one: dgx-h100, ",
+                                          0),
+              0u)
+        << e.what();
+  }
+  EXPECT_THROW(generate_preset(superpod, 16, PresetChoices{0, false, "flash-attention-3"}), InputError);
+}
+
 // --sharp: the InfiniBand presets' fabric switches reduce (SHARP, sourced),
 // so NCCL runs NVLS across nodes through CollNet; fabrics that cannot, one
 // node, and rails of more than one switch level are refused, saying why.
 TEST(Presets, SharpMakesTheFabricReduceAndNcclRunsNvlsAcrossNodes) {
   const Preset& superpod = find_preset("dgx-h100-superpod");
-  const PresetFiles plain = generate_preset(superpod, 4, 0);
-  const PresetFiles sharp = generate_preset(superpod, 4, 0, true);
+  const PresetFiles plain = generate_preset(superpod, 4, PresetChoices{});
+  const PresetFiles sharp = generate_preset(superpod, 4, PresetChoices{0, true, ""});
   EXPECT_NE(plain.network_yaml.find("in_network_reduction: [true, false]\n"), std::string::npos);
   EXPECT_NE(sharp.network_yaml.find("in_network_reduction: [true, true]\n"), std::string::npos);
   EXPECT_NE(sharp.network_yaml.find("--sharp: SHARPv3; spec sheet: NVIDIA Quantum-2 QM9700"), std::string::npos);
@@ -184,11 +229,11 @@ TEST(Presets, SharpMakesTheFabricReduceAndNcclRunsNvlsAcrossNodes) {
   EXPECT_EQ(without.algorithm.find("nccl:nvls/"), std::string::npos) << without.algorithm;  // NVLS needs CollNet across nodes
   EXPECT_EQ(with.algorithm, "nccl:nvls/simple");
   EXPECT_LT(with.duration, without.duration);
-  EXPECT_NO_THROW(generate_preset(find_preset("dgx-a100"), 2, 0, true));
+  EXPECT_NO_THROW(generate_preset(find_preset("dgx-a100"), 2, PresetChoices{0, true, ""}));
 
   const auto error_of = [](const std::string& name, std::uint32_t nodes) {
     try {
-      generate_preset(find_preset(name), nodes, 0, true);
+      generate_preset(find_preset(name), nodes, PresetChoices{0, true, ""});
     } catch (const InputError& e) {
       return std::string(e.what());
     }

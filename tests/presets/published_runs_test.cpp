@@ -34,7 +34,7 @@ namespace {
 // `leaf_nodes` > 0: that many nodes under each leaf (`sim system gen --leaf-nodes`).
 double tflops_per_gpu(const std::string& preset, std::uint32_t nodes, const std::string& workload,
                       std::uint32_t leaf_nodes = 0) {
-  const PresetFiles f = leaf_nodes > 0 ? generate_preset(find_preset(preset), nodes, leaf_nodes)
+  const PresetFiles f = leaf_nodes > 0 ? generate_preset(find_preset(preset), nodes, PresetChoices{leaf_nodes, false, ""})
                                        : generate_preset(find_preset(preset), nodes);
   ScenarioSpec spec;
   spec.topology = std::make_shared<const Topology>(parse_topology(f.network_yaml, "network.yml"));
