@@ -15,7 +15,18 @@ static_assert(kMaxLoops <= 64);
 
 constexpr std::uint32_t kUnset = ~std::uint32_t{0};
 
-std::uint64_t below(std::uint64_t mask, std::uint64_t j) { return j == 0 ? 0 : std::popcount(mask << (64 - j)); }
+// The chunks k bits of a mask cover: all of them set.
+std::uint64_t all_of(std::uint64_t k) { return k >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << k) - 1; }
+
+// Set bits of `mask` below bit j. Most masks are 0 or a run of low bits (every
+// chunk's last step delayed), answered without counting: baseline x86-64 has
+// no POPCNT instruction, and libgcc's function in its place was 5% of a large
+// training run.
+std::uint64_t below(std::uint64_t mask, std::uint64_t j) {
+  if (j == 0 || mask == 0) return 0;
+  if ((mask & (mask + 1)) == 0) return std::min<std::uint64_t>(j, static_cast<std::uint64_t>(std::countr_one(mask)));
+  return static_cast<std::uint64_t>(std::popcount(mask << (64 - j)));
+}
 
 }  // namespace
 
@@ -54,16 +65,19 @@ NcclRingProgram::NcclRingProgram(std::string name, CollectiveType type, std::uin
   ring_.resize(std::size_t{channels_} * n);
   index_.resize(std::size_t{channels_} * n);
   lanes_.resize(std::size_t{channels_} * n);
+  delays_.resize(std::size_t{channels_} * n);
+  firsts_.resize(std::size_t{channels_} * n);
   op_count_.assign(n, has_base_ ? 1 : 0);
   std::vector<std::uint64_t> count(op_count_.begin(), op_count_.end());
   for (std::uint32_t c = 0; c < channels_; ++c) {
     std::uint32_t* ring = &ring_[std::size_t{c} * n];
     for (const auto& d : chains(ctx, c)) ring = std::copy(d.begin(), d.end(), ring);
     for (std::uint32_t q = 0; q < n; ++q) index_[std::size_t{c} * n + ring_at(c, q)] = q;
+    for (std::uint32_t pos = 0; pos < n; ++pos) delays_[std::size_t{pos} * channels_ + c] = hop(c, pos) > 0 ? 1 : 0;
     share_[c] = even_ ? n * part_bytes(bytes / n, channels_, c) : part_bytes(bytes, channels_, c);
     chunks_[c] = ceil_div(share_[c], gather_ ? step : step * n);
     const std::uint64_t k = chunks_[c];
-    const std::uint64_t all = k == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << k) - 1;
+    const std::uint64_t all = all_of(k);
     for (std::uint32_t pos = 0; pos < n; ++pos) {
       Lane& l = lanes_[std::size_t{pos} * channels_ + c];
       const bool dh = hop_delays(c, pos);
@@ -77,6 +91,7 @@ NcclRingProgram::NcclRingProgram(std::string name, CollectiveType type, std::uin
       }
       if (count[pos] > 0xffffffffu) throw std::length_error("nccl ring: more than 2^32 ops on a rank");
       l.first = static_cast<std::uint32_t>(count[pos]);
+      firsts_[std::size_t{pos} * channels_ + c] = l.first;
       count[pos] += k * l.per_chunk + static_cast<std::uint64_t>(std::popcount(l.last_delay));
     }
   }
@@ -132,14 +147,14 @@ NcclRingProgram::Step NcclRingProgram::decode(std::uint32_t pos, OpRef ref) cons
   Step st;
   if (has_base_ && ref == 0) return st;
   // The channel: the last whose first op is at or before ref.
-  const Lane* lanes = &lanes_[std::size_t{pos} * channels_];
+  const std::uint32_t* firsts = &firsts_[std::size_t{pos} * channels_];
   std::uint32_t lo = 0, hi = channels_;
   while (hi - lo > 1) {
     const std::uint32_t mid = lo + (hi - lo) / 2;
-    (lanes[mid].first <= ref ? lo : hi) = mid;
+    (firsts[mid] <= ref ? lo : hi) = mid;
   }
   st.c = lo;
-  const Lane& l = lanes[lo];
+  const Lane& l = lanes_[std::size_t{pos} * channels_ + lo];
   const std::uint64_t y = ref - l.first;
   // The chunk: the last whose first op is at or before ref (chunks of
   // per_chunk ops, plus one for those whose last step has a delay).
@@ -147,7 +162,7 @@ NcclRingProgram::Step NcclRingProgram::decode(std::uint32_t pos, OpRef ref) cons
   std::uint64_t j;
   if (l.last_delay == 0) {
     j = y / l.per_chunk;
-  } else if (std::popcount(l.last_delay) == static_cast<int>(k)) {
+  } else if (l.last_delay == all_of(k)) {
     j = y / (l.per_chunk + 1);
   } else {
     std::uint64_t a = 0, b = k;
@@ -159,9 +174,10 @@ NcclRingProgram::Step NcclRingProgram::decode(std::uint32_t pos, OpRef ref) cons
   }
   st.j = j;
   const std::uint64_t z = y - (j * l.per_chunk + below(l.last_delay, j));
-  const std::uint64_t per_step = hop_delays(lo, pos) ? 3 : 2;
-  std::uint64_t s = z / per_step;
-  std::uint64_t w = z % per_step;
+  // Steps of 2 or 3 ops: divisions by constants (a multiply), not by a variable.
+  const bool three = hop_delays(lo, pos);
+  std::uint64_t s = three ? z / 3 : z / 2;
+  std::uint64_t w = three ? z % 3 : z % 2;
   if (s == steps_) {  // the last step's delay where the other steps have none
     s = steps_ - 1;
     w = 2;

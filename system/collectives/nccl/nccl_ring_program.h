@@ -72,7 +72,9 @@ class NcclRingProgram final : public CollectiveProgram {
   std::uint32_t next(std::uint32_t c, std::uint32_t pos) const { return ring_at(c, (index_of(c, pos) + 1) % n_); }
   std::uint32_t prev(std::uint32_t c, std::uint32_t pos) const { return ring_at(c, (index_of(c, pos) + n_ - 1) % n_); }
   Time hop(std::uint32_t c, std::uint32_t pos) const;
-  bool hop_delays(std::uint32_t c, std::uint32_t pos) const { return hop(c, pos) > 0; }
+  // Whether the hop into `pos` in channel c has a delay: read from a table
+  // (the event loop asks for every op; the ring lookup takes a division).
+  bool hop_delays(std::uint32_t c, std::uint32_t pos) const { return delays_[std::size_t{pos} * channels_ + c] != 0; }
   std::uint64_t chunk_bytes(std::uint32_t c, std::uint64_t j) const;
   // Payload ring index q sends at step s of chunk j.
   std::uint64_t piece_bytes(std::uint32_t c, std::uint64_t j, std::int64_t q, std::uint32_t s) const;
@@ -106,7 +108,11 @@ class NcclRingProgram final : public CollectiveProgram {
   std::vector<std::uint32_t> domain_of_;
   std::vector<std::uint64_t> share_, chunks_;  // per channel: bytes, chunks (k)
   std::vector<std::uint32_t> ring_, index_;    // per channel: ring order of positions, and each position's index
-  std::vector<Lane> lanes_;                    // [pos * channels + c]
+  std::vector<Lane> lanes_;
+  std::vector<std::uint8_t> delays_;  // per rank and channel, as lanes_: hop(c, pos) > 0
+  // Lane::first again, per rank and channel: decode's search over a rank's
+  // channels reads one cache line here, not the four of its lanes.
+  std::vector<std::uint32_t> firsts_;                    // [pos * channels + c]
   std::vector<std::uint32_t> op_count_;        // per rank
   bool symmetric_ = false;
   // Rank 0's peers, ascending, each with the channel and side (0 next, 1
