@@ -125,6 +125,13 @@ std::uint32_t DagBuilder::add(std::uint32_t rank, const CollectiveOp& op, const 
   return static_cast<std::uint32_t>(r.ops.size() - 1);
 }
 
+void DagBuilder::reserve(std::uint32_t rank, std::uint64_t ops, std::uint64_t parents) {
+  NcclDagProgram::Rank& r = ranks_[rank];
+  r.ops.reserve(ops);
+  r.parent_begin.reserve(ops);
+  r.parent_list.reserve(parents);
+}
+
 std::shared_ptr<const CollectiveProgram> DagBuilder::build(std::string name) {
   auto prog = std::shared_ptr<NcclDagProgram>(new NcclDagProgram());
   prog->name_ = std::move(name);

@@ -65,6 +65,11 @@ class DagBuilder {
   // Adds `op` on `rank` after `parents` (kNone entries are skipped); returns its index.
   std::uint32_t add(std::uint32_t rank, const CollectiveOp& op, std::initializer_list<std::uint32_t> parents);
   std::uint32_t add(std::uint32_t rank, const CollectiveOp& op, const std::vector<std::uint32_t>& parents);
+  // Room for `ops` ops with `parents` parent entries in all on `rank`, so
+  // that a large program's arrays are written once, not copied as they
+  // double (an upper bound costs only address space: untouched pages are
+  // never mapped).
+  void reserve(std::uint32_t rank, std::uint64_t ops, std::uint64_t parents);
   std::shared_ptr<const CollectiveProgram> build(std::string name);
 
  private:

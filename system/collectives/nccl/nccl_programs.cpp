@@ -67,6 +67,7 @@ class Builder {
     op.tag = tag;
     return add(r, op, {});
   }
+  void reserve(std::uint32_t r, std::uint64_t ops, std::uint64_t parents) { dag_.reserve(r, ops, parents); }
   std::shared_ptr<const CollectiveProgram> build(std::string name) { return dag_.build(std::move(name)); }
 
  private:
@@ -251,20 +252,49 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
     const std::uint32_t p = (x - 1) / 2;
     return mirror ? D - 1 - p : p;
   };
+  // Each channel's tree: a parent per rank (-1 at the root).
+  std::vector<std::vector<std::int64_t>> parents_of(m.channels);
   for (std::uint32_t c = 0; c < m.channels; ++c) {
     // NCCL duplicates its channels (ncclTopoPostset) and gives a channel's
     // copy, c + channels / 2, the mirrored tree: the same chain heads take
     // both trees, so each is a leaf in one (src/graph/connect.cc, connectTrees).
     const bool mirror = D > 1 && (m.channels % 2 == 0 ? c >= m.channels / 2 : c % 2 == 1);
     const auto chain = chains(ctx, c);
-    std::vector<std::int64_t> parent(n, -1);
-    std::vector<std::vector<std::uint32_t>> children(n);
+    std::vector<std::int64_t>& parent = parents_of[c];
+    parent.assign(n, -1);
     for (std::uint32_t d = 0; d < D; ++d) {
       const auto& L = chain[d];
       for (std::size_t i = 1; i < L.size(); ++i) parent[L[i]] = L[i - 1];
       const std::int64_t pd = tree_parent(d, mirror);
       if (pd >= 0) parent[L[0]] = chain[static_cast<std::size_t>(pd)][0];
     }
+  }
+  // At most, per chunk: a receive and a delay per child and a send down to
+  // each, and a send up, a receive and a delay when the rank has a parent;
+  // a delay has one parent, a send up its children's delays, the base and
+  // the window's send, a send down the receive from above or, at the root,
+  // what the send up would have had.
+  {
+    std::vector<std::uint64_t> ops(n, 1), links(n, 1);
+    std::vector<std::uint64_t> child_count(n);
+    for (std::uint32_t c = 0; c < m.channels; ++c) {
+      std::fill(child_count.begin(), child_count.end(), 0);
+      for (std::uint32_t r = 0; r < n; ++r) {
+        if (parents_of[c][r] >= 0) ++child_count[static_cast<std::size_t>(parents_of[c][r])];
+      }
+      const std::uint64_t k = ceil_div(part_bytes(bytes, m.channels, c), step);
+      for (std::uint32_t r = 0; r < n; ++r) {
+        const std::uint64_t ch = child_count[r];
+        const bool up = parents_of[c][r] >= 0;
+        ops[r] += k * (3 * ch + (up ? 3 : 0));
+        links[r] += k * (ch + (up ? ch + 3 : 0) + ch * (ch + 1));
+      }
+    }
+    for (std::uint32_t r = 0; r < n; ++r) b.reserve(r, ops[r], links[r]);
+  }
+  for (std::uint32_t c = 0; c < m.channels; ++c) {
+    const std::vector<std::int64_t>& parent = parents_of[c];
+    std::vector<std::vector<std::uint32_t>> children(n);
     for (std::uint32_t r = 0; r < n; ++r) {
       if (parent[r] >= 0) children[static_cast<std::size_t>(parent[r])].push_back(r);
     }
