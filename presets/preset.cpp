@@ -52,13 +52,14 @@ std::vector<std::uint32_t> level_sizes(const Preset& p, std::uint32_t nodes) {
     }
     std::uint32_t size = (level.radix == 0 || left <= level.radix) ? left : level.radix;
     if (left % size != 0) size = largest_divisor_up_to(left, level.radix);
-    if (i == 0 && p.leaf_nodes != 0) {
-      if (p.leaf_nodes > nodes || nodes % p.leaf_nodes != 0 || (level.radix != 0 && p.leaf_nodes > level.radix)) {
-        throw InputError("--leaf-nodes " + std::to_string(p.leaf_nodes) + ": must divide --nodes " +
+    const std::uint32_t leaf = p.chosen.leaf_nodes;
+    if (i == 0 && leaf != 0) {
+      if (leaf > nodes || nodes % leaf != 0 || (level.radix != 0 && leaf > level.radix)) {
+        throw InputError("--leaf-nodes " + std::to_string(leaf) + ": must divide --nodes " +
                          std::to_string(nodes) + " and be at most the " + level.name + " switch's " +
                          std::to_string(level.radix) + " (" + level.why_radix + ")");
       }
-      size = p.leaf_nodes;
+      size = leaf;
     }
     if (size == 0) {
       // Name the nearest counts that split evenly, below and above.
@@ -139,8 +140,9 @@ std::string header(const Preset& p, std::uint32_t nodes, std::uint32_t npus, con
   std::string h = "# " + what + " of preset '" + p.name + "', " + std::to_string(nodes) + " node" +
                   (nodes == 1 ? "" : "s") + " (" + std::to_string(npus) + " GPUs): " + p.summary + "\n" +
                   "# Written by `sim system gen " + p.name + " --nodes " + std::to_string(nodes) +
-                  (p.leaf_nodes ? " --leaf-nodes " + std::to_string(p.leaf_nodes) : std::string()) +
-                  (p.sharp ? " --sharp" : "") + (p.attention.empty() ? "" : " --attention " + p.attention) +
+                  (p.chosen.leaf_nodes ? " --leaf-nodes " + std::to_string(p.chosen.leaf_nodes) : std::string()) +
+                  (p.chosen.sharp ? " --sharp" : "") +
+                  (p.chosen.attention.empty() ? "" : " --attention " + p.chosen.attention) +
                   "` (presets/, docs/presets.md).\n"
                   "# Each number says its source: spec sheet, NCCL constant, estimate, or fit.\n";
   if (!p.fit_note.empty()) h += "#\n" + comment_block(p.fit_note);
@@ -189,13 +191,13 @@ std::string network_yaml(const Preset& p, std::uint32_t nodes, const std::vector
     << "bandwidth: [" << join(bw) << "]\n"
     << "latency: [" << join(lat) << "]\n"
     << "roles: [" << join(roles) << "]\n";
-  if (*p.gpu->nvswitch_reduces || p.sharp) {
+  if (*p.gpu->nvswitch_reduces || p.chosen.sharp) {
     // The NVSwitch (dimension 0) reduces; the fabric's switches only when
     // the user says its SHARP runs (--sharp).
-    std::vector<std::string> reduces(dims.size(), p.sharp ? "true" : "false");
+    std::vector<std::string> reduces(dims.size(), p.chosen.sharp ? "true" : "false");
     reduces[0] = *p.gpu->nvswitch_reduces ? "true" : "false";
     if (*p.gpu->nvswitch_reduces) o << "# dimension 0 reduces and multicasts (" << p.gpu->nvswitch_reduces << ")\n";
-    if (p.sharp) {
+    if (p.chosen.sharp) {
       o << "# dimensions 1 and up reduce (--sharp: " << p.fabric_sharp.value << "; " << p.fabric_sharp.source
         << "): NCCL runs CollNet, and NVLS across nodes\n";
     }
@@ -224,7 +226,7 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::uint32_t npus
     << (std::string(g.fp8.value) == "0" ? std::string() : std::string(", fp8: ") + g.fp8.value) << ", tf32: " << g.tf32.value
     << ", fp32: " << g.tf32.value << "}\n"
     << "  memory_bandwidth: " << g.hbm_bandwidth.value << "   # " << g.hbm_bandwidth.source << "\n";
-  const bool flash_attention_2 = p.attention == kFlashAttention2;
+  const bool flash_attention_2 = p.chosen.attention == kFlashAttention2;
   if (flash_attention_2) {
     o << "  # COMP nodes with a kernel shape are timed from kernels measured on one " << g.name << "\n"
       << "  # (GEMMs, memory-bound ops), attention at FlashAttention-2's published speeds, the kernel of\n"
@@ -390,11 +392,11 @@ std::vector<FreeParameter> free_parameters(const Preset& p, std::uint32_t nodes)
 PresetFiles generate_preset(const Preset& p, std::uint32_t nodes) {
   if (nodes < 1) throw InputError("--nodes must be >= 1");
   const std::vector<Dimension> dims = dimensions(p, nodes);
-  if (p.sharp && dims.size() > 2) {
+  if (p.chosen.sharp && dims.size() > 2) {
     // NCCL's CollNet is modelled through one reducing switch per GPU position
     // (system/collectives/nccl/nccl_system.h, rail_switches); a SHARP tree over
     // leaves and spines would need switches that reduce into switches.
-    const std::uint32_t most = p.leaf_nodes ? p.leaf_nodes : p.levels[0].radix;
+    const std::uint32_t most = p.chosen.leaf_nodes ? p.chosen.leaf_nodes : p.levels[0].radix;
     throw InputError("--sharp: on " + std::to_string(nodes) + " nodes " + p.name + "'s rails span " +
                      std::to_string(dims.size() - 1) + " switch levels, and CollNet is modelled through one switch "
                      "per rail: give --nodes " + std::to_string(most) + " or fewer");
@@ -432,9 +434,12 @@ PresetFiles generate_preset(const Preset& p, std::uint32_t nodes, const PresetCh
   if (choices.sharp && !*p.fabric_sharp.value) {
     throw InputError("--sharp: " + p.name + "'s fabric does not reduce in its switches" +
                      (*p.transport.value ? " (" + std::string(p.transport.source) + ")" : std::string()) +
-                     "; the presets whose fabric can: " + presets_with([](const Preset& q) { return *q.fabric_sharp.value != 0; }));
+                     "; the presets whose fabric can: " +
+                     presets_with([](const Preset& q) { return *q.fabric_sharp.value != 0; }));
   }
-  if (choices.sharp && nodes < 2) throw InputError("--sharp: one node has no fabric to reduce in (give --nodes 2 or more)");
+  if (choices.sharp && nodes < 2) {
+    throw InputError("--sharp: one node has no fabric to reduce in (give --nodes 2 or more)");
+  }
   if (!choices.attention.empty()) {
     if (choices.attention != kFlashAttention2) {
       throw InputError("--attention must be " + std::string(kFlashAttention2) + ", not '" + choices.attention + "'");
@@ -451,9 +456,7 @@ PresetFiles generate_preset(const Preset& p, std::uint32_t nodes, const PresetCh
     }
   }
   Preset placed = p;
-  placed.leaf_nodes = choices.leaf_nodes;
-  placed.sharp = choices.sharp;
-  placed.attention = choices.attention;
+  placed.chosen = choices;
   return generate_preset(placed, nodes);
 }
 

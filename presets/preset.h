@@ -21,6 +21,21 @@
 
 namespace sim::presets {
 
+// `--attention`'s one value: FlashAttention-2's published speeds.
+inline constexpr const char* kFlashAttention2 = "flash-attention-2";
+
+// What a user may choose beside the node count (`sim system gen`'s options),
+// not properties of the machine.
+struct PresetChoices {
+  // A placement: the nodes under each first-level switch, so that a job's
+  // groups can sit on whole switches; 0 spreads the nodes as level_sizes does.
+  std::uint32_t leaf_nodes = 0;  // --leaf-nodes
+  bool sharp = false;            // --sharp: the fabric's switches reduce
+  // --attention: "" times attention from the GPU's measured kernel table,
+  // "flash-attention-2" at FlashAttention-2's published speeds (the kernel of early 2024).
+  std::string attention;
+};
+
 // One switch level above the NVLink domain. Its groups join `radix` of the
 // groups below (nodes at the first level); 0 = every group that is left.
 struct NetworkLevel {
@@ -94,26 +109,8 @@ struct Preset {
   // when they cannot. Offered, not assumed (a SHARP-enabled fabric needs its
   // aggregation manager and NCCL's SHARP plugin): `sim system gen --sharp`.
   Figure fabric_sharp{"", ""};
-  // A choice of the user's (`sim system gen --sharp`): the fabric's switches reduce.
-  bool sharp = false;
-  // A placement, not a property of the machine: the nodes per first-level
-  // switch a user asked for (`sim system gen --leaf-nodes`), so a job's groups
-  // can sit on whole switches; 0 spreads the nodes as level_sizes does.
-  std::uint32_t leaf_nodes = 0;
-  // A choice of the user's (`sim system gen --attention`): "" times attention
-  // from the GPU's measured kernel table, "flash-attention-2" at
-  // FlashAttention-2's published speeds (the kernel of early 2024).
-  std::string attention;
-};
-
-// `--attention`'s one value: FlashAttention-2's published speeds.
-inline constexpr const char* kFlashAttention2 = "flash-attention-2";
-
-// What a user may choose beside the node count (`sim system gen`'s options).
-struct PresetChoices {
-  std::uint32_t leaf_nodes = 0;  // --leaf-nodes (0: spread evenly)
-  bool sharp = false;            // --sharp
-  std::string attention;         // --attention ("" or "flash-attention-2")
+  // What the user chose (none in the catalog).
+  PresetChoices chosen;
 };
 
 const std::vector<Preset>& all_presets();

@@ -90,8 +90,7 @@ NcclRingProgram::NcclRingProgram(std::string name, CollectiveType type, std::uin
         }
       }
       if (count[pos] > 0xffffffffu) throw std::length_error("nccl ring: more than 2^32 ops on a rank");
-      l.first = static_cast<std::uint32_t>(count[pos]);
-      firsts_[std::size_t{pos} * channels_ + c] = l.first;
+      firsts_[std::size_t{pos} * channels_ + c] = static_cast<std::uint32_t>(count[pos]);
       count[pos] += k * l.per_chunk + static_cast<std::uint64_t>(std::popcount(l.last_delay));
     }
   }
@@ -130,16 +129,16 @@ Time NcclRingProgram::delay_of(std::uint32_t c, std::uint32_t pos, std::uint64_t
   return h;
 }
 
-std::uint64_t NcclRingProgram::chunk_first(const Lane& l, std::uint64_t j) const {
-  return l.first + j * l.per_chunk + below(l.last_delay, j);
+std::uint64_t NcclRingProgram::chunk_first(std::uint32_t pos, std::uint32_t c, std::uint64_t j) const {
+  const Lane& l = lane(pos, c);
+  return firsts_[std::size_t{pos} * channels_ + c] + j * l.per_chunk + below(l.last_delay, j);
 }
 
 std::uint64_t NcclRingProgram::ref_of(std::uint32_t pos, Part part, std::uint32_t c, std::uint64_t j,
                                       std::uint32_t s) const {
   if (part == Part::kBase) return 0;
-  const Lane& l = lane(pos, c);
   const std::uint64_t per_step = hop_delays(c, pos) ? 3 : 2;
-  const std::uint64_t at = chunk_first(l, j) + s * per_step;
+  const std::uint64_t at = chunk_first(pos, c, j) + s * per_step;
   return at + (part == Part::kSend ? 0 : part == Part::kRecv ? 1 : 2);
 }
 
@@ -155,7 +154,7 @@ NcclRingProgram::Step NcclRingProgram::decode(std::uint32_t pos, OpRef ref) cons
   }
   st.c = lo;
   const Lane& l = lanes_[std::size_t{pos} * channels_ + lo];
-  const std::uint64_t y = ref - l.first;
+  const std::uint64_t y = ref - firsts[lo];
   // The chunk: the last whose first op is at or before ref (chunks of
   // per_chunk ops, plus one for those whose last step has a delay).
   const std::uint64_t k = chunks_[lo];
@@ -241,10 +240,9 @@ void NcclRingProgram::start(std::uint32_t pos, RankCursor& /*cursor*/, std::vect
   // first `window` chunks; and every receive.
   if (has_base_) ready.push_back(0);
   for (std::uint32_t c = 0; c < channels_; ++c) {
-    const Lane& l = lane(pos, c);
     const std::uint64_t per_step = hop_delays(c, pos) ? 3 : 2;
     for (std::uint64_t j = 0; j < chunks_[c]; ++j) {
-      const std::uint64_t first = chunk_first(l, j);
+      const std::uint64_t first = chunk_first(pos, c, j);
       if (!has_base_ && j < window_) ready.push_back(first);
       for (std::uint32_t s = 0; s < steps_; ++s) ready.push_back(first + s * per_step + 1);
     }
@@ -257,12 +255,12 @@ void NcclRingProgram::finish(std::uint32_t pos, OpRef ref, RankCursor& /*cursor*
     case Part::kBase:
       for (std::uint32_t c = 0; c < channels_; ++c) {
         const std::uint64_t w = std::min<std::uint64_t>(window_, chunks_[c]);
-        for (std::uint64_t j = 0; j < w; ++j) ready.push_back(chunk_first(lane(pos, c), j));
+        for (std::uint64_t j = 0; j < w; ++j) ready.push_back(chunk_first(pos, c, j));
       }
       break;
     case Part::kSend:
       // The first send of the chunk `window` on (the base delay is through: it came before this one).
-      if (st.s == 0 && st.j + window_ < chunks_[st.c]) ready.push_back(chunk_first(lane(pos, st.c), st.j + window_));
+      if (st.s == 0 && st.j + window_ < chunks_[st.c]) ready.push_back(chunk_first(pos, st.c, st.j + window_));
       break;
     case Part::kRecv: {
       const bool delayed = st.s + 1 < steps_ ? hop_delays(st.c, pos) : (lane(pos, st.c).last_delay >> st.j & 1) != 0;
@@ -290,7 +288,7 @@ void NcclRingProgram::parents(std::uint32_t pos, OpRef ref, std::vector<OpRef>& 
         break;
       }
       if (has_base_) out.push_back(0);
-      if (st.j >= window_) out.push_back(chunk_first(lane(pos, st.c), st.j - window_));
+      if (st.j >= window_) out.push_back(chunk_first(pos, st.c, st.j - window_));
       break;
     case Part::kDelay: out.push_back(ref - 1); break;
   }

@@ -61,7 +61,6 @@ class NcclRingProgram final : public CollectiveProgram {
   };
   // Per channel and rank.
   struct Lane {
-    std::uint32_t first = 0;       // OpRef of the channel's first op on the rank
     std::uint32_t per_chunk = 0;   // ops of a chunk but its last step's delay
     std::uint64_t last_delay = 0;  // bit j: chunk j's last step has a delay
   };
@@ -80,8 +79,8 @@ class NcclRingProgram final : public CollectiveProgram {
   std::uint64_t piece_bytes(std::uint32_t c, std::uint64_t j, std::int64_t q, std::uint32_t s) const;
   // Duration of the delay after the receive of step s (no op when <= 0).
   Time delay_of(std::uint32_t c, std::uint32_t pos, std::uint64_t j, std::uint32_t s) const;
-  // OpRef of chunk j's first op in lane `l`.
-  std::uint64_t chunk_first(const Lane& l, std::uint64_t j) const;
+  // OpRef of chunk j's first op of rank pos in channel c.
+  std::uint64_t chunk_first(std::uint32_t pos, std::uint32_t c, std::uint64_t j) const;
   std::uint64_t ref_of(std::uint32_t pos, Part part, std::uint32_t c, std::uint64_t j, std::uint32_t s) const;
   Step decode(std::uint32_t pos, OpRef ref) const;
   // The op step s's send waits for: the receive of step s - 1, or the delay after it.
@@ -110,8 +109,9 @@ class NcclRingProgram final : public CollectiveProgram {
   std::vector<std::uint32_t> ring_, index_;    // per channel: ring order of positions, and each position's index
   std::vector<Lane> lanes_;
   std::vector<std::uint8_t> delays_;  // per rank and channel, as lanes_: hop(c, pos) > 0
-  // Lane::first again, per rank and channel: decode's search over a rank's
-  // channels reads one cache line here, not the four of its lanes.
+  // OpRef of each channel's first op on a rank, per rank and channel as
+  // lanes_; apart from them, so that decode's search over a rank's channels
+  // reads one cache line, not the four of its lanes.
   std::vector<std::uint32_t> firsts_;                    // [pos * channels + c]
   std::vector<std::uint32_t> op_count_;        // per rank
   bool symmetric_ = false;
