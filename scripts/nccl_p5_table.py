@@ -27,7 +27,7 @@ def main():
     rows = list(csv.DictReader(open(curve)))
     tmp = tempfile.mkdtemp(prefix="sim-p5-")
     try:
-        lines = ["| nodes | size | tuner's pick | measured busbw | simulated | error |", "|---|---|---|---|---|---|"]
+        lines = ["| nodes | size | algorithm (the tuner's, NCCL's on 2 nodes) | measured busbw | simulated | error |", "|---|---|---|---|---|---|"]
         errors = []
         for r in rows:
             n, size = int(r["nodes"]), int(r["size_bytes"])

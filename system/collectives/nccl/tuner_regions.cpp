@@ -103,6 +103,10 @@ const char* tuner_plugin_name(TunerPlugin t) { return t == TunerPlugin::kAwsP5 ?
 
 std::optional<TunerPick> tuner_pick(TunerPlugin t, CollectiveType type, std::uint64_t n_bytes, int ranks, int nodes) {
   if (t != TunerPlugin::kAwsP5 || type != CollectiveType::kAllReduce || nodes < 1 || ranks != 8 * nodes) return {};
+  // The plugin leaves two nodes or fewer to NCCL's model ("the regions are not
+  // well defined" there: region_get_coll_info_internal_v2/_v3 return before
+  // the table when num_nodes <= 2), though its table starts at 16 ranks.
+  if (nodes <= 2) return {};
   if (n_bytes == 0 || static_cast<double>(n_bytes) > kMaxBytes) return {};
   const Point p = at(static_cast<double>(n_bytes), ranks);
   for (const Region& r : aws_p5_all_reduce()) {

@@ -9,7 +9,8 @@
 // p5.48xlarge / p5e (8 H100 per node, 32 x 100 Gb/s EFA): aws/aws-ofi-nccl
 // src/tuner/nccl_ofi_regions.cpp, region_init_internal_p5_p5e, all-reduce with
 // 8 ranks per node (commit 228fa0ea). The plugin's other cases (2 ranks or 1
-// rank per node, other collectives) fall back to NCCL, as here.
+// rank per node, other collectives, and any group on two nodes or fewer) fall
+// back to NCCL, as here.
 #pragma once
 
 #include <cstdint>

@@ -152,8 +152,7 @@ TEST(NcclTuner, AwsP5RegionsPickPerSizeAndRanks) {
     Algo algo;
     Proto proto;
   } cases[] = {
-      {30 * MiB, 2, Algo::kTree, Proto::kLL128},       {32 * MiB, 2, Algo::kNvlsTree, Proto::kSimple},
-      {8 * GiB, 2, Algo::kNvlsTree, Proto::kSimple},   {32 * MiB, 4, Algo::kTree, Proto::kLL128},
+      {36 * MiB, 4, Algo::kTree, Proto::kLL128},       {32 * MiB, 4, Algo::kTree, Proto::kLL128},
       {64 * MiB, 4, Algo::kRing, Proto::kLL128},       {1 * GiB, 4, Algo::kRing, Proto::kLL128},
       {2 * GiB, 4, Algo::kRing, Proto::kSimple},       {64 * MiB, 8, Algo::kTree, Proto::kLL128},
       {128 * MiB, 8, Algo::kRing, Proto::kLL128},      {4 * GiB, 8, Algo::kRing, Proto::kSimple},
@@ -166,7 +165,12 @@ TEST(NcclTuner, AwsP5RegionsPickPerSizeAndRanks) {
     EXPECT_EQ(p->algo, c.algo) << c.bytes << " B on " << c.nodes << " nodes";
     EXPECT_EQ(p->proto, c.proto) << c.bytes << " B on " << c.nodes << " nodes";
   }
-  // Outside its table (not 8 GPUs per node, not all-reduce) NCCL's model decides.
+  // Outside its table (not 8 GPUs per node, not all-reduce) NCCL's model decides,
+  // and on two nodes or fewer, where the table has regions the plugin skips.
+  for (const std::uint64_t bytes : {MiB, 30 * MiB, 32 * MiB, 8 * GiB}) {
+    EXPECT_FALSE(pick(bytes, 2).has_value()) << bytes;
+    EXPECT_FALSE(pick(bytes, 1).has_value()) << bytes;
+  }
   EXPECT_FALSE(nccl::tuner_pick(nccl::TunerPlugin::kAwsP5, CollectiveType::kAllReduce, GiB, 12, 2).has_value());
   EXPECT_FALSE(nccl::tuner_pick(nccl::TunerPlugin::kAwsP5, CollectiveType::kAllGather, GiB, 16, 2).has_value());
 }
