@@ -51,7 +51,7 @@ bool modelled(Algo a, CollectiveType type, int nodes) {
 const std::vector<std::string>& param_names() {
   static const std::vector<std::string> kNames = {
       "algo",  "proto",   "channels", "arch",        "overhead",   "nvls_efficiency",   "nvls_latency",
-      "proxy", "version", "tuner",    "net_latency", "nvls_chunk", "nvlstree_max_chunk"};
+      "proxy", "version", "tuner",    "net_latency", "nvls_chunk", "nvlstree_max_chunk", "plugin_latency"};
   return kNames;
 }
 
@@ -128,7 +128,8 @@ std::uint64_t param_value(const std::string& key, const std::string& value) {
     }
     return v;
   }
-  if (key == "nvls_latency" || key == "overhead" || key == "proxy" || key == "net_latency") {  // a time, kept in ps
+  if (key == "nvls_latency" || key == "overhead" || key == "proxy" || key == "net_latency" ||
+      key == "plugin_latency") {  // a time, kept in ps
     Time t = -1;
     try {
       if (!value.empty() && value.back() == 's') t = parse_time(value);
@@ -158,6 +159,13 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
   in.arch = arch;
   in.collnet = pl.system.collnet;
   in.graphs = pl.system.graphs;
+  // The network plugin's latency (ncclNetProperties_t.latency): NCCL's search
+  // copies it into every graph that crosses the network (graph->latencyInter),
+  // and its model adds it to each network hop, twice for Simple (the flush).
+  // It moves NCCL's choice only; the simulated hops take net_latency.
+  if (const auto it = params.find("plugin_latency"); it != params.end() && in.nodes > 1) {
+    for (Graph& g : in.graphs) g.latency_inter = static_cast<double>(it->second) / 1e6;  // ps -> us
+  }
   pl.table = tune(in);
   // NVLS's achieved bandwidth and latency where they differ from NCCL 2.19's
   // model: NCCL's later model scales NVLS bandwidth by a measured efficiency
@@ -397,7 +405,8 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
 
 P2pModel p2p_model(const Params& params) {
   for (const char* key :
-       {"algo", "proto", "tuner", "nvls_efficiency", "nvls_latency", "nvls_chunk", "nvlstree_max_chunk"}) {
+       {"algo", "proto", "tuner", "nvls_efficiency", "nvls_latency", "nvls_chunk", "nvlstree_max_chunk",
+        "plugin_latency"}) {
     if (params.count(key)) {
       throw InputError(std::string("nccl: ") + key + " does not apply to ALL_TO_ALL: NCCL runs it as point-to-point "
                        "sends (keys: channels, overhead, proxy, net_latency, arch, version; docs/nccl.md)");

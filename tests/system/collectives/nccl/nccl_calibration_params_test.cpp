@@ -9,6 +9,7 @@
 #include "system/collectives/algorithm_context.h"
 #include "system/collectives/nccl/nccl_algorithm.h"
 #include "system/collectives/nccl/nccl_protocol.h"
+#include "nccl_test_cluster.h"
 
 namespace sim {
 namespace {
@@ -130,6 +131,46 @@ TEST(NcclCalibrationParams, AllGatherOfAShareTakesAsLongAsReduceScatterOfTheWhol
     EXPECT_EQ(ag.collectives[0].algorithm, rs.collectives[0].algorithm);
     EXPECT_NEAR(static_cast<double>(ag.makespan), static_cast<double>(rs.makespan), 1000);  // ps
   }
+}
+
+TEST(NcclCalibrationParams, PluginLatencyIsAddedToEveryNetworkHopOfNcclsModel) {
+  // NCCL's model: interLat = hwLat[NET] + graph->latencyInter, + latencyInter
+  // again for Simple (the flush); a tree pays 2 log2(nodes) network hops, a
+  // ring 2 nodes of its 2 (ranks - 1) steps (tuning.cc). Four nodes of 8 GPUs.
+  const Topology topo = nccl_cluster(8, 4, "450GB/s", "50GB/s", "500ns", "2us", true, false);
+  const double L = 75;  // us
+  const std::uint64_t s = std::uint64_t{64} << 20;
+  const nccl::Plan plain = plan_for(topo, CollectiveType::kAllReduce, s, "algo=tree");
+  const nccl::Plan plugin = plan_for(topo, CollectiveType::kAllReduce, s, "algo=tree,plugin_latency=75us");
+  constexpr int kTree = static_cast<int>(nccl::Algo::kTree), kNvlsTree = static_cast<int>(nccl::Algo::kNvlsTree);
+  constexpr int kLL = static_cast<int>(nccl::Proto::kLL), kLL128 = static_cast<int>(nccl::Proto::kLL128);
+  for (const int p : {kLL, kLL128}) {
+    EXPECT_NEAR(plugin.table.latency[kTree][p] - plain.table.latency[kTree][p], 2 * 2 * L, 1e-9) << p;
+  }
+  EXPECT_NEAR(plugin.table.latency[kTree][kSimple] - plain.table.latency[kTree][kSimple], 2 * 2 * 2 * L, 1e-9);
+  EXPECT_NEAR(plugin.table.latency[kNvlsTree][kSimple] - plain.table.latency[kNvlsTree][kSimple], 2 * 2 * 2 * L, 1e-9);
+  EXPECT_NEAR(plugin.table.latency[kRing][kLL] - plain.table.latency[kRing][kLL], 2 * 4 * L, 1e-9);
+  EXPECT_NEAR(plugin.table.latency[kRing][kSimple] - plain.table.latency[kRing][kSimple], 2 * 4 * 2 * L, 1e-9);
+  // The bandwidths, and the simulated steps of a forced algorithm, stay.
+  for (int a = 0; a < nccl::kAlgos; ++a) {
+    for (int p = 0; p < nccl::kProtos; ++p) EXPECT_EQ(plugin.table.bandwidth[a][p], plain.table.bandwidth[a][p]);
+  }
+  EXPECT_EQ(plugin.model.hop_inter, plain.model.hop_inter);
+  EXPECT_EQ(plugin.model.base, plain.model.base);
+  // What it moves is NCCL's choice: at 64 MiB NVLS-tree's four Simple hops
+  // cost 600 us more, the tree/LL128's four 300 us.
+  const std::uint64_t mid = std::uint64_t{64} << 20;
+  EXPECT_EQ(plan_for(topo, CollectiveType::kAllReduce, mid, "").name, "nccl:nvlstree/simple");
+  EXPECT_EQ(plan_for(topo, CollectiveType::kAllReduce, mid, "plugin_latency=75us").name, "nccl:tree/ll128");
+  // Inside one node there is no network, so nothing to add.
+  const Topology one = node("450GB/s", true);
+  const nccl::Plan one_plugin = plan_for(one, CollectiveType::kAllReduce, s, "plugin_latency=75us");
+  const nccl::Plan one_plain = plan_for(one, CollectiveType::kAllReduce, s, "");
+  for (int a = 0; a < nccl::kAlgos; ++a) {
+    for (int p = 0; p < nccl::kProtos; ++p) EXPECT_EQ(one_plugin.table.latency[a][p], one_plain.table.latency[a][p]);
+  }
+  EXPECT_THROW(params("plugin_latency=75"), InputError);
+  EXPECT_THROW(nccl::p2p_model(params("plugin_latency=75us")), InputError);
 }
 
 }  // namespace
