@@ -130,6 +130,10 @@ Preset p5() {
   p.nccl_nvls_chunk = {"512KiB", "set on p5/p5e by aws-ofi-nccl, the EFA plugin, when NCCL loads it: "
                                  "src/platform-aws.cpp, platform_data_map; it lifts NCCL's 64 KiB NVLS-tree cap "
                                  "from 4 nodes on (docs/nccl.md)"};
+  p.nccl_buffsize = {"8MiB", "set on p5/p5e by aws-ofi-nccl when NCCL loads it (src/platform-aws.cpp, "
+                            "platform_data_map); NCCL's default is 4 MiB"};
+  p.nccl_p2p_net_chunk = {"512KiB", "set on p5/p5e by aws-ofi-nccl when NCCL loads it (src/platform-aws.cpp, "
+                                    "platform_data_map); NCCL's default is 128 KiB"};
   p.nccl_proxy = {"1577.099ns", "fit (see the header)"};
   p.nccl_net_latency = {"12880.479ns", "fit (see the header)"};
   p.fitted = {{"system", "collective.algorithms.*:overhead", "153543.709ns"}};

@@ -268,7 +268,18 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::uint32_t npus
     o << "  # proxy " << proxy.value << ": NCCL's proxy thread per network message (" << proxy.source << ")\n"
       << "  # net_latency " << hop.value << ": the fabric's latency per network hop (" << hop.source << ")\n";
   }
-  std::string nvls = nccl;  // the collectives NVLS may run (not all-to-all: point-to-point sends)
+  std::string model = nccl;  // the collectives NCCL's algorithms run (not all-to-all: point-to-point sends)
+  std::string p2p = nccl;    // all-to-all
+  if (*p.nccl_buffsize.value) {
+    model += std::string(",buffsize=") + p.nccl_buffsize.value;
+    o << "  # buffsize " << p.nccl_buffsize.value << ": NCCL_BUFFSIZE (" << p.nccl_buffsize.source << ")\n";
+  }
+  if (*p.nccl_p2p_net_chunk.value) {
+    p2p += std::string(",p2p_net_chunk=") + p.nccl_p2p_net_chunk.value;
+    o << "  # p2p_net_chunk " << p.nccl_p2p_net_chunk.value << " (all-to-all): NCCL_P2P_NET_CHUNKSIZE ("
+      << p.nccl_p2p_net_chunk.source << ")\n";
+  }
+  std::string nvls = model;  // the collectives NVLS may run
   if (*p.nccl_nvls_chunk.value) {
     nvls += std::string(",nvls_chunk=") + p.nccl_nvls_chunk.value + ",nvlstree_max_chunk=" + p.nccl_nvls_chunk.value;
     o << "  # nvls_chunk, nvlstree_max_chunk " << p.nccl_nvls_chunk.value << ": NCCL_NVLS_CHUNKSIZE and "
@@ -289,9 +300,9 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::uint32_t npus
     << "    all_reduce: " << all_reduce << "\n"
     << "    all_gather: " << nvls << "\n"
     << "    reduce_scatter: " << nvls << "\n"
-    << "    broadcast: " << nccl << "\n"
-    << "    reduce: " << nccl << "\n"
-    << "    all_to_all: " << nccl << "   # NCCL's all-to-all: grouped sends and receives, through the proxy across nodes\n";
+    << "    broadcast: " << model << "\n"
+    << "    reduce: " << model << "\n"
+    << "    all_to_all: " << p2p << "   # NCCL's all-to-all: grouped sends and receives, through the proxy across nodes\n";
   if (*p.routing.value || *p.transport.value) o << "network:\n";
   if (*p.routing.value) {
     o << "  # routing " << p.routing.value << ": " << p.routing.source << ".\n"

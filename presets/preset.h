@@ -84,6 +84,12 @@ struct Preset {
   // (NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE, both this size),
   // written as `nvls_chunk` and `nvlstree_max_chunk` into the collectives NVLS runs.
   Figure nccl_nvls_chunk{"", ""};
+  // NCCL_BUFFSIZE (Simple's buffer per connection) and NCCL_P2P_NET_CHUNKSIZE
+  // (a point-to-point chunk across nodes) where the platform sets them:
+  // `buffsize` into the collectives NCCL's algorithms run, `p2p_net_chunk`
+  // into all-to-all.
+  Figure nccl_buffsize{"", ""};
+  Figure nccl_p2p_net_chunk{"", ""};
   // How the fabric spreads a GPU pair's traffic over equal-cost paths
   // (network.routing: ecmp-hash, spray, adaptive; docs/network.md), written
   // into system.yml's `network:` section when set.

@@ -51,7 +51,8 @@ bool modelled(Algo a, CollectiveType type, int nodes) {
 const std::vector<std::string>& param_names() {
   static const std::vector<std::string> kNames = {
       "algo",  "proto",   "channels", "arch",        "overhead",   "nvls_efficiency",   "nvls_latency",
-      "proxy", "version", "tuner",    "net_latency", "nvls_chunk", "nvlstree_max_chunk", "plugin_latency"};
+      "proxy", "version", "tuner",    "net_latency", "nvls_chunk", "nvlstree_max_chunk", "plugin_latency",
+      "buffsize", "p2p_net_chunk"};
   return kNames;
 }
 
@@ -116,7 +117,7 @@ std::uint64_t param_value(const std::string& key, const std::string& value) {
     if (!ok) throw InputError("nccl: version must be NCCL's release as 2.N or 2.N.M, e.g. 2.21 or 2.27.7, not '" + value + "'");
     return 200 + minor;
   }
-  if (key == "nvls_chunk" || key == "nvlstree_max_chunk") {  // a size, kept in bytes
+  if (key == "nvls_chunk" || key == "nvlstree_max_chunk" || key == "buffsize" || key == "p2p_net_chunk") {  // a size, kept in bytes
     std::uint64_t v = 0;
     try {
       if (!value.empty() && value.back() == 'B') v = parse_size(value);
@@ -125,6 +126,10 @@ std::uint64_t param_value(const std::string& key, const std::string& value) {
     }
     if (v == 0 || v > (std::uint64_t{1} << 30)) {
       throw InputError("nccl: " + key + " must be a size with its unit, 1B..1GiB, e.g. 512KiB, not '" + value + "'");
+    }
+    // NCCL cuts its Simple buffer into NCCL_STEPS slots, a ring step 4 of them.
+    if (key == "buffsize" && v % (2 * kNcclSteps) != 0) {
+      throw InputError("nccl: buffsize (NCCL_BUFFSIZE) must be a multiple of 16 bytes, e.g. 8MiB, not '" + value + "'");
     }
     return v;
   }
@@ -145,6 +150,10 @@ std::uint64_t param_value(const std::string& key, const std::string& value) {
 Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const AlgorithmContext& ctx) {
   Plan pl;
   if (type == CollectiveType::kReduceScatterBlock) type = CollectiveType::kReduceScatter;
+  if (params.count("p2p_net_chunk")) {
+    throw InputError("nccl: p2p_net_chunk (NCCL_P2P_NET_CHUNKSIZE) applies to ALL_TO_ALL only, NCCL's point-to-point "
+                     "sends; " + std::string(collective_name(type)) + " runs NCCL's collective algorithms (docs/nccl.md)");
+  }
   Arch arch = Arch::kHopper;
   if (const auto it = params.find("arch"); it != params.end()) {
     arch = it->second == 70 ? Arch::kVolta : it->second == 80 ? Arch::kAmpere : Arch::kHopper;
@@ -292,6 +301,11 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
 
   // The step model: a channel moves NCCL's modelled bandwidth per channel.
   const int ai = static_cast<int>(pl.algo), pi = static_cast<int>(pl.proto);
+  // NCCL_BUFFSIZE where the platform sets it: Simple's buffer per connection,
+  // NCCL_STEPS slots of it (a slot is a tree's, a chain's and a CollNet
+  // chunk; a ring step is 4 slots, ALLREDUCE/ALLGATHER/REDUCESCATTER_CHUNKSTEPS).
+  const auto buffsize = params.find("buffsize");
+  const std::uint64_t simple_buffer = buffsize == params.end() ? kSimpleBuffer : buffsize->second;
   const double alg_bw = pl.table.bandwidth[ai][pi];  // GB/s of buffer, all graph channels
   StepModel& m = pl.model;
   m.proto = pl.proto;
@@ -335,7 +349,7 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     m.step_bytes = one_node_all_reduce ? kNvlsChunk
                    : pl.algo == Algo::kNvls
                        ? nvls_chunk(tuned_bytes, ops, in.nodes, pl.table.bandwidth[ai][pi], chunk_size)
-                       : nvls_tree_chunk(tuned_bytes, ops, in.nodes, version, chunk_size, tree_max);
+                       : nvls_tree_chunk(tuned_bytes, ops, in.nodes, version, chunk_size, tree_max, simple_buffer);
     // NVLS-tree's network connections have NCCL_STEPS slots of a chunk each.
     if (pl.algo == Algo::kNvlsTree) m.window = static_cast<std::uint32_t>(kNcclSteps);
     // One node: NVLS's whole latency up front. Across nodes (NVLS-tree, and
@@ -361,7 +375,7 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     m.base = us(2 * (local - 1) * kCollNetDirectPeerLatencyUs);
     m.hop_intra = us(hop_latency(g.nvlink_intra ? Hw::kNvlink : Hw::kPci, pl.algo, pl.proto));
     m.hop_inter = us(hop_latency(Hw::kNet, pl.algo, pl.proto));
-    m.step_bytes = chain_step_payload(pl.proto);
+    m.step_bytes = chain_step_payload(pl.proto, simple_buffer);
     m.window = kChainStepsInFlight;
     if (bytes > ctx.memory.cache_bytes) m.memory_bandwidth = ctx.memory.bandwidth;  // the heads' reads (all-reduce only)
   } else {
@@ -382,12 +396,14 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
       m.memory_bandwidth = ctx.memory.bandwidth;
     }
     if (type == CollectiveType::kBroadcast || type == CollectiveType::kReduce || pl.algo == Algo::kCollNetChain) {
-      m.step_bytes = chain_step_payload(pl.proto);
+      m.step_bytes = chain_step_payload(pl.proto, simple_buffer);
       m.window = kChainStepsInFlight;
     } else if (pl.algo == Algo::kTree) {
       // A tree chunk is one slot of the connection's buffer: NCCL_STEPS of them in flight.
-      m.step_bytes = tree_chunk(pl.proto, tuned_bytes, pl.channels, in.ranks, in.nodes);
+      m.step_bytes = tree_chunk(pl.proto, tuned_bytes, pl.channels, in.ranks, in.nodes, simple_buffer);
       m.window = static_cast<std::uint32_t>(kNcclSteps);
+    } else if (pl.proto == Proto::kSimple && buffsize != params.end()) {
+      m.step_bytes = simple_buffer / kNcclSteps * kRingChunkSteps;  // the ring's step
     }
   }
   if (const auto it = params.find("proxy"); it != params.end()) m.proxy = static_cast<Time>(it->second);
@@ -406,16 +422,17 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
 P2pModel p2p_model(const Params& params) {
   for (const char* key :
        {"algo", "proto", "tuner", "nvls_efficiency", "nvls_latency", "nvls_chunk", "nvlstree_max_chunk",
-        "plugin_latency"}) {
+        "plugin_latency", "buffsize"}) {
     if (params.count(key)) {
       throw InputError(std::string("nccl: ") + key + " does not apply to ALL_TO_ALL: NCCL runs it as point-to-point "
-                       "sends (keys: channels, overhead, proxy, net_latency, arch, version; docs/nccl.md)");
+                       "sends (keys: channels, overhead, proxy, net_latency, p2p_net_chunk, arch, version; docs/nccl.md)");
     }
   }
   P2pModel m;
   if (const auto it = params.find("channels"); it != params.end()) m.channels = static_cast<std::uint32_t>(it->second);
   if (const auto it = params.find("overhead"); it != params.end()) m.base = static_cast<Time>(it->second);
   if (const auto it = params.find("proxy"); it != params.end()) m.proxy = static_cast<Time>(it->second);
+  if (const auto it = params.find("p2p_net_chunk"); it != params.end()) m.net_chunk = it->second;
   // A chunk's hop: NCCL's Simple latency per step of a ring (hwLat), the
   // network's replaced by net_latency where the fabric's differs.
   m.hop_intra = us(hop_latency(Hw::kNvlink, Algo::kRing, Proto::kSimple));

@@ -72,8 +72,9 @@ inline constexpr int kNcclSteps = 8;  // NCCL_STEPS: slots of a connection's buf
 // 614,400 wire bytes; Simple 2 MiB (a 4 MiB buffer, 2 steps of chunkSteps).
 inline constexpr std::uint64_t kLLStepPayload = 16 * 1024;
 inline constexpr std::uint64_t kLL128StepPayload = 576000;
-inline constexpr std::uint64_t kSimpleStepPayload = 2 * 1024 * 1024;
-inline constexpr std::uint64_t kSimpleBuffer = 4 * 1024 * 1024;  // NCCL_PROTO_SIMPLE's buffer per connection
+inline constexpr std::uint64_t kSimpleBuffer = 4 * 1024 * 1024;  // NCCL_PROTO_SIMPLE's buffer per connection (NCCL_BUFFSIZE)
+inline constexpr std::uint64_t kRingChunkSteps = 4;  // ALLREDUCE/ALLGATHER/REDUCESCATTER_CHUNKSTEPS: NCCL_STEPS / 2
+inline constexpr std::uint64_t kSimpleStepPayload = kSimpleBuffer / kNcclSteps * kRingChunkSteps;
 // NVLS moves 128 KiB per rank and step (NCCL_NVLS_CHUNKSIZE's default).
 inline constexpr std::uint64_t kNvlsChunk = 128 * 1024;
 // CTAs NVLS and NVLS-tree run on: nvlsChannels (NCCL_NVLS_NCHANNELS, 16 by

@@ -57,8 +57,9 @@ inline std::uint32_t steps_in_flight(Proto p) { return p == Proto::kSimple ? 2 :
 // src/include/collectives.h): a Simple chunk is one slot of the 4 MiB buffer,
 // 512 KiB, with all NCCL_STEPS = 8 slots in flight; LL and LL128 chunks are
 // one step whatever the collective (src/enqueue.cc: chunkSteps only for ring Simple).
-inline std::uint64_t chain_step_payload(Proto p) {
-  return p == Proto::kSimple ? kSimpleBuffer / kNcclSteps : step_payload(p);
+// `simple_buffer`: NCCL_BUFFSIZE where the platform sets it (Simple's buffer per connection).
+inline std::uint64_t chain_step_payload(Proto p, std::uint64_t simple_buffer = kSimpleBuffer) {
+  return p == Proto::kSimple ? simple_buffer / kNcclSteps : step_payload(p);
 }
 inline constexpr std::uint32_t kChainStepsInFlight = kNcclSteps;
 
@@ -101,11 +102,12 @@ inline std::uint64_t nvls_chunk(std::uint64_t n_bytes, std::uint64_t concurrent_
 // `max_chunk` NCCL_NVLSTREE_MAX_CHUNKSIZE (0: its default, -2, the 64 KiB cap
 // from 4 nodes on). aws-ofi-nccl sets both to 512 KiB on p5 (docs/nccl.md): on
 // 16 nodes 512 KiB from 2 GiB, 256 KiB from 512 MiB, 128 KiB from 64 MiB.
+// `simple_buffer` is NCCL_BUFFSIZE (the slot before 2.21 is an eighth of it).
 inline std::uint64_t nvls_tree_chunk(std::uint64_t n_bytes, std::uint64_t concurrent_ops, int nodes,
                                      int version = kDefaultVersion, std::uint64_t nvls_chunk_size = 0,
-                                     std::uint64_t max_chunk = 0) {
+                                     std::uint64_t max_chunk = 0, std::uint64_t simple_buffer = kSimpleBuffer) {
   std::uint64_t chunk =
-      version >= 221 ? (nvls_chunk_size ? nvls_chunk_size : kNvlsChunk) : 4 * 1024 * 1024 / kNcclSteps;
+      version >= 221 ? (nvls_chunk_size ? nvls_chunk_size : kNvlsChunk) : simple_buffer / kNcclSteps;
   if (max_chunk > 0) {
     chunk = std::min(chunk, max_chunk);
   } else if (version >= 219 && nodes >= 4) {
@@ -130,9 +132,10 @@ inline std::uint64_t nvls_tree_chunk(std::uint64_t n_bytes, std::uint64_t concur
 // channels) 32 MiB gets 72,000-byte chunks, 8 times shorter than a step: the
 // pipeline through 9 hops up and 9 down fills in an eighth of the time.
 // (Releases before 2.19 halve Simple too, by the tree's depth; not modelled.
-// LL keeps its step.)
-inline std::uint64_t tree_chunk(Proto proto, std::uint64_t n_bytes, std::uint64_t channels, int ranks, int nodes) {
-  if (proto == Proto::kSimple) return 4 * 1024 * 1024 / kNcclSteps;
+// LL keeps its step.) `simple_buffer` is NCCL_BUFFSIZE.
+inline std::uint64_t tree_chunk(Proto proto, std::uint64_t n_bytes, std::uint64_t channels, int ranks, int nodes,
+                                std::uint64_t simple_buffer = kSimpleBuffer) {
+  if (proto == Proto::kSimple) return simple_buffer / kNcclSteps;
   std::uint64_t chunk = step_payload(proto);
   if (proto != Proto::kLL128 || channels == 0 || nodes < 1 || ranks < nodes) return chunk;
   int log2_nodes = 0;

@@ -39,6 +39,11 @@ TEST(NcclAllToAll, ProxyBoundAcrossNodes) {
   const SimulationResult big = simulate_collective(topo, CollectiveType::kAllToAll, 8 * bytes,
                                                    choose_all_to_all("nccl:proxy=2us,net_latency=10us"));
   EXPECT_EQ(big.makespan, 2 * 6 * 4 * 2 * kMicrosecond + 10 * kMicrosecond);
+  // NCCL_P2P_NET_CHUNKSIZE 512 KiB (p2p_net_chunk, aws-ofi-nccl's on p5): one
+  // chunk a peer again, so a quarter of the proxy slots.
+  const SimulationResult coarse = simulate_collective(
+      topo, CollectiveType::kAllToAll, 8 * bytes, choose_all_to_all("nccl:proxy=2us,net_latency=10us,p2p_net_chunk=512KiB"));
+  EXPECT_EQ(coarse.makespan, 2 * 6 * 2 * kMicrosecond + 10 * kMicrosecond);
 }
 
 TEST(NcclAllToAll, LinkBoundInsideANode) {
@@ -59,6 +64,13 @@ TEST(NcclAllToAll, KeysOfCollectiveAlgorithmsAreErrors) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("algo does not apply to ALL_TO_ALL"), std::string::npos) << e.what();
   }
+  // NCCL_BUFFSIZE is the collective algorithms' buffer; NCCL_P2P_NET_CHUNKSIZE the sends'.
+  EXPECT_THROW(simulate_collective(topo, CollectiveType::kAllToAll, 1 << 20, choose_all_to_all("nccl:buffsize=8MiB")),
+               InputError);
+  SystemConfig ar;
+  ar.network.backend = "analytical";
+  ar.algorithms[CollectiveType::kAllReduce] = "nccl:p2p_net_chunk=512KiB";
+  EXPECT_THROW(simulate_collective(topo, CollectiveType::kAllReduce, 1 << 20, ar), InputError);
 }
 
 }  // namespace

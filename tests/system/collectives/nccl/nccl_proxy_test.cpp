@@ -112,6 +112,47 @@ TEST(NcclVersion, PlatformChunksReachThePlan) {
   EXPECT_EQ(step(GiB / 4, true), 128u * 1024);
 }
 
+TEST(NcclVersion, BuffsizeSetsEverySimpleChunk) {
+  // NCCL_BUFFSIZE is Simple's buffer per connection, NCCL_STEPS slots of it:
+  // a ring step is 4 slots (ALLREDUCE_CHUNKSTEPS), a tree's, a chain's and a
+  // CollNet chunk one slot; LL128 and NVLS keep theirs.
+  const Topology topo = nccl_cluster(8, 4, "450GB/s", "50GB/s", "0ns", "0ns", true, false);
+  const auto plan_of = [&](nccl::Algo a, nccl::Proto p, const char* buffsize) {
+    nccl::Params params = {{"algo", static_cast<std::uint64_t>(a)}, {"proto", static_cast<std::uint64_t>(p)}};
+    if (*buffsize) params["buffsize"] = nccl::param_value("buffsize", buffsize);
+    return all_reduce_plan(topo, std::uint64_t{1} << 30, params).model;
+  };
+  using nccl::Algo;
+  using nccl::Proto;
+  EXPECT_EQ(plan_of(Algo::kRing, Proto::kSimple, "").step_bytes, 0u);  // the default, kSimpleStepPayload
+  EXPECT_EQ(nccl::kSimpleStepPayload, 2u << 20);
+  EXPECT_EQ(plan_of(Algo::kRing, Proto::kSimple, "8MiB").step_bytes, 4u << 20);
+  EXPECT_EQ(plan_of(Algo::kTree, Proto::kSimple, "").step_bytes, 512u << 10);
+  EXPECT_EQ(plan_of(Algo::kTree, Proto::kSimple, "8MiB").step_bytes, 1u << 20);
+  EXPECT_EQ(plan_of(Algo::kTree, Proto::kLL128, "8MiB").step_bytes, plan_of(Algo::kTree, Proto::kLL128, "").step_bytes);
+  EXPECT_EQ(plan_of(Algo::kRing, Proto::kLL128, "8MiB").step_bytes, 0u);
+  EXPECT_EQ(plan_of(Algo::kNvlsTree, Proto::kSimple, "8MiB").step_bytes,
+            plan_of(Algo::kNvlsTree, Proto::kSimple, "").step_bytes);
+  // Before 2.21 NVLS-tree's chunk starts at a Simple slot.
+  EXPECT_EQ(nccl::nvls_tree_chunk(std::uint64_t{8} << 30, 128, 2, 220, 0, 0, 8u << 20), 1u << 20);
+  for (const char* bad : {"8", "0B", "2GiB", "1000B"}) EXPECT_THROW(nccl::param_value("buffsize", bad), InputError) << bad;
+  // One loop of the ring with the larger step: 2 (n - 1) steps of a 4 MiB
+  // piece (the closed form of nccl_simulation_test.cpp's rings).
+  const std::uint32_t n = 4;
+  const Topology one = parse_topology("shape: Switch\nnpus: 4\nbandwidth: 100GB/s\nlatency: 0ns\n", "node");
+  const std::uint64_t piece = 4u << 20;
+  const nccl::Plan pl = all_reduce_plan(one, n * piece,
+                                        {{"algo", static_cast<std::uint64_t>(Algo::kRing)},
+                                         {"proto", static_cast<std::uint64_t>(Proto::kSimple)},
+                                         {"channels", 1},
+                                         {"buffsize", 8u << 20}});
+  const Time r = simulate_collective(one, CollectiveType::kAllReduce, n * piece,
+                                     choose_all_reduce("nccl:algo=ring,proto=simple,channels=1,buffsize=8MiB"))
+                     .makespan;
+  const Time pace = transfer_time(piece, nccl::wire_rate(pl.model));
+  EXPECT_EQ(r, pl.model.base + 2 * (n - 1) * (pace + pl.model.hop_intra));
+}
+
 TEST(NcclVersion, NvlsTreeRunsOnNcclsCtaCount) {
   const Topology topo = nccl_cluster(8, 2, "450GB/s", "50GB/s", "0ns", "0ns", true, false);
   const nccl::Plan pl = all_reduce_plan(topo, 256 << 20,
