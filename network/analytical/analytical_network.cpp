@@ -134,22 +134,25 @@ void AnalyticalNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const 
   // (another channel's NVLink step), are not stuck behind a queue they do
   // not use.
   const bool downstream = cost.bottleneck_link != cost.first_link;
-  Time port_start = start;
+  Time sent = 0;
+  Time port_free = 0;
   if (serialize_egress_) {
-    port_start = std::max(start, egress_free_at_[cost.first_link]);
-    start = port_start;
-    if (downstream) start = std::max(start, egress_free_at_[cost.bottleneck_link]);
+    if (downstream) {
+      const auto [port_start, port_end] = book(cost.first_link, start, transfer_time(bytes, cost.port_bandwidth));
+      port_free = port_end;
+      sent = book(cost.bottleneck_link, port_start, beta).second;
+    } else {
+      sent = book(cost.first_link, start, beta).second;
+      port_free = sent;
+    }
+  } else {
+    sent = add_time(start, beta, "the end of a message's injection");
   }
-  const Time sent = add_time(start, beta, "the end of a message's injection");
   const Time delivery = add_time(sent, cost.latency_sum, "a message's delivery");
   pair.bytes = add_bytes(pair.bytes, bytes, "the bytes an NPU pair sent");
   if (serialize_egress_) {
-    const Time port_free =
-        downstream ? add_time(port_start, transfer_time(bytes, cost.port_bandwidth), "a port's free time") : sent;
-    egress_free_at_[cost.first_link] = port_free;
     last.busy_until = std::max(last.busy_until, port_free);
     if (downstream) {
-      egress_free_at_[cost.bottleneck_link] = sent;
       const NodeId owner = topology_.links()[cost.bottleneck_link].from;  // its port is busy too
       if (owner < topology_.npu_count()) last_[owner].busy_until = std::max(last_[owner].busy_until, sent);
     }
@@ -161,18 +164,51 @@ void AnalyticalNetwork::send_on_link(LinkId link, std::uint64_t bytes, const Del
   const Link& l = topology_.links().at(link);
   recount_messages(1, 0);
   const Time beta = transfer_time(bytes, model_.effective(l.bandwidth));
-  Time start = queue_.now();
-  if (serialize_egress_) start = std::max(start, egress_free_at_[link]);
-  const Time sent = add_time(start, beta, "the end of a message's injection");
+  const Time sent = serialize_egress_ ? book(link, queue_.now(), beta).second
+                                      : add_time(queue_.now(), beta, "the end of a message's injection");
   const Time delivery =
       add_time(sent, add_time(l.latency, model_.message_latency, "a link's latency"), "a message's delivery");
-  if (serialize_egress_) {
-    egress_free_at_[link] = sent;
-    if (l.from < topology_.npu_count()) last_[l.from].busy_until = std::max(last_[l.from].busy_until, sent);
+  if (serialize_egress_ && l.from < topology_.npu_count()) {
+    last_[l.from].busy_until = std::max(last_[l.from].busy_until, sent);
   }
   if (link_bytes_.empty()) link_bytes_.assign(topology_.links().size(), 0);
   link_bytes_[link] = add_bytes(link_bytes_[link], bytes, "the bytes a link carried");
   queue_.schedule(delivery, to.handler, to.kind, to.payload);
+}
+
+std::pair<Time, Time> AnalyticalNetwork::book(LinkId link, Time ready, Time duration) {
+  Time& tail = egress_free_at_[link];
+  Time first = -1;
+  if (!idle_.empty() && !idle_[link].empty() && ready < tail) {
+    std::vector<Idle>& gaps = idle_[link];
+    std::vector<Idle> left;
+    left.reserve(gaps.size() + 1);
+    for (Idle g : gaps) {
+      if (g.end <= queue_.now()) continue;  // past: nothing is ready that early any more
+      const Time s = std::max(g.begin, ready);
+      if (duration > 0 && s < g.end) {
+        const Time use = std::min(g.end - s, duration);
+        if (first < 0) first = s;
+        duration -= use;
+        if (duration == 0) ready = s + use;  // where the last piece ends
+        if (s > g.begin) left.push_back(Idle{g.begin, s});
+        g.begin = s + use;
+      }
+      if (g.begin < g.end) left.push_back(g);
+    }
+    gaps.swap(left);
+    if (duration == 0 && first >= 0) return {first, ready};
+  }
+  // The rest from the free tail on; a start past it leaves the link idle until then.
+  const Time s = std::max(ready, tail);
+  const Time idle_from = std::max(tail, queue_.now());
+  if (s > idle_from) {
+    if (idle_.empty()) idle_.resize(egress_free_at_.size());
+    idle_[link].push_back(Idle{idle_from, s});
+  }
+  if (first < 0) first = s;
+  tail = add_time(s, duration, "the end of a message's injection");
+  return {first, tail};
 }
 
 void AnalyticalNetwork::unsend(NodeId src, NodeId dst, std::uint64_t bytes) {

@@ -106,7 +106,21 @@ class AnalyticalNetwork final : public Network, public ClosedFormRoutes {
   EventQueue& queue_;
   LinkModel model_;
   bool serialize_egress_;
-  std::vector<Time> egress_free_at_;                    // per link; only first links are used
+  std::vector<Time> egress_free_at_;                    // per link: free from then on
+  // Per link, the times before egress_free_at_ when it stood idle while later
+  // messages were already booked (a message relayed to another GPU's NIC
+  // booked past the NIC's own sends, waiting for its GPU's NVLink port):
+  // sorted, disjoint [begin, end). A message ready in such a gap starts
+  // there, in pieces around the booked ones, as a port serving every queue
+  // pair it has work for does (packets interleave; the message is through
+  // when its last piece is). Empty on most links.
+  struct Idle {
+    Time begin, end;
+  };
+  std::vector<std::vector<Idle>> idle_;  // per link, sized at the first gap
+  // Books `duration` on `link` from `ready` on: the gaps first, then the
+  // free tail. Returns when the first piece starts and when the last ends.
+  std::pair<Time, Time> book(LinkId link, Time ready, Time duration);
   // src * npus + dst -> index in pairs_ + 1 (0: not used yet). Dense up to
   // kDensePairs NPU pairs: a source's destinations are then one row, which
   // all-to-all patterns (direct: every rank to every other) walk in order,

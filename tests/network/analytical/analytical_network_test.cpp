@@ -107,6 +107,27 @@ TEST(AnalyticalNetwork, ABottleneckPastThePortQueuesThereNotAtThePort) {
   }
 }
 
+TEST(AnalyticalNetwork, ANicIdleBeforeARelayedMessageServesWhatIsReadyThere) {
+  // NPU 0's message to NPU 3 crosses NPU 0's port after a message inside the
+  // node (2.62144 us), so it is booked on NPU 1's NIC from then on; NPU 1's
+  // own message, sent afterwards but ready at 0, starts at once in the NIC's
+  // idle time and finishes its remaining bytes after the relayed one: the NIC
+  // is busy from 0 to 2 x 20.97152 us, as the flow backend has it, not idle
+  // for the first 2.62144 us.
+  const Topology t = parse_topology(
+      "topology: [Switch, Switch]\nnpus_count: [2, 2]\nbandwidth: [400GB/s, 50GB/s]\nlatency: [0ns, 0ns]\n", "test");
+  constexpr Time kAt400 = 2'621'440, kAt50 = 20'971'520;  // 1 MiB
+  EventQueue queue;
+  Recorder sink(queue);
+  AnalyticalNetwork net(t, queue);
+  net.send(0, 1, kMiB, sink.to(1));  // NPU 0's port until kAt400
+  net.send(0, 3, kMiB, sink.to(2));  // through NPU 1's NIC from kAt400 to kAt400 + kAt50
+  net.send(1, 3, kMiB, sink.to(3));  // the NIC's idle [0, kAt400), then the rest after message 2
+  net.send(1, 3, kMiB, sink.to(4));  // no idle time left before the NIC's tail: after it
+  queue.run();
+  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, kAt400}, {2, kAt400 + kAt50}, {3, 2 * kAt50}, {4, 3 * kAt50}}));
+}
+
 TEST_F(Ring8, DifferentEgressLinksDoNotWait) {
   net.send(0, 1, kMiB, sink.to(1));
   net.send(0, 7, kMiB, sink.to(2));

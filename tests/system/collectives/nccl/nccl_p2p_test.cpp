@@ -46,6 +46,25 @@ TEST(NcclAllToAll, ProxyBoundAcrossNodes) {
   EXPECT_EQ(coarse.makespan, 2 * 6 * 2 * kMicrosecond + 10 * kMicrosecond);
 }
 
+TEST(NcclAllToAll, RailsCarryTheirShareAcrossNodes) {
+  // Two nodes of 8 GPUs, each GPU's NIC on its rail: a GPU's part for a GPU
+  // on another rail crosses NVLink to the GPU on that rail and leaves by its
+  // NIC (the dimension-order route, NCCL's PXN), so every NIC carries 8 of
+  // its node's 16 parts and the all-to-all takes S / 2 / 50 GB/s, plus the
+  // hops. The analytical backend books the relayed parts in the NIC's idle
+  // time before them (network/analytical/analytical_network.h), as the flow
+  // backend shares the NIC: the same time to the picosecond.
+  const Topology topo = nccl_cluster(8, 2, "450GB/s", "50GB/s", "0ns", "0ns", false, false);
+  const std::uint64_t bytes = std::uint64_t{256} << 20;
+  SystemConfig flow = choose_all_to_all("nccl");
+  flow.network.backend = "flow";
+  const Time analytical = simulate_collective(topo, CollectiveType::kAllToAll, bytes, choose_all_to_all("nccl")).makespan;
+  EXPECT_EQ(analytical, simulate_collective(topo, CollectiveType::kAllToAll, bytes, flow).makespan);
+  const Time nic_bound = transfer_time(bytes / 2, 50'000'000'000);
+  EXPECT_GE(analytical, nic_bound);
+  EXPECT_LT(analytical, nic_bound + nic_bound / 100);
+}
+
 TEST(NcclAllToAll, LinkBoundInsideANode) {
   const std::uint32_t n = 8;
   const Topology topo = parse_topology("shape: Switch\nnpus: 8\nbandwidth: 100GB/s\nlatency: 0ns\n", "node");
