@@ -18,7 +18,9 @@
 // network): for reproducing its numbers, not for physics.
 // Messages from different senders, or on different first links, never delay
 // each other, even where their routes share a link: use the flow backend for
-// contention.
+// contention. (A message whose bottleneck lies past its first link queues at
+// that bottleneck too, and a link idle before such a message serves later
+// ones ready there: analytical_network.cpp, send and book.)
 #pragma once
 
 #include <cstdint>
