@@ -70,10 +70,16 @@ TEST(AnalyticalNetwork, EgressOverlapChargesEveryMessageAsIfAlone) {
 // NPU across. NPU 0 -> NPU 3 goes through NPU 1's NIC (dimension 0 first): its
 // bottleneck lies past NPU 0's port, so the port is held only for its own
 // 2.62144 us, and the queue is NPU 1's NIC link.
-TEST(AnalyticalNetwork, ABottleneckPastThePortQueuesThereNotAtThePort) {
-  const Topology t = parse_topology(
+// Two nodes of two NPUs: a 400 GB/s port inside the node, a 50 GB/s NIC each
+// (NPU i's NIC on rail i); 1 MiB takes kAt400 and kAt50 on them.
+Topology two_nodes_of_two() {
+  return parse_topology(
       "topology: [Switch, Switch]\nnpus_count: [2, 2]\nbandwidth: [400GB/s, 50GB/s]\nlatency: [0ns, 0ns]\n", "test");
-  constexpr Time kAt400 = 2'621'440, kAt50 = 20'971'520;  // 1 MiB
+}
+constexpr Time kAt400 = 2'621'440, kAt50 = 20'971'520;
+
+TEST(AnalyticalNetwork, ABottleneckPastThePortQueuesThereNotAtThePort) {
+  const Topology t = two_nodes_of_two();
   {
     EventQueue queue;
     Recorder sink(queue);
@@ -114,9 +120,7 @@ TEST(AnalyticalNetwork, ANicIdleBeforeARelayedMessageServesWhatIsReadyThere) {
   // idle time and finishes its remaining bytes after the relayed one: the NIC
   // is busy from 0 to 2 x 20.97152 us, as the flow backend has it, not idle
   // for the first 2.62144 us.
-  const Topology t = parse_topology(
-      "topology: [Switch, Switch]\nnpus_count: [2, 2]\nbandwidth: [400GB/s, 50GB/s]\nlatency: [0ns, 0ns]\n", "test");
-  constexpr Time kAt400 = 2'621'440, kAt50 = 20'971'520;  // 1 MiB
+  const Topology t = two_nodes_of_two();
   EventQueue queue;
   Recorder sink(queue);
   AnalyticalNetwork net(t, queue);
