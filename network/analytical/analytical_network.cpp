@@ -181,8 +181,8 @@ std::pair<Time, Time> AnalyticalNetwork::book(LinkId link, Time ready, Time dura
   Time first = -1;
   if (!idle_.empty() && !idle_[link].empty() && ready < tail) {
     std::vector<Idle>& gaps = idle_[link];
-    std::vector<Idle> left;
-    left.reserve(gaps.size() + 1);
+    std::vector<Idle>& left = idle_scratch_;  // the gaps that stay, rebuilt in place of `gaps`
+    left.clear();
     for (Idle g : gaps) {
       if (g.end <= queue_.now()) continue;  // past: nothing is ready that early any more
       const Time s = std::max(g.begin, ready);

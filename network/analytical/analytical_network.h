@@ -120,6 +120,7 @@ class AnalyticalNetwork final : public Network, public ClosedFormRoutes {
     Time begin, end;
   };
   std::vector<std::vector<Idle>> idle_;  // per link, sized at the first gap
+  std::vector<Idle> idle_scratch_;       // book()'s working list, kept to spare an allocation per message
   // Books `duration` on `link` from `ready` on: the gaps first, then the
   // free tail. Returns when the first piece starts and when the last ends.
   std::pair<Time, Time> book(LinkId link, Time ready, Time duration);
