@@ -403,15 +403,6 @@ std::vector<FreeParameter> free_parameters(const Preset& p, std::uint32_t nodes)
 PresetFiles generate_preset(const Preset& p, std::uint32_t nodes) {
   if (nodes < 1) throw InputError("--nodes must be >= 1");
   const std::vector<Dimension> dims = dimensions(p, nodes);
-  if (p.chosen.sharp && dims.size() > 2) {
-    // NCCL's CollNet is modelled through one reducing switch per GPU position
-    // (system/collectives/nccl/nccl_system.h, rail_switches); a SHARP tree over
-    // leaves and spines would need switches that reduce into switches.
-    const std::uint32_t most = p.chosen.leaf_nodes ? p.chosen.leaf_nodes : p.levels[0].radix;
-    throw InputError("--sharp: on " + std::to_string(nodes) + " nodes " + p.name + "'s rails span " +
-                     std::to_string(dims.size() - 1) + " switch levels, and CollNet is modelled through one switch "
-                     "per rail: give --nodes " + std::to_string(most) + " or fewer");
-  }
   PresetFiles files;
   files.npus = 1;
   for (const Dimension& d : dims) {

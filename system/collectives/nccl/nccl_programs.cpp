@@ -9,6 +9,7 @@
 #include "system/collectives/nccl/nccl_program_parts.h"
 #include "system/collectives/nccl/nccl_ring_program.h"
 #include "system/collectives/nccl/nccl_system.h"
+#include "system/collectives/nccl/sharp_tree.h"
 
 namespace sim::nccl {
 
@@ -43,6 +44,14 @@ class Builder {
     op.kind = OpKind::kCompute;
     op.duration = t;
     return add(r, op, {parent});
+  }
+  // A fixed delay after every one of `parents`.
+  std::uint32_t delay(std::uint32_t r, Time t, const std::vector<std::uint32_t>& parents) {
+    if (parents.size() == 1) return delay(r, t, parents[0]);
+    CollectiveOp op;
+    op.kind = OpKind::kCompute;
+    op.duration = std::max<Time>(t, 0);
+    return add(r, op, parents);
   }
   std::uint32_t send(std::uint32_t r, std::uint32_t peer, std::uint64_t wire, std::uint64_t tag, std::uint32_t channel,
                      BytesPerSecond rate, const std::vector<std::uint32_t>& parents) {
@@ -102,10 +111,71 @@ CollectiveOp switch_op(OpKind kind, std::uint32_t peer, NodeId node, std::uint64
   return op;
 }
 
+// Rank x's part in its rail's all-reduce of `wire` bytes through the fabric's
+// reducing switches (SHARP, sharp_tree.h), after `ready`: the levels below
+// the top reduce-scatter, the top all-reduces x's part, the levels below
+// multicast the totals back. The lowest level's uploads go through x's pacer
+// for `channel` at `rate` (the sender's read of its addend; 0: unpaced), the
+// others are unpaced (the NIC sets their pace). One tag: the top's is `tag`,
+// a lower level's carries the level, the way and the part above bit 12.
+struct SharpOps {
+  std::vector<std::uint32_t> uploads;  // the lowest level's
+  std::uint32_t total = kNone;         // x holds the total, `hop` (NCCL's network step) after it came down
+};
+
+std::uint64_t sharp_tag(std::uint64_t tag, std::size_t level, bool down, std::uint32_t part) {
+  return tag | (std::uint64_t{2 * level + down + 1} << 21) | std::uint64_t{part} << 12;
+}
+
+SharpOps sharp_all_reduce(Builder& b, const SharpTree& t, std::uint32_t x, std::uint64_t wire, std::uint64_t tag,
+                          std::uint32_t channel, BytesPerSecond rate, Time hop, std::vector<std::uint32_t> after) {
+  if ((tag & 0xffffff) >> 12) throw std::invalid_argument("nccl sharp: a tag's low bits above 12 are the tree's");
+  SharpOps s;
+  const std::size_t top = t.depth() - 1;
+  std::vector<std::uint64_t> held(t.depth());  // bytes x holds at each level before its reduce-scatter
+  std::uint64_t bytes = wire;
+  for (std::size_t k = 0; k <= top; ++k) {
+    const NodeId sw = t.levels[k][x];
+    const BytesPerSecond paced = k == 0 ? rate : 0;
+    if (k == top) {
+      const std::uint32_t up = b.add(x, switch_op(OpKind::kSwitchReduce, kSwitchPeer, sw, bytes, tag, channel, paced), after);
+      if (k == 0) s.uploads.push_back(up);
+      after = {b.recv(x, kSwitchPeer, bytes, tag)};
+      break;
+    }
+    const std::vector<std::uint32_t>& under = t.under(k, x);
+    const auto fan = static_cast<std::uint32_t>(under.size());
+    const std::uint32_t me = t.index[k][x];
+    for (std::uint32_t q = 0; q < fan; ++q) {
+      const CollectiveOp op = switch_op(OpKind::kSwitchReduce, under[q], sw, part_bytes(bytes, fan, q),
+                                        sharp_tag(tag, k, false, q), channel, paced);
+      const std::uint32_t up = b.add(x, op, after);
+      if (k == 0) s.uploads.push_back(up);
+    }
+    held[k] = bytes;
+    bytes = part_bytes(bytes, fan, me);
+    after = {b.recv(x, kSwitchPeer, bytes, sharp_tag(tag, k, false, me))};
+  }
+  for (std::size_t k = top; k-- > 0;) {
+    const std::vector<std::uint32_t>& under = t.under(k, x);
+    const auto fan = static_cast<std::uint32_t>(under.size());
+    const std::uint32_t me = t.index[k][x];
+    b.add(x, switch_op(OpKind::kMulticast, x, t.levels[k][x], part_bytes(held[k], fan, me), sharp_tag(tag, k, true, me),
+                       channel, 0),
+          after);
+    after.clear();
+    for (std::uint32_t q = 0; q < fan; ++q) {
+      after.push_back(b.recv(x, kSwitchPeer, part_bytes(held[k], fan, q), sharp_tag(tag, k, true, q)));
+    }
+  }
+  s.total = b.delay(x, hop, after);
+  return s;
+}
+
 // NVLS across nodes (NVLS-tree, or NVLS with SHARP); defined with NVLS-tree below.
 std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std::uint64_t bytes,
                                                            const AlgorithmContext& ctx, const StepModel& m,
-                                                           const std::vector<NodeId>& rail);
+                                                           const SharpTree& fabric);
 
 }  // namespace
 
@@ -336,9 +406,9 @@ std::shared_ptr<const CollectiveProgram> make_nvls_program(std::string name, std
   Builder b(ctx, m, m.step_bytes ? m.step_bytes : kNvlsChunk);
   if (n <= 1) return b.build(std::move(name));
   if (ctx.domains > 1) {
-    const std::vector<NodeId> rail = rail_switches(ctx);
-    if (rail.empty()) throw std::invalid_argument("nccl nvls: across nodes needs a reducing switch above every node");
-    return nvls_across_nodes(std::move(name), bytes, ctx, m, rail);
+    const SharpTree fabric = sharp_tree(ctx);
+    if (fabric.empty()) throw std::invalid_argument("nccl nvls: across nodes needs reducing switches above every node");
+    return nvls_across_nodes(std::move(name), bytes, ctx, m, fabric);
   }
   if (!ctx.domain_reduces) throw std::invalid_argument("nccl nvls: needs the group under one reducing switch");
   const NodeId sw = ctx.domain_switch[0];
@@ -431,18 +501,18 @@ namespace {
 // shard into the shard's owner, the owners of one shard in every node (a
 // rail) all-reduce it, and each owner multicasts the total into its node.
 // The all-reduce across the nodes is NVLS-tree's binary tree over the network
-// when `rail` is empty, else the rail switches' own reduction (SHARP, NCCL's
-// NVLS with CollNet): `rail[x]` is GPU x's, to which the owner uploads its
-// node's sum and from which every node's owner gets the total.
+// when `fabric` is empty, else the fabric's switches' own reduction (SHARP,
+// NCCL's NVLS with CollNet): the owner uploads its node's sum to its rail's
+// switches and gets every node's total from them (sharp_all_reduce).
 std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std::uint64_t bytes,
                                                            const AlgorithmContext& ctx, const StepModel& m,
-                                                           const std::vector<NodeId>& rail) {
+                                                           const SharpTree& fabric) {
   const std::uint32_t n = ctx.size();
   Builder b(ctx, m, m.step_bytes ? m.step_bytes : kNvlsChunk);
   if (n <= 1) return b.build(std::move(name));
   if (!ctx.domain_reduces) throw std::invalid_argument("nccl nvls across nodes: needs every node's switch to reduce");
   const std::uint32_t D = ctx.domains;
-  const bool sharp = !rail.empty();
+  const bool sharp = !fabric.empty();
   const auto nodes = chains(ctx, 0);  // each node's GPUs by rail: local index = shard
   const auto local = static_cast<std::uint32_t>(nodes[0].size());
   for (const auto& d : nodes) {
@@ -490,11 +560,10 @@ std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std
         // The node's sum of my shard, then the tree over the nodes (or SHARP).
         std::vector<std::uint32_t> sum = {b.recv(x, kSwitchPeer, mine, tag_of(c, j, low(me, 0)))};
         if (sharp) {
-          // Up to my rail's switch, which sums every node's and sends the
+          // Up to my rail's switches, which sum every node's and send the
           // total to every owner (NCCL's directRecvDirectSend to nvls->out,
           // then recv from it; unpaced: the NIC sets the pace).
-          b.add(x, switch_op(OpKind::kSwitchReduce, kSwitchPeer, rail[x], mine, tag_of(c, j, low(me, 2)), c, 0), sum);
-          const std::uint32_t total = b.delay(x, m.hop_inter, b.recv(x, kSwitchPeer, mine, tag_of(c, j, low(me, 2))));
+          const std::uint32_t total = sharp_all_reduce(b, fabric, x, mine, tag_of(c, j, low(me, 2)), c, 0, m.hop_inter, sum).total;
           b.add(x, switch_op(OpKind::kMulticast, x, sw, mine, tag_of(c, j, low(me, 1)), c, rate), {total});
           for (std::uint32_t i = 0; i < local; ++i) {
             b.recv(x, kSwitchPeer, wire_bytes(m.proto, part_bytes(round, local, i)), tag_of(c, j, low(i, 1)));
@@ -527,7 +596,7 @@ std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std
 
 std::shared_ptr<const CollectiveProgram> make_nvls_tree_program(std::string name, std::uint64_t bytes,
                                                                 const AlgorithmContext& ctx, const StepModel& m) {
-  return nvls_across_nodes(std::move(name), bytes, ctx, m, {});
+  return nvls_across_nodes(std::move(name), bytes, ctx, m, SharpTree{});
 }
 
 std::shared_ptr<const CollectiveProgram> make_collnet_chain_program(std::string name, std::uint64_t bytes,
@@ -535,8 +604,8 @@ std::shared_ptr<const CollectiveProgram> make_collnet_chain_program(std::string 
   const std::uint32_t n = ctx.size();
   Builder b(ctx, m, m.step_bytes ? m.step_bytes : chain_step_payload(m.proto));
   if (n <= 1) return b.build(std::move(name));
-  const std::vector<NodeId> rail = rail_switches(ctx);
-  if (rail.empty()) throw std::invalid_argument("nccl collnetchain: needs a reducing switch above every node");
+  const SharpTree fabric = sharp_tree(ctx);
+  if (fabric.empty()) throw std::invalid_argument("nccl collnetchain: needs reducing switches above every node");
   const std::uint64_t step = m.step_bytes ? m.step_bytes : chain_step_payload(m.proto);
   const std::uint32_t window = m.window ? m.window : kChainStepsInFlight;
   const BytesPerSecond rate = wire_rate(m);
@@ -566,14 +635,13 @@ std::shared_ptr<const CollectiveProgram> make_collnet_chain_program(std::string 
           if (i == 0) leaf_send[j] = sent;
           ready = {base[chain[i + 1]], b.delay(chain[i + 1], m.hop_intra, b.recv(chain[i + 1], chain[i], w, up))};
         }
-        // The head's sum of its node to the rail switch; every node's head gets the total.
+        // The head's sum of its node to the rail's switches; every node's head gets the total.
         if (L == 1) ready.push_back(j >= window ? leaf_send[j - window] : kNone);
         // Unpaced (the NIC sets the upload's pace) but for the head's read of its addend.
-        const CollectiveOp op = switch_op(OpKind::kSwitchReduce, kSwitchPeer, rail[head], w, sharp,
-                                          c, L > 1 ? reads.summing_rate(0, w, payload) : 0);
-        const std::uint32_t uploaded = b.add(head, op, ready);
-        if (L == 1) leaf_send[j] = uploaded;
-        std::uint32_t got = b.delay(head, m.hop_inter, b.recv(head, kSwitchPeer, w, sharp));
+        const SharpOps up_and_down = sharp_all_reduce(b, fabric, head, w, sharp, c,
+                                                      L > 1 ? reads.summing_rate(0, w, payload) : 0, m.hop_inter, ready);
+        if (L == 1) leaf_send[j] = up_and_down.uploads.back();
+        std::uint32_t got = up_and_down.total;
         // Down the chain.
         for (std::uint32_t i = L - 1; i > 0; --i) {
           b.send(chain[i], chain[i - 1], w, down, c, rate, {got});
@@ -590,8 +658,8 @@ std::shared_ptr<const CollectiveProgram> make_collnet_direct_program(std::string
   const std::uint32_t n = ctx.size();
   Builder b(ctx, m, m.step_bytes ? m.step_bytes : chain_step_payload(m.proto));
   if (n <= 1) return b.build(std::move(name));
-  const std::vector<NodeId> rail = rail_switches(ctx);
-  if (rail.empty()) throw std::invalid_argument("nccl collnetdirect: needs a reducing switch above every node");
+  const SharpTree fabric = sharp_tree(ctx);
+  if (fabric.empty()) throw std::invalid_argument("nccl collnetdirect: needs reducing switches above every node");
   const auto nodes = chains(ctx, 0);  // each node's GPUs by rail: local index = the shard it heads
   const auto local = static_cast<std::uint32_t>(nodes[0].size());
   for (const auto& d : nodes) {
@@ -647,11 +715,11 @@ std::shared_ptr<const CollectiveProgram> make_collnet_direct_program(std::string
         }
         if (local == 1) ready.push_back(j >= window ? scattered[(j - window) * local + me] : kNone);
         // Unpaced (the NIC sets the upload's pace) but for the head's read of its addend.
-        const CollectiveOp op = switch_op(OpKind::kSwitchReduce, kSwitchPeer, rail[x], mine, tag_of(c, j, low(me, 1)),
-                                          reduce_pacer(c), local > 1 ? reads.summing_rate(0, mine, payload) : 0);
-        const std::uint32_t uploaded = b.add(x, op, ready);
-        if (local == 1) scattered[j * local + me] = uploaded;
-        const std::uint32_t total = b.delay(x, m.hop_inter, b.recv(x, kSwitchPeer, mine, tag_of(c, j, low(me, 1))));
+        const SharpOps up_and_down = sharp_all_reduce(b, fabric, x, mine, tag_of(c, j, low(me, 1)), reduce_pacer(c),
+                                                      local > 1 ? reads.summing_rate(0, mine, payload) : 0, m.hop_inter,
+                                                      ready);
+        if (local == 1) scattered[j * local + me] = up_and_down.uploads.back();
+        const std::uint32_t total = up_and_down.total;
         // The total to every other GPU of the node; theirs to me.
         for (std::uint32_t s = 1; s < local; ++s) {
           b.send(x, node[(me + s) % local], mine, tag_of(c, j, low(me, 2)), c, rate, {total});

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "system/collectives/nccl/sharp_tree.h"
 
 namespace sim::nccl {
 
@@ -252,31 +253,6 @@ std::array<Graph, kAlgos> search_graphs(Arch arch, int ranks, int nodes, double 
   return graphs;
 }
 
-std::vector<NodeId> rail_switches(const AlgorithmContext& ctx) {
-  if (!ctx.topology || ctx.domains < 2) return {};
-  const Topology& topo = *ctx.topology;
-  const std::uint32_t n = ctx.size();
-  std::vector<NodeId> out(n, kNoSwitch);
-  std::vector<std::int64_t> position(topo.npu_count(), -1);
-  for (std::uint32_t p = 0; p < n; ++p) position[(*ctx.members)[p]] = p;
-  for (const Link& l : topo.links()) {
-    if (l.from >= topo.npu_count() || l.to < topo.npu_count() || position[l.from] < 0) continue;
-    const auto p = static_cast<std::uint32_t>(position[l.from]);
-    if (l.to == ctx.domain_switch[ctx.domain_of[p]] || out[p] != kNoSwitch) continue;
-    out[p] = l.to;
-  }
-  std::map<NodeId, std::vector<std::uint32_t>> nodes_under;  // switch -> domains of its members
-  for (std::uint32_t p = 0; p < n; ++p) {
-    if (out[p] == kNoSwitch || !topo.reduces(out[p])) return {};
-    nodes_under[out[p]].push_back(ctx.domain_of[p]);
-  }
-  for (auto& [sw, d] : nodes_under) {
-    std::sort(d.begin(), d.end());
-    if (d.size() != ctx.domains || std::adjacent_find(d.begin(), d.end()) != d.end()) return {};
-  }
-  return out;
-}
-
 NcclSystem describe_system(const AlgorithmContext& ctx, Arch arch) {
   NcclSystem s;
   s.arch = arch;
@@ -311,7 +287,7 @@ NcclSystem describe_system(const AlgorithmContext& ctx, Arch arch) {
     s.nics = net.devices > 0 ? net.devices : s.per_node;
   }
   s.nvls = ctx.domain_reduces;
-  s.collnet = ctx.fabric_reduces && !rail_switches(ctx).empty();
+  s.collnet = ctx.fabric_reduces && !sharp_tree(ctx).empty();
   s.graphs = search_graphs(arch, s.ranks, s.nodes, s.gpu_bw, s.nic_bw, s.nvls, s.collnet, s.nics);
   return s;
 }

@@ -38,12 +38,6 @@ struct NcclSystem {
 // link and direction for NVLink 2, 3 and 4): 20/25 (Volta, Ampere), 20.6/25 (Hopper).
 double nvlink_efficiency(Arch arch);
 
-// CollNet's view of the fabric: per group position, the switch above its
-// node's (its NIC's rail switch) when every member has one that reduces
-// (in_network_reduction on that dimension) and each such switch has one
-// member of every node under it; empty otherwise (or on one node).
-std::vector<NodeId> rail_switches(const AlgorithmContext& ctx);
-
 // Builds the view; throws InputError when the group has different numbers of
 // ranks on different nodes (NCCL's graphs assume one count).
 NcclSystem describe_system(const AlgorithmContext& ctx, Arch arch);

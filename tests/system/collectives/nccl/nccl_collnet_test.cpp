@@ -16,6 +16,7 @@
 #include "system/collectives/nccl/nccl_protocol.h"
 #include "system/collectives/nccl/nccl_system.h"
 #include "system/collectives/nccl/nccl_tuner.h"
+#include "system/collectives/nccl/sharp_tree.h"
 
 namespace sim {
 namespace {
@@ -176,7 +177,9 @@ TEST(NcclCollNet, DirectWithOneGpuPerNode) {
   const nccl::Params params = {{"algo", kDirect}, {"channels", 1}};
   const auto prog = nccl::make_program(CollectiveType::kAllReduce, bytes, params, *ctx);
   EXPECT_EQ(prog->name(), "nccl:collnetdirect/simple");
-  const NodeId rail = nccl::rail_switches(*ctx)[0];
+  const nccl::SharpTree fabric = nccl::sharp_tree(*ctx);
+  ASSERT_EQ(fabric.depth(), 1u);
+  const NodeId rail = fabric.levels[0][0];
   for (std::uint32_t p = 0; p < 4; ++p) {
     std::map<OpKind, int> kinds;
     for_each_op(*prog, p, [&](OpRef, const CollectiveOp& o) {
