@@ -48,6 +48,10 @@
 // rail switch; the switch sends the sum of every node's copy down to every
 // head (kSwitchReduce to kSwitchPeer), and each head broadcasts it back down
 // its node's chain.
+// "Its rail switch" in these three is one switch when the rail's level joins
+// every node, and a SHARP tree when the rail spans several reducing levels
+// (leaf and spine): reduce-scatter below, all-reduce at the top, multicast
+// back down (sharp_tree.h, docs/nccl.md).
 // CollNet direct (the same fabric): per channel and loop, every GPU heads one
 // shard (its rail's); each GPU sends its copy of every other shard to that
 // shard's head in its node (scatter), the head adds its own and uploads the
@@ -106,17 +110,17 @@ std::shared_ptr<const CollectiveProgram> make_chain_program(std::string name, Co
                                                             const AlgorithmContext& ctx, const StepModel& model);
 std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std::uint64_t bytes,
                                                            const AlgorithmContext& ctx, const StepModel& model);
-// Needs rail_switches(ctx) (nccl_system.h) non-empty.
+// Needs sharp_tree(ctx) (sharp_tree.h) non-empty.
 std::shared_ptr<const CollectiveProgram> make_collnet_chain_program(std::string name, std::uint64_t bytes,
                                                                     const AlgorithmContext& ctx, const StepModel& model);
-// Needs rail_switches(ctx) non-empty and the same number of members in each domain.
+// Needs sharp_tree(ctx) non-empty and the same number of members in each domain.
 std::shared_ptr<const CollectiveProgram> make_collnet_direct_program(std::string name, std::uint64_t bytes,
                                                                      const AlgorithmContext& ctx, const StepModel& m);
 // Needs every domain's switch to reduce (ctx.domain_reduces) and the same number of members in each.
 std::shared_ptr<const CollectiveProgram> make_nvls_tree_program(std::string name, std::uint64_t bytes,
                                                                 const AlgorithmContext& ctx, const StepModel& model);
 // One node: every member under one switch that reduces (ctx.domain_reduces);
-// several nodes: every node's switch reducing, rail_switches(ctx) non-empty and the same number of members in each.
+// several nodes: every node's switch reducing, sharp_tree(ctx) non-empty and the same number of members in each.
 std::shared_ptr<const CollectiveProgram> make_nvls_program(std::string name, std::uint64_t bytes,
                                                            const AlgorithmContext& ctx, const StepModel& model);
 
