@@ -48,7 +48,7 @@
 // rail switch; the switch sends the sum of every node's copy down to every
 // head (kSwitchReduce to kSwitchPeer), and each head broadcasts it back down
 // its node's chain.
-// "Its rail switch" in these three is one switch when the rail's level joins
+// "Its rail switch" (NVLS across nodes, both CollNets) is one switch when the rail's level joins
 // every node, and a SHARP tree when the rail spans several reducing levels
 // (leaf and spine): reduce-scatter below, all-reduce at the top, multicast
 // back down (sharp_tree.h, docs/nccl.md).
