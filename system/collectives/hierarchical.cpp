@@ -400,7 +400,7 @@ CollectiveOp HierarchicalProgram::op(std::uint32_t pos, OpRef ref) const {
   const CollectiveProgram& pr = prog(chunk, phase);
   const std::uint32_t l = line_pos(pos, phase);
   CollectiveOp o = pr.op(l, sub);
-  if (o.peer != kSwitchPeer) o.peer = peer_pos(pos, phase, o.peer);
+  if (!switch_sentinel(o.peer)) o.peer = peer_pos(pos, phase, o.peer);
   if ((o.kind == OpKind::kSwitchReduce || o.kind == OpKind::kMulticast) && dims_[ph.dim].switch_of_line) {
     o.node = dims_[ph.dim].switch_of_line(line_base_[static_cast<std::size_t>(pos) * phases_ + phase], o.node);
   }

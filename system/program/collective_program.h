@@ -26,9 +26,16 @@ namespace sim {
 //   kSwitchPeer the sum goes down to every member under the switch (SHARP's
 //   all-reduce: N flows in, N out); only a reducing switch on a backend that
 //   carries switch operations does that (others refuse it).
+//   With `peer` = kSwitchScatter the sum is cut into as many parts as there
+//   are members under the switch (part_bytes, members in group order) and
+//   part q goes down to the q-th (a reduce-scatter: N flows in, N parts out).
 // kMulticast: the rank uploads `bytes` to switch `node`, which sends a copy
 //   down to every group member under it (the sender too); each receives it with
-//   a kRecv from kSwitchPeer (one flow in, N out).
+//   a kRecv from kSwitchPeer (one flow in, N out). With `peer` = kSwitchGather
+//   every member uploads its part with the same tag, and once all have, the
+//   switch sends them all down to every member as one message of their summed
+//   bytes (an all-gather: N flows in, N out). Scatter and gather need a
+//   reducing switch on a backend that carries switch operations.
 // A backend that cannot carry them, or a switch not marked
 // in_network_reduction, gets them as plain sends: the uploads go to `peer`
 // directly (reduce), the copies from the sender to each member (multicast).
@@ -36,6 +43,11 @@ enum class OpKind : std::uint8_t { kSend, kRecv, kCompute, kSwitchReduce, kMulti
 
 // The `peer` of a receive that takes a message from a switch (kSwitchReduce, kMulticast).
 inline constexpr std::uint32_t kSwitchPeer = 0xffffffffu;
+// The `peer` of a switch reduce that scatters its sum, of a multicast that gathers.
+inline constexpr std::uint32_t kSwitchScatter = 0xfffffffeu;
+inline constexpr std::uint32_t kSwitchGather = 0xfffffffdu;
+// Whether a switch op's `peer` names no member but what the switch does.
+inline constexpr bool switch_sentinel(std::uint32_t peer) { return peer >= kSwitchGather; }
 
 struct CollectiveOp {
   OpKind kind = OpKind::kCompute;

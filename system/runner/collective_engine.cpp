@@ -445,7 +445,7 @@ void CollectiveEngine::inject(std::uint32_t m) {
     case Carry::kUpReduce:
       if (switch_ops(msg.node)) {
         network_.send_on_link(link_between(from, msg.node), msg.bytes, Delivery{this, kUploaded, m});
-      } else if (msg.dst == kSwitchPeer) {  // a sum for every member: only a reducing switch makes one
+      } else if (switch_sentinel(msg.dst)) {  // a sum for every member: only a reducing switch makes one
         throw InputError("collective '" + in.program->name() + "' reduces at switch " + std::to_string(msg.node) +
                          " for every member under it (CollNet / SHARP), which needs the switch marked "
                          "in_network_reduction and a backend that carries switch operations (analytical, flow, ns3 with "
@@ -458,6 +458,11 @@ void CollectiveEngine::inject(std::uint32_t m) {
       if (switch_ops(msg.node)) {
         network_.send_on_link(link_between(from, msg.node), msg.bytes, Delivery{this, kUploaded, m});
         return;
+      }
+      if (msg.dst == kSwitchGather) {
+        throw InputError("collective '" + in.program->name() + "' gathers at switch " + std::to_string(msg.node) +
+                         " (SHARP), which needs the switch marked in_network_reduction and a backend that carries "
+                         "switch operations (analytical, flow, ns3 with transport roce or ib)");
       }
       {  // no multicast in the network: one copy to every member under the switch
         const std::vector<std::uint32_t> to = under(msg.instance, msg.node);
@@ -488,37 +493,40 @@ void CollectiveEngine::uploaded(std::uint32_t m) {
   in_flight_.free(m);
   work_.push_back(make_work(msg.instance, msg.src, msg.send_ref, true));  // eager: done on arrival
   const bool native = switch_ops(msg.node);
-  const Instance& in = instances_[msg.instance];
-  if (msg.carry == Carry::kUpReduce) {
+  if (msg.carry == Carry::kUpReduce || msg.dst == kSwitchGather) {
     const SwitchKey key{msg.instance, msg.node, msg.tag};
-    const std::uint32_t arrived = ++uploads_[key];
-    if (arrived == under(msg.instance, msg.node).size()) {
+    Uploads& arrived = uploads_[key];
+    ++arrived.count;
+    arrived.bytes += msg.bytes;
+    const std::vector<std::uint32_t>& members = under(msg.instance, msg.node);
+    if (arrived.count == members.size()) {
+      const std::uint64_t gathered = arrived.bytes;
       uploads_.erase(key);
-      if (native && msg.dst == kSwitchPeer) {  // the sum down to every member under the switch
-        for (const std::uint32_t p : under(msg.instance, msg.node)) {
-          InFlight down{msg.instance, kSwitchPeer, p, msg.tag, msg.bytes, 0};
-          down.carry = Carry::kDown;
-          const std::uint32_t d = in_flight_.alloc(down);
-          network_.send_on_link(link_between(msg.node, (*in.members)[p]), msg.bytes, Delivery{this, kCameDown, d});
+      if (msg.dst == kSwitchPeer || msg.dst == kSwitchGather) {  // the sum (or every part) down to every member
+        const std::uint64_t bytes = msg.dst == kSwitchGather ? gathered : msg.bytes;
+        for (const std::uint32_t p : members) send_down(msg.instance, p, msg.node, msg.tag, bytes);
+      } else if (msg.dst == kSwitchScatter) {  // part q of the sum to the q-th member
+        for (std::size_t q = 0; q < members.size(); ++q) {
+          send_down(msg.instance, members[q], msg.node, msg.tag, part_bytes(msg.bytes, members.size(), q));
         }
       } else if (native) {
-        InFlight down{msg.instance, kSwitchPeer, msg.dst, msg.tag, msg.bytes, 0};
-        down.carry = Carry::kDown;
-        const std::uint32_t d = in_flight_.alloc(down);
-        network_.send_on_link(link_between(msg.node, (*in.members)[msg.dst]), msg.bytes, Delivery{this, kCameDown, d});
+        send_down(msg.instance, msg.dst, msg.node, msg.tag, msg.bytes);
       } else {
         arrive_from_switch(msg.instance, msg.dst, msg.tag, msg.bytes);
       }
     }
   } else {  // a multicast upload: one copy down to every member under the switch
-    for (const std::uint32_t p : under(msg.instance, msg.node)) {
-      InFlight down{msg.instance, kSwitchPeer, p, msg.tag, msg.bytes, 0};
-      down.carry = Carry::kDown;
-      const std::uint32_t d = in_flight_.alloc(down);
-      network_.send_on_link(link_between(msg.node, (*in.members)[p]), msg.bytes, Delivery{this, kCameDown, d});
-    }
+    for (const std::uint32_t p : under(msg.instance, msg.node)) send_down(msg.instance, p, msg.node, msg.tag, msg.bytes);
   }
   run_work();
+}
+
+void CollectiveEngine::send_down(std::uint32_t inst, std::uint32_t p, NodeId sw, std::uint64_t tag,
+                                 std::uint64_t bytes) {
+  InFlight down{inst, kSwitchPeer, p, tag, bytes, 0};
+  down.carry = Carry::kDown;
+  const std::uint32_t d = in_flight_.alloc(down);
+  network_.send_on_link(link_between(sw, (*instances_[inst].members)[p]), bytes, Delivery{this, kCameDown, d});
 }
 
 void CollectiveEngine::came_down(std::uint32_t m) {

@@ -289,6 +289,8 @@ class CollectiveEngine final : public EventHandler {
   void issue_switch_op(std::uint32_t inst, std::uint32_t pos, OpRef ref, const CollectiveOp& op);
   void uploaded(std::uint32_t m);       // a switch upload (or its split-up send) arrived
   void came_down(std::uint32_t m);      // a message from the switch (or a multicast copy) arrived
+  // Switch `sw` sends `bytes` down to member `p`.
+  void send_down(std::uint32_t inst, std::uint32_t p, NodeId sw, std::uint64_t tag, std::uint64_t bytes);
   void arrive_from_switch(std::uint32_t inst, std::uint32_t dst, std::uint64_t tag, std::uint64_t bytes);
   const std::vector<std::uint32_t>& under(std::uint32_t inst, NodeId sw);
   LinkId link_between(NodeId from, NodeId to);  // throws InputError when there is none
@@ -331,7 +333,11 @@ class CollectiveEngine final : public EventHandler {
   // Arrived messages (their sizes) and posted receives, FIFO per key.
   MessageMatcher<MatchKey, std::uint64_t, PostedRecv, MatchKeyHash> match_;
 
-  std::unordered_map<SwitchKey, std::uint32_t, SwitchKeyHash> uploads_;  // switch-reduce uploads arrived so far
+  struct Uploads {
+    std::uint32_t count = 0;  // arrived so far
+    std::uint64_t bytes = 0;  // their sum (a gather sends it down)
+  };
+  std::unordered_map<SwitchKey, Uploads, SwitchKeyHash> uploads_;  // switch reduce and gather uploads
   std::unordered_map<std::uint64_t, LinkId> link_index_;                 // from << 32 | to, for switch links
 
   std::vector<Work> work_;

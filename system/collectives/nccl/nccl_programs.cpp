@@ -45,14 +45,6 @@ class Builder {
     op.duration = t;
     return add(r, op, {parent});
   }
-  // A fixed delay after every one of `parents`.
-  std::uint32_t delay(std::uint32_t r, Time t, const std::vector<std::uint32_t>& parents) {
-    if (parents.size() == 1) return delay(r, t, parents[0]);
-    CollectiveOp op;
-    op.kind = OpKind::kCompute;
-    op.duration = std::max<Time>(t, 0);
-    return add(r, op, parents);
-  }
   std::uint32_t send(std::uint32_t r, std::uint32_t peer, std::uint64_t wire, std::uint64_t tag, std::uint32_t channel,
                      BytesPerSecond rate, const std::vector<std::uint32_t>& parents) {
     CollectiveOp op;
@@ -112,63 +104,48 @@ CollectiveOp switch_op(OpKind kind, std::uint32_t peer, NodeId node, std::uint64
 }
 
 // Rank x's part in its rail's all-reduce of `wire` bytes through the fabric's
-// reducing switches (SHARP, sharp_tree.h), after `ready`: the levels below
-// the top reduce-scatter, the top all-reduces x's part, the levels below
-// multicast the totals back. The lowest level's uploads go through x's pacer
-// for `channel` at `rate` (the sender's read of its addend; 0: unpaced), the
-// others are unpaced (the NIC sets their pace). One tag: the top's is `tag`,
-// a lower level's carries the level, the way and the part above bit 12.
+// reducing switches (SHARP, sharp_tree.h), after `ready`: each level below
+// the top reduce-scatters (kSwitchScatter: x uploads its buffer, gets its
+// part of the sum), the top all-reduces x's part, and each level below
+// gathers the totals back (kSwitchGather: x uploads its part, gets every
+// member's). The lowest level's upload goes through x's pacer for `channel`
+// at `rate` (the sender's read of its addend; 0: unpaced), the others are
+// unpaced (the NIC sets their pace). The top's tag is `tag`; a lower level's
+// carries the level and the way above bit 20.
 struct SharpOps {
-  std::vector<std::uint32_t> uploads;  // the lowest level's
-  std::uint32_t total = kNone;         // x holds the total, `hop` (NCCL's network step) after it came down
+  std::uint32_t upload = kNone;  // the lowest level's
+  std::uint32_t total = kNone;   // x holds the total, `hop` (NCCL's network step) after it came down
 };
 
-std::uint64_t sharp_tag(std::uint64_t tag, std::size_t level, bool down, std::uint32_t part) {
-  return tag | (std::uint64_t{2 * level + down + 1} << 21) | std::uint64_t{part} << 12;
+std::uint64_t sharp_tag(std::uint64_t tag, std::size_t level, bool down) {
+  return tag | (std::uint64_t{2 * level + down + 1} << 21);
 }
 
 SharpOps sharp_all_reduce(Builder& b, const SharpTree& t, std::uint32_t x, std::uint64_t wire, std::uint64_t tag,
                           std::uint32_t channel, BytesPerSecond rate, Time hop, std::vector<std::uint32_t> after) {
-  if ((tag & 0xffffff) >> 12) throw std::invalid_argument("nccl sharp: a tag's low bits above 12 are the tree's");
+  if ((tag & 0xffffff) >> 21) throw std::invalid_argument("nccl sharp: a tag's low bits above 20 are the tree's");
   SharpOps s;
   const std::size_t top = t.depth() - 1;
   std::vector<std::uint64_t> held(t.depth());  // bytes x holds at each level before its reduce-scatter
   std::uint64_t bytes = wire;
   for (std::size_t k = 0; k <= top; ++k) {
-    const NodeId sw = t.levels[k][x];
-    const BytesPerSecond paced = k == 0 ? rate : 0;
-    if (k == top) {
-      const std::uint32_t up = b.add(x, switch_op(OpKind::kSwitchReduce, kSwitchPeer, sw, bytes, tag, channel, paced), after);
-      if (k == 0) s.uploads.push_back(up);
-      after = {b.recv(x, kSwitchPeer, bytes, tag)};
-      break;
-    }
-    const std::vector<std::uint32_t>& under = t.under(k, x);
-    const auto fan = static_cast<std::uint32_t>(under.size());
-    const std::uint32_t me = t.index[k][x];
-    for (std::uint32_t q = 0; q < fan; ++q) {
-      const CollectiveOp op = switch_op(OpKind::kSwitchReduce, under[q], sw, part_bytes(bytes, fan, q),
-                                        sharp_tag(tag, k, false, q), channel, paced);
-      const std::uint32_t up = b.add(x, op, after);
-      if (k == 0) s.uploads.push_back(up);
-    }
+    const bool all = k == top;
+    const std::uint64_t k_tag = all ? tag : sharp_tag(tag, k, false);
+    const CollectiveOp up = switch_op(OpKind::kSwitchReduce, all ? kSwitchPeer : kSwitchScatter, t.levels[k][x], bytes,
+                                      k_tag, channel, k == 0 ? rate : 0);
+    const std::uint32_t id = b.add(x, up, after);
+    if (k == 0) s.upload = id;
     held[k] = bytes;
-    bytes = part_bytes(bytes, fan, me);
-    after = {b.recv(x, kSwitchPeer, bytes, sharp_tag(tag, k, false, me))};
+    if (!all) bytes = part_bytes(bytes, t.under(k, x).size(), t.index[k][x]);
+    after = {b.recv(x, kSwitchPeer, bytes, k_tag)};
   }
   for (std::size_t k = top; k-- > 0;) {
-    const std::vector<std::uint32_t>& under = t.under(k, x);
-    const auto fan = static_cast<std::uint32_t>(under.size());
-    const std::uint32_t me = t.index[k][x];
-    b.add(x, switch_op(OpKind::kMulticast, x, t.levels[k][x], part_bytes(held[k], fan, me), sharp_tag(tag, k, true, me),
-                       channel, 0),
-          after);
-    after.clear();
-    for (std::uint32_t q = 0; q < fan; ++q) {
-      after.push_back(b.recv(x, kSwitchPeer, part_bytes(held[k], fan, q), sharp_tag(tag, k, true, q)));
-    }
+    const std::uint64_t k_tag = sharp_tag(tag, k, true);
+    const std::uint64_t mine = part_bytes(held[k], t.under(k, x).size(), t.index[k][x]);
+    b.add(x, switch_op(OpKind::kMulticast, kSwitchGather, t.levels[k][x], mine, k_tag, channel, 0), after);
+    after = {b.recv(x, kSwitchPeer, held[k], k_tag)};
   }
-  s.total = b.delay(x, hop, after);
+  s.total = b.delay(x, hop, after[0]);
   return s;
 }
 
@@ -640,7 +617,7 @@ std::shared_ptr<const CollectiveProgram> make_collnet_chain_program(std::string 
         // Unpaced (the NIC sets the upload's pace) but for the head's read of its addend.
         const SharpOps up_and_down = sharp_all_reduce(b, fabric, head, w, sharp, c,
                                                       L > 1 ? reads.summing_rate(0, w, payload) : 0, m.hop_inter, ready);
-        if (L == 1) leaf_send[j] = up_and_down.uploads.back();
+        if (L == 1) leaf_send[j] = up_and_down.upload;
         std::uint32_t got = up_and_down.total;
         // Down the chain.
         for (std::uint32_t i = L - 1; i > 0; --i) {
@@ -718,7 +695,7 @@ std::shared_ptr<const CollectiveProgram> make_collnet_direct_program(std::string
         const SharpOps up_and_down = sharp_all_reduce(b, fabric, x, mine, tag_of(c, j, low(me, 1)), reduce_pacer(c),
                                                       local > 1 ? reads.summing_rate(0, mine, payload) : 0, m.hop_inter,
                                                       ready);
-        if (local == 1) scattered[j * local + me] = up_and_down.uploads.back();
+        if (local == 1) scattered[j * local + me] = up_and_down.upload;
         const std::uint32_t total = up_and_down.total;
         // The total to every other GPU of the node; theirs to me.
         for (std::uint32_t s = 1; s < local; ++s) {

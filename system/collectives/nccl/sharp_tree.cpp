@@ -44,14 +44,13 @@ SharpTree sharp_tree(const AlgorithmContext& ctx) {
       t.group[k][p] = it->second;
       t.groups[k][it->second].push_back(p);
     }
+    // Members in group order, as the engine cuts a switch's scatter (CollectiveOp).
     const std::size_t fan = t.groups[k][0].size();
-    if (fan > kMaxSharpFan) return {};
-    for (auto& g : t.groups[k]) {
+    for (const auto& g : t.groups[k]) {
       if (g.size() != fan) return {};
-      std::stable_sort(g.begin(), g.end(), [&](std::uint32_t a, std::uint32_t b) { return ctx.domain_of[a] < ctx.domain_of[b]; });
+      std::set<std::uint32_t> nodes;
       for (std::uint32_t i = 0; i < g.size(); ++i) {
-        if (ctx.rail_of[g[i]] != ctx.rail_of[g[0]]) return {};
-        if (i > 0 && ctx.domain_of[g[i]] == ctx.domain_of[g[i - 1]]) return {};
+        if (ctx.rail_of[g[i]] != ctx.rail_of[g[0]] || !nodes.insert(ctx.domain_of[g[i]]).second) return {};
         t.index[k][g[i]] = i;
       }
     }

@@ -25,7 +25,7 @@ struct SharpTree {
   // levels[k][p]: position p's switch at level k.
   std::vector<std::vector<NodeId>> levels;
   // index[k][p]: p's place among the group's members under its level-k
-  // switch (by node); under(k, p): those members, in that order.
+  // switch (in group order); under(k, p): those members, in that order.
   std::vector<std::vector<std::uint32_t>> index;
   std::vector<std::vector<std::uint32_t>> group;               // [k][p]: which of groups[k]
   std::vector<std::vector<std::vector<std::uint32_t>>> groups;  // [k][switch]: its members
@@ -45,8 +45,7 @@ struct SharpTree {
 // switch (a group under one leaf) is left out. Empty on one node.
 SharpTree sharp_tree(const AlgorithmContext& ctx);
 
-// The deepest tree the programs' message tags hold, and the widest fan.
+// The deepest tree the programs' message tags hold.
 inline constexpr std::size_t kMaxSharpLevels = 4;
-inline constexpr std::uint32_t kMaxSharpFan = 512;
 
 }  // namespace sim::nccl

@@ -100,12 +100,12 @@ TEST(SharpTree, OneLevelPerRailOrLeavesThenSpines) {
 
 // CollNet direct, GPU 0 of each of 4 nodes (2 leaves of 2), one channel, one
 // loop of 128 KiB, links of d = one half's time and no latency. Each GPU
-// uploads its two halves to its leaf (d, 2d); the leaf sends half 0's sum to
-// the first node (2d) and half 1's to the second (3d); each owner's half goes
-// up to the spine and its total comes down (+2d: 4d and 5d), and up to the
-// leaf again, which multicasts it to both (+2d: 6d and 7d). With NCCL's base
-// and network step H once: base + 7d + H. One switch per rail (the same four
-// nodes on one level): base + 4d + H (the whole buffer up and down).
+// uploads its buffer to its leaf (2d), which sends half the sum to each of
+// its two nodes (3d); each node's half goes up to the spine and its total
+// comes down (5d); both nodes upload their half to the leaf (6d), which sends
+// both halves down to both (8d). With NCCL's base and network step H once:
+// base + 8d + H. One switch per rail (the same four nodes on one level):
+// base + 4d + H (the whole buffer up and down).
 TEST(SharpTree, CollNetDirectOverLeafAndSpineClosedForm) {
   const Topology topo = leaf_spine(2, 2, 2, "1", true, true);  // 1 GB/s
   const std::uint64_t bytes = 128 << 10;
@@ -117,7 +117,7 @@ TEST(SharpTree, CollNetDirectOverLeafAndSpineClosedForm) {
   const SimulationResult r =
       group_all_reduce(topo, members, bytes, choose_all_reduce("nccl:algo=collnetdirect,channels=1"));
   const Time d = transfer_time(bytes / 2, 1'000'000'000);
-  EXPECT_EQ(r.makespan, pl.model.base + 7 * d + pl.model.hop_inter);
+  EXPECT_EQ(r.makespan, pl.model.base + 8 * d + pl.model.hop_inter);
 
   const Topology flat = nccl_cluster(2, 4, "450", "1", "0", "0", true, true);
   const SimulationResult one =
