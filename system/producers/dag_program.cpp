@@ -53,8 +53,12 @@ std::string DagProgram::label(std::uint32_t pos, OpRef ref) const {
   switch (o.op.kind) {
     case OpKind::kSend: return prefix + ".send" + chunk + " to " + std::to_string(o.op.peer);
     case OpKind::kRecv: return prefix + ".recv" + chunk + " from " + std::to_string(o.op.peer);
-    case OpKind::kSwitchReduce: return prefix + ".switch_reduce" + chunk + " to " + std::to_string(o.op.peer);
-    case OpKind::kMulticast: return prefix + ".multicast" + chunk;
+    case OpKind::kSwitchReduce:
+      return prefix + ".switch_reduce" + chunk +
+             (o.op.peer == kSwitchPeer      ? std::string(" to all")
+              : o.op.peer == kSwitchScatter ? std::string(" scattered")
+                                            : " to " + std::to_string(o.op.peer));
+    case OpKind::kMulticast: return prefix + (o.op.peer == kSwitchGather ? ".gather" : ".multicast") + chunk;
     case OpKind::kCompute: break;
   }
   return prefix + (o.op.duration >= 0 ? ".wait" : ".reduce") + chunk;
