@@ -36,7 +36,7 @@ algorithm). Time in us or ms, busbw in GB/s (nccl-tests' definition, 1e9 B/s).
 
 NCCL's modelled times: `sim` prints no column of NCCL's tuner table, so they are computed here
 from NCCL's formula time = latency + nBytes / bandwidth, with the constants docs/nccl.md states
-(NVIDIA/nccl src/graph/tuning.cc, as system/collectives/nccl/nccl_tuner.cpp has them, and the
+(NVIDIA/nccl src/graph/tuning.cc, as system/collectives/nccl/model/nccl_tuner.cpp has them, and the
 topology search's channels on these nodes):
   one node, ring, all-gather and reduce-scatter (7 steps, algBw = busBw x 8/7, 12 channels of
       30 GB/s): LL 6.6 + 7 x 0.6 us, min(87.7, 360 / 3) x 8/7 GB/s; LL128 14 + 7 x 1.9 us,

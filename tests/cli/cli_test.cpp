@@ -10,7 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "system/collectives/nccl/nccl_tuner.h"
+#include "system/collectives/nccl/model/nccl_tuner.h"
 #include "workload/et_io.h"
 
 namespace sim {

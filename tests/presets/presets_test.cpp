@@ -247,7 +247,7 @@ TEST(Presets, SharpMakesTheFabricReduceAndNcclRunsNvlsAcrossNodes) {
   EXPECT_EQ(error_of("dgx-h100-superpod", 1), "--sharp: one node has no fabric to reduce in (give --nodes 2 or more)");
 
   // Rails over leaves and spines (4 nodes, 2 per leaf): both levels reduce,
-  // and the SHARP tree over them (nccl/sharp_tree.h) moves 1 GiB as fast as
+  // and the SHARP tree over them (nccl/model/sharp_tree.h) moves 1 GiB as fast as
   // one switch per rail, within 1% (the leaves' reduce-scatter and
   // multicast add a pipeline's fill; each GPU's spine link carries half).
   const PresetFiles two_levels = generate_preset(superpod, 4, PresetChoices{2, true, ""});

@@ -6,9 +6,9 @@
 
 #include "core/error.h"
 #include "core/units.h"
-#include "system/collectives/nccl/nccl_p2p.h"
-#include "system/collectives/nccl/nccl_protocol.h"
-#include "system/collectives/nccl/tuner_regions.h"
+#include "system/collectives/nccl/programs/nccl_p2p.h"
+#include "system/collectives/nccl/model/nccl_protocol.h"
+#include "system/collectives/nccl/model/tuner_regions.h"
 #include "system/collectives/one_member.h"
 
 namespace sim::nccl {

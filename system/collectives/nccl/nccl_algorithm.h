@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "system/collectives/algorithm_context.h"
-#include "system/collectives/nccl/nccl_p2p.h"
-#include "system/collectives/nccl/nccl_programs.h"
-#include "system/collectives/nccl/nccl_system.h"
-#include "system/collectives/nccl/nccl_tuner.h"
+#include "system/collectives/nccl/programs/nccl_p2p.h"
+#include "system/collectives/nccl/programs/nccl_programs.h"
+#include "system/collectives/nccl/model/nccl_system.h"
+#include "system/collectives/nccl/model/nccl_tuner.h"
 #include "system/program/collective_program.h"
 
 namespace sim::nccl {

@@ -8,7 +8,7 @@
 #include "tests/system/test_util.h"
 #include "system/collectives/algorithm_context.h"
 #include "system/collectives/nccl/nccl_algorithm.h"
-#include "system/collectives/nccl/nccl_protocol.h"
+#include "system/collectives/nccl/model/nccl_protocol.h"
 #include "nccl_test_cluster.h"
 
 namespace sim {

@@ -9,9 +9,9 @@
 #include "report/report.h"
 #include "system/collectives/algorithm_context.h"
 #include "system/collectives/nccl/nccl_algorithm.h"
-#include "system/collectives/nccl/nccl_protocol.h"
-#include "system/collectives/nccl/nccl_system.h"
-#include "system/collectives/nccl/nccl_tuner.h"
+#include "system/collectives/nccl/model/nccl_protocol.h"
+#include "system/collectives/nccl/model/nccl_system.h"
+#include "system/collectives/nccl/model/nccl_tuner.h"
 
 namespace sim {
 namespace {

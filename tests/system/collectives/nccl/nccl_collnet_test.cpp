@@ -13,10 +13,10 @@
 #include "report/report.h"
 #include "system/collectives/algorithm_context.h"
 #include "system/collectives/nccl/nccl_algorithm.h"
-#include "system/collectives/nccl/nccl_protocol.h"
-#include "system/collectives/nccl/nccl_system.h"
-#include "system/collectives/nccl/nccl_tuner.h"
-#include "system/collectives/nccl/sharp_tree.h"
+#include "system/collectives/nccl/model/nccl_protocol.h"
+#include "system/collectives/nccl/model/nccl_system.h"
+#include "system/collectives/nccl/model/nccl_tuner.h"
+#include "system/collectives/nccl/model/sharp_tree.h"
 
 namespace sim {
 namespace {

@@ -12,8 +12,8 @@
 #include "nccl_test_cluster.h"
 #include "report/report.h"
 #include "system/collectives/nccl/nccl_algorithm.h"
-#include "system/collectives/nccl/nccl_protocol.h"
-#include "system/collectives/nccl/nccl_tuner.h"
+#include "system/collectives/nccl/model/nccl_protocol.h"
+#include "system/collectives/nccl/model/nccl_tuner.h"
 
 namespace sim {
 namespace {

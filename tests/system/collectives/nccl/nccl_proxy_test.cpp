@@ -20,8 +20,8 @@
 #include "tests/system/test_util.h"
 #include "nccl_test_cluster.h"
 #include "system/collectives/nccl/nccl_algorithm.h"
-#include "system/collectives/nccl/nccl_protocol.h"
-#include "system/collectives/nccl/tuner_regions.h"
+#include "system/collectives/nccl/model/nccl_protocol.h"
+#include "system/collectives/nccl/model/tuner_regions.h"
 
 namespace sim {
 namespace {

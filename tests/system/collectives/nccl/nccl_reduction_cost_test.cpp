@@ -16,7 +16,7 @@
 #include "nccl_test_cluster.h"
 #include "system/collectives/algorithm_context.h"
 #include "system/collectives/nccl/nccl_algorithm.h"
-#include "system/collectives/nccl/nccl_protocol.h"
+#include "system/collectives/nccl/model/nccl_protocol.h"
 
 namespace sim {
 namespace {

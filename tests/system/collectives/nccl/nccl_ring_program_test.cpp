@@ -4,7 +4,7 @@
 // after every finish (the engine's event order, and so exact times under
 // ties, follows them) along several walk orders, and the answers on rank
 // symmetry must be the same.
-#include "system/collectives/nccl/nccl_ring_program.h"
+#include "system/collectives/nccl/programs/nccl_ring_program.h"
 
 #include <gtest/gtest.h>
 
@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "system/collectives/algorithm_context.h"
-#include "system/collectives/nccl/nccl_programs.h"
-#include "system/collectives/nccl/nccl_protocol.h"
+#include "system/collectives/nccl/programs/nccl_programs.h"
+#include "system/collectives/nccl/model/nccl_protocol.h"
 
 namespace sim {
 namespace {

@@ -1,7 +1,7 @@
 // NCCL's system description read off the topology's hosts and roles: the
 // GPUs of a host, their NVLink, and the NICs they reach the network through
 // (one per GPU, shared by a pair, several per GPU, under a PCIe switch).
-#include "system/collectives/nccl/nccl_system.h"
+#include "system/collectives/nccl/model/nccl_system.h"
 
 #include <gtest/gtest.h>
 

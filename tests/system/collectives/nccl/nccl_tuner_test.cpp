@@ -3,8 +3,8 @@
 // (docs/nccl.md), and the choice per size.
 #include <gtest/gtest.h>
 
-#include "system/collectives/nccl/nccl_system.h"
-#include "system/collectives/nccl/nccl_tuner.h"
+#include "system/collectives/nccl/model/nccl_system.h"
+#include "system/collectives/nccl/model/nccl_tuner.h"
 
 namespace sim::nccl {
 namespace {

@@ -1,4 +1,4 @@
-// SHARP over several switch levels (nccl/sharp_tree.h): which switches a
+// SHARP over several switch levels (nccl/model/sharp_tree.h): which switches a
 // group's ranks reduce through, and CollNet and NVLS running over them. The
 // levels below the top reduce-scatter, the top all-reduces, the levels below
 // multicast back: checked op by op on a free network (an exact closed form),
@@ -15,7 +15,7 @@
 #include "report/report.h"
 #include "system/collectives/algorithm_context.h"
 #include "system/collectives/nccl/nccl_algorithm.h"
-#include "system/collectives/nccl/sharp_tree.h"
+#include "system/collectives/nccl/model/sharp_tree.h"
 
 namespace sim {
 namespace {

@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <string>
 
-#include "system/collectives/nccl/nccl_constants.h"
+#include "system/collectives/nccl/model/nccl_constants.h"
 #include "workload/rank_graph.h"
 
 namespace sim::nccl {

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "system/collectives/algorithm_context.h"
-#include "system/collectives/nccl/nccl_program_parts.h"
-#include "system/collectives/nccl/nccl_programs.h"
+#include "system/collectives/nccl/programs/nccl_program_parts.h"
+#include "system/collectives/nccl/programs/nccl_programs.h"
 #include "system/program/collective_program.h"
 
 namespace sim::nccl {

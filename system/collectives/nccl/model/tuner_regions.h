@@ -17,7 +17,7 @@
 #include <optional>
 #include <string>
 
-#include "system/collectives/nccl/nccl_tuner.h"
+#include "system/collectives/nccl/model/nccl_tuner.h"
 #include "workload/rank_graph.h"
 
 namespace sim::nccl {

@@ -15,7 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "system/collectives/nccl/nccl_tuner.h"
+#include "system/collectives/nccl/model/nccl_tuner.h"
 
 namespace sim::nccl {
 

@@ -65,7 +65,7 @@
 
 #include "core/time.h"
 #include "system/collectives/algorithm_context.h"
-#include "system/collectives/nccl/nccl_tuner.h"
+#include "system/collectives/nccl/model/nccl_tuner.h"
 #include "system/program/collective_program.h"
 #include "workload/rank_graph.h"
 

@@ -1,10 +1,10 @@
-#include "system/collectives/nccl/nccl_ring_program.h"
+#include "system/collectives/nccl/programs/nccl_ring_program.h"
 
 #include <algorithm>
 #include <bit>
 #include <stdexcept>
 
-#include "system/collectives/nccl/nccl_protocol.h"
+#include "system/collectives/nccl/model/nccl_protocol.h"
 
 namespace sim::nccl {
 

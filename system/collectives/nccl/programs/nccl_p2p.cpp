@@ -1,9 +1,9 @@
-#include "system/collectives/nccl/nccl_p2p.h"
+#include "system/collectives/nccl/programs/nccl_p2p.h"
 
 #include <algorithm>
 #include <vector>
 
-#include "system/collectives/nccl/nccl_dag.h"
+#include "system/collectives/nccl/programs/nccl_dag.h"
 
 namespace sim::nccl {
 

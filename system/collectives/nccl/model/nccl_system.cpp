@@ -1,4 +1,4 @@
-#include "system/collectives/nccl/nccl_system.h"
+#include "system/collectives/nccl/model/nccl_system.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "system/collectives/nccl/sharp_tree.h"
+#include "system/collectives/nccl/model/sharp_tree.h"
 
 namespace sim::nccl {
 

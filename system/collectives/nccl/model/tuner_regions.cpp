@@ -1,4 +1,4 @@
-#include "system/collectives/nccl/tuner_regions.h"
+#include "system/collectives/nccl/model/tuner_regions.h"
 
 #include <cmath>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "system/collectives/nccl/nccl_dag.h"
+#include "system/collectives/nccl/programs/nccl_dag.h"
 
 #include <algorithm>
 #include <memory>

@@ -1,4 +1,4 @@
-#include "system/collectives/nccl/nccl_tuner.h"
+#include "system/collectives/nccl/model/nccl_tuner.h"
 
 #include <algorithm>
 

@@ -1,15 +1,15 @@
-#include "system/collectives/nccl/nccl_programs.h"
+#include "system/collectives/nccl/programs/nccl_programs.h"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
-#include "system/collectives/nccl/nccl_protocol.h"
-#include "system/collectives/nccl/nccl_dag.h"
-#include "system/collectives/nccl/nccl_program_parts.h"
-#include "system/collectives/nccl/nccl_ring_program.h"
-#include "system/collectives/nccl/nccl_system.h"
-#include "system/collectives/nccl/sharp_tree.h"
+#include "system/collectives/nccl/model/nccl_protocol.h"
+#include "system/collectives/nccl/programs/nccl_dag.h"
+#include "system/collectives/nccl/programs/nccl_program_parts.h"
+#include "system/collectives/nccl/programs/nccl_ring_program.h"
+#include "system/collectives/nccl/model/nccl_system.h"
+#include "system/collectives/nccl/model/sharp_tree.h"
 
 namespace sim::nccl {
 

@@ -10,7 +10,7 @@
 
 #include "core/time.h"
 #include "system/collectives/algorithm_context.h"
-#include "system/collectives/nccl/nccl_programs.h"
+#include "system/collectives/nccl/programs/nccl_programs.h"
 
 namespace sim::nccl {
 

@@ -1,4 +1,4 @@
-#include "system/collectives/nccl/sharp_tree.h"
+#include "system/collectives/nccl/model/sharp_tree.h"
 
 #include <algorithm>
 #include <map>

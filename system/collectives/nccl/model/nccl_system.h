@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "system/collectives/algorithm_context.h"
-#include "system/collectives/nccl/nccl_tuner.h"
+#include "system/collectives/nccl/model/nccl_tuner.h"
 
 namespace sim::nccl {
 
