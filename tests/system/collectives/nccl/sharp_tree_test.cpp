@@ -119,6 +119,21 @@ TEST(SharpTree, CollNetDirectOverLeafAndSpineClosedForm) {
   const Time d = transfer_time(bytes / 2, 1'000'000'000);
   EXPECT_EQ(r.makespan, pl.model.base + 8 * d + pl.model.hop_inter);
 
+  // Three levels of 2 (8 nodes; e = a quarter's time): the buffer up and half
+  // down (6e), half up and a quarter down (9e), the top's quarter up and down
+  // (11e), then the gathers: a quarter up and half down (14e), half up and the
+  // whole down (20e).
+  const Topology three = parse_topology(
+      "topology: [Switch, Switch, Switch, Switch]\nnpus_count: [2, 2, 2, 2]\nbandwidth: [450, 1, 1, 1]\n"
+      "latency: [0, 0, 0, 0]\nin_network_reduction: [true, true, true, true]\n",
+      "three-levels");
+  const std::vector<std::uint32_t> eight = {0, 2, 4, 6, 8, 10, 12, 14};
+  ASSERT_EQ(nccl::sharp_tree(*context(three, eight)).depth(), 3u);
+  const nccl::Plan pl8 = nccl::plan(CollectiveType::kAllReduce, bytes, params, *context(three, eight));
+  const SimulationResult r8 =
+      group_all_reduce(three, eight, bytes, choose_all_reduce("nccl:algo=collnetdirect,channels=1"));
+  EXPECT_EQ(r8.makespan, pl8.model.base + 20 * transfer_time(bytes / 4, 1'000'000'000) + pl8.model.hop_inter);
+
   const Topology flat = nccl_cluster(2, 4, "450", "1", "0", "0", true, true);
   const SimulationResult one =
       group_all_reduce(flat, members, bytes, choose_all_reduce("nccl:algo=collnetdirect,channels=1"));
