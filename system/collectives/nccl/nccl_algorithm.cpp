@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
+#include "system/collectives/nccl/program_shapes.h"
 #include "system/collectives/nccl/programs/nccl_p2p.h"
 #include "system/collectives/nccl/model/nccl_protocol.h"
 #include "system/collectives/nccl/model/tuner_regions.h"
@@ -448,21 +449,23 @@ std::shared_ptr<const CollectiveProgram> make_program(CollectiveType type, std::
   if (ctx.size() == 1) return std::make_shared<const OneMemberProgram>("nccl", type, bytes, ctx.memory.bandwidth);
   if (type == CollectiveType::kAllToAll) return make_alltoall_program("nccl:p2p", bytes, ctx, p2p_model(params));
   const Plan pl = plan(type, bytes, params, ctx);
-  switch (pl.algo) {
-    case Algo::kTree: return make_tree_program(pl.name, bytes, ctx, pl.model);
-    case Algo::kNvls:
-      return type == CollectiveType::kAllReduce ? make_nvls_program(pl.name, bytes, ctx, pl.model)
-                                                : make_nvls_scatter_gather_program(pl.name, type, bytes, ctx, pl.model);
-    case Algo::kNvlsTree: return make_nvls_tree_program(pl.name, bytes, ctx, pl.model);
-    case Algo::kCollNetChain: return make_collnet_chain_program(pl.name, bytes, ctx, pl.model);
-    case Algo::kCollNetDirect: return make_collnet_direct_program(pl.name, bytes, ctx, pl.model);
-    default: break;
-  }
-  switch (type) {
-    case CollectiveType::kBroadcast:
-    case CollectiveType::kReduce: return make_chain_program(pl.name, type, bytes, ctx, pl.model);
-    default: return make_ring_program(pl.name, type, bytes, ctx, pl.model);
-  }
+  return shared_program(type, bytes, params, pl, ctx, [&]() -> std::shared_ptr<const CollectiveProgram> {
+    switch (pl.algo) {
+      case Algo::kTree: return make_tree_program(pl.name, bytes, ctx, pl.model);
+      case Algo::kNvls:
+        return type == CollectiveType::kAllReduce ? make_nvls_program(pl.name, bytes, ctx, pl.model)
+                                                  : make_nvls_scatter_gather_program(pl.name, type, bytes, ctx, pl.model);
+      case Algo::kNvlsTree: return make_nvls_tree_program(pl.name, bytes, ctx, pl.model);
+      case Algo::kCollNetChain: return make_collnet_chain_program(pl.name, bytes, ctx, pl.model);
+      case Algo::kCollNetDirect: return make_collnet_direct_program(pl.name, bytes, ctx, pl.model);
+      default: break;
+    }
+    switch (type) {
+      case CollectiveType::kBroadcast:
+      case CollectiveType::kReduce: return make_chain_program(pl.name, type, bytes, ctx, pl.model);
+      default: return make_ring_program(pl.name, type, bytes, ctx, pl.model);
+    }
+  });
 }
 
 }  // namespace sim::nccl

@@ -5,6 +5,11 @@
 // indices of the same rank's ops. Ready ops are listed in ascending OpRef
 // order of the parent that freed them, so the engine issues a rank's ops in
 // the order they were added when they become ready together.
+//
+// The ops and their dependencies are kept apart from the switches the switch
+// ops name (an op holds an index into switches()): groups of one shape on
+// different switches (each data-parallel group of a large run, under its
+// own rail's leaves) run one set of ops (with_switches).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "network/topology.h"
 #include "system/program/collective_program.h"
 
 namespace sim::nccl {
@@ -21,11 +27,15 @@ class DagBuilder;
 
 class NcclDagProgram final : public CollectiveProgram {
  public:
-  std::uint32_t group_size() const override { return static_cast<std::uint32_t>(ranks_.size()); }
-  const std::string& name() const override { return name_; }
-  std::uint64_t op_count(std::uint32_t pos) const override { return ranks_[pos].ops.size(); }
+  std::uint32_t group_size() const override { return static_cast<std::uint32_t>(body_->ranks.size()); }
+  const std::string& name() const override { return body_->name; }
+  std::uint64_t op_count(std::uint32_t pos) const override { return body_->ranks[pos].ops.size(); }
   void start(std::uint32_t pos, RankCursor& cursor, std::vector<OpRef>& ready) const override;
-  CollectiveOp op(std::uint32_t pos, OpRef ref) const override { return ranks_[pos].ops[ref]; }
+  CollectiveOp op(std::uint32_t pos, OpRef ref) const override {
+    CollectiveOp o = body_->ranks[pos].ops[ref];
+    if (o.kind == OpKind::kSwitchReduce || o.kind == OpKind::kMulticast) o.node = switches_[o.node];
+    return o;
+  }
   void finish(std::uint32_t pos, OpRef ref, RankCursor& cursor, std::vector<OpRef>& ready) const override;
   unsigned ref_bits() const override { return 32; }
   void parents(std::uint32_t pos, OpRef ref, std::vector<OpRef>& out) const override;
@@ -36,25 +46,37 @@ class NcclDagProgram final : public CollectiveProgram {
   // the same tag addressed back to it. A ring (one node, or one GPU per node)
   // is; trees, switch operations, and rings whose channels leave nodes
   // through different GPUs are not.
-  bool rank_symmetric() const override { return symmetric_; }
+  bool rank_symmetric() const override { return body_->symmetric; }
   std::uint32_t symmetric_peer(std::uint32_t pos, std::uint32_t origin_peer) const override;
-  OpRef matched_send(OpRef recv) const override { return matched_send_[recv]; }
+  OpRef matched_send(OpRef recv) const override { return body_->matched_send[recv]; }
+
+  // The switches the program's switch ops name, in the order first named.
+  const std::vector<NodeId>& switches() const { return switches_; }
+  // The same ops on other switches: switches[i] where this program names
+  // switches()[i] (as many). The ops are shared, not copied.
+  std::shared_ptr<const NcclDagProgram> with_switches(std::vector<NodeId> switches) const;
+  // Whether `other` runs this program's ops (one built, the other moved by with_switches).
+  bool same_ops(const NcclDagProgram& other) const { return body_ == other.body_; }
 
  private:
   friend class DagBuilder;
-  void find_symmetry();
   struct Rank {
-    std::vector<CollectiveOp> ops;
+    std::vector<CollectiveOp> ops;  // a switch op's node: its index in switches_
     std::vector<std::uint32_t> parent_begin, parent_list;  // CSR: parents of op i
     std::vector<std::uint32_t> child_begin, children;      // CSR: children of op i
     std::vector<std::uint32_t> roots;
   };
-  std::string name_;
-  std::vector<Rank> ranks_;
-  bool symmetric_ = false;
-  std::vector<std::uint32_t> origin_peers_;   // rank 0's peers, ascending
-  std::vector<std::uint32_t> peer_map_;       // [pos * origin_peers_.size() + i]: rank pos's origin_peers_[i]
-  std::vector<std::uint32_t> matched_send_;   // rank 0's receive -> its send of the same tag
+  struct Body {
+    std::string name;
+    std::vector<Rank> ranks;
+    bool symmetric = false;
+    std::vector<std::uint32_t> origin_peers;  // rank 0's peers, ascending
+    std::vector<std::uint32_t> peer_map;      // [pos * origin_peers.size() + i]: rank pos's origin_peers[i]
+    std::vector<std::uint32_t> matched_send;  // rank 0's receive -> its send of the same tag
+    void find_symmetry();
+  };
+  std::shared_ptr<const Body> body_;
+  std::vector<NodeId> switches_;
 };
 
 // Builds an NcclDagProgram op by op.
@@ -73,6 +95,8 @@ class DagBuilder {
   std::shared_ptr<const CollectiveProgram> build(std::string name);
 
  private:
+  template <class Parents>
+  std::uint32_t add_after(std::uint32_t rank, const CollectiveOp& op, const Parents& parents);
   std::vector<NcclDagProgram::Rank> ranks_;
 };
 
