@@ -449,6 +449,11 @@ std::shared_ptr<const CollectiveProgram> make_program(CollectiveType type, std::
   if (ctx.size() == 1) return std::make_shared<const OneMemberProgram>("nccl", type, bytes, ctx.memory.bandwidth);
   if (type == CollectiveType::kAllToAll) return make_alltoall_program("nccl:p2p", bytes, ctx, p2p_model(params));
   const Plan pl = plan(type, bytes, params, ctx);
+  const bool op_by_op = pl.algo == Algo::kTree || pl.algo == Algo::kNvls || pl.algo == Algo::kNvlsTree ||
+                        pl.algo == Algo::kCollNetChain || pl.algo == Algo::kCollNetDirect ||
+                        type == CollectiveType::kBroadcast || type == CollectiveType::kReduce;
+  // The ring computes its ops on demand: nothing to share.
+  if (!op_by_op) return make_ring_program(pl.name, type, bytes, ctx, pl.model);
   return shared_program(type, bytes, params, pl, ctx, [&]() -> std::shared_ptr<const CollectiveProgram> {
     switch (pl.algo) {
       case Algo::kTree: return make_tree_program(pl.name, bytes, ctx, pl.model);
@@ -458,12 +463,7 @@ std::shared_ptr<const CollectiveProgram> make_program(CollectiveType type, std::
       case Algo::kNvlsTree: return make_nvls_tree_program(pl.name, bytes, ctx, pl.model);
       case Algo::kCollNetChain: return make_collnet_chain_program(pl.name, bytes, ctx, pl.model);
       case Algo::kCollNetDirect: return make_collnet_direct_program(pl.name, bytes, ctx, pl.model);
-      default: break;
-    }
-    switch (type) {
-      case CollectiveType::kBroadcast:
-      case CollectiveType::kReduce: return make_chain_program(pl.name, type, bytes, ctx, pl.model);
-      default: return make_ring_program(pl.name, type, bytes, ctx, pl.model);
+      default: return make_chain_program(pl.name, type, bytes, ctx, pl.model);  // broadcast, reduce
     }
   });
 }
