@@ -46,8 +46,19 @@ std::shared_ptr<const CollectiveProgram> make_alltoall_program(std::string name,
   const std::uint32_t n = ctx.size();
   DagBuilder dag(n);
   const std::uint32_t channels = std::max<std::uint32_t>(1, m.channels);
-  const auto chunk_of = [&](std::uint32_t a, std::uint32_t b) {
-    return std::max<std::uint64_t>(1, ctx.domain_of[a] == ctx.domain_of[b] ? m.nvl_chunk : m.net_chunk);
+  // The chunk of a's part for b (`part` bytes): NCCL_P2P_NVL_CHUNKSIZE inside
+  // a node; across nodes NCCL_P2P_NET_CHUNKSIZE, tuned for the network by the
+  // operation's size (src/enqueue.cc, addP2pToPlan): a quarter of it for a
+  // part smaller than one chunk, half for one smaller than 8 chunks.
+  const auto chunk_of = [&](std::uint32_t a, std::uint32_t b, std::uint64_t part) {
+    if (ctx.domain_of[a] == ctx.domain_of[b]) return std::max<std::uint64_t>(1, m.nvl_chunk);
+    std::uint64_t chunk = std::max<std::uint64_t>(1, m.net_chunk);
+    if (part < chunk) {
+      chunk = std::max<std::uint64_t>(1, chunk / 4);
+    } else if (part < 8 * chunk) {
+      chunk = std::max<std::uint64_t>(1, chunk / 2);
+    }
+    return chunk;
   };
   const auto chunks = [](std::uint64_t part, std::uint64_t chunk) {
     return std::min<std::uint64_t>(kMaxChunksPerPeer, (part + chunk - 1) / chunk);
@@ -85,7 +96,7 @@ std::shared_ptr<const CollectiveProgram> make_alltoall_program(std::string name,
       // The part for `to`, in chunks, NCCL_STEPS of them in flight.
       const std::uint64_t out = part_bytes(bytes, n, to);
       if (out > 0) {
-        const std::uint64_t chunk = chunk_of(p, to), k = chunks(out, chunk);
+        const std::uint64_t chunk = chunk_of(p, to, out), k = chunks(out, chunk);
         const bool network = ctx.domain_of[p] != ctx.domain_of[to];
         std::vector<std::uint32_t> sent(k, kNone);
         for (std::uint64_t j = 0; j < k; ++j) {
@@ -100,7 +111,7 @@ std::shared_ptr<const CollectiveProgram> make_alltoall_program(std::string name,
       // `from`'s part for this rank, posted at once; the round is done a hop after its last chunk.
       const std::uint64_t in = part_bytes(bytes, n, p);
       if (in > 0) {
-        const std::uint64_t chunk = chunk_of(from, p), k = chunks(in, chunk);
+        const std::uint64_t chunk = chunk_of(from, p, in), k = chunks(in, chunk);
         std::uint32_t last = kNone;
         for (std::uint64_t j = 0; j < k; ++j) {
           last = dag.add(p, message(OpKind::kRecv, from, part_bytes(in, k, j), i, j), {});

@@ -9,7 +9,8 @@
 // channel (i - 1) mod `channels`; a channel takes its rounds one after
 // another, the next once its send is out and its receive is in. A peer's
 // part is cut into NCCL's p2p chunks (NCCL_P2P_NET_CHUNKSIZE 128 KiB across
-// nodes, NCCL_P2P_NVL_CHUNKSIZE 512 KiB inside one), NCCL_STEPS in flight per
+// nodes, a quarter of it for a part below one chunk and half below 8;
+// NCCL_P2P_NVL_CHUNKSIZE 512 KiB inside one), NCCL_STEPS in flight per
 // connection; every chunk across nodes is a network message that the
 // sending and the receiving rank's proxy threads each spend `proxy` on
 // (CollectiveOp::proxy_ns), so an all-to-all over many remote peers is capped

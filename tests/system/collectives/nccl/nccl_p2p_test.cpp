@@ -1,7 +1,8 @@
 // NCCL's all-to-all as grouped point-to-point sends (nccl_p2p.h): its closed
 // forms where one resource sets the time. With small parts, every rank's
 // proxy posts its sends to other nodes and completes its receives from them
-// one after another: 2 x remote peers x proxy, then the network hop. Inside
+// one after another: 2 x remote peers x chunks a part x proxy, then the
+// network hop. Inside
 // one node (no proxy), a rank's sends leave its link one after another:
 // (n - 1) parts at the link's rate, then the NVLink hop.
 #include <gtest/gtest.h>
@@ -26,24 +27,32 @@ SystemConfig choose_all_to_all(const std::string& text) {
 }
 
 TEST(NcclAllToAll, ProxyBoundAcrossNodes) {
-  // 4 nodes of 2 GPUs on a network too fast to matter, 64 KiB parts (one
-  // chunk each): 6 remote peers a rank, 2 x 6 proxy slots, then the hop; the
-  // peer in the node goes over NVLink without the proxy.
+  // 4 nodes of 2 GPUs on a network too fast to matter: 6 remote peers a
+  // rank, each network message one proxy slot at the sender and one at the
+  // receiver, then the hop; the peer in the node goes over NVLink without
+  // the proxy. NCCL's chunk across nodes (NCCL_P2P_NET_CHUNKSIZE, 128 KiB by
+  // default) is tuned by the part's size: a quarter below one chunk, half
+  // below 8 chunks (src/enqueue.cc, addP2pToPlan).
   const Topology topo = nccl_cluster(2, 4, "1000000000GB/s", "1000000000GB/s", "0ns", "0ns", false, false);
   const std::uint64_t bytes = 8 * 64 * 1024;
   const SimulationResult r = simulate_collective(topo, CollectiveType::kAllToAll, bytes,
                                                  choose_all_to_all("nccl:proxy=2us,net_latency=10us"));
   EXPECT_EQ(r.collectives[0].algorithm, "nccl:p2p");
-  EXPECT_EQ(r.makespan, 2 * 6 * 2 * kMicrosecond + 10 * kMicrosecond);
-  // 512 KiB parts: 4 network chunks of 128 KiB each, 2 x 6 x 4 proxy slots.
+  // 64 KiB parts, below one chunk: 32 KiB chunks, 2 a part, 2 x 6 x 2 proxy slots.
+  EXPECT_EQ(r.makespan, 2 * 6 * 2 * 2 * kMicrosecond + 10 * kMicrosecond);
+  // 512 KiB parts, below 8 chunks: 64 KiB chunks, 8 a part, 2 x 6 x 8 proxy slots.
   const SimulationResult big = simulate_collective(topo, CollectiveType::kAllToAll, 8 * bytes,
                                                    choose_all_to_all("nccl:proxy=2us,net_latency=10us"));
-  EXPECT_EQ(big.makespan, 2 * 6 * 4 * 2 * kMicrosecond + 10 * kMicrosecond);
-  // NCCL_P2P_NET_CHUNKSIZE 512 KiB (p2p_net_chunk, aws-ofi-nccl's on p5): one
-  // chunk a peer again, so a quarter of the proxy slots.
+  EXPECT_EQ(big.makespan, 2 * 6 * 8 * 2 * kMicrosecond + 10 * kMicrosecond);
+  // 1 MiB parts, 8 chunks: whole 128 KiB chunks, 8 a part again.
+  const SimulationResult whole = simulate_collective(topo, CollectiveType::kAllToAll, 16 * bytes,
+                                                     choose_all_to_all("nccl:proxy=2us,net_latency=10us"));
+  EXPECT_EQ(whole.makespan, 2 * 6 * 8 * 2 * kMicrosecond + 10 * kMicrosecond);
+  // NCCL_P2P_NET_CHUNKSIZE 512 KiB (p2p_net_chunk, aws-ofi-nccl's on p5): the
+  // 512 KiB parts are below 8 of its chunks, so 256 KiB chunks, 2 a part.
   const SimulationResult coarse = simulate_collective(
       topo, CollectiveType::kAllToAll, 8 * bytes, choose_all_to_all("nccl:proxy=2us,net_latency=10us,p2p_net_chunk=512KiB"));
-  EXPECT_EQ(coarse.makespan, 2 * 6 * 2 * kMicrosecond + 10 * kMicrosecond);
+  EXPECT_EQ(coarse.makespan, 2 * 6 * 2 * 2 * kMicrosecond + 10 * kMicrosecond);
 }
 
 TEST(NcclAllToAll, RailsCarryTheirShareAcrossNodes) {
