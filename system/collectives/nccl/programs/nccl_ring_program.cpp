@@ -28,6 +28,18 @@ std::uint64_t below(std::uint64_t mask, std::uint64_t j) {
   return static_cast<std::uint64_t>(std::popcount(mask << (64 - j)));
 }
 
+// Division of a 32-bit n by a divisor d >= 2 fixed in advance, as a
+// multiply: with M = floor((2^64 - 1) / d) + 1, floor(n / d) = (M x n) >> 64
+// for every n and d below 2^32 (Lemire, Kaser and Kurz, "Faster remainder by
+// direct computation", 2019). decode divides once or twice for every op the
+// event loop issues or finishes, and a 64-bit division was a fifth of it.
+std::uint64_t reciprocal(std::uint64_t d) {
+  return d >= 2 && d <= 0xffffffffu ? ~std::uint64_t{0} / d + 1 : 0;
+}
+std::uint64_t quotient(std::uint64_t n, std::uint64_t m) {
+  return static_cast<std::uint64_t>((static_cast<uint128>(m) * n) >> 64);
+}
+
 }  // namespace
 
 NcclRingProgram::NcclRingProgram(std::string name, CollectiveType type, std::uint64_t bytes,
@@ -62,6 +74,8 @@ NcclRingProgram::NcclRingProgram(std::string name, CollectiveType type, std::uin
 
   share_.resize(channels_);
   chunks_.resize(channels_);
+  uniform_chunk_.assign(channels_, 0);
+  uniform_piece_.assign(channels_, 0);
   ring_.resize(std::size_t{channels_} * n);
   index_.resize(std::size_t{channels_} * n);
   lanes_.resize(std::size_t{channels_} * n);
@@ -77,6 +91,16 @@ NcclRingProgram::NcclRingProgram(std::string name, CollectiveType type, std::uin
     share_[c] = even_ ? n * part_bytes(bytes / n, channels_, c) : part_bytes(bytes, channels_, c);
     chunks_[c] = ceil_div(share_[c], gather_ ? step : step * n);
     const std::uint64_t k = chunks_[c];
+    // chunk_bytes: n x part_bytes(share / n, k, j) when even, else part_bytes(share, k, j).
+    if (k > 0 && (even_ ? (share_[c] / n) % k == 0 : share_[c] % k == 0)) {
+      uniform_chunk_[c] = even_ ? n * (share_[c] / n / k) : share_[c] / k;
+      // A chunk of n x v bytes has n pieces of v; an all-gather sends the chunk whole.
+      if (gather_) {
+        uniform_piece_[c] = uniform_chunk_[c];
+      } else if (even_) {
+        uniform_piece_[c] = uniform_chunk_[c] / n;
+      }
+    }
     const std::uint64_t all = all_of(k);
     for (std::uint32_t pos = 0; pos < n; ++pos) {
       Lane& l = lanes_[std::size_t{pos} * channels_ + c];
@@ -89,14 +113,26 @@ NcclRingProgram::NcclRingProgram(std::string name, CollectiveType type, std::uin
           if (delay_of(c, pos, j, steps_ - 1) > 0) l.last_delay |= std::uint64_t{1} << j;
         }
       }
+      if (l.last_delay == 0 || l.last_delay == all) {
+        l.chunk_reciprocal = reciprocal(l.per_chunk + (l.last_delay == 0 ? 0 : 1));
+      }
       if (count[pos] > 0xffffffffu) throw std::length_error("nccl ring: more than 2^32 ops on a rank");
       firsts_[std::size_t{pos} * channels_ + c] = static_cast<std::uint32_t>(count[pos]);
       count[pos] += k * l.per_chunk + static_cast<std::uint64_t>(std::popcount(l.last_delay));
     }
   }
+  channel_reciprocal_.assign(n, 0);
   for (std::uint32_t pos = 0; pos < n; ++pos) {
     if (count[pos] > 0xffffffffu) throw std::length_error("nccl ring: more than 2^32 ops on a rank");
     op_count_[pos] = static_cast<std::uint32_t>(count[pos]);
+    if (channels_ < 2) continue;
+    // Evenly spaced first ops: then channel c holds refs [f0 + c x d, f0 + (c + 1) x d)
+    // (the last channel's up to the rank's end, longer or shorter).
+    const std::uint32_t* f = &firsts_[std::size_t{pos} * channels_];
+    const std::uint64_t d = f[1] - f[0];
+    bool even_spacing = true;
+    for (std::uint32_t c = 2; c < channels_ && even_spacing; ++c) even_spacing = f[c] - f[0] == c * d;
+    if (even_spacing) channel_reciprocal_[pos] = reciprocal(d);
   }
   symmetric_ = find_symmetry();
 }
@@ -108,10 +144,12 @@ Time NcclRingProgram::hop(std::uint32_t c, std::uint32_t pos) const {
 }
 
 std::uint64_t NcclRingProgram::chunk_bytes(std::uint32_t c, std::uint64_t j) const {
+  if (const std::uint64_t u = uniform_chunk_[c]) return u;
   return even_ ? n_ * part_bytes(share_[c] / n_, chunks_[c], j) : part_bytes(share_[c], chunks_[c], j);
 }
 
 std::uint64_t NcclRingProgram::piece_bytes(std::uint32_t c, std::uint64_t j, std::int64_t q, std::uint32_t s) const {
+  if (const std::uint64_t u = uniform_piece_[c]) return u;
   const std::uint64_t chunk = chunk_bytes(c, j);
   if (gather_) return chunk;
   // The piece ring index q sends at step s (reduce-scatter, then all-gather).
@@ -148,9 +186,13 @@ NcclRingProgram::Step NcclRingProgram::decode(std::uint32_t pos, OpRef ref) cons
   // The channel: the last whose first op is at or before ref.
   const std::uint32_t* firsts = &firsts_[std::size_t{pos} * channels_];
   std::uint32_t lo = 0, hi = channels_;
-  while (hi - lo > 1) {
-    const std::uint32_t mid = lo + (hi - lo) / 2;
-    (firsts[mid] <= ref ? lo : hi) = mid;
+  if (const std::uint64_t r = channel_reciprocal_[pos]) {
+    lo = static_cast<std::uint32_t>(std::min<std::uint64_t>(channels_ - 1, quotient(ref - firsts[0], r)));
+  } else {
+    while (hi - lo > 1) {
+      const std::uint32_t mid = lo + (hi - lo) / 2;
+      (firsts[mid] <= ref ? lo : hi) = mid;
+    }
   }
   st.c = lo;
   const Lane& l = lanes_[std::size_t{pos} * channels_ + lo];
@@ -159,7 +201,9 @@ NcclRingProgram::Step NcclRingProgram::decode(std::uint32_t pos, OpRef ref) cons
   // per_chunk ops, plus one for those whose last step has a delay).
   const std::uint64_t k = chunks_[lo];
   std::uint64_t j;
-  if (l.last_delay == 0) {
+  if (l.chunk_reciprocal != 0) {
+    j = quotient(y, l.chunk_reciprocal);
+  } else if (l.last_delay == 0) {
     j = y / l.per_chunk;
   } else if (l.last_delay == all_of(k)) {
     j = y / (l.per_chunk + 1);

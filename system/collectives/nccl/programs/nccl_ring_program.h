@@ -63,6 +63,9 @@ class NcclRingProgram final : public CollectiveProgram {
   struct Lane {
     std::uint32_t per_chunk = 0;   // ops of a chunk but its last step's delay
     std::uint64_t last_delay = 0;  // bit j: chunk j's last step has a delay
+    // When every chunk has as many ops (no last step delayed, or all):
+    // reciprocal(those ops), so that decode divides by a multiply; else 0.
+    std::uint64_t chunk_reciprocal = 0;
   };
 
   const Lane& lane(std::uint32_t pos, std::uint32_t c) const { return lanes_[std::size_t{pos} * channels_ + c]; }
@@ -113,6 +116,12 @@ class NcclRingProgram final : public CollectiveProgram {
   // lanes_; apart from them, so that decode's search over a rank's channels
   // reads one cache line, not the four of its lanes.
   std::vector<std::uint32_t> firsts_;                    // [pos * channels + c]
+  // Per rank, when its channels' first ops are evenly spaced (as they are
+  // when the channels carry equal shares): reciprocal(the spacing); else 0.
+  std::vector<std::uint64_t> channel_reciprocal_;
+  // Per channel, when all its chunks are one size: that size, and the
+  // bytes of every piece a rank sends of them (0 where they differ).
+  std::vector<std::uint64_t> uniform_chunk_, uniform_piece_;
   std::vector<std::uint32_t> op_count_;        // per rank
   bool symmetric_ = false;
   // Rank 0's peers, ascending, each with the channel and side (0 next, 1
