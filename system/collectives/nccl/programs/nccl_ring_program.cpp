@@ -121,6 +121,8 @@ NcclRingProgram::NcclRingProgram(std::string name, CollectiveType type, std::uin
       count[pos] += k * l.per_chunk + static_cast<std::uint64_t>(std::popcount(l.last_delay));
     }
   }
+  // (b (i + 1) < n^2 stays below 2^32 in piece_bytes)
+  n_reciprocal_ = n <= 0xffff ? reciprocal(n) : 0;
   channel_reciprocal_.assign(n, 0);
   for (std::uint32_t pos = 0; pos < n; ++pos) {
     if (count[pos] > 0xffffffffu) throw std::length_error("nccl ring: more than 2^32 ops on a rank");
@@ -152,10 +154,20 @@ std::uint64_t NcclRingProgram::piece_bytes(std::uint32_t c, std::uint64_t j, std
   if (const std::uint64_t u = uniform_piece_[c]) return u;
   const std::uint64_t chunk = chunk_bytes(c, j);
   if (gather_) return chunk;
-  // The piece ring index q sends at step s (reduce-scatter, then all-gather).
+  // The piece ring index q sends at step s (reduce-scatter, then all-gather):
+  // q is in [-1, n) and s in [0, 2 (n - 1)), so v is in [-(n - 1), n].
   const auto n = static_cast<std::int64_t>(n_);
-  const std::int64_t v = s < n_ - 1 ? q - s : q + 1 - (static_cast<std::int64_t>(s) - (n - 1));
-  return part_bytes(chunk, n_, static_cast<std::uint64_t>(((v % n) + n) % n));
+  std::int64_t v = s < n_ - 1 ? q - s : q + 1 - (static_cast<std::int64_t>(s) - (n - 1));
+  if (v < 0) v += n;
+  if (v >= n) v -= n;
+  const auto i = static_cast<std::uint64_t>(v);
+  // part_bytes(chunk, n, i) = a + floor(b (i + 1) / n) - floor(b i / n) for
+  // chunk = a n + b: by multiplies where every operand is below 2^32.
+  if (n_reciprocal_ != 0 && chunk <= 0xffffffffu) {
+    const std::uint64_t a = quotient(chunk, n_reciprocal_), b = chunk - a * n_;
+    return a + quotient(b * (i + 1), n_reciprocal_) - quotient(b * i, n_reciprocal_);
+  }
+  return part_bytes(chunk, n_, i);
 }
 
 Time NcclRingProgram::delay_of(std::uint32_t c, std::uint32_t pos, std::uint64_t j, std::uint32_t s) const {

@@ -119,6 +119,7 @@ class NcclRingProgram final : public CollectiveProgram {
   // Per rank, when its channels' first ops are evenly spaced (as they are
   // when the channels carry equal shares): reciprocal(the spacing); else 0.
   std::vector<std::uint64_t> channel_reciprocal_;
+  std::uint64_t n_reciprocal_ = 0;  // reciprocal(n) for the pieces' arithmetic (0: divide)
   // Per channel, when all its chunks are one size: that size, and the
   // bytes of every piece a rank sends of them (0 where they differ).
   std::vector<std::uint64_t> uniform_chunk_, uniform_piece_;
