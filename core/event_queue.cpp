@@ -10,7 +10,7 @@ void EventQueue::schedule(Time at, EventHandler* handler, std::uint32_t kind, st
     throw std::logic_error("event scheduled in the past: at " + std::to_string(at) + " ps, now " +
                            std::to_string(now_) + " ps");
   }
-  buckets_[bucket_of(at, now_)].push_back(Event{at, next_seq_++, handler, payload, kind});
+  buckets_[bucket_of(at, now_)].push_back(Event{at, handler, payload, kind});
   ++size_;
 }
 

@@ -321,7 +321,7 @@ void FlowNetwork::part_delivered(std::uint32_t id, const Event& event) {
   if (routes_[message.pair].active_message == id) routes_[message.pair].active_message = kNoFlow;
   message.next_free = free_message_;
   free_message_ = id;
-  to.handler->on_event(Event{event.time, event.seq, to.handler, to.payload, to.kind});
+  to.handler->on_event(Event{event.time, to.handler, to.payload, to.kind});
 }
 
 void FlowNetwork::start_flow(std::uint32_t r, std::uint32_t pair, std::uint64_t bytes, const Delivery& to,
@@ -568,7 +568,7 @@ void FlowNetwork::on_event(const Event& event) {
       part_delivered(message, event);
       return;
     }
-    to.handler->on_event(Event{event.time, event.seq, to.handler, to.payload, to.kind});
+    to.handler->on_event(Event{event.time, to.handler, to.payload, to.kind});
     return;
   }
   if (flow.finish != queue_.now()) return;
