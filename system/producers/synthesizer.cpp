@@ -151,16 +151,16 @@ class DagBuilder {
       const TenChannel& c = channels_[m.channel];
       if (s.order == 0) {
         DagProgramOp& op = ops_[r][recv_[s.move]];
-        op.op = CollectiveOp{OpKind::kRecv, c.src, bytes(m.chunk), tag(m), -1};
+        op.op = CollectiveOp{.kind = OpKind::kRecv, .peer = c.src, .bytes = bytes(m.chunk), .tag = tag(m)};
         op.range = ChunkRange{m.chunk, 1};
       } else if (s.order == 1) {
         DagProgramOp& op = ops_[r][comp_[s.move]];
-        op.op = CollectiveOp{OpKind::kCompute, 0, bytes(m.chunk), 0, -1};
+        op.op = CollectiveOp{.kind = OpKind::kCompute, .bytes = bytes(m.chunk)};
         op.range = ChunkRange{m.chunk, 1};
         op.parents.push_back(recv_[s.move]);
       } else {
         DagProgramOp& op = ops_[r][send_[s.move]];
-        op.op = CollectiveOp{OpKind::kSend, c.dst, bytes(m.chunk), tag(m), -1};
+        op.op = CollectiveOp{.kind = OpKind::kSend, .peer = c.dst, .bytes = bytes(m.chunk), .tag = tag(m)};
         op.range = ChunkRange{m.chunk, 1};
         send_parents(r, s.move, op.parents, touched);
       }

@@ -51,15 +51,16 @@ inline constexpr bool switch_sentinel(std::uint32_t peer) { return peer >= kSwit
 
 struct CollectiveOp {
   OpKind kind = OpKind::kCompute;
+  // Channels (NCCL's, at most 64): a send or switch upload with rate > 0 goes
+  // through its rank's pacer for `channel`, one after another at `rate`
+  // bytes/s; it is delivered no earlier than its pacer is through with it,
+  // nor than the network delivers it. (Beside `kind`, so that an op is 48
+  // bytes: explicit programs hold millions of them.)
+  std::uint16_t channel = 0;
   std::uint32_t peer = 0;    // group position of the peer (send/recv; switch reduce: who gets the sum)
   std::uint64_t bytes = 0;   // message bytes, or bytes reduced/copied by a compute op
   std::uint64_t tag = 0;     // send/recv match FIFO per (instance, src, dst, tag)
   Time duration = -1;        // compute: fixed duration, or -1 for the reduction model
-  // Channels (NCCL's): a send or switch upload with rate > 0 goes through its
-  // rank's pacer for `channel`, one after another at `rate` bytes/s; it is
-  // delivered no earlier than its pacer is through with it, nor than the
-  // network delivers it.
-  std::uint32_t channel = 0;
   BytesPerSecond rate = 0;
   std::uint32_t node = 0;    // switch ops: the switch's node id in the topology
   // NCCL's proxy thread (docs/nccl.md, "The proxy"): a send with proxy_ns > 0
@@ -70,6 +71,7 @@ struct CollectiveOp {
   // shared by all its collectives. 0: no proxy.
   std::uint32_t proxy_ns = 0;
 };
+static_assert(sizeof(CollectiveOp) == 48);
 
 using OpRef = std::uint64_t;  // program-defined handle of one op on one rank
 

@@ -52,7 +52,7 @@ class Builder {
     op.peer = peer;
     op.bytes = wire;
     op.tag = tag;
-    op.channel = channel;
+    op.channel = static_cast<std::uint16_t>(channel);  // at most 64 (nccl_algorithm.cpp checks `channels`)
     op.rate = rate;
     if (proxy_ns_ > 0 && r < domain_of_.size() && peer < domain_of_.size() && domain_of_[r] != domain_of_[peer]) {
       const std::uint64_t messages = std::max<std::uint64_t>(1, (wire + step_wire_ - 1) / step_wire_);
@@ -98,7 +98,7 @@ CollectiveOp switch_op(OpKind kind, std::uint32_t peer, NodeId node, std::uint64
   op.node = node;
   op.bytes = bytes;
   op.tag = tag;
-  op.channel = channel;
+  op.channel = static_cast<std::uint16_t>(channel);
   op.rate = rate;
   return op;
 }

@@ -264,7 +264,7 @@ CollectiveOp NcclRingProgram::op(std::uint32_t pos, OpRef ref) const {
       op.peer = next(st.c, pos);
       op.bytes = wire;
       op.tag = tag_of(st.c, st.j, st.s);
-      op.channel = st.c;
+      op.channel = static_cast<std::uint16_t>(st.c);
       // Steps 1..n-1 send what step s-1 received and added in (all-reduce's step n-1: the full sum).
       const bool sum = st.s >= 1 && st.s <= reduced_steps_;
       op.rate = sum && reduces_ ? reads_.summing_rate(rate_, wire, out) : rate_;
