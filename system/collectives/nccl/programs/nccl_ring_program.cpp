@@ -210,17 +210,13 @@ NcclRingProgram::Step NcclRingProgram::decode(std::uint32_t pos, OpRef ref) cons
   const Lane& l = lanes_[std::size_t{pos} * channels_ + lo];
   const std::uint64_t y = ref - firsts[lo];
   // The chunk: the last whose first op is at or before ref (chunks of
-  // per_chunk ops, plus one for those whose last step has a delay).
-  const std::uint64_t k = chunks_[lo];
+  // per_chunk ops, plus one for those whose last step has a delay): a
+  // quotient when every chunk has as many ops, else a search.
   std::uint64_t j;
   if (l.chunk_reciprocal != 0) {
     j = quotient(y, l.chunk_reciprocal);
-  } else if (l.last_delay == 0) {
-    j = y / l.per_chunk;
-  } else if (l.last_delay == all_of(k)) {
-    j = y / (l.per_chunk + 1);
   } else {
-    std::uint64_t a = 0, b = k;
+    std::uint64_t a = 0, b = chunks_[lo];
     while (b - a > 1) {
       const std::uint64_t mid = a + (b - a) / 2;
       (mid * l.per_chunk + below(l.last_delay, mid) <= y ? a : b) = mid;
