@@ -34,6 +34,9 @@ struct GpuSpec {
   // measured attention (`sim system gen --attention flash-attention-2`), or ""
   // when no such table is shipped for this GPU.
   const char* flash_attention_2_kernels = "";
+  // The GPU generation whose NCCL tables apply (`nccl:arch=`; sm90, the
+  // default, is not written out).
+  Figure nccl_arch{"sm90", "NCCL: compute capability 9.0 selects its Hopper tables (src/graph/tuning.cc)"};
 };
 
 // The fraction of measured kernel speed an H100 sustains in a long training
@@ -100,6 +103,10 @@ inline constexpr GpuSpec kA100Sxm{
     {"25GB/s", "spec sheet: NVLink3, 50 GB/s per link both ways = 25 GB/s per direction"},
     {"300GB/s", "spec sheet: 12 links x 25 GB/s per direction (600 GB/s bidirectional)"},
     {"20GB/s", "NCCL: SM80_NVLINK_BW 20.0 (src/graph/topo.h), GB/s per link NCCL plans with"},
+    "",
+    "",
+    "",
+    {"sm80", "NCCL: compute capability 8.0 selects its Ampere tables (src/graph/tuning.cc)"},
 };
 
 // Per-link latencies. NCCL's tuning model charges a ring step over NVLink

@@ -257,6 +257,10 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::uint32_t npus
                                {"0us", "none in NCCL's model; free for calibration: kernel launch, framework"});
   std::string nccl = std::string("nccl:overhead=") + call.value;
   o << "  # overhead " << call.value << ": a fixed cost per call (" << call.source << ")\n";
+  if (std::string(g.nccl_arch.value) != "sm90") {
+    nccl += std::string(",arch=") + g.nccl_arch.value;
+    o << "  # arch " << g.nccl_arch.value << ": " << g.nccl_arch.source << "\n";
+  }
   if (*p.nccl_version.value) {
     nccl += std::string(",version=") + p.nccl_version.value;
     o << "  # version " << p.nccl_version.value << ": NCCL's release (" << p.nccl_version.source << ")\n";

@@ -142,7 +142,13 @@ std::uint64_t param_value(const std::string& key, const std::string& value) {
     } catch (const std::exception&) {
       t = -1;
     }
-    if (t < 0) throw InputError("nccl: " + key + " must be a time with its unit, e.g. 23us, not '" + value + "'");
+    if (t < 0) {
+      throw InputError("nccl: " + key + " must be a time with its unit, at least 0, e.g. 23us, not '" + value + "'");
+    }
+    // A send's proxy time is held in whole nanoseconds, 32 bits (CollectiveOp::proxy_ns).
+    if (key == "proxy" && t > Time{0xffffffff} * kNanosecond) {
+      throw InputError("nccl: proxy is the time per network message, at most 4.295 s (e.g. 2us), not '" + value + "'");
+    }
     return static_cast<std::uint64_t>(t);
   }
   throw InputError("nccl: unknown parameter '" + key + "'");
@@ -205,14 +211,27 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     for (double& l : row) l += static_cast<double>(extra) / 1e6;
   }
 
+  // NVLS needs Hopper (sm90) and NCCL 2.17, NVLS-tree 2.18 (their releases).
+  const auto exists = [&](Algo a) -> std::string {
+    if ((a == Algo::kNvls || a == Algo::kNvlsTree) && arch != Arch::kHopper) {
+      return std::string("NCCL runs ") + algo_name(a) + " on sm90 (Hopper) and later only, not on arch=" +
+             (arch == Arch::kVolta ? "sm70" : "sm80");
+    }
+    if (a == Algo::kNvls && version < 217) return "NVLS came with NCCL 2.17; version=2." + std::to_string(version - 200) + " has none";
+    if (a == Algo::kNvlsTree && version < 218) {
+      return "NVLS-tree came with NCCL 2.18; version=2." + std::to_string(version - 200) + " has none";
+    }
+    return "";
+  };
   std::array<bool, kAlgos> allowed{};
   const auto forced_algo = params.find("algo");
   for (int a = 0; a < kAlgos; ++a) {
-    allowed[a] = modelled(static_cast<Algo>(a), type, in.nodes) &&
+    allowed[a] = modelled(static_cast<Algo>(a), type, in.nodes) && exists(static_cast<Algo>(a)).empty() &&
                  (forced_algo == params.end() || forced_is(forced_algo->second, static_cast<Algo>(a)));
   }
   if (forced_algo != params.end()) {
     const auto a = forced_algo->second == kCollNetEither ? Algo::kCollNetChain : static_cast<Algo>(forced_algo->second);
+    if (const std::string why = exists(a); !why.empty()) throw InputError(std::string("nccl:algo=") + algo_name(a) + ": " + why);
     if (!modelled(a, type, in.nodes)) {
       throw InputError(std::string("nccl:algo=") + algo_name(a) + " for " + collective_name(type) + " on " +
                        std::to_string(in.nodes) + (in.nodes == 1 ? " node" : " nodes") +
@@ -324,7 +343,13 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     const double uploaded = type == CollectiveType::kAllGather       ? 1 / local
                             : type == CollectiveType::kReduceScatter ? 1.0
                                                                      : (local + 1) / local;
-    m.channel_rate = static_cast<BytesPerSecond>(std::llround(uploaded * alg_bw / pl.channels * 1e9));
+    // A channel's share is NCCL's modelled bandwidth over the channels NCCL
+    // runs (the search's for NVLS, nvlsChannels for NVLS-tree): fewer forced
+    // `channels` move less, as a ring's or a tree's do; more do not move more
+    // than the model's total, which the switch's reductions bound.
+    const double run_channels = pl.algo == Algo::kNvlsTree ? kNvlsChannels : g.channels;
+    const double per_channel = uploaded * alg_bw / std::max<double>(run_channels, pl.channels);
+    m.channel_rate = static_cast<BytesPerSecond>(std::llround(per_channel * 1e9));
     // NCCL's chunk per head and round, by nBytes, per algorithm (src/enqueue.cc,
     // calcCollChunking: NVLS's rule for all-reduce, all-gather and
     // reduce-scatter alike, NVLS-tree's its own): a round's multicasts all land

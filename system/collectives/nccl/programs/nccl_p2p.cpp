@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "system/collectives/nccl/programs/nccl_dag.h"
+#include "system/collectives/nccl/programs/nccl_program_parts.h"
 
 namespace sim::nccl {
 
@@ -35,8 +36,7 @@ CollectiveOp delay_op(Time t) {
 }
 
 std::uint32_t proxy_ns(Time per_message, std::uint64_t messages) {
-  const Time ns = (per_message + kNanosecond / 2) / kNanosecond;
-  return static_cast<std::uint32_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(ns) * messages, 0xffffffff));
+  return proxy_time_ns(messages, proxy_nanoseconds(per_message));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/error.h"
 #include "core/time.h"
 #include "system/collectives/algorithm_context.h"
 #include "system/collectives/nccl/programs/nccl_programs.h"
@@ -39,7 +40,24 @@ inline std::uint64_t tag_of(std::uint32_t channel, std::uint64_t chunk, std::uin
 
 // StepModel::proxy in whole nanoseconds (CollectiveOp::proxy_ns).
 inline std::uint32_t proxy_nanoseconds(Time t) {
-  return static_cast<std::uint32_t>(std::min<Time>((t + kNanosecond / 2) / kNanosecond, 0xffffffff));
+  const Time ns = (t + kNanosecond / 2) / kNanosecond;
+  if (ns > 0xffffffff) {
+    throw InputError("nccl: proxy=" + format_time(t) + " is beyond 4.295 s, the most one send's proxy time can be "
+                     "(proxy is the time per network message, e.g. 2us; docs/nccl.md)");
+  }
+  return static_cast<std::uint32_t>(ns);
+}
+
+// The proxy time of a send that stands for `messages` of NCCL's network
+// messages (programs cap their loops, so one send may carry many steps):
+// refused, not cut short, beyond what CollectiveOp::proxy_ns holds.
+inline std::uint32_t proxy_time_ns(std::uint64_t messages, std::uint32_t per_message_ns) {
+  if (per_message_ns > 0 && messages > 0xffffffffull / per_message_ns) {
+    throw InputError("nccl: proxy=" + format_time(static_cast<Time>(per_message_ns) * kNanosecond) + " on a send of " +
+                     std::to_string(messages) + " network messages is beyond 4.295 s, the most one send's proxy time "
+                     "can be (proxy is the time per network message, e.g. 2us; docs/nccl.md)");
+  }
+  return static_cast<std::uint32_t>(messages * per_message_ns);
 }
 
 // A GPU-side reduction's read of the rank's own addend (NCCL's

@@ -56,7 +56,7 @@ class Builder {
     op.rate = rate;
     if (proxy_ns_ > 0 && r < domain_of_.size() && peer < domain_of_.size() && domain_of_[r] != domain_of_[peer]) {
       const std::uint64_t messages = std::max<std::uint64_t>(1, (wire + step_wire_ - 1) / step_wire_);
-      op.proxy_ns = static_cast<std::uint32_t>(std::min<std::uint64_t>(messages * proxy_ns_, 0xffffffff));
+      op.proxy_ns = proxy_time_ns(messages, proxy_ns_);
     }
     return add(r, op, parents);
   }

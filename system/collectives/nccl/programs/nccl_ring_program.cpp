@@ -136,6 +136,15 @@ NcclRingProgram::NcclRingProgram(std::string name, CollectiveType type, std::uin
     for (std::uint32_t c = 2; c < channels_ && even_spacing; ++c) even_spacing = f[c] - f[0] == c * d;
     if (even_spacing) channel_reciprocal_[pos] = reciprocal(d);
   }
+  // The largest send's proxy time must fit CollectiveOp::proxy_ns (refused
+  // here if not), so op() need not check: a piece is at most its chunk.
+  if (proxy_ns_ > 0) {
+    std::uint64_t largest = 0;
+    for (std::uint32_t c = 0; c < channels_; ++c) {
+      if (chunks_[c] > 0) largest = std::max(largest, ceil_div(share_[c], chunks_[c], ~std::uint64_t{0}) + n);
+    }
+    proxy_time_ns(std::max<std::uint64_t>(1, (wire_bytes(proto_, largest) + step_wire_ - 1) / step_wire_), proxy_ns_);
+  }
   symmetric_ = find_symmetry();
 }
 
@@ -267,7 +276,7 @@ CollectiveOp NcclRingProgram::op(std::uint32_t pos, OpRef ref) const {
       if (proxy_ns_ > 0 && pos < domain_of_.size() && op.peer < domain_of_.size() &&
           domain_of_[pos] != domain_of_[op.peer]) {
         const std::uint64_t messages = std::max<std::uint64_t>(1, (wire + step_wire_ - 1) / step_wire_);
-        op.proxy_ns = static_cast<std::uint32_t>(std::min<std::uint64_t>(messages * proxy_ns_, 0xffffffff));
+        op.proxy_ns = static_cast<std::uint32_t>(messages * proxy_ns_);  // below 2^32: the constructor checked
       }
       break;
     }
