@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "workload/et_io.h"
-#include "workload/generators/training_spec.h"
+#include "workload/generators/spec/training_spec.h"
 #include "workload/rank_graph.h"
 
 namespace sim {

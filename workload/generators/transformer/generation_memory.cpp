@@ -1,10 +1,10 @@
-#include "workload/generators/generation_memory.h"
+#include "workload/generators/transformer/generation_memory.h"
 
 #include <cstdio>
 
 #include "core/checked_count.h"
 #include "core/error.h"
-#include "workload/generators/quantity_limits.h"
+#include "workload/generators/spec/quantity_limits.h"
 #include "workload/loader/memory_budget.h"
 
 namespace sim::gen {

@@ -1,4 +1,4 @@
-#include "workload/generators/parallel_plan.h"
+#include "workload/generators/spec/parallel_plan.h"
 
 #include <algorithm>
 #include <charconv>

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "workload/generators/training_spec.h"
+#include "workload/generators/spec/training_spec.h"
 #include "workload/rank_graph.h"
 
 namespace sim::gen {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "tests/workload/generators/generator_test_util.h"
-#include "workload/generators/model_flops.h"
+#include "workload/generators/spec/model_flops.h"
 #include "workload/kernel_shape.h"
 
 namespace sim::testing {

@@ -1,10 +1,10 @@
-#include "workload/generators/training_spec.h"
+#include "workload/generators/spec/training_spec.h"
 
 #include <algorithm>
 #include <charconv>
 
 #include "core/error.h"
-#include "workload/generators/quantity_limits.h"
+#include "workload/generators/spec/quantity_limits.h"
 
 namespace sim::gen {
 namespace {

@@ -1,7 +1,7 @@
 // One rank's Chakra ET of a Megatron-style training iteration.
 //
 // The rank's GPU stream is one chain of nodes in the order the pipeline
-// schedule runs them (workload/generators/pipeline_schedule.h): per
+// schedule runs them (workload/generators/spec/pipeline_schedule.h): per
 // micro-batch and model chunk, the embedding (first stage), every layer's
 // attention (norm, QKV, core attention, projection) and MLP (norm, FC1,
 // activation, FC2; or router, all-to-all, experts, all-to-all), the output
@@ -29,7 +29,7 @@
 #include <functional>
 
 #include "workload/et_io.h"
-#include "workload/generators/training_spec.h"
+#include "workload/generators/spec/training_spec.h"
 
 namespace sim::gen {
 

@@ -25,7 +25,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "workload/generators/training_spec.h"
+#include "workload/generators/spec/training_spec.h"
 
 namespace sim::gen {
 

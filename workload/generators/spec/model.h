@@ -41,7 +41,7 @@
 
 namespace sim::gen {
 
-// How tokens spread over the routed experts (workload/generators/expert_load.h).
+// How tokens spread over the routed experts (workload/generators/transformer/expert_load.h).
 struct RoutingConfig {
   bool zipf = false;  // false: uniform
   double exponent = 0;

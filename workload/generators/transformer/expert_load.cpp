@@ -1,4 +1,4 @@
-#include "workload/generators/expert_load.h"
+#include "workload/generators/transformer/expert_load.h"
 
 #include <algorithm>
 #include <cmath>

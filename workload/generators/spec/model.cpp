@@ -1,4 +1,4 @@
-#include "workload/generators/model.h"
+#include "workload/generators/spec/model.h"
 
 #include <filesystem>
 #include <fstream>

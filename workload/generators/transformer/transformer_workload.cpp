@@ -1,4 +1,4 @@
-#include "workload/generators/transformer_workload.h"
+#include "workload/generators/transformer/transformer_workload.h"
 
 #include <malloc.h>
 
@@ -11,9 +11,9 @@
 #include <thread>
 
 #include "core/error.h"
-#include "workload/generators/generation_memory.h"
-#include "workload/generators/model_flops.h"
-#include "workload/generators/transformer_graph.h"
+#include "workload/generators/spec/model_flops.h"
+#include "workload/generators/transformer/generation_memory.h"
+#include "workload/generators/transformer/transformer_graph.h"
 #include "workload/rank_set_writer.h"
 
 namespace sim::gen {

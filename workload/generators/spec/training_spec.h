@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "workload/generators/model.h"
-#include "workload/generators/parallel_plan.h"
+#include "workload/generators/spec/model.h"
+#include "workload/generators/spec/parallel_plan.h"
 
 namespace sim::gen {
 
@@ -61,7 +61,7 @@ struct TrainingOptions {
   bool pp_scatter_gather = false;
   bool tp_comm_overlap = false;     // Transformer Engine's userbuffers overlap of TP communication with the GEMMs
   // Routing of an MoE model's tokens over its experts, replacing the model's
-  // moe.routing: "uniform" or "zipf:S[:SEED]" (workload/generators/expert_load.h); empty: the model's.
+  // moe.routing: "uniform" or "zipf:S[:SEED]" (workload/generators/transformer/expert_load.h); empty: the model's.
   std::string routing;
 };
 
@@ -105,7 +105,7 @@ struct TrainingSpec {
 // pp (or the first/last stage sizes), the batch by micro-batch x dp, the
 // sequence by cp (and by tp with sp), experts by ep, ...; that every FLOP,
 // byte, element and tag count the generator writes fits a trace's int64
-// (workload/generators/quantity_limits.h). Throws InputError naming the
+// (workload/generators/spec/quantity_limits.h). Throws InputError naming the
 // options as they were written.
 TrainingSpec make_training_spec(const TrainingOptions& options);
 // The same with the model already read (options.model only names it).

@@ -2,17 +2,17 @@
 // DeepSeek-V3-like models' model FLOPs against closed forms worked out by
 // hand, the generated nodes summing to them; shared experts, first dense
 // layers, multi-head latent attention; the capacity factor and seeded Zipf
-// routing (workload/generators/expert_load.h); the model keys' checks.
+// routing (workload/generators/transformer/expert_load.h); the model keys' checks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <numeric>
 
 #include "tests/workload/generators/generator_test_util.h"
-#include "workload/generators/expert_load.h"
-#include "workload/generators/model.h"
-#include "workload/generators/model_flops.h"
-#include "workload/generators/parallel_plan.h"
+#include "workload/generators/spec/model.h"
+#include "workload/generators/spec/model_flops.h"
+#include "workload/generators/spec/parallel_plan.h"
+#include "workload/generators/transformer/expert_load.h"
 
 namespace sim::testing {
 namespace {

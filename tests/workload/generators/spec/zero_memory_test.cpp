@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/workload/generators/generator_test_util.h"
-#include "workload/generators/model_flops.h"
+#include "workload/generators/spec/model_flops.h"
 
 namespace sim::testing {
 namespace {

@@ -10,8 +10,8 @@
 #include "core/time.h"
 #include "tests/common/run_sim.h"
 #include "tests/workload/generators/generator_test_util.h"
-#include "workload/generators/model_flops.h"
-#include "workload/generators/transformer_workload.h"
+#include "workload/generators/spec/model_flops.h"
+#include "workload/generators/transformer/transformer_workload.h"
 
 namespace sim::testing {
 namespace {

@@ -1,5 +1,5 @@
 // Expert parallelism folds: a mixture-of-experts iteration's data-parallel
-// replicas, with uniform routing (workload/generators/transformer_workload.h:
+// replicas, with uniform routing (workload/generators/transformer/transformer_workload.h:
 // expert_copies, a period at a time), else its blocks of lcm(tp, ep) / tp
 // replicas (whole expert-parallel groups, expert_replicas), are simulated as
 // one, and every simulated rank finishes, computes and communicates as
@@ -17,8 +17,8 @@
 #include "system/scenario/fold_plan.h"
 #include "system/scenario/scenario.h"
 #include "tests/common/temp_folder.h"
-#include "workload/generators/training_spec.h"
-#include "workload/generators/transformer_workload.h"
+#include "workload/generators/spec/training_spec.h"
+#include "workload/generators/transformer/transformer_workload.h"
 
 namespace sim {
 namespace {

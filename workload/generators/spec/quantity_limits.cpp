@@ -1,4 +1,4 @@
-#include "workload/generators/quantity_limits.h"
+#include "workload/generators/spec/quantity_limits.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include "core/checked_count.h"
 #include "core/error.h"
-#include "workload/generators/model_flops.h"
+#include "workload/generators/spec/model_flops.h"
 
 namespace sim::gen {
 namespace {

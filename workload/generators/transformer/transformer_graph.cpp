@@ -1,4 +1,4 @@
-#include "workload/generators/transformer_graph.h"
+#include "workload/generators/transformer/transformer_graph.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,9 +6,9 @@
 
 #include "core/checked_count.h"
 #include "core/error.h"
-#include "workload/generators/expert_load.h"
-#include "workload/generators/model_flops.h"
-#include "workload/generators/pipeline_schedule.h"
+#include "workload/generators/spec/model_flops.h"
+#include "workload/generators/spec/pipeline_schedule.h"
+#include "workload/generators/transformer/expert_load.h"
 #include "workload/rank_graph.h"
 
 namespace sim::gen {
@@ -772,7 +772,7 @@ class RankBuilder {
   // Mixture of experts on this rank's sp_tok_ tokens: router, dispatch
   // all-to-all over ep, the local experts as one grouped GEMM, combine; then
   // the shared experts (a tensor-parallel MLP on every token). The local
-  // experts' tokens come from the routing (workload/generators/expert_load.h):
+  // experts' tokens come from the routing (workload/generators/transformer/expert_load.h):
   // equal loads are a grouped GEMM of E/ep experts; unequal ones (skewed
   // routing, capacity) one GEMM over all their rows (the same FLOPs). Every
   // all-to-all is sized by the group's most loaded rank (its tokens x hidden

@@ -1,4 +1,4 @@
-#include "workload/generators/model_flops.h"
+#include "workload/generators/spec/model_flops.h"
 
 #include <algorithm>
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "core/error.h"
-#include "workload/generators/training_spec.h"
-#include "workload/generators/transformer_graph.h"
+#include "workload/generators/spec/training_spec.h"
+#include "workload/generators/transformer/transformer_graph.h"
 #include "workload/rank_graph.h"
 
 namespace sim::testing {

@@ -1,4 +1,4 @@
-#include "workload/generators/pipeline_schedule.h"
+#include "workload/generators/spec/pipeline_schedule.h"
 
 #include <algorithm>
 

@@ -19,7 +19,7 @@
 
 #include <cstdint>
 
-#include "workload/generators/training_spec.h"
+#include "workload/generators/spec/training_spec.h"
 
 namespace sim::gen {
 

@@ -9,8 +9,8 @@
 #include "report/training_report.h"
 #include "system/runner/simulation.h"
 #include "tests/workload/generators/generator_test_util.h"
-#include "workload/generators/pipeline_schedule.h"
-#include "workload/generators/transformer_workload.h"
+#include "workload/generators/spec/pipeline_schedule.h"
+#include "workload/generators/transformer/transformer_workload.h"
 
 namespace sim::testing {
 namespace {

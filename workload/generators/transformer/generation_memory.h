@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string>
 
-#include "workload/generators/training_spec.h"
+#include "workload/generators/spec/training_spec.h"
 
 namespace sim::gen {
 
