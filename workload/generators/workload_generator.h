@@ -20,7 +20,7 @@
 #include <variant>
 #include <vector>
 
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 #include "workload/generators/spec/training_spec.h"
 #include "workload/rank_graph.h"
 

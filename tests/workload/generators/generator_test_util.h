@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "tests/common/temp_folder.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 #include "workload/generators/spec/training_spec.h"
 #include "workload/generators/transformer/transformer_graph.h"
 

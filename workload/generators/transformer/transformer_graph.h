@@ -28,7 +28,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 #include "workload/generators/spec/training_spec.h"
 
 namespace sim::gen {

@@ -11,10 +11,10 @@
 #include <thread>
 
 #include "core/error.h"
+#include "workload/et/rank_set_writer.h"
 #include "workload/generators/spec/model_flops.h"
 #include "workload/generators/transformer/generation_memory.h"
 #include "workload/generators/transformer/transformer_graph.h"
-#include "workload/rank_set_writer.h"
 
 namespace sim::gen {
 namespace {

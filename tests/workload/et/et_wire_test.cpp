@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 #include "workload/rank_graph.h"
 #include "workload/generators/workload_generator.h"
 

@@ -16,7 +16,7 @@
 #include <climits>
 #include <cstring>
 
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 
 namespace sim {
 namespace {

@@ -1,4 +1,4 @@
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 
 #include <dirent.h>
 #include <google/protobuf/util/json_util.h>

@@ -1,4 +1,4 @@
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 
 #include <gmock/gmock.h>
 #include <google/protobuf/util/message_differencer.h>

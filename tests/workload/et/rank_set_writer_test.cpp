@@ -1,14 +1,14 @@
 // RankSetWriter: while a set is being written, and after a write that did not
 // finish, no set of the prefix can be loaded; a finished write is exactly the
 // new set.
-#include "workload/rank_set_writer.h"
+#include "workload/et/rank_set_writer.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "../common/temp_folder.h"
+#include "tests/common/temp_folder.h"
 
 namespace sim {
 namespace {

@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 
 namespace sim {
 

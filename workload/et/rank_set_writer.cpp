@@ -1,4 +1,4 @@
-#include "workload/rank_set_writer.h"
+#include "workload/et/rank_set_writer.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
