@@ -1,4 +1,4 @@
-#include "system/runner/time_alone.h"
+#include "system/runner/engine/time_alone.h"
 
 #include <algorithm>
 #include <limits>
@@ -8,7 +8,7 @@
 #include "core/event_queue.h"
 #include "network/backend_registry.h"
 #include "network/capabilities.h"
-#include "system/runner/collective_engine.h"
+#include "system/runner/engine/collective_engine.h"
 
 namespace sim {
 

@@ -1,4 +1,4 @@
-#include "system/runner/collective_engine.h"
+#include "system/runner/engine/collective_engine.h"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 #include "system/runner/aggregation/flow_carrier.h"
 #include "system/runner/aggregation/stand_in.h"
 #include "system/runner/aggregation/symmetric_run.h"
-#include "system/runner/time_alone.h"
+#include "system/runner/engine/time_alone.h"
 
 namespace sim {
 
