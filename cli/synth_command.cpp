@@ -9,7 +9,7 @@
 #include "network/topology.h"
 #include "system/program/collective_writer.h"
 #include "system/producers/synthesizer.h"
-#include "workload/rank_set_writer.h"
+#include "workload/et/rank_set_writer.h"
 
 namespace sim {
 

@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "workload/generators/model.h"
-#include "workload/generators/transformer_workload.h"
+#include "workload/generators/spec/model.h"
+#include "workload/generators/transformer/transformer_workload.h"
 
 namespace sim {
 

@@ -6,7 +6,7 @@
 #include <ostream>
 #include <string>
 
-#include "workload/generators/training_spec.h"
+#include "workload/generators/spec/training_spec.h"
 
 namespace sim {
 

@@ -4,7 +4,7 @@
 #include <zlib.h>
 
 #include "fuzz/harness.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 #include "workload/rank_graph.h"
 
 namespace {

@@ -1,7 +1,7 @@
 // JSON ETs, both forms: Chakra's legacy feeder form ({"workload_graph": ...})
 // and ours ({"metadata": ..., "nodes": ...}), then the graph builder.
 #include "fuzz/harness.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 #include "workload/rank_graph.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -8,10 +8,10 @@
 #include <algorithm>
 
 #include "fuzz/harness.h"
-#include "workload/generators/generation_memory.h"
-#include "workload/generators/model.h"
-#include "workload/generators/model_flops.h"
-#include "workload/generators/transformer_workload.h"
+#include "workload/generators/spec/model.h"
+#include "workload/generators/spec/model_flops.h"
+#include "workload/generators/transformer/generation_memory.h"
+#include "workload/generators/transformer/transformer_workload.h"
 
 namespace {
 

@@ -2,10 +2,10 @@
 // one-rank spec of it (the quantity limits of its sizes) and, when that is
 // tiny by the up-front estimate, its rank generated into a RankGraph.
 #include "fuzz/harness.h"
-#include "workload/generators/generation_memory.h"
-#include "workload/generators/model.h"
-#include "workload/generators/model_flops.h"
-#include "workload/generators/transformer_graph.h"
+#include "workload/generators/spec/model.h"
+#include "workload/generators/spec/model_flops.h"
+#include "workload/generators/transformer/generation_memory.h"
+#include "workload/generators/transformer/transformer_graph.h"
 #include "workload/rank_graph.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

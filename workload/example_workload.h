@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 
 namespace sim {
 

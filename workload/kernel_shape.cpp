@@ -4,7 +4,7 @@
 #include <string>
 
 #include "core/error.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 
 namespace sim {
 

@@ -14,7 +14,7 @@
 #include <unordered_map>  // not used here any more; kept for includers
 #include <vector>
 
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 #include "workload/kernel_shape.h"
 #include "workload/narrow_column.h"
 

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "system/program/collective_program.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 #include "workload/rank_graph.h"
 
 namespace sim {

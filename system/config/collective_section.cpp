@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include "core/config_reader.h"
 #include "system/config/config_sections.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 
 namespace sim {
 

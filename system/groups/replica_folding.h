@@ -8,7 +8,7 @@
 // the same picosecond. So only replica 0's ranks are simulated: their graphs
 // are the run's graphs, and a collective over a rank's copies runs that
 // rank's part alone, each message it receives arriving when the copy of its
-// own matching send does (system/runner/collective_engine.h, "mirrored"
+// own matching send does (system/runner/engine/collective_engine.h, "mirrored"
 // instances). The rest of the world is mirrors: NPUs that appear as
 // collective members, never as graphs.
 //

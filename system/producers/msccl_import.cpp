@@ -10,7 +10,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "system/program/collective_writer.h"
-#include "workload/rank_set_writer.h"
+#include "workload/et/rank_set_writer.h"
 
 namespace sim {
 

@@ -41,7 +41,7 @@
 
 #include "system/program/et_algorithm.h"
 #include "system/producers/msccl_ir.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 #include "workload/rank_graph.h"
 
 namespace sim {

@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "core/error.h"
-#include "workload/rank_set_writer.h"
+#include "workload/et/rank_set_writer.h"
 
 namespace sim {
 

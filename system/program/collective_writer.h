@@ -11,7 +11,7 @@
 
 #include "system/program/collective_program.h"
 #include "system/program/et_algorithm.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 #include "workload/rank_graph.h"
 
 namespace sim {
@@ -52,7 +52,7 @@ void put_int_attr(et::Node& node, const char* name, std::uint64_t value);
 void put_metadata(et::GlobalMetadata& md, const char* name, std::int64_t value);
 void put_metadata(et::GlobalMetadata& md, const char* name, const std::string& value);
 
-// Writes `traces[r]` to <prefix>.<r>.et as workload/rank_set_writer.h says
+// Writes `traces[r]` to <prefix>.<r>.et as workload/et/rank_set_writer.h says
 // (the prefix checked, its folder created, rank files of an earlier write
 // that the new set does not replace removed). Returns
 // RankSetWriter::removed_note(), "" when nothing was removed.

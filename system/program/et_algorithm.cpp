@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "system/program/block_math.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 
 namespace sim {
 

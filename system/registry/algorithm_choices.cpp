@@ -3,7 +3,7 @@
 #include "core/error.h"
 #include "system/producers/msccl_import.h"
 #include "system/registry/algorithm_registry.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 
 namespace sim {
 

@@ -17,7 +17,7 @@
 #include "system/collectives/ring.h"
 #include "system/collectives/tree.h"
 #include "system/producers/msccl_import.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 #include "system/registry/algorithm_source.h"
 
 namespace sim {

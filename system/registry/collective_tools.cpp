@@ -10,7 +10,7 @@
 #include "system/registry/algorithm_registry.h"
 #include "system/registry/collective_checker.h"
 #include "system/program/collective_writer.h"
-#include "workload/rank_set_writer.h"
+#include "workload/et/rank_set_writer.h"
 #include "system/program/et_algorithm.h"
 #include "system/registry/algorithm_source.h"
 

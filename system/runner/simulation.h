@@ -24,7 +24,7 @@
 #include "core/index_pool.h"
 #include "network/network.h"
 #include "system/registry/algorithm_registry.h"
-#include "system/runner/collective_engine.h"
+#include "system/runner/engine/collective_engine.h"
 #include "system/groups/group_table.h"
 #include "system/runner/rank_pair_matcher.h"
 #include "system/runner/rank_stats.h"

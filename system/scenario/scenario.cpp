@@ -9,9 +9,9 @@
 #include "system/registry/algorithm_choices.h"
 #include "system/scenario/identical_ranks.h"
 #include "system/scenario/system_files.h"
-#include "workload/et_io.h"
-#include "workload/generators/parallel_plan.h"
-#include "workload/generators/transformer_workload.h"
+#include "workload/et/et_io.h"
+#include "workload/generators/spec/parallel_plan.h"
+#include "workload/generators/transformer/transformer_workload.h"
 #include "workload/source/workload_source.h"
 
 namespace sim {

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "system/collectives/nccl/model/nccl_tuner.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 
 namespace sim {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "tests/common/run_sim.h"
 #include "tests/common/temp_folder.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 
 namespace sim::testing {
 namespace {

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../common/run_sim.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 
 namespace sim {
 namespace {

@@ -1,5 +1,5 @@
 // Every writer of per-rank Chakra ETs (`-o PREFIX`) follows one rule
-// (workload/rank_set_writer.h): a plain prefix or exit 2, its folder created,
+// (workload/et/rank_set_writer.h): a plain prefix or exit 2, its folder created,
 // and the set written is the set that runs (rank files of an earlier write
 // removed and said so; a failed write leaves nothing runnable).
 #include <gtest/gtest.h>

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 
 namespace sim::testing {
 

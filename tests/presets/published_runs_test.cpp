@@ -21,8 +21,8 @@
 #include "system/scenario/fold_plan.h"
 #include "system/scenario/scenario.h"
 #include "system/scenario/system_files.h"
-#include "workload/generators/model_flops.h"
-#include "workload/generators/transformer_workload.h"
+#include "workload/generators/spec/model_flops.h"
+#include "workload/generators/transformer/transformer_workload.h"
 
 namespace sim::presets {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "network/topology.h"
 #include "system/runner/simulation.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 
 namespace sim::testing {
 

@@ -11,7 +11,7 @@
 #include "workflows/sweep/generated_algorithm.h"
 #include "workflows/sweep/json_override.h"
 #include "workflows/sweep/yaml_override.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 #include "workload/source/workload_source.h"
 
 namespace sim::workflows {

@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
-#include "workload/rank_set_writer.h"
+#include "workload/et/rank_set_writer.h"
 
 namespace sim {
 namespace {

@@ -20,8 +20,8 @@
 #include <variant>
 #include <vector>
 
-#include "workload/et_io.h"
-#include "workload/generators/training_spec.h"
+#include "workload/et/et_io.h"
+#include "workload/generators/spec/training_spec.h"
 #include "workload/rank_graph.h"
 
 namespace sim {

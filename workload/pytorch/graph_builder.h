@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 #include "workload/pytorch/comm_ops.h"
 #include "workload/pytorch/host_trace.h"
 #include "workload/pytorch/kineto_trace.h"

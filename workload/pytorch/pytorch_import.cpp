@@ -8,7 +8,7 @@
 #include <set>
 
 #include "core/error.h"
-#include "workload/rank_set_writer.h"
+#include "workload/et/rank_set_writer.h"
 #include "workload/pytorch/comm_ops.h"
 #include "workload/pytorch/host_trace.h"
 #include "workload/pytorch/json_element_stream.h"

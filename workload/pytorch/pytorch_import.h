@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 #include "workload/pytorch/graph_builder.h"
 
 namespace sim::pytorch {

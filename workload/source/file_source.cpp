@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 #include "core/input_file.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 #include "workload/loader/workload_loader.h"
 #include "workload/source/scheme_sources.h"
 

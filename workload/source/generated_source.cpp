@@ -1,6 +1,6 @@
 // gen:transformer?...: a training iteration generated in memory, no files.
-#include "workload/generators/model_flops.h"
-#include "workload/generators/transformer_workload.h"
+#include "workload/generators/spec/model_flops.h"
+#include "workload/generators/transformer/transformer_workload.h"
 #include "workload/source/scheme_sources.h"
 
 namespace sim::source {

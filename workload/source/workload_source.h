@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "workload/generators/training_spec.h"
+#include "workload/generators/spec/training_spec.h"
 #include "workload/rank_graph.h"
 
 namespace sim {

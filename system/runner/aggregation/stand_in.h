@@ -33,7 +33,7 @@
 // simulated ranks ends when the slowest of its own copies would, once all of
 // them have joined (CollectiveEngine, start_stand_in).
 //
-// The private run itself is the engine's (system/runner/time_alone.h, which
+// The private run itself is the engine's (system/runner/engine/time_alone.h, which
 // fills a StandInTiming); this file holds what the engine shares out and
 // caches, so it includes nothing of the engine.
 //

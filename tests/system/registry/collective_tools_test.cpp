@@ -23,7 +23,7 @@
 #include "system/registry/collective_tools.h"
 #include "system/program/et_algorithm.h"
 #include "system/collectives/ring.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 #include "system/registry/algorithm_source.h"
 
 namespace sim {

@@ -8,9 +8,9 @@
 
 #include "core/error.h"
 #include "tests/common/temp_folder.h"
-#include "workload/et_io.h"
-#include "workload/generators/training_spec.h"
-#include "workload/generators/transformer_graph.h"
+#include "workload/et/et_io.h"
+#include "workload/generators/spec/training_spec.h"
+#include "workload/generators/transformer/transformer_graph.h"
 
 namespace sim::testing {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "tests/common/temp_folder.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 #include "workload/loader/workload_loader.h"
 
 namespace sim {

@@ -18,7 +18,7 @@
 #include "../../common/run_sim.h"
 #include "../../common/temp_folder.h"
 #include "core/error.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 #include "workload/pytorch/pytorch_import.h"
 
 namespace sim::pytorch {

@@ -11,8 +11,8 @@
 
 #include "core/error.h"
 #include "tests/common/temp_workload.h"
-#include "workload/generators/model_flops.h"
-#include "workload/generators/transformer_workload.h"
+#include "workload/generators/spec/model_flops.h"
+#include "workload/generators/transformer/transformer_workload.h"
 #include "workload/generators/workload_generator.h"
 #include "workload/source/workload_source.h"
 

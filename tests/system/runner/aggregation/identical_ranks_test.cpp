@@ -15,7 +15,7 @@
 #include "report/report.h"
 #include "workload/generators/workload_generator.h"
 #include "system/scenario/scenario.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 #include "tests/common/temp_folder.h"
 #include "stable_reports.h"
 #include "tests/system/test_util.h"

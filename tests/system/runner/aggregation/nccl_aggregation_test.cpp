@@ -20,7 +20,7 @@
 #include "core/error.h"
 #include "report/report.h"
 #include "system/scenario/scenario.h"
-#include "workload/et_io.h"
+#include "workload/et/et_io.h"
 #include "tests/common/temp_folder.h"
 #include "stable_reports.h"
 #include "tests/system/test_util.h"

@@ -24,7 +24,7 @@
 #include "network/backend_registry.h"
 #include "system/registry/algorithm_registry.h"
 #include "system/runner/aggregation/stand_in.h"
-#include "system/runner/collective_engine.h"
+#include "system/runner/engine/collective_engine.h"
 #include "system/scenario/fold_plan.h"
 #include "system/scenario/scenario.h"
 #include "tests/common/temp_folder.h"
