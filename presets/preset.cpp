@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
+#include <set>
 #include <sstream>
 
 #include "core/error.h"
@@ -54,10 +56,16 @@ std::vector<std::uint32_t> level_sizes(const Preset& p, std::uint32_t nodes) {
     if (left % size != 0) size = largest_divisor_up_to(left, level.radix);
     const std::uint32_t leaf = p.chosen.leaf_nodes;
     if (i == 0 && leaf != 0) {
+      if (p.levels.size() == 1 && leaf != nodes) {
+        throw InputError("--leaf-nodes " + std::to_string(leaf) + ": " + p.name + " has one network level (" +
+                         level.name + "), which holds every node: give --leaf-nodes " + std::to_string(nodes) +
+                         " or leave it out");
+      }
       if (leaf > nodes || nodes % leaf != 0 || (level.radix != 0 && leaf > level.radix)) {
-        throw InputError("--leaf-nodes " + std::to_string(leaf) + ": must divide --nodes " +
-                         std::to_string(nodes) + " and be at most the " + level.name + " switch's " +
-                         std::to_string(level.radix) + " (" + level.why_radix + ")");
+        throw InputError("--leaf-nodes " + std::to_string(leaf) + ": must divide --nodes " + std::to_string(nodes) +
+                         (level.radix == 0 ? std::string()
+                                           : " and be at most the " + level.name + " switch's " +
+                                                 std::to_string(level.radix) + " (" + level.why_radix + ")"));
       }
       size = leaf;
     }
@@ -119,14 +127,39 @@ struct Dimension {
   std::size_t level = 0;  // index in Preset::levels (dimensions >= 1)
 };
 
+// Figures are views of text that lives as long as the program: text made
+// here (a latency summed over levels) is kept once in a pool.
+const char* kept_text(const std::string& text) {
+  static std::mutex lock;
+  static std::set<std::string> pool;
+  const std::lock_guard<std::mutex> hold(lock);
+  return pool.insert(text).first->c_str();
+}
+
 std::vector<Dimension> dimensions(const Preset& p, std::uint32_t nodes) {
   std::vector<Dimension> dims;
   dims.push_back({"NVSwitch (NVLink domain of one node)", p.gpus_per_node, p.nvswitch_bandwidth, p.nvswitch_latency});
   const std::vector<std::uint32_t> sizes = level_sizes(p, nodes);
+  // A level of one group per switch is no dimension, but a message that
+  // crosses a level above it still crosses its switch (one node per leaf:
+  // NIC, leaf, spine, leaf, NIC): its latency goes to the next level up.
+  Time carried = 0;
+  std::string carried_from;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    if (sizes[i] < 2) continue;  // a dimension of one group is no dimension
     const NetworkLevel& l = p.levels[i];
+    if (sizes[i] < 2) {
+      carried += parse_time(l.latency.value);
+      carried_from += l.name + std::string(" ") + l.latency.value + " + ";
+      continue;
+    }
     dims.push_back({l.name, sizes[i], l.bandwidth, l.latency, i});
+    if (carried > 0) {
+      dims.back().latency = Figure{kept_text(format_ns(carried + parse_time(l.latency.value)) + "ns"),
+                                   kept_text(carried_from + l.name + " " + l.latency.value +
+                                             ": one group per switch below, so every message crosses both")};
+      carried = 0;
+      carried_from.clear();
+    }
   }
   for (std::size_t d = 0; d < dims.size(); ++d) {
     const std::string k = std::to_string(d);

@@ -83,6 +83,7 @@ std::vector<NativeAlgorithm> build_table() {
     nccl_algo.make_in_context = [](T type, std::uint64_t bytes, std::uint32_t, const AlgorithmParams& p,
                                    const AlgorithmContext& ctx) { return nccl::make_program(type, bytes, p, ctx); };
     nccl_algo.value_of = nccl::param_value;
+    nccl_algo.check = [](T type, const AlgorithmParams& p) { nccl::check_keys(normalized(type), p); };
     t.push_back(std::move(nccl_algo));
   }
   return t;
@@ -222,6 +223,9 @@ AlgorithmParams parse_params(const std::string& text, const std::string& name, c
                        " (write " + name + ":key=value with key one of: " + known + ")");
     }
     const std::string value = item.substr(eq + 1);
+    if (params.count(key)) {
+      throw InputError("collective algorithm '" + text + "': " + key + " is given twice (each key once)");
+    }
     if (value_of) {  // the algorithm reads its own values
       try {
         params[key] = value_of(key, value);
@@ -301,6 +305,10 @@ AlgorithmChoice parse_algorithm_choice(const std::string& text, CollectiveType t
     return choice;
   }
   const auto check_native = [&](const Entry& e) -> DimensionChoice {
+    if (e.name.empty()) {
+      throw InputError("collective algorithm '" + text + "': an empty entry (a comma at the end, or two in a row?); "
+                       "a comma list names one algorithm per topology dimension");
+    }
     const NativeAlgorithm* a = find_native_algorithm(e.name);
     if (!a) {
       throw InputError("collective algorithm '" + text + "': '" + e.name + "' is not a native algorithm (" +
@@ -310,7 +318,15 @@ AlgorithmChoice parse_algorithm_choice(const std::string& text, CollectiveType t
       throw InputError("collective algorithm '" + a->name + "' does not implement " + collective_name(type) +
                        " (it implements " + type_list(*a) + ")");
     }
-    return DimensionChoice{a, parse_params(text, a->name, a->params, e.items, a->value_of)};
+    DimensionChoice d{a, parse_params(text, a->name, a->params, e.items, a->value_of)};
+    if (a->check) {
+      try {
+        a->check(type, d.params);
+      } catch (const InputError& err) {
+        throw InputError("collective algorithm '" + text + "': " + err.what());
+      }
+    }
+    return d;
   };
   if (!hier_head && entries.size() == 1) {
     const DimensionChoice d = check_native(entries.front());

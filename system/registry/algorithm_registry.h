@@ -84,6 +84,9 @@ struct NativeAlgorithm {
       make_in_context = {};
   // Parameters whose values are words (nccl's algo=ring): their code; throws InputError. Null: numbers only.
   std::function<std::uint64_t(const std::string& key, const std::string& value)> value_of = {};
+  // Checks the parameters against the collective type when a choice is read
+  // (keys that never apply to it); throws InputError. Null: none.
+  std::function<void(CollectiveType, const AlgorithmParams&)> check = {};
   bool supports(CollectiveType type) const;
 };
 

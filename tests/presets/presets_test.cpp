@@ -156,6 +156,37 @@ TEST(Presets, NodesTheRadixDoesNotDivideSpreadEvenlyOverPartlyPopulatedSwitches)
   }
 }
 
+// One node per leaf (--leaf-nodes 1): the leaf level is no dimension, but
+// every message between nodes still crosses a leaf on each side, so the
+// spine's dimension carries the leaf's latency too: spreading nodes over
+// more leaves is never faster than packing them under one.
+TEST(Presets, OneNodePerLeafStillPaysTheLeaf) {
+  const PresetFiles spread = generate_preset(find_preset("dgx-h100-superpod"), 4, PresetChoices{1, false, ""});
+  const PresetFiles packed = generate_preset(find_preset("dgx-h100-superpod"), 4);
+  EXPECT_NE(packed.network_yaml.find("latency: [300ns, 1350ns]"), std::string::npos) << packed.network_yaml;
+  EXPECT_NE(spread.network_yaml.find("latency: [300ns, 1850ns]"), std::string::npos) << spread.network_yaml;
+  EXPECT_NE(spread.network_yaml.find("rail leaf 1350ns + spine 500ns: one group per switch below"), std::string::npos)
+      << spread.network_yaml;
+}
+
+// A preset with one network level holds every node under it: --leaf-nodes
+// can only say so, and the message says that, not a false node limit.
+TEST(Presets, LeafNodesOnOneLevelNamesTheLevel) {
+  for (const std::uint32_t leaf : {2u, 3u}) {
+    try {
+      generate_preset(find_preset("p5"), 8, PresetChoices{leaf, false, ""});
+      FAIL() << "--leaf-nodes " << leaf << " on p5";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("p5 has one network level (EFA network), which holds every node: give "
+                                           "--leaf-nodes 8 or leave it out"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_EQ(generate_preset(find_preset("p5"), 8, PresetChoices{8, false, ""}).dims,
+            generate_preset(find_preset("p5"), 8).dims);
+}
+
 // One node: a ring over the NVSwitch, chunks 1. Each step sends one block
 // through two links (GPU -> switch -> GPU) of latency L at B:
 //   all-reduce      2 (n-1) x (2L + (S/n)/B)

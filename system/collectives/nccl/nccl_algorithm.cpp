@@ -154,13 +154,25 @@ std::uint64_t param_value(const std::string& key, const std::string& value) {
   throw InputError("nccl: unknown parameter '" + key + "'");
 }
 
-Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const AlgorithmContext& ctx) {
-  Plan pl;
-  if (type == CollectiveType::kReduceScatterBlock) type = CollectiveType::kReduceScatter;
-  if (params.count("p2p_net_chunk")) {
+void check_keys(CollectiveType type, const Params& params) {
+  if (type == CollectiveType::kAllToAll) {
+    for (const char* key : {"algo", "proto", "tuner", "nvls_efficiency", "nvls_latency", "nvls_chunk",
+                            "nvlstree_max_chunk", "plugin_latency", "buffsize"}) {
+      if (params.count(key)) {
+        throw InputError(std::string("nccl: ") + key + " does not apply to ALL_TO_ALL: NCCL runs it as point-to-point "
+                         "sends (keys: channels, overhead, proxy, net_latency, p2p_net_chunk, arch, version; docs/nccl.md)");
+      }
+    }
+  } else if (params.count("p2p_net_chunk")) {
     throw InputError("nccl: p2p_net_chunk (NCCL_P2P_NET_CHUNKSIZE) applies to ALL_TO_ALL only, NCCL's point-to-point "
                      "sends; " + std::string(collective_name(type)) + " runs NCCL's collective algorithms (docs/nccl.md)");
   }
+}
+
+Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const AlgorithmContext& ctx) {
+  Plan pl;
+  if (type == CollectiveType::kReduceScatterBlock) type = CollectiveType::kReduceScatter;
+  check_keys(type, params);
   Arch arch = Arch::kHopper;
   if (const auto it = params.find("arch"); it != params.end()) {
     arch = it->second == 70 ? Arch::kVolta : it->second == 80 ? Arch::kAmpere : Arch::kHopper;
@@ -446,14 +458,7 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
 }
 
 P2pModel p2p_model(const Params& params) {
-  for (const char* key :
-       {"algo", "proto", "tuner", "nvls_efficiency", "nvls_latency", "nvls_chunk", "nvlstree_max_chunk",
-        "plugin_latency", "buffsize"}) {
-    if (params.count(key)) {
-      throw InputError(std::string("nccl: ") + key + " does not apply to ALL_TO_ALL: NCCL runs it as point-to-point "
-                       "sends (keys: channels, overhead, proxy, net_latency, p2p_net_chunk, arch, version; docs/nccl.md)");
-    }
-  }
+  check_keys(CollectiveType::kAllToAll, params);
   P2pModel m;
   if (const auto it = params.find("channels"); it != params.end()) m.channels = static_cast<std::uint32_t>(it->second);
   if (const auto it = params.find("overhead"); it != params.end()) m.base = static_cast<Time>(it->second);

@@ -53,6 +53,10 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
 // ALL_TO_ALL's point-to-point model from `nccl`'s keys (throws InputError for
 // keys that choose among NCCL's collective algorithms).
 P2pModel p2p_model(const Params& params);
+// Refuses keys that never apply to `type` (the all-to-all's point-to-point
+// sends take none of the collective algorithms' keys, and p2p_net_chunk is
+// theirs alone): called when a choice is read, and again by plan and p2p_model.
+void check_keys(CollectiveType type, const Params& params);
 
 std::shared_ptr<const CollectiveProgram> make_program(CollectiveType type, std::uint64_t bytes, const Params& params,
                                                       const AlgorithmContext& ctx);

@@ -8,6 +8,7 @@
 #include "tests/system/test_util.h"
 #include "system/collectives/algorithm_context.h"
 #include "system/collectives/nccl/nccl_algorithm.h"
+#include "system/registry/algorithm_registry.h"
 #include "system/collectives/nccl/model/nccl_protocol.h"
 #include "nccl_test_cluster.h"
 
@@ -102,6 +103,32 @@ TEST(NcclCalibrationParams, BadValuesAreErrors) {
   EXPECT_THROW(nccl::param_value("nvls_latency", "fast"), InputError);
   EXPECT_EQ(nccl::param_value("overhead", "17us"), 17'000'000u);
   EXPECT_EQ(nccl::param_value("nvls_efficiency", "0.85"), 850'000u);
+}
+
+// A choice is checked against its collective when it is read, not when a
+// workload first issues that collective: keys that never apply to the type,
+// a key given twice, an empty entry of a comma list.
+TEST(NcclCalibrationParams, KeysAreCheckedForTheirCollectiveWhenRead) {
+  const auto message = [](const std::string& text, CollectiveType type) {
+    try {
+      parse_algorithm_choice(text, type);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(message("nccl:p2p_net_chunk=1MiB", CollectiveType::kAllReduce).find("applies to ALL_TO_ALL only"),
+            std::string::npos);
+  EXPECT_NE(message("nccl:tuner=aws-p5", CollectiveType::kAllToAll).find("tuner does not apply to ALL_TO_ALL"),
+            std::string::npos);
+  EXPECT_NE(message("nccl:algo=ring", CollectiveType::kAllToAll).find("algo does not apply to ALL_TO_ALL"),
+            std::string::npos);
+  EXPECT_EQ(message("nccl:p2p_net_chunk=1MiB", CollectiveType::kAllToAll), "accepted");
+  EXPECT_EQ(message("nccl:algo=ring,algo=tree", CollectiveType::kAllReduce),
+            "collective algorithm 'nccl:algo=ring,algo=tree': algo is given twice (each key once)");
+  EXPECT_EQ(message("ring:chunks=2,chunks=4", CollectiveType::kAllReduce),
+            "collective algorithm 'ring:chunks=2,chunks=4': chunks is given twice (each key once)");
+  EXPECT_NE(message("nccl:algo=ring,", CollectiveType::kAllReduce).find("an empty entry"), std::string::npos);
 }
 
 // NCCL tunes on nBytes, the whole buffer (src/enqueue.cc): an all-gather of 2

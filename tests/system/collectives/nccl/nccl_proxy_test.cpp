@@ -180,6 +180,71 @@ TEST(NcclVersion, BadValuesAreRefused) {
   EXPECT_THROW(nccl::p2p_model({{"nvlstree_max_chunk", 512 * 1024}}), InputError);
 }
 
+// A send's proxy time is held in 32 bits of nanoseconds: a proxy beyond
+// 4.295 s per message is refused where it is parsed, and a send whose
+// messages add up beyond it is refused when its program is built (both exit
+// 2 with the key), never cut short.
+TEST(NcclProxy, ProxyTimesBeyondWhatASendHoldsAreRefused) {
+  EXPECT_EQ(nccl::param_value("proxy", "4.29s"), 4'290'000'000'000u);  // ps
+  EXPECT_THROW(nccl::param_value("proxy", "4.3s"), InputError);
+  EXPECT_THROW(nccl::param_value("proxy", "-1us"), InputError);
+  const Topology topo = nccl_cluster(2, 2, "100GB/s", "50GB/s", "0ns", "0ns", false, false);
+  SystemConfig c;
+  c.network.backend = "analytical";
+  c.algorithms[CollectiveType::kAllToAll] = "nccl:proxy=1s";
+  try {
+    simulate_collective(topo, CollectiveType::kAllToAll, 64 << 20, c);
+    ADD_FAILURE() << "a 16 MiB part in 4 sends of 4 MiB, 32 messages of 128 KiB each, is 32 s a send";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("beyond 4.295 s"), std::string::npos) << e.what();
+  }
+}
+
+// NVLS and NVLS-tree move NCCL's modelled bandwidth over the channels NCCL
+// runs (the search's; nvlsChannels, 16): a forced smaller count moves that
+// share of it, as rings and trees do, and a larger one no more than the model.
+TEST(NcclVersion, ForcedChannelsScaleNvlsLikeRings) {
+  const Topology node = parse_topology("shape: Switch\nnpus: 8\nbandwidth: 450GB/s\nlatency: 0ns\n"
+                                      "in_network_reduction: true\n", "test-node");
+  const Topology two = nccl_cluster(8, 2, "450GB/s", "50GB/s", "0ns", "0ns", true, false);
+  const auto rate = [](const Topology& t, const std::string& algo, std::uint64_t channels) {
+    const nccl::Plan pl = all_reduce_plan(t, 256 << 20, {{"algo", nccl::param_value("algo", algo)},
+                                                          {"channels", channels}});
+    return static_cast<double>(pl.model.channel_rate) * pl.channels;
+  };
+  for (const auto& [topo, algo, full] : {std::tuple{&node, "nvls", std::uint64_t{0}},
+                                         std::tuple{&two, "nvlstree", std::uint64_t{nccl::kNvlsChannels}}}) {
+    const nccl::Plan dflt = all_reduce_plan(*topo, 256 << 20, {{"algo", nccl::param_value("algo", algo)}});
+    const std::uint64_t n = full ? full : dflt.channels;
+    const double total = static_cast<double>(dflt.model.channel_rate) * dflt.channels;
+    EXPECT_NEAR(rate(*topo, algo, 1), total / static_cast<double>(n), 1) << algo;
+    EXPECT_NEAR(rate(*topo, algo, n / 2), total / 2, 1) << algo;
+    EXPECT_NEAR(rate(*topo, algo, 64) / 64 * static_cast<double>(n), total / 64 * static_cast<double>(n), 1) << algo;
+    EXPECT_LE(rate(*topo, algo, 64), total + 64) << algo;
+  }
+}
+
+// NVLS runs on Hopper from NCCL 2.17 on, NVLS-tree from 2.18: NCCL's choice
+// leaves them out elsewhere, and forcing them says why.
+TEST(NcclVersion, NvlsExistsOnHopperFromItsRelease) {
+  const Topology two = nccl_cluster(8, 2, "450GB/s", "50GB/s", "0ns", "0ns", true, false);
+  const auto algo_of = [&](nccl::Params p) { return all_reduce_plan(two, 256 << 20, p).algo; };
+  EXPECT_EQ(algo_of({}), nccl::Algo::kNvlsTree);
+  EXPECT_NE(algo_of({{"arch", 80}}), nccl::Algo::kNvlsTree);
+  EXPECT_NE(algo_of({{"version", nccl::param_value("version", "2.17")}}), nccl::Algo::kNvlsTree);
+  EXPECT_EQ(algo_of({{"version", nccl::param_value("version", "2.18")}}), nccl::Algo::kNvlsTree);
+  const auto nvlstree = nccl::param_value("algo", "nvlstree");
+  EXPECT_THROW(algo_of({{"algo", nvlstree}, {"arch", 80}}), InputError);
+  EXPECT_THROW(algo_of({{"algo", nvlstree}, {"version", nccl::param_value("version", "2.17")}}), InputError);
+  const Topology node = parse_topology("shape: Switch\nnpus: 8\nbandwidth: 450GB/s\nlatency: 0ns\n"
+                                      "in_network_reduction: true\n", "test-node");
+  EXPECT_THROW(all_reduce_plan(node, 1 << 20, {{"algo", nccl::param_value("algo", "nvls")}, {"arch", 70}}), InputError);
+  EXPECT_EQ(all_reduce_plan(node, 1 << 20, {{"algo", nccl::param_value("algo", "nvls")},
+                                            {"version", nccl::param_value("version", "2.17")}})
+                .algo,
+            nccl::Algo::kNvls);
+}
+
 TEST(NcclTuner, AwsP5RegionsPickPerSizeAndRanks) {
   using nccl::Algo;
   using nccl::Proto;
