@@ -64,7 +64,7 @@ inline constexpr Figure kA100AtScaleEfficiency{
     "0.655",
     "fit: GPT 7.5B on 128 A100s, Narayanan et al. SC'21 Table 1 (142 TFLOP/s with recomputation = 107.2 model "
     "TFLOP/s per GPU), unfused attention; held out: its nine other runs, 1.7B to 1T on 32 to 3,072 GPUs, "
-    "-4.7% to +6.5%"};
+    "-4.6% to +6.5%"};
 
 // NVIDIA H100 Tensor Core GPU datasheet (SXM5 column): 989 TFLOP/s BF16 and
 // FP16, 1,979 FP8, 494.7 TF32, 67 FP64 tensor (dense, i.e. half the figures

@@ -144,8 +144,8 @@ double sc21_model_tflops(double published, double layers, double hidden) {
 // The plans are the paper's script (NVIDIA/Megatron-LM
 // examples/sc21/run_table_1.sh), attention as Megatron-LM ran it then
 // (unfused: batched GEMMs around the softmax, dropout 0.1 in the model files).
-// Measured 2026-11-29: -3.4%, -2.0%, +3.0%, -2.7%, +6.5%, +0.7%,
-// +2.3% (530B +0.9%, 1T -4.7%); with a fused attention kernel instead the
+// Measured: -3.4%, -2.0%, +2.7%, -2.6%, +6.5%, +0.7%,
+// +2.3% (530B +0.9%, 1T -4.6%); with a fused attention kernel instead the
 // error drifts with size from +10.4% to -20.6%.
 TEST(PublishedRuns, MegatronSc21A100RunsWithin10PercentHeldOut) {
   const std::string models = std::string(SIM_SOURCE_DIR) + "/configs/models/megatron-sc21/";
