@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <unistd.h>
 #include <sstream>
@@ -652,6 +653,20 @@ CalibrationResult calibrate(const CalibrateOptions& o) {
                              : std::to_string(other_npus) + " are on another NPU count than the network's " +
                                    std::to_string(machines[0].npus) + " and ") +
                      std::to_string(filtered) + " are left out by --filter and --sizes");
+  }
+  // Two fitting rows that are one point, as `sim compare` matches points,
+  // would weigh one measurement twice (or two that disagree) in the fit.
+  std::set<std::string> keys = common_labels(curve);
+  if (preset) keys.insert("nodes");
+  for (std::size_t i = 0; i < result.rows.size(); ++i) {
+    for (std::size_t j = 0; j < i && result.rows[i].fitted; ++j) {
+      const CurvePoint &a = result.rows[j].point, &b = result.rows[i].point;
+      if (result.rows[j].fitted && same_point(a, b, keys)) {
+        throw InputError(b.where + ": the same point as " + a.where + " " + describe_point(b, keys) +
+                         ": a fit would count it twice (delete a row, or narrow the fitting rows with --filter "
+                         "column=value)");
+      }
+    }
   }
 
   // The free parameters: those the systems with fitting rows declare, in the

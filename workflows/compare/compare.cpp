@@ -35,24 +35,8 @@ double parse_tolerance(const std::string& text) {
 
 namespace {
 
-std::set<std::string> common_labels(const Curve& c) {
-  std::set<std::string> names;
-  if (c.points.empty()) return names;
-  for (const auto& [k, v] : c.points.front().labels) names.insert(k);
-  for (const CurvePoint& p : c.points) {
-    for (auto it = names.begin(); it != names.end();) it = p.labels.count(*it) ? std::next(it) : names.erase(it);
-  }
-  return names;
-}
-
 std::optional<double> metric_of(const CurvePoint& p, const std::string& metric) {
   return metric == "time" ? p.time_ns : p.busbw_gbps;
-}
-
-std::string describe(const CurvePoint& p, const std::set<std::string>& shown) {
-  std::string s = (p.id.empty() ? "" : p.id + " ") + "(" + p.collective + " " + std::to_string(p.bytes) + " B";
-  for (const std::string& k : shown) s += ", " + k + "=" + p.labels.at(k);
-  return s + ")";
 }
 
 void apply_filters(Curve& ref, const std::vector<std::string>& filters) {
@@ -164,10 +148,7 @@ int compare_curves(const CompareOptions& o, std::ostream& out) {
   for (const CurvePoint& p : ours.points) {
     const CurvePoint* found = nullptr;
     for (const CurvePoint& r : ref.points) {
-      if (r.collective != p.collective || r.bytes != p.bytes) continue;
-      bool same = true;
-      for (const std::string& k : shared) same = same && r.labels.at(k) == p.labels.at(k);
-      if (!same) continue;
+      if (!same_point(p, r, shared)) continue;
       if (found) {
         throw InputError(p.where + ": matches both " + found->where + " and " + r.where +
                          " (narrow the reference with --filter key=value)");
@@ -205,13 +186,13 @@ int compare_curves(const CompareOptions& o, std::ostream& out) {
     outside += bad;
     char buf[160];
     std::snprintf(buf, sizeof buf, "  %14.3f %14.3f %+9.3f%%  %s  ", m.a, m.b, 100 * m.deviation, bad ? "OUTSIDE" : "ok     ");
-    out << buf << describe(*m.ours, shared) << "\n";
+    out << buf << describe_point(*m.ours, shared) << "\n";
   }
   for (const auto& [p, r] : zero) {
     char value[32];
     std::snprintf(value, sizeof value, "%.6g", *metric_of(*r, o.metric));
-    out << "  not compared: " << describe(*p, shared) << ": the reference " << o.metric << " at " << r->where << " is "
-        << value << " (no finite relative deviation)\n";
+    out << "  not compared: " << describe_point(*p, shared) << ": the reference " << o.metric << " at " << r->where
+        << " is " << value << " (no finite relative deviation)\n";
   }
   out << matches.size() << " points compared (" << ours.points.size() - matches.size() - zero.size()
       << " without a reference point";
@@ -221,8 +202,8 @@ int compare_curves(const CompareOptions& o, std::ostream& out) {
     if (std::fabs(m.deviation) <= o.tolerance) continue;
     char buf[96];
     std::snprintf(buf, sizeof buf, "%.6g %s vs reference %.6g %s (%+.2f%%)", m.a, unit, m.b, unit, 100 * m.deviation);
-    out << "outside tolerance: " << describe(*m.ours, shared) << " at " << m.ours->where << ": " << o.metric << " "
-        << buf << ", reference " << m.ref->where << "\n";
+    out << "outside tolerance: " << describe_point(*m.ours, shared) << " at " << m.ours->where << ": " << o.metric
+        << " " << buf << ", reference " << m.ref->where << "\n";
   }
   if (!o.plot.empty()) {
     const std::string overlay = o.plot + ".overlay." + std::to_string(::getpid()) + ".csv";

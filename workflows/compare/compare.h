@@ -4,9 +4,9 @@
 // collective, size and every label both files have (a sweep's axis columns,
 // algorithm, npus, backend...), prints each deviation (ours - reference) /
 // reference, and returns 0 when all are within the tolerance, 1 when any is
-// outside (naming it), 2 for bad input (nothing matches, a point matches
-// twice, a file in no known format). Reference rows may be narrowed with
-// --filter key=value (e.g. backend=analytical).
+// outside (naming it), 2 for bad input (nothing matches, a point matches two
+// reference rows, a file in no known format). Reference rows may be narrowed
+// with --filter key=value (e.g. backend=analytical).
 //
 // `sim compare REFERENCE --preset NAME` makes the results instead: every
 // reference row (after --filter) simulated on the preset generated at the

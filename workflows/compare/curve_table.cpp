@@ -111,4 +111,31 @@ std::string canonical_collective(const std::string& name) {
   return parse_collective_name(name, t) ? collective_name(t) : "";
 }
 
+std::set<std::string> common_labels(const Curve& c) {
+  std::set<std::string> names;
+  if (c.points.empty()) return names;
+  for (const auto& [k, v] : c.points.front().labels) names.insert(k);
+  for (const CurvePoint& p : c.points) {
+    for (auto it = names.begin(); it != names.end();) it = p.labels.count(*it) ? std::next(it) : names.erase(it);
+  }
+  return names;
+}
+
+bool same_point(const CurvePoint& a, const CurvePoint& b, const std::set<std::string>& keys) {
+  if (a.collective != b.collective || a.bytes != b.bytes) return false;
+  for (const std::string& k : keys) {
+    const std::string *x = column_value(a, k), *y = column_value(b, k);
+    if ((x == nullptr) != (y == nullptr) || (x && *x != *y)) return false;
+  }
+  return true;
+}
+
+std::string describe_point(const CurvePoint& p, const std::set<std::string>& keys) {
+  std::string s = (p.id.empty() ? "" : p.id + " ") + "(" + p.collective + " " + std::to_string(p.bytes) + " B";
+  for (const std::string& k : keys) {
+    if (const std::string* v = column_value(p, k)) s += ", " + k + "=" + *v;
+  }
+  return s + ")";
+}
+
 }  // namespace sim::workflows

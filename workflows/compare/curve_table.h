@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,5 +63,18 @@ inline constexpr double kMaxCurveTimeNs = 1e16;
 
 // "ALL_REDUCE" from any spelling (all_reduce, allreduce); empty if unknown.
 std::string canonical_collective(const std::string& name);
+
+// The labels every point of `c` has.
+std::set<std::string> common_labels(const Curve& c);
+
+// Whether `a` and `b` are one point: the same collective, size and value of
+// each of `keys` (a label or another column, column_value). `sim compare`
+// refuses a point that two reference rows are, `sim calibrate` two fitting
+// rows that are one point: either would count one measurement twice.
+bool same_point(const CurvePoint& a, const CurvePoint& b, const std::set<std::string>& keys);
+
+// "point 3 (ALL_REDUCE 1048576 B, nodes=2, npus=16)": its id, collective,
+// size and `keys`.
+std::string describe_point(const CurvePoint& p, const std::set<std::string>& keys);
 
 }  // namespace sim::workflows

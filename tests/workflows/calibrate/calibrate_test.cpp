@@ -200,6 +200,45 @@ TEST_F(Calibrate, NonFiniteOrTooSmallMeasuredTimesAreErrorsAndNothingIsWritten) 
   EXPECT_FALSE(std::filesystem::exists(o.output));
 }
 
+// Two fitting rows that are one point (as `sim compare` matches points):
+// refused naming both lines, identical or not, before any simulation, and
+// nothing written; with one of them held out, the fit runs.
+TEST_F(Calibrate, TwoFittingRowsOfOnePointAreAnErrorNamingBoth) {
+  const std::string header = "system,nodes,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps\n";
+  const std::string row = "x,2,16,all_reduce,33554432,427.1,78.57,147.32\n";
+  const std::string ref = path("dupdiff.csv");
+  for (const std::string& second : {std::string("x,2,16,all_reduce,33554432,900,37.28,69.90\n"), row}) {
+    std::ofstream(ref) << header << row << second;
+    const auto run = run_sim("calibrate " + ref + " --preset dgx-h100 -j 1 -q -o " + path("out"));
+    EXPECT_EQ(run.code, 2) << run.output;
+    EXPECT_EQ(run.output, "sim: error: " + ref + ":3: the same point as " + ref +
+                              ":2 (ALL_REDUCE 33554432 B, nodes=2, npus=16): a fit would count it twice (delete a row, "
+                              "or narrow the fitting rows with --filter column=value)\n");
+    EXPECT_FALSE(std::filesystem::exists(path("out")));
+  }
+  // The same with --system; then one of them held out by --filter.
+  std::ofstream(ref) << "system,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps\n"
+                     << "a,8,all_reduce,16777216,120,139.81,244.67\nb,8,all_reduce,16777216,125,134.22,234.88\n";
+  CalibrateOptions o;
+  o.reference = ref;
+  o.system_dir = ring_preset();
+  o.fit = {"nvlink_bandwidth"};
+  o.output = path("out");
+  o.rounds = 1;
+  o.steps = 2;
+  try {
+    calibrate(o);
+    ADD_FAILURE() << "fitted on two rows of one point";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              ref + ":3: the same point as " + ref +
+                  ":2 (ALL_REDUCE 16777216 B, npus=8): a fit would count it twice (delete a row, "
+                  "or narrow the fitting rows with --filter column=value)");
+  }
+  o.filters = {{"system", "a"}};
+  EXPECT_EQ(calibrate(o).rows.size(), 2u);
+}
+
 // A fitted value lies within its bounds: even when the file's starting value
 // does not (500 GB/s, above the max), and when the best value is the max
 // itself and writing it to 6 digits rounds it up (299.9996 GB/s -> 300GB/s).

@@ -69,6 +69,23 @@ TEST(Compare, BadInputExitsTwo) {
   EXPECT_NE(none.code, 2) << none.output;
 }
 
+const std::string kReferenceHeader = "system,nodes,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps\n";
+
+// Two reference rows that one point matches: refused naming both (`sim
+// calibrate` refuses two fitting rows of one point the same way).
+TEST(Compare, APointThatTwoReferenceRowsMatchIsAnErrorNamingBoth) {
+  TempDir tmp("compare_twice");
+  spit(tmp / "ours.csv", kReferenceHeader + "x,2,16,all_reduce,33554432,430,78.03,146.31\n");
+  for (const std::string second :
+       {"x,2,16,all_reduce,33554432,900,37.28,69.90", "x,2,16,all_reduce,33554432,427.1,78.57,147.32"}) {
+    spit(tmp / "ref.csv", kReferenceHeader + "x,2,16,all_reduce,33554432,427.1,78.57,147.32\n" + second + "\n");
+    const SimRun run = run_sim("compare " + (tmp / "ours.csv") + " " + (tmp / "ref.csv"));
+    EXPECT_EQ(run.code, 2) << run.output;
+    EXPECT_EQ(run.output, "sim: error: " + (tmp / "ours.csv") + ":2: matches both " + (tmp / "ref.csv") + ":2 and " +
+                              (tmp / "ref.csv") + ":3 (narrow the reference with --filter key=value)\n");
+  }
+}
+
 TEST(NcclTests, FixtureParsesWithHeaderAndSummaryLines) {
   const workflows::NcclTestsOutput out = parse_nccl_tests(slurp(kFixture), kFixture, "");
   EXPECT_EQ(out.ranks, 8u);
