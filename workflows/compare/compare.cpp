@@ -185,7 +185,9 @@ int compare_curves(const CompareOptions& o, std::ostream& out) {
     const bool bad = !(std::fabs(m.deviation) <= o.tolerance);
     outside += bad;
     char buf[160];
-    std::snprintf(buf, sizeof buf, "  %14.3f %14.3f %+9.3f%%  %s  ", m.a, m.b, 100 * m.deviation, bad ? "OUTSIDE" : "ok     ");
+    std::snprintf(buf, sizeof buf, "  %14s %14s %9s%%  %s  ", fixed_or_exponent(m.a, 3).c_str(),
+                  fixed_or_exponent(m.b, 3).c_str(), fixed_or_exponent(100 * m.deviation, 3, true).c_str(),
+                  bad ? "OUTSIDE" : "ok     ");
     out << buf << describe_point(*m.ours, shared) << "\n";
   }
   for (const auto& [p, r] : zero) {
@@ -200,8 +202,9 @@ int compare_curves(const CompareOptions& o, std::ostream& out) {
   out << "), " << outside << " outside " << o.tolerance * 100 << "%\n";
   for (const Match& m : matches) {
     if (std::fabs(m.deviation) <= o.tolerance) continue;
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "%.6g %s vs reference %.6g %s (%+.2f%%)", m.a, unit, m.b, unit, 100 * m.deviation);
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "%.6g %s vs reference %.6g %s (%s%%)", m.a, unit, m.b, unit,
+                  fixed_or_exponent(100 * m.deviation, 2, true).c_str());
     out << "outside tolerance: " << describe_point(*m.ours, shared) << " at " << m.ours->where << ": " << o.metric
         << " " << buf << ", reference " << m.ref->where << "\n";
   }

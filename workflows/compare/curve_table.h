@@ -77,4 +77,27 @@ bool same_point(const CurvePoint& a, const CurvePoint& b, const std::set<std::st
 // size and `keys`.
 std::string describe_point(const CurvePoint& p, const std::set<std::string>& keys);
 
+// `v` with `decimals` decimals (a leading '+' when `sign` and v >= 0), in
+// exponent form (1.5e+300) from 1e15 on: a number read from a file or derived
+// from one never prints as hundreds of digits.
+std::string fixed_or_exponent(double v, int decimals, bool sign = false);
+
+// A bandwidth a measured row gives (`text`, GB/s, read at `at`: "file:12:
+// column 7 (busbw_GBps)") against what nccl-tests derives from the row's
+// size (its size column: an all-gather's gathered total) and time: algbw =
+// size / time, busbw = algbw x the collective's factor on `ranks` ranks
+// (report.h's, as for simulated collectives). InputError naming both when
+// they are further apart than 2% plus half a unit of the given text's last
+// digit (logs round to 2 decimals; nccl-tests prints 0.00 below 0.005): a
+// bandwidth that disagrees with its row's time is not one measurement.
+struct MeasuredRow {
+  std::string collective;  // canonical
+  std::uint64_t size = 0;  // bytes, as the row writes it
+  std::string time_text;   // us, as the row writes it
+  double time_ns = 0;
+  std::uint32_t ranks = 0;  // 0: unknown, busbw not checked
+};
+enum class BandwidthKind { kAlgbw, kBusbw };
+void check_given_bandwidth(const MeasuredRow& row, BandwidthKind kind, const std::string& at, const std::string& text);
+
 }  // namespace sim::workflows

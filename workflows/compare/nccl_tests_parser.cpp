@@ -211,7 +211,7 @@ NcclTestsOutput parse_nccl_tests(const std::string& raw, const std::string& sour
     rows.emplace_back(line_no, std::move(t));
   }
   if (header.empty()) throw InputError(source + ": no nccl-tests column header ('#  size  count  type ...')");
-  const std::size_t time = column(header, "time"), busbw = column(header, "busbw");
+  const std::size_t time = column(header, "time"), algbw = column(header, "algbw"), busbw = column(header, "busbw");
   if (time == header.size() || busbw == header.size()) {
     throw InputError(source + ": the column header has no 'time' and 'busbw' columns");
   }
@@ -233,10 +233,16 @@ NcclTestsOutput parse_nccl_tests(const std::string& raw, const std::string& sour
     if (!us || !(*us > 0) || !(*us * 1e3 <= kMaxCurveTimeNs)) {
       throw InputError(at(p.where, time) + ": '" + t[time] + "' is not a time in us (a finite number above 0, at most 1e13)");
     }
-    const std::optional<double> bw = parse_finite(t[busbw]);
-    if (!bw || !(*bw >= 0)) {
-      throw InputError(at(p.where, busbw) + ": '" + t[busbw] + "' is not a bandwidth in GB/s (a finite number, 0 or more)");
+    for (const std::size_t k : {algbw, busbw}) {
+      if (k == header.size()) continue;
+      const std::optional<double> bw = parse_finite(t[k]);
+      if (!bw || !(*bw >= 0)) {
+        throw InputError(at(p.where, k) + ": '" + t[k] + "' is not a bandwidth in GB/s (a finite number, 0 or more)");
+      }
     }
+    const MeasuredRow measured{coll, *size, t[time], *us * 1e3, out.ranks};
+    if (algbw < header.size()) check_given_bandwidth(measured, BandwidthKind::kAlgbw, at(p.where, algbw), t[algbw]);
+    check_given_bandwidth(measured, BandwidthKind::kBusbw, at(p.where, busbw), t[busbw]);
     std::uint64_t bytes = *size;
     if (coll == "ALL_GATHER") {
       if (out.ranks == 0) throw InputError(source + ": all-gather sizes need the rank count, but no '# Rank' lines were printed");
@@ -248,7 +254,7 @@ NcclTestsOutput parse_nccl_tests(const std::string& raw, const std::string& sour
     }
     p.bytes = bytes;
     p.time_ns = *us * 1e3;  // us -> ns
-    p.busbw_gbps = *bw;
+    p.busbw_gbps = parse_finite(t[busbw]);
     if (out.ranks) p.labels["npus"] = std::to_string(out.ranks);
     out.curve.points.push_back(std::move(p));
   }

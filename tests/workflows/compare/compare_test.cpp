@@ -86,6 +86,20 @@ TEST(Compare, APointThatTwoReferenceRowsMatchIsAnErrorNamingBoth) {
   }
 }
 
+// A reference row whose busbw disagrees with its time: exit 2 naming the line.
+TEST(Compare, AReferenceRowAtOddsWithItselfExitsTwo) {
+  TempDir tmp("compare_odd_rows");
+  const std::string csv = small_sweep(tmp);
+  spit(tmp / "ref.csv", kReferenceHeader + "x,2,16,all_reduce,33554432,427.1,78.57,1e300\n");
+  const SimRun run = run_sim("compare " + csv + " " + (tmp / "ref.csv") + " --metric busbw");
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_EQ(run.output,
+            "sim: error: " + (tmp / "ref.csv") +
+                ":2: column 8 (busbw_GBps): 1e300 GB/s disagrees with the row's time: 33554432 B in 427.1 us "
+                "on 16 ranks is a busbw of 147.31 GB/s (nccl-tests' size / time x 1.875 for ALL_REDUCE), and "
+                "a given bandwidth must be within 2% of it\n");
+}
+
 TEST(NcclTests, FixtureParsesWithHeaderAndSummaryLines) {
   const workflows::NcclTestsOutput out = parse_nccl_tests(slurp(kFixture), kFixture, "");
   EXPECT_EQ(out.ranks, 8u);
@@ -102,7 +116,12 @@ TEST(NcclTests, FixtureParsesWithHeaderAndSummaryLines) {
 }
 
 TEST(NcclTests, AllGatherSizesBecomePerRank) {
-  const auto out = parse_nccl_tests(slurp(kFixture), "ag.txt", "allgather");
+  // The fixture's 8 ranks and columns, with a row of all_gather_perf (busbw = algbw x 7/8).
+  const std::string log = slurp(kFixture);
+  const std::string text = log.substr(0, log.find("        1024")) +
+                           "        1024            32     float    none      -1    30.00    0.03    0.03      0    "
+                           "29.70    0.03    0.03      0\n";
+  const auto out = parse_nccl_tests(text, "ag.txt", "allgather");
   EXPECT_EQ(out.curve.points.front().collective, "ALL_GATHER");
   EXPECT_EQ(out.curve.points.front().bytes, 1024u / 8);
 }
