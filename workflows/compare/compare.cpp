@@ -21,16 +21,26 @@
 namespace sim::workflows {
 
 double parse_tolerance(const std::string& text) {
+  const bool percent = !text.empty() && text.back() == '%';
+  const std::string number = percent ? text.substr(0, text.size() - 1) : text;
+  double v = 0;
   try {
     std::size_t used = 0;
-    const bool percent = !text.empty() && text.back() == '%';
-    const std::string number = percent ? text.substr(0, text.size() - 1) : text;
-    double v = std::stod(number, &used);
+    v = std::stod(number, &used);
     if (used != number.size() || !(v >= 0) || !std::isfinite(v)) throw std::invalid_argument("bad");
-    return percent ? v / 100 : v;
   } catch (const std::exception&) {
     throw InputError("--tolerance " + text + ": expected a percentage (5%) or a fraction (0.05)");
   }
+  if (percent) return v / 100;
+  // 5 meaning 5% would allow 500% and pass every point.
+  if (v > 1) {
+    char fraction[32];
+    std::snprintf(fraction, sizeof fraction, "%.6g", v / 100);
+    throw InputError("--tolerance " + text + ": a number without '%' is a fraction, so " + text + " allows " +
+                     fixed_or_exponent(v * 100, 0) + "%: write " + text + "% or " + fraction +
+                     " (a fraction is at most 1)");
+  }
+  return v;
 }
 
 namespace {

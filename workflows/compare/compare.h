@@ -32,7 +32,8 @@ struct CompareOptions {
 
 int compare_curves(const CompareOptions& options, std::ostream& out);
 
-// "5%" -> 0.05, "0.05" -> 0.05; throws InputError.
+// "5%" -> 0.05, "0.05" -> 0.05; throws InputError, also for a number without
+// '%' above 1 (5 is 500%, not 5%).
 double parse_tolerance(const std::string& text);
 
 }  // namespace sim::workflows

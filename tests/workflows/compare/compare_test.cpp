@@ -69,6 +69,22 @@ TEST(Compare, BadInputExitsTwo) {
   EXPECT_NE(none.code, 2) << none.output;
 }
 
+// A number without '%' is a fraction: 5 would be 500% and pass every point.
+TEST(Compare, ABareToleranceAboveOneIsRefused) {
+  TempDir tmp("compare_tolerance");
+  const std::string csv = small_sweep(tmp);
+  const SimRun run = run_sim("compare " + csv + " " + csv + " --tolerance 5");
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_EQ(run.output,
+            "sim: error: --tolerance 5: a number without '%' is a fraction, so 5 allows 500%: write 5% or 0.05 (a "
+            "fraction is at most 1)\n");
+  EXPECT_EQ(run_sim("compare " + csv + " " + csv + " --tolerance 1").code, 0);
+  EXPECT_EQ(run_sim("compare " + csv + " " + csv + " --tolerance 500%").code, 0);
+  EXPECT_EQ(workflows::parse_tolerance("0.05"), 0.05);
+  EXPECT_EQ(workflows::parse_tolerance("5%"), 0.05);
+  EXPECT_THROW(workflows::parse_tolerance("1.5"), InputError);
+}
+
 const std::string kReferenceHeader = "system,nodes,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps\n";
 
 // Two reference rows that one point matches: refused naming both (`sim
