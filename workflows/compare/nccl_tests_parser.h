@@ -21,8 +21,9 @@
 //
 // Every value is checked: the size a byte count above 0, the time a finite
 // number of us above 0, algbw and busbw finite, 0 or more and within 2% of
-// what the size and time give (curve_table.h's check_given_bandwidth).
-// Errors name the file, line and column.
+// what the size and time give (curve_table.h's check_given_bandwidth); the
+// `Rank` lines list each rank from 0 up once. Errors name the file, line and
+// column.
 //
 // Output printed through a launcher carries a prefix on every line:
 // `[1,0]<stdout>:` (mpirun --tag-output) or `0: ` (srun --label). When every

@@ -102,18 +102,28 @@ TEST(Compare, APointThatTwoReferenceRowsMatchIsAnErrorNamingBoth) {
   }
 }
 
-// A reference row whose busbw disagrees with its time: exit 2 naming the line.
+// A reference row whose busbw disagrees with its time, and nccl-tests '#
+// Rank' lines that list a rank twice: exit 2 naming the line.
 TEST(Compare, AReferenceRowAtOddsWithItselfExitsTwo) {
   TempDir tmp("compare_odd_rows");
   const std::string csv = small_sweep(tmp);
   spit(tmp / "ref.csv", kReferenceHeader + "x,2,16,all_reduce,33554432,427.1,78.57,1e300\n");
-  const SimRun run = run_sim("compare " + csv + " " + (tmp / "ref.csv") + " --metric busbw");
+  SimRun run = run_sim("compare " + csv + " " + (tmp / "ref.csv") + " --metric busbw");
   EXPECT_EQ(run.code, 2) << run.output;
   EXPECT_EQ(run.output,
             "sim: error: " + (tmp / "ref.csv") +
                 ":2: column 8 (busbw_GBps): 1e300 GB/s disagrees with the row's time: 33554432 B in 427.1 us "
                 "on 16 ranks is a busbw of 147.31 GB/s (nccl-tests' size / time x 1.875 for ALL_REDUCE), and "
                 "a given bandwidth must be within 2% of it\n");
+  std::string log = slurp(kFixture);
+  const std::size_t ranks = log.find("#  Rank"), end = log.find("#\n", ranks);
+  log.insert(end, log.substr(ranks, end - ranks));  // ranks 0-7 twice
+  spit(tmp / "all_reduce_perf.txt", log);
+  run = run_sim("compare " + csv + " " + (tmp / "all_reduce_perf.txt"));
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_EQ(run.output, "sim: error: " + (tmp / "all_reduce_perf.txt") +
+                            ":12: rank 0 is listed again (first at line 4): each rank has one '# Rank' line (one "
+                            "nccl-tests run per file)\n");
 }
 
 TEST(NcclTests, FixtureParsesWithHeaderAndSummaryLines) {

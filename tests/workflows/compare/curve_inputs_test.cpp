@@ -167,7 +167,7 @@ TEST(CurveInputs, NcclTestsValuesAreChecked) {
                      "all_reduce_perf.txt"),
             "all_reduce_perf.txt:12: a second column header with other columns than the first (one nccl-tests run per "
             "file)");
-  // The same header again is read on.
+  // The same header again is read on (a second run's '# Rank' lines are not: NcclTestsRankLinesListEachRankOnce...).
   EXPECT_EQ(error_of(joined(kLog, "") + joined({kLog.begin() + 6, kLog.end()}, ""), "all_reduce_perf.txt"), "no error");
   EXPECT_EQ(error_of(joined(kLog, "") + "# Avg bus bandwidth    : fast\n", "all_reduce_perf.txt"),
             "all_reduce_perf.txt:12: the 'Avg bus bandwidth' summary 'fast' is not a bandwidth (a finite number, 0 or more)");
@@ -204,6 +204,47 @@ TEST(CurveInputs, CompareNeverReportsADeviationFromAReferenceOfZero) {
   EXPECT_EQ(workflows::compare_curves(o, filtered), 0) << filtered.str();
   o.filters = {"system=y"};
   EXPECT_THROW(workflows::compare_curves(o, filtered), InputError);  // nothing left to match
+}
+
+// nccl-tests lists each rank once, from 0 up: a rank twice (two runs in one
+// file) or one skipped is an error naming it and its line, not a rank count.
+TEST(CurveInputs, NcclTestsRankLinesListEachRankOnceFromZero) {
+  const std::string fixture = slurp(source_path("tests/workflows/compare/data/all_reduce_perf_8xH100.txt"));
+  std::istringstream in(fixture);
+  std::vector<std::string> head, rest;  // the 3 lines before its '# Rank' lines, and those after them
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("Rank") == std::string::npos) (head.size() < 3 ? head : rest).push_back(line);
+  }
+  // The '# Rank' lines of `ranks`, in order, between the header and the rows.
+  const auto log = [&](const std::vector<int>& ranks) {
+    std::string text;
+    for (const std::string& l : head) text += l + "\n";
+    for (const int r : ranks) {
+      text += "#  Rank " + std::to_string(r) + " Group  0 Pid  4" + std::to_string(1000 + r) +
+              " on   node-000 device  " + std::to_string(r % 8) + " [0x18] NVIDIA H100 80GB HBM3\n";
+    }
+    for (const std::string& l : rest) text += l + "\n";
+    return text;
+  };
+  std::vector<int> eight{0, 1, 2, 3, 4, 5, 6, 7}, twice = eight, skipped = eight;
+  twice.insert(twice.end(), eight.begin(), eight.end());
+  for (int r = 9; r <= 16; ++r) skipped.push_back(r);
+  ASSERT_EQ(parse_curve(log(eight), "all_reduce_perf.txt").points.at(0).labels.at("npus"), "8");
+  EXPECT_EQ(error_of(log(twice), "all_reduce_perf.txt"),
+            "all_reduce_perf.txt:12: rank 0 is listed again (first at line 4): each rank has one '# Rank' line (one "
+            "nccl-tests run per file)");
+  EXPECT_EQ(error_of(log(skipped), "all_reduce_perf.txt"),
+            "all_reduce_perf.txt:12: rank 9 is listed but rank 8 is not: the '# Rank' lines list every rank from 0 up, "
+            "once");
+  EXPECT_EQ(error_of(log({1, 2}), "all_reduce_perf.txt"),
+            "all_reduce_perf.txt:4: rank 1 is listed but rank 0 is not: the '# Rank' lines list every rank from 0 up, "
+            "once");
+  EXPECT_EQ(error_of(log({0, -1}), "all_reduce_perf.txt"),
+            "all_reduce_perf.txt:5: '# Rank -1': expected a rank number (0, 1, 2, ...)");
+  // Two runs' logs one after the other list the ranks twice.
+  EXPECT_EQ(error_of(joined(kLog, "") + joined(kLog, ""), "all_reduce_perf.txt"),
+            "all_reduce_perf.txt:15: rank 0 is listed again (first at line 4): each rank has one '# Rank' line (one "
+            "nccl-tests run per file)");
 }
 
 // A bandwidth a measured row gives agrees with its size and time as
