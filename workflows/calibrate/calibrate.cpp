@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <unistd.h>
 #include <sstream>
@@ -653,6 +654,20 @@ CalibrationResult calibrate(const CalibrateOptions& o) {
                                    std::to_string(machines[0].npus) + " and ") +
                      std::to_string(filtered) + " are left out by --filter and --sizes");
   }
+  // Two fitting rows that are one point, as `sim compare` matches points,
+  // would weigh one measurement twice (or two that disagree) in the fit.
+  std::set<std::string> keys = common_labels(curve);
+  if (preset) keys.insert("nodes");
+  for (std::size_t i = 0; i < result.rows.size(); ++i) {
+    for (std::size_t j = 0; j < i && result.rows[i].fitted; ++j) {
+      const CurvePoint &a = result.rows[j].point, &b = result.rows[i].point;
+      if (result.rows[j].fitted && same_point(a, b, keys)) {
+        throw InputError(b.where + ": the same point as " + a.where + " " + describe_point(b, keys) +
+                         ": a fit would count it twice (delete a row, or narrow the fitting rows with --filter "
+                         "column=value)");
+      }
+    }
+  }
 
   // The free parameters: those the systems with fitting rows declare, in the
   // order of first declaration; a name every system declares alike.
@@ -783,14 +798,14 @@ void write_calibration(const CalibrationResult& r, const CalibrateOptions& o) {
     char line[512];
     if (by_nodes) csv << row.nodes << ",";
     // The simulated time to the picosecond, the simulator's resolution.
-    std::snprintf(line, sizeof line, "%s,%llu,%s,%.3f,%.6f,%.2f,%.2f,%.2f,", row.point.collective.c_str(),
+    std::snprintf(line, sizeof line, "%s,%llu,%s,%s,%s,%s,%s,%s,", row.point.collective.c_str(),
                   static_cast<unsigned long long>(row.point.bytes), row.fitted ? "fit" : "held-out",
-                  row.measured_ns / 1e3, row.simulated_ns / 1e3, row.error() * 100, row.measured_busbw,
-                  row.simulated_busbw);
+                  fixed_or_exponent(row.measured_ns / 1e3, 3).c_str(),
+                  fixed_or_exponent(row.simulated_ns / 1e3, 6).c_str(), fixed_or_exponent(row.error() * 100, 2).c_str(),
+                  fixed_or_exponent(row.measured_busbw, 2).c_str(), fixed_or_exponent(row.simulated_busbw, 2).c_str());
     csv << line;
     if (const std::optional<double> e = row.busbw_error()) {  // empty: no measured busbw to compare with
-      std::snprintf(line, sizeof line, "%.2f", *e * 100);
-      csv << line;
+      csv << fixed_or_exponent(*e * 100, 2);
     }
     csv << "\n";
   }
@@ -834,14 +849,18 @@ std::string describe_calibration(const CalibrationResult& r) {
   std::map<std::uint32_t, double> worst_by_nodes;
   for (const CalibratedRow* row : rows) {
     char line[256], busbw[32] = "      n/a";
-    if (const std::optional<double> e = row->busbw_error()) std::snprintf(busbw, sizeof busbw, "%+8.1f%%", *e * 100);
+    if (const std::optional<double> e = row->busbw_error()) {
+      std::snprintf(busbw, sizeof busbw, "%8s%%", fixed_or_exponent(*e * 100, 1, true).c_str());
+    }
     if (by_nodes) {
       std::snprintf(line, sizeof line, "  %5u ", static_cast<unsigned>(row->nodes));
       o << line;
     }
-    std::snprintf(line, sizeof line, "  %-15s %12llu %12.2f %12.2f %+8.1f%% %s\n", row->point.collective.c_str(),
-                  static_cast<unsigned long long>(row->point.bytes), row->measured_ns / 1e3, row->simulated_ns / 1e3,
-                  row->error() * 100, busbw);
+    std::snprintf(line, sizeof line, "  %-15s %12llu %12s %12s %8s%% %s\n", row->point.collective.c_str(),
+                  static_cast<unsigned long long>(row->point.bytes),
+                  fixed_or_exponent(row->measured_ns / 1e3, 2).c_str(),
+                  fixed_or_exponent(row->simulated_ns / 1e3, 2).c_str(),
+                  fixed_or_exponent(row->error() * 100, 1, true).c_str(), busbw);
     o << line;
     worst = std::max(worst, std::abs(row->error()));
     worst_by_nodes[row->nodes] = std::max(worst_by_nodes[row->nodes], std::abs(row->error()));

@@ -21,38 +21,32 @@
 namespace sim::workflows {
 
 double parse_tolerance(const std::string& text) {
+  const bool percent = !text.empty() && text.back() == '%';
+  const std::string number = percent ? text.substr(0, text.size() - 1) : text;
+  double v = 0;
   try {
     std::size_t used = 0;
-    const bool percent = !text.empty() && text.back() == '%';
-    const std::string number = percent ? text.substr(0, text.size() - 1) : text;
-    double v = std::stod(number, &used);
+    v = std::stod(number, &used);
     if (used != number.size() || !(v >= 0) || !std::isfinite(v)) throw std::invalid_argument("bad");
-    return percent ? v / 100 : v;
   } catch (const std::exception&) {
     throw InputError("--tolerance " + text + ": expected a percentage (5%) or a fraction (0.05)");
   }
+  if (percent) return v / 100;
+  // 5 meaning 5% would allow 500% and pass every point.
+  if (v > 1) {
+    char fraction[32];
+    std::snprintf(fraction, sizeof fraction, "%.6g", v / 100);
+    throw InputError("--tolerance " + text + ": a number without '%' is a fraction, so " + text + " allows " +
+                     fixed_or_exponent(v * 100, 0) + "%: write " + text + "% or " + fraction +
+                     " (a fraction is at most 1)");
+  }
+  return v;
 }
 
 namespace {
 
-std::set<std::string> common_labels(const Curve& c) {
-  std::set<std::string> names;
-  if (c.points.empty()) return names;
-  for (const auto& [k, v] : c.points.front().labels) names.insert(k);
-  for (const CurvePoint& p : c.points) {
-    for (auto it = names.begin(); it != names.end();) it = p.labels.count(*it) ? std::next(it) : names.erase(it);
-  }
-  return names;
-}
-
 std::optional<double> metric_of(const CurvePoint& p, const std::string& metric) {
   return metric == "time" ? p.time_ns : p.busbw_gbps;
-}
-
-std::string describe(const CurvePoint& p, const std::set<std::string>& shown) {
-  std::string s = (p.id.empty() ? "" : p.id + " ") + "(" + p.collective + " " + std::to_string(p.bytes) + " B";
-  for (const std::string& k : shown) s += ", " + k + "=" + p.labels.at(k);
-  return s + ")";
 }
 
 void apply_filters(Curve& ref, const std::vector<std::string>& filters) {
@@ -164,10 +158,7 @@ int compare_curves(const CompareOptions& o, std::ostream& out) {
   for (const CurvePoint& p : ours.points) {
     const CurvePoint* found = nullptr;
     for (const CurvePoint& r : ref.points) {
-      if (r.collective != p.collective || r.bytes != p.bytes) continue;
-      bool same = true;
-      for (const std::string& k : shared) same = same && r.labels.at(k) == p.labels.at(k);
-      if (!same) continue;
+      if (!same_point(p, r, shared)) continue;
       if (found) {
         throw InputError(p.where + ": matches both " + found->where + " and " + r.where +
                          " (narrow the reference with --filter key=value)");
@@ -204,14 +195,16 @@ int compare_curves(const CompareOptions& o, std::ostream& out) {
     const bool bad = !(std::fabs(m.deviation) <= o.tolerance);
     outside += bad;
     char buf[160];
-    std::snprintf(buf, sizeof buf, "  %14.3f %14.3f %+9.3f%%  %s  ", m.a, m.b, 100 * m.deviation, bad ? "OUTSIDE" : "ok     ");
-    out << buf << describe(*m.ours, shared) << "\n";
+    std::snprintf(buf, sizeof buf, "  %14s %14s %9s%%  %s  ", fixed_or_exponent(m.a, 3).c_str(),
+                  fixed_or_exponent(m.b, 3).c_str(), fixed_or_exponent(100 * m.deviation, 3, true).c_str(),
+                  bad ? "OUTSIDE" : "ok     ");
+    out << buf << describe_point(*m.ours, shared) << "\n";
   }
   for (const auto& [p, r] : zero) {
     char value[32];
     std::snprintf(value, sizeof value, "%.6g", *metric_of(*r, o.metric));
-    out << "  not compared: " << describe(*p, shared) << ": the reference " << o.metric << " at " << r->where << " is "
-        << value << " (no finite relative deviation)\n";
+    out << "  not compared: " << describe_point(*p, shared) << ": the reference " << o.metric << " at " << r->where
+        << " is " << value << " (no finite relative deviation)\n";
   }
   out << matches.size() << " points compared (" << ours.points.size() - matches.size() - zero.size()
       << " without a reference point";
@@ -219,10 +212,11 @@ int compare_curves(const CompareOptions& o, std::ostream& out) {
   out << "), " << outside << " outside " << o.tolerance * 100 << "%\n";
   for (const Match& m : matches) {
     if (std::fabs(m.deviation) <= o.tolerance) continue;
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "%.6g %s vs reference %.6g %s (%+.2f%%)", m.a, unit, m.b, unit, 100 * m.deviation);
-    out << "outside tolerance: " << describe(*m.ours, shared) << " at " << m.ours->where << ": " << o.metric << " "
-        << buf << ", reference " << m.ref->where << "\n";
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "%.6g %s vs reference %.6g %s (%s%%)", m.a, unit, m.b, unit,
+                  fixed_or_exponent(100 * m.deviation, 2, true).c_str());
+    out << "outside tolerance: " << describe_point(*m.ours, shared) << " at " << m.ours->where << ": " << o.metric
+        << " " << buf << ", reference " << m.ref->where << "\n";
   }
   if (!o.plot.empty()) {
     const std::string overlay = o.plot + ".overlay." + std::to_string(::getpid()) + ".csv";

@@ -4,9 +4,9 @@
 // collective, size and every label both files have (a sweep's axis columns,
 // algorithm, npus, backend...), prints each deviation (ours - reference) /
 // reference, and returns 0 when all are within the tolerance, 1 when any is
-// outside (naming it), 2 for bad input (nothing matches, a point matches
-// twice, a file in no known format). Reference rows may be narrowed with
-// --filter key=value (e.g. backend=analytical).
+// outside (naming it), 2 for bad input (nothing matches, a point matches two
+// reference rows, a file in no known format). Reference rows may be narrowed
+// with --filter key=value (e.g. backend=analytical).
 //
 // `sim compare REFERENCE --preset NAME` makes the results instead: every
 // reference row (after --filter) simulated on the preset generated at the
@@ -32,7 +32,8 @@ struct CompareOptions {
 
 int compare_curves(const CompareOptions& options, std::ostream& out);
 
-// "5%" -> 0.05, "0.05" -> 0.05; throws InputError.
+// "5%" -> 0.05, "0.05" -> 0.05; throws InputError, also for a number without
+// '%' above 1 (5 is 500%, not 5%).
 double parse_tolerance(const std::string& text);
 
 }  // namespace sim::workflows

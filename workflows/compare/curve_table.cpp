@@ -2,8 +2,10 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 
 #include "core/error.h"
+#include "report/report.h"
 #include "workload/rank_graph.h"
 
 namespace sim::workflows {
@@ -109,6 +111,92 @@ std::vector<CsvRow> parse_csv(const std::string& all, const std::string& source)
 std::string canonical_collective(const std::string& name) {
   CollectiveType t;
   return parse_collective_name(name, t) ? collective_name(t) : "";
+}
+
+std::set<std::string> common_labels(const Curve& c) {
+  std::set<std::string> names;
+  if (c.points.empty()) return names;
+  for (const auto& [k, v] : c.points.front().labels) names.insert(k);
+  for (const CurvePoint& p : c.points) {
+    for (auto it = names.begin(); it != names.end();) it = p.labels.count(*it) ? std::next(it) : names.erase(it);
+  }
+  return names;
+}
+
+bool same_point(const CurvePoint& a, const CurvePoint& b, const std::set<std::string>& keys) {
+  if (a.collective != b.collective || a.bytes != b.bytes) return false;
+  for (const std::string& k : keys) {
+    const std::string *x = column_value(a, k), *y = column_value(b, k);
+    if ((x == nullptr) != (y == nullptr) || (x && *x != *y)) return false;
+  }
+  return true;
+}
+
+std::string describe_point(const CurvePoint& p, const std::set<std::string>& keys) {
+  std::string s = (p.id.empty() ? "" : p.id + " ") + "(" + p.collective + " " + std::to_string(p.bytes) + " B";
+  for (const std::string& k : keys) {
+    if (const std::string* v = column_value(p, k)) s += ", " + k + "=" + *v;
+  }
+  return s + ")";
+}
+
+std::string fixed_or_exponent(double v, int decimals, bool sign) {
+  char buf[64];
+  if (std::isfinite(v) && std::fabs(v) < 1e15) {
+    std::snprintf(buf, sizeof buf, sign ? "%+.*f" : "%.*f", decimals, v);
+  } else {
+    std::snprintf(buf, sizeof buf, sign ? "%+.6g" : "%.6g", v);
+  }
+  return buf;
+}
+
+namespace {
+
+// Half a unit of the last digit `text` (a finite number) is written to:
+// 0.005 for "147.32", 0.05 for "0.2", 5e299 for "1e300".
+double half_last_digit(std::string_view text) {
+  text = trimmed(text);
+  int exponent = 0;
+  if (const std::size_t e = text.find_first_of("eE"); e != std::string_view::npos) {
+    std::string_view digits = text.substr(e + 1);
+    if (!digits.empty() && digits.front() == '+') digits.remove_prefix(1);
+    std::from_chars(digits.data(), digits.data() + digits.size(), exponent);
+    text = text.substr(0, e);
+  }
+  const std::size_t dot = text.find('.');
+  const int decimals = dot == std::string_view::npos ? 0 : static_cast<int>(text.size() - dot - 1);
+  return 0.5 * std::pow(10.0, exponent - decimals);
+}
+
+// busbw / algbw of `collective` on `ranks` ranks: report.h's factor, from a
+// record of one second (any duration and size give the same quotient).
+double bus_factor(const std::string& collective, std::uint32_t ranks) {
+  CollectiveRecord r;
+  if (!parse_collective_name(collective, r.type)) return 1;
+  r.group_size = ranks;
+  r.bytes = 1;
+  r.duration = kSecond;
+  return busbw_gbps(r) / algbw_gbps(r);
+}
+
+}  // namespace
+
+void check_given_bandwidth(const MeasuredRow& row, BandwidthKind kind, const std::string& at, const std::string& text) {
+  const bool busbw = kind == BandwidthKind::kBusbw;
+  if (busbw && row.ranks == 0) return;
+  const std::optional<double> given = parse_finite(text);
+  if (!given) return;                                                // the reader refuses it
+  const double algbw = static_cast<double>(row.size) / row.time_ns;  // B/ns = GB/s
+  const double factor = busbw ? bus_factor(row.collective, row.ranks) : 1;
+  const double expected = algbw * factor;
+  if (std::fabs(*given - expected) <= 0.02 * expected + half_last_digit(text)) return;
+  char how[64] = "";
+  if (busbw) std::snprintf(how, sizeof how, " x %.6g for %s", factor, row.collective.c_str());
+  throw InputError(at + ": " + std::string(trimmed(text)) + " GB/s disagrees with the row's time: " +
+                   std::to_string(row.size) + " B in " + std::string(trimmed(row.time_text)) + " us" +
+                   (busbw ? " on " + std::to_string(row.ranks) + " ranks is a busbw" : std::string(" is an algbw")) +
+                   " of " + fixed_or_exponent(expected, 2) + " GB/s (nccl-tests' size / time" + how +
+                   "), and a given bandwidth must be within 2% of it");
 }
 
 }  // namespace sim::workflows

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,5 +63,41 @@ inline constexpr double kMaxCurveTimeNs = 1e16;
 
 // "ALL_REDUCE" from any spelling (all_reduce, allreduce); empty if unknown.
 std::string canonical_collective(const std::string& name);
+
+// The labels every point of `c` has.
+std::set<std::string> common_labels(const Curve& c);
+
+// Whether `a` and `b` are one point: the same collective, size and value of
+// each of `keys` (a label or another column, column_value). `sim compare`
+// refuses a point that two reference rows are, `sim calibrate` two fitting
+// rows that are one point: either would count one measurement twice.
+bool same_point(const CurvePoint& a, const CurvePoint& b, const std::set<std::string>& keys);
+
+// "point 3 (ALL_REDUCE 1048576 B, nodes=2, npus=16)": its id, collective,
+// size and `keys`.
+std::string describe_point(const CurvePoint& p, const std::set<std::string>& keys);
+
+// `v` with `decimals` decimals (a leading '+' when `sign` and v >= 0), in
+// exponent form (1.5e+300) from 1e15 on: a number read from a file or derived
+// from one never prints as hundreds of digits.
+std::string fixed_or_exponent(double v, int decimals, bool sign = false);
+
+// A bandwidth a measured row gives (`text`, GB/s, read at `at`: "file:12:
+// column 7 (busbw_GBps)") against what nccl-tests derives from the row's
+// size (its size column: an all-gather's gathered total) and time: algbw =
+// size / time, busbw = algbw x the collective's factor on `ranks` ranks
+// (report.h's, as for simulated collectives). InputError naming both when
+// they are further apart than 2% plus half a unit of the given text's last
+// digit (logs round to 2 decimals; nccl-tests prints 0.00 below 0.005): a
+// bandwidth that disagrees with its row's time is not one measurement.
+struct MeasuredRow {
+  std::string collective;  // canonical
+  std::uint64_t size = 0;  // bytes, as the row writes it
+  std::string time_text;   // us, as the row writes it
+  double time_ns = 0;
+  std::uint32_t ranks = 0;  // 0: unknown, busbw not checked
+};
+enum class BandwidthKind { kAlgbw, kBusbw };
+void check_given_bandwidth(const MeasuredRow& row, BandwidthKind kind, const std::string& at, const std::string& text);
 
 }  // namespace sim::workflows

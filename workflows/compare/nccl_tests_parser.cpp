@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <map>
 #include <sstream>
 #include <string_view>
 #include <vector>
@@ -175,13 +176,26 @@ NcclTestsOutput parse_nccl_tests(const std::string& raw, const std::string& sour
   std::istringstream in(text);
   std::size_t line_no = 0;
   std::vector<std::pair<std::size_t, std::vector<std::string>>> rows;
+  std::map<std::uint64_t, std::size_t> rank_lines;  // rank -> the line listing it
   for (std::string line; std::getline(in, line);) {
     ++line_no;
     auto t = tokens(line);
     if (t.empty()) continue;
     if (t[0] == "#" || t[0][0] == '#') {
       if (t[0] != "#") t[0].erase(0, 1), t.insert(t.begin(), "#");
-      if (t.size() > 2 && t[1] == "Rank" && is_number(t[2])) ++out.ranks;
+      if (t.size() > 2 && t[1] == "Rank" && is_number(t[2])) {
+        // Each rank once, from 0 up: a log listing a rank twice (two runs in
+        // one file, or processes each running a test of their own) or
+        // skipping one has no one rank count.
+        const std::string at = source + ":" + std::to_string(line_no);
+        const std::optional<std::uint64_t> rank = parse_byte_count(t[2]);
+        if (!rank) throw InputError(at + ": '# Rank " + t[2] + "': expected a rank number (0, 1, 2, ...)");
+        const auto [first, added] = rank_lines.emplace(*rank, line_no);
+        if (!added) {
+          throw InputError(at + ": rank " + t[2] + " is listed again (first at line " + std::to_string(first->second) +
+                           "): each rank has one '# Rank' line (one nccl-tests run per file)");
+        }
+      }
       if (t.size() > 4 && t[1] == "size" && t[2] == "count") {
         // Rows are checked against the header before them: a later, different
         // header (two runs' logs in one file) would leave them short of its columns.
@@ -210,8 +224,17 @@ NcclTestsOutput parse_nccl_tests(const std::string& raw, const std::string& sour
     }
     rows.emplace_back(line_no, std::move(t));
   }
+  std::uint64_t expected_rank = 0;
+  for (const auto& [rank, line] : rank_lines) {
+    if (rank != expected_rank) {
+      throw InputError(source + ":" + std::to_string(line) + ": rank " + std::to_string(rank) + " is listed but rank " +
+                       std::to_string(expected_rank) + " is not: the '# Rank' lines list every rank from 0 up, once");
+    }
+    ++expected_rank;
+  }
+  out.ranks = static_cast<std::uint32_t>(rank_lines.size());
   if (header.empty()) throw InputError(source + ": no nccl-tests column header ('#  size  count  type ...')");
-  const std::size_t time = column(header, "time"), busbw = column(header, "busbw");
+  const std::size_t time = column(header, "time"), algbw = column(header, "algbw"), busbw = column(header, "busbw");
   if (time == header.size() || busbw == header.size()) {
     throw InputError(source + ": the column header has no 'time' and 'busbw' columns");
   }
@@ -233,10 +256,16 @@ NcclTestsOutput parse_nccl_tests(const std::string& raw, const std::string& sour
     if (!us || !(*us > 0) || !(*us * 1e3 <= kMaxCurveTimeNs)) {
       throw InputError(at(p.where, time) + ": '" + t[time] + "' is not a time in us (a finite number above 0, at most 1e13)");
     }
-    const std::optional<double> bw = parse_finite(t[busbw]);
-    if (!bw || !(*bw >= 0)) {
-      throw InputError(at(p.where, busbw) + ": '" + t[busbw] + "' is not a bandwidth in GB/s (a finite number, 0 or more)");
+    for (const std::size_t k : {algbw, busbw}) {
+      if (k == header.size()) continue;
+      const std::optional<double> bw = parse_finite(t[k]);
+      if (!bw || !(*bw >= 0)) {
+        throw InputError(at(p.where, k) + ": '" + t[k] + "' is not a bandwidth in GB/s (a finite number, 0 or more)");
+      }
     }
+    const MeasuredRow measured{coll, *size, t[time], *us * 1e3, out.ranks};
+    if (algbw < header.size()) check_given_bandwidth(measured, BandwidthKind::kAlgbw, at(p.where, algbw), t[algbw]);
+    check_given_bandwidth(measured, BandwidthKind::kBusbw, at(p.where, busbw), t[busbw]);
     std::uint64_t bytes = *size;
     if (coll == "ALL_GATHER") {
       if (out.ranks == 0) throw InputError(source + ": all-gather sizes need the rank count, but no '# Rank' lines were printed");
@@ -248,7 +277,7 @@ NcclTestsOutput parse_nccl_tests(const std::string& raw, const std::string& sour
     }
     p.bytes = bytes;
     p.time_ns = *us * 1e3;  // us -> ns
-    p.busbw_gbps = *bw;
+    p.busbw_gbps = parse_finite(t[busbw]);
     if (out.ranks) p.labels["npus"] = std::to_string(out.ranks);
     out.curve.points.push_back(std::move(p));
   }

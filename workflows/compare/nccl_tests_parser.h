@@ -10,7 +10,7 @@
 //   #        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us) ...
 //          1024           256     float     sum      -1    25.31    0.04    0.07      0    24.90 ...
 //   # Out of bounds values : 0 OK
-//   # Avg bus bandwidth    : 45.6 
+//   # Avg bus bandwidth    : 45.6
 //
 // The column header (with or without `root`, `#wrong` or `error`) says which
 // fields a row has. The out-of-place time (us) and busbw are read. The output
@@ -20,8 +20,10 @@
 // divided by the rank count (the `Rank` lines), and must be a multiple of it.
 //
 // Every value is checked: the size a byte count above 0, the time a finite
-// number of us above 0, busbw finite and 0 or more; errors name the file,
-// line and column.
+// number of us above 0, algbw and busbw finite, 0 or more and within 2% of
+// what the size and time give (curve_table.h's check_given_bandwidth); the
+// `Rank` lines list each rank from 0 up once. Errors name the file, line and
+// column.
 //
 // Output printed through a launcher carries a prefix on every line:
 // `[1,0]<stdout>:` (mpirun --tag-output) or `0: ` (srun --label). When every

@@ -1,6 +1,7 @@
 #include "workflows/compare/reference_reader.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "core/error.h"
 #include "core/input_file.h"
@@ -57,7 +58,7 @@ struct CsvLayout {
   double time_scale = 1;  // to ns
   std::vector<std::string> labels;
   std::string skip_unless_column, skip_unless_value;  // e.g. status == ok
-  bool measured = false;        // times must be above 0
+  bool measured = false;        // times must be above 0, bandwidths agree with them (algbw_GBps, busbw on `ranks`)
   bool other_columns = false;   // every other column is kept in CurvePoint::columns
 };
 
@@ -76,6 +77,8 @@ Curve read_csv_curve(const std::vector<CsvRow>& rows, const std::string& path, c
   const std::size_t c_busbw = layout.busbw.empty() ? header.size() : col(layout.busbw);
   const std::size_t c_skip = layout.skip_unless_column.empty() ? header.size() : col(layout.skip_unless_column);
   const std::size_t c_point = find_column(header, "point");
+  const std::size_t c_algbw = layout.measured ? find_column(header, "algbw_GBps") : header.size();
+  const std::size_t c_ranks = layout.measured ? find_column(header, "ranks") : header.size();
   std::vector<std::pair<std::string, std::size_t>> labels, others;
   for (const std::string& l : layout.labels) labels.emplace_back(l, col(l));
   for (std::size_t k = 0; k < header.size(); ++k) {
@@ -104,6 +107,18 @@ Curve read_csv_curve(const std::vector<CsvRow>& rows, const std::string& path, c
       p.time_ns = time_ns(f[c_time], layout.time_scale, layout.measured, at_column(where, c_time, layout.time));
     }
     if (c_busbw < header.size()) p.busbw_gbps = bandwidth(f[c_busbw], at_column(where, c_busbw, layout.busbw));
+    if (layout.measured && p.time_ns) {
+      MeasuredRow m{p.collective, p.bytes, f[c_time], *p.time_ns, 0};
+      const std::optional<std::uint64_t> ranks = c_ranks < header.size() ? parse_byte_count(f[c_ranks]) : std::nullopt;
+      if (ranks && *ranks <= std::numeric_limits<std::uint32_t>::max()) m.ranks = static_cast<std::uint32_t>(*ranks);
+      if (c_algbw < header.size() && !f[c_algbw].empty()) {
+        const std::string at = at_column(where, c_algbw, header[c_algbw]);
+        bandwidth(f[c_algbw], at);
+        check_given_bandwidth(m, BandwidthKind::kAlgbw, at, f[c_algbw]);
+      }
+      if (p.busbw_gbps)
+        check_given_bandwidth(m, BandwidthKind::kBusbw, at_column(where, c_busbw, layout.busbw), f[c_busbw]);
+    }
     for (const auto& [name, k] : labels) p.labels[name] = f[k];
     for (const auto& [name, k] : others) p.columns[name] = f[k];
     curve.points.push_back(std::move(p));

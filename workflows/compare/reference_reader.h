@@ -20,7 +20,9 @@ namespace sim::workflows {
 // and column: sizes are byte counts above 0; times finite, at most 10^16 ns,
 // and above 0 in a measured curve (reference CSV, nccl-tests) or 0 or more in
 // a simulated one; bandwidths finite and 0 or more (nccl-tests prints 0.00
-// for small sizes). A header naming a column twice is an error.
+// for small sizes), and in a measured curve within 2% of what its size and
+// time give (algbw_GBps and busbw_GBps, curve_table.h's
+// check_given_bandwidth). A header naming a column twice is an error.
 
 // Throws InputError naming the file (and line) when it is none of these.
 Curve read_curve(const std::string& path, const std::string& nccl_collective = "");

@@ -4,12 +4,12 @@
 #include <filesystem>
 #include <set>
 
-#include "core/error.h"
-#include "core/units.h"
 #include "core/config_reader.h"
+#include "core/error.h"
 #include "system/registry/algorithm_registry.h"
 #include "workflows/sweep/content_hash.h"
 #include "workflows/sweep/generated_algorithm.h"
+#include "workload/generators/workload_generator.h"
 #include "workload/source/workload_source.h"
 
 namespace sim::workflows {
@@ -111,12 +111,20 @@ struct SpecReader {
     return out;
   }
 
+  // A microbenchmark's size, checked as `--workload gen:collectives?size=`
+  // checks it (at least 1 byte, at most 2^63 - 1: what comm_size holds).
   std::string size(const YAML::Node& node, std::string_view key) const {
     const std::string text = r.text(node, key);
+    WorkloadGenOptions o;
+    o.kind = "collectives";
+    o.npus = 1;
+    o.size_text = text;
     try {
-      parse_size(text);
-    } catch (const std::invalid_argument& e) {
-      r.fail(node, std::string(key) + ": " + e.what());
+      make_microbenchmark(o, gen::OptionSpelling::kQuery);
+    } catch (const InputError& e) {
+      // Its message names the query's key ("gen:collectives: size: "); the spec's key replaces it.
+      const std::string what = e.what(), query_key = "gen:collectives: size: ";
+      r.fail(node, std::string(key) + ": " + (what.rfind(query_key, 0) == 0 ? what.substr(query_key.size()) : what));
     }
     return text;
   }

@@ -84,8 +84,8 @@ class Calibrate : public TempFolderTest {
       for (std::uint64_t s = 1 << 20; s <= (std::uint64_t{1} << 30); s *= 4) {
         double busbw = 0;
         const std::uint64_t ps = simulate_collective(net, "n", sys, "s", coll, s, &busbw);
-        out << "synthetic,8," << (coll[0] == 'A' ? "all_reduce" : "reduce_scatter") << "," << s << ","
-            << ps / 1e6 << ",0," << busbw << ",test\n";
+        out << "synthetic,8," << (coll[0] == 'A' ? "all_reduce" : "reduce_scatter") << "," << s << "," << ps / 1e6
+            << "," << static_cast<double>(s) / (static_cast<double>(ps) / 1e3) << "," << busbw << ",test\n";
       }
     }
     return path("reference.csv");
@@ -172,7 +172,7 @@ TEST_F(Calibrate, NonFiniteOrTooSmallMeasuredTimesAreErrorsAndNothingIsWritten) 
   o.system_dir = dir;
   o.output = path("out");
   const auto error_for = [&](const std::string& rows) {
-    std::ofstream(path("ref.csv")) << header << "x,8,all_reduce,1048576,40,1,1,s\n" << rows;
+    std::ofstream(path("ref.csv")) << header << "x,8,all_reduce,1048576,40,26.21,45.88,s\n" << rows;
     o.reference = path("ref.csv");
     try {
       calibrate(o);
@@ -185,19 +185,86 @@ TEST_F(Calibrate, NonFiniteOrTooSmallMeasuredTimesAreErrorsAndNothingIsWritten) 
   EXPECT_EQ(error_for("x,8,all_reduce,4194304,inf,1,1,s\n"), path("ref.csv") + ":3: column 5 (time_us): 'inf' is not a finite number");
   EXPECT_EQ(error_for("x,8,all_reduce,4194304,0,1,1,s\n"), path("ref.csv") + ":3: column 5 (time_us): time '0' must be above 0");
   EXPECT_EQ(error_for("x,8,all_reduce,4194304,-5,1,1,s\n"), path("ref.csv") + ":3: column 5 (time_us): time '-5' must be above 0");
-  EXPECT_EQ(error_for("x,8,all_reduce,4194304,1e-7,1,1,s\n"),
+  EXPECT_EQ(error_for("x,8,all_reduce,4194304,1e-7,4.194304e10,7.340032e10,s\n"),
             path("ref.csv") + ":3: time 0.000100 ns: a fit needs measured times of 1 ps or more");
-  EXPECT_EQ(error_for("x,8,all_gather,4194305,30,1,1,s\n"),
-            path("ref.csv") + ":3: all-gather size 4194305 B (the gathered total) is not a multiple of the network's 8 NPUs");
-  EXPECT_EQ(error_for("x,8,all_reduce,9223372036854775808,30,1,1,s\n"),
-            path("ref.csv") + ":3: size 9223372036854775808 B is above the largest a collective carries (2^63 - 1 B, "
-                              "Chakra's comm_size)");
+  EXPECT_EQ(
+      error_for("x,8,all_gather,4194305,30,139.81,122.33,s\n"),
+      path("ref.csv") + ":3: all-gather size 4194305 B (the gathered total) is not a multiple of the network's 8 NPUs");
+  EXPECT_EQ(error_for("x,8,all_reduce,9223372036854775808,30,3.0744573e14,5.3803004e14,s\n"),
+            path("ref.csv") +
+                ":3: size 9223372036854775808 B is above the largest a collective carries (2^63 - 1 B, "
+                "Chakra's comm_size)");
   // The rows left out are counted by reason.
   o.filters = {{"collective", "alltoall"}};
-  EXPECT_EQ(error_for("x,16,all_reduce,4194304,30,1,1,s\n"),
-            path("ref.csv") + ": no row to fit on: of its 2 rows, 1 are on another NPU count than the network's 8 and 1 "
-                              "are left out by --filter and --sizes");
+  EXPECT_EQ(error_for("x,16,all_reduce,4194304,30,139.81,262.14,s\n"),
+            path("ref.csv") +
+                ": no row to fit on: of its 2 rows, 1 are on another NPU count than the network's 8 and 1 "
+                "are left out by --filter and --sizes");
   EXPECT_FALSE(std::filesystem::exists(o.output));
+}
+
+// Two fitting rows that are one point (as `sim compare` matches points):
+// refused naming both lines, identical or not, before any simulation, and
+// nothing written; with one of them held out, the fit runs.
+TEST_F(Calibrate, TwoFittingRowsOfOnePointAreAnErrorNamingBoth) {
+  const std::string header = "system,nodes,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps\n";
+  const std::string row = "x,2,16,all_reduce,33554432,427.1,78.57,147.32\n";
+  const std::string ref = path("dupdiff.csv");
+  for (const std::string& second : {std::string("x,2,16,all_reduce,33554432,900,37.28,69.90\n"), row}) {
+    std::ofstream(ref) << header << row << second;
+    const auto run = run_sim("calibrate " + ref + " --preset dgx-h100 -j 1 -q -o " + path("out"));
+    EXPECT_EQ(run.code, 2) << run.output;
+    EXPECT_EQ(run.output, "sim: error: " + ref + ":3: the same point as " + ref +
+                              ":2 (ALL_REDUCE 33554432 B, nodes=2, npus=16): a fit would count it twice (delete a row, "
+                              "or narrow the fitting rows with --filter column=value)\n");
+    EXPECT_FALSE(std::filesystem::exists(path("out")));
+  }
+  // The same with --system; then one of them held out by --filter.
+  std::ofstream(ref) << "system,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps\n"
+                     << "a,8,all_reduce,16777216,120,139.81,244.67\nb,8,all_reduce,16777216,125,134.22,234.88\n";
+  CalibrateOptions o;
+  o.reference = ref;
+  o.system_dir = ring_preset();
+  o.fit = {"nvlink_bandwidth"};
+  o.output = path("out");
+  o.rounds = 1;
+  o.steps = 2;
+  try {
+    calibrate(o);
+    ADD_FAILURE() << "fitted on two rows of one point";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              ref + ":3: the same point as " + ref +
+                  ":2 (ALL_REDUCE 16777216 B, npus=8): a fit would count it twice (delete a row, "
+                  "or narrow the fitting rows with --filter column=value)");
+  }
+  o.filters = {{"system", "a"}};
+  EXPECT_EQ(calibrate(o).rows.size(), 2u);
+}
+
+// errors.csv and the printed table write a number of 10^15 or more in
+// exponent form: a sim results CSV used as the reference is not checked
+// against its times, and its busbw reaches them as written.
+TEST_F(Calibrate, ErrorsNeverPrintHundredsOfDigits) {
+  std::ofstream(path("ref.csv")) << "point,size,status,collective,bytes,time_ns,busbw_gbps,algorithm,npus\n"
+                                 << "0,16MiB,ok,ALL_REDUCE,16777216,120000,1e300,ring,8\n"
+                                 << "1,64MiB,ok,ALL_REDUCE,67108864,400000,1e-300,ring,8\n";
+  CalibrateOptions o;
+  o.reference = path("ref.csv");
+  o.system_dir = ring_preset();
+  o.fit = {"nvlink_bandwidth"};
+  o.sizes = std::make_pair(std::uint64_t{16} << 20, std::uint64_t{16} << 20);
+  o.output = path("out");
+  o.rounds = 1;
+  o.steps = 2;
+  const CalibrationResult r = calibrate(o);
+  write_calibration(r, o);
+  const std::string errors = TempFolderTest::read(path("out/errors.csv")), table = describe_calibration(r);
+  EXPECT_NE(errors.find(",1e+300,"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("e+30"), errors.rfind("e+30")) << errors;  // the held-out row's busbw error too
+  EXPECT_NE(table.find("e+30"), std::string::npos) << table;
+  for (const std::string& text : {errors, table})
+    EXPECT_EQ(text.find("0000000000000000000"), std::string::npos) << text;
 }
 
 // A fitted value lies within its bounds: even when the file's starting value
@@ -234,7 +301,7 @@ TEST_F(Calibrate, FittedValuesLieWithinTheirBoundsAndTheHeaderNamesTheFitSet) {
       << r.network_text.substr(0, 300);
   // Values a shell would split are quoted, so the header's command runs as written.
   std::ofstream(path("ref2.csv")) << "system,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps,source\n"
-                                  << "\"H100 x8 (it's)\",8,all_reduce,16777216,120,1,1,test\n";
+                                  << "\"H100 x8 (it's)\",8,all_reduce,16777216,120,139.81,244.67,test\n";
   o.reference = path("ref2.csv");
   o.filters = {{"system", "H100 x8 (it's)"}};
   o.progress = nullptr;
@@ -252,7 +319,7 @@ TEST_F(Calibrate, FittedValuesLieWithinTheirBoundsAndTheHeaderNamesTheFitSet) {
 TEST_F(Calibrate, CommandLineErrorsComeBeforeTheFit) {
   const std::string dir = preset();
   std::ofstream(path("ref.csv")) << "system,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps\n"
-                                 << "x,8,all_reduce,16777216,120,1,1\n";
+                                 << "x,8,all_reduce,16777216,120,139.81,244.67\n";
   std::ofstream(path("taken")) << "a file\n";
   const std::string base = "calibrate " + path("ref.csv") + " --system " + dir + " ";
   const auto expect_error = [&](const std::string& args, const std::string& message) {

@@ -69,6 +69,63 @@ TEST(Compare, BadInputExitsTwo) {
   EXPECT_NE(none.code, 2) << none.output;
 }
 
+// A number without '%' is a fraction: 5 would be 500% and pass every point.
+TEST(Compare, ABareToleranceAboveOneIsRefused) {
+  TempDir tmp("compare_tolerance");
+  const std::string csv = small_sweep(tmp);
+  const SimRun run = run_sim("compare " + csv + " " + csv + " --tolerance 5");
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_EQ(run.output,
+            "sim: error: --tolerance 5: a number without '%' is a fraction, so 5 allows 500%: write 5% or 0.05 (a "
+            "fraction is at most 1)\n");
+  EXPECT_EQ(run_sim("compare " + csv + " " + csv + " --tolerance 1").code, 0);
+  EXPECT_EQ(run_sim("compare " + csv + " " + csv + " --tolerance 500%").code, 0);
+  EXPECT_EQ(workflows::parse_tolerance("0.05"), 0.05);
+  EXPECT_EQ(workflows::parse_tolerance("5%"), 0.05);
+  EXPECT_THROW(workflows::parse_tolerance("1.5"), InputError);
+}
+
+const std::string kReferenceHeader = "system,nodes,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps\n";
+
+// Two reference rows that one point matches: refused naming both (`sim
+// calibrate` refuses two fitting rows of one point the same way).
+TEST(Compare, APointThatTwoReferenceRowsMatchIsAnErrorNamingBoth) {
+  TempDir tmp("compare_twice");
+  spit(tmp / "ours.csv", kReferenceHeader + "x,2,16,all_reduce,33554432,430,78.03,146.31\n");
+  for (const std::string second :
+       {"x,2,16,all_reduce,33554432,900,37.28,69.90", "x,2,16,all_reduce,33554432,427.1,78.57,147.32"}) {
+    spit(tmp / "ref.csv", kReferenceHeader + "x,2,16,all_reduce,33554432,427.1,78.57,147.32\n" + second + "\n");
+    const SimRun run = run_sim("compare " + (tmp / "ours.csv") + " " + (tmp / "ref.csv"));
+    EXPECT_EQ(run.code, 2) << run.output;
+    EXPECT_EQ(run.output, "sim: error: " + (tmp / "ours.csv") + ":2: matches both " + (tmp / "ref.csv") + ":2 and " +
+                              (tmp / "ref.csv") + ":3 (narrow the reference with --filter key=value)\n");
+  }
+}
+
+// A reference row whose busbw disagrees with its time, and nccl-tests '#
+// Rank' lines that list a rank twice: exit 2 naming the line.
+TEST(Compare, AReferenceRowAtOddsWithItselfExitsTwo) {
+  TempDir tmp("compare_odd_rows");
+  const std::string csv = small_sweep(tmp);
+  spit(tmp / "ref.csv", kReferenceHeader + "x,2,16,all_reduce,33554432,427.1,78.57,1e300\n");
+  SimRun run = run_sim("compare " + csv + " " + (tmp / "ref.csv") + " --metric busbw");
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_EQ(run.output,
+            "sim: error: " + (tmp / "ref.csv") +
+                ":2: column 8 (busbw_GBps): 1e300 GB/s disagrees with the row's time: 33554432 B in 427.1 us "
+                "on 16 ranks is a busbw of 147.31 GB/s (nccl-tests' size / time x 1.875 for ALL_REDUCE), and "
+                "a given bandwidth must be within 2% of it\n");
+  std::string log = slurp(kFixture);
+  const std::size_t ranks = log.find("#  Rank"), end = log.find("#\n", ranks);
+  log.insert(end, log.substr(ranks, end - ranks));  // ranks 0-7 twice
+  spit(tmp / "all_reduce_perf.txt", log);
+  run = run_sim("compare " + csv + " " + (tmp / "all_reduce_perf.txt"));
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_EQ(run.output, "sim: error: " + (tmp / "all_reduce_perf.txt") +
+                            ":12: rank 0 is listed again (first at line 4): each rank has one '# Rank' line (one "
+                            "nccl-tests run per file)\n");
+}
+
 TEST(NcclTests, FixtureParsesWithHeaderAndSummaryLines) {
   const workflows::NcclTestsOutput out = parse_nccl_tests(slurp(kFixture), kFixture, "");
   EXPECT_EQ(out.ranks, 8u);
@@ -85,7 +142,12 @@ TEST(NcclTests, FixtureParsesWithHeaderAndSummaryLines) {
 }
 
 TEST(NcclTests, AllGatherSizesBecomePerRank) {
-  const auto out = parse_nccl_tests(slurp(kFixture), "ag.txt", "allgather");
+  // The fixture's 8 ranks and columns, with a row of all_gather_perf (busbw = algbw x 7/8).
+  const std::string log = slurp(kFixture);
+  const std::string text = log.substr(0, log.find("        1024")) +
+                           "        1024            32     float    none      -1    30.00    0.03    0.03      0    "
+                           "29.70    0.03    0.03      0\n";
+  const auto out = parse_nccl_tests(text, "ag.txt", "allgather");
   EXPECT_EQ(out.curve.points.front().collective, "ALL_GATHER");
   EXPECT_EQ(out.curve.points.front().bytes, 1024u / 8);
 }

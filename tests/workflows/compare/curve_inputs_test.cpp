@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 
 #include "core/error.h"
@@ -89,8 +90,8 @@ const std::vector<std::string> kLog = {
     "#",
     "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",
     "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)",
-    "        1024           256     float     sum      -1    30.00    0.03    0.00      0    29.70    0.03    0.06      0",
-    "        4096          1024     float     sum      -1    30.01    0.14    0.24      0    29.71    0.14    0.24      0",
+    "        1024           256     float     sum      -1   250.00    0.00    0.00      0   249.70    0.00    0.00      0",
+    "        4096          1024     float     sum      -1    30.01    0.14    0.14      0    29.71    0.14    0.14      0",
     "# Avg bus bandwidth    : 0.12",
 };
 
@@ -157,7 +158,7 @@ TEST(CurveInputs, NcclTestsValuesAreChecked) {
             "all_reduce_perf.txt:9: column 1 (size): '-1024' is not a byte count (digits, below 2^64)");
   EXPECT_EQ(error_of(with_row("1e3", "30", "0.1"), "all_reduce_perf.txt"),
             "all_reduce_perf.txt:9: column 1 (size): '1e3' is not a byte count (digits, below 2^64)");
-  EXPECT_EQ(error_of(with_row("1001", "30", "0.1"), "all_gather_perf.txt"),
+  EXPECT_EQ(error_of(with_row("1001", "30", "0.02"), "all_gather_perf.txt"),
             "all_gather_perf.txt:9: column 1 (size): all-gather size 1001 B is not a multiple of the 2 ranks the "
             "'# Rank' lines list");
   // A second header with more columns than the rows before it (found by fuzzing: read past the rows).
@@ -166,8 +167,8 @@ TEST(CurveInputs, NcclTestsValuesAreChecked) {
                      "all_reduce_perf.txt"),
             "all_reduce_perf.txt:12: a second column header with other columns than the first (one nccl-tests run per "
             "file)");
-  // The same header again (two runs' logs one after the other) is read on.
-  EXPECT_EQ(error_of(joined(kLog, "") + joined(kLog, ""), "all_reduce_perf.txt"), "no error");
+  // The same header again is read on (a second run's '# Rank' lines are not: NcclTestsRankLinesListEachRankOnce...).
+  EXPECT_EQ(error_of(joined(kLog, "") + joined({kLog.begin() + 6, kLog.end()}, ""), "all_reduce_perf.txt"), "no error");
   EXPECT_EQ(error_of(joined(kLog, "") + "# Avg bus bandwidth    : fast\n", "all_reduce_perf.txt"),
             "all_reduce_perf.txt:12: the 'Avg bus bandwidth' summary 'fast' is not a bandwidth (a finite number, 0 or more)");
 }
@@ -176,7 +177,7 @@ TEST(CurveInputs, CompareNeverReportsADeviationFromAReferenceOfZero) {
   TempDir tmp("compare_zero_reference");
   // nccl-tests prints busbw 0.00 below its resolution (the 1 KiB row of kLog).
   spit(tmp / "all_reduce_perf.txt", joined(kLog, ""));
-  spit(tmp / "ours.csv", kHeader + "x,2,all_reduce,1024,31,0.03,0.05,s\nx,2,all_reduce,4096,30.01,0.14,0.25,s\n");
+  spit(tmp / "ours.csv", kHeader + "x,2,all_reduce,1024,200,0.01,0.01,s\nx,2,all_reduce,4096,30.01,0.14,0.14,s\n");
   workflows::CompareOptions o;
   o.results = tmp / "ours.csv";
   o.reference = tmp / "all_reduce_perf.txt";
@@ -203,6 +204,117 @@ TEST(CurveInputs, CompareNeverReportsADeviationFromAReferenceOfZero) {
   EXPECT_EQ(workflows::compare_curves(o, filtered), 0) << filtered.str();
   o.filters = {"system=y"};
   EXPECT_THROW(workflows::compare_curves(o, filtered), InputError);  // nothing left to match
+}
+
+// nccl-tests lists each rank once, from 0 up: a rank twice (two runs in one
+// file) or one skipped is an error naming it and its line, not a rank count.
+TEST(CurveInputs, NcclTestsRankLinesListEachRankOnceFromZero) {
+  const std::string fixture = slurp(source_path("tests/workflows/compare/data/all_reduce_perf_8xH100.txt"));
+  std::istringstream in(fixture);
+  std::vector<std::string> head, rest;  // the 3 lines before its '# Rank' lines, and those after them
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("Rank") == std::string::npos) (head.size() < 3 ? head : rest).push_back(line);
+  }
+  // The '# Rank' lines of `ranks`, in order, between the header and the rows.
+  const auto log = [&](const std::vector<int>& ranks) {
+    std::string text;
+    for (const std::string& l : head) text += l + "\n";
+    for (const int r : ranks) {
+      text += "#  Rank " + std::to_string(r) + " Group  0 Pid  4" + std::to_string(1000 + r) +
+              " on   node-000 device  " + std::to_string(r % 8) + " [0x18] NVIDIA H100 80GB HBM3\n";
+    }
+    for (const std::string& l : rest) text += l + "\n";
+    return text;
+  };
+  std::vector<int> eight{0, 1, 2, 3, 4, 5, 6, 7}, twice = eight, skipped = eight;
+  twice.insert(twice.end(), eight.begin(), eight.end());
+  for (int r = 9; r <= 16; ++r) skipped.push_back(r);
+  ASSERT_EQ(parse_curve(log(eight), "all_reduce_perf.txt").points.at(0).labels.at("npus"), "8");
+  EXPECT_EQ(error_of(log(twice), "all_reduce_perf.txt"),
+            "all_reduce_perf.txt:12: rank 0 is listed again (first at line 4): each rank has one '# Rank' line (one "
+            "nccl-tests run per file)");
+  EXPECT_EQ(error_of(log(skipped), "all_reduce_perf.txt"),
+            "all_reduce_perf.txt:12: rank 9 is listed but rank 8 is not: the '# Rank' lines list every rank from 0 up, "
+            "once");
+  EXPECT_EQ(error_of(log({1, 2}), "all_reduce_perf.txt"),
+            "all_reduce_perf.txt:4: rank 1 is listed but rank 0 is not: the '# Rank' lines list every rank from 0 up, "
+            "once");
+  EXPECT_EQ(error_of(log({0, -1}), "all_reduce_perf.txt"),
+            "all_reduce_perf.txt:5: '# Rank -1': expected a rank number (0, 1, 2, ...)");
+  // Two runs' logs one after the other list the ranks twice.
+  EXPECT_EQ(error_of(joined(kLog, "") + joined(kLog, ""), "all_reduce_perf.txt"),
+            "all_reduce_perf.txt:15: rank 0 is listed again (first at line 4): each rank has one '# Rank' line (one "
+            "nccl-tests run per file)");
+}
+
+// A bandwidth a measured row gives agrees with its size and time as
+// nccl-tests derives it (algbw = size / time, busbw = algbw x the
+// collective's factor on its ranks), within 2% and the rounding of its text.
+TEST(CurveInputs, AMeasuredBandwidthThatDisagreesWithItsTimeIsAnErrorNamingBoth) {
+  const std::string p5 = kHeader.substr(0, 7) + "nodes," + kHeader.substr(7);
+  const auto row = [&](const std::string& algbw, const std::string& busbw) {
+    return p5 + "x,2,16,all_reduce,33554432,427.1," + algbw + "," + busbw + ",s\n";
+  };
+  EXPECT_EQ(error_of(row("78.57", "147.32"), "r.csv"), "no error");
+  EXPECT_EQ(error_of(row("78.57", "1e300"), "r.csv"),
+            "r.csv:2: column 8 (busbw_GBps): 1e300 GB/s disagrees with the row's time: 33554432 B in 427.1 us on 16 "
+            "ranks is a busbw of 147.31 GB/s (nccl-tests' size / time x 1.875 for ALL_REDUCE), and a given bandwidth "
+            "must be within 2% of it");
+  EXPECT_EQ(error_of(row("90", "147.32"), "r.csv"),
+            "r.csv:2: column 7 (algbw_GBps): 90 GB/s disagrees with the row's time: 33554432 B in 427.1 us is an algbw "
+            "of 78.56 GB/s (nccl-tests' size / time), and a given bandwidth must be within 2% of it");
+  EXPECT_EQ(error_of(row("fast", "147.32"), "r.csv"), "r.csv:2: column 7 (algbw_GBps): 'fast' is not a finite number");
+  EXPECT_EQ(error_of(row("", "147.32"), "r.csv"), "no error");  // not given
+  // 2% off passes, 3% does not; a value written to one decimal is read to its rounding.
+  EXPECT_EQ(error_of(row("78.57", "150.2"), "r.csv"), "no error");
+  EXPECT_NE(error_of(row("78.57", "151.8"), "r.csv"), "no error");
+  EXPECT_EQ(error_of(kHeader + "x,8,all_reduce,4096,36.19,0.11,0.2,s\n", "r.csv"), "no error");  // 0.198
+  // All-gather: the size is the gathered total, busbw x (n-1)/n.
+  EXPECT_EQ(error_of(kHeader + "x,8,all_gather,8388608,100,83.89,73.40,s\n", "r.csv"), "no error");
+  EXPECT_NE(error_of(kHeader + "x,8,all_gather,8388608,100,83.89,146.80,s\n", "r.csv").find("x 0.875 for ALL_GATHER"),
+            std::string::npos);
+  // nccl-tests: the out-of-place algbw and busbw.
+  std::vector<std::string> lines = kLog;
+  lines[9] = "        4096          1024     float     sum      -1    30.01    0.14    0.24      0    29.71    0.14    0.14      0";
+  EXPECT_EQ(
+      error_of(joined(lines, ""), "all_reduce_perf.txt"),
+      "all_reduce_perf.txt:10: column 8 (busbw): 0.24 GB/s disagrees with the row's time: 4096 B in 30.01 us on 2 "
+      "ranks is a busbw of 0.14 GB/s (nccl-tests' size / time x 1 for ALL_REDUCE), and a given bandwidth must be "
+      "within 2% of it");
+  lines[9] = "        4096          1024     float     sum      -1    30.01     nan    0.14      0    29.71    0.14    0.14      0";
+  EXPECT_EQ(error_of(joined(lines, ""), "all_reduce_perf.txt"),
+            "all_reduce_perf.txt:10: column 7 (algbw): 'nan' is not a bandwidth in GB/s (a finite number, 0 or more)");
+  // The public curves and the fixture agree with their times.
+  for (const std::string name : {"h100_sxm_x8_xla.csv", "p5_efa_allreduce_2-32nodes.csv"}) {
+    const std::string file = std::string(SIM_SOURCE_DIR) + "/../shared/testdata/reference-curves/" + name;
+    if (std::filesystem::exists(file)) {
+      EXPECT_NO_THROW(workflows::read_curve(file)) << file;
+    }
+  }
+  EXPECT_NO_THROW(workflows::read_curve(source_path("tests/workflows/compare/data/all_reduce_perf_8xH100.txt")));
+}
+
+TEST(CurveInputs, PrintedNumbersNeverRunToHundredsOfDigits) {
+  EXPECT_EQ(workflows::fixed_or_exponent(147.3249, 2), "147.32");
+  EXPECT_EQ(workflows::fixed_or_exponent(5, 1, true), "+5.0");
+  EXPECT_EQ(workflows::fixed_or_exponent(-2.5, 3, true), "-2.500");
+  EXPECT_EQ(workflows::fixed_or_exponent(1e300, 2), "1e+300");
+  EXPECT_EQ(workflows::fixed_or_exponent(-1e20, 3, true), "-1e+20");
+  EXPECT_EQ(workflows::fixed_or_exponent(999999999999999.0, 0), "999999999999999");
+  // A sim results CSV is not checked against its times: its busbw reaches the table as written.
+  TempDir tmp("compare_huge_busbw");
+  const std::string sim = "point,size,status,collective,bytes,time_ns,busbw_gbps,algorithm,npus\n";
+  spit(tmp / "ours.csv", sim + "0,8,ok,ALL_REDUCE,4096,30010,1e300,ring,2\n");
+  workflows::CompareOptions o;
+  o.results = tmp / "ours.csv";
+  spit(tmp / "all_reduce_perf.txt", joined(kLog, ""));
+  o.reference = tmp / "all_reduce_perf.txt";
+  o.metric = "busbw";
+  std::ostringstream out;
+  EXPECT_EQ(workflows::compare_curves(o, out), 1);
+  EXPECT_NE(out.str().find("1e+300 "), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("+7.14286e+302%"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("0000000000000000000"), std::string::npos) << out.str();
 }
 
 TEST(CurveInputs, RelativeDeviationIsFiniteOrNothing) {

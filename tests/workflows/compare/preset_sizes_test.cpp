@@ -47,9 +47,10 @@ class PresetSizes : public TempFolderTest {
         double busbw = 0;
         const std::uint64_t ps = simulate_collective(f.network_yaml, "n", sys, "s", "ALL_REDUCE", bytes, &busbw);
         char row[256];
-        std::snprintf(row, sizeof row, "test,%s%u,all_reduce,%llu,%.6f,0,%.6f\n",
+        std::snprintf(row, sizeof row, "test,%s%u,all_reduce,%llu,%.6f,%.6f,%.6f\n",
                       with_nodes_column ? (std::to_string(nodes) + ",").c_str() : "", nodes * 8,
-                      static_cast<unsigned long long>(bytes), static_cast<double>(ps) / 1e6, busbw);
+                      static_cast<unsigned long long>(bytes), static_cast<double>(ps) / 1e6,
+                      static_cast<double>(bytes) / (static_cast<double>(ps) / 1e3), busbw);
         out << row;
       }
     }
@@ -248,7 +249,7 @@ TEST_F(PresetSizes, CompareSimulatesEachRowAtItsNodeCount) {
 // Bad rows and options: exit 2, one line naming the row or the option; nothing written.
 TEST_F(PresetSizes, BadNodeCountsAndPresetsAreErrorsNamingThem) {
   const std::string header = "system,nodes,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps\n";
-  const std::string good = "x,1,8,all_reduce,1048576,40,1,1\n";
+  const std::string good = "x,1,8,all_reduce,1048576,40,26.21,45.88\n";
   const std::string csv = path("ref.csv");
   const auto expect_error = [&](const std::string& rows, const std::string& message, const std::string& file) {
     std::ofstream(file) << rows;
@@ -261,16 +262,16 @@ TEST_F(PresetSizes, BadNodeCountsAndPresetsAreErrorsNamingThem) {
     EXPECT_FALSE(std::filesystem::exists(path("out")));
   };
   for (const std::string n : {"0", "-1", "1.5", "two", ""}) {
-    expect_error(header + good + "x," + n + ",8,all_reduce,1048576,40,1,1\n",
+    expect_error(header + good + "x," + n + ",8,all_reduce,1048576,40,26.21,45.88\n",
                  csv + ":3: nodes '" + n + "': expected a whole number of nodes from 1 to 65536", csv);
   }
-  expect_error(header + good + "x,2,12,all_reduce,1048576,40,1,1\n",
+  expect_error(header + good + "x,2,12,all_reduce,1048576,40,26.21,48.06\n",
                csv + ":3: ranks 12 is not a whole number of " + kPreset + " nodes (8 GPUs each)", csv);
   expect_error(
-      "system,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps\nx,8,all_reduce,1048576,40,1,1\n"
-      "x,20,all_reduce,1048576,40,1,1\n",
+      "system,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps\nx,8,all_reduce,1048576,40,26.21,45.88\n"
+      "x,20,all_reduce,1048576,40,26.21,49.81\n",
       csv + ":3: ranks 20 is not a whole number of " + kPreset + " nodes (8 GPUs each)", csv);
-  expect_error(header + good + "x,2,8,all_reduce,1048576,40,1,1\n",
+  expect_error(header + good + "x,2,8,all_reduce,1048576,40,26.21,45.88\n",
                csv + ":3: nodes 2 and ranks 8 disagree: a " + kPreset + " node has 8 GPUs", csv);
   // nccl-tests output without its '# Rank' lines: no rank count.
   expect_error(
@@ -284,7 +285,7 @@ TEST_F(PresetSizes, BadNodeCountsAndPresetsAreErrorsNamingThem) {
           "nccl-tests' '# Rank' lines) to build preset " +
           kPreset + " at",
       path("all_reduce_perf.txt"));
-  expect_error(header + good + "x,65,520,all_reduce,1048576,40,1,1\n",
+  expect_error(header + good + "x,65,520,all_reduce,1048576,40,26.21,52.33\n",
                csv + ":3: 65 nodes of preset " + kPreset + ": --nodes 65: " + kPreset +
                    " has at most 64 nodes (a rail is one 64-port 400 Gb/s switch, NVIDIA Quantum-2 QM9700 (spec "
                    "sheet); larger clusters: dgx-h100-superpod)",

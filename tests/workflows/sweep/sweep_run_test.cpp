@@ -281,15 +281,22 @@ TEST_P(SweepSpecErrors, ExitTwoNamingTheLine) {
 const std::string kBase = "base:\n  microbenchmark: {npus: 8}\n  network: ring.yml\n";
 INSTANTIATE_TEST_SUITE_P(
     Spec, SweepSpecErrors,
-    ::testing::Values(SpecError{kBase + "axes:\n  size: [1KiB]\nbogus: 1\n", "spec.yml:6: unknown key 'bogus'"},
-                      SpecError{kBase + "axes:\n  size: []\n", "spec.yml:5: axes.size: expected a non-empty list"},
-                      SpecError{kBase + "axes:\n  network.bandwith: [10, 20]\n",
-                                "spec.yml:5: axis 'network.bandwith': " },
-                      SpecError{kBase + "axes:\n  colour: [red]\n", "spec.yml:5: axes: unknown axis 'colour'"},
-                      SpecError{kBase + "axes:\n  size: [1KiB, 2KiB]\n  backend: [flow]\nzip: [[size, backend]]\n",
-                                "spec.yml:7: zip: axis 'backend' has 1 values but 'size' has 2"},
-                      SpecError{kBase + "axes:\n  size: [1KiB, 1KiB]\n", "'1KiB' is listed twice"},
-                      SpecError{kBase + "axes:\n  size: [lots]\n", "spec.yml:5: axes.size[0]"}));
+    ::testing::Values(
+        SpecError{kBase + "axes:\n  size: [1KiB]\nbogus: 1\n", "spec.yml:6: unknown key 'bogus'"},
+        SpecError{kBase + "axes:\n  size: []\n", "spec.yml:5: axes.size: expected a non-empty list"},
+        SpecError{kBase + "axes:\n  network.bandwith: [10, 20]\n", "spec.yml:5: axis 'network.bandwith': "},
+        SpecError{kBase + "axes:\n  colour: [red]\n", "spec.yml:5: axes: unknown axis 'colour'"},
+        SpecError{kBase + "axes:\n  size: [1KiB, 2KiB]\n  backend: [flow]\nzip: [[size, backend]]\n",
+                  "spec.yml:7: zip: axis 'backend' has 1 values but 'size' has 2"},
+        SpecError{kBase + "axes:\n  size: [1KiB, 1KiB]\n", "'1KiB' is listed twice"},
+        SpecError{kBase + "axes:\n  size: [lots]\n", "spec.yml:5: axes.size[0]"},
+        // Sizes as the command line's --workload gen:collectives?size= takes them.
+        SpecError{kBase + "axes:\n  size: [1MiB, 0B]\n",
+                  "spec.yml:5: axes.size[1]: must be at least 1 byte, got '0B'\n"},
+        SpecError{kBase + "axes:\n  size:\n    - 1MiB\n    - 9223372036854775808\n",
+                  "spec.yml:7: axes.size[1]: '9223372036854775808' is too large\n"},
+        SpecError{"base:\n  microbenchmark: {npus: 8, size: 0B}\n  network: ring.yml\naxes:\n  backend: [flow]\n",
+                  "spec.yml:2: base.microbenchmark.size: must be at least 1 byte, got '0B'\n"}));
 
 }  // namespace
 }  // namespace sim::testing
