@@ -339,13 +339,13 @@ def impossible_mfu(c):
 
 REF_HEADER = "system,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps\n"
 NCCL_LOG = [
-    "# nThread 1 nGpus 1 minBytes 1024 maxBytes 4096 step: 4(factor) warmup iters: 5 iters: 20",
+    "# nThread 1 nGpus 1 minBytes 8 maxBytes 4096 step: 512(factor) warmup iters: 5 iters: 20",
     "#  Rank  0 Group  0 Pid  1 on node device  0 [0x18] NVIDIA H100 80GB HBM3",
     "#  Rank  1 Group  0 Pid  2 on node device  1 [0x28] NVIDIA H100 80GB HBM3",
     "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",
     "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)",
-    "        1024           256     float     sum      -1    30.00    0.03    0.00      0    29.70    0.03    0.06      0",
-    "        4096          1024     float     sum      -1    30.01    0.14    0.24      0    29.71    0.14    0.24      0",
+    "           8             2     float     sum      -1    30.00    0.00    0.00      0    29.70    0.00    0.00      0",
+    "        4096          1024     float     sum      -1    30.01    0.14    0.14      0    29.71    0.14    0.14      0",
 ]
 
 
@@ -362,18 +362,18 @@ def calibration_folder(c):
 
 
 def calibrate_on(c, rows, *extra):
-    ref = c.text("ref.csv", REF_HEADER + "x,8,all_reduce,1048576,60,1,1\n" + rows)
+    ref = c.text("ref.csv", REF_HEADER + "x,8,all_reduce,1048576,60,17.48,30.58\n" + rows)
     c.cmd = ["calibrate", ref, "--system", calibration_folder(c), "-o", c.path("out")] + list(extra)
 
 
 def calibrate_nan_time(c):
-    calibrate_on(c, "x,8,all_reduce,4194304,nan,1,1\n")
+    calibrate_on(c, "x,8,all_reduce,4194304,nan,,\n")
     c.needles = ["ref.csv:3: column 5 (time_us)", "'nan'"]
     c.after = lambda: "files written" if os.path.exists(c.path("out")) else ""
 
 
 def calibrate_zero_time(c):
-    calibrate_on(c, "x,8,all_reduce,4194304,0,1,1\n")
+    calibrate_on(c, "x,8,all_reduce,4194304,0,,\n")
     c.needles = ["ref.csv:3: column 5 (time_us)", "must be above 0"]
 
 
@@ -395,7 +395,7 @@ def calibrate_output_is_a_file(c):
 
 
 def calibrate_filter_system(c):
-    calibrate_on(c, "y,8,all_reduce,4194304,100,1,1\n", "--filter", "system=x")
+    calibrate_on(c, "y,8,all_reduce,4194304,100,41.94,73.40\n", "--filter", "system=x")
     c.codes = {0}
 
     def check():
@@ -406,7 +406,7 @@ def calibrate_filter_system(c):
 
 def compare_zero_reference(c):
     log = c.text("all_reduce_perf.txt", "\n".join(NCCL_LOG) + "\n")
-    ours = c.text("ours.csv", REF_HEADER + "x,2,all_reduce,1024,31,0.03,0.05\nx,2,all_reduce,4096,30,0.14,0.24\n")
+    ours = c.text("ours.csv", REF_HEADER + "x,2,all_reduce,8,0.1,0.08,0.08\nx,2,all_reduce,4096,30,0.14,0.14\n")
     c.cmd = ["compare", ours, log, "--metric", "busbw"]
     c.codes, c.output_has, c.output_lacks = {0}, ["not compared", "1 points compared"], ["nan", "inf%"]
 
@@ -437,8 +437,8 @@ def kernel_csv_bom(c):
 
 
 def reference_csv_bom(c):
-    plain = c.text("ref.csv", REF_HEADER + "x,8,all_reduce,1048576,60,1,1\n")
-    bom = c.text("bom.csv", "\ufeff" + REF_HEADER + "x,8,all_reduce,1048576,60,1,1\n")
+    plain = c.text("ref.csv", REF_HEADER + "x,8,all_reduce,1048576,60,17.48,30.58\n")
+    bom = c.text("bom.csv", "\ufeff" + REF_HEADER + "x,8,all_reduce,1048576,60,17.48,30.58\n")
     c.cmd = ["compare", bom, plain, "--tolerance", "0"]
     c.codes, c.output_has = {0}, ["1 points compared"]
 # --- PyTorch traces (workload import pytorch, --workload pytorch:DIR) ---
