@@ -60,13 +60,18 @@ class Builder {
     }
     return add(r, op, parents);
   }
-  std::uint32_t recv(std::uint32_t r, std::uint32_t peer, std::uint64_t wire, std::uint64_t tag) {
+  // A receive, posted at the start or after `posted`: an op of r's own
+  // without which the message cannot come (r's upload of what a switch sends
+  // back). Timing is the same either way; posted late, a long pipeline's
+  // receives do not all wait in the matcher from the start.
+  std::uint32_t recv(std::uint32_t r, std::uint32_t peer, std::uint64_t wire, std::uint64_t tag,
+                     std::uint32_t posted = kNone) {
     CollectiveOp op;
     op.kind = OpKind::kRecv;
     op.peer = peer;
     op.bytes = wire;
     op.tag = tag;
-    return add(r, op, {});
+    return add(r, op, {posted});
   }
   void reserve(std::uint32_t r, std::uint64_t ops, std::uint64_t parents) { dag_.reserve(r, ops, parents); }
   std::shared_ptr<const CollectiveProgram> build(std::string name) { return dag_.build(std::move(name)); }
@@ -137,13 +142,14 @@ SharpOps sharp_all_reduce(Builder& b, const SharpTree& t, std::uint32_t x, std::
     if (k == 0) s.upload = id;
     held[k] = bytes;
     if (!all) bytes = part_bytes(bytes, t.under(k, x).size(), t.index[k][x]);
-    after = {b.recv(x, kSwitchPeer, bytes, k_tag)};
+    after = {b.recv(x, kSwitchPeer, bytes, k_tag, id)};
   }
   for (std::size_t k = top; k-- > 0;) {
     const std::uint64_t k_tag = sharp_tag(tag, k, true);
     const std::uint64_t mine = part_bytes(held[k], t.under(k, x).size(), t.index[k][x]);
-    b.add(x, switch_op(OpKind::kMulticast, kSwitchGather, t.levels[k][x], mine, k_tag, channel, 0), after);
-    after = {b.recv(x, kSwitchPeer, held[k], k_tag)};
+    const std::uint32_t gather =
+        b.add(x, switch_op(OpKind::kMulticast, kSwitchGather, t.levels[k][x], mine, k_tag, channel, 0), after);
+    after = {b.recv(x, kSwitchPeer, held[k], k_tag, gather)};
   }
   s.total = b.delay(x, hop, after[0]);
   return s;
@@ -364,7 +370,8 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
           const auto p = static_cast<std::uint32_t>(parent[r]);
           up.push_back(j >= window ? up_send[j - window] : kNone);
           up_send[j] = b.send(r, p, w, tag_of(c, j, 0), c, summed, up);
-          down_after = {b.delay(r, hop(p), b.recv(r, p, w, tag_of(c, j, 1)))};
+          // The sum comes down after my part went up.
+          down_after = {b.delay(r, hop(p), b.recv(r, p, w, tag_of(c, j, 1), up_send[j]))};
         }
         // The root's first send down carries its read (once, whatever the children).
         for (std::size_t i = 0; i < children[r].size(); ++i) {
@@ -407,12 +414,14 @@ std::shared_ptr<const CollectiveProgram> make_nvls_program(std::string name, std
           contrib[j * n + i] = b.add(x, op, {base, j >= window ? contrib[(j - window) * n + i] : kNone});
         }
         const std::uint64_t mine = wire_bytes(m.proto, part_bytes(round, n, x));
-        const std::uint32_t reduced = b.recv(x, kSwitchPeer, mine, tag_of(c, j, std::uint64_t{x} << 1));
+        const std::uint32_t reduced =
+            b.recv(x, kSwitchPeer, mine, tag_of(c, j, std::uint64_t{x} << 1), contrib[j * n + x]);
         const CollectiveOp mc = switch_op(OpKind::kMulticast, x, sw, mine, tag_of(c, j, std::uint64_t{x} << 1 | 1),
                                           c, rate);
         b.add(x, mc, {reduced});
-        for (std::uint32_t i = 0; i < n; ++i) {
-          b.recv(x, kSwitchPeer, wire_bytes(m.proto, part_bytes(round, n, i)), tag_of(c, j, std::uint64_t{i} << 1 | 1));
+        for (std::uint32_t i = 0; i < n; ++i) {  // shard i's total needs my copy of it
+          b.recv(x, kSwitchPeer, wire_bytes(m.proto, part_bytes(round, n, i)), tag_of(c, j, std::uint64_t{i} << 1 | 1),
+                 contrib[j * n + i]);
         }
       }
     }
@@ -465,7 +474,8 @@ std::shared_ptr<const CollectiveProgram> make_nvls_scatter_gather_program(std::s
                                             tag_of(c, j, std::uint64_t{i} << 1), c, rate);
           sent[j * n + i] = b.add(x, op, {base, j >= window ? sent[(j - window) * n + i] : kNone});
         }
-        b.recv(x, kSwitchPeer, wire_bytes(m.proto, part_bytes(round, n, x)), tag_of(c, j, std::uint64_t{x} << 1));
+        b.recv(x, kSwitchPeer, wire_bytes(m.proto, part_bytes(round, n, x)), tag_of(c, j, std::uint64_t{x} << 1),
+               sent[j * n + x]);
       }
     }
   }
@@ -535,15 +545,16 @@ std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std
         }
         const std::uint64_t mine = wire_bytes(m.proto, part_bytes(round, local, me));
         // The node's sum of my shard, then the tree over the nodes (or SHARP).
-        std::vector<std::uint32_t> sum = {b.recv(x, kSwitchPeer, mine, tag_of(c, j, low(me, 0)))};
+        std::vector<std::uint32_t> sum = {b.recv(x, kSwitchPeer, mine, tag_of(c, j, low(me, 0)), contrib[j * local + me])};
         if (sharp) {
           // Up to my rail's switches, which sum every node's and send the
           // total to every owner (NCCL's directRecvDirectSend to nvls->out,
           // then recv from it; unpaced: the NIC sets the pace).
           const std::uint32_t total = sharp_all_reduce(b, fabric, x, mine, tag_of(c, j, low(me, 2)), c, 0, m.hop_inter, sum).total;
           b.add(x, switch_op(OpKind::kMulticast, x, sw, mine, tag_of(c, j, low(me, 1)), c, rate), {total});
-          for (std::uint32_t i = 0; i < local; ++i) {
-            b.recv(x, kSwitchPeer, wire_bytes(m.proto, part_bytes(round, local, i)), tag_of(c, j, low(i, 1)));
+          for (std::uint32_t i = 0; i < local; ++i) {  // shard i's total needs my copy of it
+            b.recv(x, kSwitchPeer, wire_bytes(m.proto, part_bytes(round, local, i)), tag_of(c, j, low(i, 1)),
+                   contrib[j * local + i]);
           }
           continue;
         }
@@ -553,15 +564,16 @@ std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std
         std::vector<std::uint32_t> total = sum;
         if (pd >= 0) {
           const std::uint32_t up = nodes[static_cast<std::size_t>(pd)][me];
-          b.send(x, up, mine, tag_of(c, j, low(me, 2)), c, 0, sum);
-          total = {b.delay(x, m.hop_inter, b.recv(x, up, mine, tag_of(c, j, low(me, 3))))};
+          const std::uint32_t sent_up = b.send(x, up, mine, tag_of(c, j, low(me, 2)), c, 0, sum);
+          total = {b.delay(x, m.hop_inter, b.recv(x, up, mine, tag_of(c, j, low(me, 3)), sent_up))};
         }
         for (const std::uint32_t kid : kids) b.send(x, kid, mine, tag_of(c, j, low(me, 3)), c, 0, total);
         const CollectiveOp mc = switch_op(OpKind::kMulticast, x, sw, mine, tag_of(c, j, low(me, 1)),
                                           c, rate);
         b.add(x, mc, total);
-        for (std::uint32_t i = 0; i < local; ++i) {
-          b.recv(x, kSwitchPeer, wire_bytes(m.proto, part_bytes(round, local, i)), tag_of(c, j, low(i, 1)));
+        for (std::uint32_t i = 0; i < local; ++i) {  // shard i's total needs my copy of it
+          b.recv(x, kSwitchPeer, wire_bytes(m.proto, part_bytes(round, local, i)), tag_of(c, j, low(i, 1)),
+                 contrib[j * local + i]);
         }
       }
     }
