@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Simulator speed and memory on fixed cases (a benchmark, not a test).
 #
-#   SIM=build/sim scripts/bench.sh [case...]     cases: a b c d e f g h p p-flow (default: all)
+#   SIM=build/sim scripts/bench.sh [case...]     cases: a b c d e f g h n p p-flow (default: all)
 #   SIM=build/sim scripts/bench.sh --write-docs [case...]   also rewrite those cases' rows of
 #                                   docs/benchmarks.md's "Headline cases" table (and its machine line)
 #   SIM=build/sim scripts/bench.sh --check-docs [case...]   exit 1 when that table shows another
@@ -20,7 +20,7 @@ SIM=${SIM:-$ROOT/build/sim}
 [[ -x $SIM ]] || { echo "bench: no sim binary at $SIM (set SIM=...)" >&2; exit 2; }
 DOCS=
 case ${1:-} in --write-docs) DOCS=write; shift ;; --check-docs) DOCS=check; shift ;; esac
-CASES=${*:-a b c d e f g h p p-flow}
+CASES=${*:-a b c d e f g h n p p-flow}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/bench.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 # The rows as docs/benchmarks.md shows them (tab-separated, scripts/bench_doc.py).
@@ -112,6 +112,14 @@ for c in $CASES; do
         --collective allreduce=ring
       rm -rf "$TMP/ar4096t"
       ;;
+    n)
+      # NCCL's own programs, built op by op: NVLS-tree across 16 nodes (its
+      # switches' uploads and copies, every message of every loop).
+      "$SIM" system gen dgx-h100 --nodes 16 -o "$TMP/h16" >/dev/null
+      run "(n) 1 GiB all-reduce, NCCL's choice (NVLS-tree), dgx-h100 x16" 128 \
+        --workload 'gen:collectives?npus=128&coll=allreduce&size=1GiB' --system "$TMP/h16"
+      rm -rf "$TMP/h16"
+      ;;
     p | p-flow)
       # 1,024 ranks x 2,000 rounds of send-to-next / receive-from-previous: 2.05 M
       # point-to-point messages, 4.1 M nodes (388 MB of ETs, written once per script run).
@@ -123,7 +131,7 @@ for c in $CASES; do
           --backend flow
       fi
       ;;
-    *) echo "bench: unknown case '$c' (a b c d e f g h p p-flow)" >&2; exit 2 ;;
+    *) echo "bench: unknown case '$c' (a b c d e f g h n p p-flow)" >&2; exit 2 ;;
   esac
 done
 if [[ -n $DOCS ]]; then

@@ -10,12 +10,19 @@
 // ops name (an op holds an index into switches()): groups of one shape on
 // different switches (each data-parallel group of a large run, under its
 // own rail's leaves) run one set of ops (with_switches).
+//
+// A rank's ops are stored as runs of one block repeated (NCCL's loops: the
+// same ops each loop, the tags a loop further on, the parents and children
+// as many ops further on), so a pipeline of thousands of loops holds one
+// loop's ops and the engine reads a few kilobytes where it read every op.
+// A rank whose ops do not repeat keeps them one by one.
 #pragma once
 
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "network/topology.h"
@@ -29,10 +36,10 @@ class NcclDagProgram final : public CollectiveProgram {
  public:
   std::uint32_t group_size() const override { return static_cast<std::uint32_t>(body_->ranks.size()); }
   const std::string& name() const override { return body_->name; }
-  std::uint64_t op_count(std::uint32_t pos) const override { return body_->ranks[pos].ops.size(); }
+  std::uint64_t op_count(std::uint32_t pos) const override { return body_->ranks[pos].count; }
   void start(std::uint32_t pos, RankCursor& cursor, std::vector<OpRef>& ready) const override;
   CollectiveOp op(std::uint32_t pos, OpRef ref) const override {
-    CollectiveOp o = body_->ranks[pos].ops[ref];
+    CollectiveOp o = body_->ranks[pos].op(ref);
     if (o.kind == OpKind::kSwitchReduce || o.kind == OpKind::kMulticast) o.node = switches_[o.node];
     return o;
   }
@@ -55,16 +62,45 @@ class NcclDagProgram final : public CollectiveProgram {
   // The same ops on other switches: switches[i] where this program names
   // switches()[i] (as many). The ops are shared, not copied.
   std::shared_ptr<const NcclDagProgram> with_switches(std::vector<NodeId> switches) const;
+  // Ops held in memory: each rank's op count, or its runs' blocks when packed.
+  std::uint64_t stored_ops() const;
   // Whether `other` runs this program's ops (one built, the other moved by with_switches).
   bool same_ops(const NcclDagProgram& other) const { return body_ == other.body_; }
 
  private:
   friend class DagBuilder;
+  // Op start + j * period + s of a run is its block's op s as of the j-th
+  // repeat: the template op first + s with its tag j * tag_step further, its
+  // parents and children as below.
+  struct Run {
+    std::uint32_t start = 0, period = 1, first = 0;
+  };
+  // A template op's parent: an op index (fixed), or `back` ops before it.
+  struct ParentCode {
+    std::uint32_t value = 0;
+    bool back = false;
+  };
   struct Rank {
-    std::vector<CollectiveOp> ops;  // a switch op's node: its index in switches_
-    std::vector<std::uint32_t> parent_begin, parent_list;  // CSR: parents of op i
-    std::vector<std::uint32_t> child_begin, children;      // CSR: children of op i
+    std::uint64_t count = 0;        // ops
     std::vector<std::uint32_t> roots;
+    // One by one (runs empty): op i, its parents and its children (CSR).
+    std::vector<CollectiveOp> ops;  // a switch op's node: its index in switches_
+    std::vector<std::uint32_t> parent_begin, parent_list;
+    std::vector<std::uint32_t> child_begin, children;
+    // In runs: run_start ascending (and `count` last), the template ops,
+    // their parents (CSR of codes) and children (CSR of distances ahead).
+    std::vector<std::uint32_t> run_start;
+    std::vector<Run> runs;
+    std::vector<CollectiveOp> block;
+    std::vector<std::uint64_t> tag_step;
+    std::vector<std::uint32_t> block_parent_begin, block_child_begin, block_children;
+    std::vector<ParentCode> block_parents;
+
+    // The template op of `ref` and how many repeats in it is.
+    std::uint32_t locate(OpRef ref, std::uint64_t& repeat) const;
+    CollectiveOp op(OpRef ref) const;
+    // Replaces the one-by-one form with runs when they hold far fewer ops.
+    void compress();
   };
   struct Body {
     std::string name;
@@ -83,7 +119,9 @@ class NcclDagProgram final : public CollectiveProgram {
 class DagBuilder {
  public:
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
-  explicit DagBuilder(std::uint32_t ranks);
+  // `pack`: store repeated blocks once (NcclDagProgram); false keeps every
+  // op one by one (what the packed store is tested against).
+  explicit DagBuilder(std::uint32_t ranks, bool pack = true);
   // Adds `op` on `rank` after `parents` (kNone entries are skipped); returns its index.
   std::uint32_t add(std::uint32_t rank, const CollectiveOp& op, std::initializer_list<std::uint32_t> parents);
   std::uint32_t add(std::uint32_t rank, const CollectiveOp& op, const std::vector<std::uint32_t>& parents);
@@ -92,12 +130,23 @@ class DagBuilder {
   // double (an upper bound costs only address space: untouched pages are
   // never mapped).
   void reserve(std::uint32_t rank, std::uint64_t ops, std::uint64_t parents);
+  // `rank` has all its ops: its store may shrink now rather than at build
+  // (a program built rank after rank then never holds every rank's ops one
+  // by one). Nothing may be added to it after.
+  void seal(std::uint32_t rank);
   std::shared_ptr<const CollectiveProgram> build(std::string name);
 
  private:
   template <class Parents>
   std::uint32_t add_after(std::uint32_t rank, const CollectiveOp& op, const Parents& parents);
+  // Children, roots and switch indices of `rank`'s ops (once).
+  void prepare(std::uint32_t rank);
   std::vector<NcclDagProgram::Rank> ranks_;
+  std::vector<bool> prepared_, compressed_;
+  std::vector<NodeId> switches_;
+  std::unordered_map<NodeId, std::uint32_t> switch_index_;
+  bool switch_ops_ = false;
+  bool pack_ = true;
 };
 
 }  // namespace sim::nccl

@@ -74,6 +74,8 @@ class Builder {
     return add(r, op, {posted});
   }
   void reserve(std::uint32_t r, std::uint64_t ops, std::uint64_t parents) { dag_.reserve(r, ops, parents); }
+  // Rank r has all its ops (DagBuilder::seal).
+  void seal(std::uint32_t r) { dag_.seal(r); }
   std::shared_ptr<const CollectiveProgram> build(std::string name) { return dag_.build(std::move(name)); }
 
  private:
@@ -425,6 +427,7 @@ std::shared_ptr<const CollectiveProgram> make_nvls_program(std::string name, std
         }
       }
     }
+    b.seal(x);
   }
   return b.build(std::move(name));
 }
@@ -478,6 +481,7 @@ std::shared_ptr<const CollectiveProgram> make_nvls_scatter_gather_program(std::s
                sent[j * n + x]);
       }
     }
+    b.seal(x);
   }
   return b.build(std::move(name));
 }
@@ -577,6 +581,7 @@ std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std
         }
       }
     }
+    b.seal(x);
   }
   return b.build(std::move(name));
 }
@@ -720,6 +725,7 @@ std::shared_ptr<const CollectiveProgram> make_collnet_direct_program(std::string
         }
       }
     }
+    b.seal(x);
   }
   return b.build(std::move(name));
 }
