@@ -623,9 +623,11 @@ std::shared_ptr<const CollectiveProgram> make_collnet_chain_program(std::string 
         // Up the chain: the leaf sends, each next rank adds its addend and
         // forwards (NCCL's recvReduceSend, the head's to the network).
         std::vector<std::uint32_t> ready = {base[chain[0]], j >= window ? leaf_send[j - window] : kNone};
+        std::vector<std::uint32_t> sent_up(L, kNone);
         for (std::uint32_t i = 0; i + 1 < L; ++i) {
           const BytesPerSecond paced = i == 0 ? rate : reads.summing_rate(rate, w, payload);
           const std::uint32_t sent = b.send(chain[i], chain[i + 1], w, up, c, paced, ready);
+          sent_up[i] = sent;
           if (i == 0) leaf_send[j] = sent;
           ready = {base[chain[i + 1]], b.delay(chain[i + 1], m.hop_intra, b.recv(chain[i + 1], chain[i], w, up))};
         }
@@ -636,10 +638,10 @@ std::shared_ptr<const CollectiveProgram> make_collnet_chain_program(std::string 
                                                       L > 1 ? reads.summing_rate(0, w, payload) : 0, m.hop_inter, ready);
         if (L == 1) leaf_send[j] = up_and_down.upload;
         std::uint32_t got = up_and_down.total;
-        // Down the chain.
+        // Down the chain (the total comes down after my sum went up).
         for (std::uint32_t i = L - 1; i > 0; --i) {
           b.send(chain[i], chain[i - 1], w, down, c, rate, {got});
-          got = b.delay(chain[i - 1], m.hop_intra, b.recv(chain[i - 1], chain[i], w, down));
+          got = b.delay(chain[i - 1], m.hop_intra, b.recv(chain[i - 1], chain[i], w, down, sent_up[i - 1]));
         }
       }
     }
@@ -718,10 +720,11 @@ std::shared_ptr<const CollectiveProgram> make_collnet_direct_program(std::string
         for (std::uint32_t s = 1; s < local; ++s) {
           b.send(x, node[(me + s) % local], mine, tag_of(c, j, low(me, 2)), c, rate, {total});
         }
-        for (std::uint32_t s = 1; s < local; ++s) {
+        for (std::uint32_t s = 1; s < local; ++s) {  // head h's total needs my copy of its shard
           const std::uint32_t h = (me + local - s) % local;
           b.delay(x, m.hop_intra,
-                  b.recv(x, node[h], wire_bytes(m.proto, part_bytes(loop, local, h)), tag_of(c, j, low(h, 2))));
+                  b.recv(x, node[h], wire_bytes(m.proto, part_bytes(loop, local, h)), tag_of(c, j, low(h, 2)),
+                         scattered[j * local + h]));
         }
       }
     }
