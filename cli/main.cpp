@@ -289,7 +289,9 @@ int main(int argc, char** argv) {
   wgen->add_option("kind", w.kind, "collectives | chain | p2p-ring (or the subcommand transformer)");
   wgen->add_option("--npus", w.npus, "number of ranks")->check(CLI::Range(1, 1 << 20));
   wgen->add_option("--coll", w.collectives, "collectives: the chain of collectives, comma-separated (default allreduce)");
-  wgen->add_option("--size", w.size_text, "collectives, p2p-ring: bytes per collective / message (default 1MiB)");
+  wgen->add_option("--size", w.size_text,
+                   "collectives, p2p-ring: bytes per collective / message (default 1MiB; all-gather: the per-rank "
+                   "input; reduce-scatter, all-to-all: a multiple of --npus)");
   wgen->add_option("--compute", w.compute_text, "collectives: a compute node of this duration before each");
   wgen->add_option("--nodes", w.nodes, "chain: compute nodes per rank (default 1000)")->check(CLI::Range(1, 1 << 30));
   wgen->add_option("--duration", w.duration_text, "chain: duration of each compute node (default 10us)");

@@ -52,6 +52,16 @@ std::uint64_t simulator_bytes(const Curve& curve, const CurvePoint& p, std::uint
     }
     return p.bytes / npus;
   }
+  CollectiveType type;
+  if (parse_collective_name(p.collective, type) && nccl_tests_bytes(type, p.bytes, npus) != p.bytes) {
+    // A measured row is a call that ran: NCCL has none of this size (nccl-tests prints the
+    // size it rounded down to), so the row cannot be simulated as written.
+    throw InputError(p.where + ": " + p.collective + " size " + std::to_string(p.bytes) +
+                     " B is not a multiple of the " + std::to_string(npus) +
+                     " ranks it runs on (NCCL splits its buffer into " + std::to_string(npus) +
+                     " equal parts; nccl-tests prints the size it ran, a multiple): " +
+                     nearest_split_sizes(p.bytes, npus));
+  }
   return p.bytes;
 }
 

@@ -13,7 +13,8 @@ namespace sim::workflows {
 // The rank's buffer as the simulator counts it for a curve's row on `npus`
 // ranks: a reference-curve CSV's all-gather size is the gathered total
 // (nccl-tests' size), the simulator's the input (InputError when it does not
-// divide).
+// divide). A reduce-scatter's or all-to-all's size must be a multiple of
+// `npus` (InputError otherwise: no NCCL call has that size).
 std::uint64_t simulator_bytes(const Curve& curve, const CurvePoint& p, std::uint32_t npus);
 
 // Simulated time (ps) of one collective of `bytes` per rank on every NPU of

@@ -135,6 +135,10 @@ void InputReader::read_workload(const PointSettings& s, PointInputs& in, std::st
       mb.collectives.push_back(t);
     }
     mb.bytes = parse_size(s.microbenchmark->size);
+    // A sweep walks sizes over rank counts: nccl-tests' rounding, not an error
+    // per point (the `bytes` column says what ran); 0 B after it fails the point.
+    mb.uneven = UnevenSize::kRoundDown;
+    check_collective_sizes(mb, "size", s.microbenchmark->size);
     in.workload_key = "microbenchmark npus=" + std::to_string(mb.npus) + " bytes=" + std::to_string(mb.bytes) + " collectives=";
     for (CollectiveType t : mb.collectives) in.workload_key += std::string(collective_name(t)) + ",";
     in.microbenchmark = mb;
@@ -142,7 +146,7 @@ void InputReader::read_workload(const PointSettings& s, PointInputs& in, std::st
     return;
   }
   if (is_generated(s.workload)) {
-    open_workload(s.workload);  // a bad query fails the point (InputError), as a missing file does
+    open_swept_workload(s.workload);  // a bad query fails the point (InputError), as a missing file does
     in.generated_workload = s.workload;
     in.workload_key = "generated " + s.workload;
     key += in.workload_key + "\n";

@@ -104,6 +104,50 @@ std::vector<EtTrace> all_ranks(const Spec& spec, EtTrace (*build)(const Spec&, s
 
 }  // namespace
 
+bool size_splits_over_ranks(CollectiveType type) {
+  return type == CollectiveType::kReduceScatter || type == CollectiveType::kAllToAll;
+}
+
+std::uint64_t nccl_tests_bytes(CollectiveType type, std::uint64_t bytes, std::uint32_t npus) {
+  if (!size_splits_over_ranks(type) || npus == 0) return bytes;
+  return bytes / npus * npus;
+}
+
+std::uint64_t collective_bytes(const CollectivesSpec& spec, std::size_t i) {
+  return spec.uneven == UnevenSize::kRoundDown ? nccl_tests_bytes(spec.collectives[i], spec.bytes, spec.npus)
+                                               : spec.bytes;
+}
+
+std::string nearest_split_sizes(std::uint64_t bytes, std::uint32_t npus) {
+  const std::uint64_t below = bytes / npus * npus;
+  // A size is at most 2^63 - 1 (comm_size is an int64), so the multiple above may not be one.
+  const bool above = below + npus <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  std::string nearest;
+  if (below > 0) nearest = std::to_string(below) + " B";
+  if (above) nearest += (nearest.empty() ? "" : " and ") + std::to_string(below + npus) + " B";
+  return std::string("the nearest ") + (below > 0 && above ? "sizes that split are " : "size that splits is ") +
+         nearest;
+}
+
+void check_collective_sizes(const CollectivesSpec& spec, const std::string& option, const std::string& text) {
+  for (const CollectiveType type : spec.collectives) {
+    if (!size_splits_over_ranks(type) || spec.npus == 0 || spec.bytes % spec.npus == 0) continue;
+    const std::uint64_t n = spec.npus;
+    const std::uint64_t below = spec.bytes / n * n;
+    const std::string exact = std::to_string(spec.bytes);
+    const bool plain = text == exact || text == exact + "B" || text == exact + " B";  // "7", "7B": "7 B" once
+    const std::string what = option + " " + (plain ? exact + " B" : text + " (" + exact + " B)") + ": " +
+                             collective_name(type) + " on " + std::to_string(n) + " ranks needs a multiple of " +
+                             std::to_string(n) + " B (NCCL splits its buffer into " + std::to_string(n) +
+                             " equal parts of 1-byte elements)";
+    if (spec.uneven == UnevenSize::kRoundDown) {
+      if (below > 0) continue;
+      throw InputError(what + ", and nccl-tests' rounding down leaves 0 B: give at least " + std::to_string(n) + " B");
+    }
+    throw InputError(what + "; " + nearest_split_sizes(spec.bytes, spec.npus));
+  }
+}
+
 EtTrace collectives_trace(const CollectivesSpec& spec, std::uint32_t, const std::string& path) {
   EtTrace t = empty_trace(path);
   t.nodes.reserve(spec.collectives.size() * (spec.compute_micros ? 2 : 1));
@@ -116,7 +160,7 @@ EtTrace collectives_trace(const CollectivesSpec& spec, std::uint32_t, const std:
     }
     et::Node& n = append(t, et::COMM_COLL_NODE, numbered(lower_name(spec.collectives[i]), i), prev);
     set_attr_int(n, "comm_type", static_cast<std::int64_t>(spec.collectives[i]));
-    set_attr_int(n, "comm_size", static_cast<std::int64_t>(spec.bytes));
+    set_attr_int(n, "comm_size", static_cast<std::int64_t>(collective_bytes(spec, i)));
     prev = n.id();
   }
   return t;
@@ -189,9 +233,11 @@ Microbenchmark make_microbenchmark(const WorkloadGenOptions& o, gen::OptionSpell
   }
   Microbenchmark mb;
   if (o.kind == "collectives") {
-    mb.spec = CollectivesSpec{o.npus, parse_collective_list(option("coll"), o.collectives),
-                              parse_bytes_option(option("size"), o.size_text),
-                              o.compute_text.empty() ? 0 : parse_micros_option(option("compute"), o.compute_text)};
+    CollectivesSpec c{o.npus, parse_collective_list(option("coll"), o.collectives),
+                      parse_bytes_option(option("size"), o.size_text),
+                      o.compute_text.empty() ? 0 : parse_micros_option(option("compute"), o.compute_text), o.uneven};
+    check_collective_sizes(c, option("size"), o.size_text);
+    mb.spec = std::move(c);
   } else if (o.kind == "chain") {
     if (o.nodes == 0) throw InputError(option("nodes") + ": must be at least 1");
     mb.spec = ChainSpec{o.npus, o.nodes, parse_micros_option(option("duration"), o.duration_text)};
@@ -231,9 +277,10 @@ bool is_microbenchmark_workload(std::string_view workload) {
   return std::find(std::begin(kKinds), std::end(kKinds), kind) != std::end(kKinds);
 }
 
-Microbenchmark parse_microbenchmark_workload(const std::string& workload) {
+Microbenchmark parse_microbenchmark_workload(const std::string& workload, UnevenSize uneven) {
   WorkloadGenOptions o;
   o.kind = std::string(kind_of(workload));
+  o.uneven = uneven;
   const std::string scheme = "gen:" + o.kind;
   if (!is_microbenchmark_workload(workload)) {
     throw InputError("--workload '" + workload + "': not a microbenchmark (gen:collectives, gen:chain, gen:p2p-ring)");

@@ -8,8 +8,8 @@ namespace {
 
 class MicrobenchmarkSource final : public WorkloadSource {
  public:
-  explicit MicrobenchmarkSource(const std::string& text)
-      : WorkloadSource(text), mb_(parse_microbenchmark_workload(text)) {}
+  MicrobenchmarkSource(const std::string& text, UnevenSize uneven)
+      : WorkloadSource(text), mb_(parse_microbenchmark_workload(text, uneven)) {}
 
   std::string_view scheme() const override { return "gen"; }
   std::optional<std::uint32_t> rank_count() const override { return mb_.npus(); }
@@ -38,8 +38,8 @@ class MicrobenchmarkSource final : public WorkloadSource {
 
 }  // namespace
 
-std::shared_ptr<const WorkloadSource> open_microbenchmark(const std::string& text) {
-  return std::make_shared<const MicrobenchmarkSource>(text);
+std::shared_ptr<const WorkloadSource> open_microbenchmark(const std::string& text, UnevenSize uneven) {
+  return std::make_shared<const MicrobenchmarkSource>(text, uneven);
 }
 
 }  // namespace sim::source

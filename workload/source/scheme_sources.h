@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "workload/generators/workload_generator.h"
 #include "workload/source/workload_source.h"
 
 namespace sim::source {
@@ -13,7 +14,8 @@ namespace sim::source {
 // "gen:transformer?..." (generated_source.cpp).
 std::shared_ptr<const WorkloadSource> open_generated(const std::string& text);
 // "gen:collectives?...", "gen:chain?...", "gen:p2p-ring?..." (microbenchmark_source.cpp).
-std::shared_ptr<const WorkloadSource> open_microbenchmark(const std::string& text);
+std::shared_ptr<const WorkloadSource> open_microbenchmark(const std::string& text,
+                                                          UnevenSize uneven = UnevenSize::kRefuse);
 // "pytorch:DIR" (pytorch_source.cpp).
 std::shared_ptr<const WorkloadSource> open_pytorch(const std::string& text);
 // A folder or prefix of Chakra ET rank files: anything no scheme claims (file_source.cpp).

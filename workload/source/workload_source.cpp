@@ -55,6 +55,11 @@ std::shared_ptr<const WorkloadSource> open_workload(const std::string& text) {
   }
 }
 
+std::shared_ptr<const WorkloadSource> open_swept_workload(const std::string& text) {
+  if (is_microbenchmark_workload(text)) return source::open_microbenchmark(text, UnevenSize::kRoundDown);
+  return open_workload(text);
+}
+
 bool is_generated(std::string_view text) { return text.starts_with(kGeneratedPrefix); }
 
 bool is_generated_training(std::string_view text) {

@@ -79,6 +79,12 @@ class WorkloadSource {
 // an unknown one, "xyz:..."). A path holding ':' is still a path: only a
 // registered prefix makes a scheme.
 std::shared_ptr<const WorkloadSource> open_workload(const std::string& text);
+// `text` as a sweep opens a point's workload: a microbenchmark's
+// reduce-scatter and all-to-all sizes that do not split over its ranks are
+// rounded down as nccl-tests rounds them (UnevenSize::kRoundDown,
+// workload/generators/workload_generator.h) instead of refused; any other
+// workload as open_workload opens it.
+std::shared_ptr<const WorkloadSource> open_swept_workload(const std::string& text);
 
 // Without opening: does `text` name a generated workload ("gen:...": a
 // training iteration or a microbenchmark)? For places that only need to know

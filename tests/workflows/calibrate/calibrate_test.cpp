@@ -190,6 +190,14 @@ TEST_F(Calibrate, NonFiniteOrTooSmallMeasuredTimesAreErrorsAndNothingIsWritten) 
   EXPECT_EQ(
       error_for("x,8,all_gather,4194305,30,139.81,122.33,s\n"),
       path("ref.csv") + ":3: all-gather size 4194305 B (the gathered total) is not a multiple of the network's 8 NPUs");
+  // A reduce-scatter or all-to-all row is a call NCCL made: its size splits over the ranks.
+  for (const std::string coll : {"reduce_scatter", "all_to_all"}) {
+    EXPECT_EQ(error_for("x,8," + coll + ",4194305,30,139.81,122.33,s\n"),
+              path("ref.csv") + ":3: " + (coll == "all_to_all" ? "ALL_TO_ALL" : "REDUCE_SCATTER") +
+                  " size 4194305 B is not a multiple of the 8 ranks it runs on (NCCL splits its buffer into 8 equal "
+                  "parts; nccl-tests prints the size it ran, a multiple): the nearest sizes that split are 4194304 B "
+                  "and 4194312 B");
+  }
   EXPECT_EQ(error_for("x,8,all_reduce,9223372036854775808,30,3.0744573e14,5.3803004e14,s\n"),
             path("ref.csv") +
                 ":3: size 9223372036854775808 B is above the largest a collective carries (2^63 - 1 B, "
