@@ -292,7 +292,7 @@ void NcclDagProgram::Body::find_symmetry() {
   for (std::uint32_t p = 0; p < n; ++p) {
     const Rank& r = ranks[p];
     if (r.ops.size() != o.ops.size() || r.parent_begin != o.parent_begin || r.parent_list != o.parent_list) return;
-    std::uint32_t* map = &peer_map[std::size_t{p} * np];
+    std::uint32_t* map = peer_map.data() + std::size_t{p} * np;  // (none when rank 0 has no peers)
     for (std::uint32_t i = 0; i < o.ops.size(); ++i) {
       const CollectiveOp& a = o.ops[i];
       const CollectiveOp& b = r.ops[i];
