@@ -12,13 +12,13 @@
 #include <cstdint>
 #include <memory>
 #include <random>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "system/collectives/algorithm_context.h"
 #include "system/collectives/nccl/programs/nccl_programs.h"
+#include "op_text.h"
 
 namespace sim {
 namespace {
@@ -28,13 +28,7 @@ using nccl::NcclDagProgram;
 
 constexpr std::uint32_t kNone = DagBuilder::kNone;
 
-std::string show(const CollectiveOp& o) {
-  std::ostringstream s;
-  s << "{kind " << static_cast<int>(o.kind) << " peer " << o.peer << " bytes " << o.bytes << " tag " << o.tag
-    << " duration " << o.duration << " channel " << o.channel << " rate " << o.rate << " node " << o.node << " proxy "
-    << o.proxy_ns << "}";
-  return s.str();
-}
+using testing::show;
 
 // Walks both programs' ranks in the same order (`order`: 0 first ready
 // first, 1 last ready first, 2 seeded random), comparing what each says.

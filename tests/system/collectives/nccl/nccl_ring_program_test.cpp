@@ -16,6 +16,7 @@
 
 #include "system/collectives/algorithm_context.h"
 #include "system/collectives/nccl/programs/nccl_programs.h"
+#include "op_text.h"
 #include "system/collectives/nccl/model/nccl_protocol.h"
 
 namespace sim {
@@ -45,13 +46,7 @@ AlgorithmContext group(std::uint32_t n, std::uint32_t per_node, bool interleaved
   return ctx;
 }
 
-std::string show(const CollectiveOp& o) {
-  std::ostringstream s;
-  s << "{kind " << static_cast<int>(o.kind) << " peer " << o.peer << " bytes " << o.bytes << " tag " << o.tag
-    << " duration " << o.duration << " channel " << o.channel << " rate " << o.rate << " node " << o.node << " proxy "
-    << o.proxy_ns << "}";
-  return s.str();
-}
+using testing::show;
 
 bool same(const CollectiveOp& a, const CollectiveOp& b) {
   return a.kind == b.kind && a.peer == b.peer && a.bytes == b.bytes && a.tag == b.tag && a.duration == b.duration &&
