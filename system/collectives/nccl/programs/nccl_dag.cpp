@@ -323,6 +323,15 @@ void NcclDagProgram::Body::find_symmetry() {
   symmetric = true;
 }
 
+namespace {
+thread_local bool packing = true;  // DagPackingOff
+}  // namespace
+
+DagPackingOff::DagPackingOff() : was_(packing) { packing = false; }
+DagPackingOff::~DagPackingOff() { packing = was_; }
+
+DagBuilder::DagBuilder(std::uint32_t ranks) : DagBuilder(ranks, packing) {}
+
 DagBuilder::DagBuilder(std::uint32_t ranks, bool pack)
     : ranks_(ranks), prepared_(ranks, false), compressed_(ranks, false), pack_(pack) {
   for (auto& r : ranks_) r.parent_begin.push_back(0);

@@ -115,13 +115,28 @@ class NcclDagProgram final : public CollectiveProgram {
   std::vector<NodeId> switches_;
 };
 
+// While one lives, DagBuilders made on this thread without a `pack` keep
+// their ops one by one: tests build NCCL's programs both ways and compare.
+class DagPackingOff {
+ public:
+  DagPackingOff();
+  ~DagPackingOff();
+  DagPackingOff(const DagPackingOff&) = delete;
+  DagPackingOff& operator=(const DagPackingOff&) = delete;
+
+ private:
+  bool was_;
+};
+
 // Builds an NcclDagProgram op by op.
 class DagBuilder {
  public:
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
   // `pack`: store repeated blocks once (NcclDagProgram); false keeps every
-  // op one by one (what the packed store is tested against).
-  explicit DagBuilder(std::uint32_t ranks, bool pack = true);
+  // op one by one (what the packed store is tested against). Without it:
+  // packed, unless a DagPackingOff is alive on this thread.
+  explicit DagBuilder(std::uint32_t ranks);
+  DagBuilder(std::uint32_t ranks, bool pack);
   // Adds `op` on `rank` after `parents` (kNone entries are skipped); returns its index.
   std::uint32_t add(std::uint32_t rank, const CollectiveOp& op, std::initializer_list<std::uint32_t> parents);
   std::uint32_t add(std::uint32_t rank, const CollectiveOp& op, const std::vector<std::uint32_t>& parents);

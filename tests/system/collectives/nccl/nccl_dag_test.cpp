@@ -16,7 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "network/topology.h"
 #include "system/collectives/algorithm_context.h"
+#include "system/collectives/nccl/nccl_algorithm.h"
+#include "system/collectives/nccl/programs/nccl_p2p.h"
 #include "system/collectives/nccl/programs/nccl_programs.h"
 #include "op_text.h"
 
@@ -253,6 +256,85 @@ TEST(NcclDagProgram, NvlsTreeHoldsAFewLoops) {
   for (std::uint32_t p = 0; p < 32; ++p) ops += dag.op_count(p);
   EXPECT_GT(ops, 32u * 16 * 60 * 20);  // 64 loops a channel of about 24 ops
   EXPECT_LT(dag.stored_ops() * 20, ops);
+}
+
+// NCCL's own programs, each built packed and again one by one, on a fabric
+// whose every level reduces (4 GPUs a node, 2 nodes a leaf, 2 leaves), so
+// that every algorithm can run: the same ops, parents and ready lists.
+TEST(NcclDagProgram, EveryNcclProgramPackedIsItsOpsOneByOne) {
+  const Topology topo = parse_topology(
+      "topology: [Switch, Switch, Switch]\nnpus_count: [4, 2, 2]\nbandwidth: [450, 50, 50]\n"
+      "latency: [150, 700, 700]\nin_network_reduction: [true, true, true]\n",
+      "leaf-spine");
+  std::vector<std::uint32_t> all(16), two_rails;
+  for (std::uint32_t p = 0; p < 16; ++p) all[p] = p;
+  for (std::uint32_t node = 0; node < 4; ++node) two_rails.insert(two_rails.end(), {4 * node, 4 * node + 1});
+  struct Case {
+    CollectiveType type;
+    const char* algo;
+    const std::vector<std::uint32_t>* members;
+  };
+  const std::vector<Case> cases = {
+      {CollectiveType::kAllReduce, "tree", &all},          {CollectiveType::kAllReduce, "nvlstree", &all},
+      {CollectiveType::kAllReduce, "collnetchain", &all},  {CollectiveType::kAllReduce, "collnetdirect", &all},
+      {CollectiveType::kAllReduce, "collnetdirect", &two_rails},
+      {CollectiveType::kAllReduce, "nvls", &all},          {CollectiveType::kBroadcast, "ring", &all},
+      {CollectiveType::kReduce, "ring", &two_rails},
+  };
+  const std::uint64_t bytes = 64 << 20;
+  const auto build = [&](const Case& c, const AlgorithmContext& ctx) -> std::shared_ptr<const CollectiveProgram> {
+    const nccl::Params params = {{"algo", nccl::param_value("algo", c.algo)}, {"channels", 2}};
+    const nccl::Plan pl = nccl::plan(c.type, bytes, params, ctx);
+    switch (pl.algo) {
+      case nccl::Algo::kTree: return nccl::make_tree_program(pl.name, bytes, ctx, pl.model);
+      case nccl::Algo::kNvls: return nccl::make_nvls_program(pl.name, bytes, ctx, pl.model);
+      case nccl::Algo::kNvlsTree: return nccl::make_nvls_tree_program(pl.name, bytes, ctx, pl.model);
+      case nccl::Algo::kCollNetChain: return nccl::make_collnet_chain_program(pl.name, bytes, ctx, pl.model);
+      case nccl::Algo::kCollNetDirect: return nccl::make_collnet_direct_program(pl.name, bytes, ctx, pl.model);
+      default: return nccl::make_chain_program(pl.name, c.type, bytes, ctx, pl.model);
+    }
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.algo) + " on " + std::to_string(c.members->size()) + " ranks");
+    const auto ctx =
+        make_algorithm_context(std::make_shared<std::vector<std::uint32_t>>(*c.members), &topo);
+    const auto packed = build(c, *ctx);
+    std::shared_ptr<const CollectiveProgram> plain;
+    {
+      const nccl::DagPackingOff off;
+      plain = build(c, *ctx);
+    }
+    expect_same_walk(*packed, *plain, 2);
+    const auto stored = dynamic_cast<const NcclDagProgram&>(*packed).stored_ops();
+    const auto ops = dynamic_cast<const NcclDagProgram&>(*plain).stored_ops();
+    EXPECT_LT(stored * 4, ops);  // packed: a few loops a channel kept
+  }
+  // NVLS's all-gather and reduce-scatter on one node, the ring as a DAG, and all-to-all (whose
+  // peers differ op by op: they may stay one by one, and must say the same either way).
+  const auto node = make_algorithm_context(std::make_shared<std::vector<std::uint32_t>>(
+                                               std::vector<std::uint32_t>{0, 1, 2, 3}), &topo);
+  nccl::StepModel m;
+  m.channels = 2;
+  const auto more = [&] {
+    return std::vector<std::shared_ptr<const CollectiveProgram>>{
+        nccl::make_nvls_scatter_gather_program("ag", CollectiveType::kAllGather, bytes, *node, m),
+        nccl::make_nvls_scatter_gather_program("rs", CollectiveType::kReduceScatter, bytes, *node, m),
+        nccl::make_ring_dag_program("ring", CollectiveType::kAllReduce, bytes,
+                                    *make_algorithm_context(std::make_shared<std::vector<std::uint32_t>>(all), &topo), m),
+        nccl::make_alltoall_program("a2a", bytes,
+                                    *make_algorithm_context(std::make_shared<std::vector<std::uint32_t>>(all), &topo),
+                                    nccl::P2pModel{})};
+  };
+  const auto packed = more();
+  std::vector<std::shared_ptr<const CollectiveProgram>> plain;
+  {
+    const nccl::DagPackingOff off;
+    plain = more();
+  }
+  for (std::size_t i = 0; i < packed.size(); ++i) {
+    SCOPED_TRACE(packed[i]->name());
+    expect_same_walk(*packed[i], *plain[i], 1);
+  }
 }
 
 }  // namespace
