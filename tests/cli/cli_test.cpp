@@ -243,6 +243,16 @@ TEST_F(Cli, UnknownSystemKey) {
   EXPECT_NE(r.output.find("collective.chunk"), std::string::npos) << r.output;
 }
 
+// Two --collective options for one type: the later silently won.
+TEST_F(Cli, TwoCollectiveOptionsForOneTypeAreExit2) {
+  const SimRun r = run_sim("-q --collective allreduce=ring --collective allreduce=direct");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("sim: error: --collective allreduce=direct: --collective allreduce=ring already chose "
+                          "ALL_REDUCE's algorithm: give one --collective per collective type"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST_F(Cli, NonPositiveBandwidth) {
   const std::string net = text_file("n.yml", "shape: Ring\ndims: [8]\nbandwidth: 0\nlatency: 500ns\n");
   const SimRun r = run_sim("--workload " + workload("w", {{comp(1)}}) + " --network " + net);
