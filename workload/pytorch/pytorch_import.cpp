@@ -116,6 +116,46 @@ void check_group_members(const RankGroups& groups, const std::string& file, int 
   }
 }
 
+std::string rank_list(const std::vector<std::int64_t>& ranks) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i == 8 && ranks.size() > 10) {
+      s += ", ... (" + std::to_string(ranks.size()) + " ranks)";
+      break;
+    }
+    s += (i ? ", " : "") + std::to_string(ranks[i]);
+  }
+  return s + "]";
+}
+
+// Every definition of a group name, in every rank's trace, must give the
+// same ranks (in order: a group's rank i is its i-th member), as a run of
+// the import requires: otherwise the import succeeded and every run of it
+// failed. "ranks: []" is every rank.
+struct GroupDefinitions {
+  struct Seen {
+    std::vector<std::int64_t> ranks;
+    std::string where;
+  };
+  std::map<std::string, Seen> by_name;
+
+  void add(const RankGroups& groups, const std::string& file, int rank, std::size_t world) {
+    for (const PgDef& g : groups.groups) {
+      std::vector<std::int64_t> ranks = g.ranks;
+      if (ranks.empty()) {
+        for (std::size_t r = 0; r < world; ++r) ranks.push_back(static_cast<std::int64_t>(r));
+      }
+      const std::string where = file + ": rank " + std::to_string(rank) + " (" + groups.source + ")";
+      const auto [it, fresh] = by_name.emplace(g.name, Seen{ranks, where});
+      if (!fresh && it->second.ranks != ranks) {
+        throw InputError("process group '" + g.name + "' is defined twice with different ranks: " + it->second.where +
+                         " gives " + rank_list(it->second.ranks) + ", " + where + " gives " +
+                         rank_list(ranks) + "; the traces of one job agree on each group's ranks");
+      }
+    }
+  }
+};
+
 struct CommSig {
   std::string pg;
   std::string what;  // "ALL_REDUCE 4194304 B"
@@ -166,6 +206,8 @@ void import_pytorch(const std::vector<RankFiles>& files, const std::function<voi
   GroupInference inferred;
   Unlinked host_unlinked, device_unlinked, gpu_unlinked, unsupported;
   std::int64_t world_in_trace = -1, all_ranks_group_size = -1;
+  std::string world_source;  // the device trace world_in_trace comes from
+  GroupDefinitions definitions;
   for (const RankFiles& rf : files) {
     const int rank = rf.rank;
     // The two files are parsed at once (JSON parsing is most of an import's time).
@@ -189,14 +231,24 @@ void import_pytorch(const std::vector<RankFiles>& files, const std::function<voi
                          ") do not belong together: " +
                          (pid_mismatch ? "their pids differ" : "the device trace is of another rank"));
       }
-      if (kineto.world_size >= 0) world_in_trace = kineto.world_size;
+      if (kineto.world_size >= 0) {
+        // The ranks of one job record one world size: else which file was last decided it.
+        if (world_in_trace >= 0 && kineto.world_size != world_in_trace) {
+          throw InputError(rf.kineto + ": rank " + std::to_string(rank) + ": distributedInfo.world_size is " +
+                           std::to_string(kineto.world_size) + " but " + world_source + " records " +
+                           std::to_string(world_in_trace) + ": the device traces are not of one job");
+        }
+        world_in_trace = kineto.world_size;
+        world_source = rf.kineto;
+      }
     }
     const KinetoTrace* k = has_kineto ? &kineto : nullptr;
     TraceLinks links = link_traces(host, k, rank);
     CommExtraction comm = extract_comm_ops(host, links, rank);
     RankGroups groups = rank_groups(host, k, rank);
-    check_group_members(groups, has_kineto && !kineto.pg_config.is_null() ? rf.kineto : rf.host, rank, files.size(),
-                        has_kineto ? kineto.world_size : -1);
+    const std::string& groups_file = has_kineto && !kineto.pg_config.is_null() ? rf.kineto : rf.host;
+    check_group_members(groups, groups_file, rank, files.size(), has_kineto ? kineto.world_size : -1);
+    definitions.add(groups, groups_file, rank, files.size());
     assign_groups(comm.ops, groups, host, links, k, rank, inferred);
     BuildStats stats;
     EtTrace et = build_rank_graph(host, k, links, comm, groups, rank, stats);
