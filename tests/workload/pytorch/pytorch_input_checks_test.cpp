@@ -264,6 +264,25 @@ TEST_F(PytorchInputChecks, DeviceTracesDisagreeingOnTheWorldSizeAreAnError) {
   EXPECT_TRUE(nothing_written());
 }
 
+// A rank's file that is empty, not gzip or not a trace was passed over
+// without a word, and the error said the rank had no file.
+TEST_F(PytorchInputChecks, ARanksFileThatIsNoTraceIsNamedWhenItsRankIsMissing) {
+  for (int r = 1; r < 3; ++r) {
+    write("in/et_rank" + std::to_string(r) + ".json", host_trace(10 + r, json::array({op(5, "aten::mm", 2, 3)})));
+  }
+  std::ofstream(path("in/et_rank0.json")) << "";
+  std::ofstream(path("in/notes.json")) << R"({"comment": "not a trace"})";
+  const auto run = import_folder(false);
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_NE(run.output.find("sim: error: --host-et: no file for rank 0 (ranks must be 0..N-1; found rank 1: " +
+                            path("in/et_rank1.json") + "); passed over as no trace: " + path("in/et_rank0.json") +
+                            " (empty), " + path("in/notes.json") +
+                            " (neither a host execution trace nor a Kineto trace)"),
+            std::string::npos)
+      << run.output;
+  EXPECT_TRUE(nothing_written());
+}
+
 TEST_F(PytorchInputChecks, TwoOfTheRealFourRanksAreRefused) {
   const std::string dir = testdata("ddp4-gloo-h100");
   if (!fs::exists(dir)) GTEST_SKIP() << "no " << dir << " (../shared/testdata)";
