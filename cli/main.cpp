@@ -210,19 +210,28 @@ int main(int argc, char** argv) {
       ->check([](const std::string& name) {
         return find_backend(name) ? std::string() : "unknown network backend '" + name + "'";
       });
+  // An output given an empty path was written nowhere, with exit 0.
+  const auto a_path = [](const std::string& path) {
+    return path.empty() ? std::string("an empty path: give a file name, or - for standard output") : std::string();
+  };
   app.add_option("--report", o.report,
                  "write the JSON report here (docs/reports.md; \"-\" is stdout; a symlink, device or FIFO is "
-                 "written through, a regular file replaced atomically keeping its mode)");
-  app.add_option("--csv", o.csv, "write the per-collective table as CSV here");
+                 "written through, a regular file replaced atomically keeping its mode)")
+      ->check(a_path);
+  app.add_option("--csv", o.csv, "write the per-collective table as CSV here")->check(a_path);
   app.add_option("--link-stats", o.link_stats,
-                 "write every link's bytes, busy time, utilization and peak concurrent flows as CSV here");
-  app.add_option("--timeline", o.timeline,
-                 "write every node's run here as the simulation goes: Perfetto protobuf (ui.perfetto.dev), or "
-                 "Chrome trace-event JSON for a *.json name");
-  app.add_option("--timeline-format", o.timeline_format, "auto (by the file name), perfetto or json");
-  app.add_option("--timeline-ranks", o.timeline_ranks, "only these ranks in the timeline, e.g. 0-3,7");
+                 "write every link's bytes, busy time, utilization and peak concurrent flows as CSV here")
+      ->check(a_path);
+  CLI::Option* timeline = app.add_option("--timeline", o.timeline,
+                                         "write every node's run here as the simulation goes: Perfetto protobuf "
+                                         "(ui.perfetto.dev), or Chrome trace-event JSON for a *.json name")
+                              ->check(a_path);
+  // Without --timeline they would change nothing, silently.
+  app.add_option("--timeline-format", o.timeline_format, "auto (by the file name), perfetto or json")->needs(timeline);
+  app.add_option("--timeline-ranks", o.timeline_ranks, "only these ranks in the timeline, e.g. 0-3,7")->needs(timeline);
   app.add_option("--timeline-window", o.timeline_window,
-                 "only node runs overlapping this simulated-time window in the timeline, e.g. 1ms:2ms, 1ms:, :2ms");
+                 "only node runs overlapping this simulated-time window in the timeline, e.g. 1ms:2ms, 1ms:, :2ms")
+      ->needs(timeline);
   app.add_option("--comm-group", o.comm_groups,
                  "process groups JSON {\"<pg_name>\": [ranks...]} (NAME=FILE per job); a group it (or a trace's "
                  "METADATA node) defines is that group, \"0\" included; \"4.0\" finds \"4\"; absent/empty pg_name "
@@ -236,8 +245,10 @@ int main(int argc, char** argv) {
   app.add_flag("--strict", o.strict,
                "exit 2 when a collective's bus bandwidth exceeds what its ranks can inject, or a training iteration's "
                "MFU exceeds 100 % (otherwise a warning)");
-  app.add_flag("--ctrl-deps", o.ctrl_deps, "also follow ctrl_deps (dangling ones are warned about and ignored)");
-  app.add_flag("--strict-deps", o.strict_deps, "with --ctrl-deps: a ctrl dep on an absent node is an error");
+  CLI::Option* ctrl_deps =
+      app.add_flag("--ctrl-deps", o.ctrl_deps, "also follow ctrl_deps (dangling ones are warned about and ignored)");
+  app.add_flag("--strict-deps", o.strict_deps, "with --ctrl-deps: a ctrl dep on an absent node is an error")
+      ->needs(ctrl_deps);
   app.add_flag("-q,--quiet", o.quiet, "print nothing on success");
   app.add_flag("--no-aggregation", o.no_aggregation,
                "simulate every message of every collective: by default a collective whose ranks all start at once "

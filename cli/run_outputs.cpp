@@ -1,8 +1,49 @@
 #include "run_outputs.h"
 
+#include <filesystem>
+#include <utility>
+
+#include "core/error.h"
+
 namespace sim {
 
+namespace {
+
+namespace fs = std::filesystem;
+
+// Whether two output paths end in one file. A character device (/dev/null)
+// takes any number of writers; anything else written twice loses one output.
+bool same_file(const std::string& a, const std::string& b) {
+  if (a == "-" || b == "-") return a == b;
+  std::error_code ec;
+  if (fs::is_character_file(a, ec)) return false;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+  const fs::path ca = fs::weakly_canonical(a, ec), cb = fs::weakly_canonical(b, ec);
+  return ec ? a == b : ca == cb;
+}
+
+// Two outputs on one file: the later rename replaced the earlier's file, its
+// content lost with exit 0; two on standard output interleaved.
+void check_distinct(const OutputPaths& p) {
+  const std::pair<const char*, const std::string*> outs[] = {
+      {"--report", &p.report}, {"--csv", &p.csv}, {"--link-stats", &p.link_stats}, {"--timeline", &p.timeline}};
+  for (std::size_t i = 0; i < std::size(outs); ++i) {
+    for (std::size_t j = i + 1; j < std::size(outs); ++j) {
+      const std::string &a = *outs[i].second, &b = *outs[j].second;
+      if (a.empty() || b.empty() || !same_file(a, b)) continue;
+      const std::string both = std::string(outs[i].first) + " and " + outs[j].first;
+      if (a == "-") {
+        throw InputError(both + " both write to standard output ('-'), where they would interleave: give one of them a file");
+      }
+      throw InputError(both + " both name '" + b + "': one would replace the other; give each output a file of its own");
+    }
+  }
+}
+
+}  // namespace
+
 RunOutputs::RunOutputs(const OutputPaths& p) {
+  check_distinct(p);
   report_ = open(p.report);
   csv_ = open(p.csv);
   link_stats_ = open(p.link_stats);

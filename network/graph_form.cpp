@@ -1,7 +1,9 @@
 // Explicit graph: NPUs, switches and a list of links, routed by fewest hops.
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "network/shortest_path_router.h"
@@ -51,8 +53,11 @@ std::vector<NodeRole> read_roles(const ConfigReader& config, const YAML::Node& r
   config.require_map(map, "roles");
   std::vector<NodeRole> roles(switches, NodeRole::kSwitch);
   std::vector<bool> named(switches, false);
+  std::set<std::string> seen;
   for (const auto& entry : map) {
-    const std::string name = entry.first.as<std::string>();
+    if (!entry.first.IsScalar()) config.fail(entry.first, "'roles': a key must be a role name, e.g. nic");
+    const std::string name = entry.first.Scalar();
+    if (!seen.insert(name).second) config.fail(entry.first, "duplicate key 'roles." + name + "'");
     NodeRole role = NodeRole::kSwitch;
     if (!node_role_from_name(name, role) || role == NodeRole::kGpu) {
       config.fail(entry.first, "'roles': unknown switch role '" + name +
@@ -104,6 +109,40 @@ std::vector<std::uint32_t> read_hosts(const ConfigReader& config, const YAML::No
   return hosts;
 }
 
+// "npu3" or "sw1", as a file writes them.
+std::string node_name(NodeId node, std::uint32_t npus) {
+  return node < npus ? "npu" + std::to_string(node) : "sw" + std::to_string(node - npus);
+}
+
+// A NIC is a host's port to the network: NCCL's model finds it through the
+// links of the host's GPUs, directly or under a PCIe switch they link to. A
+// `nic` no GPU reaches that way would be read as something it is not.
+void check_nics(const ConfigReader& config, const YAML::Node& root, std::uint32_t npus,
+                const std::vector<NodeRole>& roles, const std::vector<Link>& links) {
+  if (roles.empty()) return;
+  const auto role = [&](NodeId node) { return node < npus ? NodeRole::kGpu : roles[node - npus]; };
+  std::vector<bool> under_gpu(roles.size(), false);  // a pcie-switch a GPU links to
+  for (const Link& l : links) {
+    if (l.from < npus && role(l.to) == NodeRole::kPcieSwitch) under_gpu[l.to - npus] = true;
+  }
+  std::vector<bool> reached(roles.size(), false);
+  for (const Link& l : links) {
+    if (role(l.to) != NodeRole::kNic) continue;
+    const bool from_gpu = l.from < npus || (role(l.from) == NodeRole::kPcieSwitch && under_gpu[l.from - npus]);
+    if (from_gpu) reached[l.to - npus] = true;
+  }
+  const YAML::Node list = root["roles"]["nic"];
+  if (!list) return;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const NodeId nic = node_ref(config, list[i], "roles.nic", npus, static_cast<std::uint32_t>(roles.size()));
+    if (!reached[nic - npus]) {
+      config.fail(list[i], "'roles.nic[" + std::to_string(i) + "]': switch " + std::to_string(nic - npus) +
+                               " is linked from no GPU (a NIC is a host's port to the network: link it from the GPUs "
+                               "that use it, directly or under a pcie-switch they link to)");
+    }
+  }
+}
+
 }  // namespace
 
 Topology parse_graph_form(const ConfigReader& config, const YAML::Node& root) {
@@ -125,6 +164,18 @@ Topology parse_graph_form(const ConfigReader& config, const YAML::Node& root) {
   const auto n = static_cast<std::uint32_t>(npus), sw = static_cast<std::uint32_t>(switches);
   const YAML::Node list = config.require_list(root, "links");
   std::vector<Link> links;
+  // Each direction of a node pair is one link: a second one would never carry traffic (routes take
+  // the first), so its bandwidth would be silently lost. Entry index of each directed link:
+  std::unordered_map<std::uint64_t, std::size_t> entry_of;
+  auto add = [&](const YAML::Node& entry, std::size_t i, const Link& link) {
+    const auto [it, fresh] = entry_of.emplace((std::uint64_t{link.from} << 32) | link.to, i);
+    if (!fresh) {
+      config.fail(entry, "'links[" + std::to_string(i) + "]' repeats the link " + node_name(link.from, n) + " -> " +
+                             node_name(link.to, n) + " of 'links[" + std::to_string(it->second) +
+                             "]' (one link per direction of a pair: give its whole bandwidth once)");
+    }
+    links.push_back(link);
+  };
   for (std::size_t i = 0; i < list.size(); ++i) {
     const YAML::Node entry = list[i];
     const std::string at = "links[" + std::to_string(i) + "]";
@@ -144,8 +195,8 @@ Topology parse_graph_form(const ConfigReader& config, const YAML::Node& root) {
 
     bool bidirectional = true;
     if (const YAML::Node b = entry["bidirectional"]) bidirectional = config.flag(b, at + ".bidirectional");
-    links.push_back(link);
-    if (bidirectional) links.push_back(Link{dst, src, link.bandwidth, link.latency});
+    add(entry, i, link);
+    if (bidirectional) add(entry, i, Link{dst, src, link.bandwidth, link.latency});
   }
 
   auto router = std::make_unique<ShortestPathRouter>(n + sw, n, links);
@@ -153,6 +204,7 @@ Topology parse_graph_form(const ConfigReader& config, const YAML::Node& root) {
     config.fail(list, "npu " + std::to_string(pair->first) + " cannot reach npu " + std::to_string(pair->second));
   }
   std::vector<NodeRole> roles = read_roles(config, root, n, sw);
+  check_nics(config, root, n, roles, links);
   std::vector<std::uint32_t> hosts = read_hosts(config, root, n, sw);
   std::string label = "Graph";
   if (const YAML::Node name = root["name"]) label = config.text(name, "name");

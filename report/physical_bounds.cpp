@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -22,12 +23,15 @@ std::vector<std::string> physical_bound_warnings(const SimulationResult& result,
   using Kind = std::tuple<int, std::uint64_t, std::uint32_t, std::string>;
   std::map<Kind, std::pair<double, const CollectiveRecord*>> worst;
   for (const CollectiveRecord& c : result.collectives) {
-    if (c.npu >= topology.npu_count() || c.duration <= 0 || c.group_size <= 1) continue;
+    if (c.npu >= topology.npu_count() || c.group_size <= 1) continue;
+    // A collective that moves bytes between ranks in no time at all (an
+    // injected algorithm that sends nothing) is past any port: infinitely.
+    if (c.duration <= 0 && c.bytes == 0) continue;
     // A switch that reduces sends the sum once: an all-reduce then moves S up
     // and S down per rank, half the 2(n-1)/n x S of busbw's definition.
     const double allowance = reducing[c.npu] && c.type == CollectiveType::kAllReduce ? 2.0 : 1.0;
     const double port_gbps = allowance * std::min(out[c.npu], in[c.npu]) / 1e9;
-    const double ratio = busbw_gbps(c) / port_gbps;
+    const double ratio = c.duration <= 0 ? std::numeric_limits<double>::infinity() : busbw_gbps(c) / port_gbps;
     if (ratio <= 1 + 1e-9) continue;
     auto& w = worst[{static_cast<int>(c.type), c.bytes, c.group_size, c.algorithm}];
     if (ratio > w.first) w = {ratio, &c};
@@ -37,9 +41,12 @@ std::vector<std::string> physical_bound_warnings(const SimulationResult& result,
     const CollectiveRecord& c = *w.second;
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.2f GB/s", busbw_gbps(c));
+    const std::string on = " on rank " + std::to_string(c.rank);
+    const std::string what = c.duration <= 0 ? "it ends in 0 ps" + on + ", faster than"
+                                             : "busbw " + std::string(buf) + on + " exceeds what";
     warnings.push_back(std::string(collective_name(c.type)) + " of " + format_bytes(c.bytes) + " on " +
-                       std::to_string(c.group_size) + " ranks [" + c.algorithm + "]: busbw " + buf + " on rank " +
-                       std::to_string(c.rank) + " exceeds what its NPU can send or receive (" +
+                       std::to_string(c.group_size) + " ranks [" + c.algorithm + "]: " + what +
+                       " its NPU can send or receive (" +
                        format_bandwidth(static_cast<BytesPerSecond>(std::min(out[c.npu], in[c.npu]))) +
                        " over all its links): the result is not physical; check the algorithm and its sizes");
   }

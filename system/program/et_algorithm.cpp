@@ -66,9 +66,24 @@ EtOpSpec decode_op(const et::Node& node, std::uint32_t n, const std::string& pat
   op.node_id = node.id();
   const auto size = attr_int(node, "comm_size");
   op.tag = static_cast<std::uint64_t>(attr_int(node, "comm_tag").value_or(0));
-  op.chunk_idx = attr_int(node, "msg_chunk_idx").value_or(-1);
-  op.chunk_cnt = attr_int(node, "msg_chunk_cnt").value_or(-1);
-  op.total_chunks = attr_int(node, "total_chunk_cnt").value_or(-1);
+  const auto idx = attr_int(node, "msg_chunk_idx"), cnt = attr_int(node, "msg_chunk_cnt"),
+             total = attr_int(node, "total_chunk_cnt");
+  // Chunk attributes that cannot describe a share of the buffer were passed over (a total of 0 or
+  // below, a count without its total) or read as another share (a negative index), silently.
+  const auto bad_chunks = [&](const std::string& what) {
+    throw InputError(at(path, node.id()) + ": " + what +
+                     " (chunk attributes: msg_chunk_cnt of total_chunk_cnt parts of the buffer, from msg_chunk_idx)");
+  };
+  if (total && *total <= 0) bad_chunks("total_chunk_cnt " + std::to_string(*total) + " must be > 0");
+  if (cnt && *cnt < 0) bad_chunks("msg_chunk_cnt " + std::to_string(*cnt) + " is negative");
+  if (idx && *idx < 0) bad_chunks("msg_chunk_idx " + std::to_string(*idx) + " is negative");
+  if (cnt.has_value() != total.has_value()) {
+    bad_chunks(std::string(cnt ? "msg_chunk_cnt" : "total_chunk_cnt") + " without " + (cnt ? "total_chunk_cnt" : "msg_chunk_cnt"));
+  }
+  if (idx && !cnt) bad_chunks("msg_chunk_idx without msg_chunk_cnt and total_chunk_cnt");
+  op.chunk_idx = idx.value_or(-1);
+  op.chunk_cnt = cnt.value_or(-1);
+  op.total_chunks = total.value_or(-1);
   decode_msccl(node, op, path);
   switch (node.type()) {
     case et::COMM_SEND_NODE:

@@ -13,6 +13,20 @@ std::string where_of(const std::string& where, const std::string& fallback) {
   return where.empty() ? fallback : where;
 }
 
+// One --collective per type: with two, the later silently replaced the earlier.
+// (A system config's choice is what --collective overrides.)
+void set_collective_option(SystemConfig& config, CollectiveType type, const std::string& value,
+                           const std::string& option) {
+  const std::string where = "--collective " + option;
+  if (const auto w = config.algorithm_where.find(type);
+      w != config.algorithm_where.end() && w->second.rfind("--collective ", 0) == 0) {
+    throw InputError(where + ": " + w->second + " already chose " + collective_name(type) +
+                     "'s algorithm: give one --collective per collective type");
+  }
+  config.algorithms[type] = value;
+  config.algorithm_where[type] = where;
+}
+
 }  // namespace
 
 void check_algorithm_choices(const SystemConfig& config) {
@@ -46,9 +60,7 @@ void apply_collective_option(SystemConfig& config, const std::string& option) {
     // writer and MSCCL-derived converters record it); all-reduce otherwise.
     CollectiveType type = CollectiveType::kAllReduce;
     if (is_msccl_xml_path(option)) {  // MSCCL-IR names its collective (coll)
-      const CollectiveType coll = msccl_xml_collective(option);
-      config.algorithms[coll] = option;
-      config.algorithm_where[coll] = "--collective " + option;
+      set_collective_option(config, msccl_xml_collective(option), option, option);
       return;
     }
     const EtTrace first = read_et(resolve_rank_files(option).front());
@@ -57,8 +69,7 @@ void apply_collective_option(SystemConfig& config, const std::string& option) {
         throw InputError("--collective " + option + ": metadata 'collective' = '" + *name + "' is not a collective type");
       }
     }
-    config.algorithms[type] = option;
-    config.algorithm_where[type] = "--collective " + option;
+    set_collective_option(config, type, option, option);
     return;
   }
   CollectiveType type;
@@ -71,8 +82,7 @@ void apply_collective_option(SystemConfig& config, const std::string& option) {
   } catch (const InputError& e) {
     throw InputError("--collective " + option + ": " + e.what());
   }
-  config.algorithms[type] = value;
-  config.algorithm_where[type] = "--collective " + option;
+  set_collective_option(config, type, value, option);
 }
 
 }  // namespace sim

@@ -243,6 +243,27 @@ TEST_F(Cli, UnknownSystemKey) {
   EXPECT_NE(r.output.find("collective.chunk"), std::string::npos) << r.output;
 }
 
+// A graph's link given twice: the second never carried traffic, its bandwidth lost.
+TEST_F(Cli, ALinkGivenTwiceIsExit2) {
+  const std::string net = text_file("g.yml",
+                                    "npus: 2\nbandwidth: 50GB/s\nlatency: 500ns\nlinks:\n  - {src: npu0, dst: npu1}\n"
+                                    "  - {src: npu1, dst: npu0, bandwidth: 100GB/s}\n");
+  const SimRun r = run_sim("-q --workload " + workload("w", {{comp(1)}, {comp(1)}}) + " --network " + net);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("g.yml:6: 'links[1]' repeats the link npu1 -> npu0 of 'links[0]'"), std::string::npos)
+      << r.output;
+}
+
+// Two --collective options for one type: the later silently won.
+TEST_F(Cli, TwoCollectiveOptionsForOneTypeAreExit2) {
+  const SimRun r = run_sim("-q --collective allreduce=ring --collective allreduce=direct");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("sim: error: --collective allreduce=direct: --collective allreduce=ring already chose "
+                          "ALL_REDUCE's algorithm: give one --collective per collective type"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST_F(Cli, NonPositiveBandwidth) {
   const std::string net = text_file("n.yml", "shape: Ring\ndims: [8]\nbandwidth: 0\nlatency: 500ns\n");
   const SimRun r = run_sim("--workload " + workload("w", {{comp(1)}}) + " --network " + net);

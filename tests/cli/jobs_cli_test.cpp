@@ -215,5 +215,29 @@ TEST_F(Jobs, ImplausibleBusBandwidthWarnsAndStrictExitsTwo) {
   EXPECT_EQ(right.code, 0) << right.output;
 }
 
+// An all-reduce algorithm whose ranks send nothing ended 1 MiB in 0 ps,
+// "busbw 0.00 GB/s", with exit 0 even under --strict.
+TEST_F(Jobs, ACollectiveInNoTimeWarnsAndStrictExitsTwo) {
+  for (int r = 0; r < 4; ++r) {
+    file("none." + std::to_string(r) + ".json",
+         R"({"metadata": {"version": "0.0.4", "attr": [{"name": "collective", "string_val": "ALL_REDUCE"},
+                                                     {"name": "collective_size", "int64_val": "1048576"}]},
+             "nodes": [{"id": "1", "name": "nothing", "type": "COMP_NODE", "duration_micros": "0"}]})");
+  }
+  const std::string args = "-q --workload " + allreduce_workload("w", 4, 1 << 20) + " --network " +
+                           configs("switch8.yml") + " --collective allreduce=" + path("none");
+  const std::string warning =
+      "sim: warning: ALL_REDUCE of 1 MiB (1048576 B) on 4 ranks [et:" + path("none") +
+      "]: it ends in 0 ps on rank 0, faster than its NPU can send or receive (50 GB/s over all its links): the result "
+      "is not physical; check the algorithm and its sizes";
+  const SimRun lenient = run_sim(args);
+  EXPECT_EQ(lenient.code, 0) << lenient.output;
+  EXPECT_NE(lenient.output.find(warning), std::string::npos) << lenient.output;
+  const SimRun strict = run_sim(args + " --strict");
+  EXPECT_EQ(strict.code, 2) << strict.output;
+  EXPECT_NE(strict.output.find("--strict: 1 collective result(s) exceed what their ranks can inject"), std::string::npos)
+      << strict.output;
+}
+
 }  // namespace
 }  // namespace sim

@@ -166,5 +166,52 @@ TEST_F(OutputsCli, BadTimelineOptionsAreExit2BeforeTheRun) {
   EXPECT_TRUE(outputs().empty());
 }
 
+// Each output its own file: two on one path lost one of them with exit 0.
+TEST_F(OutputsCli, TwoOutputsOnOnePathAreExit2) {
+  std::ofstream(path("out/r.json")) << "earlier report";
+  SimRun r = run_sim("-q --report " + path("out/r.json") + " --csv " + path("out/../out/r.json"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("sim: error: --report and --csv both name '" + path("out/../out/r.json") +
+                          "': one would replace the other; give each output a file of its own"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(read(path("out/r.json")), "earlier report");
+  // A hard link is the same file.
+  fs::create_hard_link(path("out/r.json"), path("out/h.json"));
+  r = run_sim("-q --link-stats " + path("out/h.json") + " --timeline " + path("out/r.json"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--link-stats and --timeline both name"), std::string::npos) << r.output;
+  r = run_sim("-q --report - --timeline -");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("sim: error: --report and --timeline both write to standard output ('-'), where they would "
+                          "interleave: give one of them a file"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(outputs(), (std::vector<std::string>{"h.json", "r.json"}));
+}
+
+// An empty path wrote nothing with exit 0; the timeline's options without a
+// timeline, and --strict-deps without --ctrl-deps, changed nothing.
+TEST_F(OutputsCli, AnEmptyPathAndOptionsWithoutTheirOutputAreExit2) {
+  for (const char* option : {"--report", "--csv", "--link-stats", "--timeline"}) {
+    const SimRun r = run_sim(std::string("-q ") + option + " ''");
+    EXPECT_EQ(r.code, 2) << option << r.output;
+    EXPECT_NE(r.output.find(std::string("sim: error: ") + option +
+                            ": an empty path: give a file name, or - for standard output"),
+              std::string::npos)
+        << r.output;
+  }
+  for (const char* option : {"--timeline-ranks 0", "--timeline-window 1ms:", "--timeline-format json"}) {
+    const SimRun r = run_sim(std::string("-q ") + option);
+    EXPECT_EQ(r.code, 2) << option << r.output;
+    EXPECT_NE(r.output.find(std::string(option).substr(0, std::string(option).find(' ')) + " requires --timeline"),
+              std::string::npos)
+        << r.output;
+  }
+  const SimRun r = run_sim("-q --strict-deps");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("sim: error: --strict-deps requires --ctrl-deps"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace sim

@@ -131,6 +131,29 @@ TEST(TopologyErrors, GraphNodes) {
   expect_error("npus: 2\nlinks:\n  - {src: 1, dst: 1, bandwidth: 50, latency: 500}\n", {"links node 1 to itself"});
 }
 
+// A second link in one direction of a pair would never carry traffic (routes
+// take the first), its bandwidth lost without a word: refused, naming both.
+TEST(TopologyErrors, ALinkGivenTwice) {
+  const std::string head =
+      "npus: 2\nswitches: 1\nbandwidth: 50\nlatency: 500\nlinks:\n  - {src: npu0, dst: sw0}\n"
+      "  - {src: npu1, dst: sw0}\n";
+  expect_error(head + "  - {src: npu0, dst: sw0, bandwidth: 1GB/s}\n",
+               {"configs/x.yml:8:",
+                "'links[2]' repeats the link npu0 -> sw0 of 'links[0]' (one link per direction of a "
+                "pair: give its whole bandwidth once)"});
+  // Written the other way round, as node ids, or one way only: the same link.
+  expect_error(head + "  - {src: 2, dst: 1}\n", {"'links[2]' repeats the link sw0 -> npu1 of 'links[1]'"});
+  expect_error(head + "  - {src: sw0, dst: npu0, bidirectional: false}\n",
+               {"'links[2]' repeats the link sw0 -> npu0 of 'links[0]'"});
+  // The reverse of a one-way link is a link of its own.
+  EXPECT_EQ(parse_topology("npus: 2\nbandwidth: 50\nlatency: 500\nlinks:\n  - {src: 0, dst: 1, bidirectional: false}\n"
+                           "  - {src: 1, dst: 0, bidirectional: false, bandwidth: 25}\n",
+                           "configs/x.yml")
+                .links()
+                .size(),
+            2u);
+}
+
 TEST(TopologyErrors, UnreachableNode) {
   expect_error("npus: 4\nbandwidth: 50\nlatency: 500\nlinks:\n  - {src: 0, dst: 1}\n  - {src: 1, dst: 2}\n",
                {"configs/x.yml:5:", "npu 3 cannot reach npu 0"});

@@ -111,7 +111,28 @@ TEST(TopologyHosts, AGraphsHostsAndRolesAreChecked) {
   expect_error(kGraph + "roles: {nic: [npu0]}\n", "NPU 0 is a GPU, not a nic");
   expect_error(kGraph + "roles: {nic: [sw2], leaf: [sw2]}\n", "switch 2 is given a role twice");
   expect_error(kGraph + "roles: {gpu: [sw2]}\n", "unknown switch role 'gpu'");
+  // A role named twice in the map, or a key that is not a name.
+  expect_error(kGraph + "roles: {nic: [sw2, sw3], leaf: [sw6], nic: [sw4, sw5]}\n",
+               "bad.yml:18: duplicate key 'roles.nic'");
+  expect_error(kGraph + "roles: {[nic]: [sw2]}\n", "bad.yml:18: 'roles': a key must be a role name, e.g. nic");
 }
+
+TEST(TopologyHosts, ANicIsLinkedFromTheGpusThatUseIt) {
+  // The leaf, linked only from NICs, cannot be one.
+  expect_error(kGraph + "roles: {nvswitch: [sw0, sw1], nic: [sw2, sw3, sw4, sw5, sw6]}\n",
+               "bad.yml:18: 'roles.nic[4]': switch 6 is linked from no GPU (a NIC is a host's port to the network");
+  // Under a PCIe switch a GPU links to, it is one.
+  const Topology pcie =
+      parse_topology(kGraph + "roles: {pcie-switch: [sw0, sw1], nic: [sw2, sw3, sw4, sw5], leaf: [sw6]}\n", "g.yml");
+  EXPECT_EQ(pcie.role(6), NodeRole::kNic);
+  const std::string under_pcie =
+      "npus: 2\nswitches: 3\nbandwidth: 50GB/s\nlatency: 500ns\nlinks:\n"
+      "  - {src: npu0, dst: sw0}\n  - {src: npu1, dst: sw0}\n  - {src: sw0, dst: sw1}\n  - {src: sw1, dst: sw2}\n";
+  EXPECT_EQ(parse_topology(under_pcie + "roles: {pcie-switch: [sw0], nic: [sw1]}\n", "g.yml").role(3), NodeRole::kNic);
+  // Under a switch that is no PCIe switch of a GPU, it is not.
+  expect_error(under_pcie + "roles: {nvswitch: [sw0], nic: [sw1]}\n", "'roles.nic[0]': switch 1 is linked from no GPU");
+}
+
 
 }  // namespace
 }  // namespace sim

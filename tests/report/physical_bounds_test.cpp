@@ -42,5 +42,32 @@ TEST(PhysicalBounds, ABusBandwidthAboveThePortsIsWarnedOncePerKind) {
   EXPECT_NE(w[0].find("(100 GB/s over all its links)"), std::string::npos) << w[0];
 }
 
+// An injected algorithm that sends nothing ended an all-reduce of 1 MiB in
+// 0 ps: algbw and busbw printed as 0.00 GB/s, no warning, exit 0 under --strict.
+TEST(PhysicalBounds, BytesMovedInNoTimeAreWarned) {
+  const Topology t = load_topology(source_dir() + "/configs/ring8.yml");
+  SimulationResult r;
+  CollectiveRecord c;
+  c.type = CollectiveType::kAllReduce;
+  c.bytes = 1 << 20;
+  c.group_size = 8;
+  c.algorithm = "et:x";
+  c.duration = 0;
+  c.rank = 2;
+  c.npu = 2;
+  r.collectives.push_back(c);
+  const auto w = physical_bound_warnings(r, t);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0], "ALL_REDUCE of 1 MiB (1048576 B) on 8 ranks [et:x]: it ends in 0 ps on rank 2, faster than its NPU "
+                  "can send or receive (100 GB/s over all its links): the result is not physical; check the algorithm "
+                  "and its sizes");
+  // Nothing to move, or no one to move it to: 0 ps is right.
+  r.collectives[0].bytes = 0;
+  EXPECT_TRUE(physical_bound_warnings(r, t).empty());
+  r.collectives[0].bytes = 1 << 20;
+  r.collectives[0].group_size = 1;
+  EXPECT_TRUE(physical_bound_warnings(r, t).empty());
+}
+
 }  // namespace
 }  // namespace sim

@@ -25,11 +25,16 @@ namespace {
 
 enum class Kind { kHost, kKineto, kOther };
 
-Kind sniff(const std::string& path) {
+// What a file is, from its first bytes; for neither kind, `why` says so.
+Kind sniff(const std::string& path, std::string* why = nullptr) {
   std::string head;
   try {
     head = peek_json_text(path, 4096);
-  } catch (const InputError&) {
+  } catch (const InputError& e) {
+    if (why) {
+      *why = e.what();
+      if (why->rfind(path + ": ", 0) == 0) why->erase(0, path.size() + 2);  // the list names the file
+    }
     return Kind::kOther;
   }
   if (head.find("\"traceEvents\"") != std::string::npos || head.find("\"schemaVersion\"") != std::string::npos ||
@@ -37,6 +42,10 @@ Kind sniff(const std::string& path) {
     return Kind::kKineto;
   }
   if (head.find("\"schema\"") != std::string::npos || head.find("\"nodes\"") != std::string::npos) return Kind::kHost;
+  if (why) {
+    *why = head.find_first_not_of(" \t\r\n") == std::string::npos ? "empty"
+                                                                   : "neither a host execution trace nor a Kineto trace";
+  }
   return Kind::kOther;
 }
 
@@ -45,17 +54,25 @@ bool json_name(const std::string& name) {
   return ends(".json") || ends(".json.gz");
 }
 
-std::vector<std::string> files_of(const std::vector<std::string>& specs, Kind kind, const char* option) {
+// The trace files of `kind` that `specs` name. A folder's .json / .json.gz
+// files of neither kind are passed over; `skipped` gets each with why, for
+// an error that finds a rank's file missing (it may be one of them).
+std::vector<std::string> files_of(const std::vector<std::string>& specs, Kind kind, const char* option,
+                                  std::vector<std::string>& skipped) {
   std::vector<std::string> out;
   for (const std::string& spec : specs) {
     std::error_code ec;
     if (fs::is_directory(spec, ec)) {
       std::vector<std::string> found;
       for (const auto& e : fs::directory_iterator(spec, ec)) {
-        if (e.is_regular_file() && json_name(e.path().filename().string()) && sniff(e.path().string()) == kind) {
-          found.push_back(e.path().string());
-        }
+        if (!e.is_regular_file() || !json_name(e.path().filename().string())) continue;
+        std::string why;
+        const Kind is = sniff(e.path().string(), &why);
+        if (is == kind) found.push_back(e.path().string());
+        if (is == Kind::kOther) skipped.push_back(e.path().string() + " (" + why + ")");
       }
+      std::sort(skipped.begin(), skipped.end());  // each scan of a folder finds its files again
+      skipped.erase(std::unique(skipped.begin(), skipped.end()), skipped.end());
       if (found.empty()) {
         throw InputError(std::string(option) + " " + spec + ": the folder holds no " +
                          (kind == Kind::kHost ? "PyTorch host execution traces" : "Kineto device traces") +
@@ -116,6 +133,46 @@ void check_group_members(const RankGroups& groups, const std::string& file, int 
   }
 }
 
+std::string rank_list(const std::vector<std::int64_t>& ranks) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i == 8 && ranks.size() > 10) {
+      s += ", ... (" + std::to_string(ranks.size()) + " ranks)";
+      break;
+    }
+    s += (i ? ", " : "") + std::to_string(ranks[i]);
+  }
+  return s + "]";
+}
+
+// Every definition of a group name, in every rank's trace, must give the
+// same ranks (in order: a group's rank i is its i-th member), as a run of
+// the import requires: otherwise the import succeeded and every run of it
+// failed. "ranks: []" is every rank.
+struct GroupDefinitions {
+  struct Seen {
+    std::vector<std::int64_t> ranks;
+    std::string where;
+  };
+  std::map<std::string, Seen> by_name;
+
+  void add(const RankGroups& groups, const std::string& file, int rank, std::size_t world) {
+    for (const PgDef& g : groups.groups) {
+      std::vector<std::int64_t> ranks = g.ranks;
+      if (ranks.empty()) {
+        for (std::size_t r = 0; r < world; ++r) ranks.push_back(static_cast<std::int64_t>(r));
+      }
+      const std::string where = file + ": rank " + std::to_string(rank) + " (" + groups.source + ")";
+      const auto [it, fresh] = by_name.emplace(g.name, Seen{ranks, where});
+      if (!fresh && it->second.ranks != ranks) {
+        throw InputError("process group '" + g.name + "' is defined twice with different ranks: " + it->second.where +
+                         " gives " + rank_list(it->second.ranks) + ", " + where + " gives " +
+                         rank_list(ranks) + "; the traces of one job agree on each group's ranks");
+      }
+    }
+  }
+};
+
 struct CommSig {
   std::string pg;
   std::string what;  // "ALL_REDUCE 4194304 B"
@@ -127,9 +184,25 @@ std::vector<RankFiles> resolve_pytorch_files(const std::vector<std::string>& hos
                                              const std::vector<std::string>& kineto_specs) {
   if (host_specs.empty()) throw InputError("--host-et is required");
   std::map<int, std::string> kineto;
-  if (!kineto_specs.empty()) kineto = ranks_of_files(files_of(kineto_specs, Kind::kKineto, "--kineto"), true, "--kineto");
+  std::vector<std::string> skipped;
+  // A rank's file missing may be one the folder holds but that is no trace: say which were passed over.
+  auto with_skipped = [&skipped](const auto& ranks_of) {
+    try {
+      return ranks_of();
+    } catch (const InputError& e) {
+      if (skipped.empty()) throw;
+      std::string list;
+      for (std::size_t i = 0; i < skipped.size() && i < 5; ++i) list += (i ? ", " : "") + skipped[i];
+      if (skipped.size() > 5) list += ", ... (" + std::to_string(skipped.size()) + " files)";
+      throw InputError(std::string(e.what()) + "; passed over as no trace: " + list);
+    }
+  };
+  if (!kineto_specs.empty()) {
+    const std::vector<std::string> files = files_of(kineto_specs, Kind::kKineto, "--kineto", skipped);
+    kineto = with_skipped([&] { return ranks_of_files(files, true, "--kineto"); });
+  }
   // A host trace whose name states no rank takes its process's device trace's.
-  const std::vector<std::string> host_files = files_of(host_specs, Kind::kHost, "--host-et");
+  const std::vector<std::string> host_files = files_of(host_specs, Kind::kHost, "--host-et", skipped);
   std::map<std::int64_t, int> rank_of_pid;
   const bool unnamed = std::any_of(host_files.begin(), host_files.end(), [](const std::string& f) { return rank_in_name(f) < 0; });
   if (unnamed && host_files.size() > 1) {
@@ -140,7 +213,7 @@ std::vector<RankFiles> resolve_pytorch_files(const std::vector<std::string>& hos
     }
     for (std::int64_t pid : shared) rank_of_pid.erase(pid);
   }
-  const auto host = ranks_of_files(host_files, false, "--host-et", rank_of_pid);
+  const auto host = with_skipped([&] { return ranks_of_files(host_files, false, "--host-et", rank_of_pid); });
   if (!kineto.empty() && kineto.size() != host.size()) {
     throw InputError("--kineto gives " + std::to_string(kineto.size()) + " device traces for " + std::to_string(host.size()) +
                      " host traces: give one per rank, or none");
@@ -166,6 +239,8 @@ void import_pytorch(const std::vector<RankFiles>& files, const std::function<voi
   GroupInference inferred;
   Unlinked host_unlinked, device_unlinked, gpu_unlinked, unsupported;
   std::int64_t world_in_trace = -1, all_ranks_group_size = -1;
+  std::string world_source;  // the device trace world_in_trace comes from
+  GroupDefinitions definitions;
   for (const RankFiles& rf : files) {
     const int rank = rf.rank;
     // The two files are parsed at once (JSON parsing is most of an import's time).
@@ -189,14 +264,24 @@ void import_pytorch(const std::vector<RankFiles>& files, const std::function<voi
                          ") do not belong together: " +
                          (pid_mismatch ? "their pids differ" : "the device trace is of another rank"));
       }
-      if (kineto.world_size >= 0) world_in_trace = kineto.world_size;
+      if (kineto.world_size >= 0) {
+        // The ranks of one job record one world size: else which file was last decided it.
+        if (world_in_trace >= 0 && kineto.world_size != world_in_trace) {
+          throw InputError(rf.kineto + ": rank " + std::to_string(rank) + ": distributedInfo.world_size is " +
+                           std::to_string(kineto.world_size) + " but " + world_source + " records " +
+                           std::to_string(world_in_trace) + ": the device traces are not of one job");
+        }
+        world_in_trace = kineto.world_size;
+        world_source = rf.kineto;
+      }
     }
     const KinetoTrace* k = has_kineto ? &kineto : nullptr;
     TraceLinks links = link_traces(host, k, rank);
     CommExtraction comm = extract_comm_ops(host, links, rank);
     RankGroups groups = rank_groups(host, k, rank);
-    check_group_members(groups, has_kineto && !kineto.pg_config.is_null() ? rf.kineto : rf.host, rank, files.size(),
-                        has_kineto ? kineto.world_size : -1);
+    const std::string& groups_file = has_kineto && !kineto.pg_config.is_null() ? rf.kineto : rf.host;
+    check_group_members(groups, groups_file, rank, files.size(), has_kineto ? kineto.world_size : -1);
+    definitions.add(groups, groups_file, rank, files.size());
     assign_groups(comm.ops, groups, host, links, k, rank, inferred);
     BuildStats stats;
     EtTrace et = build_rank_graph(host, k, links, comm, groups, rank, stats);

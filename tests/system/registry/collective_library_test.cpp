@@ -136,6 +136,22 @@ TEST(AlgorithmRegistry, ChoicesParseAndUnknownNamesListTheKnownOnes) {
   EXPECT_THROW(parse_system_text("collective:\n  algorithms:\n    all_reduce: nosuch\n", "s.yml"), InputError);
 }
 
+// Two --collective options for one type: the later replaced the earlier without a word.
+TEST(AlgorithmRegistry, OneCollectiveOptionPerType) {
+  SystemConfig cfg = parse_system_config("collective:\n  algorithms:\n    all_reduce: direct\n", "s.yml");
+  apply_collective_option(cfg, "allreduce=halvingDoubling");  // overrides the config's choice
+  apply_collective_option(cfg, "allgather=direct");
+  try {
+    apply_collective_option(cfg, "allreduce=ring");
+    FAIL() << "a second --collective for ALL_REDUCE was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--collective allreduce=ring: --collective allreduce=halvingDoubling already chose ALL_REDUCE's "
+              "algorithm: give one --collective per collective type");
+  }
+  EXPECT_EQ(cfg.algorithms.at(CollectiveType::kAllReduce), "halvingDoubling");
+}
+
 TEST(AlgorithmRegistry, EveryTypeHasADefaultAndGroupsDoNotShareAcrossMembers) {
   SystemConfig cfg;
   AlgorithmRegistry reg(cfg);

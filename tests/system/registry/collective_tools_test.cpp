@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -445,6 +446,34 @@ TEST(CollectiveCheck, PeerOutOfRange) {
   const auto [code, what] = check_fails(prefix);
   EXPECT_EQ(code, 2);
   EXPECT_EQ(what, rank_file(prefix, 1) + ": node 6: comm_dst 4 is outside the algorithm's 4 ranks");
+}
+
+// Chunk attributes that describe no share of the buffer: a total of 0 and a
+// count without its total were passed over (comm_size taken instead), a
+// negative index read as none.
+TEST(CollectiveCheck, ChunkAttributesThatDescribeNoShareAreErrors) {
+  const std::string suffix = " (chunk attributes: msg_chunk_cnt of total_chunk_cnt parts of the buffer, from msg_chunk_idx)";
+  const std::vector<std::pair<std::function<void(et::Node&)>, std::string>> cases = {
+      {[](et::Node& n) { set_attr_int(n, "total_chunk_cnt", 0); }, "total_chunk_cnt 0 must be > 0"},
+      {[](et::Node& n) { set_attr_int(n, "msg_chunk_cnt", -1); }, "msg_chunk_cnt -1 is negative"},
+      {[](et::Node& n) { set_attr_int(n, "msg_chunk_idx", -3); }, "msg_chunk_idx -3 is negative"},
+      {[](et::Node& n) {
+         auto* attrs = n.mutable_attr();
+         for (int i = attrs->size() - 1; i >= 0; --i) {
+           if (attrs->Get(i).name() == "total_chunk_cnt") attrs->DeleteSubrange(i, 1);
+         }
+       },
+       "msg_chunk_cnt without total_chunk_cnt"},
+  };
+  int k = 0;
+  for (const auto& [edit, what] : cases) {
+    const std::string prefix = fresh_dir("chunks" + std::to_string(k++)) + "/ring";
+    gen(kAR, 4, 1, prefix);
+    edit_rank(prefix, 1, [&](EtTrace& t) { edit(node_named(t, "ring.send c0 s2")); });
+    const auto [code, message] = check_fails(prefix);
+    EXPECT_EQ(code, 2) << what;
+    EXPECT_EQ(message, rank_file(prefix, 1) + ": node 6: " + what + suffix);
+  }
 }
 
 TEST(CollectiveCheck, Cycle) {

@@ -210,6 +210,79 @@ TEST_F(PytorchInputChecks, AGroupNamingARankOutsideTheJobIsAnError) {
       << run.output;
 }
 
+// Two definitions of one group name with different ranks, in one rank's
+// pg_config or across ranks: the import wrote the ETs (exit 0) and every run
+// of them failed.
+TEST_F(PytorchInputChecks, AGroupDefinedTwiceWithDifferentRanksIsAnError) {
+  const json all = {{"pg_name", "0"}, {"ranks", json::array()}};
+  const std::vector<json> groups = {json::array({all, {{"pg_name", "1"}, {"ranks", {0, 1}}}}),
+                                    json::array({all, {{"pg_name", "1"}, {"ranks", {2, 3}}}})};
+  for (int r = 0; r < 4; ++r) {
+    write("in/et_rank" + std::to_string(r) + ".json", host_trace(10 + r, json::array({op(5, "aten::mm", 2, 3)})));
+    write("in/kineto_rank" + std::to_string(r) + ".json",
+          kineto_trace(r, 4, json::array({cpu_event(10 + r, "aten::mm", 3, 100, 10, 41)}), groups[r / 2]));
+  }
+  auto run = import_folder(true);
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_NE(run.output.find("sim: error: process group '1' is defined twice with different ranks: " +
+                            path("in/kineto_rank0.json") + ": rank 0 (Kineto distributedInfo.pg_config) gives [0, 1], " +
+                            path("in/kineto_rank2.json") +
+                            ": rank 2 (Kineto distributedInfo.pg_config) gives [2, 3]; the traces of one job agree on "
+                            "each group's ranks"),
+            std::string::npos)
+      << run.output;
+  EXPECT_TRUE(nothing_written());
+  // Within one rank's list.
+  write("in/kineto_rank0.json",
+        kineto_trace(0, 4, json::array({cpu_event(10, "aten::mm", 3, 100, 10, 41)}),
+                     json::array({all, {{"pg_name", "1"}, {"ranks", {0, 1}}}, {{"pg_name", "1"}, {"ranks", {0, 2}}}})));
+  run = import_folder(true);
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_NE(run.output.find("process group '1' is defined twice with different ranks: " + path("in/kineto_rank0.json") +
+                            ": rank 0 (Kineto distributedInfo.pg_config) gives [0, 1], " +
+                            path("in/kineto_rank0.json") + ": rank 0 (Kineto distributedInfo.pg_config) gives [0, 2]"),
+            std::string::npos)
+      << run.output;
+  EXPECT_TRUE(nothing_written());
+}
+
+// The device traces of one job record one world size: which file came last
+// decided whether a partial import was warned about.
+TEST_F(PytorchInputChecks, DeviceTracesDisagreeingOnTheWorldSizeAreAnError) {
+  for (int r = 0; r < 2; ++r) {
+    write("in/et_rank" + std::to_string(r) + ".json", host_trace(10 + r, json::array({op(5, "aten::mm", 2, 3)})));
+    write("in/kineto_rank" + std::to_string(r) + ".json",
+          kineto_trace(r, r == 0 ? 8 : 2, json::array({cpu_event(10 + r, "aten::mm", 3, 100, 10, 41)})));
+  }
+  const auto run = import_folder(true);
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_NE(run.output.find("sim: error: " + path("in/kineto_rank1.json") +
+                            ": rank 1: distributedInfo.world_size is 2 but " + path("in/kineto_rank0.json") +
+                            " records 8: the device traces are not of one job"),
+            std::string::npos)
+      << run.output;
+  EXPECT_TRUE(nothing_written());
+}
+
+// A rank's file that is empty, not gzip or not a trace was passed over
+// without a word, and the error said the rank had no file.
+TEST_F(PytorchInputChecks, ARanksFileThatIsNoTraceIsNamedWhenItsRankIsMissing) {
+  for (int r = 1; r < 3; ++r) {
+    write("in/et_rank" + std::to_string(r) + ".json", host_trace(10 + r, json::array({op(5, "aten::mm", 2, 3)})));
+  }
+  std::ofstream(path("in/et_rank0.json")) << "";
+  std::ofstream(path("in/notes.json")) << R"({"comment": "not a trace"})";
+  const auto run = import_folder(false);
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_NE(run.output.find("sim: error: --host-et: no file for rank 0 (ranks must be 0..N-1; found rank 1: " +
+                            path("in/et_rank1.json") + "); passed over as no trace: " + path("in/et_rank0.json") +
+                            " (empty), " + path("in/notes.json") +
+                            " (neither a host execution trace nor a Kineto trace)"),
+            std::string::npos)
+      << run.output;
+  EXPECT_TRUE(nothing_written());
+}
+
 TEST_F(PytorchInputChecks, TwoOfTheRealFourRanksAreRefused) {
   const std::string dir = testdata("ddp4-gloo-h100");
   if (!fs::exists(dir)) GTEST_SKIP() << "no " << dir << " (../shared/testdata)";
