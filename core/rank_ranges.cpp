@@ -23,4 +23,20 @@ std::string rank_ranges(std::vector<std::int64_t> ranks, std::size_t max_chars) 
   return out;
 }
 
+std::string rank_sequence(const std::vector<std::int64_t>& ranks) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i == 8 && ranks.size() > 10) {
+      s += ", ... (" + std::to_string(ranks.size()) + " ranks)";
+      break;
+    }
+    s += (i ? ", " : "") + std::to_string(ranks[i]);
+  }
+  return s + "]";
+}
+
+std::string rank_sequence(const std::vector<std::uint32_t>& ranks) {
+  return rank_sequence(std::vector<std::int64_t>(ranks.begin(), ranks.end()));
+}
+
 }  // namespace sim

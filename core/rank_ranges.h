@@ -13,4 +13,9 @@ namespace sim {
 // past `max_chars` the list ends in ", ... (512 ranks)" with the total count.
 std::string rank_ranges(std::vector<std::int64_t> ranks, std::size_t max_chars = 80);
 
+// "[4, 0, 5]": the ranks in their order (a group's i-th member is its rank
+// i), the first 8 and the count when there are more than 10.
+std::string rank_sequence(const std::vector<std::int64_t>& ranks);
+std::string rank_sequence(const std::vector<std::uint32_t>& ranks);
+
 }  // namespace sim

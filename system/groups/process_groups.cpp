@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/input_file.h"
+#include "core/rank_ranges.h"
 #include "core/strict_json.h"
 #include "system/groups/comm_group_file.h"
 
@@ -15,17 +16,6 @@ namespace sim {
 
 namespace {
 
-std::string list_ranks(const std::vector<std::uint32_t>& ranks) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (i == 8 && ranks.size() > 10) {
-      s += ", ... (" + std::to_string(ranks.size()) + " ranks)";
-      break;
-    }
-    s += (i ? ", " : "") + std::to_string(ranks[i]);
-  }
-  return s + "]";
-}
 
 std::vector<std::uint32_t> ranks_of(const nlohmann::json& list, const std::string& what) {
   if (!list.is_array()) throw InputError(what + ": expected a list of ranks");
@@ -110,7 +100,7 @@ void ProcessGroups::define(ProcessGroup group) {
   if (const ProcessGroup* old = find(group.name)) {
     if (old->ranks != group.ranks) {
       throw InputError("process group '" + group.name + "' is defined twice with different ranks: " + old->source +
-                       " gives " + list_ranks(old->ranks) + ", " + group.source + " gives " + list_ranks(group.ranks));
+                       " gives " + rank_sequence(old->ranks) + ", " + group.source + " gives " + rank_sequence(group.ranks));
     }
     return;  // the same group again (every rank's METADATA node repeats it)
   }
@@ -152,7 +142,7 @@ std::string ProcessGroups::describe() const {
       s += ", ... (" + std::to_string(groups_.size()) + " groups)";
       break;
     }
-    s += (s.empty() ? "'" : ", '") + name + "' " + list_ranks(g.ranks);
+    s += (s.empty() ? "'" : ", '") + name + "' " + rank_sequence(g.ranks);
   }
   return s;
 }

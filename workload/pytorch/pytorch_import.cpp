@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/rank_ranges.h"
 #include "workload/et/rank_set_writer.h"
 #include "workload/pytorch/comm_ops.h"
 #include "workload/pytorch/host_trace.h"
@@ -133,17 +134,6 @@ void check_group_members(const RankGroups& groups, const std::string& file, int 
   }
 }
 
-std::string rank_list(const std::vector<std::int64_t>& ranks) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (i == 8 && ranks.size() > 10) {
-      s += ", ... (" + std::to_string(ranks.size()) + " ranks)";
-      break;
-    }
-    s += (i ? ", " : "") + std::to_string(ranks[i]);
-  }
-  return s + "]";
-}
 
 // Every definition of a group name, in every rank's trace, must give the
 // same ranks (in order: a group's rank i is its i-th member), as a run of
@@ -166,8 +156,8 @@ struct GroupDefinitions {
       const auto [it, fresh] = by_name.emplace(g.name, Seen{ranks, where});
       if (!fresh && it->second.ranks != ranks) {
         throw InputError("process group '" + g.name + "' is defined twice with different ranks: " + it->second.where +
-                         " gives " + rank_list(it->second.ranks) + ", " + where + " gives " +
-                         rank_list(ranks) + "; the traces of one job agree on each group's ranks");
+                         " gives " + rank_sequence(it->second.ranks) + ", " + where + " gives " +
+                         rank_sequence(ranks) + "; the traces of one job agree on each group's ranks");
       }
     }
   }
