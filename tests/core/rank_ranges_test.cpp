@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <vector>
+
 namespace sim {
 namespace {
 
@@ -15,6 +18,17 @@ TEST(RankRanges, RunsBecomeRangesAndLongListsAreCut) {
   EXPECT_NE(s.find(", ... (1024 ranks)"), std::string::npos) << s;
   EXPECT_LE(s.size(), 100u) << s;
   EXPECT_EQ(rank_ranges({7, 2, 3, 4, 9, 10, 3}), "2-4, 7, 9, 10");
+}
+
+// A group's members in their order (its i-th member is its rank i), cut after 8 when over 10.
+TEST(RankRanges, SequencesKeepTheirOrder) {
+  EXPECT_EQ(rank_sequence(std::vector<std::int64_t>{4, 0, 5}), "[4, 0, 5]");
+  EXPECT_EQ(rank_sequence(std::vector<std::uint32_t>{}), "[]");
+  std::vector<std::uint32_t> ranks;
+  for (std::uint32_t i = 0; i < 10; ++i) ranks.push_back(i);
+  EXPECT_EQ(rank_sequence(ranks), "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]");
+  ranks.push_back(10);
+  EXPECT_EQ(rank_sequence(ranks), "[0, 1, 2, 3, 4, 5, 6, 7, ... (11 ranks)]");
 }
 
 }  // namespace
