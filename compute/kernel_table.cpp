@@ -280,7 +280,12 @@ std::vector<std::string> kernel_table_files(const std::string& source) {
   }
   std::error_code ec;
   if (!fs::exists(source, ec)) throw InputError(source + ": no such kernel table file or folder");
-  if (!fs::is_directory(source, ec)) return {source};
+  if (!fs::is_directory(source, ec)) {
+    if (!fs::is_regular_file(source, ec)) {
+      throw InputError(source + ": a kernel table is a CSV file or a folder of them; this is neither (a device, a FIFO?)");
+    }
+    return {source};
+  }
   std::vector<std::string> files;
   for (const char* name : {"gemm.csv", "attention.csv", "membound.csv"}) {
     const fs::path p = fs::path(source) / name;

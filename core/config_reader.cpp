@@ -123,7 +123,7 @@ YAML::Node ConfigReader::require(const YAML::Node& map, std::string_view key) co
 
 YAML::Node ConfigReader::require_list(const YAML::Node& map, std::string_view key) const {
   YAML::Node value = require(map, key);
-  if (!value.IsSequence()) fail(value, quoted(key) + " must be a list, e.g. [8, 8]");
+  if (!value.IsSequence()) fail(value, quoted(key) + " must be a list ([x, y, ...])");
   if (value.size() == 0) fail(value, quoted(key) + " must not be empty");
   return value;
 }

@@ -133,5 +133,21 @@ TEST(KernelTable, TestdataTablesRead) {
   EXPECT_EQ(samples.size(), 127u + 14u + 20u);
 }
 
+
+// A kernel table is a file or a folder: a device or a missing path is named
+// where it is given (the config's key prefixes these messages).
+TEST(KernelTable, ASourceThatIsNoFileOrFolderIsAnError) {
+  const auto message = [](const std::string& source) {
+    try {
+      kernel_table_files(source);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("/dev/null"),
+            "/dev/null: a kernel table is a CSV file or a folder of them; this is neither (a device, a FIFO?)");
+  EXPECT_EQ(message("/nonexistent/gemm.csv"), "/nonexistent/gemm.csv: no such kernel table file or folder");
+}
 }  // namespace
 }  // namespace sim
