@@ -1,4 +1,5 @@
-// Explicit graph: NPUs, switches and a list of links, routed by fewest hops.
+// Explicit graph: NPUs, switches and a list of links, routed by fewest hops
+// (or, with `routing: pxn`, out of a host by the destination's rail).
 #include <memory>
 #include <optional>
 #include <set>
@@ -6,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "network/pxn_router.h"
 #include "network/shortest_path_router.h"
 #include "network/topology_forms.h"
 
@@ -22,7 +24,8 @@ NodeId node_ref(const ConfigReader& config, const YAML::Node& node, const std::s
     const bool is_npu = s[0] == 'n';
     const std::string digits = s.substr(is_npu ? 3 : 2);
     std::uint64_t index = 0;
-    bool ok = !digits.empty() && digits.size() < 10;
+    // One spelling per node: "npu01" would read as npu1, a likely typo.
+    bool ok = !digits.empty() && digits.size() < 10 && (digits.size() == 1 || digits[0] != '0');
     for (char c : digits) {
       ok = ok && c >= '0' && c <= '9';
       index = index * 10 + static_cast<std::uint64_t>(c - '0');
@@ -146,7 +149,7 @@ void check_nics(const ConfigReader& config, const YAML::Node& root, std::uint32_
 }  // namespace
 
 Topology parse_graph_form(const ConfigReader& config, const YAML::Node& root) {
-  config.check_keys(root, "", {"name", "npus", "switches", "bandwidth", "latency", "links", "hosts", "roles"});
+  config.check_keys(root, "", {"name", "npus", "switches", "bandwidth", "latency", "links", "hosts", "roles", "routing"});
   constexpr std::uint64_t kMaxNodes = 1U << 24;
   const std::uint64_t npus = config.count(config.require(root, "npus"), "npus");
   if (npus < 2) config.fail(root["npus"], "'npus' must be >= 2");
@@ -199,16 +202,35 @@ Topology parse_graph_form(const ConfigReader& config, const YAML::Node& root) {
     if (bidirectional) add(entry, i, Link{dst, src, link.bandwidth, link.latency});
   }
 
-  auto router = std::make_unique<ShortestPathRouter>(n + sw, n, links);
-  if (const auto pair = router->unreachable_pair()) {
+  auto shortest = std::make_unique<ShortestPathRouter>(n + sw, n, links);
+  if (const auto pair = shortest->unreachable_pair()) {
     config.fail(list, "npu " + std::to_string(pair->first) + " cannot reach npu " + std::to_string(pair->second));
   }
   std::vector<NodeRole> roles = read_roles(config, root, n, sw);
   check_nics(config, root, n, roles, links);
   std::vector<std::uint32_t> hosts = read_hosts(config, root, n, sw);
+  std::unique_ptr<Router> router;
+  bool pxn = false;
+  if (const YAML::Node r = root["routing"]) {
+    const std::string rule = config.text(r, "routing");
+    if (rule == "pxn") pxn = true;
+    else if (rule != "shortest") config.fail(r, "'routing' must be shortest or pxn, got '" + rule + "'");
+    if (pxn && hosts.empty()) {
+      config.fail(r, "'routing: pxn' needs 'hosts' (the NPUs of each machine): it sends a message to another host "
+                     "out through the NIC on the destination's rail");
+    }
+  }
+  if (pxn) {
+    auto rails = std::make_unique<PxnRouter>(std::move(shortest), n, links, roles, hosts);
+    if (!rails->problem().empty()) config.fail(root["routing"], "'routing: pxn': " + rails->problem());
+    router = std::move(rails);
+  } else {
+    router = std::move(shortest);
+  }
   std::string label = "Graph";
   if (const YAML::Node name = root["name"]) label = config.text(name, "name");
   std::string description = describe_topology(label, n, sw, links);
+  if (pxn) description += ", routing pxn";
   Topology topology(std::move(description), n, sw, std::move(links), std::vector<std::uint32_t>{n}, std::move(router));
   const bool declared = root["hosts"] || root["roles"];
   // Without `hosts`, the graph is one host (its one dimension).

@@ -65,6 +65,13 @@ const std::map<std::string, ClosedForm>& closed_forms() {
       // Same switch: 2 hops; across: 3 hops through the 25 GB/s inter-switch link.
       {"graph_2switch.yml",
        [](NodeId s, NodeId d) { return s / 4 == d / 4 ? uniform(2) : Expected{3 * k500ns, 25'000'000'000}; }},
+      // Same host: 2 NVLink hops; the other host: NVLink to the GPU on the
+      // destination's rail (unless it is the sender), then 4 hops at 50 GB/s.
+      {"graph_rails.yml",
+       [](NodeId s, NodeId d) {
+         if (s / 4 == d / 4) return Expected{2 * 300'000, 450'000'000'000};
+         return Expected{(s % 4 == d % 4 ? 0 : 2 * 300'000) + 4 * k500ns, k50GBps};
+       }},
       {"astrasim/ring8.yml", [](NodeId s, NodeId d) { return uniform(ring_hops(s, d, 8)); }},
       // ASTRA-sim's "50" is 50 * 2^30 B/s.
       {"astrasim/switch8_gib.yml", [](NodeId, NodeId) { return Expected{2 * k500ns, 50ull << 30}; }},
