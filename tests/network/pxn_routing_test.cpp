@@ -1,13 +1,12 @@
 // `routing: pxn` on an explicit graph (network/pxn_router.h): a message to
 // another host leaves by the NIC on the destination's rail, reached inside the
 // host; everything else takes the fewest hops. The routes themselves, link by
-// link, and the errors the key gives.
+// link (its errors: topology_hosts_test.cpp).
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "core/error.h"
 #include "network/topology.h"
 
 namespace sim {
@@ -115,34 +114,6 @@ TEST(PxnRouting, AGpuWithoutANicAndARailTheSenderLacksTakeTheFewestHops) {
   EXPECT_EQ(path(t, 1, 3), "npu1 sw0 npu0 sw2 sw5 sw4 npu3");
   EXPECT_EQ(path(t, 2, 1), path(shortest, 2, 1));  // npu1 has no NIC: no rail
   EXPECT_EQ(path(t, 3, 0), "npu3 sw1 npu2 sw3 sw5 sw2 npu0");  // rail 0 through npu2's NIC
-}
-
-void expect_error(const std::string& yaml, const std::string& what) {
-  try {
-    parse_topology(yaml, "bad.yml");
-    FAIL() << "accepted: " << yaml;
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("bad.yml:"), std::string::npos) << e.what();
-  }
-}
-
-TEST(PxnRouting, ErrorsNameTheKey) {
-  expect_error(rail_graph("routing: ecmp\n"), "'routing' must be shortest or pxn, got 'ecmp'");
-  const std::string no_hosts =
-      "npus: 2\nswitches: 1\nbandwidth: 1GB/s\nlatency: 1ns\nlinks:\n  - {src: npu0, dst: sw0}\n"
-      "  - {src: npu1, dst: sw0}\nrouting: pxn\n";
-  expect_error(no_hosts, "'routing: pxn' needs 'hosts'");
-  // Host 0's GPUs share no NVLink: npu1 cannot reach npu0's NIC inside its host.
-  const std::string apart =
-      "npus: 4\nswitches: 5\nbandwidth: 50GB/s\nlatency: 500ns\nlinks:\n"
-      "  - {src: npu0, dst: sw0}\n  - {src: npu1, dst: sw1}\n  - {src: npu2, dst: sw2}\n  - {src: npu3, dst: sw3}\n"
-      "  - {src: sw0, dst: sw4}\n  - {src: sw1, dst: sw4}\n  - {src: sw2, dst: sw4}\n  - {src: sw3, dst: sw4}\n"
-      "hosts: [[npu0, npu1], [npu2, npu3]]\nroles: {nic: [sw0, sw1, sw2, sw3], leaf: [sw4]}\nrouting: pxn\n";
-  expect_error(apart, "'routing: pxn': npu1 cannot reach sw0, a way out of its host 0, inside the host");
-  // One spelling per node.
-  expect_error(rail_graph("").replace(rail_graph("").find("npu0, npu1, npu2"), 4, "npu00"),
-               "'hosts[0][0]' must be a node id, npuN or swN, got 'npu00'");
 }
 
 }  // namespace

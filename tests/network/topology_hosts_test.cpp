@@ -133,6 +133,24 @@ TEST(TopologyHosts, ANicIsLinkedFromTheGpusThatUseIt) {
   expect_error(under_pcie + "roles: {nvswitch: [sw0], nic: [sw1]}\n", "'roles.nic[0]': switch 1 is linked from no GPU");
 }
 
+TEST(TopologyHosts, RoutingByRailsIsChecked) {
+  expect_error(kGraph + "hosts: [[npu0, npu1], [npu2, npu3]]\nrouting: ecmp\n",
+               "'routing' must be shortest or pxn, got 'ecmp'");
+  const std::string no_hosts =
+      "npus: 2\nswitches: 1\nbandwidth: 1GB/s\nlatency: 1ns\nlinks:\n  - {src: npu0, dst: sw0}\n"
+      "  - {src: npu1, dst: sw0}\nrouting: pxn\n";
+  expect_error(no_hosts, "'routing: pxn' needs 'hosts'");
+  // Host 0's GPUs share no NVLink: npu1 cannot reach npu0's NIC inside its host.
+  const std::string apart =
+      "npus: 4\nswitches: 5\nbandwidth: 50GB/s\nlatency: 500ns\nlinks:\n"
+      "  - {src: npu0, dst: sw0}\n  - {src: npu1, dst: sw1}\n  - {src: npu2, dst: sw2}\n  - {src: npu3, dst: sw3}\n"
+      "  - {src: sw0, dst: sw4}\n  - {src: sw1, dst: sw4}\n  - {src: sw2, dst: sw4}\n  - {src: sw3, dst: sw4}\n"
+      "hosts: [[npu0, npu1], [npu2, npu3]]\nroles: {nic: [sw0, sw1, sw2, sw3], leaf: [sw4]}\nrouting: pxn\n";
+  expect_error(apart, "'routing: pxn': npu1 cannot reach sw0, a way out of its host 0, inside the host");
+  // One spelling per node.
+  expect_error(kGraph + "hosts: [[npu00, npu1], [npu2, npu3]]\n",
+               "'hosts[0][0]' must be a node id, npuN or swN, got 'npu00'");
+}
 
 }  // namespace
 }  // namespace sim
