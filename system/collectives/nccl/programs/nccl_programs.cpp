@@ -62,8 +62,9 @@ class Builder {
   }
   // A receive, posted at the start or after `posted`: an op of r's own
   // without which the message cannot come (r's upload of what a switch sends
-  // back). Timing is the same either way; posted late, a long pipeline's
-  // receives do not all wait in the matcher from the start.
+  // back), or the receive of the same peer's chunk a window earlier (its
+  // chunks arrive in order). Timing is the same either way; posted late, a
+  // long pipeline's receives do not all wait in the matcher from the start.
   std::uint32_t recv(std::uint32_t r, std::uint32_t peer, std::uint64_t wire, std::uint64_t tag,
                      std::uint32_t posted = kNone) {
     CollectiveOp op;
@@ -358,6 +359,10 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
     for (std::uint32_t r = 0; r < n; ++r) {
       const auto hop = [&](std::uint32_t from) { return ctx.domain_of[from] == ctx.domain_of[r] ? m.hop_intra : m.hop_inter; };
       std::vector<std::uint32_t> up_send(k, kNone);
+      // Each child's receives, posted a window behind the last: a child's
+      // chunks arrive in order, so a receive is up before its chunk and the
+      // matcher holds a window of them, not every chunk of the call.
+      std::vector<std::uint32_t> kid_recv(children[r].size() * k, kNone);
       for (std::uint64_t j = 0; j < k; ++j) {
         const std::uint64_t payload = part_bytes(share, k, j);
         const std::uint64_t w = wire_bytes(m.proto, payload);
@@ -366,7 +371,12 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
         // the root, whose sum goes down); a leaf only sends its input.
         const BytesPerSecond summed = children[r].empty() ? rate : reads.summing_rate(rate, w, payload);
         std::vector<std::uint32_t> up = {base[r]};
-        for (const std::uint32_t ch : children[r]) up.push_back(b.delay(r, hop(ch), b.recv(r, ch, w, tag_of(c, j, 0))));
+        for (std::size_t i = 0; i < children[r].size(); ++i) {
+          const std::uint32_t ch = children[r][i];
+          std::uint32_t& got = kid_recv[j * children[r].size() + i];
+          got = b.recv(r, ch, w, tag_of(c, j, 0), j >= window ? kid_recv[(j - window) * children[r].size() + i] : kNone);
+          up.push_back(b.delay(r, hop(ch), got));
+        }
         std::vector<std::uint32_t> down_after = up;
         if (parent[r] >= 0) {
           const auto p = static_cast<std::uint32_t>(parent[r]);
@@ -539,6 +549,7 @@ std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std
       const std::uint64_t share = part_bytes(bytes, m.channels, c);
       const std::uint64_t k = ceil_div(share, step * local, kMaxNvlsRounds);
       std::vector<std::uint32_t> contrib(k * local, kNone);
+      std::vector<std::uint32_t> kid_recv(k * kids.size(), kNone);  // posted a window behind (make_tree_program)
       for (std::uint64_t j = 0; j < k; ++j) {
         const std::uint64_t round = part_bytes(share, k, j);
         for (std::uint32_t i = 0; i < local; ++i) {
@@ -562,8 +573,10 @@ std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std
           }
           continue;
         }
-        for (const std::uint32_t kid : kids) {
-          sum.push_back(b.delay(x, m.hop_inter, b.recv(x, kid, mine, tag_of(c, j, low(me, 2)))));
+        for (std::size_t i = 0; i < kids.size(); ++i) {
+          std::uint32_t& got = kid_recv[j * kids.size() + i];
+          got = b.recv(x, kids[i], mine, tag_of(c, j, low(me, 2)), j >= window ? kid_recv[(j - window) * kids.size() + i] : kNone);
+          sum.push_back(b.delay(x, m.hop_inter, got));
         }
         std::vector<std::uint32_t> total = sum;
         if (pd >= 0) {
