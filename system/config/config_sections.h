@@ -39,6 +39,7 @@ struct ComputeSection {
   std::shared_ptr<const ComputeModel> compute_model;
   // compute.efficiency: model-timed COMP nodes take their time / this.
   double compute_efficiency = 1;
+  std::vector<std::string> compute_warnings;  // about the kernel tables (compute/compute_config.h)
 
   bool roofline() const { return peak_flops > 0 && compute_memory_bandwidth > 0; }
 };
