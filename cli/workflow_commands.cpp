@@ -81,7 +81,8 @@ void add_plot(CLI::App& app, WorkflowCommands& c) {
   c.plot = app.add_subcommand("plot", "plot sweep results: busbw or time vs size, one line per series (python3-matplotlib)");
   c.plot->add_option("results", c.plot_inputs, "results.csv files (or sweep output folders)")->required();
   c.plot->add_option("-o,--output", c.plot_out, "PNG to write")->required();
-  c.plot->add_option("--metric", c.plot_metric, "busbw (default), time (each collective) or makespan (each point)");
+  c.plot->add_option("--metric", c.plot_metric, "busbw (default), time (each collective) or makespan (each point)")
+      ->check(CLI::IsMember({"busbw", "time", "makespan"}));
   c.plot->add_option("--baseline", c.plot_baseline, "AXIS=VALUE: time relative to that series (Fig. 4's slowdown)");
   c.plot->add_option("--facet", c.plot_facet, "AXIS: one panel per value of this axis (e.g. network)");
   c.plot->add_flag("--log", c.plot_log, "logarithmic y axis for busbw too");
@@ -132,7 +133,7 @@ std::optional<int> run_workflow_commands(WorkflowCommands& c) {
     if (c.plot_log) args.emplace_back("--log");
     if (!c.plot_style.empty()) args.insert(args.end(), {"--style", c.plot_style});
     args.insert(args.end(), c.plot_inputs.begin(), c.plot_inputs.end());
-    const int code = workflows::run_plot_script(args);
+    const int code = workflows::run_plot_script("sim plot", args);
     return code == 0 ? 0 : kExitBadInput;
   }
   return std::nullopt;
