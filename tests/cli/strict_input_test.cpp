@@ -94,6 +94,19 @@ TEST_F(StrictInput, SystemConfigNumbersParseCompletely) {
   expect_error(with_system("memory:\n  bandwidth: 1e400\n"), {"sys.yml:2: 'memory.bandwidth'", "out of range"});
 }
 
+// Rates are whole bytes per second: an efficiency that leaves a link below
+// 1 B/s used to run it at 1 B/s (1e-12 and 1e-300 gave the same time, exit 0).
+TEST_F(StrictInput, LinkEfficiencyBelowOneBytePerSecondIsRefused) {
+  for (const char* backend : {"analytical", "flow"}) {
+    const std::string yaml = std::string("network:\n  backend: ") + backend + "\n  link_efficiency: ";
+    expect_error(with_system(yaml + "1e-12\n"),
+                 {"sys.yml:3: network.link_efficiency: 1e-12 of a 50 GB/s link is less than 1 B/s, the smallest rate "
+                  "a link can have (rates are whole bytes per second)"});
+    expect_error(with_system(yaml + "1e-300\n"), {"sys.yml:3: network.link_efficiency: 1e-300 of a 50 GB/s link"});
+    EXPECT_EQ(with_system(yaml + "1e-3\n").code, 0) << backend;  // 50 MB/s: slow, but a rate
+  }
+}
+
 // A kernel table row that rounds to 0 ps, or beats its roofline by more than
 // 100 times, is refused where it is read; one a little faster is warned about.
 TEST_F(StrictInput, KernelTableRowsFasterThanPhysicsAreRefused) {
