@@ -1,6 +1,8 @@
 #include "workflow_commands.h"
 
+#include <cmath>
 #include <iostream>
+#include <string>
 
 #include "core/error.h"
 #include "core/plugin.h"
@@ -44,7 +46,20 @@ void add_sweep(CLI::App& app, WorkflowCommands& c) {
   c.sweep->add_flag("-q,--quiet", o.quiet, "no progress and no summary");
   c.sweep->add_option("--progress-interval", o.progress_interval,
                       "seconds between progress lines when stderr is not a terminal (default 10)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            // CLI11's PositiveNumber lets nan through and names its range as 300 digits.
+            double v = 0;
+            std::size_t used = 0;
+            try {
+              v = std::stod(text, &used);
+            } catch (const std::exception&) {
+              used = 0;
+            }
+            if (used == text.size() && std::isfinite(v) && v > 0 && v <= 1e9) return "";
+            return "expected seconds, a number above 0 and at most 1e9, got '" + text + "'";
+          },
+          "SECONDS"));
   // A look for the file, not a load: only `mpirun ... sim sweep` loads it.
   c.sweep->footer(std::string("Under mpirun (mpirun -n K sim sweep SPEC -o OUTDIR) each rank runs every K-th point and "
                               "rank 0 writes the output; MPI is the module ") +

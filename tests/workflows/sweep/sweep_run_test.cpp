@@ -308,6 +308,20 @@ TEST(SweepRun, ProgressLinesWhenNotATerminal) {
   EXPECT_EQ(run.output.find("\r["), std::string::npos);  // no bar in a log
 }
 
+// nan was taken (no progress line ever) and 0 named CLI11's range as 300 digits.
+TEST(SweepRun, ProgressIntervalIsSecondsAboveZero) {
+  TempDir tmp("sweep_progress_interval");
+  for (const char* bad : {"nan", "0", "inf", "1e308", "5s"}) {
+    const SimRun run = run_sim("sweep " + kBandwidthSpec + " -q -o " + (tmp / "out") + " --progress-interval " + bad);
+    EXPECT_EQ(run.code, 2) << run.output;
+    EXPECT_NE(run.output.find(std::string("sim: error: --progress-interval: expected seconds, a number above 0 and at "
+                                          "most 1e9, got '") + bad + "'"),
+              std::string::npos)
+        << run.output;
+    EXPECT_FALSE(std::filesystem::exists(tmp / "out")) << bad;
+  }
+}
+
 TEST(SweepRun, ZippedAxesAdvanceTogether) {
   TempDir tmp("sweep_zip");
   spit(tmp / "spec.yml",
