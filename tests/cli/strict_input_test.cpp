@@ -126,6 +126,16 @@ TEST_F(StrictInput, KernelTableRowsFasterThanPhysicsAreRefused) {
       << warned.output;
 }
 
+// A barrier of comm_size 1 MiB moves 1-byte messages: --strict refused it as
+// faster than its ports (busbw 1048 GB/s printed). Now algbw and busbw are 0.
+TEST_F(StrictInput, ABarrierIsNeverTooFastForStrict) {
+  const SimRun r = run_sim("--workload 'gen:collectives?npus=8&coll=barrier&size=1MiB' --network " +
+                           configs("switch8.yml") + " --strict --csv -");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output.find("not physical"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(",BARRIER,1048576,8,direct,0,1000.14,0.000000,0.000000\n"), std::string::npos) << r.output;
+}
+
 TEST_F(StrictInput, SystemConfigDuplicateAndWrongTypedKeys) {
   expect_error(with_system("collective:\n  chunks: 2\ncollective:\n  chunks: 3\n"), {"sys.yml:3: duplicate key 'collective'"});
   expect_error(with_system("collective:\n  chunks: 2\n  chunks: 3\n"), {"sys.yml:3: duplicate key 'collective.chunks'"});
