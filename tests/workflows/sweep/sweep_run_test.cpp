@@ -371,7 +371,13 @@ INSTANTIATE_TEST_SUITE_P(
         SpecError{kBase + "axes:\n  size:\n    - 1MiB\n    - 9223372036854775808\n",
                   "spec.yml:7: axes.size[1]: '9223372036854775808' is too large\n"},
         SpecError{"base:\n  microbenchmark: {npus: 8, size: 0B}\n  network: ring.yml\naxes:\n  backend: [flow]\n",
-                  "spec.yml:2: base.microbenchmark.size: must be at least 1 byte, got '0B'\n"}));
+                  "spec.yml:2: base.microbenchmark.size: must be at least 1 byte, got '0B'\n"},
+        // PyTorch traces were taken as an ET prefix: every point failed with "no files spec/pytorch:DIR.<rank>.et".
+        SpecError{"base:\n  workload: 'pytorch:traces'\n  network: ring.yml\naxes:\n  backend: [flow]\n",
+                  "spec.yml:2: workload 'pytorch:traces': a sweep runs Chakra ETs or a gen: workload, not PyTorch "
+                  "traces; import them once (sim workload import pytorch --host-et DIR -o PREFIX) and name PREFIX\n"},
+        SpecError{kBase + "axes:\n  workload: [wl/a, 'pytorch:traces']\n",
+                  "spec.yml:5: workload 'pytorch:traces': a sweep runs Chakra ETs or a gen: workload"}));
 
 }  // namespace
 }  // namespace sim::testing
