@@ -42,6 +42,7 @@ std::string micros(double seconds) {
 
 int run_compute_command(const ComputeCommand& c, std::ostream& out, std::ostream& err) {
   const SystemConfig config = load_system_config(c.system);
+  for (const std::string& w : config.warnings) err << "sim: warning: " << w << "\n";  // rows past the roofline
   if (!config.compute_model) {
     throw InputError(c.system + ": the system config has no compute model (a 'compute:' section with peak_tflops "
                                 "and memory_bandwidth, and optionally kernels)");

@@ -1,6 +1,8 @@
 #include "workflow_commands.h"
 
+#include <cmath>
 #include <iostream>
+#include <string>
 
 #include "core/error.h"
 #include "core/plugin.h"
@@ -44,7 +46,20 @@ void add_sweep(CLI::App& app, WorkflowCommands& c) {
   c.sweep->add_flag("-q,--quiet", o.quiet, "no progress and no summary");
   c.sweep->add_option("--progress-interval", o.progress_interval,
                       "seconds between progress lines when stderr is not a terminal (default 10)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            // CLI11's PositiveNumber lets nan through and names its range as 300 digits.
+            double v = 0;
+            std::size_t used = 0;
+            try {
+              v = std::stod(text, &used);
+            } catch (const std::exception&) {
+              used = 0;
+            }
+            if (used == text.size() && std::isfinite(v) && v > 0 && v <= 1e9) return "";
+            return "expected seconds, a number above 0 and at most 1e9, got '" + text + "'";
+          },
+          "SECONDS"));
   // A look for the file, not a load: only `mpirun ... sim sweep` loads it.
   c.sweep->footer(std::string("Under mpirun (mpirun -n K sim sweep SPEC -o OUTDIR) each rank runs every K-th point and "
                               "rank 0 writes the output; MPI is the module ") +
@@ -81,7 +96,8 @@ void add_plot(CLI::App& app, WorkflowCommands& c) {
   c.plot = app.add_subcommand("plot", "plot sweep results: busbw or time vs size, one line per series (python3-matplotlib)");
   c.plot->add_option("results", c.plot_inputs, "results.csv files (or sweep output folders)")->required();
   c.plot->add_option("-o,--output", c.plot_out, "PNG to write")->required();
-  c.plot->add_option("--metric", c.plot_metric, "busbw (default), time (each collective) or makespan (each point)");
+  c.plot->add_option("--metric", c.plot_metric, "busbw (default), time (each collective) or makespan (each point)")
+      ->check(CLI::IsMember({"busbw", "time", "makespan"}));
   c.plot->add_option("--baseline", c.plot_baseline, "AXIS=VALUE: time relative to that series (Fig. 4's slowdown)");
   c.plot->add_option("--facet", c.plot_facet, "AXIS: one panel per value of this axis (e.g. network)");
   c.plot->add_flag("--log", c.plot_log, "logarithmic y axis for busbw too");
@@ -132,7 +148,7 @@ std::optional<int> run_workflow_commands(WorkflowCommands& c) {
     if (c.plot_log) args.emplace_back("--log");
     if (!c.plot_style.empty()) args.insert(args.end(), {"--style", c.plot_style});
     args.insert(args.end(), c.plot_inputs.begin(), c.plot_inputs.end());
-    const int code = workflows::run_plot_script(args);
+    const int code = workflows::run_plot_script("sim plot", args);
     return code == 0 ? 0 : kExitBadInput;
   }
   return std::nullopt;

@@ -161,13 +161,16 @@ ComputeConfig read_compute_section(const ConfigReader& r, const YAML::Node& c, c
     const std::lock_guard<std::mutex> lock(fitted_mutex);
     if (const auto it = fitted.find(key); it != fitted.end()) {
       cfg.model = it->second;
+      cfg.warnings = static_cast<const KernelModel&>(*cfg.model).warnings();
       return cfg;
     }
   }
   // Table errors name the table's file, line and column themselves.
   const std::vector<KernelSample> samples = read_kernel_samples(cfg.kernel_files);
   try {
-    cfg.model = std::make_shared<const KernelModel>(samples, roofline, cfg.kernel_options);
+    const auto model = std::make_shared<const KernelModel>(samples, roofline, cfg.kernel_options);
+    cfg.warnings = model->warnings();
+    cfg.model = model;
   } catch (const InputError& e) {
     r.fail(c["kernels"], std::string("'compute.kernels': ") + e.what());
   }

@@ -45,6 +45,8 @@ struct ComputeConfig {
   double efficiency = 1;
   // `kernel_sms`, `kernel_l2_cache` (the KernelModelOptions defaults when absent).
   KernelModelOptions kernel_options;
+  // About the kernel tables (KernelModel::warnings: rows faster than their roofline).
+  std::vector<std::string> warnings;
 };
 
 // Reads the `compute` map `node`; `base` is the config file's folder.

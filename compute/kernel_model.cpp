@@ -349,6 +349,34 @@ KernelModel::KernelModel(const std::vector<KernelSample>& samples, std::shared_p
                          KernelModelOptions options)
     : roofline_(std::move(roofline)), options_(options), samples_(samples) {
   if (samples.empty()) throw InputError("the kernel tables hold no rows");
+  // A row faster than its roofline (the config's peak FLOP/s and memory
+  // bandwidth) beats the GPU; the measured H100 tables stay below it (at most
+  // 0.92 of it). A little above can be a cache (a memory-bound kernel whose
+  // buffers stay in L2) or a table of another GPU: warned. Far above, no
+  // cache or clock explains it (a time in the wrong unit, wrong peaks), and
+  // the row would time its kernels in next to nothing: refused.
+  std::size_t fast_rows = 0;
+  std::string fastest;
+  double fastest_factor = 0;
+  const auto check_against_roofline = [&](const KernelSample& r, double roof) {
+    const double factor = roof / r.seconds;
+    if (factor <= kRooflineWarnFactor) return;
+    char times[32], text[512];
+    std::snprintf(times, sizeof times, factor < 10 ? "%.2f" : factor < 1e6 ? "%.0f" : "%.2g", factor);
+    std::snprintf(text, sizeof text, "%s:%zu: a %s kernel of %.6g us is %s times faster than its roofline (%.6g us at "
+                  "the peak FLOP/s and memory bandwidth of compute.peak_tflops and compute.memory_bandwidth)",
+                  r.file.c_str(), r.line, series_name(r.shape).c_str(), r.seconds * 1e6, times, roof * 1e6);
+    if (factor > kRooflineRefuseFactor) {
+      throw InputError(std::string(text) + ": no cache or clock explains more than " +
+                       std::to_string(static_cast<int>(kRooflineRefuseFactor)) +
+                       " times; is the time in us, and are the peaks this GPU's?");
+    }
+    ++fast_rows;
+    if (factor > fastest_factor) {
+      fastest_factor = factor;
+      fastest = text;
+    }
+  };
   std::map<std::string, std::size_t> index;
   std::vector<std::vector<const KernelSample*>> rows;
   for (const KernelSample& s : samples) {
@@ -389,12 +417,20 @@ KernelModel::KernelModel(const std::vector<KernelSample>& samples, std::shared_p
         throw InputError(r->file + ":" + std::to_string(r->line) + ": " + e.what());
       }
       by_work.emplace_back(s.w.back(), roof / r->seconds);
+      check_against_roofline(*r, roof);
     }
     // Ties keep file order, so the choice is deterministic.
     std::stable_sort(by_work.begin(), by_work.end(), [](const auto& p, const auto& q) { return p.first > q.first; });
     std::vector<double> top;
     for (std::size_t i = 0; i < by_work.size() && i < 3; ++i) top.push_back(by_work[i].second);
     s.efficiency = median(top);
+  }
+  if (fast_rows > 0) {
+    warnings_.push_back(fastest + (fast_rows > 1 ? " (the fastest of " + std::to_string(fast_rows) + " rows more than " +
+                                                       std::to_string(static_cast<int>(kRooflineWarnFactor)) +
+                                                       " times faster)" : std::string()) +
+                        ": a measured kernel beats its roofline only from a cache; check the table's unit (us) and "
+                        "GPU");
   }
 }
 

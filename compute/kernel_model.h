@@ -131,6 +131,12 @@ class KernelModel final : public ComputeModel {
     double efficiency = 0;                // e
   };
   std::vector<SeriesInfo> series() const;
+  // About the tables: rows faster than their roofline by more than
+  // kRooflineWarnFactor (those faster by more than kRooflineRefuseFactor
+  // are refused by the constructor, naming file and line).
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  static constexpr double kRooflineWarnFactor = 2;
+  static constexpr double kRooflineRefuseFactor = 100;
   // The memory-bound ops the tables measured (any dtype), sorted.
   std::vector<std::string> membound_ops() const;
   const RooflineModel& roofline() const { return *roofline_; }
@@ -153,6 +159,7 @@ class KernelModel final : public ComputeModel {
   KernelModelOptions options_;
   std::vector<KernelSample> samples_;
   std::vector<std::unique_ptr<Series>> series_;
+  std::vector<std::string> warnings_;
   mutable std::once_flag fitted_;
 };
 

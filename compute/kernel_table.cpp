@@ -147,6 +147,12 @@ KernelCsv parse_kernel_csv(const std::string& file_text, const std::string& path
           !(v > 0)) {
         fail(number, column(name), name, "expected a positive time in microseconds, got '" + std::string(f) + "'");
       }
+      // Simulated time counts whole picoseconds: a kernel that rounds to 0 ps
+      // (1e-300 us) would run in no time at all.
+      if (v * 1e6 < 0.5) {
+        fail(number, column(name), name,
+             "'" + std::string(f) + "' us rounds to 0 ps, below the simulator's resolution of 1 ps (is the unit us?)");
+      }
       return v;
     };
     const auto dtype = [&](KernelShape& s) {
@@ -188,10 +194,10 @@ KernelCsv parse_kernel_csv(const std::string& file_text, const std::string& path
         s.head_dim = dim("head_dim");
         const double fwd = micros("fwd_us");
         const double both = micros("fwd_bwd_us");
-        if (!(both > fwd) || !std::isnormal((both - fwd) * 1e-6)) {
+        if (!(both > fwd) || !std::isnormal((both - fwd) * 1e-6) || (both - fwd) * 1e6 < 0.5) {
           fail(number, column("fwd_bwd_us"), "fwd_bwd_us",
                "forward + backward (" + std::string(field("fwd_bwd_us")) + " us) must be longer than the forward (" +
-                   std::string(field("fwd_us")) + " us)");
+                   std::string(field("fwd_us")) + " us) by at least 1 ps");
         }
         sample(s, fwd);
         s.backward = true;

@@ -10,8 +10,9 @@
 // columns (tflops, GBps, ...) and our own predicted_us / predicted_fwd_bwd_us
 // (`sim compute time` output) are read past. Any other column, a missing one,
 // a row with the wrong number of fields, a dimension that is not a positive
-// integer or a time that is not a positive finite number is an InputError
-// naming the file, line, column number and column name.
+// integer, a time that is not a positive finite number or one that rounds to
+// 0 ps (the simulator's resolution) is an InputError naming the file, line,
+// column number and column name.
 //
 // An attention row holds two samples: the forward pass (fwd_us) and the
 // backward pass (fwd_bwd_us - fwd_us, which must be positive).

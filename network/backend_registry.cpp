@@ -1,6 +1,7 @@
 #include "network/backend_registry.h"
 
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 #include "core/error.h"
@@ -39,7 +40,18 @@ std::vector<BackendOption> with_link_model(std::vector<BackendOption> own) {
 BytesPerSecond LinkModel::effective(BytesPerSecond bandwidth) const {
   if (link_efficiency >= 1.0) return bandwidth;
   const auto bw = static_cast<BytesPerSecond>(std::floor(static_cast<double>(bandwidth) * link_efficiency));
-  return bw > 0 ? bw : 1;
+  if (bw == 0) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%g", link_efficiency);
+    throw InputError((efficiency_where.empty() ? std::string("link_efficiency") : efficiency_where) + ": " + value +
+                     " of a " + format_bandwidth(bandwidth) + " link is less than 1 B/s, the smallest rate a link " +
+                     "can have (rates are whole bytes per second)");
+  }
+  return bw;
+}
+
+void LinkModel::check_links(const Topology& topology) const {
+  for (const Link& link : topology.links()) effective(link.bandwidth);
 }
 
 BytesPerSecond BackendOptions::bandwidth(const std::string& key) const {
@@ -105,7 +117,10 @@ std::uint64_t BackendOptions::integer(const std::string& key, std::uint64_t min,
 
 LinkModel BackendOptions::link_model() const {
   LinkModel m;
-  if (has("link_efficiency")) m.link_efficiency = fraction("link_efficiency");
+  if (has("link_efficiency")) {
+    m.link_efficiency = fraction("link_efficiency");
+    m.efficiency_where = values_.at("link_efficiency").where;
+  }
   if (has("message_latency")) m.message_latency = time("message_latency");
   return m;
 }

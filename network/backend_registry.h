@@ -34,8 +34,14 @@ struct NetworkConfig {
 struct LinkModel {
   double link_efficiency = 1.0;  // usable fraction of every link's bandwidth, (0, 1]
   Time message_latency = 0;      // added to every message's delivery (endpoint / NIC overhead)
-  // Bandwidth a backend uses for `link`: floor(bandwidth * link_efficiency), at least 1 B/s.
+  std::string efficiency_where;  // "file:line: network.link_efficiency" when read from a config
+  // Bandwidth a backend uses for `link`: floor(bandwidth * link_efficiency).
+  // InputError when that is below 1 B/s: rates are whole bytes per second, and
+  // such a link used to run at 1 B/s, faster than its efficiency says.
   BytesPerSecond effective(BytesPerSecond bandwidth) const;
+  // effective() of every link of `topology`: a backend's constructor calls it,
+  // so an efficiency no link can carry fails before the run, not mid-way.
+  void check_links(const Topology& topology) const;
 };
 
 // How a multi-path fabric (a FatTree's spines and cores) spreads a pair's

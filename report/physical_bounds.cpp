@@ -23,7 +23,8 @@ std::vector<std::string> physical_bound_warnings(const SimulationResult& result,
   using Kind = std::tuple<int, std::uint64_t, std::uint32_t, std::string>;
   std::map<Kind, std::pair<double, const CollectiveRecord*>> worst;
   for (const CollectiveRecord& c : result.collectives) {
-    if (c.npu >= topology.npu_count() || c.group_size <= 1) continue;
+    // A barrier moves no buffer: it has no bandwidth to bound (report.h, algbw_bytes).
+    if (c.npu >= topology.npu_count() || c.group_size <= 1 || c.type == CollectiveType::kBarrier) continue;
     // A collective that moves bytes between ranks in no time at all (an
     // injected algorithm that sends nothing) is past any port: infinitely.
     if (c.duration <= 0 && c.bytes == 0) continue;

@@ -25,6 +25,9 @@ double bus_factor(const CollectiveRecord& c) {
 }
 
 double algbw_bytes(const CollectiveRecord& c) {
+  // A barrier moves no buffer (its messages are 1 byte whatever comm_size
+  // says): a bandwidth of its comm_size would be made up (1 MiB "in" 1 us).
+  if (c.type == CollectiveType::kBarrier) return 0;
   const double s = static_cast<double>(c.bytes);
   return c.type == CollectiveType::kAllGather ? s * c.group_size : s;
 }

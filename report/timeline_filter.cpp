@@ -1,5 +1,6 @@
 #include "report/timeline_filter.h"
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
 #include <string_view>
@@ -25,6 +26,7 @@ std::uint32_t parse_rank(std::string_view item, const std::string& whole) {
 
 void TimelineFilter::set_ranks(const std::string& text) {
   ranks_.clear();
+  ranks_text_ = text;
   std::string_view rest = text;
   while (!rest.empty()) {
     const auto comma = rest.find(',');
@@ -54,6 +56,16 @@ void TimelineFilter::set_window(const std::string& text) {
     throw InputError("--timeline-window '" + text + "': " + e.what());
   }
   if (to_ < from_) throw InputError("--timeline-window '" + text + "': the window ends before it starts");
+}
+
+void TimelineFilter::check_ranks(std::uint32_t count) const {
+  for (const auto& [lo, hi] : ranks_) {
+    if (hi < count) continue;
+    const std::uint32_t absent = std::max(lo, count);
+    throw InputError("--timeline-ranks '" + ranks_text_ + "': rank " + std::to_string(absent) +
+                     " is not in the run, which has " + std::to_string(count) + " ranks (0.." +
+                     std::to_string(count == 0 ? 0 : count - 1) + ")");
+  }
 }
 
 bool TimelineFilter::keeps_rank(std::uint32_t rank) const {

@@ -26,9 +26,13 @@ class TimelineFilter {
   }
   bool keeps(const TimelineSlice& s) const { return keeps(s.rank, s.start, s.end); }
   bool keeps_rank(std::uint32_t rank) const;
+  // InputError when the ranks named reach past a run of `count` ranks: the
+  // timeline would lack them silently (empty for a list of absent ranks alone).
+  void check_ranks(std::uint32_t count) const;
 
  private:
   std::vector<std::pair<std::uint32_t, std::uint32_t>> ranks_;  // inclusive ranges
+  std::string ranks_text_;                                        // as given, for messages
   Time from_ = std::numeric_limits<Time>::min();
   Time to_ = std::numeric_limits<Time>::max();
 };

@@ -43,6 +43,7 @@ class TimelineWriter final : public TimelineSink {
   TimelineWriter(const std::string& path, TimelineFormat format, TimelineFilter filter = {});
   bool wants(std::uint32_t rank, Time start, Time end) const override { return filter_.keeps(rank, start, end); }
   void slice(const TimelineSlice& s) override;
+  void ranks(std::uint32_t count) override { filter_.check_ranks(count); }
   // Ends the encoding and puts the file in place; throws InputError on I/O failure.
   void finish();
 

@@ -57,6 +57,9 @@ class TrainingBreakdown final : public TimelineSink {
   void set_next(TimelineSink* next) { next_ = next; }
   bool wants(std::uint32_t rank, Time start, Time end) const override;
   void slice(const TimelineSlice& s) override;
+  void ranks(std::uint32_t count) override {
+    if (next_) next_->ranks(count);
+  }
   // After the run.
   void finish(const SimulationResult& result);
   // model_flops: per iteration (0: unknown); peak_flops: per GPU in FLOP/s (0: unknown).

@@ -12,6 +12,9 @@ A series is every row sharing the values of the axis columns other than `size`
                           [--facet AXIS] [--log]    # one panel per value of AXIS; log y for busbw too
                           [--style AXIS]            # one color per series, one line style per value of AXIS
   scripts/plot_results.py --overlay pairs.csv --metric time -o fig.png
+
+Errors are one line, "<prog>: error: <what>", exit 2; `sim plot` passes
+`--prog 'sim plot'` first, so its messages speak as the command the user typed.
 """
 import argparse
 import csv
@@ -20,6 +23,14 @@ import sys
 
 RESULT_COLUMNS = ["status", "exit_code", "npus", "sim_time_ns", "collective", "bytes", "group_size", "algorithm",
                   "ranks", "time_ns", "algbw_gbps", "busbw_gbps", "message"]
+PROG = "plot_results.py"  # the name messages speak as (--prog)
+
+
+def fail(what):
+    print(f"{PROG}: error: {what}", file=sys.stderr)
+    sys.exit(2)
+
+
 AXES_LABEL = {"busbw": "bus bandwidth (GB/s, 1 GB/s = 1e9 B/s)", "time": "collective time (us)",
               "makespan": "simulated time of the whole workload (us)"}
 
@@ -37,14 +48,25 @@ def read_rows(path):
         path = os.path.join(path, "results.csv")
     if not os.path.isfile(path):
         what = "the folder holds no results.csv" if folder else "no such file"
-        sys.exit(f"plot_results: {path}: {what} (give a sweep's results.csv or its output folder)")
+        fail(f"{path}: {what} (give a sweep's results.csv or its output folder)")
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
         header = reader.fieldnames or []
         if not header or header[0] != "point" or "busbw_gbps" not in header:
-            sys.exit(f"plot_results: {path}: not a sim sweep results.csv")
+            fail(f"{path}: not a sim sweep results.csv")
+        if "status" not in header:
+            fail(f"{path}: not a sim sweep results.csv (no 'status' column)")
         axes = header[1:header.index("status")]
-        rows = [r for r in reader if r["status"] == "ok" and r["collective"]]
+        rows = []
+        for r in reader:
+            if r["status"] != "ok" or not r["collective"]:
+                continue
+            for column in ("bytes", "time_ns", "sim_time_ns", "busbw_gbps"):
+                try:
+                    float(r[column])
+                except (TypeError, ValueError):
+                    fail(f"{path}:{reader.line_num}: column {column}: '{r[column]}' is not a number")
+            rows.append(r)
     return axes, rows
 
 
@@ -61,7 +83,7 @@ def read_series(args):
         axes, rows = read_rows(path)
         for option, axis in (("--facet", args.facet), ("--style", args.style)):
             if axis and axis not in axes:
-                sys.exit(f"plot_results: {option} {axis}: not an axis of {path} ({', '.join(axes)})")
+                fail(f"{option} {axis}: not an axis of {path} ({', '.join(axes)})")
         keys = [a for a in axes if a not in ("size", args.facet)]
         if args.facet:
             # An axis zipped with the facet (one value in each panel, several in all)
@@ -101,7 +123,7 @@ def draw(ax, series, args, baseline, colors, styles):
             key, want = baseline
             base_label = " ".join(p if not p.startswith(key + "=") else f"{key}={want}" for p in label.split(" "))
             if base_label not in series:
-                sys.exit(f"plot_results: --baseline {args.baseline}: no series '{base_label}'")
+                fail(f"--baseline {args.baseline}: no series '{base_label}'")
             metric = "time" if args.metric == "busbw" else args.metric
             ys = [value(points[x], metric) / value(series[base_label][x], metric) for x in xs]
         else:
@@ -125,9 +147,13 @@ def draw(ax, series, args, baseline, colors, styles):
 
 def plot_results(args, plt):
     facets = read_series(args)
+    if not facets:
+        fail(f"{', '.join(args.results)}: no point ran a collective (no row with status ok and a collective): nothing to plot")
     baseline = None
     if args.baseline:
-        key, _, want = args.baseline.partition("=")
+        key, eq, want = args.baseline.partition("=")
+        if not key or not eq:
+            fail(f"--baseline {args.baseline}: expected AXIS=VALUE, e.g. backend=analytical")
         baseline = (key, want)
     labels = sorted({label for series in facets.values() for label in series})
     keys = sorted({split_style(label, args.style)[0] for label in labels})
@@ -173,7 +199,7 @@ def place_legend(fig, ax):
 
 def plot_overlay(args, plt):
     if not os.path.isfile(args.overlay):
-        sys.exit(f"plot_results: --overlay {args.overlay}: no such file")
+        fail(f"--overlay {args.overlay}: no such file")
     with open(args.overlay, newline="") as f:
         rows = list(csv.DictReader(f))
     series = {}
@@ -205,7 +231,11 @@ def plot_overlay(args, plt):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    global PROG
+    argv = sys.argv[1:]
+    if len(argv) >= 2 and argv[0] == "--prog":  # the command that runs this script, for messages
+        PROG, argv = argv[1], argv[2:]
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", nargs="*", help="results.csv files or sweep output folders")
     ap.add_argument("-o", "--output", required=True, help="PNG to write")
     ap.add_argument("--metric", choices=["busbw", "time", "makespan"], default="busbw",
@@ -215,20 +245,28 @@ def main():
     ap.add_argument("--facet", help="AXIS: one panel per value of this axis (e.g. network)")
     ap.add_argument("--log", action="store_true", help="logarithmic y axis for busbw too")
     ap.add_argument("--style", help="AXIS: series differing only in this axis share a color, one line style per value")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if not args.results and not args.overlay:
-        sys.exit("plot_results: give results.csv files or --overlay")
-    import matplotlib
+        fail("give results.csv files or --overlay")
+    try:
+        import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        fail(f"{sys.executable} has no matplotlib (apt-get install python3-matplotlib)")
 
     fig = plot_overlay(args, plt) if args.overlay else plot_results(args, plt)
     if not args.facet:
         fig.tight_layout()
     tmp = args.output + f".tmp.{os.getpid()}.png"
-    fig.savefig(tmp, dpi=120)
-    os.replace(tmp, args.output)  # atomic: a reader never sees half a PNG
+    try:
+        fig.savefig(tmp, dpi=120)
+        os.replace(tmp, args.output)  # atomic: a reader never sees half a PNG
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        fail(f"-o {args.output}: cannot write it: {e.strerror or e}")
     print(f"wrote {args.output}")
 
 

@@ -19,6 +19,7 @@ AnalyticalNetwork::AnalyticalNetwork(const Topology& topology, EventQueue& queue
       serialize_egress_(serialize_egress),
       egress_free_at_(topology.links().size(), 0),
       last_(topology.npu_count()) {
+  model_.check_links(topology);
   const std::uint64_t npus = topology.npu_count();
   if (npus * npus <= kDensePairs) {
     // Huge pages up to 2,048 NPUs (16 MiB): a check that walks every rank's

@@ -22,6 +22,8 @@ ComputeSection read_compute_section_of_system(const ConfigReader& r, const YAML:
   if (!compute.kernel_files.empty()) s.compute_l2_bytes = static_cast<std::uint64_t>(compute.kernel_options.l2_bytes);
   s.compute_model = compute.model;
   s.compute_efficiency = compute.efficiency;
+  s.compute_kernel_files = compute.kernel_files;
+  s.compute_warnings = compute.warnings;
   return s;
 }
 

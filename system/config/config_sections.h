@@ -39,6 +39,11 @@ struct ComputeSection {
   std::shared_ptr<const ComputeModel> compute_model;
   // compute.efficiency: model-timed COMP nodes take their time / this.
   double compute_efficiency = 1;
+  // The kernel tables compute.kernels read (resolved paths, builtin:<gpu>/...
+  // names for shipped ones): files the config depends on besides its own
+  // text, so a sweep keys its points on their content too.
+  std::vector<std::string> compute_kernel_files;
+  std::vector<std::string> compute_warnings;  // about the kernel tables (compute/compute_config.h)
 
   bool roofline() const { return peak_flops > 0 && compute_memory_bandwidth > 0; }
 };

@@ -15,7 +15,10 @@ SystemConfig parse_system_config(const std::string& yaml_text, const std::string
   r.check_keys(root, "", {"compute", "memory", "collective", "network"});
   const std::string base = std::filesystem::path(source).parent_path().string();
   // Each section reads (and checks) its own keys: config_sections.h.
-  if (const YAML::Node c = root["compute"]) static_cast<ComputeSection&>(cfg) = read_compute_section_of_system(r, c, base);
+  if (const YAML::Node c = root["compute"]) {
+    static_cast<ComputeSection&>(cfg) = read_compute_section_of_system(r, c, base);
+    cfg.warnings.insert(cfg.warnings.end(), cfg.compute_warnings.begin(), cfg.compute_warnings.end());
+  }
   if (const YAML::Node m = root["memory"]) static_cast<MemorySection&>(cfg) = read_memory_section(r, m);
   if (const YAML::Node c = root["collective"]) {
     static_cast<CollectiveSection&>(cfg) = read_collective_section(r, c, base);

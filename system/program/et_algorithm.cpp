@@ -244,6 +244,24 @@ void apply_metadata(EtAlgorithm& algo, const et::GlobalMetadata& md, const std::
   }
 }
 
+// msg_chunk_idx names a part of the buffer, so it lies below total_chunk_cnt;
+// one past it used to wrap silently, so a mistyped index ran as another part
+// while `sim collective check` failed the same ETs. An MSCCL-IR import is the
+// exception: its index is the step's offset in the step's own buffer, and a
+// scratch buffer may hold more chunks than nchunksperloop (docs/collectives.md).
+void check_chunk_indices(const EtAlgorithm& algo) {
+  if (algo.msccl || !algo.msccl_xml.empty()) return;
+  for (std::size_t r = 0; r < algo.ranks.size(); ++r) {
+    for (const EtOpSpec& op : algo.ranks[r].ops) {
+      if (op.chunk_idx < 0 || op.total_chunks <= 0 || op.chunk_idx < op.total_chunks) continue;
+      throw InputError(at(algo.files[r], op.node_id) + ": msg_chunk_idx " + std::to_string(op.chunk_idx) +
+                       " is not below total_chunk_cnt " + std::to_string(op.total_chunks) +
+                       " (it names one of the buffer's parts 0.." + std::to_string(op.total_chunks - 1) +
+                       "; only an MSCCL-IR import's buffer offsets run past them)");
+    }
+  }
+}
+
 }  // namespace
 
 EtAlgorithm et_algorithm_from_traces(const std::vector<EtTrace>& traces, const std::string& source,
@@ -259,6 +277,7 @@ EtAlgorithm et_algorithm_from_traces(const std::vector<EtTrace>& traces, const s
     }));
   }
   apply_metadata(algo, traces[0].metadata, source, expected);
+  check_chunk_indices(algo);
   return algo;
 }
 
@@ -293,6 +312,7 @@ EtAlgorithm load_et_files(const std::string& source, std::optional<CollectiveTyp
     if (e) std::rethrow_exception(e);
   }
   apply_metadata(algo, metadata[0], source, expected);
+  check_chunk_indices(algo);
   return algo;
 }
 

@@ -140,6 +140,7 @@ Simulation::Simulation(std::shared_ptr<const std::vector<RankGraph>> graphs, con
       at[npu_of_[r]] = r;
     }
   }
+  if (options_.timeline) options_.timeline->ranks(options_.folding.active() ? options_.folding.world : ranks);
   // Service levels: one job's for every message, or each job's for its NPUs'.
   std::vector<std::uint8_t> level_of_npu;
   if (std::any_of(jobs.begin(), jobs.end(), [](const JobSpec& j) { return j.service_level != 0; })) {

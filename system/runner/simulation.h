@@ -69,6 +69,9 @@ class TimelineSink {
   // Asked first, so a filtered-out node costs no name lookup.
   virtual bool wants(std::uint32_t /*rank*/, Time /*start*/, Time /*end*/) const { return true; }
   virtual void slice(const TimelineSlice& slice) = 0;
+  // The run's rank count, told before the first slice: a sink asked for ranks
+  // the run does not have throws InputError then, before the run.
+  virtual void ranks(std::uint32_t /*count*/) {}
 };
 
 // One directed link of the topology and what it carried.

@@ -73,6 +73,22 @@ TEST_F(ComputeCli, BadInputExitsTwo) {
   EXPECT_FALSE(std::filesystem::exists(path("out.csv")));
 }
 
+// The command compares the model with measurements: it says so when the
+// config's own table has rows faster than their roofline, as a run does.
+TEST_F(ComputeCli, TableRowsFasterThanTheRooflineAreWarned) {
+  std::ofstream(path("fast.csv")) << "op,dtype,m,n,k,time_us\ngemm,bf16,512,512,512,15\ngemm,bf16,1024,1024,1024,1\n";
+  std::ofstream(path("fast.yml")) << "compute:\n  peak_tflops: 989.4\n  memory_bandwidth: 3.35TB/s\n  kernels: fast.csv\n";
+  const auto r = run_sim("compute time --system " + path("fast.yml") + " --kernels " + path("fast.csv"));
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("sim: warning: " + path("fast.csv") + ":3: a gemm bf16 kernel of 1 us is 2.17 times faster "
+                          "than its roofline"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(run_sim("compute time --system " + path("system.yml") + " --kernels " + path("gemm.csv"))
+                .output.find("warning"),
+            std::string::npos);
+}
+
 TEST_F(ComputeCli, ShippedH100ConfigAgainstTheMeasurements) {
   const std::string measured = std::string(SIM_SOURCE_DIR) + "/../shared/testdata/h100-kernels/gemm.csv";
   if (!std::filesystem::exists(measured)) GTEST_SKIP() << "testdata absent: " << measured;

@@ -166,6 +166,25 @@ TEST_F(OutputsCli, BadTimelineOptionsAreExit2BeforeTheRun) {
   EXPECT_TRUE(outputs().empty());
 }
 
+// Ranks the run does not have: an empty timeline used to be written, exit 0.
+TEST_F(OutputsCli, TimelineRanksPastTheRunAreExit2BeforeTheRun) {
+  const std::string w = chain(5);
+  for (const auto& [ranks, absent] : {std::pair<const char*, const char*>{"2", "2"}, {"0-2", "2"}, {"1,5-9", "5"}}) {
+    const SimRun r = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " -q --report " +
+                             path("out/r.json") + " --timeline " + path("out/t.json") + " --timeline-ranks " + ranks);
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find(std::string("sim: error: --timeline-ranks '") + ranks + "': rank " + absent +
+                            " is not in the run, which has 2 ranks (0..1)"),
+              std::string::npos)
+        << r.output;
+    EXPECT_TRUE(outputs().empty()) << ranks;
+  }
+  EXPECT_EQ(run_sim("--workload " + w + " --network " + configs("ring8.yml") + " -q --timeline " + path("out/t.json") +
+                    " --timeline-ranks 0-1")
+                .code,
+            0);
+}
+
 // Each output its own file: two on one path lost one of them with exit 0.
 TEST_F(OutputsCli, TwoOutputsOnOnePathAreExit2) {
   std::ofstream(path("out/r.json")) << "earlier report";

@@ -94,6 +94,48 @@ TEST_F(StrictInput, SystemConfigNumbersParseCompletely) {
   expect_error(with_system("memory:\n  bandwidth: 1e400\n"), {"sys.yml:2: 'memory.bandwidth'", "out of range"});
 }
 
+// Rates are whole bytes per second: an efficiency that leaves a link below
+// 1 B/s used to run it at 1 B/s (1e-12 and 1e-300 gave the same time, exit 0).
+TEST_F(StrictInput, LinkEfficiencyBelowOneBytePerSecondIsRefused) {
+  for (const char* backend : {"analytical", "flow"}) {
+    const std::string yaml = std::string("network:\n  backend: ") + backend + "\n  link_efficiency: ";
+    expect_error(with_system(yaml + "1e-12\n"),
+                 {"sys.yml:3: network.link_efficiency: 1e-12 of a 50 GB/s link is less than 1 B/s, the smallest rate "
+                  "a link can have (rates are whole bytes per second)"});
+    expect_error(with_system(yaml + "1e-300\n"), {"sys.yml:3: network.link_efficiency: 1e-300 of a 50 GB/s link"});
+    EXPECT_EQ(with_system(yaml + "1e-3\n").code, 0) << backend;  // 50 MB/s: slow, but a rate
+  }
+}
+
+// A kernel table row that rounds to 0 ps, or beats its roofline by more than
+// 100 times, is refused where it is read; one a little faster is warned about.
+TEST_F(StrictInput, KernelTableRowsFasterThanPhysicsAreRefused) {
+  const std::string yaml = "compute:\n  peak_tflops: 989.4\n  memory_bandwidth: 3.35TB/s\n  kernels: k.csv\n";
+  const std::string header = "op,dtype,m,n,k,time_us\ngemm,bf16,512,512,512,15\n";
+  text_file("k.csv", header + "gemm,bf16,1024,1024,1024,1e-300\n");
+  expect_error(with_system(yaml), {"k.csv:3: column 6 (time_us): '1e-300' us rounds to 0 ps"});
+  text_file("k.csv", header + "gemm,bf16,1024,1024,1024,0.001\n");
+  expect_error(with_system(yaml), {"sys.yml:4: 'compute.kernels': ", "k.csv:3: a gemm bf16 kernel of 0.001 us is 2170 "
+                                   "times faster than its roofline (2.17049 us"});
+  text_file("k.csv", header + "gemm,bf16,1024,1024,1024,1\n");
+  const SimRun warned = with_system(yaml);
+  EXPECT_EQ(warned.code, 0) << warned.output;
+  EXPECT_NE(warned.output.find("sim: warning: " + (dir_ / "k.csv").string() +
+                               ":3: a gemm bf16 kernel of 1 us is 2.17 times faster than its roofline"),
+            std::string::npos)
+      << warned.output;
+}
+
+// A barrier of comm_size 1 MiB moves 1-byte messages: --strict refused it as
+// faster than its ports (busbw 1048 GB/s printed). Now algbw and busbw are 0.
+TEST_F(StrictInput, ABarrierIsNeverTooFastForStrict) {
+  const SimRun r = run_sim("--workload 'gen:collectives?npus=8&coll=barrier&size=1MiB' --network " +
+                           configs("switch8.yml") + " --strict --csv -");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output.find("not physical"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(",BARRIER,1048576,8,direct,0,1000.14,0.000000,0.000000\n"), std::string::npos) << r.output;
+}
+
 TEST_F(StrictInput, SystemConfigDuplicateAndWrongTypedKeys) {
   expect_error(with_system("collective:\n  chunks: 2\ncollective:\n  chunks: 3\n"), {"sys.yml:3: duplicate key 'collective'"});
   expect_error(with_system("collective:\n  chunks: 2\n  chunks: 3\n"), {"sys.yml:3: duplicate key 'collective.chunks'"});

@@ -260,6 +260,39 @@ TEST(KernelModel, EmptyTablesAndMissingPeaksAreErrors) {
   }
 }
 
+// No measured kernel beats its roofline except from a cache: a row more than
+// 2 times faster is warned about (the fastest named), one more than 100 times
+// faster is refused naming its file and line. Such a row used to time its
+// shape in next to nothing (1e-300 us: 0 ps).
+TEST(KernelModel, RowsFasterThanTheRooflineAreWarnedOrRefused) {
+  const auto roofline = h100();
+  std::vector<KernelSample> rows = gemm_grid({512, 1024, 4096});
+  EXPECT_TRUE(KernelModel(rows, roofline).warnings().empty());
+  const KernelShape big = gemm(16384, 16384, 16384);
+  const double roof = roofline->kernel_seconds(big);
+  rows.push_back({big, roof / 3, "fast.csv", 40});
+  rows.push_back({gemm(8192, 16384, 16384), roofline->kernel_seconds(gemm(8192, 16384, 16384)) / 2.5, "fast.csv", 41});
+  const KernelModel warned(rows, roofline);
+  ASSERT_EQ(warned.warnings().size(), 1u);
+  const std::string& w = warned.warnings()[0];
+  EXPECT_EQ(w.rfind("fast.csv:40: a gemm bf16 kernel of ", 0), 0u) << w;
+  EXPECT_NE(w.find(" is 3.00 times faster than its roofline ("), std::string::npos) << w;
+  EXPECT_NE(w.find("(the fastest of 2 rows more than 2 times faster)"), std::string::npos) << w;
+  rows.push_back({gemm(4096, 16384, 16384), roofline->kernel_seconds(gemm(4096, 16384, 16384)) / 1000, "fast.csv", 42});
+  try {
+    KernelModel(rows, roofline);
+    FAIL() << "a row 1000 times faster than its roofline was taken";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("fast.csv:42: a gemm bf16 kernel of ", 0), 0u) << what;
+    EXPECT_NE(what.find(" is 1000 times faster than its roofline"), std::string::npos) << what;
+    EXPECT_NE(what.find("no cache or clock explains more than 100 times; is the time in us, and are the peaks this "
+                        "GPU's?"),
+              std::string::npos)
+        << what;
+  }
+}
+
 // One file of a shipped folder (builtin:h100/gemm.csv) combines with another
 // folder's: today's H100 GEMMs and memory-bound ops with FlashAttention-2's
 // attention (configs/kernels/h100-flash-attention-2, the FlashAttention-3

@@ -89,9 +89,20 @@ TEST(KernelTable, ErrorsNameFileLineAndColumn) {
   // A time that would vanish in seconds (1e-320 us is 0 s in a double).
   EXPECT_EQ(error_of(gemm_header + "gemm,bf16,512,512,512,1e-320\n"),
             "t.csv:2: column 6 (time_us): expected a positive time in microseconds, got '1e-320'");
+  // Simulated time counts whole picoseconds: a time that rounds to 0 ps ran in no time.
+  EXPECT_EQ(error_of(gemm_header + "gemm,bf16,512,512,512,1e-300\n"),
+            "t.csv:2: column 6 (time_us): '1e-300' us rounds to 0 ps, below the simulator's resolution of 1 ps "
+            "(is the unit us?)");
+  EXPECT_EQ(error_of(gemm_header + "gemm,bf16,512,512,512,4e-7\n"),
+            "t.csv:2: column 6 (time_us): '4e-7' us rounds to 0 ps, below the simulator's resolution of 1 ps "
+            "(is the unit us?)");
+  EXPECT_EQ(parse_kernel_csv(gemm_header + "gemm,bf16,512,512,512,6e-7\n", "t.csv").rows.size(), 1u);  // 1 ps
   EXPECT_EQ(error_of("op,batch,heads,seq,head_dim,fwd_us,fwd_bwd_us\nsdpa,1,8,2048,128,1e-301,1.005e-301\n"),
-            "t.csv:2: column 7 (fwd_bwd_us): forward + backward (1.005e-301 us) must be longer than the forward "
-            "(1e-301 us)");
+            "t.csv:2: column 6 (fwd_us): '1e-301' us rounds to 0 ps, below the simulator's resolution of 1 ps "
+            "(is the unit us?)");
+  EXPECT_EQ(error_of("op,batch,heads,seq,head_dim,fwd_us,fwd_bwd_us\nsdpa,1,8,2048,128,30,30.0000001\n"),
+            "t.csv:2: column 7 (fwd_bwd_us): forward + backward (30.0000001 us) must be longer than the forward "
+            "(30 us) by at least 1 ps");
   EXPECT_EQ(error_of(gemm_header + "gemm,bf17,512,512,512,3\n"),
             "t.csv:2: column 2 (dtype): unknown dtype 'bf17' (expected bf16, fp16, fp8, fp32 or tf32)");
   EXPECT_EQ(error_of(gemm_header + "matmul,bf16,512,512,512,3\n"), "t.csv:2: column 1 (op): expected 'gemm', got 'matmul'");
@@ -102,7 +113,8 @@ TEST(KernelTable, ErrorsNameFileLineAndColumn) {
   EXPECT_NE(error_of("a,b\n1,2\n").find("t.csv:1: the header names no kernel table format"), std::string::npos);
   EXPECT_EQ(error_of(""), "t.csv: empty kernel table (expected a header line)");
   EXPECT_EQ(error_of("op,batch,heads,seq,head_dim,fwd_us,fwd_bwd_us\nsdpa_causal,1,8,2048,128,30,30\n"),
-            "t.csv:2: column 7 (fwd_bwd_us): forward + backward (30 us) must be longer than the forward (30 us)");
+            "t.csv:2: column 7 (fwd_bwd_us): forward + backward (30 us) must be longer than the forward (30 us) by "
+            "at least 1 ps");
   EXPECT_EQ(error_of("op,batch,heads,seq,head_dim,fwd_us,fwd_bwd_us\nflash,1,8,2048,128,30,60\n"),
             "t.csv:2: column 1 (op): expected 'sdpa_causal' or 'sdpa', got 'flash'");
 }

@@ -1,4 +1,5 @@
 #include "report/physical_bounds.h"
+#include "report/report.h"
 
 #include <gtest/gtest.h>
 
@@ -40,6 +41,26 @@ TEST(PhysicalBounds, ABusBandwidthAboveThePortsIsWarnedOncePerKind) {
   ASSERT_EQ(w.size(), 1u);
   EXPECT_NE(w[0].find("busbw 200.00 GB/s on rank 3 exceeds"), std::string::npos) << w[0];
   EXPECT_NE(w[0].find("(100 GB/s over all its links)"), std::string::npos) << w[0];
+}
+
+// A barrier's messages are 1 byte whatever its comm_size: its bandwidth was
+// comm_size over its time (1 MiB barrier: busbw 1048 GB/s, "not physical",
+// exit 2 under --strict). It has none, and no bound to break.
+TEST(PhysicalBounds, ABarrierHasNoBandwidth) {
+  const Topology t = load_topology(source_dir() + "/configs/ring8.yml");
+  SimulationResult r;
+  CollectiveRecord c;
+  c.type = CollectiveType::kBarrier;
+  c.bytes = 1 << 20;
+  c.group_size = 8;
+  c.algorithm = "direct";
+  c.duration = 1'000'000;  // 1 us
+  r.collectives.push_back(c);
+  EXPECT_EQ(algbw_gbps(c), 0);
+  EXPECT_EQ(busbw_gbps(c), 0);
+  EXPECT_TRUE(physical_bound_warnings(r, t).empty());
+  r.collectives[0].duration = 0;
+  EXPECT_TRUE(physical_bound_warnings(r, t).empty());
 }
 
 // An injected algorithm that sends nothing ended an all-reduce of 1 MiB in

@@ -221,7 +221,7 @@ int compare_curves(const CompareOptions& o, std::ostream& out) {
   if (!o.plot.empty()) {
     const std::string overlay = o.plot + ".overlay." + std::to_string(::getpid()) + ".csv";
     write_overlay(overlay, matches, shared);
-    const int code = run_plot_script({"--overlay", overlay, "--metric", o.metric, "-o", o.plot});
+    const int code = run_plot_script("sim compare --plot", {"--overlay", overlay, "--metric", o.metric, "-o", o.plot});
     std::error_code ec;
     std::filesystem::remove(overlay, ec);
     if (code != 0) throw InputError("the plotting script failed (exit " + std::to_string(code) + ")");

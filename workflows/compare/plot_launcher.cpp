@@ -24,7 +24,7 @@ std::string plot_script_path() {
   return std::string(SIM_SOURCE_DIR) + "/scripts/plot_results.py";
 }
 
-int run_plot_script(const std::vector<std::string>& args) {
+int run_plot_script(const std::string& prog, const std::vector<std::string>& args) {
   const std::string script = plot_script_path();
   if (!std::filesystem::is_regular_file(script)) {
     throw InputError("cannot find the plotting script " + script + " (set SIM_PLOT_SCRIPT)");
@@ -32,7 +32,7 @@ int run_plot_script(const std::vector<std::string>& args) {
   // Debian's interpreter, which has python3-matplotlib; a python3 earlier on
   // PATH (pyenv, a venv) usually does not.
   const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-  std::vector<std::string> argv_text{python, script};
+  std::vector<std::string> argv_text{python, script, "--prog", prog};
   argv_text.insert(argv_text.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& a : argv_text) argv.push_back(a.data());

@@ -10,8 +10,10 @@
 namespace sim::workflows {
 
 std::string plot_script_path();
-// Runs `/usr/bin/python3 <script> args...` (else python3 on PATH); returns its exit code (throws InputError
-// when the script or python3 cannot be found).
-int run_plot_script(const std::vector<std::string>& args);
+// Runs `/usr/bin/python3 <script> --prog <prog> args...` (else python3 on
+// PATH); returns its exit code (throws InputError when the script or python3
+// cannot be found). The script's messages speak as `prog` ("sim plot"), the
+// command the user typed, not as the script.
+int run_plot_script(const std::string& prog, const std::vector<std::string>& args);
 
 }  // namespace sim::workflows

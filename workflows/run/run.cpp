@@ -19,6 +19,7 @@ struct CountedTimeline final : TimelineSink {
     ++slices;
     next->slice(s);
   }
+  void ranks(std::uint32_t count) override { next->ranks(count); }
 };
 
 // The one job's training iteration, if it is one (several jobs: none).

@@ -1,6 +1,10 @@
 #include "workflows/sweep/point_inputs.h"
 
+#include <filesystem>
+
+#include "compute/kernel_table.h"
 #include "core/error.h"
+#include "core/input_file.h"
 #include "core/plugin.h"
 #include "core/units.h"
 #include "network/backend_registry.h"
@@ -58,9 +62,10 @@ std::string summary(const PointSettings::Override& o) {
 
 }  // namespace
 
-const std::string& InputReader::text_of(const std::string& path) {
+const std::string& InputReader::text_of(const std::string& path, const std::string& what) {
   auto it = texts_.find(path);
-  if (it == texts_.end()) it = texts_.emplace(path, read_file_text(path)).first;
+  // Regular files only: a folder used to read as an empty (default) config.
+  if (it == texts_.end()) it = texts_.emplace(path, read_input_file(path, what)).first;
   return it->second;
 }
 
@@ -80,7 +85,7 @@ void InputReader::read_network(const PointSettings& s, PointInputs& in, std::str
   in.network_source = s.network;
   for (const auto& o : s.network_overrides) in.network_source += " [" + summary(o) + "]";
   // A missing key is the spec's fault (rethrown), not this point's.
-  in.network_text = apply_overrides(text_of(s.network), s.network, s.network_overrides, spec_.path);
+  in.network_text = apply_overrides(text_of(s.network, "network"), s.network, s.network_overrides, spec_.path);
   in.network_digest = sha256_hex(in.network_text);
   key += "network " + in.network_digest + "\n";
 }
@@ -92,22 +97,34 @@ void InputReader::read_system(const PointSettings& s, PointInputs& in, std::stri
     key += "system defaults\n";
     return;
   }
-  const bool json = s.system.size() > 5 && s.system.compare(s.system.size() - 5, 5, ".json") == 0;
-  std::string source = s.system;
+  // A folder `sim system gen` wrote stands for its system.yml, as `sim --system DIR` takes it.
+  std::string path = s.system;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec) && std::filesystem::is_regular_file(path + "/system.yml", ec)) {
+    path += "/system.yml";
+  }
+  const bool json = path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+  std::string source = path;
   for (const auto& o : s.system_overrides) source += " [" + summary(o) + "]";
   // ASTRA-sim's system JSON takes key paths as JSON; our system YAML as YAML.
-  const std::string text = json ? apply_json_overrides(text_of(s.system), s.system, s.system_overrides, spec_.path)
-                                : apply_overrides(text_of(s.system), s.system, s.system_overrides, spec_.path);
+  const std::string& file = text_of(path, "system config");
+  const std::string text = json ? apply_json_overrides(file, path, s.system_overrides, spec_.path)
+                                : apply_overrides(file, path, s.system_overrides, spec_.path);
   const std::string digest = sha256_hex(text);
   auto it = systems_.find(source + "\n" + digest);
   if (it == systems_.end()) {
     // parse_system_config resolves relative ET paths against the file's folder.
-    SystemConfig config = json ? parse_astrasim_system(text, s.system) : parse_system_config(text, s.system);
+    SystemConfig config = json ? parse_astrasim_system(text, path) : parse_system_config(text, path);
     check_algorithm_choices(config);
     it = systems_.emplace(source + "\n" + digest, std::make_shared<const SystemConfig>(std::move(config))).first;
   }
   in.system = it->second;
   key += "system " + digest + "\n";
+  // Files the config reads besides its text: its kernel tables (a built-in
+  // one is part of the executable, which sim_version digests).
+  for (const std::string& f : in.system->compute_kernel_files) {
+    if (!is_builtin_kernel_table(f)) key += "kernel-table " + f + " " + digests_.of(f) + "\n";
+  }
   for (const auto& [type, choice] : in.system->algorithms) {
     if (const std::string prefix = et_prefix_of(choice); !prefix.empty()) {
       key += "system-algorithm " + std::string(collective_name(type)) + " " + prefix + " " + rank_files_digest(prefix) + "\n";
@@ -146,9 +163,14 @@ void InputReader::read_workload(const PointSettings& s, PointInputs& in, std::st
     return;
   }
   if (is_generated(s.workload)) {
-    open_swept_workload(s.workload);  // a bad query fails the point (InputError), as a missing file does
+    // A bad query fails the point (InputError), as a missing file does.
+    const std::shared_ptr<const WorkloadSource> source = open_swept_workload(s.workload);
     in.generated_workload = s.workload;
     in.workload_key = "generated " + s.workload;
+    // A model named by its file (model=my.yml) is that file's content, not its name.
+    if (const gen::TrainingSpec* t = source->training_spec(); t && !t->model.file.empty()) {
+      in.workload_key += " model " + digests_.of(t->model.file);
+    }
     key += in.workload_key + "\n";
     return;
   }

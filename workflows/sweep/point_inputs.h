@@ -46,7 +46,8 @@ class InputReader {
   PointInputs read(const PointSettings& settings);
 
  private:
-  const std::string& text_of(const std::string& path);
+  // The file's text (InputError naming `what` for a folder, device or missing file).
+  const std::string& text_of(const std::string& path, const std::string& what);
   void read_network(const PointSettings& s, PointInputs& in, std::string& key);
   void read_system(const PointSettings& s, PointInputs& in, std::string& key);
   void read_backend_module(PointInputs& in, std::string& key);

@@ -38,8 +38,15 @@ std::string resolve_collective(const std::string& folder, const std::string& opt
 }
 
 // A workload value: a generated one ('gen:transformer?...') as written, a
-// path resolved against the spec's folder.
-std::string workload_value(const std::string& folder, const std::string& value) {
+// path resolved against the spec's folder. PyTorch traces are not read by a
+// sweep (their key would need every trace file): 'pytorch:DIR' was taken as a
+// path and failed every point with "no files <spec folder>/pytorch:DIR.<rank>.et".
+std::string workload_value(const ConfigReader& r, const YAML::Node& at, const std::string& folder,
+                           const std::string& value) {
+  if (value.rfind("pytorch:", 0) == 0) {
+    r.fail(at, "workload '" + value + "': a sweep runs Chakra ETs or a gen: workload, not PyTorch traces; import "
+               "them once (sim workload import pytorch --host-et DIR -o PREFIX) and name PREFIX");
+  }
   return is_generated(value) ? value : resolve(folder, value);
 }
 
@@ -164,7 +171,7 @@ struct SpecReader {
     r.require_map(node, "base");
     r.check_keys(node, "base.", {"workload", "microbenchmark", "network", "system", "backend", "collective"});
     PointSettings s;
-    if (node["workload"]) s.workload = workload_value(folder, r.text(node["workload"], "base.workload"));
+    if (node["workload"]) s.workload = workload_value(r, node["workload"], folder, r.text(node["workload"], "base.workload"));
     if (node["microbenchmark"]) s.microbenchmark = microbenchmark(node["microbenchmark"]);
     if (node["workload"] && node["microbenchmark"]) {
       r.fail(node["microbenchmark"], "base: give either 'workload' or 'microbenchmark', not both");
@@ -239,7 +246,7 @@ void apply_axis(const Axis& axis, const YAML::Node& value, const std::string& fo
   const SpecReader reader{r, folder};
   const std::string& name = axis.name;
   if (name == "workload") {
-    s.workload = workload_value(folder, value.Scalar());
+    s.workload = workload_value(r, value, folder, value.Scalar());
     s.microbenchmark.reset();
   } else if (name.rfind("workload.", 0) == 0) {
     s.workload = with_query_value(s.workload, name.substr(9), value.Scalar());

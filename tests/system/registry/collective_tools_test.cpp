@@ -476,6 +476,23 @@ TEST(CollectiveCheck, ChunkAttributesThatDescribeNoShareAreErrors) {
   }
 }
 
+// An index at or past total_chunk_cnt names no part of the buffer: the run
+// used to wrap it (another part, exit 0) while the checker failed its data
+// check. Both now refuse it where it is read, naming file, node and attribute.
+TEST(CollectiveCheck, ChunkIndexPastTheTotalIsRefusedByCheckAndRun) {
+  const std::string prefix = fresh_dir("chunk_past_total") + "/ring";
+  gen(kAR, 4, 1, prefix);  // total_chunk_cnt 4: parts 0..3
+  edit_rank(prefix, 1, [](EtTrace& t) { set_attr_int(node_named(t, "ring.send c0 s2"), "msg_chunk_idx", 6); });
+  const std::string what = rank_file(prefix, 1) +
+                           ": node 6: msg_chunk_idx 6 is not below total_chunk_cnt 4 (it names one of the buffer's "
+                           "parts 0..3; only an MSCCL-IR import's buffer offsets run past them)";
+  EXPECT_EQ(check_fails(prefix), std::make_pair(2, what));
+  const testing::SimRun run = testing::run_sim("--workload 'gen:collectives?npus=4&coll=allreduce&size=1MiB' --network " +
+                             testing::shipped_config("switch8.yml") + " --collective allreduce=" + prefix + " -q");
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_NE(run.output.find(what), std::string::npos) << run.output;
+}
+
 TEST(CollectiveCheck, Cycle) {
   const std::string prefix = fresh_dir("cycle") + "/ring";
   gen(kAR, 4, 1, prefix);

@@ -49,5 +49,38 @@ TEST(Plot, SweepResultsAndCompareOverlayArePngs) {
   EXPECT_NE(bad.output.find("--facet nosuch: not an axis"), std::string::npos) << bad.output;
 }
 
+// Errors speak as the command typed (`sim plot: error: ...`), one line, exit 2:
+// never the script's own name, a usage block of its options, or a traceback.
+TEST(Plot, ErrorsSpeakAsSimPlot) {
+  if (!have_matplotlib()) GTEST_SKIP() << "python3-matplotlib not installed";
+  TempDir tmp("plot_errors");
+  const std::string results = source_path("examples/reference/bandwidth_size.csv");
+  const auto expect_error = [](const SimRun& run, const std::string& message) {
+    EXPECT_EQ(run.code, 2) << run.output;
+    EXPECT_NE(run.output.find(message), std::string::npos) << run.output;
+    EXPECT_EQ(run.output.find("plot_results"), std::string::npos) << run.output;
+    EXPECT_EQ(run.output.find("Traceback"), std::string::npos) << run.output;
+    EXPECT_EQ(run.output.find("usage:"), std::string::npos) << run.output;
+  };
+  expect_error(run_sim("plot " + (tmp / "absent.csv") + " -o " + (tmp / "x.png")),
+               "sim plot: error: " + (tmp / "absent.csv") + ": no such file");
+  // A sweep whose points all failed has nothing to draw.
+  spit(tmp / "failed.csv",
+       "point,size,status,exit_code,npus,sim_time_ns,collective,bytes,group_size,algorithm,ranks,time_ns,algbw_gbps,"
+       "busbw_gbps,message\n0,1MiB,failed,2,0,,,,,,,,,,bad network\n");
+  expect_error(run_sim("plot " + (tmp / "failed.csv") + " -o " + (tmp / "x.png")),
+               "sim plot: error: " + (tmp / "failed.csv") + ": no point ran a collective");
+  expect_error(run_sim("plot " + results + " --baseline analytical -o " + (tmp / "x.png")),
+               "sim plot: error: --baseline analytical: expected AXIS=VALUE");
+  expect_error(run_sim("plot " + results + " -o " + (tmp / "no/such/folder/x.png")),
+               "sim plot: error: -o " + (tmp / "no/such/folder/x.png") + ": cannot write it");
+  const SimRun metric = run_sim("plot " + results + " --metric bogus -o " + (tmp / "x.png"));
+  EXPECT_EQ(metric.code, 2) << metric.output;
+  EXPECT_NE(metric.output.find("sim: error: --metric: bogus not in {busbw,time,makespan}"), std::string::npos)
+      << metric.output;
+  // Nothing written by any of them.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(tmp.path()), std::filesystem::directory_iterator()), 1);
+}
+
 }  // namespace
 }  // namespace sim::testing

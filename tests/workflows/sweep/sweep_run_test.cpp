@@ -78,6 +78,67 @@ TEST(SweepRun, ChangingOneInputFileRerunsExactlyThePointsThatReadIt) {
   }
 }
 
+// A point's key covers the files its inputs name, not only the inputs' own
+// text: a kernel table the system config reads and a model file the generated
+// iteration reads. Editing either used to leave the cached (stale) row, exit 0.
+TEST(SweepRun, FilesTheSystemAndTheModelNameKeyThePoint) {
+  TempDir tmp("sweep_named_files");
+  std::filesystem::create_directories(tmp / "kern");
+  spit(tmp / "kern/gemm.csv", slurp(source_path("configs/kernels/h100/gemm.csv")));
+  spit(tmp / "kern/attention.csv", slurp(source_path("configs/kernels/h100/attention.csv")));
+  spit(tmp / "system.yml", "compute:\n  peak_tflops: 989.4\n  memory_bandwidth: 3.35TB/s\n  kernels: kern\n");
+  const std::string model = "name: tiny\nlayers: 2\nhidden: 1024\nffn_hidden: 4096\nheads: 8\nkv_heads: 8\n"
+                            "vocab: 32000\nmlp: swiglu\nnorm: rmsnorm\nbias: false\ntied_embeddings: false\n";
+  spit(tmp / "model.yml", model);
+  spit(tmp / "net.yml", shape8("Switch"));
+  spit(tmp / "spec.yml", "base:\n  workload: 'gen:transformer?model=" + (tmp / "model.yml") +
+                             "&parallel=tp=1,pp=1,dp=8&global-batch=8&seq=1024'\n  network: net.yml\n"
+                             "  system: system.yml\naxes:\n  backend: [analytical]\n");
+  const auto time_of = [&] {
+    const SimRun run = run_sim("sweep " + (tmp / "spec.yml") + " -q -o " + (tmp / "out"));
+    EXPECT_EQ(run.code, 0) << run.output;
+    const auto rows = csv_rows(tmp / "out/results.csv");
+    EXPECT_EQ(rows.size(), 1u);
+    return rows.empty() ? std::string() : rows[0].at("sim_time_ns");
+  };
+  const std::string first = time_of();
+  EXPECT_EQ(summary_of(tmp / "out").at("from_cache"), 0);
+  EXPECT_EQ(time_of(), first);
+  EXPECT_EQ(summary_of(tmp / "out").at("from_cache"), 1);
+  // Another attention table under the same name: recomputed, and it is another time.
+  spit(tmp / "kern/attention.csv", slurp(source_path("configs/kernels/h100-flash-attention-2/attention.csv")));
+  const std::string second = time_of();
+  EXPECT_EQ(summary_of(tmp / "out").at("from_cache"), 0);
+  EXPECT_NE(second, first);
+  // Twice the layers under the same file name: recomputed, longer.
+  spit(tmp / "model.yml", "name: tiny\nlayers: 4\n" + model.substr(model.find("hidden")));
+  const std::string third = time_of();
+  EXPECT_EQ(summary_of(tmp / "out").at("from_cache"), 0);
+  EXPECT_GT(std::stod(third), std::stod(second));
+}
+
+// A folder `sim system gen` wrote is its system.yml, as for `sim --system DIR`;
+// a folder without one is refused. It used to read as an empty config (no
+// NCCL, no compute model), exit 0.
+TEST(SweepRun, ASystemFolderIsItsSystemYml) {
+  TempDir tmp("sweep_system_folder");
+  ASSERT_EQ(run_sim("system gen dgx-h100 --nodes 1 -o " + (tmp / "h100")).code, 0);
+  std::filesystem::create_directories(tmp / "empty");
+  spit(tmp / "spec.yml",
+       "base:\n  microbenchmark: {npus: 8, size: 1MiB}\n  network: h100/network.yml\n"
+       "axes:\n  system: [h100, h100/system.yml, empty]\n");
+  const SimRun run = run_sim("sweep " + (tmp / "spec.yml") + " -q -o " + (tmp / "out"));
+  EXPECT_EQ(run.code, 4) << run.output;
+  const auto rows = csv_rows(tmp / "out/results.csv");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].at("status"), "ok");
+  EXPECT_EQ(rows[0].at("algorithm").rfind("nccl:", 0), 0u) << rows[0].at("algorithm");
+  EXPECT_EQ(rows[0].at("time_ns"), rows[1].at("time_ns"));
+  EXPECT_EQ(rows[2].at("status"), "failed");
+  EXPECT_EQ(rows[2].at("exit_code"), "2");
+  EXPECT_EQ(rows[2].at("message"), "system config '" + (tmp / "empty") + "' is not a regular file (it is a directory)");
+}
+
 TEST(SweepRun, APointWithBadInputIsReportedAndTheOthersComplete) {
   TempDir tmp("sweep_bad");
   spit(tmp / "good.yml", shape8("Ring"));
@@ -247,6 +308,20 @@ TEST(SweepRun, ProgressLinesWhenNotATerminal) {
   EXPECT_EQ(run.output.find("\r["), std::string::npos);  // no bar in a log
 }
 
+// nan was taken (no progress line ever) and 0 named CLI11's range as 300 digits.
+TEST(SweepRun, ProgressIntervalIsSecondsAboveZero) {
+  TempDir tmp("sweep_progress_interval");
+  for (const char* bad : {"nan", "0", "inf", "1e308", "5s"}) {
+    const SimRun run = run_sim("sweep " + kBandwidthSpec + " -q -o " + (tmp / "out") + " --progress-interval " + bad);
+    EXPECT_EQ(run.code, 2) << run.output;
+    EXPECT_NE(run.output.find(std::string("sim: error: --progress-interval: expected seconds, a number above 0 and at "
+                                          "most 1e9, got '") + bad + "'"),
+              std::string::npos)
+        << run.output;
+    EXPECT_FALSE(std::filesystem::exists(tmp / "out")) << bad;
+  }
+}
+
 TEST(SweepRun, ZippedAxesAdvanceTogether) {
   TempDir tmp("sweep_zip");
   spit(tmp / "spec.yml",
@@ -296,7 +371,13 @@ INSTANTIATE_TEST_SUITE_P(
         SpecError{kBase + "axes:\n  size:\n    - 1MiB\n    - 9223372036854775808\n",
                   "spec.yml:7: axes.size[1]: '9223372036854775808' is too large\n"},
         SpecError{"base:\n  microbenchmark: {npus: 8, size: 0B}\n  network: ring.yml\naxes:\n  backend: [flow]\n",
-                  "spec.yml:2: base.microbenchmark.size: must be at least 1 byte, got '0B'\n"}));
+                  "spec.yml:2: base.microbenchmark.size: must be at least 1 byte, got '0B'\n"},
+        // PyTorch traces were taken as an ET prefix: every point failed with "no files spec/pytorch:DIR.<rank>.et".
+        SpecError{"base:\n  workload: 'pytorch:traces'\n  network: ring.yml\naxes:\n  backend: [flow]\n",
+                  "spec.yml:2: workload 'pytorch:traces': a sweep runs Chakra ETs or a gen: workload, not PyTorch "
+                  "traces; import them once (sim workload import pytorch --host-et DIR -o PREFIX) and name PREFIX\n"},
+        SpecError{kBase + "axes:\n  workload: [wl/a, 'pytorch:traces']\n",
+                  "spec.yml:5: workload 'pytorch:traces': a sweep runs Chakra ETs or a gen: workload"}));
 
 }  // namespace
 }  // namespace sim::testing

@@ -164,7 +164,9 @@ ModelConfig load_model(const std::string& name_or_path, const std::string& given
   }
   std::ostringstream text;
   text << in.rdbuf();
-  return parse_model(text.str(), name_or_path);
+  ModelConfig m = parse_model(text.str(), name_or_path);
+  m.file = name_or_path;
+  return m;
 }
 
 }  // namespace sim::gen

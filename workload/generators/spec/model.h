@@ -69,6 +69,7 @@ struct MlaConfig {
 struct ModelConfig {
   std::string name;
   std::string source;  // file (or "built-in <name>") for messages
+  std::string file;    // the YAML file it was read from; empty for a built-in model
   std::uint64_t layers = 0;
   std::uint64_t hidden = 0;
   std::uint64_t ffn_hidden = 0;
