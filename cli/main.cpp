@@ -30,6 +30,7 @@
 #include "core/plugin.h"
 #include "core/error.h"
 #include "core/temp_file_registry.h"
+#include "core/time.h"
 #include "core/units.h"
 #include "network/backend_registry.h"
 #include "network/topology.h"
@@ -114,6 +115,14 @@ int run_simulation(const RunOptions& o) {
   const SimulationResult& result = run.result;
   const RunInfo& info = run.info;
   outputs.write(result, info);
+  if (outputs.timeline() && outputs.timeline_slices() == 0) {
+    // A timeline with nothing in it, written without a word, looks like a broken viewer.
+    std::cerr << "sim: warning: the timeline " << o.timeline << " holds no node run: "
+              << (o.timeline_window.empty() ? std::string("the run ran none")
+                                            : "none overlaps --timeline-window '" + o.timeline_window +
+                                                  "' (the run ends at " + format_time(result.makespan) + ")")
+              << "\n";
+  }
   if (!o.quiet) {
     // With an output on stdout ("-") the summary goes to stderr, out of its way.
     std::ostream& out = outputs.uses_stdout() ? std::cerr : std::cout;
@@ -228,7 +237,12 @@ int main(int argc, char** argv) {
                               ->check(a_path);
   // Without --timeline they would change nothing, silently.
   app.add_option("--timeline-format", o.timeline_format, "auto (by the file name), perfetto or json")->needs(timeline);
-  app.add_option("--timeline-ranks", o.timeline_ranks, "only these ranks in the timeline, e.g. 0-3,7")->needs(timeline);
+  app.add_option("--timeline-ranks", o.timeline_ranks, "only these ranks in the timeline, e.g. 0-3,7")
+      ->needs(timeline)
+      ->check([](const std::string& s) {
+        return s.empty() ? std::string("an empty list: give ranks like 0-3,7, or leave the option out for every rank")
+                         : std::string();
+      });
   app.add_option("--timeline-window", o.timeline_window,
                  "only node runs overlapping this simulated-time window in the timeline, e.g. 1ms:2ms, 1ms:, :2ms")
       ->needs(timeline);

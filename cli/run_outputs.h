@@ -23,6 +23,8 @@ class RunOutputs {
   explicit RunOutputs(const OutputPaths& paths);
   // For SimulationOptions::timeline (null without --timeline).
   TimelineSink* timeline() const { return timeline_.get(); }
+  // Node runs the timeline holds (after write(); 0 without --timeline).
+  std::uint64_t timeline_slices() const { return timeline_ ? timeline_->slices() : 0; }
   // Whether some output is stdout ("-"), where the summary must not go.
   bool uses_stdout() const { return stdout_used_; }
   // Writes what is left and puts every file in place.

@@ -32,6 +32,7 @@ TimelineWriter::TimelineWriter(const std::string& path, TimelineFormat format, T
 
 void TimelineWriter::slice(const TimelineSlice& s) {
   if (!filter_.keeps(s)) return;
+  ++slices_;
   if (!held_.empty() && held_.front().slice.end != s.end) flush_held();
   held_.push_back(Held{s, std::string(s.name)});
 }

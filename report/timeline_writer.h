@@ -46,6 +46,8 @@ class TimelineWriter final : public TimelineSink {
   void ranks(std::uint32_t count) override { filter_.check_ranks(count); }
   // Ends the encoding and puts the file in place; throws InputError on I/O failure.
   void finish();
+  // Node runs the timeline holds (0: a filter kept none of the run).
+  std::uint64_t slices() const { return slices_; }
 
  private:
   OutputFile file_;
@@ -62,6 +64,7 @@ class TimelineWriter final : public TimelineSink {
     std::string name;
   };
   std::vector<Held> held_;
+  std::uint64_t slices_ = 0;
   void flush_held();
 };
 

@@ -185,6 +185,28 @@ TEST_F(OutputsCli, TimelineRanksPastTheRunAreExit2BeforeTheRun) {
             0);
 }
 
+// An empty rank list read as every rank; a window past the run's end wrote
+// an empty timeline without a word.
+TEST_F(OutputsCli, AnEmptyRankListIsExit2AndAnEmptyTimelineIsWarned) {
+  const std::string w = chain(5);
+  const SimRun empty = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " -q --timeline " +
+                               path("out/t.json") + " --timeline-ranks ''");
+  EXPECT_EQ(empty.code, 2) << empty.output;
+  EXPECT_NE(empty.output.find("an empty list"), std::string::npos) << empty.output;
+  EXPECT_TRUE(outputs().empty());
+  const SimRun late = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " -q --timeline " +
+                              path("out/t.json") + " --timeline-window 100s:200s");
+  EXPECT_EQ(late.code, 0) << late.output;
+  EXPECT_NE(late.output.find("sim: warning: the timeline " + path("out/t.json") +
+                             " holds no node run: none overlaps --timeline-window '100s:200s' (the run ends at "),
+            std::string::npos)
+      << late.output;
+  const SimRun kept = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " -q --timeline " +
+                              path("out/t.json") + " --timeline-window 0s:200s");
+  EXPECT_EQ(kept.code, 0) << kept.output;
+  EXPECT_EQ(kept.output.find("holds no node run"), std::string::npos) << kept.output;
+}
+
 // Each output its own file: two on one path lost one of them with exit 0.
 TEST_F(OutputsCli, TwoOutputsOnOnePathAreExit2) {
   std::ofstream(path("out/r.json")) << "earlier report";

@@ -1,5 +1,6 @@
 #include "workflows/sweep/sweep_merge.h"
 
+#include <filesystem>
 #include <map>
 
 #include "core/error.h"
@@ -10,6 +11,15 @@ namespace sim::workflows {
 int merge_sweeps(const std::vector<std::string>& dirs, const std::string& out_dir, std::ostream& out) {
   if (dirs.empty()) throw InputError("sim sweep merge: give the shards' output folders");
   if (out_dir.empty()) throw InputError("sim sweep merge: -o OUTDIR is required");
+  // The merged folder is written over: a shard's folder as the output would
+  // lose that shard's own results, which a failed merge cannot give back.
+  for (const std::string& d : dirs) {
+    std::error_code ec;
+    if (d == out_dir || std::filesystem::equivalent(d, out_dir, ec)) {
+      throw InputError("sim sweep merge: -o " + out_dir + " is one of the shards' folders (" + d +
+                       "): merge into a folder of its own");
+    }
+  }
   SweepOutput merged;
   std::map<std::size_t, SweepRow> rows;
   for (std::size_t d = 0; d < dirs.size(); ++d) {

@@ -173,6 +173,14 @@ TEST(SweepRun, ShardsMergeIntoTheLocalCsvByteForByte) {
   const SimRun partial = run_sim("sweep merge " + (tmp / "s0") + " -o " + (tmp / "partial"));
   EXPECT_EQ(partial.code, 2);
   EXPECT_NE(partial.output.find("24 of 48 points are in none of the folders"), std::string::npos) << partial.output;
+  // Into a shard's own folder: refused, that shard's results untouched.
+  const std::string s0 = slurp(tmp / "s0/results.csv");
+  for (const std::string& out : {tmp / "s0", tmp / "s1/../s0"}) {
+    const SimRun over = run_sim("sweep merge " + (tmp / "s0") + " " + (tmp / "s1") + " -o " + out);
+    EXPECT_EQ(over.code, 2) << over.output;
+    EXPECT_NE(over.output.find("is one of the shards' folders"), std::string::npos) << over.output;
+  }
+  EXPECT_EQ(slurp(tmp / "s0/results.csv"), s0);
   const SimRun merge = run_sim("sweep merge " + (tmp / "s0") + " " + (tmp / "s1") + " -o " + (tmp / "merged"));
   ASSERT_EQ(merge.code, 0) << merge.output;
   EXPECT_EQ(slurp(tmp / "merged/results.csv"), slurp(tmp / "local/results.csv"));

@@ -220,9 +220,16 @@ TrainingSpec build_spec(const TrainingOptions& o, const ModelConfig* model) {
     }
     if (first + last > L || (inner == 0 && first + last != L) ||
         (inner > 0 && (L - first - last == 0 || (L - first - last) % inner != 0))) {
-      throw InputError(given("first-stage-layers", num(first)) + " and " + given("last-stage-layers", num(last)) + " leave " +
-                       (first + last > L ? "no" : num(L - first - last)) + " of the model's " + num(L) +
-                       " layers for the " + num(inner) + " inner stages: they must split evenly, at least one each");
+      const std::string both = given("first-stage-layers", num(first)) + " and " + given("last-stage-layers", num(last));
+      if (first + last > L) {
+        throw InputError(both + " add up to " + num(first + last) + " layers, more than the model's " + num(L));
+      }
+      if (inner == 0) {
+        throw InputError(both + " add up to " + num(first + last) + " of the model's " + num(L) +
+                         " layers: with pp=2 there is no inner stage, so the two stages hold them all");
+      }
+      throw InputError(both + " leave " + num(L - first - last) + " of the model's " + num(L) + " layers for the " +
+                       num(inner) + " inner stages: they must split evenly, at least one each");
     }
     for (std::uint64_t s = 0; s < P; ++s) per_stage[s] = inner ? (L - first - last) / inner : 0;
     per_stage[0] = first;

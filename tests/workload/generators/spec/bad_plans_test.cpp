@@ -60,6 +60,14 @@ TEST_F(GeneratorTest, BadOptionsAreClearErrors) {
   f.last_stage_layers = 8;
   EXPECT_EQ(error_of(f), "--first-stage-layers 7 and --last-stage-layers 8 leave 111 of the model's 126 layers for "
                          "the 14 inner stages: they must split evenly, at least one each");
+  f.last_stage_layers = 120;
+  EXPECT_EQ(error_of(f), "--first-stage-layers 7 and --last-stage-layers 120 add up to 127 layers, more than the "
+                         "model's 126");
+  gen::TrainingOptions two = options("llama3-405b", "tp=8,pp=2,dp=1", 16, 8192);
+  two.first_stage_layers = 60;
+  two.last_stage_layers = 60;
+  EXPECT_EQ(error_of(two), "--first-stage-layers 60 and --last-stage-layers 60 add up to 120 of the model's 126 "
+                           "layers: with pp=2 there is no inner stage, so the two stages hold them all");
   f.last_stage_layers = 7;
   EXPECT_EQ(error_of(f), "(no error)");
   EXPECT_THROW(gen::parse_training_query("model=llama3-8b&parallel=tp=1&colour=blue"), InputError);
