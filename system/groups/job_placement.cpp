@@ -125,14 +125,22 @@ std::vector<std::uint32_t> load_placement(const std::string& path, const std::ve
     const std::string rank_text = key.substr(dash + 1);
     std::uint32_t rank = 0;
     std::size_t used_chars = 0;
+    // Digits only, one spelling per rank: "a-01" or "a- 1" would read as a-1.
+    const bool plain = !rank_text.empty() && rank_text.size() < 10 &&
+                       rank_text.find_first_not_of("0123456789") == std::string::npos &&
+                       (rank_text.size() == 1 || rank_text[0] != '0');
     try {
-      rank = static_cast<std::uint32_t>(std::stoul(rank_text, &used_chars));
+      if (plain) rank = static_cast<std::uint32_t>(std::stoul(rank_text, &used_chars));
     } catch (const std::exception&) {
       used_chars = 0;
     }
     std::uint32_t job_ranks = 0;
     for (const JobSpec& s : jobs) {
       if (s.name == job) job_ranks = s.ranks;
+    }
+    if (!plain) {
+      throw InputError(path + ": key '" + key + "': the rank is written in plain digits, e.g. '" + job +
+                       "-1' (job '" + job + "' has ranks 0.." + std::to_string(job_ranks - 1) + ")");
     }
     if (used_chars == 0 || used_chars != rank_text.size() || rank >= job_ranks) {
       throw InputError(path + ": key '" + key + "': job '" + job + "' has ranks 0.." + std::to_string(job_ranks - 1));

@@ -110,6 +110,9 @@ TEST_F(Jobs, BadPlacementsAndJobArgumentsExitTwo) {
       {R"({"a-0": 0, "a-1": 1, "b-0": 1, "b-1": 2})", "keys 'a-1' and 'b-0' both use NPU 1"},
       {R"({"a-0": 0, "a-1": 1, "b-0": 2})", ": no NPU for 'b-1'"},
       {R"({"a-0": 0, "a-1": 1, "b-0": 2, "b-2": 3})", "key 'b-2': job 'b' has ranks 0..1"},
+      // One spelling per rank: b-01 and b-+1 would read as b-1.
+      {R"({"a-0": 0, "a-1": 1, "b-0": 2, "b-01": 3})", "key 'b-01': the rank is written in plain digits, e.g. 'b-1' (job 'b' has ranks 0..1)"},
+      {R"({"a-0": 0, "a-1": 1, "b-0": 2, "b-+1": 3})", "key 'b-+1': the rank is written in plain digits"},
       {R"({"a-0": 0, "a-1": 1, "c-0": 2})", "key 'c-0': no job named 'c'"},
       {R"({"a-0": 0, "a-1": 9, "b-0": 2, "b-1": 3})", "key 'a-1': expected an NPU id 0..7, got 9"},
   };
