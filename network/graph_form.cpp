@@ -230,7 +230,8 @@ Topology parse_graph_form(const ConfigReader& config, const YAML::Node& root) {
   std::string label = "Graph";
   if (const YAML::Node name = root["name"]) label = config.text(name, "name");
   std::string description = describe_topology(label, n, sw, links);
-  if (pxn) description += ", routing pxn";
+  // Across hosts the rule matters (docs/network.md): the summary says which.
+  if (pxn || hosts.size() > 0) description += pxn ? ", routing pxn" : ", routing shortest";
   Topology topology(std::move(description), n, sw, std::move(links), std::vector<std::uint32_t>{n}, std::move(router));
   const bool declared = root["hosts"] || root["roles"];
   // Without `hosts`, the graph is one host (its one dimension).
