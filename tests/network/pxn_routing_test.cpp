@@ -82,6 +82,37 @@ TEST(PxnRouting, EveryMessageToAnotherHostLeavesByTheNicOfItsRail) {
   }
 }
 
+TEST(PxnRouting, NicsUnderAPcieSwitchAreReachedThroughIt) {
+  // Two hosts of four GPUs; a PCIe switch per GPU pair holds two NICs (sw0..sw3
+  // the PCIe switches, sw4..sw11 the NICs, host 0's sw4..sw7), an NVSwitch per
+  // host (sw12, sw13), and a leaf per rail (sw14..sw17: the hosts' NICs of one
+  // place). GPU 2k and 2k+1 share NICs sw(4+2k') and sw(5+2k'); a GPU's own NIC
+  // is the lower one, so GPUs 0, 1 are on rail 0 and GPUs 2, 3 on rail 2.
+  std::string links;
+  for (int g = 0; g < 8; ++g) {
+    links += "  - {src: npu" + std::to_string(g) + ", dst: sw" + std::to_string(g / 2) + "}\n";
+    links += "  - {src: npu" + std::to_string(g) + ", dst: sw" + std::to_string(12 + g / 4) + ", bandwidth: 450GB/s}\n";
+  }
+  for (int p = 0; p < 4; ++p) {
+    for (int i = 0; i < 2; ++i) {
+      const int nic = 4 + 2 * p + i;
+      links += "  - {src: sw" + std::to_string(p) + ", dst: sw" + std::to_string(nic) + "}\n";
+      links += "  - {src: sw" + std::to_string(nic) + ", dst: sw" + std::to_string(14 + (nic - 4) % 4) + "}\n";
+    }
+  }
+  const std::string g = "npus: 8\nswitches: 18\nbandwidth: 50GB/s\nlatency: 500ns\nlinks:\n" + links +
+                        "hosts: [[npu0, npu1, npu2, npu3], [npu4, npu5, npu6, npu7]]\n"
+                        "roles: {pcie-switch: [sw0, sw1, sw2, sw3], nic: [sw4, sw5, sw6, sw7, sw8, sw9, sw10, sw11], "
+                        "nvswitch: [sw12, sw13], leaf: [sw14, sw15, sw16, sw17]}\nrouting: pxn\n";
+  const Topology t = parse_topology(g, "pcie.yml");
+  // npu1 to npu6 (rail 2): NVLink to npu2, its PCIe switch, NIC sw6, rail 2's leaf.
+  EXPECT_EQ(path(t, 1, 6), "npu1 sw12 npu2 sw1 sw6 sw16 sw10 sw3 npu6");
+  // npu0 to npu5 (rail 0, its own): through its PCIe switch.
+  EXPECT_EQ(path(t, 0, 5), "npu0 sw0 sw4 sw14 sw8 sw2 npu5");
+  // npu1 shares npu0's PCIe switch: the same way out, no NVLink.
+  EXPECT_EQ(path(t, 1, 4), "npu1 sw0 sw4 sw14 sw8 sw2 npu4");
+}
+
 TEST(PxnRouting, WithoutNicNodesTheGpuInTheDestinationsPlaceIsTheWayOut) {
   // Each GPU's link to its rail's leaf is its NIC (sw0, sw1: NVSwitches;
   // sw2, sw3: rails; sw4: a spine the fewest hops would cross).
