@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "core/config_reader.h"
@@ -9,6 +10,7 @@
 #include "system/registry/algorithm_registry.h"
 #include "workflows/sweep/content_hash.h"
 #include "workflows/sweep/generated_algorithm.h"
+#include "workload/generators/spec/model.h"
 #include "workload/generators/workload_generator.h"
 #include "workload/source/workload_source.h"
 
@@ -37,8 +39,33 @@ std::string resolve_collective(const std::string& folder, const std::string& opt
   return native ? option : type + resolve(folder, value);
 }
 
-// A workload value: a generated one ('gen:transformer?...') as written, a
-// path resolved against the spec's folder. PyTorch traces are not read by a
+// A model file a transformer's query names (`model=` not a built-in model),
+// resolved against the spec's folder like the spec's other paths.
+std::string model_value(const std::string& folder, const std::string& model) {
+  const auto names = gen::builtin_model_names();
+  if (std::find(names.begin(), names.end(), model) != names.end()) return model;
+  return resolve(folder, model);
+}
+
+// The value of query key `key` in `uri` ('gen:NAME?k=v&...'), or nothing.
+std::optional<std::string> query_value(const std::string& uri, const std::string& key) {
+  const std::size_t q = uri.find('?');
+  if (q == std::string::npos) return std::nullopt;
+  std::size_t start = q + 1;
+  while (start <= uri.size()) {
+    const std::size_t amp = std::min(uri.find('&', start), uri.size());
+    const std::string part = uri.substr(start, amp - start);
+    const std::size_t eq = part.find('=');
+    if (eq != std::string::npos && part.substr(0, eq) == key) return part.substr(eq + 1);
+    start = amp + 1;
+  }
+  return std::nullopt;
+}
+
+std::string with_query_value(const std::string& uri, const std::string& key, const std::string& value);
+
+// A workload value: a generated one ('gen:transformer?...') as written but for
+// its model file, resolved as below; a path resolved against the spec's folder. PyTorch traces are not read by a
 // sweep (their key would need every trace file): 'pytorch:DIR' was taken as a
 // path and failed every point with "no files <spec folder>/pytorch:DIR.<rank>.et".
 std::string workload_value(const ConfigReader& r, const YAML::Node& at, const std::string& folder,
@@ -47,7 +74,11 @@ std::string workload_value(const ConfigReader& r, const YAML::Node& at, const st
     r.fail(at, "workload '" + value + "': a sweep runs Chakra ETs or a gen: workload, not PyTorch traces; import "
                "them once (sim workload import pytorch --host-et DIR -o PREFIX) and name PREFIX");
   }
-  return is_generated(value) ? value : resolve(folder, value);
+  if (!is_generated(value)) return resolve(folder, value);
+  if (value.rfind("gen:transformer?", 0) == 0) {
+    if (const auto model = query_value(value, "model")) return with_query_value(value, "model", model_value(folder, *model));
+  }
+  return value;
 }
 
 // `uri` ('gen:NAME?k=v&...') with query key `key` set to `value`: replaced
@@ -249,7 +280,9 @@ void apply_axis(const Axis& axis, const YAML::Node& value, const std::string& fo
     s.workload = workload_value(r, value, folder, value.Scalar());
     s.microbenchmark.reset();
   } else if (name.rfind("workload.", 0) == 0) {
-    s.workload = with_query_value(s.workload, name.substr(9), value.Scalar());
+    const std::string key = name.substr(9);
+    const bool model = key == "model" && s.workload.rfind("gen:transformer?", 0) == 0;
+    s.workload = with_query_value(s.workload, key, model ? model_value(folder, value.Scalar()) : value.Scalar());
   } else if (name == "network") {
     s.network = resolve(folder, value.Scalar());
   } else if (name == "system") {

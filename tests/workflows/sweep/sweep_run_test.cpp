@@ -117,6 +117,27 @@ TEST(SweepRun, FilesTheSystemAndTheModelNameKeyThePoint) {
   EXPECT_GT(std::stod(third), std::stod(second));
 }
 
+// A transformer's model file is a path like the spec's others: relative to the
+// spec's folder (it was read from the working folder), in the base workload and
+// in a workload.model axis; a built-in model's name stays a name.
+TEST(SweepRun, AModelFileIsRelativeToTheSpec) {
+  TempDir tmp("sweep_model_path");
+  std::filesystem::create_directories(tmp / "spec/models");
+  spit(tmp / "spec/models/tiny.yml", "name: tiny\nlayers: 2\nhidden: 1024\nffn_hidden: 4096\nheads: 8\nkv_heads: 8\n"
+                                     "vocab: 32000\nmlp: swiglu\nnorm: rmsnorm\nbias: false\ntied_embeddings: false\n");
+  spit(tmp / "spec/net.yml", shape8("Switch"));
+  spit(tmp / "spec/spec.yml", "base:\n  workload: 'gen:transformer?model=models/tiny.yml&parallel=tp=1,pp=1,dp=8"
+                              "&global-batch=8&seq=1024'\n  network: net.yml\naxes:\n"
+                              "  workload.model: [models/tiny.yml, llama3-8b]\n");
+  const SimRun run = run_sim("sweep " + (tmp / "spec/spec.yml") + " -q -o " + (tmp / "out"));
+  ASSERT_EQ(run.code, 0) << run.output;
+  const auto rows = csv_rows(tmp / "out/results.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("status"), "ok") << rows[0].at("message");
+  EXPECT_EQ(rows[1].at("status"), "ok") << rows[1].at("message");
+  EXPECT_LT(std::stod(rows[0].at("sim_time_ns")), std::stod(rows[1].at("sim_time_ns")));  // 2 layers against 32
+}
+
 // A folder `sim system gen` wrote is its system.yml, as for `sim --system DIR`;
 // a folder without one is refused. It used to read as an empty config (no
 // NCCL, no compute model), exit 0.
