@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <stdexcept>
@@ -9,6 +10,8 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "workload/et/rank_set_writer.h"
+#include "workload/generators/transformer/generation_memory.h"
+#include "workload/loader/memory_budget.h"
 
 namespace sim {
 namespace {
@@ -223,6 +226,30 @@ std::string Microbenchmark::describe() const {
   return std::to_string(r.iterations) + " round(s) of " + format_bytes(r.bytes) + " to the next rank";
 }
 
+namespace {
+
+// A rank's nodes are built whole, its decoded trace and then its graph, so a
+// count whose one rank cannot fit is refused at once with the estimate, not
+// after minutes of generating (a lower bound: the bytes of
+// transformer/generation_memory.h per node, one rank held).
+void check_microbenchmark_memory(const Microbenchmark& mb, const std::string& count_option) {
+  std::uint64_t nodes = 0;
+  if (const auto* c = std::get_if<ChainSpec>(&mb.spec)) nodes = c->nodes;
+  if (const auto* r = std::get_if<P2PRingSpec>(&mb.spec)) nodes = 2 * std::uint64_t{r->iterations};
+  const MemoryAvailable avail = available_memory();
+  if (nodes == 0 || avail.bytes == UINT64_MAX) return;
+  const std::uint64_t per_node = gen::kTraceBytesPerNode + gen::kGraphBytesPerNode;
+  if (nodes * per_node <= avail.bytes) return;
+  char need[64], have[64];
+  std::snprintf(need, sizeof need, "%.0f MiB", static_cast<double>(nodes * per_node) / (1024.0 * 1024.0));
+  std::snprintf(have, sizeof have, "%.0f MiB", static_cast<double>(avail.bytes) / (1024.0 * 1024.0));
+  throw InputError(count_option + ": " + std::to_string(nodes) + " nodes a rank at " + std::to_string(per_node) +
+                   " B per node (its trace and its graph) need at least " + need + " but only " + have +
+                   " is available (" + avail.source + "): give fewer");
+}
+
+}  // namespace
+
 Microbenchmark make_microbenchmark(const WorkloadGenOptions& o, gen::OptionSpelling spelling) {
   const bool query = spelling == gen::OptionSpelling::kQuery;
   const auto option = [&](const char* key) { return query ? "gen:" + o.kind + ": " + key : std::string("--") + key; };
@@ -249,6 +276,7 @@ Microbenchmark make_microbenchmark(const WorkloadGenOptions& o, gen::OptionSpell
   } else {
     throw InputError("workload gen: unknown kind '" + o.kind + "' (collectives, chain, p2p-ring)");
   }
+  check_microbenchmark_memory(mb, o.kind == "chain" ? option("nodes") : option("iterations"));
   return mb;
 }
 
