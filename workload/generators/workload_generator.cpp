@@ -10,7 +10,6 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "workload/et/rank_set_writer.h"
-#include "workload/generators/transformer/generation_memory.h"
 #include "workload/loader/memory_budget.h"
 
 namespace sim {
@@ -230,15 +229,15 @@ namespace {
 
 // A rank's nodes are built whole, its decoded trace and then its graph, so a
 // count whose one rank cannot fit is refused at once with the estimate, not
-// after minutes of generating (a lower bound: the bytes of
-// transformer/generation_memory.h per node, one rank held).
+// after minutes of generating (a lower bound: memory_budget.h's
+// bytes per node, one rank held).
 void check_microbenchmark_memory(const Microbenchmark& mb, const std::string& count_option) {
   std::uint64_t nodes = 0;
   if (const auto* c = std::get_if<ChainSpec>(&mb.spec)) nodes = c->nodes;
   if (const auto* r = std::get_if<P2PRingSpec>(&mb.spec)) nodes = 2 * std::uint64_t{r->iterations};
   const MemoryAvailable avail = available_memory();
   if (nodes == 0 || avail.bytes == UINT64_MAX) return;
-  const std::uint64_t per_node = gen::kTraceBytesPerNode + gen::kGraphBytesPerNode;
+  const std::uint64_t per_node = kTraceBytesPerNode + kGraphBytesPerNode;
   if (nodes * per_node <= avail.bytes) return;
   char need[64], have[64];
   std::snprintf(need, sizeof need, "%.0f MiB", static_cast<double>(nodes * per_node) / (1024.0 * 1024.0));

@@ -39,6 +39,16 @@ std::uint64_t estimate_load_bytes(const std::vector<std::string>& files);
 // process base and pending counters: 88 MB for case (p) against an estimate of 58 MB).
 inline constexpr double kGraphBytesPerTraceByte = 0.15;
 
+// The same for a workload built in memory (a generator's):
+// Bytes per node at least: a rank's graph in memory (2 B shape index, 4 B
+// first child, 2 B parent count, 4 B per edge: workload/rank_graph.h) and
+// the run's pending count (2 B) with its share of the shapes and names
+// (measured: 73 B per node at the peak of a 15-million-node run, loading
+// and simulation included), and a rank's decoded trace while it is written
+// to a file (a protobuf node with its name and a handful of attributes).
+inline constexpr std::uint64_t kGraphBytesPerNode = 16;
+inline constexpr std::uint64_t kTraceBytesPerNode = 100;
+
 // Throws InputError (exit 2) naming `what` (the trace folder or prefix), the
 // estimate and the available memory when the estimate exceeds it. When
 // `sizes` is given, it is left with each file's size in bytes as the check's

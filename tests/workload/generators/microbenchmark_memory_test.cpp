@@ -8,7 +8,6 @@
 #include <string>
 
 #include "core/error.h"
-#include "workload/generators/transformer/generation_memory.h"
 #include "workload/generators/workload_generator.h"
 #include "workload/loader/memory_budget.h"
 
@@ -30,7 +29,7 @@ TEST(MicrobenchmarkMemory, ARankTooLargeForMemoryIsRefusedWithTheEstimate) {
   ring.npus = 8;
   ring.iterations = std::numeric_limits<std::uint32_t>::max();  // 2^33 nodes a rank: about 1 TB
   // The chain's 2^32 nodes, half the ring's, are about 500 GB.
-  const std::uint64_t need = std::uint64_t{ring.iterations} * (gen::kTraceBytesPerNode + gen::kGraphBytesPerNode);
+  const std::uint64_t need = std::uint64_t{ring.iterations} * (kTraceBytesPerNode + kGraphBytesPerNode);
   if (available_memory().bytes >= need) GTEST_SKIP() << "this machine has " << need << " B available";
   const std::string e = error_of(ring);
   EXPECT_EQ(e.rfind("gen:p2p-ring: iterations: 8589934590 nodes a rank at 116 B per node (its trace and its graph) "

@@ -12,17 +12,11 @@
 #include <string>
 
 #include "workload/generators/spec/training_spec.h"
+#include "workload/loader/memory_budget.h"
 
 namespace sim::gen {
 
-// Bytes per node at least: a rank's graph in memory (2 B shape index, 4 B
-// first child, 2 B parent count, 4 B per edge: workload/rank_graph.h) and
-// the run's pending count (2 B) with its share of the shapes and names
-// (measured: 73 B per node at the peak of a 15-million-node run, loading
-// and simulation included), and a rank's decoded trace while it is written
-// to a file (a protobuf node with its name and a handful of attributes).
-inline constexpr std::uint64_t kGraphBytesPerNode = 16;
-inline constexpr std::uint64_t kTraceBytesPerNode = 100;
+// kGraphBytesPerNode and kTraceBytesPerNode: workload/loader/memory_budget.h.
 
 // Lower bound of the nodes the rank with the most layers writes.
 std::uint64_t min_nodes_per_rank(const TrainingSpec& spec);
