@@ -221,7 +221,7 @@ Topology parse_graph_form(const ConfigReader& config, const YAML::Node& root) {
     }
   }
   if (pxn) {
-    auto rails = std::make_unique<PxnRouter>(std::move(shortest), n, links, roles, hosts);
+    auto rails = std::make_unique<PxnRouter>(std::move(shortest), n, sw, links, roles, hosts);
     if (!rails->problem().empty()) config.fail(root["routing"], "'routing: pxn': " + rails->problem());
     router = std::move(rails);
   } else {

@@ -15,19 +15,19 @@ std::string node_text(NodeId node, std::uint32_t npus) {
 
 }  // namespace
 
-PxnRouter::PxnRouter(std::unique_ptr<ShortestPathRouter> shortest, std::uint32_t npu_count,
+PxnRouter::PxnRouter(std::unique_ptr<ShortestPathRouter> shortest, std::uint32_t npu_count, std::uint32_t switch_count,
                      const std::vector<Link>& links, const std::vector<NodeRole>& roles,
                      const std::vector<std::uint32_t>& hosts)
     : shortest_(std::move(shortest)), hosts_(hosts), rail_(npu_count, kNoRail) {
   const std::uint32_t npus = npu_count;
-  const auto node_count = static_cast<std::uint32_t>(npus + roles.size());
+  const std::uint32_t node_count = npus + switch_count;  // `roles` is empty when the file names none
   const auto role = [&](NodeId v) { return v < npus ? NodeRole::kGpu : roles.empty() ? NodeRole::kSwitch : roles[v - npus]; };
   std::uint32_t host_count = 0;
   for (const std::uint32_t h : hosts_) host_count = std::max(host_count, h + 1);
 
   // A GPU's NICs, as NCCL's model finds them: linked from it, or under a PCIe
   // switch it links to.
-  std::vector<std::vector<NodeId>> pcie_nics(roles.size());
+  std::vector<std::vector<NodeId>> pcie_nics(switch_count);
   for (const Link& l : links) {
     if (role(l.from) == NodeRole::kPcieSwitch && role(l.to) == NodeRole::kNic) pcie_nics[l.from - npus].push_back(l.to);
   }
@@ -118,7 +118,7 @@ PxnRouter::PxnRouter(std::unique_ptr<ShortestPathRouter> shortest, std::uint32_t
         if (dist[g] == kUnreached) {
           if (problem_.empty()) {
             problem_ = node_text(g, npus) + " cannot reach " + node_text(x, npus) + ", a way out of its host " +
-                       std::to_string(h) + ", inside the host (through its GPUs, NVSwitches or PCIe switches)";
+                       std::to_string(h) + ", inside the host (through its GPUs, and the switches 'roles' names nvswitch or pcie-switch)";
           }
           continue;
         }

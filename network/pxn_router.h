@@ -29,8 +29,8 @@ class PxnRouter final : public Router {
   // `roles` per switch (empty: every switch a plain switch), `hosts` per NPU
   // (every NPU in one host 0..H-1). Every GPU must reach each of its host's
   // exits inside the host; problem() names the first that does not.
-  PxnRouter(std::unique_ptr<ShortestPathRouter> shortest, std::uint32_t npu_count, const std::vector<Link>& links,
-            const std::vector<NodeRole>& roles, const std::vector<std::uint32_t>& hosts);
+  PxnRouter(std::unique_ptr<ShortestPathRouter> shortest, std::uint32_t npu_count, std::uint32_t switch_count,
+            const std::vector<Link>& links, const std::vector<NodeRole>& roles, const std::vector<std::uint32_t>& hosts);
 
   void route(NodeId src, NodeId dst, std::vector<LinkId>& out) const override;
 

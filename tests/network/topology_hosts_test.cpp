@@ -147,6 +147,11 @@ TEST(TopologyHosts, RoutingByRailsIsChecked) {
       "  - {src: sw0, dst: sw4}\n  - {src: sw1, dst: sw4}\n  - {src: sw2, dst: sw4}\n  - {src: sw3, dst: sw4}\n"
       "hosts: [[npu0, npu1], [npu2, npu3]]\nroles: {nic: [sw0, sw1, sw2, sw3], leaf: [sw4]}\nrouting: pxn\n";
   expect_error(apart, "'routing: pxn': npu1 cannot reach sw0, a way out of its host 0, inside the host");
+  // Without roles no switch is known to sit inside a host: kGraph's NVSwitches
+  // are plain switches, so npu1 cannot reach npu0 (its host's way out on rail 0).
+  expect_error(kGraph + "hosts: [[npu0, npu1], [npu2, npu3]]\nrouting: pxn\n",
+               "'routing: pxn': npu1 cannot reach npu0, a way out of its host 0, inside the host (through its GPUs, "
+               "and the switches 'roles' names nvswitch or pcie-switch)");
   // One spelling per node.
   expect_error(kGraph + "hosts: [[npu00, npu1], [npu2, npu3]]\n",
                "'hosts[0][0]' must be a node id, npuN or swN, got 'npu00'");
