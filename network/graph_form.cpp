@@ -1,5 +1,5 @@
-// Explicit graph: NPUs, switches and a list of links, routed by fewest hops
-// (or, with `routing: pxn`, out of a host by the destination's rail).
+// Explicit graph: NPUs, switches and a list of links, routed by fewest hops, or, on a graph
+// that names its hosts and roles, out of a host by the destination's rail (pxn).
 #include <memory>
 #include <optional>
 #include <set>
@@ -210,11 +210,15 @@ Topology parse_graph_form(const ConfigReader& config, const YAML::Node& root) {
   check_nics(config, root, n, roles, links);
   std::vector<std::uint32_t> hosts = read_hosts(config, root, n, sw);
   std::unique_ptr<Router> router;
-  bool pxn = false;
+  // A graph that says which GPUs share a machine and which switches are its NVSwitches and NICs
+  // routes as NCCL does by default (PXN): the fewest hops could enter a host by another GPU's NIC
+  // and cross its NVLink, a path no transport takes (docs/network.md).
+  const bool described = !hosts.empty() && root["roles"];
+  bool pxn = described;
   if (const YAML::Node r = root["routing"]) {
     const std::string rule = config.text(r, "routing");
-    if (rule == "pxn") pxn = true;
-    else if (rule != "shortest") config.fail(r, "'routing' must be shortest or pxn, got '" + rule + "'");
+    if (rule != "pxn" && rule != "shortest") config.fail(r, "'routing' must be shortest or pxn, got '" + rule + "'");
+    pxn = rule == "pxn";
     if (pxn && hosts.empty()) {
       config.fail(r, "'routing: pxn' needs 'hosts' (the NPUs of each machine): it sends a message to another host "
                      "out through the NIC on the destination's rail");
@@ -222,8 +226,16 @@ Topology parse_graph_form(const ConfigReader& config, const YAML::Node& root) {
   }
   if (pxn) {
     auto rails = std::make_unique<PxnRouter>(std::move(shortest), n, sw, links, roles, hosts);
-    if (!rails->problem().empty()) config.fail(root["routing"], "'routing: pxn': " + rails->problem());
-    router = std::move(rails);
+    if (rails->problem().empty()) {
+      router = std::move(rails);
+    } else if (root["routing"]) {
+      config.fail(root["routing"], "'routing: pxn': " + rails->problem());
+    } else {
+      // As NCCL, which uses PXN only where a GPU reaches the one beside the rail inside
+      // its machine: a graph whose hosts lack such paths takes the fewest hops (the summary says so).
+      router = rails->take_shortest();
+      pxn = false;
+    }
   } else {
     router = std::move(shortest);
   }

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "network/router.h"
@@ -38,6 +39,8 @@ class PxnRouter final : public Router {
   const std::string& problem() const { return problem_; }
   // The fewest-hops router underneath (for its reachability check).
   const ShortestPathRouter& shortest() const { return *shortest_; }
+  // The fewest-hops router it wraps, for a graph that cannot route by rails (leaves this one empty).
+  std::unique_ptr<ShortestPathRouter> take_shortest() { return std::move(shortest_); }
   // The node a message from host `host` to `dst` leaves by, or kNoExit when it
   // takes the fewest hops.
   static constexpr NodeId kNoExit = ~NodeId{0};

@@ -62,10 +62,21 @@ TEST(PxnRouting, AMessageToAnotherHostLeavesByTheDestinationsRail) {
 
   // The fewest hops: the sender's own NIC and its rail, then NVLink in the
   // other host (as short; the tie goes to the lowest next node).
-  const Topology shortest = parse_topology(rail_graph(""), "rails.yml");
+  const Topology shortest = parse_topology(rail_graph("routing: shortest\n"), "rails.yml");
   EXPECT_EQ(path(shortest, 3, 4), "npu3 sw3 sw13 sw7 npu7 sw9 npu4");
-  EXPECT_EQ(path(parse_topology(rail_graph("routing: shortest\n"), "rails.yml"), 3, 4), path(shortest, 3, 4));
   EXPECT_EQ(path(shortest, 2, 6), path(pxn, 2, 6));
+}
+
+TEST(PxnRouting, AGraphThatNamesItsHostsAndRolesRoutesByRailsUnlessToldOtherwise) {
+  const Topology pxn = parse_topology(rail_graph("routing: pxn\n"), "rails.yml");
+  const Topology plain = parse_topology(rail_graph(""), "rails.yml");
+  for (NodeId s = 0; s < 8; ++s) {
+    for (NodeId d = 0; d < 8; ++d) {
+      if (s == d) continue;
+      EXPECT_EQ(path(plain, s, d), path(pxn, s, d)) << s << " -> " << d;
+    }
+  }
+  EXPECT_NE(plain.description().find("routing pxn"), std::string::npos) << plain.description();
 }
 
 TEST(PxnRouting, EveryMessageToAnotherHostLeavesByTheNicOfItsRail) {

@@ -147,6 +147,15 @@ TEST(TopologyHosts, RoutingByRailsIsChecked) {
       "  - {src: sw0, dst: sw4}\n  - {src: sw1, dst: sw4}\n  - {src: sw2, dst: sw4}\n  - {src: sw3, dst: sw4}\n"
       "hosts: [[npu0, npu1], [npu2, npu3]]\nroles: {nic: [sw0, sw1, sw2, sw3], leaf: [sw4]}\nrouting: pxn\n";
   expect_error(apart, "'routing: pxn': npu1 cannot reach sw0, a way out of its host 0, inside the host");
+  // Unasked, such a graph takes the fewest hops (as NCCL uses PXN only where NVLink reaches the rail's GPU).
+  const std::string unasked = apart.substr(0, apart.find("routing: pxn\n"));
+  const Topology fewest = parse_topology(unasked, "g.yml");
+  EXPECT_NE(fewest.description().find("routing shortest"), std::string::npos) << fewest.description();
+  std::vector<LinkId> unasked_route, fewest_route;
+  fewest.route(1, 0, unasked_route);
+  parse_topology(unasked + "routing: shortest\n", "g.yml").route(1, 0, fewest_route);
+  EXPECT_EQ(unasked_route, fewest_route);
+  EXPECT_EQ(unasked_route.size(), 4u);  // npu1 sw1 sw4 sw0 npu0: out by its NIC and back in
   // Without roles no switch is known to sit inside a host: kGraph's NVSwitches
   // are plain switches, so npu1 cannot reach npu0 (its host's way out on rail 0).
   expect_error(kGraph + "hosts: [[npu0, npu1], [npu2, npu3]]\nrouting: pxn\n",

@@ -31,7 +31,7 @@ std::string rails_graph(bool pxn) {
   for (int g = 0; g < 16; ++g) hosts += (g == 8 ? "], [" : g == 0 ? "" : ", ") + ("npu" + std::to_string(g));
   return "npus: 16\nswitches: 10\nlinks:\n" + links + hosts +
          "]]\nroles: {nvswitch: [sw8, sw9], leaf: [sw0, sw1, sw2, sw3, sw4, sw5, sw6, sw7]}\n" +
-         (pxn ? "routing: pxn\n" : "");
+         (pxn ? "" : "routing: shortest\n");
 }
 
 const char* const kStack = "topology: [Switch, Switch]\nnpus_count: [8, 2]\nbandwidth: [450, 50]\nlatency: [300, 1350]\n";
