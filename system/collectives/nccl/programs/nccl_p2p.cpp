@@ -81,18 +81,38 @@ std::shared_ptr<const CollectiveProgram> make_alltoall_program(std::string name,
     const std::uint32_t dn = round / L, dl = round % L, node = ctx.domain_of[p];
     return forward ? nodes[(node + dn) % N][(local[p] + dl) % L] : nodes[(node + N - dn) % N][(local[p] + L - dl) % L];
   };
+  // NCCL's plan (src/include/channel.h, ncclP2pChannelBaseForRound; src/enqueue.cc,
+  // addWorkBatchToPlan): a work batch holds NCCL_MAX_DEV_WORK_P2P_PER_BATCH (8) rounds of one node
+  // delta, all run at once by the channel's CTA (each with its own warps); round (dn, dl) has base
+  // dn x ceil(L / 8) + dl / 8 (i / 8 where nodes differ), its channel base mod `channels` and its
+  // batch on that channel base / `channels`. A CTA runs its batches one after another. With 8 GPUs
+  // a node and up to 32 nodes, every round is in flight from the start.
+  const std::uint32_t per_batch = 8;
+  const auto base_of = [&](std::uint32_t round) {
+    if (!uniform) return round / per_batch;
+    const auto L = static_cast<std::uint32_t>(nodes.front().size());
+    return round / L * ((L + per_batch - 1) / per_batch) + round % L / per_batch;
+  };
+  const std::uint32_t used = std::min(channels, std::max<std::uint32_t>(1, base_of(n - 1) + 1));
+  struct Channel {
+    std::uint32_t batch = 0;
+    std::vector<std::uint32_t> after, done;  // what the batch running waits for; what it has done
+  };
   for (std::uint32_t p = 0; p < n; ++p) {
     std::uint32_t start = kNone;
     if (m.base > 0) {
       start = dag.add(p, delay_op(m.base), {});
     }
-    // Per channel, what its next round waits for: the last send and the last receive (+ hop).
-    std::vector<std::vector<std::uint32_t>> channel_done(std::min(channels, std::max<std::uint32_t>(n, 1)),
-                                                         std::vector<std::uint32_t>{start});
+    std::vector<Channel> lanes(used, Channel{0, {start}, {}});
     for (std::uint32_t i = 1; i < n; ++i) {
       const std::uint32_t to = peer(p, i, true), from = peer(p, i, false);
-      std::vector<std::uint32_t>& after = channel_done[(i - 1) % channel_done.size()];
-      std::vector<std::uint32_t> done;
+      Channel& lane = lanes[base_of(i) % used];
+      // A later batch on this channel waits for every send out and every receive in of the one before.
+      if (const std::uint32_t batch = base_of(i) / used; batch != lane.batch) {
+        if (!lane.done.empty()) lane.after = std::move(lane.done);
+        lane.done.clear();
+        lane.batch = batch;
+      }
       // The part for `to`, in chunks, NCCL_STEPS of them in flight.
       const std::uint64_t out = part_bytes(bytes, n, to);
       if (out > 0) {
@@ -102,13 +122,13 @@ std::shared_ptr<const CollectiveProgram> make_alltoall_program(std::string name,
         for (std::uint64_t j = 0; j < k; ++j) {
           CollectiveOp op = message(OpKind::kSend, to, part_bytes(out, k, j), i, j);
           if (network && m.proxy > 0) op.proxy_ns = proxy_ns(m.proxy, (op.bytes + chunk - 1) / chunk);
-          std::vector<std::uint32_t> parents = after;
+          std::vector<std::uint32_t> parents = lane.after;
           if (j >= m.window && m.window > 0) parents.push_back(sent[j - m.window]);
           sent[j] = dag.add(p, op, parents);
         }
-        done.push_back(sent[k - 1]);
+        lane.done.push_back(sent[k - 1]);
       }
-      // `from`'s part for this rank, posted at once; the round is done a hop after its last chunk.
+      // `from`'s part for this rank, posted at once; it is in a hop after its last chunk.
       const std::uint64_t in = part_bytes(bytes, n, p);
       if (in > 0) {
         const std::uint64_t chunk = chunk_of(from, p, in), k = chunks(in, chunk);
@@ -120,9 +140,8 @@ std::shared_ptr<const CollectiveProgram> make_alltoall_program(std::string name,
         if (hop > 0) {
           last = dag.add(p, delay_op(hop), {last});
         }
-        done.push_back(last);
+        lane.done.push_back(last);
       }
-      if (!done.empty()) after = done;
     }
   }
   return dag.build(std::move(name));

@@ -5,9 +5,11 @@
 // Per rank, the peers come in rounds as NCCL's p2p schedule pairs them
 // (round i = node delta x GPUs per node + local delta: send to the GPU that
 // many places on in the node that many nodes on, receive from the one as far
-// back; position + i where nodes hold different numbers of GPUs), round i on p2p
-// channel (i - 1) mod `channels`; a channel takes its rounds one after
-// another, the next once its send is out and its receive is in. A peer's
+// back; position + i where nodes hold different numbers of GPUs). A work batch
+// of a p2p channel holds up to 8 rounds of one node delta and runs them at
+// once; a channel runs its batches one after another, the next once every send
+// of the last is out and every receive in (with 8 GPUs a node and up to 32 nodes,
+// one batch a channel: every peer in flight from the start). A peer's
 // part is cut into NCCL's p2p chunks (NCCL_P2P_NET_CHUNKSIZE 128 KiB across
 // nodes, a quarter of it for a part below one chunk and half below 8;
 // NCCL_P2P_NVL_CHUNKSIZE 512 KiB inside one), NCCL_STEPS in flight per

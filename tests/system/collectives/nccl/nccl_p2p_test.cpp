@@ -7,6 +7,7 @@
 // (n - 1) parts at the link's rate, then the NVLink hop.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "tests/system/test_util.h"
@@ -53,6 +54,29 @@ TEST(NcclAllToAll, ProxyBoundAcrossNodes) {
   const SimulationResult coarse = simulate_collective(
       topo, CollectiveType::kAllToAll, 8 * bytes, choose_all_to_all("nccl:proxy=2us,net_latency=10us,p2p_net_chunk=512KiB"));
   EXPECT_EQ(coarse.makespan, 2 * 6 * 2 * 2 * kMicrosecond + 10 * kMicrosecond);
+}
+
+TEST(NcclAllToAll, ABatchRunsItsRoundsAtOnceAndAChannelItsBatchesInTurn) {
+  // 4 nodes of 2 GPUs on a network too fast to matter and no proxy: a round's
+  // time is its hop. Round (node delta dn, local delta dl) is in batch base
+  // dn (up to 8 rounds of one node delta a batch), on channel base mod
+  // `channels`: rounds 1 (NVLink), 2-3, 4-5 and 6-7 (network) are bases 0-3.
+  const Topology topo = nccl_cluster(2, 4, "1000000000GB/s", "1000000000GB/s", "0ns", "0ns", false, false);
+  const Time nvlink = static_cast<Time>(std::llround(
+      nccl::hop_latency(nccl::Hw::kNvlink, nccl::Algo::kRing, nccl::Proto::kSimple) * 1e6));
+  const auto time = [&](const std::string& channels) {
+    return simulate_collective(topo, CollectiveType::kAllToAll, 8 << 20,
+                               choose_all_to_all("nccl:net_latency=10us" + channels))
+        .makespan;
+  };
+  // Each within a nanosecond (the parts' picoseconds on these links) of:
+  const auto near = [](Time t, Time expected) { return t >= expected && t < expected + kNanosecond; };
+  // every batch on a channel of its own: all at once, one network hop;
+  EXPECT_PRED2(near, time(""), 10 * kMicrosecond);
+  // two channels: bases 0 and 2 on one (NVLink hop, then a network one), 1 and 3 on the other;
+  EXPECT_PRED2(near, time(",channels=2"), 20 * kMicrosecond);
+  // one channel: the four batches in turn (a round per channel at a time would be six network hops).
+  EXPECT_PRED2(near, time(",channels=1"), nvlink + 30 * kMicrosecond);
 }
 
 TEST(NcclAllToAll, RailsCarryTheirShareAcrossNodes) {
