@@ -313,6 +313,13 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::uint32_t npus
     nccl += std::string(",proxy=") + proxy.value;
     o << "  # proxy " << proxy.value << ": NCCL's proxy thread per network message (" << proxy.source << ")\n";
   }
+  if (*p.nccl_net_write_cost.value) {
+    nccl += std::string(",net_write_cost=") + p.nccl_net_write_cost.value + ",net_rails=" + p.nccl_net_rails.value;
+    o << "  # net_write_cost " << p.nccl_net_write_cost.value << ": the network device's cost per write beyond its bytes ("
+      << p.nccl_net_write_cost.source << ")\n"
+      << "  # net_rails " << p.nccl_net_rails.value << ": rails a GPU's network device stripes a message over ("
+      << p.nccl_net_rails.source << ")\n";
+  }
   std::string model = nccl;  // the collectives NCCL's algorithms run (not all-to-all: point-to-point sends)
   std::string p2p = nccl;    // all-to-all
   if (*p.nccl_buffsize.value) {

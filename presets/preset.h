@@ -90,6 +90,11 @@ struct Preset {
   // into all-to-all.
   Figure nccl_buffsize{"", ""};
   Figure nccl_p2p_net_chunk{"", ""};
+  // The network device's cost per RDMA write and the rails a GPU's device
+  // stripes a message over (`net_write_cost`, `net_rails`; nccl/model/net_writes.h),
+  // into every collective, where the platform's network plugin is known to stripe.
+  Figure nccl_net_write_cost{"", ""};
+  Figure nccl_net_rails{"", ""};
   // How the fabric spreads a GPU pair's traffic over equal-cost paths
   // (network.routing: ecmp-hash, spray, adaptive; docs/network.md), written
   // into system.yml's `network:` section when set.

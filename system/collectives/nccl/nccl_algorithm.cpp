@@ -53,7 +53,7 @@ const std::vector<std::string>& param_names() {
   static const std::vector<std::string> kNames = {
       "algo",  "proto",   "channels", "arch",        "overhead",   "nvls_efficiency",   "nvls_latency",
       "proxy", "version", "tuner",    "net_latency", "nvls_chunk", "nvlstree_max_chunk", "plugin_latency",
-      "buffsize", "p2p_net_chunk"};
+      "buffsize", "p2p_net_chunk", "net_write_cost", "net_rails", "min_stripe"};
   return kNames;
 }
 
@@ -84,6 +84,15 @@ std::uint64_t param_value(const std::string& key, const std::string& value) {
     if (value == "sm80") return 80;
     if (value == "sm90") return 90;
     throw InputError("nccl: arch must be sm70 (Volta), sm80 (Ampere) or sm90 (Hopper), not '" + value + "'");
+  }
+  if (key == "net_rails") {  // rails of one GPU's network device
+    std::uint64_t v = 0;
+    for (const char ch : value) {
+      if (ch < '0' || ch > '9' || v > 1000) throw InputError("nccl: net_rails must be an integer 1..64, not '" + value + "'");
+      v = v * 10 + static_cast<std::uint64_t>(ch - '0');
+    }
+    if (value.empty() || v < 1 || v > 64) throw InputError("nccl: net_rails must be an integer 1..64, not '" + value + "'");
+    return v;
   }
   if (key == "channels") {
     std::uint64_t v = 0;
@@ -118,7 +127,8 @@ std::uint64_t param_value(const std::string& key, const std::string& value) {
     if (!ok) throw InputError("nccl: version must be NCCL's release as 2.N or 2.N.M, e.g. 2.21 or 2.27.7, not '" + value + "'");
     return 200 + minor;
   }
-  if (key == "nvls_chunk" || key == "nvlstree_max_chunk" || key == "buffsize" || key == "p2p_net_chunk") {  // a size, kept in bytes
+  if (key == "nvls_chunk" || key == "nvlstree_max_chunk" || key == "buffsize" || key == "p2p_net_chunk" ||
+      key == "min_stripe") {  // a size, kept in bytes
     std::uint64_t v = 0;
     try {
       if (!value.empty() && value.back() == 'B') v = parse_size(value);
@@ -135,7 +145,7 @@ std::uint64_t param_value(const std::string& key, const std::string& value) {
     return v;
   }
   if (key == "nvls_latency" || key == "overhead" || key == "proxy" || key == "net_latency" ||
-      key == "plugin_latency") {  // a time, kept in ps
+      key == "plugin_latency" || key == "net_write_cost") {  // a time, kept in ps
     Time t = -1;
     try {
       if (!value.empty() && value.back() == 's') t = parse_time(value);
@@ -160,7 +170,8 @@ void check_keys(CollectiveType type, const Params& params) {
                             "nvlstree_max_chunk", "plugin_latency", "buffsize"}) {
       if (params.count(key)) {
         throw InputError(std::string("nccl: ") + key + " does not apply to ALL_TO_ALL: NCCL runs it as point-to-point "
-                         "sends (keys: channels, overhead, proxy, net_latency, p2p_net_chunk, arch, version; docs/nccl.md)");
+                         "sends (keys: channels, overhead, proxy, net_latency, p2p_net_chunk, net_write_cost, net_rails, "
+                         "min_stripe, arch, version; docs/nccl.md)");
       }
     }
   } else if (params.count("p2p_net_chunk")) {
@@ -169,14 +180,31 @@ void check_keys(CollectiveType type, const Params& params) {
   }
 }
 
+namespace {
+
+// The network device's writes (net_writes.h): none unless net_write_cost is given.
+NetWrites net_writes(const Params& params, double nic_gbs) {
+  NetWrites w;
+  if (const auto it = params.find("net_write_cost"); it != params.end()) w.cost = static_cast<Time>(it->second);
+  if (const auto it = params.find("net_rails"); it != params.end()) w.rails = static_cast<std::uint32_t>(it->second);
+  if (const auto it = params.find("min_stripe"); it != params.end()) w.min_stripe = it->second;
+  w.device_rate = static_cast<BytesPerSecond>(std::llround(nic_gbs * 1e9));
+  return w;
+}
+
+Arch arch_of(const Params& params) {
+  const auto it = params.find("arch");
+  if (it == params.end()) return Arch::kHopper;
+  return it->second == 70 ? Arch::kVolta : it->second == 80 ? Arch::kAmpere : Arch::kHopper;
+}
+
+}  // namespace
+
 Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const AlgorithmContext& ctx) {
   Plan pl;
   if (type == CollectiveType::kReduceScatterBlock) type = CollectiveType::kReduceScatter;
   check_keys(type, params);
-  Arch arch = Arch::kHopper;
-  if (const auto it = params.find("arch"); it != params.end()) {
-    arch = it->second == 70 ? Arch::kVolta : it->second == 80 ? Arch::kAmpere : Arch::kHopper;
-  }
+  const Arch arch = arch_of(params);
   pl.system = describe_system(ctx, arch);
   const auto version_it = params.find("version");
   const int version = version_it == params.end() ? kDefaultVersion : static_cast<int>(version_it->second);
@@ -445,6 +473,7 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     }
   }
   if (const auto it = params.find("proxy"); it != params.end()) m.proxy = static_cast<Time>(it->second);
+  m.writes = net_writes(params, pl.system.nic_bw);
   // The network's latency per hop where the fabric's differs from NCCL's
   // table (hwLat[NET], measured on InfiniBand): in the simulated steps only,
   // so NCCL's choice stays its model's.
@@ -477,7 +506,11 @@ std::shared_ptr<const CollectiveProgram> make_program(CollectiveType type, std::
   if (type == CollectiveType::kReduceScatterBlock) type = CollectiveType::kReduceScatter;
   // NCCL returns at once for one rank (system/collectives/one_member.h).
   if (ctx.size() == 1) return std::make_shared<const OneMemberProgram>("nccl", type, bytes, ctx.memory.bandwidth);
-  if (type == CollectiveType::kAllToAll) return make_alltoall_program("nccl:p2p", bytes, ctx, p2p_model(params));
+  if (type == CollectiveType::kAllToAll) {
+    P2pModel m = p2p_model(params);
+    if (params.count("net_write_cost")) m.writes = net_writes(params, describe_system(ctx, arch_of(params)).nic_bw);
+    return make_alltoall_program("nccl:p2p", bytes, ctx, m);
+  }
   const Plan pl = plan(type, bytes, params, ctx);
   const bool op_by_op = pl.algo == Algo::kTree || pl.algo == Algo::kNvls || pl.algo == Algo::kNvlsTree ||
                         pl.algo == Algo::kCollNetChain || pl.algo == Algo::kCollNetDirect ||

@@ -121,7 +121,9 @@ std::shared_ptr<const CollectiveProgram> make_alltoall_program(std::string name,
         std::vector<std::uint32_t> sent(k, kNone);
         for (std::uint64_t j = 0; j < k; ++j) {
           CollectiveOp op = message(OpKind::kSend, to, part_bytes(out, k, j), i, j);
-          if (network && m.proxy > 0) op.proxy_ns = proxy_ns(m.proxy, (op.bytes + chunk - 1) / chunk);
+          const std::uint64_t messages = (op.bytes + chunk - 1) / chunk;
+          if (network && m.proxy > 0) op.proxy_ns = proxy_ns(m.proxy, messages);
+          if (network) op.bytes += m.writes.extra(op.bytes, messages);
           std::vector<std::uint32_t> parents = lane.after;
           if (j >= m.window && m.window > 0) parents.push_back(sent[j - m.window]);
           sent[j] = dag.add(p, op, parents);
@@ -132,9 +134,12 @@ std::shared_ptr<const CollectiveProgram> make_alltoall_program(std::string name,
       const std::uint64_t in = part_bytes(bytes, n, p);
       if (in > 0) {
         const std::uint64_t chunk = chunk_of(from, p, in), k = chunks(in, chunk);
+        const bool network = ctx.domain_of[from] != ctx.domain_of[p];
         std::uint32_t last = kNone;
         for (std::uint64_t j = 0; j < k; ++j) {
-          last = dag.add(p, message(OpKind::kRecv, from, part_bytes(in, k, j), i, j), {});
+          CollectiveOp op = message(OpKind::kRecv, from, part_bytes(in, k, j), i, j);
+          if (network) op.bytes += m.writes.extra(op.bytes, (op.bytes + chunk - 1) / chunk);  // as its send carries it
+          last = dag.add(p, op, {});
         }
         const Time hop = ctx.domain_of[from] == ctx.domain_of[p] ? m.hop_intra : m.hop_inter;
         if (hop > 0) {

@@ -27,6 +27,7 @@
 
 #include "core/time.h"
 #include "system/collectives/algorithm_context.h"
+#include "system/collectives/nccl/model/net_writes.h"
 #include "system/program/collective_program.h"
 
 namespace sim::nccl {
@@ -40,6 +41,7 @@ struct P2pModel {
   Time hop_intra = 0;                              // after a chunk received from a GPU of the same node
   Time hop_inter = 0;                              // after a chunk received from another node
   Time proxy = 0;                                  // per network message, at each end (0: no proxy)
+  NetWrites writes;                                // the network device's cost per write (net_writes.h)
 };
 
 // `bytes` is each rank's whole send buffer; the part for position d is

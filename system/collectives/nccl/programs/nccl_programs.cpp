@@ -29,7 +29,8 @@ class Builder {
       : dag_(ctx.size()),
         domain_of_(ctx.domain_of),
         proxy_ns_(proxy_nanoseconds(m.proxy)),
-        step_wire_(std::max<std::uint64_t>(1, wire_bytes(m.proto, step))) {}
+        step_wire_(std::max<std::uint64_t>(1, wire_bytes(m.proto, step))),
+        writes_(m.writes) {}
 
   std::uint32_t add(std::uint32_t r, const CollectiveOp& op, std::initializer_list<std::uint32_t> parents) {
     return dag_.add(r, op, parents);
@@ -50,14 +51,12 @@ class Builder {
     CollectiveOp op;
     op.kind = OpKind::kSend;
     op.peer = peer;
-    op.bytes = wire;
     op.tag = tag;
     op.channel = static_cast<std::uint16_t>(channel);  // at most 64 (nccl_algorithm.cpp checks `channels`)
-    op.rate = rate;
-    if (proxy_ns_ > 0 && r < domain_of_.size() && peer < domain_of_.size() && domain_of_[r] != domain_of_[peer]) {
-      const std::uint64_t messages = std::max<std::uint64_t>(1, (wire + step_wire_ - 1) / step_wire_);
-      op.proxy_ns = proxy_time_ns(messages, proxy_ns_);
-    }
+    const std::uint64_t extra = device_extra(r, peer, wire);
+    op.bytes = wire + extra;
+    op.rate = NetWrites::paced(rate, wire, extra);
+    if (proxy_ns_ > 0 && across(r, peer)) op.proxy_ns = proxy_time_ns(messages(wire), proxy_ns_);
     return add(r, op, parents);
   }
   // A receive, posted at the start or after `posted`: an op of r's own
@@ -70,7 +69,7 @@ class Builder {
     CollectiveOp op;
     op.kind = OpKind::kRecv;
     op.peer = peer;
-    op.bytes = wire;
+    op.bytes = wire + device_extra(peer, r, wire);  // as its send carries it
     op.tag = tag;
     return add(r, op, {posted});
   }
@@ -80,10 +79,21 @@ class Builder {
   std::shared_ptr<const CollectiveProgram> build(std::string name) { return dag_.build(std::move(name)); }
 
  private:
+  bool across(std::uint32_t r, std::uint32_t peer) const {
+    return r < domain_of_.size() && peer < domain_of_.size() && domain_of_[r] != domain_of_[peer];
+  }
+  // NCCL's network messages a send of `wire` bytes stands for.
+  std::uint64_t messages(std::uint64_t wire) const { return std::max<std::uint64_t>(1, (wire + step_wire_ - 1) / step_wire_); }
+  // The bytes a message from r to peer carries for the network device's writes (none inside a node).
+  std::uint64_t device_extra(std::uint32_t r, std::uint32_t peer, std::uint64_t wire) const {
+    return writes_.active() && across(r, peer) ? writes_.extra(wire, messages(wire)) : 0;
+  }
+
   DagBuilder dag_;
   std::vector<std::uint32_t> domain_of_;
   std::uint32_t proxy_ns_;
   std::uint64_t step_wire_;
+  NetWrites writes_;
 };
 
 // NVLS pipelines 18 ops a round per rank and channel against a ring's 42

@@ -66,6 +66,7 @@
 #include "core/time.h"
 #include "system/collectives/algorithm_context.h"
 #include "system/collectives/nccl/model/nccl_tuner.h"
+#include "system/collectives/nccl/model/net_writes.h"
 #include "system/program/collective_program.h"
 #include "workload/rank_graph.h"
 
@@ -93,6 +94,8 @@ struct StepModel {
   // spends on each network message it posts or completes, one after another
   // (rounded to the nanosecond). 0: no proxy (NCCL's tuning model has none).
   Time proxy = 0;
+  // The network device's cost per write of a message across nodes (net_writes.h). Default: none.
+  NetWrites writes;
 };
 
 // The pacing rate of a channel's wire bytes for a payload rate.

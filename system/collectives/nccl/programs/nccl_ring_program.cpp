@@ -61,6 +61,7 @@ NcclRingProgram::NcclRingProgram(std::string name, CollectiveType type, std::uin
   has_base_ = steps_ > 0 && m.base > 0;
   proxy_ns_ = proxy_nanoseconds(m.proxy);
   step_wire_ = std::max<std::uint64_t>(1, wire_bytes(m.proto, step));
+  writes_ = m.writes;
   domain_of_ = ctx.domain_of;
   reduces_ = !gather_ && reads_.charged() && rate_ > 0;
   reduced_steps_ = gather_ || n == 0 ? 0 : n - 1;
@@ -253,6 +254,11 @@ std::uint64_t NcclRingProgram::before_send(std::uint32_t pos, std::uint32_t c, s
   return ref_of(pos, delayed ? Part::kDelay : Part::kRecv, c, j, p);
 }
 
+std::uint64_t NcclRingProgram::device_extra(std::uint32_t a, std::uint32_t b, std::uint64_t wire) const {
+  if (!writes_.active() || a >= domain_of_.size() || b >= domain_of_.size() || domain_of_[a] == domain_of_[b]) return 0;
+  return writes_.extra(wire, std::max<std::uint64_t>(1, (wire + step_wire_ - 1) / step_wire_));
+}
+
 CollectiveOp NcclRingProgram::op(std::uint32_t pos, OpRef ref) const {
   const Step st = decode(pos, ref);
   CollectiveOp op;
@@ -267,12 +273,13 @@ CollectiveOp NcclRingProgram::op(std::uint32_t pos, OpRef ref) const {
       const std::uint64_t wire = wire_bytes(proto_, out);
       op.kind = OpKind::kSend;
       op.peer = next(st.c, pos);
-      op.bytes = wire;
+      const std::uint64_t extra = device_extra(pos, op.peer, wire);
+      op.bytes = wire + extra;
       op.tag = tag_of(st.c, st.j, st.s);
       op.channel = static_cast<std::uint16_t>(st.c);
       // Steps 1..n-1 send what step s-1 received and added in (all-reduce's step n-1: the full sum).
       const bool sum = st.s >= 1 && st.s <= reduced_steps_;
-      op.rate = sum && reduces_ ? reads_.summing_rate(rate_, wire, out) : rate_;
+      op.rate = NetWrites::paced(sum && reduces_ ? reads_.summing_rate(rate_, wire, out) : rate_, wire, extra);
       if (proxy_ns_ > 0 && pos < domain_of_.size() && op.peer < domain_of_.size() &&
           domain_of_[pos] != domain_of_[op.peer]) {
         const std::uint64_t messages = std::max<std::uint64_t>(1, (wire + step_wire_ - 1) / step_wire_);
@@ -284,7 +291,8 @@ CollectiveOp NcclRingProgram::op(std::uint32_t pos, OpRef ref) const {
       const auto q = static_cast<std::int64_t>(index_of(st.c, pos));
       op.kind = OpKind::kRecv;
       op.peer = prev(st.c, pos);
-      op.bytes = wire_bytes(proto_, piece_bytes(st.c, st.j, q - 1, st.s));
+      const std::uint64_t wire = wire_bytes(proto_, piece_bytes(st.c, st.j, q - 1, st.s));
+      op.bytes = wire + device_extra(op.peer, pos, wire);  // as its send carries it
       op.tag = tag_of(st.c, st.j, st.s);
       break;
     }

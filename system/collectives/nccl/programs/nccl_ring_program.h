@@ -107,6 +107,9 @@ class NcclRingProgram final : public CollectiveProgram {
   AddendReads reads_;
   std::uint32_t proxy_ns_ = 0;
   std::uint64_t step_wire_ = 1;
+  NetWrites writes_;  // the network device's cost per write across nodes
+  // The bytes a message of `wire` from position a to b carries for the network device's writes.
+  std::uint64_t device_extra(std::uint32_t a, std::uint32_t b, std::uint64_t wire) const;
   std::vector<std::uint32_t> domain_of_;
   std::vector<std::uint64_t> share_, chunks_;  // per channel: bytes, chunks (k)
   std::vector<std::uint32_t> ring_, index_;    // per channel: ring order of positions, and each position's index
