@@ -85,22 +85,13 @@ std::uint64_t param_value(const std::string& key, const std::string& value) {
     if (value == "sm90") return 90;
     throw InputError("nccl: arch must be sm70 (Volta), sm80 (Ampere) or sm90 (Hopper), not '" + value + "'");
   }
-  if (key == "net_rails") {  // rails of one GPU's network device
+  if (key == "channels" || key == "net_rails") {  // NCCL's channels; the rails of one GPU's network device
     std::uint64_t v = 0;
     for (const char ch : value) {
-      if (ch < '0' || ch > '9' || v > 1000) throw InputError("nccl: net_rails must be an integer 1..64, not '" + value + "'");
+      if (ch < '0' || ch > '9' || v > 1000) throw InputError("nccl: " + key + " must be an integer 1..64, not '" + value + "'");
       v = v * 10 + static_cast<std::uint64_t>(ch - '0');
     }
-    if (value.empty() || v < 1 || v > 64) throw InputError("nccl: net_rails must be an integer 1..64, not '" + value + "'");
-    return v;
-  }
-  if (key == "channels") {
-    std::uint64_t v = 0;
-    for (const char ch : value) {
-      if (ch < '0' || ch > '9' || v > 1000) throw InputError("nccl: channels must be an integer 1..64, not '" + value + "'");
-      v = v * 10 + static_cast<std::uint64_t>(ch - '0');
-    }
-    if (value.empty() || v < 1 || v > 64) throw InputError("nccl: channels must be an integer 1..64, not '" + value + "'");
+    if (value.empty() || v < 1 || v > 64) throw InputError("nccl: " + key + " must be an integer 1..64, not '" + value + "'");
     return v;
   }
   if (key == "nvls_efficiency") {  // a fraction in (0, 1], kept in millionths
