@@ -36,7 +36,7 @@ void parse_tcp(const Topology& t, const BackendOptions& o, Ns3Options& n) {
   if (o.has("tcp_buffer")) n.tcp_buffer = o.integer("tcp_buffer", 1 << 12, std::uint64_t{1} << 30);
   if (o.has("min_rto")) n.min_rto = o.time("min_rto");
   if (o.has("delayed_ack")) n.delayed_ack = o.time("delayed_ack");
-  if (o.has("initial_cwnd")) n.initial_cwnd = static_cast<std::uint32_t>(o.integer("initial_cwnd", 1, 1 << 16));
+  if (o.has("initial_cwnd")) n.initial_cwnd = static_cast<std::uint32_t>(o.count("initial_cwnd", 1, 1 << 16));
   if (o.has("congestion")) n.congestion = o.choice("congestion", {"newreno", "cubic"});
   if (o.has("connect")) n.connect_before_start = o.choice("connect", {"before_start", "on_first_send"}) == "before_start";
   // Every ordered pair's connection up front is quadratic (and ns-3 finds sockets by a linear scan).
@@ -78,7 +78,7 @@ void parse_roce(const BackendOptions& o, RoceOptions& r) {
   if (o.has("dcqcn_rate_timer")) r.rate_timer = positive_time(o, "dcqcn_rate_timer");
   if (o.has("dcqcn_byte_counter")) r.byte_counter = o.integer("dcqcn_byte_counter", 1, kMostBytes);
   if (o.has("dcqcn_fast_recovery")) {
-    r.fast_recovery_steps = static_cast<std::uint32_t>(o.integer("dcqcn_fast_recovery", 1, 1000));
+    r.fast_recovery_steps = static_cast<std::uint32_t>(o.count("dcqcn_fast_recovery", 1, 1000));
   }
   if (o.has("dcqcn_rate_ai")) r.rate_ai = o.bandwidth("dcqcn_rate_ai");
   if (o.has("dcqcn_rate_hai")) r.rate_hai = o.bandwidth("dcqcn_rate_hai");
@@ -165,9 +165,9 @@ Ns3Options parse_ns3_options(const Topology& t, const BackendOptions& o) {
     }
     // 802.1p has 8 priorities; InfiniBand defines data virtual lanes 0 to 14.
     const std::uint64_t most = n.transport == Ns3Transport::kRoce ? 8 : 15;
-    n.traffic_classes = static_cast<std::uint32_t>(o.integer("traffic_classes", 1, most));
+    n.traffic_classes = static_cast<std::uint32_t>(o.count("traffic_classes", 1, most));
   }
-  if (o.has("seed")) n.seed = static_cast<std::uint32_t>(o.integer("seed", 1, 0xffffffffu));
+  if (o.has("seed")) n.seed = static_cast<std::uint32_t>(o.count("seed", 1, 0xffffffffu));
   n.routing = o.routing_model();
   // Where a pair has several paths, a key ns3 cannot honour is an error, not
   // a silent single path (elsewhere every pair has one path and the keys
