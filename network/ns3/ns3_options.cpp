@@ -31,8 +31,25 @@ Time positive_time(const BackendOptions& o, const std::string& key) {
   return t;
 }
 
+// ns-3's point-to-point device puts a 2-byte PPP header on every IP packet
+// before it enters the link's drop-tail queue.
+constexpr std::uint64_t kPppHeaderBytes = 2;
+
 void parse_tcp(const Topology& t, const BackendOptions& o, Ns3Options& n) {
-  if (o.has("queue_size")) n.queue_bytes = o.integer("queue_size", 1, std::uint64_t{1} << 32);
+  if (o.has("queue_size")) {
+    n.queue_bytes = o.integer("queue_size", 1, std::uint64_t{1} << 32);
+    // A queue smaller than one full-size frame drops every segment: no
+    // connection opens (an internal error) or none delivers (a run that
+    // cannot finish, with no word of why).
+    const std::uint64_t frame = std::uint64_t{n.mtu} + kPppHeaderBytes;
+    if (n.queue_bytes < frame) {
+      throw InputError(o.where("queue_size") + ": " + std::to_string(n.queue_bytes) +
+                       " B cannot hold one packet: a link sends mtu (" + std::to_string(n.mtu) + " B) plus a " +
+                       std::to_string(kPppHeaderBytes) + " B PPP header, " + std::to_string(frame) +
+                       " B, so it would drop every full segment; give at least " + std::to_string(frame) +
+                       " B (or a smaller mtu)");
+    }
+  }
   if (o.has("tcp_buffer")) n.tcp_buffer = o.integer("tcp_buffer", 1 << 12, std::uint64_t{1} << 30);
   if (o.has("min_rto")) n.min_rto = o.time("min_rto");
   if (o.has("delayed_ack")) n.delayed_ack = o.time("delayed_ack");
