@@ -107,7 +107,9 @@ void add_plot(CLI::App& app, WorkflowCommands& c) {
 int run_sweep_command(WorkflowCommands& c) {
   auto& o = c.sweep_options;
   if (o.spec.empty()) throw InputError("sim sweep: give a sweep spec (sim sweep SPEC.yml -o OUTDIR)");
-  if (!c.shard.empty()) workflows::parse_shard(c.shard, o.shard_index, o.shard_count);
+  // Given at all, it must be a share: `--shard ''` (an unset variable in a
+  // job script) ran every point where one share was meant.
+  if (c.sweep->count("--shard") > 0) workflows::parse_shard(c.shard, o.shard_index, o.shard_count);
   o.reuse = !c.no_cache;
   const std::unique_ptr<workflows::Communicator> mpi = workflows::mpi_communicator_if_launched();
   o.communicator = mpi.get();
