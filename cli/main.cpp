@@ -301,7 +301,8 @@ int main(int argc, char** argv) {
   gen->add_option("--size", g.size_text, "collective size the file is written for (default 1MiB); runs rescale it");
   gen->add_option("-o,--output", g.prefix, "output prefix")->required();
   gen->add_option("--network", g.network,
-                  "topology YAML: a hierarchical algorithm (a comma list, e.g. ring,direct) runs on its dimensions");
+                  "topology YAML: a hierarchical algorithm (a comma list, e.g. ring,direct) runs on its dimensions")
+      ->check(not_empty("path"));
   CLI::App* check = coll->add_subcommand("check", "check an algorithm written as Chakra ETs");
   CheckOptions c;
   check->add_option("algorithm", c.prefix, "folder or <prefix> of <prefix>.<rank>.et files")->required();
@@ -324,7 +325,8 @@ int main(int argc, char** argv) {
   wgen->add_option("--size", w.size_text,
                    "collectives, p2p-ring: bytes per collective / message (default 1MiB; all-gather: the per-rank "
                    "input; reduce-scatter, all-to-all: a multiple of --npus)");
-  wgen->add_option("--compute", w.compute_text, "collectives: a compute node of this duration before each");
+  wgen->add_option("--compute", w.compute_text, "collectives: a compute node of this duration before each")
+      ->check(not_empty("value"));
   wgen->add_option("--nodes", w.nodes, "chain: compute nodes per rank (default 1000)")->check(CLI::Range(1, 1 << 30));
   wgen->add_option("--duration", w.duration_text, "chain: duration of each compute node (default 10us)");
   wgen->add_option("--iterations", w.iterations, "p2p-ring: rounds (default 1)")->check(CLI::Range(1, 1 << 30));

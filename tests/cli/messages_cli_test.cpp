@@ -51,6 +51,12 @@ TEST(CliMessages, AnEmptyInputOrValueIsExit2NamingTheOption) {
       {"calibrate " + reference + " --preset dgx-h100 --sizes '' -o x", "--sizes: an empty value"},
       {"calibrate " + reference + " --preset dgx-h100 --collective '' -o x", "--collective: an empty value"},
       {"calibrate " + reference + " --system '' -o x", "--system: an empty path"},
+      {"workload gen collectives --npus 4 --compute '' -o x", "--compute: an empty value"},
+      {"collective gen ring --coll allreduce --npus 4 --network '' -o x", "--network: an empty path"},
+      {"workload gen transformer --model mixtral-8x7b --parallel tp=1,pp=1,dp=8,ep=8 --global-batch 8 --seq 128 "
+       "--routing '' -o x",
+       "--routing: an empty value"},
+      {"compute time --system x.yml --kernels k.csv -o ''", "--output: an empty path"},
   };
   for (const auto& [args, message] : cases) {
     const SimRun r = run_sim(args);
