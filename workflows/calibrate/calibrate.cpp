@@ -274,7 +274,11 @@ class Evaluator {
     const auto start = std::chrono::steady_clock::now();
     for_each_row(fitting.size(), threaded_ ? jobs_ : 1, [&](std::size_t k) {
       CalibratedRow& row = rows_[fitting[k]];
-      times[k] = simulate(*files[row.system], row);
+      try {
+        times[k] = simulate(*files[row.system], row);
+      } catch (const SimError& e) {
+        throw SimError(e.exit_code(), e.what() + trying(machines_[row.system], values));
+      }
     });
     if (evaluations_ == 0) {
       threaded_ = std::chrono::steady_clock::now() - start > std::chrono::milliseconds(20) * fitting.size();
@@ -316,6 +320,18 @@ class Evaluator {
 
   std::size_t evaluations() const { return evaluations_; }
   double best() const { return best_; }
+
+  // What a row that could not run was tried with: a search that reaches a
+  // bound no row can run at (a latency of 10^6 s passing the largest time)
+  // stopped with the row's error alone, the values it ran with unsaid.
+  std::string trying(const Machine& m, const std::vector<std::string>& values) const {
+    std::string s;
+    for (const auto& [k, spec] : m.fitted) s += (s.empty() ? "" : ", ") + spec.name + " = " + values[k];
+    if (s.empty()) return {};
+    s = " (the fit was trying " + s;
+    if (evaluations_ > 0) s += "; narrow the bounds in " + m.calibration_source;
+    return s + ")";
+  }
 
  private:
   const std::vector<Machine>& machines_;
