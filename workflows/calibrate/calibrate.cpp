@@ -574,6 +574,15 @@ std::string starting_value(const Machine& m, const FreeParameterSpec& p) {
                      " has no key '" + p.key + "'" +
                      (param.empty() ? "" : " (an algorithm string with '" + param + "=<value>' at '" + path + "')"));
   }
+  // Bounds of another kind than the value (a time for a bandwidth) were
+  // written into the file and refused there, blaming a reference row and the
+  // file's line rather than calibration.yml.
+  if (!value_of(p.kind, value)) {
+    throw InputError(p.where + ": parameter '" + p.name + "': its bounds (" + p.min_text + ", " + p.max_text +
+                     ") are a " + p.kind + ", but '" + p.key + "' in " +
+                     (network ? m.base.network_source : m.base.system_source) + " is '" + value + "', a " +
+                     kind_of(value));
+  }
   return value;
 }
 

@@ -162,6 +162,16 @@ TEST_F(Calibrate, BadInputIsAnErrorNamingIt) {
   std::ofstream(dir + "/calibration.yml") << "free:\n  - {name: x, file: network, key: bandwidth.0, min: 1GB/s, max: 1us}\n";
   o.filters.clear();
   EXPECT_THROW(calibrate(o), InputError);
+  // Bounds of another kind than the key's value: the time was written into
+  // network.yml and refused there, naming a reference row and network.yml.
+  std::ofstream(dir + "/calibration.yml") << "free:\n  - {name: x, file: network, key: bandwidth.0, min: 120us, max: 300us}\n";
+  try {
+    calibrate(o);
+    ADD_FAILURE() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), dir + "/calibration.yml:2: parameter 'x': its bounds (120us, 300us) are a time, but "
+                                           "'bandwidth.0' in " + dir + "/network.yml is '450GB/s', a bandwidth");
+  }
   EXPECT_FALSE(std::filesystem::exists(o.output));
 }
 
