@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
+#include "option_checks.h"
 #include "workflows/calibrate/calibrate.h"
 
 namespace sim {
@@ -15,15 +16,18 @@ void add_calibrate_command(CLI::App& app, CalibrateCommand& c) {
                              "fit a system folder's free parameters to a measured curve (docs/calibrate.md)");
   c.app->add_option("reference", c.reference, "measured curve: nccl-tests output, reference CSV or sim results CSV")
       ->required();
-  auto* system = c.app->add_option("--system", c.system, "folder with network.yml, system.yml, calibration.yml (sim system gen)");
+  auto* system = c.app->add_option("--system", c.system, "folder with network.yml, system.yml, calibration.yml (sim system gen)")
+                     ->check(not_empty("path"));
   auto* preset = c.app->add_option("--preset", c.preset,
-                                   "a preset (sim system list): each row runs on it at the row's node count");
+                                   "a preset (sim system list): each row runs on it at the row's node count")
+                     ->check(not_empty("value"));
   system->excludes(preset);
   preset->excludes(system);
   c.fit_option = c.app->add_option("--fit", c.fit, "parameters to fit, comma-separated (default: every one calibration.yml lists)");
   c.app->add_option("--filter", c.filters, "fit only on rows where column=value (collective=allreduce); repeatable");
-  c.app->add_option("--sizes", c.sizes, "fit only on sizes A:B, inclusive (16MiB:256MiB)");
-  c.app->add_option("--collective", c.collective, "the collective of nccl-tests output whose file name does not say");
+  c.app->add_option("--sizes", c.sizes, "fit only on sizes A:B, inclusive (16MiB:256MiB)")->check(not_empty("value"));
+  c.app->add_option("--collective", c.collective, "the collective of nccl-tests output whose file name does not say")
+      ->check(not_empty("value"));
   c.app->add_option("-o,--output", c.output, "folder to write the calibrated files and errors.csv to")->required();
   c.app->add_flag("-q,--quiet", c.quiet, "no progress lines on stderr");
   c.app->add_option("-j,--jobs", c.jobs, "threads simulating the rows side by side (default: one per core)");

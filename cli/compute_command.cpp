@@ -10,6 +10,7 @@
 #include "compute/kernel_table.h"
 #include "core/error.h"
 #include "core/output_file.h"
+#include "option_checks.h"
 #include "system/scenario/system_files.h"
 
 namespace sim {
@@ -24,7 +25,8 @@ void add_compute_command(CLI::App& app, ComputeCommand& c) {
   c.time->add_option("--kernels", c.kernels,
                      "kernel table CSV (gemm, attention or membound format, as measure.sh writes them)")
       ->required();
-  c.time->add_option("-o,--output", c.output, "write the table here (default: standard output)");
+  c.time->add_option("-o,--output", c.output, "write the table here (default: standard output)")
+      ->check(not_empty("path"));
   c.time->add_flag("--smooth", c.smooth,
                    "predict with the kernel model's fitted curves alone, without the correction that makes it "
                    "reproduce each measured row");

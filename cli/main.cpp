@@ -43,6 +43,7 @@
 #include "system_command.h"
 #include "calibrate_command.h"
 #include "presets/system_folder.h"
+#include "option_checks.h"
 #include "run_outputs.h"
 #include "system/groups/job_placement.h"
 #include "system/groups/process_groups.h"
@@ -196,10 +197,13 @@ int main(int argc, char** argv) {
                  "several jobs on one cluster: NAME=PATH, repeated; pytorch:DIR runs PyTorch host execution traces (and "
                  "Kineto traces) directly (docs/traces.md); 'gen:transformer?...' a generated training iteration, "
                  "'gen:collectives?npus=N&coll=allreduce&size=1MiB' (gen:chain, gen:p2p-ring) a microbenchmark, made "
-                 "in memory (docs/generators.md)");
-  app.add_option("--network", o.network, "network topology YAML (see configs/ and docs/network.md)");
+                 "in memory (docs/generators.md)")
+      ->check(not_empty("path"));
+  app.add_option("--network", o.network, "network topology YAML (see configs/ and docs/network.md)")
+      ->check(not_empty("path"));
   app.add_option("--system", o.system, "system config YAML: compute, memory and collective models (docs/system.md); or a folder `sim system gen` "
-                 "wrote (its system.yml, and its network.yml unless --network is given)");
+                 "wrote (its system.yml, and its network.yml unless --network is given)")
+      ->check(not_empty("path"));
   app.add_option("--collective", o.collectives,
                  "collective algorithm as Chakra ETs, <prefix> or <type>=<prefix> (e.g. allreduce=algos/ring); "
                  "default: ring (all-reduce, reduce-scatter, all-gather, all-to-all; hierarchical, a ring per "
@@ -212,7 +216,8 @@ int main(int argc, char** argv) {
                  "with parameters as direct:window=4,chunks=2; a comma list is hierarchical, one per topology "
                  "dimension (allreduce=ring,direct or hierarchical:optimization=baseline,active_chunks=1,ring,direct); "
                  "repeatable")
-      ->take_all();
+      ->take_all()
+      ->check(not_empty("value"));
   app.add_option("--backend", o.backend,
                  "network backend (default analytical, or the system config's network.backend); its options go in "
                  "the system config's network: section:\n" + describe_backends())
@@ -249,13 +254,15 @@ int main(int argc, char** argv) {
   app.add_option("--comm-group", o.comm_groups,
                  "process groups JSON {\"<pg_name>\": [ranks...]} (NAME=FILE per job); a group it (or a trace's "
                  "METADATA node) defines is that group, \"0\" included; \"4.0\" finds \"4\"; absent/empty pg_name "
-                 "means all ranks (docs/traces.md)");
+                 "means all ranks (docs/traces.md)")
+      ->check(not_empty("path"));
   app.add_option("--service-level", o.service_levels,
                  "the job's service level, 0 to 15 (LEVEL, or NAME=LEVEL per job; default 0): on ns3 with "
                  "network.traffic_classes > 1 its messages take traffic class LEVEL mod traffic_classes, with their "
                  "own queues and flow control (docs/network.md)");
   app.add_option("--placement", o.placement,
-                 "several jobs: JSON {\"<job>-<rank>\": <npu>, ...} (default: jobs packed in the order given)");
+                 "several jobs: JSON {\"<job>-<rank>\": <npu>, ...} (default: jobs packed in the order given)")
+      ->check(not_empty("path"));
   app.add_flag("--strict", o.strict,
                "exit 2 when a collective's bus bandwidth exceeds what its ranks can inject, or a training iteration's "
                "MFU exceeds 100 % (otherwise a warning)");
@@ -294,7 +301,8 @@ int main(int argc, char** argv) {
   gen->add_option("--size", g.size_text, "collective size the file is written for (default 1MiB); runs rescale it");
   gen->add_option("-o,--output", g.prefix, "output prefix")->required();
   gen->add_option("--network", g.network,
-                  "topology YAML: a hierarchical algorithm (a comma list, e.g. ring,direct) runs on its dimensions");
+                  "topology YAML: a hierarchical algorithm (a comma list, e.g. ring,direct) runs on its dimensions")
+      ->check(not_empty("path"));
   CLI::App* check = coll->add_subcommand("check", "check an algorithm written as Chakra ETs");
   CheckOptions c;
   check->add_option("algorithm", c.prefix, "folder or <prefix> of <prefix>.<rank>.et files")->required();
@@ -317,7 +325,8 @@ int main(int argc, char** argv) {
   wgen->add_option("--size", w.size_text,
                    "collectives, p2p-ring: bytes per collective / message (default 1MiB; all-gather: the per-rank "
                    "input; reduce-scatter, all-to-all: a multiple of --npus)");
-  wgen->add_option("--compute", w.compute_text, "collectives: a compute node of this duration before each");
+  wgen->add_option("--compute", w.compute_text, "collectives: a compute node of this duration before each")
+      ->check(not_empty("value"));
   wgen->add_option("--nodes", w.nodes, "chain: compute nodes per rank (default 1000)")->check(CLI::Range(1, 1 << 30));
   wgen->add_option("--duration", w.duration_text, "chain: duration of each compute node (default 10us)");
   wgen->add_option("--iterations", w.iterations, "p2p-ring: rounds (default 1)")->check(CLI::Range(1, 1 << 30));

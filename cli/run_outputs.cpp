@@ -11,6 +11,23 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The file an output path will be written to, for paths that do not exist
+// yet: absolute (weakly_canonical keeps a relative path whose first part is
+// absent as it is, so "x.json" and "./x.json" differed), symlinks followed as
+// OutputFile follows them (a dangling link's target is the file it creates).
+fs::path written_path(const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  if (ec) return fs::path(path).lexically_normal();
+  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
+    const fs::path target = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  const fs::path canonical = fs::weakly_canonical(p, ec);
+  return ec ? p.lexically_normal() : canonical;
+}
+
 // Whether two output paths end in one file. A character device (/dev/null)
 // takes any number of writers; anything else written twice loses one output.
 bool same_file(const std::string& a, const std::string& b) {
@@ -18,8 +35,7 @@ bool same_file(const std::string& a, const std::string& b) {
   std::error_code ec;
   if (fs::is_character_file(a, ec)) return false;
   if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
-  const fs::path ca = fs::weakly_canonical(a, ec), cb = fs::weakly_canonical(b, ec);
-  return ec ? a == b : ca == cb;
+  return a == b || written_path(a) == written_path(b);
 }
 
 // Two outputs on one file: the later rename replaced the earlier's file, its

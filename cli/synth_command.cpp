@@ -1,6 +1,8 @@
 #include "synth_command.h"
 
+#include <charconv>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 
@@ -22,7 +24,18 @@ void add_synth_command(CLI::App& collective, SynthCommand& c) {
   c.app->add_option("--size", c.size_text,
                     "collective size link costs are priced at and comm_size is written for (default 1MiB); "
                     "runs rescale it through the chunk attributes");
-  c.app->add_option("--seed", c.seed, "tie-breaking seed (default 1): the same seed writes the same algorithm");
+  // CLI11 converts an unsigned 64-bit option with strtoull, which takes "-1"
+  // and saturates past 2^64 - 1: three seeds written, one algorithm.
+  c.app->add_option("--seed", c.seed, "tie-breaking seed (default 1): the same seed writes the same algorithm")
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            std::uint64_t v = 0;
+            const char* end = text.data() + text.size();
+            const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+            if (!text.empty() && ec == std::errc() && ptr == end) return std::string();
+            return "expected a whole number 0.." + std::to_string(UINT64_MAX) + ", got '" + text + "'";
+          },
+          "SEED"));
   c.app->add_option("-o,--output", c.prefix, "output prefix")->required();
 }
 

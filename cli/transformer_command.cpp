@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "cli/option_checks.h"
 #include "workload/generators/spec/model.h"
 #include "workload/generators/transformer/transformer_workload.h"
 
@@ -36,7 +37,8 @@ void add_transformer_command(CLI::App& workload_gen, TransformerCommand& c) {
   c.app->add_option("--bucket-params", o.bucket_params,
                     "parameters per data-parallel gradient bucket (default Megatron's max(4e7, 1e6 x dp x cp))");
   c.app->add_option("--routing", o.routing,
-                    "MoE routing over the experts: uniform or zipf:S[:SEED] (default: the model's moe.routing)");
+                    "MoE routing over the experts: uniform or zipf:S[:SEED] (default: the model's moe.routing)")
+      ->check(not_empty("value"));
   c.app->add_flag("--comm-free", o.comm_free, "every communication carries 0 B: the schedule and compute alone");
   c.app->add_flag("--layers-only", o.layers_only,
                   "only the transformer layers (no embedding, output layer, loss): equal pipeline stages");

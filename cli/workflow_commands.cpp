@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/plugin.h"
+#include "option_checks.h"
 
 #include "workflows/compare/compare.h"
 #include "workflows/compare/plot_launcher.h"
@@ -82,14 +83,17 @@ void add_compare(CLI::App& app, WorkflowCommands& c) {
                         "sim results.csv, ASTRA-sim results CSV, reference curve CSV, or nccl-tests output");
   c.compare->add_option("--preset", o.preset,
                         "simulate every reference row on this preset at the row's node count (sim compare REFERENCE "
-                        "--preset p5) instead of reading results");
+                        "--preset p5) instead of reading results")
+      ->check(not_empty("value"));
   c.compare->add_option("-j,--jobs", o.jobs, "--preset: threads simulating the rows side by side (default: one per core)");
   c.compare->add_option("--tolerance", c.tolerance, "largest relative deviation allowed (default 5%)");
   c.compare->add_option("--metric", o.metric, "time (default) or busbw");
-  c.compare->add_option("--plot", o.plot, "write an overlay of both curves as PNG here (python3-matplotlib)");
+  c.compare->add_option("--plot", o.plot, "write an overlay of both curves as PNG here (python3-matplotlib)")
+      ->check(not_empty("path"));
   c.compare->add_option("--filter", o.filters, "keep reference rows with column=value (repeatable)");
   c.compare->add_option("--reference-collective", o.reference_collective,
-                        "the collective of nccl-tests output whose file name does not say (allreduce, allgather, ...)");
+                        "the collective of nccl-tests output whose file name does not say (allreduce, allgather, ...)")
+      ->check(not_empty("value"));
 }
 
 void add_plot(CLI::App& app, WorkflowCommands& c) {
@@ -107,7 +111,9 @@ void add_plot(CLI::App& app, WorkflowCommands& c) {
 int run_sweep_command(WorkflowCommands& c) {
   auto& o = c.sweep_options;
   if (o.spec.empty()) throw InputError("sim sweep: give a sweep spec (sim sweep SPEC.yml -o OUTDIR)");
-  if (!c.shard.empty()) workflows::parse_shard(c.shard, o.shard_index, o.shard_count);
+  // Given at all, it must be a share: `--shard ''` (an unset variable in a
+  // job script) ran every point where one share was meant.
+  if (c.sweep->count("--shard") > 0) workflows::parse_shard(c.shard, o.shard_index, o.shard_count);
   o.reuse = !c.no_cache;
   const std::unique_ptr<workflows::Communicator> mpi = workflows::mpi_communicator_if_launched();
   o.communicator = mpi.get();

@@ -1,5 +1,6 @@
 #include "network/backend_registry.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -115,6 +116,21 @@ std::uint64_t BackendOptions::integer(const std::string& key, std::uint64_t min,
   return x;
 }
 
+// Sizes take units and exponents ("1KiB", "1e3"); a seed or a count of queue
+// pairs written so is a slip, not a number meant (and a negative one was
+// "invalid size").
+std::uint64_t BackendOptions::count(const std::string& key, std::uint64_t min, std::uint64_t max) const {
+  const OptionValue& v = values_.at(key);
+  std::uint64_t x = 0;
+  const char* end = v.text.data() + v.text.size();
+  const auto [ptr, ec] = std::from_chars(v.text.data(), end, x);
+  if (v.text.empty() || ec != std::errc() || ptr != end || x < min || x > max) {
+    throw InputError(v.where + ": expected a whole number " + std::to_string(min) + ".." + std::to_string(max) +
+                     ", got '" + v.text + "'");
+  }
+  return x;
+}
+
 LinkModel BackendOptions::link_model() const {
   LinkModel m;
   if (has("link_efficiency")) {
@@ -132,8 +148,8 @@ RoutingModel BackendOptions::routing_model() const {
     m.routing = r == "spray" ? Routing::kSpray : r == "adaptive" ? Routing::kAdaptive : Routing::kEcmpHash;
   }
   // NCCL takes NCCL_IB_QPS_PER_CONNECTION up to NCCL_IB_MAX_QPS = 128 (src/transport/net_ib.cc).
-  if (has("qps_per_connection")) m.qps_per_connection = static_cast<std::uint32_t>(integer("qps_per_connection", 1, 128));
-  if (has("ecmp_seed")) m.ecmp_seed = integer("ecmp_seed", 0, 0xffffffffu);
+  if (has("qps_per_connection")) m.qps_per_connection = static_cast<std::uint32_t>(count("qps_per_connection", 1, 128));
+  if (has("ecmp_seed")) m.ecmp_seed = count("ecmp_seed", 0, 0xffffffffu);
   return m;
 }
 

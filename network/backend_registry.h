@@ -70,8 +70,10 @@ class BackendOptions {
   BytesPerSecond bandwidth(const std::string& key) const;  // > 0
   Time time(const std::string& key) const;                 // >= 0
   double fraction(const std::string& key) const;           // in (0, 1]
-  // A count or size ("9000", "4MiB"), in [min, max].
+  // A size ("9000", "4MiB"), in [min, max].
   std::uint64_t integer(const std::string& key, std::uint64_t min, std::uint64_t max) const;
+  // A plain whole number (a count, a seed): decimal digits only, in [min, max].
+  std::uint64_t count(const std::string& key, std::uint64_t min, std::uint64_t max) const;
   // One of `allowed`, as written.
   std::string choice(const std::string& key, std::initializer_list<std::string> allowed) const;
   LinkModel link_model() const;

@@ -515,6 +515,8 @@ PresetFiles generate_preset(const Preset& p, std::uint32_t nodes, const PresetCh
 
 void write_preset_folder(const PresetFiles& files, const std::string& dir) {
   namespace fs = std::filesystem;
+  // As `sim calibrate -o`: the folder's name, not ": cannot create the folder (Invalid argument)".
+  if (dir.empty()) throw InputError("-o: an empty folder name");
   // Checked before anything is written: a preset that does not load is a bug.
   parse_topology(files.network_yaml, dir + "/network.yml");
   parse_system_text(files.system_yaml, dir + "/system.yml");

@@ -66,4 +66,14 @@ std::vector<std::string> training_bound_warnings(const TrainingSummary& s) {
                              "compute peak"};
 }
 
+std::vector<std::string> untimed_compute_warnings(const TrainingSummary& s) {
+  if (!(s.model_flops > 0) || s.compute_timed) return {};
+  const std::string why = s.peak_tflops_per_gpu > 0
+                              ? "neither the system config's compute model nor the nodes' duration_micros gave them time"
+                              : "the system config has no compute section, and the nodes carry no duration_micros";
+  return {"training iteration: every COMP node took 0 ps (" + why +
+          "): the iteration time is its communication alone, and its model TFLOP/s per GPU is no GPU's; give --system "
+          "a compute section (peak_tflops, memory_bandwidth; docs/compute.md)"};
+}
+
 }  // namespace sim

@@ -32,4 +32,9 @@ std::vector<std::string> physical_bound_warnings(const SimulationResult& result,
 // peak (MFU above 100 %); none when the peak is unknown.
 std::vector<std::string> training_bound_warnings(const TrainingSummary& summary);
 
+// One warning when an iteration with model FLOPs ran no compute at all: its
+// time is communication only, and its model TFLOP/s per GPU (10,000 and more
+// on an idle GPU) belong to no GPU.
+std::vector<std::string> untimed_compute_warnings(const TrainingSummary& summary);
+
 }  // namespace sim

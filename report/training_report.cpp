@@ -86,6 +86,7 @@ TrainingSummary TrainingBreakdown::summary(double model_flops, double peak_flops
     std::vector<std::pair<Time, int>> events;  // (time, +-(cls + 1))
     Time last_pass_end = 0;
     for (const Interval& v : runs_[i]) {
+      if (v.cls <= 1) out.compute_timed = true;
       events.push_back({v.start, v.cls + 1});
       events.push_back({v.end, -(v.cls + 1)});
       if (v.cls == 0) last_pass_end = std::max(last_pass_end, v.end);

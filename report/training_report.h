@@ -47,6 +47,10 @@ struct TrainingSummary {
   double pipeline_bubble = 0;
   std::uint32_t pipeline_bubble_rank = 0;
   std::uint32_t ranks_sampled = 0;
+  // Whether a COMP node of a sampled rank took any time: without, the
+  // iteration is its communication alone (a generated workload, whose nodes
+  // carry no duration, run without a compute model).
+  bool compute_timed = false;
 };
 
 // Collects the sampled ranks' node runs during a simulation; passes every

@@ -31,12 +31,29 @@ Time positive_time(const BackendOptions& o, const std::string& key) {
   return t;
 }
 
+// ns-3's point-to-point device puts a 2-byte PPP header on every IP packet
+// before it enters the link's drop-tail queue.
+constexpr std::uint64_t kPppHeaderBytes = 2;
+
 void parse_tcp(const Topology& t, const BackendOptions& o, Ns3Options& n) {
-  if (o.has("queue_size")) n.queue_bytes = o.integer("queue_size", 1, std::uint64_t{1} << 32);
+  if (o.has("queue_size")) {
+    n.queue_bytes = o.integer("queue_size", 1, std::uint64_t{1} << 32);
+    // A queue smaller than one full-size frame drops every segment: no
+    // connection opens (an internal error) or none delivers (a run that
+    // cannot finish, with no word of why).
+    const std::uint64_t frame = std::uint64_t{n.mtu} + kPppHeaderBytes;
+    if (n.queue_bytes < frame) {
+      throw InputError(o.where("queue_size") + ": " + std::to_string(n.queue_bytes) +
+                       " B cannot hold one packet: a link sends mtu (" + std::to_string(n.mtu) + " B) plus a " +
+                       std::to_string(kPppHeaderBytes) + " B PPP header, " + std::to_string(frame) +
+                       " B, so it would drop every full segment; give at least " + std::to_string(frame) +
+                       " B (or a smaller mtu)");
+    }
+  }
   if (o.has("tcp_buffer")) n.tcp_buffer = o.integer("tcp_buffer", 1 << 12, std::uint64_t{1} << 30);
   if (o.has("min_rto")) n.min_rto = o.time("min_rto");
   if (o.has("delayed_ack")) n.delayed_ack = o.time("delayed_ack");
-  if (o.has("initial_cwnd")) n.initial_cwnd = static_cast<std::uint32_t>(o.integer("initial_cwnd", 1, 1 << 16));
+  if (o.has("initial_cwnd")) n.initial_cwnd = static_cast<std::uint32_t>(o.count("initial_cwnd", 1, 1 << 16));
   if (o.has("congestion")) n.congestion = o.choice("congestion", {"newreno", "cubic"});
   if (o.has("connect")) n.connect_before_start = o.choice("connect", {"before_start", "on_first_send"}) == "before_start";
   // Every ordered pair's connection up front is quadratic (and ns-3 finds sockets by a linear scan).
@@ -78,7 +95,7 @@ void parse_roce(const BackendOptions& o, RoceOptions& r) {
   if (o.has("dcqcn_rate_timer")) r.rate_timer = positive_time(o, "dcqcn_rate_timer");
   if (o.has("dcqcn_byte_counter")) r.byte_counter = o.integer("dcqcn_byte_counter", 1, kMostBytes);
   if (o.has("dcqcn_fast_recovery")) {
-    r.fast_recovery_steps = static_cast<std::uint32_t>(o.integer("dcqcn_fast_recovery", 1, 1000));
+    r.fast_recovery_steps = static_cast<std::uint32_t>(o.count("dcqcn_fast_recovery", 1, 1000));
   }
   if (o.has("dcqcn_rate_ai")) r.rate_ai = o.bandwidth("dcqcn_rate_ai");
   if (o.has("dcqcn_rate_hai")) r.rate_hai = o.bandwidth("dcqcn_rate_hai");
@@ -165,9 +182,9 @@ Ns3Options parse_ns3_options(const Topology& t, const BackendOptions& o) {
     }
     // 802.1p has 8 priorities; InfiniBand defines data virtual lanes 0 to 14.
     const std::uint64_t most = n.transport == Ns3Transport::kRoce ? 8 : 15;
-    n.traffic_classes = static_cast<std::uint32_t>(o.integer("traffic_classes", 1, most));
+    n.traffic_classes = static_cast<std::uint32_t>(o.count("traffic_classes", 1, most));
   }
-  if (o.has("seed")) n.seed = static_cast<std::uint32_t>(o.integer("seed", 1, 0xffffffffu));
+  if (o.has("seed")) n.seed = static_cast<std::uint32_t>(o.count("seed", 1, 0xffffffffu));
   n.routing = o.routing_model();
   // Where a pair has several paths, a key ns3 cannot honour is an error, not
   // a silent single path (elsewhere every pair has one path and the keys

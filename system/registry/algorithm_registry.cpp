@@ -630,6 +630,17 @@ std::pair<const AlgorithmRegistry::Chosen*, std::uint32_t> AlgorithmRegistry::ch
   return {by_type == chosen_.end() ? nullptr : &by_type->second, 0};
 }
 
+std::string AlgorithmRegistry::chosen_where(const CollectiveRequest& req, std::uint32_t choice_id) const {
+  const auto described = [](const auto& where, const auto& text, const auto& key) {
+    const auto w = where.find(key);
+    const auto t = text.find(key);
+    if (w == where.end() || t == text.end()) return std::string();
+    return w->second + ": collective algorithm '" + t->second + "'";
+  };
+  if (choice_id > 0 && req.node_id) return described(config_.per_node_where, config_.per_node_algorithms, *req.node_id);
+  return described(config_.algorithm_where, config_.algorithms, req.type);
+}
+
 AlgorithmRegistry::Chosen AlgorithmRegistry::choose(const std::string& text, CollectiveType type) const {
   Chosen c;
   c.choice = parse_algorithm_choice(text, type);
@@ -691,12 +702,21 @@ std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const Co
         return std::make_shared<const EtProgram>(ch->injected, bytes);
       }
       if (ch && ch->choice.hierarchical) {
-        return make_hierarchical_program(ch->choice, req.type, bytes, req.chunks, *req.members,
-                                         topology_dims_, config_.collective_optimization == "baseline",
-                                         config_.active_chunks_per_dimension, config_.dimension_queue,
-                                         config_.astrasim_quirks, config_.endpoint_delay,
-                                         topology_ ? &topology_->dimensions() : nullptr, topology_,
-                                         gpu_memory());
+        // Refused only once a group runs it (a list longer than the
+        // topology's dimensions, a dimension's NCCL that cannot run there):
+        // the message says which choice, and where it was read.
+        try {
+          return make_hierarchical_program(ch->choice, req.type, bytes, req.chunks, *req.members,
+                                           topology_dims_, config_.collective_optimization == "baseline",
+                                           config_.active_chunks_per_dimension, config_.dimension_queue,
+                                           config_.astrasim_quirks, config_.endpoint_delay,
+                                           topology_ ? &topology_->dimensions() : nullptr, topology_,
+                                           gpu_memory());
+        } catch (const InputError& e) {
+          const std::string where = chosen_where(req, choice_id);
+          if (where.empty()) throw;
+          throw InputError(where + ": " + e.what());
+        }
       }
       if (!ch && default_is_hierarchical(req)) {
         // No algorithm named, on a group that spans several topology

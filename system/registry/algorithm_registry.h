@@ -210,6 +210,10 @@ class AlgorithmRegistry {
   // The request's choice (its node's, else its type's; null: the default)
   // and an id for cache keys (0: by type; k > 0: the k-th per-node choice).
   std::pair<const Chosen*, std::uint32_t> chosen_for(const CollectiveRequest& req);
+  // Where the request's algorithm was chosen, with its text ("--collective
+  // allreduce=ring,direct: collective algorithm 'ring,direct'"), for errors
+  // found only when a group runs it; empty when nothing says.
+  std::string chosen_where(const CollectiveRequest& req, std::uint32_t choice_id) const;
 
   const SystemConfig& config_;
   std::vector<std::uint32_t> topology_dims_;

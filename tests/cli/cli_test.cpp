@@ -264,6 +264,26 @@ TEST_F(Cli, TwoCollectiveOptionsForOneTypeAreExit2) {
       << r.output;
 }
 
+// A per-dimension list that does not match the topology's dimensions is
+// refused only when a group runs it; the message said neither the choice nor
+// where it was read ("hierarchical ALL_REDUCE: 3 per-dimension algorithms ...").
+TEST_F(Cli, AHierarchicalChoiceRefusedWhenItRunsNamesWhereItWasRead) {
+  const std::string run = "-q --workload 'gen:collectives?npus=64' --network " + configs("torus8x8.yml");
+  SimRun r = run_sim(run + " --collective allreduce=ring,direct,ring");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_EQ(r.output, "sim: error: --collective allreduce=ring,direct,ring: collective algorithm 'ring,direct,ring': "
+                      "hierarchical ALL_REDUCE: 3 per-dimension algorithms for a topology of 2 dimensions (give one "
+                      "per dimension, or one for all)\n");
+  const std::string sys = text_file("s.yml", "collective:\n  algorithms:\n    all_reduce: ring,direct,ring\n");
+  r = run_sim(run + " --system " + sys);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("sim: error: " + sys + ":3: 'collective.algorithms.all_reduce': collective algorithm "
+                          "'ring,direct,ring': hierarchical ALL_REDUCE: 3 per-dimension algorithms"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(run_sim(run + " --collective allreduce=ring,direct").code, 0);
+}
+
 TEST_F(Cli, NonPositiveBandwidth) {
   const std::string net = text_file("n.yml", "shape: Ring\ndims: [8]\nbandwidth: 0\nlatency: 500ns\n");
   const SimRun r = run_sim("--workload " + workload("w", {{comp(1)}}) + " --network " + net);

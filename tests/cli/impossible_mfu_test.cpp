@@ -76,5 +76,27 @@ TEST_F(ImpossibleMfu, APhysicalIterationIsQuiet) {
   EXPECT_EQ(run.output, "");
 }
 
+// The generator's COMP nodes carry shapes, no duration: without a compute
+// model they take 0 ps, and the iteration's model TFLOP/s per GPU (10,000 and
+// more) was printed with no word.
+TEST_F(ImpossibleMfu, AnIterationWithoutComputeTimeIsWarned) {
+  const std::string run_args = "--workload 'gen:transformer?model=llama3-8b&parallel=tp=1,pp=2,dp=1&global-batch=2&seq=128'"
+                               " --network " + path("two.yml") + " --report " + path("r.json") + " -q";
+  SimRun run = run_sim(run_args);
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_EQ(run.output,
+            "sim: warning: training iteration: every COMP node took 0 ps (the system config has no compute section, "
+            "and the nodes carry no duration_micros): the iteration time is its communication alone, and its model "
+            "TFLOP/s per GPU is no GPU's; give --system a compute section (peak_tflops, memory_bandwidth; "
+            "docs/compute.md)\n");
+  const auto report = nlohmann::json::parse(read(path("r.json")));
+  ASSERT_EQ(report["warnings"].size(), 1u);
+  EXPECT_NE(report["warnings"][0].get<std::string>().find("every COMP node took 0 ps"), std::string::npos);
+  // Timed by a compute model: quiet, --strict too.
+  run = run_sim(run_args + " --system " + path("sys.yml") + " --strict");
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_EQ(run.output, "");
+}
+
 }  // namespace
 }  // namespace sim::testing

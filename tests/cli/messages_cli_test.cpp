@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "../common/run_sim.h"
 #include "../common/temp_folder.h"
@@ -29,6 +30,41 @@ TEST(CliMessages, ParseErrorsAreOneSimErrorLineExit2) {
   const SimRun help = run_sim("--help");
   EXPECT_EQ(help.code, 0);
   EXPECT_EQ(help.output.find("sim: error"), std::string::npos);
+}
+
+// An input given an empty value (a shell variable left unset) was taken as
+// not given: `--system ''` ran on the default system, `--comm-group ''` with
+// every rank in one group, `calibrate --sizes ''` on every size; exit 0.
+TEST(CliMessages, AnEmptyInputOrValueIsExit2NamingTheOption) {
+  const std::string run = "--workload 'gen:collectives?npus=8' --network " + configs("ring8.yml") + " -q ";
+  const std::string reference = std::string(SIM_SOURCE_DIR) + "/tests/workflows/compare/data/all_reduce_perf_8xH100.txt";
+  const std::pair<std::string, std::string> cases[] = {
+      {run + "--system ''", "--system: an empty path"},
+      {run + "--comm-group ''", "--comm-group: an empty path"},
+      {run + "--placement ''", "--placement: an empty path"},
+      {run + "--collective ''", "--collective: an empty value"},
+      {"--workload 'gen:collectives?npus=8' --network ''", "--network: an empty path"},
+      {"--workload '' --network " + configs("ring8.yml"), "--workload: an empty path"},
+      {"compare " + reference + " --preset ''", "--preset: an empty value"},
+      {"compare " + reference + " --preset dgx-h100 --plot ''", "--plot: an empty path"},
+      {"compare " + reference + " --preset dgx-h100 --reference-collective ''", "--reference-collective: an empty value"},
+      {"calibrate " + reference + " --preset dgx-h100 --sizes '' -o x", "--sizes: an empty value"},
+      {"calibrate " + reference + " --preset dgx-h100 --collective '' -o x", "--collective: an empty value"},
+      {"calibrate " + reference + " --system '' -o x", "--system: an empty path"},
+      {"workload gen collectives --npus 4 --compute '' -o x", "--compute: an empty value"},
+      {"collective gen ring --coll allreduce --npus 4 --network '' -o x", "--network: an empty path"},
+      {"workload gen transformer --model mixtral-8x7b --parallel tp=1,pp=1,dp=8,ep=8 --global-batch 8 --seq 128 "
+       "--routing '' -o x",
+       "--routing: an empty value"},
+      {"compute time --system x.yml --kernels k.csv -o ''", "--output: an empty path"},
+  };
+  for (const auto& [args, message] : cases) {
+    const SimRun r = run_sim(args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.output;
+    EXPECT_EQ(r.output, "sim: error: " + message + ": give one, or leave the option out (sim --help lists the options)\n")
+        << args;
+  }
+  EXPECT_EQ(run_sim(run).code, 0);
 }
 
 TEST(CliMessages, TheRunHeaderGivesTheJobsRanksAndThoseSimulated) {

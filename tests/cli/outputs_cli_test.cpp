@@ -231,6 +231,30 @@ TEST_F(OutputsCli, TwoOutputsOnOnePathAreExit2) {
   EXPECT_EQ(outputs(), (std::vector<std::string>{"h.json", "r.json"}));
 }
 
+// Paths that do not exist yet were compared as written: "r.json" and
+// "./r.json" from the folder they name, or a dangling symlink and its target,
+// passed as two files, and the CSV replaced the report with exit 0.
+TEST_F(OutputsCli, TwoOutputsOnOneFileNotYetWrittenAreExit2WhateverTheSpelling) {
+  const std::string in_out = "cd " + path("out") + " && " + SIM_BINARY + " -q ";
+  SimRun r = testing::run_shell(in_out + "--report r.json --csv ./r.json 2>&1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("sim: error: --report and --csv both name './r.json': one would replace the other"),
+            std::string::npos)
+      << r.output;
+  r = testing::run_shell(in_out + "--report r.json --link-stats missing/../r.json 2>&1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--report and --link-stats both name 'missing/../r.json'"), std::string::npos) << r.output;
+  fs::create_symlink("t.json", path("out/link.json"));  // dangling: writing it creates t.json
+  r = testing::run_shell(in_out + "--report link.json --timeline t.json 2>&1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--report and --timeline both name 't.json'"), std::string::npos) << r.output;
+  EXPECT_EQ(outputs(), (std::vector<std::string>{"link.json"}));
+  // Distinct files in one folder still run.
+  r = testing::run_shell(in_out + "--report r.json --csv ./c.csv 2>&1");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(outputs(), (std::vector<std::string>{"c.csv", "link.json", "r.json"}));
+}
+
 // An empty path wrote nothing with exit 0; the timeline's options without a
 // timeline, and --strict-deps without --ctrl-deps, changed nothing.
 TEST_F(OutputsCli, AnEmptyPathAndOptionsWithoutTheirOutputAreExit2) {

@@ -64,6 +64,17 @@ TEST_F(SynthCli, BadInputExitsTwo) {
   EXPECT_NE(r.output.find("--size"), std::string::npos) << r.output;
   r = run_sim("collective synth --coll allgather --network " + config("mesh8x8.yml") + " --chunkz 2" + out);
   EXPECT_EQ(r.code, 2);
+  // A seed of -1, 2^64 or 10^20 was taken as 2^64 - 1, each writing the same algorithm.
+  for (const char* seed : {"-1", "18446744073709551616", "99999999999999999999", "1e3"}) {
+    r = run_sim("collective synth --coll allgather --network " + config("ring8.yml") + " --seed " + seed + out);
+    EXPECT_EQ(r.code, 2) << seed;
+    EXPECT_NE(r.output.find(std::string("--seed: expected a whole number 0..18446744073709551615, got '") + seed + "'"),
+              std::string::npos)
+        << r.output;
+    EXPECT_FALSE(fs::exists(dir_ / "x.0.et")) << seed;
+  }
+  r = run_sim("collective synth --coll allgather --network " + config("ring8.yml") + " --seed 18446744073709551615" + out);
+  EXPECT_EQ(r.code, 0) << r.output;
 }
 
 // scripts/seed_curves.py end to end on one topology and one size: its CSV has

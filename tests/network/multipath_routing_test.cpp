@@ -310,11 +310,20 @@ TEST(MultipathRouting, OptionsAreCheckedOnEveryBackend) {
     EXPECT_EQ(message(backend, "ecmp_seed", "17"), "");
     EXPECT_EQ(message(backend, "routing", "ecmp"),
               "sys.yml:3: network.routing: expected one of ecmp-hash, spray, adaptive, got 'ecmp'");
-    EXPECT_EQ(message(backend, "qps_per_connection", "0"), "sys.yml:3: network.qps_per_connection: expected 1..128, got '0'");
+    EXPECT_EQ(message(backend, "qps_per_connection", "0"),
+              "sys.yml:3: network.qps_per_connection: expected a whole number 1..128, got '0'");
     EXPECT_EQ(message(backend, "qps_per_connection", "129"),
-              "sys.yml:3: network.qps_per_connection: expected 1..128, got '129'");
-    EXPECT_NE(message(backend, "ecmp_seed", "-1"), "");
+              "sys.yml:3: network.qps_per_connection: expected a whole number 1..128, got '129'");
+    EXPECT_EQ(message(backend, "ecmp_seed", "-1"),
+              "sys.yml:3: network.ecmp_seed: expected a whole number 0..4294967295, got '-1'");
     EXPECT_NE(message(backend, "ecmp_seed", "4294967296"), "");
+    // Counts and seeds are plain numbers: a size's unit or exponent was taken
+    // ("1KiB" a seed of 1024, "1e3" one of 1000, "2.0" two queue pairs).
+    for (const char* slip : {"1KiB", "1e3", "2.0", "+3", " 3", ""}) {
+      EXPECT_EQ(message(backend, "ecmp_seed", slip),
+                std::string("sys.yml:3: network.ecmp_seed: expected a whole number 0..4294967295, got '") + slip + "'");
+      EXPECT_NE(message(backend, "qps_per_connection", slip), "") << slip;
+    }
   }
 }
 

@@ -347,6 +347,9 @@ TEST_F(PresetsCli, BadPresetOrNodesExitTwoAndWriteNothing) {
   r = run_sim("system gen dgx-h100 --nodes 100 -o " + path("y"));
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_FALSE(std::filesystem::exists(path("y")));
+  r = run_sim("system gen dgx-h100 -o ''");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_EQ(r.output, "sim: error: -o: an empty folder name\n");
 }
 
 TEST_F(PresetsCli, SystemFolderStandsForItsFiles) {

@@ -274,7 +274,11 @@ class Evaluator {
     const auto start = std::chrono::steady_clock::now();
     for_each_row(fitting.size(), threaded_ ? jobs_ : 1, [&](std::size_t k) {
       CalibratedRow& row = rows_[fitting[k]];
-      times[k] = simulate(*files[row.system], row);
+      try {
+        times[k] = simulate(*files[row.system], row);
+      } catch (const SimError& e) {
+        throw SimError(e.exit_code(), e.what() + trying(machines_[row.system], values));
+      }
     });
     if (evaluations_ == 0) {
       threaded_ = std::chrono::steady_clock::now() - start > std::chrono::milliseconds(20) * fitting.size();
@@ -316,6 +320,18 @@ class Evaluator {
 
   std::size_t evaluations() const { return evaluations_; }
   double best() const { return best_; }
+
+  // What a row that could not run was tried with: a search that reaches a
+  // bound no row can run at (a latency of 10^6 s passing the largest time)
+  // stopped with the row's error alone, the values it ran with unsaid.
+  std::string trying(const Machine& m, const std::vector<std::string>& values) const {
+    std::string s;
+    for (const auto& [k, spec] : m.fitted) s += (s.empty() ? "" : ", ") + spec.name + " = " + values[k];
+    if (s.empty()) return {};
+    s = " (the fit was trying " + s;
+    if (evaluations_ > 0) s += "; narrow the bounds in " + m.calibration_source;
+    return s + ")";
+  }
 
  private:
   const std::vector<Machine>& machines_;
@@ -557,6 +573,15 @@ std::string starting_value(const Machine& m, const FreeParameterSpec& p) {
     throw InputError(p.where + ": parameter '" + p.name + "': " + (network ? m.base.network_source : m.base.system_source) +
                      " has no key '" + p.key + "'" +
                      (param.empty() ? "" : " (an algorithm string with '" + param + "=<value>' at '" + path + "')"));
+  }
+  // Bounds of another kind than the value (a time for a bandwidth) were
+  // written into the file and refused there, blaming a reference row and the
+  // file's line rather than calibration.yml.
+  if (!value_of(p.kind, value)) {
+    throw InputError(p.where + ": parameter '" + p.name + "': its bounds (" + p.min_text + ", " + p.max_text +
+                     ") are a " + p.kind + ", but '" + p.key + "' in " +
+                     (network ? m.base.network_source : m.base.system_source) + " is '" + value + "', a " +
+                     kind_of(value));
   }
   return value;
 }

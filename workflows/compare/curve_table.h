@@ -23,6 +23,8 @@ struct CurvePoint {
   std::optional<double> time_ns, busbw_gbps;
   std::string where;  // "file:line", for messages
   std::string id;     // "point 7" in a sim results CSV, else empty
+  // nccl-tests' '# Rank' lines: the distinct hosts they name (0: not known).
+  std::uint32_t hosts = 0;
 };
 
 struct Curve {

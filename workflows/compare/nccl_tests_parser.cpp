@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <iterator>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string_view>
 #include <vector>
@@ -177,6 +179,7 @@ NcclTestsOutput parse_nccl_tests(const std::string& raw, const std::string& sour
   std::size_t line_no = 0;
   std::vector<std::pair<std::size_t, std::vector<std::string>>> rows;
   std::map<std::uint64_t, std::size_t> rank_lines;  // rank -> the line listing it
+  std::set<std::string> hosts;                       // "... Pid 41872 on node-017 device 0 ..."
   for (std::string line; std::getline(in, line);) {
     ++line_no;
     auto t = tokens(line);
@@ -190,6 +193,8 @@ NcclTestsOutput parse_nccl_tests(const std::string& raw, const std::string& sour
         const std::string at = source + ":" + std::to_string(line_no);
         const std::optional<std::uint64_t> rank = parse_byte_count(t[2]);
         if (!rank) throw InputError(at + ": '# Rank " + t[2] + "': expected a rank number (0, 1, 2, ...)");
+        const auto on = std::find(t.begin() + 3, t.end(), "on");
+        if (on != t.end() && std::next(on) != t.end()) hosts.insert(*std::next(on));
         const auto [first, added] = rank_lines.emplace(*rank, line_no);
         if (!added) {
           throw InputError(at + ": rank " + t[2] + " is listed again (first at line " + std::to_string(first->second) +
@@ -233,6 +238,7 @@ NcclTestsOutput parse_nccl_tests(const std::string& raw, const std::string& sour
     ++expected_rank;
   }
   out.ranks = static_cast<std::uint32_t>(rank_lines.size());
+  out.hosts = static_cast<std::uint32_t>(hosts.size());
   if (header.empty()) throw InputError(source + ": no nccl-tests column header ('#  size  count  type ...')");
   const std::size_t time = column(header, "time"), algbw = column(header, "algbw"), busbw = column(header, "busbw");
   if (time == header.size() || busbw == header.size()) {
@@ -279,6 +285,7 @@ NcclTestsOutput parse_nccl_tests(const std::string& raw, const std::string& sour
     p.time_ns = *us * 1e3;  // us -> ns
     p.busbw_gbps = parse_finite(t[busbw]);
     if (out.ranks) p.labels["npus"] = std::to_string(out.ranks);
+    p.hosts = out.hosts;
     out.curve.points.push_back(std::move(p));
   }
   return out;

@@ -40,6 +40,7 @@ namespace sim::workflows {
 
 struct NcclTestsOutput {
   std::uint32_t ranks = 0;   // `Rank` lines (0: not printed)
+  std::uint32_t hosts = 0;   // the distinct hosts the `Rank` lines name ("on <host>"; 0: none named)
   double avg_busbw_gbps = -1;  // the `Avg bus bandwidth` summary (-1: absent)
   Curve curve;
 };

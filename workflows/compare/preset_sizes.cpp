@@ -39,6 +39,14 @@ std::uint32_t row_nodes(const CurvePoint& p, const presets::Preset& preset) {
       throw InputError(p.where + ": ranks " + *ranks_text + " is not a whole number of " + preset.name + " nodes (" +
                        std::to_string(per_node) + " GPUs each)");
     }
+    // The log's own hosts, when it names several: 16 ranks on 4 hosts were
+    // simulated as 2 nodes of 8 GPUs, another machine, without a word. (One
+    // host name for every rank may be containers named alike: not a count.)
+    if (p.hosts > 1 && std::uint64_t{p.hosts} * per_node != *ranks) {
+      throw InputError(p.where + ": the '# Rank' lines put " + *ranks_text + " ranks on " + std::to_string(p.hosts) +
+                       " hosts, but " + preset.name + " runs " + std::to_string(per_node) +
+                       " GPUs per node: the curve was measured on another machine");
+    }
     if (nodes && *nodes * per_node != *ranks) {
       throw InputError(p.where + ": nodes " + *nodes_text + " and ranks " + *ranks_text + " disagree: a " +
                        preset.name + " node has " + std::to_string(per_node) + " GPUs");

@@ -82,6 +82,7 @@ RunOutcome run(const ScenarioSpec& spec, const RunHooks& hooks) {
       out.result.warnings.push_back(w);
       ++out.impossible_mfu;
     }
+    for (const std::string& w : untimed_compute_warnings(*out.info.training)) out.result.warnings.push_back(w);
   }
   if (hooks.log_warnings) {
     for (const std::string& w : out.result.warnings) spdlog::warn("{}", w);

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <iostream>
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "core/error.h"
@@ -19,21 +21,21 @@
 
 namespace sim::workflows {
 
+// I/K, decimal digits on both sides (std::stoul took " 1/2", "+1/2" and, as
+// 2^64 - 1, "-1/2").
 void parse_shard(const std::string& text, unsigned& index, unsigned& count) {
+  const auto whole = [](std::string_view digits, unsigned long& v) {
+    const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    return !digits.empty() && ec == std::errc() && ptr == digits.data() + digits.size();
+  };
   const auto slash = text.find('/');
-  try {
-    if (slash == std::string::npos) throw std::invalid_argument("no slash");
-    std::size_t used = 0;
-    const unsigned long i = std::stoul(text.substr(0, slash), &used);
-    if (used != slash) throw std::invalid_argument("junk");
-    const std::string k_text = text.substr(slash + 1);
-    const unsigned long k = std::stoul(k_text, &used);
-    if (used != k_text.size() || k == 0 || i >= k || k > (1u << 20)) throw std::invalid_argument("range");
-    index = static_cast<unsigned>(i);
-    count = static_cast<unsigned>(k);
-  } catch (const std::exception&) {
-    throw InputError("--shard " + text + ": expected I/K with 0 <= I < K (e.g. 0/4)");
+  unsigned long i = 0, k = 0;
+  if (slash == std::string::npos || !whole(std::string_view(text).substr(0, slash), i) ||
+      !whole(std::string_view(text).substr(slash + 1), k) || k == 0 || i >= k || k > (1u << 20)) {
+    throw InputError("--shard '" + text + "': expected I/K with 0 <= I < K (e.g. 0/4)");
   }
+  index = static_cast<unsigned>(i);
+  count = static_cast<unsigned>(k);
 }
 
 namespace {

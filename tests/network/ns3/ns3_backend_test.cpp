@@ -288,6 +288,31 @@ TEST(Ns3Backend, OnlyOneAtATimeAndBadOptionsAreErrors) {
   EXPECT_NO_THROW(backend("ns3", shape256, q2, {{"connect", {"on_first_send", "test"}}}));
 }
 
+// A drop-tail queue smaller than one frame (mtu + the 2-B PPP header) dropped
+// every full segment: "only 0 of 2 TCP connections were established" (exit 1)
+// or a run that drained its events with nodes unfinished (exit 3).
+TEST(Ns3Backend, AQueueSmallerThanOneFrameIsAnError) {
+  SKIP_WITHOUT_NS3();
+  const Topology t = one_link();
+  auto expect_error = [&](std::map<std::string, OptionValue> o, const std::string& part) {
+    EventQueue q;
+    try {
+      backend("ns3", t, q, std::move(o));
+      ADD_FAILURE() << "expected InputError containing: " << part;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  expect_error({{"queue_size", {"1B", "sys.yml:3: network.queue_size"}}},
+               "sys.yml:3: network.queue_size: 1 B cannot hold one packet: a link sends mtu (9000 B) plus a 2 B PPP "
+               "header, 9002 B, so it would drop every full segment; give at least 9002 B (or a smaller mtu)");
+  expect_error({{"queue_size", {"9001B", "sys.yml:3: network.queue_size"}}}, "give at least 9002 B");
+  expect_error({{"mtu", {"1500", "t"}}, {"queue_size", {"1000B", "sys.yml:4: network.queue_size"}}},
+               "sys.yml:4: network.queue_size: 1000 B cannot hold one packet: a link sends mtu (1500 B)");
+  // One frame is enough to deliver, slowly.
+  EXPECT_GT(one_message("ns3", t, 0, 1, 64 * 1024, {{"mtu", {"1500", "t"}}, {"queue_size", {"1502B", "t"}}}), 0);
+}
+
 // A sweep runs points on threads: ns3 networks on two threads take turns
 // (ns-3's simulator is one per process) and each gets the time it gets alone.
 TEST(Ns3Backend, NetworksOnTwoThreadsTakeTurns) {

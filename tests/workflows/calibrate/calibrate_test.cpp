@@ -162,6 +162,42 @@ TEST_F(Calibrate, BadInputIsAnErrorNamingIt) {
   std::ofstream(dir + "/calibration.yml") << "free:\n  - {name: x, file: network, key: bandwidth.0, min: 1GB/s, max: 1us}\n";
   o.filters.clear();
   EXPECT_THROW(calibrate(o), InputError);
+  // Bounds of another kind than the key's value: the time was written into
+  // network.yml and refused there, naming a reference row and network.yml.
+  std::ofstream(dir + "/calibration.yml") << "free:\n  - {name: x, file: network, key: bandwidth.0, min: 120us, max: 300us}\n";
+  try {
+    calibrate(o);
+    ADD_FAILURE() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), dir + "/calibration.yml:2: parameter 'x': its bounds (120us, 300us) are a time, but "
+                                           "'bandwidth.0' in " + dir + "/network.yml is '450GB/s', a bandwidth");
+  }
+  EXPECT_FALSE(std::filesystem::exists(o.output));
+}
+
+// A search that reaches a value no row can run at (a latency of 10^6 s per
+// link passes the largest simulated time) stopped with the row's error
+// alone: "at simulated time 8000000 s: ... would pass the largest
+// representable time", the value tried unsaid.
+TEST_F(Calibrate, ARowThatCannotRunAtAValueTriedNamesTheValueAndTheBounds) {
+  const std::string dir = ring_preset();
+  const std::string ref = synthetic_reference(dir, {}, {});
+  std::ofstream(dir + "/calibration.yml") << "free:\n  - {name: nvlink_latency, file: network, key: latency.0, "
+                                             "min: 1ns, max: 1000000s}\n";
+  CalibrateOptions o;
+  o.reference = ref;
+  o.system_dir = dir;
+  o.output = path("out");
+  try {
+    calibrate(o);
+    ADD_FAILURE() << "expected SimError";
+  } catch (const SimError& e) {
+    EXPECT_EQ(e.exit_code(), 3);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("would pass the largest representable time"), std::string::npos) << what;
+    EXPECT_NE(what.find("(the fit was trying nvlink_latency = "), std::string::npos) << what;
+    EXPECT_NE(what.find("; narrow the bounds in " + dir + "/calibration.yml)"), std::string::npos) << what;
+  }
   EXPECT_FALSE(std::filesystem::exists(o.output));
 }
 

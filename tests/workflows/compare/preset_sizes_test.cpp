@@ -285,6 +285,23 @@ TEST_F(PresetSizes, BadNodeCountsAndPresetsAreErrorsNamingThem) {
           "nccl-tests' '# Rank' lines) to build preset " +
           kPreset + " at",
       path("all_reduce_perf.txt"));
+  // A log whose '# Rank' lines put 16 ranks on 4 hosts of 4 GPUs ran as 2
+  // nodes of 8: another machine, compared without a word.
+  std::string ranks;
+  for (int r = 0; r < 16; ++r) {
+    ranks += "#  Rank " + std::to_string(r) + " Group  0 Pid  " + std::to_string(41872 + r) + " on   node-0" +
+             std::to_string(17 + r / 4) + " device  " + std::to_string(r % 4) + " [0x18] NVIDIA H100 80GB HBM3\n";
+  }
+  const std::string table =
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
+      "#wrong\n"
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+      "     1048576        262144     float     sum      -1    32.91   31.86   59.74      0    32.58   32.18   60.34   "
+      "   0\n";
+  expect_error("# Using devices\n" + ranks + table,
+               path("all_reduce_perf.txt") + ":20: the '# Rank' lines put 16 ranks on 4 hosts, but " + kPreset +
+                   " runs 8 GPUs per node: the curve was measured on another machine",
+               path("all_reduce_perf.txt"));
   expect_error(header + good + "x,65,520,all_reduce,1048576,40,26.21,52.33\n",
                csv + ":3: 65 nodes of preset " + kPreset + ": --nodes 65: " + kPreset +
                    " has at most 64 nodes (a rail is one 64-port 400 Gb/s switch, NVIDIA Quantum-2 QM9700 (spec "

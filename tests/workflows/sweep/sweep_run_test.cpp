@@ -190,6 +190,19 @@ TEST(SweepRun, ShardsMergeIntoTheLocalCsvByteForByte) {
   ASSERT_EQ(run_sim("sweep " + kBandwidthSpec + " -q --shard 0/2 -o " + (tmp / "s0")).code, 0);
   ASSERT_EQ(run_sim("sweep " + kBandwidthSpec + " -q --shard 1/2 -o " + (tmp / "s1")).code, 0);
   EXPECT_EQ(csv_rows(tmp / "s0/results.csv").size(), 24u);
+  // An empty share (an unset variable in a job script) ran every point.
+  const SimRun empty = run_sim("sweep " + kBandwidthSpec + " -q --shard '' -o " + (tmp / "empty"));
+  EXPECT_EQ(empty.code, 2) << empty.output;
+  EXPECT_NE(empty.output.find("sim: error: --shard '': expected I/K with 0 <= I < K (e.g. 0/4)"), std::string::npos)
+      << empty.output;
+  EXPECT_FALSE(std::filesystem::exists(tmp / "empty"));
+  // Digits only: std::stoul skipped a space and a plus, and read -1 as 2^64 - 1.
+  for (const char* shard : {"' 1/2'", "+1/2", "1/+2", "-1/2", "1/2x", "2/2", "0/0"}) {
+    const SimRun bad = run_sim("sweep " + kBandwidthSpec + " -q --shard " + shard + " -o " + (tmp / "bad"));
+    EXPECT_EQ(bad.code, 2) << shard << bad.output;
+    EXPECT_NE(bad.output.find("expected I/K with 0 <= I < K"), std::string::npos) << bad.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(tmp / "bad"));
   // A merge of one shard is refused: it misses half the points.
   const SimRun partial = run_sim("sweep merge " + (tmp / "s0") + " -o " + (tmp / "partial"));
   EXPECT_EQ(partial.code, 2);

@@ -311,7 +311,13 @@ TrainingSpec build_spec(const TrainingOptions& o, const ModelConfig* model) {
   if (o.cp_comm != "p2p" && o.cp_comm != "all-gather") {
     throw InputError(quoted("cp-comm", o.cp_comm) + ": expected p2p or all-gather");
   }
-  t.cp_all_gather = o.cp_comm == "all-gather" && p.cp > 1;
+  // A context-parallel exchange without context parallelism changes nothing:
+  // the run would be the plain one, with the option read as if it mattered.
+  if (o.cp_comm == "all-gather" && p.cp == 1) {
+    throw InputError(given("cp-comm", o.cp_comm) + ": needs context parallelism (cp > 1 in " + opt("parallel") +
+                     "; with cp = 1 there is no K/V to exchange)");
+  }
+  t.cp_all_gather = o.cp_comm == "all-gather";
   const std::uint64_t dpc = std::uint64_t{p.dp} * p.cp;
   t.bucket_params = o.bucket_params ? o.bucket_params : std::max<std::uint64_t>(40'000'000, 1'000'000 * dpc);
   t.comm_free = o.comm_free;
@@ -321,6 +327,10 @@ TrainingSpec build_spec(const TrainingOptions& o, const ModelConfig* model) {
   if (o.pp_scatter_gather && (p.tp == 1 || p.sp)) {
     throw InputError(flag("pp-scatter-gather") + ": needs tp > 1 without sp (the pipeline message is already split over tp "
                      "with sequence parallelism, and with tp = 1 there is nothing to split)");
+  }
+  // So it is with one stage: there is no pipeline message.
+  if (o.pp_scatter_gather && p.pp == 1) {
+    throw InputError(flag("pp-scatter-gather") + ": needs pp > 1 (with one stage there is no pipeline message to split)");
   }
   t.pp_scatter_gather = o.pp_scatter_gather;
   if (o.tp_comm_overlap) {

@@ -160,6 +160,11 @@ TEST_F(GeneratorTest, AllGatheredKeysAndValuesComputeTheRingsPairsAndFlops) {
   bad.cp_comm = "a2a";
   EXPECT_EQ(error_of(bad), "--cp-comm 'a2a': expected p2p or all-gather");
   EXPECT_EQ(gen::parse_training_query("model=llama3-8b&parallel=tp=1,cp=2&cp-comm=all-gather").cp_comm, "all-gather");
+  // Without context parallelism there is nothing to gather: the option was ignored, silently.
+  gen::TrainingOptions no_cp = options(model, "tp=2,pp=1,dp=2", 4, s);
+  no_cp.cp_comm = "all-gather";
+  EXPECT_EQ(error_of(no_cp), "--cp-comm all-gather: needs context parallelism (cp > 1 in --parallel; with cp = 1 there "
+                             "is no K/V to exchange)");
 }
 
 }  // namespace

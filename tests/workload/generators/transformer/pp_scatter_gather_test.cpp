@@ -69,6 +69,18 @@ TEST_F(GeneratorTest, PipelineScatterGatherNeedsTensorRanksWithoutSequenceParall
           << e.what();
     }
   }
+  // One stage has no pipeline message: the flag changed nothing, silently.
+  gen::TrainingOptions one_stage = options(model, "tp=2,pp=1,dp=1", 8, 32);
+  one_stage.pp_scatter_gather = true;
+  try {
+    gen::make_training_spec(one_stage);
+    FAIL() << "pp=1";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--pp-scatter-gather: needs pp > 1 (with one stage there is no pipeline message "
+                                         "to split)"),
+              std::string::npos)
+        << e.what();
+  }
   // The in-memory form takes it as a flag.
   EXPECT_TRUE(gen::parse_training_query("model=x&pp-scatter-gather").pp_scatter_gather);
   EXPECT_THROW(gen::parse_training_query("model=x&pp-scatter-gather=yes"), InputError);
