@@ -176,7 +176,9 @@ namespace {
 // The network device's writes (net_writes.h): none unless net_write_cost is given.
 NetWrites net_writes(const Params& params, double nic_gbs) {
   NetWrites w;
-  if (const auto it = params.find("net_write_cost"); it != params.end()) w.cost = static_cast<Time>(it->second);
+  const auto cost = params.find("net_write_cost");
+  if (cost == params.end()) return w;  // inactive: the programs' shapes need not tell NICs apart
+  w.cost = static_cast<Time>(cost->second);
   if (const auto it = params.find("net_rails"); it != params.end()) w.rails = static_cast<std::uint32_t>(it->second);
   if (const auto it = params.find("min_stripe"); it != params.end()) w.min_stripe = it->second;
   w.device_rate = static_cast<BytesPerSecond>(std::llround(nic_gbs * 1e9));
@@ -499,7 +501,9 @@ std::shared_ptr<const CollectiveProgram> make_program(CollectiveType type, std::
   if (ctx.size() == 1) return std::make_shared<const OneMemberProgram>("nccl", type, bytes, ctx.memory.bandwidth);
   if (type == CollectiveType::kAllToAll) {
     P2pModel m = p2p_model(params);
-    if (params.count("net_write_cost")) m.writes = net_writes(params, describe_system(ctx, arch_of(params)).nic_bw);
+    if (params.count("net_write_cost")) {  // the NIC's rate needs NCCL's view of the system
+      m.writes = net_writes(params, describe_system(ctx, arch_of(params)).nic_bw);
+    }
     return make_alltoall_program("nccl:p2p", bytes, ctx, m);
   }
   const Plan pl = plan(type, bytes, params, ctx);
