@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "nccl_test_cluster.h"
+#include "../nccl_test_cluster.h"
 #include "system/collectives/nccl/model/net_writes.h"
 #include "tests/system/test_util.h"
 

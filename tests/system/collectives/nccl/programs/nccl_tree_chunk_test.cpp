@@ -9,7 +9,7 @@
 #include <string>
 
 #include "tests/system/test_util.h"
-#include "nccl_test_cluster.h"
+#include "../nccl_test_cluster.h"
 #include "system/collectives/nccl/nccl_algorithm.h"
 #include "system/collectives/nccl/model/nccl_protocol.h"
 

@@ -16,7 +16,7 @@
 
 #include "system/collectives/algorithm_context.h"
 #include "system/collectives/nccl/programs/nccl_programs.h"
-#include "op_text.h"
+#include "../op_text.h"
 #include "system/collectives/nccl/model/nccl_protocol.h"
 
 namespace sim {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "tests/system/test_util.h"
-#include "nccl_test_cluster.h"
+#include "../nccl_test_cluster.h"
 #include "report/report.h"
 #include "system/collectives/algorithm_context.h"
 #include "system/collectives/nccl/nccl_algorithm.h"

@@ -21,7 +21,7 @@
 #include "system/collectives/nccl/nccl_algorithm.h"
 #include "system/collectives/nccl/programs/nccl_p2p.h"
 #include "system/collectives/nccl/programs/nccl_programs.h"
-#include "op_text.h"
+#include "../op_text.h"
 
 namespace sim {
 namespace {
