@@ -19,6 +19,7 @@ constexpr std::uint32_t kFusedDone = 5;  // an aggregated collective ends on eve
 constexpr std::uint32_t kUploaded = 6;  // a switch upload arrived at the switch
 constexpr std::uint32_t kCameDown = 7;  // a message from a switch arrived at its member
 constexpr std::uint32_t kStandInDone = 8;  // a collective timed alone ends on its simulated rank
+constexpr std::uint32_t kProxyPost = 9;    // a send is ready for its rank's proxy thread
 }  // namespace
 
 // What an aggregated collective does, found once per (program, members).
@@ -341,6 +342,18 @@ void CollectiveEngine::on_event(const Event& event) {
     came_down(static_cast<std::uint32_t>(event.payload));
     return;
   }
+  if (event.kind == kProxyPost) {
+    const auto m = static_cast<std::uint32_t>(event.payload);
+    if (in_flight_[m].cancelled) {
+      in_flight_.free(m);
+      return;
+    }
+    const Instance& in = instances_[in_flight_[m].instance];
+    const Time at = proxy_through((*in.members)[in_flight_[m].src], queue_.now(),
+                                  Time{in_flight_[m].proxy_ns} * kNanosecond);
+    queue_.schedule(at, this, kInject, m);
+    return;
+  }
   if (event.kind == kInject) {
     InFlight& msg = in_flight_[static_cast<std::uint32_t>(event.payload)];
     if (msg.cancelled) {
@@ -423,8 +436,15 @@ void CollectiveEngine::issue_switch_op(std::uint32_t inst, std::uint32_t pos, Op
   const Time paced_start = op.rate > 0 ? msg.not_before - transfer_time(op.bytes, op.rate) : queue_.now();
   Time at = std::max(add_time(queue_.now(), config_.endpoint_delay, "a send's endpoint delay"), paced_start);
   if (op.proxy_ns > 0) {
-    at = proxy_through((*instances_[inst].members)[pos], at, Time{op.proxy_ns} * kNanosecond);
     in_flight_[m].proxy_ns = op.proxy_ns;
+    if (at > queue_.now()) {
+      // The proxy thread takes messages as they become ready, not as the
+      // simulation issues them: one that is ready later must not hold up
+      // one issued after it but ready sooner (another channel's step).
+      queue_.schedule(at, this, kProxyPost, m);
+      return;
+    }
+    at = proxy_through((*instances_[inst].members)[pos], at, Time{op.proxy_ns} * kNanosecond);
   }
   if (at > queue_.now()) {
     queue_.schedule(at, this, kInject, m);

@@ -22,6 +22,10 @@
 #include "system/collectives/nccl/nccl_algorithm.h"
 #include "system/collectives/nccl/model/nccl_protocol.h"
 #include "system/collectives/nccl/model/tuner_regions.h"
+#include "system/collectives/nccl/programs/nccl_dag.h"
+#include "core/event_queue.h"
+#include "network/backend_registry.h"
+#include "system/runner/engine/collective_engine.h"
 
 namespace sim {
 namespace {
@@ -57,6 +61,61 @@ TEST(NcclProxy, AProxiedRunIsTheSameWithoutAggregation) {
   const SimulationResult folded = simulate_collective(topo, CollectiveType::kAllReduce, 1 << 22, c);
   c.aggregation = false;
   EXPECT_EQ(simulate_collective(topo, CollectiveType::kAllReduce, 1 << 22, c).makespan, folded.makespan);
+}
+
+// When rank 2 of a hand-built program is through: rank 0 sends a paced step
+// to rank 1 on channel 0 (1000 B at `pace`), a second step on channel 0 that
+// its pacer starts only when the first is through, and 1000 B unpaced to
+// rank 2 on channel 1 issued after them; every message through the proxy (1 us).
+Time third_message_end(BytesPerSecond pace) {
+  const Topology topo = parse_topology("shape: Switch\nnpus: 3\nbandwidth: 1GB/s\nlatency: 0ns\n", "proxy-order");
+  nccl::DagBuilder b(3);
+  const auto op = [](OpKind kind, std::uint32_t peer, std::uint64_t tag, std::uint16_t channel, BytesPerSecond rate) {
+    CollectiveOp o;
+    o.kind = kind;
+    o.peer = peer;
+    o.bytes = 1000;
+    o.tag = tag;
+    o.channel = channel;
+    o.rate = rate;
+    o.proxy_ns = kind == OpKind::kSend ? 1000 : 0;
+    return o;
+  };
+  b.add(0, op(OpKind::kSend, 1, 0, 0, pace), {});
+  b.add(0, op(OpKind::kSend, 1, 1, 0, pace), {});
+  b.add(0, op(OpKind::kSend, 2, 2, 1, 0), {});
+  b.add(1, op(OpKind::kRecv, 0, 0, 0, 0), {});
+  b.add(1, op(OpKind::kRecv, 0, 1, 0, 0), {});
+  b.add(2, op(OpKind::kRecv, 0, 2, 0, 0), {});
+  for (std::uint32_t r = 0; r < 3; ++r) b.seal(r);
+  const std::shared_ptr<const CollectiveProgram> program = b.build("proxy-order");
+  SystemConfig config;
+  config.network.backend = "analytical";
+  EventQueue q;
+  auto net = make_network(config.network, topo, q);
+  struct Ends final : CollectiveListener {
+    explicit Ends(const EventQueue& queue) : q(queue) {}
+    void on_collective_done(std::uint32_t, std::uint64_t cookie) override { end[cookie] = q.now(); }
+    const EventQueue& q;
+    Time end[3] = {-1, -1, -1};
+  } ends(q);
+  CollectiveEngine engine(q, *net, config, ends);
+  auto members = std::make_shared<const std::vector<std::uint32_t>>(std::vector<std::uint32_t>{0, 1, 2});
+  for (std::uint32_t p = 0; p < 3; ++p) engine.join({0, 0}, program, members, p, p);
+  q.run();
+  return ends.end[2];
+}
+
+TEST(NcclProxy, TheThreadTakesMessagesAsTheyBecomeReady) {
+  // The second step is ready when the first is through its pacer (1 us at
+  // 1 GB/s, 5 us at 0.2 GB/s); the message on channel 1 is ready at once and
+  // goes through the proxy after the first step whatever the pace (1-2 us),
+  // so rank 2's end does not move: a proxy taking messages in the order the
+  // simulation issues them would hold it behind the second step (its turn at 6-7 us, rank 2's end at 9 us).
+  const Time fast = third_message_end(1'000'000'000), slow = third_message_end(200'000'000);
+  EXPECT_EQ(fast, slow);
+  // Out of the proxy at 2 us, 1 us on the wire, 1 us in rank 2's proxy.
+  EXPECT_EQ(fast, 4 * kMicrosecond);
 }
 
 TEST(NcclVersion, NvlsTreeChunkFollowsTheRelease) {
