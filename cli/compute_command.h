@@ -8,7 +8,7 @@
 //
 // --smooth predicts with the kernel model's fitted curves alone (no per-row
 // correction): how far the smooth fit is from each measurement, and what
-// scripts/derive_kernel_table.py writes as a derived table.
+// scripts/kernels/derive_kernel_table.py writes as a derived table.
 // A summary line (rows, median and largest error against the measured times)
 // goes to standard error, or to standard output when -o names a file.
 #pragma once

@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   }
   if (files.empty()) {
     std::printf("replay: no inputs found; skipped\n");
-    // For the run's skip summary (scripts/test_summary.py): every input of
+    // For the run's skip summary (scripts/checks/test_summary.py): every input of
     // such a harness is in ../shared/testdata.
     if (const char* tmp = std::getenv("TMPDIR"); tmp != nullptr && tmp[0] != '\0') {
       const std::string name = fs::path(argv[0]).filename().string();

@@ -18,9 +18,9 @@ PACKAGES=(
   libssl-dev                          # SHA-256 keys of sweep points (workflows/sweep/content_hash.h)
   libopenmpi-dev openmpi-bin          # optional: `mpirun -n K sim sweep` (built only when found)
   python3 python3-matplotlib python3-yaml  # scripts/fig4.py, scripts/plot_results.py (sim plot)
-  time                                # /usr/bin/time in scripts/bench.sh
+  time                                # /usr/bin/time in scripts/bench/bench.sh
   libns3-dev libgsl-dev libsqlite3-dev  # optional ns3 packet-level backend (its pkg-config link line names GSL and SQLite)
-  clang libclang-rt-14-dev            # libFuzzer harnesses (fuzz/, scripts/fuzz.sh in .ci/run)
+  clang libclang-rt-14-dev            # libFuzzer harnesses (fuzz/, scripts/checks/fuzz.sh in .ci/run)
 )
 
 missing=()

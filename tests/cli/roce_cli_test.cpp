@@ -70,7 +70,7 @@ double simulated_ns(const std::string& output) {
 // 16-NPU leaf-spine, 1 and 4 MiB, within 10%. The incast runs with PFC
 // alone: with DCQCN's paper parameters the 4 MiB incast on 8 NPUs ends 12.7%
 // after flow (its cuts leave the port idle at times; docs/network.md).
-// scripts/ns3_roce_check.py runs the same cases up to 256 NPUs and 256 MiB.
+// scripts/docs/ns3_roce_check.py runs the same cases up to 256 NPUs and 256 MiB.
 TEST_F(RoceCli, AgreesWithFlowOnRingAllToAllAndIncast) {
 #ifndef SIM_HAVE_NS3
   GTEST_SKIP() << "ns-3 not found at configure time: libsim_ns3.so is not built";

@@ -6,7 +6,7 @@
 // makes TempDir() agree, so no test writes to /tmp.
 //
 // Skips: each skipped test leaves its message in $TMPDIR/skips/<test> for the
-// run's last line (scripts/test_summary.py), which says how many skipped and
+// run's last line (scripts/checks/test_summary.py), which says how many skipped and
 // why, and fails a CI run that skipped for want of ../shared/testdata while
 // it was there.
 #include <gtest/gtest.h>

@@ -190,7 +190,7 @@ TEST_F(ComputeConfigFiles, TheFitsOptionsReachTheKernelModel) {
 }
 
 TEST(ComputeConfig, ShippedH100TableReproducesItsRows) {
-  // configs/kernels/h100/ is derived by scripts/derive_kernel_table.py
+  // configs/kernels/h100/ is derived by scripts/kernels/derive_kernel_table.py
   // (docs/compute.md): the model fitted on it must reproduce it.
   const std::string dir = source_dir() + "/configs/kernels/h100";
   const std::vector<KernelSample> rows = read_kernel_samples(kernel_table_files(dir));

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The printed examples of README.md and docs/ match what their commands print today.
 
-Runs scripts/doc_outputs.py's check over every document that has output blocks (README.md
+Runs scripts/docs/doc_outputs.py's check over every document that has output blocks (README.md
 among them), each block's commands in a fresh folder removed at exit, and fails naming each
 block whose text differs (simulated figures exactly; wall time, loading, event loop, events/s
-and peak memory masked). Blocks marked `long` are not run (`scripts/doc_outputs.py --check
+and peak memory masked). Blocks marked `long` are not run (`scripts/docs/doc_outputs.py --check
 --long` runs them); with --skip-slow (the sanitizer builds) neither are those marked `slow`.
 
 Also checks that everything the commands write in their folder is ignored by .gitignore, so a
@@ -26,7 +26,7 @@ def main(argv):
         return 2
     src, sim = os.path.abspath(argv[0]), os.path.abspath(argv[1])
     skip_slow = len(argv) == 3
-    sys.path.insert(0, os.path.join(src, "scripts"))
+    sys.path.insert(0, os.path.join(src, "scripts", "docs"))
     import doc_outputs
 
     docs = doc_outputs.default_docs()
@@ -67,7 +67,7 @@ def main(argv):
     for line in bad + problems:
         print(line)
     if bad:
-        print("printed_outputs_test: run scripts/doc_outputs.py --write and say in the prose what moved")
+        print("printed_outputs_test: run scripts/docs/doc_outputs.py --write and say in the prose what moved")
     if bad or problems:
         return 1
     print(f"printed_outputs_test: {checked} block(s) of {len(docs)} document(s) match what their commands print"

@@ -3,7 +3,7 @@
 // the preset's proxy, hop and per-call overhead were fitted on the 2-node rows
 // of 32-256 MiB; rows it was not fitted on, one per regime the tuner picks
 // (NVLS-tree on 2 and 16 nodes, ring/LL128 and ring/Simple on 4, tree/LL128 on
-// 4 and 32), stay within 10% of the measured busbw. Every row is in docs/nccl.md (scripts/nccl_p5_table.py).
+// 4 and 32), stay within 10% of the measured busbw. Every row is in docs/nccl.md (scripts/docs/nccl_p5_table.py).
 #include <gtest/gtest.h>
 
 #include <filesystem>

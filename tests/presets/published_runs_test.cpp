@@ -140,7 +140,7 @@ double sc21_model_tflops(double published, double layers, double hidden) {
 
 // The dgx-a100 preset's compute.efficiency (0.655) was fitted on the table's
 // 7.5B row (128 GPUs); the 1.7B, 3.6B, 18B, 39B, 76B, 145B and 310B rows are
-// held out (530B and 1T too, in scripts/bench_published.sh: minutes each).
+// held out (530B and 1T too, in scripts/bench/bench_published.sh: minutes each).
 // The plans are the paper's script (NVIDIA/Megatron-LM
 // examples/sc21/run_table_1.sh), attention as Megatron-LM ran it then
 // (unfused: batched GEMMs around the softmax, dropout 0.1 in the model files).

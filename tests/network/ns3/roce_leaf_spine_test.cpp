@@ -1,5 +1,5 @@
 // transport: roce on a leaf-spine: the N-to-1 incast of docs/network.md's
-// 63-to-1 case (scripts/ns3_roce_check.py runs that one) scaled down to
+// 63-to-1 case (scripts/docs/ns3_roce_check.py runs that one) scaled down to
 // 15-to-1 on 16 NPUs, against its bottleneck bound and against flow, with
 // PFC, without it, and with DCQCN.
 #include <gtest/gtest.h>

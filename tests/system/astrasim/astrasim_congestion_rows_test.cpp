@@ -5,7 +5,7 @@
 // `sim` binary on the flow backend from the row's own files:
 //   --system system/<algorithm>_1d.json  --network network/<topology>.yml
 //   (+ bandwidth_unit: GiB/s)  --backend flow
-// The same rows on analytical, flow and ns3 are scripts/tables/network.py astrasim-rows's
+// The same rows on analytical, flow and ns3 are scripts/docs/tables/network.py astrasim-rows's
 // table in docs/network.md ("All 8-NPU congestion-aware rows").
 //
 //   FullyConnected_8 (every row) and Ring_8 ring: within 0.1% (one link per

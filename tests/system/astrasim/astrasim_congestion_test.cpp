@@ -201,7 +201,7 @@ class AstraSimCongestion : public ::testing::Test {
   fs::path dir_;
 };
 
-// The row as a Markdown table row, in the test's output (docs/network.md's tables are scripts/tables/network.py's).
+// The row as a Markdown table row, in the test's output (docs/network.md's tables are scripts/docs/tables/network.py's).
 void print_row(const Row& r, Time ours) {
   const double ours_ns = static_cast<double>(ours) / kNanosecond;
   const double err = 100.0 * (ours_ns - static_cast<double>(r.ns)) / static_cast<double>(r.ns);

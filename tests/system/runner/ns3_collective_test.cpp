@@ -21,7 +21,7 @@ SystemConfig on(const std::string& backend) {
   return c;
 }
 
-// 64 MiB is in docs/network.md's table (scripts/tables/network.py ns3-ring): too slow for a unit test.
+// 64 MiB is in docs/network.md's table (scripts/docs/tables/network.py ns3-ring): too slow for a unit test.
 TEST(Ns3Collective, RingAllReduceWithinTenPercentOfFlow) {
 #ifndef SIM_HAVE_NS3
   GTEST_SKIP() << "ns-3 not found at configure time: the ns3 backend is not built";

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""The p5 preset against the public p5 curves, every row (docs/nccl.md).
+
+    scripts/docs/nccl_p5_table.py SIM CURVE.csv              # print the table
+    scripts/docs/nccl_p5_table.py SIM CURVE.csv --write-docs # put it into docs/nccl.md's marked block
+
+CURVE.csv is either p5_efa_allreduce_2-32nodes.csv (all-reduce, columns
+system,nodes,ranks,collective,size_bytes,...) or the benchmark's all-to-all file as published
+(`data/nccl_alltoall.csv`, columns Nodes,GPUs,size(MB),...,out busbw(GB/s),...; sizes in MiB,
+out-of-place busbw); docs/public-data.md says where both come from. Each row is simulated on
+`sim system gen p5 --nodes N`'s files as generated, in a temporary folder removed at exit. Rows
+the preset was fitted on are marked "fit".
+"""
+import csv
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+MARKERS = {
+    "allreduce": ("<!-- p5-table: begin (scripts/docs/nccl_p5_table.py --write-docs) -->", "<!-- p5-table: end -->"),
+    "alltoall": ("<!-- p5-alltoall-table: begin (scripts/docs/nccl_p5_table.py --write-docs) -->",
+                 "<!-- p5-alltoall-table: end -->"),
+}
+
+
+def read_curve(path):
+    """(collective, [(nodes, bytes, measured busbw)]) of either file's layout."""
+    rows = list(csv.DictReader(open(path)))
+    if rows and "size(MB)" in rows[0]:
+        return "alltoall", [(int(r["Nodes"]), int(r["size(MB)"]) << 20, float(r["out busbw(GB/s)"])) for r in rows]
+    return "allreduce", [(int(r["nodes"]), int(r["size_bytes"]), float(r["busbw_GBps"])) for r in rows]
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if len(args) != 2:
+        sys.exit(__doc__)
+    sim, curve = os.path.abspath(args[0]), args[1]
+    coll, rows = read_curve(curve)
+    begin, end = MARKERS[coll]
+    tmp = tempfile.mkdtemp(prefix="sim-p5-")
+    try:
+        what = "algorithm (the tuner's, NCCL's on 2 nodes)" if coll == "allreduce" else "algorithm"
+        lines = [f"| nodes | size | {what} | measured busbw | simulated | error |", "|---|---|---|---|---|---|"]
+        errors = []
+        for n, size, ref_bw in rows:
+            sysdir = os.path.join(tmp, f"p5x{n}")
+            if not os.path.isdir(sysdir):
+                subprocess.run([sim, "system", "gen", "p5", "--nodes", str(n), "-o", sysdir], check=True, capture_output=True)
+            wl = os.path.join(tmp, f"ar{n}_{size}")
+            subprocess.run([sim, "workload", "gen", "collectives", "--npus", str(8 * n), "--coll", coll,
+                            "--size", str(size), "-o", wl], check=True, capture_output=True)
+            out = os.path.join(tmp, "c.csv")
+            subprocess.run([sim, "--workload", wl, "--system", sysdir, "--csv", out, "-q"], check=True, capture_output=True)
+            # The slowest rank's record, as `sim compare` and `sim calibrate` take it: nccl-tests
+            # reports the mean over ranks of 1,000 calls back to back, each rank's time the
+            # period at which the slowest rank lets every rank finish.
+            rec = max(csv.DictReader(open(out)), key=lambda r: float(r["duration_ns"]))
+            sim_bw = float(rec["busbw_gbps"])
+            err = (sim_bw - ref_bw) / ref_bw * 100
+            fit = coll == "allreduce" and n == 2 and size <= 256 << 20
+            if not fit:
+                errors.append(abs(err))
+            mib = size >> 20
+            label = f"{mib >> 10} GiB" if mib >= 1024 else f"{mib} MiB"
+            lines.append(f"| {n} | {label} | {rec['algorithm'].removeprefix('nccl:')} | {ref_bw:.1f} | {sim_bw:.1f} | "
+                         f"{err:+.1f}%{' (fit)' if fit else ''} |")
+            print(lines[-1], flush=True)
+        within = sum(1 for e in errors if e <= 10)
+        lines.append("")
+        lead = "Held out" if coll == "allreduce" else "None fitted on"
+        lines.append(f"{lead}: {within} of {len(errors)} rows within 10% of busbw; largest error {max(errors):.1f}%.")
+        table = "\n".join(lines)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if "--write-docs" in sys.argv:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "nccl.md")
+        text = open(path).read()
+        block = begin + "\n" + table + "\n" + end
+        if begin not in text:
+            sys.exit(f"docs/nccl.md has no block {begin}")
+        text = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: block, text, flags=re.S)
+        open(path, "w").write(text)
+        print("wrote the table into docs/nccl.md")
+    else:
+        print(table)
+
+
+if __name__ == "__main__":
+    main()
