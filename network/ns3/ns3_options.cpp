@@ -183,6 +183,21 @@ Ns3Options parse_ns3_options(const Topology& t, const BackendOptions& o) {
     parse_tcp(t, o, n);
   } else {
     parse_roce(o, n.roce);
+    // A floor at or above a NIC's line rate leaves DCQCN nothing to cut:
+    // every CNP would set the queue pair's rate to the floor, no slower than
+    // the link, so DCQCN would be off without a word.
+    if (n.transport == Ns3Transport::kRoce && n.roce.dcqcn && o.has("dcqcn_min_rate")) {
+      for (const Link& l : t.links()) {
+        if (l.from >= t.npu_count()) continue;
+        const BytesPerSecond line = n.links.effective(l.bandwidth);
+        if (n.roce.min_rate >= line) {
+          throw InputError(o.where("dcqcn_min_rate") + ": " + std::to_string(n.roce.min_rate) +
+                           " B/s is not below npu" + std::to_string(l.from) + "'s line rate of " +
+                           std::to_string(line) + " B/s: DCQCN could never slow a queue pair (give a floor below "
+                           "the slowest NIC's rate, or dcqcn: false)");
+        }
+      }
+    }
     if (n.transport == Ns3Transport::kIb) {
       n.roce.pfc = false;  // credits instead
       n.roce.dcqcn = false;

@@ -430,6 +430,26 @@ TEST(Ns3Roce, APfcXoffNotBelowTheBufferIsAnError) {
   EXPECT_EQ(message({{"pfc_xoff", {"1MB", "sys.yml:3: network.pfc_xoff"}}}), "accepted");
 }
 
+// A DCQCN floor at or above a NIC's line rate (50 GB/s here) leaves nothing
+// to cut: DCQCN would be off without a word.
+TEST(Ns3Roce, ADcqcnFloorNotBelowTheLineRateIsAnError) {
+  const Topology t = one_switch(4);
+  auto message = [&](Options o) -> std::string {
+    o["transport"] = {"roce", "sys.yml:2: network.transport"};
+    try {
+      parse_ns3_options(t, BackendOptions(o));
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  EXPECT_EQ(message({{"dcqcn_min_rate", {"50GB/s", "sys.yml:6: network.dcqcn_min_rate"}}}),
+            "sys.yml:6: network.dcqcn_min_rate: 50000000000 B/s is not below npu0's line rate of 50000000000 B/s: "
+            "DCQCN could never slow a queue pair (give a floor below the slowest NIC's rate, or dcqcn: false)");
+  EXPECT_EQ(message({{"dcqcn_min_rate", {"1GB/s", "sys.yml:6: network.dcqcn_min_rate"}}}), "accepted");
+  EXPECT_EQ(message({{"dcqcn_min_rate", {"50GB/s", "t"}}, {"dcqcn", {"false", "t"}}}), "accepted");
+}
+
 // Every pair's messages in order, each when its last byte is in; a one-hop
 // message takes its frames' serialization plus the latency.
 TEST(Ns3Roce, MessagesArriveInOrderAtTheirLastByte) {
