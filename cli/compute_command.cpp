@@ -40,6 +40,16 @@ std::string micros(double seconds) {
   return buf;
 }
 
+// A prediction longer than a day is no GPU kernel's: the largest measured
+// GEMMs take milliseconds, and one step of the largest training runs
+// minutes. Such a row is a shape typed wrong (a 2^32-cube: 1.6e20 us on an
+// H100) or in the wrong unit. The size is not refused: FLOPs are counted in
+// double, whose rounding past 2^53 (a relative 1e-16) is far below the
+// model's own error, so the number is that shape's roofline; it is printed
+// with a warning. (A run refuses a COMP node that would end past the
+// largest simulated time, about 106 days, with exit 3.)
+constexpr double kLongestKernelSeconds = 86'400;
+
 }  // namespace
 
 int run_compute_command(const ComputeCommand& c, std::ostream& out, std::ostream& err) {
@@ -90,20 +100,37 @@ int run_compute_command(const ComputeCommand& c, std::ostream& out, std::ostream
   std::ostringstream table;
   table << csv.header << ",predicted_us" << (attention ? ",predicted_fwd_bwd_us" : "") << "\n";
   std::vector<double> errors;  // |predicted / measured - 1| per measured time
+  std::vector<std::string> too_long;  // rows predicted past kLongestKernelSeconds
+  const auto check_length = [&](const KernelCsvRow& row, double seconds) {
+    if (!(seconds > kLongestKernelSeconds)) return;
+    char days[64];
+    std::snprintf(days, sizeof days, "%.3g days", seconds / kLongestKernelSeconds);
+    too_long.push_back(c.kernels + ":" + std::to_string(row.line) + ": " + row.samples[0].shape.describe() +
+                       " is predicted at " + micros(seconds) + " us (" + days + ")");
+  };
   for (const KernelCsvRow& row : csv.rows) {
     table << row.text;
     if (attention) {
       const double fwd = time_of(row.samples[0]);
       const double both = fwd + time_of(row.samples[1]);
+      check_length(row, both);
       table << "," << micros(fwd) << "," << micros(both);
       errors.push_back(std::fabs(fwd / row.samples[0].seconds - 1));
       errors.push_back(std::fabs(both / (row.samples[0].seconds + row.samples[1].seconds) - 1));
     } else {
       const double t = time_of(row.samples[0]);
+      check_length(row, t);
       table << "," << micros(t);
       errors.push_back(std::fabs(t / row.samples[0].seconds - 1));
     }
     table << "\n";
+  }
+  // The first three rows by place, then how many more: a table of typos warns in a few lines.
+  for (std::size_t i = 0; i < too_long.size() && i < 3; ++i) {
+    err << "sim: warning: " << too_long[i] << ": no GPU kernel runs for a day; check the row's sizes\n";
+  }
+  if (too_long.size() > 3) {
+    err << "sim: warning: " << too_long.size() - 3 << " more row(s) of " << c.kernels << " are predicted past a day\n";
   }
   if (c.output.empty()) {
     out << table.str();

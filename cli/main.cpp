@@ -211,7 +211,7 @@ int main(int argc, char** argv) {
                  "(reduce, broadcast), direct (gather, scatter, barrier); "
                  "<type>=<algorithm> a native one: ring, direct, halvingDoubling, doubleBinaryTree, binaryTree, astrasimTree, "
                  "nccl (NCCL's choice; nccl:algo=ring|tree|nvls|nvlstree|collnet|collnetchain|collnetdirect,"
-                 "proto=ll|ll128|simple,channels=N,arch=sm70|sm80|sm90,overhead=T,nvls_efficiency=F,nvls_latency=T,proxy=T,net_latency=T,plugin_latency=T,buffsize=S,p2p_net_chunk=S,version=2.N,tuner=none|aws-p5, "
+                 "proto=ll|ll128|simple,channels=N,arch=sm70|sm80|sm90,overhead=T,nvls_efficiency=F,nvls_latency=T,proxy=T,net_latency=T,plugin_latency=T,buffsize=S,p2p_net_chunk=S,version=2.17..2.27,tuner=none|aws-p5, "
                  "docs/nccl.md), "
                  "with parameters as direct:window=4,chunks=2; a comma list is hierarchical, one per topology "
                  "dimension (allreduce=ring,direct or hierarchical:optimization=baseline,active_chunks=1,ring,direct); "

@@ -155,6 +155,16 @@ def plot_results(args, plt):
         if not key or not eq:
             fail(f"--baseline {args.baseline}: expected AXIS=VALUE, e.g. backend=analytical")
         baseline = (key, want)
+        # A baseline on an axis no label carries (size, the --facet axis, an
+        # axis the results lack) would divide every series by itself: a flat 1.
+        series_axes = sorted({part.split("=", 1)[0] for series in facets.values() for label in series
+                              for part in label.split(" ") if "=" in part and not part.startswith("[")})
+        if key not in series_axes:
+            why = ("size is the x axis" if key == "size" else
+                   "the --facet axis (one value per panel)" if key == args.facet else
+                   "not an axis the series differ by")
+            fail(f"--baseline {args.baseline}: {why}; give AXIS=VALUE of one of: "
+                 + (", ".join(series_axes) if series_axes else "none (one series)"))
     labels = sorted({label for series in facets.values() for label in series})
     keys = sorted({split_style(label, args.style)[0] for label in labels})
     values = []

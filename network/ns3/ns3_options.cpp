@@ -73,7 +73,20 @@ void parse_roce(const BackendOptions& o, RoceOptions& r) {
     r.buffer_bytes = o.integer("buffer_size", 1, kMostBytes);
     r.buffer_where = o.where("buffer_size");
   }
-  if (o.has("pfc_xoff")) r.pfc_xoff = o.integer("pfc_xoff", 1, kMostBytes);
+  if (o.has("pfc_xoff")) {
+    r.pfc_xoff = o.integer("pfc_xoff", 1, kMostBytes);
+    // A port that pauses its sender only once it holds the whole shared
+    // buffer (or more) is never paused before the switch drops: PFC's
+    // lossless promise would be broken with no word.
+    if (r.pfc_xoff >= r.buffer_bytes) {
+      throw InputError(o.where("pfc_xoff") + ": " + std::to_string(r.pfc_xoff) + " B is not below the switch's " +
+                       "buffer of " + std::to_string(r.buffer_bytes) + " B (" +
+                       (o.has("buffer_size") ? r.buffer_where : std::string("buffer_size's default")) +
+                       "): a port would fill the whole buffer before it pauses its sender, and the switch would "
+                       "drop; give pfc_xoff below buffer_size (per port, leaving the other ports and the headroom "
+                       "their room)");
+    }
+  }
   if (o.has("pfc_xon")) {
     r.pfc_xon = o.integer("pfc_xon", 1, kMostBytes);
     r.pfc_xon_where = o.where("pfc_xon");
@@ -170,6 +183,21 @@ Ns3Options parse_ns3_options(const Topology& t, const BackendOptions& o) {
     parse_tcp(t, o, n);
   } else {
     parse_roce(o, n.roce);
+    // A floor at or above a NIC's line rate leaves DCQCN nothing to cut:
+    // every CNP would set the queue pair's rate to the floor, no slower than
+    // the link, so DCQCN would be off without a word.
+    if (n.transport == Ns3Transport::kRoce && n.roce.dcqcn && o.has("dcqcn_min_rate")) {
+      for (const Link& l : t.links()) {
+        if (l.from >= t.npu_count()) continue;
+        const BytesPerSecond line = n.links.effective(l.bandwidth);
+        if (n.roce.min_rate >= line) {
+          throw InputError(o.where("dcqcn_min_rate") + ": " + std::to_string(n.roce.min_rate) +
+                           " B/s is not below npu" + std::to_string(l.from) + "'s line rate of " +
+                           std::to_string(line) + " B/s: DCQCN could never slow a queue pair (give a floor below "
+                           "the slowest NIC's rate, or dcqcn: false)");
+        }
+      }
+    }
     if (n.transport == Ns3Transport::kIb) {
       n.roce.pfc = false;  // credits instead
       n.roce.dcqcn = false;

@@ -270,6 +270,25 @@ Synthesis synthesize(const Topology& topology, const SynthOptions& o) {
     throw InputError("collective synth: " + std::to_string(n) + " NPUs x " + std::to_string(o.chunks) +
                      " chunks is too many chunks (at most 2^26)");
   }
+  // The schedule's size is known before any search: an all-gather (or
+  // reduce-scatter) moves exactly N(N-1)k chunks, an all-reduce twice that,
+  // and each move becomes two or three ET nodes. Its cost grows faster (each
+  // offer scans the N k chunks' bits), so a count past kMaxSynthTransfers is
+  // refused at once with the largest --chunks that fits, not left to run for
+  // minutes without a word.
+  const std::uint64_t phases = o.type == CollectiveType::kAllReduce ? 2 : 1;
+  const std::uint64_t per_chunk = phases * n * (n > 0 ? n - 1 : 0);
+  if (per_chunk > 0 && per_chunk * o.chunks > kMaxSynthTransfers) {
+    const std::uint64_t most = kMaxSynthTransfers / per_chunk;
+    throw InputError("collective synth: --chunks " + std::to_string(o.chunks) + " on " + std::to_string(n) +
+                     " NPUs is a schedule of " + std::to_string(per_chunk * o.chunks) + " chunk transfers (" +
+                     (phases == 2 ? "2 x " : "") + std::to_string(n) + " x " + std::to_string(n - 1) + " x " +
+                     std::to_string(o.chunks) + " for " + collective_name(o.type) + "), past the " +
+                     std::to_string(kMaxSynthTransfers) + " a synthesis is bounded to; " +
+                     (most >= 1 ? "give --chunks " + std::to_string(most) + " or fewer"
+                                : std::string("this topology has too many NPUs to synthesize for")) +
+                     " (docs/synthesizer.md, limits)");
+  }
   const bool gather = o.type == CollectiveType::kAllGather;
   // A chunk is S/k of an all-gather's per-rank input, S/(N k) of a reduced buffer.
   const std::uint64_t chunk = std::max<std::uint64_t>(1, gather ? o.bytes / o.chunks : o.bytes / (std::uint64_t{n} * o.chunks));

@@ -40,11 +40,19 @@ struct Synthesis {
   std::uint64_t channels = 0;
 };
 
+// The most chunk transfers a schedule may hold (N(N-1)k, twice for an
+// all-reduce): 2^21, the 1,024-NPU all-reduce at one chunk (2,095,104).
+// There a 64-NPU all-reduce of 256 chunks (2,064,384) takes about 15 s of
+// CPU and 800 MB, ETs written; the time grows faster than the transfers
+// (each offer scans the N k chunks), and 512 chunks ran past a minute.
+inline constexpr std::uint64_t kMaxSynthTransfers = std::uint64_t{1} << 21;
+
 // Whether the synthesizer writes `type` (all-gather, reduce-scatter, all-reduce).
 bool synthesizer_supports(CollectiveType type);
 
-// Throws InputError for an unsupported type, zero chunks or bytes, or a
-// topology whose channels do not connect every NPU.
+// Throws InputError for an unsupported type, zero chunks or bytes, a
+// schedule past kMaxSynthTransfers, or a topology whose channels do not
+// connect every NPU.
 Synthesis synthesize(const Topology& topology, const SynthOptions& options);
 
 // The channels of `topology` with costs for chunks of `chunk_bytes`.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -19,6 +20,7 @@
 #include "system/producers/msccl_import.h"
 #include "workload/et/et_io.h"
 #include "system/registry/algorithm_source.h"
+#include "workload/loader/memory_budget.h"
 
 namespace sim {
 
@@ -87,6 +89,52 @@ std::vector<NativeAlgorithm> build_table() {
     t.push_back(std::move(nccl_algo));
   }
   return t;
+}
+
+// Bytes each op a collective holds at once costs at least: a message in the
+// network and a posted receive until it ends. Measured as peak RSS over the
+// ops ready when the collective starts, 8 ranks on configs/switch8.yml, a
+// 1 GiB all-reduce (/usr/bin/time -v, 2026-12-05): direct (21 ops a chunk
+// and rank) 306 MiB at 12,500 chunks, 1,137 MiB at 50,000, 2,146 MiB at
+// 100,000: 131 B an op; a ring (2 a chunk and rank) unfolded 477 MiB at
+// 100,000 chunks, 837 MiB at 200,000: 236 B; a ring whose ranks fold into
+// one 203 MiB at 200,000, 369 MiB at 400,000: 54 B. The least, rounded
+// down, so that only a collective that clearly cannot fit is refused.
+constexpr std::uint64_t kBytesPerHeldOp = 50;
+
+// Refuses (InputError naming `what`, the chunk count, the estimate and the
+// memory available) a program whose ops ready at its start on every rank
+// cannot fit in available_memory() at kBytesPerHeldOp each.
+void check_held_ops(const CollectiveProgram& program, CollectiveType type, std::uint64_t chunks,
+                    const std::string& what) {
+  const MemoryAvailable avail = available_memory();
+  if (avail.bytes == UINT64_MAX) return;
+  const std::uint32_t n = program.group_size();
+  const std::uint64_t limit = avail.bytes / kBytesPerHeldOp;
+  // Every op a rank runs is an upper bound of those it holds at once: no
+  // start() to call when even that fits.
+  std::uint64_t all = 0;
+  for (std::uint32_t pos = 0; pos < n && all <= limit; ++pos) all += program.op_count(pos);
+  if (all <= limit) return;
+  // Every rank's start, as the run would make them (time linear in them;
+  // one rank's ready list held at a time).
+  std::uint64_t held = 0;
+  std::vector<OpRef> ready;
+  for (std::uint32_t pos = 0; pos < n; ++pos) {
+    RankCursor cursor;
+    ready.clear();
+    program.start(pos, cursor, ready);
+    held += ready.size();
+  }
+  if (held <= limit) return;
+  char need[64], have[64];
+  std::snprintf(need, sizeof need, "%.0f MiB", static_cast<double>(held) * kBytesPerHeldOp / (1024.0 * 1024.0));
+  std::snprintf(have, sizeof have, "%.0f MiB", static_cast<double>(avail.bytes) / (1024.0 * 1024.0));
+  throw InputError(what + ": " + std::to_string(chunks) + " chunks on " + std::to_string(n) + " ranks hold " +
+                   std::to_string(held) + " ops at once when the " +
+                   collective_name(type) + " starts (each rank's messages in flight and posted receives), at " +
+                   std::to_string(kBytesPerHeldOp) + " B each at least " + need + ", but only " + have +
+                   " is available (" + avail.source + "); use fewer chunks");
 }
 
 std::string type_list(const NativeAlgorithm& a) {
@@ -768,6 +816,27 @@ std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const Co
     } else {
       program = with_dataset_splits(config_, req.type, n, req.bytes, make, halving_doubling);
     }
+    // Chunks multiply the ops a collective holds at once: a count whose
+    // ops cannot fit is refused before they are issued, not after minutes
+    // of paging.
+    std::uint64_t chunks = std::max<std::uint64_t>(req.chunks, config_.dataset_splits);
+    std::string what = "collective.chunks";
+    std::uint64_t chosen_chunks = 0;  // the most a chunks= of the choice (or of one of its dimensions) asks
+    if (ch) {
+      const auto asked = [&](const AlgorithmParams& p) {
+        if (const auto it = p.find("chunks"); it != p.end()) chosen_chunks = std::max(chosen_chunks, it->second);
+      };
+      asked(ch->choice.params);
+      for (const DimensionChoice& d : ch->choice.dims) asked(d.params);
+    }
+    if (chosen_chunks > 1) {
+      chunks = std::max(chunks, chosen_chunks);
+      what = chosen_where(req, choice_id);
+      if (what.empty()) what = "chunks=" + std::to_string(chosen_chunks);
+    } else if (config_.dataset_splits > req.chunks) {
+      what = "collective.dataset_splits";
+    }
+    if (program && chunks > 1) check_held_ops(*program, req.type, chunks, what);
     cache_.emplace(key, program);
   }
   keep_.push_back(req.members);

@@ -1,9 +1,12 @@
 #include "system/registry/collective_tools.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 
+#include "core/checked_count.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "network/topology.h"
@@ -13,6 +16,7 @@
 #include "workload/et/rank_set_writer.h"
 #include "system/program/et_algorithm.h"
 #include "system/registry/algorithm_source.h"
+#include "workload/loader/memory_budget.h"
 
 namespace sim {
 
@@ -35,6 +39,35 @@ CollectiveType collective_option(const std::string& text) {
     throw InputError("--coll '" + text + "' is not a collective (allreduce, allgather, reducescatter, alltoall, ...)");
   }
   return type;
+}
+
+// Bytes per node while one rank's algorithm is built and written: its DAG
+// (an op, its chunk range and its dependencies), its protobuf trace (a node
+// with its name and attributes) and the encoded file. Measured as peak RSS
+// (/usr/bin/time -v, 2026-12-05) over nodes per rank: a ring all-reduce on
+// 8 ranks of 143,360 to 573,440 nodes, 1,465 B; a direct one on 64 ranks of
+// 80,640 to 322,560, 1,564 B. Rounded down: a count is refused only when it
+// clearly cannot fit. (All ranks used to be built before the first was
+// written: 5.5 GB for 64 ranks of 80,640 nodes, now 140 MB.)
+constexpr std::uint64_t kGenBytesPerNode = 1400;
+
+// InputError naming --npus and --chunks when the largest rank's nodes cannot
+// fit in the memory available (as the workload generators refuse theirs).
+void check_generation_memory(const CollectiveProgram& program, std::uint32_t chunks) {
+  const MemoryAvailable avail = available_memory();
+  if (avail.bytes == UINT64_MAX) return;
+  std::uint64_t most = 0;
+  for (std::uint32_t r = 0; r < program.group_size(); ++r) most = std::max(most, program.op_count(r));
+  const CheckedCount need = CheckedCount(most) * kGenBytesPerNode;
+  if (need.fits(avail.bytes)) return;
+  char need_text[64], have[64];
+  std::snprintf(need_text, sizeof need_text, "%.0f MiB", need.fits() ? static_cast<double>(need.value()) / (1 << 20) : 1.7e13);
+  std::snprintf(have, sizeof have, "%.0f MiB", static_cast<double>(avail.bytes) / (1 << 20));
+  throw InputError("collective gen: --npus " + std::to_string(program.group_size()) + " and --chunks " + std::to_string(chunks) +
+                   ": a rank of " +
+                   std::to_string(most) + " nodes at " + std::to_string(kGenBytesPerNode) +
+                   " B per node while it is built (its DAG, its trace and its file) needs at least " + need_text +
+                   " but only " + have + " is available (" + avail.source + "): give fewer chunks or ranks");
 }
 
 }  // namespace
@@ -78,17 +111,29 @@ int generate_algorithm(const GenOptions& options, std::ostream& out) {
     }
     dims = topo.dims();
   }
-  const std::vector<EtTrace> traces =
-      native_algorithm_ets(options.algorithm, type, options.npus, options.chunks, bytes, dims);
-  const std::string removed = write_rank_ets(traces, options.prefix);
+  std::uint32_t chunks = options.chunks;
+  const auto program = native_program(options.algorithm, type, options.npus, chunks, bytes, dims);
+  check_generation_memory(*program, chunks);
+  // One rank in memory at a time (the files are what program_ets() writes).
+  RankSetWriter writer(options.prefix, program->group_size());
   std::string name;
-  for (const auto& a : traces.front().metadata.attr()) {
-    if (a.name() == "algorithm_full") name = a.string_val();
+  std::size_t nodes = 0;
+  for (std::uint32_t r = 0; r < program->group_size(); ++r) {
+    const EtTrace trace = program_et(*program, normalized(type), bytes, chunks, r);
+    if (r == 0) {
+      nodes = trace.nodes.size();
+      for (const auto& a : trace.metadata.attr()) {
+        if (a.name() == "algorithm_full") name = a.string_val();
+      }
+    }
+    writer.write(r, trace);
   }
-  out << "wrote " << traces.size() << (traces.size() == 1 ? " file " : " files ") << options.prefix << ".{0.."
-      << traces.size() - 1 << "}.et: " << name << " " << collective_name(normalized(type)) << " on " << options.npus
+  writer.commit();
+  const std::string removed = writer.removed_note();
+  out << "wrote " << writer.ranks() << (writer.ranks() == 1 ? " file " : " files ") << options.prefix << ".{0.."
+      << writer.ranks() - 1 << "}.et: " << name << " " << collective_name(normalized(type)) << " on " << options.npus
       << " NPUs, " << options.chunks << (options.chunks == 1 ? " chunk" : " chunks") << ", "
-      << traces.front().nodes.size() << " nodes per rank, sized for " << format_bytes(bytes);
+      << nodes << " nodes per rank, sized for " << format_bytes(bytes);
   out << removed;
   out << "\n";
   return kExitOk;

@@ -73,6 +73,37 @@ TEST_F(ComputeCli, BadInputExitsTwo) {
   EXPECT_FALSE(std::filesystem::exists(path("out.csv")));
 }
 
+// A row no GPU could run in a day (a 2^32-cube GEMM: 2^97 FLOP, 1.6e20 us at
+// 989 TFLOP/s) is a shape typed wrong: its roofline is printed, with a
+// warning naming the file, line and shape; past three such rows, a count.
+TEST_F(ComputeCli, ARowPredictedPastADayIsWarned) {
+  std::ofstream(path("roofline.yml")) << "compute:\n  peak_tflops: 989\n  memory_bandwidth: 3.35TB/s\n";
+  std::ofstream(path("huge.csv")) << "op,dtype,m,n,k,time_us\ngemm,bf16,512,512,512,15\n"
+                                  << "gemm,bf16,4294967296,4294967296,4294967296,15\n";
+  auto r = run_sim("compute time --system " + path("roofline.yml") + " --kernels " + path("huge.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("sim: warning: " + path("huge.csv") +
+                          ":3: gemm bf16 m=4294967296 n=4294967296 k=4294967296 is predicted at 1.60219e+20 us "
+                          "(1.85e+09 days): no GPU kernel runs for a day; check the row's sizes"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("4294967296,15,1.60219e+20"), std::string::npos) << r.output;
+  // Rows of milliseconds are not warned.
+  EXPECT_EQ(r.output.find(":2: gemm"), std::string::npos) << r.output;
+  std::ofstream many(path("many.csv"));
+  many << "op,dtype,m,n,k,time_us\n";
+  for (int i = 0; i < 5; ++i) many << "gemm,bf16,4294967296,4294967296,4294967296,15\n";
+  many.close();
+  r = run_sim("compute time --system " + path("roofline.yml") + " --kernels " + path("many.csv") + " -o " +
+              path("many-out.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("many.csv:4: gemm"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("many.csv:5: gemm"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("sim: warning: 2 more row(s) of " + path("many.csv") + " are predicted past a day"),
+            std::string::npos)
+      << r.output;
+}
+
 // The command compares the model with measurements: it says so when the
 // config's own table has rows faster than their roofline, as a run does.
 TEST_F(ComputeCli, TableRowsFasterThanTheRooflineAreWarned) {

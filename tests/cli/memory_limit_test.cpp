@@ -73,5 +73,29 @@ TEST_F(MemoryLimit, JsonTraceThatExhaustsMemoryWhileParsedIsExit2) {
   EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
 }
 
+// chunks= multiplies the ops a collective holds at once: a direct
+// all-reduce of 400,000 chunks on 8 ranks starts 67.2 M of them (8.7 GB and
+// 49 s unlimited). Under 1 GiB it is refused before any is issued, naming the
+// choice, the chunks, the estimate and what is available; 4 chunks still run.
+TEST_F(MemoryLimit, ChunksWhoseOpsCannotFitAreRefusedBeforeTheyAreIssued) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer cannot start under ulimit -v";
+#endif
+  const std::string args = "--workload 'gen:collectives?npus=8&coll=allreduce&size=1GiB' --network " +
+                           std::string(SIM_SOURCE_DIR) + "/configs/switch8.yml --collective allreduce=direct:chunks=";
+  SimRun r = run_limited(1u << 20, args + "400000");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--collective allreduce=direct:chunks=400000: collective algorithm 'direct:chunks=400000': "
+                          "400000 chunks on 8 ranks hold 67200000 ops at once when the ALL_REDUCE starts (each "
+                          "rank's messages in flight and posted receives), at 50 B each at least 3204 MiB, but only "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("RLIMIT_AS"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("use fewer chunks"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("out of memory"), std::string::npos) << r.output;
+  r = run_limited(1u << 20, args + "4");
+  EXPECT_EQ(r.code, 0) << r.output;
+}
+
 }  // namespace
 }  // namespace sim

@@ -129,6 +129,22 @@ TEST_F(RankWriters, AFailedWriteLeavesNothingToRun) {
   EXPECT_EQ(run.code, 2) << run.output;
 }
 
+// A set larger than the disk's free space is refused once the first rank is
+// encoded, before any file is touched (a million ranks of 44 MB: 46 TB; it
+// used to write until the disk was full), and an earlier set stays whole.
+TEST_F(RankWriters, ASetLargerThanTheFreeDiskSpaceIsRefusedBeforeWriting) {
+  ASSERT_EQ(gen_collectives(2, path("wl/job")).code, 0);
+  const SimRun r = run_sim("workload gen chain --npus 1048576 --nodes 1000000 -o " + path("wl/job"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("sim: error: -o '" + path("wl/job") + "': 1048576 rank files of about "), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(" B (the first one written) need about "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("GiB, but the file system of '" + path("wl") + "' has "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("free; write fewer ranks or smaller ones, or elsewhere"), std::string::npos) << r.output;
+  EXPECT_EQ(rank_files("wl"), (std::vector<std::string>{"job.0.et", "job.1.et"}));
+  EXPECT_NE(header_of_run(path("wl/job")).find("(2 ranks)"), std::string::npos);
+}
+
 // One rule for every writer's prefix: a plain prefix, or exit 2 with one line
 // saying what a prefix is, and nothing written.
 TEST_F(RankWriters, EveryWriterRefusesWhatIsNotAPlainPrefix) {

@@ -79,6 +79,25 @@ TEST_F(SynthCli, BadInputExitsTwo) {
 
 // scripts/seed_curves.py end to end on one topology and one size: its CSV has
 // every algorithm on the flow backend, and the synthesized one is fastest.
+// The schedule's size is known up front (N(N-1)k transfers, twice for an
+// all-reduce): past 2^21 the command stops at once, naming --chunks and the
+// most that fit, instead of searching for minutes without a word.
+TEST_F(SynthCli, ChunksPastTheTransferBoundAreRefusedAtOnce) {
+  const std::string out = " -o " + (dir_ / "x").string();
+  auto r = run_sim("collective synth --coll allreduce --network " + config("mesh8x8.yml") + " --chunks 512" + out);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("sim: error: collective synth: --chunks 512 on 64 NPUs is a schedule of 4128768 chunk "
+                          "transfers (2 x 64 x 63 x 512 for ALL_REDUCE), past the 2097152 a synthesis is bounded to; "
+                          "give --chunks 260 or fewer (docs/synthesizer.md, limits)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "x.0.et"));
+  r = run_sim("collective synth --coll allgather --network " + config("mesh8x8.yml") + " --chunks 521" + out);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("(64 x 63 x 521 for ALL_GATHER)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("give --chunks 520 or fewer"), std::string::npos) << r.output;
+}
+
 TEST_F(SynthCli, SeedCurvesScriptQuickRun) {
   if (::access("/usr/bin/python3", X_OK) != 0 || std::system("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null") != 0) {
     GTEST_SKIP() << "needs /usr/bin/python3 with python3-matplotlib";

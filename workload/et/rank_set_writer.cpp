@@ -1,13 +1,16 @@
 #include "workload/et/rank_set_writer.h"
 
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
 
+#include "core/checked_count.h"
 #include "core/error.h"
 #include "core/output_file.h"
 #include "core/rank_ranges.h"
@@ -57,7 +60,7 @@ void prepare_rank_prefix(const std::string& prefix, const std::string& option) {
 }
 
 RankSetWriter::RankSetWriter(std::string prefix, std::uint32_t ranks, const std::string& option)
-    : prefix_(std::move(prefix)), ranks_(ranks), written_(ranks, 0) {
+    : prefix_(std::move(prefix)), option_(option), ranks_(ranks), written_(ranks, 0) {
   prepare_rank_prefix(prefix_, option);
   if (ranks_ == 0) throw InputError(option + " '" + prefix_ + "': no ranks to write");
   for (auto& [rank, file] : rank_files_of(prefix_)) {
@@ -86,11 +89,33 @@ void RankSetWriter::clear_earlier() {
   });
 }
 
+void RankSetWriter::check_space(std::uint64_t rank_bytes) {
+  std::call_once(space_checked_, [&] {
+    const fs::path parent = fs::path(prefix_).parent_path();
+    struct statvfs fsinfo {};
+    if (::statvfs(parent.empty() ? "." : parent.c_str(), &fsinfo) != 0) return;  // unknown: the writes will tell
+    const std::uint64_t free = static_cast<std::uint64_t>(fsinfo.f_bavail) * fsinfo.f_frsize;
+    const CheckedCount product = CheckedCount(rank_bytes) * ranks_;
+    const std::uint64_t need = product.fits() ? product.value() : UINT64_MAX;
+    if (need <= free) return;
+    char need_text[64], free_text[64];
+    std::snprintf(need_text, sizeof need_text, "%.1f GiB", static_cast<double>(need) / (1ull << 30));
+    std::snprintf(free_text, sizeof free_text, "%.1f GiB", static_cast<double>(free) / (1ull << 30));
+    throw InputError(option_ + " '" + prefix_ + "': " + std::to_string(ranks_) + " rank files of about " +
+                     std::to_string(rank_bytes) + " B (the first one written) need about " + need_text +
+                     ", but the file system of '" + (parent.empty() ? std::string(".") : parent.string()) +
+                     "' has " + free_text + " free; write fewer ranks or smaller ones, or elsewhere");
+  });
+}
+
 std::uint64_t RankSetWriter::write(std::uint32_t rank, const EtTrace& trace) {
   if (rank >= ranks_) throw InputError(path(rank) + ": rank outside the " + std::to_string(ranks_) + " ranks written");
-  clear_earlier();
   const std::string file = path(rank);
   const std::string bytes = et_bytes(trace, file);
+  // Before any file is touched (an earlier set stays whole): a set that
+  // cannot fit on the disk is refused now, not after minutes of writing.
+  check_space(bytes.size());
+  clear_earlier();
   if (rank == 0) {
     rank0_ = std::make_unique<OutputFile>(file);
     rank0_->write(bytes);

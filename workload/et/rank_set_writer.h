@@ -58,12 +58,16 @@ class RankSetWriter {
 
  private:
   void clear_earlier();
+  // Once, with the first rank's size: InputError when ranks x that size
+  // cannot fit in the free space of the prefix's file system.
+  void check_space(std::uint64_t rank_bytes);
   void discard() noexcept;
 
   std::string prefix_;
+  std::string option_;  // "-o", as the command names it
   std::uint32_t ranks_;
   std::vector<std::pair<int, std::string>> stale_;  // listed by the constructor
-  std::once_flag cleared_;
+  std::once_flag cleared_, space_checked_;
   std::vector<char> written_;  // per rank; distinct ranks are distinct bytes
   std::unique_ptr<OutputFile> rank0_;
   std::atomic<std::uint64_t> bytes_{0};

@@ -323,7 +323,9 @@ Microbenchmark parse_microbenchmark_workload(const std::string& workload, Uneven
     const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
     if (ec != std::errc() || end != value.data() + value.size() || value.empty() ||
         v > std::numeric_limits<std::uint32_t>::max()) {
-      throw InputError(scheme + ": " + key + "=" + value + ": expected a whole number");
+      // A number past 32 bits is a whole number too: the message says the range.
+      throw InputError(scheme + ": " + key + "=" + value + ": expected a whole number 0.." +
+                       std::to_string(std::numeric_limits<std::uint32_t>::max()));
     }
     return static_cast<std::uint32_t>(v);
   };

@@ -110,12 +110,18 @@ std::uint64_t param_value(const std::string& key, const std::string& value) {
     for (i = 2; two && i < value.size() && value[i] >= '0' && value[i] <= '9' && minor < 100; ++i) {
       minor = minor * 10 + static_cast<std::uint64_t>(value[i] - '0');
     }
-    bool ok = two && i > 2 && minor < 100;
+    bool ok = two && i > 2 && minor < 100 && (value[2] != '0' || i == 3);  // no leading zero: 2.017
     if (ok && i < value.size()) {  // a patch level: .M
       ok = value[i] == '.' && i + 1 < value.size();
       for (std::size_t k = i + 1; ok && k < value.size(); ++k) ok = value[k] >= '0' && value[k] <= '9';
     }
     if (!ok) throw InputError("nccl: version must be NCCL's release as 2.N or 2.N.M, e.g. 2.21 or 2.27.7, not '" + value + "'");
+    // A release outside the model's would run the rules of another one without a word.
+    if (200 + minor < kOldestVersion || 200 + minor > kNewestVersion) {
+      throw InputError("nccl: version " + value + " is not a release the model knows: give 2." +
+                       std::to_string(kOldestVersion - 200) + " to 2." + std::to_string(kNewestVersion - 200) +
+                       " (2.N or 2.N.M; docs/nccl.md)");
+    }
     return 200 + minor;
   }
   if (key == "nvls_chunk" || key == "nvlstree_max_chunk" || key == "buffsize" || key == "p2p_net_chunk" ||

@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "network/backend_registry.h"
+#include "network/ns3/ns3_options.h"
 #include "tests/network/delivery_recorder.h"
 #include "tests/network/ns3/skip_without_ns3.h"
 #include "tests/network/ns3/victim_topology.h"
@@ -401,6 +402,52 @@ TEST(Ns3Roce, BadOptionsAreErrors) {
                    "is tcp)");
   expect_ns3_error({{"transport", {"infiniband", "sys.yml:2: network.transport"}}},
                    "sys.yml:2: network.transport: expected one of tcp, roce, ib, got 'infiniband'");
+}
+
+// A port that would pause its sender only once it holds the whole switch
+// buffer never pauses before the switch drops. The options are read before
+// the ns-3 module loads, so this runs without ns-3 too.
+TEST(Ns3Roce, APfcXoffNotBelowTheBufferIsAnError) {
+  const Topology t = one_switch(4);
+  auto message = [&](Options o) -> std::string {
+    o["transport"] = {"roce", "sys.yml:2: network.transport"};
+    try {
+      parse_ns3_options(t, BackendOptions(o));
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  EXPECT_EQ(message({{"pfc_xoff", {"20MB", "sys.yml:3: network.pfc_xoff"}}}),
+            "sys.yml:3: network.pfc_xoff: 20000000 B is not below the switch's buffer of 12000000 B (buffer_size's "
+            "default): a port would fill the whole buffer before it pauses its sender, and the switch would drop; "
+            "give pfc_xoff below buffer_size (per port, leaving the other ports and the headroom their room)");
+  EXPECT_NE(message({{"buffer_size", {"1MB", "sys.yml:4: network.buffer_size"}},
+                     {"pfc_xoff", {"1MB", "sys.yml:5: network.pfc_xoff"}}})
+                .find("sys.yml:5: network.pfc_xoff: 1000000 B is not below the switch's buffer of 1000000 B "
+                      "(sys.yml:4: network.buffer_size)"),
+            std::string::npos);
+  EXPECT_EQ(message({{"pfc_xoff", {"1MB", "sys.yml:3: network.pfc_xoff"}}}), "accepted");
+}
+
+// A DCQCN floor at or above a NIC's line rate (50 GB/s here) leaves nothing
+// to cut: DCQCN would be off without a word.
+TEST(Ns3Roce, ADcqcnFloorNotBelowTheLineRateIsAnError) {
+  const Topology t = one_switch(4);
+  auto message = [&](Options o) -> std::string {
+    o["transport"] = {"roce", "sys.yml:2: network.transport"};
+    try {
+      parse_ns3_options(t, BackendOptions(o));
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  EXPECT_EQ(message({{"dcqcn_min_rate", {"50GB/s", "sys.yml:6: network.dcqcn_min_rate"}}}),
+            "sys.yml:6: network.dcqcn_min_rate: 50000000000 B/s is not below npu0's line rate of 50000000000 B/s: "
+            "DCQCN could never slow a queue pair (give a floor below the slowest NIC's rate, or dcqcn: false)");
+  EXPECT_EQ(message({{"dcqcn_min_rate", {"1GB/s", "sys.yml:6: network.dcqcn_min_rate"}}}), "accepted");
+  EXPECT_EQ(message({{"dcqcn_min_rate", {"50GB/s", "t"}}, {"dcqcn", {"false", "t"}}}), "accepted");
 }
 
 // Every pair's messages in order, each when its last byte is in; a one-hop

@@ -368,6 +368,33 @@ TEST(CollectiveGen, RejectsBadOptions) {
   EXPECT_THROW(generate_algorithm(o, out), InputError);
 }
 
+// A rank too large to build in memory is refused before anything is built
+// (1,024 ranks of 65,536 chunks: 335 M nodes a rank, 447 GiB; it used to
+// build every rank before writing the first, at about 1 KB a node), and
+// nothing is written.
+TEST(CollectiveGen, ARankThatCannotFitInMemoryIsRefusedAtOnce) {
+  const std::string prefix = fresh_dir("huge") + "/ring";
+  GenOptions o;
+  o.collective = "allreduce";
+  o.npus = 1024;
+  o.chunks = 65536;
+  o.prefix = prefix;
+  std::ostringstream out;
+  try {
+    generate_algorithm(o, out);
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("collective gen: --npus 1024 and --chunks 65536: a rank of 335216640 nodes at 1400 B per "
+                         "node while it is built (its DAG, its trace and its file) needs at least 447562 MiB but only ",
+                         0),
+              0u)
+        << what;
+    EXPECT_NE(what.find("give fewer chunks or ranks"), std::string::npos) << what;
+  }
+  EXPECT_FALSE(fs::exists(rank_file(prefix, 0)));
+}
+
 // --- checker ----------------------------------------------------------------
 
 TEST(CollectiveCheck, SummaryOfAGoodRing) {

@@ -72,6 +72,16 @@ TEST(Plot, ErrorsSpeakAsSimPlot) {
                "sim plot: error: " + (tmp / "failed.csv") + ": no point ran a collective");
   expect_error(run_sim("plot " + results + " --baseline analytical -o " + (tmp / "x.png")),
                "sim plot: error: --baseline analytical: expected AXIS=VALUE");
+  // A baseline on an axis no series carries divided every series by itself: a flat 1, exit 0.
+  expect_error(run_sim("plot " + results + " --metric time --baseline size=1MiB -o " + (tmp / "x.png")),
+               "sim plot: error: --baseline size=1MiB: size is the x axis; give AXIS=VALUE of one of: --collective, "
+               "backend, network.bandwidth");
+  expect_error(run_sim("plot " + results + " --baseline nosuch=1 -o " + (tmp / "x.png")),
+               "sim plot: error: --baseline nosuch=1: not an axis the series differ by; give AXIS=VALUE of one of: "
+               "--collective, backend, network.bandwidth");
+  expect_error(run_sim("plot " + results + " --facet backend --baseline backend=flow -o " + (tmp / "x.png")),
+               "sim plot: error: --baseline backend=flow: the --facet axis (one value per panel); give AXIS=VALUE of "
+               "one of: --collective, network.bandwidth");
   expect_error(run_sim("plot " + results + " -o " + (tmp / "no/such/folder/x.png")),
                "sim plot: error: -o " + (tmp / "no/such/folder/x.png") + ": cannot write it");
   const SimRun metric = run_sim("plot " + results + " --metric bogus -o " + (tmp / "x.png"));

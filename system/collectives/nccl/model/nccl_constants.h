@@ -83,5 +83,14 @@ inline constexpr std::uint32_t kNvlsChannels = 16;
 // NCCL's release, as 200 + minor (2.21 -> 221): the `version` key of `nccl`.
 // Left out, the rules of 2.21 and later.
 inline constexpr int kDefaultVersion = 221;
+// The releases the model knows: its tuning tables are 2.19/2.20's, and the
+// releases it tells apart run from 2.17, NVLS's arrival (NVLS-tree from
+// 2.18, the 4-node NVLS-tree chunk cap from 2.19, NCCL_NVLS_CHUNKSIZE from
+// 2.21), to 2.27, the newest it was compared with (the p5 preset against
+// nccl-tests on 2.27.7, docs/nccl.md). Earlier and later releases differ by
+// rules it does not keep (2.0 had rings alone; 2.23 brought PAT), so a
+// version outside them is refused rather than run as another's rules.
+inline constexpr int kOldestVersion = 217;
+inline constexpr int kNewestVersion = 227;
 
 }  // namespace sim::nccl

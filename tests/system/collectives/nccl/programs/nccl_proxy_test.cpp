@@ -227,6 +227,8 @@ TEST(NcclVersion, BadValuesAreRefused) {
     EXPECT_THROW(nccl::param_value("version", bad), InputError) << bad;
   }
   EXPECT_EQ(nccl::param_value("version", "2.19"), 219u);
+  EXPECT_EQ(nccl::param_value("version", "2.17"), 217u);
+  EXPECT_EQ(nccl::param_value("version", "2.27.7"), 227u);
   EXPECT_THROW(nccl::param_value("proxy", "2"), InputError);
   EXPECT_THROW(nccl::param_value("tuner", "aws"), InputError);
   for (const char* bad : {"512", "0B", "2GiB", "KiB", ""}) {
@@ -237,6 +239,22 @@ TEST(NcclVersion, BadValuesAreRefused) {
   // NCCL's point-to-point sends have no NVLS chunk: all-to-all refuses the keys.
   EXPECT_THROW(nccl::p2p_model({{"nvls_chunk", 512 * 1024}}), InputError);
   EXPECT_THROW(nccl::p2p_model({{"nvlstree_max_chunk", 512 * 1024}}), InputError);
+}
+
+// A release whose rules the model does not know is refused with the range
+// it knows, not run as another release's rules.
+TEST(NcclVersion, AReleaseOutsideTheModelsIsRefusedWithTheRange) {
+  for (const char* unknown : {"2.99", "2.0", "2.16", "2.28", "2.99.1", "2.017"}) {
+    try {
+      nccl::param_value("version", unknown);
+      ADD_FAILURE() << unknown << " was accepted";
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      if (std::string(unknown) == "2.017") continue;  // not a release's spelling
+      EXPECT_EQ(what, std::string("nccl: version ") + unknown +
+                          " is not a release the model knows: give 2.17 to 2.27 (2.N or 2.N.M; docs/nccl.md)");
+    }
+  }
 }
 
 // A send's proxy time is held in 32 bits of nanoseconds: a proxy beyond
