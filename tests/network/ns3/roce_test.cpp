@@ -404,20 +404,22 @@ TEST(Ns3Roce, BadOptionsAreErrors) {
                    "sys.yml:2: network.transport: expected one of tcp, roce, ib, got 'infiniband'");
 }
 
+// What reading `o` under transport: roce says: the error, or "accepted".
+std::string roce_options_message(const Topology& t, Options o) {
+  o["transport"] = {"roce", "sys.yml:2: network.transport"};
+  try {
+    parse_ns3_options(t, BackendOptions(o));
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
 // A port that would pause its sender only once it holds the whole switch
 // buffer never pauses before the switch drops. The options are read before
 // the ns-3 module loads, so this runs without ns-3 too.
 TEST(Ns3Roce, APfcXoffNotBelowTheBufferIsAnError) {
-  const Topology t = one_switch(4);
-  auto message = [&](Options o) -> std::string {
-    o["transport"] = {"roce", "sys.yml:2: network.transport"};
-    try {
-      parse_ns3_options(t, BackendOptions(o));
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    return "accepted";
-  };
+  const auto message = [t = one_switch(4)](const Options& o) { return roce_options_message(t, o); };
   EXPECT_EQ(message({{"pfc_xoff", {"20MB", "sys.yml:3: network.pfc_xoff"}}}),
             "sys.yml:3: network.pfc_xoff: 20000000 B is not below the switch's buffer of 12000000 B (buffer_size's "
             "default): a port would fill the whole buffer before it pauses its sender, and the switch would drop; "
@@ -433,16 +435,7 @@ TEST(Ns3Roce, APfcXoffNotBelowTheBufferIsAnError) {
 // A DCQCN floor at or above a NIC's line rate (50 GB/s here) leaves nothing
 // to cut: DCQCN would be off without a word.
 TEST(Ns3Roce, ADcqcnFloorNotBelowTheLineRateIsAnError) {
-  const Topology t = one_switch(4);
-  auto message = [&](Options o) -> std::string {
-    o["transport"] = {"roce", "sys.yml:2: network.transport"};
-    try {
-      parse_ns3_options(t, BackendOptions(o));
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    return "accepted";
-  };
+  const auto message = [t = one_switch(4)](const Options& o) { return roce_options_message(t, o); };
   EXPECT_EQ(message({{"dcqcn_min_rate", {"50GB/s", "sys.yml:6: network.dcqcn_min_rate"}}}),
             "sys.yml:6: network.dcqcn_min_rate: 50000000000 B/s is not below npu0's line rate of 50000000000 B/s: "
             "DCQCN could never slow a queue pair (give a floor below the slowest NIC's rate, or dcqcn: false)");
