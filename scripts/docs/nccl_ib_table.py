@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""The spec-sheet dgx-h100 preset against all-reduce measured on InfiniBand H100 clusters (docs/nccl.md).
+
+    scripts/docs/nccl_ib_table.py SIM FILE@NODES@LABEL...              # print the table
+    scripts/docs/nccl_ib_table.py SIM FILE@NODES@LABEL... --write-docs # put it into docs/nccl.md's marked block
+
+Each FILE is nccl-tests `all_reduce_perf` output as printed (the rows are enough: size, count,
+type, redop, [root,] then out-of-place time, algbw, busbw), NODES its node count of 8 GPUs, LABEL
+the source's name in the table. Every row from 16 MiB on is simulated on `sim system gen dgx-h100
+--nodes NODES`'s files as generated (nothing fitted), in a temporary folder removed at exit, and the
+slowest rank's busbw compared with the measured out-of-place busbw. The table shows a few sizes;
+the count under it covers every row from 16 MiB.
+"""
+import csv
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+BEGIN = "<!-- ib-table: begin (scripts/docs/nccl_ib_table.py --write-docs) -->"
+END = "<!-- ib-table: end -->"
+SHOWN = [16 << 20, 64 << 20, 256 << 20, 1 << 30, 4 << 30]
+MIN_BYTES = 16 << 20
+
+
+def read_rows(path):
+    """{bytes: out-of-place busbw} of nccl-tests rows as printed."""
+    rows = {}
+    for line in open(path):
+        t = line.split()
+        if len(t) < 12 or not (t[0].isdigit() and t[1].isdigit()):
+            continue
+        # With a root column (newer nccl-tests) 13 fields, without 12: busbw is the third after redop[/root].
+        first = 5 if len(t) >= 13 else 4
+        rows[int(t[0])] = float(t[first + 2])
+    return rows
+
+
+def label(size):
+    mib = size >> 20
+    return f"{mib >> 10} GiB" if mib >= 1024 else f"{mib} MiB"
+
+
+def simulate(sim, tmp, nodes, size):
+    sysdir = os.path.join(tmp, f"dgx{nodes}")
+    if not os.path.isdir(sysdir):
+        subprocess.run([sim, "system", "gen", "dgx-h100", "--nodes", str(nodes), "-o", sysdir], check=True,
+                       capture_output=True)
+    wl = os.path.join(tmp, "ar")
+    subprocess.run([sim, "workload", "gen", "collectives", "--npus", str(8 * nodes), "--coll", "allreduce", "--size",
+                    str(size), "-o", wl], check=True, capture_output=True)
+    out = os.path.join(tmp, "c.csv")
+    subprocess.run([sim, "--workload", wl, "--system", sysdir, "--csv", out, "-q"], check=True, capture_output=True)
+    rec = max(csv.DictReader(open(out)), key=lambda r: float(r["duration_ns"]))
+    return float(rec["busbw_gbps"]), rec["algorithm"].removeprefix("nccl:")
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if len(args) < 2:
+        sys.exit(__doc__)
+    sim = os.path.abspath(args[0])
+    sources = []
+    for spec in args[1:]:
+        parts = spec.split("@")
+        if len(parts) != 3 or not parts[1].isdigit():
+            sys.exit(f"{spec}: expected FILE@NODES@LABEL")
+        sources.append((parts[0], int(parts[1]), parts[2]))
+    tmp = tempfile.mkdtemp(prefix="sim-ib-")
+    try:
+        lines = ["| source | nodes | " + " | ".join(label(s) for s in SHOWN) + " |",
+                 "|---|---|" + "---|" * len(SHOWN)]
+        errors, algorithms = [], set()
+        for path, nodes, name in sources:
+            rows = read_rows(path)
+            cells = {}
+            for size, ref in sorted(rows.items()):
+                if size < MIN_BYTES:
+                    continue
+                bw, algo = simulate(sim, tmp, nodes, size)
+                algorithms.add(algo)
+                err = (bw - ref) / ref * 100
+                errors.append(abs(err))
+                cells[size] = f"{ref:.1f} / {bw:.1f} ({err:+.1f}%)"
+            lines.append(f"| {name} | {nodes} | " + " | ".join(cells.get(s, "") for s in SHOWN) + " |")
+            print(lines[-1], flush=True)
+        within = sum(1 for e in errors if e <= 10)
+        lines.append("")
+        lines.append(f"Measured / simulated busbw in GB/s (error of the simulation); every row from 16 MiB: {within} of "
+                     f"{len(errors)} within 10%, largest error {max(errors):.1f}%; the preset runs "
+                     f"{', '.join(sorted(algorithms))}.")
+        table = "\n".join(lines)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if "--write-docs" in sys.argv:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "nccl.md")
+        text = open(path).read()
+        if BEGIN not in text:
+            sys.exit(f"docs/nccl.md has no block {BEGIN}")
+        text = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: BEGIN + "\n" + table + "\n" + END, text,
+                      flags=re.S)
+        open(path, "w").write(text)
+        print("wrote the table into docs/nccl.md")
+    else:
+        print(table)
+
+
+if __name__ == "__main__":
+    main()
