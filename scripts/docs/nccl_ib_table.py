@@ -11,13 +11,12 @@ the source's name in the table. Every row from 16 MiB on is simulated on `sim sy
 slowest rank's busbw compared with the measured out-of-place busbw. The table shows a few sizes;
 the count under it covers every row from 16 MiB.
 """
-import csv
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
+
+from preset_runs import simulate, write_block
 
 BEGIN = "<!-- ib-table: begin (scripts/docs/nccl_ib_table.py --write-docs) -->"
 END = "<!-- ib-table: end -->"
@@ -43,20 +42,6 @@ def label(size):
     return f"{mib >> 10} GiB" if mib >= 1024 else f"{mib} MiB"
 
 
-def simulate(sim, tmp, nodes, size):
-    sysdir = os.path.join(tmp, f"dgx{nodes}")
-    if not os.path.isdir(sysdir):
-        subprocess.run([sim, "system", "gen", "dgx-h100", "--nodes", str(nodes), "-o", sysdir], check=True,
-                       capture_output=True)
-    wl = os.path.join(tmp, "ar")
-    subprocess.run([sim, "workload", "gen", "collectives", "--npus", str(8 * nodes), "--coll", "allreduce", "--size",
-                    str(size), "-o", wl], check=True, capture_output=True)
-    out = os.path.join(tmp, "c.csv")
-    subprocess.run([sim, "--workload", wl, "--system", sysdir, "--csv", out, "-q"], check=True, capture_output=True)
-    rec = max(csv.DictReader(open(out)), key=lambda r: float(r["duration_ns"]))
-    return float(rec["busbw_gbps"]), rec["algorithm"].removeprefix("nccl:")
-
-
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     if len(args) < 2:
@@ -79,8 +64,8 @@ def main():
             for size, ref in sorted(rows.items()):
                 if size < MIN_BYTES:
                     continue
-                bw, algo = simulate(sim, tmp, nodes, size)
-                algorithms.add(algo)
+                bw, algo = simulate(sim, tmp, "dgx-h100", nodes, "allreduce", size)
+                algorithms.add(algo.removeprefix("nccl:"))
                 err = (bw - ref) / ref * 100
                 errors.append(abs(err))
                 cells[size] = f"{ref:.1f} / {bw:.1f} ({err:+.1f}%)"
@@ -95,14 +80,7 @@ def main():
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if "--write-docs" in sys.argv:
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "nccl.md")
-        text = open(path).read()
-        if BEGIN not in text:
-            sys.exit(f"docs/nccl.md has no block {BEGIN}")
-        text = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: BEGIN + "\n" + table + "\n" + END, text,
-                      flags=re.S)
-        open(path, "w").write(text)
-        print("wrote the table into docs/nccl.md")
+        write_block("docs/nccl.md", BEGIN, END, table)
     else:
         print(table)
 

@@ -13,11 +13,11 @@ the preset was fitted on are marked "fit".
 """
 import csv
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
+
+from preset_runs import simulate, write_block
 
 MARKERS = {
     "allreduce": ("<!-- p5-table: begin (scripts/docs/nccl_p5_table.py --write-docs) -->", "<!-- p5-table: end -->"),
@@ -47,26 +47,14 @@ def main():
         lines = [f"| nodes | size | {what} | measured busbw | simulated | error |", "|---|---|---|---|---|---|"]
         errors = []
         for n, size, ref_bw in rows:
-            sysdir = os.path.join(tmp, f"p5x{n}")
-            if not os.path.isdir(sysdir):
-                subprocess.run([sim, "system", "gen", "p5", "--nodes", str(n), "-o", sysdir], check=True, capture_output=True)
-            wl = os.path.join(tmp, f"ar{n}_{size}")
-            subprocess.run([sim, "workload", "gen", "collectives", "--npus", str(8 * n), "--coll", coll,
-                            "--size", str(size), "-o", wl], check=True, capture_output=True)
-            out = os.path.join(tmp, "c.csv")
-            subprocess.run([sim, "--workload", wl, "--system", sysdir, "--csv", out, "-q"], check=True, capture_output=True)
-            # The slowest rank's record, as `sim compare` and `sim calibrate` take it: nccl-tests
-            # reports the mean over ranks of 1,000 calls back to back, each rank's time the
-            # period at which the slowest rank lets every rank finish.
-            rec = max(csv.DictReader(open(out)), key=lambda r: float(r["duration_ns"]))
-            sim_bw = float(rec["busbw_gbps"])
+            sim_bw, algorithm = simulate(sim, tmp, "p5", n, coll, size)
             err = (sim_bw - ref_bw) / ref_bw * 100
             fit = coll == "allreduce" and n == 2 and size <= 256 << 20
             if not fit:
                 errors.append(abs(err))
             mib = size >> 20
             label = f"{mib >> 10} GiB" if mib >= 1024 else f"{mib} MiB"
-            lines.append(f"| {n} | {label} | {rec['algorithm'].removeprefix('nccl:')} | {ref_bw:.1f} | {sim_bw:.1f} | "
+            lines.append(f"| {n} | {label} | {algorithm.removeprefix('nccl:')} | {ref_bw:.1f} | {sim_bw:.1f} | "
                          f"{err:+.1f}%{' (fit)' if fit else ''} |")
             print(lines[-1], flush=True)
         within = sum(1 for e in errors if e <= 10)
@@ -77,14 +65,7 @@ def main():
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if "--write-docs" in sys.argv:
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "nccl.md")
-        text = open(path).read()
-        block = begin + "\n" + table + "\n" + end
-        if begin not in text:
-            sys.exit(f"docs/nccl.md has no block {begin}")
-        text = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: block, text, flags=re.S)
-        open(path, "w").write(text)
-        print("wrote the table into docs/nccl.md")
+        write_block("docs/nccl.md", begin, end, table)
     else:
         print(table)
 

@@ -10,49 +10,18 @@
 // lacks costs the machines pay (docs/nccl.md), it is fast, and no row there is checked.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
+#include <cstdint>
 #include <string>
-#include <vector>
 
-#include "common/run_sim.h"
 #include "common/temp_folder.h"
+#include "presets/preset_collective.h"
 
 namespace sim {
 namespace {
 
 using namespace sim::testing;
-namespace fs = std::filesystem;
 
 class IbCurve : public TempFolderTest {};
-
-// The slowest rank's busbw (GB/s) of the CSV record `sim --csv` writes, as nccl-tests reports it.
-double slowest_busbw(const std::string& csv) {
-  std::ifstream in(csv);
-  std::string line;
-  std::getline(in, line);
-  double slowest_ns = -1, busbw = 0;
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::string cell;
-    for (const char c : line) {
-      if (c == ',') {
-        cells.push_back(cell);
-        cell.clear();
-      } else {
-        cell += c;
-      }
-    }
-    cells.push_back(cell);
-    if (cells.size() < 10) continue;
-    const double ns = std::stod(cells[7]);
-    if (ns > slowest_ns) {
-      slowest_ns = ns;
-      busbw = std::stod(cells[9]);
-    }
-  }
-  return busbw;
-}
 
 TEST_F(IbCurve, SpecSheetDgxH100IsWithinTenPercentFrom128MiB) {
   const std::uint64_t MiB = 1 << 20;
@@ -68,17 +37,7 @@ TEST_F(IbCurve, SpecSheetDgxH100IsWithinTenPercentFrom128MiB) {
   };
   for (const auto& row : rows) {
     SCOPED_TRACE(std::to_string(row.nodes) + " nodes, " + std::to_string(row.bytes) + " B");
-    const std::string sys = path("dgx" + std::to_string(row.nodes)), wl = path("ar"), csv = path("c.csv");
-    if (!fs::exists(sys)) {
-      ASSERT_EQ(run_sim("system gen dgx-h100 --nodes " + std::to_string(row.nodes) + " -o " + sys).code, 0);
-    }
-    ASSERT_EQ(run_sim("workload gen collectives --npus " + std::to_string(8 * row.nodes) +
-                      " --coll allreduce --size " + std::to_string(row.bytes) + " -o " + wl)
-                  .code,
-              0);
-    const SimRun r = run_sim("--workload " + wl + " --system " + sys + " --csv " + csv + " -q");
-    ASSERT_EQ(r.code, 0) << r.output;
-    const double busbw = slowest_busbw(csv);
+    const double busbw = run_preset_collective(path(""), "dgx-h100", row.nodes, "allreduce", row.bytes).busbw;
     EXPECT_NEAR(busbw / row.measured_busbw, 1.0, 0.10)
         << "simulated " << busbw << " GB/s, measured " << row.measured_busbw;
   }

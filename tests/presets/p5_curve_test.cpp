@@ -12,32 +12,14 @@
 #include <sstream>
 #include <string>
 
-#include "common/run_sim.h"
 #include "common/temp_folder.h"
+#include "presets/preset_collective.h"
 
 namespace sim {
 namespace {
 
 using namespace sim::testing;
 namespace fs = std::filesystem;
-
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  bool quoted = false;
-  for (const char c : line) {
-    if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      out.push_back(cell);
-      cell.clear();
-    } else {
-      cell += c;
-    }
-  }
-  out.push_back(cell);
-  return out;
-}
 
 // The measured busbw (GB/s) of each (nodes, bytes) row.
 std::map<std::pair<int, std::uint64_t>, double> measured(const std::string& path) {
@@ -46,7 +28,7 @@ std::map<std::pair<int, std::uint64_t>, double> measured(const std::string& path
   std::getline(in, line);
   std::map<std::pair<int, std::uint64_t>, double> rows;
   while (std::getline(in, line)) {
-    const auto c = split(line);
+    const auto c = csv_cells(line);
     if (c.size() < 8) continue;
     rows[{std::stoi(c[1]), std::stoull(c[4])}] = std::stod(c[7]);
   }
@@ -77,24 +59,9 @@ TEST_F(P5Curve, HeldOutRowsWithinTenPercent) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(std::to_string(c.nodes) + " nodes, " + std::to_string(c.bytes) + " B");
-    const std::string sys = path("p5x" + std::to_string(c.nodes)), wl = path("ar"), csv = path("c.csv");
-    if (!fs::exists(sys)) {
-      ASSERT_EQ(run_sim("system gen p5 --nodes " + std::to_string(c.nodes) + " -o " + sys).code, 0);
-    }
-    ASSERT_EQ(run_sim("workload gen collectives --npus " + std::to_string(8 * c.nodes) +
-                      " --coll allreduce --size " + std::to_string(c.bytes) + " -o " + wl)
-                  .code,
-              0);
-    const SimRun r = run_sim("--workload " + wl + " --system " + sys + " --csv " + csv + " -q");
-    ASSERT_EQ(r.code, 0) << r.output;
-    std::ifstream in(csv);
-    std::string header, line;
-    std::getline(in, header);
-    std::getline(in, line);
-    const auto cells = split(line);
-    ASSERT_GE(cells.size(), 10u) << line;
-    EXPECT_EQ(cells[5], c.algorithm);
-    const double busbw = std::stod(cells[9]), ref = rows.at({c.nodes, c.bytes});
+    const PresetCollective run = run_preset_collective(path(""), "p5", c.nodes, "allreduce", c.bytes);
+    EXPECT_EQ(run.algorithm, c.algorithm);
+    const double busbw = run.busbw, ref = rows.at({c.nodes, c.bytes});
     EXPECT_NEAR(busbw / ref, 1.0, 0.10) << "simulated " << busbw << " GB/s, measured " << ref;
   }
 }
