@@ -406,6 +406,13 @@ TEST_F(Calibrate, CommandLineErrorsComeBeforeTheFit) {
                path("ref.csv") + ": no row to fit on: of its 1 rows, 0 are on another NPU count than the network's 8 and 1 "
                                  "are left out by --filter and --sizes");
   EXPECT_FALSE(std::filesystem::exists(path("out")));
+  // -o naming the --system folder, however spelled, replaced the files the
+  // fit started from (and their sources), exit 0.
+  const std::string network = TempFolderTest::read(dir + "/network.yml");
+  expect_error("-o " + dir + "/", "-o " + dir + "/ names the --system folder " + dir +
+                                      ": the calibrated files would replace the ones the fit starts from; write them "
+                                      "to another folder");
+  EXPECT_EQ(TempFolderTest::read(dir + "/network.yml"), network);
 }
 
 // Held-out check: calibrate dgx-h100 (NCCL's algorithms; the preset frees
