@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/output_file.h"
 #include "report/report.h"
 #include "workflows/sweep/point_inputs.h"
 
@@ -123,8 +124,19 @@ void write_results(const std::string& out_dir, const SweepOutput& out) {
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw InputError(out_dir + ": cannot create the output folder: " + ec.message());
-  write_file_atomically(out_dir + "/results.csv", results_csv(out));
-  write_file_atomically(out_dir + "/results.json", results_json(out).dump(1) + "\n");
+  // Both opened before either is put in place: a results.json that cannot be
+  // written must not leave a new results.csv beside the old results.json.
+  OutputFile csv(out_dir + "/results.csv"), json(out_dir + "/results.json");
+  csv.write(results_csv(out));
+  json.write(results_json(out).dump(1) + "\n");
+  csv.commit();
+  json.commit();
+}
+
+void check_results_writable(const std::string& out_dir) {
+  // Opening makes (and the destructors remove) the temporary files: a folder
+  // or a device in the way is refused now, not after every point has run.
+  const OutputFile csv(out_dir + "/results.csv"), json(out_dir + "/results.json");
 }
 
 SweepOutput read_results(const std::string& out_dir) {

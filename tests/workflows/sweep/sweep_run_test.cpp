@@ -184,6 +184,20 @@ TEST(SweepRun, APointWithBadInputIsReportedAndTheOthersComplete) {
   }
 }
 
+// A folder where results.json goes was found after every point had run; the
+// results are now checked writable first, and neither file replaced alone.
+TEST(SweepRun, AResultsPathThatCannotBeWrittenIsRefusedBeforeAnyPointRuns) {
+  TempDir tmp("sweep_results_path");
+  spit(tmp / "ring.yml", shape8("Ring"));
+  spit(tmp / "spec.yml", "base:\n  microbenchmark: {npus: 8}\n  network: ring.yml\naxes:\n  size: [1KiB, 1MiB]\n");
+  std::filesystem::create_directories(tmp / "out/results.json");
+  const SimRun run = run_sim("sweep -q " + (tmp / "spec.yml") + " -o " + (tmp / "out"));
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_EQ(run.output, "sim: error: cannot write '" + (tmp / "out/results.json") + "': it is a folder; give a file name\n");
+  EXPECT_TRUE(std::filesystem::is_empty(tmp / "out/cache"));  // no point ran
+  EXPECT_FALSE(std::filesystem::exists(tmp / "out/results.csv"));
+}
+
 TEST(SweepRun, ShardsMergeIntoTheLocalCsvByteForByte) {
   TempDir tmp("sweep_shard");
   ASSERT_EQ(run_sim("sweep " + kBandwidthSpec + " -q -j 2 -o " + (tmp / "local")).code, 0);
