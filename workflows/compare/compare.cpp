@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/output_file.h"
 #include "presets/preset.h"
 #include "report/report.h"
 #include "workflows/compare/parallel_rows.h"
@@ -139,6 +140,16 @@ Curve simulate_on_preset(Curve& ref, const std::string& name, const std::vector<
 
 int compare_curves(const CompareOptions& o, std::ostream& out) {
   if (o.metric != "time" && o.metric != "busbw") throw InputError("--metric " + o.metric + ": expected time or busbw");
+  if (!o.plot.empty()) {
+    // A folder or a missing folder at --plot was found by the plotting script
+    // after every row had run (with --preset, every simulation), and named as
+    // its own "-o" or as the overlay's temporary file.
+    try {
+      const OutputFile check(o.plot);
+    } catch (const InputError& e) {
+      throw InputError(std::string("--plot: ") + e.what());
+    }
+  }
   Curve ref = read_curve(o.reference, o.reference_collective);
   Curve ours;
   if (o.preset.empty()) {

@@ -88,6 +88,17 @@ TEST(Plot, ErrorsSpeakAsSimPlot) {
   EXPECT_EQ(metric.code, 2) << metric.output;
   EXPECT_NE(metric.output.find("sim: error: --metric: bogus not in {busbw,time,makespan}"), std::string::npos)
       << metric.output;
+  // `sim compare --plot` at a path it cannot write: refused before any row is
+  // compared (it was the script's "-o DIR: cannot write it" after them all).
+  std::filesystem::create_directories(tmp / "dir");
+  const SimRun folder = run_sim("compare " + results + " " + results + " --plot " + (tmp / "dir"));
+  EXPECT_EQ(folder.code, 2) << folder.output;
+  EXPECT_EQ(folder.output, "sim: error: --plot: cannot write '" + (tmp / "dir") + "': it is a folder; give a file name\n");
+  const SimRun missing = run_sim("compare " + results + " " + results + " --plot " + (tmp / "no/x.png"));
+  EXPECT_EQ(missing.code, 2) << missing.output;
+  EXPECT_EQ(missing.output, "sim: error: --plot: cannot write '" + (tmp / "no/x.png") + "': folder '" + (tmp / "no") +
+                                "' does not exist\n");
+  std::filesystem::remove(tmp / "dir");
   // Nothing written by any of them.
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(tmp.path()), std::filesystem::directory_iterator()), 1);
 }
