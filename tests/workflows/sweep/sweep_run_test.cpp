@@ -234,6 +234,25 @@ TEST(SweepRun, ShardsMergeIntoTheLocalCsvByteForByte) {
   EXPECT_EQ(slurp(tmp / "merged/results.csv"), slurp(tmp / "local/results.csv"));
 }
 
+// A shard's results.json naming a point past the sweep's count (edited, or of
+// another run) was merged as one more row, exit 0.
+TEST(SweepRun, AMergedPointPastTheSweepsCountIsAnError) {
+  TempDir tmp("sweep_merge_past");
+  spit(tmp / "ring.yml", shape8("Ring"));
+  spit(tmp / "spec.yml", "base:\n  microbenchmark: {npus: 8}\n  network: ring.yml\naxes:\n  size: [1KiB, 1MiB]\n");
+  ASSERT_EQ(run_sim("sweep -q " + (tmp / "spec.yml") + " --shard 0/2 -o " + (tmp / "s0")).code, 0);
+  ASSERT_EQ(run_sim("sweep -q " + (tmp / "spec.yml") + " --shard 1/2 -o " + (tmp / "s1")).code, 0);
+  std::string json = slurp(tmp / "s1/results.json");
+  const std::size_t at = json.find("\"index\": 1");
+  ASSERT_NE(at, std::string::npos) << json;
+  spit(tmp / "s1/results.json", json.replace(at, 10, "\"index\": 7"));
+  const SimRun merge = run_sim("sweep merge " + (tmp / "s0") + " " + (tmp / "s1") + " -o " + (tmp / "merged"));
+  EXPECT_EQ(merge.code, 2) << merge.output;
+  EXPECT_EQ(merge.output, "sim: error: " + (tmp / "s1") + "/results.json: point 7 is past the sweep's 2 points "
+                          "(numbered from 0): not a share of this sweep\n");
+  EXPECT_FALSE(std::filesystem::exists(tmp / "merged"));
+}
+
 TEST(SweepRun, AnAlgorithmInjectedAsEtsEqualsTheNativeOneAndIsKeyedByItsFiles) {
   TempDir tmp("sweep_et");
   ASSERT_EQ(run_sim("collective gen ring --coll allreduce --npus 8 -o " + (tmp / "algo/ring")).code, 0);
