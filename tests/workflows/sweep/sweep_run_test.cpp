@@ -339,6 +339,26 @@ TEST(SweepRun, AGeneratedMicrobenchmarksQueryKeysAreAxes) {
   }
 }
 
+// The `npus` axis's column was named `npus`, as the result's: `sim compare`
+// refused the sweep's own results.csv ("column 5 ('npus') is named twice").
+TEST(SweepRun, AnNpusAxisHasAColumnOfItsOwnAndTheResultsCompare) {
+  TempDir tmp("sweep_npus_axis");
+  spit(tmp / "ring.yml", shape8("Ring"));
+  spit(tmp / "spec.yml", "base:\n  microbenchmark: {npus: 8}\n  network: ring.yml\naxes:\n  npus: [4, 8]\n");
+  ASSERT_EQ(run_sim("sweep -q " + (tmp / "spec.yml") + " -o " + (tmp / "out")).code, 0);
+  const std::string csv = tmp / "out/results.csv";
+  EXPECT_EQ(slurp(csv).substr(0, slurp(csv).find('\n')),
+            "point,microbenchmark.npus,status,exit_code,npus,sim_time_ns,collective,bytes,group_size,algorithm,ranks,"
+            "time_ns,algbw_gbps,busbw_gbps,message");
+  const auto rows = csv_rows(csv);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("microbenchmark.npus"), "4");
+  EXPECT_EQ(rows[0].at("npus"), "4");
+  const SimRun compare = run_sim("compare " + csv + " " + csv);
+  EXPECT_EQ(compare.code, 0) << compare.output;
+  EXPECT_NE(compare.output.find("2 points compared"), std::string::npos) << compare.output;
+}
+
 TEST(SweepRun, InterruptedSweepKeepsFinishedPointsAndTheRerunFinishesIt) {
   TempDir tmp("sweep_int");
   std::string sizes;
