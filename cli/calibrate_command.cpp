@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 
 #include "core/error.h"
 #include "core/units.h"
@@ -84,6 +85,13 @@ int run_calibrate_command(const CalibrateCommand& c, std::ostream& out, std::ost
     if (o.sizes->first > o.sizes->second) throw InputError("--sizes '" + c.sizes + "': A is above B");
   }
   workflows::check_calibration_output(o.output);  // before the fit, not after it
+  // Written over the folder it read, the fit replaced the values (and the
+  // sources in their comments) it started from, and its header named a
+  // command that no longer gives the files it wrote.
+  if (std::error_code ec; !c.system.empty() && std::filesystem::equivalent(c.system, c.output, ec)) {
+    throw InputError("-o " + c.output + " names the --system folder " + c.system +
+                     ": the calibrated files would replace the ones the fit starts from; write them to another folder");
+  }
   const auto start = std::chrono::steady_clock::now();
   double last_line = 0;
   if (!c.quiet) {

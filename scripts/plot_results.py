@@ -19,6 +19,7 @@ Errors are one line, "<prog>: error: <what>", exit 2; `sim plot` passes
 import argparse
 import csv
 import os
+import stat
 import sys
 
 RESULT_COLUMNS = ["status", "exit_code", "npus", "sim_time_ns", "collective", "bytes", "group_size", "algorithm",
@@ -269,10 +270,24 @@ def main():
     fig = plot_overlay(args, plt) if args.overlay else plot_results(args, plt)
     if not args.facet:
         fig.tight_layout()
-    tmp = args.output + f".tmp.{os.getpid()}.png"
+    # As sim's own outputs (core/output_file.h): a symlink is followed and its
+    # target replaced, a device or FIFO is written directly; renamed over, as
+    # root, /dev/null became a PNG file and a FIFO's reader never got the image.
+    target = os.path.realpath(args.output)
     try:
-        fig.savefig(tmp, dpi=120)
-        os.replace(tmp, args.output)  # atomic: a reader never sees half a PNG
+        mode = os.stat(target).st_mode
+    except OSError:
+        mode = 0
+    if stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
+        fail(f"-o {args.output}: cannot write it: a block device or a socket, not a file")
+    tmp = target + f".tmp.{os.getpid()}.png"
+    try:
+        if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+            with open(target, "wb") as f:
+                fig.savefig(f, dpi=120, format="png")
+        else:
+            fig.savefig(tmp, dpi=120)
+            os.replace(tmp, target)  # atomic: a reader never sees half a PNG
     except OSError as e:
         if os.path.exists(tmp):
             os.remove(tmp)

@@ -586,6 +586,36 @@ std::string starting_value(const Machine& m, const FreeParameterSpec& p) {
   return value;
 }
 
+// Two fitted parameters that set one value (the same key, or the same
+// parameter of one algorithm string, however the paths are spelled): the fit
+// would search one, write the other, and report both as fitted.
+void check_distinct_targets(const Machine& m) {
+  struct Target {
+    YAML::Node node;
+    std::string param;
+    const FreeParameterSpec* spec;
+  };
+  std::vector<Target> taken;
+  for (const std::string file : {"network", "system"}) {
+    const YAML::Node root = YAML::Load(file == "network" ? m.base.network_text : m.base.system_text);
+    for (const auto& [k, p] : m.fitted) {
+      if (p.file != file) continue;
+      const auto [path, param] = key_parts(p.key);
+      for (const std::string& t : param.empty() ? std::vector<std::string>{path} : param_targets(root, path, param)) {
+        const YAML::Node node = find_key(root, split(t, '.'));
+        for (const Target& other : taken) {
+          if (!other.node.is(node) || (!param.empty() && !other.param.empty() && other.param != param)) continue;
+          throw InputError(p.where + ": parameter '" + p.name + "' sets '" + t + (param.empty() ? "" : ":" + param) +
+                           "' in " + (file == "network" ? m.base.network_source : m.base.system_source) +
+                           ", as parameter '" + other.spec->name + "' (" + other.spec->where +
+                           ") does: the fit would search one and write the other; give each value one parameter");
+        }
+        taken.push_back(Target{node, param, &p});
+      }
+    }
+  }
+}
+
 std::string sizes_folder(const std::string& output, std::uint32_t nodes) {
   return (std::filesystem::path(output) / ("nodes-" + std::to_string(nodes))).string();
 }
@@ -745,6 +775,7 @@ CalibrationResult calibrate(const CalibrateOptions& o) {
       const std::string value = starting_value(m, *own);
       if (m.fitting && result.values[k].empty()) result.values[k] = value;
     }
+    check_distinct_targets(m);
   }
   if (preset && !o.output.empty()) {
     for (const Machine& m : machines) check_calibration_output(sizes_folder(o.output, m.nodes));

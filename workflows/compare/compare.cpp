@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/output_file.h"
 #include "presets/preset.h"
 #include "report/report.h"
 #include "workflows/compare/parallel_rows.h"
@@ -139,6 +140,19 @@ Curve simulate_on_preset(Curve& ref, const std::string& name, const std::vector<
 
 int compare_curves(const CompareOptions& o, std::ostream& out) {
   if (o.metric != "time" && o.metric != "busbw") throw InputError("--metric " + o.metric + ": expected time or busbw");
+  std::error_code ec;
+  const std::filesystem::file_status plot_status = std::filesystem::status(o.plot, ec);
+  if (!o.plot.empty() && !std::filesystem::is_character_file(plot_status) && !std::filesystem::is_fifo(plot_status)) {
+    // A folder or a missing folder at --plot was found by the plotting script
+    // after every row had run (with --preset, every simulation), and named as
+    // its own "-o" or as the overlay's temporary file. (A device or a FIFO is
+    // the script's to open: opened here, a FIFO's reader would see it close.)
+    try {
+      const OutputFile check(o.plot);
+    } catch (const InputError& e) {
+      throw InputError(std::string("--plot: ") + e.what());
+    }
+  }
   Curve ref = read_curve(o.reference, o.reference_collective);
   Curve ours;
   if (o.preset.empty()) {
@@ -219,7 +233,10 @@ int compare_curves(const CompareOptions& o, std::ostream& out) {
         << " " << buf << ", reference " << m.ref->where << "\n";
   }
   if (!o.plot.empty()) {
-    const std::string overlay = o.plot + ".overlay." + std::to_string(::getpid()) + ".csv";
+    // In the temporary folder: beside a device (--plot /dev/null) it would be
+    // a file in /dev.
+    const std::string overlay =
+        (std::filesystem::temp_directory_path() / ("sim_compare_overlay." + std::to_string(::getpid()) + ".csv")).string();
     write_overlay(overlay, matches, shared);
     const int code = run_plot_script("sim compare --plot", {"--overlay", overlay, "--metric", o.metric, "-o", o.plot});
     std::error_code ec;

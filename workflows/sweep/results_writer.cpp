@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/output_file.h"
 #include "report/report.h"
 #include "workflows/sweep/point_inputs.h"
 
@@ -28,6 +29,16 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
+// An axis's column: named after the option or the spec's key where the
+// axis's name is also a result column (`collective`, the collective type;
+// `npus`, the NPUs the point ran on), since a header naming a column twice
+// is refused by `sim compare` and read as one column by `sim plot`.
+std::string axis_column(const std::string& axis) {
+  if (axis == "collective") return "--collective";
+  if (axis == "npus") return "microbenchmark.npus";
+  return axis;
+}
+
 // The training columns of a point: empty for a point that failed or ran no
 // training iteration.
 std::string training_fields(const PointResult& r) {
@@ -43,7 +54,7 @@ std::string training_fields(const PointResult& r) {
 
 std::string training_csv(const SweepOutput& out) {
   std::string csv = "point";
-  for (const std::string& a : out.axes) csv.append(",").append(csv_field(a == "collective" ? "--collective" : a));
+  for (const std::string& a : out.axes) csv.append(",").append(csv_field(axis_column(a)));
   csv += ",status,exit_code,npus,sim_time_ns,gpus,model_tflops_per_gpu,mfu_percent";
   for (std::size_t d = 0; d < kTrainingDims; ++d) {
     csv.append(",exposed_").append(training_dim_name(static_cast<TrainingDim>(d))).append("_ns");
@@ -65,9 +76,7 @@ std::string training_csv(const SweepOutput& out) {
 std::string results_csv(const SweepOutput& out) {
   if (out.training) return training_csv(out);
   std::string csv = "point";
-  // The `collective` axis (--collective values) would clash with the
-  // collective type column, so its column is named after the option.
-  for (const std::string& a : out.axes) csv.append(",").append(csv_field(a == "collective" ? "--collective" : a));
+  for (const std::string& a : out.axes) csv.append(",").append(csv_field(axis_column(a)));
   csv += ",status,exit_code,npus,sim_time_ns,collective,bytes,group_size,algorithm,ranks,time_ns,algbw_gbps,busbw_gbps,message\n";
   for (const SweepRow& p : out.points) {
     const PointResult& r = p.result;
@@ -123,8 +132,19 @@ void write_results(const std::string& out_dir, const SweepOutput& out) {
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw InputError(out_dir + ": cannot create the output folder: " + ec.message());
-  write_file_atomically(out_dir + "/results.csv", results_csv(out));
-  write_file_atomically(out_dir + "/results.json", results_json(out).dump(1) + "\n");
+  // Both opened before either is put in place: a results.json that cannot be
+  // written must not leave a new results.csv beside the old results.json.
+  OutputFile csv(out_dir + "/results.csv"), json(out_dir + "/results.json");
+  csv.write(results_csv(out));
+  json.write(results_json(out).dump(1) + "\n");
+  csv.commit();
+  json.commit();
+}
+
+void check_results_writable(const std::string& out_dir) {
+  // Opening makes (and the destructors remove) the temporary files: a folder
+  // or a device in the way is refused now, not after every point has run.
+  const OutputFile csv(out_dir + "/results.csv"), json(out_dir + "/results.json");
 }
 
 SweepOutput read_results(const std::string& out_dir) {

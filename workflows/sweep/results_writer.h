@@ -45,6 +45,10 @@ std::string results_csv(const SweepOutput& out);
 nlohmann::json results_json(const SweepOutput& out);
 // Writes OUTDIR/results.csv and OUTDIR/results.json (creating OUTDIR).
 void write_results(const std::string& out_dir, const SweepOutput& out);
+// Throws InputError when OUTDIR/results.csv or results.json could not be
+// written (a folder in the way, a folder without write permission), before a
+// sweep spends its time on the points.
+void check_results_writable(const std::string& out_dir);
 // Reads OUTDIR/results.json back (throws InputError naming the file).
 SweepOutput read_results(const std::string& out_dir);
 

@@ -38,6 +38,12 @@ int merge_sweeps(const std::vector<std::string>& dirs, const std::string& out_di
     merged.interrupted = merged.interrupted || part.interrupted;
     for (SweepRow& row : part.points) {
       const std::size_t index = row.result.index;
+      // A point past the sweep's count (a results.json edited or from another
+      // run) was merged as one more row, exit 0.
+      if (index >= merged.total_points) {
+        throw InputError(dirs[d] + "/results.json: point " + std::to_string(index) + " is past the sweep's " +
+                         std::to_string(merged.total_points) + " points (numbered from 0): not a share of this sweep");
+      }
       auto [it, fresh] = rows.emplace(index, row);
       if (!fresh && it->second.result.key != row.result.key) {
         throw InputError(dirs[d] + ": point " + std::to_string(index) + " differs from the same point in another folder");

@@ -16,6 +16,7 @@
 #include "workflows/sweep/point_runner.h"
 #include "workflows/sweep/progress.h"
 #include "workflows/sweep/result_cache.h"
+#include "workflows/sweep/results_writer.h"
 #include "workflows/sweep/sweep_spec.h"
 #include "workload/source/workload_source.h"
 
@@ -136,6 +137,7 @@ int run_sweep(const SweepOptions& o, std::ostream& out) {
   for (std::size_t i : share) inputs.push_back(reader.read(points[i].settings));
 
   const ResultCache cache(o.out_dir);
+  if (root) check_results_writable(o.out_dir);
   std::map<std::size_t, PointResult> done;
   std::map<std::string, std::size_t> first_with_key;  // equal keys run once
   std::vector<Work> work;

@@ -175,6 +175,31 @@ TEST_F(Calibrate, BadInputIsAnErrorNamingIt) {
   EXPECT_FALSE(std::filesystem::exists(o.output));
 }
 
+// Two parameters on one value: the fit searched the first, wrote the second
+// into network.yml, and the header reported both as fitted, exit 0.
+TEST_F(Calibrate, TwoParametersThatSetOneValueAreAnErrorBeforeTheFit) {
+  const std::string dir = ring_preset();
+  const std::string ref = synthetic_reference(dir, {}, {});
+  const auto calibrate_with = [&](const std::string& free) {
+    std::ofstream(dir + "/calibration.yml") << "free:\n" << free;
+    return run_sim("calibrate -q --system " + dir + " " + ref + " -o " + path("out"));
+  };
+  auto r = calibrate_with("  - {name: bw, file: network, key: bandwidth.0, min: 180GB/s, max: 450GB/s}\n"
+                          "  - {name: bw2, file: network, key: bandwidth.00, min: 100GB/s, max: 200GB/s}\n");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find(dir + "/calibration.yml:3: parameter 'bw2' sets 'bandwidth.00' in " + dir +
+                          "/network.yml, as parameter 'bw' (" + dir + "/calibration.yml:2) does: the fit would "
+                          "search one and write the other; give each value one parameter"),
+            std::string::npos)
+      << r.output;
+  // A `*` path reaches the key another parameter names.
+  r = calibrate_with("  - {name: all, file: system, key: 'collective.algorithms.*:overhead', min: 1ns, max: 1us}\n"
+                     "  - {name: bc, file: system, key: 'collective.algorithms.broadcast:overhead', min: 1ns, max: 1us}\n");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("parameter 'bc' sets 'collective.algorithms.broadcast:overhead'"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(path("out")));
+}
+
 // A search that reaches a value no row can run at (a latency of 10^6 s per
 // link passes the largest simulated time) stopped with the row's error
 // alone: "at simulated time 8000000 s: ... would pass the largest
@@ -381,6 +406,13 @@ TEST_F(Calibrate, CommandLineErrorsComeBeforeTheFit) {
                path("ref.csv") + ": no row to fit on: of its 1 rows, 0 are on another NPU count than the network's 8 and 1 "
                                  "are left out by --filter and --sizes");
   EXPECT_FALSE(std::filesystem::exists(path("out")));
+  // -o naming the --system folder, however spelled, replaced the files the
+  // fit started from (and their sources), exit 0.
+  const std::string network = TempFolderTest::read(dir + "/network.yml");
+  expect_error("-o " + dir + "/", "-o " + dir + "/ names the --system folder " + dir +
+                                      ": the calibrated files would replace the ones the fit starts from; write them "
+                                      "to another folder");
+  EXPECT_EQ(TempFolderTest::read(dir + "/network.yml"), network);
 }
 
 // Held-out check: calibrate dgx-h100 (NCCL's algorithms; the preset frees

@@ -1,6 +1,9 @@
 // `sim plot` and `sim compare --plot` write PNGs through scripts/plot_results.py.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include "workflows/sweep_fixture.h"
@@ -49,6 +52,35 @@ TEST(Plot, SweepResultsAndCompareOverlayArePngs) {
   EXPECT_NE(bad.output.find("--facet nosuch: not an axis"), std::string::npos) << bad.output;
 }
 
+// The image goes where sim's own outputs go (core/output_file.h): through a
+// symlink to its target, straight into a FIFO or a device. It was renamed
+// over the path: the link replaced by a file, a FIFO's reader left waiting,
+// and, as root, /dev/null replaced by a PNG file.
+TEST(Plot, ALinkIsFollowedAndAFifoIsWrittenDirectly) {
+  if (!have_matplotlib()) GTEST_SKIP() << "python3-matplotlib not installed";
+  TempDir tmp("plot_targets");
+  const std::string results = source_path("examples/reference/bandwidth_size.csv");
+  std::filesystem::create_symlink("target.png", tmp / "link.png");
+  const SimRun link = run_sim("plot " + results + " -o " + (tmp / "link.png"));
+  ASSERT_EQ(link.code, 0) << link.output;
+  EXPECT_TRUE(std::filesystem::is_symlink(tmp / "link.png"));
+  EXPECT_TRUE(is_png(tmp / "target.png"));
+  const std::string fifo = tmp / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& command : {"plot " + results + " -o " + fifo, "compare " + results + " " + results + " --plot " + fifo}) {
+    std::filesystem::remove(tmp / "read.png");
+    // A reader that gives up after 60 s, so a failure cannot hang the test.
+    const SimRun run = run_shell("(timeout 60 cat " + fifo + " > " + (tmp / "read.png") + " &) ; " +
+                                 std::string(SIM_BINARY) + " " + command + " > /dev/null 2>&1; echo $?; wait");
+    EXPECT_EQ(run.output, "0\n") << command;
+    for (int i = 0; i < 100 && !is_png(tmp / "read.png"); ++i) ::usleep(50'000);  // the reader's last write
+    EXPECT_TRUE(is_png(tmp / "read.png")) << command;
+    struct stat st {};
+    ASSERT_EQ(::stat(fifo.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISFIFO(st.st_mode)) << command;
+  }
+}
+
 // Errors speak as the command typed (`sim plot: error: ...`), one line, exit 2:
 // never the script's own name, a usage block of its options, or a traceback.
 TEST(Plot, ErrorsSpeakAsSimPlot) {
@@ -88,6 +120,17 @@ TEST(Plot, ErrorsSpeakAsSimPlot) {
   EXPECT_EQ(metric.code, 2) << metric.output;
   EXPECT_NE(metric.output.find("sim: error: --metric: bogus not in {busbw,time,makespan}"), std::string::npos)
       << metric.output;
+  // `sim compare --plot` at a path it cannot write: refused before any row is
+  // compared (it was the script's "-o DIR: cannot write it" after them all).
+  std::filesystem::create_directories(tmp / "dir");
+  const SimRun folder = run_sim("compare " + results + " " + results + " --plot " + (tmp / "dir"));
+  EXPECT_EQ(folder.code, 2) << folder.output;
+  EXPECT_EQ(folder.output, "sim: error: --plot: cannot write '" + (tmp / "dir") + "': it is a folder; give a file name\n");
+  const SimRun missing = run_sim("compare " + results + " " + results + " --plot " + (tmp / "no/x.png"));
+  EXPECT_EQ(missing.code, 2) << missing.output;
+  EXPECT_EQ(missing.output, "sim: error: --plot: cannot write '" + (tmp / "no/x.png") + "': folder '" + (tmp / "no") +
+                                "' does not exist\n");
+  std::filesystem::remove(tmp / "dir");
   // Nothing written by any of them.
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(tmp.path()), std::filesystem::directory_iterator()), 1);
 }

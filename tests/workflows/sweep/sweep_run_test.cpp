@@ -184,6 +184,20 @@ TEST(SweepRun, APointWithBadInputIsReportedAndTheOthersComplete) {
   }
 }
 
+// A folder where results.json goes was found after every point had run; the
+// results are now checked writable first, and neither file replaced alone.
+TEST(SweepRun, AResultsPathThatCannotBeWrittenIsRefusedBeforeAnyPointRuns) {
+  TempDir tmp("sweep_results_path");
+  spit(tmp / "ring.yml", shape8("Ring"));
+  spit(tmp / "spec.yml", "base:\n  microbenchmark: {npus: 8}\n  network: ring.yml\naxes:\n  size: [1KiB, 1MiB]\n");
+  std::filesystem::create_directories(tmp / "out/results.json");
+  const SimRun run = run_sim("sweep -q " + (tmp / "spec.yml") + " -o " + (tmp / "out"));
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_EQ(run.output, "sim: error: cannot write '" + (tmp / "out/results.json") + "': it is a folder; give a file name\n");
+  EXPECT_TRUE(std::filesystem::is_empty(tmp / "out/cache"));  // no point ran
+  EXPECT_FALSE(std::filesystem::exists(tmp / "out/results.csv"));
+}
+
 TEST(SweepRun, ShardsMergeIntoTheLocalCsvByteForByte) {
   TempDir tmp("sweep_shard");
   ASSERT_EQ(run_sim("sweep " + kBandwidthSpec + " -q -j 2 -o " + (tmp / "local")).code, 0);
@@ -218,6 +232,25 @@ TEST(SweepRun, ShardsMergeIntoTheLocalCsvByteForByte) {
   const SimRun merge = run_sim("sweep merge " + (tmp / "s0") + " " + (tmp / "s1") + " -o " + (tmp / "merged"));
   ASSERT_EQ(merge.code, 0) << merge.output;
   EXPECT_EQ(slurp(tmp / "merged/results.csv"), slurp(tmp / "local/results.csv"));
+}
+
+// A shard's results.json naming a point past the sweep's count (edited, or of
+// another run) was merged as one more row, exit 0.
+TEST(SweepRun, AMergedPointPastTheSweepsCountIsAnError) {
+  TempDir tmp("sweep_merge_past");
+  spit(tmp / "ring.yml", shape8("Ring"));
+  spit(tmp / "spec.yml", "base:\n  microbenchmark: {npus: 8}\n  network: ring.yml\naxes:\n  size: [1KiB, 1MiB]\n");
+  ASSERT_EQ(run_sim("sweep -q " + (tmp / "spec.yml") + " --shard 0/2 -o " + (tmp / "s0")).code, 0);
+  ASSERT_EQ(run_sim("sweep -q " + (tmp / "spec.yml") + " --shard 1/2 -o " + (tmp / "s1")).code, 0);
+  std::string json = slurp(tmp / "s1/results.json");
+  const std::size_t at = json.find("\"index\": 1");
+  ASSERT_NE(at, std::string::npos) << json;
+  spit(tmp / "s1/results.json", json.replace(at, 10, "\"index\": 7"));
+  const SimRun merge = run_sim("sweep merge " + (tmp / "s0") + " " + (tmp / "s1") + " -o " + (tmp / "merged"));
+  EXPECT_EQ(merge.code, 2) << merge.output;
+  EXPECT_EQ(merge.output, "sim: error: " + (tmp / "s1") + "/results.json: point 7 is past the sweep's 2 points "
+                          "(numbered from 0): not a share of this sweep\n");
+  EXPECT_FALSE(std::filesystem::exists(tmp / "merged"));
 }
 
 TEST(SweepRun, AnAlgorithmInjectedAsEtsEqualsTheNativeOneAndIsKeyedByItsFiles) {
@@ -304,6 +337,26 @@ TEST(SweepRun, AGeneratedMicrobenchmarksQueryKeysAreAxes) {
       EXPECT_EQ(gen[i].at(column), mb[i].at(column)) << "row " << i << " " << column;
     }
   }
+}
+
+// The `npus` axis's column was named `npus`, as the result's: `sim compare`
+// refused the sweep's own results.csv ("column 5 ('npus') is named twice").
+TEST(SweepRun, AnNpusAxisHasAColumnOfItsOwnAndTheResultsCompare) {
+  TempDir tmp("sweep_npus_axis");
+  spit(tmp / "ring.yml", shape8("Ring"));
+  spit(tmp / "spec.yml", "base:\n  microbenchmark: {npus: 8}\n  network: ring.yml\naxes:\n  npus: [4, 8]\n");
+  ASSERT_EQ(run_sim("sweep -q " + (tmp / "spec.yml") + " -o " + (tmp / "out")).code, 0);
+  const std::string csv = tmp / "out/results.csv";
+  EXPECT_EQ(slurp(csv).substr(0, slurp(csv).find('\n')),
+            "point,microbenchmark.npus,status,exit_code,npus,sim_time_ns,collective,bytes,group_size,algorithm,ranks,"
+            "time_ns,algbw_gbps,busbw_gbps,message");
+  const auto rows = csv_rows(csv);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("microbenchmark.npus"), "4");
+  EXPECT_EQ(rows[0].at("npus"), "4");
+  const SimRun compare = run_sim("compare " + csv + " " + csv);
+  EXPECT_EQ(compare.code, 0) << compare.output;
+  EXPECT_NE(compare.output.find("2 points compared"), std::string::npos) << compare.output;
 }
 
 TEST(SweepRun, InterruptedSweepKeepsFinishedPointsAndTheRerunFinishesIt) {
