@@ -4,7 +4,6 @@
 #include <cmath>
 #include <set>
 #include <stdexcept>
-#include <vector>
 
 #include "core/error.h"
 #include "core/units.h"
@@ -73,18 +72,7 @@ void check_nesting(const std::string& text, const std::string& source) {
 YAML::Node ConfigReader::load(const std::string& text) const {
   check_nesting(text, source_);
   try {
-    // Every document is parsed: YAML::Load reads the first and ignores the
-    // rest, so a second one after '---' (two configs pasted into one file),
-    // or anything unparseable after '...', was dropped without a word. An
-    // empty document (a trailing '---') drops nothing and is let be.
-    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    for (std::size_t d = 1; d < docs.size(); ++d) {
-      if (docs[d].IsNull()) continue;
-      throw InputError(source_ + ":" + std::to_string(docs[d].Mark().line + 1) +
-                       ": a second YAML document (after '---' or '...'): a config file holds one; "
-                       "remove the marker or split the file");
-    }
-    return docs.empty() ? YAML::Node() : docs.front();
+    return YAML::Load(text);
   } catch (const YAML::Exception& e) {
     const std::string line = e.mark.is_null() ? "" : ":" + std::to_string(e.mark.line + 1);
     throw InputError(source_ + line + ": invalid YAML: " + e.msg);

@@ -191,21 +191,6 @@ TEST_F(StrictInput, MscclHugeValuesAreErrorsNotWraps) {
   expect_error(check("slots_wrap.xml"), {"slots_wrap.xml: rank ", "its message would be more than 2^64-1 bytes"});
 }
 
-// Every YAML config is one document: a second one (two files pasted
-// together, `---` between them) was dropped and the first run, exit 0; text
-// after `...` was never parsed.
-TEST_F(StrictInput, ASecondYamlDocumentIsAnErrorNotIgnored) {
-  const std::string wl = " --workload 'gen:collectives?npus=8&size=1MiB' --network ";
-  const std::string ring = "shape: Ring\nnpus: 8\nbandwidth: 50GB/s\nlatency: 500ns\n";
-  expect_error(run_sim("-q" + wl + text_file("two.yml", ring + "---\nshape: Switch\n")),
-               {"two.yml:6: a second YAML document (after '---' or '...'): a config file holds one"});
-  expect_error(run_sim("-q" + wl + text_file("end.yml", ring + "...\ngarbage: [\n")), {"end.yml:7: invalid YAML"});
-  expect_error(run_sim("-q --system " + text_file("sys.yml", "compute:\n  peak_tflops: 100\n---\ncompute: {}\n")),
-               {"sys.yml:4: a second YAML document"});
-  // Markers around one document, and an empty one after it, drop nothing.
-  EXPECT_EQ(run_sim("-q" + wl + text_file("one.yml", "---\n" + ring + "...\n---\n")).code, 0);
-}
-
 // A sweep spec's npus must not wrap (4294967297 ran as 1 NPU) and its points
 // must not outgrow memory (10^7 points used to be allocated, not refused).
 TEST_F(StrictInput, SweepSpecNpusAndPointCountAreBounded) {
