@@ -1,6 +1,6 @@
 // The spec-sheet dgx-h100 preset, nothing fitted, against all-reduce measured
 // with nccl-tests on H100 nodes of 8 GPUs and 8 x 400 Gb/s InfiniBand NICs,
-// as printed in NVIDIA/nccl-tests issue 309 (docs/nccl.md, "Against measured
+// as printed in github.com/NVIDIA/nccl-tests/issues/309 (docs/nccl.md, "Against measured
 // InfiniBand curves", gives every row and its source):
 //   - 2 nodes: Dell XE9680 hosts, NCCL 2.26.2, NCCL's default choice (NVLS-tree),
 //     out-of-place busbw from the opening post;
