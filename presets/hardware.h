@@ -30,6 +30,10 @@ struct GpuSpec {
   // The NVSwitch of this GPU's baseboard reduces and multicasts (NVLink
   // SHARP, which NCCL runs as NVLS): its source, or "" when it does not.
   const char* nvswitch_reduces = "";
+  // What NCCL's NVLS kernels copy per second through their copy warps (the
+  // scatter into NCCL's NVLS buffer, the gather out of it) when a collective
+  // leaves the node (`nccl:copy_bw=`), or "" when the switch does not reduce.
+  Figure nvls_copy_bandwidth{"", ""};
   // compute.kernels with FlashAttention-2's published speeds in place of the
   // measured attention (`sim system gen --attention flash-attention-2`), or ""
   // when no such table is shipped for this GPU.
@@ -85,6 +89,8 @@ inline constexpr GpuSpec kH100Sxm{
     "builtin:h100",
     "spec sheet: third-generation NVSwitch (HGX/DGX H100) reduces and multicasts in the switch (NVLink "
     "SHARP); NCCL 2.17+ runs it as NVLS",
+    {"341GB/s", "fit: `sim calibrate` on all-reduce, 16-256 MiB, 2 Dell XE9680 H100 nodes, 8 x 400 Gb/s "
+                "InfiniBand, NCCL 2.26.2 (github.com/NVIDIA/nccl-tests/issues/309; docs/nccl.md)"},
     "[builtin:h100/gemm.csv, builtin:h100/membound.csv, builtin:h100-flash-attention-2]",
 };
 
@@ -105,6 +111,7 @@ inline constexpr GpuSpec kA100Sxm{
     {"20GB/s", "NCCL: SM80_NVLINK_BW 20.0 (src/graph/topo.h), GB/s per link NCCL plans with"},
     "",
     "",
+    {"", ""},
     "",
     {"sm80", "NCCL: compute capability 8.0 selects its Ampere tables (src/graph/tuning.cc)"},
 };

@@ -111,6 +111,7 @@ const std::string kNvlsEfficiencyKey = "collective.algorithms.all_reduce:nvls_ef
 const std::string kNcclOverheadKey = "collective.algorithms.*:overhead";
 const std::string kNcclProxyKey = "collective.algorithms.*:proxy";
 const std::string kNcclNetLatencyKey = "collective.algorithms.*:net_latency";
+const std::string kNvlsCopyKey = "collective.algorithms.all_reduce:copy_bw";
 
 // The value `key` has in `preset` after its fit (if it has one), else `dflt`.
 Figure value_of(const Preset& p, const std::string& file, const std::string& key, Figure dflt) {
@@ -347,6 +348,12 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::uint32_t npus
                                 {"1", "NCCL 2.19's model as is; NCCL 2.2x's own model scales NVLS by 0.85 on Hopper"});
     all_reduce += std::string(",nvls_efficiency=") + eff.value;
     o << "  # nvls_efficiency " << eff.value << ": NVLS's bandwidth over NCCL's model (" << eff.source << ")\n";
+    if (nodes > 1 && *g.nvls_copy_bandwidth.value) {
+      const Figure copy = value_of(p, "system", kNvlsCopyKey, g.nvls_copy_bandwidth);
+      all_reduce += std::string(",copy_bw=") + copy.value;
+      o << "  # copy_bw " << copy.value << " (all-reduce): NVLS's copy warps, into and out of NCCL's NVLS buffer ("
+        << copy.source << ")\n";
+    }
   }
   o << "  algorithms:                # NCCL's choice per collective and size (docs/nccl.md)\n"
     << "    all_reduce: " << all_reduce << "\n"
@@ -406,6 +413,18 @@ const Preset& find_preset(const std::string& name) {
   throw InputError("unknown preset '" + name + "' (known: " + join(names) + "; `sim system list`)");
 }
 
+namespace {
+
+// NVLS's copy warps across nodes: at most a copy at the HBM's rate (each byte
+// read and written), at least a sixteenth of the HBM's rate.
+FreeParameter copy_parameter(const GpuSpec& g) {
+  return {"nvls_copy_bandwidth", "system", kNvlsCopyKey, scaled_bandwidth(g.hbm_bandwidth.value, 1.0 / 16),
+          scaled_bandwidth(g.hbm_bandwidth.value, 0.5),
+          "NVLS's copy warps into and out of NCCL's NVLS buffer, across nodes (at most half the HBM's rate)"};
+}
+
+}  // namespace
+
 std::vector<FreeParameter> free_parameters(const Preset& p, std::uint32_t nodes) {
   const std::vector<Dimension> dims = dimensions(p, nodes);
   std::vector<FreeParameter> free;
@@ -433,6 +452,7 @@ std::vector<FreeParameter> free_parameters(const Preset& p, std::uint32_t nodes)
                     "NCCL's proxy thread per network message it posts or completes"});
     free.push_back({"nccl_net_latency", "system", kNcclNetLatencyKey, "2us", "60us",
                     "the fabric's latency per network hop as NCCL sees it (NCCL's table: 14 us on InfiniBand)"});
+    if (nvls && nodes > 1) free.push_back(copy_parameter(*p.gpu));
     return free;
   }
   free.push_back({"nccl_overhead", "system", kNcclOverheadKey, "100ns", "100us",
@@ -443,6 +463,7 @@ std::vector<FreeParameter> free_parameters(const Preset& p, std::uint32_t nodes)
   if (nodes > 1 && dims.size() > 1) {
     free.push_back({"nccl_proxy", "system", kNcclProxyKey, "200ns", "5us",
                     "NCCL's proxy thread per network message it posts or completes"});
+    if (nvls && *p.gpu->nvls_copy_bandwidth.value) free.push_back(copy_parameter(*p.gpu));
   }
   if (!nvls) {
     free.push_back({"message_overhead", "system", "collective.endpoint_delay", "10ns", "50us",

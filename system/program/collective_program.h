@@ -54,8 +54,11 @@ struct CollectiveOp {
   // Channels (NCCL's, at most 64): a send or switch upload with rate > 0 goes
   // through its rank's pacer for `channel`, one after another at `rate`
   // bytes/s; it is delivered no earlier than its pacer is through with it,
-  // nor than the network delivers it. (Beside `kind`, so that an op is 48
-  // bytes: explicit programs hold millions of them.)
+  // nor than the network delivers it. A compute with rate > 0 is a copy of
+  // `bytes` in the GPU's memory through that pacer (NCCL's copy warps): it
+  // ends when its pacer is through with it (`duration` does not apply).
+  // (Beside `kind`, so that an op is 48 bytes: explicit programs hold
+  // millions of them.)
   std::uint16_t channel = 0;
   std::uint32_t peer = 0;    // group position of the peer (send/recv; switch reduce: who gets the sum)
   std::uint64_t bytes = 0;   // message bytes, or bytes reduced/copied by a compute op

@@ -180,6 +180,10 @@ static std::vector<EtTrace> position_ets(const CollectiveProgram& program, Colle
           throw InputError("collective '" + name + "' reduces or multicasts in a switch, which Chakra ETs cannot "
                            "express: it cannot be written as ETs");
         case OpKind::kCompute: {
+          if (op.rate > 0) {
+            throw InputError("collective '" + name + "' copies through a channel's pacer, which Chakra ETs cannot "
+                             "express: it cannot be written as ETs");
+          }
           // No duration: the system's reduction model prices it.
           node.set_type(et::COMP_NODE);
           et::AttributeProto* ts = node.add_attr();

@@ -279,15 +279,16 @@ TEST(Presets, SharpMakesTheFabricReduceAndNcclRunsNvlsAcrossNodes) {
 
   // Rails over leaves and spines (4 nodes, 2 per leaf): both levels reduce,
   // and the SHARP tree over them (nccl/model/sharp_tree.h) moves 1 GiB as fast as
-  // one switch per rail, within 1% (the leaves' reduce-scatter and
-  // multicast add a pipeline's fill; each GPU's spine link carries half).
+  // one switch per rail, within 1.5% (the leaves' reduce-scatter and
+  // multicast add a pipeline's fill, which NVLS's copies into and out of its
+  // buffer lengthen; each GPU's spine link carries half).
   const PresetFiles two_levels = generate_preset(superpod, 4, PresetChoices{2, true, ""});
   EXPECT_NE(two_levels.network_yaml.find("in_network_reduction: [true, true, true]\n"), std::string::npos)
       << two_levels.network_yaml;
   const OneRun tree = run_one(two_levels, CollectiveType::kAllReduce, std::uint64_t{1} << 30);
   EXPECT_EQ(tree.algorithm, "nccl:nvls/simple");
   EXPECT_GE(tree.duration, with.duration);
-  EXPECT_NEAR(static_cast<double>(tree.duration), static_cast<double>(with.duration), 0.01 * with.duration);
+  EXPECT_NEAR(static_cast<double>(tree.duration), static_cast<double>(with.duration), 0.015 * with.duration);
 }
 
 TEST(Presets, OneNodeDgxH100RunsNcclAtItsPublishedBusBandwidth) {

@@ -53,7 +53,7 @@ const std::vector<std::string>& param_names() {
   static const std::vector<std::string> kNames = {
       "algo",  "proto",   "channels", "arch",        "overhead",   "nvls_efficiency",   "nvls_latency",
       "proxy", "version", "tuner",    "net_latency", "nvls_chunk", "nvlstree_max_chunk", "plugin_latency",
-      "buffsize", "p2p_net_chunk", "net_write_cost", "net_rails", "min_stripe"};
+      "buffsize", "p2p_net_chunk", "net_write_cost", "net_rails", "min_stripe", "copy_bw"};
   return kNames;
 }
 
@@ -141,6 +141,16 @@ std::uint64_t param_value(const std::string& key, const std::string& value) {
     }
     return v;
   }
+  if (key == "copy_bw") {  // a bandwidth, kept in bytes/s
+    BytesPerSecond v = 0;
+    try {
+      if (!value.empty() && value.back() == 's') v = parse_bandwidth(value);
+    } catch (const std::exception&) {
+      v = 0;
+    }
+    if (v <= 0) throw InputError("nccl: " + key + " must be a bandwidth with its unit, above 0, e.g. 600GB/s, not '" + value + "'");
+    return static_cast<std::uint64_t>(v);
+  }
   if (key == "nvls_latency" || key == "overhead" || key == "proxy" || key == "net_latency" ||
       key == "plugin_latency" || key == "net_write_cost") {  // a time, kept in ps
     Time t = -1;
@@ -164,7 +174,7 @@ std::uint64_t param_value(const std::string& key, const std::string& value) {
 void check_keys(CollectiveType type, const Params& params) {
   if (type == CollectiveType::kAllToAll) {
     for (const char* key : {"algo", "proto", "tuner", "nvls_efficiency", "nvls_latency", "nvls_chunk",
-                            "nvlstree_max_chunk", "plugin_latency", "buffsize"}) {
+                            "nvlstree_max_chunk", "plugin_latency", "buffsize", "copy_bw"}) {
       if (params.count(key)) {
         throw InputError(std::string("nccl: ") + key + " does not apply to ALL_TO_ALL: NCCL runs it as point-to-point "
                          "sends (keys: channels, overhead, proxy, net_latency, p2p_net_chunk, net_write_cost, net_rails, "
@@ -417,6 +427,10 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
                        : nvls_tree_chunk(tuned_bytes, ops, in.nodes, version, chunk_size, tree_max, simple_buffer);
     // NVLS-tree's network connections have NCCL_STEPS slots of a chunk each.
     if (pl.algo == Algo::kNvlsTree) m.window = static_cast<std::uint32_t>(kNcclSteps);
+    // Across nodes, the copy warps' scatter into NCCL's NVLS buffer and gather out of it.
+    if (const auto it = params.find("copy_bw"); it != params.end() && in.nodes > 1) {
+      m.copy_rate = static_cast<BytesPerSecond>(it->second / std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::max<double>(run_channels, pl.channels))));
+    }
     // One node: NVLS's whole latency up front. Across nodes (NVLS-tree, and
     // NVLS with SHARP) the NVLink hop up front and the network hop after each
     // message from the network, so the deepest path pays NCCL's latency.

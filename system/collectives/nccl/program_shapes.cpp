@@ -39,7 +39,7 @@ class Key {
 // Each field of the step model, so that padding never enters a key. A field
 // added to StepModel must be added here: the size says when one was.
 void put_model(Key& k, const StepModel& m) {
-  static_assert(sizeof(StepModel) == 104, "a StepModel field is missing from the program's shape");
+  static_assert(sizeof(StepModel) == 112, "a StepModel field is missing from the program's shape");
   k.put(m.proto);
   k.put(m.channels);
   k.put(m.channel_rate);
@@ -54,6 +54,7 @@ void put_model(Key& k, const StepModel& m) {
   k.put(m.writes.rails);
   k.put(m.writes.min_stripe);
   k.put(m.writes.device_rate);
+  k.put(m.copy_rate);
 }
 
 struct Shape {

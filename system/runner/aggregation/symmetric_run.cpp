@@ -210,12 +210,9 @@ class SymmetricRun final : public EventHandler, private CarrierHost {
         if (op.proxy_ns > 0) return fail("messages through NCCL's proxy thread");
         const std::uint32_t m =
             messages_in_flight_.alloc(Message{ref, peer_state(op.peer), op.bytes, queue_.now(), queue_.now(), 0});
-        if (op.rate > 0) {  // CollectiveEngine::pace and issue_switch_op
-          if (pacer_.size() <= op.channel) pacer_.resize(std::size_t{op.channel} + 1, 0);
-          const Time start = std::max(queue_.now(), pacer_[op.channel]);
-          const Time beta = transfer_time(op.bytes, op.rate);
-          pacer_[op.channel] = add_time(start, beta, "a channel's pacing");
-          messages_in_flight_[m].not_before = pacer_[op.channel];
+        if (op.rate > 0) {  // CollectiveEngine::issue_switch_op
+          messages_in_flight_[m].not_before = pace(op);
+          const Time start = messages_in_flight_[m].not_before - transfer_time(op.bytes, op.rate);
           const Time at = std::max(add_time(queue_.now(), config_.endpoint_delay, "a send's endpoint delay"), start);
           if (at > queue_.now()) {
             queue_.schedule(at, this, kInject, m);
@@ -240,6 +237,8 @@ class SymmetricRun final : public EventHandler, private CarrierHost {
         return;
       }
       case OpKind::kCompute: {
+        // Paced copies come with switch operations (NVLS), which this run does not model either.
+        if (op.rate > 0) return fail("a paced copy");
         const Time t = op.duration >= 0 ? op.duration : config_.reduction_time(op.bytes);
         if (t == 0) {
           work_.push_back({ref, true});
@@ -301,6 +300,14 @@ class SymmetricRun final : public EventHandler, private CarrierHost {
   const std::function<SymmetricPeerCost(std::uint32_t)>& cost_;
   std::uint32_t origin_;
   MessageCarrier* carrier_;  // nullptr: the analytical closed form, network_send()
+
+  // When the op's channel pacer is through with it (CollectiveEngine::pace).
+  Time pace(const CollectiveOp& op) {
+    if (pacer_.size() <= op.channel) pacer_.resize(std::size_t{op.channel} + 1, 0);
+    const Time start = std::max(queue_.now(), pacer_[op.channel]);
+    pacer_[op.channel] = add_time(start, transfer_time(op.bytes, op.rate), "a channel's pacing");
+    return pacer_[op.channel];
+  }
 
   EventQueue queue_;
   RankCursor cursor_;

@@ -221,7 +221,10 @@ void CollectiveEngine::issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref
       break;
     }
     case OpKind::kCompute: {
-      const Time t = op.duration >= 0 ? op.duration : config_.reduction_time(op.bytes);
+      // A paced copy ends when its channel's pacer is through with it.
+      const Time t = op.rate > 0          ? pace(inst, pos, op) - queue_.now()
+                     : op.duration >= 0 ? op.duration
+                                        : config_.reduction_time(op.bytes);
       if (t == 0) {
         work_.push_back(make_work(inst, pos, ref, true));
       } else {

@@ -545,6 +545,18 @@ std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std
   const BytesPerSecond rate = wire_rate(m);
   // Tags' low bits: shard << 2 | 0 switch reduce, 1 multicast, 2 tree up (or SHARP), 3 tree down.
   const auto low = [](std::uint32_t shard, std::uint32_t what) { return std::uint64_t{shard} << 2 | what; };
+  // The copy warps (StepModel::copy_rate), each group on pacers of its own.
+  const bool copies = m.copy_rate > 0;
+  const auto copy = [&m](std::uint64_t bytes, std::uint32_t pacer) {
+    CollectiveOp op;
+    op.kind = OpKind::kCompute;
+    op.bytes = bytes;
+    op.rate = m.copy_rate;
+    op.channel = static_cast<std::uint16_t>(pacer);
+    return op;
+  };
+  const auto scatter_pacer = [&m](std::uint32_t c) { return c + m.channels; };
+  const auto gather_pacer = [&m](std::uint32_t c) { return c + 2 * m.channels; };
   for (std::uint32_t x = 0; x < n; ++x) {
     const std::uint32_t d = ctx.domain_of[x], me = index[x];
     const NodeId sw = ctx.domain_switch[d];
@@ -560,14 +572,31 @@ std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std
       const std::uint64_t k = ceil_div(share, step * local, kMaxNvlsRounds);
       std::vector<std::uint32_t> contrib(k * local, kNone);
       std::vector<std::uint32_t> kid_recv(k * kids.size(), kNone);  // posted a window behind (make_tree_program)
+      std::vector<std::uint32_t> gathered(copies ? k : 0, kNone);
       for (std::uint64_t j = 0; j < k; ++j) {
         const std::uint64_t round = part_bytes(share, k, j);
+        // My copy of the round into the NVLS buffer's slot, once the switch has read the slot's last round.
+        const std::uint32_t scattered =
+            copies ? b.add(x, copy(round, scatter_pacer(c)),
+                           {base, j >= window ? contrib[(j - window) * local + local - 1] : kNone})
+                   : base;
         for (std::uint32_t i = 0; i < local; ++i) {
           const CollectiveOp op = switch_op(OpKind::kSwitchReduce, nodes[d][i], sw,
                                             wire_bytes(m.proto, part_bytes(round, local, i)),
                                             tag_of(c, j, low(i, 0)), c, rate);
-          contrib[j * local + i] = b.add(x, op, {base, j >= window ? contrib[(j - window) * local + i] : kNone});
+          contrib[j * local + i] = b.add(x, op, {scattered, j >= window ? contrib[(j - window) * local + i] : kNone});
         }
+        // The multicast into every GPU's slot waits until I have copied out the slot's last round.
+        const std::uint32_t slot_free = copies && j >= window ? gathered[j - window] : kNone;
+        // Shard i's total comes down (it needs my copy of it), then the round is copied out.
+        const auto come_down = [&] {
+          std::vector<std::uint32_t> down;
+          for (std::uint32_t i = 0; i < local; ++i) {
+            down.push_back(b.recv(x, kSwitchPeer, wire_bytes(m.proto, part_bytes(round, local, i)),
+                                  tag_of(c, j, low(i, 1)), contrib[j * local + i]));
+          }
+          if (copies) gathered[j] = b.add(x, copy(round, gather_pacer(c)), down);
+        };
         const std::uint64_t mine = wire_bytes(m.proto, part_bytes(round, local, me));
         // The node's sum of my shard, then the tree over the nodes (or SHARP).
         std::vector<std::uint32_t> sum = {b.recv(x, kSwitchPeer, mine, tag_of(c, j, low(me, 0)), contrib[j * local + me])};
@@ -576,11 +605,8 @@ std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std
           // total to every owner (NCCL's directRecvDirectSend to nvls->out,
           // then recv from it; unpaced: the NIC sets the pace).
           const std::uint32_t total = sharp_all_reduce(b, fabric, x, mine, tag_of(c, j, low(me, 2)), c, 0, m.hop_inter, sum).total;
-          b.add(x, switch_op(OpKind::kMulticast, x, sw, mine, tag_of(c, j, low(me, 1)), c, rate), {total});
-          for (std::uint32_t i = 0; i < local; ++i) {  // shard i's total needs my copy of it
-            b.recv(x, kSwitchPeer, wire_bytes(m.proto, part_bytes(round, local, i)), tag_of(c, j, low(i, 1)),
-                   contrib[j * local + i]);
-          }
+          b.add(x, switch_op(OpKind::kMulticast, x, sw, mine, tag_of(c, j, low(me, 1)), c, rate), {total, slot_free});
+          come_down();
           continue;
         }
         for (std::size_t i = 0; i < kids.size(); ++i) {
@@ -597,11 +623,9 @@ std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std
         for (const std::uint32_t kid : kids) b.send(x, kid, mine, tag_of(c, j, low(me, 3)), c, 0, total);
         const CollectiveOp mc = switch_op(OpKind::kMulticast, x, sw, mine, tag_of(c, j, low(me, 1)),
                                           c, rate);
+        total.push_back(slot_free);
         b.add(x, mc, total);
-        for (std::uint32_t i = 0; i < local; ++i) {  // shard i's total needs my copy of it
-          b.recv(x, kSwitchPeer, wire_bytes(m.proto, part_bytes(round, local, i)), tag_of(c, j, low(i, 1)),
-                 contrib[j * local + i]);
-        }
+        come_down();
       }
     }
     b.seal(x);

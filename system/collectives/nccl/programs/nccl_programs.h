@@ -96,6 +96,12 @@ struct StepModel {
   Time proxy = 0;
   // The network device's cost per write of a message across nodes (net_writes.h). Default: none.
   NetWrites writes;
+  // NVLS's copy warps (NVLS-tree, NVLS across nodes: NCCL's scatter and
+  // gather warps): each round a rank copies its part of the buffer into
+  // NCCL's NVLS buffer before the switch reduces it, and the result out of
+  // that buffer into its output once every shard's total has come down, each
+  // copy on a pacer of its own at this rate per channel. 0: no copies.
+  BytesPerSecond copy_rate = 0;
 };
 
 // The pacing rate of a channel's wire bytes for a payload rate.

@@ -108,6 +108,56 @@ TEST(NcclNvlsTree, ClosedFormTwoNodes) {
   EXPECT_EQ(r.collectives[0].algorithm, "nccl:nvlstree/simple");
 }
 
+// The same with NVLS's copy warps (`copy_bw`): each GPU first copies its
+// round (the whole buffer: one round) into the NVLS buffer, C = bytes at the
+// channel's copy rate, and after the last shard's total has come down copies
+// it out, C again: base + 2C + (n+1) p + 4d + 2H. The copy rate is copy_bw
+// over NCCL's 16 NVLS-tree channels, as the switch's pace is its share of
+// NCCL's bandwidth: one forced channel copies a sixteenth.
+TEST(NcclNvlsTree, ClosedFormTwoNodesWithCopies) {
+  const std::uint32_t n = 4;
+  const Topology topo = nccl_cluster(n, 2, "1000000000", "1000000000", "0", "0", true, false);
+  const std::uint64_t shard = 32 * 1024, bytes = shard * n;
+  const nccl::Params params = {{"algo", kNvlsTree}, {"channels", 1}, {"copy_bw", 16'000'000'000}};
+  const nccl::Plan pl = all_reduce_plan(topo, bytes, params);
+  ASSERT_EQ(pl.model.copy_rate, 1'000'000'000);
+  const SimulationResult r = simulate_collective(topo, CollectiveType::kAllReduce, bytes,
+                                                 choose_all_reduce("nccl:algo=nvlstree,channels=1,copy_bw=16GB/s"));
+  const Time p = transfer_time(shard, nccl::wire_rate(pl.model));
+  const Time d = transfer_time(shard, topo.links()[0].bandwidth);
+  const Time C = transfer_time(bytes, pl.model.copy_rate);
+  EXPECT_EQ(C, 131'072'000);
+  EXPECT_EQ(r.makespan, pl.model.base + 2 * C + (n + 1) * p + 4 * d + 2 * pl.model.hop_inter);
+}
+
+// Two rounds a channel, the copies slower than the switch: the scatter paces
+// the uploads (round 0's copy ends at base + C, round 1's at base + 2C, each
+// then followed by its n uploads, p apart). Round 0's last total comes down at
+// base + C + (n+1) p + 4d + 2H and its copy out ends C later, just as round
+// 1's last total comes down; round 1's copy out then ends the collective:
+// base + 3C + (n+1) p + 4d + 2H, C a round's copy.
+TEST(NcclNvlsTree, ClosedFormTwoRoundsWithCopies) {
+  const std::uint32_t n = 4;
+  const Topology topo = nccl_cluster(n, 2, "1000000000", "1000000000", "0", "0", true, false);
+  const std::uint64_t shard = 16 * 1024, bytes = 32 * 1024 * n;
+  const nccl::Params params = {{"algo", kNvlsTree},
+                               {"channels", 1},
+                               {"nvls_chunk", shard},
+                               {"nvlstree_max_chunk", shard},
+                               {"copy_bw", 16'000'000'000}};
+  const nccl::Plan pl = all_reduce_plan(topo, bytes, params);
+  ASSERT_EQ(pl.model.step_bytes, shard);
+  const SimulationResult r = simulate_collective(
+      topo, CollectiveType::kAllReduce, bytes,
+      choose_all_reduce("nccl:algo=nvlstree,channels=1,nvls_chunk=16KiB,nvlstree_max_chunk=16KiB,copy_bw=16GB/s"));
+  const Time p = transfer_time(shard, nccl::wire_rate(pl.model));
+  const Time d = transfer_time(shard, topo.links()[0].bandwidth);
+  const Time C = transfer_time(shard * n, pl.model.copy_rate);
+  const Time H = pl.model.hop_inter;
+  EXPECT_GT(C, n * p);  // the copies set the pace
+  EXPECT_EQ(r.makespan, pl.model.base + 3 * C + (n + 1) * p + 4 * d + 2 * H);
+}
+
 // A platform's NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE set the
 // shard (`nvls_chunk`, `nvlstree_max_chunk`): the same 128 KiB on 16 KiB
 // shards is two rounds. Each GPU uploads round 0's n shards, then round 1's,
