@@ -130,34 +130,6 @@ TEST(NcclNvlsTree, ClosedFormTwoNodesWithCopies) {
   EXPECT_EQ(r.makespan, pl.model.base + 2 * C + (n + 1) * p + 4 * d + 2 * pl.model.hop_inter);
 }
 
-// Two rounds a channel, the copies slower than the switch: the scatter paces
-// the uploads (round 0's copy ends at base + C, round 1's at base + 2C, each
-// then followed by its n uploads, p apart). Round 0's last total comes down at
-// base + C + (n+1) p + 4d + 2H and its copy out ends C later, just as round
-// 1's last total comes down; round 1's copy out then ends the collective:
-// base + 3C + (n+1) p + 4d + 2H, C a round's copy.
-TEST(NcclNvlsTree, ClosedFormTwoRoundsWithCopies) {
-  const std::uint32_t n = 4;
-  const Topology topo = nccl_cluster(n, 2, "1000000000", "1000000000", "0", "0", true, false);
-  const std::uint64_t shard = 16 * 1024, bytes = 32 * 1024 * n;
-  const nccl::Params params = {{"algo", kNvlsTree},
-                               {"channels", 1},
-                               {"nvls_chunk", shard},
-                               {"nvlstree_max_chunk", shard},
-                               {"copy_bw", 16'000'000'000}};
-  const nccl::Plan pl = all_reduce_plan(topo, bytes, params);
-  ASSERT_EQ(pl.model.step_bytes, shard);
-  const SimulationResult r = simulate_collective(
-      topo, CollectiveType::kAllReduce, bytes,
-      choose_all_reduce("nccl:algo=nvlstree,channels=1,nvls_chunk=16KiB,nvlstree_max_chunk=16KiB,copy_bw=16GB/s"));
-  const Time p = transfer_time(shard, nccl::wire_rate(pl.model));
-  const Time d = transfer_time(shard, topo.links()[0].bandwidth);
-  const Time C = transfer_time(shard * n, pl.model.copy_rate);
-  const Time H = pl.model.hop_inter;
-  EXPECT_GT(C, n * p);  // the copies set the pace
-  EXPECT_EQ(r.makespan, pl.model.base + 3 * C + (n + 1) * p + 4 * d + 2 * H);
-}
-
 // A platform's NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE set the
 // shard (`nvls_chunk`, `nvlstree_max_chunk`): the same 128 KiB on 16 KiB
 // shards is two rounds. Each GPU uploads round 0's n shards, then round 1's,
@@ -165,24 +137,36 @@ TEST(NcclNvlsTree, ClosedFormTwoRoundsWithCopies) {
 // sum at base + (2n) p' + d, then up and down the tree (2d + 2H) and its
 // multicast (p' + d; round 0's left its pacer long before, 2H >> p'):
 // base + (2n + 1) p' + 4d + 2H.
+//
+// With NVLS's copies (`copy_bw`) slower than the switch, the scatter paces
+// the uploads (round 0's copy ends at base + C, round 1's at base + 2C, each
+// then followed by its n uploads, p' apart). Round 0's last total comes down
+// at base + C + (n+1) p' + 4d + 2H and its copy out ends C later, just as
+// round 1's last total comes down; round 1's copy out then ends the
+// collective: base + 3C + (n+1) p' + 4d + 2H, C a round's copy.
 TEST(NcclNvlsTree, ClosedFormTwoNodesPlatformChunk) {
   const std::uint32_t n = 4;
   const Topology topo = nccl_cluster(n, 2, "1000000000", "1000000000", "0", "0", true, false);
   const std::uint64_t shard = 16 * 1024, bytes = 32 * 1024 * n;
-  const nccl::Params params = {{"algo", kNvlsTree},
-                               {"channels", 1},
-                               {"nvls_chunk", shard},
-                               {"nvlstree_max_chunk", shard}};
+  const std::string chunks = "nccl:algo=nvlstree,channels=1,nvls_chunk=16KiB,nvlstree_max_chunk=16KiB";
+  nccl::Params params = {{"algo", kNvlsTree}, {"channels", 1}, {"nvls_chunk", shard}, {"nvlstree_max_chunk", shard}};
   const nccl::Plan pl = all_reduce_plan(topo, bytes, params);
   ASSERT_EQ(pl.model.step_bytes, shard);
-  const SimulationResult r =
-      simulate_collective(topo, CollectiveType::kAllReduce, bytes,
-                          choose_all_reduce("nccl:algo=nvlstree,channels=1,nvls_chunk=16KiB,nvlstree_max_chunk=16KiB"));
   const Time p = transfer_time(shard, nccl::wire_rate(pl.model));
   const Time d = transfer_time(shard, topo.links()[0].bandwidth);
   const Time H = pl.model.hop_inter;
   EXPECT_GT(2 * H, static_cast<Time>(2 * n) * p);
+  const SimulationResult r = simulate_collective(topo, CollectiveType::kAllReduce, bytes, choose_all_reduce(chunks));
   EXPECT_EQ(r.makespan, pl.model.base + (2 * n + 1) * p + 4 * d + 2 * H);
+
+  params["copy_bw"] = 16'000'000'000;
+  const nccl::Plan copying = all_reduce_plan(topo, bytes, params);
+  ASSERT_EQ(copying.model.copy_rate, 1'000'000'000);
+  const Time C = transfer_time(shard * n, copying.model.copy_rate);
+  EXPECT_GT(C, n * p);  // the copies set the pace
+  const SimulationResult c =
+      simulate_collective(topo, CollectiveType::kAllReduce, bytes, choose_all_reduce(chunks + ",copy_bw=16GB/s"));
+  EXPECT_EQ(c.makespan, pl.model.base + 3 * C + (n + 1) * p + 4 * d + 2 * H);
 }
 
 // Two dgx-h100 at 4 GiB: NCCL's model gives NVLS-tree 8 x 40 GB/s x 5/6 =
