@@ -3,7 +3,11 @@
 #include <charconv>
 #include <cmath>
 #include <set>
+#include <sstream>
 #include <stdexcept>
+
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 
 #include "core/error.h"
 #include "core/units.h"
@@ -69,10 +73,133 @@ void check_nesting(const std::string& text, const std::string& source) {
 }
 }  // namespace
 
+namespace {
+// YAML::Load reads the first document of the text and drops the rest without
+// a word: a second one after '---' (two configs pasted into one file), text
+// after '...', a directive, or, as yaml-cpp reads it, a line after a
+// top-level value that has ended (`{a: 1}` then `b: 2`; ` a: 1` then `b: 2`).
+// Unless the text is plainly one document (below), it is read again as
+// events: the first document's are ignored, and the first event of a
+// non-empty one after it stops the reading (YAML::LoadAll would build every
+// document, and takes seconds on malformed input). An empty document (a
+// trailing '---', or '--- ~') drops nothing and is let be.
+struct LaterDocument {
+  YAML::Mark start;
+};
+
+class FindLaterDocument : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    start_ = mark;
+    if (first_) first_start_ = mark;
+  }
+  // Where the first document starts (after its directives); null if the text has none.
+  const YAML::Mark& first_start() const { return first_start_; }
+  void OnDocumentEnd() override { first_ = false; }
+  // A null where its document starts is a token the parser did not take
+  // (asked again it would answer the same, forever): content, not emptiness.
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override {
+    if (!first_ && mark.pos == start_.pos) later();
+  }
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { later(); }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override { later(); }
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    later();
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { later(); }
+  void OnMapEnd() override {}
+
+ private:
+  void later() const {
+    if (!first_) throw LaterDocument{start_};
+  }
+  bool first_ = true;
+  YAML::Mark start_;
+  YAML::Mark first_start_ = YAML::Mark::null_mark();
+};
+
+// Whether yaml-cpp has read all of `text` as the one document `root`, told
+// without reading it again: most config files are a block map whose keys
+// start at column 0, and such a map ends only at the end of the text or at a
+// line that starts with '---', '...' (markers) or '%' (a directive); a map
+// further right ends at a line less indented, a list at a key of its column,
+// a flow collection or scalar at its end. The bytes are yaml-cpp's
+// characters unless the text starts with a byte-order mark or is UTF-16/32
+// (a NUL byte first or second); its lines end at '\n' (or '\r', as newer
+// yaml-cpp reads a file of '\r' line ends).
+bool plainly_one_document(const std::string& text, const YAML::Node& root) {
+  if (!root.IsMap() || root.Style() != YAML::EmitterStyle::Block || root.Mark().column != 0) return false;
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  if (!text.empty() && (byte(0) == 0x00 || byte(0) == 0xEF || byte(0) == 0xFE || byte(0) == 0xFF)) return false;
+  if (text.size() > 1 && byte(1) == 0x00) return false;
+  // Line to line (memchr), not byte to byte: this runs on every config.
+  const auto starts_a_document = [&](std::size_t i) {
+    return i < text.size() && (text[i] == '%' || text.compare(i, 3, "---") == 0 || text.compare(i, 3, "...") == 0);
+  };
+  if (starts_a_document(0)) return false;
+  for (const char end : {'\n', '\r'}) {
+    for (std::size_t i = text.find(end); i != std::string::npos; i = text.find(end, i + 1)) {
+      if (starts_a_document(i + 1)) return false;
+    }
+  }
+  return true;
+}
+
+// Throws InputError at the line where a non-empty second document begins,
+// or at a directive after the first document. Each document after the first
+// either throws at its first event or is empty and took at least its '---':
+// the text is read once more, at most.
+void check_one_document(const std::string& text, const YAML::Node& root, const std::string& source) {
+  if (plainly_one_document(text, root)) return;
+  // A single value (a text file of another kind read as one long scalar) is
+  // no config: every reader refuses it as not a map, at its first line.
+  // Reading it again would double the cost of such files, and drop nothing.
+  if (root.IsScalar()) return;
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  FindLaterDocument handler;
+  try {
+    while (parser.HandleNextDocument(handler)) {
+    }
+    // A directive ('%' at the start of a line) ends the document, and with
+    // no document after it yaml-cpp reads it and drops it: `a: 1` then
+    // `%b: 2` was `a: 1`. Directives before the first document are its own.
+    // (A quoted value continued on a line that starts with '%' is refused
+    // too: YAML wants that line indented.)
+    if (handler.first_start().is_null()) return;
+    int line = 0;
+    for (std::size_t i = text.find('\n'); i != std::string::npos; i = text.find('\n', i + 1)) {
+      ++line;
+      if (line > handler.first_start().line && i + 1 < text.size() && text[i + 1] == '%') {
+        throw InputError(source + ":" + std::to_string(line + 1) +
+                         ": a line starting with '%' after the document is a YAML directive, and would be ignored; "
+                         "directives go before the document (and its '---')");
+      }
+    }
+  } catch (const LaterDocument& d) {
+    // Where the line starts: is it a '---' (yaml-cpp's columns count
+    // characters, its lines '\n')?
+    std::size_t at = 0;
+    for (int line = 0; line < d.start.line && at != std::string::npos; ++line) {
+      at = text.find('\n', at);
+      if (at != std::string::npos) ++at;
+    }
+    const bool marker = d.start.column == 0 && at != std::string::npos && text.compare(at, 3, "---") == 0;
+    throw InputError(source + ":" + std::to_string(d.start.line + 1) + ": a second YAML document begins here" +
+                     (marker ? "" : ", the first having ended before this line (at '...', or where its top-level "
+                                    "value ended)") +
+                     "; a config file holds one document: remove this one or move it to a file of its own");
+  }
+}
+}  // namespace
+
 YAML::Node ConfigReader::load(const std::string& text) const {
   check_nesting(text, source_);
   try {
-    return YAML::Load(text);
+    YAML::Node root = YAML::Load(text);
+    check_one_document(text, root, source_);
+    return root;
   } catch (const YAML::Exception& e) {
     const std::string line = e.mark.is_null() ? "" : ":" + std::to_string(e.mark.line + 1);
     throw InputError(source_ + line + ": invalid YAML: " + e.msg);

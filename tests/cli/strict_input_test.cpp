@@ -5,7 +5,9 @@
 // attribute (traces). Exit 2 for all of them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 
 #include "../common/run_sim.h"
 #include "../common/temp_workload.h"
@@ -175,6 +177,35 @@ TEST_F(StrictInput, DeepNestingIsAnErrorNotACrash) {
   for (int i = 0; i < 10'000; ++i) dashes += "- ";
   expect_error(run_sim("-q --system " + text_file("dash.yml", "compute:\n" + dashes + "1\n")),
                {"dash.yml:2: YAML nested too deeply"});
+}
+
+// Every YAML config is one document: a second one (two files pasted together,
+// `---` between them) was dropped and the first ran, exit 0; text after `...`
+// was never parsed. Markers around the one document, a %YAML directive and an
+// empty document after it still load.
+TEST_F(StrictInput, ASecondYamlDocumentIsAnErrorNotIgnored) {
+  const std::string wl = " --workload 'gen:collectives?npus=8&size=1MiB' --network ";
+  const std::string ring = "shape: Ring\nnpus: 8\nbandwidth: 50GB/s\nlatency: 500ns\n";
+  const std::string second = ": a second YAML document begins here; a config file holds one document: remove this "
+                             "one or move it to a file of its own";
+  expect_error(run_sim("-q" + wl + text_file("two.yml", ring + "---\nshape: Switch\n")), {"two.yml:5" + second});
+  expect_error(run_sim("-q" + wl + text_file("end.yml", ring + "...\nshape: Switch\n")),
+               {"end.yml:6: a second YAML document begins here, the first having ended before this line (at '...', "
+                "or where its top-level value ended); a config file holds one document"});
+  expect_error(run_sim("-q" + wl + text_file("bad.yml", ring + "...\n]\n")), {"bad.yml:6: invalid YAML"});
+  expect_error(run_sim("-q --system " + text_file("sys.yml", "compute:\n  peak_tflops: 100\n---\ncompute: {}\n")),
+               {"sys.yml:3" + second});
+  std::ifstream model_file(std::string(SIM_SOURCE_DIR) + "/configs/models/llama3-8b.yml");
+  const std::string model((std::istreambuf_iterator<char>(model_file)), std::istreambuf_iterator<char>());
+  expect_error(run_sim("workload gen transformer --model " + text_file("model.yml", model + "---\nlayers: 2\n") +
+                       " --parallel tp=1 --global-batch 1 --seq 256 --layers-only -o " + path("wl")),
+               {"model.yml:" + std::to_string(std::count(model.begin(), model.end(), '\n') + 1) + second});
+  expect_error(run_sim("sweep -q " + text_file("spec.yml", "base:\n  network: " + configs("ring8.yml") +
+                                                                "\naxes:\n  size: [1MiB]\n---\naxes:\n  size: [2MiB]\n") +
+                       " -o " + path("out")),
+               {"spec.yml:5" + second});
+  // One document: markers around it, a directive, an empty one after it.
+  EXPECT_EQ(run_sim("-q" + wl + text_file("one.yml", "%YAML 1.2\n---\n" + ring + "...\n---\n# shape: Switch\n")).code, 0);
 }
 
 // Fuzz findings in the MSCCL-IR importer (fuzz/regressions/msccl_import/): each
