@@ -397,7 +397,8 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     // `channels` move less, as a ring's or a tree's do; more do not move more
     // than the model's total, which the switch's reductions bound.
     const double run_channels = pl.algo == Algo::kNvlsTree ? kNvlsChannels : g.channels;
-    const double per_channel = uploaded * alg_bw / std::max<double>(run_channels, pl.channels);
+    const double shares = std::max({1.0, run_channels, static_cast<double>(pl.channels)});
+    const double per_channel = uploaded * alg_bw / shares;
     m.channel_rate = static_cast<BytesPerSecond>(std::llround(per_channel * 1e9));
     // NCCL's chunk per head and round, by nBytes, per algorithm (src/enqueue.cc,
     // calcCollChunking: NVLS's rule for all-reduce, all-gather and
@@ -429,7 +430,7 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     if (pl.algo == Algo::kNvlsTree) m.window = static_cast<std::uint32_t>(kNcclSteps);
     // Across nodes, the copy warps' scatter into NCCL's NVLS buffer and gather out of it.
     if (const auto it = params.find("copy_bw"); it != params.end() && in.nodes > 1) {
-      m.copy_rate = static_cast<BytesPerSecond>(it->second / std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::max<double>(run_channels, pl.channels))));
+      m.copy_rate = static_cast<BytesPerSecond>(it->second / static_cast<std::uint64_t>(shares));
     }
     // One node: NVLS's whole latency up front. Across nodes (NVLS-tree, and
     // NVLS with SHARP) the NVLink hop up front and the network hop after each
