@@ -140,12 +140,12 @@ Preset p5() {
   p.nccl_net_rails = {"4", "spec sheet: 4 x 100 Gb/s EFA per GPU, one device of 4 rails to NCCL (aws-ofi-nccl's multi-rail)"};
   p.nccl_proxy = {"1503.285ns", "fit (see the header)"};
   p.nccl_net_latency = {"18952.885ns", "fit (see the header)"};
-  p.fitted = {{"system", "collective.algorithms.*:overhead", "83738.821ns"},
+  p.fitted = {{"system", "collective.algorithms.*:overhead", "81738.826ns"},
               {"system", "collective.algorithms.all_reduce:copy_bw", "282.415GB/s"}};
   p.fit_note =
       "Fitted by `sim calibrate CURVE --preset p5 --filter nodes=2 --sizes 32MiB:256MiB` on the 4 two-node\n"
       "all-reduce rows of 32-256 MiB of the public p5 curve (docs/public-data.md, p5_efa_allreduce_2-32nodes.csv):\n"
-      "NCCL's per-call overhead 83738.821ns [1us, 400us], proxy 1503.285ns per network message [200ns, 5us],\n"
+      "NCCL's per-call overhead 81738.826ns [1us, 400us], proxy 1503.285ns per network message [200ns, 5us],\n"
       "network hop 18952.885ns [2us, 60us], NVLS's copy warps 282.415GB/s [209.375GB/s, 1675GB/s]; rms log\n"
       "error 0.020 on those rows. The link rates are the spec sheet's. Held out (every other row of the\n"
       "file): docs/nccl.md.";
@@ -167,7 +167,7 @@ Preset dgx_h100_calibrated() {
       "Fitted by `sim calibrate` on all-reduce, 16 MiB-256 MiB (5 rows), of the measured one-node curve\n"
       "../shared/testdata/reference-curves/h100_sxm_x8_xla.csv (XLA's sm_90 table), NCCL's algorithms\n"
       "(all-reduce NVLS from 512 KiB on, ring LL below; all-gather and reduce-scatter ring):\n"
-      "  nvls_efficiency 0.861495 (NCCL 2.2x's own model: 0.85 on Hopper), overhead 17601.724ns per\n"
+      "  nvls_efficiency 0.861495 (NCCL 2.28's own model: 0.85 on Hopper), overhead 17601.724ns per\n"
       "  call (XLA's and the launch's); rms log error 0.036 on the fitting rows (-3.2% to +7.2%).\n"
       "Held out (time): all-reduce 0.5-2 GiB -0.8% to -1.2%; all-gather >= 16 MiB -9.0% to +3.5%;\n"
       "reduce-scatter >= 16 MiB -11.6% to +8.8% (256 MiB-1 GiB 10.3-11.6% fast): docs/calibrate.md.\n"

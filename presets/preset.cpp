@@ -345,7 +345,7 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::uint32_t npus
   }
   if (*g.nvswitch_reduces) {
     const Figure eff = value_of(p, "system", kNvlsEfficiencyKey,
-                                {"1", "NCCL 2.19's model as is; NCCL 2.2x's own model scales NVLS by 0.85 on Hopper"});
+                                {"1", "NCCL's model through 2.27 as is; NCCL 2.28's scales NVLS by 0.85 on Hopper"});
     all_reduce += std::string(",nvls_efficiency=") + eff.value;
     o << "  # nvls_efficiency " << eff.value << ": NVLS's bandwidth over NCCL's model (" << eff.source << ")\n";
     if (nodes > 1 && *g.nvls_copy_bandwidth.value) {

@@ -207,6 +207,18 @@ Arch arch_of(const Params& params) {
   return it->second == 70 ? Arch::kVolta : it->second == 80 ? Arch::kAmpere : Arch::kHopper;
 }
 
+// NCCL's release the parameters name (`version`), or the default's.
+int version_of(const Params& params) {
+  const auto it = params.find("version");
+  return it == params.end() ? kDefaultVersion : static_cast<int>(it->second);
+}
+
+// The release whose tuning tables NCCL's choice and latencies take: the one
+// named, else 2.20's (nccl_constants.h, kDefaultTablesVersion).
+int tables_version_of(const Params& params) {
+  return params.count("version") ? version_of(params) : kDefaultTablesVersion;
+}
+
 }  // namespace
 
 Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const AlgorithmContext& ctx) {
@@ -215,9 +227,10 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
   check_keys(type, params);
   const Arch arch = arch_of(params);
   pl.system = describe_system(ctx, arch);
-  const auto version_it = params.find("version");
-  const int version = version_it == params.end() ? kDefaultVersion : static_cast<int>(version_it->second);
+  const int version = version_of(params);
+  const int tables = tables_version_of(params);
   TuneInput& in = pl.input;
+  in.version = tables;
   in.type = type;
   in.ranks = pl.system.ranks;
   in.nodes = pl.system.nodes;
@@ -232,10 +245,11 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     for (Graph& g : in.graphs) g.latency_inter = static_cast<double>(it->second) / 1e6;  // ps -> us
   }
   pl.table = tune(in);
-  // NVLS's achieved bandwidth and latency where they differ from NCCL 2.19's
-  // model: NCCL's later model scales NVLS bandwidth by a measured efficiency
-  // (nvlsEfficiency, Hopper 0.85), and the per-call latency of its kernels is
-  // hwLat[NVLINK][NVLS] = 23 us; both free for calibration (docs/nccl.md).
+  // NVLS's achieved bandwidth and latency where they differ from NCCL's
+  // model through 2.27: NCCL 2.28's model scales NVLS bandwidth by a measured
+  // efficiency (nvlsEfficiency, Hopper 0.85), and the per-call latency of its
+  // kernels is hwLat[NVLINK][NVLS] (23 us, 25 from 2.21 on); both free for
+  // calibration (docs/nccl.md).
   // They change NCCL's choice as they would NCCL's own table.
   const int simple = static_cast<int>(Proto::kSimple);
   if (const auto it = params.find("nvls_efficiency"); it != params.end()) {
@@ -243,11 +257,11 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
       pl.table.bandwidth[static_cast<int>(a)][simple] *= static_cast<double>(it->second) / kMillionths;
     }
   }
-  double nvls_hop = hop_latency(Hw::kNvlink, Algo::kNvls, Proto::kSimple);
+  double nvls_hop = hop_latency(Hw::kNvlink, Algo::kNvls, Proto::kSimple, tables);
   if (const auto it = params.find("nvls_latency"); it != params.end()) {
     const double lat = static_cast<double>(it->second) / 1e6;  // ps -> us
     for (const Algo a : {Algo::kNvls, Algo::kNvlsTree}) {
-      pl.table.latency[static_cast<int>(a)][simple] += lat - hop_latency(Hw::kNvlink, a, Proto::kSimple);
+      pl.table.latency[static_cast<int>(a)][simple] += lat - hop_latency(Hw::kNvlink, a, Proto::kSimple, tables);
     }
     nvls_hop = lat;
   }
@@ -438,8 +452,8 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     const bool one_node = pl.algo == Algo::kNvls && in.nodes == 1;
     m.base = us(one_node           ? pl.table.latency[ai][pi]
                 : g.nvlink_intra   ? nvls_hop
-                                   : hop_latency(Hw::kPci, pl.algo, pl.proto));
-    m.hop_inter = one_node ? 0 : us(hop_latency(Hw::kNet, pl.algo, pl.proto));
+                                   : hop_latency(Hw::kPci, pl.algo, pl.proto, tables));
+    m.hop_inter = one_node ? 0 : us(hop_latency(Hw::kNet, pl.algo, pl.proto, tables));
   } else if (pl.algo == Algo::kCollNetDirect) {
     // Each GPU sends, per loop, its copy of every other head's shard (scatter)
     // and its own shard's total to every other GPU (broadcast): 2 (n - 1) / n
@@ -453,17 +467,17 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     const double local = pl.system.per_node;
     m.channel_rate = static_cast<BytesPerSecond>(std::llround(2 * (local - 1) / local * alg_bw / g.channels * 1e9));
     m.base = us(2 * (local - 1) * kCollNetDirectPeerLatencyUs);
-    m.hop_intra = us(hop_latency(g.nvlink_intra ? Hw::kNvlink : Hw::kPci, pl.algo, pl.proto));
-    m.hop_inter = us(hop_latency(Hw::kNet, pl.algo, pl.proto));
+    m.hop_intra = us(hop_latency(g.nvlink_intra ? Hw::kNvlink : Hw::kPci, pl.algo, pl.proto, tables));
+    m.hop_inter = us(hop_latency(Hw::kNet, pl.algo, pl.proto, tables));
     m.step_bytes = chain_step_payload(pl.proto, simple_buffer);
     m.window = kChainStepsInFlight;
     if (bytes > ctx.memory.cache_bytes) m.memory_bandwidth = ctx.memory.bandwidth;  // the heads' reads (all-reduce only)
   } else {
     const double bus_per_channel = alg_bw / bus_to_alg_ratio(pl.algo, type, in.ranks) / g.channels;
     m.channel_rate = static_cast<BytesPerSecond>(std::llround(bus_per_channel * 1e9));
-    m.base = us(base_latency(pl.algo, pl.proto));
-    m.hop_intra = us(hop_latency(g.nvlink_intra ? Hw::kNvlink : Hw::kPci, pl.algo, pl.proto));
-    m.hop_inter = us(hop_latency(Hw::kNet, pl.algo, pl.proto));
+    m.base = us(base_latency(pl.algo, pl.proto, tables));
+    m.hop_intra = us(hop_latency(g.nvlink_intra ? Hw::kNvlink : Hw::kPci, pl.algo, pl.proto, tables));
+    m.hop_inter = us(hop_latency(Hw::kNet, pl.algo, pl.proto, tables));
     // Reductions on the GPU (the ring's, the tree's and the CollNet chain's)
     // read the local addend from HBM when the rank's buffer does not fit the
     // GPU's L2 (GpuMemory). NCCL's own model leaves them free, so its choice
@@ -509,8 +523,9 @@ P2pModel p2p_model(const Params& params) {
   if (const auto it = params.find("p2p_net_chunk"); it != params.end()) m.net_chunk = it->second;
   // A chunk's hop: NCCL's Simple latency per step of a ring (hwLat), the
   // network's replaced by net_latency where the fabric's differs.
-  m.hop_intra = us(hop_latency(Hw::kNvlink, Algo::kRing, Proto::kSimple));
-  m.hop_inter = us(hop_latency(Hw::kNet, Algo::kRing, Proto::kSimple));
+  const int tables = tables_version_of(params);
+  m.hop_intra = us(hop_latency(Hw::kNvlink, Algo::kRing, Proto::kSimple, tables));
+  m.hop_inter = us(hop_latency(Hw::kNet, Algo::kRing, Proto::kSimple, tables));
   if (const auto it = params.find("net_latency"); it != params.end()) m.hop_inter = static_cast<Time>(it->second);
   return m;
 }

@@ -440,7 +440,7 @@ TEST_F(Calibrate, DgxH100FittedOnAllReducePredictsTheOtherMeasuredRows) {
   o.output = path("out");
   const CalibrationResult r = calibrate(o);
   ASSERT_EQ(r.values.size(), 2u);
-  // NVLS's efficiency lands near NCCL 2.2x's own Hopper figure (0.85); the
+  // NVLS's efficiency lands near NCCL 2.28's own Hopper figure (0.85); the
   // per-call overhead is written into every NCCL collective's string.
   EXPECT_NEAR(std::stod(r.values[0]), 0.85, 0.03) << r.values[0];
   EXPECT_NE(r.system_text.find("all_gather: nccl:overhead=" + r.values[1]), std::string::npos) << r.system_text;

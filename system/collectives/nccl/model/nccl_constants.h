@@ -14,25 +14,63 @@ namespace sim::nccl {
 inline constexpr int kAlgos = 6;   // NCCL_NUM_ALGORITHMS (Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree)
 inline constexpr int kProtos = 3;  // NCCL_NUM_PROTOCOLS (LL, LL128, Simple)
 
-// --- The tuning model: src/graph/tuning.cc at commit b6475625 (2.19/2.20). ---
-// Index order: [algorithm][protocol] as above.
+// --- The tuning model: src/graph/tuning.cc, per release. ---
+// Index order: [algorithm][protocol] as above; link classes [NVLink, PCI,
+// network]; caps [GPU generation or CPU vendor][1 node, 2 nodes, more].
+struct TuningConstants {
+  double base_lat[kAlgos][kProtos];     // latency of a collective, us (`baseLat`)
+  double hw_lat[3][kAlgos][kProtos];    // latency per hop by link class, us (`hwLat`)
+  double ll_max_bw[3][3];               // GB/s (`llMaxBws`)
+  double per_ch_max_ring_ll128[3][3];   // GB/s a channel (`perChMaxRingLL128Bws`)
+  double per_ch_max_tree_ll128[3][3];   // (`perChMaxTreeLL128Bws`)
+  double per_ch_max_tree[3][3];         // (`perChMaxTreeBws`)
+};
 
-// Base latency of a collective, us (`baseLat`).
-inline constexpr double kBaseLat[kAlgos][kProtos] = {
-    {6.8, 14.0, 0}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+// NCCL 2.20.3 (NVIDIA/nccl commit b6475625), and the releases before it the
+// model knows (2.17-2.19).
+inline constexpr TuningConstants kTuning220 = {
+    {{6.8, 14.0, 0}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+    {{{.6, 1.25, 28}, {.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 23}, {0, 0, 23}},
+     {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}},
+     {{5.0, 8.5, 28}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 14}}},
+    {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {87.7, 22.5, 19.0}},
+    {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}},
+    {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}},
+    {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}}};
 
-// Latency per hop by link class [NVLink, PCI, network], us (`hwLat`).
-inline constexpr double kHwLat[3][kAlgos][kProtos] = {
-    {{.6, 1.25, 28}, {.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 23}, {0, 0, 23}},
-    {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}},
-    {{5.0, 8.5, 28}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 14}}};
+// NCCL 2.21 (2.21.5, commit ab2b89c4): Hopper's LL cap inside a node 141
+// GB/s (its row {141.0, 45.0, 35.0}; across nodes the CPU's row applies), and
+// NVLS and NVLS-tree 25 us per NVLink hop.
+constexpr TuningConstants release_221(TuningConstants t) {
+  t.ll_max_bw[2][0] = 141.0;
+  t.ll_max_bw[2][1] = 45.0;
+  t.ll_max_bw[2][2] = 35.0;
+  t.hw_lat[0][4][2] = t.hw_lat[0][5][2] = 25;
+  return t;
+}
+inline constexpr TuningConstants kTuning221 = release_221(kTuning220);
 
-// Caps, GB/s: [GPU generation or CPU vendor][1 node, 2 nodes, more]
-// (`llMaxBws`, `perChMaxRingLL128Bws`, `perChMaxTreeLL128Bws`, `perChMaxTreeBws`).
-inline constexpr double kLLMaxBw[3][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {87.7, 22.5, 19.0}};
-inline constexpr double kPerChMaxRingLL128Bw[3][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}};
-inline constexpr double kPerChMaxTreeLL128Bw[3][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}};
-inline constexpr double kPerChMaxTreeBw[3][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
+// NCCL 2.23 (2.23.4, commit a6979c9f): tree/Simple 8.4 us of base latency and
+// 4 us per NVLink or PCI hop, 14 us per network hop (28 before). Unchanged
+// through 2.27 (2.25.1, 2.26.2 and 2.27's text read; 2.28 rewrote NVLS's and
+// NVLS-tree's bandwidth and is not modelled).
+constexpr TuningConstants release_223(TuningConstants t) {
+  t.base_lat[0][2] = 8.4;
+  t.hw_lat[0][0][2] = t.hw_lat[1][0][2] = 4.0;
+  t.hw_lat[2][0][2] = 14;
+  return t;
+}
+inline constexpr TuningConstants kTuning223 = release_223(kTuning221);
+
+// Without a `version`, NCCL's choice and latencies take 2.20's tables (and its
+// chunks the default release's rules, below): the model every preset that
+// names no release was fitted with.
+inline constexpr int kDefaultTablesVersion = 220;
+
+// The tables of NCCL's release `version` (200 + minor).
+constexpr const TuningConstants& tuning_constants(int version) {
+  return version >= 223 ? kTuning223 : version >= 221 ? kTuning221 : kTuning220;
+}
 
 // Tree bandwidth correction for sizes 64 B << i (`treeCorrectionFactor`), per protocol.
 inline constexpr double kTreeCorrection[kProtos][23] = {
@@ -81,10 +119,11 @@ inline constexpr std::uint64_t kNvlsChunk = 128 * 1024;
 // default on Hopper), whatever the topology search found.
 inline constexpr std::uint32_t kNvlsChannels = 16;
 // NCCL's release, as 200 + minor (2.21 -> 221): the `version` key of `nccl`.
-// Left out, the rules of 2.21 and later.
+// Left out, the chunk rules of 2.21 and later, on 2.20's tuning tables
+// (kDefaultTablesVersion, above).
 inline constexpr int kDefaultVersion = 221;
-// The releases the model knows: its tuning tables are 2.19/2.20's, and the
-// releases it tells apart run from 2.17, NVLS's arrival (NVLS-tree from
+// The releases the model knows: tuning tables of 2.20, 2.21 and 2.23 (which
+// 2.24-2.27 keep), and chunk rules from 2.17, NVLS's arrival (NVLS-tree from
 // 2.18, the 4-node NVLS-tree chunk cap from 2.19, NCCL_NVLS_CHUNKSIZE from
 // 2.21), to 2.27, the newest it was compared with (the p5 preset against
 // nccl-tests on 2.27.7, docs/nccl.md). Earlier and later releases differ by

@@ -29,10 +29,12 @@ const char* proto_name(Proto p) {
   return kNames[static_cast<int>(p)];
 }
 
-double base_latency(Algo a, Proto p) { return kBaseLat[static_cast<int>(a)][static_cast<int>(p)]; }
+double base_latency(Algo a, Proto p, int version) {
+  return tuning_constants(version).base_lat[static_cast<int>(a)][static_cast<int>(p)];
+}
 
-double hop_latency(Hw hw, Algo a, Proto p) {
-  return kHwLat[static_cast<int>(hw)][static_cast<int>(a)][static_cast<int>(p)];
+double hop_latency(Hw hw, Algo a, Proto p, int version) {
+  return tuning_constants(version).hw_lat[static_cast<int>(hw)][static_cast<int>(a)][static_cast<int>(p)];
 }
 
 double bus_to_alg_ratio(Algo a, CollectiveType type, int ranks) {
@@ -58,19 +60,22 @@ TuneTable tune(const TuneInput& in) {
       coll != T::kReduce) {
     return t;  // NCCL has no such collective
   }
+  const TuningConstants& k = tuning_constants(in.version);
   const int cc = static_cast<int>(in.arch);
   const int index2 = nodes <= 2 ? nodes - 1 : 2;
   const int index1 = nodes == 1 ? cc : (in.amd_cpu ? 1 : 0);  // LL: GPU type in a node, CPU vendor across
-  const double ll_max_bw = kLLMaxBw[index1][index2];
-  const double tree_max = kPerChMaxTreeBw[cc][index2];
-  const double ring_ll128_max = kPerChMaxRingLL128Bw[cc][index2];
-  const double tree_ll128_max = kPerChMaxTreeLL128Bw[cc][index2];
+  const double ll_max_bw = k.ll_max_bw[index1][index2];
+  const double tree_max = k.per_ch_max_tree[cc][index2];
+  const double ring_ll128_max = k.per_ch_max_ring_ll128[cc][index2];
+  const double tree_ll128_max = k.per_ch_max_tree_ll128[cc][index2];
   const double ppn = static_cast<double>(ranks) / nodes;
 
   const int nsteps = coll == T::kAllReduce ? 2 * (ranks - 1)
                      : coll == T::kReduceScatter || coll == T::kAllGather ? ranks - 1
                                                                           : ranks;
-  const int inter_steps = coll == T::kAllReduce ? (nodes > 1 ? 2 * nodes : 0)
+  // A ring's steps across the network: 2.23 counted them as 2 (nodes - 1)
+  // for all-reduce, where 2.20 had 2 x nodes.
+  const int inter_steps = coll == T::kAllReduce ? (nodes > 1 ? 2 * (in.version >= 223 ? nodes - 1 : nodes) : 0)
                           : coll == T::kReduceScatter || coll == T::kAllGather ? nodes - 1
                                                                                : nodes;
 
@@ -94,10 +99,17 @@ TuneTable tune(const TuneInput& in) {
       double bus = g.channels * bw;
 
       // NCCL's refinements per algorithm and protocol.
+      // Ring LL: half the wire is flags, from 2.21 on; 2.20 took a quarter (a third on one node but for all-reduce and reduce).
       if (is(a, Algo::kRing) && p == Proto::kLL) {
-        bus = std::min(ll_max_bw, bus * ((nodes > 1 || coll == T::kAllReduce || coll == T::kReduce) ? 1.0 / 4.0 : 1.0 / 3.0));
+        const double share = in.version >= 221                                                     ? 1.0 / 2.0
+                             : (nodes > 1 || coll == T::kAllReduce || coll == T::kReduce) ? 1.0 / 4.0
+                                                                                            : 1.0 / 3.0;
+        bus = std::min(ll_max_bw, bus * share);
       }
-      if (is(a, Algo::kRing) && p == Proto::kLL128) bus = std::min(bus * (ppn < 2 ? 0.7 : 0.92), g.channels * ring_ll128_max);
+      // Ring LL128: 120/128 of the wire (0.92); 2.20 took 0.7 with one GPU per node.
+      if (is(a, Algo::kRing) && p == Proto::kLL128) {
+        bus = std::min(bus * (ppn < 2 && in.version < 223 ? 0.7 : 0.92), g.channels * ring_ll128_max);
+      }
       if (is(a, Algo::kTree)) bus = std::min(bus * .92, g.channels * tree_max);
       if (is(a, Algo::kTree) && p == Proto::kLL) bus = std::min(bus * 1.0 / 3.8, ll_max_bw);
       if (is(a, Algo::kTree) && p == Proto::kLL128) {
@@ -131,14 +143,17 @@ TuneTable tune(const TuneInput& in) {
       }
       t.bandwidth[ai][pi] = bus;
 
-      double lat = kBaseLat[ai][pi];
-      double intra_lat = kHwLat[static_cast<int>(intra_hw)][ai][pi];
-      double inter_lat = kHwLat[static_cast<int>(Hw::kNet)][ai][pi] + g.latency_inter;
+      double lat = k.base_lat[ai][pi];
+      double intra_lat = k.hw_lat[static_cast<int>(intra_hw)][ai][pi];
+      // One GPU per node exposes the network's latency whole: from 2.23 on
+      // every algorithm takes the tree's network hop there.
+      const int net_algo = ppn == 1 && in.version >= 223 ? static_cast<int>(Algo::kTree) : ai;
+      double inter_lat = k.hw_lat[static_cast<int>(Hw::kNet)][net_algo][pi] + g.latency_inter;
       if (p == Proto::kSimple) inter_lat += g.latency_inter;  // the flush
       const int local = ranks / nodes;
       if (is(a, Algo::kRing)) {
         if (coll == T::kReduce || coll == T::kBroadcast) {
-          lat += kHwLat[static_cast<int>(hw)][ai][pi];  // sameChannels: one pipelined chain
+          lat += k.hw_lat[static_cast<int>(hw)][ai][pi];  // sameChannels: one pipelined chain
         } else {
           double net_overhead = 0;
           if (nodes > 1) {

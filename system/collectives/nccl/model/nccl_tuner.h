@@ -11,10 +11,11 @@
 // its topology search (graph: channels x GB/s per channel, the intra-node and
 // inter-node rates) and are refined per algorithm and protocol; latencies are
 // a base latency plus per-hop hardware latencies by link type. Every constant
-// here is NCCL's, from NVIDIA/nccl src/graph/tuning.cc at commit b6475625
-// (the 2.19/2.20 model with NVLS, NVLS-tree and CollNet direct/chain); see
-// docs/nccl.md for the table and what each means; the tables themselves are in
-// nccl_constants.h. The code is ours.
+// here is NCCL's, from NVIDIA/nccl src/graph/tuning.cc of the release the
+// input names (2.20.3 at commit b6475625 for 2.17-2.20, with NVLS, NVLS-tree
+// and CollNet direct/chain; what 2.21 and 2.23 changed, through 2.27); see
+// docs/nccl.md for the tables and what each means; the tables themselves are
+// in nccl_constants.h. The code is ours.
 #pragma once
 
 #include <array>
@@ -56,6 +57,7 @@ struct TuneInput {
   bool amd_cpu = false;          // selects llMaxBws and the net overhead (Intel 1 us, AMD 2 us)
   bool ll128 = true;             // LL128 enabled (NCCL: NVLink inside, Volta/Ampere/Hopper)
   bool collnet = false;          // the fabric reduces (CollNet / SHARP)
+  int version = kDefaultTablesVersion;  // NCCL's release, 200 + minor: its tables and formulas
   std::array<Graph, kAlgos> graphs;
 };
 
@@ -68,9 +70,10 @@ struct TuneTable {
 
 TuneTable tune(const TuneInput& in);
 
-// NCCL's base latency and per-hop latency of a link class, us (baseLat, hwLat).
-double base_latency(Algo a, Proto p);
-double hop_latency(Hw hw, Algo a, Proto p);
+// NCCL's base latency and per-hop latency of a link class in release
+// `version`, us (baseLat, hwLat).
+double base_latency(Algo a, Proto p, int version);
+double hop_latency(Hw hw, Algo a, Proto p, int version);
 // busBw / algBw of an algorithm as NCCL converts them (ring n/nsteps, tree 1/2, NVLS 5/6).
 double bus_to_alg_ratio(Algo a, CollectiveType type, int ranks);
 

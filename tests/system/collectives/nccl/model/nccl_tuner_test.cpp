@@ -14,8 +14,10 @@ constexpr int kTree = static_cast<int>(Algo::kTree), kRing = static_cast<int>(Al
 constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
 
 // 8 H100 on NVSwitch: 18 NVLink4 per GPU, NCCL counts 20.6 GB/s each = 370.8 GB/s.
-TuneInput dgx_h100(bool nvls) {
+// NCCL 2.20's tables unless `version` says otherwise.
+TuneInput dgx_h100(bool nvls, int version = 220) {
   TuneInput in;
+  in.version = version;
   in.type = CollectiveType::kAllReduce;
   in.ranks = 8;
   in.nodes = 1;
@@ -107,6 +109,60 @@ TEST(NcclTuner, OtherCollectivesRunRingOrNvls) {
   EXPECT_NEAR(t.bandwidth[kRing][kSimple], 360.0 * 8 / 7, 1e-9);
   EXPECT_NEAR(t.bandwidth[kRing][kLL], std::min(87.7, 360.0 / 3) * 8 / 7, 1e-9);
   EXPECT_NEAR(t.latency[kRing][kSimple], 8.4 + 7 * 3.4, 1e-9);
+}
+
+// What NCCL 2.21 changed (tuning.cc of 2.21.5): ring LL at half the bus
+// bandwidth under Hopper's one-node cap of 141 GB/s, and NVLS's NVLink hop 25 us.
+TEST(NcclTuner, Release221RingLlAndNvlsLatency) {
+  const TuneTable t = tune(dgx_h100(true, 221));
+  EXPECT_NEAR(t.bandwidth[kRing][kLL], 141.0 * 8 / 14, 1e-9);  // min(141, 360 / 2)
+  EXPECT_NEAR(t.latency[kNvls][kSimple], 25.0, 1e-9);
+  EXPECT_NEAR(t.latency[kTree][kSimple], 2 * 7 * 28.0, 1e-9);  // 2.23's change, not yet
+  // 1 MiB now runs ring LL: 15.0 + 1048576 / 80571 = 28.0 us against NVLS's
+  // 25 + 3.9 = 28.9 (2.20: NVLS, 26.9 us against ring LL's 35.9).
+  EXPECT_EQ(chosen(dgx_h100(true, 221), 1 << 20), "ring/ll");
+  EXPECT_EQ(chosen(dgx_h100(true, 220), 1 << 20), "nvls/simple");
+}
+
+// What NCCL 2.23 changed (2.23.4), kept through 2.27: tree/Simple's latencies
+// (8.4 us base, 4 us an NVLink hop, 14 us a network hop), and a ring
+// all-reduce's steps across the network counted as 2 (nodes - 1).
+// An all-reduce over `nodes` H100 nodes of `ranks / nodes` GPUs, 50 GB/s NICs, without NVLS.
+TuneInput across_nodes(int ranks, int nodes, int version) {
+  TuneInput in;
+  in.version = version;
+  in.type = CollectiveType::kAllReduce;
+  in.ranks = ranks;
+  in.nodes = nodes;
+  in.graphs = search_graphs(Arch::kHopper, ranks, nodes, 18 * 20.6, 50, false, false);
+  return in;
+}
+
+TEST(NcclTuner, Release223TreeSimpleAndRingNetworkSteps) {
+  const TuneTable old = tune(across_nodes(16, 2, 220));
+  const TuneTable now = tune(across_nodes(16, 2, 227));
+  // Ring/Simple: 30 steps, max(3.4, 3 x 1.0 net overhead) inside a node, 14 across.
+  EXPECT_NEAR(old.latency[kRing][kSimple], 8.4 + 26 * 3.4 + 4 * 14.0, 1e-9);
+  EXPECT_NEAR(now.latency[kRing][kSimple], 8.4 + 28 * 3.4 + 2 * 14.0, 1e-9);
+  // Tree/Simple: the chain of 8 GPUs and one network level, up and down.
+  EXPECT_NEAR(old.latency[kTree][kSimple], 2 * (7 * 28.0 + 28.0), 1e-9);
+  EXPECT_NEAR(now.latency[kTree][kSimple], 8.4 + 2 * (7 * 4.0 + 14.0), 1e-9);
+  EXPECT_DOUBLE_EQ(now.bandwidth[kTree][kSimple], old.bandwidth[kTree][kSimple]);
+}
+
+// One GPU per node (2.23): ring LL128 at 0.92 of the bus bandwidth (2.20: 0.7),
+// and every algorithm's network hop is the tree's.
+TEST(NcclTuner, Release223OneGpuPerNode) {
+  const TuneInput in = across_nodes(4, 4, 223);
+  const TuneTable old = tune(across_nodes(4, 4, 220));
+  const TuneTable now = tune(in);
+  const Graph& ring = in.graphs[kRing];
+  ASSERT_GT(ring.channels, 0);
+  const double bus = ring.channels * ring.bw_inter;
+  EXPECT_NEAR(old.bandwidth[kRing][kLL128], std::min(bus * 0.7, ring.channels * 36.7) * 4 / 6, 1e-9);
+  EXPECT_NEAR(now.bandwidth[kRing][kLL128], std::min(bus * 0.92, ring.channels * 36.7) * 4 / 6, 1e-9);
+  // 6 steps, all across the network, at the tree's LL128 network hop (8.5 us).
+  EXPECT_NEAR(now.latency[kRing][kLL128], 14.0 + 6 * 8.5, 1e-9);
 }
 
 }  // namespace

@@ -71,7 +71,7 @@ TEST(NcclChainClosedForm, OneChannelPipeline) {
         EXPECT_EQ(r.collectives[0].algorithm, "nccl:ring/" + proto_text(proto)) << at;
         // NCCL's constants: ring base latency and NVLink hop of the protocol.
         EXPECT_EQ(pl.model.base, static_cast<Time>(std::llround(
-                                     nccl::base_latency(nccl::Algo::kRing, static_cast<nccl::Proto>(proto)) * 1e6)))
+                                     nccl::base_latency(nccl::Algo::kRing, static_cast<nccl::Proto>(proto), nccl::kDefaultTablesVersion) * 1e6)))
             << at;
       }
     }
@@ -126,12 +126,14 @@ TEST(NcclChainDgxH100, BroadcastPipelineClosedForm) {
 }
 
 // NCCL's table for broadcast / reduce (tuning.cc): ring only; algBw = busBw
-// (nsteps = nRanks); LL busBw / 3 for broadcast on one node, / 4 for reduce,
-// capped at llMaxBw; latency = baseLat + one hop (sameChannels: one pipelined chain).
+// (nsteps = nRanks); LL busBw / 3 for broadcast on one node, / 4 for reduce
+// (2.20; from 2.21 on / 2 for both), capped at llMaxBw; latency = baseLat + one
+// hop (sameChannels: one pipelined chain).
 TEST(NcclChainTuner, TablesOnOneNode) {
   using nccl::Algo;
   const int ring = static_cast<int>(Algo::kRing);
   nccl::TuneInput in;
+  in.version = 220;
   in.ranks = 8;
   in.nodes = 1;
   in.arch = nccl::Arch::kAmpere;
@@ -156,22 +158,34 @@ TEST(NcclChainTuner, TablesOnOneNode) {
       for (int p = 0; p < nccl::kProtos; ++p) EXPECT_EQ(t->bandwidth[a][p], 0) << a << "/" << p;
     }
   }
+  // 2.21: LL at half the bus bandwidth, under Ampere's cap.
+  in.version = 221;
+  EXPECT_NEAR(nccl::tune(in).bandwidth[ring][kLL], 87.7, 1e-9);  // min(87.7, 240 / 2)
+  in.type = kBroadcast;
+  EXPECT_NEAR(nccl::tune(in).bandwidth[ring][kLL], 87.7, 1e-9);
 }
 
-// The choice per size on a dgx-h100 node: LL (7.2 us + S / 87.7 GB/s) until
-// Simple (11.8 us + S / 360 GB/s) is faster, at 4.6 us = S (1/87.7 - 1/360)
-// us/kB: S = 533.4 kB. LL128 (15.9 us, 331.2 GB/s) never wins.
+// The choice per size on a dgx-h100 node under NCCL 2.20's tables: LL (7.2 us
+// + S / 87.7 GB/s) until Simple (11.8 us + S / 360 GB/s) is faster, at 4.6 us
+// = S (1/87.7 - 1/360) us/kB: S = 533.4 kB. LL128 (15.9 us, 331.2 GB/s) never wins.
+// From 2.21 on LL runs at min(141, 360 / 2) GB/s: Simple from 4.6 / (1/141 -
+// 1/360) = 1066.2 kB.
 TEST(NcclChainTuner, DgxH100ChoicePerSize) {
   for (const CollectiveType type : {kBroadcast, kReduce}) {
-    const auto name = [&](std::uint64_t bytes) { return plan_for(dgx_h100(), type, bytes, {}).name; };
+    const auto later = [&](std::uint64_t bytes) { return plan_for(dgx_h100(), type, bytes, {{"version", 221}}).name; };
+    EXPECT_EQ(later(1041 << 10), "nccl:ring/ll") << collective_name(type);       // 1066.0 kB
+    EXPECT_EQ(later(1042 << 10), "nccl:ring/simple") << collective_name(type);   // 1067.0 kB
+    const auto name = [&](std::uint64_t bytes) { return plan_for(dgx_h100(), type, bytes, {{"version", 220}}).name; };
     EXPECT_EQ(name(4 << 10), "nccl:ring/ll") << collective_name(type);
     EXPECT_EQ(name(512 << 10), "nccl:ring/ll") << collective_name(type);     // 13.18 us against 13.26
     EXPECT_EQ(name(520 << 10), "nccl:ring/ll") << collective_name(type);     // 13.2716 us against 13.2791
     EXPECT_EQ(name(530 << 10), "nccl:ring/simple") << collective_name(type); // 13.3076 us against 13.3884
     EXPECT_EQ(name(1 << 20), "nccl:ring/simple") << collective_name(type);   // 14.71 us against 19.16
     EXPECT_EQ(name(std::uint64_t{1} << 30), "nccl:ring/simple") << collective_name(type);
-    const nccl::Plan pl = plan_for(dgx_h100(), type, 512 << 10, {});
+    const nccl::Plan pl = plan_for(dgx_h100(), type, 512 << 10, {{"version", 220}});
     EXPECT_NEAR(pl.predicted_us, 7.2 + 524288 / (1000 * 87.7), 1e-9);
+    EXPECT_NEAR(plan_for(dgx_h100(), type, 512 << 10, {{"version", 221}}).predicted_us, 7.2 + 524288 / (1000 * 141.0), 1e-9);
+    EXPECT_EQ(plan_for(dgx_h100(), type, 512 << 10, {}).predicted_us, pl.predicted_us);  // no release named: 2.20's tables
   }
   // The report names what ran.
   const SimulationResult r = simulate_collective(dgx_h100(), kBroadcast, 64 << 10, choose(kBroadcast, "nccl"));

@@ -160,6 +160,14 @@ TEST(NcclNvlsGatherScatter, NcclChoosesNvlsBetweenItsCrossovers) {
       EXPECT_EQ(r.collectives[0].algorithm, c.chosen) << (type == T::kAllGather ? "all-gather" : "reduce-scatter");
     }
   }
+  // NCCL 2.21's tables: LL at min(141, 360 / 2) x 8/7 = 161.1 GB/s from 10.8
+  // us and NVLS at 25 us, so LL runs until LL128 (27.3 us, 378.5 GB/s) is
+  // faster, at 4.6 MB, and NCCL runs NVLS here only when asked.
+  for (const T type : {T::kAllGather, T::kReduceScatter}) {
+    const std::uint64_t bytes = type == T::kAllGather ? 3'000'000 / 8 : 3'000'000;
+    const SimulationResult r = simulate_collective(topo, type, bytes, choose(type, "nccl:version=2.21"));
+    EXPECT_EQ(r.collectives[0].algorithm, "nccl:ring/ll");
+  }
 }
 
 // NVLS needs the node's switch to reduce (an all-gather too: the multicast

@@ -58,6 +58,10 @@ TEST(NcclNvlsTree, TunerTable) {
     EXPECT_NEAR(t.bandwidth[kNvlsTree][kSimple], (nodes == 2 ? 8 * 40.0 : 8 * 24.0) * 5 / 6, 1e-9) << nodes;
     EXPECT_NEAR(t.latency[kNvlsTree][kSimple], 23 + 2 * (nodes == 2 ? 1 : 2) * 14.0, 1e-9) << nodes;
     EXPECT_EQ(t.bandwidth[kNvlsTree][0], 0);  // Simple only
+    // From NCCL 2.21 on the NVLink hop is 25 us.
+    in.version = 221;
+    EXPECT_NEAR(nccl::tune(in).latency[kNvlsTree][kSimple], 25 + 2 * (nodes == 2 ? 1 : 2) * 14.0, 1e-9) << nodes;
+    in.version = nccl::kDefaultTablesVersion;
   }
 }
 

@@ -63,7 +63,7 @@ TEST(NcclAllToAll, ABatchRunsItsRoundsAtOnceAndAChannelItsBatchesInTurn) {
   // `channels`: rounds 1 (NVLink), 2-3, 4-5 and 6-7 (network) are bases 0-3.
   const Topology topo = nccl_cluster(2, 4, "1000000000GB/s", "1000000000GB/s", "0ns", "0ns", false, false);
   const Time nvlink = static_cast<Time>(std::llround(
-      nccl::hop_latency(nccl::Hw::kNvlink, nccl::Algo::kRing, nccl::Proto::kSimple) * 1e6));
+      nccl::hop_latency(nccl::Hw::kNvlink, nccl::Algo::kRing, nccl::Proto::kSimple, nccl::kDefaultTablesVersion) * 1e6));
   const auto time = [&](const std::string& channels) {
     return simulate_collective(topo, CollectiveType::kAllToAll, 8 << 20,
                                choose_all_to_all("nccl:net_latency=10us" + channels))
@@ -104,7 +104,7 @@ TEST(NcclAllToAll, LinkBoundInsideANode) {
   const std::uint64_t part = 1 << 20, bytes = n * part;  // 2 NVLink chunks of 512 KiB a peer
   const SimulationResult r = simulate_collective(topo, CollectiveType::kAllToAll, bytes, choose_all_to_all("nccl"));
   const Time hop = static_cast<Time>(std::llround(
-      nccl::hop_latency(nccl::Hw::kNvlink, nccl::Algo::kRing, nccl::Proto::kSimple) * 1e6));
+      nccl::hop_latency(nccl::Hw::kNvlink, nccl::Algo::kRing, nccl::Proto::kSimple, nccl::kDefaultTablesVersion) * 1e6));
   EXPECT_EQ(r.makespan, transfer_time((n - 1) * part, 100'000'000'000) + hop);
 }
 
