@@ -494,7 +494,7 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
       m.window = kChainStepsInFlight;
     } else if (pl.algo == Algo::kTree) {
       // A tree chunk is one slot of the connection's buffer: NCCL_STEPS of them in flight.
-      m.step_bytes = tree_chunk(pl.proto, tuned_bytes, pl.channels, in.ranks, in.nodes, simple_buffer);
+      m.step_bytes = tree_chunk(pl.proto, tuned_bytes, pl.channels, in.ranks, in.nodes, simple_buffer, version);
       m.window = static_cast<std::uint32_t>(kNcclSteps);
     } else if (pl.proto == Proto::kSimple && buffsize != params.end()) {
       m.step_bytes = simple_buffer / kNcclSteps * kRingChunkSteps;  // the ring's step

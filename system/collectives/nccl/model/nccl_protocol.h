@@ -131,20 +131,31 @@ inline std::uint64_t nvls_tree_chunk(std::uint64_t n_bytes, std::uint64_t concur
 // per node; integer chunk counts, as NCCL divides). On 4 nodes of 8 GPUs (16
 // channels) 32 MiB gets 72,000-byte chunks, 8 times shorter than a step: the
 // pipeline through 9 hops up and 9 down fills in an eighth of the time.
-// (Releases before 2.19 halve Simple too, by the tree's depth; not modelled.
-// LL keeps its step.) `simple_buffer` is NCCL_BUFFSIZE.
+// Releases before 2.21 halve Simple too (src/enqueue.cc through 2.20;
+// 2.21's calcCollChunking dropped it): while a channel gets
+// fewer than 8 x depth chunks and the chunk is above 128 KiB, fewer than
+// 4 x depth above 64 KiB, fewer than depth above 32 KiB, where depth is
+// src/graph/connect.cc's estimate, ranks per node - 1 + log2i(nodes) (10 on
+// 8 nodes of 8). LL keeps its step. `simple_buffer` is NCCL_BUFFSIZE.
 inline std::uint64_t tree_chunk(Proto proto, std::uint64_t n_bytes, std::uint64_t channels, int ranks, int nodes,
-                                std::uint64_t simple_buffer = kSimpleBuffer) {
-  if (proto == Proto::kSimple) return simple_buffer / kNcclSteps;
-  std::uint64_t chunk = step_payload(proto);
-  if (proto != Proto::kLL128 || channels == 0 || nodes < 1 || ranks < nodes) return chunk;
+                                std::uint64_t simple_buffer = kSimpleBuffer, int version = kDefaultVersion) {
+  std::uint64_t chunk = proto == Proto::kSimple ? simple_buffer / kNcclSteps : step_payload(proto);
+  if (proto == Proto::kLL || channels == 0 || nodes < 1 || ranks < nodes) return chunk;
   int log2_nodes = 0;
   for (int x = nodes; x > 1; x >>= 1) ++log2_nodes;
+  const auto chunks = [&] { return n_bytes / (channels * chunk); };
+  if (proto == Proto::kSimple) {
+    if (version >= 221) return chunk;
+    const std::uint64_t depth = static_cast<std::uint64_t>(ranks / nodes - 1 + log2_nodes);
+    while (chunks() < depth * 8 && chunk > 131072) chunk /= 2;
+    while (chunks() < depth * 4 && chunk > 65536) chunk /= 2;
+    while (chunks() < depth && chunk > 32768) chunk /= 2;
+    return chunk;
+  }
   const double ppn = static_cast<double>(ranks) / nodes;
   const double nsteps = 1 + log2_nodes + 0.1 * ppn;
-  const auto chunks = [&] { return static_cast<double>(n_bytes / (channels * chunk)); };
-  while (chunks() < nsteps * 64 / ppn && chunk > 131072) chunk /= 2;
-  while (chunks() < nsteps * 16 / ppn && chunk > 32768) chunk /= 2;
+  while (static_cast<double>(chunks()) < nsteps * 64 / ppn && chunk > 131072) chunk /= 2;
+  while (static_cast<double>(chunks()) < nsteps * 16 / ppn && chunk > 32768) chunk /= 2;
   return chunk;
 }
 

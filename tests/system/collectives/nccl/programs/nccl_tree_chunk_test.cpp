@@ -1,7 +1,8 @@
 // NCCL's tree chunk (src/enqueue.cc, calcCollChunking): one slot of the
 // connection's buffer, Simple 512 KiB and LL128 576,000 bytes of payload,
 // LL128's halved while a channel would get too few chunks for the tree's
-// depth in steps, 1 + log2i(nodes) + 0.1 ppn. Checked on the rule's
+// depth in steps, 1 + log2i(nodes) + 0.1 ppn (and before 2.21 Simple's by
+// the tree's depth). Checked on the rule's
 // thresholds, on what `nccl` plans for four 8-GPU nodes, and on a pipelined
 // run's closed form.
 #include <gtest/gtest.h>
@@ -41,6 +42,27 @@ TEST(NcclTreeChunk, LL128Rule) {
   EXPECT_EQ(nccl::tree_chunk(Proto::kSimple, kMiB, 16, 32, 4), 512u * 1024);
   EXPECT_EQ(nccl::tree_chunk(Proto::kSimple, std::uint64_t{8} << 30, 16, 32, 4), 512u * 1024);
   EXPECT_EQ(nccl::tree_chunk(Proto::kLL, 32 * kMiB, 16, 32, 4), nccl::step_payload(Proto::kLL));
+}
+
+// Before 2.21 Simple is halved by the tree's depth, ranks per node - 1 +
+// log2i(nodes): 9 on 4 nodes of 8. On 16 channels 512 KiB needs 8 x 9 = 72
+// chunks a channel (576 MiB); 32 MiB stops at 64 KiB (32 chunks, fewer than
+// 4 x 9 but no longer above 64 KiB); 1 MiB gets 32 KiB. 2.21 keeps the slot.
+TEST(NcclTreeChunk, SimpleByDepthBefore221) {
+  using nccl::Proto;
+  const auto chunk = [](std::uint64_t bytes, int version) {
+    return nccl::tree_chunk(Proto::kSimple, bytes, 16, 32, 4, nccl::kSimpleBuffer, version);
+  };
+  EXPECT_EQ(chunk(576 * kMiB, 220), 512u * 1024);
+  EXPECT_EQ(chunk(576 * kMiB - 1, 220), 256u * 1024);
+  EXPECT_EQ(chunk(288 * kMiB - 1, 220), 128u * 1024);
+  EXPECT_EQ(chunk(32 * kMiB, 219), 64u * 1024);
+  EXPECT_EQ(chunk(kMiB, 218), 32u * 1024);
+  EXPECT_EQ(chunk(kMiB, 221), 512u * 1024);
+  const Topology four = nccl_cluster(8, 4, "450GB/s", "50GB/s", "300ns", "1350ns", false, false);
+  const nccl::Plan pl = all_reduce_plan(four, 32 * kMiB, {{"algo", kTree}, {"proto", kSimple}, {"version", 220}});
+  EXPECT_EQ(pl.model.step_bytes, nccl::tree_chunk(Proto::kSimple, 32 * kMiB, pl.channels, 32, 4, nccl::kSimpleBuffer, 220));
+  EXPECT_LT(pl.model.step_bytes, 512u * 1024);
 }
 
 TEST(NcclTreeChunk, PlannedAcrossNodes) {
