@@ -5,7 +5,7 @@ Every run must end with exit 0, or exit 2 / 3 with a message ("sim: error:
 ..."), or for `sim compare` exit 1 with its "outside tolerance:" lines; a signal, a sanitizer report, a hang (timeout) or exit 1 ("internal
 error") is a failure, kept in <out>/failures/ with the command to replay it.
 
-    scripts/checks/mutate_inputs.py --sim build-fuzz/sim --runs 2000 --out /tmp/mut
+    scripts/checks/mutate_inputs.py --sim build-san/sim --runs 2000 --out /tmp/mut
     scripts/checks/mutate_inputs.py --only pytorch --runs 300      # one family
 
 Mutations (chosen at random with --seed, so a campaign is reproducible):

@@ -8,7 +8,7 @@ calls for, and a message that names the culprit (file, node, key, value).
 Prints a table; exits 1 when any case fails.
 
     scripts/checks/recheck_known_defects.py                  # build/sim
-    scripts/checks/recheck_known_defects.py --sim build-asan/sim --timeout 300 --cpu-factor 5
+    scripts/checks/recheck_known_defects.py --sim build-san/sim --timeout 300 --cpu-factor 5
                                       # a Debug + ASan build is ~10x slower: scale the CPU bounds
 
 The classes about memory and speed of outputs (match queues, --report and

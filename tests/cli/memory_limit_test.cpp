@@ -27,7 +27,7 @@ class MemoryLimit : public testing::TempWorkload {
 };
 
 TEST_F(MemoryLimit, TraceLargerThanTheAddressSpaceIsRefusedBeforeLoading) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(SIM_SANITIZED)
   // The sanitizer build's sim reserves terabytes of shadow address space at
   // start-up, which any `ulimit -v` forbids; the Release suite runs this test.
   GTEST_SKIP() << "AddressSanitizer cannot start under ulimit -v";
@@ -47,7 +47,7 @@ TEST_F(MemoryLimit, TraceLargerThanTheAddressSpaceIsRefusedBeforeLoading) {
 }
 
 TEST_F(MemoryLimit, JsonTraceThatExhaustsMemoryWhileParsedIsExit2) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(SIM_SANITIZED)
   GTEST_SKIP() << "AddressSanitizer cannot start under ulimit -v";
 #endif
   // A million-node JSON trace (109 MB) passes the check before loading
@@ -78,7 +78,7 @@ TEST_F(MemoryLimit, JsonTraceThatExhaustsMemoryWhileParsedIsExit2) {
 // 49 s unlimited). Under 1 GiB it is refused before any is issued, naming the
 // choice, the chunks, the estimate and what is available; 4 chunks still run.
 TEST_F(MemoryLimit, ChunksWhoseOpsCannotFitAreRefusedBeforeTheyAreIssued) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(SIM_SANITIZED)
   GTEST_SKIP() << "AddressSanitizer cannot start under ulimit -v";
 #endif
   const std::string args = "--workload 'gen:collectives?npus=8&coll=allreduce&size=1GiB' --network " +

@@ -64,7 +64,7 @@ double tflops_per_gpu(const std::string& preset, std::uint32_t nodes, const std:
 }
 
 TEST(PublishedRuns, Llama3_405bOn16384H100sWithin5PercentOfThePaper) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(SIM_SANITIZED)
   // NCCL's tensor-parallel rings of 128 ranks message by message: 20-50 s in
   // Release, past ctest's limit unoptimised; the Release suite runs it.
   GTEST_SKIP() << "too long under the sanitizers; the Release suite runs it";
@@ -113,7 +113,7 @@ TEST(PublishedRuns, NemoH100Fp8RunsWithin15PercentHeldOut) {
        697},
   };
   for (const NemoRow& row : rows) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(SIM_SANITIZED)
     // Every one of its 128 ranks runs NCCL's rings message by message: 40 s
     // in Release, past ctest's limit unoptimised; the Release suite runs it.
     if (row.nodes == 16) continue;
@@ -200,7 +200,7 @@ TEST(PublishedRuns, MegatronSc21A100RunsWithin10PercentHeldOut) {
        sc21_model_tflops(155, 96, 16384), 15},
   };
   for (const Row& row : rows) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(SIM_SANITIZED)
     // 64 and 128 ranks through 8- and 16-stage pipelines: 10 and 40 s in Release, minutes
     // unoptimised; the Release suite runs them.
     if (row.nodes >= 192) continue;

@@ -113,7 +113,8 @@ TEST(AstraSimTree, TwoDimensionalMatchesComposedClosedForm) {
   // our run is that form exactly (ps), at every size, chunk count and shape.
   const BytesPerSecond R = 1'600'000'000'000;
   const Time E = 10 * kNanosecond, lat = 500 * kNanosecond;
-  for (const auto& [n0, n1] : std::vector<std::pair<std::uint32_t, std::uint32_t>>{{8, 8}, {4, 8}, {8, 4}, {3, 5}}) {
+  for (const auto& shape : std::vector<std::pair<std::uint32_t, std::uint32_t>>{{8, 8}, {4, 8}, {8, 4}, {3, 5}}) {
+    const std::uint32_t n0 = shape.first, n1 = shape.second;  // named, not bound: the lambda below captures them
     const Topology topo = parse_topology("topology: [Ring, Ring]\nnpus_count: [" + std::to_string(n0) + ", " +
                                              std::to_string(n1) + "]\nbandwidth: [50, 50]\nlatency: [500, 500]\n",
                                          "test-ring-ring");

@@ -493,7 +493,9 @@ TEST(CollectiveCheck, ChunkAttributesThatDescribeNoShareAreErrors) {
        "msg_chunk_cnt without total_chunk_cnt"},
   };
   int k = 0;
-  for (const auto& [edit, what] : cases) {
+  for (const auto& c : cases) {
+    const auto& edit = c.first;  // named, not bound: the lambda below captures it
+    const std::string& what = c.second;
     const std::string prefix = fresh_dir("chunks" + std::to_string(k++)) + "/ring";
     gen(kAR, 4, 1, prefix);
     edit_rank(prefix, 1, [&](EtTrace& t) { edit(node_named(t, "ring.send c0 s2")); });

@@ -424,7 +424,7 @@ TEST_F(Calibrate, CommandLineErrorsComeBeforeTheFit) {
 // (3.35 TB/s, spec sheet) for buffers larger than the L2 (50 MB, spec sheet);
 // before, they were 10-12% fast. docs/calibrate.md lists every row.
 TEST_F(Calibrate, DgxH100FittedOnAllReducePredictsTheOtherMeasuredRows) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(SIM_SANITIZED)
   // About 40 s in Release, past ctest's 300 s in the unoptimised sanitizer
   // build; the Release suite runs it, and the calibration code runs under the
   // sanitizers in the tests above (synthetic curves).

@@ -140,7 +140,8 @@ TEST(WorkloadSource, BadMicrobenchmarkQueriesNameTheKey) {
       {"gen:p2p-ring?npus=1", "p2p-ring: gen:p2p-ring: npus must be at least 2"},
       {"gen:p2p-ring?npus=2&iterations=0", "gen:p2p-ring: iterations: must be at least 1"},
   };
-  for (const auto& [text, want] : cases) {
+  for (const auto& c : cases) {
+    const std::string &text = c.first, &want = c.second;  // named, not bound: the lambda below captures text
     const std::string got = error_of([&] { open_workload(text); });
     EXPECT_EQ(got.rfind(want, 0), 0u) << text << ": " << got;
   }
