@@ -6,6 +6,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <yaml-cpp/yaml.h>
 
 #include "compute/kernel_model.h"
 #include "compute/kernel_table.h"

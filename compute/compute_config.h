@@ -23,11 +23,13 @@
 #include <string>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "compute/compute_model.h"
 #include "compute/kernel_model.h"
 #include "compute/roofline.h"
+
+namespace YAML {
+class Node;
+}
 
 namespace sim {
 

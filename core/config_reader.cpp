@@ -8,6 +8,7 @@
 
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/parser.h>
+#include <yaml-cpp/yaml.h>
 
 #include "core/error.h"
 #include "core/units.h"

@@ -10,9 +10,13 @@
 #include <string>
 #include <string_view>
 
-#include <yaml-cpp/yaml.h>
-
 #include "core/time.h"
+
+// Declarations only: the files that read YAML include yaml-cpp themselves,
+// so the many that only pass a config along do not parse it.
+namespace YAML {
+class Node;
+}
 
 namespace sim {
 

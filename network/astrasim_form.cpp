@@ -1,6 +1,7 @@
 // ASTRA-sim's analytical network YAML: one entry per dimension in each list.
 #include <string>
 #include <vector>
+#include <yaml-cpp/yaml.h>
 
 #include "network/dimension_stack.h"
 #include "network/topology_forms.h"

@@ -1,6 +1,7 @@
 // `shape: FatTree`: a leaf-spine (`leaves`, `npus_per_leaf`, `spines`) or a
 // k-ary fat tree (`k`), read into a FatTree and built by build_fat_tree.
 #include <string>
+#include <yaml-cpp/yaml.h>
 
 #include "network/fat_tree.h"
 #include "network/topology_forms.h"

@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 #include <vector>
+#include <yaml-cpp/yaml.h>
 
 #include "network/pxn_router.h"
 #include "network/shortest_path_router.h"

@@ -2,6 +2,7 @@
 // has its own keys, is read by fat_tree_form.cpp.
 #include <string>
 #include <vector>
+#include <yaml-cpp/yaml.h>
 
 #include "network/dimension_stack.h"
 #include "network/topology_forms.h"

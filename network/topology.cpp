@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <yaml-cpp/yaml.h>
 
 #include "core/error.h"
 #include "core/input_file.h"

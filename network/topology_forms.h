@@ -5,8 +5,6 @@
 #include <string>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "core/config_reader.h"
 #include "network/topology.h"
 

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/time.h"
+#include "workload/et/et_io.h"
 
 namespace sim {
 

@@ -14,11 +14,21 @@
 #include <unordered_map>  // not used here any more; kept for includers
 #include <vector>
 
-#include "workload/et/et_io.h"
+#include "core/input_file.h"
 #include "workload/kernel_shape.h"
 #include "workload/narrow_column.h"
 
+// Declared only: the trace's types are in workload/et/et_io.h, whose protobuf
+// messages most includers of the graph never touch.
+namespace ChakraProtoMsg {
+class Node;
+}
+
 namespace sim {
+
+namespace et = ChakraProtoMsg;
+struct EtTrace;
+struct WireNode;
 
 enum class NodeKind : std::uint8_t {
   kInvalid = 0,

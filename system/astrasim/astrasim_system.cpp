@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 #include <vector>
+#include <yaml-cpp/yaml.h>
 
 #include "core/error.h"
 #include "core/input_file.h"

@@ -2,6 +2,7 @@
 #include <charconv>
 #include <filesystem>
 #include <set>
+#include <yaml-cpp/yaml.h>
 
 #include "core/error.h"
 #include "core/config_reader.h"

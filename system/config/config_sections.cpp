@@ -6,6 +6,7 @@
 #include "system/config/config_sections.h"
 
 #include <set>
+#include <yaml-cpp/yaml.h>
 
 namespace sim {
 

@@ -9,13 +9,15 @@
 #include <string>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "compute/compute_model.h"
 #include "core/time.h"
 #include "core/units.h"
 #include "network/backend_registry.h"
 #include "workload/rank_graph.h"
+
+namespace YAML {
+class Node;
+}
 
 namespace sim {
 

@@ -1,6 +1,7 @@
 #include "system/config/system_config.h"
 
 #include <filesystem>
+#include <yaml-cpp/yaml.h>
 
 #include "core/config_reader.h"
 

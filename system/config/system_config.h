@@ -43,8 +43,6 @@
 #include <string>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "system/config/config_sections.h"
 #include "workload/rank_graph.h"
 

@@ -19,7 +19,7 @@
 
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>  // callers of read_json_object include json.hpp
 #include <optional>
 #include <string>
 #include <string_view>

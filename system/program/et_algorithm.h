@@ -23,10 +23,11 @@
 #include <vector>
 
 #include "system/program/collective_program.h"
-#include "workload/et/et_io.h"
 #include "workload/rank_graph.h"
 
 namespace sim {
+
+struct EtTrace;  // workload/et/et_io.h: a trace read or generated
 
 // What an imported MSCCL-IR COMP does (EtOpSpec::comp): copy src to dst
 // (`cpy`), reduce src into dst (`re`), or write the reduction of its parent

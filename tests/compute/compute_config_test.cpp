@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <yaml-cpp/yaml.h>
 
 #include "../common/temp_folder.h"
 #include "compute/compute_config.h"

@@ -4,6 +4,7 @@
 
 #include "compute_test_util.h"
 #include "core/error.h"
+#include "workload/et/et_io.h"
 #include "workload/rank_graph.h"
 
 namespace sim {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <yaml-cpp/yaml.h>
 
 #include "core/error.h"
 

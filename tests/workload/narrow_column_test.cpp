@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "workload/et/et_io.h"
 #include "workload/rank_graph.h"
 
 namespace sim {

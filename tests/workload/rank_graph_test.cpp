@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "workload/et/et_io.h"
 
 namespace sim {
 namespace {

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <unistd.h>
 #include <sstream>
+#include <yaml-cpp/yaml.h>
 
 #include "core/error.h"
 #include "core/input_file.h"

@@ -1,6 +1,7 @@
 #include "workflows/sweep/json_override.h"
 
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
 
 #include "core/error.h"
 #include "core/strict_json.h"

@@ -1,6 +1,7 @@
 #include "workflows/sweep/point_inputs.h"
 
 #include <filesystem>
+#include <yaml-cpp/yaml.h>
 
 #include "compute/kernel_table.h"
 #include "core/error.h"

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 #include <set>
+#include <yaml-cpp/yaml.h>
 
 #include "core/config_reader.h"
 #include "core/error.h"

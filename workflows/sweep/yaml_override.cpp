@@ -1,3 +1,4 @@
+#include <yaml-cpp/yaml.h>
 #include "workflows/sweep/yaml_override.h"
 
 #include "core/error.h"

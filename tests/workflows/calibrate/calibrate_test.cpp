@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <yaml-cpp/yaml.h>
 
 #include "common/run_sim.h"
 #include "common/temp_folder.h"

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "workload/et/et_io.h"
 #include "tests/common/temp_folder.h"
 
 namespace sim {

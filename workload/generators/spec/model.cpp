@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 #include <utility>
+#include <yaml-cpp/yaml.h>
 
 #include "core/error.h"
 #include "core/config_reader.h"
