@@ -26,14 +26,9 @@
 #include "compute/compute_model.h"
 #include "compute/kernel_model.h"
 #include "compute/roofline.h"
-
-namespace YAML {
-class Node;
-}
+#include "core/config_reader.h"
 
 namespace sim {
-
-class ConfigReader;
 
 struct ComputeConfig {
   bool roofline = false;  // peak_tflops and memory_bandwidth given

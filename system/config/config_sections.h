@@ -10,18 +10,13 @@
 #include <vector>
 
 #include "compute/compute_model.h"
+#include "core/config_reader.h"
 #include "core/time.h"
 #include "core/units.h"
 #include "network/backend_registry.h"
 #include "workload/rank_graph.h"
 
-namespace YAML {
-class Node;
-}
-
 namespace sim {
-
-class ConfigReader;
 
 // `compute:` -- what times COMP nodes (its keys: compute/compute_config.h).
 struct ComputeSection {
