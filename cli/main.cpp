@@ -215,7 +215,8 @@ int main(int argc, char** argv) {
                  "docs/nccl.md), "
                  "with parameters as direct:window=4,chunks=2; a comma list is hierarchical, one per topology "
                  "dimension (allreduce=ring,direct or hierarchical:optimization=baseline,active_chunks=1,ring,direct); "
-                 "repeatable")
+                 "send_recv=nccl[:keys] runs COMM_SEND / COMM_RECV as NCCL's send and receive, send_recv=network "
+                 "as one message each; repeatable")
       ->take_all()
       ->check(not_empty("value"));
   app.add_option("--backend", o.backend,

@@ -361,7 +361,8 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::uint32_t npus
     << "    reduce_scatter: " << nvls << "\n"
     << "    broadcast: " << model << "\n"
     << "    reduce: " << model << "\n"
-    << "    all_to_all: " << p2p << "   # NCCL's all-to-all: grouped sends and receives, through the proxy across nodes\n";
+    << "    all_to_all: " << p2p << "   # NCCL's all-to-all: grouped sends and receives, through the proxy across nodes\n"
+    << "    send_recv: " << p2p << "   # COMM_SEND / COMM_RECV: NCCL's send and receive, the same point-to-point sends\n";
   if (*p.routing.value || *p.transport.value) o << "network:\n";
   if (*p.routing.value) {
     o << "  # routing " << p.routing.value << ": " << p.routing.source << ".\n"

@@ -124,6 +124,12 @@ CollectiveSection read_collective_section(const ConfigReader& r, const YAML::Nod
       const std::string key = kv.first.Scalar();
       const std::string where = "collective.algorithms." + key;
       if (!seen.insert(key).second) r.fail(kv.first, "duplicate key '" + where + "'");
+      if (key == "send_recv") {  // COMM_SEND / COMM_RECV pairs: not a collective type
+        s.point_to_point = r.text(kv.second, where);
+        if (s.point_to_point == "network") s.point_to_point.clear();  // one message on the network, as without the key
+        s.point_to_point_where = r.where(kv.second, where);
+        continue;
+      }
       CollectiveType type;
       if (!parse_collective_name(key, type)) r.fail(kv.first, "'" + where + "': unknown collective type");
       s.algorithms[type] = beside_config(algorithm_text(r, kv.second, where), base);

@@ -86,6 +86,11 @@ struct CollectiveSection {
   // checks the choices (system/registry/algorithm_choices.h) and names it.
   std::map<CollectiveType, std::string> algorithm_where;
   std::map<std::uint64_t, std::string> per_node_where;
+  // How COMM_SEND / COMM_RECV pairs run (`algorithms.send_recv`): empty, one
+  // message on the network; "nccl:..." NCCL's send and receive (docs/nccl.md,
+  // "Send and receive"): the registry checks it, naming where it was read.
+  std::string point_to_point;
+  std::string point_to_point_where;
   // Hierarchical collectives (system/collectives/hierarchical.h): the
   // all-reduce scheme ("localBWAware" or "baseline") and how many chunks one
   // phase of one dimension runs at once (0: unlimited).

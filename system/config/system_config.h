@@ -16,6 +16,8 @@
 //       all_reduce: ring          #   with parameters (direct:window=4,chunks=2), or a
 //       all_to_all: direct        #   Chakra ET prefix (system/registry/algorithm_registry.h),
 //       all_gather: [ring, direct] #  or a list: hierarchical, one per topology dimension
+//       send_recv: nccl:proxy=2us  #  COMM_SEND / COMM_RECV as NCCL's send and receive
+//                                  #  (docs/nccl.md; absent or `network`: one message each)
 //     per_node:                   # a choice for one workload node id (every rank),
 //       "12": algos/tuned_ar      #   over `algorithms` (ASTRA-sim's per-node-custom-implementation)
 //     optimization: localBWAware  # hierarchical all-reduce: localBWAware (default) | baseline

@@ -634,6 +634,38 @@ AlgorithmRegistry::AlgorithmRegistry(const SystemConfig& config, std::vector<std
     : config_(config), topology_dims_(std::move(topology_dims)), load_(std::move(load)),
       stacked_dimensions_(stacked_dimensions) {
   for (const auto& [type, text] : config.algorithms) chosen_[type] = choose(text, type);
+  if (!config.point_to_point.empty()) {
+    // NCCL's send and receive take the keys of its all-to-all, which is made of them.
+    const std::string where = config.point_to_point_where.empty() ? "collective.algorithms.send_recv"
+                                                                  : config.point_to_point_where;
+    AlgorithmChoice choice;
+    try {
+      choice = parse_algorithm_choice(config.point_to_point, CollectiveType::kAllToAll);
+      if (!choice.native || choice.native->name != "nccl") {
+        throw InputError("'" + config.point_to_point + "' is not NCCL's: only nccl (with its point-to-point keys: "
+                         "overhead, proxy, net_latency, p2p_net_chunk, net_write_cost, net_rails, min_stripe, "
+                         "channels, arch, version) runs a send and its receive; 'network' (or no key) runs each as "
+                         "one message on the network (docs/nccl.md)");
+      }
+      nccl::p2p_model(choice.params);
+    } catch (const InputError& e) {
+      throw InputError(where + ": " + e.what());
+    }
+    point_to_point_ = choice.params;
+  }
+}
+
+const AlgorithmRegistry::PointToPoint* AlgorithmRegistry::point_to_point(std::uint32_t src, std::uint32_t dst) {
+  if (!point_to_point_ || src == dst) return nullptr;  // a rank's message to itself stays one message
+  auto [it, fresh] = pairs_.try_emplace({src, dst});
+  if (fresh) {
+    const auto ctx = make_algorithm_context(std::make_shared<const std::vector<std::uint32_t>>(
+                                                std::vector<std::uint32_t>{src, dst}),
+                                            topology_, gpu_memory());
+    it->second.across = ctx->domain_of[0] != ctx->domain_of[1];
+    it->second.model = nccl::p2p_model(*point_to_point_, *ctx);
+  }
+  return &it->second;
 }
 
 bool AlgorithmRegistry::default_is_hierarchical(const CollectiveRequest& req) const {

@@ -49,6 +49,7 @@
 
 #include "network/topology.h"
 #include "system/collectives/algorithm_context.h"
+#include "system/collectives/nccl/programs/nccl_p2p.h"
 #include "system/program/collective_program.h"
 #include "system/program/et_algorithm.h"
 #include "system/config/system_config.h"
@@ -192,6 +193,16 @@ class AlgorithmRegistry {
   // injected algorithm's rank count differs from the group size.
   std::shared_ptr<const CollectiveProgram> program_for(const CollectiveRequest& request);
 
+  // A COMM_SEND / COMM_RECV pair from NPU `src` to NPU `dst` as NCCL's send
+  // and receive run it (collective.algorithms.send_recv, docs/nccl.md): its
+  // point-to-point model, and whether the pair is on two nodes. Null when the
+  // config names none (the pair is one message on the network).
+  struct PointToPoint {
+    nccl::P2pModel model;
+    bool across = false;
+  };
+  const PointToPoint* point_to_point(std::uint32_t src, std::uint32_t dst);
+
   // The topology the groups run on: topology-aware algorithms (nccl) see it
   // through an AlgorithmContext, hierarchical ones take each dimension's
   // bandwidth and latency from it. Null (the default): neither.
@@ -237,6 +248,8 @@ class AlgorithmRegistry {
   std::vector<std::shared_ptr<const std::vector<std::uint32_t>>> keep_;  // keeps by_ptr_ keys valid
   const Topology* topology_ = nullptr;
   std::map<std::vector<std::uint32_t>, std::shared_ptr<const AlgorithmContext>> contexts_;  // per group
+  std::optional<AlgorithmParams> point_to_point_;  // collective.point_to_point's nccl keys
+  std::map<std::pair<std::uint32_t, std::uint32_t>, PointToPoint> pairs_;
   std::shared_ptr<const AlgorithmContext> context_for(const std::shared_ptr<const std::vector<std::uint32_t>>& members);
   // The GPUs' memory from the config's compute section (reductions' cost).
   GpuMemory gpu_memory() const { return {config_.compute_memory_bandwidth, config_.compute_l2_bytes}; }

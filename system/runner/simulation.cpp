@@ -28,6 +28,8 @@ std::uint8_t jobs_service_level(const std::vector<JobSpec>& jobs, std::uint32_t 
 
 constexpr std::uint32_t kNodeDone = 1;
 constexpr std::uint32_t kP2PDelivered = 2;
+constexpr std::uint32_t kP2PInject = 3;  // NCCL's send: its message leaves (after the call and the proxy)
+constexpr std::uint32_t kP2PLanded = 4;  // NCCL's receive: the message is through the proxy and the hop
 
 std::uint64_t pack(std::uint32_t rank, std::uint32_t index) {
   return static_cast<std::uint64_t>(rank) << 32 | index;
@@ -776,6 +778,18 @@ void Simulation::on_event(const Event& event) {
     p2p_delivered(static_cast<std::uint32_t>(event.payload));
     return;
   }
+  if (event.kind == kP2PInject) {
+    const auto m = static_cast<std::uint32_t>(event.payload);
+    const P2PMessage& msg = p2p_[m];
+    const std::uint32_t from = npu_of_[msg.src_rank];
+    network_->send_on(engine_.connection(0, from), from, p2p_to(msg.src_rank, msg.src_index), msg.wire,
+                      Delivery{this, kP2PDelivered, m});
+    return;
+  }
+  if (event.kind == kP2PLanded) {
+    p2p_landed(static_cast<std::uint32_t>(event.payload));
+    return;
+  }
   complete(static_cast<std::uint32_t>(event.payload >> 32), static_cast<std::uint32_t>(event.payload));
 }
 
@@ -869,6 +883,13 @@ void Simulation::on_collective_done(std::uint32_t /*npu*/, std::uint64_t cookie)
 
 // --- point-to-point ----------------------------------------------------------
 
+std::uint32_t Simulation::p2p_to(std::uint32_t rank, std::uint32_t index) const {
+  // Folded, a rank's NPU is its number: a copy's too (replica_folding.h).
+  const RankGraph& g = graphs_[rank];
+  return options_.folding.active() ? static_cast<std::uint32_t>(g.comm_dst(index))
+                                   : npu_of_[peer_graph(rank, g.comm_dst(index))];
+}
+
 void Simulation::issue_send(std::uint32_t rank, std::uint32_t index) {
   const RankGraph& g = graphs_[rank];
   const std::uint64_t size = g.comm_size(index);
@@ -882,9 +903,27 @@ void Simulation::issue_send(std::uint32_t rank, std::uint32_t index) {
     p2p_[m].recv_rank = dst;
     p2p_[m].recv_index = recv_index;
   }
-  // Folded, a rank's NPU is its number: a copy's too (replica_folding.h).
-  const std::uint32_t to = options_.folding.active() ? static_cast<std::uint32_t>(g.comm_dst(index)) : npu_of_[dst];
-  network_->send_on(engine_.connection(0, npu_of_[rank]), npu_of_[rank], to, size, Delivery{this, kP2PDelivered, m});
+  const std::uint32_t from = npu_of_[rank], to = p2p_to(rank, index);
+  const AlgorithmRegistry::PointToPoint* nccl = algorithms_.point_to_point(from, to);
+  if (!nccl) {
+    network_->send_on(engine_.connection(0, from), from, to, size, Delivery{this, kP2PDelivered, m});
+    return;
+  }
+  // NCCL's send (docs/nccl.md, "Send and receive"): the call's overhead, then
+  // across nodes the sending proxy posts the message's chunks one after another
+  // (busy with all of them; the first leaves after one), and the network carries
+  // the payload with the device's cost per write.
+  P2PMessage& msg = p2p_[m];
+  msg.nccl = nccl;
+  const nccl::P2pModel& model = nccl->model;
+  msg.messages = nccl->across && size > 0 ? (size + model.net_chunk_for(size) - 1) / model.net_chunk_for(size) : 0;
+  msg.wire = size + (msg.messages > 0 ? model.writes.extra(size, msg.messages) : 0);
+  Time leave = add_time(queue_.now(), model.base, "a send's start");
+  if (msg.messages > 0 && model.proxy > 0) {
+    const Time all = scale_time(msg.messages, model.proxy, "a send's proxy time");
+    leave = engine_.proxy_through(from, leave, all) - (all - model.proxy);
+  }
+  queue_.schedule_in(leave - queue_.now(), this, kP2PInject, m);
 }
 
 void Simulation::issue_recv(std::uint32_t rank, std::uint32_t index) {
@@ -900,8 +939,13 @@ void Simulation::issue_recv(std::uint32_t rank, std::uint32_t index) {
                      describe_node(msg.src_rank, msg.src_index));
   }
   if (msg.delivered) {  // the message waited for this receive: it is done with
+    const Time call = msg.nccl ? msg.nccl->model.base : 0;  // NCCL's receive is a call of its own
     p2p_.free(m);
-    complete(rank, index);
+    if (call > 0) {
+      queue_.schedule_in(call, this, kNodeDone, pack(rank, index));
+    } else {
+      complete(rank, index);
+    }
     return;
   }
   msg.recv_rank = rank;
@@ -909,13 +953,33 @@ void Simulation::issue_recv(std::uint32_t rank, std::uint32_t index) {
 }
 
 void Simulation::p2p_delivered(std::uint32_t message) {
+  const P2PMessage& sent = p2p_[message];
+  if (sent.nccl) {
+    // NCCL's receive: the receiving proxy completes each chunk as it comes in
+    // (the last one as the message ends), then the protocol's hop.
+    const nccl::P2pModel& model = sent.nccl->model;
+    Time landed = queue_.now();
+    if (sent.messages > 0 && model.proxy > 0) {
+      const Time all = scale_time(sent.messages, model.proxy, "a receive's proxy time");
+      landed = engine_.proxy_through(p2p_to(sent.src_rank, sent.src_index), landed - (all - model.proxy), all);
+    }
+    landed = add_time(landed, sent.nccl->across ? model.hop_inter : model.hop_intra, "a receive's end");
+    const std::uint32_t src_rank = sent.src_rank, src_index = sent.src_index;
+    queue_.schedule_in(landed - queue_.now(), this, kP2PLanded, message);
+    complete(src_rank, src_index);  // eager: a send is done when delivered
+    return;
+  }
+  p2p_landed(message);
+}
+
+void Simulation::p2p_landed(std::uint32_t message) {
   const P2PMessage msg = p2p_[message];
   if (msg.recv_rank >= 0) {
     p2p_.free(message);  // delivered and received
   } else {
     p2p_[message].delivered = true;  // stays queued in the matcher until a receive takes it
   }
-  complete(msg.src_rank, msg.src_index);  // eager: a send is done when delivered
+  if (!msg.nccl) complete(msg.src_rank, msg.src_index);  // eager: a send is done when delivered (NCCL's: done then)
   if (msg.recv_rank >= 0) complete(static_cast<std::uint32_t>(msg.recv_rank), msg.recv_index);
 }
 

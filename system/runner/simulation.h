@@ -192,7 +192,11 @@ class Simulation final : public EventHandler, public CollectiveListener {
     std::uint32_t src_rank, src_index;  // the COMM_SEND node
     std::int64_t recv_rank;             // the matched COMM_RECV node, or -1
     std::uint32_t recv_index;
-    bool delivered;
+    bool delivered;                     // arrived at the receiving rank (NCCL's: through its proxy and the hop)
+    // NCCL's send and receive (algorithms.send_recv; null: one message on the network).
+    const AlgorithmRegistry::PointToPoint* nccl = nullptr;
+    std::uint64_t wire = 0;      // the bytes the network carries: the payload and the device's writes
+    std::uint64_t messages = 0;  // NCCL's network chunks (0: inside a node)
   };
   enum Resource : std::uint8_t { kGpu = 0, kCpu = 1, kMem = 2, kNumLimited = 3, kComm = 3, kNone = 4 };
   static_assert(kNumLimited == kLimitedResources);
@@ -210,7 +214,10 @@ class Simulation final : public EventHandler, public CollectiveListener {
   Time compute_time(std::uint32_t rank, const TaskNode& node) const;
   void issue_send(std::uint32_t rank, std::uint32_t index);
   void issue_recv(std::uint32_t rank, std::uint32_t index);
-  void p2p_delivered(std::uint32_t message);
+  // The NPU a COMM_SEND node's message goes to.
+  std::uint32_t p2p_to(std::uint32_t rank, std::uint32_t index) const;
+  void p2p_delivered(std::uint32_t message);   // the network delivered it
+  void p2p_landed(std::uint32_t message);      // the receiving rank has it
   void issue_collective(std::uint32_t rank, std::uint32_t index);
   // The number reports and timelines give graph `rank` (folded: its rank in the world).
   std::uint32_t rank_number(std::uint32_t rank) const {

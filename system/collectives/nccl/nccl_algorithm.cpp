@@ -530,18 +530,20 @@ P2pModel p2p_model(const Params& params) {
   return m;
 }
 
+P2pModel p2p_model(const Params& params, const AlgorithmContext& ctx) {
+  P2pModel m = p2p_model(params);
+  if (params.count("net_write_cost")) {  // the NIC's rate needs NCCL's view of the system
+    m.writes = net_writes(params, describe_system(ctx, arch_of(params)).nic_bw);
+  }
+  return m;
+}
+
 std::shared_ptr<const CollectiveProgram> make_program(CollectiveType type, std::uint64_t bytes, const Params& params,
                                                       const AlgorithmContext& ctx) {
   if (type == CollectiveType::kReduceScatterBlock) type = CollectiveType::kReduceScatter;
   // NCCL returns at once for one rank (system/collectives/one_member.h).
   if (ctx.size() == 1) return std::make_shared<const OneMemberProgram>("nccl", type, bytes, ctx.memory.bandwidth);
-  if (type == CollectiveType::kAllToAll) {
-    P2pModel m = p2p_model(params);
-    if (params.count("net_write_cost")) {  // the NIC's rate needs NCCL's view of the system
-      m.writes = net_writes(params, describe_system(ctx, arch_of(params)).nic_bw);
-    }
-    return make_alltoall_program("nccl:p2p", bytes, ctx, m);
-  }
+  if (type == CollectiveType::kAllToAll) return make_alltoall_program("nccl:p2p", bytes, ctx, p2p_model(params, ctx));
   const Plan pl = plan(type, bytes, params, ctx);
   const bool op_by_op = pl.algo == Algo::kTree || pl.algo == Algo::kNvls || pl.algo == Algo::kNvlsTree ||
                         pl.algo == Algo::kCollNetChain || pl.algo == Algo::kCollNetDirect ||

@@ -53,6 +53,10 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
 // ALL_TO_ALL's point-to-point model from `nccl`'s keys (throws InputError for
 // keys that choose among NCCL's collective algorithms).
 P2pModel p2p_model(const Params& params);
+// The same with the network device's writes (net_write_cost), whose rate is
+// the NIC's in NCCL's view of `ctx`: what all-to-all and a point-to-point
+// send or receive (ncclSend, ncclRecv) run on.
+P2pModel p2p_model(const Params& params, const AlgorithmContext& ctx);
 // Refuses keys that never apply to `type` (the all-to-all's point-to-point
 // sends take none of the collective algorithms' keys, and p2p_net_chunk is
 // theirs alone): called when a choice is read, and again by plan and p2p_model.

@@ -123,6 +123,11 @@ class CollectiveEngine final : public EventHandler {
     Time spread = 0;                // largest slowest-minus-fastest member end of a timing
   };
   const StandInStats& stand_in_stats() const { return stand_in_stats_; }
+  // The proxy thread of `npu` (CollectiveOp::proxy_ns): it takes a message
+  // at `at` or when free, whichever is later, and is through with it
+  // `cost` later, which it returns. Collectives' network messages and NCCL's
+  // point-to-point sends and receives (algorithms.send_recv) share it.
+  Time proxy_through(NodeId npu, Time at, Time cost);
 
   // Compute ops finishing and messages delivered (the engine is each of its sends' Delivery target).
   void on_event(const Event& event) override;
@@ -280,10 +285,6 @@ class CollectiveEngine final : public EventHandler {
   void stand_ins_due(std::uint64_t payload);
   // Puts message `m` on the network (a send, a switch upload, or their split into sends).
   void inject(std::uint32_t m);
-  // The proxy thread of `npu` (CollectiveOp::proxy_ns): it takes a message
-  // at `at` or when free, whichever is later, and is through with it
-  // `cost` later, which it returns.
-  Time proxy_through(NodeId npu, Time at, Time cost);
   // When a send or upload with a rate may be delivered at the earliest; moves the channel's pacer.
   Time pace(std::uint32_t inst, std::uint32_t pos, const CollectiveOp& op);
   void issue_switch_op(std::uint32_t inst, std::uint32_t pos, OpRef ref, const CollectiveOp& op);

@@ -47,18 +47,10 @@ std::shared_ptr<const CollectiveProgram> make_alltoall_program(std::string name,
   DagBuilder dag(n);
   const std::uint32_t channels = std::max<std::uint32_t>(1, m.channels);
   // The chunk of a's part for b (`part` bytes): NCCL_P2P_NVL_CHUNKSIZE inside
-  // a node; across nodes NCCL_P2P_NET_CHUNKSIZE, tuned for the network by the
-  // operation's size (src/enqueue.cc, addP2pToPlan): a quarter of it for a
-  // part smaller than one chunk, half for one smaller than 8 chunks.
+  // a node, NCCL's tuned NCCL_P2P_NET_CHUNKSIZE across nodes (P2pModel::net_chunk_for).
   const auto chunk_of = [&](std::uint32_t a, std::uint32_t b, std::uint64_t part) {
     if (ctx.domain_of[a] == ctx.domain_of[b]) return std::max<std::uint64_t>(1, m.nvl_chunk);
-    std::uint64_t chunk = std::max<std::uint64_t>(1, m.net_chunk);
-    if (part < chunk) {
-      chunk = std::max<std::uint64_t>(1, chunk / 4);
-    } else if (part < 8 * chunk) {
-      chunk = std::max<std::uint64_t>(1, chunk / 2);
-    }
-    return chunk;
+    return m.net_chunk_for(part);
   };
   const auto chunks = [](std::uint64_t part, std::uint64_t chunk) {
     return std::min<std::uint64_t>(kMaxChunksPerPeer, (part + chunk - 1) / chunk);

@@ -42,6 +42,16 @@ struct P2pModel {
   Time hop_inter = 0;                              // after a chunk received from another node
   Time proxy = 0;                                  // per network message, at each end (0: no proxy)
   NetWrites writes;                                // the network device's cost per write (net_writes.h)
+
+  // NCCL's chunk for a peer's part of `part` bytes across nodes: NCCL_P2P_NET_CHUNKSIZE,
+  // tuned by the part's size (src/enqueue.cc, addP2pToPlan): a quarter of it for a part
+  // smaller than one chunk, half for one smaller than 8 chunks.
+  std::uint64_t net_chunk_for(std::uint64_t part) const {
+    const std::uint64_t chunk = net_chunk > 0 ? net_chunk : 1;
+    if (part < chunk) return chunk / 4 > 0 ? chunk / 4 : 1;
+    if (part < 8 * chunk) return chunk / 2 > 0 ? chunk / 2 : 1;
+    return chunk;
+  }
 };
 
 // `bytes` is each rank's whole send buffer; the part for position d is
