@@ -126,7 +126,6 @@ CollectiveSection read_collective_section(const ConfigReader& r, const YAML::Nod
       if (!seen.insert(key).second) r.fail(kv.first, "duplicate key '" + where + "'");
       if (key == "send_recv") {  // COMM_SEND / COMM_RECV pairs: not a collective type
         s.point_to_point = r.text(kv.second, where);
-        if (s.point_to_point == "network") s.point_to_point.clear();  // one message on the network, as without the key
         s.point_to_point_where = r.where(kv.second, where);
         continue;
       }

@@ -86,8 +86,8 @@ struct CollectiveSection {
   // checks the choices (system/registry/algorithm_choices.h) and names it.
   std::map<CollectiveType, std::string> algorithm_where;
   std::map<std::uint64_t, std::string> per_node_where;
-  // How COMM_SEND / COMM_RECV pairs run (`algorithms.send_recv`): empty, one
-  // message on the network; "nccl:..." NCCL's send and receive (docs/nccl.md,
+  // How COMM_SEND / COMM_RECV pairs run (`algorithms.send_recv`): empty or
+  // "network", one message on the network; "nccl:..." NCCL's send and receive (docs/nccl.md,
   // "Send and receive"): the registry checks it, naming where it was read.
   std::string point_to_point;
   std::string point_to_point_where;

@@ -75,8 +75,7 @@ void apply_collective_option(SystemConfig& config, const std::string& option) {
   if (const std::string what = option.substr(0, eq); what == "send_recv" || what == "sendrecv") {
     // COMM_SEND / COMM_RECV pairs: NCCL's send and receive, or one message on the network
     // (checked by the registry, as algorithms.send_recv is).
-    const std::string value = option.substr(eq + 1);
-    config.point_to_point = value == "network" ? "" : value;
+    config.point_to_point = option.substr(eq + 1);
     config.point_to_point_where = "--collective " + option;
     return;
   }

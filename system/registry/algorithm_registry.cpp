@@ -634,7 +634,7 @@ AlgorithmRegistry::AlgorithmRegistry(const SystemConfig& config, std::vector<std
     : config_(config), topology_dims_(std::move(topology_dims)), load_(std::move(load)),
       stacked_dimensions_(stacked_dimensions) {
   for (const auto& [type, text] : config.algorithms) chosen_[type] = choose(text, type);
-  if (!config.point_to_point.empty()) {
+  if (!config.point_to_point.empty() && config.point_to_point != "network") {
     // NCCL's send and receive take the keys of its all-to-all, which is made of them.
     const std::string where = config.point_to_point_where.empty() ? "collective.algorithms.send_recv"
                                                                   : config.point_to_point_where;

@@ -248,7 +248,7 @@ class AlgorithmRegistry {
   std::vector<std::shared_ptr<const std::vector<std::uint32_t>>> keep_;  // keeps by_ptr_ keys valid
   const Topology* topology_ = nullptr;
   std::map<std::vector<std::uint32_t>, std::shared_ptr<const AlgorithmContext>> contexts_;  // per group
-  std::optional<AlgorithmParams> point_to_point_;  // collective.point_to_point's nccl keys
+  std::optional<AlgorithmParams> point_to_point_;  // algorithms.send_recv's nccl keys
   std::map<std::pair<std::uint32_t, std::uint32_t>, PointToPoint> pairs_;
   std::shared_ptr<const AlgorithmContext> context_for(const std::shared_ptr<const std::vector<std::uint32_t>>& members);
   // The GPUs' memory from the config's compute section (reductions' cost).

@@ -916,7 +916,8 @@ void Simulation::issue_send(std::uint32_t rank, std::uint32_t index) {
   P2PMessage& msg = p2p_[m];
   msg.nccl = nccl;
   const nccl::P2pModel& model = nccl->model;
-  msg.messages = nccl->across && size > 0 ? (size + model.net_chunk_for(size) - 1) / model.net_chunk_for(size) : 0;
+  const std::uint64_t chunk = model.net_chunk_for(size);
+  msg.messages = nccl->across && size > 0 ? (size + chunk - 1) / chunk : 0;
   msg.wire = size + (msg.messages > 0 ? model.writes.extra(size, msg.messages) : 0);
   Time leave = add_time(queue_.now(), model.base, "a send's start");
   if (msg.messages > 0 && model.proxy > 0) {

@@ -117,8 +117,11 @@ TEST(NcclSendRecv, OnlyNcclsPointToPointKeysAreTaken) {
   refused("ring", "not NCCL's");
   refused("nccl:algo=ring", "algo does not apply");
   refused("nccl:proxy=fast", "proxy must be a time");
-  // A config without the key keeps one message on the network.
+  // A config without the key, or with `network`, keeps one message on the network.
   EXPECT_TRUE(parse_system_config(head + "    all_reduce: ring\n", "sys.yml").point_to_point.empty());
+  EXPECT_EQ(simulate(one_message(2, kMiB), two_nodes(), parse_system_config(head + "    send_recv: network\n", "sys.yml"))
+                .makespan,
+            simulate(one_message(2, kMiB), two_nodes()).makespan);
 }
 
 }  // namespace
