@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 using testing::SimRun;
 using testing::run_sim;
 
-std::string configs(const std::string& name) { return std::string(SIM_SOURCE_DIR) + "/configs/" + name; }
+using testing::shipped_config;
 std::string testdata(const std::string& rel) { return std::string(SIM_SOURCE_DIR) + "/../shared/testdata/" + rel; }
 
 class Cli : public testing::TempWorkload {};
@@ -85,8 +85,8 @@ TEST_F(Cli, UnknownSubcommandOptionIsAUsageError) {
 
 TEST_F(Cli, PointToPointReportAndCsv) {
   const std::string w = workload("p2p", {{p2p(1, true, 1, 1 << 20)}, {p2p(1, false, 0, 1 << 20)}});
-  const SimRun r = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --report " + path("r.json") +
-                        " --csv " + path("c.csv"));
+  const SimRun r = run_sim("--workload " + w + " --network " + shipped_config("ring8.yml") + " --report " +
+                           path("r.json") + " --csv " + path("c.csv"));
   ASSERT_EQ(r.code, 0) << r.output;
   std::ifstream in(path("r.json"));
   const auto j = nlohmann::json::parse(in);
@@ -100,7 +100,8 @@ TEST_F(Cli, TimelineHasOneSlicePerNodeInMicroseconds) {
   et::Node send = p2p(2, true, 1, 1 << 20);
   send.add_data_deps(1);
   const std::string w = workload("p2p", {{comp(1), send}, {p2p(1, false, 0, 1 << 20)}});
-  const SimRun r = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " -q --timeline " + path("t.json"));
+  const SimRun r =
+      run_sim("--workload " + w + " --network " + shipped_config("ring8.yml") + " -q --timeline " + path("t.json"));
   ASSERT_EQ(r.code, 0) << r.output;
   std::ifstream in(path("t.json"));
   const auto j = nlohmann::json::parse(in);
@@ -126,7 +127,8 @@ TEST_F(Cli, TimelineHasOneSlicePerNodeInMicroseconds) {
 TEST_F(Cli, CollectiveReportHasNcclTestsBandwidths) {
   const std::string dir = testdata("astrasim-microbenchmarks/all_reduce/8npus_1MB");
   if (!fs::exists(dir)) GTEST_SKIP() << "testdata absent: " << dir;
-  const SimRun r = run_sim("--workload " + dir + " --network " + configs("switch8.yml") + " --report " + path("r.json"));
+  const SimRun r =
+      run_sim("--workload " + dir + " --network " + shipped_config("switch8.yml") + " --report " + path("r.json"));
   ASSERT_EQ(r.code, 0) << r.output;
   std::ifstream in(path("r.json"));
   const auto j = nlohmann::json::parse(in);
@@ -145,8 +147,8 @@ TEST_F(Cli, FlowBackendWritesLinkStatistics) {
   // Two messages from 0 to 1 on ring8: one after the other on link 0 -> 1.
   const std::string w = workload("p2p", {{p2p(1, true, 1, 1 << 20), p2p(2, true, 1, 1 << 20)},
                                          {p2p(1, false, 0, 1 << 20), p2p(2, false, 0, 1 << 20)}});
-  const SimRun r = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --backend flow --report " +
-                           path("r.json") + " --link-stats " + path("links.csv"));
+  const SimRun r = run_sim("--workload " + w + " --network " + shipped_config("ring8.yml") +
+                           " --backend flow --report " + path("r.json") + " --link-stats " + path("links.csv"));
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("backend flow"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("hottest links"), std::string::npos) << r.output;
@@ -172,7 +174,7 @@ TEST_F(Cli, FlowBackendWritesLinkStatistics) {
 TEST_F(Cli, BackendFromTheSystemConfigAndItsOptions) {
   const std::string w = workload("p2p", {{p2p(1, true, 1, 1 << 20)}, {p2p(1, false, 0, 1 << 20)}});
   const std::string sys = text_file("s.yml", "network:\n  backend: flow\n  message_latency: 1us\n");
-  const SimRun r = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --system " + sys +
+  const SimRun r = run_sim("--workload " + w + " --network " + shipped_config("ring8.yml") + " --system " + sys +
                            " --report " + path("r.json"));
   ASSERT_EQ(r.code, 0) << r.output;
   std::ifstream in(path("r.json"));
@@ -183,11 +185,11 @@ TEST_F(Cli, BackendFromTheSystemConfigAndItsOptions) {
 
 TEST_F(Cli, BadBackendChoicesAreUsageErrors) {
   const std::string w = workload("w", {{comp(1)}});
-  const SimRun unknown = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --backend garnet");
+  const SimRun unknown = run_sim("--workload " + w + " --network " + shipped_config("ring8.yml") + " --backend garnet");
   EXPECT_EQ(unknown.code, 2);
   EXPECT_NE(unknown.output.find("unknown network backend 'garnet'"), std::string::npos) << unknown.output;
   const std::string sys = text_file("s.yml", "network:\n  backend: analytical\n  nic_bandwidth: 100GB/s\n");
-  const SimRun wrong = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --system " + sys);
+  const SimRun wrong = run_sim("--workload " + w + " --network " + shipped_config("ring8.yml") + " --system " + sys);
   EXPECT_EQ(wrong.code, 2);
   EXPECT_NE(wrong.output.find("s.yml:3: network.nic_bandwidth: backend 'analytical' has no option"),
             std::string::npos)
@@ -197,7 +199,7 @@ TEST_F(Cli, BadBackendChoicesAreUsageErrors) {
 }
 
 TEST_F(Cli, MissingWorkloadFile) {
-  const SimRun r = run_sim("--workload " + path("nothing") + " --network " + configs("ring8.yml"));
+  const SimRun r = run_sim("--workload " + path("nothing") + " --network " + shipped_config("ring8.yml"));
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("no files"), std::string::npos) << r.output;
 }
@@ -205,7 +207,7 @@ TEST_F(Cli, MissingWorkloadFile) {
 TEST_F(Cli, MissingRank) {
   workload("w", {{comp(1)}, {comp(1)}, {comp(1)}});
   fs::remove(path("w.1.et"));
-  const SimRun r = run_sim("--workload " + path("w") + " --network " + configs("ring8.yml"));
+  const SimRun r = run_sim("--workload " + path("w") + " --network " + shipped_config("ring8.yml"));
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("missing rank 1"), std::string::npos) << r.output;
 }
@@ -214,7 +216,7 @@ TEST_F(Cli, TruncatedEt) {
   workload("w", {{comp(1), comp(2, {1}), comp(3, {2})}});
   const auto size = fs::file_size(path("w.0.et"));
   fs::resize_file(path("w.0.et"), size - 3);
-  const SimRun r = run_sim("--workload " + path("w") + " --network " + configs("ring8.yml"));
+  const SimRun r = run_sim("--workload " + path("w") + " --network " + shipped_config("ring8.yml"));
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("w.0.et"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("truncated"), std::string::npos) << r.output;
@@ -222,7 +224,7 @@ TEST_F(Cli, TruncatedEt) {
 
 TEST_F(Cli, GarbledEt) {
   text_file("g.0.et", std::string("\x05\x01\x02\x03\x04\x05\x07garbage!", 15));
-  const SimRun r = run_sim("--workload " + path("g") + " --network " + configs("ring8.yml"));
+  const SimRun r = run_sim("--workload " + path("g") + " --network " + shipped_config("ring8.yml"));
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("g.0.et"), std::string::npos) << r.output;
 }
@@ -237,8 +239,8 @@ TEST_F(Cli, UnknownYamlKey) {
 
 TEST_F(Cli, UnknownSystemKey) {
   const std::string sys = text_file("s.yml", "collective:\n  chunk: 4\n");
-  const SimRun r = run_sim("--workload " + workload("w", {{comp(1)}}) + " --network " + configs("ring8.yml") +
-                        " --system " + sys);
+  const SimRun r = run_sim("--workload " + workload("w", {{comp(1)}}) + " --network " + shipped_config("ring8.yml") +
+                           " --system " + sys);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("collective.chunk"), std::string::npos) << r.output;
 }
@@ -268,7 +270,7 @@ TEST_F(Cli, TwoCollectiveOptionsForOneTypeAreExit2) {
 // refused only when a group runs it; the message said neither the choice nor
 // where it was read ("hierarchical ALL_REDUCE: 3 per-dimension algorithms ...").
 TEST_F(Cli, AHierarchicalChoiceRefusedWhenItRunsNamesWhereItWasRead) {
-  const std::string run = "-q --workload 'gen:collectives?npus=64' --network " + configs("torus8x8.yml");
+  const std::string run = "-q --workload 'gen:collectives?npus=64' --network " + shipped_config("torus8x8.yml");
   SimRun r = run_sim(run + " --collective allreduce=ring,direct,ring");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_EQ(r.output, "sim: error: --collective allreduce=ring,direct,ring: collective algorithm 'ring,direct,ring': "
@@ -293,29 +295,32 @@ TEST_F(Cli, NonPositiveBandwidth) {
 
 TEST_F(Cli, DependencyCycle) {
   const SimRun r = run_sim("--workload " + workload("w", {{comp(1, {2}), comp(2, {1})}}) + " --network " +
-                        configs("ring8.yml"));
+                           shipped_config("ring8.yml"));
   EXPECT_EQ(r.code, 2);  // bad input, found while the graph is built, before simulating
   EXPECT_NE(r.output.find("dependency cycle"), std::string::npos) << r.output;
 }
 
 TEST_F(Cli, DependencyOnAbsentNode) {
-  const SimRun data = run_sim("--workload " + workload("w", {{comp(1, {42})}}) + " --network " + configs("ring8.yml"));
+  const SimRun data =
+      run_sim("--workload " + workload("w", {{comp(1, {42})}}) + " --network " + shipped_config("ring8.yml"));
   EXPECT_EQ(data.code, 2);
   EXPECT_NE(data.output.find("absent node 42"), std::string::npos) << data.output;
   et::Node n = comp(1);
   n.add_ctrl_deps(43);
   const std::string w = workload("c", {{n}});
-  const SimRun lenient = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --ctrl-deps");
+  const SimRun lenient = run_sim("--workload " + w + " --network " + shipped_config("ring8.yml") + " --ctrl-deps");
   EXPECT_EQ(lenient.code, 0) << lenient.output;
   EXPECT_NE(lenient.output.find("absent nodes; ignored"), std::string::npos) << lenient.output;
-  const SimRun strict = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --ctrl-deps --strict-deps");
+  const SimRun strict =
+      run_sim("--workload " + w + " --network " + shipped_config("ring8.yml") + " --ctrl-deps --strict-deps");
   EXPECT_EQ(strict.code, 2);
   EXPECT_NE(strict.output.find("control dependency on absent node 43"), std::string::npos) << strict.output;
 }
 
 TEST_F(Cli, UnmatchedReceiveExitsThreeAndWritesNoReport) {
   const std::string w = workload("w", {{comp(1)}, {p2p(1, false, 0, 100)}});
-  const SimRun r = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --report " + path("r.json"));
+  const SimRun r =
+      run_sim("--workload " + w + " --network " + shipped_config("ring8.yml") + " --report " + path("r.json"));
   EXPECT_EQ(r.code, 3);
   EXPECT_NE(r.output.find("rank 1 node 1 'recv' (COMM_RECV from rank 0, tag 5, 100 B) waits"), std::string::npos)
       << r.output;
@@ -327,21 +332,21 @@ TEST_F(Cli, UnmatchedReceiveExitsThreeAndWritesNoReport) {
 
 TEST_F(Cli, UnmatchedSendExitsThree) {
   const std::string w = workload("w", {{p2p(1, true, 1, 100)}, {comp(1)}});
-  const SimRun r = run_sim("--workload " + w + " --network " + configs("ring8.yml"));
+  const SimRun r = run_sim("--workload " + w + " --network " + shipped_config("ring8.yml"));
   EXPECT_EQ(r.code, 3);
   EXPECT_NE(r.output.find("never received by rank 1"), std::string::npos) << r.output;
 }
 
 TEST_F(Cli, MoreRanksThanNpus) {
   std::vector<std::vector<et::Node>> ranks(9, {comp(1)});
-  const SimRun r = run_sim("--workload " + workload("w", ranks) + " --network " + configs("ring8.yml"));
+  const SimRun r = run_sim("--workload " + workload("w", ranks) + " --network " + shipped_config("ring8.yml"));
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("9 ranks but the network has only 8 NPUs"), std::string::npos) << r.output;
 }
 
 TEST_F(Cli, ReportIntoMissingFolderFailsCleanly) {
-  const SimRun r = run_sim("--workload " + workload("w", {{comp(1)}}) + " --network " + configs("ring8.yml") +
-                        " --report " + path("no/such/dir/r.json"));
+  const SimRun r = run_sim("--workload " + workload("w", {{comp(1)}}) + " --network " + shipped_config("ring8.yml") +
+                           " --report " + path("no/such/dir/r.json"));
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("cannot write"), std::string::npos) << r.output;
 }
@@ -349,7 +354,7 @@ TEST_F(Cli, ReportIntoMissingFolderFailsCleanly) {
 TEST_F(Cli, ByteIdenticalReportsOnRerun) {
   const std::string dir = testdata("astrasim-microbenchmarks/all_to_all/16npus_1MB");
   if (!fs::exists(dir)) GTEST_SKIP() << "testdata absent: " << dir;
-  const std::string net = configs("torus4x4x4.yml");
+  const std::string net = shipped_config("torus4x4x4.yml");
   ASSERT_EQ(run_sim("--workload " + dir + " --network " + net + " -q --report " + path("a.json")).code, 0);
   ASSERT_EQ(run_sim("--workload " + dir + " --network " + net + " -q --report " + path("b.json")).code, 0);
   std::ifstream a(path("a.json")), b(path("b.json"));

@@ -16,7 +16,7 @@ namespace {
 
 using testing::run_sim;
 using testing::SimRun;
-const auto configs = testing::shipped_config;
+using testing::shipped_config;
 
 class CollectiveSizesCli : public testing::TempFolderTest {};
 
@@ -25,16 +25,16 @@ std::string query(int npus, const std::string& coll, const std::string& size) {
 }
 
 TEST_F(CollectiveSizesCli, AGeneratedWorkloadWhoseSizeDoesNotSplitIsExit2NamingTheNearestSizes) {
-  const SimRun rs = run_sim(query(16, "reducescatter", "1000001") + " --network " + configs("switch64.yml"));
+  const SimRun rs = run_sim(query(16, "reducescatter", "1000001") + " --network " + shipped_config("switch64.yml"));
   EXPECT_EQ(rs.code, 2) << rs.output;
   EXPECT_EQ(rs.output,
             "sim: error: gen:collectives: size 1000001 B: REDUCE_SCATTER on 16 ranks needs a multiple of 16 B (NCCL "
             "splits its buffer into 16 equal parts of 1-byte elements); the nearest sizes that split are 1000000 B "
             "and 1000016 B\n");
-  const SimRun a2a = run_sim(query(16, "alltoall", "1000001") + " --network " + configs("switch64.yml"));
+  const SimRun a2a = run_sim(query(16, "alltoall", "1000001") + " --network " + shipped_config("switch64.yml"));
   EXPECT_EQ(a2a.code, 2) << a2a.output;
   EXPECT_NE(a2a.output.find("ALL_TO_ALL on 16 ranks needs a multiple of 16 B"), std::string::npos) << a2a.output;
-  const SimRun tiny = run_sim(query(8, "alltoall", "5") + " --network " + configs("switch8.yml"));
+  const SimRun tiny = run_sim(query(8, "alltoall", "5") + " --network " + shipped_config("switch8.yml"));
   EXPECT_EQ(tiny.code, 2) << tiny.output;
   EXPECT_NE(tiny.output.find("; the nearest size that splits is 8 B\n"), std::string::npos) << tiny.output;
 }
@@ -51,7 +51,7 @@ TEST_F(CollectiveSizesCli, WorkloadGenRefusesTheSizeAndWritesNothing) {
 }
 
 TEST_F(CollectiveSizesCli, AnAllGatherRunsAtAnySizeItsPerRankInput) {
-  const SimRun r = run_sim(query(16, "allgather", "1000001") + " --network " + configs("switch64.yml"));
+  const SimRun r = run_sim(query(16, "allgather", "1000001") + " --network " + shipped_config("switch64.yml"));
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("  ALL_GATHER 976.56 KiB (1000001 B) on 16 ranks [ring]"), std::string::npos) << r.output;
 }
@@ -63,7 +63,7 @@ TEST_F(CollectiveSizesCli, SizesThatSplitRunAsGivenToThePicosecond) {
       {"allgather", "simulated time: 147 us (147000 ns)\n"},
   };
   for (const auto& [coll, time] : cases) {
-    const SimRun r = run_sim(query(8, coll, "1000000") + " --network " + configs("switch8.yml"));
+    const SimRun r = run_sim(query(8, coll, "1000000") + " --network " + shipped_config("switch8.yml"));
     ASSERT_EQ(r.code, 0) << r.output;
     EXPECT_NE(r.output.find(time), std::string::npos) << coll << ": " << r.output;
     EXPECT_NE(r.output.find(" 976.56 KiB (1000000 B) on 8 ranks [ring] x8: "), std::string::npos) << r.output;

@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 using testing::run_sim;
 using testing::SimRun;
 
-std::string configs(const std::string& name) { return std::string(SIM_SOURCE_DIR) + "/configs/" + name; }
+using testing::shipped_config;
 
 class Jobs : public ::testing::Test {
  protected:
@@ -68,12 +68,13 @@ TEST_F(Jobs, TwoJobsWithAPlacementShareTheNetwork) {
   const std::string alone = file("alone.json", R"({"a-0": 0, "a-1": 2, "a-2": 4, "a-3": 6})");
   for (const std::string backend : {"flow", "analytical"}) {
     const SimRun together = run_sim("--workload a=" + a + " --workload b=" + b + " --comm-group b=" + groups +
-                                    " --placement " + both + " --network " + configs("ring8.yml") + " --backend " +
-                                    backend + " --report " + path("both.json.out"));
+                                    " --placement " + both + " --network " + shipped_config("ring8.yml") +
+                                    " --backend " + backend + " --report " + path("both.json.out"));
     ASSERT_EQ(together.code, 0) << together.output;
     EXPECT_NE(together.output.find("job a (4 ranks): "), std::string::npos) << together.output;
-    const SimRun single = run_sim("--workload a=" + a + " --placement " + alone + " --network " + configs("ring8.yml") +
-                                  " --backend " + backend + " --report " + path("alone.json.out"));
+    const SimRun single =
+        run_sim("--workload a=" + a + " --placement " + alone + " --network " + shipped_config("ring8.yml") +
+                " --backend " + backend + " --report " + path("alone.json.out"));
     ASSERT_EQ(single.code, 0) << single.output;
     const nlohmann::json r = report("both.json.out"), s = report("alone.json.out");
     ASSERT_EQ(r["jobs"].size(), 2u);
@@ -95,7 +96,7 @@ TEST_F(Jobs, TwoJobsWithAPlacementShareTheNetwork) {
   }
   // Without a placement the jobs are packed in order: a on NPUs 0-3, b on 4-7.
   const SimRun packed = run_sim("--workload a=" + a + " --workload b=" + b + " --comm-group b=" + groups +
-                                " --network " + configs("ring8.yml") + " --report " + path("packed.json"));
+                                " --network " + shipped_config("ring8.yml") + " --report " + path("packed.json"));
   ASSERT_EQ(packed.code, 0) << packed.output;
   const nlohmann::json packed_report = report("packed.json");
   for (const auto& c : packed_report["collectives"]) EXPECT_EQ(c["npu"], c["rank"]);
@@ -104,7 +105,7 @@ TEST_F(Jobs, TwoJobsWithAPlacementShareTheNetwork) {
 TEST_F(Jobs, BadPlacementsAndJobArgumentsExitTwo) {
   const std::string a = allreduce_workload("a", 2, 1024);
   const std::string b = allreduce_workload("b", 2, 1024);
-  const std::string net = " --network " + configs("ring8.yml");
+  const std::string net = " --network " + shipped_config("ring8.yml");
   const std::string jobs = "--workload a=" + a + " --workload b=" + b + net;
   const std::pair<std::string, std::string> cases[] = {
       {R"({"a-0": 0, "a-1": 1, "b-0": 1, "b-1": 2})", "keys 'a-1' and 'b-0' both use NPU 1"},
@@ -137,7 +138,7 @@ TEST_F(Jobs, BadPlacementsAndJobArgumentsExitTwo) {
 TEST_F(Jobs, ServiceLevelsAreCheckedAndSayWhereTheyChangeNothing) {
   const std::string a = allreduce_workload("a", 2, 1024);
   const std::string b = allreduce_workload("b", 2, 1024);
-  const std::string net = " --network " + configs("ring8.yml");
+  const std::string net = " --network " + shipped_config("ring8.yml");
   const std::string jobs = "--workload a=" + a + " --workload b=" + b + net;
   const std::pair<std::string, std::string> cases[] = {
       {jobs + " --service-level b=16", "--service-level b=16: expected a service level from 0 to 15, got '16'"},
@@ -197,8 +198,8 @@ TEST_F(Jobs, ImplausibleBusBandwidthWarnsAndStrictExitsTwo) {
     write_et(t, f);
   }
   const std::string w = allreduce_workload("w", 8, 1 << 20);
-  const std::string args = "--workload " + w + " --network " + configs("ring8.yml") + " --collective allreduce=" +
-                           path("algo/ring") + "@64MiB --report " + path("r.json");
+  const std::string args = "--workload " + w + " --network " + shipped_config("ring8.yml") +
+                           " --collective allreduce=" + path("algo/ring") + "@64MiB --report " + path("r.json");
   const SimRun lenient = run_sim(args);
   EXPECT_EQ(lenient.code, 0) << lenient.output;
   EXPECT_NE(lenient.output.find("exceeds what its NPU can send or receive"), std::string::npos) << lenient.output;
@@ -213,8 +214,8 @@ TEST_F(Jobs, ImplausibleBusBandwidthWarnsAndStrictExitsTwo) {
   EXPECT_NE(strict.output.find("--strict: 1 collective result(s) exceed what their ranks can inject"), std::string::npos)
       << strict.output;
   // Declared at its real size it is plausible.
-  const SimRun right = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --collective allreduce=" +
-                               path("algo/ring") + "@1MiB --strict");
+  const SimRun right = run_sim("--workload " + w + " --network " + shipped_config("ring8.yml") +
+                               " --collective allreduce=" + path("algo/ring") + "@1MiB --strict");
   EXPECT_EQ(right.code, 0) << right.output;
 }
 
@@ -228,7 +229,7 @@ TEST_F(Jobs, ACollectiveInNoTimeWarnsAndStrictExitsTwo) {
              "nodes": [{"id": "1", "name": "nothing", "type": "COMP_NODE", "duration_micros": "0"}]})");
   }
   const std::string args = "-q --workload " + allreduce_workload("w", 4, 1 << 20) + " --network " +
-                           configs("switch8.yml") + " --collective allreduce=" + path("none");
+                           shipped_config("switch8.yml") + " --collective allreduce=" + path("none");
   const std::string warning =
       "sim: warning: ALL_REDUCE of 1 MiB (1048576 B) on 4 ranks [et:" + path("none") +
       "]: it ends in 0 ps on rank 0, faster than its NPU can send or receive (50 GB/s over all its links): the result "

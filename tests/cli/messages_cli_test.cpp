@@ -14,7 +14,7 @@ namespace {
 
 using testing::run_sim;
 using testing::SimRun;
-const auto configs = testing::shipped_config;
+using testing::shipped_config;
 
 int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
@@ -36,7 +36,7 @@ TEST(CliMessages, ParseErrorsAreOneSimErrorLineExit2) {
 // not given: `--system ''` ran on the default system, `--comm-group ''` with
 // every rank in one group, `calibrate --sizes ''` on every size; exit 0.
 TEST(CliMessages, AnEmptyInputOrValueIsExit2NamingTheOption) {
-  const std::string run = "--workload 'gen:collectives?npus=8' --network " + configs("ring8.yml") + " -q ";
+  const std::string run = "--workload 'gen:collectives?npus=8' --network " + shipped_config("ring8.yml") + " -q ";
   const std::string reference = std::string(SIM_SOURCE_DIR) + "/tests/workflows/compare/data/all_reduce_perf_8xH100.txt";
   const std::pair<std::string, std::string> cases[] = {
       {run + "--system ''", "--system: an empty path"},
@@ -44,7 +44,7 @@ TEST(CliMessages, AnEmptyInputOrValueIsExit2NamingTheOption) {
       {run + "--placement ''", "--placement: an empty path"},
       {run + "--collective ''", "--collective: an empty value"},
       {"--workload 'gen:collectives?npus=8' --network ''", "--network: an empty path"},
-      {"--workload '' --network " + configs("ring8.yml"), "--workload: an empty path"},
+      {"--workload '' --network " + shipped_config("ring8.yml"), "--workload: an empty path"},
       {"compare " + reference + " --preset ''", "--preset: an empty value"},
       {"compare " + reference + " --preset dgx-h100 --plot ''", "--plot: an empty path"},
       {"compare " + reference + " --preset dgx-h100 --reference-collective ''", "--reference-collective: an empty value"},
@@ -70,7 +70,7 @@ TEST(CliMessages, AnEmptyInputOrValueIsExit2NamingTheOption) {
 TEST(CliMessages, TheRunHeaderGivesTheJobsRanksAndThoseSimulated) {
   // tp=4 x dp=2: 8 ranks, the 2 identical replicas folded into one.
   const SimRun r = run_sim("--workload 'gen:transformer?model=llama3-8b&seq=256&parallel=tp=4,pp=1,dp=2&global-batch=2'"
-                           " --network " + configs("switch8.yml"));
+                           " --network " + shipped_config("switch8.yml"));
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find(" (8 ranks, 4 simulated)\n"), std::string::npos) << r.output;
 }

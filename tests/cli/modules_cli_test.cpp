@@ -17,7 +17,7 @@ using testing::run_shell;
 using testing::run_sim;
 using testing::SimRun;
 
-std::string configs(const std::string& name) { return std::string(SIM_SOURCE_DIR) + "/configs/" + name; }
+using testing::shipped_config;
 
 class Modules : public testing::TempWorkload {
  protected:
@@ -49,7 +49,7 @@ TEST_F(Modules, Ns3BackendLoadsItsModuleAndRuns) {
   GTEST_SKIP() << "ns-3 not found at configure time: libsim_ns3.so is not built";
 #endif
   const SimRun r = run_shell("LD_DEBUG=libs " + std::string(SIM_BINARY) + " --workload " + two_rank_p2p() +
-                             " --network " + configs("ring8.yml") + " --backend ns3 2>&1");
+                             " --network " + shipped_config("ring8.yml") + " --backend ns3 2>&1");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("libsim_ns3.so"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("libns3"), std::string::npos) << r.output;
@@ -60,7 +60,7 @@ TEST_F(Modules, Ns3BackendLoadsItsModuleAndRuns) {
 TEST_F(Modules, BrokenNs3ModuleIsAnInputError) {
   const std::string dir = broken_module_dir("libsim_ns3.so");
   const SimRun r = run_shell("SIM_MODULE_DIR=" + dir + " " + SIM_BINARY + " --workload " + two_rank_p2p() +
-                             " --network " + configs("ring8.yml") + " --backend ns3 2>&1");
+                             " --network " + shipped_config("ring8.yml") + " --backend ns3 2>&1");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("network backend 'ns3': cannot load module " + dir + "/libsim_ns3.so: "), std::string::npos)
       << r.output;
@@ -70,7 +70,7 @@ TEST_F(Modules, BrokenNs3ModuleIsAnInputError) {
 // Under mpirun (its environment faked) with a broken libsim_mpi.so: exit 2 naming it, before any point runs.
 TEST_F(Modules, BrokenMpiModuleUnderMpirunIsAnInputError) {
   const std::string dir = broken_module_dir("libsim_mpi.so");
-  const std::string spec = configs("sweeps/bandwidth_size.yml");
+  const std::string spec = shipped_config("sweeps/bandwidth_size.yml");
   const SimRun r = run_shell("OMPI_COMM_WORLD_SIZE=1 SIM_MODULE_DIR=" + dir + " " + SIM_BINARY + " sweep " + spec +
                              " -q -o " + path("out") + " 2>&1");
   EXPECT_EQ(r.code, 2) << r.output;

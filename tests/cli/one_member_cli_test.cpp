@@ -15,7 +15,7 @@ namespace {
 
 using testing::run_sim;
 using testing::SimRun;
-const auto configs = testing::shipped_config;
+using testing::shipped_config;
 
 class OneMember : public testing::TempFolderTest {
  protected:
@@ -28,8 +28,8 @@ class OneMember : public testing::TempFolderTest {
     std::ofstream(path("sys.yml")) << "compute:\n  peak_tflops: 1000\n  memory_bandwidth: 2TB/s\n"
                                       "collective:\n  algorithms: {"
                                    << key << ": '" << algorithm << "'}\n";
-    const SimRun run = run_sim("--workload " + path("w/one") + " --network " + configs("switch8.yml") + " --system " +
-                               path("sys.yml"));
+    const SimRun run = run_sim("--workload " + path("w/one") + " --network " + shipped_config("switch8.yml") +
+                               " --system " + path("sys.yml"));
     EXPECT_EQ(run.code, 0) << algorithm << " " << coll << ": " << run.output;
     const std::size_t at = run.output.find("simulated time:");
     return at == std::string::npos ? run.output : run.output.substr(at, run.output.find('\n', at) - at);

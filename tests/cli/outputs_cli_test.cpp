@@ -27,7 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::run_sim;
 using testing::SimRun;
-const auto configs = testing::shipped_config;
+using testing::shipped_config;
 
 class OutputsCli : public testing::TempFolderTest {
  protected:
@@ -60,7 +60,7 @@ class OutputsCli : public testing::TempFolderTest {
       const int null = ::open("/dev/null", O_WRONLY);
       ::dup2(null, STDOUT_FILENO);
       ::dup2(null, STDERR_FILENO);
-      const std::string report = path("out/r.json"), csv = path("out/c.csv"), net = configs("ring8.yml");
+      const std::string report = path("out/r.json"), csv = path("out/c.csv"), net = shipped_config("ring8.yml");
       ::execl(SIM_BINARY, SIM_BINARY, "--workload", workload.c_str(), "--network", net.c_str(), "--report",
               report.c_str(), "--csv", csv.c_str(), "--timeline", fifo.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
@@ -100,8 +100,8 @@ TEST_F(OutputsCli, SignalsLeaveNoTemporaryFileAndEarlierReportsIntact) {
 
 TEST_F(OutputsCli, FailedRunLeavesNoTemporaryFile) {
   std::ofstream(path("out/r.json")) << "earlier report";
-  const SimRun r = run_sim("--workload " + path("absent/w") + " --network " + configs("ring8.yml") + " --report " +
-                           path("out/r.json") + " --timeline " + path("out/t.pftrace"));
+  const SimRun r = run_sim("--workload " + path("absent/w") + " --network " + shipped_config("ring8.yml") +
+                           " --report " + path("out/r.json") + " --timeline " + path("out/t.pftrace"));
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_EQ(outputs(), std::vector<std::string>{"r.json"});
   EXPECT_EQ(read(path("out/r.json")), "earlier report");
@@ -109,7 +109,7 @@ TEST_F(OutputsCli, FailedRunLeavesNoTemporaryFile) {
 
 TEST_F(OutputsCli, DashWritesTheReportToStdoutAndTheSummaryToStderr) {
   const std::string w = chain(3);
-  const std::string cmd = std::string(SIM_BINARY) + " --workload " + w + " --network " + configs("ring8.yml") +
+  const std::string cmd = std::string(SIM_BINARY) + " --workload " + w + " --network " + shipped_config("ring8.yml") +
                           " --report - 2>" + path("err.txt");
   FILE* pipe = popen(cmd.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
@@ -138,7 +138,7 @@ TEST_F(OutputsCli, ReportIntoAFolderIsExit2) {
 
 TEST_F(OutputsCli, PerfettoTimelineHasOneSlicePerNode) {
   const std::string w = chain(50);
-  const SimRun r = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " -q --timeline " +
+  const SimRun r = run_sim("--workload " + w + " --network " + shipped_config("ring8.yml") + " -q --timeline " +
                            path("out/t.pftrace") + " --timeline-ranks 1");
   ASSERT_EQ(r.code, 0) << r.output;
   perfetto::Trace trace;
@@ -170,7 +170,7 @@ TEST_F(OutputsCli, BadTimelineOptionsAreExit2BeforeTheRun) {
 TEST_F(OutputsCli, TimelineRanksPastTheRunAreExit2BeforeTheRun) {
   const std::string w = chain(5);
   for (const auto& [ranks, absent] : {std::pair<const char*, const char*>{"2", "2"}, {"0-2", "2"}, {"1,5-9", "5"}}) {
-    const SimRun r = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " -q --report " +
+    const SimRun r = run_sim("--workload " + w + " --network " + shipped_config("ring8.yml") + " -q --report " +
                              path("out/r.json") + " --timeline " + path("out/t.json") + " --timeline-ranks " + ranks);
     EXPECT_EQ(r.code, 2) << r.output;
     EXPECT_NE(r.output.find(std::string("sim: error: --timeline-ranks '") + ranks + "': rank " + absent +
@@ -179,8 +179,8 @@ TEST_F(OutputsCli, TimelineRanksPastTheRunAreExit2BeforeTheRun) {
         << r.output;
     EXPECT_TRUE(outputs().empty()) << ranks;
   }
-  EXPECT_EQ(run_sim("--workload " + w + " --network " + configs("ring8.yml") + " -q --timeline " + path("out/t.json") +
-                    " --timeline-ranks 0-1")
+  EXPECT_EQ(run_sim("--workload " + w + " --network " + shipped_config("ring8.yml") + " -q --timeline " +
+                    path("out/t.json") + " --timeline-ranks 0-1")
                 .code,
             0);
 }
@@ -189,19 +189,19 @@ TEST_F(OutputsCli, TimelineRanksPastTheRunAreExit2BeforeTheRun) {
 // an empty timeline without a word.
 TEST_F(OutputsCli, AnEmptyRankListIsExit2AndAnEmptyTimelineIsWarned) {
   const std::string w = chain(5);
-  const SimRun empty = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " -q --timeline " +
+  const SimRun empty = run_sim("--workload " + w + " --network " + shipped_config("ring8.yml") + " -q --timeline " +
                                path("out/t.json") + " --timeline-ranks ''");
   EXPECT_EQ(empty.code, 2) << empty.output;
   EXPECT_NE(empty.output.find("an empty list"), std::string::npos) << empty.output;
   EXPECT_TRUE(outputs().empty());
-  const SimRun late = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " -q --timeline " +
+  const SimRun late = run_sim("--workload " + w + " --network " + shipped_config("ring8.yml") + " -q --timeline " +
                               path("out/t.json") + " --timeline-window 100s:200s");
   EXPECT_EQ(late.code, 0) << late.output;
   EXPECT_NE(late.output.find("sim: warning: the timeline " + path("out/t.json") +
                              " holds no node run: none overlaps --timeline-window '100s:200s' (the run ends at "),
             std::string::npos)
       << late.output;
-  const SimRun kept = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " -q --timeline " +
+  const SimRun kept = run_sim("--workload " + w + " --network " + shipped_config("ring8.yml") + " -q --timeline " +
                               path("out/t.json") + " --timeline-window 0s:200s");
   EXPECT_EQ(kept.code, 0) << kept.output;
   EXPECT_EQ(kept.output.find("holds no node run"), std::string::npos) << kept.output;

@@ -14,9 +14,9 @@ using testing::SimRun;
 
 class Overflow : public testing::TempWorkload {};
 
-std::string configs(const std::string& name) { return std::string(SIM_SOURCE_DIR) + "/configs/" + name; }
+using testing::shipped_config;
 
-et::Node comp(std::uint64_t id, std::uint64_t micros, std::vector<std::uint64_t> deps = {}) {
+et::Node timed_comp(std::uint64_t id, std::uint64_t micros, std::vector<std::uint64_t> deps = {}) {
   et::Node n;
   n.set_id(id);
   n.set_name(std::string("layer").append(std::to_string(id)));
@@ -48,21 +48,22 @@ void expect_limit(const SimRun& r, int code, const std::string& culprit) {
 
 TEST_F(Overflow, DurationBeyondTheLimitIsAnInputError) {
   // 2^62 us is far past 2^63 ps on its own: rejected when the trace is read.
-  const std::string w = workload("w", {{comp(1, 1ULL << 62), comp(2, 1ULL << 62, {1})}});
-  expect_limit(run_sim("--workload " + w + " --network " + configs("ring8.yml")), 2, "node 1 'layer1'");
+  const std::string w = workload("w", {{timed_comp(1, 1ULL << 62), timed_comp(2, 1ULL << 62, {1})}});
+  expect_limit(run_sim("--workload " + w + " --network " + shipped_config("ring8.yml")), 2, "node 1 'layer1'");
 }
 
 TEST_F(Overflow, TwoChainedLongComputesStopAtTheLimit) {
   // 5e12 us = 58 days each: either fits, their sum does not.
-  const std::string w = workload("w", {{comp(1, 5'000'000'000'000), comp(2, 5'000'000'000'000, {1})}});
-  expect_limit(run_sim("--workload " + w + " --network " + configs("ring8.yml")), 3, "rank 0 node 2 'layer2' (COMP");
+  const std::string w = workload("w", {{timed_comp(1, 5'000'000'000'000), timed_comp(2, 5'000'000'000'000, {1})}});
+  expect_limit(run_sim("--workload " + w + " --network " + shipped_config("ring8.yml")), 3,
+               "rank 0 node 2 'layer2' (COMP");
 }
 
 TEST_F(Overflow, HugeCollectiveStopsNamingTheNode) {
   std::vector<std::vector<et::Node>> ranks(8, {allreduce(1, std::int64_t{1} << 62)});
   const std::string w = workload("w", ranks);
   for (const char* backend : {"analytical", "flow"}) {
-    const SimRun r = run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --backend " + backend);
+    const SimRun r = run_sim("--workload " + w + " --network " + shipped_config("ring8.yml") + " --backend " + backend);
     expect_limit(r, 3, "ALL_REDUCE");
   }
 }
@@ -87,7 +88,7 @@ TEST_F(Overflow, MemoryOpBeyondTheLimitStops) {
   set_attr_int(load, "tensor_size", 1'000'000'000'000'000'000);
   const std::string sys = text_file("sys.yml", "memory:\n  bandwidth: 100GB/s\n");
   const std::string w = workload("w", {{load}});
-  expect_limit(run_sim("--workload " + w + " --network " + configs("ring8.yml") + " --system " + sys), 3,
+  expect_limit(run_sim("--workload " + w + " --network " + shipped_config("ring8.yml") + " --system " + sys), 3,
                "node 1 'load' (MEM_LOAD");
 }
 

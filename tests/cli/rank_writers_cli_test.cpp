@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using testing::run_sim;
 using testing::SimRun;
-const auto configs = testing::shipped_config;
+using testing::shipped_config;
 
 class RankWriters : public testing::TempFolderTest {
  protected:
@@ -76,7 +76,7 @@ class RankWriters : public testing::TempFolderTest {
   std::vector<std::string> rank_files(const std::string& folder) const { return entries(dir_ / folder); }
   // Runs the written set: its rank count as the run header gives it.
   std::string header_of_run(const std::string& prefix) const {
-    const SimRun run = run_sim("--workload " + prefix + " --network " + configs("switch8.yml"));
+    const SimRun run = run_sim("--workload " + prefix + " --network " + shipped_config("switch8.yml"));
     EXPECT_EQ(run.code, 0) << run.output;
     const std::size_t at = run.output.find("workload:");
     return at == std::string::npos ? run.output : run.output.substr(at, run.output.find('\n', at) - at);
@@ -125,7 +125,7 @@ TEST_F(RankWriters, AFailedWriteLeavesNothingToRun) {
   EXPECT_EQ(fail.code, 2) << fail.output;
   EXPECT_NE(fail.output.find("sim: error: "), std::string::npos) << fail.output;
   EXPECT_EQ(rank_files("wl"), std::vector<std::string>{"job.3.et"}) << "only the folder in the way";
-  const SimRun run = run_sim("--workload " + path("wl/job") + " --network " + configs("switch8.yml"));
+  const SimRun run = run_sim("--workload " + path("wl/job") + " --network " + shipped_config("switch8.yml"));
   EXPECT_EQ(run.code, 2) << run.output;
 }
 

@@ -33,7 +33,7 @@ class StrictInput : public testing::TempWorkload {
   }
 };
 
-std::string configs(const std::string& name) { return std::string(SIM_SOURCE_DIR) + "/configs/" + name; }
+using testing::shipped_config;
 
 void expect_error(const SimRun& r, const std::vector<std::string>& parts) {
   EXPECT_EQ(r.code, 2) << r.output;
@@ -63,7 +63,7 @@ et::Node recv() {
 TEST_F(StrictInput, RankBeyondInt32IsNotTruncated) {
   // 2^32 + 1 used to be taken as rank 1 and run.
   const std::string w = workload("w", {{send((std::int64_t{1} << 32) + 1)}, {recv()}});
-  expect_error(run_sim("--workload " + w + " --network " + configs("ring8.yml")),
+  expect_error(run_sim("--workload " + w + " --network " + shipped_config("ring8.yml")),
                {"w.0.et: rank 0, node 7 'halo_send': attribute 'comm_dst' value 4294967297 is outside 0..2147483647"});
 }
 
@@ -74,7 +74,7 @@ TEST_F(StrictInput, NegativeSizesAreErrors) {
   load.set_type(et::MEM_LOAD_NODE);
   set_attr_int(load, "tensor_size", -5);
   const std::string w = workload("w", {{load}});
-  expect_error(run_sim("--workload " + w + " --network " + configs("ring8.yml")),
+  expect_error(run_sim("--workload " + w + " --network " + shipped_config("ring8.yml")),
                {"w.0.et: rank 0, node 3 'weights': attribute 'tensor_size' value -5"});
 }
 
@@ -82,7 +82,7 @@ TEST_F(StrictInput, WrongTypedAttributeNamesFileRankNodeAndAttribute) {
   et::Node n = send(1);
   n.mutable_attr(1)->set_string_val("64");  // comm_size as a string
   const std::string w = workload("w", {{n}, {recv()}});
-  expect_error(run_sim("--workload " + w + " --network " + configs("ring8.yml")),
+  expect_error(run_sim("--workload " + w + " --network " + shipped_config("ring8.yml")),
                {"w.0.et: rank 0, node 7 'halo_send': attribute 'comm_size' has type string_val, expected integer"});
 }
 
@@ -132,7 +132,7 @@ TEST_F(StrictInput, KernelTableRowsFasterThanPhysicsAreRefused) {
 // faster than its ports (busbw 1048 GB/s printed). Now algbw and busbw are 0.
 TEST_F(StrictInput, ABarrierIsNeverTooFastForStrict) {
   const SimRun r = run_sim("--workload 'gen:collectives?npus=8&coll=barrier&size=1MiB' --network " +
-                           configs("switch8.yml") + " --strict --csv -");
+                           shipped_config("switch8.yml") + " --strict --csv -");
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(r.output.find("not physical"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(",BARRIER,1048576,8,direct,0,1000.14,0.000000,0.000000\n"), std::string::npos) << r.output;
@@ -170,7 +170,8 @@ TEST_F(StrictInput, DeepNestingIsAnErrorNotACrash) {
   expect_error(run_sim(with_workload() + " --comm-group " + text_file("deep.json", "{\"a\": " + deep_json + "}")),
                {"deep.json: JSON nested deeper than 512 levels"});
   const std::string w = text_file("deep.0.json", "{\"metadata\": {\"x\": " + deep_json + "}, \"nodes\": []}");
-  expect_error(run_sim("--workload " + path("deep") + " --network " + configs("ring8.yml")), {"nested deeper than 512"});
+  expect_error(run_sim("--workload " + path("deep") + " --network " + shipped_config("ring8.yml")),
+               {"nested deeper than 512"});
   expect_error(run_sim("-q --system " + text_file("deep.yml", "compute: " + std::string(50'000, '[') + "\n")),
                {"deep.yml:1: YAML nested deeper than 256 levels"});
   std::string dashes;  // "- - - ... 1": a sequence nested 10,000 deep on one line
@@ -200,8 +201,9 @@ TEST_F(StrictInput, ASecondYamlDocumentIsAnErrorNotIgnored) {
   expect_error(run_sim("workload gen transformer --model " + text_file("model.yml", model + "---\nlayers: 2\n") +
                        " --parallel tp=1 --global-batch 1 --seq 256 --layers-only -o " + path("wl")),
                {"model.yml:" + std::to_string(std::count(model.begin(), model.end(), '\n') + 1) + second});
-  expect_error(run_sim("sweep -q " + text_file("spec.yml", "base:\n  network: " + configs("ring8.yml") +
-                                                                "\naxes:\n  size: [1MiB]\n---\naxes:\n  size: [2MiB]\n") +
+  expect_error(run_sim("sweep -q " +
+                       text_file("spec.yml", "base:\n  network: " + shipped_config("ring8.yml") +
+                                                 "\naxes:\n  size: [1MiB]\n---\naxes:\n  size: [2MiB]\n") +
                        " -o " + path("out")),
                {"spec.yml:5" + second});
   // One document: markers around it, a directive, an empty one after it.
@@ -241,7 +243,7 @@ TEST_F(StrictInput, AstrasimInjectionScalePastTheTimeLimit) {
   const std::string wl = td + "astrasim-microbenchmarks/all_reduce/8npus_1MB/all_reduce";
   if (!std::ifstream(system) || !std::ifstream(wl + ".0.et")) GTEST_SKIP() << "../shared/testdata is absent";
   expect_error(run_sim("--workload-configuration=" + wl + " --system-configuration=" + system +
-                       " --network-configuration=" + configs("astrasim/ring8.yml") + " --injection-scale=1e308"),
+                       " --network-configuration=" + shipped_config("astrasim/ring8.yml") + " --injection-scale=1e308"),
                {"--injection-scale 1e308: the endpoint delay scaled by it would pass the largest representable time"});
 }
 

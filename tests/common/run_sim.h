@@ -6,17 +6,14 @@
 #include <cstdio>
 #include <string>
 
+#include "source_paths.h"
+
 namespace sim::testing {
 
 struct SimRun {
   int code;
   std::string output;  // stdout and stderr
 };
-
-// A config shipped in configs/.
-inline std::string shipped_config(const std::string& name) {
-  return std::string(SIM_SOURCE_DIR) + "/configs/" + name;
-}
 
 // Runs a shell command line (stderr is the caller's to redirect).
 inline SimRun run_shell(const std::string& cmd) {

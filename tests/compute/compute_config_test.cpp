@@ -23,7 +23,7 @@ ComputeConfig read_section(const std::string& yaml, const std::string& source = 
   return read_compute_section(r, root["compute"], base);
 }
 
-std::string error_of(const std::string& yaml, const std::string& base = "") {
+std::string section_error(const std::string& yaml, const std::string& base = "") {
   try {
     read_section(yaml, "cfg/s.yml", base);
   } catch (const InputError& e) {
@@ -58,21 +58,22 @@ TEST(ComputeConfig, NoSectionKeysNoModel) {
 }
 
 TEST(ComputeConfig, ErrorsNameFileLineAndKey) {
-  EXPECT_NE(error_of("compute: {peak_tflops: 10, memory_bandwidth: 1GB/s, kernel: x}\n")
+  EXPECT_NE(section_error("compute: {peak_tflops: 10, memory_bandwidth: 1GB/s, kernel: x}\n")
                 .find("cfg/s.yml:1: unknown key 'compute.kernel'"),
             std::string::npos);
-  EXPECT_NE(error_of("compute: {peak_tflops: 10}\n").find("needs both"), std::string::npos);
-  EXPECT_NE(error_of("compute:\n  peak_tflops: {bf16: 989, fp9: 1}\n  memory_bandwidth: 1GB/s\n")
+  EXPECT_NE(section_error("compute: {peak_tflops: 10}\n").find("needs both"), std::string::npos);
+  EXPECT_NE(section_error("compute:\n  peak_tflops: {bf16: 989, fp9: 1}\n  memory_bandwidth: 1GB/s\n")
                 .find("cfg/s.yml:2: 'compute.peak_tflops.fp9': unknown dtype"),
             std::string::npos);
-  EXPECT_NE(error_of("compute:\n  peak_tflops: {fp8: 1979}\n  memory_bandwidth: 1GB/s\n").find("must list bf16 or default"),
+  EXPECT_NE(section_error("compute:\n  peak_tflops: {fp8: 1979}\n  memory_bandwidth: 1GB/s\n")
+                .find("must list bf16 or default"),
             std::string::npos);
-  EXPECT_NE(error_of("compute:\n  peak_tflops: {bf16: -1}\n  memory_bandwidth: 1GB/s\n")
+  EXPECT_NE(section_error("compute:\n  peak_tflops: {bf16: -1}\n  memory_bandwidth: 1GB/s\n")
                 .find("'compute.peak_tflops.bf16' must be > 0"),
             std::string::npos);
-  EXPECT_NE(error_of("compute:\n  kernels: x\n").find("cfg/s.yml:2: 'compute.kernels' needs peak_tflops"),
+  EXPECT_NE(section_error("compute:\n  kernels: x\n").find("cfg/s.yml:2: 'compute.kernels' needs peak_tflops"),
             std::string::npos);
-  EXPECT_NE(error_of("compute:\n  peak_tflops: 1\n  memory_bandwidth: 1GB/s\n  kernels: []\n").find("empty list"),
+  EXPECT_NE(section_error("compute:\n  peak_tflops: 1\n  memory_bandwidth: 1GB/s\n  kernels: []\n").find("empty list"),
             std::string::npos);
 }
 
@@ -134,11 +135,12 @@ TEST_F(ComputeConfigFiles, TheTablesGpuReachesTheKernelModel) {
   ASSERT_NE(model, nullptr);
   EXPECT_EQ(model->options().sm_count, 108);
   EXPECT_DOUBLE_EQ(model->options().l2_bytes, 40e6);
-  EXPECT_NE(error_of(head + "  kernel_sms: 0\n", dir_.string()).find(":5: 'compute.kernel_sms' must be in [1, 100000]"),
+  EXPECT_NE(
+      section_error(head + "  kernel_sms: 0\n", dir_.string()).find(":5: 'compute.kernel_sms' must be in [1, 100000]"),
+      std::string::npos);
+  EXPECT_NE(section_error(head + "  kernel_l2_cache: lots\n", dir_.string()).find(":5: 'compute.kernel_l2_cache': "),
             std::string::npos);
-  EXPECT_NE(error_of(head + "  kernel_l2_cache: lots\n", dir_.string()).find(":5: 'compute.kernel_l2_cache': "),
-            std::string::npos);
-  EXPECT_NE(error_of("compute:\n  peak_tflops: 1\n  memory_bandwidth: 1GB/s\n  kernel_sms: 132\n")
+  EXPECT_NE(section_error("compute:\n  peak_tflops: 1\n  memory_bandwidth: 1GB/s\n  kernel_sms: 132\n")
                 .find("cfg/s.yml:4: 'compute.kernel_sms' describes the GPU of 'compute.kernels'"),
             std::string::npos);
 }
@@ -181,11 +183,11 @@ TEST_F(ComputeConfigFiles, TheFitsOptionsReachTheKernelModel) {
   EXPECT_GT(huber, 0);
   EXPECT_GT(squared, 0);
   EXPECT_GT(std::abs(squared / huber - 1), 1e-3) << huber << " us vs " << squared << " us";
-  EXPECT_NE(error_of(head + "  kernel_curve_loss: l1\n", dir_.string())
+  EXPECT_NE(section_error(head + "  kernel_curve_loss: l1\n", dir_.string())
                 .find(":5: 'compute.kernel_curve_loss' is huber or squared, not 'l1'"),
             std::string::npos);
-  EXPECT_NE(error_of(head + "  kernel_sustained_load: maybe\n", dir_.string()).find(":5:"), std::string::npos);
-  EXPECT_NE(error_of("compute:\n  peak_tflops: 1\n  memory_bandwidth: 1GB/s\n  kernel_curve_loss: squared\n")
+  EXPECT_NE(section_error(head + "  kernel_sustained_load: maybe\n", dir_.string()).find(":5:"), std::string::npos);
+  EXPECT_NE(section_error("compute:\n  peak_tflops: 1\n  memory_bandwidth: 1GB/s\n  kernel_curve_loss: squared\n")
                 .find("cfg/s.yml:4: 'compute.kernel_curve_loss' describes the fit of 'compute.kernels'"),
             std::string::npos);
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ inline RooflineParams h100_roofline() {
   p.memory_bandwidth = 3.35e12;
   return p;
 }
+
+// The H100's roofline as the model the kernel model falls back to.
+inline std::shared_ptr<const RooflineModel> h100() { return std::make_shared<const RooflineModel>(h100_roofline()); }
 
 inline KernelShape gemm(std::int64_t m, std::int64_t n, std::int64_t k, const std::string& dtype = "bf16") {
   KernelShape s;

@@ -27,8 +27,6 @@ std::vector<KernelSample> h100_samples(const std::string& table) {
     GTEST_SKIP() << "testdata absent: " << testdata("h100-kernels/") << " (measured H100 kernels)"; \
   }
 
-std::shared_ptr<const RooflineModel> h100() { return std::make_shared<const RooflineModel>(h100_roofline()); }
-
 void print(const char* what, const ErrorStats& s) {
   std::printf("[ accuracy ] %-44s n=%3zu  median %5.1f%%  max %6.1f%%  within 10%%: %zu/%zu\n", what, s.n,
               100 * s.median, 100 * s.max, s.within_10, s.n);
@@ -311,3 +309,6 @@ TEST(H100Kernels, MemboundRowsHeldOut) {
 
 }  // namespace
 }  // namespace sim
+
+// This file's macro ends here: a unity build compiles other test files after it.
+#undef SKIP_WITHOUT_TESTDATA

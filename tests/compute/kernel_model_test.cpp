@@ -32,8 +32,6 @@ std::vector<KernelSample> gemm_grid(const std::vector<std::int64_t>& dims) {
   return rows;
 }
 
-std::shared_ptr<const RooflineModel> h100() { return std::make_shared<const RooflineModel>(h100_roofline()); }
-
 TEST(KernelModel, RecoversTheLawBetweenTheRowsAndReproducesThem) {
   const auto rows = gemm_grid({512, 1024, 4096, 16384});
   const KernelModel model(rows, h100());

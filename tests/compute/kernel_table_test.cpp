@@ -14,7 +14,7 @@ namespace {
 
 using namespace sim::testing;
 
-std::string error_of(const std::string& text, const std::string& path = "t.csv") {
+std::string csv_error(const std::string& text, const std::string& path = "t.csv") {
   try {
     parse_kernel_csv(text, path);
   } catch (const InputError& e) {
@@ -78,44 +78,45 @@ TEST(KernelTable, OwnOutputReadsAgain) {
 
 TEST(KernelTable, ErrorsNameFileLineAndColumn) {
   const std::string gemm_header = "op,dtype,m,n,k,time_us\n";
-  EXPECT_EQ(error_of(gemm_header + "gemm,bf16,512,0,512,3\n"),
+  EXPECT_EQ(csv_error(gemm_header + "gemm,bf16,512,0,512,3\n"),
             "t.csv:2: column 4 (n): expected a positive integer, got '0'");
-  EXPECT_EQ(error_of(gemm_header + "gemm,bf16,512,512,512,3\ngemm,bf16,512,51x2,512,3\n"),
+  EXPECT_EQ(csv_error(gemm_header + "gemm,bf16,512,512,512,3\ngemm,bf16,512,51x2,512,3\n"),
             "t.csv:3: column 4 (n): expected a positive integer, got '51x2'");
-  EXPECT_EQ(error_of(gemm_header + "gemm,bf16,512,512,512,-3\n"),
+  EXPECT_EQ(csv_error(gemm_header + "gemm,bf16,512,512,512,-3\n"),
             "t.csv:2: column 6 (time_us): expected a positive time in microseconds, got '-3'");
-  EXPECT_EQ(error_of(gemm_header + "gemm,bf16,512,512,512,nan\n"),
+  EXPECT_EQ(csv_error(gemm_header + "gemm,bf16,512,512,512,nan\n"),
             "t.csv:2: column 6 (time_us): expected a positive time in microseconds, got 'nan'");
   // A time that would vanish in seconds (1e-320 us is 0 s in a double).
-  EXPECT_EQ(error_of(gemm_header + "gemm,bf16,512,512,512,1e-320\n"),
+  EXPECT_EQ(csv_error(gemm_header + "gemm,bf16,512,512,512,1e-320\n"),
             "t.csv:2: column 6 (time_us): expected a positive time in microseconds, got '1e-320'");
   // Simulated time counts whole picoseconds: a time that rounds to 0 ps ran in no time.
-  EXPECT_EQ(error_of(gemm_header + "gemm,bf16,512,512,512,1e-300\n"),
+  EXPECT_EQ(csv_error(gemm_header + "gemm,bf16,512,512,512,1e-300\n"),
             "t.csv:2: column 6 (time_us): '1e-300' us rounds to 0 ps, below the simulator's resolution of 1 ps "
             "(is the unit us?)");
-  EXPECT_EQ(error_of(gemm_header + "gemm,bf16,512,512,512,4e-7\n"),
+  EXPECT_EQ(csv_error(gemm_header + "gemm,bf16,512,512,512,4e-7\n"),
             "t.csv:2: column 6 (time_us): '4e-7' us rounds to 0 ps, below the simulator's resolution of 1 ps "
             "(is the unit us?)");
   EXPECT_EQ(parse_kernel_csv(gemm_header + "gemm,bf16,512,512,512,6e-7\n", "t.csv").rows.size(), 1u);  // 1 ps
-  EXPECT_EQ(error_of("op,batch,heads,seq,head_dim,fwd_us,fwd_bwd_us\nsdpa,1,8,2048,128,1e-301,1.005e-301\n"),
+  EXPECT_EQ(csv_error("op,batch,heads,seq,head_dim,fwd_us,fwd_bwd_us\nsdpa,1,8,2048,128,1e-301,1.005e-301\n"),
             "t.csv:2: column 6 (fwd_us): '1e-301' us rounds to 0 ps, below the simulator's resolution of 1 ps "
             "(is the unit us?)");
-  EXPECT_EQ(error_of("op,batch,heads,seq,head_dim,fwd_us,fwd_bwd_us\nsdpa,1,8,2048,128,30,30.0000001\n"),
+  EXPECT_EQ(csv_error("op,batch,heads,seq,head_dim,fwd_us,fwd_bwd_us\nsdpa,1,8,2048,128,30,30.0000001\n"),
             "t.csv:2: column 7 (fwd_bwd_us): forward + backward (30.0000001 us) must be longer than the forward "
             "(30 us) by at least 1 ps");
-  EXPECT_EQ(error_of(gemm_header + "gemm,bf17,512,512,512,3\n"),
+  EXPECT_EQ(csv_error(gemm_header + "gemm,bf17,512,512,512,3\n"),
             "t.csv:2: column 2 (dtype): unknown dtype 'bf17' (expected bf16, fp16, fp8, fp32 or tf32)");
-  EXPECT_EQ(error_of(gemm_header + "matmul,bf16,512,512,512,3\n"), "t.csv:2: column 1 (op): expected 'gemm', got 'matmul'");
-  EXPECT_EQ(error_of(gemm_header + "gemm,bf16,512,512,3\n"), "t.csv:2: 5 fields; the header has 6");
-  EXPECT_EQ(error_of("op,dtype,m,n,k,time_us,flops\n"), "t.csv:1: column 7 (flops): unknown column for a gemm table");
-  EXPECT_EQ(error_of("op,dtype,m,n,time_us\n"), "t.csv:1: a gemm table needs a column 'k'");
-  EXPECT_EQ(error_of("op,dtype,m,m,k,time_us\n"), "t.csv:1: column 4 (m): column named twice");
-  EXPECT_NE(error_of("a,b\n1,2\n").find("t.csv:1: the header names no kernel table format"), std::string::npos);
-  EXPECT_EQ(error_of(""), "t.csv: empty kernel table (expected a header line)");
-  EXPECT_EQ(error_of("op,batch,heads,seq,head_dim,fwd_us,fwd_bwd_us\nsdpa_causal,1,8,2048,128,30,30\n"),
+  EXPECT_EQ(csv_error(gemm_header + "matmul,bf16,512,512,512,3\n"),
+            "t.csv:2: column 1 (op): expected 'gemm', got 'matmul'");
+  EXPECT_EQ(csv_error(gemm_header + "gemm,bf16,512,512,3\n"), "t.csv:2: 5 fields; the header has 6");
+  EXPECT_EQ(csv_error("op,dtype,m,n,k,time_us,flops\n"), "t.csv:1: column 7 (flops): unknown column for a gemm table");
+  EXPECT_EQ(csv_error("op,dtype,m,n,time_us\n"), "t.csv:1: a gemm table needs a column 'k'");
+  EXPECT_EQ(csv_error("op,dtype,m,m,k,time_us\n"), "t.csv:1: column 4 (m): column named twice");
+  EXPECT_NE(csv_error("a,b\n1,2\n").find("t.csv:1: the header names no kernel table format"), std::string::npos);
+  EXPECT_EQ(csv_error(""), "t.csv: empty kernel table (expected a header line)");
+  EXPECT_EQ(csv_error("op,batch,heads,seq,head_dim,fwd_us,fwd_bwd_us\nsdpa_causal,1,8,2048,128,30,30\n"),
             "t.csv:2: column 7 (fwd_bwd_us): forward + backward (30 us) must be longer than the forward (30 us) by "
             "at least 1 ps");
-  EXPECT_EQ(error_of("op,batch,heads,seq,head_dim,fwd_us,fwd_bwd_us\nflash,1,8,2048,128,30,60\n"),
+  EXPECT_EQ(csv_error("op,batch,heads,seq,head_dim,fwd_us,fwd_bwd_us\nflash,1,8,2048,128,30,60\n"),
             "t.csv:2: column 1 (op): expected 'sdpa_causal' or 'sdpa', got 'flash'");
 }
 

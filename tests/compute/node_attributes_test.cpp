@@ -75,7 +75,7 @@ TEST(NodeAttributes, EqualShapesAreKeptOnce) {
   EXPECT_EQ(rg.kernel_shape_count(), 2u);
 }
 
-std::string error_of(et::Node n) {
+std::string attribute_error(et::Node n) {
   try {
     graph({std::move(n)});
   } catch (const InputError& e) {
@@ -87,22 +87,22 @@ std::string error_of(et::Node n) {
 TEST(NodeAttributes, ErrorsNameTheNodeAndTheAttribute) {
   et::Node g = gemm_node(7, 64, 64, 64);
   g.mutable_attr()->RemoveLast();  // no gemm_k
-  EXPECT_EQ(error_of(g), "mem.0.et: rank 0, node 7 'k7': a 'gemm' kernel needs attribute 'gemm_k'");
-  EXPECT_EQ(error_of(comp(3, "conv")),
+  EXPECT_EQ(attribute_error(g), "mem.0.et: rank 0, node 7 'k7': a 'gemm' kernel needs attribute 'gemm_k'");
+  EXPECT_EQ(attribute_error(comp(3, "conv")),
             "mem.0.et: rank 0, node 3 'k3': attribute 'kernel' is 'conv'; expected gemm, attention or membound");
-  EXPECT_EQ(error_of(gemm_node(4, 64, -1, 64)),
+  EXPECT_EQ(attribute_error(gemm_node(4, 64, -1, 64)),
             "mem.0.et: rank 0, node 4 'k4': attribute 'gemm_n' is -1; expected a positive integer");
   et::Node d = gemm_node(5, 64, 64, 64);
   set_attr_string(d, "dtype", "int4");
-  EXPECT_NE(error_of(d).find("node 5 'k5': attribute 'dtype' is 'int4'"), std::string::npos);
+  EXPECT_NE(attribute_error(d).find("node 5 'k5': attribute 'dtype' is 'int4'"), std::string::npos);
   et::Node a = comp(6, "attention");
   for (const char* k : {"attn_batch", "attn_heads", "attn_seq", "attn_head_dim"}) set_attr_int(a, k, 4);
   set_attr_string(a, "attn_pass", "both");
-  EXPECT_NE(error_of(a).find("attribute 'attn_pass' is 'both'; expected fwd or bwd"), std::string::npos);
+  EXPECT_NE(attribute_error(a).find("attribute 'attn_pass' is 'both'; expected fwd or bwd"), std::string::npos);
   et::Node s = gemm_node(8, 64, 64, 64);
   set_attr_string(s, "gemm_m", "64");  // a string where an integer belongs
-  EXPECT_NE(error_of(s).find("node 8 'k8': "), std::string::npos);
-  EXPECT_NE(error_of(s).find("gemm_m"), std::string::npos);
+  EXPECT_NE(attribute_error(s).find("node 8 'k8': "), std::string::npos);
+  EXPECT_NE(attribute_error(s).find("gemm_m"), std::string::npos);
 }
 
 TEST(NodeAttributes, OnlyCompNodesCarryShapes) {

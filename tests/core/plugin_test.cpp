@@ -25,7 +25,7 @@ const std::string kAnswer = "libsim_test_answer.so";
 
 class Plugin : public testing::TempFolderTest {};
 
-std::string error_of(const std::string& file, const std::string& symbol, const std::vector<std::string>& dirs) {
+std::string load_error(const std::string& file, const std::string& symbol, const std::vector<std::string>& dirs) {
   try {
     module_symbol(file, symbol, dirs);
   } catch (const ModuleError& e) {
@@ -49,19 +49,19 @@ TEST_F(Plugin, LoadsTheFirstFoundModuleAndItUsesTheExecutablesCode) {
 }
 
 TEST_F(Plugin, NotFoundNamesTheFileAndEveryFolderSearched) {
-  const std::string e = error_of(kAnswer, "sim_test_answer", {path("a"), path("b")});
+  const std::string e = load_error(kAnswer, "sim_test_answer", {path("a"), path("b")});
   EXPECT_EQ(e, "module " + kAnswer + " not found (looked in " + path("a") + ", " + path("b") +
                    "; set SIM_MODULE_DIR to the folder that holds it)");
   EXPECT_EQ(find_module(kAnswer, {path("a")}), "");
 }
 
 TEST_F(Plugin, MissingEntryPointNamesTheModuleAndTheSymbol) {
-  const std::string e = error_of(kAnswer, "sim_test_nothing", {kModules});
+  const std::string e = load_error(kAnswer, "sim_test_nothing", {kModules});
   EXPECT_EQ(e, "module " + kModules + "/" + kAnswer + " has no entry point 'sim_test_nothing' (built from other sources?)");
 }
 
 TEST_F(Plugin, MissingLibraryOfTheModuleGivesTheLoadersReason) {
-  const std::string e = error_of("libsim_test_needs_dep.so", "sim_test_needs_dep", {kModules});
+  const std::string e = load_error("libsim_test_needs_dep.so", "sim_test_needs_dep", {kModules});
   EXPECT_EQ(e.rfind("cannot load module " + kModules + "/libsim_test_needs_dep.so: ", 0), 0u) << e;
   EXPECT_NE(e.find("libsim_test_dep.so: cannot open shared object file"), std::string::npos) << e;
 }
@@ -70,7 +70,7 @@ TEST_F(Plugin, FileThatIsNoModuleIsAnErrorNotACrash) {
   fs::create_directories(path("junk"));
   std::ofstream(path("junk/" + kAnswer)) << "not a shared object\n";
   // Found first, so it is the one loaded: no silent fall-back to another copy.
-  const std::string e = error_of(kAnswer, "sim_test_answer", {path("junk"), kModules});
+  const std::string e = load_error(kAnswer, "sim_test_answer", {path("junk"), kModules});
   EXPECT_EQ(e.rfind("cannot load module " + path("junk/" + kAnswer) + ": ", 0), 0u) << e;
 }
 

@@ -9,20 +9,18 @@
 
 #include "core/error.h"
 #include "network/topology.h"
+#include "tests/network/topology_util.h"
 
 namespace sim {
 namespace {
+
+using testing_support::expect_error;
+using testing_support::route;
 
 constexpr BytesPerSecond kGBps = 1'000'000'000;
 
 const std::string kLeafSpine =
     "shape: FatTree\nleaves: 8\nnpus_per_leaf: 8\nspines: 4\nbandwidth: 50GB/s\nlatency: 500ns\n";
-
-std::vector<LinkId> route(const Topology& t, NodeId src, NodeId dst) {
-  std::vector<LinkId> r;
-  t.route(src, dst, r);
-  return r;
-}
 
 // The nodes a route visits, src first; fails the test unless each link starts
 // where the previous one ended.
@@ -309,18 +307,6 @@ TEST(FatTree, LargeTreeLoadsAndRoutesArithmetically) {
 }
 
 // --- Bad input: an InputError naming the file, the line and the key.
-
-void expect_error(const std::string& yaml, std::initializer_list<std::string> pieces) {
-  try {
-    parse_topology(yaml, "configs/x.yml");
-    ADD_FAILURE() << "accepted:\n" << yaml;
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    EXPECT_EQ(e.exit_code(), kExitBadInput);
-    EXPECT_NE(what.find("configs/x.yml"), std::string::npos) << what;
-    for (const std::string& p : pieces) EXPECT_NE(what.find(p), std::string::npos) << "'" << p << "' not in: " << what;
-  }
-}
 
 TEST(FatTreeErrors, UnknownKey) {
   expect_error(kLeafSpine + "spine: 4\n", {"configs/x.yml:7:", "unknown key 'spine'", "allowed: name, shape, leaves"});

@@ -22,6 +22,7 @@
 
 #include "core/error.h"
 #include "delivery_recorder.h"
+#include "leaf_spine_permutation.h"
 #include "network/backend_registry.h"
 #include "network/flow/flow_network.h"
 #include "network/router.h"
@@ -29,18 +30,12 @@
 namespace sim {
 namespace {
 
+using testing_support::kB;
+using testing_support::kBound;
+using testing_support::kLat;
+using testing_support::kS;
+using testing_support::leaf_spine;
 using testing_support::Recorder;
-
-constexpr BytesPerSecond kB = 50'000'000'000;
-constexpr std::uint64_t kS = 1'048'576;  // divisible by every U used here
-constexpr Time kLat = 500'000;
-constexpr Time kBound = 4 * kLat + 20'971'520;  // S / B + 4 links' latency
-
-Topology leaf_spine(std::uint32_t u) {
-  const std::string yaml = "shape: FatTree\nleaves: 2\nnpus_per_leaf: " + std::to_string(u) +
-                           "\nspines: " + std::to_string(u) + "\nbandwidth: 50GB/s\nlatency: 500ns\n";
-  return parse_topology(yaml, "leaf-spine.yml");
-}
 
 // The leaf-0 uplinks (leaf 0 -> spine j): FatTree's layout puts them right after the NPU links.
 std::vector<LinkId> uplinks(const Topology& t, std::uint32_t u) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/source_paths.h"
 #include "delivery_recorder.h"
 #include "network/backend_registry.h"
 #include "network/topology.h"
@@ -17,7 +18,8 @@
 namespace sim {
 namespace {
 
-const std::string kConfigs = std::string(SIM_SOURCE_DIR) + "/configs/";
+using testing::kConfigs;
+
 constexpr BytesPerSecond k50GBps = 50'000'000'000;
 constexpr Time k500ns = 500'000;
 
@@ -109,7 +111,7 @@ Time expected_transfer(std::uint64_t bytes, BytesPerSecond bw) {
   return static_cast<Time>((num + bw - 1) / bw);
 }
 
-std::vector<NodeId> path_nodes(const Topology& t, NodeId src, NodeId dst) {
+std::vector<NodeId> route_nodes(const Topology& t, NodeId src, NodeId dst) {
   std::vector<LinkId> route;
   t.route(src, dst, route);
   std::vector<NodeId> nodes{src};
@@ -135,7 +137,7 @@ TEST(ShippedConfigs, RoutesAreConnectedPathsOfTheExpectedLength) {
     const Topology t = load_topology(kConfigs + name);
     for (NodeId s = 0; s < t.npu_count(); ++s) {
       for (NodeId d = 0; d < t.npu_count(); ++d) {
-        const std::vector<NodeId> nodes = path_nodes(t, s, d);
+        const std::vector<NodeId> nodes = route_nodes(t, s, d);
         ASSERT_EQ(nodes.back(), d) << s << " -> " << d;
         // Intermediate nodes: never the source or destination again.
         for (std::size_t i = 1; i + 1 < nodes.size(); ++i) ASSERT_NE(nodes[i], s);
@@ -153,55 +155,55 @@ TEST(ShippedConfigs, RoutesAreConnectedPathsOfTheExpectedLength) {
 
 TEST(ShippedConfigs, Ring8GoesTheShorterWay) {
   const Topology t = load_topology(kConfigs + "ring8.yml");
-  EXPECT_EQ(path_nodes(t, 0, 4), (std::vector<NodeId>{0, 1, 2, 3, 4}));  // tie at half: + direction
-  EXPECT_EQ(path_nodes(t, 0, 5), (std::vector<NodeId>{0, 7, 6, 5}));
-  EXPECT_EQ(path_nodes(t, 6, 1), (std::vector<NodeId>{6, 7, 0, 1}));
-  EXPECT_EQ(path_nodes(t, 4, 0), (std::vector<NodeId>{4, 5, 6, 7, 0}));
+  EXPECT_EQ(route_nodes(t, 0, 4), (std::vector<NodeId>{0, 1, 2, 3, 4}));  // tie at half: + direction
+  EXPECT_EQ(route_nodes(t, 0, 5), (std::vector<NodeId>{0, 7, 6, 5}));
+  EXPECT_EQ(route_nodes(t, 6, 1), (std::vector<NodeId>{6, 7, 0, 1}));
+  EXPECT_EQ(route_nodes(t, 4, 0), (std::vector<NodeId>{4, 5, 6, 7, 0}));
 }
 
 TEST(ShippedConfigs, Torus8x8IsDimensionOrder) {
   const Topology t = load_topology(kConfigs + "torus8x8.yml");
   // (0,0) -> (3,5): X forward 3 hops, then Y backwards (5 > 8/2) 3 hops.
-  EXPECT_EQ(path_nodes(t, 0, 43), (std::vector<NodeId>{0, 1, 2, 3, 59, 51, 43}));
+  EXPECT_EQ(route_nodes(t, 0, 43), (std::vector<NodeId>{0, 1, 2, 3, 59, 51, 43}));
   // (7,7) -> (0,0): wraps forward in both dimensions.
-  EXPECT_EQ(path_nodes(t, 63, 0), (std::vector<NodeId>{63, 56, 0}));
+  EXPECT_EQ(route_nodes(t, 63, 0), (std::vector<NodeId>{63, 56, 0}));
 }
 
 TEST(ShippedConfigs, Torus4x4x4IsDimensionOrder) {
   const Topology t = load_topology(kConfigs + "torus4x4x4.yml");
   // (1,2,3) -> (3,0,0): X +2 (tie), Y +2 (tie, wraps), Z +1 (wraps).
-  EXPECT_EQ(path_nodes(t, 1 + 2 * 4 + 3 * 16, 3), (std::vector<NodeId>{57, 58, 59, 63, 51, 3}));
+  EXPECT_EQ(route_nodes(t, 1 + 2 * 4 + 3 * 16, 3), (std::vector<NodeId>{57, 58, 59, 63, 51, 3}));
 }
 
 TEST(ShippedConfigs, Mesh8x8CornersAre14Hops) {
   const Topology t = load_topology(kConfigs + "mesh8x8.yml");
-  const std::vector<NodeId> nodes = path_nodes(t, 0, 63);
+  const std::vector<NodeId> nodes = route_nodes(t, 0, 63);
   EXPECT_EQ(nodes.size(), 15u);
   EXPECT_EQ(nodes[7], 7u);  // X first along the bottom row
-  EXPECT_EQ(path_nodes(t, 7, 56).size(), 15u);
+  EXPECT_EQ(route_nodes(t, 7, 56).size(), 15u);
   // No wraparound: 0 -> 7 crosses the whole row.
-  EXPECT_EQ(path_nodes(t, 0, 7).size(), 8u);
+  EXPECT_EQ(route_nodes(t, 0, 7).size(), 8u);
 }
 
 TEST(ShippedConfigs, Hypercube64FixesLowestBitFirst) {
   const Topology t = load_topology(kConfigs + "hypercube64.yml");
-  EXPECT_EQ(path_nodes(t, 0, 63), (std::vector<NodeId>{0, 1, 3, 7, 15, 31, 63}));
-  EXPECT_EQ(path_nodes(t, 42, 21), (std::vector<NodeId>{42, 43, 41, 45, 37, 53, 21}));
+  EXPECT_EQ(route_nodes(t, 0, 63), (std::vector<NodeId>{0, 1, 3, 7, 15, 31, 63}));
+  EXPECT_EQ(route_nodes(t, 42, 21), (std::vector<NodeId>{42, 43, 41, 45, 37, 53, 21}));
 }
 
 TEST(ShippedConfigs, SwitchIsTwoHopsThroughTheSwitch) {
   const Topology t = load_topology(kConfigs + "switch8.yml");
   EXPECT_EQ(t.switch_count(), 1u);
-  EXPECT_EQ(path_nodes(t, 2, 5), (std::vector<NodeId>{2, 8, 5}));
+  EXPECT_EQ(route_nodes(t, 2, 5), (std::vector<NodeId>{2, 8, 5}));
   const Topology g = load_topology(kConfigs + "graph_2switch.yml");
-  EXPECT_EQ(path_nodes(g, 1, 6), (std::vector<NodeId>{1, 8, 9, 6}));
-  EXPECT_EQ(path_nodes(g, 4, 7), (std::vector<NodeId>{4, 9, 7}));
+  EXPECT_EQ(route_nodes(g, 1, 6), (std::vector<NodeId>{1, 8, 9, 6}));
+  EXPECT_EQ(route_nodes(g, 4, 7), (std::vector<NodeId>{4, 9, 7}));
 }
 
 // The acceptance test of the analytical backend: for every shipped topology,
 // every pair and several sizes, delivery = closed form, to the picosecond.
 // A message alone in the network costs the same on the flow backend.
-class AloneMessage : public testing::TestWithParam<std::string> {};
+class AloneMessage : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(AloneMessage, EqualsClosedFormOnEveryShippedConfig) {
   const std::uint64_t sizes[] = {0, 1, 3, 1000, 65'536, 1'048'576, 1'000'000'007, 1ull << 30};
@@ -231,7 +233,7 @@ TEST_P(AloneMessage, EqualsClosedFormOnEveryShippedConfig) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, AloneMessage, testing::Values("analytical", "flow"));
+INSTANTIATE_TEST_SUITE_P(Backends, AloneMessage, ::testing::Values("analytical", "flow"));
 
 }  // namespace
 }  // namespace sim

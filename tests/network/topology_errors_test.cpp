@@ -8,22 +8,12 @@
 
 #include "core/error.h"
 #include "network/topology.h"
+#include "tests/network/topology_util.h"
 
 namespace sim {
 namespace {
 
-// Expects parse_topology(yaml) to throw an InputError containing every piece.
-void expect_error(const std::string& yaml, std::initializer_list<std::string> pieces) {
-  try {
-    parse_topology(yaml, "configs/x.yml");
-    ADD_FAILURE() << "accepted:\n" << yaml;
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    EXPECT_EQ(e.exit_code(), kExitBadInput);
-    EXPECT_NE(what.find("configs/x.yml"), std::string::npos) << what;
-    for (const std::string& p : pieces) EXPECT_NE(what.find(p), std::string::npos) << "'" << p << "' not in: " << what;
-  }
-}
+using testing_support::expect_error;
 
 const std::string kAstra = "topology: [Ring]\nnpus_count: [8]\nbandwidth: [50]\nlatency: [500]\n";
 const std::string kShape = "shape: Ring\nnpus: 8\nbandwidth: 50GB/s\nlatency: 500ns\n";
@@ -168,7 +158,7 @@ TEST(TopologyErrors, UnreachableNode) {
 TEST(TopologyErrors, InvalidYamlSyntax) { expect_error("shape: [Ring\n", {"invalid YAML"}); }
 
 TEST(TopologyErrors, LoadNamesThePath) {
-  const std::string path = testing::TempDir() + "bad_topology_" + std::to_string(::getpid()) + ".yml";
+  const std::string path = ::testing::TempDir() + "bad_topology_" + std::to_string(::getpid()) + ".yml";
   std::ofstream(path) << kShape << "colour: blue\n";
   try {
     load_topology(path);
@@ -177,7 +167,7 @@ TEST(TopologyErrors, LoadNamesThePath) {
     EXPECT_NE(std::string(e.what()).find(path + ":5: unknown key 'colour'"), std::string::npos) << e.what();
   }
   std::remove(path.c_str());
-  EXPECT_THROW(load_topology(testing::TempDir() + "no_such_file.yml"), InputError);
+  EXPECT_THROW(load_topology(::testing::TempDir() + "no_such_file.yml"), InputError);
 }
 
 }  // namespace

@@ -6,14 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/network/topology_util.h"
+
 namespace sim {
 namespace {
 
-std::vector<LinkId> route(const Topology& t, NodeId src, NodeId dst) {
-  std::vector<LinkId> r;
-  t.route(src, dst, r);
-  return r;
-}
+using testing_support::route;
 
 TEST(AstraSimForm, OneDimensionalRing) {
   const Topology t = parse_topology("topology: [Ring]\nnpus_count: [8]\nbandwidth: [50]\nlatency: [500]\n", "t.yml");

@@ -52,7 +52,7 @@ TEST(TopologyHosts, AStackSaysWhatEachDimensionIs) {
   EXPECT_EQ(deep.role(20), NodeRole::kCore);
 }
 
-void expect_error(const std::string& yaml, const std::string& what) {
+void expect_host_error(const std::string& yaml, const std::string& what) {
   try {
     parse_topology(yaml, "bad.yml");
     FAIL() << "accepted: " << yaml;
@@ -63,16 +63,17 @@ void expect_error(const std::string& yaml, const std::string& what) {
 }
 
 TEST(TopologyHosts, AStacksRolesAreChecked) {
-  expect_error(kStack + "roles: [nvswitch]\n", "'roles' has 1 entries but 'topology' has 2");
-  expect_error(kStack + "roles: [leaf, nvswitch]\n", "the dimensions inside a host come first");
-  expect_error(kStack + "roles: [nvlink, leaf]\n", "a Switch dimension's role is nvswitch, pcie-switch");
-  expect_error(kStack + "roles: [nvswitch, nic]\n", "got 'nic'");
-  expect_error("topology: [Ring, Switch]\nnpus_count: [4, 2]\nbandwidth: [1, 1]\nlatency: [1, 1]\nroles: [leaf, spine]\n",
-               "nvlink (inside a host) or network (between hosts), got 'leaf'");
+  expect_host_error(kStack + "roles: [nvswitch]\n", "'roles' has 1 entries but 'topology' has 2");
+  expect_host_error(kStack + "roles: [leaf, nvswitch]\n", "the dimensions inside a host come first");
+  expect_host_error(kStack + "roles: [nvlink, leaf]\n", "a Switch dimension's role is nvswitch, pcie-switch");
+  expect_host_error(kStack + "roles: [nvswitch, nic]\n", "got 'nic'");
+  expect_host_error(
+      "topology: [Ring, Switch]\nnpus_count: [4, 2]\nbandwidth: [1, 1]\nlatency: [1, 1]\nroles: [leaf, spine]\n",
+      "nvlink (inside a host) or network (between hosts), got 'leaf'");
 }
 
 // Two hosts of two GPUs, an NVSwitch each, a NIC per GPU, one leaf.
-const std::string kGraph =
+const std::string kTwoHostGraph =
     "npus: 4\nswitches: 7\nbandwidth: 50GB/s\nlatency: 500ns\n"
     "links:\n"
     "  - {src: npu0, dst: sw0}\n  - {src: npu1, dst: sw0}\n  - {src: npu2, dst: sw1}\n  - {src: npu3, dst: sw1}\n"
@@ -80,7 +81,7 @@ const std::string kGraph =
     "  - {src: sw2, dst: sw6}\n  - {src: sw3, dst: sw6}\n  - {src: sw4, dst: sw6}\n  - {src: sw5, dst: sw6}\n";
 
 TEST(TopologyHosts, AGraphNamesItsHostsAndRoles) {
-  const Topology t = parse_topology(kGraph +
+  const Topology t = parse_topology(kTwoHostGraph +
                                         "hosts: [[npu0, npu1], [npu3, npu2]]\n"
                                         "roles: {nvswitch: [sw0, sw1], nic: [sw2, sw3, sw4, sw5], leaf: [sw6]}\n",
                                     "g.yml");
@@ -95,7 +96,7 @@ TEST(TopologyHosts, AGraphNamesItsHostsAndRoles) {
   EXPECT_EQ(t.role(10), NodeRole::kLeaf);
 
   // Without `hosts`, an explicit graph is one host; switches without a role are "switch".
-  const Topology plain = parse_topology(kGraph, "g.yml");
+  const Topology plain = parse_topology(kTwoHostGraph, "g.yml");
   EXPECT_FALSE(plain.hardware_declared());
   EXPECT_EQ(plain.host_count(), 1u);
   EXPECT_EQ(plain.host(3), 0u);
@@ -103,50 +104,53 @@ TEST(TopologyHosts, AGraphNamesItsHostsAndRoles) {
 }
 
 TEST(TopologyHosts, AGraphsHostsAndRolesAreChecked) {
-  expect_error(kGraph + "hosts: [[npu0, npu1], [npu2]]\n", "'hosts': NPU 3 is in no host");
-  expect_error(kGraph + "hosts: [[npu0, npu1], [npu2, npu1]]\n", "NPU 1 is already in host 0");
-  expect_error(kGraph + "hosts: [[npu0, npu1, sw0], [npu2, npu3]]\n", "switch 0 is not an NPU");
-  expect_error(kGraph + "hosts: [[npu0, npu1], []]\n", "'hosts[1]' must be a list of NPUs");
-  expect_error(kGraph + "roles: {router: [sw0]}\n", "unknown switch role 'router'");
-  expect_error(kGraph + "roles: {nic: [npu0]}\n", "NPU 0 is a GPU, not a nic");
-  expect_error(kGraph + "roles: {nic: [sw2], leaf: [sw2]}\n", "switch 2 is given a role twice");
-  expect_error(kGraph + "roles: {gpu: [sw2]}\n", "unknown switch role 'gpu'");
+  expect_host_error(kTwoHostGraph + "hosts: [[npu0, npu1], [npu2]]\n", "'hosts': NPU 3 is in no host");
+  expect_host_error(kTwoHostGraph + "hosts: [[npu0, npu1], [npu2, npu1]]\n", "NPU 1 is already in host 0");
+  expect_host_error(kTwoHostGraph + "hosts: [[npu0, npu1, sw0], [npu2, npu3]]\n", "switch 0 is not an NPU");
+  expect_host_error(kTwoHostGraph + "hosts: [[npu0, npu1], []]\n", "'hosts[1]' must be a list of NPUs");
+  expect_host_error(kTwoHostGraph + "roles: {router: [sw0]}\n", "unknown switch role 'router'");
+  expect_host_error(kTwoHostGraph + "roles: {nic: [npu0]}\n", "NPU 0 is a GPU, not a nic");
+  expect_host_error(kTwoHostGraph + "roles: {nic: [sw2], leaf: [sw2]}\n", "switch 2 is given a role twice");
+  expect_host_error(kTwoHostGraph + "roles: {gpu: [sw2]}\n", "unknown switch role 'gpu'");
   // A role named twice in the map, or a key that is not a name.
-  expect_error(kGraph + "roles: {nic: [sw2, sw3], leaf: [sw6], nic: [sw4, sw5]}\n",
-               "bad.yml:18: duplicate key 'roles.nic'");
-  expect_error(kGraph + "roles: {[nic]: [sw2]}\n", "bad.yml:18: 'roles': a key must be a role name, e.g. nic");
+  expect_host_error(kTwoHostGraph + "roles: {nic: [sw2, sw3], leaf: [sw6], nic: [sw4, sw5]}\n",
+                    "bad.yml:18: duplicate key 'roles.nic'");
+  expect_host_error(kTwoHostGraph + "roles: {[nic]: [sw2]}\n",
+                    "bad.yml:18: 'roles': a key must be a role name, e.g. nic");
 }
 
 TEST(TopologyHosts, ANicIsLinkedFromTheGpusThatUseIt) {
   // The leaf, linked only from NICs, cannot be one.
-  expect_error(kGraph + "roles: {nvswitch: [sw0, sw1], nic: [sw2, sw3, sw4, sw5, sw6]}\n",
-               "bad.yml:18: 'roles.nic[4]': switch 6 is linked from no GPU (a NIC is a host's port to the network");
+  expect_host_error(
+      kTwoHostGraph + "roles: {nvswitch: [sw0, sw1], nic: [sw2, sw3, sw4, sw5, sw6]}\n",
+      "bad.yml:18: 'roles.nic[4]': switch 6 is linked from no GPU (a NIC is a host's port to the network");
   // Under a PCIe switch a GPU links to, it is one.
-  const Topology pcie =
-      parse_topology(kGraph + "roles: {pcie-switch: [sw0, sw1], nic: [sw2, sw3, sw4, sw5], leaf: [sw6]}\n", "g.yml");
+  const Topology pcie = parse_topology(
+      kTwoHostGraph + "roles: {pcie-switch: [sw0, sw1], nic: [sw2, sw3, sw4, sw5], leaf: [sw6]}\n", "g.yml");
   EXPECT_EQ(pcie.role(6), NodeRole::kNic);
   const std::string under_pcie =
       "npus: 2\nswitches: 3\nbandwidth: 50GB/s\nlatency: 500ns\nlinks:\n"
       "  - {src: npu0, dst: sw0}\n  - {src: npu1, dst: sw0}\n  - {src: sw0, dst: sw1}\n  - {src: sw1, dst: sw2}\n";
   EXPECT_EQ(parse_topology(under_pcie + "roles: {pcie-switch: [sw0], nic: [sw1]}\n", "g.yml").role(3), NodeRole::kNic);
   // Under a switch that is no PCIe switch of a GPU, it is not.
-  expect_error(under_pcie + "roles: {nvswitch: [sw0], nic: [sw1]}\n", "'roles.nic[0]': switch 1 is linked from no GPU");
+  expect_host_error(under_pcie + "roles: {nvswitch: [sw0], nic: [sw1]}\n",
+                    "'roles.nic[0]': switch 1 is linked from no GPU");
 }
 
 TEST(TopologyHosts, RoutingByRailsIsChecked) {
-  expect_error(kGraph + "hosts: [[npu0, npu1], [npu2, npu3]]\nrouting: ecmp\n",
-               "'routing' must be shortest or pxn, got 'ecmp'");
+  expect_host_error(kTwoHostGraph + "hosts: [[npu0, npu1], [npu2, npu3]]\nrouting: ecmp\n",
+                    "'routing' must be shortest or pxn, got 'ecmp'");
   const std::string no_hosts =
       "npus: 2\nswitches: 1\nbandwidth: 1GB/s\nlatency: 1ns\nlinks:\n  - {src: npu0, dst: sw0}\n"
       "  - {src: npu1, dst: sw0}\nrouting: pxn\n";
-  expect_error(no_hosts, "'routing: pxn' needs 'hosts'");
+  expect_host_error(no_hosts, "'routing: pxn' needs 'hosts'");
   // Host 0's GPUs share no NVLink: npu1 cannot reach npu0's NIC inside its host.
   const std::string apart =
       "npus: 4\nswitches: 5\nbandwidth: 50GB/s\nlatency: 500ns\nlinks:\n"
       "  - {src: npu0, dst: sw0}\n  - {src: npu1, dst: sw1}\n  - {src: npu2, dst: sw2}\n  - {src: npu3, dst: sw3}\n"
       "  - {src: sw0, dst: sw4}\n  - {src: sw1, dst: sw4}\n  - {src: sw2, dst: sw4}\n  - {src: sw3, dst: sw4}\n"
       "hosts: [[npu0, npu1], [npu2, npu3]]\nroles: {nic: [sw0, sw1, sw2, sw3], leaf: [sw4]}\nrouting: pxn\n";
-  expect_error(apart, "'routing: pxn': npu1 cannot reach sw0, a way out of its host 0, inside the host");
+  expect_host_error(apart, "'routing: pxn': npu1 cannot reach sw0, a way out of its host 0, inside the host");
   // Unasked, such a graph takes the fewest hops (as NCCL uses PXN only where NVLink reaches the rail's GPU).
   const std::string unasked = apart.substr(0, apart.find("routing: pxn\n"));
   const Topology fewest = parse_topology(unasked, "g.yml");
@@ -156,14 +160,15 @@ TEST(TopologyHosts, RoutingByRailsIsChecked) {
   parse_topology(unasked + "routing: shortest\n", "g.yml").route(1, 0, fewest_route);
   EXPECT_EQ(unasked_route, fewest_route);
   EXPECT_EQ(unasked_route.size(), 4u);  // npu1 sw1 sw4 sw0 npu0: out by its NIC and back in
-  // Without roles no switch is known to sit inside a host: kGraph's NVSwitches
+  // Without roles no switch is known to sit inside a host: kTwoHostGraph's NVSwitches
   // are plain switches, so npu1 cannot reach npu0 (its host's way out on rail 0).
-  expect_error(kGraph + "hosts: [[npu0, npu1], [npu2, npu3]]\nrouting: pxn\n",
-               "'routing: pxn': npu1 cannot reach npu0, a way out of its host 0, inside the host (through its GPUs, "
-               "and the switches 'roles' names nvswitch or pcie-switch)");
+  expect_host_error(
+      kTwoHostGraph + "hosts: [[npu0, npu1], [npu2, npu3]]\nrouting: pxn\n",
+      "'routing: pxn': npu1 cannot reach npu0, a way out of its host 0, inside the host (through its GPUs, "
+      "and the switches 'roles' names nvswitch or pcie-switch)");
   // One spelling per node.
-  expect_error(kGraph + "hosts: [[npu00, npu1], [npu2, npu3]]\n",
-               "'hosts[0][0]' must be a node id, npuN or swN, got 'npu00'");
+  expect_host_error(kTwoHostGraph + "hosts: [[npu00, npu1], [npu2, npu3]]\n",
+                    "'hosts[0][0]' must be a node id, npuN or swN, got 'npu00'");
 }
 
 }  // namespace

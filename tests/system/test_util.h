@@ -20,6 +20,27 @@ inline Topology shape(const std::string& name, std::uint32_t n, const std::strin
                         "test-" + name);
 }
 
+// configs/ring8.yml: 8 NPUs on a ring of 50 GB/s, 500 ns links.
+inline Topology ring8() { return load_topology(source_dir() + "/configs/ring8.yml"); }
+
+// shape()'s links by default: 50 GB/s and 500 ns.
+inline constexpr BytesPerSecond kBw = 50'000'000'000;
+inline constexpr Time kLat = 500 * kNanosecond;
+
+// A message's time on one such link, its latency aside.
+inline Time tt(std::uint64_t bytes) { return transfer_time(bytes, kBw); }
+
+// One ring phase of `steps` steps of m bytes each on such links (one chunk, one hop per step).
+inline Time ring_phase(std::uint32_t steps, std::uint64_t m) { return steps * (kLat + transfer_time(m, kBw)); }
+
+// A config that runs on `backend`, each collective in `chunks` chunks.
+inline SystemConfig on(const std::string& backend, std::uint32_t chunks = 1) {
+  SystemConfig c;
+  c.network.backend = backend;
+  c.collective_chunks = chunks;
+  return c;
+}
+
 inline et::Node coll_node(std::uint64_t id, CollectiveType type, std::uint64_t bytes) {
   et::Node n;
   n.set_id(id);

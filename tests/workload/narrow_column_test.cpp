@@ -38,7 +38,7 @@ et::Node named(std::uint64_t id, const std::string& name, std::int64_t tag) {
   return n;
 }
 
-RankGraph graph_of(std::vector<et::Node> nodes) {
+RankGraph rank_graph_of(std::vector<et::Node> nodes) {
   EtTrace t;
   t.path = "t.0.et";
   t.nodes = std::move(nodes);
@@ -48,8 +48,8 @@ RankGraph graph_of(std::vector<et::Node> nodes) {
 TEST(NarrowColumn, NamesThatStopFollowingTheirTagsKeepEverySuffix) {
   // Suffix == tag for the first three nodes (not stored), then not: the graph
   // switches to stored suffixes and must give every name back unchanged.
-  const RankGraph g = graph_of({named(1, "send.0", 0), named(2, "send.1", 1), named(3, "recv.70000", 70000),
-                                named(4, "send.7", 3), named(5, "plain", 0), named(6, "x9", 9)});
+  const RankGraph g = rank_graph_of({named(1, "send.0", 0), named(2, "send.1", 1), named(3, "recv.70000", 70000),
+                                     named(4, "send.7", 3), named(5, "plain", 0), named(6, "x9", 9)});
   const char* want[] = {"send.0", "send.1", "recv.70000", "send.7", "plain", "x9"};
   for (std::uint32_t i = 0; i < 6; ++i) EXPECT_EQ(g.name(i), want[i]) << i;
   EXPECT_EQ(g.node(2).comm_tag, 70000);
@@ -66,7 +66,7 @@ TEST(NarrowColumn, WideTagsAndNamesAndManyShapesComeBackExactly) {
     nodes.push_back(n);
   }
   nodes.push_back(named(70001, "big", std::int64_t{1} << 40));
-  const RankGraph g = graph_of(std::move(nodes));
+  const RankGraph g = rank_graph_of(std::move(nodes));
   for (std::uint32_t i = 0; i < 70000; i += 997) {
     EXPECT_EQ(g.name(i), std::string("n").append(std::to_string((i + 1) * 3)));
     EXPECT_EQ(g.node(i).comm_tag, static_cast<std::int64_t>((i + 1) * 2));

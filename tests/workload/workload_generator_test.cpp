@@ -20,13 +20,14 @@ using ::testing::HasSubstr;
 std::vector<std::uint64_t> deps(const et::Node& n) { return {n.data_deps().begin(), n.data_deps().end()}; }
 
 // A fresh folder per test, removed afterwards.
-class TempDir {
+class OutputDir {
  public:
-  TempDir() : path_(fs::temp_directory_path() / ("workload_gen_test." + std::to_string(::getpid()) + "." +
-                                                 ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
+  OutputDir()
+      : path_(fs::temp_directory_path() / ("workload_gen_test." + std::to_string(::getpid()) + "." +
+                                           ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
     fs::remove_all(path_);
   }
-  ~TempDir() { fs::remove_all(path_); }
+  ~OutputDir() { fs::remove_all(path_); }
   std::string operator/(const std::string& name) const { return (path_ / name).string(); }
 
  private:
@@ -130,7 +131,7 @@ TEST(P2PRingWorkload, SendsToNextReceivesFromPrevious) {
 }
 
 TEST(GenerateWorkload, WritesEveryRankAndRoundTrips) {
-  TempDir dir;
+  OutputDir dir;
   WorkloadGenOptions o;
   o.kind = "collectives";
   o.npus = 3;
@@ -157,7 +158,7 @@ TEST(GenerateWorkload, WritesEveryRankAndRoundTrips) {
 }
 
 TEST(GenerateWorkload, ChainAndP2PWrite) {
-  TempDir dir;
+  OutputDir dir;
   WorkloadGenOptions o;
   o.npus = 2;
   o.kind = "chain";
@@ -174,7 +175,7 @@ TEST(GenerateWorkload, ChainAndP2PWrite) {
 }
 
 TEST(GenerateWorkload, BadOptionsAreInputErrors) {
-  TempDir dir;
+  OutputDir dir;
   WorkloadGenOptions o;
   o.npus = 4;
   o.prefix = dir / "x";

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "../../common/source_paths.h"
+#include "../../common/sizes.h"
 #include "core/error.h"
 #include "tests/network/delivery_recorder.h"
 #include "network/backend_registry.h"
@@ -12,15 +14,16 @@
 namespace sim {
 namespace {
 
-const std::string kConfigs = std::string(SIM_SOURCE_DIR) + "/configs/";
-constexpr std::uint64_t kMiB = 1'048'576;
+using testing::kConfigs;
+using testing::kMiB;
+
 constexpr Time kOneMiBNeighbour = 21'471'520;  // 500 ns + 1048576 B / 50 GB/s
 constexpr Time kOneMiBAt50GBps = 20'971'520;
 
 using testing_support::Recorder;
-using Delivery = testing_support::Delivered;
+using Delivered = testing_support::Delivered;
 
-class AnalyticalTest : public testing::Test {
+class AnalyticalTest : public ::testing::Test {
  protected:
   explicit AnalyticalTest(const std::string& config = "ring8.yml")
       : topology(load_topology(kConfigs + config)), sink(queue), net(topology, queue) {}
@@ -35,7 +38,7 @@ using Ring8 = AnalyticalTest;
 TEST_F(Ring8, OneMiBBetweenNeighbours) {
   net.send(0, 1, kMiB, sink.to(42));
   queue.run();
-  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{42, kOneMiBNeighbour}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{42, kOneMiBNeighbour}}));
   EXPECT_EQ(net.messages_sent(), 1u);
   EXPECT_EQ(queue.processed(), 1u);  // one event per message
 }
@@ -44,7 +47,7 @@ TEST_F(Ring8, SameEgressLinkSerializesInSendOrder) {
   net.send(0, 1, kMiB, sink.to(1));
   net.send(0, 1, kMiB, sink.to(2));
   queue.run();
-  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, kOneMiBNeighbour}, {2, kOneMiBNeighbour + kOneMiBAt50GBps}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kOneMiBNeighbour}, {2, kOneMiBNeighbour + kOneMiBAt50GBps}}));
 }
 
 TEST(AnalyticalNetwork, EgressOverlapChargesEveryMessageAsIfAlone) {
@@ -58,7 +61,7 @@ TEST(AnalyticalNetwork, EgressOverlapChargesEveryMessageAsIfAlone) {
   net->send(0, 1, kMiB, sink.to(1));
   net->send(0, 1, kMiB, sink.to(2));
   queue.run();
-  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, kOneMiBNeighbour}, {2, kOneMiBNeighbour}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kOneMiBNeighbour}, {2, kOneMiBNeighbour}}));
   config.options["egress"] = OptionValue{"queue", "test: network.egress"};
   EXPECT_THROW(make_network(config, t, queue), InputError);
   config.backend = "flow";
@@ -87,7 +90,7 @@ TEST(AnalyticalNetwork, ABottleneckPastThePortQueuesThereNotAtThePort) {
     net.send(0, 3, kMiB, sink.to(1));  // across, through NPU 1's NIC
     net.send(0, 1, kMiB, sink.to(2));  // inside the node, the same port: waits 2.62144 us, not 20.97152
     queue.run();
-    EXPECT_EQ(sink.seen, (std::vector<Delivery>{{2, 2 * kAt400}, {1, kAt50}}));
+    EXPECT_EQ(sink.seen, (std::vector<Delivered>{{2, 2 * kAt400}, {1, kAt50}}));
   }
   {
     EventQueue queue;
@@ -96,7 +99,7 @@ TEST(AnalyticalNetwork, ABottleneckPastThePortQueuesThereNotAtThePort) {
     net.send(0, 3, kMiB, sink.to(1));
     net.send(1, 3, kMiB, sink.to(2));  // NPU 1's own NIC: queues behind the message passing through it
     queue.run();
-    EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, kAt50}, {2, 2 * kAt50}}));
+    EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kAt50}, {2, 2 * kAt50}}));
   }
   {
     // A message waiting at the NIC does not hold the port it has crossed:
@@ -109,7 +112,7 @@ TEST(AnalyticalNetwork, ABottleneckPastThePortQueuesThereNotAtThePort) {
     net.send(0, 3, kMiB, sink.to(2));  // through it: crosses NPU 0's port at once, waits at the NIC
     net.send(0, 1, kMiB, sink.to(3));
     queue.run();
-    EXPECT_EQ(sink.seen, (std::vector<Delivery>{{3, 2 * kAt400}, {1, kAt50}, {2, 2 * kAt50}}));
+    EXPECT_EQ(sink.seen, (std::vector<Delivered>{{3, 2 * kAt400}, {1, kAt50}, {2, 2 * kAt50}}));
   }
 }
 
@@ -129,14 +132,14 @@ TEST(AnalyticalNetwork, ANicIdleBeforeARelayedMessageServesWhatIsReadyThere) {
   net.send(1, 3, kMiB, sink.to(3));  // the NIC's idle [0, kAt400), then the rest after message 2
   net.send(1, 3, kMiB, sink.to(4));  // no idle time left before the NIC's tail: after it
   queue.run();
-  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, kAt400}, {2, kAt400 + kAt50}, {3, 2 * kAt50}, {4, 3 * kAt50}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kAt400}, {2, kAt400 + kAt50}, {3, 2 * kAt50}, {4, 3 * kAt50}}));
 }
 
 TEST_F(Ring8, DifferentEgressLinksDoNotWait) {
   net.send(0, 1, kMiB, sink.to(1));
   net.send(0, 7, kMiB, sink.to(2));
   queue.run();
-  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, kOneMiBNeighbour}, {2, kOneMiBNeighbour}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kOneMiBNeighbour}, {2, kOneMiBNeighbour}}));
 }
 
 TEST_F(Ring8, RoutesSharingTheFirstLinkShareThePort) {
@@ -144,7 +147,7 @@ TEST_F(Ring8, RoutesSharingTheFirstLinkShareThePort) {
   net.send(0, 1, kMiB, sink.to(1));
   net.send(0, 2, kMiB, sink.to(2));
   queue.run();
-  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, kOneMiBNeighbour}, {2, 2 * kOneMiBAt50GBps + 1'000'000}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kOneMiBNeighbour}, {2, 2 * kOneMiBAt50GBps + 1'000'000}}));
 }
 
 TEST_F(Ring8, NoContentionInsideTheNetwork) {
@@ -152,7 +155,7 @@ TEST_F(Ring8, NoContentionInsideTheNetwork) {
   net.send(0, 2, kMiB, sink.to(1));
   net.send(1, 2, kMiB, sink.to(2));
   queue.run();
-  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{2, kOneMiBNeighbour}, {1, kOneMiBAt50GBps + 1'000'000}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{2, kOneMiBNeighbour}, {1, kOneMiBAt50GBps + 1'000'000}}));
 }
 
 TEST_F(Ring8, LaterSendQueuesBehindBusyPort) {
@@ -167,7 +170,7 @@ TEST_F(Ring8, LaterSendQueuesBehindBusyPort) {
   queue.schedule(10'000, &later, 0, 0);
   queue.run();
   // The port is busy until 20971520 ps; 1000 B then take 20000 ps, plus 500 ns.
-  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, kOneMiBNeighbour}, {2, kOneMiBAt50GBps + 20'000 + 500'000}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kOneMiBNeighbour}, {2, kOneMiBAt50GBps + 20'000 + 500'000}}));
 }
 
 TEST_F(Ring8, IdlePortStartsAtNow) {
@@ -181,7 +184,7 @@ TEST_F(Ring8, IdlePortStartsAtNow) {
   net.send(3, 4, 1000, sink.to(1));
   queue.schedule(1'000'000'000, &later, 0, 0);
   queue.run();
-  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, 520'000}, {2, 1'000'000'000 + kOneMiBNeighbour}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, 520'000}, {2, 1'000'000'000 + kOneMiBNeighbour}}));
 }
 
 TEST_F(Ring8, SelfMessageIsDeliveredNow) {
@@ -189,14 +192,14 @@ TEST_F(Ring8, SelfMessageIsDeliveredNow) {
   EXPECT_EQ(queue.pending(), 1u);  // delivered as an event, not inline
   EXPECT_TRUE(sink.seen.empty());
   queue.run();
-  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{9, 0}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{9, 0}}));
   EXPECT_EQ(net.messages_sent(), 1u);
 }
 
 TEST_F(Ring8, ZeroBytesCostOnlyLatency) {
   net.send(0, 4, 0, sink.to(1));
   queue.run();
-  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, 2'000'000}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, 2'000'000}}));
 }
 
 TEST_F(Ring8, PathCost) {
@@ -217,7 +220,7 @@ TEST(AnalyticalNetwork, BottleneckSetsTheRate) {
   AnalyticalNetwork net(t, queue);
   net.send(0, 7, kMiB, sink.to(1));  // 3 hops, 25 GB/s inter-switch link
   queue.run();
-  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, 1'500'000 + 2 * kOneMiBAt50GBps}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, 1'500'000 + 2 * kOneMiBAt50GBps}}));
 }
 
 TEST(AnalyticalNetwork, AstraSimGibibyteForm) {
@@ -229,7 +232,7 @@ TEST(AnalyticalNetwork, AstraSimGibibyteForm) {
   AnalyticalNetwork net(ring, queue);
   net.send(0, 1, kMiB, sink.to(1));
   queue.run();
-  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, 500'000 + 19'531'250}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, 500'000 + 19'531'250}}));
 
   // The shipped switch example: 20531.25 ns (ASTRA-sim's unit test truncates to 20531 ns).
   const Topology sw = load_topology(kConfigs + "astrasim/switch8_gib.yml");
@@ -238,7 +241,7 @@ TEST(AnalyticalNetwork, AstraSimGibibyteForm) {
   AnalyticalNetwork n2(sw, q2);
   n2.send(0, 1, kMiB, s2.to(1));
   q2.run();
-  EXPECT_EQ(s2.seen, (std::vector<Delivery>{{1, 20'531'250}}));
+  EXPECT_EQ(s2.seen, (std::vector<Delivered>{{1, 20'531'250}}));
 }
 
 TEST(AnalyticalNetwork, GibibyteRoundsUpToPicoseconds) {
@@ -249,7 +252,7 @@ TEST(AnalyticalNetwork, GibibyteRoundsUpToPicoseconds) {
   AnalyticalNetwork net(t, queue);
   net.send(0, 1, 1000, sink.to(1));  // 1000e12 / 53687091200 = 18626.45... ps
   queue.run();
-  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, 500'000 + 18'627}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, 500'000 + 18'627}}));
 }
 
 TEST(AnalyticalNetwork, MultiDimensionalRouteCrossesEveryDimension) {
@@ -259,7 +262,7 @@ TEST(AnalyticalNetwork, MultiDimensionalRouteCrossesEveryDimension) {
   AnalyticalNetwork net(t, queue);
   net.send(0, 5, kMiB, sink.to(1));  // (0,0) -> (1,1): 500 ns + 700 ns, bottleneck 25 GB/s
   queue.run();
-  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{1, 1'200'000 + 2 * kOneMiBAt50GBps}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, 1'200'000 + 2 * kOneMiBAt50GBps}}));
 }
 
 TEST(MakeNetwork, KnowsAnalytical) {
@@ -271,7 +274,7 @@ TEST(MakeNetwork, KnowsAnalytical) {
   EXPECT_EQ(&net->topology(), &t);
   net->send(0, 7, kMiB, sink.to(3));
   queue.run();
-  EXPECT_EQ(sink.seen, (std::vector<Delivery>{{3, 1'000'000 + kOneMiBAt50GBps}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{3, 1'000'000 + kOneMiBAt50GBps}}));
 }
 
 TEST(MakeNetwork, UnknownBackendIsInputError) {

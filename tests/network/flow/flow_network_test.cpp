@@ -8,29 +8,25 @@
 #include <string>
 #include <vector>
 
+#include "../../common/source_paths.h"
+#include "../../common/sizes.h"
 #include "core/error.h"
 #include "tests/network/delivery_recorder.h"
+#include "tests/network/topology_util.h"
 #include "network/backend_registry.h"
 
 namespace sim {
 namespace {
 
+using testing::kConfigs;
+using testing::kMiB;
+using testing_support::link_between;
 using testing_support::Recorder;
 using Delivered = testing_support::Delivered;
 
-const std::string kConfigs = std::string(SIM_SOURCE_DIR) + "/configs/";
-constexpr std::uint64_t kMiB = 1'048'576;
-constexpr BytesPerSecond kB = 50'000'000'000;
+constexpr BytesPerSecond kLinkRate = 50'000'000'000;
 constexpr Time kBeta = 20'971'520;  // 1 MiB at 50 GB/s
-constexpr Time kLat = 500'000;      // one 500 ns link
-
-LinkId link_between(const Topology& t, NodeId from, NodeId to) {
-  for (LinkId i = 0; i < t.links().size(); ++i) {
-    if (t.links()[i].from == from && t.links()[i].to == to) return i;
-  }
-  ADD_FAILURE() << "no link " << from << " -> " << to;
-  return 0;
-}
+constexpr Time kHop = 500'000;      // one 500 ns link
 
 // Sends `bytes` from `src` to `dst` when its time comes.
 struct SendAt : EventHandler {
@@ -41,7 +37,7 @@ struct SendAt : EventHandler {
   void on_event(const Event&) override { net->send(src, dst, bytes, sink->to(token)); }
 };
 
-class FlowTest : public testing::Test {
+class FlowTest : public ::testing::Test {
  protected:
   explicit FlowTest(const std::string& config = "ring8.yml", FlowNetwork::Options o = {})
       : topology(load_topology(kConfigs + config)), sink(queue), net(topology, queue, o) {}
@@ -56,7 +52,7 @@ using FlowRing8 = FlowTest;
 TEST_F(FlowRing8, AloneCostsWhatTheAnalyticalBackendCharges) {
   net.send(0, 1, kMiB, sink.to(1));
   queue.run();
-  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kLat + kBeta}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kHop + kBeta}}));
   EXPECT_EQ(net.counters()[0].second, 0u);  // no rate recomputation for a lone flow
 }
 
@@ -65,7 +61,7 @@ TEST_F(FlowRing8, TwoFlowsStartingTogetherShareTheLinkEqually) {
   net.send(0, 2, kMiB, sink.to(2));  // over 0->1 and 1->2
   queue.run();
   // Both at B/2 for the whole time: latency + 2S/B.
-  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kLat + 2 * kBeta}, {2, 2 * kLat + 2 * kBeta}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kHop + 2 * kBeta}, {2, 2 * kHop + 2 * kBeta}}));
 }
 
 TEST_F(FlowRing8, MessagesOfOnePairLeaveOneAfterAnother) {
@@ -76,10 +72,10 @@ TEST_F(FlowRing8, MessagesOfOnePairLeaveOneAfterAnother) {
   queue.run();
   // 1 and 4 share 0->1 at B/2 and both finish at 2S/B; only then does 2 (S/2)
   // leave, alone, done at 5S/2B; the empty message 3 leaves after it.
-  EXPECT_EQ(sink.at[1], kLat + 2 * kBeta);
-  EXPECT_EQ(sink.at[4], 2 * kLat + 2 * kBeta);
-  EXPECT_EQ(sink.at[2], kLat + 5 * kBeta / 2);
-  EXPECT_EQ(sink.at[3], kLat + 5 * kBeta / 2);
+  EXPECT_EQ(sink.at[1], kHop + 2 * kBeta);
+  EXPECT_EQ(sink.at[4], 2 * kHop + 2 * kBeta);
+  EXPECT_EQ(sink.at[2], kHop + 5 * kBeta / 2);
+  EXPECT_EQ(sink.at[3], kHop + 5 * kBeta / 2);
   // Delivery order within the pair is send order.
   std::vector<std::uint64_t> order;
   for (const Delivered& d : sink.seen) {
@@ -99,7 +95,7 @@ TEST(FlowPairOrder, SharedLetsOnePairsMessagesShare) {
   net.send(0, 1, kMiB / 2, sink.to(2));
   queue.run();
   // Both at B/2: the smaller one arrives first.
-  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{2, kLat + kBeta}, {1, kLat + kBeta + kBeta / 2}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{2, kHop + kBeta}, {1, kHop + kBeta + kBeta / 2}}));
 }
 
 TEST_F(FlowRing8, FlowJoiningHalfwayHalvesTheRestOfTheFirst) {
@@ -115,7 +111,7 @@ TEST_F(FlowRing8, FlowJoiningHalfwayHalvesTheRestOfTheFirst) {
   queue.run();
   // Flow 1: S/2 alone, then S/2 at B/2 (takes S/B): done at 3S/2B.
   // Flow 2: S/2 at B/2 alongside, then S/2 alone: done at 2S/B.
-  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kLat + kBeta / 2 + kBeta}, {2, 2 * kLat + 2 * kBeta}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kHop + kBeta / 2 + kBeta}, {2, 2 * kHop + 2 * kBeta}}));
 }
 
 TEST_F(FlowRing8, AFlowThatHasSentEverythingNoLongerSharesItsLinks) {
@@ -129,9 +125,9 @@ TEST_F(FlowRing8, AFlowThatHasSentEverythingNoLongerSharesItsLinks) {
   later.bytes = kMiB;
   later.token = 2;
   net.send(0, 1, kMiB, sink.to(1));
-  queue.schedule(kBeta + kLat / 2, &later, 0, 0);
+  queue.schedule(kBeta + kHop / 2, &later, 0, 0);
   queue.run();
-  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kLat + kBeta}, {2, kBeta + kLat / 2 + kBeta + kLat}}));
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kHop + kBeta}, {2, kBeta + kHop / 2 + kBeta + kHop}}));
   const LinkUsage u = net.link_usage()[link_between(topology, 0, 1)];
   EXPECT_EQ(u.busy, 2 * kBeta);
   EXPECT_EQ(u.peak_flows, 1u);
@@ -165,7 +161,7 @@ TEST_F(FlowRing8, LinkBusyTimeIsExactWhileASoloFlowSendsAndAfterItSharesALink) {
   queue.schedule(kBeta / 4, &probe, 0, 0);
   queue.schedule(kBeta / 2, &join, 0, 0);
   queue.schedule(kBeta, &probe, 0, 0);
-  queue.schedule(2 * kBeta + kLat / 2, &probe, 0, 0);
+  queue.schedule(2 * kBeta + kHop / 2, &probe, 0, 0);
   queue.run();
   EXPECT_EQ(probe.seen, (std::vector<Time>{kBeta / 4, kBeta, 2 * kBeta}));
   EXPECT_EQ(net.link_usage()[l01].busy, 2 * kBeta);
@@ -178,10 +174,10 @@ TEST_F(FlowRing8, FlowsOnDisjointLinksDoNotAffectEachOther) {
   net.send(2, 3, kMiB, sink.to(3));
   net.send(5, 7, kMiB, sink.to(4));
   queue.run();
-  EXPECT_EQ(sink.at[1], kLat + kBeta);
-  EXPECT_EQ(sink.at[2], kLat + kBeta);
-  EXPECT_EQ(sink.at[3], kLat + kBeta);
-  EXPECT_EQ(sink.at[4], 2 * kLat + kBeta);
+  EXPECT_EQ(sink.at[1], kHop + kBeta);
+  EXPECT_EQ(sink.at[2], kHop + kBeta);
+  EXPECT_EQ(sink.at[3], kHop + kBeta);
+  EXPECT_EQ(sink.at[4], 2 * kHop + kBeta);
   EXPECT_EQ(net.counters()[0].second, 0u);
 }
 
@@ -194,13 +190,13 @@ TEST_F(FlowRing8, BottleneckElsewhereGivesTheMaxMinShareNotTheEqualShare) {
   net.send(1, 2, kMiB, sink.to(3));
   net.send(1, 3, kMiB, sink.to(4));
   ASSERT_TRUE(queue.step());  // the one recompute of this instant
-  const BytesPerSecond third = kB / 3;
+  const BytesPerSecond third = kLinkRate / 3;
   std::vector<BytesPerSecond> r01 = net.rates_on(link_between(topology, 0, 1));
   std::vector<BytesPerSecond> r12 = net.rates_on(link_between(topology, 1, 2));
   std::sort(r01.begin(), r01.end());
-  EXPECT_EQ(r01, (std::vector<BytesPerSecond>{third, kB - third}));
+  EXPECT_EQ(r01, (std::vector<BytesPerSecond>{third, kLinkRate - third}));
   EXPECT_EQ(r12, (std::vector<BytesPerSecond>{third, third, third}));
-  EXPECT_LE(std::accumulate(r12.begin(), r12.end(), BytesPerSecond{0}), kB);  // never above capacity
+  EXPECT_LE(std::accumulate(r12.begin(), r12.end(), BytesPerSecond{0}), kLinkRate);  // never above capacity
   queue.run();
   EXPECT_EQ(net.flows_in_flight(), 0u);
 }
@@ -215,7 +211,7 @@ TEST_F(FlowSwitch8, IncastIntoOneNpuFinishesAtNSOverB) {
   queue.run();
   // Four flows share switch->NPU 0 at B/4 each: all done at 4S/B, plus two link latencies.
   ASSERT_EQ(sink.seen.size(), 4u);
-  for (const Delivered& d : sink.seen) EXPECT_EQ(d.at, 2 * kLat + 4 * kBeta) << d.token;
+  for (const Delivered& d : sink.seen) EXPECT_EQ(d.at, 2 * kHop + 4 * kBeta) << d.token;
   const auto usage = net.link_usage();
   const LinkUsage& down = usage[link_between(topology, 8, 0)];
   EXPECT_EQ(down.bytes, 4 * kMiB);
@@ -232,8 +228,8 @@ TEST_F(FlowSwitch8, UnevenSharesRoundRatesDown) {
   queue.run();
   ASSERT_EQ(sink.seen.size(), 7u);
   for (const Delivered& d : sink.seen) {
-    EXPECT_GE(d.at, 2 * kLat + 7 * kBeta);
-    EXPECT_LE(d.at, 2 * kLat + 7 * kBeta + 1);
+    EXPECT_GE(d.at, 2 * kHop + 7 * kBeta);
+    EXPECT_LE(d.at, 2 * kHop + 7 * kBeta + 1);
   }
 }
 
@@ -259,11 +255,11 @@ TEST(FlowOptions, NicBandwidthCapsAllTrafficOutOfAnNpu) {
   EventQueue queue;
   Recorder sink(queue);
   FlowNetwork::Options o;
-  o.nic_bandwidth = kB / 2;  // the NIC, not the 50 GB/s port, is the limit
+  o.nic_bandwidth = kLinkRate / 2;  // the NIC, not the 50 GB/s port, is the limit
   FlowNetwork net(t, queue, o);
   net.send(0, 1, kMiB, sink.to(1));
   queue.run();
-  EXPECT_EQ(sink.at[1], 2 * kLat + 2 * kBeta);
+  EXPECT_EQ(sink.at[1], 2 * kHop + 2 * kBeta);
 }
 
 TEST(FlowOptions, NicBandwidthIsSharedAcrossLinks) {
@@ -272,13 +268,13 @@ TEST(FlowOptions, NicBandwidthIsSharedAcrossLinks) {
   EventQueue queue;
   Recorder sink(queue);
   FlowNetwork::Options o;
-  o.nic_bandwidth = kB;
+  o.nic_bandwidth = kLinkRate;
   FlowNetwork net(t, queue, o);
   net.send(0, 1, kMiB, sink.to(1));
   net.send(0, 2, kMiB, sink.to(2));
   queue.run();
-  EXPECT_EQ(sink.at[1], kLat + 2 * kBeta);
-  EXPECT_EQ(sink.at[2], kLat + 2 * kBeta);
+  EXPECT_EQ(sink.at[1], kHop + 2 * kBeta);
+  EXPECT_EQ(sink.at[2], kHop + 2 * kBeta);
 }
 
 TEST(FlowOptions, LinkEfficiencyAndMessageLatency) {
@@ -291,7 +287,7 @@ TEST(FlowOptions, LinkEfficiencyAndMessageLatency) {
   FlowNetwork net(t, queue, o);
   net.send(0, 1, kMiB, sink.to(1));
   queue.run();
-  EXPECT_EQ(sink.at[1], kLat + 2'000'000 + 2 * kBeta);
+  EXPECT_EQ(sink.at[1], kHop + 2'000'000 + 2 * kBeta);
 }
 
 TEST(FlowOptions, FromTheRegistryWithWrittenUnits) {
@@ -303,7 +299,7 @@ TEST(FlowOptions, FromTheRegistryWithWrittenUnits) {
   EXPECT_EQ(net->name(), "flow");
   net->send(0, 1, kMiB, sink.to(1));
   queue.run();
-  EXPECT_EQ(sink.at[1], 2 * kLat + 2 * kBeta);  // 200 Gb/s = 25 GB/s
+  EXPECT_EQ(sink.at[1], 2 * kHop + 2 * kBeta);  // 200 Gb/s = 25 GB/s
 }
 
 TEST(FlowOptions, BadOptionsNameTheirPlace) {

@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "../../common/source_paths.h"
+#include "../../common/sizes.h"
 #include "core/error.h"
 #include "tests/network/delivery_recorder.h"
 #include "network/backend_registry.h"
@@ -17,10 +19,9 @@
 namespace sim {
 namespace {
 
+using testing::kConfigs;
+using testing::kMiB;
 using testing_support::Recorder;
-
-const std::string kConfigs = std::string(SIM_SOURCE_DIR) + "/configs/";
-constexpr std::uint64_t kMiB = 1'048'576;
 
 std::unique_ptr<Network> backend(const std::string& name, const Topology& t, EventQueue& q,
                                  std::map<std::string, OptionValue> options = {}) {

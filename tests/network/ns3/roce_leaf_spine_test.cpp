@@ -10,21 +10,24 @@
 #include <memory>
 #include <string>
 
+#include "../../common/sizes.h"
 #include "network/backend_registry.h"
 #include "tests/network/delivery_recorder.h"
+#include "tests/network/ns3/ns3_test_util.h"
 #include "tests/network/ns3/skip_without_ns3.h"
 
 namespace sim {
 namespace {
 
+using testing::kMiB;
 using testing_support::Recorder;
+using testing_support::wire_bytes;
 
-constexpr std::uint64_t kMiB = 1'048'576;
 constexpr NodeId kNpus = 16;
 using Options = std::map<std::string, OptionValue>;
 
 // 4 leaves of 4 NPUs, 4 spines, 1:1, 50 GB/s and 500 ns everywhere.
-Topology leaf_spine() {
+Topology leaf_spine16() {
   return parse_topology("shape: FatTree\nleaves: 4\nnpus_per_leaf: 4\nspines: 4\nbandwidth: 50GB/s\nlatency: 500ns\n",
                         "ls16.yml");
 }
@@ -34,7 +37,8 @@ struct Incast {
   std::uint64_t drops = 0, pauses = 0, cnps = 0, resent = 0;
 };
 
-std::uint64_t counter(const Network& net, const std::string& name) {
+// 0 when the backend keeps no such counter.
+std::uint64_t counter_or_zero(const Network& net, const std::string& name) {
   for (const auto& [k, v] : net.counters()) {
     if (k == name) return v;
   }
@@ -43,7 +47,7 @@ std::uint64_t counter(const Network& net, const std::string& name) {
 
 // Every NPU but 0 sends `bytes` to NPU 0 at time 0.
 Incast incast(const std::string& backend, Options options, std::uint64_t bytes) {
-  const Topology t = leaf_spine();
+  const Topology t = leaf_spine16();
   EventQueue q;
   Recorder r(q);
   NetworkConfig c;
@@ -59,25 +63,22 @@ Incast incast(const std::string& backend, Options options, std::uint64_t bytes) 
     out.drops += u.drops;
     out.pauses += u.pauses_received;
   }
-  out.cnps = counter(*net, "CNP transmissions (all hops)");
-  out.resent = counter(*net, "retransmitted packets");
+  out.cnps = counter_or_zero(*net, "CNP transmissions (all hops)");
+  out.resent = counter_or_zero(*net, "retransmitted packets");
   return out;
 }
 
-Options roce(Options extra) {
+Options with_roce(Options extra) {
   extra["transport"] = {"roce", "test"};
   return extra;
 }
-
-// Frames of one message (4096 B of payload, 62 B of headers each).
-double wire_bytes(std::uint64_t bytes) { return static_cast<double>(bytes + (bytes + 4095) / 4096 * 62); }
 
 TEST(Ns3RoceLeafSpine, IncastIsLosslessAtTheBottleneckBoundAndLossyWithoutPfc) {
   SKIP_WITHOUT_NS3();
   const std::uint64_t bytes = 2 * kMiB;
   // Every frame through the one port into NPU 0, plus the nearest senders' two 500 ns hops.
   const double bound_ps = (kNpus - 1) * wire_bytes(bytes) / 50e9 * 1e12 + 2 * 500e3;
-  const Incast pfc = incast("ns3", roce({{"dcqcn", {"false", "test"}}}), bytes);
+  const Incast pfc = incast("ns3", with_roce({{"dcqcn", {"false", "test"}}}), bytes);
   EXPECT_EQ(pfc.drops, 0u);
   EXPECT_GT(pfc.pauses, 0u);
   EXPECT_EQ(pfc.resent, 0u);
@@ -85,7 +86,8 @@ TEST(Ns3RoceLeafSpine, IncastIsLosslessAtTheBottleneckBoundAndLossyWithoutPfc) {
   EXPECT_LE(static_cast<double>(pfc.last), 1.05 * bound_ps);
 
   const Incast lossy = incast(
-      "ns3", roce({{"pfc", {"false", "test"}}, {"dcqcn", {"false", "test"}}, {"buffer_size", {"1MB", "test"}}}), bytes);
+      "ns3", with_roce({{"pfc", {"false", "test"}}, {"dcqcn", {"false", "test"}}, {"buffer_size", {"1MB", "test"}}}),
+      bytes);
   EXPECT_GT(lossy.drops, 0u);
   EXPECT_GT(lossy.resent, 0u);
   EXPECT_EQ(lossy.pauses, 0u);
@@ -108,7 +110,7 @@ TEST(Ns3RoceLeafSpine, DcqcnIncastStaysLossless) {
   SKIP_WITHOUT_NS3();
   const std::uint64_t bytes = 2 * kMiB;
   const double bound_ps = (kNpus - 1) * wire_bytes(bytes) / 50e9 * 1e12 + 2 * 500e3;
-  const Incast dcqcn = incast("ns3", roce({}), bytes);
+  const Incast dcqcn = incast("ns3", with_roce({}), bytes);
   EXPECT_EQ(dcqcn.drops, 0u);
   EXPECT_GT(dcqcn.cnps, 0u);
   EXPECT_LE(static_cast<double>(dcqcn.last), 1.05 * bound_ps);

@@ -20,34 +20,28 @@
 #include "core/error.h"
 #include "network/backend_registry.h"
 #include "tests/network/delivery_recorder.h"
+#include "tests/network/leaf_spine_permutation.h"
 #include "tests/network/ns3/skip_without_ns3.h"
 
 namespace sim {
 namespace {
 
+using testing_support::kBound;
+using testing_support::kS;
+using testing_support::leaf_spine;
 using testing_support::Recorder;
 using Options = std::map<std::string, OptionValue>;
 
 constexpr std::uint32_t kU = 8;
-constexpr std::uint64_t kS = 1'048'576;
-constexpr Time kLat = 500'000;
-constexpr Time kBound = 4 * kLat + 20'971'520;  // S / B + 4 links' latency
 
-Topology leaf_spine(std::uint32_t leaves = 2) {
-  return parse_topology("shape: FatTree\nleaves: " + std::to_string(leaves) + "\nnpus_per_leaf: " +
-                            std::to_string(kU) + "\nspines: " + std::to_string(kU) +
-                            "\nbandwidth: 50GB/s\nlatency: 500ns\n",
-                        "leaf-spine.yml");
-}
-
-struct Outcome {
+struct UplinkUse {
   std::set<LinkId> uplinks;  // leaf 0 -> spine links that carried bytes
   std::vector<std::uint64_t> uplink_bytes;
   Time last = 0;
 };
 
-Outcome run(const std::string& backend, Options options, const std::vector<std::uint32_t>& dst) {
-  const Topology t = leaf_spine();
+UplinkUse run_permutation(const std::string& backend, Options options, const std::vector<std::uint32_t>& dst) {
+  const Topology t = leaf_spine(kU);
   EventQueue q;
   Recorder r(q);
   NetworkConfig c;
@@ -61,7 +55,7 @@ Outcome run(const std::string& backend, Options options, const std::vector<std::
   for (std::uint32_t i = 0; i < kU; ++i) net->send_on(Connection{0}, i, kU + dst[i], kS, r.to(i));
   q.run();
   EXPECT_EQ(r.seen.size(), kU) << backend;
-  Outcome out;
+  UplinkUse out;
   for (const auto& s : r.seen) out.last = std::max(out.last, s.at);
   const std::vector<LinkUsage> usage = net->link_usage();
   // FatTree's layout: leaf 0 -> spine j right after the NPU links.
@@ -88,8 +82,8 @@ TEST(Ns3RoceMultipath, QueuePairsTakeTheUplinksFlowHashesThemOnto) {
     for (std::uint64_t seed = 0; seed < 3; ++seed) {
       std::iota(dst.begin(), dst.end(), 0u);
       std::shuffle(dst.begin(), dst.end(), rng);
-      const Outcome flow = run("flow", routing("ecmp-hash", qps, seed), dst);
-      const Outcome ns3 = run("ns3", routing("ecmp-hash", qps, seed), dst);
+      const UplinkUse flow = run_permutation("flow", routing("ecmp-hash", qps, seed), dst);
+      const UplinkUse ns3 = run_permutation("ns3", routing("ecmp-hash", qps, seed), dst);
       EXPECT_EQ(ns3.uplinks, flow.uplinks) << qps << " QPs, seed " << seed;
       EXPECT_EQ(ns3.uplink_bytes, flow.uplink_bytes) << qps << " QPs, seed " << seed;
       EXPECT_NEAR(static_cast<double>(ns3.last) / static_cast<double>(flow.last), 1.0, 0.10)
@@ -104,8 +98,8 @@ TEST(Ns3RoceMultipath, SprayLoadsEveryUplinkEvenlyAndMeetsTheBound) {
   SKIP_WITHOUT_NS3();
   std::vector<std::uint32_t> dst(kU);
   std::iota(dst.begin(), dst.end(), 0u);
-  const Outcome ns3 = run("ns3", routing("spray", 1, 0), dst);
-  const Outcome flow = run("flow", routing("spray", 1, 0), dst);
+  const UplinkUse ns3 = run_permutation("ns3", routing("spray", 1, 0), dst);
+  const UplinkUse flow = run_permutation("flow", routing("spray", 1, 0), dst);
   for (const std::uint64_t b : ns3.uplink_bytes) EXPECT_EQ(b, kS);  // S / U from each of U
   EXPECT_EQ(flow.last, kBound);
   // Packets add their headers (62 B per 4,096 B), a frame's store-and-forward
@@ -130,8 +124,8 @@ TEST(Ns3RoceMultipath, AdaptiveRoutingPutsEveryQueuePairOnAFreeUplink) {
     for (std::uint64_t seed = 0; seed < 3; ++seed) {
       std::iota(dst.begin(), dst.end(), 0u);
       std::shuffle(dst.begin(), dst.end(), rng);
-      const Outcome flow = run("flow", routing("adaptive", qps, seed), dst);
-      const Outcome ns3 = run("ns3", routing("adaptive", qps, seed), dst);
+      const UplinkUse flow = run_permutation("flow", routing("adaptive", qps, seed), dst);
+      const UplinkUse ns3 = run_permutation("ns3", routing("adaptive", qps, seed), dst);
       EXPECT_EQ(ns3.uplink_bytes, flow.uplink_bytes) << qps << " QPs, seed " << seed;
       EXPECT_EQ(ns3.uplinks.size(), kU) << qps << " QPs, seed " << seed;
       for (const std::uint64_t b : ns3.uplink_bytes) EXPECT_EQ(b, kS) << qps << " QPs, seed " << seed;
@@ -145,7 +139,7 @@ TEST(Ns3RoceMultipath, AdaptiveRoutingPutsEveryQueuePairOnAFreeUplink) {
 
 TEST(Ns3RoceMultipath, WhatNs3CannotRouteIsAnError) {
   SKIP_WITHOUT_NS3();
-  const Topology t = leaf_spine();
+  const Topology t = leaf_spine(kU);
   EventQueue q;
   const auto error = [&](Options o) -> std::string {
     NetworkConfig c;

@@ -15,34 +15,22 @@
 #include "core/error.h"
 #include "network/backend_registry.h"
 #include "tests/network/delivery_recorder.h"
+#include "tests/network/ns3/ns3_test_util.h"
 #include "tests/network/ns3/skip_without_ns3.h"
+#include "tests/network/topology_util.h"
 
 namespace sim {
 namespace {
 
+using testing_support::link_between;
+using testing_support::ns3;
 using testing_support::Recorder;
 using Options = std::map<std::string, OptionValue>;
-
-std::unique_ptr<Network> ns3(const Topology& t, EventQueue& q, const std::string& transport, Options extra = {}) {
-  NetworkConfig c;
-  c.backend = "ns3";
-  c.options = std::move(extra);
-  c.options["transport"] = {transport, "test"};
-  return make_network(c, t, q);
-}
 
 Topology reducing_switch(std::uint32_t npus) {
   return parse_topology("shape: Switch\nnpus: " + std::to_string(npus) +
                             "\nbandwidth: 50GB/s\nlatency: 500ns\nin_network_reduction: true\n",
                         "nvswitch.yml");
-}
-
-LinkId link_between(const Topology& t, NodeId from, NodeId to) {
-  for (LinkId l = 0; l < t.links().size(); ++l) {
-    if (t.links()[l].from == from && t.links()[l].to == to) return l;
-  }
-  ADD_FAILURE() << "no link " << from << " -> " << to;
-  return 0;
 }
 
 // A message alone on one link: each packet serialized in turn (4096 B of

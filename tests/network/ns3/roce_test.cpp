@@ -11,19 +11,21 @@
 #include <string>
 #include <vector>
 
+#include "../../common/sizes.h"
 #include "core/error.h"
 #include "network/backend_registry.h"
 #include "network/ns3/ns3_options.h"
 #include "tests/network/delivery_recorder.h"
+#include "tests/network/ns3/ns3_test_util.h"
 #include "tests/network/ns3/skip_without_ns3.h"
 #include "tests/network/ns3/victim_topology.h"
 
 namespace sim {
 namespace {
 
+using testing::kMiB;
 using testing_support::Recorder;
-
-constexpr std::uint64_t kMiB = 1'048'576;
+using testing_support::wire_bytes;
 using Options = std::map<std::string, OptionValue>;
 
 std::unique_ptr<Network> roce(const Topology& t, EventQueue& q, Options extra = {}) {
@@ -63,9 +65,6 @@ std::uint64_t counter(const Network& net, const std::string& name) {
   ADD_FAILURE() << "no counter '" << name << "'";
   return 0;
 }
-
-// Frames on the wire for `bytes` of one message: 4096 B of payload per packet, 62 B of headers each.
-double wire_bytes(std::uint64_t bytes) { return static_cast<double>(bytes + (bytes + 4095) / 4096 * 62); }
 
 // Scaled down from 63-to-1 of 8 MiB on a 64-NPU leaf-spine: 7-to-1 of 2 MiB
 // behind one switch with a 1 MB buffer, so PFC has to act. PFC alone keeps

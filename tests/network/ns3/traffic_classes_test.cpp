@@ -11,26 +11,21 @@
 #include <string>
 #include <utility>
 
+#include "../../common/sizes.h"
 #include "core/error.h"
 #include "network/backend_registry.h"
 #include "tests/network/delivery_recorder.h"
+#include "tests/network/ns3/ns3_test_util.h"
 #include "tests/network/ns3/skip_without_ns3.h"
 #include "tests/network/ns3/victim_topology.h"
 
 namespace sim {
 namespace {
 
+using testing::kMiB;
+using testing_support::ns3;
 using testing_support::Recorder;
 using Options = std::map<std::string, OptionValue>;
-constexpr std::uint64_t kMiB = 1'048'576;
-
-std::unique_ptr<Network> ns3(const Topology& t, EventQueue& q, const std::string& transport, Options extra) {
-  NetworkConfig c;
-  c.backend = "ns3";
-  c.options = std::move(extra);
-  c.options["transport"] = {transport, "test"};
-  return make_network(c, t, q);
-}
 
 // NPUs 0-2 send 16 MiB each to NPU 4 (an incast behind the link sw0 -> sw1);
 // NPU 3 sends 16 MiB to the idle NPU 5 across the same link, on service level

@@ -48,7 +48,6 @@ using Row = AstraSimRow;
 
 constexpr double kB = 50.0 * (1u << 30) / 1e9;  // bytes per ns (ASTRA-sim's "GB/s" is GiB/s)
 constexpr double kL = 500, kE = 10, kR = 1600;  // ns, ns, bytes per ns (local-mem-bw)
-constexpr std::uint64_t kSplits = 4;            // preferred-dataset-splits
 
 class AstraSimCongestionRows : public ::testing::Test {
  protected:
@@ -189,13 +188,13 @@ TEST_F(AstraSimCongestionRows, OnTheSwitchTheGapIsTheWholeMessageStoredAtTheSwit
 }
 
 // Halving-doubling on a ring, one chunk, as (distance, bytes, reduces) steps.
-struct Step {
+struct HdStep {
   double d, m;
   bool reduce;
 };
 
-std::vector<Step> hd_steps(const std::string& coll, double c, bool nearest_first_rs) {
-  std::vector<Step> s;
+std::vector<HdStep> hd_steps(const std::string& coll, double c, bool nearest_first_rs) {
+  std::vector<HdStep> s;
   const double near[] = {1, 2, 4}, far[] = {4, 2, 1};
   const double* rs = nearest_first_rs ? near : far;  // reduce-scatter's distances
   const double* ag = nearest_first_rs ? far : near;  // all-gather's: the reverse
@@ -223,7 +222,7 @@ double hd_form(const std::string& coll, std::uint64_t bytes, bool nearest_first_
   const auto f = [&](double x) { return whole_ns ? std::floor(x) : x; };
   double chunk = kE;
   bool first = true;
-  for (const Step& s : hd_steps(coll, static_cast<double>(bytes / kSplits), nearest_first_rs)) {
+  for (const HdStep& s : hd_steps(coll, static_cast<double>(bytes / kSplits), nearest_first_rs)) {
     chunk += s.d * (kL + f(s.m / kB)) + kE;
     if (s.reduce && !first) chunk += 3 * std::floor(s.m / kR);  // both: whole ns per memory transfer
     first = first && !s.reduce;

@@ -52,7 +52,6 @@ namespace {
 using namespace sim::testing;
 namespace fs = std::filesystem;
 
-constexpr std::uint32_t kSplits = 4;                         // preferred-dataset-splits
 constexpr Time kEndpointDelay = 10 * kNanosecond;            // endpoint-delay
 constexpr Time kLatency = 500 * kNanosecond;                 // every link
 constexpr BytesPerSecond kLinkRate = 50ull << 30;            // 50 "GB/s" = 50 GiB/s
@@ -61,15 +60,13 @@ constexpr std::uint64_t kTrailingEdBytes = 16'000;           // 10 ns at kLocalM
 
 using Row = AstraSimRow;
 
-std::vector<Row> read_rows(const std::string& path) { return read_astrasim_rows(path); }
-
 // One ring phase of ASTRA-sim on a chunk: steps, bytes per message, reducing steps.
 struct Phase {
   std::uint32_t steps, reducing;
   std::uint64_t message;
 };
 
-Phase ring_phase(CollectiveType type, std::uint32_t n, std::uint64_t chunk) {
+Phase astrasim_ring_phase(CollectiveType type, std::uint32_t n, std::uint64_t chunk) {
   switch (type) {
     case CollectiveType::kAllReduce: return {2 * (n - 1), n - 1, chunk / n};
     case CollectiveType::kReduceScatter: return {n - 1, n - 1, chunk / n};
@@ -84,7 +81,7 @@ Phase ring_phase(CollectiveType type, std::uint32_t n, std::uint64_t chunk) {
 // receive of a reducing step (the first `reducing` steps), and a 10 ns
 // (16,000 B) COMP closing each chunk. Node ids ascend in issue order.
 std::vector<EtTrace> astrasim_ring_ets(CollectiveType type, std::uint32_t n, std::uint64_t bytes) {
-  const Phase p = ring_phase(type, n, bytes / kSplits);
+  const Phase p = astrasim_ring_phase(type, n, bytes / kSplits);
   return make_traces(static_cast<int>(n), [&](int pos) {
     std::vector<et::Node> nodes;
     std::uint64_t id = 0;
@@ -126,7 +123,7 @@ CollectiveType type_of(const std::string& name) {
 
 // Our closed form, exact in ps (cut-through: hop latencies add, the bytes cross once).
 Time ours_closed_form(CollectiveType type, std::uint32_t n, std::uint64_t bytes, std::uint32_t hops) {
-  const Phase p = ring_phase(type, n, bytes / kSplits);
+  const Phase p = astrasim_ring_phase(type, n, bytes / kSplits);
   const Time phase = p.steps * (hops * kLatency + kEndpointDelay + transfer_time(p.message, kLinkRate)) +
                      p.reducing * transfer_time(3 * p.message, kLocalMemRate) + kEndpointDelay;
   return kSplits * phase;
@@ -135,7 +132,7 @@ Time ours_closed_form(CollectiveType type, std::uint32_t n, std::uint64_t bytes,
 // ASTRA-sim's congestion-aware closed form in ns (store-and-forward: every
 // hop re-sends the whole message; times truncated to whole ns).
 std::int64_t theirs_closed_form(CollectiveType type, std::uint32_t n, std::uint64_t bytes, std::uint32_t hops) {
-  const Phase p = ring_phase(type, n, bytes / kSplits);
+  const Phase p = astrasim_ring_phase(type, n, bytes / kSplits);
   const double b = static_cast<double>(kLinkRate) / 1e9;  // bytes per ns
   const auto t = static_cast<std::int64_t>(std::floor(static_cast<double>(p.message) / b));
   const auto r = static_cast<std::int64_t>(std::floor(static_cast<double>(p.message) / 1600.0));
@@ -188,7 +185,7 @@ class AstraSimCongestion : public ::testing::Test {
 
   std::vector<Row> ring_rows(bool switches) const {
     std::vector<Row> out;
-    for (const Row& r : read_rows(csv_)) {
+    for (const Row& r : read_astrasim_rows(csv_)) {
       if (r.backend != "congestion_aware" || r.algorithm != "ring") continue;
       const bool sw = r.topology == "Switch_8" || r.topology == "Switch_64";
       const bool one_hop = r.topology == "Ring_8" || r.topology == "Ring_64" || r.topology == "FullyConnected_8";
@@ -247,7 +244,7 @@ TEST_F(AstraSimCongestion, SwitchRowsDifferByStoreAndForwardExactly) {
         << " ns, ASTRA-sim " << r.ns << " ns";
     EXPECT_EQ(sf, r.ns) << "(exact in all 16 sample rows)";
     // The gap is the second hop's serialization of every message.
-    const Phase p = ring_phase(type, r.npus, r.bytes / kSplits);
+    const Phase p = astrasim_ring_phase(type, r.npus, r.bytes / kSplits);
     const double gap = static_cast<double>(r.ns) - static_cast<double>(ours) / kNanosecond;
     const double predicted = kSplits * p.steps * (static_cast<double>(p.message) * 1e9 / kLinkRate);
     EXPECT_LT(std::abs(gap - predicted) / r.ns, 0.01) << r.topology << " " << r.collective << " " << r.bytes;
@@ -258,7 +255,7 @@ TEST_F(AstraSimCongestion, UnawareAndAwareRingRowsAreIdenticalOffTheSwitch) {
   // A sanity check of the reference itself: with only 1-hop ring messages, its
   // two analytical backends give the same numbers, as ours do.
   std::map<std::string, std::int64_t> unaware;
-  for (const Row& r : read_rows(csv_)) {
+  for (const Row& r : read_astrasim_rows(csv_)) {
     if (r.backend == "congestion_unaware" && r.algorithm == "ring") {
       unaware[r.topology + r.collective + std::to_string(r.bytes)] = r.ns;
     }

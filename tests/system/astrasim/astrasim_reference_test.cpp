@@ -57,8 +57,6 @@ namespace fs = std::filesystem;
 
 using Row = AstraSimRow;
 
-std::vector<Row> read_rows(const std::string& path) { return read_astrasim_rows(path); }
-
 bool one_dimensional(const std::string& topology) {
   return topology == "Ring_8" || topology == "Ring_64" || topology == "Switch_8" || topology == "Switch_64" ||
          topology == "FullyConnected_8";
@@ -115,7 +113,7 @@ TEST_F(AstraSimReference, RingAndHalvingDoublingRowsWithinHalfAPercent) {
   std::size_t matched = 0;
   double worst = 0;
   std::string worst_row;
-  for (const Row& r : read_rows(root_ + "/results_sample.csv")) {
+  for (const Row& r : read_astrasim_rows(root_ + "/results_sample.csv")) {
     if (r.backend != "congestion_unaware" || !one_dimensional(r.topology)) continue;
     if (r.algorithm != "ring" && r.algorithm != "halvingDoubling") continue;
     const double ours = run(r)["sim_time_ns"].get<double>();
@@ -140,7 +138,7 @@ TEST_F(AstraSimReference, DirectIsBoundedByTheNpuInjectionBandwidth) {
   // NPU can inject (the sum of its egress links).
   std::size_t rows = 0, theirs_above = 0;
   double worst_overlap = 0;
-  for (const Row& r : read_rows(root_ + "/results_sample.csv")) {
+  for (const Row& r : read_astrasim_rows(root_ + "/results_sample.csv")) {
     if (r.backend != "congestion_unaware" || r.algorithm != "direct") continue;
     // Multi-dimensional rows too (per-dimension direct, hierarchical): the same bound.
     const std::string dims = one_dimensional(r.topology)              ? "1d"
@@ -229,7 +227,7 @@ TEST_F(AstraSimReference, DirectAllReduceRing8ExceptionIsAstraSimSendingUnreduce
     return end + E;
   };
   std::size_t rows = 0;
-  for (const Row& r : read_rows(root_ + "/results_sample.csv")) {
+  for (const Row& r : read_astrasim_rows(root_ + "/results_sample.csv")) {
     if (r.backend != "congestion_unaware" || r.topology != "Ring_8" || r.algorithm != "direct" ||
         r.collective != "all_reduce") {
       continue;
@@ -272,7 +270,7 @@ TEST_F(AstraSimReference, DoubleBinaryTreeRows) {
   const std::uint32_t k = 4;
   std::size_t rows = 0;
   double worst_form = 0, worst_ours = 0, worst_overlap = 0;
-  for (const Row& r : read_rows(root_ + "/results_sample.csv")) {
+  for (const Row& r : read_astrasim_rows(root_ + "/results_sample.csv")) {
     if (r.backend != "congestion_unaware" || !one_dimensional(r.topology) || r.algorithm != "doubleBinaryTree") continue;
     const std::string what = r.topology + " " + r.collective + " " + std::to_string(r.bytes);
     const double theirs = static_cast<double>(r.ns);
@@ -330,7 +328,7 @@ TEST_F(AstraSimReference, TwoDimensionalDoubleBinaryTreeRows) {
     return static_cast<Time>(std::min(d, 8 - d)) * 500 * kNanosecond;
   };
   std::size_t rows = 0;
-  for (const Row& r : read_rows(root_ + "/results_sample.csv")) {
+  for (const Row& r : read_astrasim_rows(root_ + "/results_sample.csv")) {
     if (r.backend != "congestion_unaware" || r.topology != "Ring_Ring_8x8" || r.algorithm != "doubleBinaryTree") continue;
     const double theirs = static_cast<double>(r.ns);
     const std::vector<std::uint64_t> sizes(4, r.bytes / 4);
@@ -362,7 +360,7 @@ TEST_F(AstraSimReference, MultiDimensionalRows) {
   std::size_t matched = 0;
   double worst = 0;
   std::string worst_row;
-  for (const Row& r : read_rows(root_ + "/results_sample.csv")) {
+  for (const Row& r : read_astrasim_rows(root_ + "/results_sample.csv")) {
     if (r.backend != "congestion_unaware") continue;
     const std::string dims = r.topology == "Ring_Ring_8x8" ? "2d" : r.topology == "Ring_Ring_Ring_4x4x4" ? "3d" : "";
     if (dims.empty() || (r.algorithm != "ring" && r.algorithm != "halvingDoubling")) continue;

@@ -10,6 +10,9 @@
 
 namespace sim::testing {
 
+// The reference runs' preferred-dataset-splits: each collective in 4 chunks.
+inline constexpr std::uint64_t kSplits = 4;
+
 struct AstraSimRow {
   std::string backend, topology, collective, algorithm;
   std::uint32_t npus = 0;

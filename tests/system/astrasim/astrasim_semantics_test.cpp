@@ -18,7 +18,7 @@ namespace {
 using namespace sim::testing;
 namespace fs = std::filesystem;
 
-std::string error_of(const std::string& yaml) {
+std::string system_yaml_error(const std::string& yaml) {
   try {
     parse_system_config(yaml, "s.yml");
   } catch (const InputError& e) {
@@ -37,21 +37,28 @@ std::string json_error(const std::string& json) {
 }
 
 TEST(StrictSystemConfig, DuplicateWrongTypedAndLenientValuesAreErrorsWithFileLineAndKey) {
-  EXPECT_NE(error_of("collective:\n  chunks: 2\n  chunks: 3\n").find("s.yml:3: duplicate key 'collective.chunks'"),
+  EXPECT_NE(
+      system_yaml_error("collective:\n  chunks: 2\n  chunks: 3\n").find("s.yml:3: duplicate key 'collective.chunks'"),
+      std::string::npos);
+  EXPECT_NE(system_yaml_error("collective:\n  reduction_bandwidth: [1, 2]\n")
+                .find("s.yml:2: 'collective.reduction_bandwidth'"),
             std::string::npos);
-  EXPECT_NE(error_of("collective:\n  reduction_bandwidth: [1, 2]\n").find("s.yml:2: 'collective.reduction_bandwidth'"),
+  EXPECT_NE(system_yaml_error("collective:\n  algorithms:\n    all_reduce: []\n").find("s.yml:3:"), std::string::npos);
+  EXPECT_NE(system_yaml_error("collective:\n  algorithms:\n    all_reduce: {a: 1}\n")
+                .find("collective.algorithms.all_reduce"),
             std::string::npos);
-  EXPECT_NE(error_of("collective:\n  algorithms:\n    all_reduce: []\n").find("s.yml:3:"), std::string::npos);
-  EXPECT_NE(error_of("collective:\n  algorithms:\n    all_reduce: {a: 1}\n").find("collective.algorithms.all_reduce"),
+  EXPECT_NE(system_yaml_error("collective:\n  algorithms:\n    all_reduce: [ring, {a: 1}]\n").find("all_reduce[1]"),
             std::string::npos);
-  EXPECT_NE(error_of("collective:\n  algorithms:\n    all_reduce: [ring, {a: 1}]\n").find("all_reduce[1]"),
+  EXPECT_NE(system_yaml_error("collective: {chunks: 2.9}").find("'collective.chunks' must be a whole number"),
             std::string::npos);
-  EXPECT_NE(error_of("collective: {chunks: 2.9}").find("'collective.chunks' must be a whole number"), std::string::npos);
-  EXPECT_NE(error_of("compute: {peak_tflops: 989abc, memory_bandwidth: 1GB/s}").find("'compute.peak_tflops' must be a number"),
+  EXPECT_NE(system_yaml_error("compute: {peak_tflops: 989abc, memory_bandwidth: 1GB/s}")
+                .find("'compute.peak_tflops' must be a number"),
             std::string::npos);
-  EXPECT_NE(error_of("network:\n  backend: flow\n  backend: analytical\n").find("s.yml:3: duplicate key 'network.backend'"),
+  EXPECT_NE(system_yaml_error("network:\n  backend: flow\n  backend: analytical\n")
+                .find("s.yml:3: duplicate key 'network.backend'"),
             std::string::npos);
-  EXPECT_NE(error_of("collective: {scheduling_policy: LIFO}").find("LIFO is not supported"), std::string::npos);
+  EXPECT_NE(system_yaml_error("collective: {scheduling_policy: LIFO}").find("LIFO is not supported"),
+            std::string::npos);
   // A list is hierarchical, one algorithm per dimension; a list of one applies to every dimension.
   EXPECT_EQ(parse_system_config("collective:\n  algorithms:\n    all_reduce: [direct]\n", "s.yml")
                 .algorithms.at(CollectiveType::kAllReduce),
@@ -86,7 +93,7 @@ TEST(StrictSystemConfig, AstraSimOptionsParse) {
   // ASTRA-sim's reduction: 3 x floor(m / 1600 B/ns) whole ns.
   EXPECT_EQ(cfg.reduction_time(524288), 3 * 327 * kNanosecond);
   EXPECT_EQ(cfg.reduction_time(1599), 0);
-  EXPECT_NE(error_of("collective: {local_reduction: 1600GB/s, reduction_bandwidth: 1GB/s}").find("give one"),
+  EXPECT_NE(system_yaml_error("collective: {local_reduction: 1600GB/s, reduction_bandwidth: 1GB/s}").find("give one"),
             std::string::npos);
 }
 

@@ -22,12 +22,10 @@ namespace {
 
 using testing::shape;
 using testing::simulate_collective;
+using testing::tt;
 
-constexpr BytesPerSecond kBw = 50'000'000'000;
-Time tt(std::uint64_t bytes) { return transfer_time(bytes, kBw); }
-
-SimulationResult run(const Topology& topo, CollectiveType type, std::uint64_t bytes, std::uint32_t k,
-                     const std::string& algorithm = "direct") {
+SimulationResult run_direct(const Topology& topo, CollectiveType type, std::uint64_t bytes, std::uint32_t k,
+                            const std::string& algorithm = "direct") {
   SystemConfig cfg;
   cfg.collective_chunks = k;
   cfg.algorithms[type] = algorithm;
@@ -42,21 +40,21 @@ TEST(DirectCollective, SwitchEgressSerializesEveryMessage) {
       const std::uint64_t s = std::uint64_t{n} * k * 65536;  // every split exact
       const Time piece = tt(s / (n * k));
       const std::string at = "n=" + std::to_string(n) + " k=" + std::to_string(k);
-      EXPECT_EQ(run(topo, CollectiveType::kAllToAll, s, k).makespan, (n - 1) * k * piece + a) << at;
-      EXPECT_EQ(run(topo, CollectiveType::kReduceScatter, s, k).makespan, (n - 1) * k * piece + a) << at;
-      EXPECT_EQ(run(topo, CollectiveType::kAllGather, s, k).makespan, (n - 1) * k * tt(s / k) + a) << at;
-      EXPECT_EQ(run(topo, CollectiveType::kScatter, s, k).makespan, (n - 1) * k * piece + a) << at;
-      EXPECT_EQ(run(topo, CollectiveType::kBroadcast, s, k).makespan, (n - 1) * k * tt(s / k) + a) << at;
+      EXPECT_EQ(run_direct(topo, CollectiveType::kAllToAll, s, k).makespan, (n - 1) * k * piece + a) << at;
+      EXPECT_EQ(run_direct(topo, CollectiveType::kReduceScatter, s, k).makespan, (n - 1) * k * piece + a) << at;
+      EXPECT_EQ(run_direct(topo, CollectiveType::kAllGather, s, k).makespan, (n - 1) * k * tt(s / k) + a) << at;
+      EXPECT_EQ(run_direct(topo, CollectiveType::kScatter, s, k).makespan, (n - 1) * k * piece + a) << at;
+      EXPECT_EQ(run_direct(topo, CollectiveType::kBroadcast, s, k).makespan, (n - 1) * k * tt(s / k) + a) << at;
       // Gather and reduce: the root only receives; each sender has k messages.
-      EXPECT_EQ(run(topo, CollectiveType::kGather, s, k).makespan, k * tt(s / k) + a) << at;
-      EXPECT_EQ(run(topo, CollectiveType::kReduce, s, k).makespan, k * tt(s / k) + a) << at;
+      EXPECT_EQ(run_direct(topo, CollectiveType::kGather, s, k).makespan, k * tt(s / k) + a) << at;
+      EXPECT_EQ(run_direct(topo, CollectiveType::kReduce, s, k).makespan, k * tt(s / k) + a) << at;
       const Time e = (n - 1) * piece;
-      const auto ar = run(topo, CollectiveType::kAllReduce, s, k);
+      const auto ar = run_direct(topo, CollectiveType::kAllReduce, s, k);
       EXPECT_EQ(ar.makespan, (k + 1) * e + a + std::max<Time>((k - 1) * e, a)) << at;
       EXPECT_EQ(ar.collectives[0].algorithm, "direct");
     }
     // Barrier: N-1 one-byte messages, whatever the size.
-    EXPECT_EQ(run(topo, CollectiveType::kBarrier, 0, 1).makespan, (n - 1) * tt(1) + a);
+    EXPECT_EQ(run_direct(topo, CollectiveType::kBarrier, 0, 1).makespan, (n - 1) * tt(1) + a);
   }
 }
 
@@ -67,10 +65,11 @@ TEST(DirectCollective, FullyConnectedSendsInParallel) {
     for (std::uint32_t k : {1u, 3u}) {
       const std::uint64_t s = std::uint64_t{n} * k * 65536;
       const Time piece = tt(s / (n * k));
-      EXPECT_EQ(run(topo, CollectiveType::kAllToAll, s, k).makespan, k * piece + a);
-      EXPECT_EQ(run(topo, CollectiveType::kAllGather, s, k).makespan, k * tt(s / k) + a);
+      EXPECT_EQ(run_direct(topo, CollectiveType::kAllToAll, s, k).makespan, k * piece + a);
+      EXPECT_EQ(run_direct(topo, CollectiveType::kAllGather, s, k).makespan, k * tt(s / k) + a);
       const Time e = piece;
-      EXPECT_EQ(run(topo, CollectiveType::kAllReduce, s, k).makespan, (k + 1) * e + a + std::max<Time>((k - 1) * e, a))
+      EXPECT_EQ(run_direct(topo, CollectiveType::kAllReduce, s, k).makespan,
+                (k + 1) * e + a + std::max<Time>((k - 1) * e, a))
           << "n=" << n << " k=" << k;
     }
   }
@@ -80,7 +79,7 @@ TEST(DirectCollective, RingOfThreeIsNeighboursOnly) {
   // On a bidirectional ring of 3 both peers are neighbours, on separate links.
   const Topology topo = shape("Ring", 3);
   const std::uint64_t s = 3 * 65536;
-  EXPECT_EQ(run(topo, CollectiveType::kAllToAll, s, 1).makespan, tt(s / 3) + 500 * kNanosecond);
+  EXPECT_EQ(run_direct(topo, CollectiveType::kAllToAll, s, 1).makespan, tt(s / 3) + 500 * kNanosecond);
 }
 
 TEST(DirectCollective, WindowLimitsMessagesInFlight) {
@@ -97,7 +96,7 @@ TEST(DirectCollective, WindowLimitsMessagesInFlight) {
           const std::uint64_t i = n - 1;
           expected = (i - 1) / w * (t + a) + (i - 1) % w * t + t + a;
         }
-        const auto r = run(topo, CollectiveType::kAllToAll, s, 1, "direct:window=" + std::to_string(w));
+        const auto r = run_direct(topo, CollectiveType::kAllToAll, s, 1, "direct:window=" + std::to_string(w));
         EXPECT_EQ(r.makespan, expected) << "n=" << n << " w=" << w << " s=" << s;
         EXPECT_EQ(r.collectives[0].algorithm, "direct(window=" + std::to_string(w) + ")");
       }

@@ -19,10 +19,10 @@ namespace {
 
 using testing::shape;
 using testing::simulate_collective;
+using testing::tt;
 
-Time tt(std::uint64_t bytes) { return transfer_time(bytes, 50'000'000'000); }
-
-SimulationResult run(const Topology& topo, CollectiveType type, std::uint64_t bytes, std::uint32_t k = 1) {
+SimulationResult run_halving_doubling(const Topology& topo, CollectiveType type, std::uint64_t bytes,
+                                      std::uint32_t k = 1) {
   SystemConfig cfg;
   cfg.collective_chunks = k;
   cfg.algorithms[type] = "halvingDoubling";
@@ -37,11 +37,11 @@ TEST(HalvingDoublingCollective, PowersOfTwoMatchClosedForm) {
       Time rs = 0, ag = 0;
       for (std::uint32_t d = 2; d <= n; d *= 2) rs += a + tt(s / d);
       for (std::uint32_t d = 1; d < n; d *= 2) ag += a + tt(d * s);
-      const auto ar = run(topo, CollectiveType::kAllReduce, s);
+      const auto ar = run_halving_doubling(topo, CollectiveType::kAllReduce, s);
       EXPECT_EQ(ar.makespan, 2 * rs) << topo_name << " n=" << n;
       EXPECT_EQ(ar.collectives[0].algorithm, "halvingDoubling");
-      EXPECT_EQ(run(topo, CollectiveType::kReduceScatter, s).makespan, rs) << topo_name << " n=" << n;
-      EXPECT_EQ(run(topo, CollectiveType::kAllGather, s).makespan, ag) << topo_name << " n=" << n;
+      EXPECT_EQ(run_halving_doubling(topo, CollectiveType::kReduceScatter, s).makespan, rs) << topo_name << " n=" << n;
+      EXPECT_EQ(run_halving_doubling(topo, CollectiveType::kAllGather, s).makespan, ag) << topo_name << " n=" << n;
     }
   }
 }
@@ -50,7 +50,7 @@ TEST(HalvingDoublingCollective, RingTopologyPaysHopsPerDistance) {
   // Ring of 4: the first halving partner is 2 hops away, the second 1 hop.
   const std::uint64_t s = 1 << 20;
   const Time expected = 2 * ((1000 * kNanosecond + tt(s / 2)) + (500 * kNanosecond + tt(s / 4)));
-  EXPECT_EQ(run(shape("Ring", 4), CollectiveType::kAllReduce, s).makespan, expected);
+  EXPECT_EQ(run_halving_doubling(shape("Ring", 4), CollectiveType::kAllReduce, s).makespan, expected);
 }
 
 TEST(HalvingDoublingCollective, NearestOrderSwapsTheDistancesNotTheBytes) {
@@ -83,10 +83,10 @@ TEST(HalvingDoublingCollective, SixRanksAddPreAndPostSteps) {
   const Time a = 1000 * kNanosecond;
   const std::uint64_t s = 1 << 20;
   const Topology topo = shape("Switch", 6);
-  EXPECT_EQ(run(topo, CollectiveType::kAllReduce, s).makespan,
+  EXPECT_EQ(run_halving_doubling(topo, CollectiveType::kAllReduce, s).makespan,
             2 * (a + tt(s)) + 2 * ((a + tt(s / 2)) + (a + tt(s / 4))));
   for (CollectiveType type : {CollectiveType::kReduceScatter, CollectiveType::kAllGather}) {
-    for (std::uint32_t k : {1u, 3u}) EXPECT_GT(run(topo, type, s, k).makespan, 0);
+    for (std::uint32_t k : {1u, 3u}) EXPECT_GT(run_halving_doubling(topo, type, s, k).makespan, 0);
   }
 }
 
@@ -95,7 +95,7 @@ TEST(HalvingDoublingCollective, TwoRanksWithChunksPipelineLikeTheRing) {
   for (std::uint32_t k : {1u, 2u, 4u}) {
     for (std::uint64_t s : {std::uint64_t{1} << 12, std::uint64_t{1} << 24}) {
       const Time t = tt(s / (2 * k));
-      EXPECT_EQ(run(shape("Switch", 2), CollectiveType::kAllReduce, s, k).makespan,
+      EXPECT_EQ(run_halving_doubling(shape("Switch", 2), CollectiveType::kAllReduce, s, k).makespan,
                 std::max<Time>(k * t, t + a) + k * t + a)
           << "k=" << k << " s=" << s;
     }

@@ -21,10 +21,10 @@ namespace sim {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::kBw;
+using testing::kLat;
+using testing::ring_phase;
 using testing::simulate_collective;
-
-constexpr BytesPerSecond kBw = 50'000'000'000;
-constexpr Time kLat = 500 * kNanosecond;
 
 Topology torus(const std::string& dims, const std::string& shape = "Torus") {
   return parse_topology("shape: " + shape + "\ndims: [" + dims + "]\nbandwidth: 50GB/s\nlatency: 500ns\n", "test");
@@ -35,9 +35,6 @@ Topology ring_ring(std::uint32_t a, std::uint32_t b) {
                             "]\nbandwidth: [50, 50]\nlatency: [500, 500]\n",
                         "test-astra");
 }
-
-// One ring phase of K steps of m bytes each (one chunk, one hop per step).
-Time ring_phase(std::uint32_t steps, std::uint64_t m) { return steps * (kLat + transfer_time(m, kBw)); }
 
 TEST(TopologyDimensions, EveryFormDescribesItsDimensions) {
   const Topology a = parse_topology(

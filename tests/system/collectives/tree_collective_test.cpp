@@ -18,11 +18,10 @@ namespace {
 
 using testing::shape;
 using testing::simulate_collective;
+using testing::tt;
 
-Time tt(std::uint64_t bytes) { return transfer_time(bytes, 50'000'000'000); }
-
-SimulationResult run(const Topology& topo, CollectiveType type, std::uint64_t bytes, const std::string& algo,
-                     std::uint32_t k = 1) {
+SimulationResult run_tree(const Topology& topo, CollectiveType type, std::uint64_t bytes, const std::string& algo,
+                          std::uint32_t k = 1) {
   SystemConfig cfg;
   cfg.collective_chunks = k;
   cfg.algorithms[type] = algo;
@@ -71,11 +70,11 @@ TEST(TreeCollective, SingleTreeMatchesClosedForm) {
     const Time t = tt(s);
     const Time bcast = broadcast_form(n, 0, 0, t, a);
     const Time reduce = reduce_form(n, 0, t, a);
-    const auto b = run(topo, CollectiveType::kBroadcast, s, "binaryTree");
+    const auto b = run_tree(topo, CollectiveType::kBroadcast, s, "binaryTree");
     EXPECT_EQ(b.makespan, bcast) << "n=" << n;
     EXPECT_EQ(b.collectives[0].algorithm, "binaryTree");
-    EXPECT_EQ(run(topo, CollectiveType::kReduce, s, "binaryTree").makespan, reduce) << "n=" << n;
-    EXPECT_EQ(run(topo, CollectiveType::kAllReduce, s, "binaryTree").makespan, reduce + bcast) << "n=" << n;
+    EXPECT_EQ(run_tree(topo, CollectiveType::kReduce, s, "binaryTree").makespan, reduce) << "n=" << n;
+    EXPECT_EQ(run_tree(topo, CollectiveType::kAllReduce, s, "binaryTree").makespan, reduce + bcast) << "n=" << n;
     // Broadcast and reduce default to the binary tree.
     EXPECT_EQ(simulate_collective(topo, CollectiveType::kBroadcast, s).collectives[0].algorithm, "binaryTree");
   }
@@ -83,7 +82,7 @@ TEST(TreeCollective, SingleTreeMatchesClosedForm) {
 
 TEST(TreeCollective, DoubleTreeOnTwoRanks) {
   const std::uint64_t s = 1 << 20;
-  EXPECT_EQ(run(shape("Switch", 2), CollectiveType::kAllReduce, s, "doubleBinaryTree").makespan,
+  EXPECT_EQ(run_tree(shape("Switch", 2), CollectiveType::kAllReduce, s, "doubleBinaryTree").makespan,
             2 * (1000 * kNanosecond + tt(s / 2)));
 }
 
@@ -92,7 +91,7 @@ TEST(TreeCollective, DoubleTreeCompletesOnA4x4x4Torus) {
   const Topology torus =
       parse_topology("shape: Torus\ndims: [4, 4, 4]\nbandwidth: 50GB/s\nlatency: 500ns\n", "torus");
   for (std::uint32_t k : {1u, 4u}) {
-    const auto r = run(torus, CollectiveType::kAllReduce, 1 << 20, "doubleBinaryTree", k);
+    const auto r = run_tree(torus, CollectiveType::kAllReduce, 1 << 20, "doubleBinaryTree", k);
     EXPECT_GT(r.makespan, 0);
     EXPECT_EQ(r.collectives.size(), 64u);
     EXPECT_EQ(r.collectives[0].algorithm, "doubleBinaryTree");

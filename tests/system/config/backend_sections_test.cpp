@@ -25,7 +25,7 @@ Time makespan(const std::string& network_section) {
   return simulate_collective(topo, CollectiveType::kAllToAll, 3 * 1000, c).makespan;
 }
 
-std::string error_of(const std::string& network_section) {
+std::string network_section_error(const std::string& network_section) {
   try {
     makespan(network_section);
   } catch (const InputError& e) {
@@ -45,16 +45,16 @@ TEST(BackendSections, OnlyTheRunningBackendsSectionApplies) {
 }
 
 TEST(BackendSections, ErrorsNameTheKeyAndTheBackend) {
-  const std::string typo = error_of("  ns3:\n    trasport: roce\n");
+  const std::string typo = network_section_error("  ns3:\n    trasport: roce\n");
   EXPECT_EQ(typo.substr(0, typo.find("(its options: ")),
             "s.yml:3: network.ns3.trasport: backend 'ns3' has no option 'trasport' ");
   EXPECT_NE(typo.find("transport"), std::string::npos) << typo;
-  EXPECT_EQ(error_of("  flow:\n    egress: overlap\n").substr(0, 70),
+  EXPECT_EQ(network_section_error("  flow:\n    egress: overlap\n").substr(0, 70),
             "s.yml:3: network.flow.egress: backend 'flow' has no option 'egress' (i");
-  EXPECT_EQ(error_of("  colour:\n    x: 1\n"),
+  EXPECT_EQ(network_section_error("  colour:\n    x: 1\n"),
             "s.yml:2: 'network.colour' holds a section, but only a backend's name does (analytical, flow, ns3): its "
             "options apply when that backend runs");
-  EXPECT_EQ(error_of("  egress: overlap\n  analytical:\n    egress: serialize\n"),
+  EXPECT_EQ(network_section_error("  egress: overlap\n  analytical:\n    egress: serialize\n"),
             "s.yml:2: network.egress: set twice for backend 'analytical' (also s.yml:4: network.analytical.egress)");
 }
 

@@ -17,14 +17,11 @@ namespace sim {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::kBw;
+using testing::kLat;
 using testing::make_traces;
+using testing::ring_phase;
 using testing::simulate;
-
-constexpr BytesPerSecond kBw = 50'000'000'000;
-constexpr Time kLat = 500 * kNanosecond;
-
-// One ring phase of K steps of m bytes each (one hop per step).
-Time ring_phase(std::uint32_t steps, std::uint64_t m) { return steps * (kLat + transfer_time(m, kBw)); }
 
 Topology rings(const std::string& sizes, std::size_t dims) {
   std::string kinds, bw, lat;

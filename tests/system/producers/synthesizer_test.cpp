@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 
 Topology config_topology(const std::string& name) { return load_topology(source_dir() + "/configs/" + name + ".yml"); }
 
-AlgorithmCheck check(const Synthesis& s, CollectiveType type, std::uint64_t bytes) {
+AlgorithmCheck check_synthesis(const Synthesis& s, CollectiveType type, std::uint64_t bytes) {
   auto algo = std::make_shared<const EtAlgorithm>(program_algorithm(*s.program, type, bytes));
   return check_et_algorithm(algo, true, bytes);
 }
@@ -71,7 +71,7 @@ TEST_F(Synthesizer, EveryTopologyFormPassesTheDataCheck) {
       for (std::uint32_t chunks : {1u, 3u}) {
         SCOPED_TRACE(std::string(name) + " " + collective_name(type) + " chunks " + std::to_string(chunks));
         const Synthesis s = synthesize(topo, SynthOptions{type, chunks, 1 << 20, 1});
-        const AlgorithmCheck c = check(s, type, 1 << 20);
+        const AlgorithmCheck c = check_synthesis(s, type, 1 << 20);
         EXPECT_TRUE(c.data_checked);
         EXPECT_NE(c.data_note.find("data check passed"), std::string::npos) << c.data_note;
         // All-gather: every NPU receives every other NPU's chunks exactly once.

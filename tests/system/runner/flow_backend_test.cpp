@@ -5,21 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/common/source_paths.h"
 #include "tests/system/test_util.h"
 
 namespace sim {
 namespace {
 
 using namespace sim::testing;
-
-const std::string kConfigs = source_dir() + "/configs/";
-
-SystemConfig on(const std::string& backend, std::uint32_t chunks = 1) {
-  SystemConfig c;
-  c.network.backend = backend;
-  c.collective_chunks = chunks;
-  return c;
-}
 
 // Direct all-to-all as point-to-point traffic: every rank sends bytes/N to
 // every other rank at once, and receives from each.

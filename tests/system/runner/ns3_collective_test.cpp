@@ -15,12 +15,6 @@ namespace {
 
 using namespace sim::testing;
 
-SystemConfig on(const std::string& backend) {
-  SystemConfig c;
-  c.network.backend = backend;
-  return c;
-}
-
 // 64 MiB is in docs/network.md's table (scripts/docs/tables/network.py ns3-ring): too slow for a unit test.
 TEST(Ns3Collective, RingAllReduceWithinTenPercentOfFlow) {
 #ifndef SIM_HAVE_NS3

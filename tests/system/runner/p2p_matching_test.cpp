@@ -10,8 +10,6 @@ namespace {
 
 using namespace sim::testing;
 
-Topology ring8() { return load_topology(source_dir() + "/configs/ring8.yml"); }
-
 TEST(P2PMatching, SameKeyMatchesInSendOrder) {
   // A 1 MiB then a 1 KiB send with one tag: the receives (1 MiB then 1 KiB)
   // take them in the order they were sent, whatever order the network

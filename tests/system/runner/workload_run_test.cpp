@@ -12,8 +12,6 @@ namespace {
 
 using namespace sim::testing;
 
-Topology ring8() { return load_topology(source_dir() + "/configs/ring8.yml"); }
-
 TEST(WorkloadRun, OneMiBBetweenRingNeighboursTakesLatencyPlusSerialization) {
   // 500 ns + 1,048,576 B / 50 GB/s = 21,471.52 ns, on two of ring8's eight NPUs.
   const auto traces = make_traces(2, [](int r) {

@@ -16,13 +16,13 @@ const char* const kNetwork =
 const char* const kSystem =
     "collective:\n  algorithms: {all_reduce: nccl, all_gather: nccl, reduce_scatter: nccl}\n"
     "compute:\n  peak_tflops: 989.4\n  memory_bandwidth: 3.35TB/s\n";
-const char* const kBase = "gen:transformer?model=llama3-8b&seq=512&global-batch=8&parallel=tp=4,pp=1,dp=8";
+const char* const kBaseWorkload = "gen:transformer?model=llama3-8b&seq=512&global-batch=8&parallel=tp=4,pp=1,dp=8";
 
 TEST(PlanSweep, EveryPlanEqualsTheSamePointRunAlone) {
   TempDir tmp("plan_sweep");
   spit(tmp / "net.yml", kNetwork);
   spit(tmp / "sys.yml", kSystem);
-  spit(tmp / "spec.yml", std::string("base:\n  workload: '") + kBase +
+  spit(tmp / "spec.yml", std::string("base:\n  workload: '") + kBaseWorkload +
                              "'\n  network: net.yml\n  system: sys.yml\n"
                              "axes:\n  workload.parallel: ['tp=4,pp=1,dp=8', 'tp=8,pp=1,dp=4', 'tp=4,pp=2,dp=4', "
                              "'tp=2,pp=2,dp=8', 'tp=4,pp=1,cp=2,dp=4', 'tp=4,pp=2,dp=3']\n");
@@ -41,7 +41,7 @@ TEST(PlanSweep, EveryPlanEqualsTheSamePointRunAlone) {
     EXPECT_FALSE(row.at("mfu_percent").empty());
     // The same point alone, as the command line runs it.
     std::string plan = row.at("workload.parallel");
-    std::string workload = kBase;
+    std::string workload = kBaseWorkload;
     workload = workload.substr(0, workload.find("parallel=")) + "parallel=" + plan;
     const std::string report = tmp / ("single" + std::to_string(i) + ".json");
     const SimRun one = run_sim("-q --workload '" + workload + "' --network " + (tmp / "net.yml") + " --system " +
@@ -70,7 +70,7 @@ TEST(PlanSweep, QueryAxesNeedAGeneratedBaseAndOneValueEach) {
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("spec.yml:5: axes.workload.parallel: varies a generated workload's query"), std::string::npos)
       << r.output;
-  spit(tmp / "spec.yml", std::string("base:\n  workload: '") + kBase +
+  spit(tmp / "spec.yml", std::string("base:\n  workload: '") + kBaseWorkload +
                              "'\n  network: net.yml\naxes:\n  workload.parallel: ['tp=8&seq=1']\n");
   r = run_sim("sweep " + (tmp / "spec.yml") + " -q -o " + (tmp / "out"));
   EXPECT_EQ(r.code, 2) << r.output;

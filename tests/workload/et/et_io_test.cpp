@@ -542,3 +542,6 @@ TEST_F(EtIoTest, ResolveRankFilesErrors) {
 
 }  // namespace
 }  // namespace sim
+
+// This file's macro ends here: a unity build compiles other test files after it.
+#undef REQUIRE_TESTDATA

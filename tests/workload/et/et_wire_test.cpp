@@ -443,12 +443,12 @@ TEST(EtWire, EveryTestdataTraceGivesTheSameGraphOnBothPaths) {
   EXPECT_GT(files, 0);
 }
 
-class TempDir {
+class TraceDir {
  public:
-  TempDir() : path_(fs::temp_directory_path() / ("et_wire_test." + std::to_string(::getpid()))) {
+  TraceDir() : path_(fs::temp_directory_path() / ("et_wire_test." + std::to_string(::getpid()))) {
     fs::create_directories(path_);
   }
-  ~TempDir() { fs::remove_all(path_); }
+  ~TraceDir() { fs::remove_all(path_); }
   std::string file(const std::string& name) const { return (path_ / name).string(); }
 
  private:
@@ -456,7 +456,7 @@ class TempDir {
 };
 
 TEST(EtWire, GeneratedTracesGiveTheSameGraphOnBothPaths) {
-  TempDir dir;
+  TraceDir dir;
   P2PRingSpec ring;
   ring.npus = 4;
   ring.iterations = 50;
@@ -540,7 +540,7 @@ EtTrace attribute_trace() {
 }
 
 TEST(EtWire, AttributesAndAttributeErrorsMatchTheLibraryPath) {
-  TempDir dir;
+  TraceDir dir;
   const EtTrace good = attribute_trace();
   const std::string path = dir.file("attrs.0.et");
   write_et(good, path);
@@ -609,7 +609,7 @@ void write_bytes(const std::string& path, const std::string& bytes) {
 }
 
 TEST(EtWire, UnpackedDepsAndUnknownFieldsInAFile) {
-  TempDir dir;
+  TraceDir dir;
   std::string n1, n2;
   put_tag(n1, 1, 0), put_varint(n1, 1), put_tag(n1, 3, 0), put_varint(n1, 4), put_tag(n1, 7, 0), put_varint(n1, 2);
   put_len(n1, 99, "future field");
@@ -626,7 +626,7 @@ TEST(EtWire, UnpackedDepsAndUnknownFieldsInAFile) {
 }
 
 TEST(EtWire, MalformedFileNamesFileFrameAndByteOffset) {
-  TempDir dir;
+  TraceDir dir;
   const std::string path = dir.file("bad.0.et");
   std::string node;
   put_tag(node, 1, 0), put_varint(node, 1), put_tag(node, 3, 0), put_varint(node, 4);
@@ -645,7 +645,7 @@ TEST(EtWire, MalformedFileNamesFileFrameAndByteOffset) {
 
 TEST(EtWire, MutatedFilesNeverCrashAndAgreeWithTheLibraryPath) {
   QuietProtobuf quiet;
-  TempDir dir;
+  TraceDir dir;
   P2PRingSpec ring;
   ring.npus = 2;
   ring.iterations = 3;

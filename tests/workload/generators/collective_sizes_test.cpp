@@ -24,7 +24,8 @@ WorkloadGenOptions collectives(std::uint32_t npus, const std::string& coll, cons
   return o;
 }
 
-std::string error_of(const WorkloadGenOptions& o, gen::OptionSpelling spelling = gen::OptionSpelling::kFlags) {
+std::string microbenchmark_error(const WorkloadGenOptions& o,
+                                 gen::OptionSpelling spelling = gen::OptionSpelling::kFlags) {
   try {
     make_microbenchmark(o, spelling);
   } catch (const InputError& e) {
@@ -41,14 +42,15 @@ std::vector<std::int64_t> sizes(const Microbenchmark& mb) {
 }
 
 TEST(CollectiveSizes, AReduceScatterOrAllToAllThatDoesNotSplitIsRefusedNamingTheNearestSizes) {
-  EXPECT_EQ(error_of(collectives(16, "reducescatter", "1000001")),
+  EXPECT_EQ(microbenchmark_error(collectives(16, "reducescatter", "1000001")),
             "--size 1000001 B: REDUCE_SCATTER on 16 ranks needs a multiple of 16 B (NCCL splits its buffer into 16 "
             "equal parts of 1-byte elements); the nearest sizes that split are 1000000 B and 1000016 B");
-  EXPECT_EQ(error_of(collectives(6, "alltoall", "1MiB")),
+  EXPECT_EQ(microbenchmark_error(collectives(6, "alltoall", "1MiB")),
             "--size 1MiB (1048576 B): ALL_TO_ALL on 6 ranks needs a multiple of 6 B (NCCL splits its buffer into 6 "
             "equal parts of 1-byte elements); the nearest sizes that split are 1048572 B and 1048578 B");
   // A query names its key; a chain names the first collective that cannot run.
-  EXPECT_EQ(error_of(collectives(12, "allreduce,allgather,alltoall,reducescatter", "100"), gen::OptionSpelling::kQuery),
+  EXPECT_EQ(microbenchmark_error(collectives(12, "allreduce,allgather,alltoall,reducescatter", "100"),
+                                 gen::OptionSpelling::kQuery),
             "gen:collectives: size 100 B: ALL_TO_ALL on 12 ranks needs a multiple of 12 B (NCCL splits its buffer "
             "into 12 equal parts of 1-byte elements); the nearest sizes that split are 96 B and 108 B");
 }
@@ -72,12 +74,13 @@ TEST(CollectiveSizes, RoundingDownIsNcclTestsPerCollective) {
 }
 
 TEST(CollectiveSizes, ASizeBelowTheRankCountIsAnErrorNotAZeroByteRun) {
-  EXPECT_EQ(error_of(collectives(16, "reducescatter", "15")),
+  EXPECT_EQ(microbenchmark_error(collectives(16, "reducescatter", "15")),
             "--size 15 B: REDUCE_SCATTER on 16 ranks needs a multiple of 16 B (NCCL splits its buffer into 16 equal "
             "parts of 1-byte elements); the nearest size that splits is 16 B");
-  EXPECT_EQ(error_of(collectives(16, "alltoall", "15", UnevenSize::kRoundDown), gen::OptionSpelling::kQuery),
-            "gen:collectives: size 15 B: ALL_TO_ALL on 16 ranks needs a multiple of 16 B (NCCL splits its buffer into "
-            "16 equal parts of 1-byte elements), and nccl-tests' rounding down leaves 0 B: give at least 16 B");
+  EXPECT_EQ(
+      microbenchmark_error(collectives(16, "alltoall", "15", UnevenSize::kRoundDown), gen::OptionSpelling::kQuery),
+      "gen:collectives: size 15 B: ALL_TO_ALL on 16 ranks needs a multiple of 16 B (NCCL splits its buffer into "
+      "16 equal parts of 1-byte elements), and nccl-tests' rounding down leaves 0 B: give at least 16 B");
 }
 
 TEST(CollectiveSizes, SizesThatSplitAreTheSameTraceUnderEitherRule) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/time.h"
 #include "tests/common/temp_folder.h"
 #include "workload/et/et_io.h"
 #include "workload/generators/spec/training_spec.h"
@@ -79,5 +80,12 @@ inline std::string error_of(const gen::TrainingOptions& o) {
   }
   return "(no error)";
 }
+
+// Megatron-LM's 72 B s l h^2 (1 + s/(6h) + V/(12 l h)), multiplied out so it stays an integer.
+inline std::uint64_t megatron_gpt(uint128 B, uint128 s, uint128 l, uint128 h, uint128 V) {
+  return static_cast<std::uint64_t>(72 * B * s * l * h * h + 12 * B * s * s * l * h + 6 * B * s * h * V);
+}
+
+inline bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
 }  // namespace sim::testing

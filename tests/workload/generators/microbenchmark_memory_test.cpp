@@ -14,7 +14,7 @@
 namespace sim {
 namespace {
 
-std::string error_of(const WorkloadGenOptions& o) {
+std::string memory_error(const WorkloadGenOptions& o) {
   try {
     make_microbenchmark(o, gen::OptionSpelling::kQuery);
   } catch (const InputError& e) {
@@ -31,7 +31,7 @@ TEST(MicrobenchmarkMemory, ARankTooLargeForMemoryIsRefusedWithTheEstimate) {
   // The chain's 2^32 nodes, half the ring's, are about 500 GB.
   const std::uint64_t need = std::uint64_t{ring.iterations} * (kTraceBytesPerNode + kGraphBytesPerNode);
   if (available_memory().bytes >= need) GTEST_SKIP() << "this machine has " << need << " B available";
-  const std::string e = error_of(ring);
+  const std::string e = memory_error(ring);
   EXPECT_EQ(e.rfind("gen:p2p-ring: iterations: 8589934590 nodes a rank at 116 B per node (its trace and its graph) "
                     "need at least 950272 MiB but only ",
                     0),
@@ -43,10 +43,10 @@ TEST(MicrobenchmarkMemory, ARankTooLargeForMemoryIsRefusedWithTheEstimate) {
   chain.kind = "chain";
   chain.npus = 8;
   chain.nodes = std::numeric_limits<std::uint32_t>::max();
-  EXPECT_EQ(error_of(chain).rfind("gen:chain: nodes: 4294967295 nodes a rank", 0), 0u) << error_of(chain);
+  EXPECT_EQ(memory_error(chain).rfind("gen:chain: nodes: 4294967295 nodes a rank", 0), 0u) << memory_error(chain);
   // A count that fits is made.
   chain.nodes = 1000;
-  EXPECT_EQ(error_of(chain), "no error");
+  EXPECT_EQ(memory_error(chain), "no error");
 }
 
 }  // namespace

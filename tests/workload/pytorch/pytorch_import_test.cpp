@@ -18,6 +18,7 @@
 #include "../../common/run_sim.h"
 #include "../../common/temp_folder.h"
 #include "core/error.h"
+#include "pytorch_traces.h"
 #include "workload/et/et_io.h"
 #include "workload/pytorch/pytorch_import.h"
 
@@ -26,9 +27,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using sim::testing::cpu_event;
+using sim::testing::op;
+using sim::testing::pytorch_testdata;
 using sim::testing::run_sim;
-
-std::string testdata(const std::string& sub) { return std::string(SIM_SOURCE_DIR) + "/../shared/testdata/pytorch/" + sub; }
 
 #define SKIP_WITHOUT(dir) \
   if (!fs::exists(dir)) GTEST_SKIP() << "no " << (dir) << " (../shared/testdata)"
@@ -132,7 +134,7 @@ std::map<std::string, std::vector<int>> et_groups(const EtTrace& t, int world) {
 }
 
 TEST(PytorchDdpGloo, CollectivesEqualTheHostTracesC10dOps) {
-  const std::string dir = testdata("ddp4-gloo-h100");
+  const std::string dir = pytorch_testdata("ddp4-gloo-h100");
   SKIP_WITHOUT(dir);
   const Imported im = import_dir(dir);
   ASSERT_EQ(im.ranks.size(), 4u);
@@ -150,7 +152,7 @@ TEST(PytorchDdpGloo, CollectivesEqualTheHostTracesC10dOps) {
 }
 
 TEST(PytorchDdpGloo, SubgroupAllReduceLandsOnRanks01And23AndTheRestOnAll) {
-  const std::string dir = testdata("ddp4-gloo-h100");
+  const std::string dir = pytorch_testdata("ddp4-gloo-h100");
   SKIP_WITHOUT(dir);
   const Imported im = import_dir(dir);
   ASSERT_EQ(im.ranks.size(), 4u);
@@ -174,7 +176,7 @@ TEST(PytorchDdpGloo, SubgroupAllReduceLandsOnRanks01And23AndTheRestOnAll) {
 
 // Each matrix product's longest kernel carries its shape, read here from the host JSON itself.
 TEST(PytorchDdpGloo, MatrixProductKernelsCarryTheirGemmShape) {
-  const std::string dir = testdata("ddp4-gloo-h100");
+  const std::string dir = pytorch_testdata("ddp4-gloo-h100");
   SKIP_WITHOUT(dir);
   const json host = read_gz_json(dir + "/et_rank0.json.gz");
   std::multiset<std::tuple<std::int64_t, std::int64_t, std::int64_t>> want;  // (m, n, k)
@@ -220,7 +222,7 @@ class PytorchReplay : public sim::testing::TempFolderTest {};
 // Zero latency, unlimited bandwidth: only compute remains, so each rank's GPU
 // is busy for what Kineto measured, and the step is no longer than profiled.
 TEST_F(PytorchReplay, ZeroCostNetworkGpuBusyMatchesKinetoAndStepIsNoLonger) {
-  const std::string dir = testdata("ddp4-gloo-h100");
+  const std::string dir = pytorch_testdata("ddp4-gloo-h100");
   SKIP_WITHOUT(dir);
   const auto imp = run_sim("workload import pytorch --host-et " + dir + " --kineto " + dir + " -o " + path("ddp"));
   ASSERT_EQ(imp.code, 0) << imp.output;
@@ -269,7 +271,7 @@ TEST_F(PytorchReplay, ZeroCostNetworkGpuBusyMatchesKinetoAndStepIsNoLonger) {
 }
 
 TEST_F(PytorchReplay, PytorchSchemeRunsTheFolderDirectly) {
-  const std::string dir = testdata("ddp4-gloo-h100");
+  const std::string dir = pytorch_testdata("ddp4-gloo-h100");
   SKIP_WITHOUT(dir);
   std::ofstream(path("ideal.yml")) << "shape: Switch\nnpus: 4\nbandwidth: 1000000000GB/s\nlatency: 0ns\n";
   const auto run = run_sim("--workload pytorch:" + dir + " --network " + path("ideal.yml") + " --report " + path("r.json"));
@@ -279,7 +281,7 @@ TEST_F(PytorchReplay, PytorchSchemeRunsTheFolderDirectly) {
 }
 
 TEST_F(PytorchReplay, Chakra102SampleImportsRunsAndItsNcclAllGatherHasItsBytes) {
-  const std::string dir = testdata("chakra-1.0.2");
+  const std::string dir = pytorch_testdata("chakra-1.0.2");
   SKIP_WITHOUT(dir);
   const Imported im = import_dir(dir, /*with_kineto=*/false);
   ASSERT_EQ(im.ranks.size(), 1u);
@@ -305,19 +307,7 @@ TEST_F(PytorchReplay, Chakra102SampleImportsRunsAndItsNcclAllGatherHasItsBytes) 
 
 // --- small synthetic traces ---------------------------------------------------
 
-json op(std::uint64_t id, const std::string& name, std::uint64_t parent, std::uint64_t rf, json inputs = json::array(),
-        json types = json::array(), std::int64_t scope = 0) {
-  return {{"id", id},
-          {"name", name},
-          {"ctrl_deps", parent},
-          {"inputs", {{"values", inputs}, {"shapes", json::array()}, {"types", types}}},
-          {"outputs", {{"values", json::array()}, {"shapes", json::array()}, {"types", json::array()}}},
-          {"attrs", json::array({{{"name", "rf_id"}, {"type", "uint64"}, {"value", rf}},
-                                 {{"name", "tid"}, {"type", "uint64"}, {"value", 1}},
-                                 {{"name", "scope"}, {"type", "uint64"}, {"value", scope}}})}};
-}
-
-json host_trace(const std::string& schema, int pid, json nodes) {
+json versioned_host_trace(const std::string& schema, int pid, json nodes) {
   json root = op(1, "[pytorch|profiler|execution_trace|process]", 1, 0, json::array(), json::array(), 7);
   json thread = op(2, "[pytorch|profiler|execution_trace|thread]", 1, 0, json::array(), json::array(), 7);
   nodes.insert(nodes.begin(), thread);
@@ -325,15 +315,10 @@ json host_trace(const std::string& schema, int pid, json nodes) {
   return {{"schema", schema}, {"pid", pid}, {"nodes", nodes}};
 }
 
-json kineto_trace(int /*pid: the events carry it*/, int rank, json events) {
+json two_rank_kineto_trace(int /*pid: the events carry it*/, int rank, json events) {
   return {{"schemaVersion", 1},
           {"distributedInfo", {{"backend", "nccl"}, {"rank", rank}, {"world_size", 2}}},
           {"traceEvents", events}};
-}
-
-json cpu_event(int pid, const std::string& name, std::uint64_t rf, double ts, double dur, int ext) {
-  return {{"ph", "X"}, {"cat", "cpu_op"}, {"name", name}, {"pid", pid}, {"tid", pid}, {"ts", ts}, {"dur", dur},
-          {"args", {{"External id", ext}, {"Record function id", rf}}}};
 }
 
 class PytorchSynthetic : public sim::testing::TempFolderTest {
@@ -353,7 +338,7 @@ class PytorchSynthetic : public sim::testing::TempFolderTest {
 TEST_F(PytorchSynthetic, AMissingFieldNamesFileRankOpAndField) {
   json bad = op(5, "aten::mm", 2, 3);
   bad.erase("name");
-  write("et_rank0.json", host_trace("1.1.1-chakra.0.0.4", 10, json::array({bad})));
+  write("et_rank0.json", versioned_host_trace("1.1.1-chakra.0.0.4", 10, json::array({bad})));
   const std::string e = error_of({{0, path("et_rank0.json"), ""}});
   EXPECT_NE(e.find(path("et_rank0.json")), std::string::npos) << e;
   EXPECT_NE(e.find("rank 0"), std::string::npos) << e;
@@ -364,14 +349,14 @@ TEST_F(PytorchSynthetic, AMissingFieldNamesFileRankOpAndField) {
 TEST_F(PytorchSynthetic, AnUnknownSchemaLackingAFieldIsAnErrorNamingIt) {
   json bad = op(5, "aten::mm", 2, 3);
   bad.erase("attrs");
-  write("et_rank0.json", host_trace("2.0.0-chakra.0.0.5", 10, json::array({bad})));
+  write("et_rank0.json", versioned_host_trace("2.0.0-chakra.0.0.5", 10, json::array({bad})));
   const std::string e = error_of({{0, path("et_rank0.json"), ""}});
   EXPECT_NE(e.find("schema '2.0.0-chakra.0.0.5' is not one this importer knows"), std::string::npos) << e;
   EXPECT_NE(e.find("field 'attrs'"), std::string::npos) << e;
 }
 
 TEST_F(PytorchSynthetic, AnUnknownSchemaWithEveryFieldIsAWarning) {
-  write("et_rank0.json", host_trace("1.2.0-chakra.0.0.4", 10, json::array({op(5, "aten::mm", 2, 3)})));
+  write("et_rank0.json", versioned_host_trace("1.2.0-chakra.0.0.4", 10, json::array({op(5, "aten::mm", 2, 3)})));
   ImportSummary s;
   std::vector<EtTrace> out;
   import_pytorch({{0, path("et_rank0.json"), ""}}, [&](int, EtTrace&& t) { out.push_back(std::move(t)); }, s);
@@ -382,8 +367,8 @@ TEST_F(PytorchSynthetic, AnUnknownSchemaWithEveryFieldIsAWarning) {
 }
 
 TEST_F(PytorchSynthetic, HostAndDeviceTracesOfDifferentProcessesAreExit2) {
-  write("et_rank0.json", host_trace("1.1.1-chakra.0.0.4", 10, json::array({op(5, "aten::mm", 2, 3)})));
-  write("kineto_rank0.json", kineto_trace(11, 0, json::array({cpu_event(11, "aten::mm", 3, 100, 5, 1)})));
+  write("et_rank0.json", versioned_host_trace("1.1.1-chakra.0.0.4", 10, json::array({op(5, "aten::mm", 2, 3)})));
+  write("kineto_rank0.json", two_rank_kineto_trace(11, 0, json::array({cpu_event(11, "aten::mm", 3, 100, 5, 1)})));
   const std::string e = error_of({{0, path("et_rank0.json"), path("kineto_rank0.json")}});
   EXPECT_NE(e.find("do not belong together"), std::string::npos) << e;
   EXPECT_NE(e.find("pid 10"), std::string::npos) << e;
@@ -397,8 +382,8 @@ TEST_F(PytorchSynthetic, HostAndDeviceTracesOfDifferentProcessesAreExit2) {
 }
 
 TEST_F(PytorchSynthetic, ADeviceTraceOfAnotherRankIsAnError) {
-  write("et_rank0.json", host_trace("1.1.1-chakra.0.0.4", 10, json::array({op(5, "aten::mm", 2, 3)})));
-  write("kineto_rank0.json", kineto_trace(10, 1, json::array({cpu_event(10, "aten::mm", 3, 100, 5, 1)})));
+  write("et_rank0.json", versioned_host_trace("1.1.1-chakra.0.0.4", 10, json::array({op(5, "aten::mm", 2, 3)})));
+  write("kineto_rank0.json", two_rank_kineto_trace(10, 1, json::array({cpu_event(10, "aten::mm", 3, 100, 5, 1)})));
   const std::string e = error_of({{0, path("et_rank0.json"), path("kineto_rank0.json")}});
   EXPECT_NE(e.find("distributedInfo.rank 1"), std::string::npos) << e;
 }
@@ -406,8 +391,9 @@ TEST_F(PytorchSynthetic, ADeviceTraceOfAnotherRankIsAnError) {
 TEST_F(PytorchSynthetic, LinksKernelsTakesExclusiveTimesAndReportsTheUnlinked) {
   // aten::mm (10 us, of which its child aten::empty 4 us) launches one kernel of 7 us;
   // aten::relu is missing from the device trace; one kernel has no launch (no correlation).
-  write("et_rank0.json", host_trace("1.0.2-chakra.0.0.4", 10,
-                                    json::array({op(5, "aten::mm", 2, 3), op(6, "aten::empty", 5, 4), op(7, "aten::relu", 2, 5)})));
+  write("et_rank0.json", versioned_host_trace("1.0.2-chakra.0.0.4", 10,
+                                              json::array({op(5, "aten::mm", 2, 3), op(6, "aten::empty", 5, 4),
+                                                           op(7, "aten::relu", 2, 5)})));
   json ev = json::array({cpu_event(10, "aten::mm", 3, 100, 10, 41), cpu_event(10, "aten::empty", 4, 101, 4, 42),
                          {{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 10}, {"tid", 10},
                           {"ts", 106}, {"dur", 2}, {"args", {{"External id", 41}, {"correlation", 900}}}},
@@ -415,7 +401,7 @@ TEST_F(PytorchSynthetic, LinksKernelsTakesExclusiveTimesAndReportsTheUnlinked) {
                           {"dur", 7}, {"args", {{"stream", 7}, {"device", 0}, {"correlation", 900}}}},
                          {{"ph", "X"}, {"cat", "kernel"}, {"name", "orphan_kernel"}, {"pid", 0}, {"tid", 7}, {"ts", 130},
                           {"dur", 3}, {"args", {{"stream", 7}, {"device", 0}}}}});
-  write("kineto_rank0.json", kineto_trace(10, 0, ev));
+  write("kineto_rank0.json", two_rank_kineto_trace(10, 0, ev));
   ImportSummary s;
   std::vector<EtTrace> out;
   import_pytorch({{0, path("et_rank0.json"), path("kineto_rank0.json")}},
@@ -442,8 +428,10 @@ TEST_F(PytorchSynthetic, LinksKernelsTakesExclusiveTimesAndReportsTheUnlinked) {
 TEST_F(PytorchSynthetic, SendAndRecvBecomeMessagesBetweenTheRanks) {
   const json t = {{1, 2, 0, 256, 4, "cuda:0"}};
   const json types = {"GenericList[Tensor(float)]", "Object", "Int", "Int"};
-  write("et_rank0.json", host_trace("1.1.1-chakra.0.0.4", 10, json::array({op(5, "c10d::send", 2, 3, {t, "<Object>", 1, 7}, types)})));
-  write("et_rank1.json", host_trace("1.1.1-chakra.0.0.4", 11, json::array({op(5, "c10d::recv_", 2, 3, {t, "<Object>", 0, 7}, types)})));
+  write("et_rank0.json", versioned_host_trace("1.1.1-chakra.0.0.4", 10,
+                                              json::array({op(5, "c10d::send", 2, 3, {t, "<Object>", 1, 7}, types)})));
+  write("et_rank1.json", versioned_host_trace("1.1.1-chakra.0.0.4", 11,
+                                              json::array({op(5, "c10d::recv_", 2, 3, {t, "<Object>", 0, 7}, types)})));
   const auto files = resolve_pytorch_files({path("")}, {});
   ASSERT_EQ(files.size(), 2u);
   ImportSummary s;
@@ -463,7 +451,10 @@ TEST_F(PytorchSynthetic, SendAndRecvBecomeMessagesBetweenTheRanks) {
 }
 
 TEST_F(PytorchSynthetic, ACollectiveWithoutItsTensorArgumentNamesTheField) {
-  write("et_rank0.json", host_trace("1.1.1-chakra.0.0.4", 10, json::array({op(5, "c10d::allreduce_", 2, 3, json::array({"<Object>"}), json::array({"Object"}))})));
+  write("et_rank0.json",
+        versioned_host_trace(
+            "1.1.1-chakra.0.0.4", 10,
+            json::array({op(5, "c10d::allreduce_", 2, 3, json::array({"<Object>"}), json::array({"Object"}))})));
   const std::string e = error_of({{0, path("et_rank0.json"), ""}});
   EXPECT_NE(e.find("op id 5 (c10d::allreduce_): field 'inputs.values[0]'"), std::string::npos) << e;
 }
@@ -472,8 +463,8 @@ TEST_F(PytorchSynthetic, BadJsonAndMissingRanksAreErrors) {
   std::ofstream(path("et_rank0.json")) << "{\"schema\": \"1.1.1-chakra.0.0.4\", \"nodes\": [ {\"id\": 1,";
   std::string e = error_of({{0, path("et_rank0.json"), ""}});
   EXPECT_NE(e.find(path("et_rank0.json")), std::string::npos) << e;
-  write("et_rank0.json", host_trace("1.1.1-chakra.0.0.4", 10, json::array()));
-  write("et_rank2.json", host_trace("1.1.1-chakra.0.0.4", 12, json::array()));
+  write("et_rank0.json", versioned_host_trace("1.1.1-chakra.0.0.4", 10, json::array()));
+  write("et_rank2.json", versioned_host_trace("1.1.1-chakra.0.0.4", 12, json::array()));
   try {
     resolve_pytorch_files({path("")}, {});
     FAIL() << "ranks 0 and 2 only";
@@ -484,3 +475,6 @@ TEST_F(PytorchSynthetic, BadJsonAndMissingRanksAreErrors) {
 
 }  // namespace
 }  // namespace sim::pytorch
+
+// This file's macro ends here: a unity build compiles other test files after it.
+#undef SKIP_WITHOUT

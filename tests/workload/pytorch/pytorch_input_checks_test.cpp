@@ -14,6 +14,7 @@
 #include "../../common/run_sim.h"
 #include "../../common/temp_folder.h"
 #include "core/error.h"
+#include "pytorch_traces.h"
 #include "workload/pytorch/host_trace.h"
 #include "workload/pytorch/pytorch_import.h"
 #include "workload/pytorch/trace_rank.h"
@@ -23,25 +24,14 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using sim::testing::cpu_event;
+using sim::testing::op;
+using sim::testing::pytorch_testdata;
 using sim::testing::run_shell;
-
-std::string testdata(const std::string& sub) { return std::string(SIM_SOURCE_DIR) + "/../shared/testdata/pytorch/" + sub; }
 
 // `sim` bounded by 60 s: a hang fails the test (exit 124) instead of stalling the suite.
 sim::testing::SimRun run_bounded(const std::string& args) {
   return run_shell("timeout 60 " + std::string(SIM_BINARY) + " " + args + " 2>&1");
-}
-
-json op(std::uint64_t id, const std::string& name, std::uint64_t parent, std::uint64_t rf, json inputs = json::array(),
-        json types = json::array()) {
-  return {{"id", id},
-          {"name", name},
-          {"ctrl_deps", parent},
-          {"inputs", {{"values", inputs}, {"shapes", json::array()}, {"types", types}}},
-          {"outputs", {{"values", json::array()}, {"shapes", json::array()}, {"types", json::array()}}},
-          {"attrs", json::array({{{"name", "rf_id"}, {"type", "uint64"}, {"value", rf}},
-                                 {{"name", "tid"}, {"type", "uint64"}, {"value", 1}},
-                                 {{"name", "scope"}, {"type", "uint64"}, {"value", 0}}})}};
 }
 
 json host_trace(int pid, json nodes) {
@@ -56,11 +46,6 @@ json kineto_trace(int rank, int world, json events, json pg_config = nullptr) {
   json info = {{"backend", "nccl"}, {"rank", rank}, {"world_size", world}};
   if (!pg_config.is_null()) info["pg_config"] = pg_config;
   return {{"schemaVersion", 1}, {"distributedInfo", info}, {"traceEvents", events}};
-}
-
-json cpu_event(int pid, const std::string& name, std::uint64_t rf, double ts, double dur, int ext) {
-  return {{"ph", "X"}, {"cat", "cpu_op"}, {"name", name}, {"pid", pid}, {"tid", pid}, {"ts", ts}, {"dur", dur},
-          {"args", {{"External id", ext}, {"Record function id", rf}}}};
 }
 
 json runtime_event(int pid, double ts, double dur, int ext, int corr) {
@@ -284,7 +269,7 @@ TEST_F(PytorchInputChecks, ARanksFileThatIsNoTraceIsNamedWhenItsRankIsMissing) {
 }
 
 TEST_F(PytorchInputChecks, TwoOfTheRealFourRanksAreRefused) {
-  const std::string dir = testdata("ddp4-gloo-h100");
+  const std::string dir = pytorch_testdata("ddp4-gloo-h100");
   if (!fs::exists(dir)) GTEST_SKIP() << "no " << dir << " (../shared/testdata)";
   const auto run = run_bounded("workload import pytorch --host-et " + dir + "/et_rank0.json.gz --host-et " + dir +
                                "/et_rank1.json.gz --kineto " + dir + "/kineto_rank0.json.gz --kineto " + dir +

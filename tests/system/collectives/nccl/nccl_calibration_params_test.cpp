@@ -17,7 +17,8 @@ namespace {
 
 using namespace sim::testing;
 
-Topology node(const std::string& bw, bool reduces) {
+// 8 GPUs on one switch, no latency.
+Topology eight_gpu_node(const std::string& bw, bool reduces) {
   return parse_topology("shape: Switch\nnpus: 8\nbandwidth: " + bw + "\nlatency: 0ns" +
                             (reduces ? "\nin_network_reduction: true\n" : "\n"),
                         "test-node");
@@ -36,28 +37,27 @@ nccl::Params params(const std::string& text) {
   return p;
 }
 
-nccl::Plan plan_for(const Topology& topo, CollectiveType type, std::uint64_t bytes, const std::string& text) {
+// NCCL's plan over every GPU with the parameters `text` gives.
+nccl::Plan plan_for_text(const Topology& topo, CollectiveType type, std::uint64_t bytes, const std::string& text) {
   auto members = std::make_shared<std::vector<std::uint32_t>>();
   for (std::uint32_t i = 0; i < topo.npu_count(); ++i) members->push_back(i);
   return nccl::plan(type, bytes, params(text), *make_algorithm_context(members, &topo));
 }
 
-SystemConfig choose(const std::string& text) {
+// A config choosing `text` for all-reduce and all-gather.
+SystemConfig choose_ar_ag(const std::string& text) {
   SystemConfig c;
   c.algorithms[CollectiveType::kAllReduce] = text;
   c.algorithms[CollectiveType::kAllGather] = text;
   return c;
 }
 
-constexpr int kNvls = static_cast<int>(nccl::Algo::kNvls);
-constexpr int kRing = static_cast<int>(nccl::Algo::kRing);
-constexpr int kSimple = static_cast<int>(nccl::Proto::kSimple);
-
 TEST(NcclCalibrationParams, EfficiencyScalesNvlsBandwidthAndLatencyReplacesItsHop) {
-  const Topology dgx = node("450GB/s", true);
+  const Topology dgx = eight_gpu_node("450GB/s", true);
   const std::uint64_t s = std::uint64_t{256} << 20;
-  const nccl::Plan as_is = plan_for(dgx, CollectiveType::kAllReduce, s, "algo=nvls");
-  const nccl::Plan tuned = plan_for(dgx, CollectiveType::kAllReduce, s, "algo=nvls,nvls_efficiency=0.85,nvls_latency=40us");
+  const nccl::Plan as_is = plan_for_text(dgx, CollectiveType::kAllReduce, s, "algo=nvls");
+  const nccl::Plan tuned =
+      plan_for_text(dgx, CollectiveType::kAllReduce, s, "algo=nvls,nvls_efficiency=0.85,nvls_latency=40us");
   // NCCL's model on the node: 8 channels x 40 GB/s x 5/6 of algorithm bandwidth, 23 us.
   EXPECT_NEAR(as_is.table.bandwidth[kNvls][kSimple], 8 * 40.0 * 5 / 6, 1e-9);
   EXPECT_NEAR(tuned.table.bandwidth[kNvls][kSimple], 8 * 40.0 * 5 / 6 * 0.85, 1e-9);
@@ -73,23 +73,25 @@ TEST(NcclCalibrationParams, EfficiencyScalesNvlsBandwidthAndLatencyReplacesItsHo
 TEST(NcclCalibrationParams, LowEnoughEfficiencyHandsTheChoiceToRings) {
   // NVLS at 0.8 x 266.7 = 213 GB/s still beats the ring's 205.7 at 1 GiB;
   // at 0.7 (186.7) NCCL runs the ring.
-  const Topology dgx = node("450GB/s", true);
+  const Topology dgx = eight_gpu_node("450GB/s", true);
   const std::uint64_t s = std::uint64_t{1} << 30;
-  EXPECT_EQ(plan_for(dgx, CollectiveType::kAllReduce, s, "nvls_efficiency=0.8").name, "nccl:nvls/simple");
-  EXPECT_EQ(plan_for(dgx, CollectiveType::kAllReduce, s, "nvls_efficiency=0.7").name, "nccl:ring/simple");
+  EXPECT_EQ(plan_for_text(dgx, CollectiveType::kAllReduce, s, "nvls_efficiency=0.8").name, "nccl:nvls/simple");
+  EXPECT_EQ(plan_for_text(dgx, CollectiveType::kAllReduce, s, "nvls_efficiency=0.7").name, "nccl:ring/simple");
 }
 
 TEST(NcclCalibrationParams, OverheadIsPaidOncePerCallWhateverTheAlgorithm) {
-  const Topology fast = node("1000000000GB/s", true);
+  const Topology fast = eight_gpu_node("1000000000GB/s", true);
   for (const char* algo : {"ring", "nvls"}) {
     SCOPED_TRACE(algo);
     const std::uint64_t s = std::uint64_t{4} << 20;
     const std::string base = std::string("nccl:algo=") + algo;
-    const SimulationResult a = simulate_collective(fast, CollectiveType::kAllReduce, s, choose(base));
-    const SimulationResult b = simulate_collective(fast, CollectiveType::kAllReduce, s, choose(base + ",overhead=17us"));
+    const SimulationResult a = simulate_collective(fast, CollectiveType::kAllReduce, s, choose_ar_ag(base));
+    const SimulationResult b =
+        simulate_collective(fast, CollectiveType::kAllReduce, s, choose_ar_ag(base + ",overhead=17us"));
     EXPECT_EQ(b.makespan - a.makespan, 17'000'000);
-    const nccl::Plan p = plan_for(fast, CollectiveType::kAllReduce, s, std::string("algo=") + algo + ",overhead=17us");
-    const nccl::Plan q = plan_for(fast, CollectiveType::kAllReduce, s, std::string("algo=") + algo);
+    const nccl::Plan p =
+        plan_for_text(fast, CollectiveType::kAllReduce, s, std::string("algo=") + algo + ",overhead=17us");
+    const nccl::Plan q = plan_for_text(fast, CollectiveType::kAllReduce, s, std::string("algo=") + algo);
     EXPECT_NEAR(p.predicted_us - q.predicted_us, 17, 1e-6);
     EXPECT_EQ(p.name, q.name);
   }
@@ -135,8 +137,8 @@ TEST(NcclCalibrationParams, KeysAreCheckedForTheirCollectiveWhenRead) {
 // MiB per rank on 8 GPUs is a 16 MiB all-gather to NCCL, which runs LL128
 // (LL would take 178 us there); per rank it would look like LL's 2 MiB.
 TEST(NcclCalibrationParams, AllGatherIsTunedOnTheGatheredTotal) {
-  const Topology dgx = node("450GB/s", true);
-  const nccl::Plan pl = plan_for(dgx, CollectiveType::kAllGather, std::uint64_t{2} << 20, "");
+  const Topology dgx = eight_gpu_node("450GB/s", true);
+  const nccl::Plan pl = plan_for_text(dgx, CollectiveType::kAllGather, std::uint64_t{2} << 20, "");
   EXPECT_EQ(pl.name, "nccl:ring/ll128");
   // Ring LL128 all-gather: 14 + 7 x 1.9 us, min(0.92 x 12 x 30, 12 x 36.7) GB/s x 8/7 of algorithm
   // bandwidth (Simple: 8.4 + 7 x 3.4 us at 360 x 8/7, 1.4 us more).
@@ -148,10 +150,10 @@ TEST(NcclCalibrationParams, AllGatherIsTunedOnTheGatheredTotal) {
 // reduce-scatter of S (NCCL's reductions are free in its model and ours), to
 // the byte rounding of how each cuts its pieces (under a nanosecond).
 TEST(NcclCalibrationParams, AllGatherOfAShareTakesAsLongAsReduceScatterOfTheWhole) {
-  const Topology dgx = node("450GB/s", true);
+  const Topology dgx = eight_gpu_node("450GB/s", true);
   for (const std::uint64_t s : {std::uint64_t{1} << 20, std::uint64_t{16} << 20, std::uint64_t{256} << 20}) {
     SCOPED_TRACE(s);
-    const SimulationResult ag = simulate_collective(dgx, CollectiveType::kAllGather, s / 8, choose("nccl"));
+    const SimulationResult ag = simulate_collective(dgx, CollectiveType::kAllGather, s / 8, choose_ar_ag("nccl"));
     SystemConfig rs_config;
     rs_config.algorithms[CollectiveType::kReduceScatter] = "nccl";
     const SimulationResult rs = simulate_collective(dgx, CollectiveType::kReduceScatter, s, rs_config);
@@ -167,8 +169,8 @@ TEST(NcclCalibrationParams, PluginLatencyIsAddedToEveryNetworkHopOfNcclsModel) {
   const Topology topo = nccl_cluster(8, 4, "450GB/s", "50GB/s", "500ns", "2us", true, false);
   const double L = 75;  // us
   const std::uint64_t s = std::uint64_t{64} << 20;
-  const nccl::Plan plain = plan_for(topo, CollectiveType::kAllReduce, s, "algo=tree");
-  const nccl::Plan plugin = plan_for(topo, CollectiveType::kAllReduce, s, "algo=tree,plugin_latency=75us");
+  const nccl::Plan plain = plan_for_text(topo, CollectiveType::kAllReduce, s, "algo=tree");
+  const nccl::Plan plugin = plan_for_text(topo, CollectiveType::kAllReduce, s, "algo=tree,plugin_latency=75us");
   constexpr int kTree = static_cast<int>(nccl::Algo::kTree), kNvlsTree = static_cast<int>(nccl::Algo::kNvlsTree);
   constexpr int kLL = static_cast<int>(nccl::Proto::kLL), kLL128 = static_cast<int>(nccl::Proto::kLL128);
   for (const int p : {kLL, kLL128}) {
@@ -187,12 +189,12 @@ TEST(NcclCalibrationParams, PluginLatencyIsAddedToEveryNetworkHopOfNcclsModel) {
   // What it moves is NCCL's choice: at 64 MiB NVLS-tree's four Simple hops
   // cost 600 us more, the tree/LL128's four 300 us.
   const std::uint64_t mid = std::uint64_t{64} << 20;
-  EXPECT_EQ(plan_for(topo, CollectiveType::kAllReduce, mid, "").name, "nccl:nvlstree/simple");
-  EXPECT_EQ(plan_for(topo, CollectiveType::kAllReduce, mid, "plugin_latency=75us").name, "nccl:tree/ll128");
+  EXPECT_EQ(plan_for_text(topo, CollectiveType::kAllReduce, mid, "").name, "nccl:nvlstree/simple");
+  EXPECT_EQ(plan_for_text(topo, CollectiveType::kAllReduce, mid, "plugin_latency=75us").name, "nccl:tree/ll128");
   // Inside one node there is no network, so nothing to add.
-  const Topology one = node("450GB/s", true);
-  const nccl::Plan one_plugin = plan_for(one, CollectiveType::kAllReduce, s, "plugin_latency=75us");
-  const nccl::Plan one_plain = plan_for(one, CollectiveType::kAllReduce, s, "");
+  const Topology one = eight_gpu_node("450GB/s", true);
+  const nccl::Plan one_plugin = plan_for_text(one, CollectiveType::kAllReduce, s, "plugin_latency=75us");
+  const nccl::Plan one_plain = plan_for_text(one, CollectiveType::kAllReduce, s, "");
   for (int a = 0; a < nccl::kAlgos; ++a) {
     for (int p = 0; p < nccl::kProtos; ++p) EXPECT_EQ(one_plugin.table.latency[a][p], one_plain.table.latency[a][p]);
   }

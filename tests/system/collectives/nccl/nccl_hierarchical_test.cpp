@@ -35,13 +35,6 @@ Topology one_switch(std::uint32_t n, const std::string& bw, const std::string& l
                         "test-switch");
 }
 
-SystemConfig choose(T type, const std::string& text) {
-  SystemConfig c;
-  c.network.backend = "analytical";
-  c.algorithms[type] = text;
-  return c;
-}
-
 std::shared_ptr<const CollectiveProgram> program(const Topology& topo, const SystemConfig& config, T type,
                                                  std::uint64_t bytes, std::vector<std::uint32_t> members) {
   AlgorithmRegistry registry(config, topo.dims(), nullptr, true);

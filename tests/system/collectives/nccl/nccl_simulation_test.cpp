@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "tests/system/collectives/nccl/nccl_test_cluster.h"
 #include "tests/system/test_util.h"
 #include "report/report.h"
 #include "system/collectives/algorithm_context.h"
@@ -18,13 +19,8 @@ namespace {
 
 using namespace sim::testing;
 
-Topology node(std::uint32_t n, const std::string& bw, const std::string& lat, bool reduces) {
-  return parse_topology("shape: Switch\nnpus: " + std::to_string(n) + "\nbandwidth: " + bw + "\nlatency: " + lat +
-                            (reduces ? "\nin_network_reduction: true\n" : "\n"),
-                        "test-node");
-}
-
-SystemConfig choose(const std::string& text, const std::string& backend = "analytical") {
+// A config choosing `text` for all-reduce, all-gather and reduce-scatter.
+SystemConfig choose_ar_ag_rs(const std::string& text, const std::string& backend = "analytical") {
   SystemConfig c;
   c.network.backend = backend;
   c.algorithms[CollectiveType::kAllReduce] = text;
@@ -33,20 +29,7 @@ SystemConfig choose(const std::string& text, const std::string& backend = "analy
   return c;
 }
 
-nccl::Plan plan_for(const Topology& topo, CollectiveType type, std::uint64_t bytes, const nccl::Params& params) {
-  auto members = std::make_shared<std::vector<std::uint32_t>>();
-  for (std::uint32_t i = 0; i < topo.npu_count(); ++i) members->push_back(i);
-  return nccl::plan(type, bytes, params, *make_algorithm_context(members, &topo));
-}
-
-constexpr std::uint64_t kRing = static_cast<std::uint64_t>(nccl::Algo::kRing);
-constexpr std::uint64_t kTree = static_cast<std::uint64_t>(nccl::Algo::kTree);
-constexpr std::uint64_t kNvls = static_cast<std::uint64_t>(nccl::Algo::kNvls);
-constexpr std::uint64_t kSimple = static_cast<std::uint64_t>(nccl::Proto::kSimple);
-constexpr std::uint64_t kLL = static_cast<std::uint64_t>(nccl::Proto::kLL);
-
-// 1e9 GB/s links, no latency: a 2 MiB message crosses a link in 3 ps.
-const char* const kFast = "1000000000GB/s";
+// kFast links (nccl_test_cluster.h), no latency: a 2 MiB message crosses a link in 3 ps.
 
 TEST(NcclClosedForm, RingAllReduceOneChannel) {
   for (const std::uint64_t proto : {kSimple, kLL}) {
@@ -58,7 +41,7 @@ TEST(NcclClosedForm, RingAllReduceOneChannel) {
     const nccl::Params params = {{"algo", kRing}, {"proto", proto}, {"channels", 1}};
     const nccl::Plan pl = plan_for(topo, CollectiveType::kAllReduce, bytes, params);
     const std::string name = std::string("nccl:algo=ring,proto=") + (proto == kSimple ? "simple" : "ll") + ",channels=1";
-    const SimulationResult r = simulate_collective(topo, CollectiveType::kAllReduce, bytes, choose(name));
+    const SimulationResult r = simulate_collective(topo, CollectiveType::kAllReduce, bytes, choose_ar_ag_rs(name));
     // 2(n-1) steps, each: the channel pushes the piece's wire bytes at its
     // wire rate, then the hop latency before the next step.
     const Time pace = transfer_time(nccl::wire_bytes(pl.proto, piece), nccl::wire_rate(pl.model));
@@ -74,7 +57,7 @@ TEST(NcclClosedForm, RingAllGatherTwoChannels) {
   const nccl::Params params = {{"algo", kRing}, {"proto", kSimple}, {"channels", 2}};
   const nccl::Plan pl = plan_for(topo, CollectiveType::kAllGather, 2 * per_channel, params);
   const SimulationResult r = simulate_collective(topo, CollectiveType::kAllGather, 2 * per_channel,
-                                                 choose("nccl:algo=ring,proto=simple,channels=2"));
+                                                 choose_ar_ag_rs("nccl:algo=ring,proto=simple,channels=2"));
   // The two channels run side by side on their own pacers: n - 1 steps each.
   const Time pace = transfer_time(per_channel, nccl::wire_rate(pl.model));
   EXPECT_EQ(r.makespan, pl.model.base + (n - 1) * (pace + pl.model.hop_intra));
@@ -86,8 +69,8 @@ TEST(NcclClosedForm, TreeChainInsideANode) {
   const std::uint64_t bytes = 1 << 19;  // one chunk (a tree's Simple chunk is 512 KiB)
   const nccl::Params params = {{"algo", kTree}, {"proto", kSimple}, {"channels", 1}};
   const nccl::Plan pl = plan_for(topo, CollectiveType::kAllReduce, bytes, params);
-  const SimulationResult r =
-      simulate_collective(topo, CollectiveType::kAllReduce, bytes, choose("nccl:algo=tree,proto=simple,channels=1"));
+  const SimulationResult r = simulate_collective(topo, CollectiveType::kAllReduce, bytes,
+                                                 choose_ar_ag_rs("nccl:algo=tree,proto=simple,channels=1"));
   // Reduced up the chain of 8 and broadcast back down: 2 x 7 hops.
   const Time pace = transfer_time(bytes, nccl::wire_rate(pl.model));
   EXPECT_EQ(r.makespan, pl.model.base + 2 * (n - 1) * (pace + pl.model.hop_intra));
@@ -106,7 +89,8 @@ TEST(NcclClosedForm, NvlsReducesInTheSwitch) {
   const nccl::Params params = {{"algo", kNvls}, {"channels", 1}};
   const nccl::Plan pl = plan_for(topo, CollectiveType::kAllReduce, bytes, params);
   ASSERT_EQ(pl.model.step_bytes, shard);
-  const SimulationResult r = simulate_collective(topo, CollectiveType::kAllReduce, bytes, choose("nccl:algo=nvls,channels=1"));
+  const SimulationResult r =
+      simulate_collective(topo, CollectiveType::kAllReduce, bytes, choose_ar_ag_rs("nccl:algo=nvls,channels=1"));
   // Each GPU uploads its n shards one after another (p each), then multicasts
   // its own sum (p); the last owner's sum comes down (d) just after its
   // uploads end, and the n copies of each multicast come down one link each,
@@ -117,14 +101,12 @@ TEST(NcclClosedForm, NvlsReducesInTheSwitch) {
   EXPECT_EQ(r.collectives[0].algorithm, "nccl:nvls/simple");
 }
 
-// A dgx-h100 node: 8 GPUs, NVSwitch with reduction, 18 links x 25 GB/s = 450 GB/s per direction.
-Topology dgx_h100() { return node(8, "450GB/s", "500ns", true); }
-
 double busbw(const SimulationResult& r) { return busbw_gbps(r.collectives[0]); }
 
 TEST(NcclDgxH100, RingAllReduceAt4GiB) {
   const std::uint64_t bytes = std::uint64_t{4} << 30;
-  const SimulationResult r = simulate_collective(dgx_h100(), CollectiveType::kAllReduce, bytes, choose("nccl:algo=ring"));
+  const SimulationResult r =
+      simulate_collective(dgx_h100_node(), CollectiveType::kAllReduce, bytes, choose_ar_ag_rs("nccl:algo=ring"));
   EXPECT_EQ(r.collectives[0].algorithm, "nccl:ring/simple");
   // NCCL's model: 12 channels x 30 GB/s = 360 GB/s of bus bandwidth; measured ~370.
   EXPECT_NEAR(busbw(r), 370, 37) << busbw(r);
@@ -133,7 +115,8 @@ TEST(NcclDgxH100, RingAllReduceAt4GiB) {
 TEST(NcclDgxH100, NcclChoosesNvlsAt4GiB) {
   const std::uint64_t bytes = std::uint64_t{4} << 30;
   for (const char* backend : {"analytical", "flow"}) {
-    const SimulationResult r = simulate_collective(dgx_h100(), CollectiveType::kAllReduce, bytes, choose("nccl", backend));
+    const SimulationResult r =
+        simulate_collective(dgx_h100_node(), CollectiveType::kAllReduce, bytes, choose_ar_ag_rs("nccl", backend));
     EXPECT_EQ(r.collectives[0].algorithm, "nccl:nvls/simple") << backend;
     // nccl-tests' busbw (2(n-1)/n x S / t) above the 450 GB/s link: the switch reduces.
     EXPECT_NEAR(busbw(r), 480, 48) << backend << ": " << busbw(r);
@@ -143,13 +126,14 @@ TEST(NcclDgxH100, NcclChoosesNvlsAt4GiB) {
 
 TEST(NcclDgxH100, WithoutReductionNcclRunsRings) {
   const SimulationResult r = simulate_collective(node(8, "450GB/s", "500ns", false), CollectiveType::kAllReduce,
-                                                 std::uint64_t{256} << 20, choose("nccl"));
+                                                 std::uint64_t{256} << 20, choose_ar_ag_rs("nccl"));
   EXPECT_EQ(r.collectives[0].algorithm, "nccl:ring/simple");
 }
 
 TEST(NcclErrors, NvlsNeedsAReducingSwitch) {
   try {
-    simulate_collective(node(8, "450GB/s", "500ns", false), CollectiveType::kAllReduce, 1 << 20, choose("nccl:algo=nvls"));
+    simulate_collective(node(8, "450GB/s", "500ns", false), CollectiveType::kAllReduce, 1 << 20,
+                        choose_ar_ag_rs("nccl:algo=nvls"));
     FAIL() << "expected an InputError";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("in_network_reduction: true"), std::string::npos) << e.what();
@@ -157,19 +141,23 @@ TEST(NcclErrors, NvlsNeedsAReducingSwitch) {
 }
 
 TEST(NcclErrors, BadParameters) {
-  EXPECT_THROW(simulate_collective(dgx_h100(), CollectiveType::kAllReduce, 1 << 20, choose("nccl:algo=butterfly")),
-               InputError);
-  EXPECT_THROW(simulate_collective(dgx_h100(), CollectiveType::kAllReduce, 1 << 20, choose("nccl:proto=ll256")),
-               InputError);
-  EXPECT_THROW(simulate_collective(dgx_h100(), CollectiveType::kAllReduce, 1 << 20, choose("nccl:channels=0")),
-               InputError);
+  EXPECT_THROW(
+      simulate_collective(dgx_h100_node(), CollectiveType::kAllReduce, 1 << 20, choose_ar_ag_rs("nccl:algo=butterfly")),
+      InputError);
+  EXPECT_THROW(
+      simulate_collective(dgx_h100_node(), CollectiveType::kAllReduce, 1 << 20, choose_ar_ag_rs("nccl:proto=ll256")),
+      InputError);
+  EXPECT_THROW(
+      simulate_collective(dgx_h100_node(), CollectiveType::kAllReduce, 1 << 20, choose_ar_ag_rs("nccl:channels=0")),
+      InputError);
   // NVLS has no LL protocol in NCCL.
-  EXPECT_THROW(simulate_collective(dgx_h100(), CollectiveType::kAllReduce, 1 << 20, choose("nccl:algo=nvls,proto=ll")),
+  EXPECT_THROW(simulate_collective(dgx_h100_node(), CollectiveType::kAllReduce, 1 << 20,
+                                   choose_ar_ag_rs("nccl:algo=nvls,proto=ll")),
                InputError);
 }
 
 TEST(NcclTopology, InNetworkReductionKey) {
-  const Topology t = dgx_h100();
+  const Topology t = dgx_h100_node();
   EXPECT_TRUE(t.reduces(8));  // the switch follows the 8 NPUs
   EXPECT_FALSE(t.reduces(0));
   EXPECT_FALSE(node(8, "450GB/s", "500ns", false).reduces(8));

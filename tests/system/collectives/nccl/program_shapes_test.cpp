@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/system/collectives/nccl/nccl_test_cluster.h"
 #include "tests/system/test_util.h"
 #include "system/collectives/algorithm_context.h"
 #include "system/collectives/nccl/nccl_algorithm.h"
@@ -27,10 +28,6 @@ Topology fabric() {
       "topology: [Switch, Switch, Switch]\nnpus_count: [4, 2, 2]\nbandwidth: [450, 50, 50]\n"
       "latency: [150, 700, 700]\nin_network_reduction: [true, true, true]\n",
       "leaf-spine");
-}
-
-std::shared_ptr<const AlgorithmContext> context(const Topology& topo, std::vector<std::uint32_t> members) {
-  return make_algorithm_context(std::make_shared<std::vector<std::uint32_t>>(std::move(members)), &topo);
 }
 
 // The GPUs at `places` of every node.
@@ -82,7 +79,7 @@ void expect_same_ops(const CollectiveProgram& a, const CollectiveProgram& b) {
   }
 }
 
-struct Case {
+struct ShapeCase {
   CollectiveType type;
   const char* algo;
   std::vector<std::uint32_t> first, second;  // two groups of one shape
@@ -92,7 +89,7 @@ struct Case {
 TEST(ProgramShapes, GroupsOfOneShapeRunOneSetOfOpsEachOnItsOwnSwitches) {
   const Topology topo = fabric();
   const std::vector<std::uint32_t> node0 = {0, 1, 2, 3}, node1 = {4, 5, 6, 7};
-  const std::vector<Case> cases = {
+  const std::vector<ShapeCase> cases = {
       {CollectiveType::kAllReduce, "collnetchain", at_places({0, 1}), at_places({2, 3}), true},
       {CollectiveType::kAllReduce, "collnetdirect", at_places({0, 1}), at_places({2, 3}), true},
       {CollectiveType::kAllReduce, "collnetchain", at_places({0}), at_places({3}), true},
@@ -105,7 +102,7 @@ TEST(ProgramShapes, GroupsOfOneShapeRunOneSetOfOpsEachOnItsOwnSwitches) {
       {CollectiveType::kAllGather, "nvls", node0, node1, true},
   };
   const std::uint64_t bytes = 6 << 20;
-  for (const Case& c : cases) {
+  for (const ShapeCase& c : cases) {
     SCOPED_TRACE(std::string(c.algo) + " on " + std::to_string(c.first.size()) + " ranks");
     const nccl::Params params = {{"algo", nccl::param_value("algo", c.algo)}, {"channels", 2}};
     std::shared_ptr<const CollectiveProgram> shared[2];

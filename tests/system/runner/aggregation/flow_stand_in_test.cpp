@@ -18,15 +18,13 @@
 
 #include "system/scenario/fold_plan.h"
 #include "system/scenario/scenario.h"
+#include "stand_in_network.h"
 #include "tests/common/temp_folder.h"
 
 namespace sim {
 namespace {
 
-// 4 GPUs a node, 2 nodes a leaf, 4 leaves (as stand_in_test.cpp).
-const char* kNetwork =
-    "topology: [Switch, Switch, Switch]\nnpus_count: [4, 2, 4]\n"
-    "bandwidth: [450GB/s, 50GB/s, 50GB/s]\nlatency: [300ns, 1350ns, 500ns]\n";
+using testing::kStandInNetwork;
 
 std::string system_yaml(const std::string& all_reduce) {
   return "compute: {peak_tflops: 989, memory_bandwidth: 3350GB/s}\n"
@@ -34,12 +32,12 @@ std::string system_yaml(const std::string& all_reduce) {
          "collective:\n  algorithms: {all_reduce: '" + all_reduce + "', all_gather: nccl, reduce_scatter: nccl}\n";
 }
 
-struct Outcome {
+struct FoldedRun {
   SimulationResult result;
   ReplicaFolding folding;
 };
 
-Outcome run(const ScenarioSpec& spec) {
+FoldedRun run(const ScenarioSpec& spec) {
   const Scenario sc = build_scenario(spec);
   Simulation sim(sc.graphs, *sc.topology, sc.config, sc.options);
   return {sim.run(), sc.options.folding};
@@ -49,7 +47,7 @@ class FlowFolding : public testing::TempFolderTest {
  protected:
   ScenarioSpec spec(const std::string& workload, const std::string& all_reduce = "nccl") {
     ScenarioSpec s;
-    s.network = write("net.yml", kNetwork);
+    s.network = write("net.yml", kStandInNetwork);
     s.system = write("sys.yml", system_yaml(all_reduce));
     s.jobs = {JobInput{"", workload, ""}};
     s.stand_ins = true;
@@ -80,7 +78,7 @@ TEST_F(FlowFolding, ThePlanIsOneReplicaWithStandInsThenEveryRank) {
 TEST_F(FlowFolding, TheNoteSaysWhyAndWhatTheRunFolds) {
   std::vector<std::string> notes;
   const auto note = [&](const std::string& why) { notes.push_back(why); };
-  const Outcome folded = simulate_folded_if_exact(spec(kDense), run, note);
+  const FoldedRun folded = simulate_folded_if_exact(spec(kDense), run, note);
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("the flow backend shares links inside the fabric, so no fold of replicas is exact: "
                           "replicas folded one at a time with stand-ins"),
@@ -92,16 +90,15 @@ TEST_F(FlowFolding, TheNoteSaysWhyAndWhatTheRunFolds) {
   notes.clear();
   ScenarioSpec exact = spec(kDense);
   exact.stand_ins = false;
-  const Outcome every = simulate_folded_if_exact(exact, run, note);
+  const FoldedRun every = simulate_folded_if_exact(exact, run, note);
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("stand-ins are off (--exact-folding): simulating every rank"), std::string::npos) << notes[0];
   EXPECT_FALSE(every.folding.active());
   EXPECT_EQ(every.result.ranks.size(), 32u);
 
   notes.clear();  // one replica: nothing folds, nothing said
-  const Outcome alone =
-      simulate_folded_if_exact(spec("gen:transformer?model=llama3-8b&seq=512&global-batch=8&parallel=tp=4,pp=2,dp=1"),
-                               run, note);
+  const FoldedRun alone = simulate_folded_if_exact(
+      spec("gen:transformer?model=llama3-8b&seq=512&global-batch=8&parallel=tp=4,pp=2,dp=1"), run, note);
   EXPECT_TRUE(notes.empty());
   EXPECT_FALSE(alone.folding.active());
 }
@@ -121,11 +118,11 @@ TEST_F(FlowFolding, StandInsAreCloseToEveryRank) {
                         Case{kContext, "nccl:algo=tree"}, Case{gen + "tp=4,pp=1,dp=8", "ring"}}) {
     const std::string what = c.workload.substr(gen.size()) + ", " + c.all_reduce;
     ScenarioSpec s = spec(c.workload, c.all_reduce);
-    const Outcome folded = simulate_folded_if_exact(s, run, [](const std::string&) {});
+    const FoldedRun folded = simulate_folded_if_exact(s, run, [](const std::string&) {});
     ASSERT_TRUE(folded.folding.active()) << what;
     ASSERT_TRUE(folded.folding.stand_ins) << what;
     s.fold_replicas = false;
-    const Outcome every = run(s);
+    const FoldedRun every = run(s);
     ASSERT_FALSE(every.folding.active()) << what;
     EXPECT_GT(folded.result.stand_in_collectives, 0u) << what;
     const double error = static_cast<double>(folded.result.makespan - every.result.makespan) /

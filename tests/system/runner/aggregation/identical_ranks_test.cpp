@@ -39,7 +39,7 @@ std::string first_difference(const std::string& a, const std::string& b) {
   }
 }
 
-struct Outputs {
+struct FoldOutputs {
   std::string json, csv, links;
   std::uint32_t identical_ranks = 0;
 };
@@ -48,8 +48,8 @@ class IdenticalRanks : public testing::TempFolderTest {
  protected:
   // `name` replaces the workload's name in the reports (to compare two
   // spellings of one workload).
-  Outputs run(const std::string& topology, const std::string& system, const std::string& prefix, bool fold,
-              const std::string& name = "") {
+  FoldOutputs run(const std::string& topology, const std::string& system, const std::string& prefix, bool fold,
+                  const std::string& name = "") {
     ScenarioSpec spec;
     spec.network = topology;
     spec.system = system;
@@ -59,7 +59,7 @@ class IdenticalRanks : public testing::TempFolderTest {
     const Scenario s = build_scenario(spec);
     Simulation sim(s.graphs, *s.topology, s.config, s.options);
     const SimulationResult r = sim.run();
-    Outputs out;
+    FoldOutputs out;
     out.identical_ranks = r.identical_ranks;
     const testing::StableReports reports =
         testing::stable_reports(r, RunInfo{name.empty() ? s.workload_name : name, s.topology->description(),
@@ -140,8 +140,8 @@ TEST_F(IdenticalRanks, RandomIdenticalWorkloadsEqualTheFullRun) {
                              std::to_string(npus) + ", " + std::to_string(layers) + " layers" +
                              (overlapped ? ", compute beside" : "");
     SCOPED_TRACE(name);
-    const Outputs with = run(topo, sys, prefix, true);
-    const Outputs without = run(topo, sys, prefix, false);
+    const FoldOutputs with = run(topo, sys, prefix, true);
+    const FoldOutputs without = run(topo, sys, prefix, false);
     EXPECT_EQ(without.identical_ranks, 0u);
     EXPECT_EQ(first_difference(with.json, without.json), "");
     EXPECT_EQ(first_difference(with.csv, without.csv), "");
@@ -174,7 +174,7 @@ TEST_F(IdenticalRanks, DifferentTracesOrATimelineRunEveryRank) {
     return std::vector<et::Node>{comp_node(1, r == 3 ? 6 : 5), coll_node(2, CollectiveType::kAllReduce, 1 << 20)};
   });
   write_et(late[3], path("w/w.3.et"));
-  const Outputs differ = run(topo, "", path("w/w"), true);
+  const FoldOutputs differ = run(topo, "", path("w/w"), true);
   EXPECT_EQ(differ.identical_ranks, 0u);
   EXPECT_EQ(first_difference(differ.json, run(topo, "", path("w/w"), false).json), "");
   write_et(same[3], path("w/w.3.et"));
@@ -217,8 +217,8 @@ TEST_F(IdenticalRanks, GeneratedMicrobenchmarksFoldAndEqualTheirFilesRunInFull) 
     const std::string prefix = path("w" + std::to_string(i) + "/w");
     std::filesystem::create_directories(path("w" + std::to_string(i)));
     for (std::uint32_t r = 0; r < mb.npus(); ++r) write_et(microbenchmark_trace(mb, r), prefix + "." + std::to_string(r) + ".et");
-    const Outputs generated = run(c.topology, sys, c.query, true, "w");
-    const Outputs files = run(c.topology, sys, prefix, false, "w");
+    const FoldOutputs generated = run(c.topology, sys, c.query, true, "w");
+    const FoldOutputs files = run(c.topology, sys, prefix, false, "w");
     EXPECT_EQ(generated.identical_ranks, c.folds ? 16u : 0u);
     EXPECT_EQ(first_difference(generated.json, files.json), "");
     EXPECT_EQ(first_difference(generated.csv, files.csv), "");

@@ -27,18 +27,14 @@
 #include "system/runner/engine/collective_engine.h"
 #include "system/scenario/fold_plan.h"
 #include "system/scenario/scenario.h"
+#include "stand_in_network.h"
 #include "tests/common/temp_folder.h"
 #include "tests/system/test_util.h"
 
 namespace sim {
 namespace {
 
-// 4 GPUs a node, 2 nodes a leaf, 4 leaves: a rail's ring crosses the spine
-// at every other hop, and NCCL's tree over the nodes has a root, inner nodes
-// and leaves.
-const char* kNetwork =
-    "topology: [Switch, Switch, Switch]\nnpus_count: [4, 2, 4]\n"
-    "bandwidth: [450GB/s, 50GB/s, 50GB/s]\nlatency: [300ns, 1350ns, 500ns]\n";
+using testing::kStandInNetwork;
 
 class Ends final : public CollectiveListener {
  public:
@@ -80,7 +76,7 @@ Time full_run(const std::shared_ptr<const CollectiveProgram>& program,
 }
 
 TEST(StandIn, AloneItEndsWhenTheSlowestMemberOfTheFullRunEnds) {
-  const Topology topo = parse_topology(kNetwork, "stand-in");
+  const Topology topo = parse_topology(kStandInNetwork, "stand-in");
   for (const std::string algo : {"nccl:algo=tree", "nccl:algo=ring", "nccl:algo=tree,proto=ll"}) {
     SystemConfig config;
     config.network.backend = "analytical";
@@ -119,7 +115,7 @@ TEST(StandIn, AloneItEndsWhenTheSlowestMemberOfTheFullRunEnds) {
 // (members x, x + P, x + 2P, ...) ends in the full run started then: exact
 // for the collective alone, for NCCL's tree and ring through leaf and spine.
 TEST(StandIn, ContextParallelMembersEachEndWithTheirSlowestCopy) {
-  const Topology topo = parse_topology(kNetwork, "stand-in");
+  const Topology topo = parse_topology(kStandInNetwork, "stand-in");
   for (const std::string algo : {"nccl:algo=tree", "nccl:algo=ring"}) {
     SystemConfig config;
     config.network.backend = "analytical";
@@ -169,7 +165,7 @@ TEST(StandIn, ContextParallelMembersEachEndWithTheirSlowestCopy) {
 }
 
 TEST(StandIn, PlacementShapeIsTheSplitAlongEveryDimension) {
-  const Topology topo = parse_topology(kNetwork, "stand-in");
+  const Topology topo = parse_topology(kStandInNetwork, "stand-in");
   const auto& dims = topo.dimensions();
   EXPECT_EQ(placement_shape(dims, *rail(1, 0, 8)), placement_shape(dims, *rail(2, 0, 8)));
   // Nodes 2..5 and 4..7 each fill two whole leaves.
@@ -194,7 +190,7 @@ class StandInRun : public testing::TempFolderTest {
 };
 
 TEST_F(StandInRun, AGeneratedIterationFoldedWithStandInsIsCloseToTheFullRun) {
-  const std::string net = write("net.yml", kNetwork);
+  const std::string net = write("net.yml", kStandInNetwork);
   struct Case {
     std::string algo;
     double bound;
@@ -245,7 +241,7 @@ TEST_F(StandInRun, AGeneratedIterationFoldedWithStandInsIsCloseToTheFullRun) {
 // With stand-ins off (--exact-folding) the ladder ends at every rank: the
 // full run's iteration to the picosecond.
 TEST_F(StandInRun, ContextParallelGradientGroupsThatDoNotMirrorAreTimedByStandIns) {
-  const std::string net = write("net.yml", kNetwork);
+  const std::string net = write("net.yml", kStandInNetwork);
   const std::string sys = write("sys.yml", "compute: {peak_tflops: 989, memory_bandwidth: 3350GB/s}\n"
                                            "collective:\n  algorithms: {all_reduce: 'nccl:algo=tree', "
                                            "all_gather: nccl, reduce_scatter: nccl}\n");

@@ -11,11 +11,6 @@ namespace {
 
 using Flops = uint128;  // core/time.h
 
-// Megatron-LM's 72 B s l h^2 (1 + s/(6h) + V/(12 l h)), multiplied out so it stays an integer.
-std::uint64_t megatron_gpt(Flops B, Flops s, Flops l, Flops h, Flops V) {
-  return static_cast<std::uint64_t>(72 * B * s * l * h * h + 12 * B * s * s * l * h + 6 * B * s * h * V);
-}
-
 // Term by term: QKV with GQA, attention over s, projection, SwiGLU (3 matrices) or top-k SwiGLU experts
 // plus the router, logits; forward + backward = 3 x forward.
 std::uint64_t llama_closed_form(Flops B, Flops s, Flops l, Flops h, Flops f, Flops heads, Flops kv_heads, Flops V,

@@ -25,8 +25,6 @@ std::string query_error(const std::string& workload) {
   return "(no error)";
 }
 
-bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
-
 // seq 2^26 at tp 2: one attention kernel's backward FLOPs are 8 x 2^52 x 2048
 // = 2^66 (wrapped to an MFU of 140,135 % once).
 TEST_F(GeneratorTest, AttentionFlopsPastInt64NameSeqAsWritten) {

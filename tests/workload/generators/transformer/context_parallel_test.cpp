@@ -32,8 +32,6 @@ std::int64_t pairs(const AttentionKernel& k) {
   return k.batch * k.heads * (k.causal ? k.seq * (k.seq + 1) / 2 : k.seq * k.seq);
 }
 
-bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
-
 TEST_F(GeneratorTest, RingAttentionComputesEveryCausalPairOnceSharedEvenlyByTheCpRanks) {
   // 4 layers, hidden 64, 8 heads of 8, 2 key/value heads; micro-batch 2 of seq 64.
   const std::string model = model_file("llama", llama_yaml(4, 64, 176, 8, 2, 256));

@@ -10,12 +10,6 @@
 namespace sim::testing {
 namespace {
 
-using Wide = uint128;  // core/time.h
-
-std::uint64_t megatron_gpt(Wide B, Wide s, Wide l, Wide h, Wide V) {
-  return static_cast<std::uint64_t>(72 * B * s * l * h * h + 12 * B * s * s * l * h + 6 * B * s * h * V);
-}
-
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }

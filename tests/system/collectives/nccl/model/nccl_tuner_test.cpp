@@ -5,17 +5,21 @@
 
 #include "system/collectives/nccl/model/nccl_system.h"
 #include "system/collectives/nccl/model/nccl_tuner.h"
+#include "tests/system/collectives/nccl/nccl_indices.h"
 
 namespace sim::nccl {
 namespace {
 
-constexpr int kTree = static_cast<int>(Algo::kTree), kRing = static_cast<int>(Algo::kRing),
-              kNvls = static_cast<int>(Algo::kNvls);
-constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
+using testing::kLL;
+using testing::kLL128;
+using testing::kNvls;
+using testing::kRing;
+using testing::kSimple;
+using testing::kTree;
 
 // 8 H100 on NVSwitch: 18 NVLink4 per GPU, NCCL counts 20.6 GB/s each = 370.8 GB/s.
 // NCCL 2.20's tables unless `version` says otherwise.
-TuneInput dgx_h100(bool nvls, int version = 220) {
+TuneInput dgx_h100_input(bool nvls, int version = 220) {
   TuneInput in;
   in.version = version;
   in.type = CollectiveType::kAllReduce;
@@ -49,7 +53,7 @@ TEST(NcclSearch, TwoDgxH100Rings) {
 }
 
 TEST(NcclTuner, DgxH100AllReduceTable) {
-  const TuneInput in = dgx_h100(true);
+  const TuneInput in = dgx_h100_input(true);
   const TuneTable t = tune(in);
   // Ring: busBw 12 x 30 = 360, to algBw x 8/14; LL min(87.7, 360/4); LL128 x 0.92.
   EXPECT_NEAR(t.bandwidth[kRing][kLL], 87.7 * 8 / 14, 1e-9);
@@ -79,7 +83,7 @@ std::string chosen(const TuneInput& in, std::uint64_t bytes) {
 }
 
 TEST(NcclTuner, DgxH100ChoicePerSize) {
-  const TuneInput in = dgx_h100(true);
+  const TuneInput in = dgx_h100_input(true);
   // 64 KiB: ring LL 15.0 + 65536 / 50114 = 16.31 us beats tree LL (x .6
   // correction: 17.7 us) and NVLS (23.25 us).
   EXPECT_EQ(chosen(in, 1024), "ring/ll");
@@ -90,7 +94,7 @@ TEST(NcclTuner, DgxH100ChoicePerSize) {
 }
 
 TEST(NcclTuner, DgxH100WithoutNvlsChoicePerSize) {
-  const TuneInput in = dgx_h100(false);
+  const TuneInput in = dgx_h100_input(false);
   EXPECT_EQ(chosen(in, 1 << 20), "ring/ll");      // 35.9 us; tree LL128 45.1, ring LL128 46.1
   EXPECT_EQ(chosen(in, 16 << 20), "ring/ll128");  // 129.3 us; Simple 137.6
   // LL128 and Simple cross where 15.4 us = S (1/189.257 - 1/205.714) / 1000: 36.4 MB.
@@ -101,7 +105,7 @@ TEST(NcclTuner, DgxH100WithoutNvlsChoicePerSize) {
 }
 
 TEST(NcclTuner, OtherCollectivesRunRingOrNvls) {
-  TuneInput in = dgx_h100(true);
+  TuneInput in = dgx_h100_input(true);
   in.type = CollectiveType::kAllGather;
   const TuneTable t = tune(in);
   EXPECT_EQ(t.bandwidth[kTree][kSimple], 0);
@@ -114,14 +118,14 @@ TEST(NcclTuner, OtherCollectivesRunRingOrNvls) {
 // What NCCL 2.21 changed (tuning.cc of 2.21.5): ring LL at half the bus
 // bandwidth under Hopper's one-node cap of 141 GB/s, and NVLS's NVLink hop 25 us.
 TEST(NcclTuner, Release221RingLlAndNvlsLatency) {
-  const TuneTable t = tune(dgx_h100(true, 221));
+  const TuneTable t = tune(dgx_h100_input(true, 221));
   EXPECT_NEAR(t.bandwidth[kRing][kLL], 141.0 * 8 / 14, 1e-9);  // min(141, 360 / 2)
   EXPECT_NEAR(t.latency[kNvls][kSimple], 25.0, 1e-9);
   EXPECT_NEAR(t.latency[kTree][kSimple], 2 * 7 * 28.0, 1e-9);  // 2.23's change, not yet
   // 1 MiB now runs ring LL: 15.0 + 1048576 / 80571 = 28.0 us against NVLS's
   // 25 + 3.9 = 28.9 (2.20: NVLS, 26.9 us against ring LL's 35.9).
-  EXPECT_EQ(chosen(dgx_h100(true, 221), 1 << 20), "ring/ll");
-  EXPECT_EQ(chosen(dgx_h100(true, 220), 1 << 20), "nvls/simple");
+  EXPECT_EQ(chosen(dgx_h100_input(true, 221), 1 << 20), "ring/ll");
+  EXPECT_EQ(chosen(dgx_h100_input(true, 220), 1 << 20), "nvls/simple");
 }
 
 // What NCCL 2.23 changed (2.23.4), kept through 2.27: tree/Simple's latencies

@@ -34,13 +34,6 @@ TEST(NetWrites, StripesAreAtLeastTheLeastWriteAndADivisorOfTheRails) {
   EXPECT_EQ(w.extra(512 << 10, 1), 0u);
 }
 
-SystemConfig choose(CollectiveType type, const std::string& text) {
-  SystemConfig c;
-  c.network.backend = "analytical";
-  c.algorithms[type] = text;
-  return c;
-}
-
 TEST(NetWrites, AnAllToAllAcrossNodesKeepsTheNicBusyForEachWrite) {
   // Two nodes of two GPUs, NVLink too fast to matter, a 50 GB/s NIC per GPU,
   // no latency: each NIC carries its rail's two 1 MiB parts (its GPU's and,

@@ -35,10 +35,6 @@ Topology leaf_spine(std::uint32_t per_node, std::uint32_t per_leaf, std::uint32_
                         "leaf-spine");
 }
 
-std::shared_ptr<const AlgorithmContext> context(const Topology& topo, std::vector<std::uint32_t> members) {
-  return make_algorithm_context(std::make_shared<std::vector<std::uint32_t>>(std::move(members)), &topo);
-}
-
 // One all-reduce of `bytes` by `members` alone (a process group).
 SimulationResult group_all_reduce(const Topology& topo, const std::vector<std::uint32_t>& members, std::uint64_t bytes,
                                   const SystemConfig& config) {

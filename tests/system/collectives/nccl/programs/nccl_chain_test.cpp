@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "tests/system/collectives/nccl/nccl_test_cluster.h"
 #include "tests/system/test_util.h"
 #include "report/report.h"
 #include "system/collectives/algorithm_context.h"
@@ -18,31 +19,10 @@ namespace {
 
 using namespace sim::testing;
 
-Topology node(std::uint32_t n, const std::string& bw, const std::string& lat) {
-  return parse_topology("shape: Switch\nnpus: " + std::to_string(n) + "\nbandwidth: " + bw + "\nlatency: " + lat + "\n",
-                        "test-node");
-}
-
-SystemConfig choose(CollectiveType type, const std::string& text, const std::string& backend = "analytical") {
-  SystemConfig c;
-  c.network.backend = backend;
-  c.algorithms[type] = text;
-  return c;
-}
-
-nccl::Plan plan_for(const Topology& topo, CollectiveType type, std::uint64_t bytes, const nccl::Params& params) {
-  auto members = std::make_shared<std::vector<std::uint32_t>>();
-  for (std::uint32_t i = 0; i < topo.npu_count(); ++i) members->push_back(i);
-  return nccl::plan(type, bytes, params, *make_algorithm_context(members, &topo));
-}
-
-constexpr std::uint64_t kSimple = static_cast<std::uint64_t>(nccl::Proto::kSimple);
-constexpr std::uint64_t kLL = static_cast<std::uint64_t>(nccl::Proto::kLL);
-constexpr std::uint64_t kLL128 = static_cast<std::uint64_t>(nccl::Proto::kLL128);
 constexpr CollectiveType kBroadcast = CollectiveType::kBroadcast;
 constexpr CollectiveType kReduce = CollectiveType::kReduce;
 
-const char* const kFast = "1000000000GB/s";  // 1e9 GB/s, no latency: a 512 KiB message crosses a link in 1 ps
+// kFast links (nccl_test_cluster.h), no latency: a 512 KiB message crosses a link in 1 ps.
 
 std::string proto_text(std::uint64_t p) { return nccl::proto_name(static_cast<nccl::Proto>(p)); }
 
@@ -90,8 +70,8 @@ TEST(NcclChainClosedForm, ChannelsSideBySide) {
   EXPECT_EQ(r.makespan, pl.model.base + (n - 1) * (pace + pl.model.hop_intra));
 }
 
-// dgx-h100 node: 8 GPUs, 450 GB/s per GPU and direction, 500 ns links.
-Topology dgx_h100() { return node(8, "450GB/s", "500ns"); }
+// dgx-h100 node: 8 GPUs, 450 GB/s per GPU and direction, 500 ns links; its NVSwitch does not reduce.
+Topology plain_dgx_h100_node() { return node(8, "450GB/s", "500ns"); }
 
 // NCCL's pipeline on a real node: 12 channels of 30 GB/s (NCCL's ring search),
 // 64 chunks of 512 KiB each. The network (1 us and 1.2 us of transfer a hop,
@@ -102,11 +82,11 @@ TEST(NcclChainDgxH100, BroadcastPipelineClosedForm) {
   const std::uint64_t bytes = 12 * 64 * chunk;  // 384 MiB
   const std::uint32_t n = 8;
   for (const CollectiveType type : {kBroadcast, kReduce}) {
-    const nccl::Plan pl = plan_for(dgx_h100(), type, bytes, {});
+    const nccl::Plan pl = plan_for(plain_dgx_h100_node(), type, bytes, {});
     ASSERT_EQ(pl.name, "nccl:ring/simple");
     ASSERT_EQ(pl.channels, 12u);
     EXPECT_EQ(pl.model.channel_rate, 30'000'000'000);  // NCCL's busBw 12 x 30 GB/s, algBw = busBw (n/n steps)
-    const SimulationResult r = simulate_collective(dgx_h100(), type, bytes, choose(type, "nccl"));
+    const SimulationResult r = simulate_collective(plain_dgx_h100_node(), type, bytes, choose(type, "nccl"));
     const Time pace = transfer_time(chunk, nccl::wire_rate(pl.model));
     EXPECT_EQ(r.makespan, pl.model.base + (n - 1) * (pace + pl.model.hop_intra) + 63 * pace) << collective_name(type);
     // The collective's record times its first member, the root: a
@@ -120,8 +100,9 @@ TEST(NcclChainDgxH100, BroadcastPipelineClosedForm) {
     EXPECT_NEAR(static_cast<double>(bytes) / (static_cast<double>(r.makespan) / kSecond) / 1e9, 320.7, 0.1);
   }
   // The flow backend shares the port among the 12 channels' flows: within 1%.
-  const SimulationResult f = simulate_collective(dgx_h100(), kBroadcast, bytes, choose(kBroadcast, "nccl", "flow"));
-  const SimulationResult a = simulate_collective(dgx_h100(), kBroadcast, bytes, choose(kBroadcast, "nccl"));
+  const SimulationResult f =
+      simulate_collective(plain_dgx_h100_node(), kBroadcast, bytes, choose(kBroadcast, "nccl", "flow"));
+  const SimulationResult a = simulate_collective(plain_dgx_h100_node(), kBroadcast, bytes, choose(kBroadcast, "nccl"));
   EXPECT_NEAR(static_cast<double>(f.makespan), static_cast<double>(a.makespan), 0.01 * static_cast<double>(a.makespan));
 }
 
@@ -172,30 +153,37 @@ TEST(NcclChainTuner, TablesOnOneNode) {
 // 1/360) = 1066.2 kB.
 TEST(NcclChainTuner, DgxH100ChoicePerSize) {
   for (const CollectiveType type : {kBroadcast, kReduce}) {
-    const auto later = [&](std::uint64_t bytes) { return plan_for(dgx_h100(), type, bytes, {{"version", 221}}).name; };
+    const auto later = [&](std::uint64_t bytes) {
+      return plan_for(plain_dgx_h100_node(), type, bytes, {{"version", 221}}).name;
+    };
     EXPECT_EQ(later(1041 << 10), "nccl:ring/ll") << collective_name(type);       // 1066.0 kB
     EXPECT_EQ(later(1042 << 10), "nccl:ring/simple") << collective_name(type);   // 1067.0 kB
-    const auto name = [&](std::uint64_t bytes) { return plan_for(dgx_h100(), type, bytes, {{"version", 220}}).name; };
+    const auto name = [&](std::uint64_t bytes) {
+      return plan_for(plain_dgx_h100_node(), type, bytes, {{"version", 220}}).name;
+    };
     EXPECT_EQ(name(4 << 10), "nccl:ring/ll") << collective_name(type);
     EXPECT_EQ(name(512 << 10), "nccl:ring/ll") << collective_name(type);     // 13.18 us against 13.26
     EXPECT_EQ(name(520 << 10), "nccl:ring/ll") << collective_name(type);     // 13.2716 us against 13.2791
     EXPECT_EQ(name(530 << 10), "nccl:ring/simple") << collective_name(type); // 13.3076 us against 13.3884
     EXPECT_EQ(name(1 << 20), "nccl:ring/simple") << collective_name(type);   // 14.71 us against 19.16
     EXPECT_EQ(name(std::uint64_t{1} << 30), "nccl:ring/simple") << collective_name(type);
-    const nccl::Plan pl = plan_for(dgx_h100(), type, 512 << 10, {{"version", 220}});
+    const nccl::Plan pl = plan_for(plain_dgx_h100_node(), type, 512 << 10, {{"version", 220}});
     EXPECT_NEAR(pl.predicted_us, 7.2 + 524288 / (1000 * 87.7), 1e-9);
-    EXPECT_NEAR(plan_for(dgx_h100(), type, 512 << 10, {{"version", 221}}).predicted_us, 7.2 + 524288 / (1000 * 141.0), 1e-9);
-    EXPECT_EQ(plan_for(dgx_h100(), type, 512 << 10, {}).predicted_us, pl.predicted_us);  // no release named: 2.20's tables
+    EXPECT_NEAR(plan_for(plain_dgx_h100_node(), type, 512 << 10, {{"version", 221}}).predicted_us,
+                7.2 + 524288 / (1000 * 141.0), 1e-9);
+    EXPECT_EQ(plan_for(plain_dgx_h100_node(), type, 512 << 10, {}).predicted_us,
+              pl.predicted_us);  // no release named: 2.20's tables
   }
   // The report names what ran.
-  const SimulationResult r = simulate_collective(dgx_h100(), kBroadcast, 64 << 10, choose(kBroadcast, "nccl"));
+  const SimulationResult r =
+      simulate_collective(plain_dgx_h100_node(), kBroadcast, 64 << 10, choose(kBroadcast, "nccl"));
   EXPECT_EQ(r.collectives[0].algorithm, "nccl:ring/ll");
-  const SimulationResult s = simulate_collective(dgx_h100(), kReduce, 64 << 20, choose(kReduce, "nccl"));
+  const SimulationResult s = simulate_collective(plain_dgx_h100_node(), kReduce, 64 << 20, choose(kReduce, "nccl"));
   EXPECT_EQ(s.collectives[0].algorithm, "nccl:ring/simple");
 }
 
 TEST(NcclChainErrors, OnlyRing) {
-  const Topology topo = dgx_h100();
+  const Topology topo = plain_dgx_h100_node();
   for (const char* algo : {"tree", "nvls", "collnet"}) {
     try {
       simulate_collective(topo, kBroadcast, 1 << 20, choose(kBroadcast, std::string("nccl:algo=") + algo));

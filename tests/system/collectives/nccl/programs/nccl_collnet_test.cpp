@@ -23,13 +23,8 @@ namespace {
 
 using namespace sim::testing;
 
-Topology dgx_h100(std::uint32_t nodes, bool node_reduces, bool rail_reduces) {
-  return nccl_cluster(8, nodes, "450", "50", "500", "1000", node_reduces, rail_reduces);
-}
-
 constexpr int kChain = static_cast<int>(nccl::Algo::kCollNetChain);
 constexpr int kDirect = static_cast<int>(nccl::Algo::kCollNetDirect);
-constexpr int kSimple = static_cast<int>(nccl::Proto::kSimple);
 
 // tuning.cc on two dgx-h100 whose rail switches reduce: CollNet's graph is
 // one channel per NIC-attached GPU at min(NIC 50, NVLink 370.8 / 8) = 46.35

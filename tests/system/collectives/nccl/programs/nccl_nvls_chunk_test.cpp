@@ -9,6 +9,7 @@
 #include <string>
 
 #include "tests/system/test_util.h"
+#include "tests/common/sizes.h"
 #include "../nccl_test_cluster.h"
 #include "system/collectives/nccl/nccl_algorithm.h"
 #include "system/collectives/nccl/model/nccl_protocol.h"
@@ -17,10 +18,6 @@ namespace sim {
 namespace {
 
 using namespace sim::testing;
-
-constexpr std::uint64_t kMiB = 1 << 20;
-constexpr std::uint64_t kNvls = static_cast<std::uint64_t>(nccl::Algo::kNvls);
-constexpr std::uint64_t kNvlsTree = static_cast<std::uint64_t>(nccl::Algo::kNvlsTree);
 
 // NVLS-tree: 128 KiB (64 KiB from 4 nodes), 64 KiB below 4 x ops x chunk,
 // 32 KiB below 1 x ops x 64 KiB. Two dgx-h100 (8 channels x 8 heads = 64

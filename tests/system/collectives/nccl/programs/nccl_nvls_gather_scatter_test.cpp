@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <string>
 
+#include "tests/system/collectives/nccl/nccl_test_cluster.h"
 #include "tests/system/test_util.h"
 #include "report/report.h"
 #include "system/collectives/algorithm_context.h"
@@ -21,29 +22,8 @@ namespace {
 using namespace sim::testing;
 using T = CollectiveType;
 
-Topology node(std::uint32_t n, const std::string& bw, const std::string& lat, bool reduces) {
-  return parse_topology("shape: Switch\nnpus: " + std::to_string(n) + "\nbandwidth: " + bw + "\nlatency: " + lat +
-                            (reduces ? "\nin_network_reduction: true\n" : "\n"),
-                        "test-node");
-}
-
-// The dgx-h100 preset's node: 8 GPUs, NVSwitch that reduces, 450 GB/s per GPU and direction, 500 ns.
-Topology dgx_h100() { return node(8, "450GB/s", "500ns", true); }
-
-SystemConfig choose(T type, const std::string& text) {
-  SystemConfig c;
-  c.algorithms[type] = text;
-  return c;
-}
-
-nccl::Plan plan_for(const Topology& topo, T type, std::uint64_t bytes, const nccl::Params& params) {
-  auto members = std::make_shared<std::vector<std::uint32_t>>();
-  for (std::uint32_t i = 0; i < topo.npu_count(); ++i) members->push_back(i);
-  return nccl::plan(type, bytes, params, *make_algorithm_context(members, &topo));
-}
-
-constexpr std::uint64_t kNvls = static_cast<std::uint64_t>(nccl::Algo::kNvls);
-const char* const kFast = "1000000000GB/s";  // a 128 KiB shard crosses a link in 0 ps
+// dgx_h100_node() (nccl_test_cluster.h) is the dgx-h100 preset's node. On
+// kFast links a 128 KiB shard crosses a link in 0 ps.
 
 // One round of one channel: each GPU stores its shard to the switch (p, the
 // channel's pace), the switch's port down to each GPU sends it the n copies
@@ -91,7 +71,7 @@ TEST(NcclNvlsGatherScatter, ReduceScatterClosedForm) {
 // carries n x channels copies of a round's shard at 450 GB/s (the engine
 // paces a switch operation, then the network carries it).
 TEST(NcclNvlsGatherScatter, DgxH100TakesNcclsModelledTime) {
-  const Topology topo = dgx_h100();
+  const Topology topo = dgx_h100_node();
   for (const std::uint64_t n_bytes : {std::uint64_t{3} << 20, std::uint64_t{64} << 20, std::uint64_t{1} << 30}) {
     for (const T type : {T::kAllGather, T::kReduceScatter}) {
       SCOPED_TRACE(std::to_string(n_bytes) + (type == T::kAllGather ? " all-gather" : " reduce-scatter"));
@@ -124,7 +104,7 @@ TEST(NcclNvlsGatherScatter, ChunkFollowsNcclsThresholds) {
   EXPECT_EQ(nccl::nvls_chunk(std::uint64_t{32} << 20, 64), 65536u);  // 8 x 64 x 64 KiB
   EXPECT_EQ(nccl::nvls_chunk((std::uint64_t{512} << 20) - 1, 64), 65536u);
   EXPECT_EQ(nccl::nvls_chunk(std::uint64_t{512} << 20, 64), 131072u);  // 64 x 64 x 128 KiB
-  const Topology topo = dgx_h100();
+  const Topology topo = dgx_h100_node();
   EXPECT_EQ(plan_for(topo, T::kReduceScatter, 3'000'000, {{"algo", kNvls}}).model.step_bytes, 16384u);
   EXPECT_EQ(plan_for(topo, T::kAllGather, std::uint64_t{128} << 20, {{"algo", kNvls}}).model.step_bytes, 131072u);
 }
@@ -133,7 +113,7 @@ TEST(NcclNvlsGatherScatter, ChunkFollowsNcclsThresholds) {
 // beats the ring's LL (100.2 GB/s, 10.8 us) above about 2.0 MB and loses to
 // its LL128 (0.92 x 360 x 8/7 = 378.5 GB/s, 27.3 us) above about 3.9 MB.
 TEST(NcclNvlsGatherScatter, NcclChoosesNvlsBetweenItsCrossovers) {
-  const Topology topo = dgx_h100();
+  const Topology topo = dgx_h100_node();
   // NCCL's one-node ring on 12 x 30 GB/s, 7 steps (algBw = busBw x 8/7): LL min(llMaxBw 87.7, busBw / 3),
   // LL128 busBw x 0.92; latency baseLat + 7 hops.
   const double nvls_bw = 8 * 40 * 5.0 / 6, ll_bw = std::min(87.7, 360.0 / 3) * 8 / 7;

@@ -20,15 +20,6 @@ namespace {
 
 using namespace sim::testing;
 
-// dgx-h100 nodes: 8 GPUs at 450 GB/s on NVSwitch, one 400 Gb/s (50 GB/s) NIC per GPU, rail switches.
-Topology dgx_h100(std::uint32_t nodes, bool node_reduces, bool rail_reduces) {
-  return nccl_cluster(8, nodes, "450", "50", "500", "1000", node_reduces, rail_reduces);
-}
-
-constexpr int kNvls = static_cast<int>(nccl::Algo::kNvls);
-constexpr int kNvlsTree = static_cast<int>(nccl::Algo::kNvlsTree);
-constexpr int kSimple = static_cast<int>(nccl::Proto::kSimple);
-
 // tuning.cc: NVLS's bandwidth min(bwIntra, bwInter) x channels x 5/6 = 8 x
 // min(40, 48) x 5/6 = 266.7 GB/s on 2 and 4 nodes (NVLS-tree: the same on 2,
 // bwInter / 2 = 24 on 4: 160 GB/s); latency hwLat NVLink 23 + hwLat net 18 =

@@ -21,14 +21,6 @@ namespace {
 
 using namespace sim::testing;
 
-// Two or four dgx-h100: 8 GPUs at 450 GB/s on NVSwitch (reducing, or not), one 400 Gb/s (50 GB/s) NIC per GPU.
-Topology dgx_h100(std::uint32_t nodes, bool reduces = true) {
-  return nccl_cluster(8, nodes, "450", "50", "500", "1000", reduces, false);
-}
-
-constexpr int kNvlsTree = static_cast<int>(nccl::Algo::kNvlsTree);
-constexpr int kSimple = static_cast<int>(nccl::Proto::kSimple);
-
 // NCCL's NVLS search with NICs: the inter-node speed list (48, 45, 42, 40, ...):
 // 8 channels of s need s x 9 <= 370.8 GB/s: 40; then pass 2 raises bwInter
 // while below 2 x 40, as far as one 50 GB/s NIC per head carries: 48.

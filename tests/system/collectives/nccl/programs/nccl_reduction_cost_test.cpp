@@ -23,8 +23,6 @@ namespace {
 
 using namespace sim::testing;
 
-const char* const kFast = "1000000000GB/s";
-
 Topology fast_node(std::uint32_t n) {
   return parse_topology("shape: Switch\nnpus: " + std::to_string(n) + "\nbandwidth: " + kFast + "\nlatency: 0ns\n",
                         "test-node");

@@ -166,7 +166,7 @@ const char* type_name(CollectiveType t) {
                                                : "allgather";
 }
 
-struct Case {
+struct RingCase {
   CollectiveType type;
   Layout layout;
   std::uint64_t bytes;
@@ -186,7 +186,7 @@ struct Tally {
   int cases = 0, symmetric = 0;
 };
 
-void check(const Case& c, Tally& tally) {
+void check(const RingCase& c, Tally& tally) {
   const AlgorithmContext ctx = group(c.layout.n, c.layout.per_node, c.layout.interleaved);
   const auto dag = nccl::make_ring_dag_program("nccl:ring", c.type, c.bytes, ctx, c.m);
   const auto ring = nccl::make_ring_program("nccl:ring", c.type, c.bytes, ctx, c.m);

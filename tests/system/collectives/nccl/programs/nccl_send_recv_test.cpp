@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "tests/common/sizes.h"
 #include "../nccl_test_cluster.h"
 #include "core/error.h"
 #include "system/config/system_config.h"
@@ -16,8 +17,6 @@ namespace sim {
 namespace {
 
 using namespace sim::testing;
-
-constexpr std::uint64_t kMiB = 1 << 20;
 
 Topology two_nodes() { return nccl_cluster(2, 2, "100GB/s", "50GB/s", "0ns", "0ns", false, false); }
 

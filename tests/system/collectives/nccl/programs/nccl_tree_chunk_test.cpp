@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tests/system/test_util.h"
+#include "tests/common/sizes.h"
 #include "../nccl_test_cluster.h"
 #include "system/collectives/nccl/nccl_algorithm.h"
 #include "system/collectives/nccl/model/nccl_protocol.h"
@@ -18,11 +19,6 @@ namespace sim {
 namespace {
 
 using namespace sim::testing;
-
-constexpr std::uint64_t kMiB = 1 << 20;
-constexpr std::uint64_t kTree = static_cast<std::uint64_t>(nccl::Algo::kTree);
-constexpr std::uint64_t kLL128 = static_cast<std::uint64_t>(nccl::Proto::kLL128);
-constexpr std::uint64_t kSimple = static_cast<std::uint64_t>(nccl::Proto::kSimple);
 
 // 4 nodes of 8 (ppn 8): nsteps = 1 + 2 + 0.8 = 3.8, so halve while a channel
 // gets fewer than 30.4 chunks (and the chunk is above 128 KiB), then while
