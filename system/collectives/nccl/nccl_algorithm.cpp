@@ -375,8 +375,14 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
   const auto forced_channels = params.find("channels");
   if (forced_channels != params.end()) pl.channels = static_cast<std::uint32_t>(forced_channels->second);
   pl.predicted_us = algo_time(in, pl.table, pl.algo, pl.proto, tuned_bytes, static_cast<int>(pl.channels));
-  // NCCL's model prices the search's channels; a small ring or tree runs on fewer.
-  if (forced_channels == params.end()) pl.channels = runtime_channels(pl.algo, pl.proto, tuned_bytes, in.ranks, pl.channels);
+  // NCCL's model prices the search's channels; a ring or tree runs on the
+  // communicator's (twice the search's, nccl_system.h's run_channels), a small
+  // one on fewer.
+  const bool ring_or_tree = pl.algo == Algo::kRing || pl.algo == Algo::kTree;
+  const int run = ring_or_tree ? pl.system.run_channels : g.channels;
+  if (forced_channels == params.end()) {
+    pl.channels = runtime_channels(pl.algo, pl.proto, tuned_bytes, in.ranks, static_cast<std::uint32_t>(run));
+  }
   // NVLS-tree runs on nvlsChannels CTAs whatever the search found (src/enqueue.cc:
   // "NVLS should not need more than 16 channels", nc = comm->nvlsChannels);
   // NCCL's model prices it on the search's graph (above).
@@ -473,7 +479,8 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     m.window = kChainStepsInFlight;
     if (bytes > ctx.memory.cache_bytes) m.memory_bandwidth = ctx.memory.bandwidth;  // the heads' reads (all-reduce only)
   } else {
-    const double bus_per_channel = alg_bw / bus_to_alg_ratio(pl.algo, type, in.ranks) / g.channels;
+    // NCCL's modelled bandwidth over the CTAs that carry it.
+    const double bus_per_channel = alg_bw / bus_to_alg_ratio(pl.algo, type, in.ranks) / run;
     m.channel_rate = static_cast<BytesPerSecond>(std::llround(bus_per_channel * 1e9));
     m.base = us(base_latency(pl.algo, pl.proto, tables));
     m.hop_intra = us(hop_latency(g.nvlink_intra ? Hw::kNvlink : Hw::kPci, pl.algo, pl.proto, tables));

@@ -99,10 +99,24 @@ inline constexpr double kSpeedInter[] = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.
 inline constexpr double kSpeedIntraSm90[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
 inline constexpr double kSpeedInterSm90[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
                                              15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
-inline constexpr int kMaxChannels = 32;         // MAXCHANNELS
+inline constexpr int kMaxChannels = 32;         // a graph's channels after the split (2 x kSearchChannels)
 inline constexpr int kSearchChannels = 16;      // the search's maxChannels (MAXCHANNELS / 2)
 inline constexpr int kMaxNvlsArity = 32;        // NCCL_MAX_NVLS_ARITY
 inline constexpr double kDuplicateAbove = 25;   // rings/trees of >= 25 GB/s: twice the channels at half speed
+// ... except on Hopper a graph of more than 4 channels below 50 GB/s, kept as
+// found (src/graph/search.cc, ncclTopoDupChannels: ccMin > 80).
+inline constexpr double kHopperKeepBelow = 50;
+inline constexpr int kHopperKeepOver = 4;
+// The CTAs a ring or tree runs on are not the search's channels: the
+// communicator takes twice the fewer of the ring's and the tree's
+// (src/graph/connect.cc, ncclTopoPostset: the copies get the mirrored tree),
+// half as many again where CollNet runs and its graph is faster inside the node
+// than across, and on Hopper across nodes twice again while below 16 when the
+// ring is faster than 45 GB/s a channel ("4 compute channels per search
+// channel"); at most MAXCHANNELS (64 from 2.22 on; src/include/device.h).
+inline constexpr int kRunChannelsMax = 64;
+inline constexpr double kHopperDoubleAbove = 45;
+inline constexpr int kHopperDoubleBelow = 16;
 
 // --- Protocols and chunks: src/include/device.h, src/enqueue.cc. ---
 inline constexpr int kNcclSteps = 8;  // NCCL_STEPS: slots of a connection's buffer

@@ -57,7 +57,8 @@ Graph ring_or_tree(Arch arch, int per_node, int nodes, double gpu_bw, double nic
   }
   Graph g;
   if (best_ch == 0) return g;
-  if (best_speed >= kDuplicateAbove) {
+  const bool hopper_keeps = arch == Arch::kHopper && best_speed < kHopperKeepBelow && best_ch > kHopperKeepOver;
+  if (best_speed >= kDuplicateAbove && !hopper_keeps) {
     const int dup = std::min(best_ch * 2, kMaxChannels);
     best_speed /= static_cast<double>((dup + best_ch - 1) / best_ch);
     best_ch = dup;
@@ -253,6 +254,18 @@ std::array<Graph, kAlgos> search_graphs(Arch arch, int ranks, int nodes, double 
   return graphs;
 }
 
+int run_channels(const std::array<Graph, kAlgos>& graphs, Arch arch, int ranks, int nodes) {
+  const Graph& ring = graphs[static_cast<int>(Algo::kRing)];
+  const Graph& tree = graphs[static_cast<int>(Algo::kTree)];
+  int nc = ring.channels > 0 && tree.channels > 0 ? std::min(ring.channels, tree.channels)
+                                                  : std::max(ring.channels, tree.channels);
+  nc = std::min(kRunChannelsMax, 2 * nc);
+  const Graph& chain = graphs[static_cast<int>(Algo::kCollNetChain)];
+  if (chain.channels > 0 && chain.bw_intra > chain.bw_inter && ranks > nodes) nc = std::min(kRunChannelsMax, nc + nc / 2);
+  if (arch == Arch::kHopper && nodes > 1 && ring.bw_intra > kHopperDoubleAbove && nc < kHopperDoubleBelow) nc *= 2;
+  return std::max(nc, 1);
+}
+
 NcclSystem describe_system(const AlgorithmContext& ctx, Arch arch) {
   NcclSystem s;
   s.arch = arch;
@@ -289,6 +302,7 @@ NcclSystem describe_system(const AlgorithmContext& ctx, Arch arch) {
   s.nvls = ctx.domain_reduces;
   s.collnet = ctx.fabric_reduces && !sharp_tree(ctx).empty();
   s.graphs = search_graphs(arch, s.ranks, s.nodes, s.gpu_bw, s.nic_bw, s.nvls, s.collnet, s.nics);
+  s.run_channels = run_channels(s.graphs, arch, s.ranks, s.nodes);
   return s;
 }
 

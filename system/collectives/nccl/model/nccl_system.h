@@ -32,6 +32,7 @@ struct NcclSystem {
   bool nvls = false;         // the node switches reduce and multicast
   bool collnet = false;      // the fabric reduces
   std::array<Graph, kAlgos> graphs;
+  int run_channels = 0;      // the CTAs a ring or tree runs on (run_channels below)
 };
 
 // NCCL's per-link NVLink bandwidth of `arch` over the spec rate (25 GB/s per
@@ -47,6 +48,11 @@ NcclSystem describe_system(const AlgorithmContext& ctx, Arch arch);
 // (0: one per GPU).
 std::array<Graph, kAlgos> search_graphs(Arch arch, int ranks, int nodes, double gpu_bw, double nic_bw, bool nvls,
                                         bool collnet, int nics = 0);
+
+// The channels (CTAs) NCCL runs a ring or tree on, from the search's graphs
+// (src/graph/connect.cc, ncclTopoPostset; kRunChannelsMax and the rules beside
+// it): NCCL's model prices the graph's channels, its kernels run these.
+int run_channels(const std::array<Graph, kAlgos>& graphs, Arch arch, int ranks, int nodes);
 
 // How a host's GPUs reach the network, as NCCL counts it: `devices` network
 // devices of `speed` GB/s each. A NIC one GPU alone reaches is merged with

@@ -127,14 +127,17 @@ TEST(NcclSystem, NicsSharedByPairsHalveTheNetworkDevices) {
   EXPECT_EQ(s.nics, 4);
   EXPECT_DOUBLE_EQ(s.nic_bw, 50);
   // NCCL's search with 4 devices of 50 GB/s: a channel of 48 GB/s per device,
-  // 4 channels (192 GB/s), split in two at half speed; with a device per GPU,
-  // 8 channels of 45 GB/s (360 GB/s), split likewise.
+  // 4 channels (192 GB/s), split in two at half speed (4 channels are few
+  // enough for Hopper to split); with a device per GPU, 8 channels of 45 GB/s
+  // (360 GB/s), which Hopper keeps. Both run on 16 CTAs.
   const auto ring = s.graphs[static_cast<int>(nccl::Algo::kRing)];
   EXPECT_EQ(ring.channels, 8);
   EXPECT_DOUBLE_EQ(ring.bw_inter, 24);
+  EXPECT_EQ(s.run_channels, 16);
   const auto own = nccl::search_graphs(nccl::Arch::kHopper, 16, 2, s.gpu_bw, 50, false, false, 8);
-  EXPECT_EQ(own[static_cast<int>(nccl::Algo::kRing)].channels, 16);
-  EXPECT_DOUBLE_EQ(own[static_cast<int>(nccl::Algo::kRing)].bw_inter, 22.5);
+  EXPECT_EQ(own[static_cast<int>(nccl::Algo::kRing)].channels, 8);
+  EXPECT_DOUBLE_EQ(own[static_cast<int>(nccl::Algo::kRing)].bw_inter, 45);
+  EXPECT_EQ(nccl::run_channels(own, nccl::Arch::kHopper, 16, 2), 16);
 
   // The same pairs under a PCIe switch each, a NIC below it.
   expect_same(describe(parse_topology(dgx_graph(2, Nics::kUnderPcieSwitch, 50), "pcie.yml")), s);

@@ -46,10 +46,41 @@ TEST(NcclSearch, DgxH100Graphs) {
 
 TEST(NcclSearch, TwoDgxH100Rings) {
   // 16 GPUs, 400 Gb/s (50 GB/s) NIC per GPU: the inter-node speeds; 45 GB/s
-  // fills 8 NICs and 8 x 45 = 360 of the NVLink, then doubled: 16 x 22.5.
+  // fills 8 NICs and 8 x 45 = 360 of the NVLink. Hopper keeps more than 4
+  // channels below 50 GB/s as found (ncclTopoDupChannels): 8 x 45, which
+  // NCCL's kernels run on 16 CTAs.
   const auto g = search_graphs(Arch::kHopper, 16, 2, 18 * 20.6, 50, false, false);
-  EXPECT_EQ(g[kRing].channels, 16);
-  EXPECT_DOUBLE_EQ(g[kRing].bw_intra, 22.5);
+  EXPECT_EQ(g[kRing].channels, 8);
+  EXPECT_DOUBLE_EQ(g[kRing].bw_intra, 45);
+  EXPECT_EQ(run_channels(g, Arch::kHopper, 16, 2), 16);
+  // Ampere (12 NVLinks of 20 GB/s to NCCL) splits any graph of 25 GB/s or
+  // more: 5 x 48 found (8 x 30 is no more), run as 10 x 24 on 20 CTAs.
+  const auto a = search_graphs(Arch::kAmpere, 16, 2, 12 * 20.0, 50, false, false);
+  EXPECT_EQ(a[kRing].channels, 10);
+  EXPECT_DOUBLE_EQ(a[kRing].bw_intra, 24);
+  EXPECT_EQ(run_channels(a, Arch::kAmpere, 16, 2), 20);
+}
+
+// The CTAs a ring or tree runs on (connect.cc, ncclTopoPostset): twice the
+// fewer of the ring's and the tree's search channels, at most 64; on Hopper
+// across nodes twice again while below 16 if the ring runs above 45 GB/s.
+TEST(NcclSearch, RunChannelsFromTheGraphs) {
+  std::array<Graph, kAlgos> g{};
+  g[kRing].channels = 12;
+  g[kRing].bw_intra = 30;
+  g[kTree].channels = 12;
+  EXPECT_EQ(run_channels(g, Arch::kHopper, 8, 1), 24);  // one dgx-h100: 12 x 30 found
+  g[kTree].channels = 6;
+  EXPECT_EQ(run_channels(g, Arch::kHopper, 8, 1), 12);  // the fewer of the two
+  g[kRing].channels = g[kTree].channels = 4;
+  g[kRing].bw_intra = 48;
+  EXPECT_EQ(run_channels(g, Arch::kHopper, 16, 2), 16);  // 8, doubled again across nodes
+  EXPECT_EQ(run_channels(g, Arch::kHopper, 8, 1), 8);    // not on one node
+  EXPECT_EQ(run_channels(g, Arch::kAmpere, 16, 2), 8);   // nor before Hopper
+  g[kRing].bw_intra = 45;
+  EXPECT_EQ(run_channels(g, Arch::kHopper, 16, 2), 8);   // nor at 45 GB/s
+  g[kRing].channels = g[kTree].channels = 32;
+  EXPECT_EQ(run_channels(g, Arch::kAmpere, 8, 1), 64);   // MAXCHANNELS
 }
 
 TEST(NcclTuner, DgxH100AllReduceTable) {

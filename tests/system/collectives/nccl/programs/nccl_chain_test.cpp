@@ -73,19 +73,20 @@ TEST(NcclChainClosedForm, ChannelsSideBySide) {
 // dgx-h100 node: 8 GPUs, 450 GB/s per GPU and direction, 500 ns links; its NVSwitch does not reduce.
 Topology plain_dgx_h100_node() { return node(8, "450GB/s", "500ns"); }
 
-// NCCL's pipeline on a real node: 12 channels of 30 GB/s (NCCL's ring search),
-// 64 chunks of 512 KiB each. The network (1 us and 1.2 us of transfer a hop,
-// 12 channels' messages through one 450 GB/s port) stays under the 17.5 us
-// pace of a chunk, so the closed form holds exactly here too.
+// NCCL's pipeline on a real node: NCCL's ring search finds 12 channels of 30
+// GB/s, its kernels run 24 CTAs (twice the search's), each at 15 GB/s, 64
+// chunks of 512 KiB each. The network (1 us and 1.2 us of transfer a hop, 24
+// channels' messages through one 450 GB/s port) stays under the 35 us pace of
+// a chunk, so the closed form holds exactly here too.
 TEST(NcclChainDgxH100, BroadcastPipelineClosedForm) {
   const std::uint64_t chunk = nccl::chain_step_payload(nccl::Proto::kSimple);
-  const std::uint64_t bytes = 12 * 64 * chunk;  // 384 MiB
+  const std::uint64_t bytes = 24 * 64 * chunk;  // 768 MiB
   const std::uint32_t n = 8;
   for (const CollectiveType type : {kBroadcast, kReduce}) {
     const nccl::Plan pl = plan_for(plain_dgx_h100_node(), type, bytes, {});
     ASSERT_EQ(pl.name, "nccl:ring/simple");
-    ASSERT_EQ(pl.channels, 12u);
-    EXPECT_EQ(pl.model.channel_rate, 30'000'000'000);  // NCCL's busBw 12 x 30 GB/s, algBw = busBw (n/n steps)
+    ASSERT_EQ(pl.channels, 24u);
+    EXPECT_EQ(pl.model.channel_rate, 15'000'000'000);  // NCCL's busBw 12 x 30 GB/s over 24 CTAs, algBw = busBw (n/n steps)
     const SimulationResult r = simulate_collective(plain_dgx_h100_node(), type, bytes, choose(type, "nccl"));
     const Time pace = transfer_time(chunk, nccl::wire_rate(pl.model));
     EXPECT_EQ(r.makespan, pl.model.base + (n - 1) * (pace + pl.model.hop_intra) + 63 * pace) << collective_name(type);
@@ -96,10 +97,10 @@ TEST(NcclChainDgxH100, BroadcastPipelineClosedForm) {
     EXPECT_EQ(r.collectives[0].duration, root_done) << collective_name(type);
     // nccl-tests' busbw for broadcast and reduce is algbw (factor 1).
     EXPECT_NEAR(busbw_gbps(r.collectives[0]), algbw_gbps(r.collectives[0]), 1e-9);
-    // The whole pipeline: 7 hops of fill (20.9 us each) against 1.1 ms of streaming.
-    EXPECT_NEAR(static_cast<double>(bytes) / (static_cast<double>(r.makespan) / kSecond) / 1e9, 320.7, 0.1);
+    // The whole pipeline: 7 hops of fill (38.4 us each) against 2.2 ms of streaming.
+    EXPECT_NEAR(static_cast<double>(bytes) / (static_cast<double>(r.makespan) / kSecond) / 1e9, 324.9, 0.1);
   }
-  // The flow backend shares the port among the 12 channels' flows: within 1%.
+  // The flow backend shares the port among the 24 channels' flows: within 1%.
   const SimulationResult f =
       simulate_collective(plain_dgx_h100_node(), kBroadcast, bytes, choose(kBroadcast, "nccl", "flow"));
   const SimulationResult a = simulate_collective(plain_dgx_h100_node(), kBroadcast, bytes, choose(kBroadcast, "nccl"));
