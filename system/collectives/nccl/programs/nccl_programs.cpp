@@ -100,7 +100,7 @@ class Builder {
 // per loop: it may have more rounds (4 GiB on 8 GPUs is 512 rounds of 128 KiB).
 constexpr std::uint64_t kMaxNvlsRounds = 256;
 // A chain (broadcast, reduce) has 3 ops a chunk per rank: NCCL's own 512 KiB
-// Simple chunks up to 3 GiB on 12 channels, so the pipeline's fill is NCCL's.
+// Simple chunks up to 6 GiB on 24 channels, so the pipeline's fill is NCCL's.
 constexpr std::uint64_t kMaxChainLoops = 512;
 // CollNet direct's smallest chunk per head (src/enqueue.cc: halved while above 131072 bytes).
 constexpr std::uint64_t kCollNetDirectMinChunk = 128 * 1024;
