@@ -328,11 +328,20 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
     const auto chain = chains(ctx, c);
     std::vector<std::int64_t>& parent = parents_of[c];
     parent.assign(n, -1);
+    // NCCL's tree graph is a balanced tree (NCCL_TOPO_PATTERN_BALANCED_TREE,
+    // src/init.cc; connectTrees): a node's chain head sends up and takes one
+    // child node, the chain's second GPU takes the other, so no GPU receives
+    // from more than two or sends to more than two.
     for (std::uint32_t d = 0; d < D; ++d) {
       const auto& L = chain[d];
       for (std::size_t i = 1; i < L.size(); ++i) parent[L[i]] = L[i - 1];
       const std::int64_t pd = tree_parent(d, mirror);
-      if (pd >= 0) parent[L[0]] = chain[static_cast<std::size_t>(pd)][0];
+      if (pd < 0) continue;
+      const auto& P = chain[static_cast<std::size_t>(pd)];
+      // The first child in heap order (x = 2p + 1) hangs on the second GPU.
+      const std::uint32_t x = mirror ? D - 1 - d : d;
+      const bool first_child = x % 2 == 1;
+      parent[L[0]] = first_child && P.size() > 1 ? P[1] : P[0];
     }
   }
   // At most, per chunk: a receive and a delay per child and a send down to
