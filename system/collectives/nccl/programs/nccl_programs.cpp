@@ -10,6 +10,7 @@
 #include "system/collectives/nccl/programs/nccl_ring_program.h"
 #include "system/collectives/nccl/model/nccl_system.h"
 #include "system/collectives/nccl/model/sharp_tree.h"
+#include "system/collectives/tree.h"
 
 namespace sim::nccl {
 
@@ -311,36 +312,28 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
   std::vector<std::uint32_t> base(n);
   for (std::uint32_t r = 0; r < n; ++r) base[r] = b.delay(r, m.base, kNone);
   const std::uint32_t D = ctx.domains;
-  // Binary tree over the nodes: heap order; the second tree mirrors it.
-  const auto tree_parent = [D](std::uint32_t d, bool mirror) -> std::int64_t {
-    const std::uint32_t x = mirror ? D - 1 - d : d;
-    if (x == 0) return -1;
-    const std::uint32_t p = (x - 1) / 2;
-    return mirror ? D - 1 - p : p;
-  };
   // Each channel's tree: a parent per rank (-1 at the root).
   std::vector<std::vector<std::int64_t>> parents_of(m.channels);
   for (std::uint32_t c = 0; c < m.channels; ++c) {
-    // NCCL duplicates its channels (ncclTopoPostset) and gives a channel's
-    // copy, c + channels / 2, the mirrored tree: the same chain heads take
-    // both trees, so each is a leaf in one (src/graph/connect.cc, connectTrees).
-    const bool mirror = D > 1 && (m.channels % 2 == 0 ? c >= m.channels / 2 : c % 2 == 1);
+    // NCCL's double binary tree over the nodes (src/graph/trees.cc,
+    // ncclGetDtree; TreeProgram::dtree): NCCL duplicates its channels
+    // (ncclTopoPostset) and gives a channel's copy, c + channels / 2, the
+    // second tree, so each node is a leaf in one of them.
+    const std::uint32_t tree = D > 1 && (m.channels % 2 == 0 ? c >= m.channels / 2 : c % 2 == 1) ? 1 : 0;
     const auto chain = chains(ctx, c);
     std::vector<std::int64_t>& parent = parents_of[c];
     parent.assign(n, -1);
     // NCCL's tree graph is a balanced tree (NCCL_TOPO_PATTERN_BALANCED_TREE,
-    // src/init.cc; connectTrees): a node's chain head sends up and takes one
-    // child node, the chain's second GPU takes the other, so no GPU receives
-    // from more than two or sends to more than two.
+    // src/init.cc; src/graph/connect.cc, connectTrees): a node's chain head
+    // links to its parent node and to its second child, the chain's second
+    // GPU to its first child, so no GPU links to more than two other nodes.
     for (std::uint32_t d = 0; d < D; ++d) {
       const auto& L = chain[d];
       for (std::size_t i = 1; i < L.size(); ++i) parent[L[i]] = L[i - 1];
-      const std::int64_t pd = tree_parent(d, mirror);
+      const std::int64_t pd = TreeProgram::dtree(D, d, tree).parent;
       if (pd < 0) continue;
       const auto& P = chain[static_cast<std::size_t>(pd)];
-      // The first child in heap order (x = 2p + 1) hangs on the second GPU.
-      const std::uint32_t x = mirror ? D - 1 - d : d;
-      const bool first_child = x % 2 == 1;
+      const bool first_child = TreeProgram::dtree(D, static_cast<std::uint32_t>(pd), tree).child[0] == d;
       parent[L[0]] = first_child && P.size() > 1 ? P[1] : P[0];
     }
   }
@@ -542,13 +535,6 @@ std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std
   for (const auto& d : nodes) {
     for (std::uint32_t i = 0; i < local; ++i) index[d[i]] = i;
   }
-  // Binary tree over the nodes: heap order; the second tree mirrors it.
-  const auto tree_parent = [D](std::uint32_t d, bool mirror) -> std::int64_t {
-    const std::uint32_t x = mirror ? D - 1 - d : d;
-    if (x == 0) return -1;
-    const std::uint32_t p = (x - 1) / 2;
-    return mirror ? D - 1 - p : p;
-  };
   const std::uint64_t step = m.step_bytes ? m.step_bytes : kNvlsChunk;
   const std::uint32_t window = m.window ? m.window : 4;
   const BytesPerSecond rate = wire_rate(m);
@@ -571,11 +557,13 @@ std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std
     const NodeId sw = ctx.domain_switch[d];
     const std::uint32_t base = b.delay(x, m.base, kNone);
     for (std::uint32_t c = 0; c < m.channels; ++c) {
-      const bool mirror = c % 2 == 1;
-      const std::int64_t pd = tree_parent(d, mirror);
+      // NCCL's double binary tree over the nodes, alternating by channel
+      // (src/graph/connect.cc, connectNvls: treeUp[c % 2]; ncclGetDtree).
+      const TreeProgram::Node tn = TreeProgram::dtree(D, d, c % 2);
+      const std::int64_t pd = tn.parent;
       std::vector<std::uint32_t> kids;
-      for (std::uint32_t e = 0; e < D; ++e) {
-        if (tree_parent(e, mirror) == static_cast<std::int64_t>(d)) kids.push_back(nodes[e][me]);
+      for (const std::int64_t e : tn.child) {
+        if (e >= 0) kids.push_back(nodes[static_cast<std::size_t>(e)][me]);
       }
       const std::uint64_t share = part_bytes(bytes, m.channels, c);
       const std::uint64_t k = ceil_div(share, step * local, kMaxNvlsRounds);
