@@ -31,6 +31,8 @@ void add_calibrate_command(CLI::App& app, CalibrateCommand& c) {
       ->check(not_empty("value"));
   c.app->add_option("-o,--output", c.output, "folder to write the calibrated files and errors.csv to")->required();
   c.app->add_flag("-q,--quiet", c.quiet, "no progress lines on stderr");
+  c.app->add_flag("--trade-offs", c.trade_offs,
+                  "also check which fitted values the rows pin: each doubled and halved, the others fitted again; a warning for each the rows fit about as well without");
   c.app->add_option("-j,--jobs", c.jobs, "threads simulating the rows side by side (default: one per core)");
 }
 
@@ -66,6 +68,7 @@ int run_calibrate_command(const CalibrateCommand& c, std::ostream& out, std::ost
   o.output = c.output;
   o.nccl_collective = c.collective;
   o.jobs = c.jobs;
+  o.trade_offs = c.trade_offs;
   if (c.fit_option && c.fit_option->count() > 0) o.fit = fit_names(c.fit);
   for (const std::string& f : c.filters) {
     const auto eq = f.find('=');

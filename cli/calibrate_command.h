@@ -14,6 +14,7 @@ struct CalibrateCommand {
   std::string reference, system, preset, output, sizes, fit, collective;
   std::vector<std::string> filters;
   bool quiet = false;
+  bool trade_offs = false;
   unsigned jobs = 0;  // 0: one per core
   CLI::App* app = nullptr;
   CLI::Option* fit_option = nullptr;  // given at all (an empty --fit '' is an error, not the default)

@@ -401,6 +401,56 @@ std::string golden_section(Evaluator& ev, const FreeParameterSpec& p, std::vecto
   return best;
 }
 
+// Values the fitting rows do not pin (`--trade-offs`): each fitted value in
+// turn doubled and halved (within its bounds), the others fitted again (up to
+// 3 rounds), and the rows' rms log error compared with the fit's. Where it
+// rises by less than half a point, the rows fit about as well with that
+// value moved: they fix a combination of the values, not each (a per-call
+// overhead and a per-hop latency on one node count), and rows elsewhere
+// depend on a split the fit happened to land on.
+std::vector<std::string> trade_offs(Evaluator& ev, const std::vector<FreeParameterSpec>& params,
+                                    const std::vector<std::string>& values, int steps) {
+  constexpr double kTolerance = 0.005;
+  const double fitted = std::sqrt(ev.objective(values));
+  std::vector<std::string> out;
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    const FreeParameterSpec& p = params[k];
+    const double x = std::log(*value_of(p.kind, values[k]));
+    for (const double factor : {2.0, 0.5}) {
+      const double moved = std::clamp(x + std::log(factor), std::log(p.min), std::log(p.max));
+      std::vector<std::string> trial = values;
+      trial[k] = bounded_value(p, std::exp(moved));
+      if (trial[k] == values[k]) continue;  // on that bound already
+      // The others fitted again, as the fit does, for at most 3 rounds.
+      double last = ev.objective(trial);
+      for (int round = 0; round < 3 && params.size() > 1; ++round) {
+        for (std::size_t j = 0; j < params.size(); ++j) {
+          if (j != k) trial[j] = golden_section(ev, params[j], trial, j, steps);
+        }
+        const double now = ev.objective(trial);
+        if (now >= last * (1 - 1e-9)) break;
+        last = now;
+      }
+      const double rms = std::sqrt(ev.objective(trial));
+      if (rms > fitted + kTolerance) continue;
+      std::ostringstream w;
+      w << "calibrate: the fitting rows do not pin " << p.name << ": at " << trial[k] << " (fitted " << values[k]
+        << ")";
+      std::string others;
+      for (std::size_t j = 0; j < params.size(); ++j) {
+        if (j != k && trial[j] != values[j]) others += (others.empty() ? "" : ", ") + params[j].name + " " + trial[j];
+      }
+      w << (others.empty() ? std::string(", the others as fitted,") : ", with " + others + ",")
+        << " they fit with rms log error " << rms << " against the fit's " << fitted
+        << ": rows where these parameters act differently (another node count, other sizes), or fewer --fit "
+           "parameters, decide it (docs/calibrate.md, \"Values the rows do not pin\")";
+      out.push_back(w.str());
+      break;
+    }
+  }
+  return out;
+}
+
 YAML::Node find_key(YAML::Node root, const std::vector<std::string>& path) {
   YAML::Node at;
   at.reset(root);
@@ -811,6 +861,9 @@ CalibrationResult calibrate(const CalibrateOptions& o) {
                                 p.min_text + ", " + p.max_text + "], " + p.where +
                                 "): the rows ask for a value beyond it, so the other parameters absorb the rest");
     }
+  }
+  if (o.trade_offs) {
+    for (const std::string& w : trade_offs(ev, result.parameters, result.values, o.steps)) result.warnings.push_back(w);
   }
 
   // Every row with the fitted files.

@@ -58,6 +58,10 @@ struct CalibrateOptions {
   int rounds = 20;              // coordinate-descent rounds at most (it stops when a round gains nothing)
   int steps = 24;               // golden-section evaluations per parameter and round
   unsigned jobs = 0;            // threads simulating rows side by side (0: one per core)
+  // Also check which fitted values the rows pin (--trade-offs): each doubled
+  // and halved with the others fitted again; a warning for each the rows fit
+  // about as well without. About 2 x (parameters - 1) searches per parameter.
+  bool trade_offs = false;
   std::function<void(const CalibrateProgress&)> progress;  // may be empty
 };
 

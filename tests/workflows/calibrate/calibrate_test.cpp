@@ -123,6 +123,51 @@ TEST_F(Calibrate, RecoversTheParametersACurveWasMadeWith) {
   EXPECT_EQ(run.code, 0) << run.output;
 }
 
+// A ring pays the link's latency and the per-message overhead once per step
+// each, on every row alike: the rows fix their sum, not each, and
+// --trade-offs says so.
+TEST_F(Calibrate, TradeOffsNameTheValuesTheRowsDoNotPin) {
+  const std::string dir = ring_preset();
+  const std::vector<std::pair<std::string, std::string>> net = {{"bandwidth.0", "300GB/s"}, {"latency.0", "2000ns"}};
+  const std::vector<std::pair<std::string, std::string>> sys = {{"collective.endpoint_delay", "2us"}};
+  const std::string ref = synthetic_reference(dir, net, sys);
+  // The fit starts at the values the curve was made with and stays there:
+  // the warnings are about the rows, not about where a search stopped.
+  const std::string net_text = with(TempFolderTest::read(dir + "/network.yml"), net);
+  const std::string sys_text = with(TempFolderTest::read(dir + "/system.yml"), sys);
+  std::ofstream(dir + "/network.yml") << net_text;
+  std::ofstream(dir + "/system.yml") << sys_text;
+  CalibrateOptions o;
+  o.reference = ref;
+  o.system_dir = dir;
+  o.fit = {"nvlink_bandwidth", "nvlink_latency", "message_overhead"};
+  o.filters = {{"collective", "allreduce"}};
+  o.output = path("out");
+  o.trade_offs = true;
+  const CalibrationResult r = calibrate(o);
+  EXPECT_LT(r.fit_rms_log_error, 0.01);
+  std::string latency, overhead;
+  for (const std::string& w : r.warnings) {
+    if (w.find("do not pin nvlink_latency") != std::string::npos) latency = w;
+    if (w.find("do not pin message_overhead") != std::string::npos) overhead = w;
+    EXPECT_EQ(w.find("do not pin nvlink_bandwidth"), std::string::npos) << w;  // sizes from 1 MiB to 1 GiB pin it
+  }
+  // Each moved, the other takes up the difference.
+  ASSERT_FALSE(latency.empty());
+  ASSERT_FALSE(overhead.empty());
+  EXPECT_NE(latency.find(", message_overhead "), std::string::npos) << latency;
+  EXPECT_NE(overhead.find(", nvlink_latency "), std::string::npos) << overhead;
+  EXPECT_NE(latency.find("against the fit's"), std::string::npos) << latency;
+  // Without the trade-off (the overhead not fitted), every value is pinned.
+  o.fit = {"nvlink_bandwidth", "nvlink_latency"};
+  const CalibrationResult pinned = calibrate(o);
+  for (const std::string& x : pinned.warnings) EXPECT_EQ(x.find("do not pin"), std::string::npos) << x;
+  // And nothing is checked without the option.
+  o.fit = {"nvlink_bandwidth", "nvlink_latency", "message_overhead"};
+  o.trade_offs = false;
+  for (const std::string& x : calibrate(o).warnings) EXPECT_EQ(x.find("do not pin"), std::string::npos) << x;
+}
+
 TEST_F(Calibrate, SameInputsGiveTheSameParameters) {
   const std::string dir = ring_preset();
   const std::string ref = synthetic_reference(dir, {{"bandwidth.0", "350GB/s"}}, {{"collective.endpoint_delay", "1us"}});
