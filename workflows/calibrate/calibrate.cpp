@@ -401,6 +401,27 @@ std::string golden_section(Evaluator& ev, const FreeParameterSpec& p, std::vecto
   return best;
 }
 
+constexpr std::size_t kNoneHeld = static_cast<std::size_t>(-1);
+
+// Coordinate descent over every parameter but `held` until a round no
+// longer lowers the objective (by a part in 1e9), at most `rounds` rounds:
+// parameters that trade off against each other (a bandwidth and a latency)
+// need several.
+void descend(Evaluator& ev, const std::vector<FreeParameterSpec>& params, std::vector<std::string>& values, int rounds,
+             int steps, std::size_t held, const std::function<void(const CalibrateProgress&)>& progress) {
+  double last = ev.objective(values);
+  for (int round = 0; round < rounds; ++round) {
+    for (std::size_t k = 0; k < params.size(); ++k) {
+      if (k == held) continue;
+      values[k] = golden_section(ev, params[k], values, k, steps);
+      if (progress) progress(CalibrateProgress{round + 1, params[k].name, ev.evaluations(), std::sqrt(ev.best())});
+    }
+    const double now = ev.objective(values);
+    if (now >= last * (1 - 1e-9)) break;
+    last = now;
+  }
+}
+
 // Values the fitting rows do not pin (`--trade-offs`): each fitted value in
 // turn doubled and halved (within its bounds), the others fitted again (up to
 // 3 rounds), and the rows' rms log error compared with the fit's. Where it
@@ -421,16 +442,7 @@ std::vector<std::string> trade_offs(Evaluator& ev, const std::vector<FreeParamet
       std::vector<std::string> trial = values;
       trial[k] = bounded_value(p, std::exp(moved));
       if (trial[k] == values[k]) continue;  // on that bound already
-      // The others fitted again, as the fit does, for at most 3 rounds.
-      double last = ev.objective(trial);
-      for (int round = 0; round < 3 && params.size() > 1; ++round) {
-        for (std::size_t j = 0; j < params.size(); ++j) {
-          if (j != k) trial[j] = golden_section(ev, params[j], trial, j, steps);
-        }
-        const double now = ev.objective(trial);
-        if (now >= last * (1 - 1e-9)) break;
-        last = now;
-      }
+      if (params.size() > 1) descend(ev, params, trial, 3, steps, k, {});  // the others fitted again
       const double rms = std::sqrt(ev.objective(trial));
       if (rms > fitted + kTolerance) continue;
       std::ostringstream w;
@@ -833,19 +845,7 @@ CalibrationResult calibrate(const CalibrateOptions& o) {
   }
 
   Evaluator ev(machines, result.rows, o.jobs);
-  // Coordinate descent until a round no longer lowers the objective (by a
-  // part in 1e9), at most `rounds` rounds: parameters that trade off against
-  // each other (a bandwidth and a latency) need several.
-  double last = ev.objective(result.values);
-  for (int round = 0; round < std::max(o.rounds, 1); ++round) {
-    for (std::size_t k = 0; k < result.parameters.size(); ++k) {
-      result.values[k] = golden_section(ev, result.parameters[k], result.values, k, o.steps);
-      if (o.progress) o.progress(CalibrateProgress{round + 1, result.parameters[k].name, ev.evaluations(), std::sqrt(ev.best())});
-    }
-    const double now = ev.objective(result.values);
-    if (now >= last * (1 - 1e-9)) break;
-    last = now;
-  }
+  descend(ev, result.parameters, result.values, std::max(o.rounds, 1), o.steps, kNoneHeld, o.progress);
   result.fit_rms_log_error = std::sqrt(ev.objective(result.values));
   result.evaluations = ev.evaluations();
   for (std::size_t k = 0; k < result.parameters.size(); ++k) {
