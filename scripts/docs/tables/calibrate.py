@@ -6,6 +6,10 @@
                                                 of the larger all-reduce rows and of every all-gather
                                                 and reduce-scatter row of 16 MiB or more (sizes as the
                                                 table gives them: an all-gather's gathered total)
+    scripts/docs/tables/calibrate.py p5         the p5 preset fitted on the 4 two-node all-reduce rows
+                                                of 32-256 MiB of the p5 curve with --trade-offs: each
+                                                value beside its bounds, whether the rows pin it and,
+                                                where not, where it went and the others with it
     scripts/docs/tables/calibrate.py models     the same fit on variants of the preset's files: native
                                                 ring or NCCL, other free parameters, reductions' memory
                                                 reads charged or not; the fitted values and the time
@@ -34,6 +38,7 @@ import tempfile
 ROOT = os.environ.get("SIM_SOURCE_DIR") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 SIM = os.environ.get("SIM", "sim")
 REFERENCE = os.path.join(ROOT, "..", "shared", "testdata", "reference-curves", "h100_sxm_x8_xla.csv")
+P5_REFERENCE = os.path.join(ROOT, "..", "shared", "testdata", "reference-curves", "p5_efa_allreduce_2-32nodes.csv")
 MiB, GiB = 1 << 20, 1 << 30
 RANKS = 8
 
@@ -194,11 +199,36 @@ def models():
                   f"| {within} of {len(ar + ag + rs)} |")
 
 
-TABLES = {"held-out": held_out, "models": models}
+def p5():
+    with tempfile.TemporaryDirectory(prefix="calibrate_table.") as tmp:
+        r = subprocess.run([SIM, "calibrate", P5_REFERENCE, "--preset", "p5", "--filter", "nodes=2", "--sizes",
+                            "32MiB:256MiB", "--trade-offs", "-o", os.path.join(tmp, "p5-fit"), "-q", "-j", "2"],
+                           capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"calibrate table: sim calibrate --preset p5 exited {r.returncode}:\n{r.stderr[-2000:]}")
+    rms, _ = fitted_values(r.stdout)
+    bounds = dict(re.findall(r"^  (\w+) +\S+ +(\[[^]]*\])", r.stdout, re.M))
+    moved = {}
+    for m in re.finditer(r"do not pin (\w+): at (\S+) \(fitted \S+\), (?:with (.*?)|the others as fitted),"
+                         r" they fit with rms log error (\S+)", r.stderr):
+        moved[m.group(1)] = (m.group(2), m.group(3) or "the others as fitted", m.group(4))
+    print(f"| parameter | fitted (rms log error {rms}) | bounds | pinned by the rows | moved to, the others "
+          "fitted again: rms log error |")
+    print("|---|---|---|---|---|")
+    for name, value in fitted_values(r.stdout)[1]:
+        if name in moved:
+            at, others, err = moved[name]
+            print(f"| `{name}` | {value} | {bounds[name]} | no | {at}, with {others}: {err} |")
+        else:
+            print(f"| `{name}` | {value} | {bounds[name]} | yes | |")
+
+
+TABLES = {"held-out": held_out, "models": models, "p5": p5}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in TABLES:
         sys.exit(__doc__)
-    if not os.path.exists(REFERENCE):
-        sys.exit(f"calibrate table: {REFERENCE} is absent (../shared/testdata)")
+    needed = P5_REFERENCE if sys.argv[1] == "p5" else REFERENCE
+    if not os.path.exists(needed):
+        sys.exit(f"calibrate table: {needed} is absent (../shared/testdata)")
     TABLES[sys.argv[1]]()
