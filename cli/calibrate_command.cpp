@@ -25,7 +25,7 @@ void add_calibrate_command(CLI::App& app, CalibrateCommand& c) {
   system->excludes(preset);
   preset->excludes(system);
   c.fit_option = c.app->add_option("--fit", c.fit, "parameters to fit, comma-separated (default: every one calibration.yml lists)");
-  c.app->add_option("--filter", c.filters, "fit only on rows where column=value (collective=allreduce); repeatable");
+  c.app->add_option("--filter", c.filters, "fit only on rows where column=value (collective=allreduce); repeatable: a row must match one value of every column named");
   c.app->add_option("--sizes", c.sizes, "fit only on sizes A:B, inclusive (16MiB:256MiB)")->check(not_empty("value"));
   c.app->add_option("--collective", c.collective, "the collective of nccl-tests output whose file name does not say")
       ->check(not_empty("value"));

@@ -209,14 +209,20 @@ Files with_values(const Files& base, const std::vector<FreeParameterSpec>& param
   return f;
 }
 
+// A row passes when, for every column the filters name, it has one of the
+// values given for that column (--filter nodes=2 --filter nodes=4: either).
 bool passes(const CurvePoint& p, const CalibrateOptions& o) {
+  const auto matches = [&p](const std::string& column, const std::string& value) {
+    if (column == "collective") return p.collective == canonical_collective(value);
+    const std::string* v = column_value(p, column);
+    return v != nullptr && *v == value;
+  };
   for (const auto& [column, value] : o.filters) {
-    if (column == "collective") {
-      if (p.collective != canonical_collective(value)) return false;
-    } else {
-      const std::string* v = column_value(p, column);
-      if (!v || *v != value) return false;
-    }
+    if (matches(column, value)) continue;
+    const bool other = std::any_of(o.filters.begin(), o.filters.end(), [&](const auto& f) {
+      return f.first == column && matches(f.first, f.second);
+    });
+    if (!other) return false;
   }
   if (o.sizes && (p.bytes < o.sizes->first || p.bytes > o.sizes->second)) return false;
   return true;

@@ -52,7 +52,7 @@ struct CalibrateOptions {
   std::string system_dir;       // network.yml, system.yml, calibration.yml; or
   std::string preset;           // a preset, generated at each row's node count
   std::vector<std::string> fit;                                  // names; empty: every free parameter
-  std::vector<std::pair<std::string, std::string>> filters;      // column=value, all must hold
+  std::vector<std::pair<std::string, std::string>> filters;      // column=value: one per column must hold
   std::optional<std::pair<std::uint64_t, std::uint64_t>> sizes;  // bytes, inclusive
   std::string output;
   int rounds = 20;              // coordinate-descent rounds at most (it stops when a round gains nothing)

@@ -213,6 +213,20 @@ int version_of(const Params& params) {
   return it == params.end() ? kDefaultVersion : static_cast<int>(it->second);
 }
 
+// NCCL's ceiling on one channel's bandwidth (GB/s) for the plan's algorithm
+// and protocol (tuning.cc: perChMaxRingLL128Bws, perChMaxTreeLL128Bws,
+// perChMaxTreeBws, by architecture and node count): what one CTA moves with
+// that protocol. 0 where NCCL sets none (ring Simple, LL).
+double channel_ceiling(const Plan& pl, int tables) {
+  const TuningConstants& k = tuning_constants(tables);
+  const int cc = static_cast<int>(pl.input.arch);
+  const int index2 = pl.input.nodes <= 2 ? std::max(pl.input.nodes, 1) - 1 : 2;
+  if (pl.algo == Algo::kRing && pl.proto == Proto::kLL128) return k.per_ch_max_ring_ll128[cc][index2];
+  if (pl.algo == Algo::kTree && pl.proto == Proto::kLL128) return k.per_ch_max_tree_ll128[cc][index2];
+  if (pl.algo == Algo::kTree && pl.proto == Proto::kSimple) return k.per_ch_max_tree[cc][index2];
+  return 0;
+}
+
 // The release whose tuning tables NCCL's choice and latencies take: the one
 // named, else 2.20's (nccl_constants.h, kDefaultTablesVersion).
 int tables_version_of(const Params& params) {
@@ -482,6 +496,14 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     // NCCL's modelled bandwidth over the CTAs that carry it.
     const double bus_per_channel = alg_bw / bus_to_alg_ratio(pl.algo, type, in.ranks) / run;
     m.channel_rate = static_cast<BytesPerSecond>(std::llround(bus_per_channel * 1e9));
+    // Across nodes NCCL's model gives every channel its share of the network,
+    // but a step between two GPUs of one node goes at the channel's own pace
+    // on NVLink: NCCL's ceiling for one channel of the protocol (the NVLink
+    // links, in the topology, share themselves among the channels).
+    if (in.nodes > 1 && g.nvlink_intra) {
+      const double ceiling = channel_ceiling(pl, tables);
+      if (ceiling > bus_per_channel) m.intra_rate = static_cast<BytesPerSecond>(std::llround(ceiling * 1e9));
+    }
     m.base = us(base_latency(pl.algo, pl.proto, tables));
     m.hop_intra = us(hop_latency(g.nvlink_intra ? Hw::kNvlink : Hw::kPci, pl.algo, pl.proto, tables));
     m.hop_inter = us(hop_latency(Hw::kNet, pl.algo, pl.proto, tables));

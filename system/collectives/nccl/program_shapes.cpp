@@ -39,10 +39,11 @@ class Key {
 // Each field of the step model, so that padding never enters a key. A field
 // added to StepModel must be added here: the size says when one was.
 void put_model(Key& k, const StepModel& m) {
-  static_assert(sizeof(StepModel) == 112, "a StepModel field is missing from the program's shape");
+  static_assert(sizeof(StepModel) == 120, "a StepModel field is missing from the program's shape");
   k.put(m.proto);
   k.put(m.channels);
   k.put(m.channel_rate);
+  k.put(m.intra_rate);
   k.put(m.base);
   k.put(m.hop_intra);
   k.put(m.hop_inter);

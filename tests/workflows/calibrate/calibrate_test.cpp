@@ -357,6 +357,31 @@ TEST_F(Calibrate, TwoFittingRowsOfOnePointAreAnErrorNamingBoth) {
   EXPECT_EQ(calibrate(o).rows.size(), 2u);
 }
 
+// A column named twice takes either value; columns named once must all
+// hold: rows of two systems are fitted together, and a third held out.
+TEST_F(Calibrate, AFilterRepeatedOnAColumnTakesEitherValue) {
+  const std::string ref = path("three.csv");
+  std::ofstream(ref) << "system,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps\n"
+                     << "a,8,all_reduce,16777216,120,139.81,244.67\n"
+                     << "b,8,all_reduce,33554432,230,145.89,255.30\n"
+                     << "c,8,all_reduce,67108864,450,149.13,260.98\n";
+  CalibrateOptions o;
+  o.reference = ref;
+  o.system_dir = ring_preset();
+  o.fit = {"nvlink_bandwidth"};
+  o.output = path("out");
+  o.rounds = 1;
+  o.steps = 2;
+  o.filters = {{"system", "a"}, {"system", "b"}};
+  const CalibrationResult r = calibrate(o);
+  ASSERT_EQ(r.rows.size(), 3u);
+  EXPECT_TRUE(r.rows[0].fitted);
+  EXPECT_TRUE(r.rows[1].fitted);
+  EXPECT_FALSE(r.rows[2].fitted);
+  o.filters = {{"system", "a"}, {"system", "b"}, {"collective", "alltoall"}};
+  EXPECT_THROW(calibrate(o), InputError);  // no row left to fit on
+}
+
 // errors.csv and the printed table write a number of 10^15 or more in
 // exponent form: a sim results CSV used as the reference is not checked
 // against its times, and its busbw reaches them as written.

@@ -181,6 +181,11 @@ BytesPerSecond wire_rate(const StepModel& m) {
   return static_cast<BytesPerSecond>(std::llround(static_cast<double>(m.channel_rate) * wire_ratio(m.proto)));
 }
 
+BytesPerSecond intra_wire_rate(const StepModel& m) {
+  if (m.intra_rate == 0 || m.channel_rate == 0) return wire_rate(m);
+  return static_cast<BytesPerSecond>(std::llround(static_cast<double>(m.intra_rate) * wire_ratio(m.proto)));
+}
+
 std::shared_ptr<const CollectiveProgram> make_ring_program(std::string name, CollectiveType type, std::uint64_t bytes,
                                                            const AlgorithmContext& ctx, const StepModel& m) {
   return std::make_shared<const NcclRingProgram>(std::move(name), type, bytes, ctx, m);
@@ -198,7 +203,7 @@ std::shared_ptr<const CollectiveProgram> make_ring_dag_program(std::string name,
   const std::uint32_t steps = n <= 1 ? 0 : (type == CollectiveType::kAllReduce ? 2 * (n - 1) : n - 1);
   const std::uint64_t step = m.step_bytes ? m.step_bytes : step_payload(m.proto);
   const std::uint32_t window = m.window ? m.window : steps_in_flight(m.proto);
-  const BytesPerSecond rate = wire_rate(m);
+  const BytesPerSecond inter_rate = wire_rate(m), intra_rate = intra_wire_rate(m);
   std::vector<std::uint32_t> base(n, kNone);
   if (steps > 0) {
     for (std::uint32_t r = 0; r < n; ++r) base[r] = b.delay(r, m.base, kNone);
@@ -210,7 +215,7 @@ std::shared_ptr<const CollectiveProgram> make_ring_dag_program(std::string name,
   };
   // A send that carries a sum is paced for its wire bytes and its addend's read.
   const AddendReads reads(m);
-  const bool reduces = !gather && reads.charged() && rate > 0;
+  const bool reduces = !gather && reads.charged() && inter_rate > 0;
   const std::uint32_t reduced_steps = gather ? 0 : n - 1;  // steps whose received piece is added in
   for (std::uint32_t c = 0; c < m.channels && steps > 0; ++c) {
     std::vector<std::uint32_t> ring;
@@ -228,6 +233,7 @@ std::shared_ptr<const CollectiveProgram> make_ring_dag_program(std::string name,
     for (std::uint32_t q = 0; q < n; ++q) {
       const std::uint32_t r = ring[q], next = ring[(q + 1) % n], prev = ring[(q + n - 1) % n];
       const Time hop = ctx.domain_of[prev] == ctx.domain_of[r] ? m.hop_intra : m.hop_inter;
+      const BytesPerSecond rate = ctx.domain_of[next] == ctx.domain_of[r] ? intra_rate : inter_rate;
       std::vector<std::uint32_t> first_send(k, kNone);
       for (std::uint64_t j = 0; j < k; ++j) {
         const std::uint64_t chunk = chunk_of(j);
@@ -268,7 +274,10 @@ std::shared_ptr<const CollectiveProgram> make_chain_program(std::string name, Co
   if (n <= 1) return b.build(std::move(name));
   const std::uint64_t step = m.step_bytes ? m.step_bytes : chain_step_payload(m.proto);
   const std::uint32_t window = m.window ? m.window : kChainStepsInFlight;
-  const BytesPerSecond rate = wire_rate(m);
+  const BytesPerSecond inter_rate = wire_rate(m), intra_rate = intra_wire_rate(m);
+  const auto rate = [&](std::uint32_t from, std::uint32_t to) {
+    return ctx.domain_of[from] == ctx.domain_of[to] ? intra_rate : inter_rate;
+  };
   std::vector<std::uint32_t> base(n);
   for (std::uint32_t r = 0; r < n; ++r) base[r] = b.delay(r, m.base, kNone);
   constexpr std::uint32_t kRoot = 0;
@@ -288,12 +297,13 @@ std::shared_ptr<const CollectiveProgram> make_chain_program(std::string name, Co
     for (std::uint64_t j = 0; j < k; ++j) {
       const std::uint64_t w = wire_bytes(m.proto, part_bytes(share, k, j));
       const std::uint64_t tag = tag_of(c, j, 0);
-      head_send[j] = b.send(chain[0], chain[1], w, tag, c, rate, {base[chain[0]], j >= window ? head_send[j - window] : kNone});
+      head_send[j] = b.send(chain[0], chain[1], w, tag, c, rate(chain[0], chain[1]),
+                            {base[chain[0]], j >= window ? head_send[j - window] : kNone});
       for (std::uint32_t i = 1; i < n; ++i) {
         const std::uint32_t r = chain[i], prev = chain[i - 1];
         const Time hop = ctx.domain_of[prev] == ctx.domain_of[r] ? m.hop_intra : m.hop_inter;
         const std::uint32_t ready = b.delay(r, hop, b.recv(r, prev, w, tag));
-        if (i + 1 < n) b.send(r, chain[i + 1], w, tag, c, rate, {base[r], ready});
+        if (i + 1 < n) b.send(r, chain[i + 1], w, tag, c, rate(r, chain[i + 1]), {base[r], ready});
       }
     }
   }
@@ -307,7 +317,7 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
   if (n <= 1) return b.build(std::move(name));
   const std::uint64_t step = m.step_bytes ? m.step_bytes : step_payload(m.proto);
   const std::uint32_t window = m.window ? m.window : steps_in_flight(m.proto);
-  const BytesPerSecond rate = wire_rate(m);
+  const BytesPerSecond inter_rate = wire_rate(m), intra_rate = intra_wire_rate(m);
   const AddendReads reads(m);
   std::vector<std::uint32_t> base(n);
   for (std::uint32_t r = 0; r < n; ++r) base[r] = b.delay(r, m.base, kNone);
@@ -381,7 +391,12 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
         // A rank with children adds its own addend to theirs (NCCL's tree,
         // src/device/all_reduce.h: recvReduceSend up, recvReduceCopySend at
         // the root, whose sum goes down); a leaf only sends its input.
-        const BytesPerSecond summed = children[r].empty() ? rate : reads.summing_rate(rate, w, payload);
+        // A step to a GPU of the node goes at the channel's NVLink pace, one
+        // to another node at its share of the network (StepModel::intra_rate).
+        const auto rate_to = [&](std::uint32_t to, bool sums) {
+          const BytesPerSecond rate = ctx.domain_of[to] == ctx.domain_of[r] ? intra_rate : inter_rate;
+          return sums ? reads.summing_rate(rate, w, payload) : rate;
+        };
         std::vector<std::uint32_t> up = {base[r]};
         for (std::size_t i = 0; i < children[r].size(); ++i) {
           const std::uint32_t ch = children[r][i];
@@ -393,14 +408,14 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
         if (parent[r] >= 0) {
           const auto p = static_cast<std::uint32_t>(parent[r]);
           up.push_back(j >= window ? up_send[j - window] : kNone);
-          up_send[j] = b.send(r, p, w, tag_of(c, j, 0), c, summed, up);
+          up_send[j] = b.send(r, p, w, tag_of(c, j, 0), c, rate_to(p, !children[r].empty()), up);
           // The sum comes down after my part went up.
           down_after = {b.delay(r, hop(p), b.recv(r, p, w, tag_of(c, j, 1), up_send[j]))};
         }
         // The root's first send down carries its read (once, whatever the children).
         for (std::size_t i = 0; i < children[r].size(); ++i) {
-          const BytesPerSecond paced = parent[r] < 0 && i == 0 ? summed : rate;
-          b.send(r, children[r][i], w, tag_of(c, j, 1), c, paced, down_after);
+          const bool sums = parent[r] < 0 && i == 0 && !children[r].empty();
+          b.send(r, children[r][i], w, tag_of(c, j, 1), c, rate_to(children[r][i], sums), down_after);
         }
       }
     }

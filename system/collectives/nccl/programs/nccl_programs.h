@@ -76,6 +76,10 @@ struct StepModel {
   Proto proto = Proto::kSimple;
   std::uint32_t channels = 1;
   BytesPerSecond channel_rate = 0;  // payload bytes per second per channel (0: no pacing)
+  // A ring's, a chain's or a tree's step between two GPUs of one node when the
+  // group spans nodes: the channel's pace on NVLink, where channel_rate is its
+  // share of the network (0: channel_rate everywhere).
+  BytesPerSecond intra_rate = 0;
   Time base = 0;                    // once per rank at the start
   Time hop_intra = 0;               // after a step received from a GPU of the same node
   Time hop_inter = 0;               // after a step received from another node
@@ -106,6 +110,8 @@ struct StepModel {
 
 // The pacing rate of a channel's wire bytes for a payload rate.
 BytesPerSecond wire_rate(const StepModel& m);
+// The same between two GPUs of one node (intra_rate, else channel_rate).
+BytesPerSecond intra_wire_rate(const StepModel& m);
 
 // The ring's ops are computed on demand (NcclRingProgram, nccl_ring_program.h).
 std::shared_ptr<const CollectiveProgram> make_ring_program(std::string name, CollectiveType type, std::uint64_t bytes,

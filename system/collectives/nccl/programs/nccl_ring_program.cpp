@@ -55,6 +55,7 @@ NcclRingProgram::NcclRingProgram(std::string name, CollectiveType type, std::uin
   window_ = m.window ? m.window : steps_in_flight(m.proto);
   proto_ = m.proto;
   rate_ = wire_rate(m);
+  intra_rate_ = intra_wire_rate(m);
   base_ = m.base;
   hop_intra_ = m.hop_intra;
   hop_inter_ = m.hop_inter;
@@ -150,6 +151,10 @@ NcclRingProgram::NcclRingProgram(std::string name, CollectiveType type, std::uin
 }
 
 std::uint64_t NcclRingProgram::op_count(std::uint32_t pos) const { return op_count_[pos]; }
+
+bool NcclRingProgram::same_node(std::uint32_t a, std::uint32_t b) const {
+  return a >= domain_of_.size() || b >= domain_of_.size() || domain_of_[a] == domain_of_[b];
+}
 
 Time NcclRingProgram::hop(std::uint32_t c, std::uint32_t pos) const {
   return domain_of_[prev(c, pos)] == domain_of_[pos] ? hop_intra_ : hop_inter_;
@@ -279,7 +284,8 @@ CollectiveOp NcclRingProgram::op(std::uint32_t pos, OpRef ref) const {
       op.channel = static_cast<std::uint16_t>(st.c);
       // Steps 1..n-1 send what step s-1 received and added in (all-reduce's step n-1: the full sum).
       const bool sum = st.s >= 1 && st.s <= reduced_steps_;
-      op.rate = NetWrites::paced(sum && reduces_ ? reads_.summing_rate(rate_, wire, out) : rate_, wire, extra);
+      const BytesPerSecond rate = same_node(pos, op.peer) ? intra_rate_ : rate_;
+      op.rate = NetWrites::paced(sum && reduces_ ? reads_.summing_rate(rate, wire, out) : rate, wire, extra);
       if (proxy_ns_ > 0 && pos < domain_of_.size() && op.peer < domain_of_.size() &&
           domain_of_[pos] != domain_of_[op.peer]) {
         const std::uint64_t messages = std::max<std::uint64_t>(1, (wire + step_wire_ - 1) / step_wire_);
@@ -398,8 +404,10 @@ bool NcclRingProgram::find_symmetry() {
         const std::uint64_t wa = wire_bytes(proto_, a), wb = wire_bytes(proto_, a + 1);
         if (wa != wb) return false;
         // Steps 1..n-1 send sums (summing_rate), when there is such a step.
-        if (reduces_ && steps_ >= 2 && reads_.summing_rate(rate_, wa, a) != reads_.summing_rate(rate_, wb, a + 1)) {
-          return false;
+        for (const BytesPerSecond rate : {rate_, intra_rate_}) {
+          if (reduces_ && steps_ >= 2 && reads_.summing_rate(rate, wa, a) != reads_.summing_rate(rate, wb, a + 1)) {
+            return false;
+          }
         }
       }
     }
@@ -426,9 +434,10 @@ bool NcclRingProgram::find_symmetry() {
       }
     }
   }
-  // The proxy: every rank's sends cross nodes in the channels rank 0's do
-  // (a ring over nodes of different sizes crosses at some positions only).
-  if (proxy_ns_ > 0) {
+  // The proxy and the two paces: every rank's sends cross nodes in the
+  // channels rank 0's do (a ring over nodes of different sizes crosses at
+  // some positions only).
+  if (proxy_ns_ > 0 || intra_rate_ != rate_) {
     const auto crosses = [&](std::uint32_t c, std::uint32_t pos) {
       const std::uint32_t to = next(c, pos);
       return pos < domain_of_.size() && to < domain_of_.size() && domain_of_[pos] != domain_of_[to];

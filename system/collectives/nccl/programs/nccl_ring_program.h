@@ -73,6 +73,7 @@ class NcclRingProgram final : public CollectiveProgram {
   std::uint32_t index_of(std::uint32_t c, std::uint32_t pos) const { return index_[std::size_t{c} * n_ + pos]; }
   std::uint32_t next(std::uint32_t c, std::uint32_t pos) const { return ring_at(c, (index_of(c, pos) + 1) % n_); }
   std::uint32_t prev(std::uint32_t c, std::uint32_t pos) const { return ring_at(c, (index_of(c, pos) + n_ - 1) % n_); }
+  bool same_node(std::uint32_t a, std::uint32_t b) const;  // positions a and b on one node
   Time hop(std::uint32_t c, std::uint32_t pos) const;
   // Whether the hop into `pos` in channel c has a delay: read from a table
   // (the event loop asks for every op; the ring lookup takes a division).
@@ -102,7 +103,8 @@ class NcclRingProgram final : public CollectiveProgram {
   bool last_sum_ = false;  // reduce-scatter's last step reads its addend with no send to pace it
   bool has_base_ = false;
   Proto proto_ = Proto::kSimple;
-  BytesPerSecond rate_ = 0;
+  BytesPerSecond rate_ = 0;        // a step to another node
+  BytesPerSecond intra_rate_ = 0;  // a step to a GPU of the same node (StepModel::intra_rate)
   Time base_ = 0, hop_intra_ = 0, hop_inter_ = 0;
   AddendReads reads_;
   std::uint32_t proxy_ns_ = 0;

@@ -107,6 +107,56 @@ TEST(NcclChainDgxH100, BroadcastPipelineClosedForm) {
   EXPECT_NEAR(static_cast<double>(f.makespan), static_cast<double>(a.makespan), 0.01 * static_cast<double>(a.makespan));
 }
 
+// Across nodes a channel's step between two GPUs of one node goes at NCCL's
+// ceiling for one channel of the protocol (ring LL128: perChMaxRingLL128Bw,
+// 36.7 GB/s on Hopper), a step to another node at the channel's share of the
+// network (NCCL's modelled bandwidth per channel). Two nodes of two GPUs
+// (NVLink 450 GB/s, a 12.5 GB/s NIC each, no latency): the broadcast's chain
+// 0 -> 1 -> 2 -> 3 has two NVLink steps and one network step, each chunk
+// after the first one slowest pace behind: base + 2 (NVLink pace + hop) +
+// (network pace + hop) + (k - 1) network pace.
+TEST(NcclChainClosedForm, NvlinkAndNetworkPacesAcrossNodes) {
+  const Topology topo = nccl_cluster(2, 2, "450", "12.5", "0", "0", false, false);
+  for (const std::uint64_t k : {1, 3}) {
+    const std::uint64_t step = nccl::chain_step_payload(nccl::Proto::kLL128);
+    const std::uint64_t bytes = k * step;
+    const nccl::Params params = {{"proto", kLL128}, {"channels", 1}};
+    const nccl::Plan pl = plan_for(topo, kBroadcast, bytes, params);
+    ASSERT_EQ(pl.name, "nccl:ring/ll128");
+    EXPECT_EQ(pl.model.intra_rate, 36'700'000'000);
+    ASSERT_GT(pl.model.intra_rate, pl.model.channel_rate);
+    const SimulationResult r =
+        simulate_collective(topo, kBroadcast, bytes, choose(kBroadcast, "nccl:proto=ll128,channels=1"));
+    const std::uint64_t wire = nccl::wire_bytes(nccl::Proto::kLL128, step);
+    const Time nvlink = transfer_time(wire, nccl::intra_wire_rate(pl.model));
+    const Time network = transfer_time(wire, nccl::wire_rate(pl.model));
+    EXPECT_EQ(r.makespan, pl.model.base + 2 * (nvlink + pl.model.hop_intra) + network + pl.model.hop_inter +
+                              static_cast<Time>(k - 1) * network)
+        << "k=" << k;
+  }
+}
+
+// Which plans take an NVLink pace: ring and tree across nodes with a protocol
+// NCCL caps per channel (ring LL128; tree LL128 and Simple), at NCCL's cap for
+// the node count; not ring Simple or LL, and nothing on one node.
+TEST(NcclChainTuner, NvlinkPaceWhereNcclCapsAChannel) {
+  const Topology two = dgx_h100(2), four = dgx_h100(4);
+  const std::uint64_t bytes = std::uint64_t{256} << 20;
+  const auto pace = [&](const Topology& topo, const std::string& algo, int proto) {
+    const nccl::Params params = {{"algo", static_cast<std::uint64_t>(algo == "ring" ? nccl::Algo::kRing : nccl::Algo::kTree)},
+                                 {"proto", static_cast<std::uint64_t>(proto)}};
+    return plan_for(topo, CollectiveType::kAllReduce, bytes, params).model.intra_rate;
+  };
+  EXPECT_EQ(pace(two, "ring", kLL128), 36'700'000'000);
+  EXPECT_EQ(pace(four, "ring", kLL128), 36'700'000'000);
+  EXPECT_EQ(pace(two, "tree", kLL128), 36'700'000'000);
+  EXPECT_EQ(pace(four, "tree", kLL128), 29'000'000'000);
+  EXPECT_EQ(pace(four, "tree", kSimple), 36'000'000'000);
+  EXPECT_EQ(pace(four, "ring", kSimple), 0);
+  EXPECT_EQ(pace(four, "ring", kLL), 0);
+  EXPECT_EQ(pace(dgx_h100_node(), "ring", kLL128), 0);
+}
+
 // NCCL's table for broadcast / reduce (tuning.cc): ring only; algBw = busBw
 // (nsteps = nRanks); LL busBw / 3 for broadcast on one node, / 4 for reduce
 // (2.20; from 2.21 on / 2 for both), capped at llMaxBw; latency = baseLat + one

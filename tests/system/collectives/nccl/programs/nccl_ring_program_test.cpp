@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -177,7 +178,7 @@ struct RingCase {
       << (layout.interleaved ? " interleaved" : "") << " bytes=" << bytes << " proto=" << static_cast<int>(m.proto)
       << " channels=" << m.channels << " step=" << m.step_bytes << " window=" << m.window << " base=" << m.base
       << " hop=" << m.hop_intra << "/" << m.hop_inter << " rate=" << m.channel_rate << " memory=" << m.memory_bandwidth
-      << " proxy=" << m.proxy;
+      << " proxy=" << m.proxy << " intra rate=" << m.intra_rate;
     return s.str();
   }
 };
@@ -227,6 +228,7 @@ TEST(NcclRingProgram, IsTheDagOpForOp) {
           m.channel_rate = (v / 13) % 3 == 0 ? 0 : 20'000'000'000;
           m.memory_bandwidth = (v / 17) % 2 ? 3'000'000'000'000 : 0;
           m.proxy = (v / 19) % 2 ? 2500 : 0;
+          m.intra_rate = (v / 23) % 2 ? 36'700'000'000 : 0;
           check({type, layout, bytes, m}, tally);
         }
       }
@@ -260,6 +262,7 @@ TEST(NcclRingProgram, DelaysComeAndGoAsTheDagsDo) {
             m.channel_rate = costs & 1 ? 10'000'000'000 : 0;
             m.memory_bandwidth = costs & 2 ? 1'000'000'000 : 0;
             m.proxy = costs & 4 ? 1000 : 0;
+            m.intra_rate = costs & 2 ? 30'000'000'000 : 0;
             check({type, layout, bytes, m}, tally);
           }
         }
@@ -284,6 +287,8 @@ TEST(NcclRingProgram, LargeBuffersAsTheDag) {
         m.channel_rate = 25'000'000'000;
         m.memory_bandwidth = 3'350'000'000'000;
         m.proxy = 1500 * kNanosecond / 1000;
+        check({type, layout, std::uint64_t{1} << 28, m}, tally);
+        m.intra_rate = 36'700'000'000;
         check({type, layout, std::uint64_t{1} << 28, m}, tally);
       }
     }
@@ -320,6 +325,36 @@ TEST(NcclRingProgram, AProxyOnSomePositionsOnlyIsNotSymmetric) {
   const auto dag_proxied = nccl::make_ring_dag_program("nccl:ring", CollectiveType::kAllGather, 48 * 16, ctx, m);
   EXPECT_FALSE(proxied->rank_symmetric());
   EXPECT_FALSE(dag_proxied->rank_symmetric());
+}
+
+// Two paces, NVLink's and the network's, tell the positions apart as the
+// proxy does: a ring over two nodes with them is not rank-symmetric, and each
+// send takes the pace of the link it crosses.
+TEST(NcclRingProgram, TwoPacesOnSomePositionsOnlyAreNotSymmetric) {
+  const AlgorithmContext ctx = group(16, 8, false);
+  StepModel m;
+  m.channels = 1;
+  m.hop_intra = m.hop_inter = 600;
+  m.channel_rate = 10'000'000'000;
+  m.intra_rate = m.channel_rate;
+  const auto one = nccl::make_ring_program("nccl:ring", CollectiveType::kAllGather, 48 * 16, ctx, m);
+  EXPECT_TRUE(one->rank_symmetric());
+  m.intra_rate = 30'000'000'000;
+  const auto two = nccl::make_ring_program("nccl:ring", CollectiveType::kAllGather, 48 * 16, ctx, m);
+  const auto dag = nccl::make_ring_dag_program("nccl:ring", CollectiveType::kAllGather, 48 * 16, ctx, m);
+  EXPECT_FALSE(two->rank_symmetric());
+  EXPECT_FALSE(dag->rank_symmetric());
+  std::set<BytesPerSecond> inside, across;
+  for (std::uint32_t pos = 0; pos < 16; ++pos) {
+    for (OpRef ref = 0; ref < two->op_count(pos); ++ref) {
+      const CollectiveOp op = two->op(pos, ref);
+      if (op.kind != OpKind::kSend) continue;
+      (ctx.domain_of[pos] == ctx.domain_of[op.peer] ? inside : across).insert(op.rate);
+    }
+  }
+  EXPECT_EQ(inside, std::set<BytesPerSecond>{nccl::intra_wire_rate(m)});
+  EXPECT_EQ(across, std::set<BytesPerSecond>{nccl::wire_rate(m)});
+  EXPECT_GT(nccl::intra_wire_rate(m), nccl::wire_rate(m));
 }
 
 }  // namespace
