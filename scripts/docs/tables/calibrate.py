@@ -6,10 +6,15 @@
                                                 of the larger all-reduce rows and of every all-gather
                                                 and reduce-scatter row of 16 MiB or more (sizes as the
                                                 table gives them: an all-gather's gathered total)
-    scripts/docs/tables/calibrate.py p5         the p5 preset fitted on the 4 two-node all-reduce rows
-                                                of 32-256 MiB of the p5 curve with --trade-offs: each
-                                                value beside its bounds, whether the rows pin it and,
-                                                where not, where it went and the others with it
+    scripts/docs/tables/calibrate.py p5         the p5 preset fitted as it was, on the 8 two- and
+                                                four-node all-reduce rows of 32-256 MiB of the p5 curve,
+                                                with --trade-offs: each value beside its bounds, whether
+                                                the rows pin it and, where not, where it went and the
+                                                others with it
+    scripts/docs/tables/calibrate.py p5-two-nodes
+                                                the same fit on the 4 two-node rows alone, from the
+                                                preset's values, with --trade-offs; and how many of the
+                                                other rows each fit holds within 10% of busbw
     scripts/docs/tables/calibrate.py models     the same fit on variants of the preset's files: native
                                                 ring or NCCL, other free parameters, reductions' memory
                                                 reads charged or not; the fitted values and the time
@@ -199,23 +204,30 @@ def models():
                   f"| {within} of {len(ar + ag + rs)} |")
 
 
-def p5():
-    with tempfile.TemporaryDirectory(prefix="calibrate_table.") as tmp:
-        r = subprocess.run([SIM, "calibrate", P5_REFERENCE, "--preset", "p5", "--filter", "nodes=2", "--sizes",
-                            "32MiB:256MiB", "--trade-offs", "-o", os.path.join(tmp, "p5-fit"), "-q", "-j", "2"],
-                           capture_output=True, text=True)
+def p5_fit(tmp, name, filters, trade_offs=True):
+    """sim calibrate on the p5 curve (with --trade-offs); returns (stdout, stderr, errors.csv rows)."""
+    out_dir = os.path.join(tmp, name)
+    r = subprocess.run([SIM, "calibrate", P5_REFERENCE, "--preset", "p5", *filters, "--sizes", "32MiB:256MiB",
+                        *(["--trade-offs"] if trade_offs else []), "-o", out_dir, "-q", "-j", "2"],
+                       capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"calibrate table: sim calibrate --preset p5 exited {r.returncode}:\n{r.stderr[-2000:]}")
-    rms, _ = fitted_values(r.stdout)
-    bounds = dict(re.findall(r"^  (\w+) +\S+ +(\[[^]]*\])", r.stdout, re.M))
+    with open(os.path.join(out_dir, "errors.csv")) as f:
+        rows = list(csv.DictReader(f))
+    return r.stdout, r.stderr, rows
+
+
+def trade_off_table(stdout, stderr):
+    rms, _ = fitted_values(stdout)
+    bounds = dict(re.findall(r"^  (\w+) +\S+ +(\[[^]]*\])", stdout, re.M))
     moved = {}
     for m in re.finditer(r"do not pin (\w+): at (\S+) \(fitted \S+\), (?:with (.*?)|the others as fitted),"
-                         r" they fit with rms log error (\S+)", r.stderr):
+                         r" they fit with rms log error (\S+)", stderr):
         moved[m.group(1)] = (m.group(2), m.group(3) or "the others as fitted", m.group(4))
     print(f"| parameter | fitted (rms log error {rms}) | bounds | pinned by the rows | moved to, the others "
           "fitted again: rms log error |")
     print("|---|---|---|---|---|")
-    for name, value in fitted_values(r.stdout)[1]:
+    for name, value in fitted_values(stdout)[1]:
         if name in moved:
             at, others, err = moved[name]
             print(f"| `{name}` | {value} | {bounds[name]} | no | {at}, with {others}: {err} |")
@@ -223,12 +235,37 @@ def p5():
             print(f"| `{name}` | {value} | {bounds[name]} | yes | |")
 
 
-TABLES = {"held-out": held_out, "models": models, "p5": p5}
+def within(rows):
+    """(rows not fitted on within 10% of busbw, rows not fitted on)."""
+    held = [r for r in rows if r["role"] != "fit"]
+    return sum(abs(float(r["busbw_error_pct"])) <= 10 for r in held), len(held)
+
+
+P5_PRESET_FILTERS = ["--filter", "nodes=2", "--filter", "nodes=4"]
+
+
+def p5():
+    with tempfile.TemporaryDirectory(prefix="calibrate_table.") as tmp:
+        stdout, stderr, _ = p5_fit(tmp, "p5-fit", P5_PRESET_FILTERS)
+    trade_off_table(stdout, stderr)
+
+
+def p5_two_nodes():
+    with tempfile.TemporaryDirectory(prefix="calibrate_table.") as tmp:
+        stdout, stderr, rows = p5_fit(tmp, "p5-two", ["--filter", "nodes=2"])
+        _, _, preset_rows = p5_fit(tmp, "p5-fit", P5_PRESET_FILTERS, trade_offs=False)
+    trade_off_table(stdout, stderr)
+    ok, n = within(rows)
+    ok24, n24 = within(preset_rows)
+    print(f"| rows not fitted on within 10% of busbw | {ok} of {n} (the preset's fit: {ok24} of {n24}) | | | |")
+
+
+TABLES = {"held-out": held_out, "models": models, "p5": p5, "p5-two-nodes": p5_two_nodes}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in TABLES:
         sys.exit(__doc__)
-    needed = P5_REFERENCE if sys.argv[1] == "p5" else REFERENCE
+    needed = P5_REFERENCE if sys.argv[1].startswith("p5") else REFERENCE
     if not os.path.exists(needed):
         sys.exit(f"calibrate table: {needed} is absent (../shared/testdata)")
     TABLES[sys.argv[1]]()

@@ -53,6 +53,18 @@ class Calibrate : public TempFolderTest {
     return dir;
   }
 
+  // A one-round fit of the NVLink bandwidth of ring_preset() on `reference`.
+  CalibrateOptions quick_fit(const std::string& reference) {
+    CalibrateOptions o;
+    o.reference = reference;
+    o.system_dir = ring_preset();
+    o.fit = {"nvlink_bandwidth"};
+    o.output = path("out");
+    o.rounds = 1;
+    o.steps = 2;
+    return o;
+  }
+
   static std::string with(const std::string& text, const std::vector<std::pair<std::string, std::string>>& sets) {
     std::vector<PointSettings::Override> o;
     for (const auto& [key, value] : sets) {
@@ -337,13 +349,7 @@ TEST_F(Calibrate, TwoFittingRowsOfOnePointAreAnErrorNamingBoth) {
   // The same with --system; then one of them held out by --filter.
   std::ofstream(ref) << "system,ranks,collective,size_bytes,time_us,algbw_GBps,busbw_GBps\n"
                      << "a,8,all_reduce,16777216,120,139.81,244.67\nb,8,all_reduce,16777216,125,134.22,234.88\n";
-  CalibrateOptions o;
-  o.reference = ref;
-  o.system_dir = ring_preset();
-  o.fit = {"nvlink_bandwidth"};
-  o.output = path("out");
-  o.rounds = 1;
-  o.steps = 2;
+  CalibrateOptions o = quick_fit(ref);
   try {
     calibrate(o);
     ADD_FAILURE() << "fitted on two rows of one point";
@@ -365,13 +371,7 @@ TEST_F(Calibrate, AFilterRepeatedOnAColumnTakesEitherValue) {
                      << "a,8,all_reduce,16777216,120,139.81,244.67\n"
                      << "b,8,all_reduce,33554432,230,145.89,255.30\n"
                      << "c,8,all_reduce,67108864,450,149.13,260.98\n";
-  CalibrateOptions o;
-  o.reference = ref;
-  o.system_dir = ring_preset();
-  o.fit = {"nvlink_bandwidth"};
-  o.output = path("out");
-  o.rounds = 1;
-  o.steps = 2;
+  CalibrateOptions o = quick_fit(ref);
   o.filters = {{"system", "a"}, {"system", "b"}};
   const CalibrationResult r = calibrate(o);
   ASSERT_EQ(r.rows.size(), 3u);
