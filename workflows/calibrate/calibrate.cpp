@@ -217,8 +217,9 @@ bool passes(const CurvePoint& p, const CalibrateOptions& o) {
     const std::string* v = column_value(p, column);
     return v != nullptr && *v == value;
   };
-  for (const auto& [column, value] : o.filters) {
-    if (matches(column, value)) continue;
+  for (const auto& filter : o.filters) {
+    const std::string& column = filter.first;
+    if (matches(column, filter.second)) continue;
     const bool other = std::any_of(o.filters.begin(), o.filters.end(), [&](const auto& f) {
       return f.first == column && matches(f.first, f.second);
     });
