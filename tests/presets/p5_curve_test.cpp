@@ -73,5 +73,28 @@ TEST_F(P5Curve, HeldOutRowsWithinTenPercent) {
   }
 }
 
+// A tree of 16 p5 nodes runs NCCL's 72,000-byte LL128 chunks from 32 to 96
+// MiB: past 64 MiB a channel has more of them than the program's 64 loops, so
+// its sends merge a chunk and a part. Each stands for that many of NCCL's
+// network messages, no more (merged_proxy_ns): the time grows with the size
+// across the cap, where counting a merged send as two messages made 72-96 MiB
+// take a millisecond more than 104 MiB.
+TEST_F(P5Curve, TreeTimeGrowsWithTheSizeAcrossTheLoopCap) {
+  const std::uint64_t MiB = 1 << 20;
+  double last_seconds = 0, last_mib = 0;
+  for (const std::uint64_t mib : {64, 72, 96, 104}) {
+    const PresetCollective run = run_preset_collective(path(""), "p5", 16, "allreduce", mib * MiB);
+    EXPECT_EQ(run.algorithm, "nccl:tree/ll128") << mib << " MiB";
+    const double seconds = 2.0 * 127 / 128 * static_cast<double>(mib * MiB) / (run.busbw * 1e9);
+    if (last_mib > 0) {
+      // Longer, but not by more than the bytes: busbw does not fall.
+      EXPECT_GT(seconds, last_seconds) << mib << " MiB";
+      EXPECT_LT(seconds / last_seconds, static_cast<double>(mib) / last_mib) << mib << " MiB";
+    }
+    last_seconds = seconds;
+    last_mib = static_cast<double>(mib);
+  }
+}
+
 }  // namespace
 }  // namespace sim

@@ -60,6 +60,26 @@ inline std::uint32_t proxy_time_ns(std::uint64_t messages, std::uint32_t per_mes
   return static_cast<std::uint32_t>(messages * per_message_ns);
 }
 
+// The proxy's time for a send of `wire` bytes where NCCL's network message
+// (a step) is `step_wire` bytes on the wire: one message up to a step; beyond
+// it (a program that caps its loops merges a channel's steps into fewer
+// sends), the steps it carries in proportion, so that a channel's sends
+// together stand for NCCL's count, not one more per send.
+inline std::uint32_t merged_proxy_ns(std::uint64_t wire, std::uint64_t step_wire, std::uint32_t per_message_ns) {
+  if (wire <= step_wire || step_wire == 0) return proxy_time_ns(1, per_message_ns);
+  proxy_time_ns((wire + step_wire - 1) / step_wire, per_message_ns);  // refuses what does not fit
+  return static_cast<std::uint32_t>(std::llround(static_cast<double>(wire) / static_cast<double>(step_wire) *
+                                                 static_cast<double>(per_message_ns)));
+}
+
+// The network device's extra bytes (NetWrites) for the same send: each of
+// the NCCL messages it carries writes its own stripes.
+inline std::uint64_t merged_write_extra(const NetWrites& writes, std::uint64_t wire, std::uint64_t step_wire) {
+  if (wire <= step_wire || step_wire == 0) return writes.extra(wire, 1);
+  return static_cast<std::uint64_t>(std::llround(static_cast<double>(wire) / static_cast<double>(step_wire) *
+                                                 static_cast<double>(writes.extra(step_wire, 1))));
+}
+
 // A GPU-side reduction's read of the rank's own addend (NCCL's
 // recvReduceSend, recvReduceCopySend: two loads and one store per element
 // where a copy's recvCopySend has one load). The operand received from a peer

@@ -25,7 +25,8 @@ class Builder {
   // when the model has one (StepModel::proxy).
   // A send across nodes stands for as many of NCCL's network messages as it
   // has steps of `step` payload (programs cap their loops, so one send may
-  // carry several of NCCL's steps): its proxy time is that many.
+  // carry several of NCCL's steps, or one and a part): its proxy time and its
+  // writes are that many (merged_proxy_ns).
   Builder(const AlgorithmContext& ctx, const StepModel& m, std::uint64_t step)
       : dag_(ctx.size()),
         domain_of_(ctx.domain_of),
@@ -57,7 +58,7 @@ class Builder {
     const std::uint64_t extra = device_extra(r, peer, wire);
     op.bytes = wire + extra;
     op.rate = NetWrites::paced(rate, wire, extra);
-    if (proxy_ns_ > 0 && across(r, peer)) op.proxy_ns = proxy_time_ns(messages(wire), proxy_ns_);
+    if (proxy_ns_ > 0 && across(r, peer)) op.proxy_ns = merged_proxy_ns(wire, step_wire_, proxy_ns_);
     return add(r, op, parents);
   }
   // A receive, posted at the start or after `posted`: an op of r's own
@@ -83,11 +84,9 @@ class Builder {
   bool across(std::uint32_t r, std::uint32_t peer) const {
     return r < domain_of_.size() && peer < domain_of_.size() && domain_of_[r] != domain_of_[peer];
   }
-  // NCCL's network messages a send of `wire` bytes stands for.
-  std::uint64_t messages(std::uint64_t wire) const { return std::max<std::uint64_t>(1, (wire + step_wire_ - 1) / step_wire_); }
   // The bytes a message from r to peer carries for the network device's writes (none inside a node).
   std::uint64_t device_extra(std::uint32_t r, std::uint32_t peer, std::uint64_t wire) const {
-    return writes_.active() && across(r, peer) ? writes_.extra(wire, messages(wire)) : 0;
+    return writes_.active() && across(r, peer) ? merged_write_extra(writes_, wire, step_wire_) : 0;
   }
 
   DagBuilder dag_;

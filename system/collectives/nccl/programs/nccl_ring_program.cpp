@@ -145,7 +145,7 @@ NcclRingProgram::NcclRingProgram(std::string name, CollectiveType type, std::uin
     for (std::uint32_t c = 0; c < channels_; ++c) {
       if (chunks_[c] > 0) largest = std::max(largest, ceil_div(share_[c], chunks_[c], ~std::uint64_t{0}) + n);
     }
-    proxy_time_ns(std::max<std::uint64_t>(1, (wire_bytes(proto_, largest) + step_wire_ - 1) / step_wire_), proxy_ns_);
+    merged_proxy_ns(wire_bytes(proto_, largest), step_wire_, proxy_ns_);
   }
   symmetric_ = find_symmetry();
 }
@@ -261,7 +261,7 @@ std::uint64_t NcclRingProgram::before_send(std::uint32_t pos, std::uint32_t c, s
 
 std::uint64_t NcclRingProgram::device_extra(std::uint32_t a, std::uint32_t b, std::uint64_t wire) const {
   if (!writes_.active() || a >= domain_of_.size() || b >= domain_of_.size() || domain_of_[a] == domain_of_[b]) return 0;
-  return writes_.extra(wire, std::max<std::uint64_t>(1, (wire + step_wire_ - 1) / step_wire_));
+  return merged_write_extra(writes_, wire, step_wire_);
 }
 
 CollectiveOp NcclRingProgram::op(std::uint32_t pos, OpRef ref) const {
@@ -288,8 +288,7 @@ CollectiveOp NcclRingProgram::op(std::uint32_t pos, OpRef ref) const {
       op.rate = NetWrites::paced(sum && reduces_ ? reads_.summing_rate(rate, wire, out) : rate, wire, extra);
       if (proxy_ns_ > 0 && pos < domain_of_.size() && op.peer < domain_of_.size() &&
           domain_of_[pos] != domain_of_[op.peer]) {
-        const std::uint64_t messages = std::max<std::uint64_t>(1, (wire + step_wire_ - 1) / step_wire_);
-        op.proxy_ns = static_cast<std::uint32_t>(messages * proxy_ns_);  // below 2^32: the constructor checked
+        op.proxy_ns = merged_proxy_ns(wire, step_wire_, proxy_ns_);  // below 2^32: the constructor checked
       }
       break;
     }

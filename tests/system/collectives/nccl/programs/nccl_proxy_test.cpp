@@ -23,6 +23,7 @@
 #include "system/collectives/nccl/model/nccl_protocol.h"
 #include "system/collectives/nccl/model/tuner_regions.h"
 #include "system/collectives/nccl/programs/nccl_dag.h"
+#include "system/collectives/nccl/programs/nccl_program_parts.h"
 #include "core/event_queue.h"
 #include "network/backend_registry.h"
 #include "system/runner/engine/collective_engine.h"
@@ -116,6 +117,26 @@ TEST(NcclProxy, TheThreadTakesMessagesAsTheyBecomeReady) {
   EXPECT_EQ(fast, slow);
   // Out of the proxy at 2 us, 1 us on the wire, 1 us in rank 2's proxy.
   EXPECT_EQ(fast, 4 * kMicrosecond);
+}
+
+// A send that merges NCCL's steps (a program's loop cap) stands for the
+// steps it carries, in proportion: one and a half steps are one and a half
+// messages of proxy time and of writes, two steps two, a part of one step one.
+TEST(NcclProxy, AMergedSendCountsTheStepsItCarries) {
+  const std::uint64_t step = 76800;  // 72,000 bytes of LL128 on the wire
+  EXPECT_EQ(nccl::merged_proxy_ns(step / 2, step, 2000), 2000u);
+  EXPECT_EQ(nccl::merged_proxy_ns(step, step, 2000), 2000u);
+  EXPECT_EQ(nccl::merged_proxy_ns(step + step / 2, step, 2000), 3000u);
+  EXPECT_EQ(nccl::merged_proxy_ns(2 * step, step, 2000), 4000u);
+  nccl::NetWrites w;
+  w.cost = 2 * kMicrosecond;
+  w.rails = 4;
+  w.device_rate = 50'000'000'000;
+  const std::uint64_t one = w.extra(step, 1);  // one stripe of 2 us at a rail's 12.5 GB/s
+  EXPECT_EQ(one, 25000u);
+  EXPECT_EQ(nccl::merged_write_extra(w, step / 2, step), w.extra(step / 2, 1));
+  EXPECT_EQ(nccl::merged_write_extra(w, step + step / 2, step), one + one / 2);
+  EXPECT_EQ(nccl::merged_write_extra(w, 2 * step, step), w.extra(2 * step, 2));
 }
 
 TEST(NcclVersion, NvlsTreeChunkFollowsTheRelease) {
