@@ -413,8 +413,7 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
         }
         // The root's first send down carries its read (once, whatever the children).
         for (std::size_t i = 0; i < children[r].size(); ++i) {
-          const bool sums = parent[r] < 0 && i == 0 && !children[r].empty();
-          b.send(r, children[r][i], w, tag_of(c, j, 1), c, rate_to(children[r][i], sums), down_after);
+          b.send(r, children[r][i], w, tag_of(c, j, 1), c, rate_to(children[r][i], parent[r] < 0 && i == 0), down_after);
         }
       }
     }
