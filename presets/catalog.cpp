@@ -138,16 +138,16 @@ Preset p5() {
                                   "completion, about 2 us of it in the device and 1 us to the host; the plugin "
                                   "writes a message in stripes of at least 128 KiB, one per rail (OFI_NCCL_MIN_STRIPE_SIZE)"};
   p.nccl_net_rails = {"4", "spec sheet: 4 x 100 Gb/s EFA per GPU, one device of 4 rails to NCCL (aws-ofi-nccl's multi-rail)"};
-  p.nccl_proxy = {"1850.287ns", "fit (see the header)"};
-  p.nccl_net_latency = {"47805.446ns", "fit (see the header)"};
-  p.fitted = {{"system", "collective.algorithms.*:overhead", "41497.058ns"},
-              {"system", "collective.algorithms.all_reduce:copy_bw", "341.772GB/s"}};
+  p.nccl_proxy = {"1768.099ns", "fit (see the header)"};
+  p.nccl_net_latency = {"44978.137ns", "fit (see the header)"};
+  p.fitted = {{"system", "collective.algorithms.*:overhead", "21666.107ns"},
+              {"system", "collective.algorithms.all_reduce:copy_bw", "284.731GB/s"}};
   p.fit_note =
       "Fitted by `sim calibrate CURVE --preset p5 --filter nodes=2 --filter nodes=4 --sizes 32MiB:256MiB` on the\n"
       "8 two- and four-node all-reduce rows of 32-256 MiB of the public p5 curve (docs/public-data.md,\n"
-      "p5_efa_allreduce_2-32nodes.csv): NCCL's per-call overhead 41497.058ns [1us, 400us], proxy 1850.287ns per\n"
-      "network message [200ns, 5us], network hop 47805.446ns [2us, 60us], NVLS's copy warps 341.772GB/s\n"
-      "[209.375GB/s, 1675GB/s]; rms log error 0.035 on those rows (the two-node rows alone fix the overhead\n"
+      "p5_efa_allreduce_2-32nodes.csv): NCCL's per-call overhead 21666.107ns [1us, 400us], proxy 1768.099ns per\n"
+      "network message [200ns, 5us], network hop 44978.137ns [2us, 60us], NVLS's copy warps 284.731GB/s\n"
+      "[209.375GB/s, 1675GB/s]; rms log error 0.027 on those rows (the two-node rows alone fix the overhead\n"
       "plus two hops, not the hop: docs/calibrate.md). The link rates are the spec sheet's. Held out (every\n"
       "other row of the file): docs/nccl.md.";
   return p;

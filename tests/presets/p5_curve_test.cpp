@@ -59,6 +59,10 @@ TEST_F(P5Curve, HeldOutRowsWithinTenPercent) {
       {4, 2048 * MiB, "nccl:ring/simple"},
       {2, 8192 * MiB, "nccl:nvlstree/simple"},
       {8, 64 * MiB, "nccl:tree/ll128"},
+      // Tree/LL128 at 32 and 64 MiB: the same chunk, twice the slot round trips a channel.
+      {16, 32 * MiB, "nccl:tree/ll128"},
+      {16, 64 * MiB, "nccl:tree/ll128"},
+      {32, 64 * MiB, "nccl:tree/ll128"},
       {16, 256 * MiB, "nccl:tree/ll128"},
       {32, 256 * MiB, "nccl:tree/ll128"},
       // NVLS-tree from 4 nodes on, with the 512 KiB chunks aws-ofi-nccl sets on p5.
@@ -76,17 +80,21 @@ TEST_F(P5Curve, HeldOutRowsWithinTenPercent) {
 // A tree of 16 p5 nodes runs NCCL's 72,000-byte LL128 chunks from 32 to 96
 // MiB: past 64 MiB a channel has more of them than the program's 64 loops, so
 // its sends merge a chunk and a part. Each stands for that many of NCCL's
-// network messages, no more (merged_proxy_ns): the time grows with the size
-// across the cap, where counting a merged send as two messages made 72-96 MiB
-// take a millisecond more than 104 MiB.
+// network messages, no more (merged_proxy_ns), and holds its slot that many
+// round trips (slot_cycle): the time grows with the size across the cap, no
+// faster than the bytes. At 104 MiB NCCL doubles the chunk, so half as many
+// slot round trips: that call may be a little shorter than 96 MiB's (by 3%),
+// where counting a merged send as two messages made 72-96 MiB take 29% more.
 TEST_F(P5Curve, TreeTimeGrowsWithTheSizeAcrossTheLoopCap) {
   const std::uint64_t MiB = 1 << 20;
   double last_seconds = 0, last_mib = 0;
-  for (const std::uint64_t mib : {64, 72, 96, 104}) {
+  for (const std::uint64_t mib : {64, 72, 80, 96, 104}) {
     const PresetCollective run = run_preset_collective(path(""), "p5", 16, "allreduce", mib * MiB);
     EXPECT_EQ(run.algorithm, "nccl:tree/ll128") << mib << " MiB";
     const double seconds = 2.0 * 127 / 128 * static_cast<double>(mib * MiB) / (run.busbw * 1e9);
-    if (last_mib > 0) {
+    if (mib == 104) {
+      EXPECT_GT(seconds, last_seconds / 1.05) << mib << " MiB";
+    } else if (last_mib > 0) {
       // Longer, but not by more than the bytes: busbw does not fall.
       EXPECT_GT(seconds, last_seconds) << mib << " MiB";
       EXPECT_LT(seconds / last_seconds, static_cast<double>(mib) / last_mib) << mib << " MiB";

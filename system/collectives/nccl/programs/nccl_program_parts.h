@@ -80,6 +80,24 @@ inline std::uint64_t merged_write_extra(const NetWrites& writes, std::uint64_t w
                                                  static_cast<double>(writes.extra(step_wire, 1))));
 }
 
+// How long a send holds its slot of the connection. A connection has
+// NCCL_STEPS slots, and a sender writes a chunk only into a slot the receiver
+// has freed and told it of: across nodes the receiver's proxy posts the
+// slot's next receive once the GPU has taken the chunk, and the sender learns
+// of it a network hop later (src/transport/net.cc: a network isend goes only
+// to a posted receive); inside a node the receiver's GPU writes the sender's
+// head pointer over NVLink. So a slot takes its next chunk two of the
+// connection's hops after the send ended: the chunk's hop to the receiver
+// (the latency it waits there) and the freed slot's hop back. A send that
+// merges q of NCCL's steps (a program's loop cap) holds its slot q such
+// cycles, so a window of merged sends keeps NCCL's pace of a window of steps.
+inline Time slot_cycle(Time hop, std::uint64_t wire, std::uint64_t step_wire) {
+  if (hop <= 0) return 0;
+  if (wire <= step_wire || step_wire == 0) return 2 * hop;
+  return static_cast<Time>(std::llround(2.0 * static_cast<double>(hop) * static_cast<double>(wire) /
+                                        static_cast<double>(step_wire)));
+}
+
 // A GPU-side reduction's read of the rank's own addend (NCCL's
 // recvReduceSend, recvReduceCopySend: two loads and one store per element
 // where a copy's recvCopySend has one load). The operand received from a peer

@@ -61,6 +61,18 @@ class Builder {
     if (proxy_ns_ > 0 && across(r, peer)) op.proxy_ns = merged_proxy_ns(wire, step_wire_, proxy_ns_);
     return add(r, op, parents);
   }
+  // When the slot a send of `wire` bytes took on its connection takes another
+  // chunk: after the send `sent`, the connection's two hops (slot_cycle).
+  // `waited`: a later send waits for it; the last window's sends get an op
+  // of no time, so that every loop has the same ops (the store packs them,
+  // NcclDagProgram) and a rank is done with its last send.
+  std::uint32_t slot_free(std::uint32_t r, Time hop, std::uint64_t wire, std::uint32_t sent, bool waited) {
+    if (hop <= 0) return sent;
+    CollectiveOp op;
+    op.kind = OpKind::kCompute;
+    op.duration = waited ? slot_cycle(hop, wire, step_wire_) : 0;
+    return add(r, op, {sent});
+  }
   // A receive, posted at the start or after `posted`: an op of r's own
   // without which the message cannot come (r's upload of what a switch sends
   // back), or the receive of the same peer's chunk a window earlier (its
@@ -346,11 +358,12 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
       parent[L[0]] = first_child && P.size() > 1 ? P[1] : P[0];
     }
   }
-  // At most, per chunk: a receive and a delay per child and a send down to
-  // each, and a send up, a receive and a delay when the rank has a parent;
-  // a delay has one parent, a send up its children's delays, the base and
-  // the window's send, a send down the receive from above or, at the root,
-  // what the send up would have had.
+  // At most, per chunk: a receive, a delay, a send down and its slot's
+  // return per child, and a send up, its slot's return, a receive and a delay
+  // when the rank has a parent; a delay has one parent, a send up its
+  // children's delays, the base and the window's slot, a send down the
+  // receive from above (or, at the root, what the send up would have had) and
+  // its window's slot.
   {
     std::vector<std::uint64_t> ops(n, 1), links(n, 1);
     std::vector<std::uint64_t> child_count(n);
@@ -363,8 +376,8 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
       for (std::uint32_t r = 0; r < n; ++r) {
         const std::uint64_t ch = child_count[r];
         const bool up = parents_of[c][r] >= 0;
-        ops[r] += k * (3 * ch + (up ? 3 : 0));
-        links[r] += k * (ch + (up ? ch + 3 : 0) + ch * (ch + 1));
+        ops[r] += k * (4 * ch + (up ? 4 : 0));
+        links[r] += k * (3 * ch + (up ? ch + 4 : 0) + ch * (ch + 1));
       }
     }
     for (std::uint32_t r = 0; r < n; ++r) b.reserve(r, ops[r], links[r]);
@@ -379,7 +392,8 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
     const std::uint64_t k = ceil_div(share, step);
     for (std::uint32_t r = 0; r < n; ++r) {
       const auto hop = [&](std::uint32_t from) { return ctx.domain_of[from] == ctx.domain_of[r] ? m.hop_intra : m.hop_inter; };
-      std::vector<std::uint32_t> up_send(k, kNone);
+      std::vector<std::uint32_t> up_slot(k, kNone);
+      std::vector<std::uint32_t> down_slot(children[r].size() * k, kNone);  // to each child
       // Each child's receives, posted a window behind the last: a child's
       // chunks arrive in order, so a receive is up before its chunk and the
       // matcher holds a window of them, not every chunk of the call.
@@ -406,14 +420,19 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
         std::vector<std::uint32_t> down_after = up;
         if (parent[r] >= 0) {
           const auto p = static_cast<std::uint32_t>(parent[r]);
-          up.push_back(j >= window ? up_send[j - window] : kNone);
-          up_send[j] = b.send(r, p, w, tag_of(c, j, 0), c, rate_to(p, !children[r].empty()), up);
+          if (j >= window) up.push_back(up_slot[j - window]);
+          const std::uint32_t up_send = b.send(r, p, w, tag_of(c, j, 0), c, rate_to(p, !children[r].empty()), up);
+          up_slot[j] = b.slot_free(r, hop(p), w, up_send, j + window < k);
           // The sum comes down after my part went up.
-          down_after = {b.delay(r, hop(p), b.recv(r, p, w, tag_of(c, j, 1), up_send[j]))};
+          down_after = {b.delay(r, hop(p), b.recv(r, p, w, tag_of(c, j, 1), up_send))};
         }
         // The root's first send down carries its read (once, whatever the children).
         for (std::size_t i = 0; i < children[r].size(); ++i) {
-          b.send(r, children[r][i], w, tag_of(c, j, 1), c, rate_to(children[r][i], parent[r] < 0 && i == 0), down_after);
+          const std::uint32_t kid = children[r][i];
+          std::vector<std::uint32_t> after = down_after;
+          if (j >= window) after.push_back(down_slot[(j - window) * children[r].size() + i]);
+          const std::uint32_t sent = b.send(r, kid, w, tag_of(c, j, 1), c, rate_to(kid, parent[r] < 0 && i == 0), after);
+          down_slot[j * children[r].size() + i] = b.slot_free(r, hop(kid), w, sent, j + window < k);
         }
       }
     }
@@ -582,6 +601,8 @@ std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std
       const std::uint64_t k = ceil_div(share, step * local, kMaxNvlsRounds);
       std::vector<std::uint32_t> contrib(k * local, kNone);
       std::vector<std::uint32_t> kid_recv(k * kids.size(), kNone);  // posted a window behind (make_tree_program)
+      // The network connections' slots (Builder::slot_free): up, and down to each child.
+      std::vector<std::uint32_t> up_slot(pd >= 0 ? k : 0, kNone), down_slot(k * kids.size(), kNone);
       std::vector<std::uint32_t> gathered(copies ? k : 0, kNone);
       for (std::uint64_t j = 0; j < k; ++j) {
         const std::uint64_t round = part_bytes(share, k, j);
@@ -627,10 +648,17 @@ std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std
         std::vector<std::uint32_t> total = sum;
         if (pd >= 0) {
           const std::uint32_t up = nodes[static_cast<std::size_t>(pd)][me];
+          if (j >= window) sum.push_back(up_slot[j - window]);
           const std::uint32_t sent_up = b.send(x, up, mine, tag_of(c, j, low(me, 2)), c, 0, sum);
+          up_slot[j] = b.slot_free(x, m.hop_inter, mine, sent_up, j + window < k);
           total = {b.delay(x, m.hop_inter, b.recv(x, up, mine, tag_of(c, j, low(me, 3)), sent_up))};
         }
-        for (const std::uint32_t kid : kids) b.send(x, kid, mine, tag_of(c, j, low(me, 3)), c, 0, total);
+        for (std::size_t i = 0; i < kids.size(); ++i) {
+          std::vector<std::uint32_t> after = total;
+          if (j >= window) after.push_back(down_slot[(j - window) * kids.size() + i]);
+          const std::uint32_t sent = b.send(x, kids[i], mine, tag_of(c, j, low(me, 3)), c, 0, after);
+          down_slot[j * kids.size() + i] = b.slot_free(x, m.hop_inter, mine, sent, j + window < k);
+        }
         const CollectiveOp mc = switch_op(OpKind::kMulticast, x, sw, mine, tag_of(c, j, low(me, 1)),
                                           c, rate);
         total.push_back(slot_free);

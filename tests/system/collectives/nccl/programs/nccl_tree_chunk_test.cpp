@@ -7,7 +7,9 @@
 // run's closed form.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "tests/system/test_util.h"
 #include "tests/common/sizes.h"
@@ -84,6 +86,44 @@ TEST(NcclTreeChunk, TwoChunksPipelineOnAChain) {
       simulate_collective(topo, CollectiveType::kAllReduce, kMiB, choose_all_reduce("nccl:algo=tree,proto=simple,channels=1"));
   const Time pace = transfer_time(512 * 1024, nccl::wire_rate(pl.model));
   EXPECT_EQ(r.makespan, pl.model.base + 3 * pace + 2 * pl.model.hop_intra);
+}
+
+// A connection's slot takes its next chunk two hops after its send
+// (nccl_program_parts.h, slot_cycle): with the hop far above a chunk's pace
+// the tree's 8 slots a connection set its pace, 8 chunks every 2 hops and a
+// pace. Two one-GPU hosts on a leaf, one channel, 16 chunks of 512 KiB and a 200 us
+// network hop: the leaf sends chunk j when the pacer is free and chunk
+// j - 8's slot has come back; the root sends it down a hop after it lands,
+// in turn, once its own slot j - 8 is back; the leaf has it a hop later.
+TEST(NcclTreeChunk, ASlotComesBackTwoHopsAfterItsSend) {
+  const Topology two = parse_topology(std::string("topology: [Switch]\nnpus_count: [2]\nbandwidth: [") + kFast +
+                                          "]\nlatency: [0ns]\nroles: [leaf]\n",
+                                      "two-hosts");
+  const nccl::Params params = {{"algo", kTree}, {"proto", kSimple}, {"channels", 1}, {"net_latency", 200 * kMicrosecond}};
+  const std::uint64_t bytes = 16 * 512 * 1024;
+  const nccl::Plan pl = all_reduce_plan(two, bytes, params);
+  ASSERT_EQ(pl.model.step_bytes, 512u * 1024);
+  ASSERT_EQ(pl.model.window, 8u);
+  const Time h = pl.model.hop_inter, pace = transfer_time(512 * 1024, nccl::wire_rate(pl.model));
+  ASSERT_EQ(h, 200 * kMicrosecond);
+  ASSERT_GT(2 * h, 8 * pace);  // the slots bind
+  std::vector<Time> up(16), down(16);
+  for (std::size_t j = 0; j < 16; ++j) {
+    Time start = std::max(pl.model.base, j > 0 ? up[j - 1] : 0);
+    if (j >= 8) start = std::max(start, up[j - 8] + 2 * h);
+    up[j] = start + pace;
+    start = std::max(up[j] + h, j > 0 ? down[j - 1] : 0);
+    if (j >= 8) start = std::max(start, down[j - 8] + 2 * h);
+    down[j] = start + pace;
+  }
+  const SimulationResult r = simulate_collective(
+      two, CollectiveType::kAllReduce, bytes,
+      choose_all_reduce("nccl:algo=tree,proto=simple,channels=1,net_latency=200us"));
+  EXPECT_EQ(r.makespan, down[15] + h);
+  // In closed form: the second 8 chunks leave 2 hops after the first, so
+  // base + 10 paces + 4 hops, where unbounded slots would take base + 17
+  // paces + 2 hops.
+  EXPECT_EQ(r.makespan, pl.model.base + 10 * pace + 4 * h);
 }
 
 }  // namespace
