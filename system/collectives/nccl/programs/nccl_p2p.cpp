@@ -110,22 +110,14 @@ std::shared_ptr<const CollectiveProgram> make_alltoall_program(std::string name,
       if (out > 0) {
         const std::uint64_t chunk = chunk_of(p, to, out), k = chunks(out, chunk);
         const bool network = ctx.domain_of[p] != ctx.domain_of[to];
-        // A send's slot takes chunk j + window two hops after it (slot_cycle).
-        const Time hop = network ? m.hop_inter : m.hop_intra;
         std::vector<std::uint32_t> sent(k, kNone);
-        std::vector<std::uint64_t> payload(k);
         for (std::uint64_t j = 0; j < k; ++j) {
           CollectiveOp op = message(OpKind::kSend, to, part_bytes(out, k, j), i, j);
-          payload[j] = op.bytes;
           const std::uint64_t messages = (op.bytes + chunk - 1) / chunk;
           if (network && m.proxy > 0) op.proxy_ns = proxy_ns(m.proxy, messages);
           if (network) op.bytes += m.writes.extra(op.bytes, messages);
           std::vector<std::uint32_t> parents = lane.after;
-          if (j >= m.window && m.window > 0) {
-            const std::uint64_t back = j - m.window;
-            const Time cycle = slot_cycle(hop, payload[back], chunk);
-            parents.push_back(cycle > 0 ? dag.add(p, delay_op(cycle), {sent[back]}) : sent[back]);
-          }
+          if (j >= m.window && m.window > 0) parents.push_back(sent[j - m.window]);
           sent[j] = dag.add(p, op, parents);
         }
         lane.done.push_back(sent[k - 1]);
