@@ -23,7 +23,8 @@
 // the channels the first, their copies in the second half the mirrored one:
 // every node is a leaf in one of them, and so is every chain head); chunks of
 // NCCL's tree size (tree_chunk) are reduced up to the root and broadcast back
-// down, pipelined, NCCL_STEPS in flight per connection.
+// down, pipelined, NCCL_STEPS in flight per connection, each slot free again
+// two hops after its send (slot_cycle, nccl_program_parts.h).
 // Ring broadcast / reduce: per channel, a chain along that channel's ring
 // from the root (group position 0, as the other native algorithms take it):
 // broadcast from the root to the rank before it, reduce from the rank after
@@ -40,8 +41,9 @@
 // round each GPU owns one shard of its node's round; its node's switch reduces
 // the node's copies into it (as NVLS), then the owners of the same shard in
 // every node (one rail) reduce it up a binary tree over the nodes and
-// broadcast it back down (even channels one tree, odd ones its mirror), and
-// each owner multicasts the total into its node.
+// broadcast it back down (even channels one tree, odd ones its mirror), its
+// network connections' slots as the tree's, and each owner multicasts the
+// total into its node.
 // CollNet chain (all-reduce across nodes whose NICs' switches reduce, SHARP):
 // per channel one GPU of each node heads the chain (channel c: rail c); each
 // chunk is reduced up the node's chain to the head, which uploads it to its
