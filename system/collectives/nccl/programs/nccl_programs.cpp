@@ -61,17 +61,17 @@ class Builder {
     if (proxy_ns_ > 0 && across(r, peer)) op.proxy_ns = merged_proxy_ns(wire, step_wire_, proxy_ns_);
     return add(r, op, parents);
   }
-  // When the slot a send of `wire` bytes took on its connection takes another
-  // chunk: after the send `sent`, the connection's two hops (slot_cycle).
-  // `waited`: a later send waits for it; the last window's sends get an op
-  // of no time, so that every loop has the same ops (the store packs them,
-  // NcclDagProgram) and a rank is done with its last send.
-  std::uint32_t slot_free(std::uint32_t r, Time hop, std::uint64_t wire, std::uint32_t sent, bool waited) {
-    if (hop <= 0) return sent;
-    CollectiveOp op;
-    op.kind = OpKind::kCompute;
-    op.duration = waited ? slot_cycle(hop, wire, step_wire_) : 0;
-    return add(r, op, {sent});
+  // A send of chunk j on a connection of `window` slots (slot_cycle): after
+  // `parents` and the slot chunk j - window took, which comes back the
+  // connection's two hops after that send. `slots` holds each of the
+  // connection's chunks' slot (one entry per chunk).
+  std::uint32_t send_in_slot(std::vector<std::uint32_t>& slots, std::uint64_t j, std::uint32_t window, Time hop,
+                             std::uint32_t r, std::uint32_t peer, std::uint64_t wire, std::uint64_t tag,
+                             std::uint32_t channel, BytesPerSecond rate, std::vector<std::uint32_t> parents) {
+    if (j >= window) parents.push_back(slots[j - window]);
+    const std::uint32_t sent = send(r, peer, wire, tag, channel, rate, parents);
+    slots[j] = slot_free(r, hop, wire, sent, j + window < slots.size());
+    return sent;
   }
   // A receive, posted at the start or after `posted`: an op of r's own
   // without which the message cannot come (r's upload of what a switch sends
@@ -99,6 +99,18 @@ class Builder {
   // The bytes a message from r to peer carries for the network device's writes (none inside a node).
   std::uint64_t device_extra(std::uint32_t r, std::uint32_t peer, std::uint64_t wire) const {
     return writes_.active() && across(r, peer) ? merged_write_extra(writes_, wire, step_wire_) : 0;
+  }
+
+  // When the slot `sent` took takes another chunk. `waited`: a later send
+  // waits for it; the last window's sends get an op of no time, so that every
+  // loop has the same ops (the store packs them, NcclDagProgram) and a rank
+  // is done with its last send.
+  std::uint32_t slot_free(std::uint32_t r, Time hop, std::uint64_t wire, std::uint32_t sent, bool waited) {
+    if (hop <= 0) return sent;
+    CollectiveOp op;
+    op.kind = OpKind::kCompute;
+    op.duration = waited ? slot_cycle(hop, wire, step_wire_) : 0;
+    return add(r, op, {sent});
   }
 
   DagBuilder dag_;
@@ -392,8 +404,9 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
     const std::uint64_t k = ceil_div(share, step);
     for (std::uint32_t r = 0; r < n; ++r) {
       const auto hop = [&](std::uint32_t from) { return ctx.domain_of[from] == ctx.domain_of[r] ? m.hop_intra : m.hop_inter; };
+      // Each connection's slots (Builder::send_in_slot): up, and down to each child.
       std::vector<std::uint32_t> up_slot(k, kNone);
-      std::vector<std::uint32_t> down_slot(children[r].size() * k, kNone);  // to each child
+      std::vector<std::vector<std::uint32_t>> down_slot(children[r].size(), std::vector<std::uint32_t>(k, kNone));
       // Each child's receives, posted a window behind the last: a child's
       // chunks arrive in order, so a receive is up before its chunk and the
       // matcher holds a window of them, not every chunk of the call.
@@ -420,19 +433,16 @@ std::shared_ptr<const CollectiveProgram> make_tree_program(std::string name, std
         std::vector<std::uint32_t> down_after = up;
         if (parent[r] >= 0) {
           const auto p = static_cast<std::uint32_t>(parent[r]);
-          if (j >= window) up.push_back(up_slot[j - window]);
-          const std::uint32_t up_send = b.send(r, p, w, tag_of(c, j, 0), c, rate_to(p, !children[r].empty()), up);
-          up_slot[j] = b.slot_free(r, hop(p), w, up_send, j + window < k);
+          const std::uint32_t up_send =
+              b.send_in_slot(up_slot, j, window, hop(p), r, p, w, tag_of(c, j, 0), c, rate_to(p, !children[r].empty()), up);
           // The sum comes down after my part went up.
           down_after = {b.delay(r, hop(p), b.recv(r, p, w, tag_of(c, j, 1), up_send))};
         }
         // The root's first send down carries its read (once, whatever the children).
         for (std::size_t i = 0; i < children[r].size(); ++i) {
           const std::uint32_t kid = children[r][i];
-          std::vector<std::uint32_t> after = down_after;
-          if (j >= window) after.push_back(down_slot[(j - window) * children[r].size() + i]);
-          const std::uint32_t sent = b.send(r, kid, w, tag_of(c, j, 1), c, rate_to(kid, parent[r] < 0 && i == 0), after);
-          down_slot[j * children[r].size() + i] = b.slot_free(r, hop(kid), w, sent, j + window < k);
+          b.send_in_slot(down_slot[i], j, window, hop(kid), r, kid, w, tag_of(c, j, 1), c,
+                         rate_to(kid, parent[r] < 0 && i == 0), down_after);
         }
       }
     }
@@ -601,8 +611,9 @@ std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std
       const std::uint64_t k = ceil_div(share, step * local, kMaxNvlsRounds);
       std::vector<std::uint32_t> contrib(k * local, kNone);
       std::vector<std::uint32_t> kid_recv(k * kids.size(), kNone);  // posted a window behind (make_tree_program)
-      // The network connections' slots (Builder::slot_free): up, and down to each child.
-      std::vector<std::uint32_t> up_slot(pd >= 0 ? k : 0, kNone), down_slot(k * kids.size(), kNone);
+      // The network connections' slots (Builder::send_in_slot): up, and down to each child.
+      std::vector<std::uint32_t> up_slot(k, kNone);
+      std::vector<std::vector<std::uint32_t>> down_slot(kids.size(), std::vector<std::uint32_t>(k, kNone));
       std::vector<std::uint32_t> gathered(copies ? k : 0, kNone);
       for (std::uint64_t j = 0; j < k; ++j) {
         const std::uint64_t round = part_bytes(share, k, j);
@@ -618,7 +629,7 @@ std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std
           contrib[j * local + i] = b.add(x, op, {scattered, j >= window ? contrib[(j - window) * local + i] : kNone});
         }
         // The multicast into every GPU's slot waits until I have copied out the slot's last round.
-        const std::uint32_t slot_free = copies && j >= window ? gathered[j - window] : kNone;
+        const std::uint32_t buffer_free = copies && j >= window ? gathered[j - window] : kNone;
         // Shard i's total comes down (it needs my copy of it), then the round is copied out.
         const auto come_down = [&] {
           std::vector<std::uint32_t> down;
@@ -636,7 +647,7 @@ std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std
           // total to every owner (NCCL's directRecvDirectSend to nvls->out,
           // then recv from it; unpaced: the NIC sets the pace).
           const std::uint32_t total = sharp_all_reduce(b, fabric, x, mine, tag_of(c, j, low(me, 2)), c, 0, m.hop_inter, sum).total;
-          b.add(x, switch_op(OpKind::kMulticast, x, sw, mine, tag_of(c, j, low(me, 1)), c, rate), {total, slot_free});
+          b.add(x, switch_op(OpKind::kMulticast, x, sw, mine, tag_of(c, j, low(me, 1)), c, rate), {total, buffer_free});
           come_down();
           continue;
         }
@@ -648,20 +659,16 @@ std::shared_ptr<const CollectiveProgram> nvls_across_nodes(std::string name, std
         std::vector<std::uint32_t> total = sum;
         if (pd >= 0) {
           const std::uint32_t up = nodes[static_cast<std::size_t>(pd)][me];
-          if (j >= window) sum.push_back(up_slot[j - window]);
-          const std::uint32_t sent_up = b.send(x, up, mine, tag_of(c, j, low(me, 2)), c, 0, sum);
-          up_slot[j] = b.slot_free(x, m.hop_inter, mine, sent_up, j + window < k);
+          const std::uint32_t sent_up =
+              b.send_in_slot(up_slot, j, window, m.hop_inter, x, up, mine, tag_of(c, j, low(me, 2)), c, 0, sum);
           total = {b.delay(x, m.hop_inter, b.recv(x, up, mine, tag_of(c, j, low(me, 3)), sent_up))};
         }
         for (std::size_t i = 0; i < kids.size(); ++i) {
-          std::vector<std::uint32_t> after = total;
-          if (j >= window) after.push_back(down_slot[(j - window) * kids.size() + i]);
-          const std::uint32_t sent = b.send(x, kids[i], mine, tag_of(c, j, low(me, 3)), c, 0, after);
-          down_slot[j * kids.size() + i] = b.slot_free(x, m.hop_inter, mine, sent, j + window < k);
+          b.send_in_slot(down_slot[i], j, window, m.hop_inter, x, kids[i], mine, tag_of(c, j, low(me, 3)), c, 0, total);
         }
         const CollectiveOp mc = switch_op(OpKind::kMulticast, x, sw, mine, tag_of(c, j, low(me, 1)),
                                           c, rate);
-        total.push_back(slot_free);
+        total.push_back(buffer_free);
         b.add(x, mc, total);
         come_down();
       }
