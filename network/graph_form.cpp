@@ -147,6 +147,48 @@ void check_nics(const ConfigReader& config, const YAML::Node& root, std::uint32_
   }
 }
 
+// A NIC is one host's: GPUs of two hosts reaching one NIC (directly or under
+// a pcie-switch) would make it either host's port, whichever the model met
+// first.
+void check_nic_hosts(const ConfigReader& config, const YAML::Node& root, std::uint32_t npus,
+                     const std::vector<NodeRole>& roles, const std::vector<Link>& links,
+                     const std::vector<std::uint32_t>& hosts) {
+  if (roles.empty() || hosts.empty() || !root["roles"]["nic"]) return;
+  const auto role = [&](NodeId node) { return node < npus ? NodeRole::kGpu : roles[node - npus]; };
+  constexpr std::uint32_t kNone = ~0u, kMany = ~0u - 1;
+  // The host of each pcie-switch's GPUs (kMany: GPUs of several), then of each NIC's.
+  const auto join = [&](std::uint32_t& slot, std::uint32_t host) {
+    slot = slot == kNone || slot == host ? host : kMany;
+  };
+  std::vector<std::uint32_t> pcie(roles.size(), kNone), nic(roles.size(), kNone);
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> nic_hosts(roles.size(), {kNone, kNone});  // two it joins
+  for (const Link& l : links) {
+    if (l.from < npus && role(l.to) == NodeRole::kPcieSwitch) join(pcie[l.to - npus], hosts[l.from]);
+  }
+  for (const Link& l : links) {
+    if (role(l.to) != NodeRole::kNic) continue;
+    std::uint32_t host = kNone;
+    if (l.from < npus) host = hosts[l.from];
+    else if (role(l.from) == NodeRole::kPcieSwitch) host = pcie[l.from - npus];
+    if (host == kNone) continue;
+    auto& seen = nic_hosts[l.to - npus];
+    if (seen.first == kNone) seen.first = host;
+    else if (host != seen.first && seen.second == kNone) seen.second = host;
+    join(nic[l.to - npus], host);
+  }
+  const YAML::Node list = root["roles"]["nic"];
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const NodeId at = node_ref(config, list[i], "roles.nic", npus, static_cast<std::uint32_t>(roles.size()));
+    if (nic[at - npus] != kMany) continue;
+    const auto [a, b] = nic_hosts[at - npus];
+    const std::string which = a == kMany || b == kNone ? "several hosts (through a pcie-switch shared by them)"
+                                                       : "hosts " + std::to_string(a) + " and " + std::to_string(b);
+    config.fail(list[i], "'roles.nic[" + std::to_string(i) + "]': switch " + std::to_string(at - npus) +
+                             " is linked from GPUs of " + which +
+                             ": a NIC is one host's port to the network (give each host its own NICs)");
+  }
+}
+
 }  // namespace
 
 Topology parse_graph_form(const ConfigReader& config, const YAML::Node& root) {
@@ -210,6 +252,7 @@ Topology parse_graph_form(const ConfigReader& config, const YAML::Node& root) {
   std::vector<NodeRole> roles = read_roles(config, root, n, sw);
   check_nics(config, root, n, roles, links);
   std::vector<std::uint32_t> hosts = read_hosts(config, root, n, sw);
+  check_nic_hosts(config, root, n, roles, links, hosts);
   std::unique_ptr<Router> router;
   // A graph that says which GPUs share a machine and which switches are its NVSwitches and NICs
   // routes as NCCL does by default (PXN): the fewest hops could enter a host by another GPU's NIC

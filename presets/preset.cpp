@@ -445,15 +445,18 @@ std::vector<FreeParameter> free_parameters(const Preset& p, std::uint32_t nodes)
   }
   if (*p.nccl_proxy.value) {
     // NCCL's structure is simulated (proxy, hops, the tuner's choice): what is
-    // physically unknown is fitted, the published link rates stay.
-    free.clear();
+    // physically unknown is fitted, the published link rates stay. On one
+    // node there is no proxy, hop or NVLS buffer copy to fit: the node's own
+    // knob above stays, beside the per-call overhead.
+    if (nodes > 1) free.clear();
     free.push_back({"nccl_overhead", "system", kNcclOverheadKey, "1us", "400us",
                     "a fixed cost per NCCL call (kernel launch, the plugin's and the framework's own work)"});
+    if (nodes == 1) return free;
     free.push_back({"nccl_proxy", "system", kNcclProxyKey, "200ns", "5us",
                     "NCCL's proxy thread per network message it posts or completes"});
     free.push_back({"nccl_net_latency", "system", kNcclNetLatencyKey, "2us", "60us",
                     "the fabric's latency per network hop as NCCL sees it (NCCL's table: 14 us on InfiniBand)"});
-    if (nvls && nodes > 1) free.push_back(copy_parameter(*p.gpu));
+    if (nvls) free.push_back(copy_parameter(*p.gpu));
     return free;
   }
   free.push_back({"nccl_overhead", "system", kNcclOverheadKey, "100ns", "100us",

@@ -54,6 +54,23 @@ std::shared_ptr<const AlgorithmContext> make_algorithm_context(std::shared_ptr<c
   }
   bool all = ctx->domains > 0;
   for (const NodeId sw : ctx->domain_switch) all = all && sw != kNoSwitch && topology->reduces(sw);
+  if (all) {
+    // NVLink SHARP reduces the copies of the GPUs under one switch: a host
+    // whose GPUs hang off several (its NVSwitches stacked in two levels)
+    // has no switch that sees them all.
+    std::unordered_set<std::uint64_t> linked;  // member << 32 | switch
+    for (const Link& l : topology->links()) {
+      if (l.from < topology->npu_count() && l.to >= topology->npu_count()) linked.insert(std::uint64_t{l.from} << 32 | l.to);
+    }
+    for (std::uint32_t p = 0; p < n && all; ++p) {
+      const NodeId sw = ctx->domain_switch[ctx->domain_of[p]];
+      if (linked.count(std::uint64_t{(*ctx->members)[p]} << 32 | sw)) continue;
+      all = false;
+      ctx->withheld = "NPU " + std::to_string((*ctx->members)[p]) + " is not under its host's switch " +
+                      std::to_string(sw) + " (the host's GPUs hang off several switches): NVLink SHARP needs every "
+                      "GPU of a host under one reducing switch";
+    }
+  }
   ctx->domain_reduces = all;
   for (std::size_t d = 1; d < ctx->dims.size(); ++d) ctx->fabric_reduces = ctx->fabric_reduces || ctx->dims[d].in_network_reduction;
   return ctx;
@@ -81,7 +98,8 @@ std::shared_ptr<const AlgorithmContext> make_line_context(std::shared_ptr<const 
       ctx->domain_reduces = false;
       ctx->withheld = "its node switch " + std::to_string(sw) +
                       " also joins group members of other lines of the hierarchical collective, whose phases "
-                      "run at the same time: it cannot reduce or multicast for this dimension's line alone";
+                      "run at the same time: it cannot reduce or multicast for this dimension's line alone "
+                      "(choose it for the whole group, not a dimension of a hierarchical list; docs/nccl.md)";
       break;
     }
   }
@@ -93,7 +111,8 @@ std::shared_ptr<const AlgorithmContext> make_line_context(std::shared_ptr<const 
       ctx->fabric_reduces = false;
       ctx->withheld = "its fabric switch " + std::to_string(l.to) +
                       " also joins group members of other lines of the hierarchical collective, whose phases "
-                      "run at the same time: it cannot reduce for this dimension's line alone";
+                      "run at the same time: it cannot reduce for this dimension's line alone "
+                      "(choose it for the whole group, not a dimension of a hierarchical list; docs/nccl.md)";
       break;
     }
   }

@@ -137,6 +137,24 @@ TEST(TopologyHosts, ANicIsLinkedFromTheGpusThatUseIt) {
                     "'roles.nic[0]': switch 1 is linked from no GPU");
 }
 
+// A NIC is one host's port: GPUs of two hosts reaching it (directly or
+// under a PCIe switch they share) are refused, naming the NIC.
+TEST(TopologyHosts, ANicBelongsToOneHost) {
+  const std::string roles = "hosts: [[npu0, npu1], [npu2, npu3]]\n"
+                            "roles: {nvswitch: [sw0, sw1], nic: [sw2, sw3, sw4, sw5], leaf: [sw6]}\n";
+  std::string crossed = kTwoHostGraph;
+  crossed.insert(crossed.find("  - {src: sw2, dst: sw6}"), "  - {src: npu2, dst: sw2}\n");
+  expect_host_error(crossed + roles,
+                    "bad.yml:20: 'roles.nic[0]': switch 2 is linked from GPUs of hosts 0 and 1: a NIC is one host's "
+                    "port to the network (give each host its own NICs)");
+  const std::string shared_pcie =
+      "npus: 2\nswitches: 3\nbandwidth: 50GB/s\nlatency: 500ns\nlinks:\n"
+      "  - {src: npu0, dst: sw0}\n  - {src: npu1, dst: sw0}\n  - {src: sw0, dst: sw1}\n  - {src: sw1, dst: sw2}\n";
+  expect_host_error(shared_pcie + "hosts: [[npu0], [npu1]]\nroles: {pcie-switch: [sw0], nic: [sw1]}\n",
+                    "'roles.nic[0]': switch 1 is linked from GPUs of several hosts (through a pcie-switch shared by them)");
+  EXPECT_EQ(parse_topology(kTwoHostGraph + roles, "g.yml").role(6), NodeRole::kNic);
+}
+
 TEST(TopologyHosts, RoutingByRailsIsChecked) {
   expect_host_error(kTwoHostGraph + "hosts: [[npu0, npu1], [npu2, npu3]]\nrouting: ecmp\n",
                     "'routing' must be shortest or pxn, got 'ecmp'");

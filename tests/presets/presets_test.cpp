@@ -72,6 +72,23 @@ TEST(Presets, EveryPresetLoadsOnOneTwoAndItsDefaultNodes) {
   }
 }
 
+// A preset frees for calibration only what acts on its node count: on one
+// node no message crosses the network, so no proxy or network hop (which a
+// fit would have reported as fitted at their starting values).
+TEST(Presets, OneNodeFreesNothingOfTheNetwork) {
+  for (const Preset& p : all_presets()) {
+    SCOPED_TRACE(p.name);
+    for (const FreeParameter& f : free_parameters(p, 1)) {
+      EXPECT_NE(f.name, "nccl_proxy");
+      EXPECT_NE(f.name, "nccl_net_latency");
+      EXPECT_NE(f.name, "nvls_copy_bandwidth");
+    }
+  }
+  std::vector<std::string> two;
+  for (const FreeParameter& f : free_parameters(find_preset("p5"), 2)) two.push_back(f.name);
+  EXPECT_EQ(two, (std::vector<std::string>{"nccl_overhead", "nccl_proxy", "nccl_net_latency", "nvls_copy_bandwidth"}));
+}
+
 TEST(Presets, DgxH100NumbersAreTheSpecSheetsWithSources) {
   const PresetFiles f = generate_preset(find_preset("dgx-h100"), 4);
   EXPECT_EQ(f.dims, (std::vector<std::uint32_t>{8, 4}));

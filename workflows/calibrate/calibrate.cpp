@@ -213,9 +213,7 @@ Files with_values(const Files& base, const std::vector<FreeParameterSpec>& param
 // values given for that column (--filter nodes=2 --filter nodes=4: either).
 bool passes(const CurvePoint& p, const CalibrateOptions& o) {
   const auto matches = [&p](const std::string& column, const std::string& value) {
-    if (column == "collective") return p.collective == canonical_collective(value);
-    const std::string* v = column_value(p, column);
-    return v != nullptr && *v == value;
+    return filter_matches(p, column, value).value_or(false);
   };
   for (const auto& filter : o.filters) {
     const std::string& column = filter.first;
@@ -570,15 +568,23 @@ std::vector<FreeParameterSpec> parse_free_parameters(const std::string& text, co
     r.check_keys(n, at, {"name", "file", "key", "min", "max"});
     FreeParameterSpec p;
     p.name = r.text(r.require(n, "name"), at + "name");
+    // Names go into --fit lists and the files' headers: a word, no comma or space.
+    if (p.name.empty() || p.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
+                              std::string::npos) {
+      r.fail(n["name"], "'" + at + "name' '" + p.name + "': a name is letters, digits, '_', '.' or '-' (it is given to --fit)");
+    }
     p.file = r.text(r.require(n, "file"), at + "file");
     if (p.file != "network" && p.file != "system") r.fail(n["file"], "'" + at + "file' must be network or system, not '" + p.file + "'");
     p.key = r.text(r.require(n, "key"), at + "key");
     p.min_text = r.text(r.require(n, "min"), at + "min");
     p.max_text = r.text(r.require(n, "max"), at + "max");
     p.kind = kind_of(p.min_text);
-    if (kind_of(p.max_text) != p.kind) r.fail(n["max"], "'" + at + "max' is not in min's unit");
     p.min = read_value(r, n["min"], at + "min", p.kind);
-    p.max = read_value(r, n["max"], at + "max", p.kind);
+    p.max = read_value(r, n["max"], at + "max", kind_of(p.max_text));
+    if (kind_of(p.max_text) != p.kind) {
+      r.fail(n["max"], "'" + at + "max' (" + p.max_text + ", a " + kind_of(p.max_text) + ") is not in the unit of '" +
+                           at + "min' (" + p.min_text + ", a " + p.kind + ")");
+    }
     if (!(p.min > 0) || !(p.max > p.min)) r.fail(n["max"], "'" + at + "min' must be > 0 and below 'max' (a log-space search)");
     for (const FreeParameterSpec& q : params) {
       if (q.name == p.name) r.fail(n["name"], "parameter '" + p.name + "' twice");
@@ -650,8 +656,8 @@ std::string starting_value(const Machine& m, const FreeParameterSpec& p) {
   if (!value_of(p.kind, value)) {
     throw InputError(p.where + ": parameter '" + p.name + "': its bounds (" + p.min_text + ", " + p.max_text +
                      ") are a " + p.kind + ", but '" + p.key + "' in " +
-                     (network ? m.base.network_source : m.base.system_source) + " is '" + value + "', a " +
-                     kind_of(value));
+                     (network ? m.base.network_source : m.base.system_source) + " is '" + value + "', " +
+                     (kind_of(value) != p.kind ? "a " + kind_of(value) : "not a " + p.kind));
   }
   return value;
 }
@@ -727,9 +733,9 @@ CalibrationResult calibrate(const CalibrateOptions& o) {
 
   for (const auto& filter : o.filters) {
     const std::string& column = filter.first;
-    if (column == "collective") continue;
-    const bool known = std::any_of(points.begin(), points.end(),
-                                   [&](const CurvePoint& p) { return column_value(p, column) != nullptr; });
+    const bool known = std::any_of(points.begin(), points.end(), [&](const CurvePoint& p) {
+      return filter_matches(p, column, filter.second).has_value();
+    });
     if (!known) {
       std::string columns = "collective";
       if (!points.empty()) {
@@ -953,6 +959,10 @@ std::string describe_calibration(const CalibrationResult& r) {
     o << line;
   }
   const bool by_nodes = !r.preset.empty();
+  if (std::none_of(r.rows.begin(), r.rows.end(), [](const CalibratedRow& row) { return !row.fitted; })) {
+    o << "no held-out rows: every row was fitted on (leave some out with --filter or --sizes to judge the fit)\n";
+    return o.str();
+  }
   o << "rows not fitted on (time and busbw error of the simulation against the measurement"
     << (by_nodes ? ", by node count of " + r.preset : std::string()) << "):\n";
   o << (by_nodes ? "  nodes " : "") << "  collective       bytes        measured us  simulated us  time err  busbw err\n";

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include <limits>
@@ -58,9 +59,9 @@ void apply_filters(Curve& ref, const std::vector<std::string>& filters) {
     bool known = false;
     std::vector<CurvePoint> kept;
     for (CurvePoint& p : ref.points) {
-      const std::string* v = column_value(p, key);
-      known = known || v != nullptr;
-      if (v && *v == value) kept.push_back(std::move(p));
+      const std::optional<bool> match = filter_matches(p, key, value);
+      known = known || match.has_value();
+      if (match.value_or(false)) kept.push_back(std::move(p));
     }
     if (!known) throw InputError("--filter " + f + ": " + ref.source + " has no column '" + key + "'");
     ref.points = std::move(kept);
@@ -169,6 +170,18 @@ int compare_curves(const CompareOptions& o, std::ostream& out) {
   }
   std::vector<Match> matches;
   std::vector<std::pair<const CurvePoint*, const CurvePoint*>> zero;  // reference value 0: no relative deviation
+  // Two of our rows that are one point (on every label our curve has) would
+  // count a measurement twice; rows apart on a label the reference lacks
+  // (two backends of a sweep) are each compared with it.
+  std::map<std::string, const CurvePoint*> ours_seen;
+  for (const CurvePoint& p : ours.points) {
+    std::string key = p.collective + '\n' + std::to_string(p.bytes);
+    for (const std::string& k : a) key += '\n' + k + '=' + p.labels.at(k);
+    if (const auto [it, added] = ours_seen.emplace(key, &p); !added) {
+      throw InputError(p.where + ": the same point as " + it->second->where + " " + describe_point(p, a) +
+                       ": a comparison would count it twice (delete a row)");
+    }
+  }
   for (const CurvePoint& p : ours.points) {
     const CurvePoint* found = nullptr;
     for (const CurvePoint& r : ref.points) {

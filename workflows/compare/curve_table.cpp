@@ -21,6 +21,15 @@ const std::string* column_value(const CurvePoint& p, const std::string& column) 
   return nullptr;
 }
 
+std::optional<bool> filter_matches(const CurvePoint& p, const std::string& column, const std::string& value) {
+  if (column == "collective") return p.collective == canonical_collective(value);
+  const std::string* v = column_value(p, column == "ranks" && !column_value(p, column) ? "npus" : column);
+  if (!v) return std::nullopt;
+  if (*v == value) return true;
+  const std::optional<std::uint64_t> a = parse_byte_count(*v), b = parse_byte_count(value);
+  return a && b && *a == *b;
+}
+
 std::optional<double> relative_deviation(double a, double b) {
   if (!(b > 0) || !std::isfinite(a) || !std::isfinite(b)) return std::nullopt;
   const double d = (a - b) / b;

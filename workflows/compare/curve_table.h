@@ -23,8 +23,9 @@ struct CurvePoint {
   std::optional<double> time_ns, busbw_gbps;
   std::string where;  // "file:line", for messages
   std::string id;     // "point 7" in a sim results CSV, else empty
-  // nccl-tests' '# Rank' lines: the distinct hosts they name (0: not known).
-  std::uint32_t hosts = 0;
+  // nccl-tests' '# Rank' lines: the distinct hosts they name (0: not known),
+  // and the most ranks any one of them holds.
+  std::uint32_t hosts = 0, most_on_a_host = 0;
 };
 
 struct Curve {
@@ -46,6 +47,12 @@ std::vector<CsvRow> parse_csv(const std::string& text, const std::string& source
 // the point has no such column.
 const std::string* column_value(const CurvePoint& p, const std::string& column);
 
+// Whether `p` holds `value` in `column` as --filter column=value means it:
+// `collective` by any spelling (all_reduce, allreduce), `ranks` as the rank
+// count the reader names `npus`, whole-number columns (nodes, npus) as
+// numbers (016 is 16); nothing when `p` has no such column.
+std::optional<bool> filter_matches(const CurvePoint& p, const std::string& column, const std::string& value);
+
 // (a - b) / b, or nothing when b is not positive or the quotient is not a
 // finite number: a relative deviation never reaches a report as inf or nan.
 std::optional<double> relative_deviation(double a, double b);
@@ -62,6 +69,8 @@ std::optional<std::uint64_t> parse_byte_count(std::string_view text);
 // Times in curves are at most this (ns): the simulator's own limit (2^63 ps
 // is 9.2e15 ns), so no time read from a curve overflows a report's sums.
 inline constexpr double kMaxCurveTimeNs = 1e16;
+// A measured time below the simulator's resolution (1 ps) measures nothing.
+inline constexpr double kMinMeasuredTimeNs = 1e-3;
 
 // "ALL_REDUCE" from any spelling (all_reduce, allreduce); empty if unknown.
 std::string canonical_collective(const std::string& name);

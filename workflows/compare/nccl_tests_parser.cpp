@@ -169,17 +169,22 @@ NcclTestsOutput parse_nccl_tests(const std::string& raw, const std::string& sour
   NcclTestsOutput out;
   out.curve.source = source;
   out.curve.format = "nccl-tests";
+  if (!collective.empty() && canonical_collective(collective).empty()) {
+    throw InputError("unknown collective '" + collective + "' for " + source +
+                     ": expected allreduce, allgather, reducescatter, alltoall, broadcast, reduce, ...");
+  }
   const std::string coll = collective.empty() ? collective_from_name(source) : canonical_collective(collective);
   if (coll.empty()) {
-    throw InputError(source + ": nccl-tests output does not name its collective: give --reference-collective "
-                     "(allreduce, allgather, ...) or name the file after its test (all_gather_perf.txt)");
+    throw InputError(source + ": nccl-tests output does not name its collective: name it (sim compare "
+                     "--reference-collective, sim calibrate --collective: allreduce, allgather, ...) or name the "
+                     "file after its test (all_gather_perf.txt)");
   }
   std::vector<std::string> header;  // column names, without the leading '#'
   std::istringstream in(text);
   std::size_t line_no = 0;
   std::vector<std::pair<std::size_t, std::vector<std::string>>> rows;
   std::map<std::uint64_t, std::size_t> rank_lines;  // rank -> the line listing it
-  std::set<std::string> hosts;                       // "... Pid 41872 on node-017 device 0 ..."
+  std::map<std::string, std::uint32_t> hosts;        // "... Pid 41872 on node-017 device 0 ..." -> its ranks
   for (std::string line; std::getline(in, line);) {
     ++line_no;
     auto t = tokens(line);
@@ -194,7 +199,7 @@ NcclTestsOutput parse_nccl_tests(const std::string& raw, const std::string& sour
         const std::optional<std::uint64_t> rank = parse_byte_count(t[2]);
         if (!rank) throw InputError(at + ": '# Rank " + t[2] + "': expected a rank number (0, 1, 2, ...)");
         const auto on = std::find(t.begin() + 3, t.end(), "on");
-        if (on != t.end() && std::next(on) != t.end()) hosts.insert(*std::next(on));
+        if (on != t.end() && std::next(on) != t.end()) ++hosts[*std::next(on)];
         const auto [first, added] = rank_lines.emplace(*rank, line_no);
         if (!added) {
           throw InputError(at + ": rank " + t[2] + " is listed again (first at line " + std::to_string(first->second) +
@@ -210,6 +215,11 @@ NcclTestsOutput parse_nccl_tests(const std::string& raw, const std::string& sour
                            "than the first (one nccl-tests run per file)");
         }
         header = again;
+      }
+      // "# Out of bounds values : 2048 FAILED": nccl-tests' check (-c 1) found wrong results.
+      if (t.size() >= 5 && t[1] == "Out" && t[2] == "of" && t[3] == "bounds" && t.back() == "FAILED") {
+        throw InputError(source + ":" + std::to_string(line_no) + ": nccl-tests' check FAILED (" +
+                         line.substr(line.find("Out")) + "): a run with wrong results is no measurement");
       }
       if (t.size() >= 6 && t[1] == "Avg" && t[2] == "bus" && t[3] == "bandwidth") {
         const std::optional<double> v = parse_finite(t.back());
@@ -239,8 +249,10 @@ NcclTestsOutput parse_nccl_tests(const std::string& raw, const std::string& sour
   }
   out.ranks = static_cast<std::uint32_t>(rank_lines.size());
   out.hosts = static_cast<std::uint32_t>(hosts.size());
+  for (const auto& [host, n] : hosts) out.most_on_a_host = std::max(out.most_on_a_host, n);
   if (header.empty()) throw InputError(source + ": no nccl-tests column header ('#  size  count  type ...')");
   const std::size_t time = column(header, "time"), algbw = column(header, "algbw"), busbw = column(header, "busbw");
+  const std::size_t wrong = column(header, "#wrong");  // the out-of-place check's count ("N/A" without -c)
   if (time == header.size() || busbw == header.size()) {
     throw InputError(source + ": the column header has no 'time' and 'busbw' columns");
   }
@@ -269,6 +281,13 @@ NcclTestsOutput parse_nccl_tests(const std::string& raw, const std::string& sour
         throw InputError(at(p.where, k) + ": '" + t[k] + "' is not a bandwidth in GB/s (a finite number, 0 or more)");
       }
     }
+    if (wrong < header.size() && is_number(t[wrong])) {
+      const std::optional<double> n = parse_finite(t[wrong]);
+      if (!n || *n != 0) {
+        throw InputError(at(p.where, wrong) + ": " + t[wrong] +
+                         " wrong values: nccl-tests' check failed on this row, which is no measurement");
+      }
+    }
     const MeasuredRow measured{coll, *size, t[time], *us * 1e3, out.ranks};
     if (algbw < header.size()) check_given_bandwidth(measured, BandwidthKind::kAlgbw, at(p.where, algbw), t[algbw]);
     check_given_bandwidth(measured, BandwidthKind::kBusbw, at(p.where, busbw), t[busbw]);
@@ -286,6 +305,7 @@ NcclTestsOutput parse_nccl_tests(const std::string& raw, const std::string& sour
     p.busbw_gbps = parse_finite(t[busbw]);
     if (out.ranks) p.labels["npus"] = std::to_string(out.ranks);
     p.hosts = out.hosts;
+    p.most_on_a_host = out.most_on_a_host;
     out.curve.points.push_back(std::move(p));
   }
   return out;

@@ -22,8 +22,10 @@
 // Every value is checked: the size a byte count above 0, the time a finite
 // number of us above 0, algbw and busbw finite, 0 or more and within 2% of
 // what the size and time give (curve_table.h's check_given_bandwidth); the
-// `Rank` lines list each rank from 0 up once. Errors name the file, line and
-// column.
+// `Rank` lines list each rank from 0 up once. A row whose check found wrong
+// values (its out-of-place `#wrong` above 0) or a log that says
+// `Out of bounds values : N FAILED` is a failed run, not a measurement.
+// Errors name the file, line and column.
 //
 // Output printed through a launcher carries a prefix on every line:
 // `[1,0]<stdout>:` (mpirun --tag-output) or `0: ` (srun --label). When every
@@ -41,6 +43,7 @@ namespace sim::workflows {
 struct NcclTestsOutput {
   std::uint32_t ranks = 0;   // `Rank` lines (0: not printed)
   std::uint32_t hosts = 0;   // the distinct hosts the `Rank` lines name ("on <host>"; 0: none named)
+  std::uint32_t most_on_a_host = 0;  // the most `Rank` lines naming one host
   double avg_busbw_gbps = -1;  // the `Avg bus bandwidth` summary (-1: absent)
   Curve curve;
 };

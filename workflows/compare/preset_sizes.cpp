@@ -47,6 +47,11 @@ std::uint32_t row_nodes(const CurvePoint& p, const presets::Preset& preset) {
                        " hosts, but " + preset.name + " runs " + std::to_string(per_node) +
                        " GPUs per node: the curve was measured on another machine");
     }
+    if (p.hosts > 1 && p.most_on_a_host > per_node) {
+      throw InputError(p.where + ": the '# Rank' lines put " + std::to_string(p.most_on_a_host) +
+                       " ranks on one host, but a " + preset.name + " node has " + std::to_string(per_node) +
+                       " GPUs: the curve was measured on another machine");
+    }
     if (nodes && *nodes * per_node != *ranks) {
       throw InputError(p.where + ": nodes " + *nodes_text + " and ranks " + *ranks_text + " disagree: a " +
                        preset.name + " node has " + std::to_string(per_node) + " GPUs");

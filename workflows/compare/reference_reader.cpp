@@ -30,6 +30,9 @@ double time_ns(const std::string& text, double scale, bool measured, const std::
   if (measured ? !(ns > 0) : !(ns >= 0)) {
     throw InputError(at + ": time '" + text + "' must be " + (measured ? "above 0" : "0 or more"));
   }
+  if (measured && ns < kMinMeasuredTimeNs) {
+    throw InputError(at + ": time '" + text + "' is below 1 ps, the simulator's resolution: no measurement");
+  }
   if (!(ns <= kMaxCurveTimeNs)) throw InputError(at + ": time '" + text + "' is above 10^16 ns (116 days)");
   return ns;
 }
@@ -96,7 +99,11 @@ Curve read_csv_curve(const std::vector<CsvRow>& rows, const std::string& path, c
       throw InputError(where + ": " + std::to_string(f.size()) + " fields, the header has " + std::to_string(header.size()));
     }
     if (c_skip < header.size() && f[c_skip] != layout.skip_unless_value) continue;
-    if (f[c_coll].empty()) continue;  // a point without collectives
+    if (f[c_coll].empty()) {
+      // A sweep point without collectives has no row to compare; a measured row names what it measured.
+      if (layout.measured) throw InputError(at_column(where, c_coll, layout.collective) + ": empty: which collective was measured?");
+      continue;
+    }
     CurvePoint p;
     p.where = where;
     if (c_point < header.size()) p.id = "point " + f[c_point];
@@ -152,9 +159,27 @@ Curve read_reference_curve(const std::vector<CsvRow>& rows, const std::string& p
   // Measured: every other column (system, nodes, source, algbw_GBps) may be filtered on.
   CsvLayout layout{"collective", "size_bytes", "time_us", "busbw_GBps", 1e3, {"ranks"}, "", "", true, true};
   Curve curve = read_csv_curve(rows, path, "reference-curve", layout);
+  // Counts are matched and filtered on as numbers ("016" is 16; what is no
+  // number is left for the reader of the count to refuse); the rank count is
+  // the simulator's `npus`, and a file giving both must agree.
+  const auto count = [](std::string& text) {
+    if (const std::optional<std::uint64_t> v = parse_byte_count(text)) text = std::to_string(*v);
+  };
   for (CurvePoint& p : curve.points) {
-    p.labels["npus"] = p.labels["ranks"];
+    std::string ranks = p.labels["ranks"];
+    count(ranks);
     p.labels.erase("ranks");
+    p.labels["npus"] = ranks;
+    if (const auto it = p.columns.find("nodes"); it != p.columns.end()) count(it->second);
+    if (const auto it = p.columns.find("npus"); it != p.columns.end()) {
+      std::string npus = it->second;
+      count(npus);
+      if (npus != ranks) {
+        throw InputError(p.where + ": npus '" + it->second + "' and ranks '" + ranks +
+                         "' disagree: which is the rank count?");
+      }
+      p.columns.erase(it);
+    }
   }
   return curve;
 }
@@ -167,6 +192,11 @@ Curve read_curve(const std::string& path, const std::string& nccl_collective) {
 
 Curve parse_curve(const std::string& text, const std::string& path, const std::string& nccl_collective) {
   if (looks_like_nccl_tests(text)) return parse_nccl_tests(text, path, nccl_collective).curve;
+  if (!nccl_collective.empty()) {
+    // A CSV names its collective per row: a collective given for it is a mistake, not a default.
+    throw InputError(path + ": a CSV names each row's collective; the collective '" + nccl_collective +
+                     "' given for it applies to nccl-tests output only");
+  }
   const std::vector<CsvRow> rows = parse_csv(text, path);
   if (rows.empty()) throw InputError(path + ": empty file");
   const auto& header = rows.front().fields;

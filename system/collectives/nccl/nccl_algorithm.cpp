@@ -319,8 +319,7 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     if ((is_collnet(a) && !pl.system.collnet) || ((a == Algo::kNvls || a == Algo::kNvlsTree) && !pl.system.nvls) ||
         (a == Algo::kNvls && in.nodes > 1 && !pl.system.collnet)) {
       if (!ctx.withheld.empty()) {
-        throw InputError(std::string("nccl:algo=") + algo_name(a) + " cannot run here: " + ctx.withheld +
-                         " (choose it for the whole group, not a dimension of a hierarchical list; docs/nccl.md)");
+        throw InputError(std::string("nccl:algo=") + algo_name(a) + " cannot run here: " + ctx.withheld);
       }
     }
     if (is_collnet(a) && !pl.system.collnet) {

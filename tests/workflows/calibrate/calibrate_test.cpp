@@ -230,6 +230,28 @@ TEST_F(Calibrate, BadInputIsAnErrorNamingIt) {
     EXPECT_EQ(std::string(e.what()), dir + "/calibration.yml:2: parameter 'x': its bounds (120us, 300us) are a time, but "
                                            "'bandwidth.0' in " + dir + "/network.yml is '450GB/s', a bandwidth");
   }
+  const auto error_for = [&](const std::string& calibration) {
+    std::ofstream(dir + "/calibration.yml") << calibration;
+    try {
+      calibrate(o);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // A name goes into --fit lists and the written header's command: a word.
+  EXPECT_EQ(error_for("free:\n  - {name: 'a,b', file: network, key: bandwidth.0, min: 1GB/s, max: 2GB/s}\n"),
+            dir + "/calibration.yml:2: 'free[0].name' 'a,b': a name is letters, digits, '_', '.' or '-' (it is given "
+                  "to --fit)");
+  EXPECT_EQ(error_for("free:\n  - {name: '', file: network, key: bandwidth.0, min: 1GB/s, max: 2GB/s}\n"),
+            dir + "/calibration.yml:2: 'free[0].name' '': a name is letters, digits, '_', '.' or '-' (it is given to "
+                  "--fit)");
+  // Each bound is read as what it is before the two are compared.
+  EXPECT_EQ(error_for("free:\n  - {name: x, file: network, key: latency.0, min: 1, max: 10us}\n"),
+            dir + "/calibration.yml:2: 'free[0].max' (10us, a time) is not in the unit of 'free[0].min' (1, a number)");
+  EXPECT_NE(error_for("free:\n  - {name: x, file: network, key: latency.0, min: .nan, max: 10us}\n")
+                .find("'free[0].min' must be a number, got '.nan'"),
+            std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(o.output));
 }
 
@@ -305,7 +327,7 @@ TEST_F(Calibrate, NonFiniteOrTooSmallMeasuredTimesAreErrorsAndNothingIsWritten) 
   EXPECT_EQ(error_for("x,8,all_reduce,4194304,0,1,1,s\n"), path("ref.csv") + ":3: column 5 (time_us): time '0' must be above 0");
   EXPECT_EQ(error_for("x,8,all_reduce,4194304,-5,1,1,s\n"), path("ref.csv") + ":3: column 5 (time_us): time '-5' must be above 0");
   EXPECT_EQ(error_for("x,8,all_reduce,4194304,1e-7,4.194304e10,7.340032e10,s\n"),
-            path("ref.csv") + ":3: time 0.000100 ns: a fit needs measured times of 1 ps or more");
+            path("ref.csv") + ":3: column 5 (time_us): time '1e-7' is below 1 ps, the simulator's resolution: no measurement");
   EXPECT_EQ(
       error_for("x,8,all_gather,4194305,30,139.81,122.33,s\n"),
       path("ref.csv") + ":3: all-gather size 4194305 B (the gathered total) is not a multiple of the network's 8 NPUs");
@@ -405,6 +427,11 @@ TEST_F(Calibrate, ErrorsNeverPrintHundredsOfDigits) {
   EXPECT_NE(table.find("e+30"), std::string::npos) << table;
   for (const std::string& text : {errors, table})
     EXPECT_EQ(text.find("0000000000000000000"), std::string::npos) << text;
+  // Every row fitted on: no held-out error to report (a worst error of 0% was printed).
+  o.sizes.reset();
+  const std::string all = describe_calibration(calibrate(o));
+  EXPECT_NE(all.find("no held-out rows: every row was fitted on"), std::string::npos) << all;
+  EXPECT_EQ(all.find("worst held-out"), std::string::npos) << all;
 }
 
 // A fitted value lies within its bounds: even when the file's starting value

@@ -102,6 +102,23 @@ TEST(Compare, APointThatTwoReferenceRowsMatchIsAnErrorNamingBoth) {
   }
 }
 
+// Two rows of our own curve that are one point would count a reference
+// point twice; rows apart on a label the reference lacks (the sweep's two
+// algorithms) are each compared with it.
+TEST(Compare, TwoOfOurRowsThatAreOnePointAreAnErrorNamingBoth) {
+  TempDir tmp("compare_ours_twice");
+  spit(tmp / "ref.csv", kReferenceHeader + "x,2,16,all_reduce,33554432,427.1,78.57,147.32\n");
+  spit(tmp / "ours.csv", kReferenceHeader + "x,2,16,all_reduce,33554432,430,78.03,146.31\n" +
+                             "x,2,16,all_reduce,33554432,430,78.03,146.31\n");
+  const SimRun run = run_sim("compare " + (tmp / "ours.csv") + " " + (tmp / "ref.csv"));
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_EQ(run.output, "sim: error: " + (tmp / "ours.csv") + ":3: the same point as " + (tmp / "ours.csv") +
+                            ":2 (ALL_REDUCE 33554432 B, npus=16): a comparison would count it twice (delete a row)\n");
+  const std::string csv = small_sweep(tmp);  // ring and direct at each size: both against the one log
+  const SimRun sweep = run_sim("compare " + csv + " " + kFixture);
+  EXPECT_NE(sweep.code, 2) << sweep.output;
+}
+
 // A reference row whose busbw disagrees with its time, and nccl-tests '#
 // Rank' lines that list a rank twice: exit 2 naming the line.
 TEST(Compare, AReferenceRowAtOddsWithItselfExitsTwo) {

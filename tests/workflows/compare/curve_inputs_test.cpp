@@ -173,6 +173,58 @@ TEST(CurveInputs, NcclTestsValuesAreChecked) {
             "all_reduce_perf.txt:12: the 'Avg bus bandwidth' summary 'fast' is not a bandwidth (a finite number, 0 or more)");
 }
 
+// A failed run is no measurement: a row whose check counted wrong values,
+// and a log whose summary says FAILED.
+TEST(CurveInputs, NcclTestsRunsThatFailedTheirCheckAreRefused) {
+  std::vector<std::string> lines(kLog.begin(), kLog.begin() + 8);
+  lines.push_back("  1024  256  float  sum  -1  30.00  0.03  0.03  17  29.70  0.03  0.03  0");
+  EXPECT_EQ(error_of(joined(lines, ""), "all_reduce_perf.txt"),
+            "all_reduce_perf.txt:9: column 9 (#wrong): 17 wrong values: nccl-tests' check failed on this row, which is "
+            "no measurement");
+  lines.back() = "  1024  256  float  sum  -1  30.00  0.03  0.03  N/A  29.70  0.03  0.03  N/A";  // run without -c
+  EXPECT_EQ(error_of(joined(lines, ""), "all_reduce_perf.txt"), "no error");
+  EXPECT_EQ(error_of(joined(kLog, "") + "# Out of bounds values : 2048 FAILED\n", "all_reduce_perf.txt"),
+            "all_reduce_perf.txt:12: nccl-tests' check FAILED (Out of bounds values : 2048 FAILED): a run with wrong "
+            "results is no measurement");
+  EXPECT_EQ(error_of(joined(kLog, "") + "# Out of bounds values : 0 OK\n", "all_reduce_perf.txt"), "no error");
+}
+
+// The collective given for a file: unknown names are refused, and a CSV,
+// which names each row's own, takes none.
+TEST(CurveInputs, AGivenCollectiveIsKnownAndOnlyForNcclTestsLogs) {
+  EXPECT_EQ(error_of(joined(kLog, ""), "log.txt", "bogus"),
+            "unknown collective 'bogus' for log.txt: expected allreduce, allgather, reducescatter, alltoall, broadcast, "
+            "reduce, ...");
+  EXPECT_EQ(error_of(joined(kLog, ""), "log.txt", "allreduce"), "no error");
+  EXPECT_EQ(error_of(kHeader + "x,8,all_reduce,1024,35.84,0.03,0.05,s\n", "r.csv", "allreduce"),
+            "r.csv: a CSV names each row's collective; the collective 'allreduce' given for it applies to nccl-tests "
+            "output only");
+}
+
+// A measured row says what it measured, at a time the simulator can resolve;
+// counts are numbers, and two columns of the rank count agree.
+TEST(CurveInputs, AReferenceRowNamesItsCollectiveAndOneRankCount) {
+  EXPECT_EQ(error_of(kHeader + "x,8,all_reduce,1024,35.84,0.03,0.05,s\nx,8,,2048,35,0.06,0.1,s\n", "r.csv"),
+            "r.csv:3: column 3 (collective): empty: which collective was measured?");
+  EXPECT_EQ(error_of(kHeader + "x,8,all_reduce,1024,1e-7,1.024e7,1.792e7,s\n", "r.csv"),
+            "r.csv:2: column 5 (time_us): time '1e-7' is below 1 ps, the simulator's resolution: no measurement");
+  const std::string both = "ranks,npus,collective,size_bytes,time_us,busbw_GBps\n";
+  EXPECT_EQ(error_of(both + "16,32,all_reduce,1024,35.84,0.05\n", "r.csv"),
+            "r.csv:2: npus '32' and ranks '16' disagree: which is the rank count?");
+  const Curve c = parse_curve(both + "016,16,all_reduce,1024,35.84,0.05\n", "r.csv");
+  ASSERT_EQ(c.points.size(), 1u);
+  EXPECT_EQ(c.points[0].labels.at("npus"), "16");  // matched as the number it is
+  EXPECT_EQ(c.points[0].columns.count("npus"), 0u);
+  // --filter reads the rank count by either name, counts as numbers, the collective by any spelling.
+  using workflows::filter_matches;
+  EXPECT_EQ(filter_matches(c.points[0], "ranks", "16"), std::optional<bool>(true));
+  EXPECT_EQ(filter_matches(c.points[0], "npus", "0016"), std::optional<bool>(true));
+  EXPECT_EQ(filter_matches(c.points[0], "npus", "8"), std::optional<bool>(false));
+  EXPECT_EQ(filter_matches(c.points[0], "collective", "allreduce"), std::optional<bool>(true));
+  EXPECT_EQ(filter_matches(c.points[0], "collective", "all_gather"), std::optional<bool>(false));
+  EXPECT_EQ(filter_matches(c.points[0], "colour", "red"), std::nullopt);
+}
+
 TEST(CurveInputs, CompareNeverReportsADeviationFromAReferenceOfZero) {
   TempDir tmp("compare_zero_reference");
   // nccl-tests prints busbw 0.00 below its resolution (the 1 KiB row of kLog).

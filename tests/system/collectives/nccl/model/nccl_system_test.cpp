@@ -121,6 +121,34 @@ TEST(NcclSystem, AGraphWithHostsAndNicsDescribesTheSameSystemAsTheStack) {
   EXPECT_NEAR(static_cast<double>(on_graph) / static_cast<double>(on_stack), 1.0, 0.01);
 }
 
+// NVLink SHARP reduces what the GPUs under one switch copy into it: a host
+// whose GPUs hang off two stacked switch levels has no such switch, so NCCL's
+// system has no NVLS there (before, the NVLS program was planned and failed
+// mid-run for want of a link), and a forced NVLS says why.
+TEST(NcclSystem, AHostAcrossTwoSwitchLevelsHasNoNvls) {
+  const std::string yaml = "topology: [Switch, Switch]\nnpus_count: [8, 2]\nbandwidth: [450GB/s, 450GB/s]\n"
+                           "latency: [300ns, 300ns]\nroles: [nvswitch, nvswitch]\nin_network_reduction: [true, false]\n";
+  const Topology two_levels = parse_topology(yaml, "two_levels.yml");
+  auto members = std::make_shared<std::vector<std::uint32_t>>();
+  for (std::uint32_t i = 0; i < 16; ++i) members->push_back(i);
+  const auto ctx = make_algorithm_context(members, &two_levels);
+  EXPECT_EQ(ctx->domains, 1u);  // one host of 16 GPUs
+  EXPECT_FALSE(ctx->domain_reduces);
+  EXPECT_FALSE(describe(two_levels).nvls);
+  SystemConfig c;
+  c.algorithms[CollectiveType::kAllReduce] = "nccl";
+  EXPECT_GT(simulate_collective(two_levels, CollectiveType::kAllReduce, 4ULL << 20, c).makespan, 0);
+  c.algorithms[CollectiveType::kAllReduce] = "nccl:algo=nvls";
+  try {
+    simulate_collective(two_levels, CollectiveType::kAllReduce, 4ULL << 20, c);
+    FAIL() << "a forced NVLS ran";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("nccl:algo=nvls cannot run here: NPU 8 is not under its host's switch 16"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(NcclSystem, NicsSharedByPairsHalveTheNetworkDevices) {
   const Topology graph = parse_topology(dgx_graph(2, Nics::kSharedByPair, 50), "graph.yml");
   const nccl::NcclSystem s = describe(graph);
