@@ -336,6 +336,13 @@ class Evaluator {
     if (s.empty()) return {};
     s = " (the fit was trying " + s;
     if (evaluations_ > 0) s += "; narrow the bounds in " + m.calibration_source;
+    // A search tries values between the bounds: a key of whole numbers (a
+    // count, a release) refuses the fractions any bounds lead to.
+    bool fraction = false;
+    for (const auto& [k, spec] : m.fitted) {
+      fraction = fraction || (spec.kind == "number" && values[k].find_first_of(".eE") != std::string::npos);
+    }
+    if (fraction) s += "; a key that takes whole numbers only (a count, a release) cannot be a free parameter";
     return s + ")";
   }
 

@@ -303,6 +303,18 @@ TEST_F(Calibrate, ARowThatCannotRunAtAValueTriedNamesTheValueAndTheBounds) {
     EXPECT_NE(what.find("(the fit was trying nvlink_latency = "), std::string::npos) << what;
     EXPECT_NE(what.find("; narrow the bounds in " + dir + "/calibration.yml)"), std::string::npos) << what;
   }
+  // A key of whole numbers refuses the fractions a search tries: no bounds help, and the message says so.
+  std::ofstream(dir + "/calibration.yml") << "free:\n  - {name: ch, file: system, key: collective.chunks, min: 1, max: 8}\n";
+  try {
+    calibrate(o);
+    ADD_FAILURE() << "expected SimError";
+  } catch (const SimError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("must be a whole number"), std::string::npos) << what;
+    EXPECT_NE(what.find("a key that takes whole numbers only (a count, a release) cannot be a free parameter)"),
+              std::string::npos)
+        << what;
+  }
   EXPECT_FALSE(std::filesystem::exists(o.output));
 }
 
