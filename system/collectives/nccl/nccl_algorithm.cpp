@@ -21,6 +21,9 @@ Time us(double v) { return static_cast<Time>(std::llround(v * 1e6)); }
 // nvls_efficiency is kept in millionths.
 constexpr double kMillionths = 1e6;
 
+// The largest time a parameter may give (overhead, latencies, costs): 1 s.
+constexpr Time kMaxParamTime = 1000 * kMillisecond;
+
 // `algo=collnet`: whichever CollNet NCCL's model prefers.
 constexpr std::uint64_t kCollNetEither = 99;
 
@@ -95,10 +98,15 @@ std::uint64_t param_value(const std::string& key, const std::string& value) {
     return v;
   }
   if (key == "nvls_efficiency") {  // a fraction in (0, 1], kept in millionths
+    // Decimal digits only (strtod also reads hex floats, "inf" and "nan").
+    const bool decimal = !value.empty() && value.find_first_not_of("0123456789.eE+-") == std::string::npos;
     char* end = nullptr;
-    const double v = value.empty() || std::isspace(static_cast<unsigned char>(value[0])) ? 0 : std::strtod(value.c_str(), &end);
-    if (end != value.c_str() + value.size() || !(v > 0) || v > 1) {
+    const double v = decimal ? std::strtod(value.c_str(), &end) : 0;
+    if (!decimal || end != value.c_str() + value.size() || !(v > 0) || v > 1) {
       throw InputError("nccl: nvls_efficiency must be a number in (0, 1], e.g. 0.85, not '" + value + "'");
+    }
+    if (std::llround(v * kMillionths) < 1) {
+      throw InputError("nccl: nvls_efficiency " + value + " is below the model's resolution, 1e-6 (it is kept in millionths)");
     }
     return static_cast<std::uint64_t>(std::llround(v * kMillionths));
   }
@@ -162,10 +170,12 @@ std::uint64_t param_value(const std::string& key, const std::string& value) {
     if (t < 0) {
       throw InputError("nccl: " + key + " must be a time with its unit, at least 0, e.g. 23us, not '" + value + "'");
     }
-    // A send's proxy time is held in whole nanoseconds, 32 bits (CollectiveOp::proxy_ns).
-    if (key == "proxy" && t > Time{0xffffffff} * kNanosecond) {
-      throw InputError("nccl: proxy is the time per network message, at most 4.295 s (e.g. 2us), not '" + value + "'");
-    }
+    // Latencies and costs add up along a call's path and over its messages:
+    // beyond a second each, sums could pass the largest time (2^63 ps, 106
+    // days) and wrap.
+    if (t > kMaxParamTime) throw InputError("nccl: " + key + " must be at most 1 s, not '" + value + "'");
+    // (A send's proxy time is held in whole nanoseconds, 32 bits, CollectiveOp::proxy_ns: 1 s fits.)
+    static_assert(kMaxParamTime <= Time{0xffffffff} * kNanosecond);
     return static_cast<std::uint64_t>(t);
   }
   throw InputError("nccl: unknown parameter '" + key + "'");
@@ -463,7 +473,9 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     if (pl.algo == Algo::kNvlsTree) m.window = static_cast<std::uint32_t>(kNcclSteps);
     // Across nodes, the copy warps' scatter into NCCL's NVLS buffer and gather out of it.
     if (const auto it = params.find("copy_bw"); it != params.end() && in.nodes > 1) {
-      m.copy_rate = static_cast<BytesPerSecond>(it->second / static_cast<std::uint64_t>(shares));
+      // Rounded, and at least 1 B/s: a rate below the channel count truncated to 0, which means no copies.
+      m.copy_rate = std::max<BytesPerSecond>(
+          1, static_cast<BytesPerSecond>(std::llround(static_cast<double>(it->second) / shares)));
     }
     // One node: NVLS's whole latency up front. Across nodes (NVLS-tree, and
     // NVLS with SHARP) the NVLink hop up front and the network hop after each

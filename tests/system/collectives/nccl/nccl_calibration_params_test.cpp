@@ -105,6 +105,16 @@ TEST(NcclCalibrationParams, BadValuesAreErrors) {
   EXPECT_THROW(nccl::param_value("nvls_latency", "fast"), InputError);
   EXPECT_EQ(nccl::param_value("overhead", "17us"), 17'000'000u);
   EXPECT_EQ(nccl::param_value("nvls_efficiency", "0.85"), 850'000u);
+  // Hex floats, and fractions below the millionths it is kept in (4e-7 was kept as 0: no NVLS at all).
+  EXPECT_THROW(nccl::param_value("nvls_efficiency", "0x.8"), InputError);
+  EXPECT_THROW(nccl::param_value("nvls_efficiency", "4e-7"), InputError);
+  EXPECT_EQ(nccl::param_value("nvls_efficiency", "1e-6"), 1u);
+  // Times that, summed along a call, passed 2^63 ps and wrapped (a 106-day
+  // overhead made the call 14 us shorter): every time key is at most 1 s.
+  for (const char* key : {"overhead", "nvls_latency", "proxy", "net_latency", "plugin_latency", "net_write_cost"}) {
+    EXPECT_EQ(nccl::param_value(key, "1s"), 1'000'000'000'000u) << key;
+    EXPECT_THROW(nccl::param_value(key, "9223372036854775807ps"), InputError) << key;
+  }
 }
 
 // A choice is checked against its collective when it is read, not when a

@@ -124,6 +124,13 @@ TEST(NcclNvlsTree, ClosedFormTwoNodesWithCopies) {
   const Time C = transfer_time(bytes, pl.model.copy_rate);
   EXPECT_EQ(C, 131'072'000);
   EXPECT_EQ(r.makespan, pl.model.base + 2 * C + (n + 1) * p + 4 * d + 2 * pl.model.hop_inter);
+  // A copy_bw below NCCL's 16 channels in B/s is a copy of 1 B/s, not none
+  // (a rate truncated to 0 turned the copies off), and rounds: 24 B/s is 2 B/s a channel, not 1.
+  for (const auto& [bw, rate] : {std::pair<std::uint64_t, BytesPerSecond>{15, 1}, {24, 2}}) {
+    nccl::Params slow = params;
+    slow["copy_bw"] = bw;
+    EXPECT_EQ(all_reduce_plan(topo, bytes, slow).model.copy_rate, rate) << bw;
+  }
 }
 
 // A platform's NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE set the

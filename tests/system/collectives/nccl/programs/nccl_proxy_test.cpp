@@ -278,13 +278,13 @@ TEST(NcclVersion, AReleaseOutsideTheModelsIsRefusedWithTheRange) {
   }
 }
 
-// A send's proxy time is held in 32 bits of nanoseconds: a proxy beyond
-// 4.295 s per message is refused where it is parsed, and a send whose
-// messages add up beyond it is refused when its program is built (both exit
-// 2 with the key), never cut short.
+// A send's proxy time is held in 32 bits of nanoseconds (4.295 s): a
+// proxy beyond 1 s per message (as every time a parameter gives) is refused
+// where it is parsed, and a send whose messages add up beyond 4.295 s is
+// refused when its program is built (both exit 2 with the key), never cut short.
 TEST(NcclProxy, ProxyTimesBeyondWhatASendHoldsAreRefused) {
-  EXPECT_EQ(nccl::param_value("proxy", "4.29s"), 4'290'000'000'000u);  // ps
-  EXPECT_THROW(nccl::param_value("proxy", "4.3s"), InputError);
+  EXPECT_EQ(nccl::param_value("proxy", "1s"), 1'000'000'000'000u);  // ps
+  EXPECT_THROW(nccl::param_value("proxy", "1.001s"), InputError);
   EXPECT_THROW(nccl::param_value("proxy", "-1us"), InputError);
   const Topology topo = nccl_cluster(2, 2, "100GB/s", "50GB/s", "0ns", "0ns", false, false);
   SystemConfig c;
