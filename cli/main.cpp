@@ -65,6 +65,7 @@ using namespace sim;
 
 struct RunOptions {
   std::string network, system, backend, report, csv, timeline, link_stats, placement;
+  std::string system_folder_without_network;  // --system DIR without network.yml, --network not given
   std::string timeline_ranks, timeline_window, timeline_format = "auto";
   std::vector<std::string> workloads, comm_groups, collectives, service_levels;
   bool ctrl_deps = false, strict_deps = false, quiet = false, strict = false, no_aggregation = false,
@@ -75,7 +76,12 @@ int run_simulation(const RunOptions& o) {
   const auto wall_start = std::chrono::steady_clock::now();
   // The bundled topology only goes with the bundled workload: a user's
   // workload silently run on an 8-NPU ring would answer the wrong question.
-  if (!o.workloads.empty() && o.network.empty()) throw InputError("--workload needs --network <topology.yml>");
+  if (!o.workloads.empty() && o.network.empty()) {
+    throw InputError("--workload needs --network <topology.yml>" +
+                     (o.system_folder_without_network.empty()
+                          ? std::string()
+                          : " (the --system folder " + o.system_folder_without_network + " holds no network.yml)"));
+  }
   // Without --workload the bundled example runs on its own ring: a network,
   // groups, placement or levels given with it would change nothing, silently.
   if (o.workloads.empty() &&
@@ -372,7 +378,7 @@ int main(int argc, char** argv) {
       return run_calibrate_command(calibrate, std::cout, std::cerr);
     }
     if (const auto code = run_workflow_commands(*workflows)) return *code;
-    presets::use_system_folder(o.system, o.network);  // --system DIR (sim system gen)
+    presets::use_system_folder(o.system, o.network, o.system_folder_without_network);  // --system DIR (sim system gen)
     return run_simulation(o);
   });
 }

@@ -266,7 +266,12 @@ AlgorithmParams parse_params(const std::string& text, const std::string& name, c
   for (const std::string& item : items) {
     const std::size_t eq = item.find('=');
     const std::string key = item.substr(0, eq);
-    if (eq == std::string::npos || std::find(known_keys.begin(), known_keys.end(), key) == known_keys.end()) {
+    const bool is_key = std::find(known_keys.begin(), known_keys.end(), key) != known_keys.end();
+    if (eq == std::string::npos && is_key) {
+      throw InputError("collective algorithm '" + text + "': '" + key + "' has no value: write " + name + ":" + key +
+                       "=<value>");
+    }
+    if (!is_key) {
       throw InputError("collective algorithm '" + text + "': '" + item + "' is not a parameter of " + name +
                        " (write " + name + ":key=value with key one of: " + known + ")");
     }
@@ -649,7 +654,13 @@ AlgorithmRegistry::AlgorithmRegistry(const SystemConfig& config, std::vector<std
       }
       nccl::p2p_model(choice.params);
     } catch (const InputError& e) {
-      throw InputError(where + ": " + e.what());
+      // Its keys are checked as all-to-all's, whose sends they are: the message names send_recv.
+      std::string what = e.what();
+      for (std::size_t at = 0; (at = what.find("does not apply to ALL_TO_ALL", at)) != std::string::npos;) {
+        what.replace(at, 28, "does not apply to send_recv (NCCL's sends, as its ALL_TO_ALL's)");
+        at += 28;
+      }
+      throw InputError(where + ": " + what);
     }
     point_to_point_ = choice.params;
   }

@@ -140,9 +140,20 @@ bool foldable_job(const ScenarioSpec& spec, const Scenario& s) {
          spec.placement.empty() && s.config.aggregation && switches && backend_folds(spec, s.config.network.backend);
 }
 
+// The world's ranks on the network's NPUs, checked before a fold plans
+// collectives over them (an algorithm's own checks on NPUs past the last
+// would give another reason).
+void check_world_fits(std::uint64_t world, const Topology& topology) {
+  if (world > topology.npu_count()) {
+    throw InputError("the workload has " + std::to_string(world) + " ranks but the network has only " +
+                     std::to_string(topology.npu_count()) + " NPUs");
+  }
+}
+
 // Rank 0 alone stands for `world` ranks running its graph `one`, when
 // identical_ranks_fold allows it: sets the fold and the graphs, and says so.
 bool fold_identical(Scenario& s, RankGraph one, std::uint32_t world) {
+  check_world_fits(world, *s.topology);
   if (world < 2 || !identical_ranks_fold(one, world, s.config, *s.topology)) return false;
   ReplicaFolding& f = s.options.folding;
   f.world = world;
@@ -246,6 +257,7 @@ Scenario build_scenario(const ScenarioSpec& spec) {
       const gen::TrainingSpec& training = *sources[0]->training_spec();
       const gen::Replicas replicas = folding_replicas(training, spec.context_copies && spec.replica_period == 1, spec.expert_copies);
       if (replicas.count > 1) {
+        check_world_fits(training.plan.world(), *s.topology);
         ReplicaFolding& f = s.options.folding;
         f.world = training.plan.world();
         f.replicas = replicas.count;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <utility>
 
@@ -76,4 +77,49 @@ TEST(CliMessages, TheRunHeaderGivesTheJobsRanksAndThoseSimulated) {
 }
 
 }  // namespace
+// The reason a run cannot start is the first one that holds, in the user's
+// terms: too many ranks before NCCL's per-node balance, a --system path that
+// is not there before a missing network, a key without its value, the
+// send_recv a user wrote (not the all-to-all whose keys it shares), links
+// below every channel speed NCCL's search tries.
+class CliReasons : public testing::TempFolderTest {};
+
+TEST_F(CliReasons, TheFirstReasonThatHoldsInTheUsersTerms) {
+  ASSERT_EQ(run_sim("system gen dgx-h100 --nodes 1 -o " + path("h1")).code, 0);
+  const std::string w8 = "--workload 'gen:collectives?npus=8&coll=allreduce&size=1MiB' ";
+  const std::pair<std::string, std::string> cases[] = {
+      {"--workload 'gen:collectives?npus=9&coll=allreduce&size=1MiB' --system " + path("h1"),
+       "sim: error: the workload has 9 ranks but the network has only 8 NPUs\n"},
+      {w8 + "--system " + path("h1_typo"), "sim: error: --system " + path("h1_typo") + ": no such file or folder\n"},
+      {w8 + "--system " + path("h1") + " --collective allreduce=nccl:algo",
+       "sim: error: --collective allreduce=nccl:algo: collective algorithm 'nccl:algo': 'algo' has no value: write "
+       "nccl:algo=<value>\n"},
+      {"--workload 'gen:collectives?npus=1&coll=broadcast&size=1MiB' --system " + path("h1") +
+           " --collective broadcast=nccl:algo=nvlstree",
+       "sim: error: --collective broadcast=nccl:algo=nvlstree: collective algorithm 'nccl:algo=nvlstree': "
+       "nccl:algo=nvlstree for BROADCAST is not simulated on any group (docs/nccl.md)\n"},
+  };
+  for (const auto& [args, message] : cases) {
+    const SimRun r = run_sim(args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_EQ(r.output, message) << args;
+  }
+  const SimRun p2p = run_sim(w8 + "--system " + path("h1") + " --collective send_recv=nccl:algo=ring");
+  EXPECT_EQ(p2p.code, 2);
+  EXPECT_NE(p2p.output.find("algo does not apply to send_recv"), std::string::npos) << p2p.output;
+  const std::string only_system = path("only_system");
+  std::filesystem::create_directories(only_system);
+  std::filesystem::copy_file(path("h1/system.yml"), only_system + "/system.yml");
+  EXPECT_EQ(run_sim(w8 + "--system " + only_system).output,
+            "sim: error: --workload needs --network <topology.yml> (the --system folder " + only_system +
+                " holds no network.yml)\n");
+  const SimRun slow = run_sim(w8 + "--network " + write("eth.yml", "shape: Switch\nnpus: 8\nbandwidth: 25Gbps\nlatency: 1us\n") +
+                              " --collective allreduce=nccl");
+  EXPECT_EQ(slow.code, 2);
+  EXPECT_NE(slow.output.find("no channel of NCCL's search fits this group's links (GPU 2.575 GB/s, below NCCL's "
+                             "slowest channel speed, 3 GB/s)"),
+            std::string::npos)
+      << slow.output;
+}
+
 }  // namespace sim

@@ -1,8 +1,11 @@
 #include "system/collectives/nccl/nccl_algorithm.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <iterator>
 
 #include "core/error.h"
 #include "core/units.h"
@@ -48,6 +51,32 @@ bool modelled(Algo a, CollectiveType type, int nodes) {
     case Algo::kCollNetDirect: return type == CollectiveType::kAllReduce && nodes > 1;
   }
   return false;
+}
+
+// Why NCCL on `arch` at release `version` has no `a` (empty: it has): NVLS
+// needs Hopper (sm90) and NCCL 2.17, NVLS-tree 2.18 (their releases).
+std::string why_absent(Algo a, Arch arch, int version) {
+  if ((a == Algo::kNvls || a == Algo::kNvlsTree) && arch != Arch::kHopper) {
+    return std::string("NCCL runs ") + algo_name(a) + " on sm90 (Hopper) and later only, not on arch=" +
+           (arch == Arch::kVolta ? "sm70" : "sm80");
+  }
+  if (a == Algo::kNvls && version < 217) return "NVLS came with NCCL 2.17; version=2." + std::to_string(version - 200) + " has none";
+  if (a == Algo::kNvlsTree && version < 218) {
+    return "NVLS-tree came with NCCL 2.18; version=2." + std::to_string(version - 200) + " has none";
+  }
+  return "";
+}
+
+Arch arch_of(const Params& params) {
+  const auto it = params.find("arch");
+  if (it == params.end()) return Arch::kHopper;
+  return it->second == 70 ? Arch::kVolta : it->second == 80 ? Arch::kAmpere : Arch::kHopper;
+}
+
+// NCCL's release the parameters name (`version`), or the default's.
+int version_of(const Params& params) {
+  const auto it = params.find("version");
+  return it == params.end() ? kDefaultVersion : static_cast<int>(it->second);
 }
 
 }  // namespace
@@ -195,6 +224,19 @@ void check_keys(CollectiveType type, const Params& params) {
     throw InputError("nccl: p2p_net_chunk (NCCL_P2P_NET_CHUNKSIZE) applies to ALL_TO_ALL only, NCCL's point-to-point "
                      "sends; " + std::string(collective_name(type)) + " runs NCCL's collective algorithms (docs/nccl.md)");
   }
+  // A forced algorithm no group could run (on this GPU, this release, for
+  // this collective) is refused when read, not when a group of more than one
+  // rank first runs it: a choice that passes a one-GPU run failed at scale.
+  if (const auto forced = params.find("algo"); forced != params.end() && type != CollectiveType::kAllToAll) {
+    const Algo a = forced->second == kCollNetEither ? Algo::kCollNetChain : static_cast<Algo>(forced->second);
+    if (const std::string why = why_absent(a, arch_of(params), version_of(params)); !why.empty()) {
+      throw InputError(std::string("nccl:algo=") + algo_name(a) + ": " + why);
+    }
+    if (!modelled(a, type, 1) && !modelled(a, type, 2)) {
+      throw InputError(std::string("nccl:algo=") + algo_name(a) + " for " + collective_name(type) +
+                       " is not simulated on any group (docs/nccl.md)");
+    }
+  }
 }
 
 namespace {
@@ -209,18 +251,6 @@ NetWrites net_writes(const Params& params, double nic_gbs) {
   if (const auto it = params.find("min_stripe"); it != params.end()) w.min_stripe = it->second;
   w.device_rate = static_cast<BytesPerSecond>(std::llround(nic_gbs * 1e9));
   return w;
-}
-
-Arch arch_of(const Params& params) {
-  const auto it = params.find("arch");
-  if (it == params.end()) return Arch::kHopper;
-  return it->second == 70 ? Arch::kVolta : it->second == 80 ? Arch::kAmpere : Arch::kHopper;
-}
-
-// NCCL's release the parameters name (`version`), or the default's.
-int version_of(const Params& params) {
-  const auto it = params.find("version");
-  return it == params.end() ? kDefaultVersion : static_cast<int>(it->second);
 }
 
 // NCCL's ceiling on one channel's bandwidth (GB/s) for the plan's algorithm
@@ -298,18 +328,7 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     for (double& l : row) l += static_cast<double>(extra) / 1e6;
   }
 
-  // NVLS needs Hopper (sm90) and NCCL 2.17, NVLS-tree 2.18 (their releases).
-  const auto exists = [&](Algo a) -> std::string {
-    if ((a == Algo::kNvls || a == Algo::kNvlsTree) && arch != Arch::kHopper) {
-      return std::string("NCCL runs ") + algo_name(a) + " on sm90 (Hopper) and later only, not on arch=" +
-             (arch == Arch::kVolta ? "sm70" : "sm80");
-    }
-    if (a == Algo::kNvls && version < 217) return "NVLS came with NCCL 2.17; version=2." + std::to_string(version - 200) + " has none";
-    if (a == Algo::kNvlsTree && version < 218) {
-      return "NVLS-tree came with NCCL 2.18; version=2." + std::to_string(version - 200) + " has none";
-    }
-    return "";
-  };
+  const auto exists = [&](Algo a) { return why_absent(a, arch, version); };
   std::array<bool, kAlgos> allowed{};
   const auto forced_algo = params.find("algo");
   for (int a = 0; a < kAlgos; ++a) {
@@ -387,6 +406,24 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
                                                                      algo_name(static_cast<Algo>(forced_algo->second));
     if (forced_proto != params.end()) {
       what += (what.empty() ? "" : ",") + std::string("proto=") + proto_name(static_cast<Proto>(forced_proto->second));
+    }
+    // No graph at all: the links are below every speed NCCL's search tries.
+    if (std::all_of(in.graphs.begin(), in.graphs.end(), [](const Graph& g) { return g.channels == 0; })) {
+      const bool one_node = in.nodes == 1;
+      const bool hopper = arch == Arch::kHopper;
+      const double slowest = one_node ? (hopper ? std::end(kSpeedIntraSm90)[-1] : std::end(kSpeedIntra)[-1])
+                                      : (hopper ? std::end(kSpeedInterSm90)[-1] : std::end(kSpeedInter)[-1]);
+      char buf[256];
+      if (one_node) {
+        std::snprintf(buf, sizeof buf, "GPU %.6g GB/s, below NCCL's slowest channel speed, %.6g GB/s", pl.system.gpu_bw,
+                      slowest);
+      } else {
+        std::snprintf(buf, sizeof buf, "GPU %.6g GB/s, network device %.6g GB/s; NCCL's slowest channel speed %.6g GB/s",
+                      pl.system.gpu_bw, pl.system.nic_bw, slowest);
+      }
+      throw InputError("nccl: no channel of NCCL's search fits this group's links (" + std::string(buf) +
+                       "): NCCL falls back to one channel in a plain order there, which the model does not simulate; "
+                       "give the links their real rate, or choose a native algorithm (--collective <type>=ring)");
     }
     throw InputError("nccl" + (what.empty() ? std::string() : ":" + what) + ": NCCL's model has no bandwidth for " +
                      collective_name(type) + " on this group (NVLS runs the simple protocol only; LL128 needs NVLink)");
