@@ -70,7 +70,7 @@ TEST(NcclClosedForm, TreeChainInsideANode) {
   const nccl::Params params = {{"algo", kTree}, {"proto", kSimple}, {"channels", 1}};
   const nccl::Plan pl = plan_for(topo, CollectiveType::kAllReduce, bytes, params);
   const SimulationResult r = simulate_collective(topo, CollectiveType::kAllReduce, bytes,
-                                                 choose_ar_ag_rs("nccl:algo=tree,proto=simple,channels=1"));
+                                                 choose_all_reduce("nccl:algo=tree,proto=simple,channels=1"));
   // Reduced up the chain of 8 and broadcast back down: 2 x 7 hops.
   const Time pace = transfer_time(bytes, nccl::wire_rate(pl.model));
   EXPECT_EQ(r.makespan, pl.model.base + 2 * (n - 1) * (pace + pl.model.hop_intra));

@@ -96,13 +96,12 @@ TEST_F(ReplicaFoldingTest, OnlyWhereItIsExact) {
 
 // A folded world larger than the network: the error counts the world's ranks,
 // not a simulated rank's NPU.
+// Named before the fold plans anything over NPUs past the last (an
+// algorithm's own checks there gave another reason).
 TEST_F(ReplicaFoldingTest, AWorldLargerThanTheNetworkIsNamed) {
-  const Scenario s =
-      build_scenario(spec("gen:transformer?model=llama3-8b&seq=512&parallel=tp=4,pp=2,dp=8&global-batch=8", true));
-  ASSERT_TRUE(s.options.folding.active());
   try {
-    Simulation sim(s.graphs, *s.topology, s.config, s.options);
-    ADD_FAILURE() << "a 64-rank world ran on 32 NPUs";
+    build_scenario(spec("gen:transformer?model=llama3-8b&seq=512&parallel=tp=4,pp=2,dp=8&global-batch=8", true));
+    ADD_FAILURE() << "a 64-rank world was planned on 32 NPUs";
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(), "the workload has 64 ranks but the network has only 32 NPUs");
   }
