@@ -38,6 +38,31 @@ std::vector<std::string> physical_bound_warnings(const SimulationResult& result,
     if (ratio > w.first) w = {ratio, &c};
   }
   std::vector<std::string> warnings;
+  // A link carries at most its bandwidth over the run: more means messages
+  // that shared it each had it whole (the analytical backend's model, which
+  // leaves contention inside the network out). The worst link, and how many.
+  if (result.makespan > 0) {
+    std::size_t over = 0;
+    const LinkRecord* hottest = nullptr;
+    double most = 1 + 1e-6;
+    for (const LinkRecord& l : result.links) {
+      const double u = link_utilization(l, result.makespan);
+      if (u <= 1 + 1e-6) continue;
+      ++over;
+      if (u > most) most = u, hottest = &l;
+    }
+    if (hottest) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.1f%%", 100 * most);
+      warnings.push_back("link " + node_label(hottest->from, result.npu_count) + " -> " +
+                         node_label(hottest->to, result.npu_count) + " (" + format_bandwidth(hottest->bandwidth) +
+                         ") carried " + format_bytes(hottest->usage.bytes) + " in " + format_time(result.makespan) +
+                         ", " + buf + " of what it can" +
+                         (over > 1 ? " (" + std::to_string(over) + " links above 100%)" : std::string()) +
+                         ": messages that shared it each had its whole bandwidth (the analytical backend models no "
+                         "contention inside the network); --backend flow shares links");
+    }
+  }
   for (const auto& [kind, w] : worst) {
     const CollectiveRecord& c = *w.second;
     char buf[64];

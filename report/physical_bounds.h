@@ -10,6 +10,10 @@
 // in_network_reduction) an all-reduce's bound is twice that: each rank sends
 // its data up once and takes the sum down once.
 //
+// A link carries at most its bandwidth over the run: the analytical backend,
+// which gives every message a link whole, can report more (a gather's
+// senders into one port), and that is warned about too.
+//
 // Likewise a training iteration's model FLOPs per GPU per second can never
 // exceed the GPU's peak: an MFU above 100 % means the model FLOPs or the
 // iteration time are wrong (a wrapped count, a peak for the wrong dtype).
@@ -25,7 +29,8 @@
 namespace sim {
 
 // One warning per kind of collective (type, size, group, algorithm) whose
-// busbw on some rank exceeds that rank's NPU port bandwidth.
+// busbw on some rank exceeds that rank's NPU port bandwidth, and one naming
+// the link most over its bandwidth (and how many are) when any is.
 std::vector<std::string> physical_bound_warnings(const SimulationResult& result, const Topology& topology);
 
 // One warning when the iteration's model TFLOP/s per GPU exceed the GPU's

@@ -20,6 +20,23 @@ TEST(PhysicalBounds, RealCollectivesStayUnderTheirPorts) {
   }
 }
 
+// A gather into one NPU of a switch: under the analytical backend its 7
+// senders each have the receiver's one link whole (no contention inside the
+// network), so the link carries 7 MiB in the time of one: 700% of what it
+// can, warned about; the flow backend shares the link and stays under 100%.
+TEST(PhysicalBounds, ALinkCarryingMoreThanItCanIsWarnedAbout) {
+  const Topology t = load_topology(source_dir() + "/configs/switch8.yml");
+  SystemConfig c;
+  c.algorithms[CollectiveType::kGather] = "direct";
+  c.network.backend = "analytical";
+  const auto w = physical_bound_warnings(simulate_collective(t, CollectiveType::kGather, 1 << 20, c), t);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("-> npu0 (50 GB/s) carried 7 MiB (7340032 B) in "), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("the analytical backend models no contention inside the network"), std::string::npos) << w[0];
+  c.network.backend = "flow";
+  EXPECT_TRUE(physical_bound_warnings(simulate_collective(t, CollectiveType::kGather, 1 << 20, c), t).empty());
+}
+
 TEST(PhysicalBounds, ABusBandwidthAboveThePortsIsWarnedOncePerKind) {
   // ring8: every NPU has two 50 GB/s links out and two in, so 100 GB/s at most.
   const Topology t = load_topology(source_dir() + "/configs/ring8.yml");
