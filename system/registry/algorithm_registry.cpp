@@ -829,8 +829,16 @@ std::shared_ptr<const CollectiveProgram> AlgorithmRegistry::program_for(const Co
       halving_doubling = algo.name == "halvingDoubling";
       if (algo.make_in_context) {
         if (!algo.supports(req.type)) return make_native_program(algo, {}, req.type, n, bytes, req.chunks);  // the error
-        return algo.make_in_context(normalized(req.type), bytes, req.chunks, ch ? ch->choice.params : AlgorithmParams{},
-                                    *context_for(req.members));
+        // Refused once a group runs it (NCCL's choice on this group): the
+        // message says which choice, and where it was read, as above.
+        try {
+          return algo.make_in_context(normalized(req.type), bytes, req.chunks,
+                                      ch ? ch->choice.params : AlgorithmParams{}, *context_for(req.members));
+        } catch (const InputError& e) {
+          const std::string where = ch ? chosen_where(req, choice_id) : std::string();
+          if (where.empty()) throw;
+          throw InputError(where + ": " + e.what());
+        }
       }
       return make_native_program(algo, ch ? ch->choice.params : AlgorithmParams{},
                                  req.type, n, bytes, req.chunks);

@@ -104,6 +104,21 @@ TEST_F(CliReasons, TheFirstReasonThatHoldsInTheUsersTerms) {
     EXPECT_EQ(r.code, 2) << args;
     EXPECT_EQ(r.output, message) << args;
   }
+  // Refused once a group runs it (two nodes without SHARP): where the choice was read, as the user wrote it.
+  ASSERT_EQ(run_sim("system gen dgx-h100 --nodes 2 -o " + path("h2")).code, 0);
+  const SimRun nvls = run_sim("--workload 'gen:collectives?npus=16&coll=allreduce&size=1MiB' --network " +
+                              path("h2/network.yml") + " --system " +
+                              write("s2.yml", "collective:\n  algorithms:\n    all_reduce: nccl:algo=nvls\n"));
+  EXPECT_EQ(nvls.code, 2);
+  EXPECT_EQ(nvls.output.rfind("sim: error: " + path("s2.yml") + ":3: 'collective.algorithms.all_reduce': collective "
+                              "algorithm 'nccl:algo=nvls': nccl:algo=nvls on 2 nodes needs the network to reduce",
+                              0),
+            0u)
+      << nvls.output;
+  const SimRun collnet = run_sim("--workload 'gen:collectives?npus=16&coll=allgather&size=1MiB' --system " +
+                                 path("h2") + " --collective allgather=nccl:algo=collnet");
+  EXPECT_NE(collnet.output.find("nccl:algo=collnet for ALL_GATHER is not simulated"), std::string::npos)
+      << collnet.output;
   const SimRun p2p = run_sim(w8 + "--system " + path("h1") + " --collective send_recv=nccl:algo=ring");
   EXPECT_EQ(p2p.code, 2);
   EXPECT_NE(p2p.output.find("algo does not apply to send_recv"), std::string::npos) << p2p.output;

@@ -229,11 +229,12 @@ void check_keys(CollectiveType type, const Params& params) {
   // rank first runs it: a choice that passes a one-GPU run failed at scale.
   if (const auto forced = params.find("algo"); forced != params.end() && type != CollectiveType::kAllToAll) {
     const Algo a = forced->second == kCollNetEither ? Algo::kCollNetChain : static_cast<Algo>(forced->second);
+    const std::string named = forced->second == kCollNetEither ? "collnet" : algo_name(a);  // as the user wrote it
     if (const std::string why = why_absent(a, arch_of(params), version_of(params)); !why.empty()) {
-      throw InputError(std::string("nccl:algo=") + algo_name(a) + ": " + why);
+      throw InputError("nccl:algo=" + named + ": " + why);
     }
     if (!modelled(a, type, 1) && !modelled(a, type, 2)) {
-      throw InputError(std::string("nccl:algo=") + algo_name(a) + " for " + collective_name(type) +
+      throw InputError("nccl:algo=" + named + " for " + collective_name(type) +
                        " is not simulated on any group (docs/nccl.md)");
     }
   }
@@ -337,9 +338,10 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
   }
   if (forced_algo != params.end()) {
     const auto a = forced_algo->second == kCollNetEither ? Algo::kCollNetChain : static_cast<Algo>(forced_algo->second);
-    if (const std::string why = exists(a); !why.empty()) throw InputError(std::string("nccl:algo=") + algo_name(a) + ": " + why);
+    const std::string named = forced_algo->second == kCollNetEither ? "collnet" : algo_name(a);  // as the user wrote it
+    if (const std::string why = exists(a); !why.empty()) throw InputError("nccl:algo=" + named + ": " + why);
     if (!modelled(a, type, in.nodes)) {
-      throw InputError(std::string("nccl:algo=") + algo_name(a) + " for " + collective_name(type) + " on " +
+      throw InputError("nccl:algo=" + named + " for " + collective_name(type) + " on " +
                        std::to_string(in.nodes) + (in.nodes == 1 ? " node" : " nodes") +
                        " is not simulated (modelled: ring for ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, BROADCAST, REDUCE; tree for "
                        "ALL_REDUCE; nvls for ALL_REDUCE (across nodes with SHARP), ALL_GATHER and REDUCE_SCATTER inside one node; "
@@ -348,16 +350,16 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
     if ((is_collnet(a) && !pl.system.collnet) || ((a == Algo::kNvls || a == Algo::kNvlsTree) && !pl.system.nvls) ||
         (a == Algo::kNvls && in.nodes > 1 && !pl.system.collnet)) {
       if (!ctx.withheld.empty()) {
-        throw InputError(std::string("nccl:algo=") + algo_name(a) + " cannot run here: " + ctx.withheld);
+        throw InputError("nccl:algo=" + named + " cannot run here: " + ctx.withheld);
       }
     }
     if (is_collnet(a) && !pl.system.collnet) {
-      throw InputError(std::string("nccl:algo=") + algo_name(a) +
+      throw InputError("nccl:algo=" + named +
                        " needs the switch above each node (every GPU's NIC rail, one GPU of every node under it) "
                        "to reduce: mark that dimension 'in_network_reduction: true' in the topology (docs/network.md)");
     }
     if ((a == Algo::kNvls || a == Algo::kNvlsTree) && !pl.system.nvls) {
-      throw InputError(std::string("nccl:algo=") + algo_name(a) + " needs the group's switch to reduce and multicast: mark it "
+      throw InputError("nccl:algo=" + named + " needs the group's switch to reduce and multicast: mark it "
                        "'in_network_reduction: true' in the topology (docs/network.md)");
     }
     // NCCL runs NVLS across nodes only where CollNet runs (tuning.cc disables
