@@ -323,9 +323,10 @@ Microbenchmark parse_microbenchmark_workload(const std::string& workload, Uneven
     const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
     if (ec != std::errc() || end != value.data() + value.size() || value.empty() ||
         v > std::numeric_limits<std::uint32_t>::max()) {
-      // A number past 32 bits is a whole number too: the message says the range.
-      throw InputError(scheme + ": " + key + "=" + value + ": expected a whole number 0.." +
-                       std::to_string(std::numeric_limits<std::uint32_t>::max()));
+      // A number past 32 bits is a whole number too: the message says the range (npus: the one it takes).
+      throw InputError(scheme + ": " + key + "=" + value + ": expected a whole number " +
+                       (key == "npus" ? "1.." + std::to_string(kMaxMicrobenchmarkNpus)
+                                      : "0.." + std::to_string(std::numeric_limits<std::uint32_t>::max())));
     }
     return static_cast<std::uint32_t>(v);
   };

@@ -137,6 +137,7 @@ TEST(WorkloadSource, BadMicrobenchmarkQueriesNameTheKey) {
       {"gen:chain?npus=2&nodes=0", "gen:chain: nodes: must be at least 1"},
       {"gen:chain?npus=2&nodes=4294967297", "gen:chain: nodes=4294967297: expected a whole number 0..4294967295"},
       {"gen:p2p-ring?npus=2&iterations=-1", "gen:p2p-ring: iterations=-1: expected a whole number 0..4294967295"},
+      {"gen:collectives?npus=abc", "gen:collectives: npus=abc: expected a whole number 1..1048576"},
       {"gen:p2p-ring?npus=1", "p2p-ring: gen:p2p-ring: npus must be at least 2"},
       {"gen:p2p-ring?npus=2&iterations=0", "gen:p2p-ring: iterations: must be at least 1"},
   };
