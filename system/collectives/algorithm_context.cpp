@@ -54,21 +54,28 @@ std::shared_ptr<const AlgorithmContext> make_algorithm_context(std::shared_ptr<c
   }
   bool all = ctx->domains > 0;
   for (const NodeId sw : ctx->domain_switch) all = all && sw != kNoSwitch && topology->reduces(sw);
-  if (all) {
-    // NVLink SHARP reduces the copies of the GPUs under one switch: a host
-    // whose GPUs hang off several (its NVSwitches stacked in two levels)
-    // has no switch that sees them all.
-    std::unordered_set<std::uint64_t> linked;  // member << 32 | switch
+  // NVLink SHARP reduces the copies of the GPUs under one switch: a host
+  // whose GPUs hang off several (its NVSwitches stacked in two levels) has
+  // no switch that sees them all. A stack whose host is its first dimension
+  // alone has one switch per host by construction; others are checked.
+  const auto& dims = topology->dimensions();
+  const bool one_level = !dims.empty() && dims[0].in_host && (dims.size() == 1 || !dims[1].in_host);
+  if (all && !one_level) {
+    std::vector<std::uint32_t> position(topology->npu_count(), n);  // NPU -> member
+    for (std::uint32_t p = 0; p < n; ++p) position[(*ctx->members)[p]] = p;
+    std::vector<char> under(n, 0);
     for (const Link& l : topology->links()) {
-      if (l.from < topology->npu_count() && l.to >= topology->npu_count()) linked.insert(std::uint64_t{l.from} << 32 | l.to);
+      if (l.from >= topology->npu_count() || position[l.from] == n) continue;
+      const std::uint32_t p = position[l.from];
+      if (l.to == ctx->domain_switch[ctx->domain_of[p]]) under[p] = 1;
     }
     for (std::uint32_t p = 0; p < n && all; ++p) {
-      const NodeId sw = ctx->domain_switch[ctx->domain_of[p]];
-      if (linked.count(std::uint64_t{(*ctx->members)[p]} << 32 | sw)) continue;
+      if (under[p]) continue;
       all = false;
       ctx->withheld = "NPU " + std::to_string((*ctx->members)[p]) + " is not under its host's switch " +
-                      std::to_string(sw) + " (the host's GPUs hang off several switches): NVLink SHARP needs every "
-                      "GPU of a host under one reducing switch";
+                      std::to_string(ctx->domain_switch[ctx->domain_of[p]]) +
+                      " (the host's GPUs hang off several switches): NVLink SHARP needs every GPU of a host under "
+                      "one reducing switch";
     }
   }
   ctx->domain_reduces = all;
