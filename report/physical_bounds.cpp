@@ -41,7 +41,10 @@ std::vector<std::string> physical_bound_warnings(const SimulationResult& result,
   // A link carries at most its bandwidth over the run: more means messages
   // that shared it each had it whole (the analytical backend's model, which
   // leaves contention inside the network out). The worst link, and how many.
-  if (result.makespan > 0) {
+  // (The contention-aware backends share links; the packet-level one counts
+  // retransmissions, which may trail the last delivery: only bytes-only
+  // accounting, the analytical backend's, is warned about.)
+  if (result.makespan > 0 && !result.link_time_known) {
     std::size_t over = 0;
     const LinkRecord* hottest = nullptr;
     double most = 1 + 1e-6;

@@ -57,7 +57,7 @@ void ClockBridge::start() {
 }
 
 void ClockBridge::delivered(const Delivery& to) {
-  const Time at = ns3::Simulator::Now().GetPicoSeconds() - offset_ + message_latency_;
+  const Time at = add_time(ns3::Simulator::Now().GetPicoSeconds() - offset_, message_latency_, "a message's delivery");
   queue_.schedule(at, to.handler, to.kind, to.payload);
   // Hand the clock back: our kernel must see this delivery before ns-3 goes on.
   ns3::Simulator::Stop();

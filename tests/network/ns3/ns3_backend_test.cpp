@@ -93,6 +93,19 @@ TEST(Ns3Backend, PointToPointMatchesTheClosedFormWithHeaders) {
               to_ns(t), closed_form_ps / 1e3, to_ns(analytical));
 }
 
+// A message_latency that carries a delivery past the largest time is the
+// other backends' exit 3 (TimeLimitError), not a wrapped clock (a sanitizer
+// report, or "event scheduled in the past", exit 1).
+TEST(Ns3Backend, ADeliveryPastTheLargestTimeIsATimeLimitError) {
+  SKIP_WITHOUT_NS3();
+  for (const std::string name : {"ns3", "flow", "analytical"}) {
+    EXPECT_THROW(one_message(name, one_link(), 0, 1, kMiB,
+                             {{"message_latency", OptionValue{"9223372036854775000ps", "sys.yml:2: network.message_latency"}}}),
+                 TimeLimitError)
+        << name;
+  }
+}
+
 TEST(Ns3Backend, ThroughASwitchOneFullPacketMoreIsSerialized) {
   SKIP_WITHOUT_NS3();
   // Store-and-forward per packet on two equal links: the switch is busy with
