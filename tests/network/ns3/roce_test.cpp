@@ -442,6 +442,30 @@ TEST(Ns3Roce, ADcqcnFloorNotBelowTheLineRateIsAnError) {
   EXPECT_EQ(message({{"dcqcn_min_rate", {"50GB/s", "t"}}, {"dcqcn", {"false", "t"}}}), "accepted");
 }
 
+// Go-back-N with a timer shorter than one full packet on a link resent every
+// packet before its acknowledgement could come: a run that never ended
+// (RoCE with retransmit_timeout: 10ns; InfiniBand, whose timer is fixed, on
+// a 250 Kbps link). Refused, naming the timer and the link.
+TEST(Ns3Roce, AGoBackNTimerShorterThanAPacketIsAnError) {
+  const auto message = [](const Topology& t, const Options& o) { return roce_options_message(t, o); };
+  EXPECT_EQ(message(one_switch(4), {{"retransmit_timeout", {"10ns", "sys.yml:3: network.retransmit_timeout"}}}),
+            "sys.yml:3: network.retransmit_timeout: 10 ns is not longer than one full packet (4158 B) on the link "
+            "npu0 -> sw0 at 50000000000 B/s (83.16 ns): every packet would be resent before its acknowledgement could "
+            "come, and the run would never end; give links of their real rate, or a longer retransmit_timeout");
+  EXPECT_EQ(message(one_switch(4), {{"retransmit_timeout", {"100ns", "t"}}}), "accepted");
+  Options ib;
+  ib["transport"] = {"ib", "sys.yml:2: network.transport"};
+  std::string what = "accepted";
+  try {
+    parse_ns3_options(one_switch(4, "250Kbps"), BackendOptions(ib));
+  } catch (const InputError& e) {
+    what = e.what();
+  }
+  EXPECT_EQ(what.rfind("the go-back-N timer (InfiniBand's): 67.10886 ms is not longer than one full packet (4122 B)", 0),
+            0u)
+      << what;
+}
+
 // Every pair's messages in order, each when its last byte is in; a one-hop
 // message takes its frames' serialization plus the latency.
 TEST(Ns3Roce, MessagesArriveInOrderAtTheirLastByte) {
