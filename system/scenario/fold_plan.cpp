@@ -163,9 +163,14 @@ void FoldLadder::plan_stand_ins_only(ScenarioSpec spec) {
   std::string every_note;  // nothing folds: nothing to say
   if (folds && spec.stand_ins) {
     every_note = "ranks not folded, simulating every rank: ";
+    // Experts with pipeline stages: a stage's all-to-alls behind a stand-in
+    // run alone, where every rank's run shares their NPUs' ports with the
+    // other stage's sends (docs/system.md: up to 21.5% fast).
+    const std::string experts = experts_with_stages(one) ? " (with experts and pipeline stages, measured up to 22% fast)"
+                                                         : "";
     const std::string note = backend + ": replicas folded one at a time with stand-ins (collectives over a "
-                                       "rank's copies timed alone: approximate, docs/system.md; --exact-folding "
-                                       "for every rank)";
+                                       "rank's copies timed alone: approximate" + experts +
+                             ", docs/system.md; --exact-folding for every rank)";
     if (folds_context_copies(one)) {
       steps_.push_back({"one replica with stand-ins, context-parallel ranks as copies", one, note, always});
       one.context_copies = false;

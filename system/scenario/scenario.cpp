@@ -223,6 +223,13 @@ bool folds_context_copies(const ScenarioSpec& spec) {
   return source && gen::context_copies(*source->training_spec()).count > 1;
 }
 
+bool experts_with_stages(const ScenarioSpec& spec) {
+  const auto source = generated_job(spec);
+  if (!source) return false;
+  const auto& plan = source->training_spec()->plan;
+  return plan.ep > 1 && plan.pp > 1;
+}
+
 Scenario build_scenario(const ScenarioSpec& spec) {
   Scenario s;
   load_system_and_network(spec, s);
