@@ -96,6 +96,16 @@ TEST_F(FlowFolding, TheNoteSaysWhyAndWhatTheRunFolds) {
   EXPECT_FALSE(every.folding.active());
   EXPECT_EQ(every.result.ranks.size(), 32u);
 
+  // Experts with pipeline stages, where stand-ins leave out most: the note says how much (docs/system.md).
+  for (const auto& [plan, said] : {std::pair<std::string, bool>{"tp=1,pp=2,dp=16,ep=4", true}, {"tp=1,pp=1,dp=32,ep=4", false}}) {
+    notes.clear();
+    FoldLadder ladder(spec("gen:transformer?model=mixtral-8x7b&seq=128&global-batch=32&parallel=" + plan));
+    ladder.next(note);
+    ASSERT_EQ(notes.size(), 1u) << plan;
+    EXPECT_EQ(notes[0].find("(with experts and pipeline stages, measured up to 22% fast)") != std::string::npos, said)
+        << plan << ": " << notes[0];
+  }
+
   notes.clear();  // one replica: nothing folds, nothing said
   const FoldedRun alone = simulate_folded_if_exact(
       spec("gen:transformer?model=llama3-8b&seq=512&global-batch=8&parallel=tp=4,pp=2,dp=1"), run, note);
