@@ -3,6 +3,7 @@
 // compile slowly.
 #include "network/ns3/transport.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -11,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/error.h"
 #include "network/ns3/routes.h"
 #include "network/ns3/tcp/ipv4_pair_routing.h"
 #include "network/ns3/tcp/tcp_link_probe.h"
@@ -201,19 +203,35 @@ void TcpTransport::warm_up() {
   ns3::Simulator::Run();  // on_accept stops it at the last handshake
   warming_up_ = false;
   if (accepted_ != awaited_) {
-    throw std::logic_error("ns3 backend: only " + std::to_string(accepted_) + " of " + std::to_string(awaited_) +
-                           " TCP connections were established");
+    // ns-3's TCP gives up a handshake after its SYN retries (links too slow
+    // for a SYN to cross before its timers run out): the run cannot start.
+    throw IncompleteError("ns3 backend (transport tcp): only " + std::to_string(accepted_) + " of " +
+                          std::to_string(awaited_) +
+                          " TCP connections could be opened: their handshakes ran out of retries (links too slow or "
+                          "too long for TCP's timers; transport: roce or ib has no handshake)");
   }
   for (auto& [key, p] : pairs_) {
     p.tx->Send(ns3::Create<ns3::Packet>(1));
     p.offered = 1;  // the byte is the stream's first: messages start after it
   }
-  const ns3::Time step = ns3::PicoSeconds(options_.delayed_ack + options_.min_rto);
+  // Each wait covers a delayed ACK, a retransmission timeout and the longest
+  // route's round trip (a fixed step gave up on routes of 50 ms a hop).
+  Time longest = 0;
+  for (const auto& [key, p] : pairs_) {
+    Time route = 0;
+    for (LinkId l : routes_.route(p.src, p.dst)) route += topology_.links()[l].latency;
+    longest = std::max(longest, route);
+  }
+  const ns3::Time step = ns3::PicoSeconds(options_.delayed_ack + options_.min_rto + 2 * longest);
   for (int i = 0; i < 100 && !all_acknowledged(); ++i) {
     ns3::Simulator::Stop(step);
     ns3::Simulator::Run();
   }
-  if (!all_acknowledged()) throw std::logic_error("ns3 backend: the warm-up bytes were not all acknowledged");
+  if (!all_acknowledged()) {
+    throw IncompleteError("ns3 backend (transport tcp): the connections' first bytes were not all acknowledged "
+                          "within 100 round trips and retransmission timeouts (links too slow or too long for TCP's "
+                          "timers; transport: roce or ib)");
+  }
   reset_probes();
 }
 

@@ -106,6 +106,23 @@ TEST(Ns3Backend, ADeliveryPastTheLargestTimeIsATimeLimitError) {
   }
 }
 
+// TCP's warm-up waits for the longest route's round trip too (a fixed wait
+// gave up on 50 ms hops: "internal error", exit 1), and handshakes that run
+// out of retries on a link of 1 B/s are a run that cannot start (exit 3).
+TEST(Ns3Backend, TcpWarmsUpOnLongLinksAndSaysWhenItCannot) {
+  SKIP_WITHOUT_NS3();
+  const Topology far = parse_topology("npus: 2\nbandwidth: 50GB/s\nlatency: 50ms\nlinks:\n  - {src: npu0, dst: npu1}\n",
+                                      "far.yml");
+  // 1 MiB in TCP's slow start: the window doubles each 100 ms round trip (10,
+  // 20, 40, 80 segments of 8,948 B), 4 round trips and the last hop.
+  const Time t = one_message("ns3", far, 0, 1, kMiB);
+  EXPECT_GT(t, 400 * kMillisecond);
+  EXPECT_LT(t, 500 * kMillisecond);
+  const Topology slow = parse_topology("npus: 2\nbandwidth: 1B/s\nlatency: 500ns\nlinks:\n  - {src: npu0, dst: npu1}\n",
+                                       "slow.yml");
+  EXPECT_THROW(one_message("ns3", slow, 0, 1, 1), IncompleteError);
+}
+
 TEST(Ns3Backend, ThroughASwitchOneFullPacketMoreIsSerialized) {
   SKIP_WITHOUT_NS3();
   // Store-and-forward per packet on two equal links: the switch is busy with
