@@ -4,8 +4,6 @@
 #include <string>
 
 #include "core/error.h"
-#include "core/time.h"
-#include "network/ns3/roce/frames.h"
 
 namespace sim {
 
@@ -116,7 +114,10 @@ void parse_roce(const BackendOptions& o, RoceOptions& r) {
   if (o.has("dcqcn_rate_hai")) r.rate_hai = o.bandwidth("dcqcn_rate_hai");
   if (o.has("dcqcn_min_rate")) r.min_rate = o.bandwidth("dcqcn_min_rate");
   if (o.has("cnp_interval")) r.cnp_interval = o.time("cnp_interval");
-  if (o.has("retransmit_timeout")) r.retransmit_timeout = positive_time(o, "retransmit_timeout");
+  if (o.has("retransmit_timeout")) {
+    r.retransmit_timeout = positive_time(o, "retransmit_timeout");
+    r.retransmit_where = o.where("retransmit_timeout");
+  }
 }
 
 }  // namespace
@@ -203,29 +204,6 @@ Ns3Options parse_ns3_options(const Topology& t, const BackendOptions& o) {
     if (n.transport == Ns3Transport::kIb) {
       n.roce.pfc = false;  // credits instead
       n.roce.dcqcn = false;
-    }
-    // Go-back-N resends from the last acknowledged byte when its timer runs
-    // out: a timer shorter than one full packet's time on a link resends
-    // every packet before its acknowledgement can come, for ever (a run that
-    // never ends). Refused, naming the slowest link.
-    const bool ib = n.transport == Ns3Transport::kIb;
-    const std::uint64_t frame = roce_payload_mtu(n.mtu) + (ib ? kIbHeaderBytes : kRoceHeaderBytes);
-    const auto name = [&t](NodeId v) {
-      return v < t.npu_count() ? "npu" + std::to_string(v) : "sw" + std::to_string(v - t.npu_count());
-    };
-    for (const Link& l : t.links()) {
-      const BytesPerSecond rate = n.links.effective(l.bandwidth);
-      const double packet_ps = static_cast<double>(frame) / static_cast<double>(rate) * 1e12;
-      if (packet_ps < static_cast<double>(n.roce.retransmit_timeout)) continue;
-      const std::string where = o.has("retransmit_timeout") ? o.where("retransmit_timeout")
-                                                            : std::string("the go-back-N timer (") +
-                                                                  (ib ? "InfiniBand's" : "retransmit_timeout's default") + ")";
-      throw InputError(where + ": " + format_time(n.roce.retransmit_timeout) + " is not longer than one full packet (" +
-                       std::to_string(frame) + " B) on the link " + name(l.from) + " -> " + name(l.to) + " at " +
-                       std::to_string(rate) + " B/s (" +
-                       format_time(static_cast<Time>(packet_ps)) +
-                       "): every packet would be resent before its acknowledgement could come, and the run would never "
-                       "end; give links of their real rate" + (ib ? "" : ", or a longer retransmit_timeout"));
     }
   }
   if (o.has("traffic_classes")) {

@@ -54,6 +54,7 @@ struct RoceOptions {
   // Go-back-N's fallback when no NACK comes (a lost tail): InfiniBand's local
   // ACK timeout, 4.096 us x 2^14 (NCCL_IB_TIMEOUT 14, NCCL's default before 2.14).
   Time retransmit_timeout = 4'096 * kNanosecond * (1 << 14);
+  std::string retransmit_where;  // where it was set (empty: the default), for messages
 };
 
 struct Ns3Options {

@@ -221,6 +221,26 @@ RoceTransport::RoceTransport(const Topology& topology, const Ns3Options& options
     auto it = by_ends.find(pair_key(links[l].to, links[l].from));
     if (it != by_ends.end()) reverse_[l] = it->second;
   }
+  // Go-back-N resends from the last acknowledged byte when its timer runs
+  // out: a timer not longer than one full packet on a link resends every
+  // packet before its acknowledgement can come, for ever (a run that never
+  // ended). Refused, naming the timer and the link.
+  const std::uint64_t frame = payload_mtu_ + header_bytes_;
+  for (LinkId l = 0; l < links.size(); ++l) {
+    const double packet_ps = static_cast<double>(frame) / static_cast<double>(ports_[l].rate) * 1e12;
+    if (packet_ps < static_cast<double>(roce_.retransmit_timeout)) continue;
+    const auto name = [this](NodeId v) {
+      return v < topology_.npu_count() ? "npu" + std::to_string(v) : "sw" + std::to_string(v - topology_.npu_count());
+    };
+    const std::string where = !roce_.retransmit_where.empty() ? roce_.retransmit_where
+                              : credit_flow_ ? std::string("the go-back-N timer (InfiniBand's)")
+                                             : std::string("the go-back-N timer (retransmit_timeout's default)");
+    throw InputError(where + ": " + format_time(roce_.retransmit_timeout) + " is not longer than one full packet (" +
+                     std::to_string(frame) + " B) on the link " + name(links[l].from) + " -> " + name(links[l].to) +
+                     " at " + std::to_string(ports_[l].rate) + " B/s (" + format_time(static_cast<Time>(packet_ps)) +
+                     "): every packet would be resent before its acknowledgement could come, and the run would never "
+                     "end; give links of their real rate" + (credit_flow_ ? "" : ", or a longer retransmit_timeout"));
+  }
   buffered_.assign(topology_.node_count(), 0);
   if (!credit_flow_) {
     thresholds_ = pfc_thresholds(topology_, options_, payload_mtu_ + header_bytes_);
