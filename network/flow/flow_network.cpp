@@ -95,11 +95,11 @@ std::uint32_t FlowNetwork::make_route(NodeId src, NodeId dst, std::uint64_t k, s
     if (options_.nic_bandwidth) route_links_.push_back(real + src);
     for (const LinkId id : scratch_route_) {
       route_links_.push_back(id);
-      r.latency += topology_.links()[id].latency;
+      r.latency = add_time(r.latency, topology_.links()[id].latency, "a route's latency");
     }
     if (options_.nic_bandwidth) route_links_.push_back(real + topology_.npu_count() + dst);
     r.hops = static_cast<std::uint32_t>(route_links_.size() - r.begin);
-    r.latency += options_.links.message_latency;
+    r.latency = add_time(r.latency, options_.links.message_latency, "a route's latency");
     r.bottleneck = std::numeric_limits<BytesPerSecond>::max();
     for (std::uint32_t h = 0; h < r.hops; ++h) r.bottleneck = std::min(r.bottleneck, links_[route_links_[r.begin + h]].capacity);
     routes_.push_back(r);

@@ -57,10 +57,15 @@ void ClockBridge::start() {
 }
 
 void ClockBridge::delivered(const Delivery& to) {
-  const Time at = add_time(ns3::Simulator::Now().GetPicoSeconds() - offset_, message_latency_, "a message's delivery");
-  queue_.schedule(at, to.handler, to.kind, to.payload);
   // Hand the clock back: our kernel must see this delivery before ns-3 goes on.
   ns3::Simulator::Stop();
+  try {
+    const Time at =
+        add_time(ns3::Simulator::Now().GetPicoSeconds() - offset_, message_latency_, "a message's delivery");
+    queue_.schedule(at, to.handler, to.kind, to.payload);
+  } catch (const TimeLimitError& e) {
+    if (!late_) late_ = e;
+  }
 }
 
 void ClockBridge::run_until(Time limit) {
@@ -76,6 +81,7 @@ void ClockBridge::run_until(Time limit) {
   }
   ns3::Simulator::Run();
   if (stopper_at_ >= 0 && stopper_.IsExpired()) stopper_at_ = -1;
+  if (late_) throw *late_;
 }
 
 }  // namespace sim

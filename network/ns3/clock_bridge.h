@@ -8,8 +8,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "core/event_queue.h"
+#include "core/time.h"
 #include "network/ns3/transport.h"
 #include "ns3/event-id.h"
 
@@ -55,6 +57,10 @@ class ClockBridge final : public ClockPeer, public MessageSink {
  private:
   EventQueue& queue_;
   Time message_latency_;
+  // A delivery past the largest time, found inside ns-3's event loop: thrown
+  // once the loop has returned (an exception through ns-3's loop leaves its
+  // events' packets behind).
+  std::optional<TimeLimitError> late_;
   Time offset_ = 0;  // ns-3 time at our time 0
   ns3::EventId stopper_;
   Time stopper_at_ = -1;
