@@ -609,10 +609,29 @@ P2pModel p2p_model(const Params& params) {
   return m;
 }
 
+namespace {
+
+bool same_ranks_per_node(const AlgorithmContext& ctx) {
+  const std::vector<std::vector<std::uint32_t>> nodes = ctx.positions_by_domain();
+  for (const auto& d : nodes) {
+    if (d.size() != nodes.front().size()) return false;
+  }
+  return !nodes.empty();
+}
+
+}  // namespace
+
 P2pModel p2p_model(const Params& params, const AlgorithmContext& ctx) {
   P2pModel m = p2p_model(params);
-  if (params.count("net_write_cost")) {  // the NIC's rate needs NCCL's view of the system
-    m.writes = net_writes(params, describe_system(ctx, arch_of(params)).nic_bw);
+  const bool writes = params.count("net_write_cost") > 0;
+  // NCCL's view of the system gives the NIC's rate and the communicator's
+  // channels; it needs the same GPUs on every node, which the all-to-all does
+  // not (there it keeps 32 p2p channels).
+  const bool channels = !params.count("channels") && ctx.size() > 1 && same_ranks_per_node(ctx);
+  if (writes || channels) {
+    const NcclSystem sys = describe_system(ctx, arch_of(params));
+    if (writes) m.writes = net_writes(params, sys.nic_bw);
+    if (channels) m.channels = p2p_channels(sys.run_channels);
   }
   return m;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "system/collectives/nccl/model/nccl_constants.h"
 #include "system/collectives/nccl/programs/nccl_dag.h"
 #include "system/collectives/nccl/programs/nccl_program_parts.h"
 
@@ -41,15 +42,23 @@ std::uint32_t proxy_ns(Time per_message, std::uint64_t messages) {
 
 }  // namespace
 
+std::uint32_t p2p_channels(int comm_channels) {
+  const int capped = std::clamp(comm_channels, 1, kRunChannelsMax);
+  std::uint32_t p = 1;
+  while (p < static_cast<std::uint32_t>(capped)) p <<= 1;
+  return p;
+}
+
 std::shared_ptr<const CollectiveProgram> make_alltoall_program(std::string name, std::uint64_t bytes,
                                                                const AlgorithmContext& ctx, const P2pModel& m) {
   const std::uint32_t n = ctx.size();
   DagBuilder dag(n);
   const std::uint32_t channels = std::max<std::uint32_t>(1, m.channels);
-  // The chunk of a's part for b (`part` bytes): NCCL_P2P_NVL_CHUNKSIZE inside
-  // a node, NCCL's tuned NCCL_P2P_NET_CHUNKSIZE across nodes (P2pModel::net_chunk_for).
+  // The chunk of a's part for b (`part` bytes): the communicator's p2p chunk inside
+  // a node (P2pModel::local_chunk), NCCL's tuned NCCL_P2P_NET_CHUNKSIZE across nodes (net_chunk_for).
+  const bool spans_nodes = ctx.domains > 1;
   const auto chunk_of = [&](std::uint32_t a, std::uint32_t b, std::uint64_t part) {
-    if (ctx.domain_of[a] == ctx.domain_of[b]) return std::max<std::uint64_t>(1, m.nvl_chunk);
+    if (ctx.domain_of[a] == ctx.domain_of[b]) return m.local_chunk(spans_nodes);
     return m.net_chunk_for(part);
   };
   const auto chunks = [](std::uint64_t part, std::uint64_t chunk) {
@@ -78,7 +87,8 @@ std::shared_ptr<const CollectiveProgram> make_alltoall_program(std::string name,
   // delta, all run at once by the channel's CTA (each with its own warps); round (dn, dl) has base
   // dn x ceil(L / 8) + dl / 8 (i / 8 where nodes differ), its channel base mod `channels` and its
   // batch on that channel base / `channels`. A CTA runs its batches one after another. With 8 GPUs
-  // a node and up to 32 nodes, every round is in flight from the start.
+  // a node on NCCL's 16 p2p channels across nodes, every round is in flight from the start up to 16
+  // nodes; on 32, node deltas d and d + 16 share a channel in turn.
   const std::uint32_t per_batch = 8;
   const auto base_of = [&](std::uint32_t round) {
     if (!uniform) return round / per_batch;

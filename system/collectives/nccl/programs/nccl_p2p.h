@@ -8,8 +8,9 @@
 // back; position + i where nodes hold different numbers of GPUs). A work batch
 // of a p2p channel holds up to 8 rounds of one node delta and runs them at
 // once; a channel runs its batches one after another, the next once every send
-// of the last is out and every receive in (with 8 GPUs a node and up to 32 nodes,
-// one batch a channel: every peer in flight from the start). A peer's
+// of the last is out and every receive in (with 8 GPUs a node and NCCL's 16 p2p
+// channels across nodes, one batch a channel up to 16 nodes: every peer in flight
+// from the start). A peer's
 // part is cut into NCCL's p2p chunks (NCCL_P2P_NET_CHUNKSIZE 128 KiB across
 // nodes, a quarter of it for a part below one chunk and half below 8;
 // NCCL_P2P_NVL_CHUNKSIZE 512 KiB inside one), NCCL_STEPS in flight per
@@ -21,6 +22,7 @@
 // counts as done. docs/nccl.md, "All-to-all".
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -33,7 +35,10 @@
 namespace sim::nccl {
 
 struct P2pModel {
-  std::uint32_t channels = 32;                     // p2p channels (NCCL's p2pnChannels on Hopper)
+  // NCCL's p2pnChannels: the communicator's channels rounded up to a power of
+  // two (src/graph/paths.cc, ncclTopoComputeP2pChannels), p2p_channels(); 32
+  // where no system is described.
+  std::uint32_t channels = 32;
   std::uint64_t net_chunk = 128 * 1024;            // NCCL_P2P_NET_CHUNKSIZE
   std::uint64_t nvl_chunk = 512 * 1024;            // NCCL_P2P_NVL_CHUNKSIZE
   std::uint32_t window = 8;                        // NCCL_STEPS
@@ -46,6 +51,9 @@ struct P2pModel {
   // NCCL's chunk for a peer's part of `part` bytes across nodes: NCCL_P2P_NET_CHUNKSIZE,
   // tuned by the part's size (src/enqueue.cc, addP2pToPlan): a quarter of it for a part
   // smaller than one chunk, half for one smaller than 8 chunks.
+  // NCCL's chunk for a peer in the same node: the communicator's p2pChunkSize, which is
+  // NCCL_P2P_NET_CHUNKSIZE once it spans nodes (src/init.cc, computeBuffSizes), untuned.
+  std::uint64_t local_chunk(bool spans_nodes) const { return std::max<std::uint64_t>(1, spans_nodes ? net_chunk : nvl_chunk); }
   std::uint64_t net_chunk_for(std::uint64_t part) const {
     const std::uint64_t chunk = net_chunk > 0 ? net_chunk : 1;
     if (part < chunk) return chunk / 4 > 0 ? chunk / 4 : 1;
@@ -56,6 +64,11 @@ struct P2pModel {
 
 // `bytes` is each rank's whole send buffer; the part for position d is
 // part_bytes(bytes, size, d), as the native all-to-all programs cut it.
+// NCCL's p2pnChannels for a communicator running `comm_channels` channels:
+// at most MAXCHANNELS, rounded up to a power of two (a log of two p5 nodes:
+// "16 coll channels, ... 16 p2p channels"; of one: "24 coll channels, ... 32 p2p channels").
+std::uint32_t p2p_channels(int comm_channels);
+
 std::shared_ptr<const CollectiveProgram> make_alltoall_program(std::string name, std::uint64_t bytes,
                                                                const AlgorithmContext& ctx, const P2pModel& m);
 

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "tests/system/test_util.h"
 #include "../nccl_test_cluster.h"
@@ -77,6 +78,35 @@ TEST(NcclAllToAll, ABatchRunsItsRoundsAtOnceAndAChannelItsBatchesInTurn) {
   EXPECT_PRED2(near, time(",channels=2"), 20 * kMicrosecond);
   // one channel: the four batches in turn (a round per channel at a time would be six network hops).
   EXPECT_PRED2(near, time(",channels=1"), nvlink + 30 * kMicrosecond);
+}
+
+TEST(NcclAllToAll, P2pChannelsAreTheCommunicatorsRoundedUpToAPowerOfTwo) {
+  // NCCL's p2pnChannels (src/graph/paths.cc, ncclTopoComputeP2pChannels): the
+  // communicator's channels, at most MAXCHANNELS, rounded up to a power of two.
+  // NCCL's logs: one p5 node "24 coll channels, ... 32 p2p channels", two
+  // "16 coll channels, ... 16 p2p channels".
+  EXPECT_EQ(nccl::p2p_channels(24), 32u);
+  EXPECT_EQ(nccl::p2p_channels(16), 16u);
+  EXPECT_EQ(nccl::p2p_channels(1), 1u);
+  EXPECT_EQ(nccl::p2p_channels(100), 64u);
+  const auto channels = [](const Topology& topo, const nccl::Params& keys) {
+    std::vector<std::uint32_t> all(topo.npu_count());
+    for (std::uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+    return nccl::p2p_model(keys, *context(topo, all)).channels;
+  };
+  EXPECT_EQ(channels(dgx_h100_node(), {}), 32u);  // 24 channels on one node
+  EXPECT_EQ(channels(dgx_h100(2), {}), 16u);      // 16 across nodes
+  EXPECT_EQ(channels(dgx_h100(2), {{"channels", 4}}), 4u);
+}
+
+TEST(NcclAllToAll, ThePeersInANodeTakeTheNetworksChunkOnceTheGroupSpansNodes) {
+  // NCCL's p2pChunkSize is NCCL_P2P_NET_CHUNKSIZE for every peer once the
+  // communicator spans nodes (src/init.cc, computeBuffSizes), NVL's inside one.
+  nccl::P2pModel m;
+  m.net_chunk = 128 * 1024;
+  m.nvl_chunk = 512 * 1024;
+  EXPECT_EQ(m.local_chunk(false), 512u * 1024);
+  EXPECT_EQ(m.local_chunk(true), 128u * 1024);
 }
 
 TEST(NcclAllToAll, RailsCarryTheirShareAcrossNodes) {
