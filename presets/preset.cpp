@@ -339,9 +339,12 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::uint32_t npus
       << "NCCL_NVLSTREE_MAX_CHUNKSIZE (" << p.nccl_nvls_chunk.source << ")\n";
   }
   std::string all_reduce = nvls;
+  std::string gather_scatter = nvls;  // all-gather and reduce-scatter
   if (*p.nccl_tuner.value) {
     all_reduce += std::string(",tuner=") + p.nccl_tuner.value;
-    o << "  # tuner " << p.nccl_tuner.value << " (all-reduce): " << p.nccl_tuner.source << "\n";
+    gather_scatter += std::string(",tuner=") + p.nccl_tuner.value;
+    o << "  # tuner " << p.nccl_tuner.value << " (all-reduce, all-gather, reduce-scatter, where its tables have the "
+      << "group's GPUs per node): " << p.nccl_tuner.source << "\n";
   }
   if (*g.nvswitch_reduces) {
     const Figure eff = value_of(p, "system", kNvlsEfficiencyKey,
@@ -357,8 +360,8 @@ std::string system_yaml(const Preset& p, std::uint32_t nodes, std::uint32_t npus
   }
   o << "  algorithms:                # NCCL's choice per collective and size (docs/nccl.md)\n"
     << "    all_reduce: " << all_reduce << "\n"
-    << "    all_gather: " << nvls << "\n"
-    << "    reduce_scatter: " << nvls << "\n"
+    << "    all_gather: " << gather_scatter << "\n"
+    << "    reduce_scatter: " << gather_scatter << "\n"
     << "    broadcast: " << model << "\n"
     << "    reduce: " << model << "\n"
     << "    all_to_all: " << p2p << "   # NCCL's all-to-all: grouped sends and receives, through the proxy across nodes\n"

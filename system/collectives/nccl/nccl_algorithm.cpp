@@ -384,13 +384,12 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
   const auto tuner = params.find("tuner");
   bool picked = false;
   if (tuner != params.end() && forced_algo == params.end() && forced_proto == params.end()) {
-    const auto pick = tuner_pick(static_cast<TunerPlugin>(tuner->second), type, tuned_bytes, in.ranks, in.nodes);
-    if (pick && allowed[static_cast<int>(pick->algo)]) {
-      const double t = algo_time(in, pl.table, pick->algo, pick->proto, tuned_bytes);
-      if (t >= 0) {
-        best = Choice{pick->algo, pick->proto, t};
-        picked = true;
-      }
+    const auto runs = [&](Algo a, Proto p) {
+      return allowed[static_cast<int>(a)] && algo_time(in, pl.table, a, p, tuned_bytes) >= 0;
+    };
+    if (const auto pick = tuner_pick(static_cast<TunerPlugin>(tuner->second), type, tuned_bytes, in.ranks, in.nodes, runs)) {
+      best = Choice{pick->algo, pick->proto, algo_time(in, pl.table, pick->algo, pick->proto, tuned_bytes)};
+      picked = true;
     }
   }
   for (int a = 0; a < kAlgos && !picked; ++a) {

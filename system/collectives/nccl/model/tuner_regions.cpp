@@ -1,6 +1,7 @@
 #include "system/collectives/nccl/model/tuner_regions.h"
 
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "core/error.h"
@@ -60,14 +61,18 @@ bool holds(const Region& r, Point p) {
   return inside;
 }
 
-// aws-ofi-nccl's p5/p5e all-reduce regions, 8 ranks per node (vertices as
-// (nBytes, nRanks), in the plugin's order).
-const std::vector<Region>& aws_p5_all_reduce() {
-  static const std::vector<Region> regions = [] {
+// aws-ofi-nccl's p5/p5e regions (region_init_internal_p5_p5e), vertices as
+// (nBytes, nRanks) in the plugin's order; the plugin's size 0 is 1 byte here
+// (log2 0 has no place on the plane; no call is smaller).
+using Regions = std::vector<Region>;
+
+// All-reduce, 8 ranks per node.
+const Regions& p5_all_reduce_8() {
+  static const Regions regions = [] {
     const Point corner = at(kMaxBytes, kMaxRanks);
     const Point tree_top = extend(at(402653184, 2048), at(402653184, 4096), corner);
     const Point steep = extend(at(8053063680, 160), at(9663676416, 192), corner);
-    std::vector<Region> r;
+    Regions r;
     r.push_back({Algo::kTree, Proto::kLL128,
                  {at(1, 16), at(31457280, 16), at(37748736, 32), at(117440512, 64), at(301989888, 128),
                   at(301989888, 256), at(335544320, 512), at(536870912, 1024), at(402653184, 2048),
@@ -90,6 +95,95 @@ const std::vector<Region>& aws_p5_all_reduce() {
   return regions;
 }
 
+// All-reduce, 2 ranks per node (a group of every fourth GPU, as a data-parallel
+// group beside tensor parallelism of 4). Its two regions on 4 ranks are lines
+// the plugin never reaches: it skips two nodes or fewer.
+const Regions& p5_all_reduce_2() {
+  static const Regions regions = [] {
+    const Point corner = at(kMaxBytes, kMaxRanks);
+    const Point tree_ll128 = extend(at(88160256, 128), at(178163712, 256), corner);
+    const Point tree_simple_1 = extend(at(787480576, 128), at(1073741824, 256), corner);
+    const Point tree_simple_2 = extend(at(257114112, 128), at(269484032, 256), corner);
+    const Point nvlstree = tree_simple_1;  // the plugin extends the same two points for both
+    Regions r;
+    r.push_back({Algo::kTree, Proto::kLL128,
+                 {at(1, 4), at(1314816, 4), at(1051648, 8), at(1051648, 12), at(2367488, 16), at(5525504, 32),
+                  at(9473024, 64), at(88160256, 128), at(178163712, 256), tree_ll128, Point{0, tree_ll128.y}}});
+    r.push_back({Algo::kRing, Proto::kLL128,
+                 {at(1314816, 4), at(19736576, 4), at(41842688, 8), at(296747008, 64), at(257114112, 128),
+                  at(269484032, 256), at(178163712, 256), at(88160256, 128), at(9473024, 64), at(5525504, 32),
+                  at(2367488, 16), at(1051648, 12), at(1051648, 8), at(1314816, 4)}});
+    r.push_back({Algo::kNvlsTree, Proto::kSimple,
+                 {at(19736576, 4), at(81844224, 4), at(275775488, 8), at(275775488, 48), at(296747008, 64),
+                  at(41842688, 8)}});
+    r.push_back({Algo::kTree, Proto::kLL128, {at(81844224, 4), at(269484032, 4), at(81844224, 4)}});
+    r.push_back({Algo::kTree, Proto::kSimple, {at(269484032, 4), at(kMaxBytes, 4), at(269484032, 4)}});
+    r.push_back({Algo::kRing, Proto::kSimple,
+                 {at(81844224, 5), at(kMaxBytes, 5), at(kMaxBytes, 32), at(1073741824, 40), at(1073741824, 128),
+                  at(787480576, 128), at(296747008, 64), at(275775488, 48), at(275775488, 8), at(81844224, 5)}});
+    r.push_back({Algo::kTree, Proto::kSimple,
+                 {at(296747008, 64), at(787480576, 128), at(1073741824, 256), tree_simple_1, tree_simple_2,
+                  at(269484032, 256), at(257114112, 128)}});
+    r.push_back({Algo::kNvlsTree, Proto::kSimple,
+                 {nvlstree, at(1073741824, 256), at(787480576, 128), at(1073741824, 128), at(1073741824, 40),
+                  at(kMaxBytes, 32)}});
+    return r;
+  }();
+  return regions;
+}
+
+// All-reduce, 1 rank per node (a group of one GPU a node, as a data-parallel
+// group beside tensor parallelism of 8).
+const Regions& p5_all_reduce_1() {
+  static const Regions regions = [] {
+    const Point corner = at(kMaxBytes, kMaxRanks);
+    const Point tree_ll128 = extend(at(9999360, 64), at(119477248, 128), corner);
+    const Point ring_ll128 = extend(at(4736000, 2), at(269484032, 128), corner);
+    Regions r;
+    r.push_back({Algo::kTree, Proto::kLL128,
+                 {at(1, 16), at(2367488, 16), at(9999360, 64), at(119477248, 128), tree_ll128, at(1, kMaxRanks)}});
+    r.push_back({Algo::kRing, Proto::kLL128,
+                 {at(1, 2), at(4736000, 2), at(269484032, 128), ring_ll128, tree_ll128, at(119477248, 128),
+                  at(9999360, 64), at(2367488, 16), at(1, 16)}});
+    r.push_back({Algo::kRing, Proto::kSimple, {at(4736000, 2), at(kMaxBytes, 2), ring_ll128, at(269484032, 128)}});
+    return r;
+  }();
+  return regions;
+}
+
+// All-gather and reduce-scatter, 1 rank per node: the ring with Simple from a
+// few MiB on (below, NCCL's model).
+const Regions& p5_all_gather_1() {
+  static const Regions regions = [] {
+    const Point ring = extend(at(4194304, 2), at(8589934592, 2048), at(kMaxBytes, kMaxRanks));
+    return Regions{{Algo::kRing, Proto::kSimple, {at(4194304, 2), at(kMaxBytes, 2), ring, at(8589934592, 2048)}}};
+  }();
+  return regions;
+}
+const Regions& p5_reduce_scatter_1() {
+  static const Regions regions = [] {
+    const Point ring = extend(at(8388608, 2), at(4294967296, 1024), at(kMaxBytes, kMaxRanks));
+    return Regions{{Algo::kRing, Proto::kSimple, {at(8388608, 2), at(kMaxBytes, 2), ring, at(4294967296, 1024)}}};
+  }();
+  return regions;
+}
+
+// The plugin's table for a group of `ranks` over `nodes` (region_init_internal_p5_p5e
+// keys it on nRanks = 8, 2 or 1 x nNodes), or none.
+const Regions* p5_regions(CollectiveType type, int ranks, int nodes) {
+  if (ranks == 8 * nodes) return type == CollectiveType::kAllReduce ? &p5_all_reduce_8() : nullptr;
+  if (ranks == 2 * nodes) return type == CollectiveType::kAllReduce ? &p5_all_reduce_2() : nullptr;
+  if (ranks == nodes) {
+    switch (type) {
+      case CollectiveType::kAllReduce: return &p5_all_reduce_1();
+      case CollectiveType::kAllGather: return &p5_all_gather_1();
+      case CollectiveType::kReduceScatter: return &p5_reduce_scatter_1();
+      default: return nullptr;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 TunerPlugin tuner_plugin(const std::string& name) {
@@ -101,15 +195,21 @@ TunerPlugin tuner_plugin(const std::string& name) {
 
 const char* tuner_plugin_name(TunerPlugin t) { return t == TunerPlugin::kAwsP5 ? "aws-p5" : "none"; }
 
-std::optional<TunerPick> tuner_pick(TunerPlugin t, CollectiveType type, std::uint64_t n_bytes, int ranks, int nodes) {
-  if (t != TunerPlugin::kAwsP5 || type != CollectiveType::kAllReduce || nodes < 1 || ranks != 8 * nodes) return {};
+std::optional<TunerPick> tuner_pick(TunerPlugin t, CollectiveType type, std::uint64_t n_bytes, int ranks, int nodes,
+                                   const std::function<bool(Algo, Proto)>& available) {
+  if (t != TunerPlugin::kAwsP5 || nodes < 1) return {};
   // The plugin leaves two nodes or fewer to NCCL's model ("the regions are not
   // well defined" there: region_get_coll_info_internal_v2/_v3 return before
-  // the table when num_nodes <= 2), though its table starts at 16 ranks.
+  // the table when num_nodes <= 2), though its tables start at 2 and 4 ranks.
   if (nodes <= 2) return {};
-  if (n_bytes == 0 || static_cast<double>(n_bytes) > kMaxBytes) return {};
+  const Regions* regions = p5_regions(type, ranks, nodes);
+  if (!regions || n_bytes == 0 || static_cast<double>(n_bytes) > kMaxBytes) return {};
   const Point p = at(static_cast<double>(n_bytes), ranks);
-  for (const Region& r : aws_p5_all_reduce()) {
+  for (const Region& r : *regions) {
+    // A region whose algorithm and protocol NCCL cannot run for this group is
+    // passed over, and the next that holds the point wins (the plugin's v3+
+    // skips a cost-table entry NCCL marks ignored).
+    if (available && !available(r.algo, r.proto)) continue;
     if (holds(r, p)) return TunerPick{r.algo, r.proto};
   }
   return {};

@@ -4,16 +4,18 @@
 // aws-ofi-nccl (the EFA network plugin AWS ships on its GPU instances) has a
 // "region" tuner: per platform and collective, polygons over (nBytes, nRanks)
 // in log2-log2 space, each labelled with an algorithm and protocol; the first
-// polygon that holds the point (its edges included) wins, and outside every
-// polygon NCCL's own model chooses. `nccl:tuner=aws-p5` applies the table of
-// p5.48xlarge / p5e (8 H100 per node, 32 x 100 Gb/s EFA): aws/aws-ofi-nccl
-// src/tuner/nccl_ofi_regions.cpp, region_init_internal_p5_p5e, all-reduce with
-// 8 ranks per node (commit 228fa0ea). The plugin's other cases (2 ranks or 1
-// rank per node, other collectives, and any group on two nodes or fewer) fall
-// back to NCCL, as here.
+// polygon that holds the point (its edges included) and whose choice NCCL can
+// run wins, and outside every polygon NCCL's own model chooses.
+// `nccl:tuner=aws-p5` applies the tables of p5.48xlarge / p5e (8 H100 per
+// node, 32 x 100 Gb/s EFA): aws/aws-ofi-nccl src/tuner/nccl_ofi_regions.cpp,
+// region_init_internal_p5_p5e (commit 228fa0ea): all-reduce for groups of 8,
+// 2 and 1 ranks per node, all-gather and reduce-scatter for 1 rank per node.
+// Every other group and collective, and any group on two nodes or fewer, falls
+// back to NCCL, as in the plugin.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -34,7 +36,10 @@ struct TunerPick {
 };
 
 // The plugin's pick for a collective of `n_bytes` (NCCL's nBytes) on `ranks`
-// ranks over `nodes` nodes, or none where NCCL's model decides.
-std::optional<TunerPick> tuner_pick(TunerPlugin t, CollectiveType type, std::uint64_t n_bytes, int ranks, int nodes);
+// ranks over `nodes` nodes, or none where NCCL's model decides. `available`
+// (when given) says which choices the group can run; the others' regions are
+// passed over.
+std::optional<TunerPick> tuner_pick(TunerPlugin t, CollectiveType type, std::uint64_t n_bytes, int ranks, int nodes,
+                                   const std::function<bool(Algo, Proto)>& available = {});
 
 }  // namespace sim::nccl
