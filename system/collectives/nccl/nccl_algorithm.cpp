@@ -618,15 +618,15 @@ bool same_ranks_per_node(const AlgorithmContext& ctx) {
   return !nodes.empty();
 }
 
-}  // namespace
-
-P2pModel p2p_model(const Params& params, const AlgorithmContext& ctx) {
+// NCCL's view of the system gives the NIC's rate (the writes' cost) and the
+// communicator's channels (the all-to-all's p2p channels); it needs the same
+// GPUs on every node, which the all-to-all does not (there it keeps 32 p2p
+// channels). Described once, and only when asked: a send/receive model is
+// made for every pair of ranks that exchange messages.
+P2pModel p2p_model_of(const Params& params, const AlgorithmContext& ctx, bool all_to_all) {
   P2pModel m = p2p_model(params);
   const bool writes = params.count("net_write_cost") > 0;
-  // NCCL's view of the system gives the NIC's rate and the communicator's
-  // channels; it needs the same GPUs on every node, which the all-to-all does
-  // not (there it keeps 32 p2p channels).
-  const bool channels = !params.count("channels") && ctx.size() > 1 && same_ranks_per_node(ctx);
+  const bool channels = all_to_all && !params.count("channels") && ctx.size() > 1 && same_ranks_per_node(ctx);
   if (writes || channels) {
     const NcclSystem sys = describe_system(ctx, arch_of(params));
     if (writes) m.writes = net_writes(params, sys.nic_bw);
@@ -635,12 +635,18 @@ P2pModel p2p_model(const Params& params, const AlgorithmContext& ctx) {
   return m;
 }
 
+}  // namespace
+
+P2pModel p2p_model(const Params& params, const AlgorithmContext& ctx) { return p2p_model_of(params, ctx, false); }
+
+P2pModel all_to_all_model(const Params& params, const AlgorithmContext& ctx) { return p2p_model_of(params, ctx, true); }
+
 std::shared_ptr<const CollectiveProgram> make_program(CollectiveType type, std::uint64_t bytes, const Params& params,
                                                       const AlgorithmContext& ctx) {
   if (type == CollectiveType::kReduceScatterBlock) type = CollectiveType::kReduceScatter;
   // NCCL returns at once for one rank (system/collectives/one_member.h).
   if (ctx.size() == 1) return std::make_shared<const OneMemberProgram>("nccl", type, bytes, ctx.memory.bandwidth);
-  if (type == CollectiveType::kAllToAll) return make_alltoall_program("nccl:p2p", bytes, ctx, p2p_model(params, ctx));
+  if (type == CollectiveType::kAllToAll) return make_alltoall_program("nccl:p2p", bytes, ctx, all_to_all_model(params, ctx));
   const Plan pl = plan(type, bytes, params, ctx);
   const bool op_by_op = pl.algo == Algo::kTree || pl.algo == Algo::kNvls || pl.algo == Algo::kNvlsTree ||
                         pl.algo == Algo::kCollNetChain || pl.algo == Algo::kCollNetDirect ||

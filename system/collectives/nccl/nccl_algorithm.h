@@ -54,9 +54,11 @@ Plan plan(CollectiveType type, std::uint64_t bytes, const Params& params, const 
 // keys that choose among NCCL's collective algorithms).
 P2pModel p2p_model(const Params& params);
 // The same with the network device's writes (net_write_cost), whose rate is
-// the NIC's in NCCL's view of `ctx`: what all-to-all and a point-to-point
-// send or receive (ncclSend, ncclRecv) run on.
+// the NIC's in NCCL's view of `ctx`: what a point-to-point send or receive
+// (ncclSend, ncclRecv) runs on.
 P2pModel p2p_model(const Params& params, const AlgorithmContext& ctx);
+// The all-to-all's: the same, on NCCL's p2p channels for the group (p2p_channels).
+P2pModel all_to_all_model(const Params& params, const AlgorithmContext& ctx);
 // Refuses keys that never apply to `type` (the all-to-all's point-to-point
 // sends take none of the collective algorithms' keys, and p2p_net_chunk is
 // theirs alone): called when a choice is read, and again by plan and p2p_model.

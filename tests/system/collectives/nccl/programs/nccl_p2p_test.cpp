@@ -92,7 +92,7 @@ TEST(NcclAllToAll, P2pChannelsAreTheCommunicatorsRoundedUpToAPowerOfTwo) {
   const auto channels = [](const Topology& topo, const nccl::Params& keys) {
     std::vector<std::uint32_t> all(topo.npu_count());
     for (std::uint32_t i = 0; i < all.size(); ++i) all[i] = i;
-    return nccl::p2p_model(keys, *context(topo, all)).channels;
+    return nccl::all_to_all_model(keys, *context(topo, all)).channels;
   };
   EXPECT_EQ(channels(dgx_h100_node(), {}), 32u);  // 24 channels on one node
   EXPECT_EQ(channels(dgx_h100(2), {}), 16u);      // 16 across nodes
