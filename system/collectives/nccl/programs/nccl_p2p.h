@@ -13,7 +13,8 @@
 // from the start). A peer's
 // part is cut into NCCL's p2p chunks (NCCL_P2P_NET_CHUNKSIZE 128 KiB across
 // nodes, a quarter of it for a part below one chunk and half below 8;
-// NCCL_P2P_NVL_CHUNKSIZE 512 KiB inside one), NCCL_STEPS in flight per
+// NCCL_P2P_NVL_CHUNKSIZE 512 KiB inside one, the network's untuned for peers
+// in a node once the group spans nodes), NCCL_STEPS in flight per
 // connection; every chunk across nodes is a network message that the
 // sending and the receiving rank's proxy threads each spend `proxy` on
 // (CollectiveOp::proxy_ns), so an all-to-all over many remote peers is capped
