@@ -10,11 +10,15 @@ namespace sim::nccl {
 
 namespace {
 
-// A point of the plugin's plane: log2 of nBytes, log2 of nRanks.
+// A point of the plugin's plane: nBytes and nRanks as they are, not their
+// logarithms (region_get_coll_info_internal_v3 sets p.x = nBytes, p.y =
+// nRanks), so an edge is straight in bytes and ranks. Between two vertices'
+// rank counts a boundary moves linearly in bytes, and an edge drawn to the
+// plugin's far corner (`extend`) is nearly flat in ranks over most sizes.
 struct Point {
   double x = 0, y = 0;
 };
-Point at(double bytes, double ranks) { return {std::log2(bytes), std::log2(ranks)}; }
+Point at(double bytes, double ranks) { return {bytes, ranks}; }
 
 // The plugin's bounds: it handles up to 100 GiB and 2^20 ranks.
 const double kMaxBytes = 100.0 * 1024 * 1024 * 1024;
@@ -38,32 +42,63 @@ struct Region {
   std::vector<Point> vertices;
 };
 
-bool on_segment(Point p, Point a, Point b) {
-  const double dx = b.x - a.x, dy = b.y - a.y;
-  const double len2 = dx * dx + dy * dy;
-  double t = len2 > 0 ? ((p.x - a.x) * dx + (p.y - a.y) * dy) / len2 : 0;
-  t = std::fmin(1.0, std::fmax(0.0, t));
-  const double ex = a.x + t * dx - p.x, ey = a.y + t * dy - p.y;
-  return ex * ex + ey * ey < 1e-18;
+double cross(Point a, Point b) { return a.x * b.y - a.y * b.x; }
+Point minus(Point a, Point b) { return {a.x - b.x, a.y - b.y}; }
+
+// The plugin's tolerance, on the parameters along an edge and on a distance.
+const double kEps = 1e-10;
+
+// Whether p lies on the edge a-b: its foot on the edge's line falls within
+// the edge (ends included, to kEps of the edge's length) and it is nearer
+// than kEps to it. A zero-length edge (a region drawn as a line, whose
+// polygon returns to its first vertex) holds only its own point.
+bool on_edge(Point p, Point a, Point b) {
+  const Point d = minus(b, a), w = minus(p, a);
+  const double len2 = d.x * d.x + d.y * d.y;
+  if (len2 == 0) return w.x == 0 && w.y == 0;
+  const double t = (w.x * d.x + w.y * d.y) / len2;
+  if (t < -kEps || t > 1 + kEps) return false;
+  return std::fabs(cross(d, w)) / std::sqrt(len2) < kEps;
 }
 
-// Inside or on an edge (the plugin counts its edges in).
+// Whether the ray from p to the plugin's far point e crosses the edge a-b
+// properly: through the edge's inside, not within kEps (as a fraction of
+// the edge) of either end. A ray through a vertex crosses neither edge
+// there, as in the plugin, whose assert on that case a release build drops.
+bool crosses(Point p, Point e, Point a, Point b) {
+  const Point r = minus(e, p), d = minus(b, a);
+  const double den = cross(d, r);
+  if (std::fabs(den) < kEps) return false;  // parallel
+  const double along_edge = cross(minus(p, a), r) / den;
+  if (along_edge < kEps || along_edge > 1 - kEps) return false;
+  const double along_ray = cross(minus(p, a), d) / den;
+  return along_ray >= 0 && along_ray <= 1;
+}
+
+// The plugin's test (is_inside_region): on an edge holds; outside the
+// vertices' bounding box does not; otherwise an odd count of proper
+// crossings of the ray towards (2 x kMaxBytes, 2 x kMaxRanks).
 bool holds(const Region& r, Point p) {
   const std::size_t n = r.vertices.size();
   for (std::size_t i = 0; i < n; ++i) {
-    if (on_segment(p, r.vertices[i], r.vertices[(i + 1) % n])) return true;
+    if (on_edge(p, r.vertices[i], r.vertices[(i + 1) % n])) return true;
   }
+  double lo_x = r.vertices[0].x, hi_x = lo_x, lo_y = r.vertices[0].y, hi_y = lo_y;
+  for (const Point& v : r.vertices) {
+    lo_x = std::fmin(lo_x, v.x), hi_x = std::fmax(hi_x, v.x);
+    lo_y = std::fmin(lo_y, v.y), hi_y = std::fmax(hi_y, v.y);
+  }
+  if (p.x < lo_x || p.x > hi_x || p.y < lo_y || p.y > hi_y) return false;
+  const Point far{2 * kMaxBytes, 2 * kMaxRanks};
   bool inside = false;
-  for (std::size_t i = 0, j = n - 1; i < n; j = i++) {
-    const Point a = r.vertices[i], b = r.vertices[j];
-    if ((a.y > p.y) != (b.y > p.y) && p.x < (b.x - a.x) * (p.y - a.y) / (b.y - a.y) + a.x) inside = !inside;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (crosses(p, far, r.vertices[i], r.vertices[(i + 1) % n])) inside = !inside;
   }
   return inside;
 }
 
 // aws-ofi-nccl's p5/p5e regions (region_init_internal_p5_p5e), vertices as
-// (nBytes, nRanks) in the plugin's order; the plugin's size 0 is 1 byte here
-// (log2 0 has no place on the plane; no call is smaller).
+// (nBytes, nRanks) in the plugin's order.
 using Regions = std::vector<Region>;
 
 // All-reduce, 8 ranks per node.
@@ -74,7 +109,7 @@ const Regions& p5_all_reduce_8() {
     const Point steep = extend(at(8053063680, 160), at(9663676416, 192), corner);
     Regions r;
     r.push_back({Algo::kTree, Proto::kLL128,
-                 {at(1, 16), at(31457280, 16), at(37748736, 32), at(117440512, 64), at(301989888, 128),
+                 {at(0, 16), at(31457280, 16), at(37748736, 32), at(117440512, 64), at(301989888, 128),
                   at(301989888, 256), at(335544320, 512), at(536870912, 1024), at(402653184, 2048),
                   at(402653184, 4096), tree_top, Point{0, tree_top.y}}});
     r.push_back({Algo::kNvlsTree, Proto::kSimple, {at(31457281, 16), at(kMaxBytes, 16), at(31457281, 16)}});
@@ -88,7 +123,7 @@ const Regions& p5_all_reduce_8() {
                   at(301989888, 256), at(310378496, 160), at(444596224, 160), at(1074790400, 256),
                   at(2684354560, 256), at(2147483648, 224), at(1342177280, 160)}});
     r.push_back({Algo::kRing, Proto::kSimple,
-                 {at(1073741824, 17), Point{steep.x, std::log2(17.0)}, steep, at(9663676416, 192),
+                 {at(1073741824, 17), at(steep.x, 17), steep, at(9663676416, 192),
                   at(8053063680, 160), at(2684354560, 64), at(1610612736, 32)}});
     return r;
   }();
@@ -107,7 +142,7 @@ const Regions& p5_all_reduce_2() {
     const Point nvlstree = tree_simple_1;  // the plugin extends the same two points for both
     Regions r;
     r.push_back({Algo::kTree, Proto::kLL128,
-                 {at(1, 4), at(1314816, 4), at(1051648, 8), at(1051648, 12), at(2367488, 16), at(5525504, 32),
+                 {at(0, 4), at(1314816, 4), at(1051648, 8), at(1051648, 12), at(2367488, 16), at(5525504, 32),
                   at(9473024, 64), at(88160256, 128), at(178163712, 256), tree_ll128, Point{0, tree_ll128.y}}});
     r.push_back({Algo::kRing, Proto::kLL128,
                  {at(1314816, 4), at(19736576, 4), at(41842688, 8), at(296747008, 64), at(257114112, 128),
@@ -133,7 +168,10 @@ const Regions& p5_all_reduce_2() {
 }
 
 // All-reduce, 1 rank per node (a group of one GPU a node, as a data-parallel
-// group beside tensor parallelism of 8).
+// group beside tensor parallelism of 8). The plugin closes tree/LL128's five
+// vertices from the far point straight back to (0, 16), so on the linear
+// plane that region is a sliver along its lower chain: from 24 ranks on, small
+// sizes fall in no region and NCCL's model chooses (as the plugin leaves it).
 const Regions& p5_all_reduce_1() {
   static const Regions regions = [] {
     const Point corner = at(kMaxBytes, kMaxRanks);
@@ -141,10 +179,10 @@ const Regions& p5_all_reduce_1() {
     const Point ring_ll128 = extend(at(4736000, 2), at(269484032, 128), corner);
     Regions r;
     r.push_back({Algo::kTree, Proto::kLL128,
-                 {at(1, 16), at(2367488, 16), at(9999360, 64), at(119477248, 128), tree_ll128, at(1, kMaxRanks)}});
+                 {at(0, 16), at(2367488, 16), at(9999360, 64), at(119477248, 128), tree_ll128}});
     r.push_back({Algo::kRing, Proto::kLL128,
-                 {at(1, 2), at(4736000, 2), at(269484032, 128), ring_ll128, tree_ll128, at(119477248, 128),
-                  at(9999360, 64), at(2367488, 16), at(1, 16)}});
+                 {at(0, 2), at(4736000, 2), at(269484032, 128), ring_ll128, tree_ll128, at(119477248, 128),
+                  at(9999360, 64), at(2367488, 16), at(0, 16)}});
     r.push_back({Algo::kRing, Proto::kSimple, {at(4736000, 2), at(kMaxBytes, 2), ring_ll128, at(269484032, 128)}});
     return r;
   }();

@@ -2,10 +2,10 @@
 // replaces NCCL's tuning model where the plugin has one.
 //
 // aws-ofi-nccl (the EFA network plugin AWS ships on its GPU instances) has a
-// "region" tuner: per platform and collective, polygons over (nBytes, nRanks)
-// in log2-log2 space, each labelled with an algorithm and protocol; the first
-// polygon that holds the point (its edges included) and whose choice NCCL can
-// run wins, and outside every polygon NCCL's own model chooses.
+// "region" tuner: per platform and collective, polygons over the plane of
+// (nBytes, nRanks), both linear, each labelled with an algorithm and protocol;
+// the first polygon that holds the point (its edges included) and whose
+// choice NCCL can run wins, and outside every polygon NCCL's own model chooses.
 // `nccl:tuner=aws-p5` applies the tables of p5.48xlarge / p5e (8 H100 per
 // node, 32 x 100 Gb/s EFA): aws/aws-ofi-nccl src/tuner/nccl_ofi_regions.cpp,
 // region_init_internal_p5_p5e (commit 228fa0ea): all-reduce for groups of 8,

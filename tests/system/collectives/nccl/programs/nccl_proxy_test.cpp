@@ -362,6 +362,10 @@ TEST(NcclTuner, AwsP5RegionsPickPerSizeAndRanks) {
       {128 * MiB, 8, Algo::kRing, Proto::kLL128},      {4 * GiB, 8, Algo::kRing, Proto::kSimple},
       {4 * GiB, 16, Algo::kNvlsTree, Proto::kSimple},  {8 * GiB, 16, Algo::kRing, Proto::kSimple},
       {512 * MiB, 32, Algo::kNvlsTree, Proto::kSimple}, {1536 * MiB, 32, Algo::kRing, Proto::kLL128},
+      // Between two vertices' rank counts the boundary moves linearly in bytes: on 5
+      // nodes (40 ranks) tree/LL128 ends at 37748736 + (8 / 32) x (117440512 - 37748736)
+      // = 57,671,680 B (55 MiB), where a line in log2-log2 space would end it at 49.6 MiB.
+      {53 * MiB, 5, Algo::kTree, Proto::kLL128},       {56 * MiB, 5, Algo::kRing, Proto::kLL128},
   };
   for (const auto& c : cases) {
     const auto p = pick(c.bytes, c.nodes);
@@ -382,7 +386,7 @@ TEST(NcclTuner, AwsP5RegionsPickPerSizeAndRanks) {
 TEST(NcclTuner, AwsP5RegionsForTwoRanksAndOneRankPerNode) {
   // The plugin's tables for groups of 2 and 1 GPUs per node (region_init_internal_p5_p5e):
   // a data-parallel group beside tensor parallelism of 4 or 8. The boundaries below are
-  // its vertices' lines in log2-log2 space, worked out by hand.
+  // its edges on the plane of bytes and ranks, worked out by hand.
   using nccl::Algo;
   using nccl::Proto;
   const std::uint64_t MiB = 1 << 20, GiB = MiB << 10;
@@ -396,16 +400,22 @@ TEST(NcclTuner, AwsP5RegionsForTwoRanksAndOneRankPerNode) {
     Algo algo;
     Proto proto;
   } cases[] = {
-      // 1 rank per node, 16 nodes: tree/LL128 to 2,367,488 B, ring/LL128 to about 35.7 MB
-      // (the line from (4736000, 2) to (269484032, 128)), then ring/Simple.
+      // 1 rank per node, 16 nodes: tree/LL128 to 2,367,488 B, ring/LL128 to 4736000 + 14 x
+      // (269484032 - 4736000) / 126 = 34,152,448 B, then ring/Simple.
       {CollectiveType::kAllReduce, 1 * MiB, 1, 16, Algo::kTree, Proto::kLL128},
       {CollectiveType::kAllReduce, 8 * MiB, 1, 16, Algo::kRing, Proto::kLL128},
       {CollectiveType::kAllReduce, 64 * MiB, 1, 16, Algo::kRing, Proto::kSimple},
-      // 64 nodes: tree/LL128 to 9,999,360 B, ring/LL128 to about 137 MB.
-      {CollectiveType::kAllReduce, 4 * MiB, 1, 64, Algo::kTree, Proto::kLL128},
-      {CollectiveType::kAllReduce, 64 * MiB, 1, 64, Algo::kRing, Proto::kLL128},
+      // 64 nodes: tree/LL128 is the sliver between its chain, at 9,999,360 B, and the
+      // straight edge back from its far point (1e11 B at 62,828 ranks) to (0, 16), at
+      // about 82.05 MB; ring/LL128 to 135,008,841 B; below 9,999,360 B no region (below).
+      {CollectiveType::kAllReduce, 64 * MiB, 1, 64, Algo::kTree, Proto::kLL128},
+      {CollectiveType::kAllReduce, 128 * MiB, 1, 64, Algo::kRing, Proto::kLL128},
       {CollectiveType::kAllReduce, 256 * MiB, 1, 64, Algo::kRing, Proto::kSimple},
-      // all-gather (the gathered total) from about 41.9 MB on 16 ranks, reduce-scatter from 64 MiB: the ring, Simple.
+      // 256 nodes, 448 MiB: above the ring/LL128 line (223 ranks there), below the sliver
+      // (291 to 333 ranks): ring/LL128, where log2-log2 lines would give tree/LL128.
+      {CollectiveType::kAllReduce, 448 * MiB, 1, 256, Algo::kRing, Proto::kLL128},
+      // all-gather (the gathered total) from 4194304 + 14 x (8589934592 - 4194304) / 2046 =
+      // 62,943,240 B on 16 ranks, reduce-scatter from 64 MiB: the ring, Simple.
       {CollectiveType::kAllGather, 1 * GiB, 1, 16, Algo::kRing, Proto::kSimple},
       {CollectiveType::kReduceScatter, 64 * MiB, 1, 16, Algo::kRing, Proto::kSimple},
       // 2 ranks per node, 16 nodes (32 ranks): tree/LL128 to 5,525,504 B, ring/LL128 to about
@@ -423,13 +433,16 @@ TEST(NcclTuner, AwsP5RegionsForTwoRanksAndOneRankPerNode) {
     EXPECT_EQ(p->algo, c.algo) << what;
     EXPECT_EQ(p->proto, c.proto) << what;
   }
-  // Below its regions (all-gather under about 41.9 MB, reduce-scatter under 64 MiB) NCCL decides;
-  // so it does for other collectives, other GPUs per node, and on two nodes.
+  // Below its regions (all-gather under 62,943,240 B, reduce-scatter under 64 MiB) NCCL decides;
+  // so it does for other collectives, other GPUs per node, on two nodes, and for one GPU a
+  // node from 24 ranks on below the tree/LL128 sliver (9,999,360 B on 64 ranks).
   EXPECT_FALSE(pick(CollectiveType::kAllGather, 8 * MiB, 16, 16).has_value());
   EXPECT_FALSE(pick(CollectiveType::kReduceScatter, 16 * MiB, 16, 16).has_value());
   EXPECT_FALSE(pick(CollectiveType::kAllGather, GiB, 32, 16).has_value());
   EXPECT_FALSE(pick(CollectiveType::kAllReduce, GiB, 64, 16).has_value());
   EXPECT_FALSE(pick(CollectiveType::kAllReduce, 8 * MiB, 2, 2).has_value());
+  EXPECT_FALSE(pick(CollectiveType::kAllReduce, 4 * MiB, 64, 64).has_value());
+  EXPECT_FALSE(pick(CollectiveType::kAllReduce, 1 * MiB, 32, 32).has_value());
   // A region whose choice the group cannot run is passed over, as the plugin skips a
   // choice NCCL's cost table ignores, and the next that holds the point wins: on the
   // NVLS-tree region's edge with ring/Simple's, without NVLS the ring.
