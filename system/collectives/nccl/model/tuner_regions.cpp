@@ -64,14 +64,20 @@ bool on_edge(Point p, Point a, Point b) {
 // Whether the ray from p to the plugin's far point e crosses the edge a-b
 // properly: through the edge's inside, not within kEps (as a fraction of
 // the edge) of either end. A ray through a vertex crosses neither edge
-// there, as in the plugin, whose assert on that case a release build drops.
+// there, as in the plugin, whose assert on that case a release build drops;
+// on an edge some 1e11 bytes long that fraction is about 11 bytes, so a
+// point that close to a vertex on the far side of one is outside (the
+// plugin's own decisions show it: tree/LL128 on 128 GPUs of 128 nodes from
+// 119,477,259 B, not from its vertex at 119,477,248). The products are
+// taken before their difference, in that order, so that boundaries agree
+// with the plugin's to the byte.
 bool crosses(Point p, Point e, Point a, Point b) {
   const Point r = minus(e, p), d = minus(b, a);
   const double den = cross(d, r);
   if (std::fabs(den) < kEps) return false;  // parallel
-  const double along_edge = cross(minus(p, a), r) / den;
+  const long double along_edge = static_cast<long double>(cross(p, r) - cross(a, r)) / den;
   if (along_edge < kEps || along_edge > 1 - kEps) return false;
-  const double along_ray = cross(minus(p, a), d) / den;
+  const double along_ray = (cross(p, d) - cross(a, d)) / den;
   return along_ray >= 0 && along_ray <= 1;
 }
 

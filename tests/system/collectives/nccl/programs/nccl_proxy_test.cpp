@@ -1,5 +1,4 @@
-// NCCL's proxy thread, its release's chunk rule, NVLS-tree's CTAs and a
-// tuner plugin's regions.
+// NCCL's proxy thread, its release's chunk rule and NVLS-tree's CTAs.
 //
 // The proxy: every message between nodes is posted by the sending rank's
 // proxy thread and completed by the receiving rank's, each taking `proxy`,
@@ -21,7 +20,6 @@
 #include "../nccl_test_cluster.h"
 #include "system/collectives/nccl/nccl_algorithm.h"
 #include "system/collectives/nccl/model/nccl_protocol.h"
-#include "system/collectives/nccl/model/tuner_regions.h"
 #include "system/collectives/nccl/programs/nccl_dag.h"
 #include "system/collectives/nccl/programs/nccl_program_parts.h"
 #include "core/event_queue.h"
@@ -341,156 +339,6 @@ TEST(NcclVersion, NvlsExistsOnHopperFromItsRelease) {
                                             {"version", nccl::param_value("version", "2.17")}})
                 .algo,
             nccl::Algo::kNvls);
-}
-
-TEST(NcclTuner, AwsP5RegionsPickPerSizeAndRanks) {
-  using nccl::Algo;
-  using nccl::Proto;
-  const auto pick = [](std::uint64_t bytes, int nodes) {
-    return nccl::tuner_pick(nccl::TunerPlugin::kAwsP5, CollectiveType::kAllReduce, bytes, 8 * nodes, nodes);
-  };
-  const std::uint64_t MiB = 1 << 20, GiB = MiB << 10;
-  const struct {
-    std::uint64_t bytes;
-    int nodes;
-    Algo algo;
-    Proto proto;
-  } cases[] = {
-      {36 * MiB, 4, Algo::kTree, Proto::kLL128},       {32 * MiB, 4, Algo::kTree, Proto::kLL128},
-      {64 * MiB, 4, Algo::kRing, Proto::kLL128},       {1 * GiB, 4, Algo::kRing, Proto::kLL128},
-      {2 * GiB, 4, Algo::kRing, Proto::kSimple},       {64 * MiB, 8, Algo::kTree, Proto::kLL128},
-      {128 * MiB, 8, Algo::kRing, Proto::kLL128},      {4 * GiB, 8, Algo::kRing, Proto::kSimple},
-      {4 * GiB, 16, Algo::kNvlsTree, Proto::kSimple},  {8 * GiB, 16, Algo::kRing, Proto::kSimple},
-      {512 * MiB, 32, Algo::kNvlsTree, Proto::kSimple}, {1536 * MiB, 32, Algo::kRing, Proto::kLL128},
-      // Between two vertices' rank counts the boundary moves linearly in bytes: on 5
-      // nodes (40 ranks) tree/LL128 ends at 37748736 + (8 / 32) x (117440512 - 37748736)
-      // = 57,671,680 B (55 MiB), where a line in log2-log2 space would end it at 49.6 MiB.
-      {53 * MiB, 5, Algo::kTree, Proto::kLL128},       {56 * MiB, 5, Algo::kRing, Proto::kLL128},
-  };
-  for (const auto& c : cases) {
-    const auto p = pick(c.bytes, c.nodes);
-    ASSERT_TRUE(p.has_value()) << c.bytes << " B on " << c.nodes << " nodes";
-    EXPECT_EQ(p->algo, c.algo) << c.bytes << " B on " << c.nodes << " nodes";
-    EXPECT_EQ(p->proto, c.proto) << c.bytes << " B on " << c.nodes << " nodes";
-  }
-  // Outside its table (not 8 GPUs per node, not all-reduce) NCCL's model decides,
-  // and on two nodes or fewer, where the table has regions the plugin skips.
-  for (const std::uint64_t bytes : {MiB, 30 * MiB, 32 * MiB, 8 * GiB}) {
-    EXPECT_FALSE(pick(bytes, 2).has_value()) << bytes;
-    EXPECT_FALSE(pick(bytes, 1).has_value()) << bytes;
-  }
-  EXPECT_FALSE(nccl::tuner_pick(nccl::TunerPlugin::kAwsP5, CollectiveType::kAllReduce, GiB, 12, 2).has_value());
-  EXPECT_FALSE(nccl::tuner_pick(nccl::TunerPlugin::kAwsP5, CollectiveType::kAllGather, GiB, 16, 2).has_value());
-}
-
-TEST(NcclTuner, AwsP5RegionsForTwoRanksAndOneRankPerNode) {
-  // The plugin's tables for groups of 2 and 1 GPUs per node (region_init_internal_p5_p5e):
-  // a data-parallel group beside tensor parallelism of 4 or 8. The boundaries below are
-  // its edges on the plane of bytes and ranks, worked out by hand.
-  using nccl::Algo;
-  using nccl::Proto;
-  const std::uint64_t MiB = 1 << 20, GiB = MiB << 10;
-  const auto pick = [](CollectiveType type, std::uint64_t bytes, int ranks, int nodes) {
-    return nccl::tuner_pick(nccl::TunerPlugin::kAwsP5, type, bytes, ranks, nodes);
-  };
-  const struct {
-    CollectiveType type;
-    std::uint64_t bytes;
-    int per_node, nodes;
-    Algo algo;
-    Proto proto;
-  } cases[] = {
-      // 1 rank per node, 16 nodes: tree/LL128 to 2,367,488 B, ring/LL128 to 4736000 + 14 x
-      // (269484032 - 4736000) / 126 = 34,152,448 B, then ring/Simple.
-      {CollectiveType::kAllReduce, 1 * MiB, 1, 16, Algo::kTree, Proto::kLL128},
-      {CollectiveType::kAllReduce, 8 * MiB, 1, 16, Algo::kRing, Proto::kLL128},
-      {CollectiveType::kAllReduce, 64 * MiB, 1, 16, Algo::kRing, Proto::kSimple},
-      // 64 nodes: tree/LL128 is the sliver between its chain, at 9,999,360 B, and the
-      // straight edge back from its far point (1e11 B at 62,828 ranks) to (0, 16), at
-      // about 82.05 MB; ring/LL128 to 135,008,841 B; below 9,999,360 B no region (below).
-      {CollectiveType::kAllReduce, 64 * MiB, 1, 64, Algo::kTree, Proto::kLL128},
-      {CollectiveType::kAllReduce, 128 * MiB, 1, 64, Algo::kRing, Proto::kLL128},
-      {CollectiveType::kAllReduce, 256 * MiB, 1, 64, Algo::kRing, Proto::kSimple},
-      // 256 nodes, 448 MiB: above the ring/LL128 line (223 ranks there), below the sliver
-      // (291 to 333 ranks): ring/LL128, where log2-log2 lines would give tree/LL128.
-      {CollectiveType::kAllReduce, 448 * MiB, 1, 256, Algo::kRing, Proto::kLL128},
-      // all-gather (the gathered total) from 4194304 + 14 x (8589934592 - 4194304) / 2046 =
-      // 62,943,240 B on 16 ranks, reduce-scatter from 64 MiB: the ring, Simple.
-      {CollectiveType::kAllGather, 1 * GiB, 1, 16, Algo::kRing, Proto::kSimple},
-      {CollectiveType::kReduceScatter, 64 * MiB, 1, 16, Algo::kRing, Proto::kSimple},
-      // 2 ranks per node, 16 nodes (32 ranks): tree/LL128 to 5,525,504 B, ring/LL128 to about
-      // 154 MB, NVLS-tree to 275,775,488 B, ring/Simple above.
-      {CollectiveType::kAllReduce, 4 * MiB, 2, 16, Algo::kTree, Proto::kLL128},
-      {CollectiveType::kAllReduce, 64 * MiB, 2, 16, Algo::kRing, Proto::kLL128},
-      {CollectiveType::kAllReduce, 200 * MiB, 2, 16, Algo::kNvlsTree, Proto::kSimple},
-      {CollectiveType::kAllReduce, 1 * GiB, 2, 16, Algo::kRing, Proto::kSimple},
-  };
-  for (const auto& c : cases) {
-    const auto p = pick(c.type, c.bytes, c.per_node * c.nodes, c.nodes);
-    const std::string what = std::string(collective_name(c.type)) + " " + std::to_string(c.bytes) + " B on " +
-                             std::to_string(c.nodes) + " nodes x " + std::to_string(c.per_node);
-    ASSERT_TRUE(p.has_value()) << what;
-    EXPECT_EQ(p->algo, c.algo) << what;
-    EXPECT_EQ(p->proto, c.proto) << what;
-  }
-  // Below its regions (all-gather under 62,943,240 B, reduce-scatter under 64 MiB) NCCL decides;
-  // so it does for other collectives, other GPUs per node, on two nodes, and for one GPU a
-  // node from 24 ranks on below the tree/LL128 sliver (9,999,360 B on 64 ranks).
-  EXPECT_FALSE(pick(CollectiveType::kAllGather, 8 * MiB, 16, 16).has_value());
-  EXPECT_FALSE(pick(CollectiveType::kReduceScatter, 16 * MiB, 16, 16).has_value());
-  EXPECT_FALSE(pick(CollectiveType::kAllGather, GiB, 32, 16).has_value());
-  EXPECT_FALSE(pick(CollectiveType::kAllReduce, GiB, 64, 16).has_value());
-  EXPECT_FALSE(pick(CollectiveType::kAllReduce, 8 * MiB, 2, 2).has_value());
-  EXPECT_FALSE(pick(CollectiveType::kAllReduce, 4 * MiB, 64, 64).has_value());
-  EXPECT_FALSE(pick(CollectiveType::kAllReduce, 1 * MiB, 32, 32).has_value());
-  // A region whose choice the group cannot run is passed over, as the plugin skips a
-  // choice NCCL's cost table ignores, and the next that holds the point wins: on the
-  // NVLS-tree region's edge with ring/Simple's, without NVLS the ring.
-  const std::uint64_t edge = 275775488;
-  EXPECT_EQ(pick(CollectiveType::kAllReduce, edge, 32, 16)->algo, Algo::kNvlsTree);
-  const auto no_nvls = [](Algo a, Proto) { return a != Algo::kNvlsTree; };
-  const auto ring = nccl::tuner_pick(nccl::TunerPlugin::kAwsP5, CollectiveType::kAllReduce, edge, 32, 16, no_nvls);
-  ASSERT_TRUE(ring.has_value());
-  EXPECT_EQ(ring->algo, Algo::kRing);
-  EXPECT_EQ(ring->proto, Proto::kSimple);
-  EXPECT_FALSE(
-      nccl::tuner_pick(nccl::TunerPlugin::kAwsP5, CollectiveType::kAllReduce, 200 * MiB, 32, 16, no_nvls).has_value());
-}
-
-TEST(NcclTuner, AwsP5PicksForADataParallelGroupBesideTensorParallelism) {
-  // On 16 dgx-h100 nodes (a p5's shape), NCCL's plan with the plugin for the
-  // groups a data-parallel dimension makes: one GPU a node (beside tp 8) and
-  // two (beside tp 4), each as the plugin's table says; the same group
-  // without the plugin takes NCCL's own model.
-  const Topology topo = dgx_h100(16);
-  const std::uint64_t MiB = 1 << 20;
-  const auto plan = [&](std::uint32_t per_node, CollectiveType type, std::uint64_t bytes, bool tuner) {
-    std::vector<std::uint32_t> members;
-    for (std::uint32_t node = 0; node < 16; ++node) {
-      for (std::uint32_t g = 0; g < per_node; ++g) members.push_back(node * 8 + g * (8 / per_node));
-    }
-    nccl::Params params;
-    if (tuner) params["tuner"] = nccl::param_value("tuner", "aws-p5");
-    return nccl::plan(type, bytes, params, *context(topo, members));
-  };
-  const auto named = [](const nccl::Plan& p) {
-    return std::string(nccl::algo_name(p.algo)) + "/" + nccl::proto_name(p.proto);
-  };
-  EXPECT_EQ(named(plan(1, CollectiveType::kAllReduce, 1 * MiB, true)), "tree/ll128");
-  EXPECT_EQ(named(plan(1, CollectiveType::kAllReduce, 8 * MiB, true)), "ring/ll128");
-  EXPECT_EQ(named(plan(1, CollectiveType::kAllReduce, 64 * MiB, true)), "ring/simple");
-  EXPECT_EQ(named(plan(2, CollectiveType::kAllReduce, 64 * MiB, true)), "ring/ll128");
-  EXPECT_EQ(named(plan(2, CollectiveType::kAllReduce, 200 * MiB, true)), "nvlstree/simple");
-  // all-gather tunes on the gathered total: 4 MiB a rank is 64 MiB on 16 ranks, in the ring's region.
-  EXPECT_EQ(named(plan(1, CollectiveType::kAllGather, 4 * MiB, true)), "ring/simple");
-  EXPECT_EQ(named(plan(1, CollectiveType::kReduceScatter, 256 * MiB, true)), "ring/simple");
-  // Where NCCL's model chooses otherwise, the plugin's choice is what changed.
-  bool differs = false;
-  for (const std::uint64_t bytes : {1 * MiB, 8 * MiB, 64 * MiB}) {
-    differs = differs || named(plan(1, CollectiveType::kAllReduce, bytes, true)) !=
-                             named(plan(1, CollectiveType::kAllReduce, bytes, false));
-  }
-  EXPECT_TRUE(differs);
 }
 
 }  // namespace
