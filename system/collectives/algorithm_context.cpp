@@ -14,6 +14,15 @@ std::vector<std::vector<std::uint32_t>> AlgorithmContext::positions_by_domain() 
   return out;
 }
 
+std::uint32_t AlgorithmContext::ranks_per_domain() const {
+  std::vector<std::uint32_t> count(domains, 0);
+  for (const std::uint32_t d : domain_of) ++count[d];
+  for (const std::uint32_t c : count) {
+    if (c != count.front()) return 0;
+  }
+  return count.empty() ? 0 : count.front();
+}
+
 std::shared_ptr<const AlgorithmContext> make_algorithm_context(std::shared_ptr<const std::vector<std::uint32_t>> members,
                                                                const Topology* topology,
                                                                GpuMemory memory) {

@@ -60,6 +60,9 @@ struct AlgorithmContext {
   std::uint32_t size() const { return static_cast<std::uint32_t>(members->size()); }
   // Positions of each domain, in position order.
   std::vector<std::vector<std::uint32_t>> positions_by_domain() const;
+  // The group's members in each domain when every domain holds as many (NCCL's
+  // model of a communicator needs it: its system and p2p schedule), else 0.
+  std::uint32_t ranks_per_domain() const;
 };
 
 // The context of `members` on `topology` (null: every member in one domain, no switch, no capabilities).

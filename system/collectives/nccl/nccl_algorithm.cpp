@@ -610,14 +610,6 @@ P2pModel p2p_model(const Params& params) {
 
 namespace {
 
-bool same_ranks_per_node(const AlgorithmContext& ctx) {
-  const std::vector<std::vector<std::uint32_t>> nodes = ctx.positions_by_domain();
-  for (const auto& d : nodes) {
-    if (d.size() != nodes.front().size()) return false;
-  }
-  return !nodes.empty();
-}
-
 // NCCL's view of the system gives the NIC's rate (the writes' cost) and the
 // communicator's channels (the all-to-all's p2p channels); it needs the same
 // GPUs on every node, which the all-to-all does not (there it keeps 32 p2p
@@ -626,7 +618,7 @@ bool same_ranks_per_node(const AlgorithmContext& ctx) {
 P2pModel p2p_model_of(const Params& params, const AlgorithmContext& ctx, bool all_to_all) {
   P2pModel m = p2p_model(params);
   const bool writes = params.count("net_write_cost") > 0;
-  const bool channels = all_to_all && !params.count("channels") && ctx.size() > 1 && same_ranks_per_node(ctx);
+  const bool channels = all_to_all && !params.count("channels") && ctx.size() > 1 && ctx.ranks_per_domain() > 0;
   if (writes || channels) {
     const NcclSystem sys = describe_system(ctx, arch_of(params));
     if (writes) m.writes = net_writes(params, sys.nic_bw);

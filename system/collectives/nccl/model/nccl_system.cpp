@@ -272,11 +272,12 @@ NcclSystem describe_system(const AlgorithmContext& ctx, Arch arch) {
   s.ranks = static_cast<int>(ctx.size());
   s.nodes = static_cast<int>(ctx.domains);
   const std::vector<std::vector<std::uint32_t>> by_domain = ctx.positions_by_domain();
-  for (const auto& d : by_domain) {
-    if (d.size() != by_domain.front().size()) {
-      throw InputError("nccl: the group has " + std::to_string(by_domain.front().size()) + " ranks on one node and " +
-                       std::to_string(d.size()) + " on another; NCCL's model needs the same number on every node");
-    }
+  if (ctx.ranks_per_domain() == 0) {
+    const auto other = std::find_if(by_domain.begin(), by_domain.end(),
+                                    [&](const auto& d) { return d.size() != by_domain.front().size(); });
+    throw InputError("nccl: the group has " + std::to_string(by_domain.front().size()) + " ranks on one node and " +
+                     std::to_string(other == by_domain.end() ? 0 : other->size()) +
+                     " on another; NCCL's model needs the same number on every node");
   }
   s.per_node = s.ranks / std::max(s.nodes, 1);
   // The group's GPUs on its first node: NCCL trims the GPUs outside a

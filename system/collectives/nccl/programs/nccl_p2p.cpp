@@ -70,8 +70,7 @@ std::shared_ptr<const CollectiveProgram> make_alltoall_program(std::string name,
   // every rank's rounds are rank 0's renamed (the program is rank-symmetric);
   // otherwise position + round.
   const std::vector<std::vector<std::uint32_t>> nodes = ctx.positions_by_domain();
-  bool uniform = !nodes.empty();
-  for (const auto& d : nodes) uniform = uniform && d.size() == nodes.front().size();
+  const bool uniform = ctx.ranks_per_domain() > 0;
   std::vector<std::uint32_t> local(n, 0);
   for (const auto& d : nodes) {
     for (std::uint32_t i = 0; i < d.size(); ++i) local[d[i]] = i;

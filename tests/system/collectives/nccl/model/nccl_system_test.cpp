@@ -106,6 +106,19 @@ TEST(NcclSystem, AGraphWithHostsAndNicsDescribesTheSameSystemAsTheStack) {
   EXPECT_EQ(ctx->domain_of[9], 1u);
   EXPECT_EQ(ctx->rail_of[9], 1u);
   EXPECT_EQ(ctx->domain_switch[1], graph.npu_count() + 1);  // host 1's NVSwitch, sw1
+  EXPECT_EQ(ctx->ranks_per_domain(), 8u);
+
+  // A group with 8 GPUs on one node and 1 on the other: NCCL's model of it is refused, by name.
+  auto uneven = std::make_shared<std::vector<std::uint32_t>>();
+  for (std::uint32_t i = 0; i < 9; ++i) uneven->push_back(i);
+  const auto lopsided = make_algorithm_context(uneven, &graph);
+  EXPECT_EQ(lopsided->ranks_per_domain(), 0u);
+  try {
+    nccl::describe_system(*lopsided, nccl::Arch::kHopper);
+    ADD_FAILURE() << "an uneven group was described";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("8 ranks on one node and 1 on another"), std::string::npos) << e.what();
+  }
 
   // Simulated: NCCL's ring all-reduce, the same plan on both, within 1%. The
   // routes differ where a ring crosses nodes between different GPU positions:
