@@ -11,6 +11,11 @@
 // - SoloFlows: a message alone on its links costs a closed form, and the
 //   backend can take back and re-record messages, so a collective whose every
 //   flow is alone is advanced as one (system/runner/aggregation/flow_carrier.h).
+// - PortLoads: traffic timed elsewhere (a stand-in's collective over folded
+//   copies, system/runner/aggregation/stand_in.h) put on an NPU's port as one
+//   flow at most its share of the port's rate, sharing the port with the
+//   messages through it as their messages would, and ending later when
+//   they leave it less than that share.
 //
 // Which backends offer which is known before one is built:
 // BackendInfo::capabilities (network/backend_registry.h).
@@ -24,6 +29,8 @@
 #include "network/topology.h"
 
 namespace sim {
+
+struct Delivery;  // network/network.h
 
 class ClosedFormRoutes {
  public:
@@ -101,6 +108,26 @@ class SoloFlows {
 
  protected:
   ~SoloFlows() = default;
+};
+
+class PortLoads {
+ public:
+  // Puts a load on NPU `npu`'s port (the first link of its route to `peer`
+  // and the last link of peer's route to it): one flow at most `load` (0 to
+  // 1) of the port's rate, with `work` of time's worth to carry at that rate.
+  // `to` is delivered when it has: `work` from now when nothing else uses the
+  // port, later when the port is shared (max-min fairly, as one flow).
+  // Returns its id for cancel_port_load.
+  virtual std::uint32_t add_port_load(NodeId npu, NodeId peer, Time work, double load, const Delivery& to) = 0;
+  // Takes a load off its port before it is delivered (its delivery is void)
+  // and says how much of it was carried, 0 to 1.
+  virtual double cancel_port_load(std::uint32_t id) = 0;
+  // Whether messages between two NPUs leave one after another (then a
+  // group's collectives, which send to one peer, take the port one at a time).
+  virtual bool ordered_pairs() const = 0;
+
+ protected:
+  ~PortLoads() = default;
 };
 
 }  // namespace sim

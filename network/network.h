@@ -15,6 +15,7 @@ namespace sim {
 
 class ClosedFormRoutes;  // network/capabilities.h
 class SoloFlows;
+class PortLoads;
 
 // Where a delivery is reported: the backend schedules `handler->on_event`
 // with this kind and payload at the delivery time. Each send names its own
@@ -100,6 +101,7 @@ class Network {
   // (network/capabilities.h); nullptr when the backend does not offer one.
   virtual ClosedFormRoutes* closed_form_routes() { return nullptr; }
   virtual SoloFlows* solo_flows() { return nullptr; }
+  virtual PortLoads* port_loads() { return nullptr; }
   // Backend-specific counters for benchmarks and reports, e.g. {"rate recomputations", n}.
   virtual std::vector<std::pair<std::string, std::uint64_t>> counters() const { return {}; }
 

@@ -197,8 +197,12 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
         << r.stand_in_collectives << " collectives over the copies timed alone (" << r.stand_in_timings
         << " private runs, " << r.stand_in_events << " events; members' ends spread up to "
         << fixed(to_ns(r.stand_in_spread) / 1e3, 3)
-        << " us); approximate: their traffic shares no link with the rest and is not in the link figures "
-           "(docs/system.md; --exact-folding or --no-aggregation for the exact run)\n";
+        << " us); approximate: "
+        << (r.stand_in_port_loads > 0
+                ? "their traffic shares only each simulated rank's port with the rest, as one flow at the share "
+                  "of it they took alone, which is all of it in the link figures"
+                : "their traffic shares no link with the rest and is not in the link figures")
+        << " (docs/system.md; --exact-folding or --no-aggregation for the exact run)\n";
   } else if (r.folded_replicas > 1) {
     out << "replicas folded: " << copies_text(r) << " simulated as one ("
         << r.ranks.size() << " of " << r.ranks.size() * r.folded_replicas << " ranks; " << exact

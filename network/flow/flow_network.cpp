@@ -188,6 +188,119 @@ void FlowNetwork::send_on_link(LinkId link, std::uint64_t bytes, const Delivery&
   send_route(link_route(link), bytes, to);
 }
 
+std::uint32_t FlowNetwork::add_port_load(NodeId npu, NodeId peer, Time work, double load, const Delivery& to) {
+  if (npu == peer || npu >= topology_.npu_count() || peer >= topology_.npu_count()) {
+    throw std::logic_error("flow network: a port load needs two NPUs");
+  }
+  const Time now = queue_.now();
+  const LinkId egress = route_links_[routes_[route_of(npu, peer)].begin];
+  const std::uint32_t back = route_of(peer, npu);
+  const LinkId ingress = route_links_[routes_[back].begin + routes_[back].hops - 1];
+  const BytesPerSecond port = std::min(links_[egress].capacity, links_[ingress].capacity);
+  const auto cap = std::max<BytesPerSecond>(
+      1, static_cast<BytesPerSecond>(std::clamp(load, 0.0, 1.0) * static_cast<double>(port)));
+  std::uint32_t slot = free_port_load_;
+  if (slot != kNoFlow) {
+    free_port_load_ = port_loads_[slot].next_free;
+  } else {
+    slot = static_cast<std::uint32_t>(port_loads_.size());
+    PortLoad fresh;
+    fresh.cap_link = static_cast<LinkId>(links_.size());
+    links_.emplace_back();
+    occupant_.push_back(kNoFlow);
+    fresh.route = static_cast<std::uint32_t>(routes_.size());
+    Route r;
+    r.begin = static_cast<std::uint32_t>(route_links_.size());
+    r.hops = 3;
+    route_links_.insert(route_links_.end(), {fresh.cap_link, 0, 0});
+    routes_.push_back(r);
+    port_loads_.push_back(fresh);
+  }
+  PortLoad& pl = port_loads_[slot];
+  pl.to = to;
+  pl.start = now;
+  pl.due = add_time(now, work, "a port load's end");
+  pl.bytes = static_cast<std::uint64_t>(static_cast<uint128>(cap) * static_cast<std::uint64_t>(std::max<Time>(work, 0)) /
+                                        kPsPerSecond);
+  pl.live = true;
+  pl.flow = kNoFlow;
+  links_[pl.cap_link].capacity = cap;
+  Route& r = routes_[pl.route];
+  route_links_[r.begin + 1] = egress;
+  route_links_[r.begin + 2] = ingress;
+  r.src = r.dst = npu;
+  r.latency = 0;
+  r.bottleneck = std::min(cap, port);
+  r.drain_bytes = 0;
+  r.active = kNoFlow;
+  const std::uint64_t payload = std::uint64_t{pl.version} << 32 | slot;
+  if (pl.bytes == 0) {
+    queue_.schedule(pl.due, this, kPortLoadDrained, payload);
+  } else {
+    pl.flow = start_flow(pl.route, pl.route, pl.bytes, Delivery{this, kPortLoadDrained, payload}, kNoFlow, 0);
+  }
+  return slot;
+}
+
+double FlowNetwork::cancel_port_load(std::uint32_t id) {
+  if (id >= port_loads_.size() || !port_loads_[id].live) throw std::logic_error("flow network: no such port load");
+  PortLoad& pl = port_loads_[id];
+  const Time now = queue_.now();
+  const std::uint64_t payload = std::uint64_t{pl.version} << 32 | id;
+  double carried = 1;
+  // Its flow, unless that has finished already (its delivery is then queued, and the id may be reused).
+  Flow* flow = pl.flow != kNoFlow ? &flows_[pl.flow] : nullptr;
+  if (flow && !(flow->to.handler == this && flow->to.kind == kPortLoadDrained && flow->to.payload == payload &&
+                (flow->attached || flow->solo))) {
+    flow = nullptr;
+  }
+  if (flow) {
+    uint128 left = 0;
+    if (flow->solo) {
+      if (flow->finish > now) left = static_cast<uint128>(flow->rate) * static_cast<std::uint64_t>(flow->finish - now);
+    } else {
+      const uint128 sent = static_cast<uint128>(flow->rate) * static_cast<std::uint64_t>(now - flow->updated);
+      left = sent >= flow->remaining ? 0 : flow->remaining - sent;
+    }
+    carried = 1 - static_cast<double>(left) / (static_cast<double>(pl.bytes) * static_cast<double>(kPsPerSecond));
+    if (flow->attached) {
+      if (flow->solo && flow->finish > now) {
+        // A solo flow's links were counted busy to its finish at its start: the rest is given back.
+        for (std::uint32_t h = 0; h < 3; ++h) links_[route_links_[routes_[pl.route].begin + h]].busy -= flow->finish - now;
+      }
+      detach(pl.flow, now);
+    }
+    free_flow(pl.flow);
+  } else if (pl.bytes == 0 && pl.due > pl.start) {
+    carried = static_cast<double>(now - pl.start) / static_cast<double>(pl.due - pl.start);
+  }
+  free_port_load(id);
+  return std::clamp(carried, 0.0, 1.0);
+}
+
+void FlowNetwork::free_port_load(std::uint32_t slot) {
+  PortLoad& pl = port_loads_[slot];
+  pl.live = false;
+  pl.flow = kNoFlow;
+  ++pl.version;
+  pl.next_free = free_port_load_;
+  free_port_load_ = slot;
+}
+
+void FlowNetwork::port_load_drained(std::uint64_t payload) {
+  const auto slot = static_cast<std::uint32_t>(payload);
+  PortLoad& pl = port_loads_[slot];
+  if (!pl.live || pl.version != static_cast<std::uint32_t>(payload >> 32)) return;  // cancelled
+  pl.flow = kNoFlow;  // its flow is freed (this is its delivery)
+  if (queue_.now() < pl.due) {  // drained early (its cap rounds down): delivered at its work's end
+    queue_.schedule(pl.due, this, kPortLoadDrained, payload);
+    return;
+  }
+  const Delivery to = pl.to;
+  free_port_load(slot);
+  queue_.schedule(queue_.now(), to.handler, to.kind, to.payload);
+}
+
 void FlowNetwork::send_route(std::uint32_t r, std::uint64_t bytes, const Delivery& to, Connection connection) {
   if (options_.pair_fifo && pair_busy(r)) {
     std::uint32_t q;
@@ -324,13 +437,13 @@ void FlowNetwork::part_delivered(std::uint32_t id, const Event& event) {
   to.handler->on_event(Event{event.time, to.handler, to.payload, to.kind});
 }
 
-void FlowNetwork::start_flow(std::uint32_t r, std::uint32_t pair, std::uint64_t bytes, const Delivery& to,
+std::uint32_t FlowNetwork::start_flow(std::uint32_t r, std::uint32_t pair, std::uint64_t bytes, const Delivery& to,
                              std::uint32_t message, std::uint32_t part) {
   const Time now = queue_.now();
   Route& route = routes_[r];
   if (bytes == 0) {  // nothing to share: only the latency
     queue_.schedule(add_time(now, route.latency, "a message's delivery"), to.handler, to.kind, to.payload);
-    return;
+    return kNoFlow;
   }
   const LinkId* const hop = route_links_.data() + route.begin;
   // Alone on every link of its route: the bottleneck rate, no recompute.
@@ -369,7 +482,7 @@ void FlowNetwork::start_flow(std::uint32_t r, std::uint32_t pair, std::uint64_t 
     attach(f, bytes);
     flow.rate = 0;
     for (std::uint32_t h = 0; h < route.hops; ++h) mark_dirty(hop[h]);
-    return;
+    return f;
   }
   // Solo: its finish is known now, so it costs one event (its delivery), and
   // its links' busy time is counted at once (make_ordinary takes back what it
@@ -398,6 +511,7 @@ void FlowNetwork::start_flow(std::uint32_t r, std::uint32_t pair, std::uint64_t 
   ++flow.version;
   queue_.schedule(delivered, this, kSoloDelivered, static_cast<std::uint64_t>(flow.version) << 32 | f);
   if (routes_[pair].queued_head != kNoFlow) watch(f);
+  return f;
 }
 
 void FlowNetwork::attach(std::uint32_t f, std::uint64_t bytes) {
@@ -543,6 +657,10 @@ void FlowNetwork::on_event(const Event& event) {
   }
   if (event.kind == kPartDelivered) {
     part_delivered(static_cast<std::uint32_t>(event.payload), event);
+    return;
+  }
+  if (event.kind == kPortLoadDrained) {
+    port_load_drained(event.payload);
     return;
   }
   const auto f = static_cast<std::uint32_t>(event.payload);

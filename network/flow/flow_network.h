@@ -55,7 +55,7 @@
 
 namespace sim {
 
-class FlowNetwork final : public Network, public SoloFlows, public EventHandler {
+class FlowNetwork final : public Network, public SoloFlows, public PortLoads, public EventHandler {
  public:
   struct Options {
     LinkModel links;
@@ -78,6 +78,14 @@ class FlowNetwork final : public Network, public SoloFlows, public EventHandler 
   std::vector<LinkUsage> link_usage() const override;
   bool measures_link_time() const override { return true; }
   SoloFlows* solo_flows() override { return this; }
+  PortLoads* port_loads() override { return this; }
+  // A port load is one flow on three links: a virtual link of its own whose
+  // capacity is its cap, the port's egress link and its ingress link (no
+  // latency). Its bytes are its cap times its work, so alone it drains by its
+  // work's end; it is delivered then, or when it drains if later.
+  std::uint32_t add_port_load(NodeId npu, NodeId peer, Time work, double load, const Delivery& to) override;
+  double cancel_port_load(std::uint32_t id) override;
+  bool ordered_pairs() const override { return options_.pair_fifo; }
   std::vector<std::pair<std::string, std::uint64_t>> counters() const override;
 
   // Flows still sending (for tests).
@@ -178,7 +186,30 @@ class FlowNetwork final : public Network, public SoloFlows, public EventHandler 
     std::uint32_t next_free = 0xffffffffu;
   };
 
-  enum Kind : std::uint32_t { kFinish = 0, kRecompute = 1, kSoloDelivered = 2, kPairNext = 3, kPartDelivered = 4 };
+  // A port load (add_port_load): its cap link and route, reused once it is delivered.
+  struct PortLoad {
+    LinkId cap_link = 0;
+    std::uint32_t route = 0;
+    Delivery to;
+    Time start = 0;
+    Time due = 0;  // its start plus its work: not delivered before
+    std::uint64_t bytes = 0;
+    std::uint32_t flow = 0xffffffffu;  // its flow while it sends
+    std::uint32_t version = 0;         // bumped when it ends: older events are stale
+    bool live = false;
+    std::uint32_t next_free = 0xffffffffu;
+  };
+
+  enum Kind : std::uint32_t {
+    kFinish = 0,
+    kRecompute = 1,
+    kSoloDelivered = 2,
+    kPairNext = 3,
+    kPartDelivered = 4,
+    kPortLoadDrained = 5,
+  };
+  void port_load_drained(std::uint64_t payload);
+  void free_port_load(std::uint32_t slot);
 
   // Finds or builds the pair's route, and makes it the source's last one.
   std::uint32_t route_of(NodeId src, NodeId dst);
@@ -194,7 +225,7 @@ class FlowNetwork final : public Network, public SoloFlows, public EventHandler 
   bool one_flow(const Route& pair, Connection connection) const;
   void start_message(std::uint32_t route, std::uint64_t bytes, const Delivery& to, Connection connection);
   // One flow of `bytes` on path `route` for pair `pair` (part `part` of message `message`, or a whole one).
-  void start_flow(std::uint32_t route, std::uint32_t pair, std::uint64_t bytes, const Delivery& to,
+  std::uint32_t start_flow(std::uint32_t route, std::uint32_t pair, std::uint64_t bytes, const Delivery& to,
                   std::uint32_t message, std::uint32_t part);
   // A message split over several paths (start_message past one_flow).
   void start_parts(std::uint32_t pair, std::uint64_t bytes, const Delivery& to, Connection connection);
@@ -247,6 +278,9 @@ class FlowNetwork final : public Network, public SoloFlows, public EventHandler 
   std::uint32_t free_message_ = 0xffffffffu;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> scratch_parts_;  // (path or QP, bytes)
   std::vector<std::size_t> scratch_load_, best_load_;
+
+  std::vector<PortLoad> port_loads_;
+  std::uint32_t free_port_load_ = 0xffffffffu;
 
   std::vector<Queued> queued_;
   std::uint32_t free_queued_ = 0xffffffffu;

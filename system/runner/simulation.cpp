@@ -548,6 +548,7 @@ SimulationResult Simulation::run() {
   result_.stand_in_timings = engine_.stand_in_stats().timings;
   result_.stand_in_events = engine_.stand_in_stats().events;
   result_.stand_in_spread = engine_.stand_in_stats().spread;
+  result_.stand_in_port_loads = engine_.stand_in_stats().port_loads;
   result_.messages = network_->messages_sent();
   const std::vector<LinkUsage> usage = network_->link_usage();
   result_.links.reserve(usage.size());

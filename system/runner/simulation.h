@@ -125,6 +125,9 @@ struct SimulationResult {
   // events, and the largest spread between a timing's members' ends.
   bool stand_ins = false;
   std::uint64_t stand_in_collectives = 0, stand_in_timings = 0, stand_in_events = 0;
+  // Stand-ins whose load shared their simulated rank's port (a backend that
+  // shares links: network/capabilities.h, PortLoads); 0: they shared nothing.
+  std::uint64_t stand_in_port_loads = 0;
   // Copies whose mirrored routes queue past their ports (ReplicaFolding::queues_approximate):
   // the routes checked that do (0: the fold is exact).
   std::uint64_t queued_past_port_routes = 0;

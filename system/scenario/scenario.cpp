@@ -193,6 +193,14 @@ std::string backend_of(const ScenarioSpec& spec) {
 
 BackendFolding backend_folding(const ScenarioSpec& spec) { return folding_on(backend_of(spec)); }
 
+bool pairs_in_order(const ScenarioSpec& spec) {
+  const NetworkConfig network = spec.system_config ? spec.system_config->network
+                                : spec.system.empty() ? SystemConfig{}.network
+                                                      : load_system_config(spec.system).network;
+  const auto it = network.options.find("pair_order");
+  return it == network.options.end() || it->second.text != "shared";
+}
+
 bool folds_expert_copies(const ScenarioSpec& spec) {
   const auto source = generated_job(spec);
   return source && gen::expert_copies(*source->training_spec()).count > 1;

@@ -29,9 +29,8 @@ struct Hash2 {
 }  // namespace
 
 double StandInShare::rate() const {
-  double load = 0;
-  for (const Active& a : active_) load += a.load;
-  return load > 1 ? 1 / load : 1;
+  const double sum = load();
+  return sum > 1 ? 1 / sum : 1;
 }
 
 void StandInShare::advance(Time now) {
@@ -42,6 +41,23 @@ void StandInShare::advance(Time now) {
     for (Active& a : active_) a.remaining = r == 1 ? a.remaining - elapsed : std::max(0.0, a.remaining - r * elapsed);
   }
   updated_ = now;
+}
+
+double StandInShare::least() const {
+  double least = active_.empty() ? 0 : active_.front().remaining;
+  for (const Active& a : active_) least = std::min(least, a.remaining);
+  return least;
+}
+
+double StandInShare::load() const {
+  double load = 0;
+  for (const Active& a : active_) load += a.load;
+  return load;
+}
+
+void StandInShare::consume(double work) {
+  for (Active& a : active_) a.remaining = std::max(0.0, a.remaining - work);
+  ++version;
 }
 
 void StandInShare::add(std::uint32_t id, Time work, double load) {

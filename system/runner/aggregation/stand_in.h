@@ -85,6 +85,16 @@ class StandInShare {
   std::vector<std::uint32_t> take_done();
   std::uint64_t version = 0;  // bumped on every change: stale end events are ignored
 
+  // For a share paced from outside (the flow backend's port loads: the
+  // engine's port_stand_ins), which moves the work on itself:
+  bool empty() const { return active_.empty(); }
+  // The least alone-time left among the active ones.
+  double least() const;
+  // The sum of the active ones' loads.
+  double load() const;
+  // Every active one has done `work` more of its alone-time.
+  void consume(double work);
+
  private:
   struct Active {
     std::uint32_t id;

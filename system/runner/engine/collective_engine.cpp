@@ -1,6 +1,7 @@
 #include "system/runner/engine/collective_engine.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.h"
 #include "system/runner/aggregation/flow_carrier.h"
@@ -20,6 +21,7 @@ constexpr std::uint32_t kUploaded = 6;  // a switch upload arrived at the switch
 constexpr std::uint32_t kCameDown = 7;  // a message from a switch arrived at its member
 constexpr std::uint32_t kStandInDone = 8;  // a collective timed alone ends on its simulated rank
 constexpr std::uint32_t kProxyPost = 9;    // a send is ready for its rank's proxy thread
+constexpr std::uint32_t kStandInCarried = 10;  // a stand-in's load on its rank's port is through (PortLoads)
 }  // namespace
 
 // What an aggregated collective does, found once per (program, members).
@@ -335,6 +337,10 @@ void CollectiveEngine::on_event(const Event& event) {
   }
   if (event.kind == kStandInDone) {
     stand_ins_due(event.payload);
+    return;
+  }
+  if (event.kind == kStandInCarried) {
+    port_stand_ins_due(event.payload);
     return;
   }
   if (event.kind == kUploaded) {
@@ -766,21 +772,92 @@ CollectiveEngine::StandInEnds CollectiveEngine::stand_in_timing(const Instance& 
 // full run, for the copy that took longest. With P = 1 that is the
 // collective's slowest member. Each simulated member's stand-in shares its
 // NPU's links with the NPU's other stand-ins running then (stand_in.h:
-// collectives timed alone would otherwise overlap for free).
+// collectives timed alone would otherwise overlap for free). On a backend
+// that shares links (PortLoads: flow) it shares them with the rank's own
+// messages too: its load goes on the NPU's port towards one of its copies,
+// as one flow at most its share of the port, and it ends when that load is
+// through (its alone-time, or later where the rank's messages take the port).
 void CollectiveEngine::start_stand_in(std::uint32_t inst) {
   ++stand_in_stats_.collectives;
   const StandInEnds timing = stand_in_timing(instances_[inst]);
   const Instance& in = instances_[inst];
   const std::uint32_t first = in.period == 1 ? in.mirrored_pos : 0;
+  const auto size = static_cast<std::uint32_t>(in.members->size());
+  PortLoads* const ports = size > 1 && timing.load > 0 ? network_.port_loads() : nullptr;
   for (std::uint32_t x = 0; x < in.period; ++x) {
     Time end = 0;
     for (std::size_t y = x; y < timing.ends.size(); y += in.period) end = std::max(end, timing.ends[y]);
     const std::uint32_t npu = (*in.members)[first + x];
+    if (ports) {
+      // The member after it in the group: a ring's next, the connection its messages take.
+      const NodeId peer = (*in.members)[(first + x + 1) % size];
+      std::uint32_t index;
+      if (ports->ordered_pairs()) {  // the group's collectives one at a time: one load for all
+        const auto [it, fresh] = port_stand_in_of_.try_emplace(std::uint64_t{npu} << 32 | peer, kNoPortStandIn);
+        if (fresh) it->second = new_port_stand_in();
+        index = it->second;
+      } else {
+        index = new_port_stand_in();
+      }
+      PortStandIns& p = port_stand_ins_[index];
+      p.npu = npu;
+      p.peer = peer;
+      if (p.live) {  // what the load carried so far, the work of every stand-in on it
+        p.share.consume(ports->cancel_port_load(p.load) * p.target);
+        p.live = false;
+      }
+      p.share.add(inst, end, timing.load);
+      launch_port_load(index);
+      ++stand_in_stats_.port_loads;
+      continue;
+    }
     StandInShare& share = stand_in_shares_[npu];
     share.advance(queue_.now());
     share.add(inst, end, timing.load);
     schedule_stand_ins(npu);
   }
+}
+
+void CollectiveEngine::launch_port_load(std::uint32_t index) {
+  PortStandIns& p = port_stand_ins_[index];
+  if (p.share.empty()) return;
+  const double sum = p.share.load();
+  const double rate = sum > 1 ? 1 / sum : 1;  // the common rate at a full share of the port
+  p.target = p.share.least();
+  const auto work = static_cast<Time>(std::ceil(p.target / rate));
+  ++p.seq;
+  p.load = network_.port_loads()->add_port_load(p.npu, p.peer, work, std::min(1.0, sum),
+                                                Delivery{this, kStandInCarried, std::uint64_t{index} << 32 | p.seq});
+  p.live = true;
+}
+
+std::uint32_t CollectiveEngine::new_port_stand_in() {
+  if (free_port_stand_in_ != kNoPortStandIn) {
+    const std::uint32_t index = free_port_stand_in_;
+    free_port_stand_in_ = port_stand_ins_[index].next_free;
+    port_stand_ins_[index].next_free = kNoPortStandIn;
+    return index;
+  }
+  port_stand_ins_.emplace_back();
+  return static_cast<std::uint32_t>(port_stand_ins_.size() - 1);
+}
+
+void CollectiveEngine::port_stand_ins_due(std::uint64_t payload) {
+  const auto index = static_cast<std::uint32_t>(payload >> 32);
+  PortStandIns& p = port_stand_ins_[index];
+  if (!p.live || p.seq != static_cast<std::uint32_t>(payload)) return;  // taken back since
+  p.live = false;
+  p.share.consume(p.target);
+  const std::uint32_t npu = p.npu;
+  const std::vector<std::uint32_t> done = p.share.take_done();
+  launch_port_load(index);
+  // A stand-in's own load (pairs unordered) is not kept once it is through.
+  if (!network_.port_loads()->ordered_pairs() && p.share.empty()) {
+    p.next_free = free_port_stand_in_;
+    free_port_stand_in_ = index;
+  }
+  for (const std::uint32_t inst : done) end_stand_in(inst, npu);
+  notify_done();  // last: the listener may join the next collective
 }
 
 void CollectiveEngine::schedule_stand_ins(std::uint32_t npu) {
@@ -796,22 +873,24 @@ void CollectiveEngine::stand_ins_due(std::uint64_t payload) {
   StandInShare& share = stand_in_shares_[npu];
   if ((share.version & 0xffffffffu) != (payload & 0xffffffffu)) return;  // the rate changed since
   share.advance(queue_.now());
-  for (const std::uint32_t inst : share.take_done()) {
-    Instance& in = instances_[inst];
-    // The simulated member on this NPU (P of them, on P NPUs).
-    std::uint32_t pos = in.mirrored_pos;
-    if (in.period > 1) {
-      pos = 0;
-      while (pos + 1 < in.period && (*in.members)[pos] != npu) ++pos;
-    }
-    RankState& rs = in.ranks[pos];
-    rs.done = true;
-    ++in.ranks_done;
-    done_.emplace_back((*in.members)[pos], rs.cookie);
-    if (in.ranks_done == in.running()) release(inst);
-  }
+  for (const std::uint32_t inst : share.take_done()) end_stand_in(inst, npu);
   schedule_stand_ins(npu);
   notify_done();  // last: the listener may join the next collective
+}
+
+void CollectiveEngine::end_stand_in(std::uint32_t inst, std::uint32_t npu) {
+  Instance& in = instances_[inst];
+  // The simulated member on this NPU (P of them, on P NPUs).
+  std::uint32_t pos = in.mirrored_pos;
+  if (in.period > 1) {
+    pos = 0;
+    while (pos + 1 < in.period && (*in.members)[pos] != npu) ++pos;
+  }
+  RankState& rs = in.ranks[pos];
+  rs.done = true;
+  ++in.ranks_done;
+  done_.emplace_back((*in.members)[pos], rs.cookie);
+  if (in.ranks_done == in.running()) release(inst);
 }
 
 // A period of P replicas: member y + P must run member y's program shifted by

@@ -121,6 +121,7 @@ class CollectiveEngine final : public EventHandler {
     std::uint64_t timings = 0;      // private runs (the rest were cached)
     std::uint64_t events = 0;       // events of those runs
     Time spread = 0;                // largest slowest-minus-fastest member end of a timing
+    std::uint64_t port_loads = 0;   // stand-ins carried as loads on their ranks' ports (PortLoads)
   };
   const StandInStats& stand_in_stats() const { return stand_in_stats_; }
   // The proxy thread of `npu` (CollectiveOp::proxy_ns): it takes a message
@@ -283,6 +284,8 @@ class CollectiveEngine final : public EventHandler {
   // The next end among `npu`'s stand-ins, and the ends that are due.
   void schedule_stand_ins(std::uint32_t npu);
   void stand_ins_due(std::uint64_t payload);
+  // The stand-in `inst` ends on its simulated member on `npu`.
+  void end_stand_in(std::uint32_t inst, std::uint32_t npu);
   // Puts message `m` on the network (a send, a switch upload, or their split into sends).
   void inject(std::uint32_t m);
   // When a send or upload with a rate may be delivered at the earliest; moves the channel's pacer.
@@ -368,6 +371,30 @@ class CollectiveEngine final : public EventHandler {
   std::map<std::tuple<std::uint64_t, std::uint64_t, std::vector<std::uint32_t>>, StandInEnds> stand_in_by_shape_;
   StandInStats stand_in_stats_;
   std::unordered_map<std::uint32_t, StandInShare> stand_in_shares_;  // per simulated NPU
+  // On a backend with port loads (flow): a simulated NPU's stand-ins as loads
+  // on its port. Where messages between two NPUs go one after another
+  // (pair_order fifo), the stand-ins of one group (which send to one peer: a
+  // ring's next member) take it one connection's worth at a time: one load
+  // for them all, whose share of the port paces them at a common rate; it
+  // carries the work of the one with the least left, then the next, and a
+  // stand-in joining takes it back and starts the next from what it carried.
+  // Otherwise (shared) each stand-in is a load of its own.
+  struct PortStandIns {
+    StandInShare share;
+    NodeId npu = 0, peer = 0;  // the port, towards a copy
+    std::uint32_t load = 0;    // the network's id of the load on the port
+    double target = 0;         // the alone-time it carries
+    std::uint32_t seq = 0;     // its number: a delivery of an earlier one is stale
+    bool live = false;
+    std::uint32_t next_free = 0xffffffffu;
+  };
+  static constexpr std::uint32_t kNoPortStandIn = 0xffffffffu;
+  std::vector<PortStandIns> port_stand_ins_;
+  std::uint32_t free_port_stand_in_ = kNoPortStandIn;
+  std::uint32_t new_port_stand_in();
+  std::unordered_map<std::uint64_t, std::uint32_t> port_stand_in_of_;  // npu << 32 | peer -> index
+  void launch_port_load(std::uint32_t index);
+  void port_stand_ins_due(std::uint64_t payload);
 };
 
 }  // namespace sim

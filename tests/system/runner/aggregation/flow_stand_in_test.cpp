@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "system/scenario/fold_plan.h"
@@ -26,9 +27,9 @@ namespace {
 
 using testing::kStandInNetwork;
 
-std::string system_yaml(const std::string& all_reduce) {
+std::string system_yaml(const std::string& all_reduce, const std::string& pair_order = "") {
   return "compute: {peak_tflops: 989, memory_bandwidth: 3350GB/s}\n"
-         "network: {backend: flow}\n"
+         "network: {backend: flow" + (pair_order.empty() ? "" : ", pair_order: " + pair_order) + "}\n"
          "collective:\n  algorithms: {all_reduce: '" + all_reduce + "', all_gather: nccl, reduce_scatter: nccl}\n";
 }
 
@@ -96,14 +97,22 @@ TEST_F(FlowFolding, TheNoteSaysWhyAndWhatTheRunFolds) {
   EXPECT_FALSE(every.folding.active());
   EXPECT_EQ(every.result.ranks.size(), 32u);
 
-  // Experts with pipeline stages, where stand-ins leave out most: the note says how much (docs/system.md).
-  for (const auto& [plan, said] : {std::pair<std::string, bool>{"tp=1,pp=2,dp=16,ep=4", true}, {"tp=1,pp=1,dp=32,ep=4", false}}) {
+  // Experts with pipeline stages under pair_order fifo, where stand-ins leave out most: the note
+  // says how much (docs/system.md); not with pair_order shared, where they match every rank.
+  for (const auto& [plan, order, said] : {std::tuple<std::string, std::string, bool>{"tp=1,pp=2,dp=16,ep=4", "", true},
+                                          {"tp=1,pp=2,dp=16,ep=4", "fifo", true},
+                                          {"tp=1,pp=2,dp=16,ep=4", "shared", false},
+                                          {"tp=1,pp=1,dp=32,ep=4", "", false}}) {
     notes.clear();
-    FoldLadder ladder(spec("gen:transformer?model=mixtral-8x7b&seq=128&global-batch=32&parallel=" + plan));
+    ScenarioSpec s = spec("gen:transformer?model=mixtral-8x7b&seq=128&global-batch=32&parallel=" + plan);
+    s.system = write("sys.yml", system_yaml("nccl", order));
+    FoldLadder ladder(s);
     ladder.next(note);
     ASSERT_EQ(notes.size(), 1u) << plan;
-    EXPECT_EQ(notes[0].find("(with experts and pipeline stages, measured up to 22% fast)") != std::string::npos, said)
-        << plan << ": " << notes[0];
+    EXPECT_EQ(notes[0].find("(with experts and pipeline stages under pair_order fifo, measured up to 20% fast)") !=
+                  std::string::npos,
+              said)
+        << plan << " " << order << ": " << notes[0];
   }
 
   notes.clear();  // one replica: nothing folds, nothing said
@@ -149,6 +158,50 @@ TEST_F(FlowFolding, StandInsAreCloseToEveryRank) {
       const std::uint32_t rank = folded.folding.real_rank[i];
       EXPECT_EQ(folded.result.ranks[i].compute, every.result.ranks[rank].compute) << what << ", rank " << rank;
     }
+  }
+}
+
+// A mixture of experts with pipeline stages on one switch of 16 GPUs (50 GB/s,
+// 500 ns), sim's native collectives: a stage's all-to-alls share their NPUs'
+// ports with the data-parallel all-reduces their stand-ins time alone. Each
+// stand-in's load on its rank's port (PortLoads) takes the port's share the
+// all-reduce's own messages would: with pair_order shared, where every rank's
+// run sends them side by side with everything else, the fold matches it
+// within a few microseconds (measured 2.0 us in 454 ms; bound 0.005%). With
+// pair_order fifo (the default) every rank's all-to-all to a peer also waits
+// behind the all-reduce messages queued to that peer, which a load on the port
+// does not hold up: the fold is fast there, by 18.1% here (bound: fast, by
+// less than 20%, as the note says). A dense plan on the same switch folds
+// within 0.005% either way (measured 3.5 and 2.9 us in 248 and 205 ms).
+TEST_F(FlowFolding, ALoadOnTheRanksPortPacesEachStandIn) {
+  const std::string net = write("switch16.yml", "topology: [Switch]\nnpus_count: [16]\nbandwidth: [50GB/s]\n"
+                                                "latency: [500ns]\n");
+  struct Case {
+    std::string workload, order;
+    double low, high;  // bounds on (folded - every) / every
+  };
+  const std::string moe = "gen:transformer?model=mixtral-8x7b&seq=256&global-batch=16&parallel=tp=1,pp=2,dp=8,ep=4";
+  const std::string dense = "gen:transformer?model=llama3-8b&seq=1024&global-batch=8&parallel=tp=2,pp=2,dp=4";
+  for (const Case& c : {Case{moe, "shared", -5e-5, 5e-5}, Case{moe, "fifo", -0.20, 0}, Case{dense, "shared", -5e-5, 5e-5},
+                        Case{dense, "fifo", -5e-5, 5e-5}}) {
+    ScenarioSpec s;
+    s.network = net;
+    s.system = write("sys.yml", "compute: {peak_tflops: 989, memory_bandwidth: 3350GB/s}\n"
+                                "network: {backend: flow, pair_order: " + c.order + "}\n");
+    s.jobs = {JobInput{"", c.workload, ""}};
+    s.stand_ins = true;
+    const FoldedRun folded = simulate_folded_if_exact(s, run, [](const std::string&) {});
+    ASSERT_TRUE(folded.folding.stand_ins) << c.workload;
+    EXPECT_GT(folded.result.stand_in_port_loads, 0u);
+    s.fold_replicas = false;
+    const FoldedRun every = run(s);
+    const double error = static_cast<double>(folded.result.makespan - every.result.makespan) /
+                         static_cast<double>(every.result.makespan);
+    std::printf("[ flow stand-in ] %s, pair_order %s: folded %.6f ms, every rank %.6f ms, error %+.6f%%\n",
+                c.workload.c_str(), c.order.c_str(), to_ns(folded.result.makespan) / 1e6,
+                to_ns(every.result.makespan) / 1e6, 100 * error);
+    EXPECT_GE(error, c.low) << c.workload << ", " << c.order;
+    EXPECT_LE(error, c.high) << c.workload << ", " << c.order;
   }
 }
 
