@@ -199,8 +199,8 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
         << fixed(to_ns(r.stand_in_spread) / 1e3, 3)
         << " us); approximate: "
         << (r.stand_in_port_loads > 0
-                ? "their traffic shares only each simulated rank's port with the rest, as one flow at the share "
-                  "of it they took alone, which is all of it in the link figures"
+                ? "of their traffic only a load on each simulated rank's port shares links with the rest and is "
+                  "in the link figures"
                 : "their traffic shares no link with the rest and is not in the link figures")
         << " (docs/system.md; --exact-folding or --no-aggregation for the exact run)\n";
   } else if (r.folded_replicas > 1) {

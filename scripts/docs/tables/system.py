@@ -24,6 +24,10 @@ tests/system/runner/aggregation/stand_in_test.cpp and flow_stand_in_test.cpp do:
                    `--no-aggregation` (every rank).
   stand-ins-flow   the cases of FlowFolding.StandInsAreCloseToEveryRank with `--backend flow`:
                    the default (one replica with stand-ins) against `--exact-folding` (every rank).
+  stand-ins-ports  mixtures of experts with pipeline stages and a dense plan on one switch of 8 or
+                   16 GPUs (50 GB/s, 500 ns; the compute above, sim's native collectives), on the
+                   flow backend with `pair_order` fifo and shared: the default against
+                   `--exact-folding` (FlowFolding.ALoadOnTheRanksPortPacesEachStandIn's cases and more).
 
 The large cases run on `sim system gen PRESET --nodes N` through scripts/bench/bench_folding.py's run()
 (its cases, the same commands):
@@ -160,6 +164,40 @@ def stand_ins_flow(tmp):
         row(what, f"{ms(folded)} ({ranks.split()[0]})", ms(every), difference(folded, every))
 
 
+def stand_ins_ports(tmp):
+    header("model, plan (GPUs)", "pair_order fifo: folded", "every rank", "difference",
+           "pair_order shared: folded", "every rank", "difference")
+    moe = "gen:transformer?model=mixtral-8x7b&"
+    for workload, gpus in ((moe + "seq=256&global-batch=16&parallel=tp=1,pp=2,dp=8,ep=4", 16),
+                           (moe + "seq=128&global-batch=4&parallel=tp=1,pp=4,dp=4,ep=2", 16),
+                           (moe + "seq=256&global-batch=8&parallel=tp=1,pp=2,dp=4,ep=2", 8),
+                           (moe + "seq=256&global-batch=16&parallel=tp=1,pp=2,dp=8,ep=2", 16),
+                           (moe + "seq=256&global-batch=16&parallel=tp=1,pp=1,dp=16,ep=4", 16),
+                           ("gen:transformer?model=llama3-8b&seq=1024&global-batch=8&parallel=tp=2,pp=2,dp=4", 16)):
+        net = os.path.join(tmp, "switch.yml")
+        with open(net, "w") as f:
+            f.write(f"topology: [Switch]\nnpus_count: [{gpus}]\nbandwidth: [50GB/s]\nlatency: [500ns]\n")
+        cells = []
+        for order in ("fifo", "shared"):
+            system = os.path.join(tmp, "system.yml")
+            with open(system, "w") as f:
+                f.write(COMPUTE + "network: {backend: flow, pair_order: " + order + "}\n")
+            times = []
+            for flags in ([], ["--exact-folding"]):
+                cmd = [SIM, "--workload", workload, "--network", net, "--system", system] + flags
+                done = subprocess.run(cmd, capture_output=True, text=True)
+                if done.returncode != 0:
+                    fail(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr.strip()}")
+                ns = re.search(r"^simulated time: .*\(([\d.]+) ns\)", done.stdout, re.M)
+                if not ns:
+                    fail(f"{' '.join(cmd)}: no simulated time in\n{done.stdout}")
+                times.append(decimal.Decimal(ns.group(1)))
+            cells += [ms(times[0]), ms(times[1]), difference(times[0], times[1])]
+        model, _, rest = workload.partition("model=")[2].partition("&")
+        plan = rest.rpartition("parallel=")[2].replace(",", ", ").replace("=", " ")
+        row(f"{model}, {plan} ({gpus})", *cells)
+
+
 def published_case(name):
     """scripts/bench/bench_published.sh's case NAME: (preset, nodes, query)."""
     for line in open(os.path.join(BENCH, "bench_published.sh")):
@@ -268,6 +306,7 @@ def sweeps(tmp):
 
 
 TABLES = {"stand-ins": stand_ins, "stand-ins-cp": stand_ins_cp, "stand-ins-flow": stand_ins_flow,
+          "stand-ins-ports": stand_ins_ports,
           "context-parallel": context_parallel, "stand-ins-512": stand_ins_512, "presets": presets,
           "sweeps": sweeps}
 

@@ -19,7 +19,9 @@
 //
 // - traffic beside it: the collective's messages do not share links with the
 //   simulated ranks' other messages (pipeline sends through the same NIC),
-//   nor do they appear in link statistics;
+//   nor do they appear in link statistics; on a backend that shares links
+//   (PortLoads: flow) a load on each simulated rank's port stands for them
+//   there (CollectiveEngine::start_stand_in);
 // - copies that start it at different times: every copy starts when the
 //   simulated rank does (the folding premise);
 // - the spread between members (slowest minus fastest finish), which a real
