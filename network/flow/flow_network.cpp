@@ -264,9 +264,13 @@ double FlowNetwork::cancel_port_load(std::uint32_t id) {
     }
     carried = 1 - static_cast<double>(left) / (static_cast<double>(pl.bytes) * static_cast<double>(kPsPerSecond));
     if (flow->attached) {
-      if (flow->solo && flow->finish > now) {
-        // A solo flow's links were counted busy to its finish at its start: the rest is given back.
-        for (std::uint32_t h = 0; h < 3; ++h) links_[route_links_[routes_[pl.route].begin + h]].busy -= flow->finish - now;
+      // Its links counted all its bytes when it started (a solo flow its busy
+      // time to its finish too): what it did not carry is given back.
+      const auto unsent = static_cast<std::uint64_t>(left / kPsPerSecond);
+      for (std::uint32_t h = 0; h < 3; ++h) {
+        LinkState& link = links_[route_links_[routes_[pl.route].begin + h]];
+        link.bytes -= std::min(link.bytes, unsent);
+        if (flow->solo && flow->finish > now) link.busy -= flow->finish - now;
       }
       detach(pl.flow, now);
     }

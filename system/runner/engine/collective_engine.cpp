@@ -774,9 +774,10 @@ CollectiveEngine::StandInEnds CollectiveEngine::stand_in_timing(const Instance& 
 // NPU's links with the NPU's other stand-ins running then (stand_in.h:
 // collectives timed alone would otherwise overlap for free). On a backend
 // that shares links (PortLoads: flow) it shares them with the rank's own
-// messages too: its load goes on the NPU's port towards one of its copies,
-// as one flow at most its share of the port, and it ends when that load is
-// through (its alone-time, or later where the rank's messages take the port).
+// messages too: its load goes on the NPU's port towards the group's next
+// member, as one flow at most its share of the port, and it ends when that
+// load is through (its alone-time, or later where the rank's messages take
+// the port).
 void CollectiveEngine::start_stand_in(std::uint32_t inst) {
   ++stand_in_stats_.collectives;
   const StandInEnds timing = stand_in_timing(instances_[inst]);

@@ -11,6 +11,7 @@
 #include "../../common/sizes.h"
 #include "network/flow/flow_network.h"
 #include "tests/network/delivery_recorder.h"
+#include "tests/network/topology_util.h"
 
 namespace sim::port_load_test {
 namespace {
@@ -18,6 +19,7 @@ namespace {
 using sim::testing::kConfigs;
 using sim::testing::kMiB;
 using testing_support::Delivered;
+using testing_support::link_between;
 using testing_support::Recorder;
 
 constexpr Time kBeta = 20'971'520;  // 1 MiB at 50 GB/s
@@ -101,11 +103,16 @@ TEST_F(PortLoad, TakenBackItSaysHowMuchItCarriedAndIsNotDelivered) {
   EXPECT_EQ(sink.at[3], 2 * kBeta + 2 * kHop);
   EXPECT_EQ(net.flows_in_flight(), 0u);
   // Its links are free again: a new load alone takes its work, and the port's
-  // figures hold what was carried.
+  // figures hold what was carried (1 MiB, then 2 MiB), busy for as long.
   const Time t0 = queue.now();
   ports.add_port_load(0, 1, 2 * kBeta, 1.0, sink.to(4));
   queue.run();
   EXPECT_EQ(sink.at[4] - t0, 2 * kBeta);
+  const auto usage = net.link_usage();
+  for (const LinkId l : {link_between(topology, 0, 8), link_between(topology, 8, 0)}) {
+    EXPECT_EQ(usage[l].bytes, 3 * kMiB) << l;
+    EXPECT_EQ(usage[l].busy, 3 * kBeta) << l;
+  }
   EXPECT_THROW(ports.cancel_port_load(alone.id + 100), std::logic_error);
 }
 
