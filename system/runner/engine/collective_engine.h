@@ -381,7 +381,7 @@ class CollectiveEngine final : public EventHandler {
   // Otherwise (shared) each stand-in is a load of its own.
   struct PortStandIns {
     StandInShare share;
-    NodeId npu = 0, peer = 0;  // the port, towards a copy
+    NodeId npu = 0, peer = 0;  // the port, towards the group's next member
     std::uint32_t load = 0;    // the network's id of the load on the port
     double target = 0;         // the alone-time it carries
     std::uint32_t seq = 0;     // its number: a delivery of an earlier one is stale
