@@ -91,13 +91,14 @@ class SoloFlows {
   virtual bool multipath() const = 0;
   // Whether every message a pair sends on its first connection is one flow on solo_route().
   virtual bool routes_by_pair() const = 0;
-  // Whether messages of one NPU pair leave one after another.
+  // Whether messages of one NPU pair and communicator leave one after another.
   virtual bool pair_fifo() const = 0;
-  // Messages in the network: in flight or queued behind their pair's previous one.
+  // Messages in the network: in flight or queued behind their connection's previous one.
   virtual std::size_t messages_in_network() const = 0;
-  // Takes back the last message send() gave pair src -> dst at the current
-  // time, alone on its links (its events become void).
-  virtual void take_back(NodeId src, NodeId dst, std::uint64_t bytes) = 0;
+  // Takes back the last message sent from src to dst on `communicator`
+  // (Connection::communicator) at the current time, alone on its links (its
+  // events become void).
+  virtual void take_back(NodeId src, NodeId dst, std::uint32_t communicator, std::uint64_t bytes) = 0;
   // `messages` messages, `bytes` in all, from src to dst, each alone on its
   // links, sending for `busy` in all: the links' bytes, busy time and peak.
   virtual void record_batch(NodeId src, NodeId dst, std::uint64_t messages, std::uint64_t bytes, Time busy) = 0;
@@ -122,8 +123,9 @@ class PortLoads {
   // Takes a load off its port before it is delivered (its delivery is void)
   // and says how much of it was carried, 0 to 1.
   virtual double cancel_port_load(std::uint32_t id) = 0;
-  // Whether messages between two NPUs leave one after another (then a
-  // group's collectives, which send to one peer, take the port one at a time).
+  // Whether messages between two NPUs on one communicator leave one after
+  // another (then a group's collectives, which send to one peer on the
+  // group's communicator, take the port one at a time).
   virtual bool ordered_pairs() const = 0;
 
  protected:

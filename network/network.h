@@ -39,9 +39,17 @@ struct Delivery {
 // sim --service-level): on a fabric with several traffic classes
 // (Network::traffic_classes()) it picks the class that carries the message,
 // with its own queues and flow control at every port; 0 by default.
+//
+// The communicator is the collective's group plus one. NCCL opens every
+// communicator's connections apart, so one communicator's messages to a peer
+// never wait behind another's (a tensor-parallel all-reduce and an expert
+// all-to-all on different streams share the port, each in its own order).
+// 0 is the pair's own: point-to-point messages, whose matching relies on
+// their order, and collectives sent without a group.
 struct Connection {
   std::uint32_t index = 0;
   std::uint8_t service_level = 0;
+  std::uint32_t communicator = 0;
 };
 
 // What one directed link saw over a run.

@@ -12,7 +12,7 @@ BackendInfo flow_backend() {
   b.summary = "congestion-aware: every message is a flow on its route, links shared max-min fairly, cut-through";
   b.options = with_link_model(
       {{"nic_bandwidth", "cap on all traffic out of one NPU, and on all into it (default: none)"},
-       {"pair_order", "fifo (default): messages between the same two NPUs leave one after another; "
+       {"pair_order", "fifo (default): messages between the same two NPUs on one communicator leave one after another; "
                       "shared: they share bandwidth like any flows"}});
   b.make = [](const Topology& t, EventQueue& q, const BackendOptions& o) -> std::unique_ptr<Network> {
     FlowNetwork::Options fo;

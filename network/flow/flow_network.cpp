@@ -66,7 +66,31 @@ std::uint32_t FlowNetwork::route_of(NodeId src, NodeId dst) {
   return index;
 }
 
+std::uint32_t FlowNetwork::lane_of(std::uint32_t pair, std::uint32_t communicator, bool make) {
+  if (communicator == 0) return pair;
+  const std::uint64_t key = std::uint64_t{pair} << 32 | communicator;
+  if (const std::uint32_t* known = lane_of_.find(key)) return *known;
+  if (!make) throw std::logic_error("flow network: no lane for that communicator");
+  // The pair's links, latency and paths; a queue of its own.
+  const Route& of = routes_[pair];
+  Route lane;
+  lane.begin = of.begin;
+  lane.hops = of.hops;
+  lane.src = of.src;
+  lane.dst = of.dst;
+  lane.paths = of.paths;
+  lane.path = of.path;
+  lane.base = pair;
+  lane.latency = of.latency;
+  lane.bottleneck = of.bottleneck;
+  const auto index = static_cast<std::uint32_t>(routes_.size());
+  routes_.push_back(lane);
+  lane_of_[key] = index;
+  return index;
+}
+
 std::uint32_t FlowNetwork::path_route(std::uint32_t pair, std::uint64_t k) {
+  pair = routes_[pair].base;  // a lane's paths are its pair's
   if (routes_[pair].path == k) return pair;
   const std::uint64_t key = std::uint64_t{pair} << 32 | k;
   if (const std::uint32_t* known = path_of_.find(key)) return *known;
@@ -102,6 +126,7 @@ std::uint32_t FlowNetwork::make_route(NodeId src, NodeId dst, std::uint64_t k, s
     r.latency = add_time(r.latency, options_.links.message_latency, "a route's latency");
     r.bottleneck = std::numeric_limits<BytesPerSecond>::max();
     for (std::uint32_t h = 0; h < r.hops; ++h) r.bottleneck = std::min(r.bottleneck, links_[route_links_[r.begin + h]].capacity);
+    r.base = static_cast<std::uint32_t>(routes_.size());
     routes_.push_back(r);
   }
   return static_cast<std::uint32_t>(routes_.size() - 1);
@@ -161,7 +186,8 @@ void FlowNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delive
 void FlowNetwork::send_on(Connection connection, NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) {
   if (!admit(src, dst, to, queue_)) return;
   const LastRoute last = last_[src];
-  const std::uint32_t r = last.dst == dst ? last.route : route_of(src, dst);
+  std::uint32_t r = last.dst == dst ? last.route : route_of(src, dst);
+  if (options_.pair_fifo) r = lane_of(r, connection.communicator);
   send_route(r, bytes, to, connection);
 }
 
@@ -178,6 +204,7 @@ std::uint32_t FlowNetwork::link_route(LinkId link) {
   r.latency = add_time(l.latency, options_.links.message_latency, "a link's latency");
   r.bottleneck = links_[link].capacity;
   const auto index = static_cast<std::uint32_t>(routes_.size());
+  r.base = index;
   routes_.push_back(r);
   route_of_[key] = index;
   return index;
@@ -812,8 +839,9 @@ SoloFlows::SoloRoute FlowNetwork::solo_route(NodeId src, NodeId dst) {
   return out;
 }
 
-void FlowNetwork::take_back(NodeId src, NodeId dst, std::uint64_t bytes) {
-  Route& route = routes_[route_of(src, dst)];
+void FlowNetwork::take_back(NodeId src, NodeId dst, std::uint32_t communicator, std::uint64_t bytes) {
+  const std::uint32_t pair = route_of(src, dst);
+  Route& route = routes_[options_.pair_fifo ? lane_of(pair, communicator, false) : pair];
   recount_messages(0, 1);
   if (route.queued_tail != kNoFlow) {  // the last one queued (a short list: walk it for the one before)
     const std::uint32_t q = route.queued_tail;

@@ -24,11 +24,14 @@
 // of the links' flow lists: a compact per-link word says who occupies a link,
 // so the common case touches little memory.
 //
-// Messages between the same two NPUs leave one after another (`pair_order:
-// fifo`, the default), as on one connection or RDMA queue pair per peer: the
-// next starts when the previous one's last byte has left. So they also arrive
-// in the order sent, which point-to-point matching relies on. `pair_order:
-// shared` makes them share like any other flows instead.
+// Messages between the same two NPUs on one communicator leave one after
+// another (`pair_order: fifo`, the default), as on NCCL's connections, which
+// each communicator opens to a peer of its own: the next starts when the
+// previous one's last byte has left, and they arrive in the order sent, which
+// point-to-point matching relies on. Different communicators' messages to one
+// peer share the links like any flows (Connection::communicator), each
+// communicator a lane of the pair with its own queue. `pair_order: shared`
+// makes every message share like any other flow.
 //
 // Multi-path fabrics (a FatTree's spines and cores, `routing`): a message on
 // connection c is split evenly over its qps_per_connection queue pairs
@@ -60,7 +63,7 @@ class FlowNetwork final : public Network, public SoloFlows, public PortLoads, pu
   struct Options {
     LinkModel links;
     BytesPerSecond nic_bandwidth = 0;  // 0: no per-NPU cap
-    bool pair_fifo = true;             // messages of one (src, dst) pair one after another
+    bool pair_fifo = true;             // messages of one (src, dst) pair and communicator one after another
     RoutingModel routing;              // multi-path fabrics: how a pair's traffic spreads
   };
 
@@ -104,12 +107,12 @@ class FlowNetwork final : public Network, public SoloFlows, public PortLoads, pu
   bool multipath() const override { return topology_.multipath(); }
   bool pair_fifo() const override { return options_.pair_fifo; }
   // Messages in the network: flows not yet taken off their links and messages
-  // queued behind their pair's previous one.
+  // queued behind their lane's previous one.
   std::size_t messages_in_network() const override { return in_flight_ + queued_count_; }
-  // Takes back the last message send() gave pair src -> dst at the current
-  // time (its events become void): the last one queued, or the flow that
-  // started now, alone on its links. Throws std::logic_error for anything else.
-  void take_back(NodeId src, NodeId dst, std::uint64_t bytes) override;
+  // Takes back the last message sent from src to dst on `communicator` at the
+  // current time (its events become void): the last one queued, or the flow
+  // that started now, alone on its links. Throws std::logic_error for anything else.
+  void take_back(NodeId src, NodeId dst, std::uint32_t communicator, std::uint64_t bytes) override;
   // `messages` messages, `bytes` in all, from src to dst, each alone on its
   // links, sending for `busy` in all: the links' bytes, busy time and peak.
   void record_batch(NodeId src, NodeId dst, std::uint64_t messages, std::uint64_t bytes, Time busy) override;
@@ -126,7 +129,7 @@ class FlowNetwork final : public Network, public SoloFlows, public PortLoads, pu
     Time latency = 0;  // route latency plus the per-message latency
     Delivery to;
     std::uint32_t route = 0;    // index into routes_: its path
-    std::uint32_t pair = 0;     // index into routes_: its pair's route, whose FIFO it is in
+    std::uint32_t pair = 0;     // index into routes_: its lane, whose FIFO it is in
     std::uint32_t message = 0xffffffffu;  // a part of messages_[message], or a whole message
     std::uint32_t part = 0;               // its index in that message's parts
     std::uint32_t version = 0;  // bumped when `finish` moves: older finish events are stale
@@ -157,12 +160,14 @@ class FlowNetwork final : public Network, public SoloFlows, public PortLoads, pu
     bool dirty = false;
   };
   // One (src, dst) pair: its route, and its messages when they go one at a
-  // time. Also one more equal-cost path of a pair (its FIFO fields unused).
+  // time. Also one more equal-cost path of a pair (its FIFO fields unused),
+  // or one more lane of a pair: the same links, the FIFO of one communicator.
   struct Route {
     std::uint32_t begin = 0, hops = 0;  // into route_links_
     NodeId src = 0, dst = 0;
     std::uint32_t paths = 1;  // the pair's equal-cost paths (1 for a link's route)
     std::uint32_t path = 0;   // which one this is
+    std::uint32_t base = 0;   // a lane's pair route (a route's own index otherwise)
     Time latency = 0;
     BytesPerSecond bottleneck = 0;
     std::uint64_t drain_bytes = 0;  // the last solo message's size (0: none yet) ...
@@ -213,6 +218,9 @@ class FlowNetwork final : public Network, public SoloFlows, public PortLoads, pu
 
   // Finds or builds the pair's route, and makes it the source's last one.
   std::uint32_t route_of(NodeId src, NodeId dst);
+  // The lane of the pair whose route is `pair` that carries `communicator`'s
+  // messages (the pair route itself for 0), built on first use when `make`.
+  std::uint32_t lane_of(std::uint32_t pair, std::uint32_t communicator, bool make = true);
   // Builds the route of path k of src -> dst (`paths` of them).
   std::uint32_t make_route(NodeId src, NodeId dst, std::uint64_t k, std::uint64_t paths);
   // Path k of the pair whose route is `pair`.
@@ -274,6 +282,7 @@ class FlowNetwork final : public Network, public SoloFlows, public PortLoads, pu
   std::vector<LastRoute> last_;  // per source: most lookups end here
   std::vector<LinkId> scratch_route_;
   FlatMap<std::uint64_t, std::uint32_t, Mix64Hash> path_of_;  // pair route << 32 | path -> index in routes_
+  FlatMap<std::uint64_t, std::uint32_t, Mix64Hash> lane_of_;  // pair route << 32 | communicator -> index in routes_
   std::vector<Message> messages_;
   std::uint32_t free_message_ = 0xffffffffu;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> scratch_parts_;  // (path or QP, bytes)

@@ -163,17 +163,8 @@ void FoldLadder::plan_stand_ins_only(ScenarioSpec spec) {
   std::string every_note;  // nothing folds: nothing to say
   if (folds && spec.stand_ins) {
     every_note = "ranks not folded, simulating every rank: ";
-    // Experts with pipeline stages, their NPU pairs' messages one after
-    // another (pair_order fifo): in every rank's run a stage's all-to-all
-    // to a peer waits behind the data-parallel messages queued to that peer,
-    // which a stand-in's load on the port does not hold up (docs/system.md:
-    // up to 19.3% fast; with pair_order shared, within 0.001%).
-    const std::string experts = experts_with_stages(one) && pairs_in_order(one)
-                                    ? " (with experts and pipeline stages under pair_order fifo, measured up to 20% fast)"
-                                    : "";
     const std::string note = backend + ": replicas folded one at a time with stand-ins (collectives over a "
-                                       "rank's copies timed alone: approximate" + experts +
-                             ", docs/system.md; --exact-folding for every rank)";
+                                       "rank's copies timed alone: approximate, docs/system.md; --exact-folding for every rank)";
     if (folds_context_copies(one)) {
       steps_.push_back({"one replica with stand-ins, context-parallel ranks as copies", one, note, always});
       one.context_copies = false;

@@ -193,15 +193,6 @@ std::string backend_of(const ScenarioSpec& spec) {
 
 BackendFolding backend_folding(const ScenarioSpec& spec) { return folding_on(backend_of(spec)); }
 
-bool pairs_in_order(const ScenarioSpec& spec) {
-  const NetworkConfig network = spec.system_config ? spec.system_config->network
-                                : spec.system.empty() ? SystemConfig{}.network
-                                                      : load_system_config(spec.system).network;
-  const auto it = network.options.find("pair_order");
-  // Only fifo as written (or the default): an unknown value is the backend's error, said once it is built.
-  return it == network.options.end() || it->second.text == "fifo";
-}
-
 bool folds_expert_copies(const ScenarioSpec& spec) {
   const auto source = generated_job(spec);
   return source && gen::expert_copies(*source->training_spec()).count > 1;
@@ -230,13 +221,6 @@ std::vector<std::uint32_t> expert_copy_periods(const ScenarioSpec& spec) {
 bool folds_context_copies(const ScenarioSpec& spec) {
   const auto source = generated_job(spec);
   return source && gen::context_copies(*source->training_spec()).count > 1;
-}
-
-bool experts_with_stages(const ScenarioSpec& spec) {
-  const auto source = generated_job(spec);
-  if (!source) return false;
-  const auto& plan = source->training_spec()->plan;
-  return plan.ep > 1 && plan.pp > 1;
 }
 
 Scenario build_scenario(const ScenarioSpec& spec) {

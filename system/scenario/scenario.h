@@ -150,12 +150,6 @@ std::string backend_of(const ScenarioSpec& spec);
 // (spec.context_copies, one copy at a time, a generated dense model with
 // cp > 1). Reads the generated workload's spec, nothing else.
 bool folds_context_copies(const ScenarioSpec& spec);
-// Whether its one job is a generated iteration with experts (ep > 1) and
-// pipeline stages (pp > 1): stand-ins on the flow backend leave out most there.
-bool experts_with_stages(const ScenarioSpec& spec);
-// Whether the flow backend sends an NPU pair's messages one after another
-// (network.pair_order fifo, the default) rather than side by side (shared).
-bool pairs_in_order(const ScenarioSpec& spec);
 // Whether build_scenario(spec) folds a mixture of experts' replicas one by
 // one (spec.expert_copies, gen::expert_copies) rather than as blocks.
 bool folds_expert_copies(const ScenarioSpec& spec);

@@ -113,8 +113,11 @@ class CollectiveEngine final : public EventHandler {
   }
   // Channel `channel` of a message NPU `from` sends, with its job's service
   // level (point-to-point messages use it too, on channel 0).
-  Connection connection(std::uint32_t channel, NodeId from) const {
-    return Connection{channel, service_level_of_npu_.empty() ? service_level_ : service_level_of_npu_[from]};
+  // A collective's messages travel on its group's connections (communicator
+  // group + 1, Connection::communicator); point-to-point ones on the pair's (0).
+  Connection connection(std::uint32_t channel, NodeId from, std::uint32_t communicator = 0) const {
+    return Connection{channel, service_level_of_npu_.empty() ? service_level_ : service_level_of_npu_[from],
+                      communicator};
   }
   struct StandInStats {
     std::uint64_t collectives = 0;  // instances ended by a stand-in
@@ -372,9 +375,9 @@ class CollectiveEngine final : public EventHandler {
   StandInStats stand_in_stats_;
   std::unordered_map<std::uint32_t, StandInShare> stand_in_shares_;  // per simulated NPU
   // On a backend with port loads (flow): a simulated NPU's stand-ins as loads
-  // on its port. Where messages between two NPUs go one after another
-  // (pair_order fifo), the stand-ins of one group (which send to one peer: a
-  // ring's next member) take it one connection's worth at a time: one load
+  // on its port. Where messages between two NPUs on one communicator go one
+  // after another (pair_order fifo), the stand-ins of one group (which send to
+  // one peer: a ring's next member) take it one connection's worth at a time: one load
   // for them all, whose share of the port paces them at a common rate; it
   // carries the work of the one with the least left, then the next, and a
   // stand-in joining takes it back and starts the next from what it carried.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,29 @@ TEST_F(FlowRing8, MessagesOfOnePairLeaveOneAfterAnother) {
     if (d.token != 4) order.push_back(d.token);
   }
   EXPECT_EQ(order, (std::vector<std::uint64_t>{1, 2, 3}));
+}
+
+TEST_F(FlowRing8, EachCommunicatorOfAPairHasItsOwnQueue) {
+  // Communicator 1 sends S then S/2 to the same peer; the pair's own
+  // connection (point-to-point, 0) sends S/2 at once.
+  net.send_on(Connection{0, 0, 1}, 0, 1, kMiB, sink.to(1));
+  net.send_on(Connection{0, 0, 1}, 0, 1, kMiB / 2, sink.to(2));
+  net.send(0, 1, kMiB / 2, sink.to(3));
+  queue.run();
+  // 1 and 3 share 0->1 at B/2: 3 is through at S/B, then 1 alone sends its
+  // last S/2 by 3S/2B; 2 waits for it in its queue and is alone to 2S/B.
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{3, kHop + kBeta}, {1, kHop + 3 * kBeta / 2}, {2, kHop + 2 * kBeta}}));
+}
+
+TEST_F(FlowRing8, ACommunicatorsMessageTakenBackLeavesTheOthersQueued) {
+  net.send_on(Connection{0, 0, 1}, 0, 1, kMiB, sink.to(1));
+  net.send_on(Connection{0, 0, 2}, 0, 1, kMiB, sink.to(2));
+  net.send_on(Connection{0, 0, 2}, 0, 1, kMiB / 2, sink.to(3));
+  net.take_back(0, 1, 2, kMiB / 2);  // the last one of communicator 2: queued
+  EXPECT_THROW(net.take_back(0, 1, 3, kMiB), std::logic_error);  // no such lane
+  EXPECT_EQ(net.messages_in_network(), 2u);
+  queue.run();
+  EXPECT_EQ(sink.seen, (std::vector<Delivered>{{1, kHop + 2 * kBeta}, {2, kHop + 2 * kBeta}}));
 }
 
 TEST(FlowPairOrder, SharedLetsOnePairsMessagesShare) {

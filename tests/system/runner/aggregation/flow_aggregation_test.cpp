@@ -153,7 +153,7 @@ TEST(FlowAggregation, TakeBackAndRecordBatchLeaveTheLinksAsMessagesWould) {
   // Sent, taken back (last first: two wait in the pair's queue), then recorded.
   for (int i = 0; i < 3; ++i) batched.send(0, 1, 1000 + i, Delivery{&sink, 0, 0});
   EXPECT_EQ(batched.messages_in_network(), 3u);
-  for (int i = 2; i >= 0; --i) batched.take_back(0, 1, 1000 + i);
+  for (int i = 2; i >= 0; --i) batched.take_back(0, 1, 0, 1000 + i);
   EXPECT_EQ(batched.messages_in_network(), 0u);
   EXPECT_EQ(batched.messages_sent(), 0u);
   const FlowNetwork::SoloRoute route = batched.solo_route(0, 1);
