@@ -179,15 +179,21 @@ std::uint32_t FlowNetwork::alloc_flow() {
 void FlowNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) {
   if (!admit(src, dst, to, queue_)) return;
   const LastRoute last = last_[src];  // most lookups end here, without a call
-  const std::uint32_t r = last.dst == dst ? last.route : route_of(src, dst);
+  const std::uint32_t r = last.dst == dst && last.communicator == 0 ? last.route : route_of(src, dst);
   send_route(r, bytes, to);
 }
 
 void FlowNetwork::send_on(Connection connection, NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) {
   if (!admit(src, dst, to, queue_)) return;
+  const std::uint32_t communicator = options_.pair_fifo ? connection.communicator : 0;
   const LastRoute last = last_[src];
-  std::uint32_t r = last.dst == dst ? last.route : route_of(src, dst);
-  if (options_.pair_fifo) r = lane_of(r, connection.communicator);
+  std::uint32_t r;
+  if (last.dst == dst && last.communicator == communicator) {
+    r = last.route;
+  } else {
+    r = lane_of(route_of(src, dst), communicator);
+    last_[src] = LastRoute{dst, r, communicator};
+  }
   send_route(r, bytes, to, connection);
 }
 

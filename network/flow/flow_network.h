@@ -277,7 +277,8 @@ class FlowNetwork final : public Network, public SoloFlows, public PortLoads, pu
   FlatMap<std::uint64_t, std::uint32_t, Mix64Hash> route_of_;  // src * npus + dst -> index in routes_
   struct LastRoute {
     NodeId dst = ~NodeId{0};
-    std::uint32_t route = 0;
+    std::uint32_t route = 0;  // the lane of `communicator`
+    std::uint32_t communicator = 0;
   };
   std::vector<LastRoute> last_;  // per source: most lookups end here
   std::vector<LinkId> scratch_route_;
