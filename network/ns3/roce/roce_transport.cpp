@@ -10,6 +10,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -119,13 +120,16 @@ class RoceTransport final : public Transport {
   };
 
   // The queue pair of src -> dst on equal-cost path `path` (0 where the
-  // pair has one): queue pairs of a pair that hash onto one path share it.
-  QueuePair& queue_pair(NodeId src, NodeId dst, std::uint64_t path, std::uint8_t lane, std::uint32_t& index);
+  // pair has one) for `communicator` (Connection::communicator: NCCL opens
+  // every communicator's queue pairs apart): queue pairs of a pair and
+  // communicator that hash onto one path share it.
+  QueuePair& queue_pair(NodeId src, NodeId dst, std::uint64_t path, std::uint8_t lane, std::uint32_t communicator,
+                        std::uint32_t& index);
   // A new queue pair src -> dst on `route`, acknowledged over `back`.
   std::uint32_t add_queue_pair(NodeId src, NodeId dst, const std::vector<LinkId>& route,
                                const std::vector<LinkId>& back);
-  void put(NodeId src, NodeId dst, std::uint64_t path, std::uint8_t lane, std::uint64_t wire, const Delivery& to,
-           std::uint32_t split, Time at);
+  void put(NodeId src, NodeId dst, std::uint64_t path, std::uint8_t lane, std::uint32_t communicator,
+           std::uint64_t wire, const Delivery& to, std::uint32_t split, Time at);
   void put_on(std::uint32_t index, std::uint64_t wire, const Delivery& to, std::uint32_t split, Time at);
   void message_arrived(const Message& m);
   // routing: adaptive: the least loaded of the pair's equal-cost paths,
@@ -182,7 +186,8 @@ class RoceTransport final : public Transport {
   std::vector<PfcThresholds> thresholds_;       // per node
   std::vector<std::uint64_t> buffered_;         // per node: data bytes in its buffer
   std::deque<QueuePair> qps_;
-  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint32_t> qp_of_path_;  // (pair, path) -> qps_ index
+  // (pair, path x 16 + lane, communicator) -> qps_ index
+  std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint32_t>, std::uint32_t> qp_of_path_;
   // send_on_link's queue pairs, one per link, and their one-link routes
   // (a deque: the queue pairs keep pointers to them).
   std::unordered_map<LinkId, std::uint32_t> qp_of_link_;
@@ -267,8 +272,8 @@ RoceTransport::RoceTransport(const Topology& topology, const Ns3Options& options
 }
 
 RoceTransport::QueuePair& RoceTransport::queue_pair(NodeId src, NodeId dst, std::uint64_t path, std::uint8_t lane,
-                                                    std::uint32_t& index) {
-  auto [it, fresh] = qp_of_path_.try_emplace({pair_key(src, dst), path * 16 + lane},
+                                                    std::uint32_t communicator, std::uint32_t& index) {
+  auto [it, fresh] = qp_of_path_.try_emplace({pair_key(src, dst), path * 16 + lane, communicator},
                                              static_cast<std::uint32_t>(qps_.size()));
   if (fresh) {
     // ACKs, NACKs and CNPs take the reverse pair's own route (small frames of
@@ -339,7 +344,7 @@ void RoceTransport::send(NodeId src, NodeId dst, std::uint64_t bytes, const Deli
   };
   const std::uint64_t parts = std::min(n, wire);
   if (parts == 1) {
-    put(src, dst, path_of(0), lane, wire, to, kWhole, at);
+    put(src, dst, path_of(0), lane, c.communicator, wire, to, kWhole, at);
     return;
   }
   std::uint32_t split;
@@ -352,7 +357,7 @@ void RoceTransport::send(NodeId src, NodeId dst, std::uint64_t bytes, const Deli
   }
   splits_[split] = Split{static_cast<std::uint32_t>(parts), to};
   for (std::uint64_t i = 0; i < parts; ++i) {
-    put(src, dst, path_of(i), lane, wire / n + (i < wire % n ? 1 : 0), to, split, at);
+    put(src, dst, path_of(i), lane, c.communicator, wire / n + (i < wire % n ? 1 : 0), to, split, at);
   }
 }
 
@@ -379,10 +384,10 @@ void RoceTransport::set_loading(QueuePair& q, bool on) {
   for (const LinkId l : *q.route) link_load_[l] += on ? 1 : -1;
 }
 
-void RoceTransport::put(NodeId src, NodeId dst, std::uint64_t path, std::uint8_t lane, std::uint64_t wire,
-                        const Delivery& to, std::uint32_t split, Time at) {
+void RoceTransport::put(NodeId src, NodeId dst, std::uint64_t path, std::uint8_t lane, std::uint32_t communicator,
+                        std::uint64_t wire, const Delivery& to, std::uint32_t split, Time at) {
   std::uint32_t index = 0;
-  queue_pair(src, dst, path, lane, index);
+  queue_pair(src, dst, path, lane, communicator, index);
   put_on(index, wire, to, split, at);
 }
 

@@ -499,6 +499,31 @@ TEST(Ns3Roce, MessagesArriveInOrderAtTheirLastByte) {
   EXPECT_EQ(u[0].drops, 0u);
 }
 
+// NCCL opens every communicator's queue pairs apart: one communicator's
+// messages to a peer go one after another on its queue pair, two
+// communicators' share the NIC packet by packet and end a packet apart.
+TEST(Ns3Roce, EachCommunicatorHasQueuePairsOfItsOwn) {
+  SKIP_WITHOUT_NS3();
+  const Topology t = parse_topology("npus: 2\nbandwidth: 50GB/s\nlatency: 500ns\nlinks:\n  - {src: npu0, dst: npu1}\n",
+                                    "one_link.yml");
+  const Time wire = transfer_time(256 * 4158, 50'000'000'000);  // 1 MiB in 256 full packets
+  const Time packet = transfer_time(4158, 50'000'000'000);
+  const Time cable = 500 * kNanosecond;
+  for (const std::uint32_t second : {1u, 2u}) {
+    SCOPED_TRACE(second);
+    EventQueue q;
+    Recorder r(q);
+    auto net = roce(t, q);
+    net->send_on(Connection{0, 0, 1}, 0, 1, kMiB, r.to(1));
+    net->send_on(Connection{0, 0, second}, 0, 1, kMiB, r.to(2));
+    q.run();
+    ASSERT_EQ(r.seen.size(), 2u);
+    EXPECT_EQ(r.at[2], 2 * wire + cable);  // the wire busy throughout
+    // One queue pair: the first alone on the wire. Two: in turn to the end.
+    EXPECT_EQ(r.at[1], second == 1 ? wire + cable : 2 * wire + cable - packet);
+  }
+}
+
 // transport: ib: credits instead of PFC. The same 7-to-1 incast drops nothing
 // and pauses nothing, and keeps the port into NPU 0 busy (26 B of InfiniBand
 // headers per 4096 B packet); the victim flow is blocked behind the incast
