@@ -72,17 +72,11 @@ std::uint32_t FlowNetwork::lane_of(std::uint32_t pair, std::uint32_t communicato
   if (const std::uint32_t* known = lane_of_.find(key)) return *known;
   if (!make) throw std::logic_error("flow network: no lane for that communicator");
   // The pair's links, latency and paths; a queue of its own.
-  const Route& of = routes_[pair];
-  Route lane;
-  lane.begin = of.begin;
-  lane.hops = of.hops;
-  lane.src = of.src;
-  lane.dst = of.dst;
-  lane.paths = of.paths;
-  lane.path = of.path;
+  Route lane = routes_[pair];
   lane.base = pair;
-  lane.latency = of.latency;
-  lane.bottleneck = of.bottleneck;
+  lane.drain_bytes = 0;
+  lane.drain = 0;
+  lane.active = lane.active_message = lane.queued_head = lane.queued_tail = kNoFlow;
   const auto index = static_cast<std::uint32_t>(routes_.size());
   routes_.push_back(lane);
   lane_of_[key] = index;
