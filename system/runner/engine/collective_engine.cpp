@@ -197,7 +197,7 @@ void CollectiveEngine::issue_op(std::uint32_t inst, std::uint32_t pos, OpRef ref
         queue_.schedule_in(config_.endpoint_delay, this, kInject, m);
       } else {
         in_flight_[m].injected = true;
-        network_.send_on(connection(op.channel, (*in.members)[pos], in.key.group + 1), (*in.members)[pos], (*in.members)[op.peer], op.bytes,
+        network_.send_on(connection(op.channel, (*in.members)[pos], communicator_of(in.key)), (*in.members)[pos], (*in.members)[op.peer], op.bytes,
                          Delivery{this, kDelivered, m});
       }
       break;
@@ -469,7 +469,7 @@ void CollectiveEngine::inject(std::uint32_t m) {
   const NodeId from = (*in.members)[msg.src];
   switch (msg.carry) {
     case Carry::kSend:
-      network_.send_on(connection(msg.channel, from, in.key.group + 1), from, (*in.members)[msg.dst], msg.bytes, Delivery{this, kDelivered, m});
+      network_.send_on(connection(msg.channel, from, communicator_of(in.key)), from, (*in.members)[msg.dst], msg.bytes, Delivery{this, kDelivered, m});
       return;
     case Carry::kUpReduce:
       if (switch_ops(msg.node)) {
@@ -480,7 +480,7 @@ void CollectiveEngine::inject(std::uint32_t m) {
                          "in_network_reduction and a backend that carries switch operations (analytical, flow, ns3 with "
                          "transport roce or ib)");
       } else {  // no reduction in the network: the contribution goes to its owner
-        network_.send_on(connection(msg.channel, from, in.key.group + 1), from, (*in.members)[msg.dst], msg.bytes, Delivery{this, kUploaded, m});
+        network_.send_on(connection(msg.channel, from, communicator_of(in.key)), from, (*in.members)[msg.dst], msg.bytes, Delivery{this, kUploaded, m});
       }
       return;
     case Carry::kUpMulticast:
@@ -504,7 +504,7 @@ void CollectiveEngine::inject(std::uint32_t m) {
           copy.count = m;
           copy.not_before = msg.not_before;
           const std::uint32_t c = in_flight_.alloc(copy);
-          network_.send_on(connection(msg.channel, from, in.key.group + 1), from, (*in.members)[p], msg.bytes, Delivery{this, kCameDown, c});
+          network_.send_on(connection(msg.channel, from, communicator_of(in.key)), from, (*in.members)[p], msg.bytes, Delivery{this, kCameDown, c});
         }
       }
       return;
@@ -1176,7 +1176,7 @@ void CollectiveEngine::resolve_on_flow(std::uint32_t inst, const Plan& plan, Tim
   for (auto it = in.tentative_sends.rbegin(); it != in.tentative_sends.rend(); ++it) {
     InFlight& f = in_flight_[*it];
     f.cancelled = true;
-    if (f.injected) solo_flows_->take_back(members[f.src], members[f.dst], in.key.group + 1, f.bytes);
+    if (f.injected) solo_flows_->take_back(members[f.src], members[f.dst], communicator_of(in.key), f.bytes);
   }
   for (std::size_t i = 0; i < in.tentative_recvs.size(); ++i) {
     const auto src = static_cast<std::uint32_t>(in.tentative_recvs[i] >> 32);

@@ -115,6 +115,7 @@ class CollectiveEngine final : public EventHandler {
   // level (point-to-point messages use it too, on channel 0).
   // A collective's messages travel on its group's connections (communicator
   // group + 1, Connection::communicator); point-to-point ones on the pair's (0).
+  static std::uint32_t communicator_of(const InstanceKey& key) { return key.group + 1; }
   Connection connection(std::uint32_t channel, NodeId from, std::uint32_t communicator = 0) const {
     return Connection{channel, service_level_of_npu_.empty() ? service_level_ : service_level_of_npu_[from],
                       communicator};
