@@ -84,8 +84,9 @@ class SoloFlows {
     std::vector<LinkId> links;      // NIC links included
   };
   virtual const Topology& topology() const = 0;
-  // The route src -> dst as a message alone on it sees it.
-  virtual SoloRoute solo_route(NodeId src, NodeId dst) = 0;
+  // The route src -> dst of `communicator`'s messages (Connection::communicator;
+  // its own hashed path on a multi-path fabric) as a message alone on it sees it.
+  virtual SoloRoute solo_route(NodeId src, NodeId dst, std::uint32_t communicator) = 0;
   // Whether some pair has several equal-cost paths (so connections other
   // than a pair's first may take other links than solo_route()).
   virtual bool multipath() const = 0;
@@ -99,9 +100,11 @@ class SoloFlows {
   // (Connection::communicator) at the current time, alone on its links (its
   // events become void).
   virtual void take_back(NodeId src, NodeId dst, std::uint32_t communicator, std::uint64_t bytes) = 0;
-  // `messages` messages, `bytes` in all, from src to dst, each alone on its
-  // links, sending for `busy` in all: the links' bytes, busy time and peak.
-  virtual void record_batch(NodeId src, NodeId dst, std::uint64_t messages, std::uint64_t bytes, Time busy) = 0;
+  // `messages` messages, `bytes` in all, from src to dst on `communicator`,
+  // each alone on solo_route()'s links, sending for `busy` in all: the links'
+  // bytes, busy time and peak.
+  virtual void record_batch(NodeId src, NodeId dst, std::uint32_t communicator, std::uint64_t messages,
+                            std::uint64_t bytes, Time busy) = 0;
 
   // The time a message of `bytes` takes to leave its bottleneck at `rate`
   // (ceil(bytes x 1e12 / rate) ps), or -1 if it does not fit a Time.

@@ -46,7 +46,7 @@ class FatTreeRouter final : public Router {
   FatTreeRouter(Layout layout, std::uint32_t npus, EcmpRule ecmp) : d_(layout), npus_(npus), ecmp_(ecmp) {}
 
   void route(NodeId src, NodeId dst, std::vector<LinkId>& out) const override {
-    route_path(src, dst, ecmp_path(src, dst, 0, 0), out);
+    route_path(src, dst, ecmp_path(src, dst, 0, 0, 0), out);
   }
 
   bool multipath() const override { return d_.spines > 1 || d_.cores > 1; }
@@ -77,11 +77,15 @@ class FatTreeRouter final : public Router {
   }
 
   // One key v picks both levels: v mod path_count, whose low "digit" is the
-  // spine and the next the core. hash: v = seeded_splitmix64((qp * npus + src)
-  // * npus + dst, seed), in 64-bit arithmetic; dmodk: v = dst whatever the QP.
-  std::uint64_t ecmp_path(NodeId src, NodeId dst, std::uint64_t qp, std::uint64_t seed) const override {
+  // spine and the next the core. hash: v = seeded_splitmix64(((qp * npus +
+  // src) * npus + dst) ^ mix64(communicator), seed), in 64-bit arithmetic:
+  // another communicator's queue pairs are other QP numbers on the NIC, so
+  // they hash apart, while the pair's own (communicator 0, point-to-point)
+  // keep the plain key (mix64(0) = 0). dmodk: v = dst whatever the QP.
+  std::uint64_t ecmp_path(NodeId src, NodeId dst, std::uint64_t qp, std::uint64_t seed,
+                          std::uint32_t communicator) const override {
     const std::uint64_t v = ecmp_ == EcmpRule::kHash
-                                ? seeded_splitmix64((qp * npus_ + src) * npus_ + dst, seed)
+                                ? seeded_splitmix64(((qp * npus_ + src) * npus_ + dst) ^ mix64(communicator), seed)
                                 : std::uint64_t{dst};
     return v % path_count(src, dst);
   }

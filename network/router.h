@@ -29,9 +29,11 @@ class Router {
   virtual void route_path(NodeId src, NodeId dst, std::uint64_t /*k*/, std::vector<LinkId>& out) const {
     route(src, dst, out);
   }
-  // The path (< path_count) that queue pair `qp` of the pair takes under the
-  // form's ECMP rule, its hash seeded with `seed`.
-  virtual std::uint64_t ecmp_path(NodeId /*src*/, NodeId /*dst*/, std::uint64_t /*qp*/, std::uint64_t /*seed*/) const {
+  // The path (< path_count) that queue pair `qp` of the pair's communicator
+  // `communicator` (Connection::communicator) takes under the form's ECMP
+  // rule, its hash seeded with `seed`.
+  virtual std::uint64_t ecmp_path(NodeId /*src*/, NodeId /*dst*/, std::uint64_t /*qp*/, std::uint64_t /*seed*/,
+                                  std::uint32_t /*communicator*/) const {
     return 0;
   }
 };

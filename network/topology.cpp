@@ -156,8 +156,9 @@ void Topology::route_path(NodeId src, NodeId dst, std::uint64_t k, std::vector<L
   if (src != dst) router_->route_path(src, dst, k, out);
 }
 
-std::uint64_t Topology::ecmp_path(NodeId src, NodeId dst, std::uint64_t qp, std::uint64_t seed) const {
-  return src == dst ? 0 : router_->ecmp_path(src, dst, qp, seed);
+std::uint64_t Topology::ecmp_path(NodeId src, NodeId dst, std::uint64_t qp, std::uint64_t seed,
+                                  std::uint32_t communicator) const {
+  return src == dst ? 0 : router_->ecmp_path(src, dst, qp, seed, communicator);
 }
 
 void check_link_count(const std::string& source, std::uint64_t links) {

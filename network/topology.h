@@ -99,12 +99,14 @@ class Topology {
   void route(NodeId src, NodeId dst, std::vector<LinkId>& out) const;
   // Equal-cost multi-path (network/router.h; FatTree only, one path elsewhere):
   // whether any pair has several paths, how many src -> dst has, path k of
-  // them, and the one queue pair `qp` hashes onto with seed `seed`. NPUs are
-  // the caller's to check; route(src, dst) is route_path(src, dst, ecmp_path(src, dst, 0, 0)).
+  // them, and the one queue pair `qp` of communicator `communicator` hashes
+  // onto with seed `seed`. NPUs are the caller's to check; route(src, dst) is
+  // route_path(src, dst, ecmp_path(src, dst, 0, 0)).
   bool multipath() const;
   std::uint64_t path_count(NodeId src, NodeId dst) const;
   void route_path(NodeId src, NodeId dst, std::uint64_t k, std::vector<LinkId>& out) const;
-  std::uint64_t ecmp_path(NodeId src, NodeId dst, std::uint64_t qp, std::uint64_t seed) const;
+  std::uint64_t ecmp_path(NodeId src, NodeId dst, std::uint64_t qp, std::uint64_t seed,
+                          std::uint32_t communicator = 0) const;
 
   // Whether `node` is a switch that reduces and multicasts (a YAML
   // `in_network_reduction: true`): NVSwitch generation 3, InfiniBand SHARP.

@@ -71,14 +71,23 @@ std::uint32_t FlowNetwork::lane_of(std::uint32_t pair, std::uint32_t communicato
   const std::uint64_t key = std::uint64_t{pair} << 32 | communicator;
   if (const std::uint32_t* known = lane_of_.find(key)) return *known;
   if (!make) throw std::logic_error("flow network: no lane for that communicator");
-  // The pair's links, latency and paths; a queue of its own.
-  Route lane = routes_[pair];
-  lane.base = pair;
-  lane.drain_bytes = 0;
-  lane.drain = 0;
-  lane.active = lane.active_message = lane.queued_head = lane.queued_tail = kNoFlow;
-  const auto index = static_cast<std::uint32_t>(routes_.size());
-  routes_.push_back(lane);
+  // A queue of its own, on the path the communicator's first queue pair
+  // hashes to (on one path, the pair's links and latency); the pair's paths.
+  const Route own = routes_[pair];
+  const std::uint64_t k =
+      own.paths > 1 ? topology_.ecmp_path(own.src, own.dst, 0, options_.routing.ecmp_seed, communicator) : own.path;
+  std::uint32_t index;
+  if (k == own.path) {
+    Route lane = own;
+    lane.drain_bytes = 0;
+    lane.drain = 0;
+    lane.active = lane.active_message = lane.queued_head = lane.queued_tail = kNoFlow;
+    index = static_cast<std::uint32_t>(routes_.size());
+    routes_.push_back(lane);
+  } else {
+    index = make_route(own.src, own.dst, k, own.paths);
+  }
+  routes_[index].base = pair;
   lane_of_[key] = index;
   return index;
 }
@@ -179,7 +188,7 @@ void FlowNetwork::send(NodeId src, NodeId dst, std::uint64_t bytes, const Delive
 
 void FlowNetwork::send_on(Connection connection, NodeId src, NodeId dst, std::uint64_t bytes, const Delivery& to) {
   if (!admit(src, dst, to, queue_)) return;
-  const std::uint32_t communicator = options_.pair_fifo ? connection.communicator : 0;
+  const std::uint32_t communicator = lane_key(connection.communicator);
   const LastRoute last = last_[src];
   std::uint32_t r;
   if (last.dst == dst && last.communicator == communicator) {
@@ -428,7 +437,7 @@ void FlowNetwork::start_parts(std::uint32_t pair, std::uint64_t bytes, const Del
   }
   const auto path_of_part = [&](std::uint64_t id) {
     if (m.routing == Routing::kSpray) return path_route(pair, id);
-    const std::uint64_t hashed = topology_.ecmp_path(src, dst, id, m.ecmp_seed);
+    const std::uint64_t hashed = topology_.ecmp_path(src, dst, id, m.ecmp_seed, connection.communicator);
     return m.routing == Routing::kAdaptive ? least_loaded_path(pair, hashed) : path_route(pair, hashed);
   };
   if (scratch_parts_.size() == 1) {  // one part carries it all: a whole message on that path
@@ -830,8 +839,8 @@ Time SoloFlows::drain_time(std::uint64_t bytes, BytesPerSecond rate) {
   return time_to_drain(static_cast<uint128>(bytes) * kPsPerSecond, rate);
 }
 
-SoloFlows::SoloRoute FlowNetwork::solo_route(NodeId src, NodeId dst) {
-  const Route& r = routes_[route_of(src, dst)];
+SoloFlows::SoloRoute FlowNetwork::solo_route(NodeId src, NodeId dst, std::uint32_t communicator) {
+  const Route& r = routes_[lane_of(route_of(src, dst), lane_key(communicator))];
   SoloRoute out;
   out.latency = r.latency;
   out.bottleneck = r.bottleneck;
@@ -841,7 +850,7 @@ SoloFlows::SoloRoute FlowNetwork::solo_route(NodeId src, NodeId dst) {
 
 void FlowNetwork::take_back(NodeId src, NodeId dst, std::uint32_t communicator, std::uint64_t bytes) {
   const std::uint32_t pair = route_of(src, dst);
-  Route& route = routes_[options_.pair_fifo ? lane_of(pair, communicator, false) : pair];
+  Route& route = routes_[lane_of(pair, lane_key(communicator), false)];
   recount_messages(0, 1);
   if (route.queued_tail != kNoFlow) {  // the last one queued (a short list: walk it for the one before)
     const std::uint32_t q = route.queued_tail;
@@ -877,8 +886,9 @@ void FlowNetwork::take_back(NodeId src, NodeId dst, std::uint32_t communicator, 
   free_flow(f);  // its delivery and watch events are stale
 }
 
-void FlowNetwork::record_batch(NodeId src, NodeId dst, std::uint64_t messages, std::uint64_t bytes, Time busy) {
-  const Route& route = routes_[route_of(src, dst)];
+void FlowNetwork::record_batch(NodeId src, NodeId dst, std::uint32_t communicator, std::uint64_t messages,
+                               std::uint64_t bytes, Time busy) {
+  const Route& route = routes_[lane_of(route_of(src, dst), lane_key(communicator))];
   const LinkId* const hop = route_links_.data() + route.begin;
   for (std::uint32_t h = 0; h < route.hops; ++h) {
     LinkState& link = links_[hop[h]];

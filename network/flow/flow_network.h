@@ -40,7 +40,10 @@
 // splits it evenly over every equal-cost path. The parts of one message start
 // together, the pair's next message when all have left, and the message is
 // delivered with its last part. Connection 0 under ecmp-hash with one QP is
-// one flow on the pair's own route, as on single-path topologies.
+// one flow on its lane's route, as on single-path topologies. A
+// communicator's queue pairs hash apart from another's (Router::ecmp_path),
+// so each lane's route is the path its communicator's first queue pair
+// hashes to: the pair's own route for communicator 0.
 //
 // `nic_bandwidth` adds one virtual egress link per NPU at the head of every
 // route and one ingress link at its tail, so an NPU's total injection (and
@@ -99,7 +102,7 @@ class FlowNetwork final : public Network, public SoloFlows, public PortLoads, pu
   // --- exact step aggregation (system/runner/aggregation/): a collective
   // whose every flow is alone on its links is priced for all its ranks at
   // once, and leaves the backend as sending each of its messages would have.
-  SoloRoute solo_route(NodeId src, NodeId dst) override;
+  SoloRoute solo_route(NodeId src, NodeId dst, std::uint32_t communicator) override;
   // Whether every message a pair sends on connection 0 is one flow on
   // solo_route(): always on single-path topologies, else only under
   // ecmp-hash with one QP per connection.
@@ -115,7 +118,8 @@ class FlowNetwork final : public Network, public SoloFlows, public PortLoads, pu
   void take_back(NodeId src, NodeId dst, std::uint32_t communicator, std::uint64_t bytes) override;
   // `messages` messages, `bytes` in all, from src to dst, each alone on its
   // links, sending for `busy` in all: the links' bytes, busy time and peak.
-  void record_batch(NodeId src, NodeId dst, std::uint64_t messages, std::uint64_t bytes, Time busy) override;
+  void record_batch(NodeId src, NodeId dst, std::uint32_t communicator, std::uint64_t messages, std::uint64_t bytes,
+                    Time busy) override;
 
   void on_event(const Event& event) override;
 
@@ -221,6 +225,11 @@ class FlowNetwork final : public Network, public SoloFlows, public PortLoads, pu
   // The lane of the pair whose route is `pair` that carries `communicator`'s
   // messages (the pair route itself for 0), built on first use when `make`.
   std::uint32_t lane_of(std::uint32_t pair, std::uint32_t communicator, bool make = true);
+  // The communicator whose lane carries a message of `communicator`: itself
+  // where lanes differ in queue (fifo) or path (a multi-path fabric), else 0.
+  std::uint32_t lane_key(std::uint32_t communicator) const {
+    return options_.pair_fifo || topology_.multipath() ? communicator : 0;
+  }
   // Builds the route of path k of src -> dst (`paths` of them).
   std::uint32_t make_route(NodeId src, NodeId dst, std::uint64_t k, std::uint64_t paths);
   // Path k of the pair whose route is `pair`.

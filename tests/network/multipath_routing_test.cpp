@@ -229,6 +229,60 @@ TEST(MultipathRouting, ConnectionsOfOnePairHashApart) {
   EXPECT_EQ(sink.at.at(0), kBound);
 }
 
+// docs/network.md's key, written out here apart from the router's code.
+std::uint64_t finalize(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+std::uint64_t documented_path(std::uint64_t npus, std::uint64_t src, std::uint64_t dst, std::uint64_t qp,
+                              std::uint32_t communicator, std::uint64_t paths) {
+  const std::uint64_t key = ((qp * npus + src) * npus + dst) ^ finalize(communicator);
+  return finalize(key + 0x9e3779b97f4a7c15ULL) % paths;
+}
+
+TEST(MultipathRouting, EachCommunicatorsQueuePairsHashApart) {
+  // NCCL opens every communicator's connections apart: other queue pairs,
+  // hashed apart; the pair's own (communicator 0) keep the plain key.
+  const std::uint32_t u = 8;
+  const Topology t = leaf_spine(u);
+  std::set<std::uint64_t> paths;
+  for (std::uint32_t m = 0; m <= 64; ++m) {
+    for (const std::uint64_t qp : {0u, 3u}) {
+      EXPECT_EQ(t.ecmp_path(0, u + 5, qp, 0, m), documented_path(2 * u, 0, u + 5, qp, m, u)) << m << ", qp " << qp;
+    }
+    EXPECT_EQ(t.ecmp_path(3, u, 0, 0, 0), t.ecmp_path(3, u, 0, 0)) << "communicator 0 is the plain key";
+    if (m > 0) paths.insert(t.ecmp_path(0, u, 0, 0, m));
+  }
+  EXPECT_EQ(paths.size(), u);  // 64 communicators' first queue pairs reach all 8 spines
+
+  // Two pairs, 0 -> u on communicator a and 1 -> u + 1 on communicator b:
+  // alone on their spines when a's and b's queue pairs hash apart, sharing
+  // one (B / 2 each) when they collide. Their bytes are on the hashed uplinks.
+  const std::uint32_t a = 1;
+  const std::uint64_t ja = t.ecmp_path(0, u, 0, 0, a);
+  std::uint32_t apart = 0, together = 0;
+  for (std::uint32_t m = 1; m <= 64 && (apart == 0 || together == 0); ++m) {
+    (t.ecmp_path(1, u + 1, 0, 0, m) == ja ? together : apart) = m;
+  }
+  ASSERT_NE(apart, 0u);
+  ASSERT_NE(together, 0u);
+  for (const std::uint32_t b : {apart, together}) {
+    EventQueue queue;
+    Recorder sink(queue);
+    FlowNetwork net(t, queue, with(Routing::kEcmpHash));
+    net.send_on(Connection{0, 0, a}, 0, u, kS, sink.to(0));
+    net.send_on(Connection{0, 0, b}, 1, u + 1, kS, sink.to(1));
+    queue.run();
+    const Time expected = b == apart ? kBound : 4 * kLat + 2 * (kBound - 4 * kLat);
+    EXPECT_EQ(sink.at.at(0), expected) << "communicator " << b;
+    EXPECT_EQ(sink.at.at(1), expected) << "communicator " << b;
+    const std::uint64_t jb = t.ecmp_path(1, u + 1, 0, 0, b);
+    EXPECT_EQ(net.link_usage()[uplinks(t, u)[ja]].bytes, b == apart ? kS : 2 * kS);
+    EXPECT_EQ(net.link_usage()[uplinks(t, u)[jb]].bytes, b == apart ? kS : 2 * kS);
+  }
+}
+
 TEST(MultipathRouting, TheFirstQueuePairTakesTheTopologysRoute) {
   // Connection 0 with one QP and seed 0 is the pair's route as the topology
   // gives it (what every backend uses); a seed moves it.

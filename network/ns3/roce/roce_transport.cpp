@@ -328,7 +328,7 @@ void RoceTransport::send(NodeId src, NodeId dst, std::uint64_t bytes, const Deli
   const std::uint64_t wire = bytes == 0 ? 1 : bytes;
   // Where the pair has several equal-cost paths (a FatTree), the message is
   // split evenly over its connection's queue pairs, each on the path its
-  // (src, dst, qp) hashes to as in the flow backend (ecmp-hash) or on the
+  // (src, dst, qp, communicator) hashes to as in the flow backend (ecmp-hash) or on the
   // least loaded path when it is sent (adaptive: each part sees the parts put
   // before it), or over every path (spray); parts of no byte are not sent.
   const std::uint64_t paths = topology_.path_count(src, dst);
@@ -338,8 +338,8 @@ void RoceTransport::send(NodeId src, NodeId dst, std::uint64_t bytes, const Deli
   const auto path_of = [&](std::uint64_t i) -> std::uint64_t {
     if (paths <= 1) return 0;
     if (spray) return i;
-    const std::uint64_t hashed =
-        topology_.ecmp_path(src, dst, std::uint64_t{connection} * m.qps_per_connection + i, m.ecmp_seed);
+    const std::uint64_t qp = std::uint64_t{connection} * m.qps_per_connection + i;
+    const std::uint64_t hashed = topology_.ecmp_path(src, dst, qp, m.ecmp_seed, c.communicator);
     return m.routing == Routing::kAdaptive ? least_loaded_path(src, dst, hashed) : hashed;
   };
   const std::uint64_t parts = std::min(n, wire);

@@ -128,7 +128,7 @@ std::vector<std::vector<bool>> FlowCarrier::overlaps() const {
 // --- the plan ----------------------------------------------------------------
 
 FlowPlan plan_on_flow(const CollectiveProgram& program, const std::vector<std::uint32_t>& members,
-                      const SystemConfig& config, SoloFlows& net) {
+                      std::uint32_t communicator, const SystemConfig& config, SoloFlows& net) {
   FlowPlan plan;
   auto refuse = [&](const std::string& why) {
     plan.exact = false;
@@ -159,7 +159,7 @@ FlowPlan plan_on_flow(const CollectiveProgram& program, const std::vector<std::u
   std::unordered_map<std::uint32_t, SoloFlows::SoloRoute> mine;  // the origin's route per peer
   const auto cost = [&](std::uint32_t peer) {
     const SoloFlows::SoloRoute& r =
-        mine.try_emplace(peer, net.solo_route(members[origin], members[peer])).first->second;
+        mine.try_emplace(peer, net.solo_route(members[origin], members[peer], communicator)).first->second;
     return SymmetricPeerCost{r.latency, r.bottleneck, 0};
   };
   FlowCarrier carrier;
@@ -178,7 +178,7 @@ FlowPlan plan_on_flow(const CollectiveProgram& program, const std::vector<std::u
     for (std::uint32_t i = 0; i < peers.size(); ++i) {
       const std::uint32_t q = program.symmetric_peer(p, peers[i].peer);
       if (q >= members.size() || q == p) return refuse("the program's symmetry maps a member onto itself");
-      const SoloFlows::SoloRoute theirs = net.solo_route(members[p], members[q]);
+      const SoloFlows::SoloRoute theirs = net.solo_route(members[p], members[q], communicator);
       const SoloFlows::SoloRoute& ours = mine.at(peers[i].peer);
       if (theirs.latency != ours.latency || theirs.bottleneck != ours.bottleneck) {
         return refuse("NPU " + std::to_string(members[p]) + " -> " + std::to_string(members[q]) +

@@ -94,9 +94,10 @@ struct FlowPlan {
   std::vector<Time> busy;  // per outcome.peers: the time its messages spent sending
 };
 
-// The representative run of `program` over `members` on `net`, and the proof
-// above; `exact` only when both hold.
+// The representative run of `program` over `members` on `net`, its messages
+// on `communicator`'s routes (Connection::communicator), and the proof above;
+// `exact` only when both hold.
 FlowPlan plan_on_flow(const CollectiveProgram& program, const std::vector<std::uint32_t>& members,
-                      const SystemConfig& config, SoloFlows& net);
+                      std::uint32_t communicator, const SystemConfig& config, SoloFlows& net);
 
 }  // namespace sim

@@ -1042,7 +1042,7 @@ void CollectiveEngine::drop_tentative(Instance& in) {
 
 const CollectiveEngine::Plan* CollectiveEngine::plan_for(const Instance& in) {
   constexpr std::uint32_t kNoPeer = 0xffffffffu;
-  auto [it, fresh] = plans_.try_emplace({in.program.get(), in.members.get()});
+  auto [it, fresh] = plans_.try_emplace({in.program.get(), in.members.get(), communicator_of(in.key)});
   if (!fresh) return it->second->exact ? it->second.get() : nullptr;
   it->second = std::make_unique<Plan>();
   Plan& plan = *it->second;
@@ -1050,7 +1050,7 @@ const CollectiveEngine::Plan* CollectiveEngine::plan_for(const Instance& in) {
   const std::vector<std::uint32_t>& members = *in.members;
   const std::uint32_t origin = program.symmetric_origin();
   if (solo_flows_ != nullptr) {  // the proof that every flow is alone: aggregation/flow_carrier.h
-    FlowPlan flow = plan_on_flow(program, members, config_, *solo_flows_);
+    FlowPlan flow = plan_on_flow(program, members, communicator_of(in.key), config_, *solo_flows_);
     aggregated_events_ += flow.outcome.events;
     if (!flow.exact) return nullptr;
     plan.outcome = std::move(flow.outcome);
@@ -1188,7 +1188,8 @@ void CollectiveEngine::resolve_on_flow(std::uint32_t inst, const Plan& plan, Tim
     for (std::size_t i = 0; i < plan.outcome.peers.size(); ++i) {
       const SymmetricOutcome::Peer& peer = plan.outcome.peers[i];
       const std::uint32_t q = in.program->symmetric_peer(p, peer.peer);
-      solo_flows_->record_batch(members[p], members[q], peer.messages, peer.bytes, plan.busy[i]);
+      solo_flows_->record_batch(members[p], members[q], communicator_of(in.key), peer.messages, peer.bytes,
+                                plan.busy[i]);
     }
   }
   drop_tentative(in);

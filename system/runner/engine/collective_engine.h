@@ -360,7 +360,7 @@ class CollectiveEngine final : public EventHandler {
   // ... or offers solo flows, when every message of a collective is alone on its links
   // (system/runner/aggregation/flow_carrier.h).
   SoloFlows* solo_flows_ = nullptr;
-  std::map<std::pair<const void*, const void*>, std::unique_ptr<Plan>> plans_;
+  std::map<std::tuple<const void*, const void*, std::uint32_t>, std::unique_ptr<Plan>> plans_;
   std::vector<bool> simulated_npu_;
   std::set<std::pair<const void*, const void*>> mirror_checked_;  // (program, members) checked for mirroring
   std::vector<std::uint32_t> port_;  // per link: its position among its source's links

@@ -40,7 +40,9 @@ struct UplinkUse {
   Time last = 0;
 };
 
-UplinkUse run_permutation(const std::string& backend, Options options, const std::vector<std::uint32_t>& dst) {
+// Every message on communicator `communicator` (Connection::communicator).
+UplinkUse run_permutation(const std::string& backend, Options options, const std::vector<std::uint32_t>& dst,
+                          std::uint32_t communicator = 0) {
   const Topology t = leaf_spine(kU);
   EventQueue q;
   Recorder r(q);
@@ -52,7 +54,7 @@ UplinkUse run_permutation(const std::string& backend, Options options, const std
   }
   c.options = std::move(options);
   auto net = make_network(c, t, q);
-  for (std::uint32_t i = 0; i < kU; ++i) net->send_on(Connection{0}, i, kU + dst[i], kS, r.to(i));
+  for (std::uint32_t i = 0; i < kU; ++i) net->send_on(Connection{0, 0, communicator}, i, kU + dst[i], kS, r.to(i));
   q.run();
   EXPECT_EQ(r.seen.size(), kU) << backend;
   UplinkUse out;
@@ -92,6 +94,26 @@ TEST(Ns3RoceMultipath, QueuePairsTakeTheUplinksFlowHashesThemOnto) {
     }
   }
   EXPECT_TRUE(some_collide) << "no trial had two queue pairs on one uplink: the test shows nothing";
+}
+
+TEST(Ns3RoceMultipath, EachCommunicatorsQueuePairsHashAsFlowHashesThem) {
+  // Another communicator's queue pairs are other QPs: hashed apart from the
+  // pair's own, onto the uplinks flow puts them on.
+  SKIP_WITHOUT_NS3();
+  std::vector<std::uint32_t> dst(kU);
+  std::iota(dst.begin(), dst.end(), 0u);
+  std::mt19937_64 rng(11);
+  std::shuffle(dst.begin(), dst.end(), rng);
+  const Options hash = routing("ecmp-hash", 1, 0);
+  const UplinkUse own = run_permutation("flow", hash, dst, 0);
+  bool moved = false;
+  for (const std::uint32_t communicator : {3u, 9u}) {
+    const UplinkUse flow = run_permutation("flow", hash, dst, communicator);
+    const UplinkUse ns3 = run_permutation("ns3", hash, dst, communicator);
+    EXPECT_EQ(ns3.uplink_bytes, flow.uplink_bytes) << "communicator " << communicator;
+    moved |= flow.uplink_bytes != own.uplink_bytes;
+  }
+  EXPECT_TRUE(moved) << "no communicator moved a queue pair off the pair's own uplink";
 }
 
 TEST(Ns3RoceMultipath, SprayLoadsEveryUplinkEvenlyAndMeetsTheBound) {

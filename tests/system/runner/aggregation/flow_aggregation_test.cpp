@@ -156,10 +156,10 @@ TEST(FlowAggregation, TakeBackAndRecordBatchLeaveTheLinksAsMessagesWould) {
   for (int i = 2; i >= 0; --i) batched.take_back(0, 1, 0, 1000 + i);
   EXPECT_EQ(batched.messages_in_network(), 0u);
   EXPECT_EQ(batched.messages_sent(), 0u);
-  const FlowNetwork::SoloRoute route = batched.solo_route(0, 1);
+  const FlowNetwork::SoloRoute route = batched.solo_route(0, 1, 0);
   Time busy = 0;
   for (int i = 0; i < 3; ++i) busy += FlowNetwork::drain_time(1000 + i, route.bottleneck);
-  batched.record_batch(0, 1, 3, 3003, busy);
+  batched.record_batch(0, 1, 0, 3, 3003, busy);
   q2.run();
   EXPECT_EQ(sink.delivered, 3);  // the taken-back messages were never delivered
   EXPECT_EQ(batched.messages_sent(), sent.messages_sent());

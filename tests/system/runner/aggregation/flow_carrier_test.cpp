@@ -12,6 +12,7 @@
 #include <random>
 
 #include "network/flow/flow_network.h"
+#include "system/collectives/ring.h"
 #include "tests/system/test_util.h"
 
 namespace sim {
@@ -84,7 +85,7 @@ TEST(FlowCarrier, DeliversEveryMessageWhenTheFlowBackendDoes) {
     backend.sends = carrier.sends = &sends;
     carrier.carrier.bind(carrier);
     for (std::uint32_t p = 1; p < npus; ++p) {
-      const FlowNetwork::SoloRoute r = backend.net.solo_route(0, p);
+      const FlowNetwork::SoloRoute r = backend.net.solo_route(0, p, 0);
       carrier.costs.push_back(SymmetricPeerCost{r.latency, r.bottleneck, 0});
     }
     for (std::size_t i = 0; i < sends.size(); ++i) {
@@ -97,7 +98,7 @@ TEST(FlowCarrier, DeliversEveryMessageWhenTheFlowBackendDoes) {
     EXPECT_EQ(carrier.delivered, backend.delivered);
     const auto usage = backend.net.link_usage();
     for (std::uint32_t p = 1; p < npus; ++p) {
-      const LinkId l = backend.net.solo_route(0, p).links.at(0);
+      const LinkId l = backend.net.solo_route(0, p, 0).links.at(0);
       EXPECT_EQ(carrier.carrier.busy(p - 1), usage[l].busy) << "peer " << p;
     }
     // Messages to different peers use different links; to one peer, one after another.
@@ -125,6 +126,31 @@ TEST(FlowCarrier, OverlapIsHalfOpen) {  // 100 B at 1e12 B/s: 100 ps each
   const auto queued = overlaps_of({{0, 1, 100}, {0, 1, 100}, {0, 2, 1}});     // peer 1 twice: queued
   EXPECT_FALSE(queued[0][0]);
   EXPECT_TRUE(queued[0][1]);
+}
+
+// The plan reads each communicator's own routes: on a leaf-spine a
+// communicator's queue pairs hash onto spines of their own, so a ring
+// 0 -> 2 -> 1 -> 3 -> 0 over two leaves of two NPUs is exact only where its two
+// messages each way between the leaves take different spines under that
+// communicator's hash.
+TEST(FlowCarrier, ThePlanProvesACommunicatorsFlowsAloneOnItsOwnPaths) {
+  const Topology t = parse_topology(
+      "shape: FatTree\nleaves: 2\nnpus_per_leaf: 2\nspines: 2\nbandwidth: 50GB/s\nlatency: 500ns\n", "t.yml");
+  EventQueue queue;
+  FlowNetwork net(t, queue);
+  const std::vector<std::uint32_t> members = {0, 2, 1, 3};
+  const RingProgram ring(CollectiveType::kAllReduce, 4, 1 << 20, 1);
+  const SystemConfig config;
+  int exact = 0, refused = 0;
+  for (std::uint32_t communicator = 1; communicator <= 32; ++communicator) {
+    const auto spine = [&](NodeId s, NodeId d) { return t.ecmp_path(s, d, 0, 0, communicator); };
+    const bool apart = spine(0, 2) != spine(1, 3) && spine(2, 1) != spine(3, 0);
+    const FlowPlan plan = plan_on_flow(ring, members, communicator, config, net);
+    EXPECT_EQ(plan.exact, apart) << "communicator " << communicator << ": " << plan.why;
+    (plan.exact ? exact : refused) += 1;
+  }
+  EXPECT_GT(exact, 0);    // both cases occur
+  EXPECT_GT(refused, 0);
 }
 
 }  // namespace
