@@ -5,6 +5,9 @@
                                                ecmp-hash, spray and adaptive, U = F = 4, 8, 16
     scripts/docs/tables/network.py qps         the same fabric, U = F = 8, ecmp-hash with 1, 2, 4, 8
                                                queue pairs per connection
+    scripts/docs/tables/network.py seeds       one training iteration on configs/fattree64.yml (2:1), flow,
+                                               every rank, under ecmp-hash, adaptive and spray with ECMP
+                                               seeds 0-7: the spread of one hash draw
     scripts/docs/tables/network.py ns3-ring    ring all-reduce of 1, 16, 64 MiB on configs/ring8.yml and
                                                switch8.yml: analytical, flow, ns3 (TCP), ns3's packets
                                                and drops                                   (ns3: long)
@@ -50,6 +53,10 @@ last delivery = (the trial's last receive's end - 4L) / (S / B). Printed: means 
 the balls-into-bins expectation U (1 - (1 - 1/U)^(F q)) of uplinks used. "1 exactly" when every
 message of every trial arrives at S / B + 4L to the picosecond. Trials: 256, 128 and 64 for
 U = 4, 8, 16 (1,024 NPUs each); qps uses the U = 8 trials.
+
+seeds: `sim --workload 'gen:transformer?model=llama3-8b&seq=2048&global-batch=64&parallel=tp=4,pp=2,dp=8'
+--network configs/fattree64.yml --system sys.yml --exact-folding --report R.json`, sys.yml:
+`network: {backend: flow, routing: R, ecmp_seed: s}` for s = 0..7; the iteration is sim_time_ns.
 
 ns3-ring: `sim workload gen collectives --npus 8 --coll allreduce --size S -o WL`, then
 `sim --workload WL --network configs/<topology> --backend B --report R.json --link-stats L.csv`
@@ -275,6 +282,29 @@ def table_qps():
             t = trials_of(tmp, u, leaves, "ecmp-hash", q)
             print("| %d | %.3f (%.3f) | %.3f | %.3f |" % (q, mean([x[0] for x in t]), expected_bins(u, u * q),
                                                           mean([x[1] for x in t]), mean([x[2] for x in t])))
+
+
+# --- seeds -------------------------------------------------------------------------------------
+
+SEEDS_WORKLOAD = "gen:transformer?model=llama3-8b&seq=2048&global-batch=64&parallel=tp=4,pp=2,dp=8"
+
+
+def table_seeds():
+    print("| routing | iteration per ECMP seed 0-7 (ms) | min / median / max (ms) | max / min |")
+    print("|---|---|---|---|")
+    fabric = os.path.join(ROOT, "configs", "fattree64.yml")
+    with tempfile.TemporaryDirectory(prefix="network-seeds.") as tmp:
+        for routing in ("ecmp-hash", "adaptive", "spray"):
+            times = []
+            for seed in range(8):
+                write(os.path.join(tmp, "sys.yml"),
+                      "network: {backend: flow, routing: %s, ecmp_seed: %d}\n" % (routing, seed))
+                times.append(report(["--workload", SEEDS_WORKLOAD, "--network", fabric, "--system", "sys.yml",
+                                     "--exact-folding"], tmp) / 1e6)
+            s = sorted(times)
+            median = (s[3] + s[4]) / 2
+            print("| %s | %s | %.1f / %.1f / %.1f | %.3f |" % (routing, ", ".join("%.1f" % x for x in times),
+                                                              s[0], median, s[-1], s[-1] / s[0]))
 
 
 # --- ns3-ring ----------------------------------------------------------------------------------
@@ -556,6 +586,7 @@ def table_astrasim_rows_within():
 TABLES = {
     "ecmp": table_ecmp,
     "qps": table_qps,
+    "seeds": table_seeds,
     "ns3-ring": table_ns3_ring,
     "ns3-presets": table_ns3_presets,
     "traffic-classes": table_traffic_classes,
