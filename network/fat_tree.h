@@ -20,10 +20,11 @@
 namespace sim {
 
 // How a route picks among its equal-cost paths. Either way the choice is a
-// function of (src, dst) and the message's queue pair alone: the same queue
-// pair always takes the same path (Router::ecmp_path).
+// function of (src, dst) and the message's queue pair (its number and its
+// communicator's) alone: the same queue pair always takes the same path
+// (Router::ecmp_path).
 enum class EcmpRule {
-  kHash,             // splitmix64((qp * npus + src) * npus + dst): queue pairs spread as under hashing ECMP
+  kHash,             // splitmix64(((qp * npus + src) * npus + dst) ^ mix64(communicator)): as hashing ECMP spreads QPs
   kDestinationModK,  // D-mod-k: dst itself, so all traffic to one NPU converges on one path down
 };
 
