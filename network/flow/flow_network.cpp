@@ -39,7 +39,11 @@ inline std::uint64_t add_bytes_inline(std::uint64_t a, std::uint64_t b, const ch
 }  // namespace
 
 FlowNetwork::FlowNetwork(const Topology& topology, EventQueue& queue, Options options)
-    : topology_(topology), queue_(queue), options_(options), last_(topology.npu_count()) {
+    : topology_(topology),
+      queue_(queue),
+      options_(options),
+      lanes_apart_(options.pair_fifo || topology.multipath()),
+      last_(topology.npu_count()) {
   const auto& links = topology.links();
   const std::size_t nic = options_.nic_bandwidth ? 2 * std::size_t{topology.npu_count()} : 0;
   links_.resize(links.size() + nic);

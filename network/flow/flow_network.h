@@ -116,8 +116,9 @@ class FlowNetwork final : public Network, public SoloFlows, public PortLoads, pu
   // current time (its events become void): the last one queued, or the flow
   // that started now, alone on its links. Throws std::logic_error for anything else.
   void take_back(NodeId src, NodeId dst, std::uint32_t communicator, std::uint64_t bytes) override;
-  // `messages` messages, `bytes` in all, from src to dst, each alone on its
-  // links, sending for `busy` in all: the links' bytes, busy time and peak.
+  // `messages` messages, `bytes` in all, from src to dst on `communicator`,
+  // each alone on solo_route()'s links, sending for `busy` in all: the links'
+  // bytes, busy time and peak.
   void record_batch(NodeId src, NodeId dst, std::uint32_t communicator, std::uint64_t messages, std::uint64_t bytes,
                     Time busy) override;
 
@@ -227,9 +228,7 @@ class FlowNetwork final : public Network, public SoloFlows, public PortLoads, pu
   std::uint32_t lane_of(std::uint32_t pair, std::uint32_t communicator, bool make = true);
   // The communicator whose lane carries a message of `communicator`: itself
   // where lanes differ in queue (fifo) or path (a multi-path fabric), else 0.
-  std::uint32_t lane_key(std::uint32_t communicator) const {
-    return options_.pair_fifo || topology_.multipath() ? communicator : 0;
-  }
+  std::uint32_t lane_key(std::uint32_t communicator) const { return lanes_apart_ ? communicator : 0; }
   // Builds the route of path k of src -> dst (`paths` of them).
   std::uint32_t make_route(NodeId src, NodeId dst, std::uint64_t k, std::uint64_t paths);
   // Path k of the pair whose route is `pair`.
@@ -277,6 +276,7 @@ class FlowNetwork final : public Network, public SoloFlows, public PortLoads, pu
   const Topology& topology_;
   EventQueue& queue_;
   Options options_;
+  bool lanes_apart_ = true;  // lane_key: pair_fifo, or a multi-path topology (fixed at construction)
   std::vector<LinkState> links_;  // topology links, then NIC egress and ingress links
   // Per link: kNoFlow (free), kShared (ordinary flows, in its list) or the solo flow on it.
   static constexpr std::uint32_t kShared = 0xfffffffeu;
