@@ -533,7 +533,12 @@ SimulationResult Simulation::run() {
     result_.ranks.push_back(r.stats);
   }
   for (std::uint32_t g = 0; g < groups_->size(); ++g) {
-    result_.groups.push_back(GroupRecord{groups_->group(g).label, groups_->group(g).dims});
+    const CommGroup& group = groups_->group(g);
+    std::vector<std::uint32_t> hosts;
+    for (const std::uint32_t npu : *group.npus) hosts.push_back(topology_.host(npu));
+    std::sort(hosts.begin(), hosts.end());
+    const auto distinct = static_cast<std::uint32_t>(std::unique(hosts.begin(), hosts.end()) - hosts.begin());
+    result_.groups.push_back(GroupRecord{group.label, group.dims, std::max<std::uint32_t>(1, distinct)});
   }
   for (const JobSpec& j : options_.jobs) {
     JobResult job{j.name, result_.jobs.empty() ? 0 : result_.jobs.back().first_rank + result_.jobs.back().ranks, j.ranks, 0,

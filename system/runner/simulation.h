@@ -93,6 +93,7 @@ struct JobResult {
 struct GroupRecord {
   std::string label;                // "all ranks", "pg_name '4'", "involved_dim [true, false]"
   std::vector<std::uint32_t> dims;  // topology dimensions its NPUs span
+  std::uint32_t hosts = 1;          // hosts (machines) its NPUs sit in (Topology::host)
 };
 
 struct SimulationResult {

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "report/model_range.h"
 #include "report/physical_bounds.h"
 #include "system/scenario/fold_plan.h"
 
@@ -72,6 +73,7 @@ RunOutcome run(const ScenarioSpec& spec, const RunHooks& hooks) {
     out.result.warnings.push_back(w);
     ++out.implausible;
   }
+  for (std::string& w : model_range_warnings(out.result)) out.result.warnings.push_back(std::move(w));
   out.info = RunInfo{out.scenario.workload_name, out.scenario.topology->description(),
                      out.scenario.config.network.backend,
                      std::chrono::duration<double>(clock::now() - hooks.wall_start).count(), simulate_seconds};

@@ -638,7 +638,7 @@ std::shared_ptr<const CollectiveProgram> make_program(CollectiveType type, std::
   if (type == CollectiveType::kReduceScatterBlock) type = CollectiveType::kReduceScatter;
   // NCCL returns at once for one rank (system/collectives/one_member.h).
   if (ctx.size() == 1) return std::make_shared<const OneMemberProgram>("nccl", type, bytes, ctx.memory.bandwidth);
-  if (type == CollectiveType::kAllToAll) return make_alltoall_program("nccl:p2p", bytes, ctx, all_to_all_model(params, ctx));
+  if (type == CollectiveType::kAllToAll) return make_alltoall_program(kAllToAllProgramName, bytes, ctx, all_to_all_model(params, ctx));
   const Plan pl = plan(type, bytes, params, ctx);
   const bool op_by_op = pl.algo == Algo::kTree || pl.algo == Algo::kNvls || pl.algo == Algo::kNvlsTree ||
                         pl.algo == Algo::kCollNetChain || pl.algo == Algo::kCollNetDirect ||

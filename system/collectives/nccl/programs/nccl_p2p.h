@@ -63,6 +63,16 @@ struct P2pModel {
   }
 };
 
+// The all-to-all program's name in a run's records.
+inline constexpr const char* kAllToAllProgramName = "nccl:p2p";
+
+// Across nodes, from this many bytes a peer on, every row of the all-to-all
+// measured on 2 to 32 p5 nodes is within 10% of this program; below it most
+// rows take longer, by a cost per peer that no part of the model holds
+// (docs/nccl.md, "Against a measured all-to-all across p5 nodes"). A run
+// below it says so (report/model_range.h).
+inline constexpr std::uint64_t kMeasuredFromPartBytes = std::uint64_t{8} << 20;
+
 // `bytes` is each rank's whole send buffer; the part for position d is
 // part_bytes(bytes, size, d), as the native all-to-all programs cut it.
 // NCCL's p2pnChannels for a communicator running `comm_channels` channels:
