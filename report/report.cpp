@@ -299,7 +299,8 @@ void json_collectives(JsonStream& j, const SimulationResult& r) {
     j.key("dims").begin_array();
     for (const std::uint32_t d : group_of(r, c).dims) j.value(d);
     j.end_array();
-    j.field("npu", c.npu)
+    j.field("hosts", group_of(r, c).hosts)
+        .field("npu", c.npu)
         .field("algorithm", c.algorithm)
         .field("start_ns", to_ns(c.start))
         .field("duration_ns", to_ns(c.duration))
