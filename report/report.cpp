@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "core/error.h"
 #include "core/units.h"
@@ -99,6 +100,22 @@ std::string dims_text(const std::vector<std::uint32_t>& dims) {
   for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
   return s + "]";
 }
+
+// The kind of a group, for the summary: a generated workload's groups of one
+// role (pg_name 'tp:0', 'tp:1', ...) are one kind, 'tp:*'; any other label is
+// its own.
+std::string group_kind(const std::string& label) {
+  const std::string head = "pg_name '";
+  const std::size_t colon = label.rfind(':');
+  if (label.rfind(head, 0) != 0 || label.back() != '\'' || colon == std::string::npos || colon <= head.size() ||
+      colon + 2 >= label.size()) {
+    return label;
+  }
+  for (std::size_t i = colon + 1; i + 1 < label.size(); ++i) {
+    if (label[i] < '0' || label[i] > '9') return label;
+  }
+  return label.substr(0, colon + 1) + "*'";
+}
 }  // namespace
 
 void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& info) {
@@ -129,20 +146,32 @@ void print_summary(std::ostream& out, const SimulationResult& r, const RunInfo& 
     if (cpu > 0) out << " (GPU busy " << format_time(gpu) << ", CPU busy " << format_time(cpu) << ")";
     out << ", exposed communication " << format_time(exposed) << ", idle " << format_time(idle) << "\n";
   }
-  // One line per (type, bytes, group, algorithm): count and the slowest instance.
-  std::map<std::tuple<int, std::uint64_t, std::uint32_t, std::string, std::string>, std::pair<std::size_t, const CollectiveRecord*>> groups;
+  // One line per (type, bytes, group kind, dims, algorithm): count and the slowest instance.
+  struct Kind {
+    std::size_t calls = 0;
+    const CollectiveRecord* slowest = nullptr;
+    std::set<std::uint32_t> groups;
+  };
+  std::map<std::tuple<int, std::uint64_t, std::uint32_t, std::string, std::string, std::string>, Kind> kinds;
   for (const CollectiveRecord& c : r.collectives) {
-    auto& g = groups[{static_cast<int>(c.type), c.bytes, c.group_size, c.algorithm, group_of(r, c).label}];
-    ++g.first;
-    if (!g.second || c.duration > g.second->duration) g.second = &c;
+    const GroupRecord& group = group_of(r, c);
+    Kind& k = kinds[{static_cast<int>(c.type), c.bytes, c.group_size, c.algorithm, group_kind(group.label),
+                     dims_text(group.dims)}];
+    ++k.calls;
+    k.groups.insert(c.group);
+    if (!k.slowest || c.duration > k.slowest->duration) k.slowest = &c;
   }
-  if (!groups.empty()) out << "collectives (slowest rank of each kind):\n";
-  for (const auto& [key, g] : groups) {
-    const CollectiveRecord& c = *g.second;
+  if (!kinds.empty()) out << "collectives (slowest rank of each kind):\n";
+  for (const auto& [key, k] : kinds) {
+    const CollectiveRecord& c = *k.slowest;
     out << "  " << collective_name(c.type) << " " << format_bytes(c.bytes) << " on " << c.group_size << " ranks";
     const GroupRecord& group = group_of(r, c);
-    if (!group.label.empty() && group.label != "all ranks") out << " (" << group.label << ", dims " << dims_text(group.dims) << ")";
-    out << " [" << c.algorithm << "] x" << g.first << ": " << format_time(c.duration) << ", algbw " << fixed(algbw_gbps(c), 2)
+    if (k.groups.size() > 1) {
+      out << " (" << std::get<4>(key) << ", " << k.groups.size() << " groups, dims " << dims_text(group.dims) << ")";
+    } else if (!group.label.empty() && group.label != "all ranks") {
+      out << " (" << group.label << ", dims " << dims_text(group.dims) << ")";
+    }
+    out << " [" << c.algorithm << "] x" << k.calls << ": " << format_time(c.duration) << ", algbw " << fixed(algbw_gbps(c), 2)
         << " GB/s, busbw " << fixed(busbw_gbps(c), 2) << " GB/s\n";
   }
   std::size_t carried = 0;
